@@ -1,0 +1,224 @@
+"""One small class per executor behind the :class:`Executor` protocol.
+
+``vm-bytecode`` and ``vm-compiled`` build a Relax IRModule with the fused default
+pipeline and run it on ``relax.VirtualMachine``; ``prim`` builds TE/TIR PrimFuncs with
+``tvm.compile`` and calls them directly. TVM is imported lazily.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from .metrics import ExactMetrics, kernel_count, parse_bytecode, planned_storage
+from .targets import TargetSpec
+from .workload import Workload
+
+OutSpec = tuple[tuple[int, ...], str]
+
+
+class CompileError(Exception):
+    """TVM failed to compile a workload; the message is the shortened TVM error."""
+
+
+def shorten_tvm_error(exc: BaseException, max_lines: int = 12) -> str:
+    """The useful tail of a TVM error: drop the C++/Python traceback frames."""
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    keep = [line for line in lines if not line.lstrip().startswith(("File ", "at ", "0x")) and "frame #" not in line]
+    text = "\n".join((keep or lines)[-max_lines:])
+    return f"{type(exc).__name__}: {text}"
+
+
+class Compiled(Protocol):
+    def run(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec]) -> list[np.ndarray]: ...
+
+    def time(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], repeat: int, min_repeat_ms: int) -> list[float]:
+        """Seconds per call, one value per sample, from ``time_evaluator``."""
+        ...
+
+    def static_metrics(self) -> ExactMetrics: ...
+
+    def executed_calls(self, args: Sequence[np.ndarray]) -> dict[str, int] | None: ...
+
+
+class Executor(Protocol):
+    name: str
+
+    def unsupported(self, workload: Workload) -> str | None:
+        """Why this executor cannot run ``workload``, or None when it can."""
+        ...
+
+    def compile(self, workload: Workload, target: TargetSpec) -> Compiled: ...
+
+
+def _to_numpy_outputs(result: Any) -> list[np.ndarray]:
+    import tvm
+
+    if isinstance(result, tvm.runtime.Tensor):
+        return [result.numpy()]
+    if isinstance(result, (list, tuple)) or hasattr(result, "__len__"):
+        out: list[np.ndarray] = []
+        for item in result:
+            out.extend(_to_numpy_outputs(item))
+        return out
+    return [np.asarray(result)]
+
+
+def _device_args(args: Sequence[np.ndarray], dev) -> list[Any]:
+    import tvm
+
+    return [tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in args]
+
+
+@dataclass
+class _VMCompiled:
+    executable: Any
+    lowered: Any
+    entry: str
+    exec_mode: str
+    dev: Any
+
+    def _vm(self):
+        from tvm import relax
+
+        return relax.VirtualMachine(self.executable, self.dev)
+
+    def run(self, args, out_specs):
+        return _to_numpy_outputs(self._vm()[self.entry](*_device_args(args, self.dev)))
+
+    def time(self, args, out_specs, repeat, min_repeat_ms):
+        vm = self._vm()
+        vm.set_input(self.entry, *_device_args(args, self.dev))
+        evaluator = vm.time_evaluator("invoke_stateful", self.dev, number=1, repeat=repeat, min_repeat_ms=min_repeat_ms)
+        return [float(x) for x in evaluator(self.entry).results]
+
+    def static_metrics(self):
+        if self.exec_mode == "bytecode":
+            code = parse_bytecode(self.executable.as_text())
+            instructions, by_callee = code.counts(), code.by_callee()
+        else:  # compiled mode has no bytecode: n/a, never 0
+            instructions = by_callee = None
+        return ExactMetrics(
+            instructions=instructions,
+            by_callee=by_callee,
+            kernels=kernel_count(self.lowered),
+            storage_bytes=planned_storage(self.lowered),
+        )
+
+    def executed_calls(self, args):
+        if self.exec_mode != "bytecode":
+            return None
+        calls: dict[str, int] = {}
+
+        def count(func, func_symbol, before_run, ret_value, *_args):
+            if before_run:
+                calls[str(func_symbol)] = calls.get(str(func_symbol), 0) + 1
+            return 0
+
+        vm = self._vm()
+        vm.set_instrument(count)
+        vm[self.entry](*_device_args(args, self.dev))
+        return calls
+
+
+@dataclass(frozen=True)
+class VMExecutor:
+    """Relax VirtualMachine in ``bytecode`` or ``compiled`` exec mode."""
+
+    exec_mode: str
+
+    @property
+    def name(self) -> str:
+        return f"vm-{self.exec_mode}"
+
+    def unsupported(self, workload):
+        if workload.kind != "relax":
+            return (f"executor {self.name} runs Relax IRModules; {workload.name} is a TE/TIR PrimFunc "
+                    "(run it under 'prim', e.g. @pytest.mark.tvmperf(executors=['prim']))")
+        return None
+
+    def compile(self, workload, target):
+        import tvm
+        from tvm import relax
+
+        tvm_target = target.tvm_target()
+        try:
+            with tvm_target:
+                lowered = relax.get_default_pipeline(tvm_target)(workload.program)
+            executable = relax.build(lowered, tvm_target, relax_pipeline=None, exec_mode=self.exec_mode)
+        except Exception as exc:  # TVM raises many types (TVMError, InternalError, ...)
+            raise CompileError(shorten_tvm_error(exc)) from exc
+        return _VMCompiled(executable, lowered, workload.entry, self.exec_mode, target.device())
+
+
+@dataclass
+class _PrimCompiled:
+    lib: Any
+    program: Any
+    entry: str
+    dev: Any
+
+    def _args(self, args, out_specs):
+        import tvm
+
+        outs = [tvm.runtime.empty(shape, dtype, self.dev) for shape, dtype in out_specs]
+        return _device_args(args, self.dev) + outs, outs
+
+    def run(self, args, out_specs):
+        all_args, outs = self._args(args, out_specs)
+        self.lib[self.entry](*all_args)
+        return [o.numpy() for o in outs]
+
+    def time(self, args, out_specs, repeat, min_repeat_ms):
+        all_args, _ = self._args(args, out_specs)
+        evaluator = self.lib.mod.time_evaluator(self.entry, self.dev, number=1, repeat=repeat, min_repeat_ms=min_repeat_ms)
+        return [float(x) for x in evaluator(*all_args).results]
+
+    def static_metrics(self):
+        return ExactMetrics(kernels=kernel_count(self.program))
+
+    def executed_calls(self, args):
+        return None
+
+
+@dataclass(frozen=True)
+class PrimExecutor:
+    """A TE/TIR operator compiled with ``tvm.compile`` and called directly."""
+
+    name: str = "prim"
+
+    def unsupported(self, workload):
+        if workload.kind != "prim":
+            return (f"executor prim runs TE/TIR PrimFuncs; {workload.name} is a Relax IRModule "
+                    "(run it under vm-bytecode or vm-compiled)")
+        return None
+
+    def compile(self, workload, target):
+        import tvm
+        from tvm import tirx
+
+        program = workload.program
+        if isinstance(program, tirx.PrimFunc):
+            program = tvm.IRModule({workload.entry: program.with_attr("global_symbol", workload.entry)})
+        try:
+            if target.is_gpu:
+                from tvm.s_tir import dlight
+
+                with target.tvm_target():
+                    program = dlight.ApplyDefaultSchedule(dlight.gpu.Fallback())(program)
+            lib = tvm.compile(program, target=target.tvm_target())
+        except Exception as exc:
+            raise CompileError(shorten_tvm_error(exc)) from exc
+        return _PrimCompiled(lib, program, workload.entry, target.device())
+
+
+def get_executor(name: str) -> Executor:
+    if name == "vm-bytecode":
+        return VMExecutor("bytecode")
+    if name == "vm-compiled":
+        return VMExecutor("compiled")
+    if name == "prim":
+        return PrimExecutor()
+    raise ValueError(f"unknown executor {name!r}; choose from vm-bytecode, vm-compiled, prim")

@@ -1,0 +1,127 @@
+"""pytest hooks and the ``tvmperf`` fixture. TVM is imported only when a test runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import options
+from .measure import Timer, TvmTimer
+from .runner import Combo, Tvmperf
+from .session import TvmperfSession
+from .store import baseline_path
+
+SESSION_KEY = pytest.StashKey[TvmperfSession]()
+MARKER = "tvmperf"
+MARKER_KEYS = ("executors", "targets", *options.METRICS)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.addoption(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(executors=[...], targets=[...], time='25%', instructions=0, ...): "
+        "restrict a tvmperf test's executors/targets and set its thresholds",
+    )
+    try:
+        settings = options.Settings.from_config(config)
+    except ValueError as exc:
+        raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
+    config.stash[SESSION_KEY] = TvmperfSession(settings, config.rootpath)
+
+
+def _marker_kwargs(node) -> dict:
+    kwargs: dict = {}
+    for mark in reversed(list(node.iter_markers(MARKER))):  # closest marker wins
+        if mark.args:
+            raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, e.g. {MARKER}(time='25%')")
+        unknown = sorted(set(mark.kwargs) - set(MARKER_KEYS))
+        if unknown:
+            raise pytest.UsageError(f"{node.nodeid}: unknown @pytest.mark.{MARKER} keyword(s) {', '.join(unknown)}; known: {', '.join(MARKER_KEYS)}")
+        kwargs.update(mark.kwargs)
+    return kwargs
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "tvmperf" not in metafunc.fixturenames:
+        return
+    settings = metafunc.config.stash[SESSION_KEY].settings
+    kwargs = _marker_kwargs(metafunc.definition)
+    try:
+        executors = options.parse_executors(kwargs["executors"]) if "executors" in kwargs else settings.executors
+        targets = options.parse_targets(kwargs["targets"]) if "targets" in kwargs else settings.targets
+        options.thresholds_from_marker(kwargs)  # a bad marker threshold is an error at collection
+    except ValueError as exc:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {exc}") from None
+    chosen_executors = [e for e in settings.executors if e in executors]
+    chosen_targets = [t for t in settings.targets if t in targets]
+    combos = [Combo(t, e) for t in chosen_targets for e in chosen_executors]
+    if combos:
+        metafunc.parametrize("tvmperf", combos, ids=[c.id for c in combos], indirect=True)
+    else:
+        reason = (f"no executor x target left: the test allows executors {list(executors)} and targets {list(targets)}, "
+                  f"the run selects {list(settings.executors)} and {list(settings.targets)}")
+        metafunc.parametrize("tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=reason))],
+                             ids=["none"], indirect=True)
+
+
+@pytest.fixture
+def tvmperf_timer(request: pytest.FixtureRequest) -> Timer:
+    """How the tvmperf fixture times a compiled workload. Override this fixture to
+    inject a timer (tests of the gate use one that cannot flake)."""
+    settings = request.config.stash[SESSION_KEY].settings
+    return TvmTimer(repeat=settings.repeat, min_repeat_ms=settings.min_repeat_ms)
+
+
+@pytest.fixture
+def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
+    """Compile, check, measure and gate a workload: ``tvmperf.check(workload)``."""
+    combo = getattr(request, "param", None)
+    if not isinstance(combo, Combo):
+        raise pytest.UsageError("the tvmperf fixture must be requested by the test function (it is parametrized per executor x target)")
+    session = request.config.stash[SESSION_KEY]
+    node = request.node
+    kwargs = _marker_kwargs(node)
+    return Tvmperf(
+        session=session,
+        combo=combo,
+        nodeid=node.nodeid,
+        test_id="::".join(node.nodeid.split("::")[1:]),
+        baseline_file=baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
+        thresholds=session.settings.thresholds(options.thresholds_from_marker(kwargs)),
+        timer=tvmperf_timer,
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(SESSION_KEY, None)
+    if state is None or not state.updates:
+        return
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        state.updates.clear()  # an interrupted run leaves every baseline file as it was
+        return
+    state.flush_updates()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    from .report import summary_notes, summary_table
+
+    state = config.stash.get(SESSION_KEY, None)
+    if state is None or not state.outcomes:
+        return
+    rows = [o.summary_row() for o in state.outcomes.values()]
+    tr = terminalreporter
+    tr.write_sep("-", "tvmperf summary")
+    for line in summary_table(rows):
+        tr.write_line(line)
+    for line in summary_notes(rows):
+        tr.write_line(line)
+    if state.settings.update:
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            tr.write_line("run interrupted: no baseline file was changed")
+        else:
+            recorded = [o for o in state.outcomes.values() if o.verdict == "recorded"]
+            files = sorted({o.nodeid.split("::")[0] for o in recorded})
+            tr.write_line(f"baselines written for {len(recorded)} test(s) of {', '.join(files)} under {state.settings.baseline_dir}")

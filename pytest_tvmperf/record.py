@@ -1,0 +1,84 @@
+"""The record of one test: what ran, its exact metrics, and its timings by machine.
+
+The current run produces a Record with one timing; a baseline Record may hold
+timings from several machines, keyed by machine fingerprint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from .machine import Machine
+from .measure import TimeSamples
+from .metrics import ExactMetrics
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+@dataclass(frozen=True)
+class Timing:
+    machine: Machine
+    samples: TimeSamples
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "machine": self.machine.as_json(),
+            "samples_s": [_round(s) for s in self.samples.samples],
+            "median_s": _round(self.samples.median),
+            "stats": {k: (_round(v) if isinstance(v, float) else v) for k, v in self.samples.stats().items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Timing":
+        return cls(Machine.from_json(data["machine"]), TimeSamples(tuple(float(s) for s in data["samples_s"])))
+
+
+@dataclass(frozen=True)
+class Record:
+    workload: str
+    executor: str
+    target: Mapping[str, Any]
+    tvm_version: str
+    exact: ExactMetrics
+    timings: Mapping[str, Timing] = field(default_factory=dict)
+    compile_s: float | None = None
+
+    @property
+    def timing(self) -> Timing | None:
+        """The single timing of a current measurement."""
+        return next(iter(self.timings.values()), None)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "executor": self.executor,
+            "target": dict(self.target),
+            "tvm_version": self.tvm_version,
+            "exact": self.exact.as_json(),
+            "compile_s": None if self.compile_s is None else _round(self.compile_s),
+            "timings": {fp: t.as_json() for fp, t in sorted(self.timings.items())},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Record":
+        return cls(
+            workload=str(data["workload"]),
+            executor=str(data["executor"]),
+            target=dict(data["target"]),
+            tvm_version=str(data["tvm_version"]),
+            exact=ExactMetrics.from_json(data["exact"]),
+            timings={fp: Timing.from_json(t) for fp, t in data.get("timings", {}).items()},
+            compile_s=data.get("compile_s"),
+        )
+
+    def merged_over(self, old: "Record | None") -> "Record":
+        """This record as the new baseline, keeping ``old``'s timings from other
+        machines while the exact metrics (the code that was timed) are unchanged."""
+        if old is None or old.exact != self.exact or old.workload != self.workload:
+            return self
+        timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
+        timings.update(self.timings)
+        return replace(self, timings=timings)

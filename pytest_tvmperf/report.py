@@ -1,0 +1,118 @@
+"""Pure text: failure messages and the end-of-run summary table."""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from .compare import Comparison, MetricVerdict
+from .record import Record
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def fmt_number(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{int(value)}" if float(value).is_integer() else f"{value:.4g}"
+
+
+def update_command(nodeid: str) -> str:
+    return f"pytest --tvmperf-update {shlex.quote(nodeid)}"
+
+
+def count_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None, limit: int = 8) -> str:
+    """'+3 transpose, +6 vm.builtin.make_shape, -1 ret', largest changes first."""
+    if before is None or after is None:
+        return ""
+    delta = Counter(dict(after))
+    delta.subtract(dict(before))
+    changes = sorted(((n, d) for n, d in delta.items() if d), key=lambda nd: (-abs(nd[1]), nd[0]))
+    parts = [f"{d:+d} {n}" for n, d in changes[:limit]]
+    if len(changes) > limit:
+        parts.append(f"... {len(changes) - limit} more")
+    return ", ".join(parts)
+
+
+def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[str]:
+    if v.metric == "time":
+        timing = current.timing
+        samples = len(timing.samples.samples) if timing else 0
+        ratio = f"{v.ratio:.2f}x" if v.ratio else "-"
+        return [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({ratio}, limit {v.limit}, median of {samples} samples)"]
+    delta = (v.current or 0) - (v.baseline or 0)
+    lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({delta:+g}, limit {v.limit})"]
+    if v.metric == "instructions":
+        by_callee = count_diff(baseline.exact.by_callee, current.exact.by_callee)
+        if by_callee:
+            lines.append(f"    by callee: {by_callee}")
+        per_func = count_diff(baseline.exact.instructions, current.exact.instructions)
+        if per_func:
+            lines.append(f"    by function: {per_func}")
+    elif v.metric == "calls":
+        by_callee = count_diff(baseline.exact.calls, current.exact.calls)
+        if by_callee:
+            lines.append(f"    executed calls by callee: {by_callee}")
+    return lines
+
+
+def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison) -> str:
+    names = ", ".join(v.metric for v in comparison.regressions)
+    lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
+    for v in comparison.regressions:
+        lines.extend(_verdict_line(v, current, baseline))
+    for v in comparison.improvements:
+        lines.append(f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
+                     f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})")
+    if current.workload != baseline.workload:
+        lines.append(f"  workload was {baseline.workload}, now {current.workload}")
+    if current.tvm_version != baseline.tvm_version:
+        lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
+    lines.append(f"to accept these values as the new baseline: {update_command(nodeid)}")
+    return "\n".join(lines)
+
+
+def missing_baseline_message(nodeid: str, test_id: str, path: str) -> str:
+    return (
+        f"tvmperf: no baseline for {test_id} in {path}\n"
+        f"create it with: {update_command(nodeid)}"
+    )
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    test: str
+    executor: str
+    target: str
+    median_s: float | None
+    baseline_s: float | None
+    instructions: int | None
+    baseline_instructions: int | None
+    verdict: str
+    note: str = ""
+
+
+def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
+    header = ("test", "executor", "target", "median", "baseline", "ratio", "instr now/base", "verdict")
+    body = []
+    for r in rows:
+        ratio = f"{r.median_s / r.baseline_s:.2f}x" if r.median_s and r.baseline_s else "-"
+        instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
+        body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), ratio, instr, r.verdict))
+    widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body]]
+
+
+def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
+    """One line per distinct note (e.g. why time was not gated), with its count."""
+    counts = Counter(r.note for r in rows if r.note)
+    return [f"{n} test(s): {note}" for note, n in sorted(counts.items())]

@@ -1,0 +1,62 @@
+"""Shared fixtures for the plugin's own tests: a pytester project whose timer is
+injected, so the time gate is tested with slowdowns that cannot flake."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+# pytester's in-process runs drop modules first imported during a run, and TVM cannot be
+# imported twice into one process (its global functions register again and fail): import
+# every part of TVM the plugin uses before any run, so they survive every snapshot.
+import tvm  # noqa: F401,E402
+import tvm.relax  # noqa: F401,E402
+import tvm.relax.frontend.nn  # noqa: F401,E402
+import tvm.s_tir  # noqa: F401,E402
+import tvm.s_tir.dlight  # noqa: F401,E402
+import tvm.te  # noqa: F401,E402
+import tvm.tirx  # noqa: F401,E402
+
+FAKE_TIMER_CONFTEST = '''
+import os
+import pytest
+from pytest_tvmperf.measure import TimeSamples
+
+
+@pytest.fixture
+def tvmperf_timer():
+    """1 ms per call times TVMPERF_FAKE_SCALE, with a little fixed spread."""
+    def timer(compiled, args, out_specs):
+        scale = float(os.environ.get("TVMPERF_FAKE_SCALE", "1"))
+        return TimeSamples(tuple(scale * 1e-3 * (1 + 0.01 * (i % 3)) for i in range(5)))
+    return timer
+'''
+
+
+class Project:
+    """A user's project inside pytester, with helpers to run it and read its baselines."""
+
+    def __init__(self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.pytester = pytester
+        self.monkeypatch = monkeypatch
+        pytester.makeconftest(FAKE_TIMER_CONFTEST)
+
+    def run(self, *args: str) -> pytest.RunResult:
+        return self.pytester.runpytest("-p", "no:cacheprovider", *args)
+
+    def set_env(self, name: str, value: str) -> None:
+        self.monkeypatch.setenv(name, value)
+
+    def baseline_file(self, module: str = "test_perf") -> Path:
+        return self.pytester.path / "baselines" / f"{module}.json"
+
+    def baselines(self, module: str = "test_perf") -> dict:
+        return json.loads(self.baseline_file(module).read_text())
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
+    monkeypatch.delenv("TVMPERF_FAKE_SCALE", raising=False)
+    return Project(pytester, monkeypatch)

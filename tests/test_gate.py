@@ -1,0 +1,159 @@
+"""End to end, as a user runs it: record -> pass -> regress -> update -> pass."""
+
+from __future__ import annotations
+
+import json
+
+MLP_TEST = '''
+import os
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1, bind_params=os.environ.get("MLP_BIND", "1") == "1"))
+'''
+
+TWO_TESTS = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_a(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_b(tvmperf):
+    tvmperf.check(workloads.multiply(m=16, n=16))
+'''
+
+
+def test_record_pass_regress_update_pass(project):
+    project.pytester.makepyfile(test_perf=MLP_TEST)
+
+    first = project.run()
+    first.assert_outcomes(failed=1)
+    first.stdout.fnmatch_lines(["*no baseline for test_mlp[[]llvm-vm-bytecode[]]*",
+                                "*create it with: pytest --tvmperf-update*test_perf.py::test_mlp*"])
+
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    entry = project.baselines()["tests"]["test_mlp[llvm-vm-bytecode]"]
+    assert entry["exact"]["instructions"] == {"forward": 17}
+    assert entry["target"]["kind"] == "llvm" and entry["target"]["mcpu"]
+    assert entry["tvm_version"].startswith("0.27")
+    (fingerprint, timing), = entry["timings"].items()
+    assert timing["machine"]["logical_cores"] >= 1 and len(fingerprint) == 12
+
+    project.run().assert_outcomes(passed=1)
+
+    # the same test id switched to the slower variant: weights passed at run time
+    project.set_env("MLP_BIND", "0")
+    slower = project.run()
+    slower.assert_outcomes(failed=1)
+    slower.stdout.fnmatch_lines([
+        "*instructions*regressed against the baseline in baselines/test_perf.json*",
+        "*instructions 17 -> 28 (+11, limit no increase)*",
+        "*by callee:*transpose*",
+        "*workload was mlp(batch=1, bind_params=True), now mlp(batch=1, bind_params=False)*",
+        "*to accept these values as the new baseline: pytest --tvmperf-update*test_perf.py::test_mlp*",
+    ])
+
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    assert project.baselines()["tests"]["test_mlp[llvm-vm-bytecode]"]["exact"]["instructions"] == {"forward": 28}
+    project.run().assert_outcomes(passed=1)
+
+
+def test_time_gate_with_injected_slowdown(project):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+
+    project.set_env("TVMPERF_FAKE_SCALE", "1.5")  # +50%: inside the default +100%
+    project.run().assert_outcomes(passed=2)
+
+    project.set_env("TVMPERF_FAKE_SCALE", "2.5")
+    result = project.run()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*tvmperf: time regressed*", "*time 1.01 ms -> 2.52 ms (2.50x, limit +100%, median of 5 samples)*"])
+    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*prim*llvm*2.52 ms*1.01 ms*2.50x*regressed*"])
+
+    # a tighter threshold from the command line catches the +50% slowdown
+    project.set_env("TVMPERF_FAKE_SCALE", "1.5")
+    project.run("--tvmperf-threshold=time=20%").assert_outcomes(failed=2)
+
+
+def test_improvement_is_reported_not_failed(project):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.set_env("TVMPERF_FAKE_SCALE", "0.3")
+    result = project.run()
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*0.30x*improved*"])
+
+
+def test_threshold_precedence_cli_over_ini_over_marker(project):
+    project.pytester.makepyfile(test_perf='''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["prim"], time="400%")
+def test_a(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+''')
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    project.set_env("TVMPERF_FAKE_SCALE", "3")
+    project.run().assert_outcomes(passed=1)  # marker: +400%
+    project.pytester.makeini("[pytest]\ntvmperf_threshold = time=50%\n")
+    project.run().assert_outcomes(failed=1)  # ini beats the marker
+    project.run("--tvmperf-threshold=time=500%").assert_outcomes(passed=1)  # CLI beats ini
+
+
+def test_update_rewrites_only_the_tests_that_ran(project):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    before = project.baselines()["tests"]
+    project.set_env("TVMPERF_FAKE_SCALE", "7")
+    project.run("--tvmperf-update", "-k", "test_a").assert_outcomes(passed=1, deselected=1)
+    after = project.baselines()["tests"]
+    assert after["test_b[llvm-prim]"] == before["test_b[llvm-prim]"]
+    assert after["test_a[llvm-prim]"] != before["test_a[llvm-prim]"]
+    (timing,) = after["test_a[llvm-prim]"]["timings"].values()
+    assert timing["median_s"] == 0.00707
+
+
+def test_baseline_file_is_stable_and_sorted(project):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    text = project.baseline_file().read_text()
+    data = json.loads(text)
+    assert data["schema_version"] == 1
+    assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
+    assert list(data["tests"]) == ["test_a[llvm-prim]", "test_b[llvm-prim]"]
+
+
+def test_time_from_another_machine_is_shown_not_gated(project):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    path = project.baseline_file()
+    data = json.loads(path.read_text())
+    for entry in data["tests"].values():
+        entry["timings"] = {"0123456789ab": next(iter(entry["timings"].values()))}
+    path.write_text(json.dumps(data))
+    project.set_env("TVMPERF_FAKE_SCALE", "10")
+    result = project.run()
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*10.1 ms*-*pass*",
+                                 "*2 test(s): time shown, not gated: no time baseline for this machine*"])
+
+
+def test_interrupted_update_leaves_baselines_intact(project):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    before = project.baseline_file().read_text()
+    project.pytester.makepyfile(test_perf=TWO_TESTS + '''
+def test_zz_interrupt():
+    raise KeyboardInterrupt
+''')
+    project.set_env("TVMPERF_FAKE_SCALE", "5")
+    result = project.run("--tvmperf-update")
+    result.stdout.fnmatch_lines(["*KeyboardInterrupt*", "*no baseline file was changed*"])
+    assert project.baseline_file().read_text() == before

@@ -1,0 +1,40 @@
+"""Builders of made-up Records for the unit tests (no TVM needed)."""
+
+from __future__ import annotations
+
+from pytest_tvmperf.machine import Machine
+from pytest_tvmperf.measure import TimeSamples
+from pytest_tvmperf.metrics import ExactMetrics
+from pytest_tvmperf.record import Record, Timing
+
+
+def machine(cpu: str = "x", cores: int = 2) -> Machine:
+    return Machine(cpu_model=cpu, logical_cores=cores, tvm_threads=1, tvm_version="0.27",
+                   llvm_version="22", target="{}")
+
+
+def exact(instructions: int | None = 10, kernels: int | None = 3, storage: int | None = 1024,
+          calls: int | None = 4) -> ExactMetrics:
+    return ExactMetrics(
+        instructions=None if instructions is None else {"main": instructions},
+        by_callee=None if instructions is None else {"ret": 1, "vm.builtin.alloc_tensor": instructions - 1},
+        calls=None if calls is None else {"fused_add": calls},
+        kernels=kernels,
+        storage_bytes=storage,
+    )
+
+
+def record(samples=(1e-3, 1.1e-3, 0.9e-3), *, mach: Machine | None = None, metrics: ExactMetrics | None = None,
+           workload: str = "mlp", tvm_version: str = "0.27", compile_s: float | None = 0.5) -> Record:
+    """A Record with one timing (a current measurement); ``samples=None`` gives no timing."""
+    mach = mach or machine()
+    timings = {} if samples is None else {mach.fingerprint: Timing(mach, TimeSamples(tuple(samples)))}
+    return Record(
+        workload=workload,
+        executor="vm-bytecode",
+        target={"kind": "llvm"},
+        tvm_version=tvm_version,
+        exact=metrics if metrics is not None else exact(),
+        timings=timings,
+        compile_s=compile_s,
+    )
