@@ -103,6 +103,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.updates.clear()  # an interrupted run leaves every baseline file as it was
         return
     state.flush_updates()
+    if state.write_errors:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -111,6 +113,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     state = config.stash.get(SESSION_KEY, None)
     if state is None or not state.outcomes:
         return
+    for error in state.write_errors:
+        terminalreporter.write_line(f"tvmperf: {error}", red=True)
     rows = [o.summary_row() for o in state.outcomes.values()]
     tr = terminalreporter
     tr.write_sep("-", "tvmperf summary")

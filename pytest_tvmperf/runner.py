@@ -149,15 +149,15 @@ class Tvmperf:
         __tracebackhide__ = True
         rootpath = self.session.rootpath
         shown_path = _display_path(self.baseline_file, rootpath)
+        try:  # read even when updating: a broken file is reported, never overwritten
+            baselines = self.session.baselines(self.baseline_file)
+        except BaselineError as exc:
+            self._fail("error", f"tvmperf: {exc}", record=record)
         if self.session.settings.update:
             self.session.queue_update(self.baseline_file, self.test_id, record)
             outcome = Outcome(self.nodeid, self.test_id, self.executor, self.target, "recorded", record=record)
             self.session.add(outcome)
             return outcome
-        try:
-            baselines = self.session.baselines(self.baseline_file)
-        except BaselineError as exc:
-            self._fail("error", f"tvmperf: {exc}", record=record)
         baseline = baselines.get(self.test_id)
         if baseline is None:
             self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path), record=record,

@@ -53,6 +53,7 @@ class TvmperfSession:
     updates: dict[Path, dict[str, Record]] = field(default_factory=dict)
     _baselines: dict[Path, dict[str, Record] | BaselineError] = field(default_factory=dict)
     _targets: dict[str, TargetSpec] = field(default_factory=dict)
+    write_errors: list[str] = field(default_factory=list)
 
     def target(self, name: str) -> TargetSpec:
         if name not in self._targets:
@@ -81,7 +82,11 @@ class TvmperfSession:
         """Write queued baselines (once, at session end); returns the files written."""
         written = []
         for path, records in sorted(self.updates.items()):
-            save_updates(path, records)
+            try:
+                save_updates(path, records)
+            except (BaselineError, OSError) as exc:
+                self.write_errors.append(f"baselines not written to {path}: {exc}")
+                continue
             written.append(path)
         self.updates.clear()
         return written

@@ -1,0 +1,243 @@
+"""Bad input gets a clear error naming what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import fnmatch
+
+import pytest
+
+MULTIPLY_TEST = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_a(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+'''
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--tvmperf-executors=vm-bytecode,graph"], "*unknown executor 'graph'; choose from vm-bytecode, vm-compiled, prim*"),
+        (["--tvmperf-targets=llvm,opencl"], "*unknown target 'opencl'; choose from llvm, cuda*"),
+        (["--tvmperf-threshold=time=fast"], "*bad threshold time='fast': write time='25%'*"),
+        (["--tvmperf-threshold=latency=5%"], "*unknown metric 'latency'*"),
+        (["--tvmperf-threshold=instructions"], "*expected METRIC=LIMIT*"),
+        (["--tvmperf-repeat=0"], "*expected a positive integer*"),
+    ],
+)
+def test_bad_command_line_is_a_usage_error(project, args, message):
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    result = project.run(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+@pytest.mark.parametrize(
+    "ini, message",
+    [
+        ("tvmperf_executors = vm-graph", "*ini option tvmperf_executors = 'vm-graph': unknown executor 'vm-graph'*"),
+        ("tvmperf_threshold = time=-5%", "*ini option tvmperf_threshold = 'time=-5%': bad threshold*"),
+    ],
+)
+def test_bad_ini_is_a_usage_error(project, ini, message):
+    project.pytester.makeini(f"[pytest]\n{ini}\n")
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    result = project.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+@pytest.mark.parametrize(
+    "marker, message",
+    [
+        ('time="soon"', "*test_a*@pytest.mark.tvmperf: bad threshold time='soon'*"),
+        ('executors=["tensorrt"]', "*test_a*unknown executor 'tensorrt'*"),
+        ('speed="5%"', "*test_a: unknown @pytest.mark.tvmperf keyword(s) speed*"),
+    ],
+)
+def test_bad_marker_is_an_error_at_collection(project, marker, message):
+    project.pytester.makepyfile(test_perf=f'''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf({marker})
+def test_a(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+''')
+    result = project.run()
+    assert result.ret != pytest.ExitCode.OK
+    combined = "\n".join(result.stdout.lines + result.stderr.lines)
+    assert any(fnmatch.fnmatch(line, message) for line in combined.splitlines()), combined
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "*baseline file *test_perf.json is not valid JSON (*line 1*); delete * and run `pytest --tvmperf-update`*"),
+        ('{"schema_version": 1, "tests": {"test_a[llvm-prim]": {"workload": "x"', "*is not valid JSON*"),  # truncated
+        ('{"tests": []}', "*is not a pytest-tvmperf baseline*"),
+        ('{"schema_version": 99, "tests": {}}', "*has schema version 99, this pytest-tvmperf reads version 1; re-record it*"),
+        ('{"schema_version": 1, "tests": {"test_a[llvm-prim]": {"workload": "x"}}}', "*entry 'test_a[[]llvm-prim[]]' is malformed*"),
+    ],
+)
+def test_bad_baseline_file_fails_with_the_fix(project, content, message):
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    path = project.baseline_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([message])
+    assert path.read_text() == content  # nothing was overwritten
+
+
+def test_truncated_real_baseline_is_reported_and_kept(project):
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    path = project.baseline_file()
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2])
+    result = project.run("--tvmperf-update")  # even an update refuses to clobber it
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*baseline file *test_perf.json is not valid JSON*"])
+    assert path.read_text() == text[: len(text) // 2]
+
+
+NAN_TEST = '''
+import numpy as np
+import pytest
+from tvm import te
+from pytest_tvmperf import Workload
+
+def sqrt_workload():
+    a = te.placeholder((16,), name="A")
+    b = te.compute((16,), lambda i: te.sqrt(a[i]), name="B")
+    return Workload(
+        name="sqrt",
+        program=te.create_prim_func([a, b]),
+        make_inputs=lambda rng, dims: [-np.ones(16, dtype="float32")],
+        reference=lambda x: np.zeros_like(x),
+    )
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_nan(tvmperf):
+    tvmperf.check(sqrt_workload())
+'''
+
+
+def test_nan_output_fails_clearly(project):
+    project.pytester.makepyfile(test_perf=NAN_TEST)
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*tvmperf: sqrt on llvm/prim does not match its NumPy reference*",
+        "*output 0: 16 NaN of 16 values (first at (0,))*",
+    ])
+    assert not project.baseline_file().exists()
+
+
+def test_wrong_output_reports_error_and_where(project):
+    project.pytester.makepyfile(test_perf=NAN_TEST.replace("-np.ones", "np.full_like(np.ones(16), 4, dtype='float32') * np.ones")
+                                .replace("np.zeros_like(x)", "np.where(np.arange(16) == 5, 3.0, 2.0).astype('float32')"))
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*output 0: 1 of 16 values differ from the reference beyond rtol=1e-05, atol=1e-05*",
+        "*max abs error 1, max rel error 0.333333*",
+        "*worst at (5,): got 2, expected 3*",
+    ])
+
+
+def test_compile_error_is_shortened_into_the_failure(project):
+    project.pytester.makepyfile(test_perf='''
+import numpy as np
+import pytest
+from tvm import s_tir, te
+from pytest_tvmperf import Workload
+
+def gpu_only():
+    a = te.placeholder((64,), name="A")
+    b = te.compute((64,), lambda i: a[i] * 2.0, name="B")
+    sch = s_tir.Schedule(te.create_prim_func([a, b]))
+    (i,) = sch.get_loops(sch.get_sblock("B"))
+    sch.bind(i, "threadIdx.x")   # a GPU binding cannot be built for llvm
+    return Workload(name="gpu_only", program=sch.mod["main"],
+                    make_inputs=lambda rng, dims: [np.ones(64, "float32")], reference=lambda x: x * 2)
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_bad(tvmperf):
+    tvmperf.check(gpu_only())
+''')
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*tvmperf: compiling gpu_only on llvm/prim failed:*", "*Error*"])
+    assert "function.pxi" not in result.stdout.str()  # the traceback frames are cut
+
+
+def test_symbolic_dims_are_checked_on_hypothesis_shapes(project):
+    project.pytester.makepyfile(test_perf='''
+import pytest
+from pytest_tvmperf import workloads
+from dataclasses import replace
+
+def wrong_on_tall_shapes():
+    w = workloads.multiply(m=8, n=8)
+    return replace(w, reference=lambda x, y: x * y if x.shape[0] < 20 else x * y + 1)
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_mul(tvmperf):
+    tvmperf.check(wrong_on_tall_shapes())
+''')
+    result = project.run("--tvmperf-update", "--tvmperf-hypothesis-examples=30")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*multiply() on llvm/prim does not match its NumPy reference on a Hypothesis-drawn shape*",
+        "*output 0 (dims {'m': 20, 'n': *}, seed *): * values differ*",
+    ])
+
+
+def test_prim_workload_under_vm_is_skipped_with_reason(project):
+    project.pytester.makepyfile(test_perf='''
+from pytest_tvmperf import workloads
+
+def test_mul(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+''')
+    result = project.run("-rs", "--tvmperf-update")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*executor vm-bytecode runs Relax IRModules; multiply() is a TE/TIR PrimFunc*"])
+
+
+def test_cuda_without_gpu_is_skipped_with_reason(project):
+    import tvm
+
+    if tvm.cuda(0).exist:
+        pytest.skip("this machine has a GPU")
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    result = project.run("-rs", "--tvmperf-targets=cuda")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*target cuda: no CUDA GPU on this machine*"])
+
+
+def test_no_combination_left_is_skipped_with_reason(project):
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    result = project.run("-rs", "--tvmperf-executors=vm-bytecode")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*no executor x target left: the test allows executors [[]'prim'[]]*"])
+
+
+def test_bad_workload_definition_names_the_problem():
+    from pytest_tvmperf import Workload, WorkloadError, workloads
+
+    mlp = workloads.mlp()
+    with pytest.raises(WorkloadError, match="entry 'main' not in the module"):
+        Workload(name="x", program=mlp.program, make_inputs=mlp.make_inputs, reference=mlp.reference)
+    with pytest.raises(WorkloadError, match="program must be a Relax IRModule or a TE/TIR PrimFunc, got str"):
+        Workload(name="x", program="not a program", make_inputs=mlp.make_inputs, reference=mlp.reference)
+    with pytest.raises(WorkloadError, match="dims needs a value"):
+        Workload(name="x", program=mlp.program, entry="forward", make_inputs=mlp.make_inputs,
+                 reference=mlp.reference, dim_ranges={"n": (1, 4)})
+    with pytest.raises(ValueError, match="choose from default, parallel"):
+        workloads.rgb2yuv(schedule="fast")

@@ -1,0 +1,427 @@
+"""Baseline files (parse, load, dump, atomic write, merge) and the Record JSON they hold."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from _factories import exact, machine, record
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_tvmperf import store
+from pytest_tvmperf.machine import Machine
+from pytest_tvmperf.measure import TimeSamples
+from pytest_tvmperf.metrics import ExactMetrics
+from pytest_tvmperf.record import Record, Timing
+from pytest_tvmperf.store import (
+    SCHEMA_VERSION,
+    BaselineError,
+    atomic_write,
+    baseline_path,
+    dump_baselines,
+    load_baselines,
+    parse_baselines,
+    save_updates,
+)
+
+PATH = Path("baselines/tests/test_x.json")
+
+
+def _file(tests) -> str:
+    return json.dumps({"schema_version": SCHEMA_VERSION, "tests": tests})
+
+
+def _valid_entry() -> dict:
+    return record().as_json()
+
+
+# --------------------------------------------------------------------------- Machine / Timing / Record
+
+
+def test_machine_fingerprint_is_stable_and_sensitive():
+    a = machine()
+    assert a.fingerprint == machine().fingerprint
+    assert len(a.fingerprint) == 12
+    assert int(a.fingerprint, 16) >= 0
+    assert machine(cpu="y").fingerprint != a.fingerprint
+    assert machine(cores=4).fingerprint != a.fingerprint
+    assert Machine.from_json(a.as_json()) == a
+
+
+def test_machine_describe():
+    assert machine().describe() == "x, 2 cores, 1 TVM threads, TVM 0.27, LLVM 22"
+
+
+def test_time_samples_validation():
+    assert TimeSamples((3.0, 1.0, 2.0)).median == 2.0
+    assert TimeSamples((1.0, 2.0)).median == 1.5
+    for bad in [(), (0.0,), (-1.0,), (float("inf"),), (float("nan"),)]:
+        with pytest.raises(ValueError):
+            TimeSamples(bad)
+
+
+def test_timing_as_json_rounds_to_6_significant_digits():
+    data = Timing(machine(), TimeSamples((1.23456789e-3, 2.0e-3, 3.0e-3))).as_json()
+    assert data["samples_s"] == [1.23457e-3, 2.0e-3, 3.0e-3]
+    assert data["median_s"] == 2.0e-3
+    assert data["machine"] == machine().as_json()
+    assert data["stats"]["rounds"] == 3
+    assert data["stats"]["min"] == 1.23457e-3
+    json.dumps(data)  # serialisable
+
+
+def test_record_json_round_trip():
+    rec = record((1e-3, 2e-3), compile_s=1.25)
+    data = json.loads(json.dumps(rec.as_json()))
+    assert Record.from_json(data) == rec
+    assert data["compile_s"] == 1.25
+    assert list(data["timings"]) == [machine().fingerprint]
+
+
+def test_record_from_json_defaults():
+    data = _valid_entry()
+    del data["timings"], data["compile_s"]
+    rec = Record.from_json(data)
+    assert rec.timings == {}
+    assert rec.timing is None
+    assert rec.compile_s is None
+
+
+def test_record_timing_is_first():
+    rec = record((4e-3,))
+    assert rec.timing.samples.samples == (4e-3,)
+
+
+def _with_timings(*machines_and_samples, metrics=None, workload="mlp") -> Record:
+    base = record(None, metrics=metrics, workload=workload)
+    timings = {m.fingerprint: Timing(m, TimeSamples(s)) for m, s in machines_and_samples}
+    return Record(base.workload, base.executor, base.target, base.tvm_version, base.exact, timings, base.compile_s)
+
+
+def test_merged_over_keeps_other_machines_timings():
+    a, b = machine("a"), machine("b")
+    old = _with_timings((a, (1.0,)), (b, (2.0,)))
+    new = _with_timings((a, (5.0,)))
+    merged = new.merged_over(old)
+    assert set(merged.timings) == {a.fingerprint, b.fingerprint}
+    assert merged.timings[a.fingerprint].samples.samples == (5.0,)
+    assert merged.timings[b.fingerprint].samples.samples == (2.0,)
+    assert merged.exact == new.exact
+
+
+def test_merged_over_drops_timings_when_exact_metrics_change():
+    a, b = machine("a"), machine("b")
+    old = _with_timings((b, (2.0,)), metrics=exact(instructions=10))
+    new = _with_timings((a, (5.0,)), metrics=exact(instructions=11))
+    assert new.merged_over(old) is new
+
+
+def test_merged_over_drops_timings_when_workload_changes():
+    old = _with_timings((machine("b"), (2.0,)), workload="old")
+    new = _with_timings((machine("a"), (5.0,)), workload="new")
+    assert new.merged_over(old) is new
+    assert new.merged_over(None) is new
+
+
+# --------------------------------------------------------------------------- baseline_path
+
+
+def test_baseline_path_inside_root(tmp_path):
+    module = tmp_path / "tests" / "perf" / "test_models.py"
+    assert baseline_path(tmp_path / "baselines", tmp_path, module) == tmp_path / "baselines/tests/perf/test_models.json"
+
+
+def test_baseline_path_outside_root_uses_module_name(tmp_path):
+    module = tmp_path / "elsewhere" / "test_models.py"
+    root = tmp_path / "project"
+    assert baseline_path(root / "baselines", root, module) == root / "baselines" / "test_models.json"
+
+
+# --------------------------------------------------------------------------- parse_baselines
+
+
+def test_parse_baselines_valid():
+    records = parse_baselines(_file({"test_a[vm-bytecode-llvm]": _valid_entry()}), PATH)
+    assert records == {"test_a[vm-bytecode-llvm]": record()}
+
+
+def test_parse_baselines_empty_tests():
+    assert parse_baselines(_file({}), PATH) == {}
+
+
+def test_parse_baselines_bad_json():
+    with pytest.raises(BaselineError) as info:
+        parse_baselines('{"schema_version": 1,\n  "tests": {', PATH)
+    message = str(info.value)
+    assert f"baseline file {PATH} is not valid JSON" in message
+    assert "line 2" in message
+    assert "--tvmperf-update" in message
+    assert f"delete {PATH}" in message
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        "text",
+        {"tests": {}},
+        {"schema_version": 1},
+        {"schema_version": 1, "tests": []},
+        {"schema_version": 1, "tests": None},
+    ],
+)
+def test_parse_baselines_not_a_baseline(data):
+    with pytest.raises(BaselineError, match="is not a pytest-tvmperf baseline") as info:
+        parse_baselines(json.dumps(data), PATH)
+    assert str(PATH) in str(info.value)
+
+
+@pytest.mark.parametrize("version", [0, 2, "1", None])
+def test_parse_baselines_other_schema_version(version):
+    with pytest.raises(BaselineError) as info:
+        parse_baselines(json.dumps({"schema_version": version, "tests": {}}), PATH)
+    message = str(info.value)
+    assert f"has schema version {version!r}" in message
+    assert f"reads version {SCHEMA_VERSION}" in message
+    assert "--tvmperf-update" in message
+
+
+def _malformed(kind: str) -> object:
+    entry = _valid_entry()
+    fp = next(iter(entry["timings"]))
+    if kind == "missing key":
+        del entry["workload"]
+    elif kind == "not an object":
+        return "oops"
+    elif kind == "null":
+        return None
+    elif kind == "exact null":
+        entry["exact"] = None
+    elif kind == "no samples":
+        entry["timings"][fp]["samples_s"] = []
+    elif kind == "negative sample":
+        entry["timings"][fp]["samples_s"] = [-1.0]
+    elif kind == "sample text":
+        entry["timings"][fp]["samples_s"] = ["fast"]
+    elif kind == "machine field missing":
+        del entry["timings"][fp]["machine"]["cpu_model"]
+    elif kind == "timings null":
+        entry["timings"] = None
+    elif kind == "target number":
+        entry["target"] = 5
+    return entry
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["missing key", "not an object", "null", "exact null", "no samples", "negative sample", "sample text",
+     "machine field missing", "timings null", "target number"],
+)
+def test_parse_baselines_malformed_entry(kind):
+    text = _file({"good": _valid_entry(), "bad[id]": _malformed(kind)})
+    with pytest.raises(BaselineError) as info:
+        parse_baselines(text, PATH)
+    message = str(info.value)
+    assert f"baseline file {PATH}: entry 'bad[id]' is malformed" in message
+    assert "--tvmperf-update" in message
+
+
+# --------------------------------------------------------------------------- load_baselines
+
+
+def test_load_baselines_missing_file_is_empty(tmp_path):
+    assert load_baselines(tmp_path / "nope" / "test_x.json") == {}
+
+
+def test_load_baselines_reads_file(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_text(dump_baselines({"t": record()}), encoding="utf-8")
+    assert load_baselines(path) == {"t": record()}
+
+
+def test_load_baselines_unreadable(tmp_path):
+    with pytest.raises(BaselineError, match="cannot be read"):
+        load_baselines(tmp_path)  # a directory
+
+
+def test_load_baselines_not_utf8(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(BaselineError, match="cannot be read") as info:
+        load_baselines(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_baselines_corrupt_names_file(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_text("not json", encoding="utf-8")
+    with pytest.raises(BaselineError, match="is not valid JSON") as info:
+        load_baselines(path)
+    assert str(path) in str(info.value)
+
+
+# --------------------------------------------------------------------------- dump_baselines
+
+
+def test_dump_baselines_sorted_and_stable():
+    records = {"test_b": record(), "test_a": record(workload="other"), "test_c[x]": record(None)}
+    text = dump_baselines(records)
+    assert text.endswith("}\n")
+    data = json.loads(text)
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert list(data["tests"]) == ["test_a", "test_b", "test_c[x]"]
+    assert text.index('"test_a"') < text.index('"test_b"') < text.index('"test_c[x]"')
+    assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
+    # insertion order does not matter and a re-dump is byte-identical
+    assert dump_baselines(dict(reversed(list(records.items())))) == text
+    assert dump_baselines(parse_baselines(text, PATH)) == text
+
+
+def test_dump_baselines_empty():
+    assert json.loads(dump_baselines({})) == {"schema_version": SCHEMA_VERSION, "tests": {}}
+
+
+six_digit = st.floats(min_value=1e-9, max_value=100.0).map(lambda x: float(f"{x:.6g}"))
+names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_[]-.0123456789", min_size=1, max_size=12)
+maybe_map = st.none() | st.dictionaries(names, st.integers(min_value=0, max_value=10**9), max_size=4)
+exact_metrics = st.builds(
+    ExactMetrics,
+    instructions=maybe_map,
+    by_callee=maybe_map,
+    calls=maybe_map,
+    kernels=st.none() | st.integers(min_value=0, max_value=1000),
+    storage_bytes=st.none() | st.integers(min_value=0, max_value=2**40),
+)
+machines = st.builds(
+    Machine,
+    cpu_model=st.text(max_size=20),
+    logical_cores=st.integers(min_value=1, max_value=256),
+    tvm_threads=st.integers(min_value=1, max_value=256),
+    tvm_version=st.sampled_from(["0.27", "0.27.dev1"]),
+    llvm_version=st.sampled_from(["22", "none"]),
+    target=st.sampled_from(["{}", '{"kind": "llvm"}']),
+)
+timings = st.lists(
+    st.tuples(machines, st.lists(six_digit, min_size=1, max_size=6)), max_size=3
+).map(lambda items: {m.fingerprint: Timing(m, TimeSamples(tuple(s))) for m, s in items})
+records = st.builds(
+    Record,
+    workload=names,
+    executor=st.sampled_from(["vm-bytecode", "vm-compiled", "prim"]),
+    target=st.dictionaries(st.sampled_from(["kind", "mcpu", "arch"]), names, max_size=3),
+    tvm_version=st.just("0.27"),
+    exact=exact_metrics,
+    timings=timings,
+    compile_s=st.none() | six_digit,
+)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=30), records, max_size=4))
+def test_dump_parse_round_trip(recs):
+    text = dump_baselines(recs)
+    assert parse_baselines(text, PATH) == recs
+    assert dump_baselines(parse_baselines(text, PATH)) == text
+
+
+# --------------------------------------------------------------------------- atomic_write
+
+
+def _leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_atomic_write_creates_parents_and_replaces(tmp_path):
+    path = tmp_path / "a" / "b" / "x.json"
+    atomic_write(path, "one\n")
+    assert path.read_text(encoding="utf-8") == "one\n"
+    atomic_write(path, "two ✓\n")
+    assert path.read_text(encoding="utf-8") == "two ✓\n"
+    assert _leftovers(path.parent) == []
+
+
+def test_atomic_write_failure_keeps_old_file_and_cleans_up(tmp_path, monkeypatch):
+    path = tmp_path / "x.json"
+    path.write_text("old", encoding="utf-8")
+
+    def boom(src, dst):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(store.os, "replace", boom)
+    with pytest.raises(OSError, match="disk on fire"):
+        atomic_write(path, "new")
+    assert path.read_text(encoding="utf-8") == "old"
+    assert _leftovers(tmp_path) == []
+
+
+def test_atomic_write_interrupted_keeps_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "x.json"
+    path.write_text("old", encoding="utf-8")
+
+    def interrupt(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store.os, "fsync", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(path, "new")
+    assert path.read_text(encoding="utf-8") == "old"
+    assert _leftovers(tmp_path) == []
+
+
+# --------------------------------------------------------------------------- save_updates
+
+
+def test_save_updates_creates_file(tmp_path):
+    path = tmp_path / "baselines" / "tests" / "test_x.json"
+    save_updates(path, {"test_a": record()})
+    assert load_baselines(path) == {"test_a": record()}
+    assert path.read_text(encoding="utf-8") == dump_baselines({"test_a": record()})
+
+
+def test_save_updates_keeps_other_entries_and_replaces_updated(tmp_path):
+    path = tmp_path / "test_x.json"
+    keep = record(workload="keep")
+    save_updates(path, {"test_a": record((1e-3,)), "test_b": keep})
+    save_updates(path, {"test_a": record((2e-3,), metrics=exact(instructions=20)), "test_c": record(None)})
+    loaded = load_baselines(path)
+    assert set(loaded) == {"test_a", "test_b", "test_c"}
+    assert loaded["test_b"] == keep
+    assert loaded["test_a"].exact.scalar("instructions") == 20
+    assert loaded["test_a"].timing.samples.samples == (2e-3,)
+    assert list(json.loads(path.read_text())["tests"]) == ["test_a", "test_b", "test_c"]
+
+
+def test_save_updates_merges_timings_of_other_machines(tmp_path):
+    path = tmp_path / "test_x.json"
+    a, b = machine("a"), machine("b")
+    save_updates(path, {"t": record((1e-3,), mach=a)})
+    save_updates(path, {"t": record((2e-3,), mach=b)})
+    timings = load_baselines(path)["t"].timings
+    assert set(timings) == {a.fingerprint, b.fingerprint}
+    # a re-record on machine a replaces only a's timing
+    save_updates(path, {"t": record((3e-3,), mach=a)})
+    timings = load_baselines(path)["t"].timings
+    assert timings[a.fingerprint].samples.samples == (3e-3,)
+    assert timings[b.fingerprint].samples.samples == (2e-3,)
+    # changed exact metrics drop the other machines' timings
+    save_updates(path, {"t": record((4e-3,), mach=a, metrics=exact(kernels=9))})
+    assert set(load_baselines(path)["t"].timings) == {a.fingerprint}
+
+
+def test_save_updates_refuses_corrupt_file(tmp_path):
+    path = tmp_path / "test_x.json"
+    path.write_text("{broken", encoding="utf-8")
+    with pytest.raises(BaselineError):
+        save_updates(path, {"t": record()})
+    assert path.read_text(encoding="utf-8") == "{broken"
+
+
+def test_save_updates_with_no_updates_normalises(tmp_path):
+    path = tmp_path / "test_x.json"
+    path.write_text(json.dumps({"tests": {"t": record().as_json()}, "schema_version": 1}), encoding="utf-8")
+    save_updates(path, {})
+    assert path.read_text(encoding="utf-8") == dump_baselines({"t": record()})
+    assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
+    assert os.path.exists(tmp_path / ".tvmperf.lock")
