@@ -52,12 +52,17 @@ def check_outputs(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], 
                 f"{' and '.join(kinds)} of {a.size} values (first at {_fmt_index(first, a.shape)})",
                 "the workload produced non-finite values; check its inputs, weights and reference",
             )
+        if not np.isfinite(e64).all():
+            first = int(np.flatnonzero(~np.isfinite(e64))[0])
+            return Mismatch(i, f"the reference has non-finite values (first at {_fmt_index(first, e.shape)})",
+                            "the NumPy reference must be finite to check against; fix the reference or its inputs")
         diff = np.abs(a64 - e64)
         allowed = atol + rtol * np.abs(e64)
         over = diff > allowed
         if over.any():
             worst = int(np.argmax(diff - allowed))
-            rel = diff / np.maximum(np.abs(e64), np.finfo(np.float64).tiny)
+            with np.errstate(over="ignore", divide="ignore"):
+                rel = diff / np.maximum(np.abs(e64), np.finfo(np.float64).tiny)
             where = _fmt_index(worst, a.shape)
             return Mismatch(
                 i,

@@ -15,8 +15,9 @@ def fmt_time(seconds: float | None) -> str:
     if seconds is None:
         return "-"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
+        if float(f"{seconds:.3g}") >= scale:  # round first: 0.9996 ms shows as 1 ms
+            value = float(f"{seconds / scale:.3g}")
+            return f"{value:g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
 
 

@@ -154,6 +154,9 @@ def test_zz_interrupt():
     raise KeyboardInterrupt
 ''')
     project.set_env("TVMPERF_FAKE_SCALE", "5")
-    result = project.run("--tvmperf-update")
-    result.stdout.fnmatch_lines(["*KeyboardInterrupt*", "*no baseline file was changed*"])
+    # in a subprocess: an in-process run would hand the Ctrl-C on to this test session
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update")
+    assert result.ret == 2  # pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*run interrupted: no baseline file was changed*"])
+    result.stdout.fnmatch_lines(["*KeyboardInterrupt*"])
     assert project.baseline_file().read_text() == before

@@ -45,8 +45,6 @@ def test_fmt_time(seconds, text):
     assert fmt_time(seconds) == text
 
 
-@pytest.mark.xfail(strict=True, reason="bug: fmt_time picks the unit before rounding to 3 digits, so 0.9996 ms "
-                   "prints as '1e+03 us' (and 999.7 s as '1e+03 s')")
 @pytest.mark.parametrize("seconds", [0.0009996, 999.7e-6, 999.7])
 def test_fmt_time_never_uses_exponent_notation(seconds):
     assert "e+" not in fmt_time(seconds)
