@@ -29,9 +29,11 @@ OPT_MIN_REPEAT_MS = "tvmperf_min_repeat_ms"
 OPT_EXAMPLES = "tvmperf_hypothesis_examples"
 
 #: Until the statistics issue lands, time is gated on the median ratio with a generous
-#: default: this machine's timings vary 8-22% between processes and a whole process is
-#: sometimes 40% slower, so anything tighter makes CI flaky (see README).
-DEFAULT_TIME_THRESHOLD = "100%"
+#: default: on this machine the median of one workload moved up to 2.08x between fresh
+#: processes (benchmarks/process_noise.py, 10 processes; rgb2yuv is memory-bound), so
+#: anything under 3x makes CI flaky (see README). Exact metrics catch the reported
+#: structural regressions without any noise.
+DEFAULT_TIME_THRESHOLD = "200%"
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 DEFAULT_EXAMPLES = 8

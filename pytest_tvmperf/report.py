@@ -51,7 +51,8 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
         ratio = f"{v.ratio:.2f}x" if v.ratio else "-"
         return [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({ratio}, limit {v.limit}, median of {samples} samples)"]
     delta = (v.current or 0) - (v.baseline or 0)
-    lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({delta:+g}, limit {v.limit})"]
+    shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
+    lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
     if v.metric == "instructions":
         by_callee = count_diff(baseline.exact.by_callee, current.exact.by_callee)
         if by_callee:
@@ -71,7 +72,12 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
     for v in comparison.regressions:
         lines.extend(_verdict_line(v, current, baseline))
+    time_verdict = comparison.get("time")
+    if time_verdict is not None and time_verdict.status != "regressed" and time_verdict.current is not None:
+        lines.extend(f"{line} [{time_verdict.status}]" for line in _verdict_line(time_verdict, current, baseline))
     for v in comparison.improvements:
+        if v.metric == "time":
+            continue
         lines.append(f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
                      f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})")
     if current.workload != baseline.workload:

@@ -217,7 +217,7 @@ def test_parse_thresholds_round_trip(time, exact):
 
 def test_default_thresholds_cover_all_metrics():
     assert set(DEFAULT_THRESHOLDS) == set(METRICS)
-    assert DEFAULT_THRESHOLDS["time"] == Limit(relative=1.0)
+    assert DEFAULT_THRESHOLDS["time"] == Limit(relative=2.0)
     for metric in EXACT_METRICS:
         assert DEFAULT_THRESHOLDS[metric] == Limit()
 
@@ -337,7 +337,7 @@ def test_settings_thresholds_precedence_cli_over_ini_over_marker():
 
 def test_settings_thresholds_does_not_mutate_defaults():
     Settings(cli_thresholds={"time": Limit(enabled=False)}).thresholds({"kernels": Limit(absolute=1.0)})
-    assert DEFAULT_THRESHOLDS["time"] == Limit(relative=1.0)
+    assert DEFAULT_THRESHOLDS["time"] == Limit(relative=2.0)
     assert DEFAULT_THRESHOLDS["kernels"] == Limit()
 
 

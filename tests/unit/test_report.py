@@ -161,7 +161,8 @@ def test_regression_message_time_improvement_uses_time_format():
     comparison = compare(now, base, {**DEFAULT_THRESHOLDS, "time": Limit(relative=0.5)})
     text = regression_message("n", "p.json", now, base, comparison)
     assert "  storage_bytes 100 -> 200 (+100, limit no increase)" in text.splitlines()
-    assert "  (improved: time 4 ms -> 1 ms)" in text.splitlines()
+    assert "  time 4 ms -> 1 ms (0.25x, limit +50%, median of 1 samples) [improved]" in text.splitlines()
+    assert "(improved: time" not in text
 
 
 def test_regression_message_missing_metric_shows_na():
