@@ -6,9 +6,29 @@ from dataclasses import dataclass
 from typing import Literal, Mapping
 
 from .options import EXACT_METRICS, TIME_METRIC, Limit
-from .record import Record
+from .record import Record, Timing
+from .timestats import TimeDecision, decide
 
-Status = Literal["pass", "regressed", "improved", "n/a", "not gated"]
+Status = Literal["pass", "regressed", "improved", "inconclusive", "n/a", "not gated"]
+
+
+@dataclass(frozen=True)
+class TimePolicy:
+    """How the time verdict weighs its evidence.
+
+    alpha: two-sided false-alarm probability of one comparison (the run's rate divided
+    by the number of timed tests); noise_*: standard deviation of the log ratio that
+    the samples cannot show, per mode (a/b against the baseline's artifact timed side
+    by side; normalized by the reference kernel; raw); other_machine: "normalized"
+    compares with another machine's baseline in normalized form (noise doubled),
+    "skip" shows the time without gating it.
+    """
+
+    alpha: float = 0.05
+    noise_ab: float = 0.01
+    noise_normalized: float = 0.03
+    noise_raw: float = 0.15
+    other_machine: str = "normalized"
 
 
 @dataclass(frozen=True)
@@ -19,6 +39,7 @@ class MetricVerdict:
     current: float | None
     limit: str
     note: str = ""
+    decision: TimeDecision | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -43,9 +64,15 @@ class Comparison:
         return tuple(v for v in self.verdicts if v.status == "improved")
 
     @property
+    def inconclusive(self) -> bool:
+        return any(v.status == "inconclusive" for v in self.verdicts)
+
+    @property
     def status(self) -> str:
         if self.regressions:
             return "regressed"
+        if self.inconclusive:
+            return "inconclusive"
         if self.improvements:
             return "improved"
         return "pass"
@@ -63,33 +90,64 @@ def compare_exact(metric: str, baseline: float | None, current: float | None, li
     return MetricVerdict(metric, "pass", baseline, current, limit.describe())
 
 
-def compare_time(current: Record, baseline: Record, limit: Limit) -> MetricVerdict:
+def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
+    """The timing of another machine to compare with: one with the same CPU model and
+    reference kernel if any, else any with the same reference kernel."""
+    usable = [t for t in baseline.timings.values() if t.samples.reference_name == current.samples.reference_name
+              and t.samples.reference is not None and current.samples.reference is not None]
+    same_cpu = [t for t in usable if t.machine.cpu_model == current.machine.cpu_model]
+    return (same_cpu or usable or [None])[0]
+
+
+def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = TimePolicy()) -> MetricVerdict:
     timing = current.timing
     if timing is None:
         return MetricVerdict(TIME_METRIC, "n/a", None, None, limit.describe())
-    now = timing.samples.median
-    base = baseline.timings.get(timing.machine.fingerprint)
-    if base is None:
-        return MetricVerdict(
-            TIME_METRIC, "not gated", None, now, limit.describe(),
-            note=f"no time baseline for this machine (fingerprint {timing.machine.fingerprint}); "
-            f"{len(baseline.timings)} other machine(s) recorded",
-        )
-    then = base.samples.median
+    now = timing.samples
+    fingerprint = timing.machine.fingerprint
+    base_timing = baseline.timings.get(fingerprint)
     if not limit.enabled:
-        return MetricVerdict(TIME_METRIC, "not gated", then, now, "off")
-    if now > limit.allowed_max(then):
-        status: Status = "regressed"
-    elif now * (1.0 + (limit.relative or 0.0)) < then:
-        status = "improved"
+        then = base_timing.samples.median if base_timing else None
+        return MetricVerdict(TIME_METRIC, "not gated", then, now.median, "off")
+    threshold = limit.relative if limit.relative is not None else 0.0
+    where = ""
+    if base_timing is None:
+        other = _other_machine_timing(baseline, timing) if policy.other_machine == "normalized" else None
+        if other is None:
+            if not baseline.timings:
+                why = "no machine has a time baseline yet"
+            elif policy.other_machine == "skip":
+                why = f"{len(baseline.timings)} other machine(s) recorded, not compared (--tvmperf-other-machine=skip)"
+            elif now.reference is None:
+                why = "this run has no reference-kernel samples to normalize by"
+            else:
+                why = f"{len(baseline.timings)} other machine(s) recorded, none with reference kernel {now.reference_name}"
+            return MetricVerdict(
+                TIME_METRIC, "not gated", None, now.median, limit.describe(),
+                note=f"no time baseline for this machine (fingerprint {fingerprint}); {why}",
+            )
+        decision = decide(now.normalized, other.samples.normalized, threshold, policy.alpha,
+                          2 * policy.noise_normalized, "normalized")
+        base_timing = other
+        where = f"vs another machine ({other.machine.cpu_model}, {other.machine.fingerprint}), normalized"
+    elif now.ab_ratios is not None:
+        decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, "a/b")
+        where = "the baseline's artifact timed side by side"
+    elif now.normalized is not None and base_timing.samples.normalized is not None \
+            and now.reference_name == base_timing.samples.reference_name:
+        decision = decide(now.normalized, base_timing.samples.normalized, threshold, policy.alpha,
+                          policy.noise_normalized, "normalized")
+        where = "normalized by the reference kernel"
     else:
-        status = "pass"
-    return MetricVerdict(TIME_METRIC, status, then, now, limit.describe(), note="median of samples")
+        decision = decide(now.samples, base_timing.samples.samples, threshold, policy.alpha, policy.noise_raw, "raw")
+        where = "raw times (no common reference kernel)"
+    return MetricVerdict(TIME_METRIC, decision.status, base_timing.samples.median, now.median,
+                         limit.describe(), note=where, decision=decision)
 
 
-def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit]) -> Comparison:
+def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy()) -> Comparison:
     verdicts = [
         compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS
     ]
-    verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC]))
+    verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy))
     return Comparison(tuple(verdicts))

@@ -7,8 +7,11 @@ pipeline and run it on ``relax.VirtualMachine``; ``prim`` builds TE/TIR PrimFunc
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -34,11 +37,16 @@ def shorten_tvm_error(exc: BaseException, max_lines: int = 12) -> str:
 class Compiled(Protocol):
     def run(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec]) -> list[np.ndarray]: ...
 
-    def time(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], repeat: int, min_repeat_ms: int) -> list[float]:
-        """Seconds per call, one value per sample, from ``time_evaluator``."""
+    def sampler(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], min_repeat_ms: int) -> Callable[[], float]:
+        """A function that returns one sample, seconds per call, from ``time_evaluator``
+        (the call loop is at least ``min_repeat_ms`` long)."""
         ...
 
     def static_metrics(self) -> ExactMetrics: ...
+
+    def export(self, path: str) -> None:
+        """Write the compiled artifact as a shared library (for a/b timing later)."""
+        ...
 
     def executed_calls(self, args: Sequence[np.ndarray]) -> dict[str, int] | None: ...
 
@@ -88,11 +96,11 @@ class _VMCompiled:
     def run(self, args, out_specs):
         return _to_numpy_outputs(self._vm()[self.entry](*_device_args(args, self.dev)))
 
-    def time(self, args, out_specs, repeat, min_repeat_ms):
+    def sampler(self, args, out_specs, min_repeat_ms):
         vm = self._vm()
         vm.set_input(self.entry, *_device_args(args, self.dev))
-        evaluator = vm.time_evaluator("invoke_stateful", self.dev, number=1, repeat=repeat, min_repeat_ms=min_repeat_ms)
-        return [float(x) for x in evaluator(self.entry).results]
+        evaluator = vm.time_evaluator("invoke_stateful", self.dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
+        return lambda: float(evaluator(self.entry).results[0])
 
     def static_metrics(self):
         if self.exec_mode == "bytecode":
@@ -106,6 +114,9 @@ class _VMCompiled:
             kernels=kernel_count(self.lowered),
             storage_bytes=planned_storage(self.lowered),
         )
+
+    def export(self, path):
+        self.executable.export_library(path)
 
     def executed_calls(self, args):
         if self.exec_mode != "bytecode":
@@ -171,13 +182,16 @@ class _PrimCompiled:
         self.lib[self.entry](*all_args)
         return [o.numpy() for o in outs]
 
-    def time(self, args, out_specs, repeat, min_repeat_ms):
+    def sampler(self, args, out_specs, min_repeat_ms):
         all_args, _ = self._args(args, out_specs)
-        evaluator = self.lib.mod.time_evaluator(self.entry, self.dev, number=1, repeat=repeat, min_repeat_ms=min_repeat_ms)
-        return [float(x) for x in evaluator(*all_args).results]
+        evaluator = self.lib.mod.time_evaluator(self.entry, self.dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
+        return lambda: float(evaluator(*all_args).results[0])
 
     def static_metrics(self):
         return ExactMetrics(kernels=kernel_count(self.program))
+
+    def export(self, path):
+        self.lib.export_library(path)
 
     def executed_calls(self, args):
         return None
@@ -212,6 +226,33 @@ class PrimExecutor:
         except Exception as exc:
             raise CompileError(shorten_tvm_error(exc)) from exc
         return _PrimCompiled(lib, program, workload.entry, target.device())
+
+
+@contextlib.contextmanager
+def _quiet_native_stderr():
+    """Silence what native code writes to file descriptor 2 for the duration."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def load_artifact(path: str, executor: str, entry: str, target: TargetSpec) -> Compiled:
+    """A compiled artifact written by ``Compiled.export``, loaded to be timed again."""
+    import tvm
+    from tvm import relax
+
+    with _quiet_native_stderr():  # TVM logs a "Scope Loaded" warning per VM executable
+        module = tvm.runtime.load_module(path)
+    dev = target.device()
+    if executor == "prim":
+        return _PrimCompiled(tvm.runtime.Executable(module), None, entry, dev)
+    return _VMCompiled(relax.VMExecutable(module), None, entry, executor.removeprefix("vm-"), dev)
 
 
 def get_executor(name: str) -> Executor:

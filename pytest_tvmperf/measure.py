@@ -1,7 +1,7 @@
 """The only module that reads clocks: compile stopwatch and the time samples.
 
-A :class:`Timer` turns a compiled workload into :class:`TimeSamples`. The default,
-:class:`TvmTimer`, uses TVM's ``time_evaluator`` (syncs the device, loops in C++).
+A :class:`Timer` turns a :class:`TimingTask` (sample functions built on TVM's
+``time_evaluator``, which syncs the device and loops in C++) into :class:`TimeSamples`.
 Tests and users can swap it by overriding the ``tvmperf_timer`` fixture.
 """
 
@@ -11,26 +11,64 @@ import statistics
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, Sequence
-
-import numpy as np
+from typing import Callable, Iterator, Protocol
 
 
 @dataclass(frozen=True)
 class TimeSamples:
-    """Raw seconds-per-call samples of one measurement."""
+    """Raw seconds-per-call samples of one measurement.
+
+    ``reference`` holds the reference kernel's samples and ``baseline`` those of the
+    baseline's own compiled artifact, taken in the same rounds and interleaved with
+    the workload's (``samples[i]``, ``reference[i]`` and ``baseline[i]`` are neighbours
+    in time): ``normalized`` and ``ab_ratios`` cancel what the process and the machine
+    did to all of them.
+    """
 
     samples: tuple[float, ...]
+    reference: tuple[float, ...] | None = None
+    reference_name: str | None = None
+    baseline: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.samples:
             raise ValueError("TimeSamples needs at least one sample")
-        if any(not (s > 0 and s < float("inf")) for s in self.samples):
-            raise ValueError(f"time samples must be positive and finite, got {self.samples}")
+        for name, values in (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline)):
+            if values is None:
+                continue
+            if any(not (s > 0 and s < float("inf")) for s in values):
+                raise ValueError(f"{name} samples must be positive and finite, got {values}")
+            if len(values) != len(self.samples):
+                raise ValueError(f"{name} samples must pair one to one with the time samples")
 
     @property
     def median(self) -> float:
         return float(statistics.median(self.samples))
+
+    @property
+    def normalized(self) -> tuple[float, ...] | None:
+        """Workload time over the neighbouring reference time, per round."""
+        if self.reference is None:
+            return None
+        return tuple(s / r for s, r in zip(self.samples, self.reference))
+
+    @property
+    def ab_ratios(self) -> tuple[float, ...] | None:
+        """Workload time over the neighbouring baseline-artifact time, per round."""
+        if self.baseline is None:
+            return None
+        return tuple(s / b for s, b in zip(self.samples, self.baseline))
+
+    def __add__(self, other: "TimeSamples") -> "TimeSamples":
+        """Pool two measurements of the same workload (a confirmation re-measure)."""
+        paired = self.reference is not None and other.reference is not None and self.reference_name == other.reference_name
+        both_ab = self.baseline is not None and other.baseline is not None
+        return TimeSamples(
+            self.samples + other.samples,
+            (self.reference or ()) + (other.reference or ()) if paired else None,
+            self.reference_name if paired else None,
+            (self.baseline or ()) + (other.baseline or ()) if both_ab else None,
+        )
 
     def stats(self) -> dict[str, float]:
         """Summary statistics from pytest-benchmark's ``Stats`` (min, median, iqr, ...)."""
@@ -43,21 +81,52 @@ class TimeSamples:
         return {k: v for k, v in st.as_dict().items() if k in keep}
 
 
+SampleFn = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class TimingTask:
+    """What to time: each function returns one sample, seconds per call, of the
+    workload, the reference kernel, or the baseline's compiled artifact."""
+
+    workload: SampleFn
+    reference: SampleFn | None = None
+    reference_name: str | None = None
+    baseline: SampleFn | None = None
+
+
 class Timer(Protocol):
-    def __call__(self, compiled: Any, args: Sequence[np.ndarray], out_specs: Sequence[Any]) -> TimeSamples: ...
+    def __call__(self, task: TimingTask, rounds: int) -> TimeSamples: ...
 
 
 @dataclass(frozen=True)
 class TvmTimer:
-    """``repeat`` samples, each at least ``min_repeat_ms`` long (TVM raises the loop
-    count until it is), after one warm-up sample that is dropped."""
+    """``rounds`` rounds, each timing the workload, the reference and the baseline
+    artifact once, in an order that rotates every round (so a steady drift touches
+    all of them alike), after one dropped warm-up round."""
 
-    repeat: int
-    min_repeat_ms: int
-
-    def __call__(self, compiled, args, out_specs) -> TimeSamples:
-        compiled.time(args, out_specs, repeat=1, min_repeat_ms=self.min_repeat_ms)  # warm-up
-        return TimeSamples(tuple(compiled.time(args, out_specs, repeat=self.repeat, min_repeat_ms=self.min_repeat_ms)))
+    def __call__(self, task: TimingTask, rounds: int) -> TimeSamples:
+        kernels = {"workload": task.workload}
+        if task.reference is not None:
+            kernels["reference"] = task.reference
+        if task.baseline is not None:
+            kernels["baseline"] = task.baseline
+        names = list(kernels)
+        got: dict[str, list[float]] = {name: [] for name in names}
+        for fn in kernels.values():  # warm-up
+            fn()
+        for i in range(rounds):
+            order = names[i % len(names):] + names[: i % len(names)]
+            if (i // len(names)) % 2:
+                order.reverse()
+            for name in order:
+                got[name].append(kernels[name]())
+        return TimeSamples(
+            tuple(got["workload"]),
+            tuple(got["reference"]) if "reference" in got else None,
+            task.reference_name if "reference" in got else None,
+            tuple(got["baseline"]) if "baseline" in got else None,
+        )
 
 
 @contextmanager

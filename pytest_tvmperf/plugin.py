@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from . import options
 from .measure import Timer, TvmTimer
+from .report import SummaryRow
 from .runner import Combo, Tvmperf
 from .session import TvmperfSession
 from .store import baseline_path
@@ -71,8 +74,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def tvmperf_timer(request: pytest.FixtureRequest) -> Timer:
     """How the tvmperf fixture times a compiled workload. Override this fixture to
     inject a timer (tests of the gate use one that cannot flake)."""
-    settings = request.config.stash[SESSION_KEY].settings
-    return TvmTimer(repeat=settings.repeat, min_repeat_ms=settings.min_repeat_ms)
+    return TvmTimer()
 
 
 @pytest.fixture
@@ -95,27 +97,51 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
     )
 
 
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    state = config.stash.get(SESSION_KEY, None)
+    if state is not None:
+        timed = sum(1 for item in items if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo))
+        state.timed_tests = max(1, timed)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(SESSION_KEY, None)
-    if state is None or not state.updates:
+    if state is None:
         return
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: hand the summary to the controller
+        workeroutput["tvmperf_rows"] = [dataclasses.asdict(o.summary_row()) for o in state.outcomes.values()]
     if exitstatus == pytest.ExitCode.INTERRUPTED:
-        state.updates.clear()  # an interrupted run leaves every baseline file as it was
-        return
-    state.flush_updates()
+        state.discard_pending()  # an interrupted run leaves every baseline file as it was
+    elif state.updates:
+        state.flush_updates()
+    state.cleanup()
     if state.write_errors:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """xdist controller: collect the rows each worker measured, for one summary."""
+    state = node.config.stash.get(SESSION_KEY, None)
+    rows = getattr(node, "workeroutput", {}).get("tvmperf_rows", [])
+    if state is not None:
+        state.worker_rows.extend(SummaryRow(**row) for row in rows)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     from .report import summary_notes, summary_table
 
     state = config.stash.get(SESSION_KEY, None)
-    if state is None or not state.outcomes:
+    if state is None:
+        return
+    rows = state.summary_rows()
+    if not rows:
         return
     for error in state.write_errors:
         terminalreporter.write_line(f"tvmperf: {error}", red=True)
-    rows = [o.summary_row() for o in state.outcomes.values()]
+    if state.export_problem:
+        terminalreporter.write_line(f"tvmperf: {state.export_problem}", yellow=True)
     tr = terminalreporter
     tr.write_sep("-", "tvmperf summary")
     for line in summary_table(rows):
@@ -126,6 +152,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             tr.write_line("run interrupted: no baseline file was changed")
         else:
-            recorded = [o for o in state.outcomes.values() if o.verdict == "recorded"]
-            files = sorted({o.nodeid.split("::")[0] for o in recorded})
-            tr.write_line(f"baselines written for {len(recorded)} test(s) of {', '.join(files)} under {state.settings.baseline_dir}")
+            recorded = sum(r.verdict == "recorded" for r in rows)
+            tr.write_line(f"baselines written for {recorded} test(s) under {state.settings.baseline_dir}")

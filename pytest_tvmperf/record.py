@@ -20,20 +20,38 @@ def _round(x: float) -> float:
 
 @dataclass(frozen=True)
 class Timing:
+    """Time samples of one machine, with the reference kernel's, and the baseline's
+    compiled artifact (path relative to the baseline directory, and its hash) when
+    one was saved for a/b timing."""
+
     machine: Machine
     samples: TimeSamples
+    artifact: str | None = None
+    artifact_sha256: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "machine": self.machine.as_json(),
             "samples_s": [_round(s) for s in self.samples.samples],
             "median_s": _round(self.samples.median),
             "stats": {k: (_round(v) if isinstance(v, float) else v) for k, v in self.samples.stats().items()},
         }
+        if self.samples.reference is not None:
+            data["reference"] = {"name": self.samples.reference_name, "samples_s": [_round(s) for s in self.samples.reference]}
+        if self.artifact is not None:
+            data["artifact"] = {"path": self.artifact, "sha256": self.artifact_sha256}
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Timing":
-        return cls(Machine.from_json(data["machine"]), TimeSamples(tuple(float(s) for s in data["samples_s"])))
+        ref = data.get("reference")
+        samples = TimeSamples(
+            tuple(float(s) for s in data["samples_s"]),
+            tuple(float(s) for s in ref["samples_s"]) if ref else None,
+            None if not ref or ref.get("name") is None else str(ref["name"]),
+        )
+        art = data.get("artifact") or {}
+        return cls(Machine.from_json(data["machine"]), samples, art.get("path"), art.get("sha256"))
 
 
 @dataclass(frozen=True)

@@ -48,8 +48,15 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
     if v.metric == "time":
         timing = current.timing
         samples = len(timing.samples.samples) if timing else 0
-        ratio = f"{v.ratio:.2f}x" if v.ratio else "-"
-        return [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({ratio}, limit {v.limit}, median of {samples} samples)"]
+        if v.decision is not None:
+            how = f"{v.decision.describe()}, limit {v.limit}, {samples} samples"
+        else:
+            how = f"{v.ratio:.2f}x, " if v.ratio else ""
+            how += f"limit {v.limit}, median of {samples} samples"
+        lines = [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({how})"]
+        if v.note:
+            lines.append(f"    compared: {v.note}")
+        return lines
     delta = (v.current or 0) - (v.baseline or 0)
     shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
     lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
@@ -67,14 +74,22 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
     return lines
 
 
-def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison) -> str:
+def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
+                       notes: Sequence[str] = ()) -> str:
     names = ", ".join(v.metric for v in comparison.regressions)
-    lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
+    if names:
+        lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
+    else:
+        lines = [f"tvmperf: time inconclusive against the baseline in {path}: the noise is larger than the threshold"]
     for v in comparison.regressions:
         lines.extend(_verdict_line(v, current, baseline))
+    for note in notes:
+        lines.append(f"  note: {note}")
     time_verdict = comparison.get("time")
     if time_verdict is not None and time_verdict.status != "regressed" and time_verdict.current is not None:
-        lines.extend(f"{line} [{time_verdict.status}]" for line in _verdict_line(time_verdict, current, baseline))
+        first, *rest = _verdict_line(time_verdict, current, baseline)
+        lines.append(f"{first} [{time_verdict.status}]")
+        lines.extend(rest)
     for v in comparison.improvements:
         if v.metric == "time":
             continue
@@ -106,13 +121,25 @@ class SummaryRow:
     baseline_instructions: int | None
     verdict: str
     note: str = ""
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    mode: str = ""
+
+
+def _ratio_cell(r: SummaryRow) -> str:
+    if r.ratio is not None and r.low is not None and r.high is not None:
+        return f"{r.ratio:.2f}x [{r.low:.2f}-{r.high:.2f}] {r.mode}"
+    if r.median_s and r.baseline_s:
+        return f"{r.median_s / r.baseline_s:.2f}x"
+    return "-"
 
 
 def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
-    header = ("test", "executor", "target", "median", "baseline", "ratio", "instr now/base", "verdict")
+    header = ("test", "executor", "target", "median", "baseline", "ratio [CI]", "instr now/base", "verdict")
     body = []
     for r in rows:
-        ratio = f"{r.median_s / r.baseline_s:.2f}x" if r.median_s and r.baseline_s else "-"
+        ratio = _ratio_cell(r)
         instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
         body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), ratio, instr, r.verdict))
     widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]

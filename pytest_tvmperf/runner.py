@@ -3,6 +3,9 @@ NumPy (and on Hypothesis-drawn shapes), measure, compare with the baseline, deci
 
 from __future__ import annotations
 
+import itertools
+import shutil
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
@@ -11,15 +14,22 @@ import pytest
 
 from .compare import compare
 from .correctness import check_outputs
-from .executors import CompileError, get_executor
+from .artifacts import PendingArtifact, artifact_relpath, discard, export_pending, verified
+from .executors import CompileError, get_executor, load_artifact, shorten_tvm_error
 from .machine import current_machine
-from .measure import Timer, stopwatch
+from .measure import TimeSamples, Timer, TimingTask, stopwatch
 from .options import Limit
 from .record import Record, Timing
+from .reference import REFERENCE_NAME
 from .report import missing_baseline_message, regression_message
 from .session import Outcome, TvmperfSession
 from .store import BaselineError
 from .workload import Workload
+
+
+#: copies of each artifact timed in turn, to average out memory-placement bias
+PLACEMENTS = 3
+_copies = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -103,19 +113,50 @@ class Tvmperf:
             self._check_symbolic(compiled, workload, where)
 
         exact = replace(compiled.static_metrics(), calls=compiled.executed_calls(args))
-        samples = self.timer(compiled, args, out_specs)
         target_json = target.as_json()
         machine = current_machine(target_json)
-        record = Record(
-            workload=workload.name,
-            executor=self.executor,
-            target=target_json,
-            tvm_version=machine.tvm_version,
-            exact=exact,
-            timings={machine.fingerprint: Timing(machine, samples)},
-            compile_s=compile_time[0],
+
+        def make_record(samples: TimeSamples, artifact: PendingArtifact | None = None) -> Record:
+            relpath = str(artifact.final.relative_to(self.session.settings.baseline_dir)) if artifact else None
+            return Record(
+                workload=workload.name,
+                executor=self.executor,
+                target=target_json,
+                tvm_version=machine.tvm_version,
+                exact=exact,
+                timings={machine.fingerprint: Timing(machine, samples, relpath, artifact.sha256 if artifact else None)},
+                compile_s=compile_time[0],
+            )
+
+        baseline = self._baselines().get(self.test_id)
+        notes: list[str] = []
+        # Time the artifact as a later run will load it (exported and loaded back), so
+        # a/b timing compares like with like: a JIT-compiled module in memory runs a few
+        # percent apart from the same code loaded from a shared library.
+        pending = self._export(compiled, machine.fingerprint)
+        task = TimingTask(
+            workload=(self._placed_sampler(pending.temp, target, workload, args, out_specs) if pending
+                      else compiled.sampler(args, out_specs, self.session.settings.min_repeat_ms)),
+            reference=self.session.reference_sampler(target),
+            reference_name=REFERENCE_NAME,
+            baseline=(None if self.session.settings.update
+                      else self._baseline_sampler(baseline, machine.fingerprint, target, workload, args, out_specs, notes)),
         )
-        return self._decide(record)
+        rounds = self.session.settings.repeat
+
+        def measure(n: int) -> TimeSamples:
+            with self.session.timing_lock():
+                return self.timer(task, n)
+
+        samples = measure(rounds)
+        keep = pending is not None and self.session.settings.update and self.session.settings.artifact_dir is not None
+        if pending is not None and not keep:
+            discard(pending)
+        if self.session.settings.update:
+            if keep:
+                self.session.queue_artifact(pending)
+            return self._record(make_record(samples, pending if keep else None))
+        return self._decide(make_record(samples), baseline, lambda: measure(2 * rounds), make_record, notes)
 
     def _check_symbolic(self, compiled, workload: Workload, where: str) -> None:
         """Run the compiled artifact on shapes and values drawn by Hypothesis
@@ -145,32 +186,104 @@ class Tvmperf:
         except AssertionError:
             self._fail("wrong", f"tvmperf: {where} does not match its NumPy reference on a Hypothesis-drawn shape\n{failures[-1]}")
 
-    def _decide(self, record: Record) -> Outcome:
+    def _baselines(self) -> dict[str, Record]:
         __tracebackhide__ = True
-        rootpath = self.session.rootpath
-        shown_path = _display_path(self.baseline_file, rootpath)
         try:  # read even when updating: a broken file is reported, never overwritten
-            baselines = self.session.baselines(self.baseline_file)
+            return self.session.baselines(self.baseline_file)
         except BaselineError as exc:
-            self._fail("error", f"tvmperf: {exc}", record=record)
-        if self.session.settings.update:
-            self.session.queue_update(self.baseline_file, self.test_id, record)
-            outcome = Outcome(self.nodeid, self.test_id, self.executor, self.target, "recorded", record=record)
-            self.session.add(outcome)
-            return outcome
-        baseline = baselines.get(self.test_id)
+            self._fail("error", f"tvmperf: {exc}")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _baseline_sampler(self, baseline, fingerprint, target, workload, args, out_specs, notes):
+        """A sampler of the baseline's own compiled artifact, when one was saved on this
+        machine and still matches; why not goes into ``notes``."""
+        timing = baseline.timings.get(fingerprint) if baseline else None
+        if timing is None or timing.artifact is None or self.session.settings.artifact_dir is None:
+            return None
+        path = self.session.settings.baseline_dir / timing.artifact
+        shown = _display_path(path, self.session.rootpath)
+        problem = verified(path, timing.artifact_sha256, shown)
+        if problem is None:
+            try:
+                sampler = self._placed_sampler(path, target, workload, args, out_specs)
+                sampler()  # the old program must accept today's inputs
+                return sampler
+            except Exception as exc:  # an artifact of another signature or TVM
+                problem = f"baseline artifact {shown} cannot time today's inputs ({shorten_tvm_error(exc, 1)})"
+        notes.append(problem)
+        return None
+
+    def _placed_sampler(self, path: Path, target, workload: Workload, args, out_specs):
+        """One sampler over PLACEMENTS copies of the artifact at ``path``, each loaded
+        from its own file with its own input buffers, taken in turn: where code and data
+        land in memory moves one copy's time by a few percent, the same in every sample
+        of it, and only other placements average that bias out."""
+        samplers = []
+        for i in range(PLACEMENTS):
+            copy = Path(self.session.scratch_dir(), f"{path.stem}.{i}.{next(_copies)}.so")
+            shutil.copyfile(path, copy)
+            loaded = load_artifact(str(copy), self.executor, workload.entry, target)
+            samplers.append(loaded.sampler(args, out_specs, self.session.settings.min_repeat_ms))
+        turn = itertools.cycle(samplers)
+        return lambda: next(turn)()
+
+    def _export(self, compiled, fingerprint: str) -> PendingArtifact | None:
+        """Export the compiled artifact: to its place among the baselines when updating
+        (renamed into place at session end), else to the run's scratch directory."""
+        settings = self.session.settings
+        module_key = str(self.baseline_file.relative_to(settings.baseline_dir).with_suffix(""))
+        relpath = artifact_relpath(fingerprint, module_key, self.test_id)
+        root = settings.artifact_dir if settings.update and settings.artifact_dir is not None else self.session.scratch_dir()
+        try:
+            pending = export_pending(compiled, root / relpath)
+            self.session.exported.append(pending)  # removed at session end unless committed
+            return pending
+        except Exception as exc:  # no C toolchain to link a shared library: time in memory
+            self.session.export_problem = f"compiled artifacts cannot be exported here, a/b timing is off ({shorten_tvm_error(exc, 2)})"
+            return None
+
+    def _record(self, record: Record) -> Outcome:
+        self.session.queue_update(self.baseline_file, self.test_id, record)
+        outcome = Outcome(self.nodeid, self.test_id, self.executor, self.target, "recorded", record=record)
+        self.session.add(outcome)
+        return outcome
+
+    def _decide(self, record: Record, baseline: Record | None, remeasure, make_record, notes: list[str]) -> Outcome:
+        __tracebackhide__ = True
+        shown_path = _display_path(self.baseline_file, self.session.rootpath)
         if baseline is None:
             self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path), record=record,
                        note="no baseline: run pytest --tvmperf-update to create it")
-        comparison = compare(record, baseline, self.thresholds)
+        policy = self.session.time_policy()
+        comparison = compare(record, baseline, self.thresholds, policy)
         time_verdict = comparison.get("time")
-        note = ""
+        if (self.session.settings.confirm and time_verdict is not None
+                and time_verdict.status in ("regressed", "inconclusive")):
+            first = time_verdict
+            pooled = record.timing.samples + remeasure()
+            record = make_record(pooled)
+            comparison = compare(record, baseline, self.thresholds, policy)
+            time_verdict = comparison.get("time")
+            word = "confirmed" if time_verdict.status == first.status else f"not confirmed (now {time_verdict.status})"
+            notes.append(f"first measurement {first.status} at {first.decision.describe()}; re-measured with "
+                         f"{len(pooled.samples)} samples in all: {word}")
+        summary_note = ""
         if time_verdict is not None and time_verdict.status == "not gated" and time_verdict.note:
-            note = f"time shown, not gated: {time_verdict.note}"
+            summary_note = f"time shown, not gated: {time_verdict.note}"
         outcome = Outcome(self.nodeid, self.test_id, self.executor, self.target, comparison.status,
-                          record=record, baseline=baseline, comparison=comparison, note=note)
-        if comparison.regressions:
-            self.session.add(outcome)
-            pytest.fail(regression_message(self.nodeid, shown_path, record, baseline, comparison), pytrace=False)
+                          record=record, baseline=baseline, comparison=comparison, note=summary_note)
         self.session.add(outcome)
+        message = regression_message(self.nodeid, shown_path, record, baseline, comparison, notes)
+        if comparison.regressions:
+            pytest.fail(message, pytrace=False)
+        if comparison.inconclusive:
+            policy_name = self.session.settings.inconclusive
+            if policy_name == "fail":
+                pytest.fail(message + "\n(--tvmperf-inconclusive=fail)", pytrace=False)
+            if policy_name == "warn":
+                warnings.warn(TvmperfInconclusive(message), stacklevel=1)
         return outcome
+
+
+class TvmperfInconclusive(UserWarning):
+    """A time verdict that the noise left open (see --tvmperf-inconclusive)."""

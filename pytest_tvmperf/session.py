@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator
 
-from .compare import Comparison
+from . import artifacts
+from .compare import Comparison, TimePolicy
 from .options import Settings
 from .record import Record
 from .report import SummaryRow
@@ -30,8 +35,10 @@ class Outcome:
     def summary_row(self) -> SummaryRow:
         time_now = self.record.timing.samples.median if self.record and self.record.timing else None
         time_base = None
+        decision = None
         if self.comparison is not None and (tv := self.comparison.get("time")) is not None:
             time_base = tv.baseline
+            decision = tv.decision
         return SummaryRow(
             test=self.test_id,
             executor=self.executor,
@@ -42,6 +49,10 @@ class Outcome:
             baseline_instructions=self.baseline.exact.scalar("instructions") if self.baseline else None,
             verdict=self.verdict,
             note=self.note,
+            ratio=decision.ratio if decision else None,
+            low=decision.low if decision else None,
+            high=decision.high if decision else None,
+            mode=decision.mode if decision else "",
         )
 
 
@@ -54,6 +65,84 @@ class TvmperfSession:
     _baselines: dict[Path, dict[str, Record] | BaselineError] = field(default_factory=dict)
     _targets: dict[str, TargetSpec] = field(default_factory=dict)
     write_errors: list[str] = field(default_factory=list)
+    pending_artifacts: list[artifacts.PendingArtifact] = field(default_factory=list)
+    exported: list[artifacts.PendingArtifact] = field(default_factory=list)
+    timed_tests: int = 1
+    _references: dict[str, Callable[[], float]] = field(default_factory=dict)
+    _scratch: Path | None = None
+    export_problem: str = ""
+    worker_rows: list[SummaryRow] = field(default_factory=list)
+
+    def summary_rows(self) -> list[SummaryRow]:
+        """Rows of this process's tests, then those reported by xdist workers."""
+        return [o.summary_row() for o in self.outcomes.values()] + self.worker_rows
+
+    def scratch_dir(self) -> Path:
+        """A temporary directory for this run's exported artifacts (removed at the end)."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="tvmperf-"))
+        return self._scratch
+
+    def cleanup(self) -> None:
+        """Remove the scratch directory and every exported artifact not committed
+        (a test that failed after exporting leaves nothing behind)."""
+        for pending in self.exported:
+            artifacts.discard(pending)
+        self.exported.clear()
+        if self._scratch is not None:
+            import shutil
+
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def time_policy(self) -> TimePolicy:
+        """The time verdict's policy; the run's false-alarm rate is split evenly over its
+        timed tests (Bonferroni), so a suite of many cases does not fail by chance."""
+        s = self.settings
+        return TimePolicy(
+            alpha=s.alpha / max(1, self.timed_tests),
+            noise_ab=s.noise["ab"],
+            noise_normalized=s.noise["normalized"],
+            noise_raw=s.noise["raw"],
+            other_machine=s.other_machine,
+        )
+
+    def reference_sampler(self, target: TargetSpec) -> Callable[[], float]:
+        """The reference kernel for ``target``, compiled once per run."""
+        if target.name not in self._references:
+            from .executors import PrimExecutor
+            from .reference import reference_workload
+
+            ref = reference_workload()
+            inputs = ref.inputs()
+            specs = [(e.shape, str(e.dtype)) for e in ref.expected(inputs)]
+            compiled = PrimExecutor().compile(ref, target)
+            self._references[target.name] = compiled.sampler(inputs, specs, self.settings.min_repeat_ms)
+        return self._references[target.name]
+
+    @contextlib.contextmanager
+    def timing_lock(self) -> Iterator[None]:
+        """Hold the machine's clock for one measurement: pytest-xdist workers (and other
+        runs of this project) time one at a time, so they do not disturb each other."""
+        key = hashlib.sha256(str(self.rootpath.resolve()).encode()).hexdigest()[:12]
+        lock = Path(tempfile.gettempdir()) / f"tvmperf-timing-{key}.lock"
+        with open(lock, "a+") as handle:
+            try:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            except ImportError:  # pragma: no cover - no POSIX locks: no serialization
+                pass
+            yield
+
+    def queue_artifact(self, pending: artifacts.PendingArtifact) -> None:
+        self.pending_artifacts.append(pending)
+
+    def discard_pending(self) -> None:
+        for pending in self.pending_artifacts:
+            artifacts.discard(pending)
+        self.pending_artifacts.clear()
+        self.updates.clear()
 
     def target(self, name: str) -> TargetSpec:
         if name not in self._targets:
@@ -81,6 +170,9 @@ class TvmperfSession:
     def flush_updates(self) -> list[Path]:
         """Write queued baselines (once, at session end); returns the files written."""
         written = []
+        for pending in self.pending_artifacts:  # artifacts first: a baseline never names a missing one
+            artifacts.commit(pending)
+        self.pending_artifacts.clear()
         for path, records in sorted(self.updates.items()):
             try:
                 save_updates(path, records)

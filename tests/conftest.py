@@ -27,10 +27,17 @@ from pytest_tvmperf.measure import TimeSamples
 
 @pytest.fixture
 def tvmperf_timer():
-    """1 ms per call times TVMPERF_FAKE_SCALE, with a little fixed spread."""
-    def timer(compiled, args, out_specs):
+    """1 ms per call times TVMPERF_FAKE_SCALE, with a little fixed spread; the
+    reference kernel and the baseline's artifact take 1 ms with the same spread."""
+    def timer(task, rounds):
         scale = float(os.environ.get("TVMPERF_FAKE_SCALE", "1"))
-        return TimeSamples(tuple(scale * 1e-3 * (1 + 0.01 * (i % 3)) for i in range(5)))
+        base = [1e-3 * (1 + 0.01 * (i % 3)) for i in range(rounds)]
+        return TimeSamples(
+            tuple(scale * b for b in base),
+            tuple(base) if task.reference is not None else None,
+            task.reference_name,
+            tuple(base) if task.baseline is not None else None,
+        )
     return timer
 '''
 

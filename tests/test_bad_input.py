@@ -241,3 +241,13 @@ def test_bad_workload_definition_names_the_problem():
                  reference=mlp.reference, dim_ranges={"n": (1, 4)})
     with pytest.raises(ValueError, match="choose from default, parallel"):
         workloads.rgb2yuv(schedule="fast")
+
+
+def test_help_lists_every_option(project):
+    result = project.run("--help")
+    assert result.ret == 0
+    for option in ("--tvmperf-executors", "--tvmperf-targets", "--tvmperf-update", "--tvmperf-baselines",
+                   "--tvmperf-threshold", "--tvmperf-repeat", "--tvmperf-alpha", "--tvmperf-inconclusive",
+                   "--tvmperf-other-machine", "--tvmperf-confirm", "--tvmperf-noise", "--tvmperf-artifacts"):
+        assert option in result.stdout.str(), option
+    result.stdout.fnmatch_lines(["*'time=25%,instructions=0'. Metrics: time, instructions,*"])

@@ -19,8 +19,13 @@ from pytest_tvmperf.options import (
     TARGETS,
     Limit,
     Settings,
+    parse_alpha,
+    parse_bool,
     parse_executors,
+    parse_inconclusive,
     parse_limit,
+    parse_noise,
+    parse_other_machine,
     parse_targets,
     parse_thresholds,
     thresholds_from_marker,
@@ -217,7 +222,8 @@ def test_parse_thresholds_round_trip(time, exact):
 
 def test_default_thresholds_cover_all_metrics():
     assert set(DEFAULT_THRESHOLDS) == set(METRICS)
-    assert DEFAULT_THRESHOLDS["time"] == Limit(relative=2.0)
+    assert options.DEFAULT_TIME_THRESHOLD == "5%"
+    assert DEFAULT_THRESHOLDS["time"] == Limit(relative=0.05)
     for metric in EXACT_METRICS:
         assert DEFAULT_THRESHOLDS[metric] == Limit()
 
@@ -290,8 +296,8 @@ def test_argparse_type_turns_value_error_into_usage_error():
         convert("nope=1")
 
 
-def test_addoption_parses_cli_values():
-    """The options registered through addoption parse with the same parsers."""
+def _cli_parser() -> argparse.ArgumentParser:
+    """An argparse parser holding the options that ``options.addoption`` registers."""
     parser = argparse.ArgumentParser()
 
     class Group:
@@ -306,11 +312,184 @@ def test_addoption_parses_cli_values():
             pass
 
     options.addoption(Parser())
+    return parser
+
+
+def test_addoption_parses_cli_values():
+    """The options registered through addoption parse with the same parsers."""
+    parser = _cli_parser()
     ns = parser.parse_args(["--tvmperf-threshold", "time=25%", "--tvmperf-executors", "prim", "--tvmperf-repeat", "3"])
     assert getattr(ns, options.OPT_THRESHOLD) == {"time": Limit(relative=0.25)}
     assert getattr(ns, options.OPT_EXECUTORS) == ("prim",)
     assert getattr(ns, options.OPT_REPEAT) == 3
     assert getattr(ns, options.OPT_UPDATE) is False
+    for name in (options.OPT_ALPHA, options.OPT_INCONCLUSIVE, options.OPT_OTHER_MACHINE, options.OPT_CONFIRM,
+                 options.OPT_NOISE, options.OPT_ARTIFACTS):
+        assert getattr(ns, name) is None  # unset: Settings falls back to ini, then the default
+    ns = parser.parse_args(["--tvmperf-alpha", "1%", "--tvmperf-inconclusive", "fail", "--tvmperf-other-machine", "skip",
+                            "--tvmperf-confirm", "off", "--tvmperf-noise", "ab=2%", "--tvmperf-artifacts", "off"])
+    assert getattr(ns, options.OPT_ALPHA) == pytest.approx(0.01)
+    assert getattr(ns, options.OPT_INCONCLUSIVE) == "fail"
+    assert getattr(ns, options.OPT_OTHER_MACHINE) == "skip"
+    assert getattr(ns, options.OPT_CONFIRM) is False
+    assert getattr(ns, options.OPT_NOISE) == {"ab": 0.02, "normalized": 0.03, "raw": 0.15}
+    assert getattr(ns, options.OPT_ARTIFACTS) == "off"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tvmperf-alpha", "0"], "bad false-alarm rate '0': it must lie strictly between 0 and 1"),
+        (["--tvmperf-inconclusive", "maybe"], "unknown inconclusive policy 'maybe'; choose from fail, warn, pass"),
+        (["--tvmperf-other-machine", "any"], "unknown other-machine policy 'any'; choose from normalized, skip"),
+        (["--tvmperf-confirm", "perhaps"], "expected true or false, got 'perhaps'"),
+        (["--tvmperf-noise", "ab=1"], "bad noise 'ab=1': the value is a percentage, e.g. 'ab=3%'"),
+    ],
+)
+def test_addoption_rejects_bad_time_verdict_options(args, message, capsys):
+    parser = _cli_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(args)
+    assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- time verdict parsers
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("0.05", 0.05), ("5%", 0.05), (" 1% ", 0.01), ("0.001", 0.001), ("99%", 0.99), (0.2, 0.2), ("1e-3", 0.001)],
+)
+def test_parse_alpha_accepts(text, expected):
+    assert parse_alpha(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["0", "1", "0%", "100%", "-0.05", "1.5", "150%", "nan", "inf", "-inf"])
+def test_parse_alpha_rejects_outside_open_unit_interval(text):
+    with pytest.raises(ValueError) as info:
+        parse_alpha(text)
+    assert str(info.value) == f"bad false-alarm rate {text!r}: it must lie strictly between 0 and 1"
+
+
+@pytest.mark.parametrize("text", ["", "%", "five", "0.05x", "5 %%x"])
+def test_parse_alpha_rejects_non_numbers(text):
+    with pytest.raises(ValueError) as info:
+        parse_alpha(text)
+    assert str(info.value) == f"bad false-alarm rate {text!r}: write a probability such as 0.05 or 5%"
+
+
+@pytest.mark.parametrize("policy", options.INCONCLUSIVE_POLICIES)
+def test_parse_inconclusive_accepts(policy):
+    assert parse_inconclusive(policy) == policy
+    assert parse_inconclusive(f" {policy} ") == policy
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no inconclusive policy given; choose from fail, warn, pass"),
+        (" , ", "no inconclusive policy given; choose from fail, warn, pass"),
+        ("ignore", "unknown inconclusive policy 'ignore'; choose from fail, warn, pass"),
+        ("Fail", "unknown inconclusive policy 'Fail'; choose from fail, warn, pass"),
+        ("warn,error", "unknown inconclusive policy 'error'; choose from fail, warn, pass"),
+    ],
+)
+def test_parse_inconclusive_rejects(text, message):
+    with pytest.raises(ValueError) as info:
+        parse_inconclusive(text)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("policy", options.OTHER_MACHINE_POLICIES)
+def test_parse_other_machine_accepts(policy):
+    assert parse_other_machine(policy) == policy
+    assert parse_other_machine(f"{policy} ") == policy
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no other-machine policy given; choose from normalized, skip"),
+        ("raw", "unknown other-machine policy 'raw'; choose from normalized, skip"),
+        ("normalised", "unknown other-machine policy 'normalised'; choose from normalized, skip"),
+    ],
+)
+def test_parse_other_machine_rejects(text, message):
+    with pytest.raises(ValueError) as info:
+        parse_other_machine(text)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("parse", "text"), [(parse_inconclusive, "fail,pass"), (parse_other_machine, "skip,normalized")])
+def test_single_choice_parsers_reject_a_list(parse, text):
+    with pytest.raises(ValueError):
+        parse(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", {"ab": 0.01, "normalized": 0.03, "raw": 0.15}),
+        (" , ", {"ab": 0.01, "normalized": 0.03, "raw": 0.15}),
+        ("normalized=3%,ab=1%", {"ab": 0.01, "normalized": 0.03, "raw": 0.15}),
+        ("ab=2%", {"ab": 0.02, "normalized": 0.03, "raw": 0.15}),
+        (" raw = 25% , normalized=0% ", {"ab": 0.01, "normalized": 0.0, "raw": 0.25}),
+        ("ab=1%,ab=4%", {"ab": 0.04, "normalized": 0.03, "raw": 0.15}),
+        ("raw=999%", {"ab": 0.01, "normalized": 0.03, "raw": 9.99}),
+    ],
+)
+def test_parse_noise_accepts(text, expected):
+    assert parse_noise(text) == pytest.approx(expected)
+    assert options.DEFAULT_NOISE == {"ab": 0.01, "normalized": 0.03, "raw": 0.15}  # never mutated
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [("speed=1%", "speed=1%"), ("ab", "ab"), ("ab=1%,=2%", "=2%"), ("AB=1%", "AB=1%"), ("a/b=1%", "a/b=1%")],
+)
+def test_parse_noise_rejects_unknown_mode(text, part):
+    with pytest.raises(ValueError) as info:
+        parse_noise(text)
+    assert str(info.value) == (
+        f"bad noise {part!r}: write MODE=PERCENT with MODE one of ab, normalized, raw, e.g. 'normalized=3%'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "part", "mode"),
+    [
+        ("ab=1", "ab=1", "ab"),  # a bare number is not a percentage
+        ("raw=0.15", "raw=0.15", "raw"),
+        ("normalized=-1%", "normalized=-1%", "normalized"),
+        ("raw=1000%", "raw=1000%", "raw"),
+        ("ab=x%", "ab=x%", "ab"),
+        ("ab=%", "ab=%", "ab"),
+        ("ab=nan%", "ab=nan%", "ab"),
+        ("raw=inf%", "raw=inf%", "raw"),
+        ("ab=1%,raw=", "raw=", "raw"),
+    ],
+)
+def test_parse_noise_rejects_bad_value(text, part, mode):
+    with pytest.raises(ValueError) as info:
+        parse_noise(text)
+    assert str(info.value) == f"bad noise {part!r}: the value is a percentage, e.g. '{mode}=3%'"
+
+
+@pytest.mark.parametrize("text", ["1", "true", "True", " YES ", "on"])
+def test_parse_bool_true(text):
+    assert parse_bool(text) is True
+
+
+@pytest.mark.parametrize("text", ["0", "false", "FALSE", "no", " off "])
+def test_parse_bool_false(text):
+    assert parse_bool(text) is False
+
+
+@pytest.mark.parametrize("text", ["", "maybe", "2", "y", "enabled"])
+def test_parse_bool_rejects(text):
+    with pytest.raises(ValueError) as info:
+        parse_bool(text)
+    assert str(info.value) == f"expected true or false, got {text!r}"
 
 
 # --------------------------------------------------------------------------- Settings
@@ -337,7 +516,7 @@ def test_settings_thresholds_precedence_cli_over_ini_over_marker():
 
 def test_settings_thresholds_does_not_mutate_defaults():
     Settings(cli_thresholds={"time": Limit(enabled=False)}).thresholds({"kernels": Limit(absolute=1.0)})
-    assert DEFAULT_THRESHOLDS["time"] == Limit(relative=2.0)
+    assert DEFAULT_THRESHOLDS["time"] == Limit(relative=0.05)
     assert DEFAULT_THRESHOLDS["kernels"] == Limit()
 
 
@@ -356,7 +535,63 @@ class FakeConfig:
 
 def test_settings_from_config_defaults():
     settings = Settings.from_config(FakeConfig())
-    assert settings == Settings(baseline_dir=Path("/root/project/baselines"))
+    assert settings == Settings(baseline_dir=Path("/root/project/baselines"),
+                                artifact_dir=Path("/root/project/baselines/artifacts"))
+    assert (settings.alpha, settings.inconclusive, settings.other_machine, settings.confirm) == (
+        0.05, "warn", "normalized", True)
+    assert settings.noise == {"ab": 0.01, "normalized": 0.03, "raw": 0.15}
+
+
+def test_settings_defaults_of_the_time_verdict():
+    settings = Settings()
+    assert settings.alpha == 0.05
+    assert settings.inconclusive == "warn"
+    assert settings.other_machine == "normalized"
+    assert settings.confirm is True
+    assert settings.noise == {"ab": 0.01, "normalized": 0.03, "raw": 0.15}
+    assert settings.artifact_dir == Path("baselines/artifacts")
+
+
+def test_settings_noise_default_is_a_copy():
+    settings = Settings()
+    settings.noise["ab"] = 0.5
+    assert Settings().noise["ab"] == 0.01
+    assert options.DEFAULT_NOISE == {"ab": 0.01, "normalized": 0.03, "raw": 0.15}
+
+
+def test_settings_from_config_reads_time_verdict_ini():
+    settings = Settings.from_config(FakeConfig(ini={
+        options.OPT_ALPHA: "1%",
+        options.OPT_INCONCLUSIVE: "fail",
+        options.OPT_OTHER_MACHINE: "skip",
+        options.OPT_CONFIRM: "no",
+        options.OPT_NOISE: "raw=20%",
+        options.OPT_ARTIFACTS: "saved",
+    }))
+    assert settings.alpha == pytest.approx(0.01)
+    assert (settings.inconclusive, settings.other_machine, settings.confirm) == ("fail", "skip", False)
+    assert settings.noise == {"ab": 0.01, "normalized": 0.03, "raw": pytest.approx(0.2)}
+    assert settings.artifact_dir == Path("/root/project/baselines/saved")
+
+
+def test_settings_from_config_cli_beats_ini_for_time_verdict():
+    settings = Settings.from_config(FakeConfig(
+        cli={options.OPT_ALPHA: 0.2, options.OPT_INCONCLUSIVE: "pass", options.OPT_OTHER_MACHINE: "normalized",
+             options.OPT_CONFIRM: False, options.OPT_NOISE: {"ab": 0.02, "normalized": 0.03, "raw": 0.15},
+             options.OPT_ARTIFACTS: "cli_art", options.OPT_BASELINES: "b"},
+        ini={options.OPT_ALPHA: "0.01", options.OPT_INCONCLUSIVE: "fail", options.OPT_OTHER_MACHINE: "skip",
+             options.OPT_CONFIRM: "true", options.OPT_NOISE: "ab=5%", options.OPT_ARTIFACTS: "ini_art"},
+    ))
+    assert (settings.alpha, settings.inconclusive, settings.other_machine) == (0.2, "pass", "normalized")
+    assert settings.confirm is False  # a CLI False is a value, not "unset"
+    assert settings.noise == {"ab": 0.02, "normalized": 0.03, "raw": 0.15}
+    assert settings.artifact_dir == Path("/root/project/b/cli_art")
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", " Off "])
+def test_settings_from_config_artifacts_off(value):
+    assert Settings.from_config(FakeConfig(ini={options.OPT_ARTIFACTS: value})).artifact_dir is None
+    assert Settings.from_config(FakeConfig(cli={options.OPT_ARTIFACTS: value})).artifact_dir is None
 
 
 def test_settings_from_config_reads_ini():
@@ -398,6 +633,11 @@ def test_settings_from_config_cli_beats_ini():
         (options.OPT_EXECUTORS, "graph"),
         (options.OPT_THRESHOLD, "time=fast"),
         (options.OPT_MIN_REPEAT_MS, "abc"),
+        (options.OPT_ALPHA, "2"),
+        (options.OPT_INCONCLUSIVE, "ignore"),
+        (options.OPT_OTHER_MACHINE, "any"),
+        (options.OPT_CONFIRM, "maybe"),
+        (options.OPT_NOISE, "ab=1"),
     ],
 )
 def test_settings_from_config_bad_ini_names_key(key, value):

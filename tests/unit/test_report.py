@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _factories import exact, record
+from _factories import exact, machine, record, timing, with_timings
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -147,12 +147,14 @@ def test_regression_message_time_with_improvement_and_workload_change():
     comparison = compare(now, base, {**DEFAULT_THRESHOLDS, "time": Limit(relative=0.5)})
     assert [v.metric for v in comparison.regressions] == ["time"]
     text = regression_message("n", "p.json", now, base, comparison)
-    lines = text.splitlines()
-    assert lines[0] == "tvmperf: time regressed against the baseline in p.json"
-    assert "  time 1 ms -> 2.5 ms (2.50x, limit +50%, median of 3 samples)" in lines
-    assert "  (improved: kernels 3 -> 2)" in lines
-    assert "  workload was mlp-v1, now mlp-v2" in lines
-    assert not any("TVM was" in line for line in lines)
+    assert text.splitlines() == [
+        "tvmperf: time regressed against the baseline in p.json",
+        "  time 1 ms -> 2.5 ms (2.50x (95% CI 1.79-3.49x, raw), limit +50%, 3 samples)",
+        "    compared: raw times (no common reference kernel)",
+        "  (improved: kernels 3 -> 2)",
+        "  workload was mlp-v1, now mlp-v2",
+        "to accept these values as the new baseline: pytest --tvmperf-update n",
+    ]
 
 
 def test_regression_message_time_improvement_uses_time_format():
@@ -160,9 +162,84 @@ def test_regression_message_time_improvement_uses_time_format():
     now = record((1e-3,), metrics=exact(storage=200))
     comparison = compare(now, base, {**DEFAULT_THRESHOLDS, "time": Limit(relative=0.5)})
     text = regression_message("n", "p.json", now, base, comparison)
-    assert "  storage_bytes 100 -> 200 (+100, limit no increase)" in text.splitlines()
-    assert "  time 4 ms -> 1 ms (0.25x, limit +50%, median of 1 samples) [improved]" in text.splitlines()
+    assert text.splitlines() == [
+        "tvmperf: storage_bytes regressed against the baseline in p.json",
+        "  storage_bytes 100 -> 200 (+100, limit no increase)",
+        "  time 4 ms -> 1 ms (0.25x (95% CI 0.19-0.34x, raw), limit +50%, 1 samples) [improved]",
+        "    compared: raw times (no common reference kernel)",
+        "to accept these values as the new baseline: pytest --tvmperf-update n",
+    ]
     assert "(improved: time" not in text
+
+
+QUIET = (1e-3,) * 10
+
+
+def test_regression_message_inconclusive_time_with_notes():
+    base = with_timings([timing(QUIET, reference=(2e-3,) * 10)])
+    now = record(QUIET, reference=(2e-3,) * 10)
+    comparison = compare(now, base, DEFAULT_THRESHOLDS)
+    assert (comparison.status, comparison.regressions) == ("inconclusive", ())
+    notes = ["first measurement inconclusive at 1.00x; re-measured", "baseline artifact gone"]
+    text = regression_message("t.py::a", "p.json", now, base, comparison, notes=notes)
+    assert text.splitlines() == [
+        "tvmperf: time inconclusive against the baseline in p.json: the noise is larger than the threshold",
+        "  note: first measurement inconclusive at 1.00x; re-measured",
+        "  note: baseline artifact gone",
+        "  time 1 ms -> 1 ms (1.00x (95% CI 0.94-1.06x, normalized), limit +5%, 10 samples) [inconclusive]",
+        "    compared: normalized by the reference kernel",
+        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
+    ]
+
+
+def test_regression_message_regressed_time_and_instructions_with_a_note():
+    now = record((2e-3,) * 10, ab=QUIET)
+    base = with_timings([timing(QUIET)], metrics=exact(instructions=9))
+    comparison = compare(now, base, DEFAULT_THRESHOLDS)
+    text = regression_message("t.py::a", "p.json", now, base, comparison, notes=("re-measured: confirmed",))
+    assert text.splitlines() == [
+        "tvmperf: instructions, time regressed against the baseline in p.json",
+        "  instructions 9 -> 10 (+1, limit no increase)",
+        "    by callee: +1 vm.builtin.alloc_tensor",
+        "    by function: +1 main",
+        "  time 1 ms -> 2 ms (2.00x (95% CI 1.96-2.04x, a/b), limit +5%, 10 samples)",
+        "    compared: the baseline's artifact timed side by side",
+        "  note: re-measured: confirmed",
+        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
+    ]
+
+
+def test_regression_message_time_not_gated_on_another_machine():
+    here = machine("here")
+    now = record((2e-3,), mach=here)
+    base = record((1e-3,), mach=machine("there"), metrics=exact(instructions=9))
+    comparison = compare(now, base, DEFAULT_THRESHOLDS)
+    lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
+    assert lines[0] == "tvmperf: instructions regressed against the baseline in p.json"
+    assert lines[4:6] == [
+        "  time - -> 2 ms (limit +5%, median of 1 samples) [not gated]",
+        f"    compared: no time baseline for this machine (fingerprint {here.fingerprint}); "
+        "this run has no reference-kernel samples to normalize by",
+    ]
+
+
+def test_regression_message_time_off_has_no_decision_and_no_note():
+    now = record((2e-3,))
+    base = record((1e-3,), metrics=exact(instructions=9))
+    comparison = compare(now, base, {**DEFAULT_THRESHOLDS, "time": Limit(enabled=False)})
+    lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
+    assert lines[4:] == [
+        "  time 1 ms -> 2 ms (2.00x, limit off, median of 1 samples) [not gated]",
+        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
+    ]
+
+
+def test_regression_message_without_current_timing_has_no_time_line():
+    now = record(None, metrics=exact(instructions=11))
+    comparison = compare(now, record(), DEFAULT_THRESHOLDS)
+    assert comparison.get("time").status == "n/a"
+    text = regression_message("n", "p.json", now, record(), comparison)
+    assert not any(line.lstrip().startswith("time ") for line in text.splitlines())
 
 
 def test_regression_message_missing_metric_shows_na():
@@ -181,32 +258,45 @@ ROWS = [
     SummaryRow("test_mlp", "vm-bytecode", "llvm", 2e-3, 1e-3, 17, 15, "regressed"),
     SummaryRow("test_long_name[x]", "prim", "llvm", 5e-6, None, None, None, "not gated", note="no time baseline"),
     SummaryRow("t", "vm-compiled", "cuda", None, 1e-3, 3, None, "pass", note="no time baseline"),
+    SummaryRow("test_ab", "prim", "llvm", 1.1e-3, 1e-3, 5, 5, "inconclusive",
+               ratio=1.0412, low=0.987, high=1.0961, mode="a/b"),
 ]
 
 
 def test_summary_table_cells():
     lines = summary_table(ROWS)
-    assert len(lines) == 4
-    assert lines[0].split() == ["test", "executor", "target", "median", "baseline", "ratio", "instr", "now/base", "verdict"]
+    assert len(lines) == 5
+    assert lines[0].split() == ["test", "executor", "target", "median", "baseline", "ratio", "[CI]", "instr",
+                                "now/base", "verdict"]
     assert lines[1].split() == ["test_mlp", "vm-bytecode", "llvm", "2", "ms", "1", "ms", "2.00x", "17/15", "regressed"]
     assert lines[2].split() == ["test_long_name[x]", "prim", "llvm", "5", "us", "-", "-", "n/a", "not", "gated"]
     assert lines[3].split() == ["t", "vm-compiled", "cuda", "-", "1", "ms", "-", "3/-", "pass"]
+    # with a decision, the ratio cell is the decision's ratio and CI (not median over baseline)
+    assert lines[4].split() == ["test_ab", "prim", "llvm", "1.1", "ms", "1", "ms", "1.04x", "[0.99-1.10]", "a/b",
+                                "5/5", "inconclusive"]
+
+
+def test_summary_table_ratio_needs_the_whole_interval():
+    partial = SummaryRow("p", "prim", "llvm", 3e-3, 1e-3, None, None, "pass", ratio=1.5, low=None, high=2.0, mode="raw")
+    assert summary_table([partial])[1].split()[7] == "3.00x"  # falls back to median over baseline
 
 
 def test_summary_table_columns_align():
     lines = summary_table(ROWS)
     assert all(line == line.rstrip() for line in lines)
-    for word in ("executor", "target", "median", "baseline", "ratio", "instr now/base", "verdict"):
+    for word in ("executor", "target", "median", "baseline", "ratio [CI]", "instr now/base", "verdict"):
         column = lines[0].index(word)
         for line in lines[1:]:
             assert line[column - 2:column] == "  "  # every column starts after a two-space gap
             assert line[column] != " "
     widest = max(len(r.test) for r in ROWS)
     assert lines[0].index("executor") == widest + 2
+    widest_ratio = len("1.04x [0.99-1.10] a/b")
+    assert lines[0].index("instr now/base") == lines[0].index("ratio [CI]") + widest_ratio + 2
 
 
 def test_summary_table_empty_is_header_only():
-    assert summary_table([]) == ["test  executor  target  median  baseline  ratio  instr now/base  verdict"]
+    assert summary_table([]) == ["test  executor  target  median  baseline  ratio [CI]  instr now/base  verdict"]
 
 
 def test_summary_notes_counts_distinct_notes():

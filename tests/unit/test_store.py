@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-from _factories import exact, machine, record
-from hypothesis import given
+from _factories import exact, machine, record, timing
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_tvmperf import store
 from pytest_tvmperf.machine import Machine
-from pytest_tvmperf.measure import TimeSamples
+from pytest_tvmperf.measure import TimeSamples, TimingTask, TvmTimer
 from pytest_tvmperf.metrics import ExactMetrics
 from pytest_tvmperf.record import Record, Timing
 from pytest_tvmperf.store import (
@@ -61,6 +61,138 @@ def test_time_samples_validation():
     for bad in [(), (0.0,), (-1.0,), (float("inf"),), (float("nan"),)]:
         with pytest.raises(ValueError):
             TimeSamples(bad)
+
+
+@pytest.mark.parametrize("side", ["reference", "baseline"])
+def test_time_samples_validates_paired_sides(side):
+    def make(values):
+        return TimeSamples((1.0, 2.0), **{side: values})
+
+    assert getattr(make((1.0, 1.0)), side) == (1.0, 1.0)
+    with pytest.raises(ValueError, match=f"^{side} samples must pair one to one with the time samples$"):
+        make((1.0,))
+    for bad in [(1.0, 0.0), (1.0, -2.0), (float("inf"), 1.0), (float("nan"), 1.0)]:
+        with pytest.raises(ValueError, match=f"^{side} samples must be positive and finite"):
+            make(bad)
+
+
+def test_time_samples_normalized_and_ab_ratios_are_per_round():
+    samples = TimeSamples((2.0, 3.0, 4.0), reference=(1.0, 2.0, 4.0), reference_name="ref", baseline=(4.0, 3.0, 1.0))
+    assert samples.normalized == (2.0, 1.5, 1.0)
+    assert samples.ab_ratios == (0.5, 1.0, 4.0)
+    assert samples.median == 3.0  # of the workload's own samples
+    plain = TimeSamples((2.0, 3.0))
+    assert (plain.normalized, plain.ab_ratios, plain.reference_name) == (None, None, None)
+
+
+def test_time_samples_add_pools_every_side():
+    a = TimeSamples((1.0, 2.0), (1.0, 1.0), "ref", (2.0, 2.0))
+    b = TimeSamples((3.0,), (3.0,), "ref", (1.0,))
+    assert a + b == TimeSamples((1.0, 2.0, 3.0), (1.0, 1.0, 3.0), "ref", (2.0, 2.0, 1.0))
+    assert (a + b).normalized == (1.0, 2.0, 1.0)
+    assert (a + b).ab_ratios == (0.5, 1.0, 3.0)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        # another reference kernel: the pooled samples keep no reference
+        (TimeSamples((1.0,), (1.0,), "ref"), TimeSamples((2.0,), (2.0,), "other"), TimeSamples((1.0, 2.0))),
+        # one side without a reference
+        (TimeSamples((1.0,), (1.0,), "ref"), TimeSamples((2.0,)), TimeSamples((1.0, 2.0))),
+        (TimeSamples((1.0,)), TimeSamples((2.0,), (2.0,), "ref"), TimeSamples((1.0, 2.0))),
+        # one side without the baseline artifact's samples
+        (TimeSamples((1.0,), baseline=(1.0,)), TimeSamples((2.0,)), TimeSamples((1.0, 2.0))),
+        (TimeSamples((1.0,), (1.0,), "ref", (1.0,)), TimeSamples((2.0,), (4.0,), "ref"),
+         TimeSamples((1.0, 2.0), (1.0, 4.0), "ref")),
+    ],
+)
+def test_time_samples_add_drops_what_does_not_pair(a, b, expected):
+    assert a + b == expected
+
+
+@settings(max_examples=30)
+@given(rows=st.lists(st.tuples(st.floats(1e-6, 1.0), st.floats(1e-6, 1.0), st.floats(1e-6, 1.0)), min_size=2, max_size=10),
+       data=st.data())
+def test_time_samples_add_keeps_rounds_paired(rows, data):
+    def part(chunk):
+        return TimeSamples(tuple(r[0] for r in chunk), tuple(r[1] for r in chunk), "ref", tuple(r[2] for r in chunk))
+
+    cut = data.draw(st.integers(1, len(rows) - 1))
+    pooled = part(rows[:cut]) + part(rows[cut:])
+    assert pooled == part(rows)
+    assert pooled.normalized == tuple(w / r for w, r, _ in rows)
+    assert pooled.ab_ratios == tuple(w / b for w, _, b in rows)
+
+
+class _Kernel:
+    """A fake sample function: logs its calls and returns a fixed value (no clock)."""
+
+    def __init__(self, name: str, value: float, log: list[str]) -> None:
+        self.name, self.value, self.log = name, value, log
+
+    def __call__(self) -> float:
+        self.log.append(self.name)
+        return self.value
+
+
+def test_tvm_timer_rotates_the_order_and_drops_the_warm_up():
+    log: list[str] = []
+    task = TimingTask(_Kernel("w", 2.0, log), _Kernel("r", 1.0, log), "ref", _Kernel("b", 4.0, log))
+    samples = TvmTimer()(task, 7)
+    assert samples == TimeSamples((2.0,) * 7, (1.0,) * 7, "ref", (4.0,) * 7)
+    warm_up, rounds = log[:3], [log[3 + 3 * i: 6 + 3 * i] for i in range(7)]
+    assert warm_up == ["w", "r", "b"]
+    assert rounds == [
+        ["w", "r", "b"], ["r", "b", "w"], ["b", "w", "r"],  # rotated
+        ["b", "r", "w"], ["w", "b", "r"], ["r", "w", "b"],  # rotated, then reversed
+        ["w", "r", "b"],
+    ]
+
+
+def test_tvm_timer_workload_only():
+    log: list[str] = []
+    samples = TvmTimer()(TimingTask(_Kernel("w", 3.0, log), reference_name="ignored"), 4)
+    assert samples == TimeSamples((3.0,) * 4)
+    assert samples.reference_name is None
+    assert log == ["w"] * 5
+
+
+def test_tvm_timer_with_reference_only():
+    log: list[str] = []
+    samples = TvmTimer()(TimingTask(_Kernel("w", 3.0, log), _Kernel("r", 1.5, log), "ref"), 4)
+    assert samples == TimeSamples((3.0,) * 4, (1.5,) * 4, "ref")
+    assert log == ["w", "r", "w", "r", "r", "w", "r", "w", "w", "r"]
+
+
+def test_timing_as_json_with_reference_and_artifact():
+    t = timing((1.23456789e-3, 2e-3), reference=(1e-3, 1.0000004e-3), reference_name="mm/v1", ab=(1e-3, 1e-3),
+               artifact="artifacts/x.so", artifact_sha256="ab" * 32)
+    data = t.as_json()
+    assert data["reference"] == {"name": "mm/v1", "samples_s": [1e-3, 1e-3]}
+    assert data["artifact"] == {"path": "artifacts/x.so", "sha256": "ab" * 32}
+    assert "baseline" not in json.dumps(data)  # the a/b samples belong to one run, not the baseline
+    back = Timing.from_json(json.loads(json.dumps(data)))
+    assert back.samples == TimeSamples((1.23457e-3, 2e-3), (1e-3, 1e-3), "mm/v1")
+    assert (back.artifact, back.artifact_sha256) == ("artifacts/x.so", "ab" * 32)
+
+
+def test_timing_json_without_reference_or_artifact_has_neither_key():
+    data = timing((1e-3,)).as_json()
+    assert "reference" not in data and "artifact" not in data
+    back = Timing.from_json(data)
+    assert (back.samples.reference, back.samples.reference_name, back.artifact, back.artifact_sha256) == (
+        None, None, None, None)
+
+
+def test_record_with_reference_round_trips():
+    rec = record((1e-3, 2e-3), reference=(2e-3, 2e-3), reference_name="mm/v1")
+    assert Record.from_json(json.loads(json.dumps(rec.as_json()))) == rec
+
+
+def test_timing_reference_without_name_round_trips():
+    t = Timing(machine(), TimeSamples((1e-3,), (2e-3,), None))
+    assert Timing.from_json(json.loads(json.dumps(t.as_json()))).samples.reference_name is None
 
 
 def test_timing_as_json_rounds_to_6_significant_digits():
@@ -212,13 +344,23 @@ def _malformed(kind: str) -> object:
         entry["timings"] = None
     elif kind == "target number":
         entry["target"] = 5
+    elif kind == "reference unpaired":
+        entry["timings"][fp]["reference"] = {"name": "mm/v1", "samples_s": [1e-3]}
+    elif kind == "reference negative":
+        n = len(entry["timings"][fp]["samples_s"])
+        entry["timings"][fp]["reference"] = {"name": "mm/v1", "samples_s": [-1e-3] * n}
+    elif kind == "reference without samples":
+        entry["timings"][fp]["reference"] = {"name": "mm/v1"}
+    elif kind == "artifact not an object":
+        entry["timings"][fp]["artifact"] = "x.so"
     return entry
 
 
 @pytest.mark.parametrize(
     "kind",
     ["missing key", "not an object", "null", "exact null", "no samples", "negative sample", "sample text",
-     "machine field missing", "timings null", "target number"],
+     "machine field missing", "timings null", "target number", "reference unpaired", "reference negative",
+     "reference without samples", "artifact not an object"],
 )
 def test_parse_baselines_malformed_entry(kind):
     text = _file({"good": _valid_entry(), "bad[id]": _malformed(kind)})

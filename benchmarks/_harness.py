@@ -1,0 +1,76 @@
+"""Shared helpers of the benchmark scripts: run pytest in fresh processes, read verdicts."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VERDICTS = ("pass", "regressed", "improved", "inconclusive", "recorded", "no baseline", "error", "wrong")
+
+# the synthetic workload of known cost: out[i] = sum_k a[i] * w_k over K steps, so
+# its time grows linearly with K and a slowdown of s% is K = 200 * (1 + s/100)
+BUSY_TEST = '''
+import os
+import numpy as np
+import pytest
+from tvm import te
+from pytest_tvmperf import Workload
+
+def busy(steps):
+    n = 1 << 14
+    a = te.placeholder((n,), name="A")
+    k = te.reduce_axis((0, steps), name="k")
+    out = te.compute((n,), lambda i: te.sum(a[i] * (k.astype("float32") * 1e-3 + 1.0), axis=k), name="B")
+    factor = float(np.sum(np.arange(steps, dtype=np.float64) * 1e-3 + 1.0))
+    return Workload(name=f"busy(steps={steps})", program=te.create_prim_func([a, out]),
+                    make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
+                    reference=lambda x: x * np.float32(factor), rtol=1e-3, atol=1e-3)
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_busy(tvmperf):
+    slowdown = float(os.environ.get("BUSY_SLOWDOWN_PCT", "0"))
+    tvmperf.check(busy(round(200 * (1 + slowdown / 100))))
+'''
+
+
+def run_pytest(args: list[str], cwd: Path = ROOT, env: dict | None = None) -> str:
+    """Run pytest in a fresh process; its stdout (the summary table included)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::UserWarning", *args]
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return proc.stdout
+
+
+def verdicts(output: str) -> dict[str, str]:
+    """test id -> verdict, from the tvmperf summary table."""
+    result: dict[str, str] = {}
+    in_table = False
+    for line in output.splitlines():
+        if "tvmperf summary" in line:
+            in_table = True
+            continue
+        if in_table:
+            if line.startswith("test ") or not line.strip():
+                continue
+            if line.startswith(("=", "-")) or "test(s):" in line:
+                break
+            for verdict in VERDICTS:
+                if line.rstrip().endswith(verdict):
+                    result[line.split()[0]] = verdict
+                    break
+    return result
+
+
+def ratios(output: str) -> list[str]:
+    """The 'time a -> b (ratio (CI ...), mode)' evidence lines of failures and warnings."""
+    return re.findall(r"time \S+ \S+ -> \S+ \S+ \(([^)]*\))", output)
+
+
+def tally(all_verdicts: list[dict[str, str]]) -> Counter:
+    counts: Counter = Counter()
+    for v in all_verdicts:
+        counts.update(v.values())
+    return counts

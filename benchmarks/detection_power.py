@@ -1,0 +1,53 @@
+"""Detection power: a workload of known cost slowed by 5/10/20/50%, judged from fresh processes.
+
+The workload (benchmarks/_harness.py BUSY_TEST) runs K inner steps per element, so
+K = 200 * (1 + s) costs s more. Baselines are recorded at s = 0; each trial is a
+fresh process running the slowed variant under the same test id. Prints the share of
+trials per verdict for each slowdown, in a/b mode (artifacts kept) and normalized
+mode (no artifacts). Goal: >= 95% `regressed` at 10%, 100% at 20% and above, and
+no `regressed` at 0%.
+
+    python benchmarks/detection_power.py --trials 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from _harness import BUSY_TEST, run_pytest, verdicts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--slowdowns", default="0,5,10,20,50")
+    args = parser.parse_args()
+    slowdowns = [float(s) for s in args.slowdowns.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        (project / "test_busy.py").write_text(BUSY_TEST)
+        (project / "pytest.ini").write_text("[pytest]\n")
+        env = dict(os.environ, BUSY_SLOWDOWN_PCT="0")
+        out = run_pytest(["--tvmperf-update"], cwd=project, env=env)
+        assert "1 passed" in out, out[-2000:]
+        print(f"{'mode':26} {'slowdown':>8} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}")
+        for mode, extra in (("a/b (artifacts kept)", []), ("normalized (no artifacts)", ["--tvmperf-artifacts=off"])):
+            for s in slowdowns:
+                counts: Counter = Counter()
+                for _ in range(args.trials):
+                    out = run_pytest(["--tvmperf-inconclusive=pass", *extra], cwd=project,
+                                     env=dict(os.environ, BUSY_SLOWDOWN_PCT=str(s)))
+                    counts.update(verdicts(out).values())
+                n = sum(counts.values())
+                print(f"{mode:26} {s:7g}% {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
+                      f"{counts['pass'] / n:5.0%} {counts['improved'] / n:8.0%}", flush=True)
+            print(file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
