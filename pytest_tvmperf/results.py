@@ -1,0 +1,106 @@
+"""The machine-readable results of a run (``--tvmperf-json``): pure conversion of the
+run's outcomes to JSON, and reading such a file back with clear errors.
+
+Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
+
+    {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": ISO-8601 UTC,
+     "tests": [{"nodeid", "test_id", "executor", "target", "verdict", "note",
+                "time": {"median_s", "baseline_s", "ratio", "low", "high", "mode",
+                         "confidence", "samples_s", "baseline_samples_s"} | null,
+                "kernels": [{"name", "time_s", "baseline_time_s"}] (per-kernel time, may be empty),
+                "record": <baseline-entry JSON of this run> | null,
+                "baseline": <baseline-entry JSON it was compared with> | null}]}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .record import Record
+
+RESULTS_SCHEMA_VERSION = 1
+RESULTS_KIND = "pytest-tvmperf-results"
+
+
+class ResultsError(Exception):
+    """A results file that cannot be read, with what to do."""
+
+
+def outcome_json(outcome) -> dict[str, Any]:
+    """One test's entry (``outcome`` is a session.Outcome)."""
+    time: dict[str, Any] | None = None
+    record, baseline = outcome.record, outcome.baseline
+    if record is not None and record.timing is not None:
+        verdict = outcome.comparison.get("time") if outcome.comparison is not None else None
+        decision = verdict.decision if verdict is not None else None
+        base_timing = None
+        if baseline is not None:
+            base_timing = baseline.timings.get(record.timing.machine.fingerprint)
+        time = {
+            "median_s": record.timing.samples.median,
+            "baseline_s": verdict.baseline if verdict is not None else None,
+            "ratio": decision.ratio if decision else None,
+            "low": decision.low if decision else None,
+            "high": decision.high if decision else None,
+            "confidence": decision.confidence if decision else None,
+            "mode": decision.mode if decision else None,
+            "samples_s": list(record.timing.samples.samples),
+            "baseline_samples_s": list(base_timing.samples.samples) if base_timing else None,
+        }
+    return {
+        "nodeid": outcome.nodeid,
+        "test_id": outcome.test_id,
+        "executor": outcome.executor,
+        "target": outcome.target,
+        "verdict": outcome.verdict,
+        "note": outcome.note,
+        "time": time,
+        "kernels": [],
+        "record": record.as_json() if record is not None else None,
+        "baseline": baseline.as_json() if baseline is not None else None,
+    }
+
+
+def results_json(entries: Iterable[Mapping[str, Any]], created: str) -> dict[str, Any]:
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "kind": RESULTS_KIND,
+        "created": created,
+        "tests": sorted(entries, key=lambda e: e["nodeid"]),
+    }
+
+
+def parse_results(text: str, path: Path) -> dict[str, Any]:
+    """Validate a results file's text; raise ResultsError naming the file and the fix."""
+    hint = f"re-create it with `pytest --tvmperf-json={path}`"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"results file {path} is not valid JSON ({exc.msg} at line {exc.lineno}); it may be truncated: {hint}") from None
+    if not isinstance(data, dict) or data.get("kind") != RESULTS_KIND or not isinstance(data.get("tests"), list):
+        raise ResultsError(f"results file {path} is not a pytest-tvmperf results file; {hint}")
+    if data.get("schema_version") != RESULTS_SCHEMA_VERSION:
+        raise ResultsError(f"results file {path} has schema version {data.get('schema_version')!r}, this pytest-tvmperf reads "
+                           f"version {RESULTS_SCHEMA_VERSION}; {hint}")
+    return data
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsError(f"results file {path} does not exist; create it with `pytest --tvmperf-json={path}`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"results file {path} cannot be read ({exc})") from None
+    return parse_results(text, Path(path))
+
+
+def records_of(data: Mapping[str, Any]) -> dict[str, Record]:
+    """node id -> the run's Record, from a parsed results file."""
+    out: dict[str, Record] = {}
+    for entry in data["tests"]:
+        if entry.get("record") is not None:
+            out[entry["nodeid"]] = Record.from_json(entry["record"])
+    return out
