@@ -44,6 +44,15 @@ class Compiled(Protocol):
 
     def static_metrics(self) -> ExactMetrics: ...
 
+    def listing(self) -> dict[str, str] | None:
+        """VM bytecode text per function, or None when there is none (compiled mode, prim)."""
+        ...
+
+    def call_times(self, args: Sequence[np.ndarray], runs: int, clock: Callable[[], float]) -> list[dict[str, float]] | None:
+        """Per run, seconds spent in each callee, by wrapping VM calls with
+        ``vm.set_instrument`` (bytecode mode only; None elsewhere)."""
+        ...
+
     def export(self, path: str) -> None:
         """Write the compiled artifact as a shared library (for a/b timing later)."""
         ...
@@ -117,6 +126,34 @@ class _VMCompiled:
 
     def export(self, path):
         self.executable.export_library(path)
+
+    def listing(self):
+        if self.exec_mode != "bytecode":
+            return None
+        return parse_bytecode(self.executable.as_text()).texts()
+
+    def call_times(self, args, runs, clock):
+        if self.exec_mode != "bytecode":
+            return None
+        per_run: list[dict[str, float]] = []
+        started: list[float] = []
+
+        def timed(func, func_symbol, before_run, ret_value, *_args):
+            if before_run:
+                started.append(clock())
+            else:
+                name = str(func_symbol)
+                per_run[-1][name] = per_run[-1].get(name, 0.0) + clock() - started.pop()
+            return 0
+
+        vm = self._vm()
+        device_args = _device_args(args, self.dev)
+        vm[self.entry](*device_args)  # warm-up, not instrumented
+        vm.set_instrument(timed)
+        for _ in range(runs):
+            per_run.append({})
+            vm[self.entry](*device_args)
+        return per_run
 
     def executed_calls(self, args):
         if self.exec_mode != "bytecode":
@@ -192,6 +229,12 @@ class _PrimCompiled:
 
     def export(self, path):
         self.lib.export_library(path)
+
+    def listing(self):
+        return None
+
+    def call_times(self, args, runs, clock):
+        return None
 
     def executed_calls(self, args):
         return None

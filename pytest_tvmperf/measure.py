@@ -11,7 +11,7 @@ import statistics
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,15 @@ class TvmTimer:
             task.reference_name if "reference" in got else None,
             tuple(got["baseline"]) if "baseline" in got else None,
         )
+
+
+def kernel_times(compiled: Any, args: Any, runs: int = 5) -> dict[str, float] | None:
+    """Median seconds per run spent in each VM callee (diagnosis only, not gated)."""
+    per_run = compiled.call_times(args, runs, time.perf_counter)
+    if not per_run:
+        return None
+    names = sorted({name for run in per_run for name in run})
+    return {name: float(statistics.median(run.get(name, 0.0) for run in per_run)) for name in names}
 
 
 @contextmanager

@@ -66,6 +66,11 @@ class Bytecode:
     """Instructions of each VM function parsed from ``executable.as_text()``."""
 
     functions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    listings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def texts(self) -> dict[str, str]:
+        """Each function's instructions as text, one per line (for bytecode diffs)."""
+        return {name: "\n".join(lines) for name, lines in self.listings.items()}
 
     def counts(self) -> dict[str, int]:
         return {name: len(ops) for name, ops in self.functions.items()}
@@ -83,24 +88,28 @@ def parse_bytecode(text: str) -> Bytecode:
     declare externals and hold no code. A call counts under its callee's name,
     other instructions under their opcode."""
     functions: dict[str, list[str]] = {}
+    listings: dict[str, list[str]] = {}
     current: list[str] | None = None
+    listing: list[str] = []
     for line in text.splitlines():
         header = _FUNC_HEADER.match(line)
         if header:
             current = functions.setdefault(header.group("name"), [])
+            listing = listings.setdefault(header.group("name"), [])
             continue
         if line.startswith("@") or not line.strip():
             current = None if line.startswith("@") else current
             continue
         instr = _INSTR.match(line)
         if instr and current is not None:
+            listing.append(" ".join(line.split()))
             op = instr.group("op")
             if op == "call":
                 rest = instr.group("rest").split()
                 current.append(rest[0] if rest else "call")
             else:
                 current.append(op)
-    return Bytecode({k: tuple(v) for k, v in functions.items()})
+    return Bytecode({k: tuple(v) for k, v in functions.items()}, {k: tuple(v) for k, v in listings.items()})
 
 
 def planned_storage(lowered) -> int:

@@ -33,6 +33,10 @@ OPT_OTHER_MACHINE = "tvmperf_other_machine"
 OPT_CONFIRM = "tvmperf_confirm"
 OPT_NOISE = "tvmperf_noise"
 OPT_ARTIFACTS = "tvmperf_artifacts"
+OPT_JSON = "tvmperf_json"
+OPT_HTML = "tvmperf_html"
+OPT_HISTORY = "tvmperf_history"
+OPT_PRUNE = "tvmperf_prune"
 
 #: The smallest slowdown worth failing for. A slowdown fails only when it is also
 #: significant (see timestats.py), so the threshold can sit below the noise of one
@@ -42,7 +46,7 @@ DEFAULT_ALPHA = 0.05
 INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
 OTHER_MACHINE_POLICIES = ("normalized", "skip")
 NOISE_MODES = ("ab", "normalized", "raw")
-DEFAULT_NOISE = {"ab": 0.01, "normalized": 0.03, "raw": 0.15}
+DEFAULT_NOISE = {"ab": 0.02, "normalized": 0.03, "raw": 0.15}
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 DEFAULT_EXAMPLES = 8
@@ -273,9 +277,17 @@ def addoption(parser) -> None:
     group.addoption("--tvmperf-confirm", dest=OPT_CONFIRM, type=_argparse_type(parse_bool), default=None,
                     help="re-measure a suspected regression before failing (default true)")
     group.addoption("--tvmperf-noise", dest=OPT_NOISE, type=_argparse_type(parse_noise), default=None,
-                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=1%%,normalized=3%%,raw=15%%' (the defaults)")
+                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=2%%,normalized=3%%,raw=15%%' (the defaults)")
     group.addoption("--tvmperf-artifacts", dest=OPT_ARTIFACTS, default=None, metavar="DIR|off",
                     help="where --tvmperf-update saves compiled artifacts for a/b timing, relative to the baseline directory (default artifacts), or off")
+    group.addoption("--tvmperf-json", dest=OPT_JSON, default=None, metavar="PATH",
+                    help="write every test's metrics, baseline and verdict as JSON")
+    group.addoption("--tvmperf-html", dest=OPT_HTML, default=None, metavar="PATH",
+                    help="write a self-contained HTML report with plots")
+    group.addoption("--tvmperf-history", dest=OPT_HISTORY, default=None, metavar="PATH",
+                    help="append this run to a history file (one JSON line per run); the HTML report plots the trend")
+    group.addoption("--tvmperf-prune", dest=OPT_PRUNE, action="store_true", default=False,
+                    help="with --tvmperf-update in a full run: remove baselines that no test used")
     parser.addini(OPT_EXECUTORS, "default executors for tvmperf tests", default="")
     parser.addini(OPT_ALPHA, "false-alarm rate of the whole run's time verdicts", default="")
     parser.addini(OPT_INCONCLUSIVE, "fail, warn or pass on an inconclusive time verdict", default="")
@@ -308,6 +320,10 @@ class Settings:
     confirm: bool = True
     noise: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_NOISE))
     artifact_dir: Path | None = Path("baselines/artifacts")
+    json_path: Path | None = None
+    html_path: Path | None = None
+    history_path: Path | None = None
+    prune: bool = False
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds: CLI over ini over the test's marker over defaults."""
@@ -357,4 +373,13 @@ class Settings:
             confirm=pick(OPT_CONFIRM, parse_bool, True),
             noise=pick(OPT_NOISE, parse_noise, dict(DEFAULT_NOISE)),
             artifact_dir=None if str(artifacts).strip().lower() == "off" else baseline_path / artifacts,
+            json_path=_report_path(config, OPT_JSON),
+            html_path=_report_path(config, OPT_HTML),
+            history_path=_report_path(config, OPT_HISTORY),
+            prune=bool(config.getoption(OPT_PRUNE)),
         )
+
+
+def _report_path(config, name: str) -> Path | None:
+    value = config.getoption(name)
+    return None if not value else Path(config.invocation_params.dir, value)

@@ -6,9 +6,10 @@ import dataclasses
 
 import pytest
 
-from . import options
+from . import options, outputs
 from .measure import Timer, TvmTimer
 from .report import SummaryRow
+from .results import ResultsError
 from .runner import Combo, Tvmperf
 from .session import TvmperfSession
 from .store import baseline_path
@@ -30,9 +31,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     try:
         settings = options.Settings.from_config(config)
-    except ValueError as exc:
+        for path, option in ((settings.json_path, "--tvmperf-json"), (settings.html_path, "--tvmperf-html"),
+                             (settings.history_path, "--tvmperf-history")):
+            if path is not None:
+                outputs.check_writable(path, option)
+        history = outputs.read_history(settings.history_path) if settings.history_path else []
+    except (ValueError, ResultsError) as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
-    config.stash[SESSION_KEY] = TvmperfSession(settings, config.rootpath)
+    if settings.prune and not settings.update:
+        raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
+    config.stash[SESSION_KEY] = TvmperfSession(settings, config.rootpath, history=history)
 
 
 def _marker_kwargs(node) -> dict:
@@ -94,14 +102,30 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
         baseline_file=baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
         thresholds=session.settings.thresholds(options.thresholds_from_marker(kwargs)),
         timer=tvmperf_timer,
+        location=(node.location[0], (node.location[1] or 0) + 1),
+        user_properties=node.user_properties,
     )
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     state = config.stash.get(SESSION_KEY, None)
-    if state is not None:
-        timed = sum(1 for item in items if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo))
-        state.timed_tests = max(1, timed)
+    if state is None:
+        return
+    timed = [item for item in items if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
+    state.timed_tests = max(1, len(timed))
+    for item in timed:
+        path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
+        state.collected.setdefault(path, set()).add("::".join(item.nodeid.split("::")[1:]))
+    if config.option.keyword or config.option.markexpr or any("::" in str(a) for a in config.args):
+        state.partial_run = True
+
+
+def pytest_deselected(items: list) -> None:
+    if items:
+        config = items[0].config
+        state = config.stash.get(SESSION_KEY, None)
+        if state is not None:
+            state.partial_run = True
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -111,11 +135,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the summary to the controller
         workeroutput["tvmperf_rows"] = [dataclasses.asdict(o.summary_row()) for o in state.outcomes.values()]
+        workeroutput["tvmperf_results"] = state.result_entries()
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         state.discard_pending()  # an interrupted run leaves every baseline file as it was
-    elif state.updates:
-        state.flush_updates()
+    else:
+        if state.updates:
+            state.flush_updates()
+        if workeroutput is None:
+            state.unused = state.find_unused()
+            if state.settings.prune and state.unused:
+                state.prune(state.unused)
     state.cleanup()
+    if workeroutput is None:
+        s = state.settings
+        try:
+            state.report_lines = outputs.write_reports(
+                state.result_entries(), state.summary_rows(), json_path=s.json_path, html_path=s.html_path,
+                history_path=s.history_path, history=state.history)
+        except OSError as exc:
+            state.write_errors.append(f"reports not written: {exc}")
     if state.write_errors:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -127,6 +165,7 @@ def pytest_testnodedown(node, error) -> None:
     rows = getattr(node, "workeroutput", {}).get("tvmperf_rows", [])
     if state is not None:
         state.worker_rows.extend(SummaryRow(**row) for row in rows)
+        state.worker_entries.extend(getattr(node, "workeroutput", {}).get("tvmperf_results", []))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -142,12 +181,24 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(f"tvmperf: {error}", red=True)
     if state.export_problem:
         terminalreporter.write_line(f"tvmperf: {state.export_problem}", yellow=True)
+    for line in outputs.annotations(state.result_entries()):
+        terminalreporter.write_line(line)
     tr = terminalreporter
     tr.write_sep("-", "tvmperf summary")
     for line in summary_table(rows):
         tr.write_line(line)
     for line in summary_notes(rows):
         tr.write_line(line)
+    for line in state.report_lines:
+        tr.write_line(f"tvmperf {line}")
+    if state.pruned:
+        tr.write_line(f"tvmperf: pruned {len(state.pruned)} unused baseline(s): {', '.join(state.pruned)}")
+    elif state.unused:
+        count = sum(len(v) for v in state.unused.values())
+        tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with pytest --tvmperf-update --tvmperf-prune):")
+        for path, names in state.unused.items():
+            shown = path.relative_to(state.rootpath) if path.is_relative_to(state.rootpath) else path
+            tr.write_line(f"  {shown}: {', '.join(names)}")
     if state.settings.update:
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             tr.write_line("run interrupted: no baseline file was changed")

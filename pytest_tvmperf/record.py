@@ -63,6 +63,8 @@ class Record:
     exact: ExactMetrics
     timings: Mapping[str, Timing] = field(default_factory=dict)
     compile_s: float | None = None
+    bytecode: Mapping[str, str] | None = None
+    kernel_time_s: Mapping[str, float] | None = None
 
     @property
     def timing(self) -> Timing | None:
@@ -78,6 +80,8 @@ class Record:
             "exact": self.exact.as_json(),
             "compile_s": None if self.compile_s is None else _round(self.compile_s),
             "timings": {fp: t.as_json() for fp, t in sorted(self.timings.items())},
+            "bytecode": None if self.bytecode is None else {k: v.splitlines() for k, v in sorted(self.bytecode.items())},
+            "kernel_time_s": None if self.kernel_time_s is None else {k: _round(v) for k, v in sorted(self.kernel_time_s.items())},
         }
 
     @classmethod
@@ -90,6 +94,8 @@ class Record:
             exact=ExactMetrics.from_json(data["exact"]),
             timings={fp: Timing.from_json(t) for fp, t in data.get("timings", {}).items()},
             compile_s=data.get("compile_s"),
+            bytecode=None if data.get("bytecode") is None else {k: "\n".join(v) for k, v in data["bytecode"].items()},
+            kernel_time_s=None if data.get("kernel_time_s") is None else {k: float(v) for k, v in data["kernel_time_s"].items()},
         )
 
     def merged_over(self, old: "Record | None") -> "Record":

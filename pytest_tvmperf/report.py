@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import shlex
 from collections import Counter
 from dataclasses import dataclass
@@ -83,6 +84,9 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines = [f"tvmperf: time inconclusive against the baseline in {path}: the noise is larger than the threshold"]
     for v in comparison.regressions:
         lines.extend(_verdict_line(v, current, baseline))
+    slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s)
+    if slower:
+        lines.append(f"  kernels that take longer than in the baseline: {slower}")
     for note in notes:
         lines.append(f"  note: {note}")
     time_verdict = comparison.get("time")
@@ -100,7 +104,40 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     if current.tvm_version != baseline.tvm_version:
         lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
     lines.append(f"to accept these values as the new baseline: {update_command(nodeid)}")
+    diff = bytecode_diff(baseline.bytecode, current.bytecode)
+    if diff:
+        lines.append("VM bytecode, baseline -> now:")
+        lines.extend(f"  {line}" for line in diff)
     return "\n".join(lines)
+
+
+def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6) -> str:
+    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first."""
+    if before is None or after is None:
+        return ""
+    changes = []
+    for name in set(after) | set(before):
+        delta = after.get(name, 0.0) - before.get(name, 0.0)
+        if delta > 0:
+            tag = " (new)" if name not in before else (" (gone)" if name not in after else "")
+            changes.append((delta, f"{name} +{fmt_time(delta)}{tag}"))
+    changes.sort(key=lambda c: -c[0])
+    return ", ".join(text for _, text in changes[:limit])
+
+
+def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
+    """Unified diff of the VM bytecode of the functions that changed, baseline -> now."""
+    if before is None or after is None:
+        return []
+    lines: list[str] = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name, ""), after.get(name, "")
+        if old == new:
+            continue
+        lines.extend(difflib.unified_diff(old.splitlines(), new.splitlines(), f"baseline @{name}", f"now @{name}", lineterm="", n=1))
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"... {len(lines) - max_lines} more diff lines"]
+    return lines
 
 
 def missing_baseline_message(nodeid: str, test_id: str, path: str) -> str:
@@ -150,3 +187,31 @@ def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
     """One line per distinct note (e.g. why time was not gated), with its count."""
     counts = Counter(r.note for r in rows if r.note)
     return [f"{n} test(s): {note}" for note, n in sorted(counts.items())]
+
+
+def markdown_summary(rows: Sequence[SummaryRow]) -> str:
+    """The summary table as Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
+    counts = Counter(r.verdict for r in rows)
+    head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    lines = [f"### pytest-tvmperf: {head}", "",
+             "| test | executor | target | median | baseline | ratio [CI] | instructions now/base | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    icon = {"regressed": "❌", "inconclusive": "⚠️", "improved": "✅", "pass": "✔️"}
+    for r in rows:
+        instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
+        cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), instr,
+                 f"{icon.get(r.verdict, '')} {r.verdict}".strip()]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    notes = summary_notes(rows)
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def github_annotation(path: str, line: int, verdict: str, message: str) -> str:
+    """A ``::error`` workflow command that GitHub Actions shows on the test's line."""
+    def escape(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    props = f"file={escape(path).replace(',', '%2C').replace(':', '%3A')},line={line},title=tvmperf {verdict}"
+    return f"::error {props}::{escape(message)}"

@@ -57,10 +57,21 @@ def outcome_json(outcome) -> dict[str, Any]:
         "verdict": outcome.verdict,
         "note": outcome.note,
         "time": time,
-        "kernels": [],
+        "kernels": kernel_rows(record, baseline),
+        "message": outcome.message,
+        "location": list(outcome.location),
         "record": record.as_json() if record is not None else None,
         "baseline": baseline.as_json() if baseline is not None else None,
     }
+
+
+def kernel_rows(record: Record | None, baseline: Record | None) -> list[dict[str, Any]]:
+    """Per-kernel time now and in the baseline, slowest added time first."""
+    if record is None or record.kernel_time_s is None:
+        return []
+    before = (baseline.kernel_time_s if baseline is not None else None) or {}
+    rows = [{"name": name, "time_s": t, "baseline_time_s": before.get(name)} for name, t in record.kernel_time_s.items()]
+    return sorted(rows, key=lambda r: -(r["time_s"] - (r["baseline_time_s"] or 0.0)))
 
 
 def results_json(entries: Iterable[Mapping[str, Any]], created: str) -> dict[str, Any]:
@@ -104,3 +115,37 @@ def records_of(data: Mapping[str, Any]) -> dict[str, Record]:
         if entry.get("record") is not None:
             out[entry["nodeid"]] = Record.from_json(entry["record"])
     return out
+
+
+HISTORY_KIND = "pytest-tvmperf-history"
+
+
+def history_line(entries: Iterable[Mapping[str, Any]], created: str) -> dict[str, Any]:
+    """One run of ``--tvmperf-history``: per node id, its median time and verdict."""
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "kind": HISTORY_KIND,
+        "created": created,
+        "tests": {e["nodeid"]: {"median_s": (e["time"] or {}).get("median_s"), "verdict": e["verdict"]} for e in entries},
+    }
+
+
+def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
+    """The runs of a history file (one JSON object per line), oldest first."""
+    runs = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            run = json.loads(line)
+        except json.JSONDecodeError:
+            raise ResultsError(f"history file {path}, line {number}, is not valid JSON (truncated?); "
+                               f"remove that line or the file to start a new history") from None
+        if not isinstance(run, dict) or run.get("kind") != HISTORY_KIND:
+            raise ResultsError(f"history file {path}, line {number}, is not a pytest-tvmperf history line; "
+                               f"point --tvmperf-history at another file")
+        if run.get("schema_version") != RESULTS_SCHEMA_VERSION:
+            raise ResultsError(f"history file {path}, line {number}, has schema version {run.get('schema_version')!r}, "
+                               f"this pytest-tvmperf reads version {RESULTS_SCHEMA_VERSION}; start a new history file")
+        runs.append(run)
+    return runs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -17,12 +17,12 @@ from .correctness import check_outputs
 from .artifacts import PendingArtifact, artifact_relpath, discard, export_pending, verified
 from .executors import CompileError, get_executor, load_artifact, shorten_tvm_error
 from .machine import current_machine
-from .measure import TimeSamples, Timer, TimingTask, stopwatch
+from .measure import TimeSamples, Timer, TimingTask, kernel_times, stopwatch
 from .options import Limit
 from .record import Record, Timing
 from .reference import REFERENCE_NAME
 from .report import missing_baseline_message, regression_message
-from .session import Outcome, TvmperfSession
+from .session import Outcome, TvmperfSession, junit_properties
 from .store import BaselineError
 from .workload import Workload
 
@@ -62,7 +62,17 @@ class Tvmperf:
     baseline_file: Path
     thresholds: Mapping[str, Limit]
     timer: Timer
+    location: tuple[str, int] = ("", 0)
+    user_properties: list = field(default_factory=list)
     _checked: bool = False
+
+    def _add(self, outcome: Outcome) -> Outcome:
+        """Keep the outcome for the summary and reports, and put its figures on the
+        test's JUnit XML properties."""
+        outcome = replace(outcome, location=self.location)
+        self.session.add(outcome)
+        self.user_properties.extend(junit_properties(outcome))
+        return outcome
 
     @property
     def executor(self) -> str:
@@ -74,7 +84,7 @@ class Tvmperf:
 
     def _fail(self, verdict: str, message: str, **fields) -> None:
         __tracebackhide__ = True
-        self.session.add(Outcome(self.nodeid, self.test_id, self.executor, self.target, verdict, **fields))
+        self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target, verdict, message=message, **fields))
         pytest.fail(message, pytrace=False)
 
     def check(self, workload: Workload) -> Outcome:
@@ -113,6 +123,9 @@ class Tvmperf:
             self._check_symbolic(compiled, workload, where)
 
         exact = replace(compiled.static_metrics(), calls=compiled.executed_calls(args))
+        listing = compiled.listing()
+        with self.session.timing_lock():
+            per_kernel = kernel_times(compiled, args)
         target_json = target.as_json()
         machine = current_machine(target_json)
 
@@ -126,6 +139,8 @@ class Tvmperf:
                 exact=exact,
                 timings={machine.fingerprint: Timing(machine, samples, relpath, artifact.sha256 if artifact else None)},
                 compile_s=compile_time[0],
+                bytecode=listing,
+                kernel_time_s=per_kernel,
             )
 
         baseline = self._baselines().get(self.test_id)
@@ -244,9 +259,7 @@ class Tvmperf:
 
     def _record(self, record: Record) -> Outcome:
         self.session.queue_update(self.baseline_file, self.test_id, record)
-        outcome = Outcome(self.nodeid, self.test_id, self.executor, self.target, "recorded", record=record)
-        self.session.add(outcome)
-        return outcome
+        return self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target, "recorded", record=record))
 
     def _decide(self, record: Record, baseline: Record | None, remeasure, make_record, notes: list[str]) -> Outcome:
         __tracebackhide__ = True
@@ -264,16 +277,23 @@ class Tvmperf:
             record = make_record(pooled)
             comparison = compare(record, baseline, self.thresholds, policy)
             time_verdict = comparison.get("time")
-            word = "confirmed" if time_verdict.status == first.status else f"not confirmed (now {time_verdict.status})"
+            if time_verdict.status == "regressed" and first.status != "regressed":
+                # only a regression seen by both measurements fails: noise alone rarely does that twice
+                time_verdict = replace(time_verdict, status="inconclusive")
+                comparison = replace(comparison, verdicts=tuple(time_verdict if v.metric == "time" else v
+                                                                for v in comparison.verdicts))
+                word = "regressed in the re-measure only: inconclusive"
+            else:
+                word = "confirmed" if time_verdict.status == first.status else f"not confirmed (now {time_verdict.status})"
             notes.append(f"first measurement {first.status} at {first.decision.describe()}; re-measured with "
                          f"{len(pooled.samples)} samples in all: {word}")
         summary_note = ""
         if time_verdict is not None and time_verdict.status == "not gated" and time_verdict.note:
             summary_note = f"time shown, not gated: {time_verdict.note}"
-        outcome = Outcome(self.nodeid, self.test_id, self.executor, self.target, comparison.status,
-                          record=record, baseline=baseline, comparison=comparison, note=summary_note)
-        self.session.add(outcome)
         message = regression_message(self.nodeid, shown_path, record, baseline, comparison, notes)
+        outcome = self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target, comparison.status,
+                                    record=record, baseline=baseline, comparison=comparison, note=summary_note,
+                                    message=message if comparison.status in ("regressed", "inconclusive") else ""))
         if comparison.regressions:
             pytest.fail(message, pytrace=False)
         if comparison.inconclusive:

@@ -31,6 +31,8 @@ class Outcome:
     baseline: Record | None = None
     comparison: Comparison | None = None
     note: str = ""
+    message: str = ""
+    location: tuple[str, int] = ("", 0)
 
     def summary_row(self) -> SummaryRow:
         time_now = self.record.timing.samples.median if self.record and self.record.timing else None
@@ -56,6 +58,26 @@ class Outcome:
         )
 
 
+def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
+    """The figures put on a test case of the JUnit XML report (``record_property``)."""
+    props: list[tuple[str, object]] = [
+        ("tvmperf_verdict", outcome.verdict),
+        ("tvmperf_executor", outcome.executor),
+        ("tvmperf_target", outcome.target),
+    ]
+    row = outcome.summary_row()
+    for name, value in (("median_s", row.median_s), ("baseline_s", row.baseline_s), ("ratio", row.ratio),
+                        ("ratio_low", row.low), ("ratio_high", row.high), ("instructions", row.instructions)):
+        if value is not None:
+            props.append((f"tvmperf_{name}", value))
+    if outcome.record is not None:
+        for metric in ("kernels", "storage_bytes", "calls"):
+            value = outcome.record.exact.scalar(metric)
+            if value is not None:
+                props.append((f"tvmperf_{metric}", value))
+    return props
+
+
 @dataclass
 class TvmperfSession:
     settings: Settings
@@ -72,6 +94,55 @@ class TvmperfSession:
     _scratch: Path | None = None
     export_problem: str = ""
     worker_rows: list[SummaryRow] = field(default_factory=list)
+    worker_entries: list[dict] = field(default_factory=list)
+    history: list[dict] = field(default_factory=list)
+    report_lines: list[str] = field(default_factory=list)
+    collected: dict[Path, set[str]] = field(default_factory=dict)
+    partial_run: bool = False
+    unused: dict[Path, list[str]] = field(default_factory=dict)
+    pruned: list[str] = field(default_factory=list)
+
+    def find_unused(self) -> dict[Path, list[str]]:
+        """Baseline entries no collected test uses: in the files of collected modules,
+        and every entry of files whose test module no longer exists. A partial run
+        (-k, -m, node ids, deselection) reports nothing."""
+        if self.partial_run:
+            return {}
+        from .store import module_of
+
+        unused: dict[Path, list[str]] = {}
+        base_dir = self.settings.baseline_dir
+        for path in sorted(base_dir.rglob("*.json")) if base_dir.is_dir() else []:
+            if self.settings.artifact_dir is not None and self.settings.artifact_dir in path.parents:
+                continue
+            module_gone = not module_of(path, base_dir, self.rootpath).exists()
+            if path not in self.collected and not module_gone:
+                continue
+            try:
+                records = self.baselines(path)
+            except BaselineError:
+                continue
+            names = sorted(set(records) - self.collected.get(path, set()))
+            if names:
+                unused[path] = names
+        return unused
+
+    def prune(self, unused: dict[Path, list[str]]) -> None:
+        """Remove unused entries and their artifacts (``--tvmperf-update --tvmperf-prune``)."""
+        from .store import remove_entries
+
+        for path, names in unused.items():
+            for record in remove_entries(path, set(names)):
+                for timing in record.timings.values():
+                    if timing.artifact:
+                        (self.settings.baseline_dir / timing.artifact).unlink(missing_ok=True)
+            self.pruned.extend(f"{path.relative_to(self.rootpath) if path.is_relative_to(self.rootpath) else path}::{n}" for n in names)
+
+    def result_entries(self) -> list[dict]:
+        """Results-JSON entries of this process's tests, then those of xdist workers."""
+        from .results import outcome_json
+
+        return [outcome_json(o) for o in self.outcomes.values()] + self.worker_entries
 
     def summary_rows(self) -> list[SummaryRow]:
         """Rows of this process's tests, then those reported by xdist workers."""

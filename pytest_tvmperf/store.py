@@ -118,3 +118,21 @@ def save_updates(path: Path, updates: Mapping[str, Record]) -> None:
         for test_id, rec in updates.items():
             records[test_id] = rec.merged_over(records.get(test_id))
         atomic_write(path, dump_baselines(records))
+
+
+def remove_entries(path: Path, test_ids: set[str]) -> list[Record]:
+    """Remove ``test_ids`` from the file at ``path`` (the file itself when nothing is
+    left); returns the removed records (their artifacts can then be deleted)."""
+    with _locked(path):
+        records = load_baselines(path)
+        removed = [records.pop(t) for t in sorted(test_ids) if t in records]
+        if records:
+            atomic_write(path, dump_baselines(records))
+        elif path.exists():
+            path.unlink()
+        return removed
+
+
+def module_of(baseline_file: Path, baseline_dir: Path, rootpath: Path) -> Path:
+    """The test module a baseline file belongs to (the inverse of baseline_path)."""
+    return rootpath / baseline_file.relative_to(baseline_dir).with_suffix(".py")

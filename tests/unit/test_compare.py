@@ -80,7 +80,7 @@ QUIET = TimePolicy(noise_raw=0.0)
 
 
 def test_time_policy_defaults():
-    assert TimePolicy() == TimePolicy(alpha=0.05, noise_ab=0.01, noise_normalized=0.03, noise_raw=0.15,
+    assert TimePolicy() == TimePolicy(alpha=0.05, noise_ab=0.02, noise_normalized=0.03, noise_raw=0.15,
                                       other_machine="normalized")
 
 
@@ -188,9 +188,9 @@ def test_compare_time_ab_mode_when_the_baseline_artifact_was_timed():
     verdict = compare_time(now, base, Limit(relative=0.05))
     assert verdict.status == "pass"
     assert verdict.note == "the baseline's artifact timed side by side"
-    assert (verdict.decision.mode, verdict.decision.noise) == ("a/b", 0.01)
+    assert (verdict.decision.mode, verdict.decision.noise) == ("a/b", 0.02)
     assert verdict.decision.ratio == pytest.approx(1.0)
-    assert verdict.decision == decide(now.timing.samples.ab_ratios, None, 0.05, 0.05, 0.01, "a/b")
+    assert verdict.decision == decide(now.timing.samples.ab_ratios, None, 0.05, 0.05, 0.02, "a/b")
     # baseline and current stay the stored and current medians
     assert (verdict.baseline, verdict.current) == (pytest.approx(1e-3), pytest.approx(2e-3))
 

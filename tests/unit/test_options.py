@@ -429,18 +429,18 @@ def test_single_choice_parsers_reject_a_list(parse, text):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("", {"ab": 0.01, "normalized": 0.03, "raw": 0.15}),
-        (" , ", {"ab": 0.01, "normalized": 0.03, "raw": 0.15}),
+        ("", {"ab": 0.02, "normalized": 0.03, "raw": 0.15}),
+        (" , ", {"ab": 0.02, "normalized": 0.03, "raw": 0.15}),
         ("normalized=3%,ab=1%", {"ab": 0.01, "normalized": 0.03, "raw": 0.15}),
         ("ab=2%", {"ab": 0.02, "normalized": 0.03, "raw": 0.15}),
-        (" raw = 25% , normalized=0% ", {"ab": 0.01, "normalized": 0.0, "raw": 0.25}),
+        (" raw = 25% , normalized=0% ", {"ab": 0.02, "normalized": 0.0, "raw": 0.25}),
         ("ab=1%,ab=4%", {"ab": 0.04, "normalized": 0.03, "raw": 0.15}),
-        ("raw=999%", {"ab": 0.01, "normalized": 0.03, "raw": 9.99}),
+        ("raw=999%", {"ab": 0.02, "normalized": 0.03, "raw": 9.99}),
     ],
 )
 def test_parse_noise_accepts(text, expected):
     assert parse_noise(text) == pytest.approx(expected)
-    assert options.DEFAULT_NOISE == {"ab": 0.01, "normalized": 0.03, "raw": 0.15}  # never mutated
+    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.03, "raw": 0.15}  # never mutated
 
 
 @pytest.mark.parametrize(
@@ -539,7 +539,7 @@ def test_settings_from_config_defaults():
                                 artifact_dir=Path("/root/project/baselines/artifacts"))
     assert (settings.alpha, settings.inconclusive, settings.other_machine, settings.confirm) == (
         0.05, "warn", "normalized", True)
-    assert settings.noise == {"ab": 0.01, "normalized": 0.03, "raw": 0.15}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.03, "raw": 0.15}
 
 
 def test_settings_defaults_of_the_time_verdict():
@@ -548,15 +548,15 @@ def test_settings_defaults_of_the_time_verdict():
     assert settings.inconclusive == "warn"
     assert settings.other_machine == "normalized"
     assert settings.confirm is True
-    assert settings.noise == {"ab": 0.01, "normalized": 0.03, "raw": 0.15}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.03, "raw": 0.15}
     assert settings.artifact_dir == Path("baselines/artifacts")
 
 
 def test_settings_noise_default_is_a_copy():
     settings = Settings()
     settings.noise["ab"] = 0.5
-    assert Settings().noise["ab"] == 0.01
-    assert options.DEFAULT_NOISE == {"ab": 0.01, "normalized": 0.03, "raw": 0.15}
+    assert Settings().noise["ab"] == 0.02
+    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.03, "raw": 0.15}
 
 
 def test_settings_from_config_reads_time_verdict_ini():
@@ -570,7 +570,7 @@ def test_settings_from_config_reads_time_verdict_ini():
     }))
     assert settings.alpha == pytest.approx(0.01)
     assert (settings.inconclusive, settings.other_machine, settings.confirm) == ("fail", "skip", False)
-    assert settings.noise == {"ab": 0.01, "normalized": 0.03, "raw": pytest.approx(0.2)}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.03, "raw": pytest.approx(0.2)}
     assert settings.artifact_dir == Path("/root/project/baselines/saved")
 
 

@@ -1,0 +1,136 @@
+"""Outputs for CI and for people: the diagnosis in the message, results JSON, the
+GitHub step summary and annotations, JUnit properties, history, unused baselines."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from test_gate import MLP_TEST, TWO_TESTS
+
+
+def test_message_explains_a_bytecode_change(project):
+    project.pytester.makepyfile(test_perf=MLP_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    entry = project.baselines()["tests"]["test_mlp[llvm-vm-bytecode]"]
+    assert "call fused_matmul_add in: %0, c[6], c[7], %2 dst: %void" in entry["bytecode"]["forward"]
+    assert set(entry["kernel_time_s"]) >= {"fused_matmul_add", "fused_matmul1_add1", "fused_matmul2_add2"}
+
+    project.set_env("MLP_BIND", "0")
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    # the most telling lines first, the long diff after
+    assert out.index("instructions 17 -> 28") < out.index("VM bytecode, baseline -> now:")
+    result.stdout.fnmatch_lines([
+        "*by callee: +4 vm.builtin.null_value, +3 vm.builtin.alloc_tensor, +1 transpose, +1 transpose1, +1 transpose2*",
+        "*executed calls by callee: +4 vm.builtin.null_value*",
+        "*kernels that take longer than in the baseline: *transpose* (new)*",
+        "*VM bytecode, baseline -> now:*",
+        "*--- baseline @forward*",
+        "*+++ now @forward*",
+        "*+call transpose in: %1, %8 dst: %void*",
+    ])
+
+
+def test_results_json_junit_and_github_outputs(project, tmp_path):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.set_env("TVMPERF_FAKE_SCALE", "1.10")
+    summary = tmp_path / "step-summary.md"
+    project.set_env("GITHUB_STEP_SUMMARY", str(summary))
+    project.set_env("GITHUB_ACTIONS", "true")
+    results_path = tmp_path / "out" / "results.json"
+    result = project.run(f"--tvmperf-json={results_path}", f"--junitxml={tmp_path / 'junit.xml'}")
+    result.assert_outcomes(failed=2)
+
+    data = json.loads(results_path.read_text())
+    assert (data["schema_version"], data["kind"]) == (1, "pytest-tvmperf-results")
+    (a, b) = data["tests"]
+    assert a["nodeid"] == "test_perf.py::test_a[llvm-prim]" and a["verdict"] == "regressed"
+    assert a["time"]["mode"] == "a/b" and a["time"]["ratio"] == pytest.approx(1.10)
+    assert a["time"]["low"] < 1.10 < a["time"]["high"]
+    assert a["record"]["exact"]["kernels"] == 1 and a["baseline"]["exact"]["kernels"] == 1
+    assert a["message"].startswith("tvmperf: time regressed") and a["location"] == ["test_perf.py", 4]
+
+    md = summary.read_text()
+    assert md.startswith("### pytest-tvmperf: 2 regressed")
+    assert "| `test_a[llvm-prim]` | prim | llvm | 1.11 ms | 1.01 ms | 1.10x [" in md
+
+    result.stdout.fnmatch_lines(["::error file=test_perf.py,line=4,title=tvmperf regressed::tvmperf: time regressed*%0A*"])
+
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
+    props = {p.get("name"): p.get("value") for p in cases["test_a[llvm-prim]"].iter("property")}
+    assert props["tvmperf_verdict"] == "regressed"
+    assert float(props["tvmperf_ratio"]) == pytest.approx(1.10)
+    assert props["tvmperf_kernels"] == "1"
+
+
+def test_history_appends_one_line_per_run(project, tmp_path):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    history = tmp_path / "history.jsonl"
+    project.run("--tvmperf-update", f"--tvmperf-history={history}").assert_outcomes(passed=2)
+    project.run(f"--tvmperf-history={history}").assert_outcomes(passed=2)
+    runs = [json.loads(line) for line in history.read_text().splitlines()]
+    assert [r["kind"] for r in runs] == ["pytest-tvmperf-history"] * 2
+    assert runs[1]["tests"]["test_perf.py::test_a[llvm-prim]"]["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"kind": "pytest-tvmperf-history", "schema_version": 1, "created": "x", "tes', "*history file *h.jsonl, line 1, is not valid JSON (truncated?)*"),
+    ('{"kind": "pytest-tvmperf-history", "schema_version": 7, "created": "x", "tests": {}}', "*line 1, has schema version 7*"),
+    ('{"something": "else"}', "*line 1, is not a pytest-tvmperf history line*"),
+])
+def test_bad_history_file_is_a_usage_error(project, tmp_path, content, message):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    history = tmp_path / "h.jsonl"
+    history.write_text(content + "\n")
+    result = project.run(f"--tvmperf-history={history}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+@pytest.mark.parametrize("option", ["--tvmperf-json", "--tvmperf-html", "--tvmperf-history"])
+def test_unwritable_report_path_fails_at_start_up(project, tmp_path, option):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    result = project.run(f"{option}={blocker / 'report.out'}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{option}=*report.out: cannot write there*"])
+    assert "collected" not in result.stdout.str()
+
+
+def test_unused_baselines_are_listed_and_pruned(project):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.pytester.makepyfile(test_other=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=4)
+    # test_b is deleted from test_perf.py, and test_other.py is deleted altogether
+    project.pytester.makepyfile(test_perf=TWO_TESTS.split("@pytest.mark.tvmperf(executors=[\"prim\"])\ndef test_b")[0])
+    (project.pytester.path / "test_other.py").unlink()
+
+    partial = project.run("-k", "test_a")
+    partial.assert_outcomes(passed=1)
+    assert "no test used" not in partial.stdout.str()  # a partial run reports nothing
+
+    full = project.run()
+    full.assert_outcomes(passed=1)
+    full.stdout.fnmatch_lines([
+        "*3 baseline(s) no test used (remove them with pytest --tvmperf-update --tvmperf-prune):*",
+        "*baselines/test_other.json: test_a[[]llvm-prim[]], test_b[[]llvm-prim[]]*",
+        "*baselines/test_perf.json: test_b[[]llvm-prim[]]*",
+    ])
+    artifacts = project.pytester.path / "baselines" / "artifacts"
+    assert len(list(artifacts.rglob("*.so"))) == 4
+
+    assert project.run("--tvmperf-prune").ret == pytest.ExitCode.USAGE_ERROR  # only while updating
+    pruned = project.run("--tvmperf-update", "--tvmperf-prune")
+    pruned.assert_outcomes(passed=1)
+    pruned.stdout.fnmatch_lines(["*pruned 3 unused baseline(s)*"])
+    assert list(project.baselines()["tests"]) == ["test_a[llvm-prim]"]
+    assert not project.baseline_file("test_other").exists()
+    assert len(list(artifacts.rglob("*.so"))) == 1
+    assert "no test used" not in project.run().stdout.str()
