@@ -95,6 +95,14 @@ def parse_results(text: str, path: Path) -> dict[str, Any]:
     if data.get("schema_version") != RESULTS_SCHEMA_VERSION:
         raise ResultsError(f"results file {path} has schema version {data.get('schema_version')!r}, this pytest-tvmperf reads "
                            f"version {RESULTS_SCHEMA_VERSION}; {hint}")
+    for number, entry in enumerate(data["tests"]):
+        try:
+            if not isinstance(entry["nodeid"], str) or not isinstance(entry["verdict"], str):
+                raise TypeError("nodeid and verdict must be strings")
+            if entry.get("record") is not None:
+                Record.from_json(entry["record"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ResultsError(f"results file {path}: test entry {number} is malformed ({type(exc).__name__}: {exc}); {hint}") from None
     return data
 
 

@@ -567,3 +567,13 @@ def test_save_updates_with_no_updates_normalises(tmp_path):
     assert path.read_text(encoding="utf-8") == dump_baselines({"t": record()})
     assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
     assert os.path.exists(tmp_path / ".tvmperf.lock")
+
+
+def test_results_file_with_a_malformed_entry_is_named(tmp_path):
+    from pytest_tvmperf.results import ResultsError, load_results
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "x",
+                                "tests": [{"nodeid": "t.py::a", "verdict": "pass", "record": {"workload": "w"}}]}))
+    with pytest.raises(ResultsError, match=r"results file .*r.json: test entry 0 is malformed \(KeyError"):
+        load_results(path)
