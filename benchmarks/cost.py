@@ -21,13 +21,13 @@ import numpy as np
 
 from pytest_tvmperf import workloads
 from pytest_tvmperf.artifacts import export_pending
-from pytest_tvmperf.executors import get_executor, load_artifact
+from pytest_tvmperf.executors import get_executor, placed_sampler
 from pytest_tvmperf.measure import TimingTask, TvmTimer
 from pytest_tvmperf.reference import REFERENCE_NAME, reference_workload
 from pytest_tvmperf.targets import resolve_target
 from pytest_tvmperf.timestats import bootstrap_se_log_ratio
 
-ROUNDS, MIN_MS, PLACEMENTS = 15, 20, 3
+ROUNDS, MIN_MS = 15, 20
 
 
 def prepare(workload, executor, target, scratch: Path):
@@ -36,21 +36,6 @@ def prepare(workload, executor, target, scratch: Path):
     args = [*inputs, *(a for _, a in workload.params)]
     specs = [(e.shape, str(e.dtype)) for e in workload.expected(inputs)]
     return compiled, args, specs
-
-
-def placed(path: Path, executor, entry, target, args, specs, scratch: Path, tag: str):
-    samplers = []
-    for i in range(PLACEMENTS):
-        copy = scratch / f"{tag}.{i}.so"
-        copy.write_bytes(path.read_bytes())
-        samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, specs, MIN_MS))
-    state = {"i": 0}
-
-    def sample() -> float:
-        state["i"] += 1
-        return samplers[state["i"] % PLACEMENTS]()
-
-    return sample
 
 
 def main() -> None:
@@ -73,9 +58,9 @@ def main() -> None:
             t0 = time.perf_counter()
             pending = export_pending(compiled, scratch / "current.so")
             task = TimingTask(
-                workload=placed(pending.temp, executor, workload.entry, target, args, specs, scratch, "cur"),
+                workload=placed_sampler(pending.temp, executor, workload.entry, target, args, specs, MIN_MS, scratch),
                 reference=ref_sampler, reference_name=REFERENCE_NAME,
-                baseline=placed(pending.temp, executor, workload.entry, target, args, specs, scratch, "base"),
+                baseline=placed_sampler(pending.temp, executor, workload.entry, target, args, specs, MIN_MS, scratch),
             )
             first = TvmTimer()(task, ROUNDS)
             t_gate = time.perf_counter() - t0

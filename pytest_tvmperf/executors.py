@@ -8,9 +8,12 @@ pipeline and run it on ``relax.VirtualMachine``; ``prim`` builds TE/TIR PrimFunc
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import shutil
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
@@ -188,7 +191,6 @@ class VMExecutor:
         return None
 
     def compile(self, workload, target):
-        import tvm
         from tvm import relax
 
         tvm_target = target.tvm_target()
@@ -296,6 +298,27 @@ def load_artifact(path: str, executor: str, entry: str, target: TargetSpec) -> C
     if executor == "prim":
         return _PrimCompiled(tvm.runtime.Executable(module), None, entry, dev)
     return _VMCompiled(relax.VMExecutable(module), None, entry, executor.removeprefix("vm-"), dev)
+
+
+#: copies of each artifact timed in turn, to average out memory-placement bias
+PLACEMENTS = 3
+_copies = itertools.count()
+
+
+def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, args: Sequence[np.ndarray],
+                   out_specs: Sequence[OutSpec], min_repeat_ms: int, scratch: Path,
+                   placements: int = PLACEMENTS) -> Callable[[], float]:
+    """One sampler over ``placements`` copies of the artifact at ``path``, each loaded
+    from its own file (in ``scratch``) with its own input buffers, taken in turn: where
+    code and data land in memory moves one copy's time by a few percent, the same in
+    every sample of it, and only other placements average that bias out."""
+    samplers = []
+    for i in range(placements):
+        copy = Path(scratch, f"{Path(path).stem}.{i}.{next(_copies)}.so")
+        shutil.copyfile(path, copy)
+        samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
+    turn = itertools.cycle(samplers)
+    return lambda: next(turn)()
 
 
 def get_executor(name: str) -> Executor:

@@ -3,8 +3,6 @@ NumPy (and on Hypothesis-drawn shapes), measure, compare with the baseline, deci
 
 from __future__ import annotations
 
-import itertools
-import shutil
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,7 +13,7 @@ import pytest
 from .compare import compare
 from .correctness import check_outputs
 from .artifacts import PendingArtifact, artifact_relpath, discard, export_pending, verified
-from .executors import CompileError, get_executor, load_artifact, shorten_tvm_error
+from .executors import CompileError, get_executor, placed_sampler, shorten_tvm_error
 from .machine import current_machine
 from .measure import TimeSamples, Timer, TimingTask, kernel_times, stopwatch
 from .options import Limit
@@ -25,11 +23,6 @@ from .report import missing_baseline_message, regression_message
 from .session import Outcome, TvmperfSession, junit_properties
 from .store import BaselineError
 from .workload import Workload
-
-
-#: copies of each artifact timed in turn, to average out memory-placement bias
-PLACEMENTS = 3
-_copies = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -229,18 +222,8 @@ class Tvmperf:
         return None
 
     def _placed_sampler(self, path: Path, target, workload: Workload, args, out_specs):
-        """One sampler over PLACEMENTS copies of the artifact at ``path``, each loaded
-        from its own file with its own input buffers, taken in turn: where code and data
-        land in memory moves one copy's time by a few percent, the same in every sample
-        of it, and only other placements average that bias out."""
-        samplers = []
-        for i in range(PLACEMENTS):
-            copy = Path(self.session.scratch_dir(), f"{path.stem}.{i}.{next(_copies)}.so")
-            shutil.copyfile(path, copy)
-            loaded = load_artifact(str(copy), self.executor, workload.entry, target)
-            samplers.append(loaded.sampler(args, out_specs, self.session.settings.min_repeat_ms))
-        turn = itertools.cycle(samplers)
-        return lambda: next(turn)()
+        return placed_sampler(path, self.executor, workload.entry, target, args, out_specs,
+                              self.session.settings.min_repeat_ms, self.session.scratch_dir())
 
     def _export(self, compiled, fingerprint: str) -> PendingArtifact | None:
         """Export the compiled artifact: to its place among the baselines when updating

@@ -250,7 +250,7 @@ def test_diff_baseline_against_results_matches_its_module(tmp_path, old, capsys)
     results = write_results(tmp_path / "results.json", [
         entry(f"{MODULE}::{TEST}", record(instructions=28)),
         entry(f"tests/other/test_mlp2.py::{TEST}", record(instructions=17)),
-        entry(f"tests/other/test_mlp2.py::test_only_elsewhere", record()),
+        entry("tests/other/test_mlp2.py::test_only_elsewhere", record()),
     ])
     code, out, _ = run(capsys, "diff", old, results)
     assert code == 1, out
