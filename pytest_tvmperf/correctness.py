@@ -25,6 +25,14 @@ def _fmt_index(flat: int, shape: tuple[int, ...]) -> str:
     return str(tuple(int(i) for i in np.unravel_index(flat, shape))) if shape else "()"
 
 
+def side_by_side(actual: np.ndarray, expected: np.ndarray, over: np.ndarray, count: int = 5) -> str:
+    """The first few mismatching values, got next to expected."""
+    rows = ["  index            got              expected"]
+    for flat in np.flatnonzero(over)[:count]:
+        rows.append(f"  {_fmt_index(int(flat), actual.shape):16} {actual.flat[flat]:<16.8g} {expected.flat[flat]:.8g}")
+    return "\n".join(rows)
+
+
 def check_outputs(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], rtol: float, atol: float) -> Mismatch | None:
     """First problem found, or None: count, shape, NaN/Inf, then values within
     ``|a - e| <= atol + rtol * |e|`` (NumPy's ``allclose`` rule)."""
@@ -68,6 +76,7 @@ def check_outputs(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], 
                 i,
                 f"{int(over.sum())} of {a.size} values differ from the reference beyond rtol={rtol:g}, atol={atol:g}",
                 f"  max abs error {float(diff.max()):.6g}, max rel error {float(rel.max()):.6g}\n"
-                f"  worst at {where}: got {a64.flat[worst]:.8g}, expected {e64.flat[worst]:.8g}",
+                f"  worst at {where}: got {a64.flat[worst]:.8g}, expected {e64.flat[worst]:.8g}\n"
+                + side_by_side(a64, e64, over),
             )
     return None

@@ -134,3 +134,16 @@ def test_unused_baselines_are_listed_and_pruned(project):
     assert not project.baseline_file("test_other").exists()
     assert len(list(artifacts.rglob("*.so"))) == 1
     assert "no test used" not in project.run().stdout.str()
+
+
+def test_html_report_is_written(project, tmp_path):
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    report = tmp_path / "report.html"
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.set_env("TVMPERF_FAKE_SCALE", "1.10")
+    result = project.run(f"--tvmperf-html={report}", f"--tvmperf-history={tmp_path / 'h.jsonl'}")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([f"*tvmperf HTML report: {report}*"])
+    page = report.read_text()
+    assert 'id="tvmperf-table"' in page and page.count('data-kind="ratio"') == 1
+    assert "test_a[llvm-prim]" in page and "<script" not in page

@@ -77,6 +77,8 @@ def test_tolerance_mismatch_evidence():
     assert m.detail.splitlines() == [
         "  max abs error 0.5, max rel error 0.125",
         "  worst at (1, 1): got 4.5, expected 4",
+        "  index            got              expected",
+        "  (1, 1)           4.5              4",
     ]
 
 
