@@ -256,16 +256,21 @@ class Tvmperf:
         if (self.session.settings.confirm and time_verdict is not None
                 and time_verdict.status in ("regressed", "inconclusive")):
             first = time_verdict
-            pooled = record.timing.samples + remeasure()
-            record = make_record(pooled)
+            again = remeasure()
+            second = compare(make_record(again), baseline, self.thresholds, policy).get("time")
+            record = make_record(record.timing.samples + again)
             comparison = compare(record, baseline, self.thresholds, policy)
             time_verdict = comparison.get("time")
-            if time_verdict.status == "regressed" and first.status != "regressed":
-                # only a regression seen by both measurements fails: noise alone rarely does that twice
+            pooled = record.timing.samples
+            limit = 1 + (self.thresholds["time"].relative or 0.0)
+            if time_verdict.status == "regressed" and not (first.decision.ratio > limit and second.decision.ratio > limit):
+                # a regression fails only when each measurement on its own is past the
+                # threshold too: one disturbed measurement cannot fail the test
                 time_verdict = replace(time_verdict, status="inconclusive")
                 comparison = replace(comparison, verdicts=tuple(time_verdict if v.metric == "time" else v
                                                                 for v in comparison.verdicts))
-                word = "regressed in the re-measure only: inconclusive"
+                word = (f"regressed on all samples, but the measurements disagree ({first.decision.ratio:.2f}x, "
+                        f"then {second.decision.ratio:.2f}x): inconclusive")
             else:
                 word = "confirmed" if time_verdict.status == first.status else f"not confirmed (now {time_verdict.status})"
             notes.append(f"first measurement {first.status} at {first.decision.describe()}; re-measured with "
