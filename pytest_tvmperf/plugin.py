@@ -107,11 +107,15 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
     )
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count the timed tests that will run (for the run-wide false-alarm rate) and note
+    which baseline entries they use (for the unused-baseline listing)."""
+    config = session.config
     state = config.stash.get(SESSION_KEY, None)
     if state is None:
         return
-    timed = [item for item in items if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
+    timed = [item for item in session.items
+             if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
     state.timed_tests = max(1, len(timed))
     for item in timed:
         path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
