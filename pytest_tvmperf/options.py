@@ -46,7 +46,7 @@ DEFAULT_ALPHA = 0.05
 INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
 OTHER_MACHINE_POLICIES = ("normalized", "skip")
 NOISE_MODES = ("ab", "normalized", "raw")
-DEFAULT_NOISE = {"ab": 0.02, "normalized": 0.03, "raw": 0.15}
+DEFAULT_NOISE = {"ab": 0.02, "normalized": 0.06, "raw": 0.15}
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 DEFAULT_EXAMPLES = 8
@@ -277,7 +277,7 @@ def addoption(parser) -> None:
     group.addoption("--tvmperf-confirm", dest=OPT_CONFIRM, type=_argparse_type(parse_bool), default=None,
                     help="re-measure a suspected regression before failing (default true)")
     group.addoption("--tvmperf-noise", dest=OPT_NOISE, type=_argparse_type(parse_noise), default=None,
-                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=2%%,normalized=3%%,raw=15%%' (the defaults)")
+                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=2%%,normalized=6%%,raw=15%%' (the defaults)")
     group.addoption("--tvmperf-artifacts", dest=OPT_ARTIFACTS, default=None, metavar="DIR|off",
                     help="where --tvmperf-update saves compiled artifacts for a/b timing, relative to the baseline directory (default artifacts), or off")
     group.addoption("--tvmperf-json", dest=OPT_JSON, default=None, metavar="PATH",

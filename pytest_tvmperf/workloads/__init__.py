@@ -1,7 +1,9 @@
 """Workloads from the users' reports (``shared/seeds``), each with a NumPy reference."""
 
+from .dla import DLA_LAYERS, dla_conv
 from .mlp import mlp
 from .multiply import multiply
+from .onnx_model import bundled_onnx, onnx_workload, small_mlp_onnx
 from .rgb2yuv import rgb2yuv
 
-__all__ = ["mlp", "multiply", "rgb2yuv"]
+__all__ = ["DLA_LAYERS", "bundled_onnx", "dla_conv", "mlp", "multiply", "onnx_workload", "rgb2yuv", "small_mlp_onnx"]

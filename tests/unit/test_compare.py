@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import pytest
 from _factories import exact, machine, record, timing, with_timings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_tvmperf.compare import Comparison, MetricVerdict, TimePolicy, compare, compare_exact, compare_time
 from pytest_tvmperf.options import DEFAULT_THRESHOLDS, EXACT_METRICS, Limit
-from pytest_tvmperf.timestats import decide
+from pytest_tvmperf.timestats import Z_RULE_OUT, decide
 
 limits = st.one_of(
     st.just(Limit()),
@@ -80,7 +81,7 @@ QUIET = TimePolicy(noise_raw=0.0)
 
 
 def test_time_policy_defaults():
-    assert TimePolicy() == TimePolicy(alpha=0.05, noise_ab=0.02, noise_normalized=0.03, noise_raw=0.15,
+    assert TimePolicy() == TimePolicy(alpha=0.05, noise_ab=0.02, noise_normalized=0.06, noise_raw=0.15,
                                       other_machine="normalized")
 
 
@@ -125,7 +126,7 @@ def test_compare_time_uses_threshold_both_ways(now, status):
 @pytest.mark.parametrize(
     ("now", "status"),
     [
-        (1.0e-3, "inconclusive"),  # one raw sample each: high = exp(1.96 * 0.15) = 1.34 > 1.25
+        (1.0e-3, "pass"),  # one raw sample each: 90% upper bound exp(1.28 * 0.15) = 1.21 <= 1.25
         (1.26e-3, "inconclusive"),  # low = 1.26 * exp(-1.96 * 0.15) = 0.94: not shown
         (0.81e-3, "pass"),  # high = 0.81 * 1.34 = 1.09 <= 1.25: a slowdown is ruled out
         (0.79e-3, "pass"),  # faster, but not significantly (high = 1.06 > 1)
@@ -216,22 +217,22 @@ def test_compare_time_normalized_mode_with_a_common_reference():
     base = with_timings([timing(BASE_NOW, reference=BASE_REF)])
     now = record(SLOW_NOW, reference=SLOW_REF)
     verdict = compare_time(now, base, Limit(relative=0.1))
-    assert verdict.status == "pass"  # high = exp(1.96 * 0.03) = 1.061 <= 1.1
+    assert verdict.status == "pass"  # 90% upper bound exp(1.28 * 0.06) = 1.08 <= 1.1
     assert verdict.note == "normalized by the reference kernel"
-    assert (verdict.decision.mode, verdict.decision.noise) == ("normalized", 0.03)
+    assert (verdict.decision.mode, verdict.decision.noise) == ("normalized", 0.06)
     assert verdict.decision.ratio == pytest.approx(1.0)
-    assert verdict.decision == decide((0.5,) * 10, (0.5,) * 10, 0.1, 0.05, 0.03, "normalized")
+    assert verdict.decision == decide((0.5,) * 10, (0.5,) * 10, 0.1, 0.05, 0.06, "normalized")
     assert (verdict.baseline, verdict.current) == (pytest.approx(1e-3), pytest.approx(2e-3))
 
 
 def test_compare_time_normalized_default_noise_cannot_pass_the_default_threshold():
-    """z * noise_normalized = 1.96 * 3% > log(1.05): with the default 5% threshold an
+    """1.28 * noise_normalized = 1.28 * 6% > log(1.05): with the default 5% threshold an
     unchanged normalized time is inconclusive, never pass."""
     base = with_timings([timing(BASE_NOW, reference=BASE_REF)])
     now = record(BASE_NOW, reference=BASE_REF)
     verdict = compare_time(now, base, DEFAULT_THRESHOLDS["time"])
     assert verdict.decision.ratio == pytest.approx(1.0)
-    assert verdict.decision.high == pytest.approx(math.exp(1.959963984540054 * 0.03))
+    assert verdict.decision.high == pytest.approx(math.exp(1.959963984540054 * 0.06))
     assert verdict.status == "inconclusive"
 
 
@@ -283,9 +284,9 @@ def test_compare_time_other_machine_default_noise_is_inconclusive_at_5_percent()
     base = with_timings([timing(BASE_NOW, mach=machine("there"), reference=BASE_REF)])
     now = record(SLOW_NOW, mach=machine("here"), reference=SLOW_REF)
     verdict = compare_time(now, base, Limit(relative=0.05))
-    assert verdict.decision.noise == 0.06  # twice noise_normalized
-    assert verdict.status == "inconclusive"  # high = exp(1.96 * 0.06) = 1.125 > 1.05
-    assert verdict.decision.high == pytest.approx(math.exp(1.959963984540054 * 0.06))
+    assert verdict.decision.noise == 0.12  # twice noise_normalized
+    assert verdict.status == "inconclusive"  # 90% upper bound exp(1.28 * 0.12) = 1.17 > 1.05
+    assert verdict.decision.high == pytest.approx(math.exp(1.959963984540054 * 0.12))
 
 
 def test_compare_time_other_machine_prefers_the_same_cpu_model():
@@ -400,7 +401,9 @@ def test_identical_samples_never_regress(samples, limit):
     threshold = limit.relative if limit.relative is not None else 0.0
     assert verdict.decision.ratio == 1.0
     assert verdict.status == verdict.decision.status
-    assert verdict.status == ("inconclusive" if verdict.decision.high > 1 + threshold else "pass")
+    z = NormalDist().inv_cdf(1 - 0.05 / 2)
+    upper90 = verdict.decision.high ** (Z_RULE_OUT / z)
+    assert verdict.status == ("inconclusive" if upper90 > 1 + threshold else "pass")
 
 
 # --------------------------------------------------------------------------- MetricVerdict / Comparison

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf.timestats import TimeDecision, bootstrap_se_log_ratio, decide
+from pytest_tvmperf.timestats import Z_RULE_OUT, TimeDecision, bootstrap_se_log_ratio, decide
 
 # decide() bootstraps 2000 resamples per call: keep the example counts modest.
 few = settings(max_examples=40, deadline=None)
@@ -214,7 +214,9 @@ def test_identical_samples_never_regress(samples, threshold, alpha, noise, mode)
     d = decide(samples, list(samples), threshold, alpha, noise, mode)
     assert d.ratio == 1.0
     assert d.status not in ("regressed", "improved")
-    assert d.status == ("inconclusive" if d.high > 1 + threshold else "pass")
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    upper90 = d.high ** (Z_RULE_OUT / z)
+    assert d.status == ("inconclusive" if upper90 > 1 + threshold else "pass")
 
 
 @few
