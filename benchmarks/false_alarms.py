@@ -23,12 +23,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=20)
     parser.add_argument("--gap", type=float, default=30.0, help="seconds between processes")
+    parser.add_argument("--modes", default="ab,normalized", help="ab, normalized or both")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp, "baselines")
         out = run_pytest(["tests/perf", "--tvmperf-update", f"--tvmperf-baselines={base}"])
         assert "11 passed" in out, out[-2000:]
-        modes = {"a/b (artifacts kept)": [], "normalized (no artifacts)": []}
+        wanted = args.modes.split(",")
+        modes = {name: [] for key, name in (("ab", "a/b (artifacts kept)"), ("normalized", "normalized (no artifacts)"))
+                 if key in wanted}
         start = time.time()
         for i in range(args.processes):
             if i:

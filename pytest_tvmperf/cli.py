@@ -389,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--alpha", type=_argparse_type(parse_alpha), default=DEFAULT_ALPHA, metavar="P",
                       help=f"false-alarm rate of all the time verdicts, split over the compared tests (default {DEFAULT_ALPHA})")
     diff.add_argument("--noise", type=_argparse_type(parse_noise), default=None, metavar="EXPR",
-                      help="process-to-process noise per mode, e.g. 'normalized=3%%,raw=15%%' (default ab=2%%,normalized=6%%,raw=15%%)")
+                      help="process-to-process noise per mode, e.g. 'normalized=3%%,raw=15%%' (default ab=2%%,normalized=10%%,raw=15%%)")
     diff.set_defaults(func=cmd_diff)
     return parser
 

@@ -26,7 +26,7 @@ class TimePolicy:
 
     alpha: float = 0.05
     noise_ab: float = 0.02
-    noise_normalized: float = 0.06
+    noise_normalized: float = 0.10
     noise_raw: float = 0.15
     other_machine: str = "normalized"
 

@@ -46,7 +46,7 @@ DEFAULT_ALPHA = 0.05
 INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
 OTHER_MACHINE_POLICIES = ("normalized", "skip")
 NOISE_MODES = ("ab", "normalized", "raw")
-DEFAULT_NOISE = {"ab": 0.02, "normalized": 0.06, "raw": 0.15}
+DEFAULT_NOISE = {"ab": 0.02, "normalized": 0.10, "raw": 0.15}
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 DEFAULT_EXAMPLES = 8
@@ -273,11 +273,11 @@ def addoption(parser) -> None:
     group.addoption("--tvmperf-inconclusive", dest=OPT_INCONCLUSIVE, type=_argparse_type(parse_inconclusive), default=None,
                     help="what an inconclusive time verdict (noise larger than the threshold) does: fail, warn or pass (default warn)")
     group.addoption("--tvmperf-other-machine", dest=OPT_OTHER_MACHINE, type=_argparse_type(parse_other_machine), default=None,
-                    help="with no time baseline of this machine: compare another machine's in normalized form, or skip (default normalized)")
+                    help="with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)")
     group.addoption("--tvmperf-confirm", dest=OPT_CONFIRM, type=_argparse_type(parse_bool), default=None,
                     help="re-measure a suspected regression before failing (default true)")
     group.addoption("--tvmperf-noise", dest=OPT_NOISE, type=_argparse_type(parse_noise), default=None,
-                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=2%%,normalized=6%%,raw=15%%' (the defaults)")
+                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=2%%,normalized=10%%,raw=15%%' (the defaults)")
     group.addoption("--tvmperf-artifacts", dest=OPT_ARTIFACTS, default=None, metavar="DIR|off",
                     help="where --tvmperf-update saves compiled artifacts for a/b timing, relative to the baseline directory (default artifacts), or off")
     group.addoption("--tvmperf-json", dest=OPT_JSON, default=None, metavar="PATH",
@@ -316,7 +316,7 @@ class Settings:
     hypothesis_examples: int = DEFAULT_EXAMPLES
     alpha: float = DEFAULT_ALPHA
     inconclusive: str = "warn"
-    other_machine: str = "normalized"
+    other_machine: str = "skip"
     confirm: bool = True
     noise: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_NOISE))
     artifact_dir: Path | None = Path("baselines/artifacts")
@@ -369,7 +369,7 @@ class Settings:
             hypothesis_examples=pick(OPT_EXAMPLES, _positive_int, DEFAULT_EXAMPLES),
             alpha=pick(OPT_ALPHA, parse_alpha, DEFAULT_ALPHA),
             inconclusive=pick(OPT_INCONCLUSIVE, parse_inconclusive, "warn"),
-            other_machine=pick(OPT_OTHER_MACHINE, parse_other_machine, "normalized"),
+            other_machine=pick(OPT_OTHER_MACHINE, parse_other_machine, "skip"),
             confirm=pick(OPT_CONFIRM, parse_bool, True),
             noise=pick(OPT_NOISE, parse_noise, dict(DEFAULT_NOISE)),
             artifact_dir=None if str(artifacts).strip().lower() == "off" else baseline_path / artifacts,

@@ -332,7 +332,7 @@ def test_addoption_parses_cli_values():
     assert getattr(ns, options.OPT_INCONCLUSIVE) == "fail"
     assert getattr(ns, options.OPT_OTHER_MACHINE) == "skip"
     assert getattr(ns, options.OPT_CONFIRM) is False
-    assert getattr(ns, options.OPT_NOISE) == {"ab": 0.02, "normalized": 0.06, "raw": 0.15}
+    assert getattr(ns, options.OPT_NOISE) == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
     assert getattr(ns, options.OPT_ARTIFACTS) == "off"
 
 
@@ -429,18 +429,18 @@ def test_single_choice_parsers_reject_a_list(parse, text):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("", {"ab": 0.02, "normalized": 0.06, "raw": 0.15}),
-        (" , ", {"ab": 0.02, "normalized": 0.06, "raw": 0.15}),
+        ("", {"ab": 0.02, "normalized": 0.1, "raw": 0.15}),
+        (" , ", {"ab": 0.02, "normalized": 0.1, "raw": 0.15}),
         ("normalized=3%,ab=1%", {"ab": 0.01, "normalized": 0.03, "raw": 0.15}),
-        ("ab=2%", {"ab": 0.02, "normalized": 0.06, "raw": 0.15}),
+        ("ab=2%", {"ab": 0.02, "normalized": 0.1, "raw": 0.15}),
         (" raw = 25% , normalized=0% ", {"ab": 0.02, "normalized": 0.0, "raw": 0.25}),
-        ("ab=1%,ab=4%", {"ab": 0.04, "normalized": 0.06, "raw": 0.15}),
-        ("raw=999%", {"ab": 0.02, "normalized": 0.06, "raw": 9.99}),
+        ("ab=1%,ab=4%", {"ab": 0.04, "normalized": 0.1, "raw": 0.15}),
+        ("raw=999%", {"ab": 0.02, "normalized": 0.1, "raw": 9.99}),
     ],
 )
 def test_parse_noise_accepts(text, expected):
     assert parse_noise(text) == pytest.approx(expected)
-    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.06, "raw": 0.15}  # never mutated
+    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}  # never mutated
 
 
 @pytest.mark.parametrize(
@@ -538,17 +538,17 @@ def test_settings_from_config_defaults():
     assert settings == Settings(baseline_dir=Path("/root/project/baselines"),
                                 artifact_dir=Path("/root/project/baselines/artifacts"))
     assert (settings.alpha, settings.inconclusive, settings.other_machine, settings.confirm) == (
-        0.05, "warn", "normalized", True)
-    assert settings.noise == {"ab": 0.02, "normalized": 0.06, "raw": 0.15}
+        0.05, "warn", "skip", True)
+    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
 
 
 def test_settings_defaults_of_the_time_verdict():
     settings = Settings()
     assert settings.alpha == 0.05
     assert settings.inconclusive == "warn"
-    assert settings.other_machine == "normalized"
+    assert settings.other_machine == "skip"
     assert settings.confirm is True
-    assert settings.noise == {"ab": 0.02, "normalized": 0.06, "raw": 0.15}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
     assert settings.artifact_dir == Path("baselines/artifacts")
 
 
@@ -556,7 +556,7 @@ def test_settings_noise_default_is_a_copy():
     settings = Settings()
     settings.noise["ab"] = 0.5
     assert Settings().noise["ab"] == 0.02
-    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.06, "raw": 0.15}
+    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
 
 
 def test_settings_from_config_reads_time_verdict_ini():
@@ -570,21 +570,21 @@ def test_settings_from_config_reads_time_verdict_ini():
     }))
     assert settings.alpha == pytest.approx(0.01)
     assert (settings.inconclusive, settings.other_machine, settings.confirm) == ("fail", "skip", False)
-    assert settings.noise == {"ab": 0.02, "normalized": 0.06, "raw": pytest.approx(0.2)}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": pytest.approx(0.2)}
     assert settings.artifact_dir == Path("/root/project/baselines/saved")
 
 
 def test_settings_from_config_cli_beats_ini_for_time_verdict():
     settings = Settings.from_config(FakeConfig(
         cli={options.OPT_ALPHA: 0.2, options.OPT_INCONCLUSIVE: "pass", options.OPT_OTHER_MACHINE: "normalized",
-             options.OPT_CONFIRM: False, options.OPT_NOISE: {"ab": 0.02, "normalized": 0.06, "raw": 0.15},
+             options.OPT_CONFIRM: False, options.OPT_NOISE: {"ab": 0.02, "normalized": 0.1, "raw": 0.15},
              options.OPT_ARTIFACTS: "cli_art", options.OPT_BASELINES: "b"},
         ini={options.OPT_ALPHA: "0.01", options.OPT_INCONCLUSIVE: "fail", options.OPT_OTHER_MACHINE: "skip",
              options.OPT_CONFIRM: "true", options.OPT_NOISE: "ab=5%", options.OPT_ARTIFACTS: "ini_art"},
     ))
     assert (settings.alpha, settings.inconclusive, settings.other_machine) == (0.2, "pass", "normalized")
     assert settings.confirm is False  # a CLI False is a value, not "unset"
-    assert settings.noise == {"ab": 0.02, "normalized": 0.06, "raw": 0.15}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
     assert settings.artifact_dir == Path("/root/project/b/cli_art")
 
 
