@@ -14,7 +14,7 @@ from .compare import Comparison, TimePolicy
 from .options import Settings
 from .record import Record
 from .report import SummaryRow
-from .store import BaselineError, load_baselines, save_updates
+from .store import BaselineError, file_lock, load_baselines, save_updates
 from .targets import TargetSpec, resolve_target
 
 
@@ -196,14 +196,7 @@ class TvmperfSession:
         """Hold the machine's clock for one measurement: pytest-xdist workers (and other
         runs of this project) time one at a time, so they do not disturb each other."""
         key = hashlib.sha256(str(self.rootpath.resolve()).encode()).hexdigest()[:12]
-        lock = Path(tempfile.gettempdir()) / f"tvmperf-timing-{key}.lock"
-        with open(lock, "a+") as handle:
-            try:
-                import fcntl
-
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            except ImportError:  # pragma: no cover - no POSIX locks: no serialization
-                pass
+        with file_lock(Path(tempfile.gettempdir()) / f"tvmperf-timing-{key}.lock"):
             yield
 
     def queue_artifact(self, pending: artifacts.PendingArtifact) -> None:

@@ -94,18 +94,25 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on the baseline directory's ``.tvmperf.lock`` (POSIX), so
-    concurrent writers (xdist workers) merge one after another."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = path.parent / ".tvmperf.lock"
+def file_lock(lock: Path) -> Iterator[None]:
+    """Hold an exclusive POSIX lock on the file ``lock`` (created if missing); without
+    ``fcntl`` (Windows) there is no lock, and writes stay atomic."""
     with open(lock, "a+") as handle:
         try:
             import fcntl
 
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover - Windows: no lock, still atomic
+        except ImportError:  # pragma: no cover
             pass
+        yield
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """The baseline directory's ``.tvmperf.lock``, so concurrent writers (xdist
+    workers) merge one after another."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(path.parent / ".tvmperf.lock"):
         yield
 
 
