@@ -152,9 +152,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state.cleanup()
     if workeroutput is None:
         s = state.settings
+        entries = state.result_entries()  # built once, for the report files and the annotations
+        state.annotation_lines = outputs.annotations(entries)
         try:
             state.report_lines = outputs.write_reports(
-                state.result_entries(), state.summary_rows(), json_path=s.json_path, html_path=s.html_path,
+                entries, state.summary_rows(), json_path=s.json_path, html_path=s.html_path,
                 history_path=s.history_path, history=state.history)
         except OSError as exc:
             state.write_errors.append(f"reports not written: {exc}")
@@ -185,7 +187,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(f"tvmperf: {error}", red=True)
     if state.export_problem:
         terminalreporter.write_line(f"tvmperf: {state.export_problem}", yellow=True)
-    for line in outputs.annotations(state.result_entries()):
+    for line in state.annotation_lines:
         terminalreporter.write_line(line)
     tr = terminalreporter
     tr.write_sep("-", "tvmperf summary")

@@ -97,6 +97,7 @@ class TvmperfSession:
     worker_entries: list[dict] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)
     report_lines: list[str] = field(default_factory=list)
+    annotation_lines: list[str] = field(default_factory=list)
     collected: dict[Path, set[str]] = field(default_factory=dict)
     partial_run: bool = False
     unused: dict[Path, list[str]] = field(default_factory=dict)
