@@ -1,6 +1,6 @@
 """pytest-tvmperf: keep Apache TVM models fast, one pytest test at a time."""
 
-from .workload import Workload, WorkloadError
+from .workload import PIPELINES, PeerUnavailable, Workload, WorkloadError
 
 __version__ = "0.1.0"
-__all__ = ["Workload", "WorkloadError", "__version__"]
+__all__ = ["PIPELINES", "PeerUnavailable", "Workload", "WorkloadError", "__version__"]

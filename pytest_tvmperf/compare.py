@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Mapping
 
+import numpy as np
+
+from .measure import TimeSamples
 from .options import EXACT_METRICS, TIME_METRIC, Limit
 from .record import Record, Timing
 from .timestats import TimeDecision, decide
@@ -151,3 +154,61 @@ def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], 
     ]
     verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy))
     return Comparison(tuple(verdicts))
+
+
+@dataclass(frozen=True)
+class RatioVerdict:
+    """TVM against something measured side by side in the same rounds: a peer
+    framework (``TVM / peer``) or the other side of a relation (``a / b``).
+
+    ``limit`` is the most the ratio may be (None: shown, not gated). Statuses:
+    ``pass`` (a ratio above the limit is ruled out, one-sided 90%), ``exceeded`` (the
+    whole interval lies above the limit), ``inconclusive`` (neither), ``not gated``.
+    """
+
+    name: str
+    limit: float | None
+    decision: TimeDecision
+    numerator_s: float
+    denominator_s: float
+
+    @property
+    def status(self) -> str:
+        if self.limit is None:
+            return "not gated"
+        # decide() ran on ratio/limit with threshold 0: "regressed" means above the limit
+        return {"regressed": "exceeded", "improved": "pass"}.get(self.decision.status, self.decision.status)
+
+    @property
+    def ratio(self) -> float:
+        return self.decision.ratio * (self.limit or 1.0)
+
+    @property
+    def low(self) -> float:
+        return self.decision.low * (self.limit or 1.0)
+
+    @property
+    def high(self) -> float:
+        return self.decision.high * (self.limit or 1.0)
+
+    def describe(self) -> str:
+        """'0.42x (99% CI 0.40-0.44x)'."""
+        return f"{self.ratio:.2f}x ({self.decision.confidence * 100:.3g}% CI {self.low:.2f}-{self.high:.2f}x)"
+
+
+def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, denominator_s: float,
+                  limit: float | None, alpha: float, noise: float) -> RatioVerdict:
+    """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`)."""
+    scale = limit or 1.0
+    decision = decide([r / scale for r in ratios], None, 0.0, alpha, noise, "a/b")
+    return RatioVerdict(name, limit, decision, numerator_s, denominator_s)
+
+
+def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float) -> tuple[RatioVerdict, ...]:
+    """TVM over each peer framework timed in the same rounds; gated where ``limits``
+    names the peer (``@pytest.mark.tvmperf(vs_torch=1.2)``)."""
+    out = []
+    for name, values in samples.peers:
+        ratios = samples.peer_ratios(name) or ()
+        out.append(ratio_verdict(name, ratios, samples.median, float(np.median(values)), limits.get(name), alpha, noise))
+    return tuple(out)

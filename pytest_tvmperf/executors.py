@@ -70,7 +70,9 @@ class Executor(Protocol):
         """Why this executor cannot run ``workload``, or None when it can."""
         ...
 
-    def compile(self, workload: Workload, target: TargetSpec) -> Compiled: ...
+    def compile(self, workload: Workload, target: TargetSpec, tuning_db: Path | None = None) -> Compiled:
+        """Compile with ``workload.pipeline`` (``tuning_db``: the database of ``tuned``)."""
+        ...
 
 
 def _to_numpy_outputs(result: Any) -> list[np.ndarray]:
@@ -128,7 +130,8 @@ class _VMCompiled:
         )
 
     def export(self, path):
-        self.executable.export_library(path)
+        with _quiet_native_stderr():  # TVM logs a "Scope Saving" warning per VM executable
+            self.executable.export_library(path)
 
     def listing(self):
         if self.exec_mode != "bytecode":
@@ -190,13 +193,14 @@ class VMExecutor:
                     "(run it under 'prim', e.g. @pytest.mark.tvmperf(executors=['prim']))")
         return None
 
-    def compile(self, workload, target):
+    def compile(self, workload, target, tuning_db=None):
         from tvm import relax
+
+        from .pipelines import lower_relax
 
         tvm_target = target.tvm_target()
         try:
-            with tvm_target:
-                lowered = relax.get_default_pipeline(tvm_target)(workload.program)
+            lowered = lower_relax(workload.program, tvm_target, workload.pipeline, tuning_db)
             executable = relax.build(lowered, tvm_target, relax_pipeline=None, exec_mode=self.exec_mode)
         except Exception as exc:  # TVM raises many types (TVMError, InternalError, ...)
             raise CompileError(shorten_tvm_error(exc)) from exc
@@ -252,21 +256,18 @@ class PrimExecutor:
         if workload.kind != "prim":
             return (f"executor prim runs TE/TIR PrimFuncs; {workload.name} is a Relax IRModule "
                     "(run it under vm-bytecode or vm-compiled)")
+        if workload.pipeline == "unfused":
+            return f"pipeline 'unfused' applies to Relax programs; {workload.name} is a PrimFunc (use 'default')"
         return None
 
-    def compile(self, workload, target):
+    def compile(self, workload, target, tuning_db=None):
         import tvm
-        from tvm import tirx
 
-        program = workload.program
-        if isinstance(program, tirx.PrimFunc):
-            program = tvm.IRModule({workload.entry: program.with_attr("global_symbol", workload.entry)})
+        from .pipelines import prim_module, schedule_prim
+
+        program = prim_module(workload.program, workload.entry)
         try:
-            if target.is_gpu:
-                from tvm.s_tir import dlight
-
-                with target.tvm_target():
-                    program = dlight.ApplyDefaultSchedule(dlight.gpu.Fallback())(program)
+            program = schedule_prim(program, target.tvm_target(), workload.pipeline, tuning_db)
             lib = tvm.compile(program, target=target.tvm_target())
         except Exception as exc:
             raise CompileError(shorten_tvm_error(exc)) from exc

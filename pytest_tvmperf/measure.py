@@ -10,8 +10,8 @@ from __future__ import annotations
 import statistics
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,14 @@ class TimeSamples:
     reference: tuple[float, ...] | None = None
     reference_name: str | None = None
     baseline: tuple[float, ...] | None = None
+    #: peer frameworks' samples, ``((name, samples), ...)``, taken in the same rounds
+    peers: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.samples:
             raise ValueError("TimeSamples needs at least one sample")
-        for name, values in (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline)):
+        for name, values in (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline),
+                             *((f"peer {n}", v) for n, v in self.peers)):
             if values is None:
                 continue
             if any(not (s > 0 and s < float("inf")) for s in values):
@@ -59,15 +62,25 @@ class TimeSamples:
             return None
         return tuple(s / b for s, b in zip(self.samples, self.baseline))
 
+    def peer(self, name: str) -> tuple[float, ...] | None:
+        return dict(self.peers).get(name)
+
+    def peer_ratios(self, name: str) -> tuple[float, ...] | None:
+        """TVM time over the neighbouring peer-framework time, per round."""
+        peer = self.peer(name)
+        return None if peer is None else tuple(s / p for s, p in zip(self.samples, peer))
+
     def __add__(self, other: "TimeSamples") -> "TimeSamples":
         """Pool two measurements of the same workload (a confirmation re-measure)."""
         paired = self.reference is not None and other.reference is not None and self.reference_name == other.reference_name
         both_ab = self.baseline is not None and other.baseline is not None
+        theirs = dict(other.peers)
         return TimeSamples(
             self.samples + other.samples,
             (self.reference or ()) + (other.reference or ()) if paired else None,
             self.reference_name if paired else None,
             (self.baseline or ()) + (other.baseline or ()) if both_ab else None,
+            tuple((n, v + theirs[n]) for n, v in self.peers if n in theirs),
         )
 
     def stats(self) -> dict[str, float]:
@@ -93,6 +106,8 @@ class TimingTask:
     reference: SampleFn | None = None
     reference_name: str | None = None
     baseline: SampleFn | None = None
+    #: peer frameworks computing the same thing, by name
+    peers: Mapping[str, SampleFn] = field(default_factory=dict)
 
 
 class Timer(Protocol):
@@ -111,6 +126,8 @@ class TvmTimer:
             kernels["reference"] = task.reference
         if task.baseline is not None:
             kernels["baseline"] = task.baseline
+        for peer, fn in sorted(task.peers.items()):
+            kernels[f"peer:{peer}"] = fn
         names = list(kernels)
         got: dict[str, list[float]] = {name: [] for name in names}
         for fn in kernels.values():  # warm-up
@@ -126,7 +143,26 @@ class TvmTimer:
             tuple(got["reference"]) if "reference" in got else None,
             task.reference_name if "reference" in got else None,
             tuple(got["baseline"]) if "baseline" in got else None,
+            tuple((peer, tuple(got[f"peer:{peer}"])) for peer in sorted(task.peers)),
         )
+
+
+def python_sampler(fn: Callable[..., Any], args: Sequence[Any], min_repeat_ms: int) -> SampleFn:
+    """Samples of a Python callable (a peer framework), like ``time_evaluator``'s: each
+    sample calls ``fn(*args)`` in a loop of at least ``min_repeat_ms`` and returns
+    seconds per call."""
+    budget = min_repeat_ms / 1000.0
+
+    def sample() -> float:
+        calls, start = 0, time.perf_counter()
+        while True:
+            fn(*args)
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= budget:
+                return elapsed / calls
+
+    return sample
 
 
 def kernel_times(compiled: Any, args: Any, runs: int = 5) -> dict[str, float] | None:

@@ -37,6 +37,14 @@ OPT_JSON = "tvmperf_json"
 OPT_HTML = "tvmperf_html"
 OPT_HISTORY = "tvmperf_history"
 OPT_PRUNE = "tvmperf_prune"
+OPT_TUNING_DB = "tvmperf_tuning_db"
+OPT_TUNE = "tvmperf_tune"
+OPT_PEERS = "tvmperf_peers"
+
+#: peer frameworks a workload can be timed against, and the marker keyword gating each
+PEERS: tuple[str, ...] = ("numpy", "torch", "onnxruntime")
+PEER_MARKER_KEYS: dict[str, str] = {f"vs_{p}": p for p in PEERS}
+DEFAULT_TUNING_DB = "tuning"
 
 #: The smallest slowdown worth failing for. A slowdown fails only when it is also
 #: significant (see timestats.py), so the threshold can sit below the noise of one
@@ -164,6 +172,32 @@ def _parse_choices(text: str | list[str] | tuple[str, ...], known: tuple[str, ..
     return names
 
 
+def parse_peers(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """'numpy,torch', 'all' or 'none'."""
+    if isinstance(text, str) and text.strip().lower() in ("none", "off"):
+        return ()
+    if isinstance(text, str) and text.strip().lower() == "all":
+        return PEERS
+    return _parse_choices(text, PEERS, "peer")
+
+
+def parse_peer_limit(key: str, value: Any) -> float:
+    """``vs_torch=1.2`` (or '1.2x'): TVM may take at most 1.2 times the peer's time."""
+    text = str(value).strip().lower().removesuffix("x")
+    try:
+        number = float(text)
+    except ValueError:
+        number = float("nan")
+    if not (number > 0 and number < float("inf")):
+        raise ValueError(f"bad {key}={value!r}: write the most TVM may take relative to the peer, e.g. {key}=1.2 (or '1.2x')")
+    return number
+
+
+def peer_limits_from_marker(kwargs: Mapping[str, Any]) -> dict[str, float]:
+    """``@pytest.mark.tvmperf(vs_torch=1.2)`` -> {"torch": 1.2}."""
+    return {PEER_MARKER_KEYS[k]: parse_peer_limit(k, v) for k, v in kwargs.items() if k in PEER_MARKER_KEYS}
+
+
 def parse_executors(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return _parse_choices(text, EXECUTORS, "executor")
 
@@ -288,6 +322,16 @@ def addoption(parser) -> None:
                     help="append this run to a history file (one JSON line per run); the HTML report plots the trend")
     group.addoption("--tvmperf-prune", dest=OPT_PRUNE, action="store_true", default=False,
                     help="with --tvmperf-update in a full run: remove baselines that no test used")
+    group.addoption("--tvmperf-tuning-db", dest=OPT_TUNING_DB, default=None, metavar="DIR",
+                    help=f"MetaSchedule tuning database for workloads with pipeline='tuned', relative to the baseline directory (default {DEFAULT_TUNING_DB})")
+    group.addoption("--tvmperf-tune", dest=OPT_TUNE, type=_argparse_type(_positive_int), default=None, metavar="TRIALS",
+                    help="tune the kernels of the tests' pipeline='tuned' workloads with this many MetaSchedule trials per workload, "
+                         "adding the records to the tuning database, before measuring them")
+    group.addoption("--tvmperf-peers", dest=OPT_PEERS, type=_argparse_type(parse_peers), default=None,
+                    help=f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, all or none; default none; "
+                         "a peer gated by a vs_<peer> marker keyword is always timed)")
+    parser.addini(OPT_TUNING_DB, "tuning database directory, relative to the baseline directory", default="")
+    parser.addini(OPT_PEERS, "peer frameworks to time side by side with TVM (numpy, torch, onnxruntime, all, none)", default="")
     parser.addini(OPT_EXECUTORS, "default executors for tvmperf tests", default="")
     parser.addini(OPT_ALPHA, "false-alarm rate of the whole run's time verdicts", default="")
     parser.addini(OPT_INCONCLUSIVE, "fail, warn or pass on an inconclusive time verdict", default="")
@@ -324,6 +368,9 @@ class Settings:
     html_path: Path | None = None
     history_path: Path | None = None
     prune: bool = False
+    tuning_db: Path = Path("baselines/tuning")
+    tune_trials: int | None = None
+    peers: tuple[str, ...] = ()
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds: CLI over ini over the test's marker over defaults."""
@@ -377,6 +424,9 @@ class Settings:
             html_path=_report_path(config, OPT_HTML),
             history_path=_report_path(config, OPT_HISTORY),
             prune=bool(config.getoption(OPT_PRUNE)),
+            tuning_db=baseline_path / (config.getoption(OPT_TUNING_DB) or config.getini(OPT_TUNING_DB) or DEFAULT_TUNING_DB),
+            tune_trials=config.getoption(OPT_TUNE),
+            peers=pick(OPT_PEERS, parse_peers, ()),
         )
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import sys
+from typing import Callable, Iterator
 
 import pytest
 
@@ -16,7 +19,7 @@ from .store import baseline_path
 
 SESSION_KEY = pytest.StashKey[TvmperfSession]()
 MARKER = "tvmperf"
-MARKER_KEYS = ("executors", "targets", *options.METRICS)
+MARKER_KEYS = ("executors", "targets", *options.METRICS, *options.PEER_MARKER_KEYS)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,8 +29,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(executors=[...], targets=[...], time='25%', instructions=0, ...): "
-        "restrict a tvmperf test's executors/targets and set its thresholds",
+        f"{MARKER}(executors=[...], targets=[...], time='25%', instructions=0, vs_torch=1.2, ...): "
+        "restrict a tvmperf test's executors/targets, set its thresholds and its limits against peer frameworks",
     )
     try:
         settings = options.Settings.from_config(config)
@@ -64,6 +67,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         executors = options.parse_executors(kwargs["executors"]) if "executors" in kwargs else settings.executors
         targets = options.parse_targets(kwargs["targets"]) if "targets" in kwargs else settings.targets
         options.thresholds_from_marker(kwargs)  # a bad marker threshold is an error at collection
+        options.peer_limits_from_marker(kwargs)
     except ValueError as exc:
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {exc}") from None
     chosen_executors = [e for e in settings.executors if e in executors]
@@ -85,6 +89,37 @@ def tvmperf_timer(request: pytest.FixtureRequest) -> Timer:
     return TvmTimer()
 
 
+def _progress_bars(config: pytest.Config):
+    """A tqdm progress bar on the terminal (through pytest's output capture) for long
+    steps inside a test, such as tuning."""
+    capman = config.pluginmanager.getplugin("capturemanager")
+
+    def uncaptured():
+        return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def bar(desc: str) -> Iterator[Callable[[int, int], None]]:
+        from tqdm import tqdm
+
+        box: list = []
+
+        def update(done: int, total: int) -> None:
+            with uncaptured():
+                if not box:
+                    sys.stderr.write("\n")
+                    box.append(tqdm(total=total, desc=desc, unit="trial", file=sys.stderr, dynamic_ncols=True))
+                box[0].update(max(0, done - box[0].n))
+
+        try:
+            yield update
+        finally:
+            if box:
+                with uncaptured():
+                    box[0].close()
+
+    return bar
+
+
 @pytest.fixture
 def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
     """Compile, check, measure and gate a workload: ``tvmperf.check(workload)``."""
@@ -101,6 +136,8 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
         test_id="::".join(node.nodeid.split("::")[1:]),
         baseline_file=baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
         thresholds=session.settings.thresholds(options.thresholds_from_marker(kwargs)),
+        peer_limits=options.peer_limits_from_marker(kwargs),
+        progress=_progress_bars(request.config),
         timer=tvmperf_timer,
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
@@ -175,7 +212,7 @@ def pytest_testnodedown(node, error) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    from .report import summary_notes, summary_table
+    from .report import peer_table, summary_notes, summary_table
 
     state = config.stash.get(SESSION_KEY, None)
     if state is None:
@@ -195,6 +232,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.write_line(line)
     for line in summary_notes(rows):
         tr.write_line(line)
+    peers = peer_table(rows)
+    if peers:
+        tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
+        for line in peers:
+            tr.write_line(line)
+    for problem in sorted(state.peer_problems):
+        tr.write_line(f"tvmperf: {problem}", yellow=True)
     for line in state.report_lines:
         tr.write_line(f"tvmperf {line}")
     if state.pruned:

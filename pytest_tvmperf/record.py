@@ -6,6 +6,7 @@ timings from several machines, keyed by machine fingerprint.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -40,6 +41,9 @@ class Timing:
             data["reference"] = {"name": self.samples.reference_name, "samples_s": [_round(s) for s in self.samples.reference]}
         if self.artifact is not None:
             data["artifact"] = {"path": self.artifact, "sha256": self.artifact_sha256}
+        if self.samples.peers:
+            data["peers"] = {name: {"samples_s": [_round(s) for s in values], "median_s": _round(float(statistics.median(values)))}
+                             for name, values in self.samples.peers}
         return data
 
     @classmethod
@@ -49,6 +53,8 @@ class Timing:
             tuple(float(s) for s in data["samples_s"]),
             tuple(float(s) for s in ref["samples_s"]) if ref else None,
             None if not ref or ref.get("name") is None else str(ref["name"]),
+            peers=tuple((str(name), tuple(float(s) for s in peer["samples_s"]))
+                        for name, peer in sorted((data.get("peers") or {}).items())),
         )
         art = data.get("artifact") or {}
         return cls(Machine.from_json(data["machine"]), samples, art.get("path"), art.get("sha256"))
@@ -65,6 +71,10 @@ class Record:
     compile_s: float | None = None
     bytecode: Mapping[str, str] | None = None
     kernel_time_s: Mapping[str, float] | None = None
+    #: the compile pipeline (see pipelines.py), and for ``tuned`` the tuning database
+    #: state it was built with (``tuning.TuningState.as_json()``)
+    pipeline: str = "default"
+    tuning: Mapping[str, Any] | None = None
 
     @property
     def timing(self) -> Timing | None:
@@ -82,6 +92,8 @@ class Record:
             "timings": {fp: t.as_json() for fp, t in sorted(self.timings.items())},
             "bytecode": None if self.bytecode is None else {k: v.splitlines() for k, v in sorted(self.bytecode.items())},
             "kernel_time_s": None if self.kernel_time_s is None else {k: _round(v) for k, v in sorted(self.kernel_time_s.items())},
+            "pipeline": self.pipeline,
+            **({"tuning": dict(self.tuning)} if self.tuning is not None else {}),
         }
 
     @classmethod
@@ -96,12 +108,15 @@ class Record:
             compile_s=data.get("compile_s"),
             bytecode=None if data.get("bytecode") is None else {k: "\n".join(v) for k, v in data["bytecode"].items()},
             kernel_time_s=None if data.get("kernel_time_s") is None else {k: float(v) for k, v in data["kernel_time_s"].items()},
+            pipeline=str(data.get("pipeline", "default")),
+            tuning=None if data.get("tuning") is None else dict(data["tuning"]),
         )
 
     def merged_over(self, old: "Record | None") -> "Record":
         """This record as the new baseline, keeping ``old``'s timings from other
         machines while the exact metrics (the code that was timed) are unchanged."""
-        if old is None or old.exact != self.exact or old.workload != self.workload:
+        if (old is None or old.exact != self.exact or old.workload != self.workload or old.pipeline != self.pipeline
+                or old.tuning != self.tuning):
             return self
         timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
         timings.update(self.timings)

@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .compare import Comparison, MetricVerdict
+from .compare import Comparison, MetricVerdict, RatioVerdict
+from .metrics import ExactMetrics
 from .record import Record
 
 
@@ -162,6 +163,60 @@ class SummaryRow:
     low: float | None = None
     high: float | None = None
     mode: str = ""
+    #: TVM over each peer framework: ``(name, ratio, low, high, status, limit or None)``
+    peers: tuple = ()
+
+
+def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
+    """TVM time over each peer framework's, timed side by side: one row per test, one
+    column per peer (the table the "slower than PyTorch" report asked for)."""
+    with_peers = [r for r in rows if r.peers]
+    if not with_peers:
+        return []
+    names = sorted({p[0] for r in with_peers for p in r.peers})
+    header = ("test", "tvm", *(f"tvm/{n}" for n in names))
+    body = []
+    for r in with_peers:
+        cells = {p[0]: p for p in r.peers}
+        row = [r.test, fmt_time(r.median_s)]
+        for n in names:
+            if n not in cells:
+                row.append("-")
+                continue
+            _, ratio, low, high, status, limit = cells[n]
+            gate = "" if limit is None else f" <= {limit:g} {status}"
+            row.append(f"{ratio:.2f}x [{low:.2f}-{high:.2f}]{gate}")
+        body.append(tuple(row))
+    widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body]]
+
+
+def peer_lines(verdicts: Iterable[RatioVerdict]) -> list[str]:
+    """One line per peer for a test's message: 'TVM 2.00x torch's time (...); limit 1.2x: exceeded'."""
+    lines = []
+    for v in verdicts:
+        gate = "" if v.limit is None else f"; limit {v.limit:g}x: {v.status}"
+        lines.append(f"  TVM {fmt_time(v.numerator_s)} vs {v.name} {fmt_time(v.denominator_s)}: "
+                     f"{v.describe()} of {v.name}'s time{gate}")
+    return lines
+
+
+def relation_message(label: str, verdict: RatioVerdict, exact_a: ExactMetrics, exact_b: ExactMetrics,
+                     notes: Sequence[str] = ()) -> str:
+    """The message of ``tvmperf.assert_ratio``: the ratio with its interval, the
+    limit, and the exact metrics of both sides next to each other."""
+    word = {"exceeded": "is more than", "pass": "is within", "inconclusive": "cannot be told against"}[verdict.status]
+    lines = [f"tvmperf: {label}: time ratio {verdict.describe()} {word} the limit {verdict.limit:g}x",
+             f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} (medians, measured side by side)"]
+    for metric in ("instructions", "calls", "kernels", "storage_bytes"):
+        a, b = exact_a.scalar(metric), exact_b.scalar(metric)
+        if a is not None or b is not None:
+            lines.append(f"  {metric}: {fmt_number(a)} vs {fmt_number(b)}")
+    diff = count_diff(exact_b.by_callee, exact_a.by_callee)
+    if diff:
+        lines.append(f"  instructions by callee, left vs right: {diff}")
+    lines += [f"  note: {n}" for n in notes]
+    return "\n".join(lines)
 
 
 def _ratio_cell(r: SummaryRow) -> str:

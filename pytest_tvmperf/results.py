@@ -62,7 +62,15 @@ def outcome_json(outcome) -> dict[str, Any]:
         "location": list(outcome.location),
         "record": record.as_json() if record is not None else None,
         "baseline": baseline.as_json() if baseline is not None else None,
+        "peers": [_ratio_json(v) for v in getattr(outcome, "peers", ())],
+        "relation": _ratio_json(outcome.relation) if getattr(outcome, "relation", None) is not None else None,
     }
+
+
+def _ratio_json(v) -> dict[str, Any]:
+    """A compare.RatioVerdict (TVM over a peer, or one side of a relation over the other)."""
+    return {"name": v.name, "ratio": v.ratio, "low": v.low, "high": v.high, "limit": v.limit,
+            "status": v.status, "numerator_s": v.numerator_s, "denominator_s": v.denominator_s}
 
 
 def kernel_rows(record: Record | None, baseline: Record | None) -> list[dict[str, Any]]:

@@ -3,26 +3,29 @@ NumPy (and on Hypothesis-drawn shapes), measure, compare with the baseline, deci
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Callable, ContextManager, Mapping
 
+import numpy as np
 import pytest
 
-from .compare import compare
+from .compare import RatioVerdict, compare, peer_verdicts, ratio_verdict
 from .correctness import check_outputs
 from .artifacts import PendingArtifact, artifact_relpath, discard, export_pending, verified
 from .executors import CompileError, get_executor, placed_sampler, shorten_tvm_error
 from .machine import current_machine
-from .measure import TimeSamples, Timer, TimingTask, kernel_times, stopwatch
+from .measure import SampleFn, TimeSamples, Timer, TimingTask, kernel_times, python_sampler, stopwatch
 from .options import Limit
 from .record import Record, Timing
 from .reference import REFERENCE_NAME
-from .report import missing_baseline_message, regression_message
+from .report import missing_baseline_message, peer_lines, regression_message, relation_message
 from .session import Outcome, TvmperfSession, junit_properties
 from .store import BaselineError
-from .workload import Workload
+from .workload import PeerUnavailable, Workload
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,47 @@ class Combo:
     @property
     def id(self) -> str:
         return f"{self.target}-{self.executor}"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One side of ``tvmperf.assert_ratio``: a workload, under another executor than
+    the test's when ``executor`` is given (e.g. ``vm-compiled`` against ``vm-bytecode``)."""
+
+    workload: Workload
+    executor: str | None = None
+    label: str | None = None
+
+    def describe(self, default_executor: str) -> str:
+        if self.label:
+            return self.label
+        return f"{self.workload.name}" + (f" [{self.executor}]" if self.executor and self.executor != default_executor else "")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A workload compiled for one executor and checked against its reference."""
+
+    workload: Workload
+    executor: str
+    target: Any
+    compiled: Any
+    inputs: list
+    args: list
+    expected: list
+    out_specs: list
+    compile_s: float
+    tuning: Any = None  # tuning.TuningState for pipeline="tuned"
+
+
+_relations = itertools.count()
+
+ProgressBar = Callable[[str], ContextManager[Callable[[int, int], None]]]
+
+
+@contextlib.contextmanager
+def _no_progress(_desc: str):
+    yield None
 
 
 def _display_path(path: Path, rootpath: Path) -> str:
@@ -57,7 +101,15 @@ class Tvmperf:
     timer: Timer
     location: tuple[str, int] = ("", 0)
     user_properties: list = field(default_factory=list)
+    peer_limits: Mapping[str, float] = field(default_factory=dict)
+    progress: ProgressBar = _no_progress
     _checked: bool = False
+
+    def variant(self, workload: Workload, executor: str | None = None, label: str | None = None) -> Variant:
+        """``workload`` under another executor, for :meth:`assert_ratio`."""
+        if executor is not None:
+            get_executor(executor)  # an unknown name is an error here, not at timing
+        return Variant(workload, executor, label)
 
     def _add(self, outcome: Outcome) -> Outcome:
         """Keep the outcome for the summary and reports, and put its figures on the
@@ -80,6 +132,95 @@ class Tvmperf:
         self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target, verdict, message=message, **fields))
         pytest.fail(message, pytrace=False)
 
+    def _prepare(self, workload: Workload, executor_name: str, where: str) -> Prepared:
+        """Compile ``workload`` (with its pipeline, and tuning database when tuned) and
+        check it against its NumPy reference, also on Hypothesis-drawn shapes."""
+        __tracebackhide__ = True
+        if not isinstance(workload, Workload):
+            raise TypeError(f"tvmperf takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
+        executor = get_executor(executor_name)
+        target = self.session.target(self.target)
+        reason = executor.unsupported(workload) or target.skip_reason
+        if reason:
+            pytest.skip(reason)
+        tuning_db, tuning_state = self._tuning(workload, target, where)
+        with stopwatch() as compile_time:
+            try:
+                compiled = executor.compile(workload, target, tuning_db)
+            except CompileError as exc:
+                self._fail("error", f"tvmperf: compiling {where} failed:\n{exc}")
+        inputs = workload.inputs()
+        args = [*inputs, *(a for _, a in workload.params)]
+        expected = workload.expected(inputs)
+        out_specs = [(e.shape, str(e.dtype)) for e in expected]
+        mismatch = check_outputs(compiled.run(args, out_specs), expected, workload.rtol, workload.atol)
+        if mismatch:
+            self._fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n" + mismatch.message(f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""))
+        if workload.dim_ranges:
+            self._check_symbolic(compiled, workload, where)
+        return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0], tuning_state)
+
+    def _tuning(self, workload: Workload, target, where: str):
+        """For ``pipeline="tuned"``: the tuning database (tuned first with
+        ``--tvmperf-tune``) and its state; a missing database, or one without records
+        for some of the workload's kernels, fails the test saying how to fix it."""
+        __tracebackhide__ = True
+        if workload.pipeline != "tuned":
+            return None, None
+        from . import tuning
+        from .pipelines import tuning_module
+
+        settings = self.session.settings
+        db = Path(self.session.rootpath, workload.tuning_db) if workload.tuning_db else settings.tuning_db
+        shown = _display_path(db, self.session.rootpath)
+        tvm_target = target.tvm_target()
+        try:
+            module = tuning_module(workload, tvm_target)
+            if settings.tune_trials:
+                with self.session.timing_lock(), self.progress(f"tuning {workload.name}") as progress:
+                    tuning.tune(module, tvm_target, db, settings.tune_trials, progress=progress)
+            state = tuning.inspect(module, tvm_target, db)
+        except tuning.TuningError as exc:
+            self._fail("error", f"tvmperf: {where}: {exc}")
+        if state.missing:
+            self._fail("error", f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
+                                f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
+                                f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
+                                f"or it was never tuned for this target.\nre-tune with: pytest --tvmperf-tune=TRIALS "
+                                f"--tvmperf-update {self.nodeid}")
+        return db, replace(state, db_dir=shown)
+
+    def _peer_samplers(self, prep: Prepared, where: str) -> dict[str, SampleFn]:
+        """Samplers of the peer frameworks asked for (``--tvmperf-peers``, and those
+        gated by ``vs_<peer>``), each checked against the NumPy reference first."""
+        __tracebackhide__ = True
+        workload = prep.workload
+        wanted = sorted(set(self.session.settings.peers) | set(self.peer_limits))
+        samplers: dict[str, SampleFn] = {}
+        for name in wanted:
+            factory = workload.peers.get(name)
+            if factory is None:
+                if name in self.peer_limits:
+                    have = ", ".join(sorted(workload.peers)) or "none"
+                    self._fail("error", f"tvmperf: {where}: vs_{name} is set but the workload has no {name} peer "
+                                        f"(its peers: {have}); add one with Workload(peers={{'{name}': factory}})")
+                continue
+            try:
+                run = factory()
+            except (ImportError, PeerUnavailable) as exc:
+                if name in self.peer_limits:
+                    pytest.skip(f"peer {name} is not available, so vs_{name} cannot be checked: {exc}")
+                self.session.peer_problems.add(f"peer {name} not timed: {exc}")
+                continue
+            got = run(*prep.inputs)
+            got = [np.asarray(g) for g in got] if isinstance(got, (list, tuple)) else [np.asarray(got)]
+            mismatch = check_outputs(got, prep.expected, workload.rtol, workload.atol)
+            if mismatch:
+                self._fail("wrong", f"tvmperf: peer {name} of {where} does not match the NumPy reference, so their "
+                                    f"times are not comparable\n{mismatch.message('')}")
+            samplers[name] = python_sampler(run, prep.inputs, self.session.settings.min_repeat_ms)
+        return samplers
+
     def check(self, workload: Workload) -> Outcome:
         """Compile ``workload`` for this test's executor and target, check its output
         against the NumPy reference, measure it and gate it against the baseline.
@@ -92,28 +233,10 @@ class Tvmperf:
         self._checked = True
         if not isinstance(workload, Workload):
             raise TypeError(f"tvmperf.check() takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
-        executor = get_executor(self.executor)
-        target = self.session.target(self.target)
-        reason = executor.unsupported(workload) or target.skip_reason
-        if reason:
-            pytest.skip(reason)
         where = f"{workload.name} on {self.target}/{self.executor}"
-
-        with stopwatch() as compile_time:
-            try:
-                compiled = executor.compile(workload, target)
-            except CompileError as exc:
-                self._fail("error", f"tvmperf: compiling {where} failed:\n{exc}")
-
-        inputs = workload.inputs()
-        args = [*inputs, *(a for _, a in workload.params)]
-        expected = workload.expected(inputs)
-        out_specs = [(e.shape, str(e.dtype)) for e in expected]
-        mismatch = check_outputs(compiled.run(args, out_specs), expected, workload.rtol, workload.atol)
-        if mismatch:
-            self._fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n" + mismatch.message(f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""))
-        if workload.dim_ranges:
-            self._check_symbolic(compiled, workload, where)
+        prep = self._prepare(workload, self.executor, where)
+        compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
+        peers = self._peer_samplers(prep, where)
 
         exact = replace(compiled.static_metrics(), calls=compiled.executed_calls(args))
         listing = compiled.listing()
@@ -131,9 +254,11 @@ class Tvmperf:
                 tvm_version=machine.tvm_version,
                 exact=exact,
                 timings={machine.fingerprint: Timing(machine, samples, relpath, artifact.sha256 if artifact else None)},
-                compile_s=compile_time[0],
+                compile_s=prep.compile_s,
                 bytecode=listing,
                 kernel_time_s=per_kernel,
+                pipeline=workload.pipeline,
+                tuning=prep.tuning.as_json() if prep.tuning else None,
             )
 
         baseline = self._baselines().get(self.test_id)
@@ -143,12 +268,13 @@ class Tvmperf:
         # percent apart from the same code loaded from a shared library.
         pending = self._export(compiled, machine.fingerprint)
         task = TimingTask(
-            workload=(self._placed_sampler(pending.temp, target, workload, args, out_specs) if pending
+            workload=(self._placed_sampler(pending.temp, target, workload, self.executor, args, out_specs) if pending
                       else compiled.sampler(args, out_specs, self.session.settings.min_repeat_ms)),
             reference=self.session.reference_sampler(target),
             reference_name=REFERENCE_NAME,
             baseline=(None if self.session.settings.update
                       else self._baseline_sampler(baseline, machine.fingerprint, target, workload, args, out_specs, notes)),
+            peers=peers,
         )
         rounds = self.session.settings.repeat
 
@@ -165,6 +291,71 @@ class Tvmperf:
                 self.session.queue_artifact(pending)
             return self._record(make_record(samples, pending if keep else None))
         return self._decide(make_record(samples), baseline, lambda: measure(2 * rounds), make_record, notes)
+
+    def assert_ratio(self, numerator: "Workload | Variant", denominator: "Workload | Variant", at_most: float) -> RatioVerdict:
+        """Assert that ``numerator`` takes at most ``at_most`` times the time of
+        ``denominator``, both compiled, checked and timed side by side in this process
+        (e.g. dynamic batch vs static batch, compiled vs bytecode, bound vs run-time
+        weights). Needs no baseline. Fails when the whole confidence interval of the
+        ratio lies above ``at_most``; an interval across it is inconclusive
+        (``--tvmperf-inconclusive``)."""
+        __tracebackhide__ = True
+        if not (isinstance(at_most, (int, float)) and 0 < at_most < float("inf")):
+            raise ValueError(f"assert_ratio(at_most={at_most!r}): give the largest allowed time ratio, e.g. at_most=1.5")
+        sides = [v if isinstance(v, Variant) else Variant(v) for v in (numerator, denominator)]
+        preps = []
+        for side in sides:
+            executor = side.executor or self.executor
+            preps.append(self._prepare(side.workload, executor, f"{side.workload.name} on {self.target}/{executor}"))
+        label = f"{sides[0].describe(self.executor)} / {sides[1].describe(self.executor)}"
+        samplers = []
+        for i, prep in enumerate(preps):
+            pending = self._export(prep.compiled, "relation", side=f"{next(_relations)}.{i}")
+            if pending is not None:
+                samplers.append(self._placed_sampler(pending.temp, prep.target, prep.workload, prep.executor, prep.args, prep.out_specs))
+            else:
+                samplers.append(prep.compiled.sampler(prep.args, prep.out_specs, self.session.settings.min_repeat_ms))
+        task = TimingTask(workload=samplers[0], baseline=samplers[1])
+        policy = self.session.time_policy()
+        rounds = self.session.settings.repeat
+
+        def judge(samples: TimeSamples) -> RatioVerdict:
+            return ratio_verdict(label, samples.ab_ratios or (), samples.median, float(np.median(samples.baseline)),
+                                 float(at_most), policy.alpha, policy.noise_ab)
+
+        with self.session.timing_lock():
+            samples = self.timer(task, rounds)
+        verdict = judge(samples)
+        notes = []
+        if self.session.settings.confirm and verdict.status in ("exceeded", "inconclusive"):
+            first = verdict
+            with self.session.timing_lock():
+                again = self.timer(task, 2 * rounds)
+            second = judge(again)
+            verdict = judge(samples + again)
+            if verdict.status == "exceeded" and not (first.ratio > at_most and second.ratio > at_most):
+                verdict = replace(verdict, decision=replace(verdict.decision, status="inconclusive"))
+                notes.append(f"the measurements disagree ({first.ratio:.2f}x, then {second.ratio:.2f}x): inconclusive")
+            else:
+                notes.append(f"first measurement {first.status} at {first.describe()}; re-measured: {verdict.status}")
+        exact = [replace(p.compiled.static_metrics(), calls=p.compiled.executed_calls(p.args)) for p in preps]
+        message = relation_message(label, verdict, exact[0], exact[1], notes)
+        status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
+        self._add(Outcome(self.nodeid, f"{self.test_id} {label}", self.executor, self.target, status,
+                          message=message if status != "pass" else "", relation=verdict))
+        if verdict.status == "exceeded":
+            pytest.fail(message, pytrace=False)
+        if verdict.status == "inconclusive":
+            self._inconclusive(message)
+        return verdict
+
+    def _inconclusive(self, message: str) -> None:
+        __tracebackhide__ = True
+        policy_name = self.session.settings.inconclusive
+        if policy_name == "fail":
+            pytest.fail(message + "\n(--tvmperf-inconclusive=fail)", pytrace=False)
+        if policy_name == "warn":
+            warnings.warn(TvmperfInconclusive(message), stacklevel=2)
 
     def _check_symbolic(self, compiled, workload: Workload, where: str) -> None:
         """Run the compiled artifact on shapes and values drawn by Hypothesis
@@ -213,7 +404,7 @@ class Tvmperf:
         problem = verified(path, timing.artifact_sha256, shown)
         if problem is None:
             try:
-                sampler = self._placed_sampler(path, target, workload, args, out_specs)
+                sampler = self._placed_sampler(path, target, workload, self.executor, args, out_specs)
                 sampler()  # the old program must accept today's inputs
                 return sampler
             except Exception as exc:  # an artifact of another signature or TVM
@@ -221,17 +412,19 @@ class Tvmperf:
         notes.append(problem)
         return None
 
-    def _placed_sampler(self, path: Path, target, workload: Workload, args, out_specs):
-        return placed_sampler(path, self.executor, workload.entry, target, args, out_specs,
+    def _placed_sampler(self, path: Path, target, workload: Workload, executor: str, args, out_specs):
+        return placed_sampler(path, executor, workload.entry, target, args, out_specs,
                               self.session.settings.min_repeat_ms, self.session.scratch_dir())
 
-    def _export(self, compiled, fingerprint: str) -> PendingArtifact | None:
+    def _export(self, compiled, fingerprint: str, side: str | None = None) -> PendingArtifact | None:
         """Export the compiled artifact: to its place among the baselines when updating
-        (renamed into place at session end), else to the run's scratch directory."""
+        (renamed into place at session end), else to the run's scratch directory.
+        ``side`` names one side of an ``assert_ratio``: always scratch."""
         settings = self.session.settings
         module_key = str(self.baseline_file.relative_to(settings.baseline_dir).with_suffix(""))
-        relpath = artifact_relpath(fingerprint, module_key, self.test_id)
-        root = settings.artifact_dir if settings.update and settings.artifact_dir is not None else self.session.scratch_dir()
+        relpath = artifact_relpath(fingerprint, module_key, self.test_id + (f"::{side}" if side else ""))
+        keep = settings.update and settings.artifact_dir is not None and side is None
+        root = settings.artifact_dir if keep else self.session.scratch_dir()
         try:
             pending = export_pending(compiled, root / relpath)
             self.session.exported.append(pending)  # removed at session end unless committed
@@ -240,9 +433,33 @@ class Tvmperf:
             self.session.export_problem = f"compiled artifacts cannot be exported here, a/b timing is off ({shorten_tvm_error(exc, 2)})"
             return None
 
+    def _peer_verdicts(self, record: Record) -> tuple[RatioVerdict, ...]:
+        policy = self.session.time_policy()
+        return peer_verdicts(record.timing.samples, self.peer_limits, policy.alpha, policy.noise_ab)
+
+    def _gate_peers(self, peers: tuple[RatioVerdict, ...], message: str) -> None:
+        """Fail when TVM takes more than ``vs_<peer>`` times a peer's time."""
+        __tracebackhide__ = True
+        if any(p.status == "exceeded" for p in peers):
+            pytest.fail(message, pytrace=False)
+        if any(p.status == "inconclusive" for p in peers):
+            self._inconclusive(message)
+
     def _record(self, record: Record) -> Outcome:
+        __tracebackhide__ = True
         self.session.queue_update(self.baseline_file, self.test_id, record)
-        return self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target, "recorded", record=record))
+        peers = self._peer_verdicts(record)
+        gated = [p for p in peers if p.status in ("exceeded", "inconclusive")]
+        message = ""
+        if gated:
+            message = "\n".join([f"tvmperf: {self.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
+                                  *peer_lines(peers)])
+        outcome = self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target,
+                                    "slower than peer" if any(p.status == "exceeded" for p in peers) else "recorded",
+                                    record=record, peers=peers, message=message))
+        if gated:
+            self._gate_peers(peers, message)
+        return outcome
 
     def _decide(self, record: Record, baseline: Record | None, remeasure, make_record, notes: list[str]) -> Outcome:
         __tracebackhide__ = True
@@ -250,6 +467,13 @@ class Tvmperf:
         if baseline is None:
             self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path), record=record,
                        note="no baseline: run pytest --tvmperf-update to create it")
+        if baseline.pipeline != record.pipeline:
+            notes.append(f"compile pipeline changed: {baseline.pipeline} -> {record.pipeline}")
+        elif baseline.tuning != record.tuning:
+            old = (baseline.tuning or {}).get("records_hash")
+            new = (record.tuning or {}).get("records_hash")
+            notes.append(f"tuning database records changed since the baseline ({old} -> {new}): "
+                         f"re-record with pytest --tvmperf-update if the new schedules are intended")
         policy = self.session.time_policy()
         comparison = compare(record, baseline, self.thresholds, policy)
         time_verdict = comparison.get("time")
@@ -278,18 +502,28 @@ class Tvmperf:
         summary_note = ""
         if time_verdict is not None and time_verdict.status == "not gated" and time_verdict.note:
             summary_note = f"time shown, not gated: {time_verdict.note}"
-        message = regression_message(self.nodeid, shown_path, record, baseline, comparison, notes)
-        outcome = self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target, comparison.status,
+        peers = self._peer_verdicts(record)
+        peer_exceeded = any(p.status == "exceeded" for p in peers)
+        peer_open = any(p.status == "inconclusive" for p in peers)
+        if comparison.status in ("regressed", "inconclusive") or not (peer_exceeded or peer_open):
+            message = regression_message(self.nodeid, shown_path, record, baseline, comparison, notes)
+            if peers:
+                message += "\nagainst peer frameworks, timed side by side:\n" + "\n".join(peer_lines(peers))
+        else:
+            word = "slower than its limit against" if peer_exceeded else "not clearly within its limit against"
+            message = "\n".join([f"tvmperf: {self.nodeid}: TVM is {word} a peer framework (timed side by side; "
+                                  f"the baseline comparison passed)", *peer_lines(peers), *(f"  note: {n}" for n in notes)])
+        status = comparison.status
+        if peer_exceeded and status != "regressed":
+            status = "slower than peer"
+        shown = comparison.status in ("regressed", "inconclusive") or peer_exceeded or peer_open
+        outcome = self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target, status,
                                     record=record, baseline=baseline, comparison=comparison, note=summary_note,
-                                    message=message if comparison.status in ("regressed", "inconclusive") else ""))
-        if comparison.regressions:
+                                    message=message if shown else "", peers=peers))
+        if comparison.regressions or peer_exceeded:
             pytest.fail(message, pytrace=False)
-        if comparison.inconclusive:
-            policy_name = self.session.settings.inconclusive
-            if policy_name == "fail":
-                pytest.fail(message + "\n(--tvmperf-inconclusive=fail)", pytrace=False)
-            if policy_name == "warn":
-                warnings.warn(TvmperfInconclusive(message), stacklevel=1)
+        if comparison.inconclusive or peer_open:
+            self._inconclusive(message)
         return outcome
 
 

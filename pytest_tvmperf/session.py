@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from . import artifacts
-from .compare import Comparison, TimePolicy
+from .compare import Comparison, RatioVerdict, TimePolicy
 from .options import Settings
 from .record import Record
 from .report import SummaryRow
@@ -33,8 +33,18 @@ class Outcome:
     note: str = ""
     message: str = ""
     location: tuple[str, int] = ("", 0)
+    #: TVM against peer frameworks timed side by side (``--tvmperf-peers``, ``vs_<peer>``)
+    peers: tuple[RatioVerdict, ...] = ()
+    #: the verdict of a ``tvmperf.assert_ratio`` (this outcome is then that relation's)
+    relation: RatioVerdict | None = None
 
     def summary_row(self) -> SummaryRow:
+        if self.relation is not None:
+            r = self.relation
+            return SummaryRow(test=self.test_id, executor=self.executor, target=self.target,
+                              median_s=r.numerator_s, baseline_s=r.denominator_s, instructions=None,
+                              baseline_instructions=None, verdict=self.verdict, note=self.note,
+                              ratio=r.ratio, low=r.low, high=r.high, mode=f"<= {r.limit:g}x")
         time_now = self.record.timing.samples.median if self.record and self.record.timing else None
         time_base = None
         decision = None
@@ -55,6 +65,7 @@ class Outcome:
             low=decision.low if decision else None,
             high=decision.high if decision else None,
             mode=decision.mode if decision else "",
+            peers=tuple((p.name, p.ratio, p.low, p.high, p.status, p.limit) for p in self.peers),
         )
 
 
@@ -102,6 +113,8 @@ class TvmperfSession:
     partial_run: bool = False
     unused: dict[Path, list[str]] = field(default_factory=dict)
     pruned: list[str] = field(default_factory=list)
+    #: why a peer framework asked for was not timed (missing package), once per reason
+    peer_problems: set[str] = field(default_factory=set)
 
     def find_unused(self) -> dict[Path, list[str]]:
         """Baseline entries no collected test uses: in the files of collected modules,
@@ -227,7 +240,7 @@ class TvmperfSession:
         return cached
 
     def add(self, outcome: Outcome) -> None:
-        self.outcomes[outcome.nodeid] = outcome
+        self.outcomes[f"{outcome.nodeid}\0{outcome.test_id}"] = outcome
 
     def queue_update(self, path: Path, test_id: str, record: Record) -> None:
         self.updates.setdefault(path, {})[test_id] = record

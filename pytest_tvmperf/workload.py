@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 InputMaker = Callable[[np.random.Generator, Mapping[str, int]], Sequence[np.ndarray]]
 Reference = Callable[..., "np.ndarray | Sequence[np.ndarray]"]
+#: ``factory() -> run`` where ``run(*inputs)`` computes the workload's outputs in a peer
+#: framework (NumPy, PyTorch, onnxruntime) from the same NumPy inputs; the factory
+#: imports what it needs, so a missing package raises ImportError (or PeerUnavailable)
+PeerFactory = Callable[[], Callable[..., Any]]
+
+#: how a program is compiled: see ``pytest_tvmperf.pipelines``
+PIPELINES = ("default", "unfused", "dlight", "tuned")
 
 
 class WorkloadError(ValueError):
     """A workload definition that cannot be used, with what to fix."""
+
+
+class PeerUnavailable(Exception):
+    """A peer framework cannot run this workload here; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,18 @@ class Workload:
     dims / dim_ranges
         Values of symbolic dims for the timed run, and the ranges Hypothesis draws
         from to check correctness on other shapes (compiled once).
+    pipeline
+        How it is compiled: ``default`` (the fused default pipeline), ``unfused``
+        (what ``tvm.compile`` does), ``dlight`` (fused, with dlight default
+        schedules) or ``tuned`` (fused, with the schedules of a MetaSchedule
+        tuning database applied). Recorded in the baseline.
+    tuning_db
+        The tuning database directory for ``pipeline="tuned"`` (relative paths are
+        from pytest's rootdir); None uses ``--tvmperf-tuning-db``.
+    peers
+        Peer frameworks that compute the same thing, by name (``numpy``, ``torch``,
+        ``onnxruntime``): timed side by side with TVM when asked for, and gated with
+        ``@pytest.mark.tvmperf(vs_torch=1.2)``.
     """
 
     name: str
@@ -48,6 +71,9 @@ class Workload:
     dims: Mapping[str, int] = field(default_factory=dict)
     dim_ranges: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     seed: int = 0
+    pipeline: str = "default"
+    tuning_db: str | None = None
+    peers: Mapping[str, PeerFactory] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -64,6 +90,11 @@ class Workload:
         missing = set(self.dim_ranges) - set(self.dims)
         if missing:
             raise WorkloadError(f"workload {self.name}: dims needs a value for {sorted(missing)} (used for the timed run)")
+        if self.pipeline not in PIPELINES:
+            raise WorkloadError(f"workload {self.name}: unknown pipeline {self.pipeline!r}; choose from {', '.join(PIPELINES)}")
+        for peer, factory in self.peers.items():
+            if not callable(factory):
+                raise WorkloadError(f"workload {self.name}: peers[{peer!r}] must be a callable factory() -> run(*inputs)")
         kind = self.kind  # validates the program type
         if kind == "relax":
             names = [gv.name_hint for gv in self.program.get_global_vars()]
@@ -87,6 +118,10 @@ class Workload:
         raise WorkloadError(
             f"workload {self.name}: program must be a Relax IRModule or a TE/TIR PrimFunc, got {type(self.program).__name__}"
         )
+
+    def with_pipeline(self, pipeline: str, tuning_db: str | None = None) -> "Workload":
+        """The same workload compiled with another pipeline (see ``pipeline``)."""
+        return replace(self, pipeline=pipeline, tuning_db=tuning_db if tuning_db is not None else self.tuning_db)
 
     def inputs(self, seed: int | None = None, dims: Mapping[str, int] | None = None) -> list[np.ndarray]:
         rng = np.random.default_rng(self.seed if seed is None else seed)

@@ -35,11 +35,13 @@ def tvmperf_timer():
         if rounds > 15 and "TVMPERF_FAKE_CONFIRM_SCALE" in os.environ:  # the confirmation re-measure
             scale, spread = float(os.environ["TVMPERF_FAKE_CONFIRM_SCALE"]), 0.0
         base = [1e-3 * (1 + 0.01 * (i % 3)) for i in range(rounds)]
+        peer = float(os.environ.get("TVMPERF_FAKE_PEER_SCALE", "1"))  # peers take peer x 1 ms
         return TimeSamples(
             tuple(scale * b * (1 + spread * ((i % 3) - 1)) for i, b in enumerate(base)),
             tuple(base) if task.reference is not None else None,
             task.reference_name,
             tuple(base) if task.baseline is not None else None,
+            tuple((name, tuple(peer * b for b in base)) for name in sorted(task.peers)),
         )
     return timer
 '''
@@ -68,5 +70,6 @@ class Project:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
-    monkeypatch.delenv("TVMPERF_FAKE_SCALE", raising=False)
+    for name in ("TVMPERF_FAKE_SCALE", "TVMPERF_FAKE_SPREAD", "TVMPERF_FAKE_CONFIRM_SCALE", "TVMPERF_FAKE_PEER_SCALE"):
+        monkeypatch.delenv(name, raising=False)
     return Project(pytester, monkeypatch)

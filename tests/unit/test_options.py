@@ -536,7 +536,9 @@ class FakeConfig:
 def test_settings_from_config_defaults():
     settings = Settings.from_config(FakeConfig())
     assert settings == Settings(baseline_dir=Path("/root/project/baselines"),
-                                artifact_dir=Path("/root/project/baselines/artifacts"))
+                                artifact_dir=Path("/root/project/baselines/artifacts"),
+                                tuning_db=Path("/root/project/baselines/tuning"))
+    assert (settings.tune_trials, settings.peers) == (None, ())
     assert (settings.alpha, settings.inconclusive, settings.other_machine, settings.confirm) == (
         0.05, "warn", "skip", True)
     assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}

@@ -1,0 +1,167 @@
+"""Peer frameworks timed side by side with TVM (ratio table, ``vs_<peer>`` gating) and
+relational assertions (``tvmperf.assert_ratio``), as a user runs them. Times come from
+the fake timer of conftest.py: TVM takes TVMPERF_FAKE_SCALE ms, peers and the other
+side of a relation TVMPERF_FAKE_PEER_SCALE ms / 1 ms, so nothing can flake."""
+
+from __future__ import annotations
+
+import json
+
+PEER_TEST = '''
+import dataclasses
+import numpy as np
+import pytest
+from pytest_tvmperf import PeerUnavailable, workloads
+
+def missing():
+    raise ImportError("no module named 'fancyfw' (pip install fancyfw)")
+
+def wrong():
+    return lambda a, b: a + b
+
+def workload(**peers):
+    w = workloads.multiply(m=8, n=8)
+    return dataclasses.replace(w, peers={"numpy": lambda: np.multiply, **peers})
+
+@pytest.mark.tvmperf(executors=["prim"], vs_numpy=1.5)
+def test_gated(tvmperf):
+    tvmperf.check(workload())
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_shown(tvmperf):
+    tvmperf.check(workload())
+
+@pytest.mark.tvmperf(executors=["prim"], vs_torch=2)
+def test_torch_missing(tvmperf):
+    tvmperf.check(workload(torch=missing))
+
+@pytest.mark.tvmperf(executors=["prim"], vs_onnxruntime=2)
+def test_no_such_peer(tvmperf):
+    tvmperf.check(workload())
+'''
+
+
+def test_peer_ratio_is_recorded_gated_and_tabled(project):
+    project.pytester.makepyfile(test_perf=PEER_TEST)
+    # TVM takes as long as NumPy (1 ms each): within vs_numpy=1.5
+    result = project.run("--tvmperf-update", "--tvmperf-peers=numpy", "-rs")
+    result.assert_outcomes(passed=2, skipped=1, failed=1)
+    result.stdout.fnmatch_lines(["*SKIPPED*peer torch is not available, so vs_torch cannot be checked: no module named 'fancyfw'*"])
+    result.stdout.fnmatch_lines(["*vs_onnxruntime is set but the workload has no onnxruntime peer (its peers: numpy)*"])
+    result.stdout.fnmatch_lines(["*TVM time / peer framework time*",
+                                 "test*tvm*tvm/numpy*",
+                                 "test_gated[[]llvm-prim[]]*1.00x [[]*[]] <= 1.5 pass*",
+                                 "test_shown[[]llvm-prim[]]*1.00x [[]*[]]"])
+    entry = project.baselines()["tests"]["test_gated[llvm-prim]"]
+    (timing,) = entry["timings"].values()
+    assert timing["peers"]["numpy"]["median_s"] > 0 and len(timing["peers"]["numpy"]["samples_s"]) == 15
+
+    # TVM now takes 2x NumPy's time: past vs_numpy=1.5 (the time gate itself is off)
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.5")
+    slow = project.run("--tvmperf-threshold=time=off", "--tvmperf-peers=none", "-k", "gated or shown",
+                       "--tvmperf-json=out.json")
+    slow.assert_outcomes(passed=1, failed=1)
+    slow.stdout.fnmatch_lines(["*test_gated*: TVM is slower than its limit against a peer framework*",
+                               "*TVM 1.01 ms vs numpy 505 us: 2.00x (*CI*) of numpy's time; limit 1.5x: exceeded*"])
+    assert "test_shown" not in "\n".join(line for line in slow.outlines if "FAILED" in line)
+    results = json.loads((project.pytester.path / "out.json").read_text())
+    gated = next(t for t in results["tests"] if t["test_id"] == "test_gated[llvm-prim]")
+    assert gated["verdict"] == "slower than peer"
+    assert gated["peers"][0]["name"] == "numpy" and gated["peers"][0]["status"] == "exceeded"
+    assert abs(gated["peers"][0]["ratio"] - 2.0) < 1e-6
+
+
+def test_a_peer_that_computes_something_else_fails(project):
+    project.pytester.makepyfile(test_perf=PEER_TEST.replace('workload())\n\n@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown',
+                                                            'workload(numpy=wrong))\n\n@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown'))
+    result = project.run("--tvmperf-update", "-k", "gated")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*peer numpy of multiply() on llvm/prim does not match the NumPy reference*"])
+
+
+def test_missing_peer_package_is_a_note_when_not_gated(project):
+    project.pytester.makepyfile(test_perf=PEER_TEST.replace(
+        '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload())',
+        '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload(torch=missing))'))
+    result = project.run("--tvmperf-update", "--tvmperf-peers=all", "-k", "shown")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*tvmperf: peer torch not timed: no module named 'fancyfw'*"])
+
+
+def test_bad_peer_limit_is_a_usage_error(project):
+    project.pytester.makepyfile(test_perf='''
+import pytest
+
+@pytest.mark.tvmperf(vs_torch="fast")
+def test_x(tvmperf):
+    pass
+''')
+    result = project.run()
+    assert result.ret == 2  # a usage error at collection interrupts the run
+    result.stdout.fnmatch_lines(["*test_x: @pytest.mark.tvmperf: bad vs_torch='fast': write the most TVM may take "
+                                 "relative to the peer, e.g. vs_torch=1.2*"])
+
+
+def test_unknown_peer_option_is_a_usage_error(project):
+    project.pytester.makepyfile(test_perf="def test_x():\n    pass\n")
+    result = project.run("--tvmperf-peers=numpy,jax")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*unknown peer 'jax'; choose from numpy, torch, onnxruntime*"])
+
+
+RELATION_TEST = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_dynamic_vs_static(tvmperf):
+    tvmperf.assert_ratio(workloads.mlp(batch="n"), workloads.mlp(batch=1), at_most=1.5)
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_compiled_vs_bytecode(tvmperf):
+    w = workloads.mlp(batch=1)
+    tvmperf.assert_ratio(tvmperf.variant(w, executor="vm-compiled"), w, at_most=1.05)
+'''
+
+
+def test_relations_pass_fail_and_explain(project):
+    project.pytester.makepyfile(test_perf=RELATION_TEST)
+    ok = project.run()  # both sides 1 ms: within both limits, no baseline needed
+    ok.assert_outcomes(passed=2)
+    ok.stdout.fnmatch_lines(["*test_dynamic_vs_static[[]llvm-vm-bytecode[]] mlp(batch='n'*) / mlp(batch=1*)*1.00x*<= 1.5x*pass*"])
+    assert not project.baseline_file().exists()
+
+    project.set_env("TVMPERF_FAKE_SCALE", "2")  # the left side now takes 2x the right side
+    bad = project.run("--tvmperf-json=out.json")
+    bad.assert_outcomes(failed=2)
+    bad.stdout.fnmatch_lines([
+        "*mlp(batch='n'*) / mlp(batch=1*): time ratio 2.00x (*CI*) is more than the limit 1.5x*",
+        "*2.02 ms vs 1.01 ms (medians, measured side by side)*",
+        "*instructions: 26 vs 17*",
+        "*instructions by callee, left vs right:*vm.builtin.*",
+    ])
+    bad.stdout.fnmatch_lines(["*mlp(batch=1*) [[]vm-compiled[]] / mlp(batch=1*): time ratio 2.00x*limit 1.05x*",
+                              "*instructions: n/a vs 17*"])
+    results = json.loads((project.pytester.path / "out.json").read_text())
+    relations = [t["relation"] for t in results["tests"] if t["relation"]]
+    assert sorted(r["status"] for r in relations) == ["exceeded", "exceeded"]
+    assert {r["limit"] for r in relations} == {1.5, 1.05}
+
+
+def test_relation_bad_limit_and_unknown_executor(project):
+    project.pytester.makepyfile(test_perf='''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_limit(tvmperf):
+    tvmperf.assert_ratio(workloads.mlp(batch=1), workloads.mlp(batch=1), at_most=0)
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_executor(tvmperf):
+    tvmperf.variant(workloads.mlp(batch=1), executor="graph")
+''')
+    result = project.run()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*assert_ratio(at_most=0): give the largest allowed time ratio, e.g. at_most=1.5*"])
+    result.stdout.fnmatch_lines(["*unknown executor 'graph'; choose from vm-bytecode, vm-compiled, prim*"])

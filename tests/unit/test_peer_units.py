@@ -1,0 +1,120 @@
+"""Pure parts of peer frameworks, relations and pipelines: option parsing, ratio
+verdicts, the ratio table, samples pooling and the record's JSON."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_tvmperf import options
+from pytest_tvmperf.compare import peer_verdicts, ratio_verdict
+from pytest_tvmperf.machine import Machine
+from pytest_tvmperf.measure import TimeSamples
+from pytest_tvmperf.metrics import ExactMetrics
+from pytest_tvmperf.record import Record, Timing
+from pytest_tvmperf.report import SummaryRow, peer_lines, peer_table, relation_message
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("numpy", ("numpy",)), ("torch, numpy", ("torch", "numpy")), ("all", options.PEERS),
+    ("none", ()), ("off", ()), (["onnxruntime"], ("onnxruntime",)),
+])
+def test_parse_peers(text, expected):
+    assert options.parse_peers(text) == expected
+
+
+@pytest.mark.parametrize("text, message", [("jax", "unknown peer 'jax'"), ("", "no peer given")])
+def test_parse_peers_rejects(text, message):
+    with pytest.raises(ValueError, match=message):
+        options.parse_peers(text)
+
+
+@pytest.mark.parametrize("value, expected", [(1.2, 1.2), ("1.5x", 1.5), ("2", 2.0), (0.5, 0.5)])
+def test_peer_limit(value, expected):
+    assert options.peer_limits_from_marker({"vs_torch": value, "time": "5%"}) == {"torch": expected}
+
+
+@pytest.mark.parametrize("value", [0, -1, "fast", "nan", "inf", None])
+def test_peer_limit_rejects(value):
+    with pytest.raises(ValueError, match="bad vs_numpy=.*e.g. vs_numpy=1.2"):
+        options.peer_limits_from_marker({"vs_numpy": value})
+
+
+def test_ratio_verdict_statuses():
+    slower = ratio_verdict("x", (2.0,) * 15, 2e-3, 1e-3, 1.5, 0.05, 0.02)
+    assert slower.status == "exceeded" and math.isclose(slower.ratio, 2.0)
+    assert slower.low < 2.0 < slower.high
+    within = ratio_verdict("x", (1.0,) * 15, 1e-3, 1e-3, 1.5, 0.05, 0.02)
+    assert within.status == "pass"
+    close = ratio_verdict("x", (1.49,) * 15, 1e-3, 1e-3, 1.5, 0.05, 0.02)
+    assert close.status == "inconclusive"  # 2% noise: 1.49 cannot be told from 1.5
+    shown = ratio_verdict("x", (3.0,) * 15, 3e-3, 1e-3, None, 0.05, 0.02)
+    assert shown.status == "not gated" and math.isclose(shown.ratio, 3.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ratio=st.floats(0.1, 10), limit=st.floats(0.2, 5))
+def test_ratio_verdict_never_fails_a_ratio_within_the_limit(ratio, limit):
+    verdict = ratio_verdict("x", (ratio,) * 10, ratio, 1.0, limit, 0.05, 0.02)
+    if ratio <= limit:
+        assert verdict.status != "exceeded"
+    if ratio > limit * 1.2:
+        assert verdict.status == "exceeded"
+
+
+def test_peer_verdicts_pair_rounds():
+    samples = TimeSamples((2e-3, 4e-3, 2e-3), peers=(("numpy", (1e-3, 2e-3, 1e-3)), ("torch", (4e-3, 8e-3, 4e-3))))
+    verdicts = {v.name: v for v in peer_verdicts(samples, {"numpy": 1.5}, 0.05, 0.02)}
+    assert math.isclose(verdicts["numpy"].ratio, 2.0) and verdicts["numpy"].status == "exceeded"
+    assert math.isclose(verdicts["torch"].ratio, 0.5) and verdicts["torch"].limit is None
+
+
+def test_samples_pool_peers_and_reject_bad_ones():
+    a = TimeSamples((1.0, 1.0), peers=(("numpy", (2.0, 2.0)),))
+    b = TimeSamples((1.0,), peers=(("numpy", (3.0,)),))
+    assert (a + b).peer("numpy") == (2.0, 2.0, 3.0)
+    assert (a + TimeSamples((1.0,))).peers == ()
+    with pytest.raises(ValueError, match="peer numpy samples must pair"):
+        TimeSamples((1.0,), peers=(("numpy", (1.0, 2.0)),))
+    with pytest.raises(ValueError, match="peer numpy samples must be positive"):
+        TimeSamples((1.0,), peers=(("numpy", (0.0,)),))
+
+
+def test_record_json_keeps_pipeline_tuning_and_peers():
+    machine = Machine(cpu_model="cpu", logical_cores=2, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm")
+    samples = TimeSamples((1e-3, 2e-3), peers=(("torch", (5e-4, 6e-4)),))
+    record = Record("w", "vm-bytecode", {"kind": "llvm"}, "0.27", ExactMetrics(kernels=2),
+                    {machine.fingerprint: Timing(machine, samples)}, pipeline="tuned",
+                    tuning={"db_dir": "baselines/tuning", "records_hash": "f00", "tasks": ["a"], "missing": []})
+    back = Record.from_json(record.as_json())
+    assert back.pipeline == "tuned" and back.tuning["records_hash"] == "f00"
+    assert back.timing.samples.peer("torch") == (5e-4, 6e-4)
+    old = Record.from_json({k: v for k, v in record.as_json().items() if k not in ("pipeline", "tuning")})
+    assert old.pipeline == "default" and old.tuning is None  # baselines from before pipelines existed
+    assert record.merged_over(back).timings == record.timings
+    assert record.merged_over(old) is record  # another pipeline: the old timings are not kept
+
+
+def test_peer_table_and_lines():
+    rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass",
+                       peers=(("numpy", 0.5, 0.45, 0.55, "not gated", None), ("torch", 2.0, 1.9, 2.1, "exceeded", 1.2))),
+            SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass")]
+    table = peer_table(rows)
+    assert table[0].split() == ["test", "tvm", "tvm/numpy", "tvm/torch"]
+    assert "0.50x [0.45-0.55]" in table[1] and "2.00x [1.90-2.10] <= 1.2 exceeded" in table[1]
+    assert len(table) == 2  # t2 has no peers
+    assert peer_table(rows[1:]) == []
+    verdict = ratio_verdict("torch", (2.0,) * 10, 2e-3, 1e-3, 1.2, 0.05, 0.02)
+    (line,) = peer_lines([verdict])
+    assert "TVM 2 ms vs torch 1 ms: 2.00x" in line and "limit 1.2x: exceeded" in line
+
+
+def test_relation_message_shows_both_sides():
+    verdict = ratio_verdict("a / b", (4.0,) * 10, 4e-3, 1e-3, 1.5, 0.05, 0.02)
+    message = relation_message("a / b", verdict, ExactMetrics(instructions={"main": 85}, by_callee={"x": 80, "y": 5}),
+                               ExactMetrics(instructions={"main": 22}, by_callee={"x": 17, "y": 5}), ["n1"])
+    assert "a / b: time ratio 4.00x" in message and "is more than the limit 1.5x" in message
+    assert "instructions: 85 vs 22" in message and "+63 x" in message and "note: n1" in message
