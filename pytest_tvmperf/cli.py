@@ -363,6 +363,29 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 1 if regressed else 0
 
 
+# ---------------------------------------------------------------- tune
+
+
+def tune_argv(args: argparse.Namespace) -> list[str]:
+    """The pytest command line ``tvmperf tune`` runs: the chosen tests with
+    ``--tvmperf-tune`` (and ``--tvmperf-update``, so the baselines follow the new
+    schedules, unless ``--no-update``)."""
+    argv = [*args.pytest_args, f"--tvmperf-tune={args.trials}"]
+    if args.db:
+        argv.append(f"--tvmperf-tuning-db={args.db}")
+    if not args.no_update:
+        argv.append("--tvmperf-update")
+    return argv
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    import pytest
+
+    argv = tune_argv(args)
+    print(f"{PROG} tune: pytest {' '.join(argv)}", flush=True)
+    return int(pytest.main(argv))
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -391,7 +414,32 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--noise", type=_argparse_type(parse_noise), default=None, metavar="EXPR",
                       help="process-to-process noise per mode, e.g. 'normalized=3%%,raw=15%%' (default ab=2%%,normalized=10%%,raw=15%%)")
     diff.set_defaults(func=cmd_diff)
+    tune = sub.add_parser(
+        "tune", help="tune the kernels of the chosen tests' pipeline='tuned' workloads, then re-record their baselines",
+        description=("Run pytest on the chosen tests with --tvmperf-tune=TRIALS: every workload with pipeline='tuned' "
+                     "is tuned with MetaSchedule (TRIALS trials per workload, a progress bar each), its records are "
+                     "added to the tuning database, and (unless --no-update) its baseline is re-recorded. "
+                     "Arguments after the options go to pytest, e.g.: tvmperf tune --trials 64 tests/perf -k dla"),
+    )
+    tune.add_argument("--trials", type=_argparse_type(_positive_trials), required=True, metavar="N",
+                      help="MetaSchedule trials per workload (split over its kernels)")
+    tune.add_argument("--db", default=None, metavar="DIR",
+                      help="tuning database directory, relative to the baseline directory (default: the ini or 'tuning')")
+    tune.add_argument("--no-update", action="store_true", help="tune only; leave the baselines as they are")
+    tune.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS",
+                      help="tests and options passed to pytest (default: the ini's testpaths)")
+    tune.set_defaults(func=cmd_tune)
     return parser
+
+
+def _positive_trials(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"--trials takes a positive number of trials, got {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:

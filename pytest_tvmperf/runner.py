@@ -20,6 +20,7 @@ from .executors import CompileError, get_executor, placed_sampler, shorten_tvm_e
 from .machine import current_machine
 from .measure import SampleFn, TimeSamples, Timer, TimingTask, kernel_times, python_sampler, stopwatch
 from .options import Limit
+from .peers import same_threads, tvm_threads
 from .record import Record, Timing
 from .reference import REFERENCE_NAME
 from .report import missing_baseline_message, peer_lines, regression_message, relation_message
@@ -212,7 +213,8 @@ class Tvmperf:
                     pytest.skip(f"peer {name} is not available, so vs_{name} cannot be checked: {exc}")
                 self.session.peer_problems.add(f"peer {name} not timed: {exc}")
                 continue
-            got = run(*prep.inputs)
+            with same_threads(tvm_threads()):
+                got = run(*prep.inputs)
             got = [np.asarray(g) for g in got] if isinstance(got, (list, tuple)) else [np.asarray(got)]
             mismatch = check_outputs(got, prep.expected, workload.rtol, workload.atol)
             if mismatch:
@@ -279,7 +281,7 @@ class Tvmperf:
         rounds = self.session.settings.repeat
 
         def measure(n: int) -> TimeSamples:
-            with self.session.timing_lock():
+            with self.session.timing_lock(), same_threads(tvm_threads()):
                 return self.timer(task, n)
 
         samples = measure(rounds)

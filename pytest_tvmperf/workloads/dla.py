@@ -92,6 +92,20 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
     def reference(data: np.ndarray) -> np.ndarray:
         return conv2d_nchw_reference(data, w, conv.stride, conv.pad)
 
+    def torch_peer():
+        """The same convolution in eager PyTorch (``torch.nn.functional.conv2d``)."""
+        from .torch_model import require_torch, tensor_from_numpy
+
+        torch = require_torch()
+        weight = torch.from_numpy(w)
+        conv2d = torch.nn.functional.conv2d
+
+        def run(data: np.ndarray) -> np.ndarray:
+            with torch.inference_mode():
+                return conv2d(tensor_from_numpy(torch, data), weight, stride=conv.stride, padding=conv.pad).numpy()
+
+        return run
+
     return Workload(
         name=f"dla_conv(layer={layer!r}, scale={scale})",
         program=mod,
@@ -102,4 +116,5 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
         rtol=1e-4,
         atol=1e-4,
         seed=seed,
+        peers={"numpy": lambda: reference, "torch": torch_peer},
     )

@@ -68,6 +68,23 @@ def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed
 
     dynamic = isinstance(batch, str)
 
+    def torch_peer():
+        """The same dense+bias layers in eager PyTorch (``torch.nn.functional.linear``)."""
+        from .torch_model import require_torch, tensor_from_numpy
+
+        torch = require_torch()
+        layers = [(torch.from_numpy(w[f"fc{i}.weight"]), torch.from_numpy(w[f"fc{i}.bias"])) for i in range(3)]
+        linear = torch.nn.functional.linear
+
+        def run(x: np.ndarray) -> np.ndarray:
+            with torch.inference_mode():
+                h = tensor_from_numpy(torch, x)
+                for weight, bias in layers:
+                    h = linear(h, weight, bias)
+            return h.numpy()
+
+        return run
+
     def make_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
         rows = dims[batch] if dynamic else batch
         return [rng.standard_normal((rows, LAYERS[0])).astype("float32")]
@@ -84,4 +101,5 @@ def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed
         dims={batch: run_batch} if dynamic else {},
         dim_ranges={batch: (1, 16)} if dynamic else {},
         seed=seed,
+        peers={"numpy": lambda: reference, "torch": torch_peer},
     )

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..workload import Workload, WorkloadError
+from ..workload import PeerFactory, PeerUnavailable, Workload, WorkloadError
 
 EXTRA_HINT = "pip install 'pytest-tvmperf[onnx]'"
 
@@ -126,6 +126,15 @@ def _default_maker(inputs, shapes):
     return make_inputs
 
 
+def _onnxruntime_session(ort, serialized: bytes):
+    from ..peers import tvm_threads
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = tvm_threads()  # as many threads as TVM: see peers.py
+    return ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
+
+
 def _onnxruntime_reference(model, names: list[str]) -> Callable[..., list[np.ndarray]]:
     ort = _require("onnxruntime", "reference='onnxruntime'")
     serialized = model.SerializeToString()
@@ -134,12 +143,29 @@ def _onnxruntime_reference(model, names: list[str]) -> Callable[..., list[np.nda
     def reference(*arrays: np.ndarray) -> list[np.ndarray]:
         nonlocal session
         if session is None:  # made on first use: building a Workload stays cheap
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            session = ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
+            session = _onnxruntime_session(ort, serialized)
         return list(session.run(None, dict(zip(names, arrays))))
 
     return reference
+
+
+def _onnxruntime_peer(model, names: list[str], what: str) -> PeerFactory:
+    """``peers["onnxruntime"]``: a factory that opens an ``InferenceSession`` (CPU) over
+    the model (with the overridden input shapes), and returns ``run(*inputs)``."""
+
+    def factory() -> Callable[..., list[np.ndarray]]:
+        ort = _require("onnxruntime", "the onnxruntime peer")
+        try:
+            session = _onnxruntime_session(ort, model.SerializeToString())
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
+            raise PeerUnavailable(f"onnxruntime cannot load {what}: {str(exc).strip().splitlines()[0]}") from exc
+
+        def run(*arrays: np.ndarray) -> list[np.ndarray]:
+            return session.run(None, dict(zip(names, arrays)))
+
+        return run
+
+    return factory
 
 
 def _numpy_reference(model, names: list[str]) -> Callable[..., list[np.ndarray]]:
@@ -170,6 +196,7 @@ def onnx_workload(
     rtol: float = 1e-4,
     atol: float = 1e-5,
     seed: int = 0,
+    peers: Mapping[str, PeerFactory] | None = None,
 ) -> Workload:
     """An ONNX model (a path or an ``onnx.ModelProto``) as a Relax workload.
 
@@ -189,6 +216,11 @@ def onnx_workload(
     make_inputs
         ``make_inputs(rng, dims) -> [arrays]`` in graph input order; by default
         standard normal floats, integers in [0, 10), random booleans.
+    peers
+        extra peers by name, added to (or replacing) ``"onnxruntime"``: an
+        ``InferenceSession`` over the same model (with the overridden shapes), which
+        every ONNX workload has. The ``"numpy"`` reference (onnx's Python evaluator)
+        is not a peer: it is an interpreter, not something to time against.
     """
     source = model
     model = _load(model)
@@ -239,6 +271,7 @@ def onnx_workload(
         rtol=rtol,
         atol=atol,
         seed=seed,
+        peers={"onnxruntime": _onnxruntime_peer(checked_model, names, name), **(peers or {})},
     )
 
 
@@ -280,6 +313,8 @@ def small_mlp_onnx(batch: int = 4, features: Sequence[int] = (64, 32, 16), refer
     reference
         None (the default): a NumPy function of the weights; or ``"onnxruntime"`` /
         ``"numpy"`` as for :func:`onnx_workload`.
+
+    Peers: ``"onnxruntime"`` and ``"numpy"`` (the NumPy function of the weights).
     """
     model, w = small_mlp_model(batch, features, seed)
 
@@ -294,6 +329,7 @@ def small_mlp_onnx(batch: int = 4, features: Sequence[int] = (64, 32, 16), refer
         reference=reference or numpy_reference,
         bind_params=bind_params,
         seed=seed,
+        peers={"numpy": lambda: numpy_reference},
     )
 
 

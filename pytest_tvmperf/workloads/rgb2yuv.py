@@ -49,11 +49,15 @@ def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) ->
     def make_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
         return [rng.uniform(size=(width, height, 3)).astype("float32")]
 
+    def reference(a: np.ndarray) -> np.ndarray:
+        return a @ MATRIX
+
     return Workload(
         name=f"rgb2yuv(schedule={schedule!r})",
         program=func,
         make_inputs=make_inputs,
-        reference=lambda a: a @ MATRIX,
+        reference=reference,
         rtol=1e-4,
         atol=1e-4,
+        peers={"numpy": lambda: reference},
     )

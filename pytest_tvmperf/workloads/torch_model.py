@@ -1,0 +1,275 @@
+"""PyTorch modules as workloads: exported with ``torch.export.export``, imported with
+``tvm.relax.frontend.torch.from_exported_program``, checked against the eager module,
+and timed side by side with it (the ``"torch"`` peer).
+
+Needs the optional ``torch`` extra (``pip install 'pytest-tvmperf[torch]'``); torch is
+imported lazily, inside the functions, so the rest of the plugin works without it.
+
+A user's few lines::
+
+    import torch
+    from pytest_tvmperf.workloads import torch_workload
+
+    def test_my_net(tvmperf):
+        net = MyNet()  # any torch.nn.Module
+        tvmperf.check(torch_workload(net, (torch.randn(4, 32),), dynamic_batch=True))
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..workload import Workload, WorkloadError
+
+TORCH_HINT = ("torch is not installed: pip install 'pytest-tvmperf[torch]' "
+              "(CPU build: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
+
+
+class TorchMissing(ImportError):
+    """torch, which a PyTorch workload or peer needs, is not installed."""
+
+
+def require_torch() -> Any:
+    """``import torch``, or a :class:`TorchMissing` (an ImportError) saying how to install it."""
+    try:
+        return importlib.import_module("torch")
+    except ImportError as exc:
+        raise TorchMissing(TORCH_HINT) from exc
+
+
+def _flatten(out: Any) -> list[Any]:
+    """The tensors of a module's output (a tensor, or nested tuples/lists/dicts of
+    them) in the order ``from_exported_program`` returns them (pytree order)."""
+    torch = require_torch()
+    leaves, _ = torch.utils._pytree.tree_flatten(out)
+    return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+
+
+def _to_numpy(out: Any) -> list[np.ndarray]:
+    return [t.detach().cpu().numpy() for t in _flatten(out)]
+
+
+def tensor_from_numpy(torch: Any, array: np.ndarray) -> Any:
+    """A tensor sharing ``array``'s memory (a copy only when it is not contiguous or is
+    read-only, which torch.from_numpy does not accept without a warning)."""
+    array = np.ascontiguousarray(array)
+    if not array.flags.writeable:
+        array = array.copy()
+    return torch.from_numpy(array)
+
+
+def torch_runner(module: Any) -> Callable[..., list[np.ndarray]]:
+    """``run(*numpy arrays) -> [numpy arrays]``: the eager ``module`` called on zero-copy
+    views of the inputs under ``torch.inference_mode()`` (no autograd bookkeeping), its
+    outputs returned as NumPy views. What the ``"torch"`` peer times."""
+    torch = require_torch()
+
+    def run(*arrays: np.ndarray) -> list[np.ndarray]:
+        with torch.inference_mode():
+            out = module(*(tensor_from_numpy(torch, a) for a in arrays))
+        return _to_numpy(out)
+
+    return run
+
+
+def _example_arrays(torch: Any, example_inputs: Any) -> list[np.ndarray]:
+    if isinstance(example_inputs, (torch.Tensor, np.ndarray)):
+        example_inputs = (example_inputs,)
+    if not isinstance(example_inputs, (tuple, list)) or not example_inputs:
+        raise WorkloadError("torch_workload: example_inputs must be a non-empty tuple of torch.Tensor or numpy arrays, "
+                            f"got {type(example_inputs).__name__}")
+    arrays = []
+    for i, x in enumerate(example_inputs):
+        if isinstance(x, torch.Tensor):
+            arrays.append(x.detach().cpu().numpy())
+        elif isinstance(x, np.ndarray):
+            arrays.append(x)
+        else:
+            raise WorkloadError(f"torch_workload: example_inputs[{i}] is a {type(x).__name__}; "
+                                "only tensor inputs (torch.Tensor or numpy array) are supported")
+    return arrays
+
+
+def _default_maker(specs: Sequence[tuple[tuple[int, ...], np.dtype]], dim: str | None):
+    """Seeded inputs of the example inputs' shapes and dtypes; dim 0 from ``dims[dim]``."""
+
+    def make_inputs(rng: np.random.Generator, dims: Mapping[str, int]) -> list[np.ndarray]:
+        arrays = []
+        for i, (shape, dtype) in enumerate(specs):
+            if dim is not None:
+                shape = (dims[dim], *shape[1:])
+            if dtype.kind == "f":
+                arrays.append(rng.standard_normal(shape).astype(dtype))
+            elif dtype.kind in "iu":
+                arrays.append(rng.integers(0, 10, size=shape).astype(dtype))
+            elif dtype.kind == "b":
+                arrays.append(rng.random(shape) < 0.5)
+            else:
+                raise WorkloadError(f"torch_workload: no default inputs for input {i} of dtype {dtype}; pass make_inputs=")
+        return arrays
+
+    return make_inputs
+
+
+def _default_name(module: Any, specs, dim: str | None, batch_range: tuple[int, int]) -> str:
+    shapes = ", ".join(f"{dtype}{list(shape)}" for shape, dtype in specs)
+    details = [repr(type(module).__name__), f"[{shapes}]"]
+    if dim is not None:
+        details.append(f"dynamic_batch={dim!r} in {tuple(batch_range)}")
+    return f"torch_workload({', '.join(details)})"
+
+
+def torch_workload(
+    module: Any,
+    example_inputs: Sequence[Any],
+    *,
+    name: str | None = None,
+    dynamic_batch: bool | str = False,
+    batch_range: tuple[int, int] = (1, 16),
+    make_inputs: Callable[[np.random.Generator, Mapping[str, int]], Sequence[np.ndarray]] | None = None,
+    rtol: float = 1e-4,
+    atol: float = 1e-4,
+    seed: int = 0,
+) -> Workload:
+    """A ``torch.nn.Module`` as a Relax workload, checked against the eager module.
+
+    module
+        put in eval mode (``module.eval()``, in place) so dropout and batch norm behave
+        as in inference, in the export, the reference and the ``"torch"`` peer alike.
+    example_inputs
+        a tuple of ``torch.Tensor`` or NumPy arrays (one per ``forward`` argument): the
+        shapes and dtypes of the seeded run-time inputs, and what ``torch.export``
+        traces with. Their values are not used.
+    dynamic_batch
+        True (or a dim name; True means ``"n"``): dim 0 of every input is one symbolic
+        batch, ``torch.export.Dim(name, min=batch_range[0], max=batch_range[1])``. The
+        workload is timed at the example batch (``dims={name: batch}``) and checked by
+        Hypothesis on batches in ``batch_range`` (``dim_ranges``). An example batch of
+        1 is exported with the inputs repeated to batch 2 (torch.export specializes a
+        batch of 1 to a constant).
+    name
+        the workload's name (shown in reports and compared with the baseline's); by
+        default the module's class name with the input shapes and dtypes.
+    make_inputs
+        ``make_inputs(rng, dims) -> [arrays]``; by default standard normal floats,
+        integers in [0, 10) and random booleans of the example inputs' shapes.
+
+    The weights are bound into the module as constants (``from_exported_program``'s
+    default ``keep_params_as_input=False``), then ``FoldConstant`` folds the weight
+    transposes of ``nn.Linear`` away, as ``mlp(bind_params=True)`` does. A module with
+    one output returns it unwrapped (``unwrap_unit_return_tuple=True``); several
+    outputs return a flat tuple, in ``torch.utils._pytree`` order, as the reference does.
+    ``peers["torch"]`` runs the eager module (see :func:`torch_runner`).
+    """
+    torch = require_torch()
+    if not isinstance(module, torch.nn.Module):
+        raise WorkloadError(f"torch_workload: module must be a torch.nn.Module, got {type(module).__name__}")
+    arrays = _example_arrays(torch, example_inputs)
+    specs = [(tuple(int(d) for d in a.shape), np.dtype(a.dtype)) for a in arrays]
+
+    dim: str | None = None
+    if dynamic_batch:
+        dim = "n" if dynamic_batch is True else dynamic_batch
+        if not (isinstance(dim, str) and dim.isidentifier()):
+            raise WorkloadError(f"torch_workload: dynamic_batch must be a bool or a dim name like 'n', got {dynamic_batch!r}")
+        low, high = (int(b) for b in batch_range)
+        if not 1 <= low <= high or high < 2:
+            raise WorkloadError(f"torch_workload: batch_range must be (low, high) with 1 <= low <= high and high >= 2, "
+                                f"got {tuple(batch_range)}")
+        if any(len(shape) == 0 for shape, _ in specs):
+            raise WorkloadError("torch_workload: dynamic_batch needs every input to have a batch dim (dim 0); "
+                                "a scalar input has none")
+        batches = {shape[0] for shape, _ in specs}
+        if len(batches) != 1:
+            raise WorkloadError(f"torch_workload: dynamic_batch needs the same dim 0 in every input, got {sorted(batches)}")
+        (batch,) = batches
+        if not low <= batch <= high:
+            raise WorkloadError(f"torch_workload: the example batch {batch} is outside batch_range {(low, high)}")
+
+    module.eval()
+    export_args = tuple(torch.from_numpy(np.array(a)) for a in arrays)  # copies: export must not alias the caller's
+    dynamic_shapes = None
+    if dim is not None:
+        batch_dim = torch.export.Dim(dim, min=low, max=high)
+        dynamic_shapes = tuple({0: batch_dim} for _ in export_args)
+        if batch == 1:  # torch.export specializes a size-1 dim: trace at batch 2, still valid for [low, high]
+            export_args = tuple(torch.cat([x, x]) for x in export_args)
+    try:
+        exported = torch.export.export(module, export_args, dynamic_shapes=dynamic_shapes)
+    except Exception as exc:  # torch raises UserError, GuardOnDataDependentSymNode, ...
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise WorkloadError(f"torch_workload: torch.export.export failed for {type(module).__name__}: {first}") from exc
+
+    from tvm import relax
+    from tvm.relax.frontend.torch import from_exported_program
+
+    try:
+        with warnings.catch_warnings():  # torch 2.13 warns from its own deepcopy in run_decompositions
+            warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                                    category=FutureWarning)
+            mod = from_exported_program(exported, keep_params_as_input=False, unwrap_unit_return_tuple=True)
+    except Exception as exc:  # an operator the frontend does not convert, ...
+        raise WorkloadError(f"torch_workload: tvm.relax.frontend.torch.from_exported_program failed for "
+                            f"{type(module).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc!r}") from exc
+    mod = relax.transform.FoldConstant()(mod)
+
+    run = torch_runner(module)
+
+    def reference(*inputs: np.ndarray) -> list[np.ndarray]:
+        return [np.array(o) for o in run(*inputs)]  # copies: the next call may reuse torch's buffers
+
+    return Workload(
+        name=name or _default_name(module, specs, dim, batch_range),
+        program=mod,
+        make_inputs=make_inputs or _default_maker(specs, dim),
+        reference=reference,
+        entry="main",
+        rtol=rtol,
+        atol=atol,
+        dims={dim: batch} if dim is not None else {},
+        dim_ranges={dim: (low, high)} if dim is not None else {},
+        seed=seed,
+        peers={"torch": lambda: torch_runner(module)},
+    )
+
+
+def mlp_module(seed: int = 0) -> Any:
+    """The seed MLP (``workloads.mlp``) as ``torch.nn.Sequential`` of three
+    ``nn.Linear`` (1024-512-256-128, dense+bias, no activation between them, as in the
+    reports), holding the same seeded weights as :func:`pytest_tvmperf.workloads.mlp`."""
+    torch = require_torch()
+    from .mlp import LAYERS, _weights
+
+    weights = dict(_weights(seed))
+    layers = [torch.nn.Linear(n_in, n_out) for n_in, n_out in zip(LAYERS, LAYERS[1:])]
+    with torch.no_grad():
+        for i, layer in enumerate(layers):
+            layer.weight.copy_(torch.from_numpy(weights[f"fc{i}.weight"]))
+            layer.bias.copy_(torch.from_numpy(weights[f"fc{i}.bias"]))
+    return torch.nn.Sequential(*layers).eval()
+
+
+def torch_mlp(batch: int | str = 1, seed: int = 0, example_batch: int = 4) -> Workload:
+    """The seed MLP (``mlp()``'s network and weights) written in PyTorch and imported
+    with ``from_exported_program``.
+
+    batch
+        an int for a static batch, or a dim name (``"n"``) for a dynamic batch, timed at
+        ``example_batch`` and checked by Hypothesis on batches 1..16.
+    """
+    from .mlp import LAYERS
+
+    if isinstance(batch, bool) or not (isinstance(batch, int) or (isinstance(batch, str) and batch.isidentifier())):
+        raise ValueError(f"torch_mlp(batch={batch!r}): batch must be an int or a dim name like 'n'")
+    if isinstance(batch, int) and batch < 1:
+        raise ValueError(f"torch_mlp(batch={batch}): batch must be >= 1 or a dim name like 'n'")
+    dynamic = isinstance(batch, str)
+    rows = example_batch if dynamic else batch
+    example = (np.zeros((rows, LAYERS[0]), dtype="float32"),)
+    name = f"torch_mlp(batch={batch!r}{f', example_batch={example_batch}' if dynamic else ''})"
+    return torch_workload(mlp_module(seed), example, name=name, dynamic_batch=batch if dynamic else False,
+                          rtol=1e-4, atol=1e-4, seed=seed)
