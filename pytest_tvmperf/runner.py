@@ -177,12 +177,17 @@ class Tvmperf:
         tvm_target = target.tvm_target()
         try:
             module = tuning_module(workload, tvm_target)
-            if settings.tune_trials:
+            key = (workload.name, self.target, str(db))
+            if settings.tune_trials and key not in self.session.tuned:  # once per run, not once per executor
                 with self.session.timing_lock(), self.progress(f"tuning {workload.name}") as progress:
                     tuning.tune(module, tvm_target, db, settings.tune_trials, progress=progress)
+                self.session.tuned.add(key)
             state = tuning.inspect(module, tvm_target, db)
+            problem = None
         except tuning.TuningError as exc:
-            self._fail("error", f"tvmperf: {where}: {exc}")
+            problem = str(exc)
+        if problem is not None:  # failed outside the except block: no chained traceback
+            self._fail("error", f"tvmperf: {where}: {problem}")
         if state.missing:
             self._fail("error", f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
                                 f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
@@ -469,13 +474,15 @@ class Tvmperf:
         if baseline is None:
             self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path), record=record,
                        note="no baseline: run pytest --tvmperf-update to create it")
+        tuning_note = ""
         if baseline.pipeline != record.pipeline:
             notes.append(f"compile pipeline changed: {baseline.pipeline} -> {record.pipeline}")
-        elif baseline.tuning != record.tuning:
+        elif (baseline.tuning or {}).get("records_hash") != (record.tuning or {}).get("records_hash"):
             old = (baseline.tuning or {}).get("records_hash")
             new = (record.tuning or {}).get("records_hash")
             notes.append(f"tuning database records changed since the baseline ({old} -> {new}): "
                          f"re-record with pytest --tvmperf-update if the new schedules are intended")
+            tuning_note = "tuning database records changed since the baseline"
         policy = self.session.time_policy()
         comparison = compare(record, baseline, self.thresholds, policy)
         time_verdict = comparison.get("time")
@@ -501,7 +508,7 @@ class Tvmperf:
                 word = "confirmed" if time_verdict.status == first.status else f"not confirmed (now {time_verdict.status})"
             notes.append(f"first measurement {first.status} at {first.decision.describe()}; re-measured with "
                          f"{len(pooled.samples)} samples in all: {word}")
-        summary_note = ""
+        summary_note = tuning_note
         if time_verdict is not None and time_verdict.status == "not gated" and time_verdict.note:
             summary_note = f"time shown, not gated: {time_verdict.note}"
         peers = self._peer_verdicts(record)

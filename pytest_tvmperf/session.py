@@ -115,6 +115,8 @@ class TvmperfSession:
     pruned: list[str] = field(default_factory=list)
     #: why a peer framework asked for was not timed (missing package), once per reason
     peer_problems: set[str] = field(default_factory=set)
+    #: (workload, target, database) tuned by --tvmperf-tune in this run
+    tuned: set[tuple[str, str, str]] = field(default_factory=set)
 
     def find_unused(self) -> dict[Path, list[str]]:
         """Baseline entries no collected test uses: in the files of collected modules,

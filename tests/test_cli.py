@@ -393,3 +393,22 @@ def test_module_entry_point(tmp_path, old):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "missing.json" in proc.stderr and proc.stdout == ""
+
+
+def test_tune_runs_pytest_with_tune_and_update():
+    from pytest_tvmperf.cli import build_parser, tune_argv
+
+    args = build_parser().parse_args(["tune", "--trials", "8", "tests/perf", "-k", "dla"])
+    assert tune_argv(args) == ["tests/perf", "-k", "dla", "--tvmperf-tune=8", "--tvmperf-update"]
+    args = build_parser().parse_args(["tune", "--trials", "2", "--db", "mydb", "--no-update"])
+    assert tune_argv(args) == ["--tvmperf-tune=2", "--tvmperf-tuning-db=mydb"]
+
+
+@pytest.mark.parametrize("trials", ["0", "-3", "many"])
+def test_tune_rejects_bad_trials(trials, capsys):
+    from pytest_tvmperf.cli import build_parser
+
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["tune", "--trials", trials])
+    assert exc.value.code == 2
+    assert "--trials takes a positive number of trials" in capsys.readouterr().err

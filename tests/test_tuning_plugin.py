@@ -1,0 +1,67 @@
+"""The tuned pipeline through the plugin, as a user runs it: a missing database fails
+with the tune command, --tvmperf-tune tunes (with a progress bar) and records which
+records the baseline was measured with, a changed database is named, and a stale one
+(the workload changed since tuning) fails naming its kernels."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import pytest
+
+from tests.unit.test_tuning import SIZES, tiny_mlp
+
+TUNED_TEST = f'''
+import os
+import numpy as np
+import pytest
+from pytest_tvmperf import Workload
+
+SIZES = {SIZES!r}
+
+{inspect.getsource(tiny_mlp)}
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_tuned(tvmperf):
+    tvmperf.check(tiny_mlp(int(os.environ.get("TINY_BATCH", "4"))).with_pipeline("tuned"))
+'''
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_tune_record_gate_and_stale_database(project):
+    project.pytester.makepyfile(test_perf=TUNED_TEST)
+    db = project.pytester.path / "baselines" / "tuning"
+
+    missing = project.run("--tvmperf-update")
+    missing.assert_outcomes(failed=1)
+    missing.stdout.fnmatch_lines(["*tiny_mlp(4) on llvm/vm-bytecode: tuning database */baselines/tuning does not exist; "
+                                  "create it with: pytest --tvmperf-tune=TRIALS*"])
+
+    tuned = project.run("--tvmperf-update", "--tvmperf-tune=4")
+    tuned.assert_outcomes(passed=1)
+    assert "tuning tiny_mlp(4)" in tuned.stderr.str()  # the progress bar, through pytest's capture
+    assert sorted(p.name for p in db.iterdir()) == ["database_tuning_record.json", "database_workload.json"]
+    entry = project.baselines()["tests"]["test_tuned[llvm-vm-bytecode]"]
+    assert entry["pipeline"] == "tuned"
+    assert entry["tuning"]["db_dir"] == "baselines/tuning" and entry["tuning"]["missing"] == []
+    assert len(entry["tuning"]["tasks"]) == 2 and len(entry["tuning"]["records_hash"]) == 16
+
+    project.run().assert_outcomes(passed=1)
+
+    # the records changed under the baseline (as after a re-tune): named in the summary
+    records = db / "database_tuning_record.json"
+    rows = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+    for row in rows:
+        row[1][1] = [t * 0.5 for t in row[1][1]]  # run_secs
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    changed = project.run()
+    changed.assert_outcomes(passed=1)
+    changed.stdout.fnmatch_lines(["*1 test(s): tuning database records changed since the baseline*"])
+
+    # the workload changed since tuning: its kernels have no records
+    project.set_env("TINY_BATCH", "2")
+    stale = project.run("--tvmperf-update")
+    stale.assert_outcomes(failed=1)
+    stale.stdout.fnmatch_lines(["*the tuning database baselines/tuning is stale: 2 of 2 kernel(s) have no tuning record*",
+                                "*re-tune with: pytest --tvmperf-tune=TRIALS --tvmperf-update*"])
