@@ -188,6 +188,13 @@ class Tvmperf:
             problem = str(exc)
         if problem is not None:  # failed outside the except block: no chained traceback
             self._fail("error", f"tvmperf: {where}: {problem}")
+        if state.missing and state.other_targets:
+            # tuned, but on another machine or for another target: like a time baseline of
+            # another machine, shown (a skip with the reason), neither failed nor gated
+            pytest.skip(f"the tuning database {shown} has no records for this target ({target.name}: "
+                        f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
+                        f"but has some for {len(state.other_targets)} other target(s); tune here with: "
+                        f"pytest --tvmperf-tune=TRIALS --tvmperf-update {self.nodeid}")
         if state.missing:
             self._fail("error", f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
                                 f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"

@@ -82,6 +82,9 @@ class TuningState:
     tasks: tuple[str, ...]
     missing: tuple[str, ...]
     untunable: tuple[str, ...] = ()
+    #: the targets (as their JSON) that the missing tasks do have records for: tuned
+    #: on another machine or for another target, rather than never tuned or changed
+    other_targets: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -95,6 +98,7 @@ class TuningState:
             "tasks": list(self.tasks),
             "missing": list(self.missing),
             "untunable": list(self.untunable),
+            "other_targets": list(self.other_targets),
         }
 
     @classmethod
@@ -106,6 +110,7 @@ class TuningState:
                 tasks=tuple(str(t) for t in data.get("tasks", ())),
                 missing=tuple(str(t) for t in data.get("missing", ())),
                 untunable=tuple(str(t) for t in data.get("untunable", ())),
+                other_targets=tuple(str(t) for t in data.get("other_targets", ())),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a tuning state: {data!r} ({exc})") from exc
@@ -306,6 +311,20 @@ def _best_records(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> dic
     return best
 
 
+def _other_targets(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> tuple[str, ...]:
+    """The targets other than ``target`` that ``tasks`` have successful records for."""
+    key = _target_key(target)
+    found: set[str] = set()
+    for _name, task_mod in tasks:
+        if not db.has_workload(task_mod):
+            continue
+        workload = db.commit_workload(task_mod)
+        for record in db.get_top_k(workload, max(1, len(db))):
+            if record.target is not None and _target_key(record.target) != key:
+                found.add(_target_key(record.target))
+    return tuple(sorted(found))
+
+
 def inspect(mod: Any, target: Any, db_dir: Path) -> TuningState:
     """Which tasks of ``mod`` have a record for ``target`` in the database at
     ``db_dir``, and a hash of the records :func:`apply` would use. Raises
@@ -322,6 +341,7 @@ def inspect(mod: Any, target: Any, db_dir: Path) -> TuningState:
         tasks=tuple(name for name, _, _ in tunable),
         missing=tuple(name for name, _, _ in tunable if name not in best),
         untunable=tuple(untunable),
+        other_targets=_other_targets(db, [(name, task_mod) for name, task_mod, _ in tunable if name not in best], target),
     )
 
 

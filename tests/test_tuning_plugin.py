@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 
 import pytest
 
@@ -58,6 +59,15 @@ def test_tune_record_gate_and_stale_database(project):
     changed = project.run()
     changed.assert_outcomes(passed=1)
     changed.stdout.fnmatch_lines(["*1 test(s): tuning database records changed since the baseline*"])
+
+    # tuned on another machine (another mcpu): shown as a skip with the reason, not failed
+    saved = records.read_text()
+    records.write_text(re.sub(r'"mcpu": "[^"]*"', '"mcpu": "othercpu"', saved))
+    elsewhere = project.run("-rs")
+    elsewhere.assert_outcomes(skipped=1)
+    elsewhere.stdout.fnmatch_lines(["*the tuning database baselines/tuning has no records for this target (llvm: *, "
+                                    "2 of 2 kernel(s)) but has some for 1 other target(s); tune here with:*"])
+    records.write_text(saved)
 
     # the workload changed since tuning: its kernels have no records
     project.set_env("TINY_BATCH", "2")

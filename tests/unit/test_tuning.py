@@ -212,7 +212,7 @@ def test_changed_workload_is_missing(tuned, target):
     state = tuning.inspect(other, target, db)
     assert state.tasks == ("fused_matmul1_add1", "fused_matmul_add")
     assert state.missing == state.tasks and not state.complete
-    assert state.records_hash is None
+    assert state.records_hash is None and state.other_targets == ()  # stale, not tuned elsewhere
 
 
 def test_records_of_another_target_do_not_count(tuned, fused):
@@ -221,6 +221,8 @@ def test_records_of_another_target_do_not_count(tuned, fused):
     generic = tvm.target.Target({"kind": "llvm"})  # the database was tuned for the host mcpu
     state = tuning.inspect(fused, generic, tuned[0])
     assert state.missing == state.tasks and state.records_hash is None
+    (host,) = state.other_targets  # tuned elsewhere, not changed: the runner skips rather than fails
+    assert '"mcpu"' in host and tuning.TuningState.from_json(state.as_json()) == state
 
 
 def test_hash_follows_the_records(tuned, tmp_path, target, fused):
