@@ -167,12 +167,10 @@ class SummaryRow:
     peers: tuple = ()
 
 
-def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
-    """TVM time over each peer framework's, timed side by side: one row per test, one
-    column per peer (the table the "slower than PyTorch" report asked for)."""
+def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """Header and body of the peer ratio table: one row per test with peers, one
+    column per peer."""
     with_peers = [r for r in rows if r.peers]
-    if not with_peers:
-        return []
     names = sorted({p[0] for r in with_peers for p in r.peers})
     header = ("test", "tvm", *(f"tvm/{n}" for n in names))
     body = []
@@ -187,6 +185,15 @@ def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
             gate = "" if limit is None else f" <= {limit:g} {status}"
             row.append(f"{ratio:.2f}x [{low:.2f}-{high:.2f}]{gate}")
         body.append(tuple(row))
+    return header, body
+
+
+def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
+    """TVM time over each peer framework's, timed side by side: one row per test, one
+    column per peer (the table the "slower than PyTorch" report asked for)."""
+    header, body = _peer_cells(rows)
+    if not body:
+        return []
     widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
     return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body]]
 
@@ -260,6 +267,11 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     notes = summary_notes(rows)
     if notes:
         lines += [""] + [f"- {n}" for n in notes]
+    head, body = _peer_cells(rows)
+    if body:
+        lines += ["", "#### TVM time / peer framework time (side by side; below 1: TVM is faster)", "",
+                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join([f"`{row[0]}`", *row[1:]]) + " |" for row in body]
     return "\n".join(lines) + "\n"
 
 

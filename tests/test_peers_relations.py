@@ -128,7 +128,7 @@ def test_relations_pass_fail_and_explain(project):
     project.pytester.makepyfile(test_perf=RELATION_TEST)
     ok = project.run()  # both sides 1 ms: within both limits, no baseline needed
     ok.assert_outcomes(passed=2)
-    ok.stdout.fnmatch_lines(["*test_dynamic_vs_static[[]llvm-vm-bytecode[]] mlp(batch='n'*) / mlp(batch=1*)*1.00x*<= 1.5x*pass*"])
+    ok.stdout.fnmatch_lines(["*test_dynamic_vs_static[[]llvm-vm-bytecode[]] ratio*1 ms*1 ms*1.00x*<= 1.5x*pass*"])
     assert not project.baseline_file().exists()
 
     project.set_env("TVMPERF_FAKE_SCALE", "2")  # the left side now takes 2x the right side

@@ -118,3 +118,14 @@ def test_relation_message_shows_both_sides():
                                ExactMetrics(instructions={"main": 22}, by_callee={"x": 17, "y": 5}), ["n1"])
     assert "a / b: time ratio 4.00x" in message and "is more than the limit 1.5x" in message
     assert "instructions: 85 vs 22" in message and "+63 x" in message and "note: n1" in message
+
+
+def test_markdown_summary_has_the_peer_table():
+    from pytest_tvmperf.report import markdown_summary
+
+    rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass",
+                       peers=(("numpy", 0.5, 0.45, 0.55, "not gated", None), ("torch", 2.0, 1.9, 2.1, "exceeded", 1.2)))]
+    text = markdown_summary(rows)
+    assert "| test | tvm | tvm/numpy | tvm/torch |" in text
+    assert "| `t1` | 2 ms | 0.50x [0.45-0.55] | 2.00x [1.90-2.10] <= 1.2 exceeded |" in text
+    assert "tvm/" not in markdown_summary(rows[:0] + [SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass")])
