@@ -26,6 +26,19 @@ class PeerUnavailable(Exception):
     """A peer framework cannot run this workload here; the message says why."""
 
 
+def random_input(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype, what: str) -> np.ndarray:
+    """A seeded default input: normal floats, integers in [0, 10), random booleans;
+    ``what`` names the input in the error for any other dtype."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(tuple(shape)).astype(dtype)
+    if dtype.kind in "iu":
+        return rng.integers(0, 10, size=tuple(shape)).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(tuple(shape)) < 0.5
+    raise WorkloadError(f"{what}: no default inputs of dtype {dtype}; pass make_inputs=")
+
+
 @dataclass(frozen=True)
 class Workload:
     """A program to measure, with its seeded inputs and NumPy reference.

@@ -75,3 +75,23 @@ def test_tune_record_gate_and_stale_database(project):
     stale.assert_outcomes(failed=1)
     stale.stdout.fnmatch_lines(["*the tuning database baselines/tuning is stale: 2 of 2 kernel(s) have no tuning record*",
                                 "*re-tune with: pytest --tvmperf-tune=TRIALS --tvmperf-update*"])
+
+
+@pytest.mark.parametrize("where, args, shown", [
+    ('tuning_db="dbs/mine"', (), "*/dbs/mine does not exist*"),                       # the workload's own
+    ("", ("--tvmperf-tuning-db=elsewhere",), "*/baselines/elsewhere does not exist*"),  # the option
+])
+def test_the_database_comes_from_the_workload_or_the_option(project, where, args, shown):
+    project.pytester.makepyfile(test_perf=f'''
+import dataclasses
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_tuned(tvmperf):
+    w = workloads.mlp(batch=1)
+    tvmperf.check(dataclasses.replace(w, pipeline="tuned", {where}) if {bool(where)} else w.with_pipeline("tuned"))
+''')
+    result = project.run("--tvmperf-update", *args)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([shown])

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..workload import PeerFactory, PeerUnavailable, Workload, WorkloadError
+from ..workload import PeerFactory, PeerUnavailable, Workload, WorkloadError, random_input
 
 EXTRA_HINT = "pip install 'pytest-tvmperf[onnx]'"
 
@@ -110,18 +110,7 @@ def _with_input_shapes(model, shapes: Mapping[str, tuple[int, ...]]):
 
 def _default_maker(inputs, shapes):
     def make_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
-        arrays = []
-        for name, _, dtype in inputs:
-            shape = shapes[name]
-            if dtype.kind == "f":
-                arrays.append(rng.standard_normal(shape).astype(dtype))
-            elif dtype.kind in "iu":
-                arrays.append(rng.integers(0, 10, size=shape).astype(dtype))
-            elif dtype.kind == "b":
-                arrays.append(rng.random(shape) < 0.5)
-            else:
-                raise WorkloadError(f"onnx_workload: no default inputs for {name!r} of dtype {dtype}; pass make_inputs=")
-        return arrays
+        return [random_input(rng, shapes[name], dtype, f"onnx_workload input {name!r}") for name, _, dtype in inputs]
 
     return make_inputs
 

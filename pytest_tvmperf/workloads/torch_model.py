@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..workload import Workload, WorkloadError
+from ..workload import Workload, WorkloadError, random_input
 
 TORCH_HINT = ("torch is not installed: pip install 'pytest-tvmperf[torch]' "
               "(CPU build: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
@@ -98,19 +98,8 @@ def _default_maker(specs: Sequence[tuple[tuple[int, ...], np.dtype]], dim: str |
     """Seeded inputs of the example inputs' shapes and dtypes; dim 0 from ``dims[dim]``."""
 
     def make_inputs(rng: np.random.Generator, dims: Mapping[str, int]) -> list[np.ndarray]:
-        arrays = []
-        for i, (shape, dtype) in enumerate(specs):
-            if dim is not None:
-                shape = (dims[dim], *shape[1:])
-            if dtype.kind == "f":
-                arrays.append(rng.standard_normal(shape).astype(dtype))
-            elif dtype.kind in "iu":
-                arrays.append(rng.integers(0, 10, size=shape).astype(dtype))
-            elif dtype.kind == "b":
-                arrays.append(rng.random(shape) < 0.5)
-            else:
-                raise WorkloadError(f"torch_workload: no default inputs for input {i} of dtype {dtype}; pass make_inputs=")
-        return arrays
+        return [random_input(rng, shape if dim is None else (dims[dim], *shape[1:]), dtype, f"torch_workload input {i}")
+                for i, (shape, dtype) in enumerate(specs)]
 
     return make_inputs
 

@@ -129,3 +129,17 @@ def test_markdown_summary_has_the_peer_table():
     assert "| test | tvm | tvm/numpy | tvm/torch |" in text
     assert "| `t1` | 2 ms | 0.50x [0.45-0.55] | 2.00x [1.90-2.10] <= 1.2 exceeded |" in text
     assert "tvm/" not in markdown_summary(rows[:0] + [SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass")])
+
+
+def test_random_input_by_dtype():
+    import numpy as np
+
+    from pytest_tvmperf.workload import WorkloadError, random_input
+
+    rng = np.random.default_rng(0)
+    assert random_input(rng, (2, 3), np.float32, "x").dtype == np.float32
+    ints = random_input(rng, (50,), np.int64, "x")
+    assert ints.dtype == np.int64 and ints.min() >= 0 and ints.max() < 10
+    assert random_input(rng, (4,), np.bool_, "x").dtype == np.bool_
+    with pytest.raises(WorkloadError, match="onnx_workload input 'a': no default inputs of dtype complex64; pass make_inputs="):
+        random_input(rng, (1,), np.complex64, "onnx_workload input 'a'")
