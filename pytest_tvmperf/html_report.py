@@ -252,6 +252,61 @@ def _table(tests: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def _ratio_text(r: Mapping[str, Any]) -> str:
+    ratio, low, high = _positive(r.get("ratio")), _positive(r.get("low")), _positive(r.get("high"))
+    if ratio is None:
+        return "-"
+    interval = f" [{low:.2f}-{high:.2f}]" if low is not None and high is not None else ""
+    limit = _positive(r.get("limit"))
+    gate = f" &le; {limit:g}" if limit is not None else ""
+    return f"{ratio:.2f}x{_e(interval)}{gate}"
+
+
+def _peers_section(tests: Sequence[Mapping[str, Any]]) -> str:
+    """TVM time over each peer framework's (timed side by side): one row per test."""
+    with_peers = [t for t in tests if isinstance(t.get("peers"), list) and t["peers"]]
+    if not with_peers:
+        return ""
+    names = sorted({str(p.get("name")) for t in with_peers for p in t["peers"] if isinstance(p, Mapping)})
+    rows = []
+    for t in with_peers:
+        cells = {str(p.get("name")): p for p in t["peers"] if isinstance(p, Mapping)}
+        tds = []
+        for name in names:
+            peer = cells.get(name)
+            if peer is None:
+                tds.append('<td class="num">-</td>')
+                continue
+            status = str(peer.get("status") or "")
+            pill = _pill({"exceeded": "regressed"}.get(status, status)) if peer.get("limit") is not None else ""
+            tds.append(f'<td class="num">{_ratio_text(peer)} {pill}</td>')
+        time = _mapping(t.get("time"))
+        rows.append(f'<tr><td class="test">{_e(_label(t))}</td>'
+                    f'<td class="num">{_e(fmt_time(_num(time.get("median_s"))))}</td>{"".join(tds)}</tr>')
+    header = "".join(f"<th>{_e(h)}</th>" for h in ("test", "tvm", *(f"tvm / {n}" for n in names)))
+    return ('<section class="peers"><h2>TVM time / peer framework time (side by side; below 1: TVM is faster)</h2>'
+            f'<div class="scroll"><table id="tvmperf-peers"><thead><tr>{header}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div></section>")
+
+
+def _relations_section(tests: Sequence[Mapping[str, Any]]) -> str:
+    """The tvmperf.assert_ratio verdicts: which two builds, their times and the ratio."""
+    rel = [t for t in tests if isinstance(t.get("relation"), Mapping)]
+    if not rel:
+        return ""
+    rows = []
+    for t in rel:
+        r = t["relation"]
+        rows.append(f'<tr><td class="test">{_e(_label(t))}</td><td>{_e(r.get("name") or "")}</td>'
+                    f'<td class="num">{_e(fmt_time(_num(r.get("numerator_s"))))}</td>'
+                    f'<td class="num">{_e(fmt_time(_num(r.get("denominator_s"))))}</td>'
+                    f'<td class="num">{_ratio_text(r)}</td><td>{_pill(_verdict(t))}</td></tr>')
+    header = "".join(f"<th>{h}</th>" for h in ("test", "a / b", "a", "b", "ratio [interval] &le; limit", "verdict"))
+    return ('<section class="relations"><h2>Relations (tvmperf.assert_ratio)</h2>'
+            f'<div class="scroll"><table id="tvmperf-relations"><thead><tr>{header}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div></section>")
+
+
 # --------------------------------------------------------------------------- ratio plot
 
 _NICE_RATIOS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0, 20.0,
@@ -616,6 +671,8 @@ def render_html(results: Mapping[str, Any], history: list[dict] | None = None) -
         _ratio_plot(tests),
         _kernels_section(tests),
         _trends_section(results, tests, history) if history else "",
+        _peers_section(tests),
+        _relations_section(tests),
         _table(tests),
     ]
     return (

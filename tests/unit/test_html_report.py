@@ -551,3 +551,26 @@ def test_any_results_render_one_row_per_test_and_inject_nothing(tests, created, 
             for key in ("x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "width", "height"):
                 if key in node.attrs and node.tag != "svg":
                     assert math.isfinite(float(node.attrs[key])), (node.tag, key, node.attrs[key])
+
+
+# --------------------------------------------------------------------------- peers and relations
+
+
+def test_peer_and_relation_sections():
+    peers = [{"name": "torch", "ratio": 2.0, "low": 1.9, "high": 2.1, "limit": 1.2, "status": "exceeded",
+              "numerator_s": 2e-3, "denominator_s": 1e-3},
+             {"name": "numpy", "ratio": 0.5, "low": 0.45, "high": 0.55, "limit": None, "status": "not gated",
+              "numerator_s": 2e-3, "denominator_s": 4e-3}]
+    relation = {"name": "mlp(n) / mlp(1)", "ratio": 1.2, "low": 1.1, "high": 1.3, "limit": 1.5, "status": "pass",
+                "numerator_s": 1.2e-3, "denominator_s": 1e-3}
+    page = render_html(results(entry("test_p[llvm-vm-bytecode]", "slower than peer", peers=peers),
+                               entry("test_r[llvm-vm-bytecode] ratio", "pass", timed=False, relation=relation),
+                               entry("test_q[llvm-vm-bytecode]")))
+    peers_html = page[page.index('id="tvmperf-peers"'):page.index("</table>", page.index('id="tvmperf-peers"'))]
+    assert "tvm / numpy" in peers_html and "tvm / torch" in peers_html
+    assert "2.00x [1.90-2.10] &le; 1.2" in peers_html and "0.50x [0.45-0.55]" in peers_html
+    assert "test_p[llvm-vm-bytecode]" in peers_html and "test_q" not in peers_html
+    rel_html = page[page.index('id="tvmperf-relations"'):]
+    assert "mlp(n) / mlp(1)" in rel_html and "1.20x [1.10-1.30] &le; 1.5" in rel_html
+    plain = render_html(results(entry("test_q[llvm-vm-bytecode]")))
+    assert "tvmperf-peers" not in plain and "tvmperf-relations" not in plain
