@@ -32,6 +32,7 @@ class TimePolicy:
     noise_normalized: float = 0.10
     noise_raw: float = 0.15
     other_machine: str = "normalized"
+    noise_ratio: float = 0.07
 
 
 @dataclass(frozen=True)
@@ -204,11 +205,21 @@ def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, deno
     return RatioVerdict(name, limit, decision, numerator_s, denominator_s)
 
 
-def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float) -> tuple[RatioVerdict, ...]:
+def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float,
+                  wanted: tuple[str, ...] | None = None) -> tuple[RatioVerdict, ...]:
     """TVM over each peer framework timed in the same rounds; gated where ``limits``
-    names the peer (``@pytest.mark.tvmperf(vs_torch=1.2)``)."""
+    names the peer (``@pytest.mark.tvmperf(vs_torch=1.2)``). A peer in ``wanted`` (or
+    in ``limits``) without samples is an error: a timer that drops peers must not
+    turn a gate off silently."""
+    names = dict(samples.peers)
+    lost = sorted((set(wanted or ()) | set(limits)) - set(names))
+    if lost:
+        raise ValueError(f"the timer returned no samples of peer(s) {', '.join(lost)}: a tvmperf_timer must time "
+                         f"TimingTask.peers and return them in TimeSamples.peers")
     out = []
     for name, values in samples.peers:
+        if wanted is not None and name not in wanted:
+            continue
         ratios = samples.peer_ratios(name) or ()
         out.append(ratio_verdict(name, ratios, samples.median, float(np.median(values)), limits.get(name), alpha, noise))
     return tuple(out)

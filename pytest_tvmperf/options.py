@@ -53,8 +53,12 @@ DEFAULT_TIME_THRESHOLD = "5%"
 DEFAULT_ALPHA = 0.05
 INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
 OTHER_MACHINE_POLICIES = ("normalized", "skip")
-NOISE_MODES = ("ab", "normalized", "raw")
-DEFAULT_NOISE = {"ab": 0.02, "normalized": 0.10, "raw": 0.15}
+NOISE_MODES = ("ab", "normalized", "raw", "ratio")
+#: ``ratio``: TVM over a peer framework, or one build over another (assert_ratio), in one
+#: process. The normalized false-alarm benchmark puts the difference of two such in-process
+#: ratios of different programs (workload over reference kernel) between processes at
+#: ~10%, so one ratio moves by ~10%/sqrt(2) = 7%.
+DEFAULT_NOISE = {"ab": 0.02, "normalized": 0.10, "raw": 0.15, "ratio": 0.07}
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 DEFAULT_EXAMPLES = 8
@@ -311,7 +315,7 @@ def addoption(parser) -> None:
     group.addoption("--tvmperf-confirm", dest=OPT_CONFIRM, type=_argparse_type(parse_bool), default=None,
                     help="re-measure a suspected regression before failing (default true)")
     group.addoption("--tvmperf-noise", dest=OPT_NOISE, type=_argparse_type(parse_noise), default=None,
-                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=2%%,normalized=10%%,raw=15%%' (the defaults)")
+                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=2%%,normalized=10%%,raw=15%%,ratio=7%%' (the defaults; ratio: peers and assert_ratio)")
     group.addoption("--tvmperf-artifacts", dest=OPT_ARTIFACTS, default=None, metavar="DIR|off",
                     help="where --tvmperf-update saves compiled artifacts for a/b timing, relative to the baseline directory (default artifacts), or off")
     group.addoption("--tvmperf-json", dest=OPT_JSON, default=None, metavar="PATH",

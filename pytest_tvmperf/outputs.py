@@ -14,7 +14,7 @@ from .report import SummaryRow, github_annotation, markdown_summary
 from .results import ResultsError, history_line, parse_history, results_json
 from .store import atomic_write
 
-FAILED = ("regressed", "wrong", "error", "no baseline")
+FAILED = ("regressed", "wrong", "error", "no baseline", "slower than peer")
 
 
 def check_writable(path: Path, option: str) -> None:

@@ -49,15 +49,17 @@ def _dlight_rules(target: Any) -> list[Any]:
 
 def fuse_relax(mod: Any, target: Any) -> Any:
     """The first half of the default pipeline: library dispatch, legalize, fold
-    constants, fuse. The fused PrimFuncs of the result are what a schedule (dlight,
-    or a tuning database) applies to, and what tuning extracts as tasks."""
+    constants, fuse, with no schedule yet (the GPU default pipeline would apply dlight
+    here). The fused PrimFuncs of the result are what a schedule (dlight, or a tuning
+    database) applies to, and what tuning extracts as tasks."""
     import tvm
+    from tvm import relax
     from tvm.relax.backend.cpu_generic import pipeline as cpu
-    from tvm.relax.backend.gpu_generic import pipeline as gpu
 
-    stages = gpu if "gpu" in target.keys else cpu
+    passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(), relax.transform.FoldConstant(),
+              relax.transform.FuseOps(), relax.transform.FuseTIR()]
     with target:
-        return tvm.transform.Sequential(stages.library_dispatch_passes(target) + stages.legalize_passes(target))(mod)
+        return tvm.transform.Sequential(cpu.library_dispatch_passes(target) + passes)(mod)
 
 
 def _finish_relax(mod: Any, target: Any) -> Any:
@@ -94,6 +96,11 @@ def lower_relax(mod: Any, target: Any, pipeline: str, tuning_db: Path | None = N
         if tuning_db is None:
             raise ValueError("pipeline 'tuned' needs a tuning database directory")
         fused = tuning.apply(fused, target, tuning_db)
+        if "gpu" in target.keys:  # kernels without a record must still be scheduled to run on a GPU
+            from tvm.s_tir import dlight
+
+            with target:
+                fused = dlight.ApplyDefaultSchedule(*_dlight_rules(target))(fused)
     del tvm
     return _finish_relax(fused, target)
 

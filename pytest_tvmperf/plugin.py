@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sys
+import uuid
 from typing import Callable, Iterator
 
 import pytest
@@ -43,7 +44,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
     if settings.prune and not settings.update:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
-    config.stash[SESSION_KEY] = TvmperfSession(settings, config.rootpath, history=history)
+    run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
+    config.stash[SESSION_KEY] = TvmperfSession(settings, config.rootpath, history=history, run_id=run_id)
 
 
 def _marker_kwargs(node) -> dict:
@@ -177,6 +179,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if workeroutput is not None:  # an xdist worker: hand the summary to the controller
         workeroutput["tvmperf_rows"] = [dataclasses.asdict(o.summary_row()) for o in state.outcomes.values()]
         workeroutput["tvmperf_results"] = state.result_entries()
+        workeroutput["tvmperf_peer_problems"] = sorted(state.peer_problems)
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         state.discard_pending()  # an interrupted run leaves every baseline file as it was
     else:
@@ -209,6 +212,7 @@ def pytest_testnodedown(node, error) -> None:
     if state is not None:
         state.worker_rows.extend(SummaryRow(**row) for row in rows)
         state.worker_entries.extend(getattr(node, "workeroutput", {}).get("tvmperf_results", []))
+        state.peer_problems.update(getattr(node, "workeroutput", {}).get("tvmperf_peer_problems", []))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

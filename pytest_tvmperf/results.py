@@ -142,7 +142,9 @@ def history_line(entries: Iterable[Mapping[str, Any]], created: str) -> dict[str
         "schema_version": RESULTS_SCHEMA_VERSION,
         "kind": HISTORY_KIND,
         "created": created,
-        "tests": {e["nodeid"]: {"median_s": (e["time"] or {}).get("median_s"), "verdict": e["verdict"]} for e in entries},
+        # relations (tvmperf.assert_ratio) share their test's node id and have no time of their own
+        "tests": {e["nodeid"]: {"median_s": (e["time"] or {}).get("median_s"), "verdict": e["verdict"]}
+                  for e in entries if not e.get("relation")},
     }
 
 

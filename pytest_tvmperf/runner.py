@@ -106,6 +106,9 @@ class Tvmperf:
     progress: ProgressBar = _no_progress
     _checked: bool = False
     _ratios: int = 0
+    _peers_timed: tuple[str, ...] = ()
+    _outcome_id: str = ""  # the summary id of the assert_ratio under way
+    _peers_unconfirmed: frozenset[str] = frozenset()
 
     def variant(self, workload: Workload, executor: str | None = None, label: str | None = None) -> Variant:
         """``workload`` under another executor, for :meth:`assert_ratio`."""
@@ -131,7 +134,8 @@ class Tvmperf:
 
     def _fail(self, verdict: str, message: str, **fields) -> None:
         __tracebackhide__ = True
-        self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target, verdict, message=message, **fields))
+        self._add(Outcome(self.nodeid, self._outcome_id or self.test_id, self.executor, self.target, verdict,
+                          message=message, **fields))
         pytest.fail(message, pytrace=False)
 
     def _prepare(self, workload: Workload, executor_name: str, where: str) -> Prepared:
@@ -146,7 +150,8 @@ class Tvmperf:
         if reason:
             pytest.skip(reason)
         tuning_db, tuning_state = self._tuning(workload, target, where)
-        with stopwatch() as compile_time:
+        reading_db = self.session.timing_lock() if tuning_db is not None else contextlib.nullcontext()
+        with reading_db, stopwatch() as compile_time:
             try:
                 compiled = executor.compile(workload, target, tuning_db)
             except CompileError as exc:
@@ -176,20 +181,29 @@ class Tvmperf:
         db = Path(self.session.rootpath, workload.tuning_db) if workload.tuning_db else settings.tuning_db
         shown = _display_path(db, self.session.rootpath)
         tvm_target = target.tvm_target()
+        tuned_now = False
         try:
             module = tuning_module(workload, tvm_target)
-            key = (workload.name, self.target, str(db))
-            if settings.tune_trials and key not in self.session.tuned:  # once per run, not once per executor
-                with self.session.timing_lock(), self.progress(f"tuning {workload.name}") as progress:
-                    tuning.tune(module, tvm_target, db, settings.tune_trials, progress=progress)
-                self.session.tuned.add(key)
-            state = tuning.inspect(module, tvm_target, db)
+            # the machine-wide lock: xdist workers tune one at a time, and never read a
+            # database another worker is appending to
+            with self.session.timing_lock():
+                if settings.tune_trials and self.session.claim_tuning((workload.name, self.target, str(db))):
+                    with self.progress(f"tuning {workload.name}") as progress:
+                        tuning.tune(module, tvm_target, db, settings.tune_trials, progress=progress)
+                    tuned_now = True
+                state = tuning.inspect(module, tvm_target, db)
             problem = None
         except tuning.TuningError as exc:
             problem = str(exc)
+        except Exception as exc:  # the fused module itself failed to build: TVM's own error, shortened
+            problem = f"preparing the kernels to tune failed:\n{shorten_tvm_error(exc)}"
         if problem is not None:  # failed outside the except block: no chained traceback
             self._fail("error", f"tvmperf: {where}: {problem}")
-        if state.missing and state.other_targets:
+        if tuned_now and state.missing:
+            self._fail("error", f"tvmperf: {where}: tuning with {settings.tune_trials} trials found no valid schedule for "
+                                f"{len(state.missing)} of {len(state.tasks)} kernel(s) ({', '.join(state.missing[:6])}): "
+                                f"every candidate failed to build or run; raise --tvmperf-tune")
+        if state.missing and set(state.missing) <= set(state.elsewhere):
             # tuned, but on another machine or for another target: like a time baseline of
             # another machine, shown (a skip with the reason), neither failed nor gated
             pytest.skip(f"the tuning database {shown} has no records for this target ({target.name}: "
@@ -298,6 +312,8 @@ class Tvmperf:
                 return self.timer(task, n)
 
         samples = measure(rounds)
+        self._peers_timed = tuple(sorted(peers))
+        samples = self._confirm_peers(samples, lambda: measure(2 * rounds), notes)
         keep = pending is not None and self.session.settings.update and self.session.settings.artifact_dir is not None
         if pending is not None and not keep:
             discard(pending)
@@ -318,6 +334,16 @@ class Tvmperf:
         if not (isinstance(at_most, (int, float)) and 0 < at_most < float("inf")):
             raise ValueError(f"assert_ratio(at_most={at_most!r}): give the largest allowed time ratio, e.g. at_most=1.5")
         sides = [v if isinstance(v, Variant) else Variant(v) for v in (numerator, denominator)]
+        self._ratios += 1  # the summary names it by test id; the message and JSON by its sides
+        shown_id = f"{self.test_id} ratio" + (f" {self._ratios}" if self._ratios > 1 else "")
+        self._outcome_id = shown_id
+        try:
+            return self._assert_ratio(sides, float(at_most), shown_id)
+        finally:
+            self._outcome_id = ""
+
+    def _assert_ratio(self, sides: list["Variant"], at_most: float, shown_id: str) -> RatioVerdict:
+        __tracebackhide__ = True
         preps = []
         for side in sides:
             executor = side.executor or self.executor
@@ -335,8 +361,11 @@ class Tvmperf:
         rounds = self.session.settings.repeat
 
         def judge(samples: TimeSamples) -> RatioVerdict:
+            if samples.baseline is None:
+                self._fail("error", f"tvmperf: {self.nodeid}: the timer returned no samples of the right side of "
+                                    f"{label}: a tvmperf_timer must time TimingTask.baseline too")
             return ratio_verdict(label, samples.ab_ratios or (), samples.median, float(np.median(samples.baseline)),
-                                 float(at_most), policy.alpha, policy.noise_ab)
+                                 float(at_most), policy.alpha, policy.noise_ratio)
 
         with self.session.timing_lock():
             samples = self.timer(task, rounds)
@@ -356,8 +385,6 @@ class Tvmperf:
         exact = [replace(p.compiled.static_metrics(), calls=p.compiled.executed_calls(p.args)) for p in preps]
         message = relation_message(label, verdict, exact[0], exact[1], notes)
         status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
-        self._ratios += 1  # the summary names it by test id; the message and JSON by its sides
-        shown_id = f"{self.test_id} ratio" + (f" {self._ratios}" if self._ratios > 1 else "")
         self._add(Outcome(self.nodeid, shown_id, self.executor, self.target, status,
                           message=message if status != "pass" else "", relation=verdict))
         if verdict.status == "exceeded":
@@ -365,6 +392,35 @@ class Tvmperf:
         if verdict.status == "inconclusive":
             self._inconclusive(message)
         return verdict
+
+    def _confirm_peers(self, samples: TimeSamples, remeasure: Callable[[], TimeSamples], notes: list[str]) -> TimeSamples:
+        """A gated peer past its limit (or unclear) is measured again, as a time
+        regression is: the pooled samples decide, and a gate fails only when each
+        measurement alone is past the limit too."""
+        if not self.session.settings.confirm or not self.peer_limits:
+            return samples
+        policy = self.session.time_policy()
+
+        def gated(s: TimeSamples) -> dict[str, RatioVerdict]:
+            try:
+                verdicts = peer_verdicts(s, self.peer_limits, policy.alpha, policy.noise_ratio, wanted=self._peers_timed)
+            except ValueError:
+                return {}  # reported by _peer_verdicts
+            return {v.name: v for v in verdicts if v.limit is not None}
+
+        first = gated(samples)
+        if not any(v.status in ("exceeded", "inconclusive") for v in first.values()):
+            return samples
+        again = remeasure()
+        second = gated(again)
+        self._peers_unconfirmed = frozenset(
+            name for name, v in first.items()
+            if name in second and not (v.ratio > v.limit and second[name].ratio > v.limit))
+        for name, v in first.items():
+            if v.status != "pass" and name in second:
+                notes.append(f"peer {name}: first measurement {v.status} at {v.describe()}, then "
+                             f"{second[name].describe()}; the pooled samples decide")
+        return samples + again
 
     def _inconclusive(self, message: str) -> None:
         __tracebackhide__ = True
@@ -452,7 +508,15 @@ class Tvmperf:
 
     def _peer_verdicts(self, record: Record) -> tuple[RatioVerdict, ...]:
         policy = self.session.time_policy()
-        return peer_verdicts(record.timing.samples, self.peer_limits, policy.alpha, policy.noise_ab)
+        try:
+            verdicts = peer_verdicts(record.timing.samples, self.peer_limits, policy.alpha, policy.noise_ratio,
+                                     wanted=self._peers_timed)
+        except ValueError as exc:
+            self._fail("error", f"tvmperf: {self.nodeid}: {exc}")
+        # a gate the confirmation re-measure did not bear out (each measurement alone
+        # past the limit) is inconclusive, not failed
+        return tuple(replace(v, decision=replace(v.decision, status="inconclusive"))
+                     if v.name in self._peers_unconfirmed and v.status == "exceeded" else v for v in verdicts)
 
     def _gate_peers(self, peers: tuple[RatioVerdict, ...], message: str) -> None:
         """Fail when TVM takes more than ``vs_<peer>`` times a peer's time."""
@@ -487,7 +551,8 @@ class Tvmperf:
         tuning_note = ""
         if baseline.pipeline != record.pipeline:
             notes.append(f"compile pipeline changed: {baseline.pipeline} -> {record.pipeline}")
-        elif (baseline.tuning or {}).get("records_hash") != (record.tuning or {}).get("records_hash"):
+        elif (dict(baseline.target) == dict(record.target)  # each target has its own records
+              and (baseline.tuning or {}).get("records_hash") != (record.tuning or {}).get("records_hash")):
             old = (baseline.tuning or {}).get("records_hash")
             new = (record.tuning or {}).get("records_hash")
             notes.append(f"tuning database records changed since the baseline ({old} -> {new}): "
@@ -520,7 +585,7 @@ class Tvmperf:
                          f"{len(pooled.samples)} samples in all: {word}")
         summary_note = tuning_note
         if time_verdict is not None and time_verdict.status == "not gated" and time_verdict.note:
-            summary_note = f"time shown, not gated: {time_verdict.note}"
+            summary_note = "; ".join(n for n in (f"time shown, not gated: {time_verdict.note}", tuning_note) if n)
         peers = self._peer_verdicts(record)
         peer_exceeded = any(p.status == "exceeded" for p in peers)
         peer_open = any(p.status == "inconclusive" for p in peers)

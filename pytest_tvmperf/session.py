@@ -115,8 +115,9 @@ class TvmperfSession:
     pruned: list[str] = field(default_factory=list)
     #: why a peer framework asked for was not timed (missing package), once per reason
     peer_problems: set[str] = field(default_factory=set)
-    #: (workload, target, database) tuned by --tvmperf-tune in this run
-    tuned: set[tuple[str, str, str]] = field(default_factory=set)
+    _tuning_markers: list[Path] = field(default_factory=list)
+    #: this run's id, shared by its xdist workers (their ``testrunuid``)
+    run_id: str = ""
 
     def find_unused(self) -> dict[Path, list[str]]:
         """Baseline entries no collected test uses: in the files of collected modules,
@@ -176,6 +177,9 @@ class TvmperfSession:
         for pending in self.exported:
             artifacts.discard(pending)
         self.exported.clear()
+        for marker in self._tuning_markers:
+            marker.unlink(missing_ok=True)
+        self._tuning_markers.clear()
         if self._scratch is not None:
             import shutil
 
@@ -191,6 +195,7 @@ class TvmperfSession:
             noise_ab=s.noise["ab"],
             noise_normalized=s.noise["normalized"],
             noise_raw=s.noise["raw"],
+            noise_ratio=s.noise["ratio"],
             other_machine=s.other_machine,
         )
 
@@ -214,6 +219,18 @@ class TvmperfSession:
         key = hashlib.sha256(str(self.rootpath.resolve()).encode()).hexdigest()[:12]
         with file_lock(Path(tempfile.gettempdir()) / f"tvmperf-timing-{key}.lock"):
             yield
+
+    def claim_tuning(self, key: tuple[str, str, str]) -> bool:
+        """True the first time this run (any xdist worker) asks to tune ``key`` (workload,
+        target, database), so a workload under several executors is tuned once. Call
+        with the timing lock held."""
+        digest = hashlib.sha256(repr((self.run_id, key)).encode()).hexdigest()[:20]
+        marker = Path(tempfile.gettempdir()) / f"tvmperf-tuned-{digest}"
+        if marker.exists():
+            return False
+        marker.touch()
+        self._tuning_markers.append(marker)
+        return True
 
     def queue_artifact(self, pending: artifacts.PendingArtifact) -> None:
         self.pending_artifacts.append(pending)

@@ -85,6 +85,8 @@ class TuningState:
     #: the targets (as their JSON) that the missing tasks do have records for: tuned
     #: on another machine or for another target, rather than never tuned or changed
     other_targets: tuple[str, ...] = ()
+    #: the missing tasks that do have records for one of ``other_targets``
+    elsewhere: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -99,6 +101,7 @@ class TuningState:
             "missing": list(self.missing),
             "untunable": list(self.untunable),
             "other_targets": list(self.other_targets),
+            "elsewhere": list(self.elsewhere),
         }
 
     @classmethod
@@ -111,6 +114,7 @@ class TuningState:
                 missing=tuple(str(t) for t in data.get("missing", ())),
                 untunable=tuple(str(t) for t in data.get("untunable", ())),
                 other_targets=tuple(str(t) for t in data.get("other_targets", ())),
+                elsewhere=tuple(str(t) for t in data.get("elsewhere", ())),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a tuning state: {data!r} ({exc})") from exc
@@ -311,18 +315,22 @@ def _best_records(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> dic
     return best
 
 
-def _other_targets(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> tuple[str, ...]:
-    """The targets other than ``target`` that ``tasks`` have successful records for."""
+def _other_targets(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The targets other than ``target`` that ``tasks`` have successful records for,
+    and the names of the tasks that have such records."""
     key = _target_key(target)
     found: set[str] = set()
-    for _name, task_mod in tasks:
+    names: list[str] = []
+    for name, task_mod in tasks:
         if not db.has_workload(task_mod):
             continue
         workload = db.commit_workload(task_mod)
-        for record in db.get_top_k(workload, max(1, len(db))):
-            if record.target is not None and _target_key(record.target) != key:
-                found.add(_target_key(record.target))
-    return tuple(sorted(found))
+        others = {_target_key(r.target) for r in db.get_top_k(workload, max(1, len(db)))
+                  if r.target is not None and _target_key(r.target) != key}
+        if others:
+            found |= others
+            names.append(name)
+    return tuple(sorted(found)), tuple(names)
 
 
 def inspect(mod: Any, target: Any, db_dir: Path) -> TuningState:
@@ -335,13 +343,15 @@ def inspect(mod: Any, target: Any, db_dir: Path) -> TuningState:
     best = _best_records(db, [(name, task_mod) for name, task_mod, _ in tunable], target)
     entries = [[str(best[name].workload.as_json()[0]), _plain(best[name].as_json())]
                for name, _, _ in tunable if name in best]
+    others, elsewhere = _other_targets(db, [(name, task_mod) for name, task_mod, _ in tunable if name not in best], target)
     return TuningState(
         db_dir=str(db_dir),
         records_hash=_records_hash(entries),
         tasks=tuple(name for name, _, _ in tunable),
         missing=tuple(name for name, _, _ in tunable if name not in best),
         untunable=tuple(untunable),
-        other_targets=_other_targets(db, [(name, task_mod) for name, task_mod, _ in tunable if name not in best], target),
+        other_targets=others,
+        elsewhere=elsewhere,
     )
 
 
@@ -530,7 +540,7 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int, *,
                 tasks=contexts,
                 task_weights=[weight for _, _, weight in tasks],
                 work_dir=work_dir,
-                max_trials_global=trials,
+                max_trials_global=max(trials, len(tasks)),  # every kernel gets a trial
                 max_trials_per_task=per_task,
                 num_trials_per_iter=max(1, min(per_task, MAX_TRIALS_PER_ITER)),
                 builder=ms.builder.LocalBuilder(max_workers=cores, f_build=_build),

@@ -109,6 +109,9 @@ class Workload:
             if not callable(factory):
                 raise WorkloadError(f"workload {self.name}: peers[{peer!r}] must be a callable factory() -> run(*inputs)")
         kind = self.kind  # validates the program type
+        if kind == "prim" and self.pipeline == "unfused":
+            raise WorkloadError(f"workload {self.name}: pipeline 'unfused' applies to Relax programs (a PrimFunc has "
+                                f"nothing to fuse); use 'default'")
         if kind == "relax":
             names = [gv.name_hint for gv in self.program.get_global_vars()]
             if self.entry not in names:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 PEER_TEST = '''
 import dataclasses
 import numpy as np
@@ -165,3 +167,51 @@ def test_executor(tvmperf):
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*assert_ratio(at_most=0): give the largest allowed time ratio, e.g. at_most=1.5*"])
     result.stdout.fnmatch_lines(["*unknown executor 'graph'; choose from vm-bytecode, vm-compiled, prim*"])
+
+
+def test_a_gate_past_its_limit_only_once_is_inconclusive(project):
+    project.pytester.makepyfile(test_perf=PEER_TEST)
+    project.run("--tvmperf-update", "-k", "gated").assert_outcomes(passed=1)
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.69")    # first measurement: TVM 1.45x NumPy, not clearly within 1.5
+    project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.173")  # the re-measure: 1.70x, past the limit on its own
+    result = project.run("-k", "gated", "--tvmperf-threshold=time=off", "-W", "default")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*peer numpy: first measurement inconclusive at 1.45x*then 1.70x*"])
+    result.stdout.fnmatch_lines(["test_gated[[]llvm-prim[]]*1.70x [[]*[]] <= 1.5 inconclusive*"])
+    result.stdout.fnmatch_lines(["*TvmperfInconclusive*"])
+
+
+def test_a_timer_that_drops_peers_is_an_error_not_a_silent_pass(project):
+    project.pytester.makepyfile(test_perf=PEER_TEST)
+    project.pytester.makeconftest('''
+import pytest
+from pytest_tvmperf.measure import TimeSamples
+
+@pytest.fixture
+def tvmperf_timer():
+    return lambda task, rounds: TimeSamples(tuple(1e-3 for _ in range(rounds)))  # written before peers existed
+''')
+    result = project.run("--tvmperf-update", "-k", "gated")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the timer returned no samples of peer(s) numpy: a tvmperf_timer must time TimingTask.peers*"])
+
+
+def test_relation_measurements_that_disagree_are_inconclusive(project):
+    project.pytester.makepyfile(test_perf=RELATION_TEST)
+    project.set_env("TVMPERF_FAKE_SCALE", "1.45")         # within 1.5 but not clearly: re-measured
+    project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "2")  # the re-measure is past the limit alone
+    result = project.run("-k", "dynamic", "-W", "default")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*the measurements disagree (1.45x, then 2.00x): inconclusive*"])
+
+
+def test_peers_and_relations_under_xdist(project):
+    pytest.importorskip("xdist")
+    project.pytester.makepyfile(test_perf=PEER_TEST.replace(
+        '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload())',
+        '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload(torch=missing))'))
+    result = project.run("--tvmperf-update", "--tvmperf-peers=all", "-k", "gated or shown", "-n", "2")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*TVM time / peer framework time*"])
+    result.stdout.fnmatch_lines(["test_gated[[]llvm-prim[]]*1.00x [[]*[]] <= 1.5 pass*"])
+    result.stdout.fnmatch_lines(["*tvmperf: peer torch not timed: no module named 'fancyfw'*"])

@@ -52,9 +52,11 @@ def test_dynamic_batch_at_most_1_5x_static(tvmperf):
 
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_compiled_not_slower_than_bytecode(tvmperf):
-    """VM compiled mode is not slower than bytecode (5% allowed)."""
+    """VM compiled mode is not clearly slower than bytecode: at most 1.15x (equal
+    programs measure 1.00x; with the 7% ratio noise allowance a limit closer to 1 would
+    be inconclusive)."""
     w = workloads.mlp(batch=1)
-    tvmperf.assert_ratio(tvmperf.variant(w, executor="vm-compiled"), w, at_most=1.05)
+    tvmperf.assert_ratio(tvmperf.variant(w, executor="vm-compiled"), w, at_most=1.15)
 
 
 @pytest.mark.tvmperf(executors=["vm-bytecode"])

@@ -332,7 +332,7 @@ def test_addoption_parses_cli_values():
     assert getattr(ns, options.OPT_INCONCLUSIVE) == "fail"
     assert getattr(ns, options.OPT_OTHER_MACHINE) == "skip"
     assert getattr(ns, options.OPT_CONFIRM) is False
-    assert getattr(ns, options.OPT_NOISE) == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
+    assert getattr(ns, options.OPT_NOISE) == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
     assert getattr(ns, options.OPT_ARTIFACTS) == "off"
 
 
@@ -429,18 +429,18 @@ def test_single_choice_parsers_reject_a_list(parse, text):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("", {"ab": 0.02, "normalized": 0.1, "raw": 0.15}),
-        (" , ", {"ab": 0.02, "normalized": 0.1, "raw": 0.15}),
-        ("normalized=3%,ab=1%", {"ab": 0.01, "normalized": 0.03, "raw": 0.15}),
-        ("ab=2%", {"ab": 0.02, "normalized": 0.1, "raw": 0.15}),
-        (" raw = 25% , normalized=0% ", {"ab": 0.02, "normalized": 0.0, "raw": 0.25}),
-        ("ab=1%,ab=4%", {"ab": 0.04, "normalized": 0.1, "raw": 0.15}),
-        ("raw=999%", {"ab": 0.02, "normalized": 0.1, "raw": 9.99}),
+        ("", {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}),
+        (" , ", {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}),
+        ("normalized=3%,ab=1%", {"ab": 0.01, "normalized": 0.03, "raw": 0.15, "ratio": 0.07}),
+        ("ab=2%", {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}),
+        (" raw = 25% , normalized=0% ", {"ab": 0.02, "normalized": 0.0, "raw": 0.25, "ratio": 0.07}),
+        ("ab=1%,ab=4%", {"ab": 0.04, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}),
+        ("raw=999%", {"ab": 0.02, "normalized": 0.1, "raw": 9.99, "ratio": 0.07}),
     ],
 )
 def test_parse_noise_accepts(text, expected):
     assert parse_noise(text) == pytest.approx(expected)
-    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}  # never mutated
+    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}  # never mutated
 
 
 @pytest.mark.parametrize(
@@ -451,7 +451,7 @@ def test_parse_noise_rejects_unknown_mode(text, part):
     with pytest.raises(ValueError) as info:
         parse_noise(text)
     assert str(info.value) == (
-        f"bad noise {part!r}: write MODE=PERCENT with MODE one of ab, normalized, raw, e.g. 'normalized=3%'"
+        f"bad noise {part!r}: write MODE=PERCENT with MODE one of ab, normalized, raw, ratio, e.g. 'normalized=3%'"
     )
 
 
@@ -541,7 +541,7 @@ def test_settings_from_config_defaults():
     assert (settings.tune_trials, settings.peers) == (None, ())
     assert (settings.alpha, settings.inconclusive, settings.other_machine, settings.confirm) == (
         0.05, "warn", "skip", True)
-    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
 
 
 def test_settings_defaults_of_the_time_verdict():
@@ -550,7 +550,7 @@ def test_settings_defaults_of_the_time_verdict():
     assert settings.inconclusive == "warn"
     assert settings.other_machine == "skip"
     assert settings.confirm is True
-    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
     assert settings.artifact_dir == Path("baselines/artifacts")
 
 
@@ -558,7 +558,7 @@ def test_settings_noise_default_is_a_copy():
     settings = Settings()
     settings.noise["ab"] = 0.5
     assert Settings().noise["ab"] == 0.02
-    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
+    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
 
 
 def test_settings_from_config_reads_time_verdict_ini():
@@ -579,14 +579,14 @@ def test_settings_from_config_reads_time_verdict_ini():
 def test_settings_from_config_cli_beats_ini_for_time_verdict():
     settings = Settings.from_config(FakeConfig(
         cli={options.OPT_ALPHA: 0.2, options.OPT_INCONCLUSIVE: "pass", options.OPT_OTHER_MACHINE: "normalized",
-             options.OPT_CONFIRM: False, options.OPT_NOISE: {"ab": 0.02, "normalized": 0.1, "raw": 0.15},
+             options.OPT_CONFIRM: False, options.OPT_NOISE: {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07},
              options.OPT_ARTIFACTS: "cli_art", options.OPT_BASELINES: "b"},
         ini={options.OPT_ALPHA: "0.01", options.OPT_INCONCLUSIVE: "fail", options.OPT_OTHER_MACHINE: "skip",
              options.OPT_CONFIRM: "true", options.OPT_NOISE: "ab=5%", options.OPT_ARTIFACTS: "ini_art"},
     ))
     assert (settings.alpha, settings.inconclusive, settings.other_machine) == (0.2, "pass", "normalized")
     assert settings.confirm is False  # a CLI False is a value, not "unset"
-    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
     assert settings.artifact_dir == Path("/root/project/b/cli_art")
 
 

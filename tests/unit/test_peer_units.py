@@ -143,3 +143,45 @@ def test_random_input_by_dtype():
     assert random_input(rng, (4,), np.bool_, "x").dtype == np.bool_
     with pytest.raises(WorkloadError, match="onnx_workload input 'a': no default inputs of dtype complex64; pass make_inputs="):
         random_input(rng, (1,), np.complex64, "onnx_workload input 'a'")
+
+
+def test_unfused_pipeline_on_a_primfunc_is_a_workload_error():
+    from pytest_tvmperf import WorkloadError, workloads
+
+    with pytest.raises(WorkloadError, match="pipeline 'unfused' applies to Relax programs"):
+        workloads.multiply(m=8, n=8).with_pipeline("unfused")
+
+
+def test_gpu_kernels_are_left_unscheduled_for_tuning():
+    """The GPU default pipeline schedules kernels with dlight while fusing; tuning needs
+    them unscheduled, or a 'tuned' GPU build would silently have nothing to tune."""
+    import tvm
+
+    from pytest_tvmperf import tuning, workloads
+    from pytest_tvmperf.pipelines import fuse_relax
+
+    cuda = tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
+    fused = fuse_relax(workloads.mlp(batch=1).program, cuda)
+    assert [name for name, _ in tuning.tasks_of(fused, cuda)] == ["fused_matmul1_add1", "fused_matmul2_add2", "fused_matmul_add"]
+
+
+def test_history_leaves_relations_out_and_keeps_the_check():
+    from pytest_tvmperf.results import history_line
+
+    entries = [{"nodeid": "t.py::x", "time": {"median_s": 1e-3}, "verdict": "pass", "relation": None},
+               {"nodeid": "t.py::x", "time": None, "verdict": "regressed", "relation": {"ratio": 2.0}}]
+    assert history_line(entries, "now")["tests"] == {"t.py::x": {"median_s": 1e-3, "verdict": "pass"}}
+
+
+def test_merged_over_keeps_other_machines_unless_this_targets_records_changed():
+    machine = Machine(cpu_model="cpu", logical_cores=2, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm")
+    other = Machine(cpu_model="cpu2", logical_cores=4, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm")
+
+    def rec(m, target, digest):
+        return Record("w", "vm-bytecode", target, "0.27", ExactMetrics(kernels=2),
+                      {m.fingerprint: Timing(m, TimeSamples((1e-3,)))}, pipeline="tuned", tuning={"records_hash": digest})
+
+    old = rec(other, {"mcpu": "b"}, "h-b")
+    assert set(rec(machine, {"mcpu": "a"}, "h-a").merged_over(old).timings) == {machine.fingerprint, other.fingerprint}
+    same_target_old = rec(other, {"mcpu": "a"}, "h-old")
+    assert set(rec(machine, {"mcpu": "a"}, "h-new").merged_over(same_target_old).timings) == {machine.fingerprint}
