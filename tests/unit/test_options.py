@@ -572,7 +572,7 @@ def test_settings_from_config_reads_time_verdict_ini():
     }))
     assert settings.alpha == pytest.approx(0.01)
     assert (settings.inconclusive, settings.other_machine, settings.confirm) == ("fail", "skip", False)
-    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": pytest.approx(0.2)}
+    assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": pytest.approx(0.2), "ratio": 0.07}
     assert settings.artifact_dir == Path("/root/project/baselines/saved")
 
 
