@@ -256,8 +256,6 @@ class PrimExecutor:
         if workload.kind != "prim":
             return (f"executor prim runs TE/TIR PrimFuncs; {workload.name} is a Relax IRModule "
                     "(run it under vm-bytecode or vm-compiled)")
-        if workload.pipeline == "unfused":
-            return f"pipeline 'unfused' applies to Relax programs; {workload.name} is a PrimFunc (use 'default')"
         return None
 
     def compile(self, workload, target, tuning_db=None):

@@ -73,9 +73,17 @@ def _finish_relax(mod: Any, target: Any) -> Any:
         return tvm.transform.Sequential(stages.dataflow_lower_passes(target) + stages.finalize_passes(target))(mod)
 
 
+def _apply_dlight(mod: Any, target: Any, rules: list[Any] | None = None) -> Any:
+    """dlight's default schedules (``rules``, by default those of the target) on the
+    kernels of ``mod`` that have none yet."""
+    from tvm.s_tir import dlight
+
+    with target:
+        return dlight.ApplyDefaultSchedule(*(rules or _dlight_rules(target)))(mod)
+
+
 def lower_relax(mod: Any, target: Any, pipeline: str, tuning_db: Path | None = None) -> Any:
     """``mod`` lowered by ``pipeline``, ready for ``relax.build(..., relax_pipeline=None)``."""
-    import tvm
     from tvm import relax
 
     check_pipeline(pipeline)
@@ -85,23 +93,14 @@ def lower_relax(mod: Any, target: Any, pipeline: str, tuning_db: Path | None = N
     if pipeline == "default":
         return relax.get_default_pipeline(target)(mod)
     fused = fuse_relax(mod, target)
-    if pipeline == "dlight":
-        from tvm.s_tir import dlight
-
-        with target:
-            fused = dlight.ApplyDefaultSchedule(*_dlight_rules(target))(fused)
-    else:  # tuned
+    if pipeline == "tuned":
         from . import tuning
 
         if tuning_db is None:
             raise ValueError("pipeline 'tuned' needs a tuning database directory")
         fused = tuning.apply(fused, target, tuning_db)
-        if "gpu" in target.keys:  # kernels without a record must still be scheduled to run on a GPU
-            from tvm.s_tir import dlight
-
-            with target:
-                fused = dlight.ApplyDefaultSchedule(*_dlight_rules(target))(fused)
-    del tvm
+    if pipeline == "dlight" or "gpu" in target.keys:  # on a GPU, kernels without a tuning record still need a schedule
+        fused = _apply_dlight(fused, target)
     return _finish_relax(fused, target)
 
 
@@ -136,10 +135,9 @@ def schedule_prim(mod: Any, target: Any, pipeline: str, tuning_db: Path | None =
 
         if tuning_db is None:
             raise ValueError("pipeline 'tuned' needs a tuning database directory")
-        return tuning.apply(mod, target, tuning_db)
-    with target:
-        if pipeline == "dlight":
-            return dlight.ApplyDefaultSchedule(*_dlight_rules(target))(mod)
-        if "gpu" in target.keys:
-            return dlight.ApplyDefaultSchedule(dlight.gpu.Fallback())(mod)
+        mod = tuning.apply(mod, target, tuning_db)
+    if pipeline == "dlight":
+        return _apply_dlight(mod, target)
+    if "gpu" in target.keys:  # an unscheduled kernel (no tuning record) cannot run on a GPU
+        return _apply_dlight(mod, target, [dlight.gpu.Fallback()])
     return mod
