@@ -4,7 +4,6 @@ NumPy (and on Hypothesis-drawn shapes), measure, compare with the baseline, deci
 from __future__ import annotations
 
 import contextlib
-import itertools
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,8 +70,6 @@ class Prepared:
     compile_s: float
     tuning: Any = None  # tuning.TuningState for pipeline="tuned"
 
-
-_relations = itertools.count()
 
 ProgressBar = Callable[[str], ContextManager[Callable[[int, int], None]]]
 
@@ -351,7 +348,7 @@ class Tvmperf:
         label = f"{sides[0].describe(self.executor)} / {sides[1].describe(self.executor)}"
         samplers = []
         for i, prep in enumerate(preps):
-            pending = self._export(prep.compiled, "relation", side=f"{next(_relations)}.{i}")
+            pending = self._export(prep.compiled, "relation", side=f"ratio{self._ratios}.{i}")
             if pending is not None:
                 samplers.append(self._placed_sampler(pending.temp, prep.target, prep.workload, prep.executor, prep.args, prep.out_specs))
             else:
