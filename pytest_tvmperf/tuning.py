@@ -297,6 +297,14 @@ def _target_key(target: Any) -> str:
     return json.dumps(_plain(target.export()), sort_keys=True)
 
 
+def _task_records(db: Any, task_mod: Any) -> list[tuple[str, Any]]:
+    """The successful records of one task, fastest first, each with its target's key."""
+    if not db.has_workload(task_mod):
+        return []
+    workload = db.commit_workload(task_mod)  # known: returns it, writes nothing
+    return [(_target_key(r.target), r) for r in db.get_top_k(workload, max(1, len(db))) if r.target is not None]
+
+
 def _best_records(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> dict[str, Any]:
     """The fastest record of each task measured for exactly ``target``, by task name
     (tasks without one are left out). MetaSchedule's own look-up ignores the target,
@@ -305,32 +313,10 @@ def _best_records(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> dic
     key = _target_key(target)
     best: dict[str, Any] = {}
     for name, task_mod in tasks:
-        if not db.has_workload(task_mod):
-            continue
-        workload = db.commit_workload(task_mod)  # known: returns it, writes nothing
-        for record in db.get_top_k(workload, max(1, len(db))):  # fastest first, failed ones left out
-            if record.target is not None and _target_key(record.target) == key:
-                best[name] = record
-                break
+        match = next((record for k, record in _task_records(db, task_mod) if k == key), None)
+        if match is not None:
+            best[name] = match
     return best
-
-
-def _other_targets(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The targets other than ``target`` that ``tasks`` have successful records for,
-    and the names of the tasks that have such records."""
-    key = _target_key(target)
-    found: set[str] = set()
-    names: list[str] = []
-    for name, task_mod in tasks:
-        if not db.has_workload(task_mod):
-            continue
-        workload = db.commit_workload(task_mod)
-        others = {_target_key(r.target) for r in db.get_top_k(workload, max(1, len(db)))
-                  if r.target is not None and _target_key(r.target) != key}
-        if others:
-            found |= others
-            names.append(name)
-    return tuple(sorted(found)), tuple(names)
 
 
 def inspect(mod: Any, target: Any, db_dir: Path) -> TuningState:
@@ -340,18 +326,28 @@ def inspect(mod: Any, target: Any, db_dir: Path) -> TuningState:
     or malformed (the message names the file and the fix)."""
     db = _open_database(Path(db_dir))
     tunable, untunable = _split_tasks(mod, target)
-    best = _best_records(db, [(name, task_mod) for name, task_mod, _ in tunable], target)
+    key = _target_key(target)
+    best: dict[str, Any] = {}
+    others: set[str] = set()  # targets the missing tasks do have records for
+    elsewhere: list[str] = []
+    for name, task_mod, _ in tunable:
+        records = _task_records(db, task_mod)
+        match = next((record for k, record in records if k == key), None)
+        if match is not None:
+            best[name] = match
+        elif records:
+            others |= {k for k, _ in records}
+            elsewhere.append(name)
     entries = [[str(best[name].workload.as_json()[0]), _plain(best[name].as_json())]
                for name, _, _ in tunable if name in best]
-    others, elsewhere = _other_targets(db, [(name, task_mod) for name, task_mod, _ in tunable if name not in best], target)
     return TuningState(
         db_dir=str(db_dir),
         records_hash=_records_hash(entries),
         tasks=tuple(name for name, _, _ in tunable),
         missing=tuple(name for name, _, _ in tunable if name not in best),
         untunable=tuple(untunable),
-        other_targets=others,
-        elsewhere=elsewhere,
+        other_targets=tuple(sorted(others)),
+        elsewhere=tuple(elsewhere),
     )
 
 
