@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from . import options, outputs
+from . import options, outputs, workers
 from .measure import Timer, TvmTimer
 from .report import SummaryRow
 from .results import ResultsError
@@ -179,9 +179,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the summary to the controller
-        workeroutput["tvmperf_rows"] = [dataclasses.asdict(o.summary_row()) for o in state.outcomes.values()]
-        workeroutput["tvmperf_results"] = state.result_entries()
-        workeroutput["tvmperf_peer_problems"] = sorted(state.peer_problems)
+        try:
+            payload = workers.worker_payload([dataclasses.asdict(o.summary_row()) for o in state.outcomes.values()],
+                                             state.result_entries(), sorted(state.peer_problems))
+        except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
+            payload = {"error": f"its results could not be sent ({exc})"}
+        workeroutput[workers.PAYLOAD_KEY] = payload
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         state.discard_pending()  # an interrupted run leaves every baseline file as it was
     else:
@@ -208,13 +211,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:
-    """xdist controller: collect the rows each worker measured, for one summary."""
+    """xdist controller: collect the rows each worker measured, for one summary; a
+    worker whose results did not arrive fails the run."""
     state = node.config.stash.get(SESSION_KEY, None)
-    rows = getattr(node, "workeroutput", {}).get("tvmperf_rows", [])
-    if state is not None:
-        state.worker_rows.extend(SummaryRow(**row) for row in rows)
-        state.worker_entries.extend(getattr(node, "workeroutput", {}).get("tvmperf_results", []))
-        state.peer_problems.update(getattr(node, "workeroutput", {}).get("tvmperf_peer_problems", []))
+    if state is None:
+        return
+    payload, lost = workers.received(node, error)
+    if lost is not None:
+        state.write_errors.append(lost)
+        return
+    state.worker_rows.extend(SummaryRow(**row) for row in payload["rows"])
+    state.worker_entries.extend(payload["results"])
+    state.peer_problems.update(payload["peer_problems"])
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -223,11 +231,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     state = config.stash.get(SESSION_KEY, None)
     if state is None:
         return
+    for error in state.write_errors:
+        terminalreporter.write_line(f"tvmperf: {error}", red=True)
     rows = state.summary_rows()
     if not rows:
         return
-    for error in state.write_errors:
-        terminalreporter.write_line(f"tvmperf: {error}", red=True)
     if state.export_problem:
         terminalreporter.write_line(f"tvmperf: {state.export_problem}", yellow=True)
     for line in state.annotation_lines:

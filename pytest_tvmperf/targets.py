@@ -35,9 +35,15 @@ class TargetSpec:
 
 
 def _plain(value: Any) -> Any:
-    """TVM containers (Map, Array) -> JSON-ready dicts and lists."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
+    """TVM containers (Map, Array) and scalars -> plain Python dicts, lists and
+    builtin scalars. TVM hands back subclasses such as ``tvm_ffi.core.String`` (on
+    some CPUs the detected ``mcpu`` is one) which pickle and pytest-xdist's execnet
+    cannot send, so every scalar is rebuilt as its builtin type."""
+    if value is None:
+        return None
+    for kind in (bool, str, int, float):  # bool before int: True is an int too
+        if isinstance(value, kind):
+            return kind(value)
     if hasattr(value, "items"):
         return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if hasattr(value, "__iter__"):

@@ -1,0 +1,55 @@
+"""What an xdist worker hands to the controller at session end, and the check that it
+arrived.
+
+execnet sends only builtin types: a ``tvm_ffi.core.String`` (or any other TVM object)
+anywhere in the payload makes the worker go down at session end, silently losing its
+summary rows and results. So the payload is checked here, where the error can name the
+field, and a worker whose payload did not arrive fails the run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+PAYLOAD_KEY = "tvmperf"
+
+
+class PayloadError(ValueError):
+    pass
+
+
+def plain(value: Any, where: str = "payload") -> Any:
+    """``value`` rebuilt from builtin types only (dict with str keys, list, str, int,
+    float, bool, None); anything else is a :class:`PayloadError` naming where it is."""
+    if value is None:
+        return None
+    for kind in (bool, str, int, float):  # bool before int: True is an int too
+        if isinstance(value, kind):
+            return kind(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise PayloadError(f"{where} holds a {type(value).__module__}.{type(value).__qualname__}, "
+                       f"which cannot be sent between processes")
+
+
+def worker_payload(rows: list[dict], results: list[dict], peer_problems: list[str]) -> dict:
+    """The worker's hand-over, made of builtin types only (checked by JSON too)."""
+    payload = plain({"rows": rows, "results": results, "peer_problems": peer_problems})
+    json.dumps(payload)  # non-finite floats are fine for JSON here; anything else raises
+    return payload
+
+
+def received(node: Any, error: Any) -> tuple[dict | None, str | None]:
+    """The payload a finished worker handed over, or why it is missing."""
+    name = getattr(node, "gateway", None)
+    name = getattr(name, "id", None) or "a worker"
+    output = getattr(node, "workeroutput", None) or {}
+    payload = output.get(PAYLOAD_KEY)
+    if payload is not None and "error" not in payload:
+        return payload, None
+    why = f": {payload['error']}" if payload else f": {error}" if error else ""
+    return None, (f"xdist worker {name} went down before handing over its tvmperf results{why}; the summary and "
+                  f"report files miss the tests it ran, so the run fails")
