@@ -1,22 +1,46 @@
-"""False alarms: the bundled perf suite, unchanged, judged from many fresh processes.
+"""False alarms: unchanged code judged from many fresh processes, idle or under load.
 
-Records baselines once (into a scratch directory, with a/b artifacts), then runs the
-suite against them from N fresh processes, GAP seconds apart, and prints the verdicts
-by outcome, with and without the a/b artifacts. Goal: no `regressed` at all.
+Records baselines once (into a scratch directory, with a/b artifacts), then judges the
+same code against them from N fresh processes and prints the verdicts by outcome.
+Goal: no `regressed` at all, idle or loaded.
+
+--suite bundled   the bundled perf suite (tests/perf, 11 tests)
+--suite aa        the A/A test of the trust issue: mlp(batch=1, bind_params=True) under
+                  vm-bytecode and vm-compiled, rgb2yuv default and parallel (4 verdicts)
+--load N          N competing CPU-bound processes run during the measurements (they
+                  stop by themselves after the run's time budget)
+--threads 1,2     TVM_NUM_THREADS for the gated runs (one row each)
 
     python benchmarks/false_alarms.py --processes 20 --gap 30
+    python benchmarks/false_alarms.py --suite aa --processes 25 --gap 0 --load 2 --threads 1,2
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _harness import run_pytest, tally, verdicts
+from _harness import ROOT, run_pytest, tally, verdicts
+from _load import cpu_load
+
+AA_TEST = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode", "vm-compiled"])
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1, bind_params=True))
+
+@pytest.mark.tvmperf(executors=["prim"])
+@pytest.mark.parametrize("schedule", ["default", "parallel"])
+def test_rgb2yuv(tvmperf, schedule):
+    tvmperf.check(workloads.rgb2yuv(schedule=schedule))
+'''
 
 
 def main() -> None:
@@ -24,31 +48,52 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=20)
     parser.add_argument("--gap", type=float, default=30.0, help="seconds between processes")
     parser.add_argument("--modes", default="ab,normalized", help="ab, normalized or both")
+    parser.add_argument("--suite", choices=("bundled", "aa"), default="bundled")
+    parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes during the gated runs")
+    parser.add_argument("--threads", default="", help="TVM_NUM_THREADS values, e.g. 1,2 (default: as set)")
+    parser.add_argument("--budget", type=float, default=3600.0, help="seconds the load may run at most")
     args = parser.parse_args()
+    threads = [t for t in args.threads.split(",") if t] or [os.environ.get("TVM_NUM_THREADS", "")]
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp, "baselines")
-        out = run_pytest(["tests/perf", "--tvmperf-update", f"--tvmperf-baselines={base}"])
-        assert "11 passed" in out, out[-2000:]
+        if args.suite == "bundled":
+            cwd, paths, expect = ROOT, ["tests/perf"], "11 passed"
+        else:
+            cwd, paths, expect = Path(tmp), [], "4 passed"
+            (cwd / "test_aa.py").write_text(AA_TEST)
+            (cwd / "pytest.ini").write_text("[pytest]\n")
         wanted = args.modes.split(",")
-        modes = {name: [] for key, name in (("ab", "a/b (artifacts kept)"), ("normalized", "normalized (no artifacts)"))
-                 if key in wanted}
+        modes = [(key, name) for key, name in (("ab", "a/b (artifacts kept)"), ("normalized", "normalized (no artifacts)"))
+                 if key in wanted]
+        rows: dict[tuple[str, str], list] = {(t, name): [] for t in threads for _, name in modes}
         start = time.time()
-        for i in range(args.processes):
-            if i:
-                time.sleep(args.gap)
-            for mode, runs in modes.items():
-                extra = [] if mode.startswith("a/b") else ["--tvmperf-artifacts=off"]
-                out = run_pytest(["tests/perf", f"--tvmperf-baselines={base}", "--tvmperf-inconclusive=pass", *extra])
-                runs.append(verdicts(out))
-            print(f"process {i + 1}/{args.processes} done at {time.time() - start:.0f} s", file=sys.stderr, flush=True)
-        print(f"bundled perf suite (11 tests), {args.processes} fresh processes, {args.gap:g} s apart, "
-              f"over {(time.time() - start) / 60:.1f} min")
-        print(f"{'mode':28} {'verdicts':>9} {'pass':>6} {'inconclusive':>13} {'improved':>9} {'regressed':>10}")
-        for mode, runs in modes.items():
+        for t in threads:
+            env = dict(os.environ)
+            if t:
+                env["TVM_NUM_THREADS"] = t
+            shutil.rmtree(base, ignore_errors=True)  # each thread count records its own (idle) baseline
+            out = run_pytest([*paths, "--tvmperf-update", f"--tvmperf-baselines={base}"], cwd=cwd, env=env)
+            assert expect in out, out[-2000:]
+            with cpu_load(args.load, args.budget):
+                for i in range(args.processes):
+                    if i and args.gap:
+                        time.sleep(args.gap)
+                    for key, name in modes:
+                        extra = [] if key == "ab" else ["--tvmperf-artifacts=off"]
+                        out = run_pytest([*paths, f"--tvmperf-baselines={base}", "--tvmperf-inconclusive=pass", *extra],
+                                         cwd=cwd, env=env)
+                        rows[(t, name)].append(verdicts(out))
+                    print(f"threads {t or 'default'}: process {i + 1}/{args.processes} done at "
+                          f"{time.time() - start:.0f} s", file=sys.stderr, flush=True)
+        suite = "bundled perf suite (11 tests)" if args.suite == "bundled" else "A/A suite (mlp x2 executors, rgb2yuv x2 schedules)"
+        print(f"{suite}, {args.processes} fresh processes per row, {args.gap:g} s apart, {args.load} competing "
+              f"CPU-bound process(es), over {(time.time() - start) / 60:.1f} min")
+        print(f"{'TVM threads':>11} {'mode':28} {'verdicts':>9} {'pass':>6} {'inconclusive':>13} {'improved':>9} {'regressed':>10}")
+        for (t, mode), runs in rows.items():
             c = tally(runs)
             total = sum(c.values())
-            print(f"{mode:28} {total:9d} {c['pass']:6d} {c['inconclusive']:13d} {c['improved']:9d} {c['regressed']:10d}")
-        shutil.rmtree(base, ignore_errors=True)
+            print(f"{t or 'default':>11} {mode:28} {total:9d} {c['pass']:6d} {c['inconclusive']:13d} {c['improved']:9d} "
+                  f"{c['regressed']:10d}")
 
 
 if __name__ == "__main__":

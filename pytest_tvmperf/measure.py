@@ -7,6 +7,7 @@ Tests and users can swap it by overriding the ``tvmperf_timer`` fixture.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from contextlib import contextmanager
@@ -31,10 +32,19 @@ class TimeSamples:
     baseline: tuple[float, ...] | None = None
     #: peer frameworks' samples, ``((name, samples), ...)``, taken in the same rounds
     peers: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    #: per round, the largest share of a sample's wall time that this process's threads
+    #: spent waiting for a CPU (runnable, not running: preempted by other jobs); None
+    #: where the kernel does not tell (see :func:`cpu_wait_s`)
+    preempted: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.samples:
             raise ValueError("TimeSamples needs at least one sample")
+        if self.preempted is not None:
+            if len(self.preempted) != len(self.samples):
+                raise ValueError("preempted shares must pair one to one with the time samples")
+            if any(not (0 <= p < float("inf")) for p in self.preempted):
+                raise ValueError(f"preempted shares must be finite and >= 0, got {self.preempted}")
         for name, values in (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline),
                              *((f"peer {n}", v) for n, v in self.peers)):
             if values is None:
@@ -81,7 +91,15 @@ class TimeSamples:
             self.reference_name if paired else None,
             (self.baseline or ()) + (other.baseline or ()) if both_ab else None,
             tuple((n, v + theirs[n]) for n, v in self.peers if n in theirs),
+            self.preempted + other.preempted if self.preempted is not None and other.preempted is not None else None,
         )
+
+    def rounds(self, keep: Sequence[int]) -> "TimeSamples":
+        """Only the rounds numbered in ``keep`` (every series cut alike, pairs kept)."""
+        def cut(values):
+            return None if values is None else tuple(values[i] for i in keep)
+        return TimeSamples(cut(self.samples), cut(self.reference), self.reference_name, cut(self.baseline),
+                           tuple((n, cut(v)) for n, v in self.peers), cut(self.preempted))
 
     def stats(self) -> dict[str, float]:
         """Summary statistics from pytest-benchmark's ``Stats`` (min, median, iqr, ...)."""
@@ -114,11 +132,49 @@ class Timer(Protocol):
     def __call__(self, task: TimingTask, rounds: int) -> TimeSamples: ...
 
 
+_SCHEDSTAT = "/proc/self/task"
+
+
+def cpu_wait_s() -> float | None:
+    """Seconds this process's threads have spent runnable but waiting for a CPU, summed
+    over its threads (Linux ``/proc/self/task/*/schedstat``, second field); None where
+    the kernel does not report it. Its growth over a sample is time the sample lost
+    to other jobs: a thread of a parallel kernel that waits stalls the kernel at its
+    barrier, so the sum over threads is the right measure for those too."""
+    total = 0
+    try:
+        tids = os.listdir(_SCHEDSTAT)
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"{_SCHEDSTAT}/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
+
+
+def probed(fn: SampleFn, wait: Callable[[], float | None] = cpu_wait_s) -> tuple[float, float | None]:
+    """One sample of ``fn`` and the share of its wall time the process's threads
+    waited for a CPU (None where unknown)."""
+    before, start = wait(), time.perf_counter()
+    value = fn()
+    elapsed, after = time.perf_counter() - start, wait()
+    if before is None or after is None or elapsed <= 0:
+        return value, None
+    return value, max(0.0, after - before) / elapsed
+
+
 @dataclass(frozen=True)
 class TvmTimer:
     """``rounds`` rounds, each timing the workload, the reference and the baseline
     artifact once, in an order that rotates every round (so a steady drift touches
-    all of them alike), after one dropped warm-up round."""
+    all of them alike), after one dropped warm-up round. Each sample is probed for the
+    time the process's threads waited for a CPU (``wait``: seconds so far); a round's
+    ``preempted`` share is its worst sample's."""
+
+    wait: Callable[[], float | None] = cpu_wait_s
 
     def __call__(self, task: TimingTask, rounds: int) -> TimeSamples:
         kernels = {"workload": task.workload}
@@ -130,20 +186,26 @@ class TvmTimer:
             kernels[f"peer:{peer}"] = fn
         names = list(kernels)
         got: dict[str, list[float]] = {name: [] for name in names}
+        preempted: list[float | None] = []
         for fn in kernels.values():  # warm-up
             fn()
         for i in range(rounds):
             order = names[i % len(names):] + names[: i % len(names)]
             if (i // len(names)) % 2:
                 order.reverse()
+            worst: float | None = 0.0
             for name in order:
-                got[name].append(kernels[name]())
+                value, waited = probed(kernels[name], self.wait)
+                got[name].append(value)
+                worst = None if waited is None or worst is None else max(worst, waited)
+            preempted.append(worst)
         return TimeSamples(
             tuple(got["workload"]),
             tuple(got["reference"]) if "reference" in got else None,
             task.reference_name if "reference" in got else None,
             tuple(got["baseline"]) if "baseline" in got else None,
             tuple((peer, tuple(got[f"peer:{peer}"])) for peer in sorted(task.peers)),
+            None if None in preempted else tuple(preempted),
         )
 
 

@@ -82,7 +82,10 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     if names:
         lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
     else:
-        lines = [f"tvmperf: time inconclusive against the baseline in {path}: the noise is larger than the threshold"]
+        time_verdict = comparison.get("time")
+        why = (time_verdict.held if time_verdict is not None and time_verdict.held
+               else "the noise is larger than the threshold")
+        lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
     for v in comparison.regressions:
         lines.extend(_verdict_line(v, current, baseline))
     slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s)

@@ -12,8 +12,9 @@ from typing import Any, Callable, ContextManager, Mapping
 import numpy as np
 import pytest
 
-from .compare import RatioVerdict, compare, peer_verdicts, ratio_verdict
+from .compare import RatioVerdict, compare, peer_verdicts, relation_verdict
 from .correctness import check_outputs
+from .disturbance import clean
 from .artifacts import PendingArtifact, artifact_relpath, discard, export_pending, verified
 from .executors import CompileError, get_executor, placed_sampler, shorten_tvm_error
 from .machine import current_machine
@@ -317,7 +318,10 @@ class Tvmperf:
         if self.session.settings.update:
             if keep:
                 self.session.queue_artifact(pending)
-            return self._record(make_record(samples, pending if keep else None))
+            kept, screened = clean(samples)  # the baseline keeps the rounds the machine left alone
+            busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
+                    f"trustworthy baseline" if screened is not None and screened.busy else "")
+            return self._record(make_record(kept, pending if keep else None), busy)
         return self._decide(make_record(samples), baseline, lambda: measure(2 * rounds), make_record, notes)
 
     def assert_ratio(self, numerator: "Workload | Variant", denominator: "Workload | Variant", at_most: float) -> RatioVerdict:
@@ -361,8 +365,7 @@ class Tvmperf:
             if samples.baseline is None:
                 self._fail("error", f"tvmperf: {self.nodeid}: the timer returned no samples of the right side of "
                                     f"{label}: a tvmperf_timer must time TimingTask.baseline too")
-            return ratio_verdict(label, samples.ab_ratios or (), samples.median, float(np.median(samples.baseline)),
-                                 float(at_most), policy.alpha, policy.noise_ratio)
+            return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
 
         with self.session.timing_lock():
             samples = self.timer(task, rounds)
@@ -523,7 +526,7 @@ class Tvmperf:
         if any(p.status == "inconclusive" for p in peers):
             self._inconclusive(message)
 
-    def _record(self, record: Record) -> Outcome:
+    def _record(self, record: Record, note: str = "") -> Outcome:
         __tracebackhide__ = True
         self.session.queue_update(self.baseline_file, self.test_id, record)
         peers = self._peer_verdicts(record)
@@ -534,7 +537,7 @@ class Tvmperf:
                                   *peer_lines(peers)])
         outcome = self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target,
                                     "slower than peer" if any(p.status == "exceeded" for p in peers) else "recorded",
-                                    record=record, peers=peers, message=message))
+                                    record=record, peers=peers, message=message, note=note))
         if gated:
             self._gate_peers(peers, message)
         return outcome
@@ -580,7 +583,9 @@ class Tvmperf:
                 word = "confirmed" if time_verdict.status == first.status else f"not confirmed (now {time_verdict.status})"
             notes.append(f"first measurement {first.status} at {first.decision.describe()}; re-measured with "
                          f"{len(pooled.samples)} samples in all: {word}")
-        summary_note = tuning_note
+        held = (f"time inconclusive: {time_verdict.held.split(':')[0]}"  # one summary line per kind of reason
+                if time_verdict is not None and time_verdict.held and time_verdict.status == "inconclusive" else "")
+        summary_note = "; ".join(n for n in (held, tuning_note) if n)
         if time_verdict is not None and time_verdict.status == "not gated" and time_verdict.note:
             summary_note = "; ".join(n for n in (f"time shown, not gated: {time_verdict.note}", tuning_note) if n)
         peers = self._peer_verdicts(record)

@@ -6,6 +6,8 @@ Input files are written with the package's own code (``store.dump_baselines``,
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import subprocess
 import sys
@@ -287,15 +289,24 @@ def test_diff_ambiguous_test_id_is_an_error(tmp_path, capsys):
 
 
 def test_diff_compares_each_machine_of_a_multi_machine_baseline(tmp_path, capsys):
+    m2 = dataclasses.replace(M2, cpu_model=M1.cpu_model)  # same CPU model, more cores and threads
     a = write_baselines(tmp_path / "a.json", {TEST: record(timings=[timing(1.0, M1)])})
     # M1 unchanged; M2 (not in A) is judged as the gate judges a run on M2: against M1, normalized
-    b = write_baselines(tmp_path / "b.json", {TEST: record(timings=[timing(1.0, M1), timing(2.0, M2)])})
+    b = write_baselines(tmp_path / "b.json", {TEST: record(timings=[timing(1.0, M1), timing(2.0, m2)])})
     code, out, _ = run(capsys, "diff", a, b)
     assert code == 1, out
     assert not row_of(out, f"{TEST} @{M1.fingerprint}").endswith("regressed")
-    assert row_of(out, f"{TEST} @{M2.fingerprint}").endswith("regressed")
-    assert f"note: machine {M2.fingerprint} (Test CPU Two)" in out
+    assert row_of(out, f"{TEST} @{m2.fingerprint}").endswith("regressed")
+    assert f"note: machine {m2.fingerprint} (Test CPU One)" in out
     assert f"vs another machine (Test CPU One, {M1.fingerprint}), normalized" in out
+
+
+def test_diff_never_fails_time_against_another_cpu_model(tmp_path, capsys):
+    a = write_baselines(tmp_path / "a.json", {TEST: record(timings=[timing(1.0, M1)])})
+    b = write_baselines(tmp_path / "b.json", {TEST: record(timings=[timing(1.0, M1), timing(2.0, M2)])})
+    code, out, _ = run(capsys, "diff", a, b)
+    assert code == 0, out
+    assert row_of(out, f"{TEST} @{M2.fingerprint}").endswith("inconclusive")
 
 
 # ---------------------------------------------------------------- errors

@@ -139,7 +139,7 @@ class _Kernel:
 def test_tvm_timer_rotates_the_order_and_drops_the_warm_up():
     log: list[str] = []
     task = TimingTask(_Kernel("w", 2.0, log), _Kernel("r", 1.0, log), "ref", _Kernel("b", 4.0, log))
-    samples = TvmTimer()(task, 7)
+    samples = TvmTimer(wait=lambda: None)(task, 7)
     assert samples == TimeSamples((2.0,) * 7, (1.0,) * 7, "ref", (4.0,) * 7)
     warm_up, rounds = log[:3], [log[3 + 3 * i: 6 + 3 * i] for i in range(7)]
     assert warm_up == ["w", "r", "b"]
@@ -152,7 +152,7 @@ def test_tvm_timer_rotates_the_order_and_drops_the_warm_up():
 
 def test_tvm_timer_workload_only():
     log: list[str] = []
-    samples = TvmTimer()(TimingTask(_Kernel("w", 3.0, log), reference_name="ignored"), 4)
+    samples = TvmTimer(wait=lambda: None)(TimingTask(_Kernel("w", 3.0, log), reference_name="ignored"), 4)
     assert samples == TimeSamples((3.0,) * 4)
     assert samples.reference_name is None
     assert log == ["w"] * 5
@@ -160,7 +160,7 @@ def test_tvm_timer_workload_only():
 
 def test_tvm_timer_with_reference_only():
     log: list[str] = []
-    samples = TvmTimer()(TimingTask(_Kernel("w", 3.0, log), _Kernel("r", 1.5, log), "ref"), 4)
+    samples = TvmTimer(wait=lambda: None)(TimingTask(_Kernel("w", 3.0, log), _Kernel("r", 1.5, log), "ref"), 4)
     assert samples == TimeSamples((3.0,) * 4, (1.5,) * 4, "ref")
     assert log == ["w", "r", "w", "r", "r", "w", "r", "w", "w", "r"]
 
@@ -577,3 +577,21 @@ def test_results_file_with_a_malformed_entry_is_named(tmp_path):
                                 "tests": [{"nodeid": "t.py::a", "verdict": "pass", "record": {"workload": "w"}}]}))
     with pytest.raises(ResultsError, match=r"results file .*r.json: test entry 0 is malformed \(KeyError"):
         load_results(path)
+
+
+def test_tvm_timer_keeps_each_rounds_worst_preempted_share():
+    """Each sample is probed; a round carries its worst sample's share of wall time spent
+    waiting for a CPU (here the baseline kernel waits 1 s of each call)."""
+    log: list[str] = []
+    waited = [0.0]
+
+    class Waits(_Kernel):
+        def __call__(self) -> float:
+            waited[0] += 1.0 if self.name == "b" else 0.0
+            return super().__call__()
+
+    task = TimingTask(Waits("w", 2.0, log), None, None, Waits("b", 4.0, log))
+    samples = TvmTimer(wait=lambda: waited[0])(task, 4)
+    assert samples.preempted is not None and len(samples.preempted) == 4
+    assert all(p > 1000 for p in samples.preempted)  # 1 s waited in a sample of microseconds
+    assert TvmTimer(wait=lambda: None)(task, 4).preempted is None

@@ -1,0 +1,121 @@
+"""The disturbance screen: preempted rounds are left out, a busy machine is never
+called regressed (nor improved, nor pass)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from _factories import machine, with_timings
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_tvmperf.compare import compare_time, peer_verdicts, relation_verdict
+from pytest_tvmperf.disturbance import MIN_CLEAN_ROUNDS, PREEMPTED_LIMIT, clean, screen
+from pytest_tvmperf.measure import TimeSamples
+from pytest_tvmperf.options import Limit
+from pytest_tvmperf.record import Record, Timing
+
+BASE = tuple(1e-3 * (1 + 0.01 * (i % 3)) for i in range(15))
+
+
+def _current(samples, ab, preempted) -> Record:
+    mach = machine()
+    t = Timing(mach, TimeSamples(tuple(samples), baseline=tuple(ab), preempted=tuple(preempted)))
+    return with_timings([t])
+
+
+def _baseline() -> Record:
+    return with_timings([Timing(machine(), TimeSamples(BASE))])
+
+
+def test_screen_keeps_the_quiet_rounds_and_says_how_many_it_left_out():
+    s = screen([0.0, 0.5, 0.01, PREEMPTED_LIMIT, 0.2] + [0.0] * 5)
+    assert s.kept == (0, 2, 3, 5, 6, 7, 8, 9) and s.disturbed == 2 and not s.busy
+    assert s.describe() == "2 of 10 preempted sample(s) left out"
+
+
+def test_screen_calls_the_machine_busy_when_fewer_than_half_are_quiet():
+    s = screen([0.6] * 8 + [0.0] * 7)
+    assert s.busy
+    assert s.describe().startswith("machine busy: 53% of samples preempted")
+    assert screen([0.6] * 2 + [0.0] * (MIN_CLEAN_ROUNDS - 1)).busy  # too few quiet rounds at all
+
+
+def test_clean_cuts_every_series_alike():
+    samples = TimeSamples((1.0, 9.0, 1.0, 1.0, 1.0, 1.0), reference=(2.0, 2.0, 2.0, 2.0, 2.0, 3.0),
+                          reference_name="r", baseline=(1.0, 1.0, 1.0, 1.0, 1.0, 2.0),
+                          peers=(("numpy", (4.0,) * 6),), preempted=(0.0, 0.9, 0.0, 0.0, 0.0, 0.0))
+    kept, s = clean(samples)
+    assert kept.samples == (1.0,) * 5 and kept.reference == (2.0,) * 4 + (3.0,) and kept.baseline[-1] == 2.0
+    assert kept.peer("numpy") == (4.0,) * 5 and kept.preempted == (0.0,) * 5 and s.disturbed == 1
+    assert clean(dataclasses.replace(samples, preempted=None)) == (dataclasses.replace(samples, preempted=None), None)
+
+
+def test_a_slowdown_seen_only_in_preempted_rounds_is_left_out():
+    # 5 of 15 rounds preempted, and only they are 2x slower than the baseline's artifact
+    ab = (1e-3,) * 15
+    now = tuple(2e-3 if i % 3 == 0 else 1e-3 for i in range(15))
+    preempted = tuple(0.5 if i % 3 == 0 else 0.0 for i in range(15))
+    verdict = compare_time(_current(now, ab, preempted), _baseline(), Limit(relative=0.05))
+    assert verdict.status == "pass"
+    assert "5 of 15 preempted sample(s) left out" in verdict.note
+    without_screen = compare_time(_current(now, ab, (0.0,) * 15), _baseline(), Limit(relative=0.05))
+    assert without_screen.status != "pass"  # the same samples unscreened are not a pass
+
+
+def test_a_busy_machine_is_inconclusive_with_the_reason_even_for_a_clear_slowdown():
+    ab = (1e-3,) * 15
+    verdict = compare_time(_current((3e-3,) * 15, ab, (0.4,) * 15), _baseline(), Limit(relative=0.05))
+    assert verdict.status == "inconclusive"
+    assert verdict.held.startswith("machine busy: 100% of samples preempted")
+    assert verdict.decision.ratio == pytest.approx(3.0)  # the evidence is still shown
+
+
+ratios = st.floats(0.2, 5.0)
+shares = st.floats(0.0, 2.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rounds=st.lists(st.tuples(ratios, shares), min_size=3, max_size=40))
+def test_disturbed_rounds_never_produce_regressed(rounds):
+    """Whatever the disturbed rounds measured, ``regressed`` needs the quiet rounds alone
+    to show it: the verdict is the verdict of the quiet rounds, or inconclusive."""
+    ab = (1e-3,) * len(rounds)
+    now = tuple(1e-3 * r for r, _ in rounds)
+    preempted = tuple(p for _, p in rounds)
+    verdict = compare_time(_current(now, ab, preempted), _baseline(), Limit(relative=0.05))
+    quiet = [r for r, p in rounds if p <= PREEMPTED_LIMIT]
+    s = screen(preempted)
+    if s.busy:
+        assert verdict.status == "inconclusive" and verdict.held
+    else:
+        alone = compare_time(_current([1e-3 * r for r in quiet], (1e-3,) * len(quiet), (0.0,) * len(quiet)),
+                             _baseline(), Limit(relative=0.05))
+        assert verdict.status == alone.status
+    if verdict.status == "regressed":
+        assert np.median(quiet) > 1.05
+
+
+@settings(max_examples=100, deadline=None)
+@given(ratio=st.floats(0.1, 10.0), share=st.floats(PREEMPTED_LIMIT * 1.01, 5.0), n=st.integers(3, 40))
+def test_a_machine_busy_throughout_gives_inconclusive_for_time_peers_and_relations(ratio, share, n):
+    samples = TimeSamples((1e-3 * ratio,) * n, baseline=(1e-3,) * n, peers=(("numpy", (1e-3,) * n),),
+                          preempted=(share,) * n)
+    verdict = compare_time(with_timings([Timing(machine(), samples)]), _baseline(), Limit(relative=0.05))
+    assert verdict.status == "inconclusive"
+    (peer,) = peer_verdicts(samples, {"numpy": 1.0}, 0.05, 0.07)
+    assert peer.status == "inconclusive" and peer.held
+    relation = relation_verdict("a / b", samples, 1.0, 0.05, 0.07)
+    assert relation.status == "inconclusive" and relation.held
+
+
+def test_peers_run_with_the_blas_threads_held_at_tvms_count():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from pytest_tvmperf.peers import same_threads
+
+    with same_threads(1):
+        pools = threadpoolctl.threadpool_info()
+        assert pools, "NumPy's BLAS should be visible to threadpoolctl"
+        assert all(p["num_threads"] == 1 for p in pools)
