@@ -40,3 +40,21 @@ def same_threads(threads: int) -> Iterator[None]:
     finally:
         if torch is not None and before is not None:
             torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def tvm_thread_count(threads: int | None) -> Iterator[None]:
+    """TVM's thread pool resized to ``threads`` for the duration (None: left as it is),
+    then restored (``runtime.config_threadpool``, mode 1: the pool's default, all big cores)."""
+    if threads is None:
+        yield
+        return
+    import tvm_ffi
+
+    config = tvm_ffi.get_global_func("runtime.config_threadpool")
+    before = tvm_threads()
+    config(1, threads)
+    try:
+        yield
+    finally:
+        config(1, before)

@@ -20,7 +20,7 @@ from .executors import CompileError, get_executor, placed_sampler, shorten_tvm_e
 from .machine import current_machine
 from .measure import SampleFn, TimeSamples, Timer, TimingTask, kernel_times, python_sampler, stopwatch
 from .options import Limit
-from .peers import same_threads, tvm_threads
+from .peers import same_threads, tvm_thread_count, tvm_threads
 from .record import Record, Timing
 from .reference import REFERENCE_NAME
 from .report import missing_baseline_message, peer_lines, regression_message, relation_message
@@ -107,6 +107,7 @@ class Tvmperf:
     _peers_timed: tuple[str, ...] = ()
     _outcome_id: str = ""  # the summary id of the assert_ratio under way
     _peers_unconfirmed: frozenset[str] = frozenset()
+    _threads_note: str = ""  # the summary's word when timing fell back to fewer threads
 
     def variant(self, workload: Workload, executor: str | None = None, label: str | None = None) -> Variant:
         """``workload`` under another executor, for :meth:`assert_ratio`."""
@@ -304,12 +305,19 @@ class Tvmperf:
             peers=peers,
         )
         rounds = self.session.settings.repeat
+        threads: list[int | None] = [None]  # None: TVM's own thread count
 
         def measure(n: int) -> TimeSamples:
-            with self.session.timing_lock(), same_threads(tvm_threads()):
+            with self.session.timing_lock(), tvm_thread_count(threads[0]), same_threads(tvm_threads()):
                 return self.timer(task, n)
 
         samples = measure(rounds)
+        fewer = self._fewer_threads(samples, task)
+        if fewer is not None:
+            threads[0], note = fewer
+            notes.append(note)
+            self._threads_note = f"timed at {threads[0]} TVM thread(s): machine busy"
+            samples = measure(rounds)
         self._peers_timed = tuple(sorted(peers))
         samples = self._confirm_peers(samples, lambda: measure(2 * rounds), notes)
         keep = pending is not None and self.session.settings.update and self.session.settings.artifact_dir is not None
@@ -421,6 +429,20 @@ class Tvmperf:
                 notes.append(f"peer {name}: first measurement {v.status} at {v.describe()}, then "
                              f"{second[name].describe()}; the pooled samples decide")
         return samples + again
+
+    def _fewer_threads(self, samples: TimeSamples, task: TimingTask) -> tuple[int, str] | None:
+        """A multi-threaded kernel on a machine too busy to give it its threads (one
+        descheduled thread stalls the kernel at its barrier): time at one thread instead,
+        both sides of the a/b pair alike. Only for the a/b comparison, whose two sides
+        share the thread pool; stored samples of another thread count are not comparable."""
+        asked = tvm_threads()
+        if asked <= 1 or task.baseline is None or self.session.settings.update:
+            return None
+        _, screened = clean(samples)
+        if screened is None or not screened.busy:
+            return None
+        return 1, (f"timed at 1 of {asked} TVM threads, both sides alike: the machine could not give {asked} "
+                   f"({screened.share_disturbed:.0%} of samples preempted at {asked})")
 
     def _inconclusive(self, message: str) -> None:
         __tracebackhide__ = True
@@ -585,7 +607,7 @@ class Tvmperf:
                          f"{len(pooled.samples)} samples in all: {word}")
         held = (f"time inconclusive: {time_verdict.held.split(':')[0]}"  # one summary line per kind of reason
                 if time_verdict is not None and time_verdict.held and time_verdict.status == "inconclusive" else "")
-        summary_note = "; ".join(n for n in (held, tuning_note) if n)
+        summary_note = "; ".join(n for n in (self._threads_note, held, tuning_note) if n)
         if time_verdict is not None and time_verdict.status == "not gated" and time_verdict.note:
             summary_note = "; ".join(n for n in (f"time shown, not gated: {time_verdict.note}", tuning_note) if n)
         peers = self._peer_verdicts(record)

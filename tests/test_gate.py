@@ -282,3 +282,53 @@ def test_only_a_regression_seen_twice_fails(project):
     project.set_env("TVMPERF_FAKE_SPREAD", "0")
     project.set_env("TVMPERF_FAKE_SCALE", "1.5")
     project.run().assert_outcomes(failed=2)
+
+
+THREAD_AWARE_TIMER = '''
+import os
+import pytest
+import tvm
+from pytest_tvmperf.measure import TimeSamples
+
+
+@pytest.fixture
+def tvmperf_timer():
+    """As the fake timer, but a machine that cannot give 2 threads: every round at more
+    than one TVM thread was preempted; at one thread the rounds are clean."""
+    def timer(task, rounds):
+        scale = float(os.environ.get("TVMPERF_FAKE_SCALE", "1"))
+        base = [1e-3 * (1 + 0.01 * (i % 3)) for i in range(rounds)]
+        busy = tvm.runtime.num_threads() > 1
+        return TimeSamples(
+            tuple(scale * b for b in base),
+            tuple(base) if task.reference is not None else None,
+            task.reference_name,
+            tuple(base) if task.baseline is not None else None,
+            preempted=(0.6 if busy else 0.0,) * rounds,
+        )
+    return timer
+'''
+
+
+def test_a_multithreaded_kernel_on_a_busy_machine_is_timed_at_one_thread(project):
+    project.pytester.makeconftest(THREAD_AWARE_TIMER)
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.set_env("TVM_NUM_THREADS", "2")
+    run = lambda *a: project.pytester.runpytest_subprocess("-p", "no:cacheprovider", *a)  # noqa: E731
+    # recorded at 2 threads on the busy machine: kept, and said so
+    result = run("--tvmperf-update")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*2 test(s): recorded on a busy machine (machine busy: 100% of samples preempted*"])
+    # gated: the a/b pair is timed at one thread, where the verdict can be trusted
+    result = run()
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*2 test(s): timed at 1 TVM thread(s): machine busy*"])
+    project.set_env("TVMPERF_FAKE_SCALE", "1.5")
+    result = run()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*note: timed at 1 of 2 TVM threads, both sides alike: the machine could not give 2 "
+                                 "(100% of samples preempted at 2)*"])
+    # without the a/b artifact the stored 2-thread samples are all there is: inconclusive, not failed
+    result = run("--tvmperf-artifacts=off")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*time inconclusive: machine busy*"])

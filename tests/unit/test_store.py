@@ -144,10 +144,12 @@ def test_tvm_timer_rotates_the_order_and_drops_the_warm_up():
     warm_up, rounds = log[:3], [log[3 + 3 * i: 6 + 3 * i] for i in range(7)]
     assert warm_up == ["w", "r", "b"]
     assert rounds == [
-        ["w", "r", "b"], ["r", "b", "w"], ["b", "w", "r"],  # rotated
-        ["b", "r", "w"], ["w", "b", "r"], ["r", "w", "b"],  # rotated, then reversed
-        ["w", "r", "b"],
+        ["w", "b", "r"], ["r", "b", "w"],  # the a/b pair back to back, its order alternating,
+        ["r", "w", "b"], ["b", "w", "r"],  # the reference rotating around it, then reversed
+        ["w", "b", "r"], ["r", "b", "w"],
+        ["r", "w", "b"],
     ]
+    assert all(abs(r.index("w") - r.index("b")) == 1 for r in rounds)
 
 
 def test_tvm_timer_workload_only():
