@@ -5,9 +5,11 @@ K = 200 * (1 + s) costs s more. Baselines are recorded at s = 0; each trial is a
 fresh process running the slowed variant under the same test id. Prints the share of
 trials per verdict for each slowdown, in a/b mode (artifacts kept) and normalized
 mode (no artifacts). Goal: >= 95% `regressed` at 10%, 100% at 20% and above, and
-no `regressed` at 0%.
+no `regressed` at 0%. With ``--load N``, N competing CPU-bound processes (stopping by
+themselves) run during the trials; goal there: 100% at 50% and never `improved`.
 
     python benchmarks/detection_power.py --trials 10
+    python benchmarks/detection_power.py --trials 10 --load 2 --modes ab
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ from collections import Counter
 from pathlib import Path
 
 from _harness import BUSY_TEST, run_pytest, verdicts
+from _load import cpu_load
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--slowdowns", default="0,5,10,20,50")
+    parser.add_argument("--modes", default="ab,normalized", help="ab, normalized or both")
+    parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes during the trials")
+    parser.add_argument("--budget", type=float, default=3600.0, help="seconds the load may run at most")
     args = parser.parse_args()
     slowdowns = [float(s) for s in args.slowdowns.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -36,18 +42,22 @@ def main() -> None:
         out = run_pytest(["--tvmperf-update"], cwd=project, env=env)
         assert "1 passed" in out, out[-2000:]
         print(f"{'mode':26} {'slowdown':>8} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}")
-        for mode, extra in (("a/b (artifacts kept)", []), ("normalized (no artifacts)", ["--tvmperf-artifacts=off"])):
-            for s in slowdowns:
-                counts: Counter = Counter()
-                for _ in range(args.trials):
-                    out = run_pytest(["--tvmperf-inconclusive=pass", *extra], cwd=project,
-                                     env=dict(os.environ, BUSY_SLOWDOWN_PCT=str(s)))
-                    counts.update(verdicts(out).values())
-                n = sum(counts.values())
-                print(f"{mode:26} {s:7g}% {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
-                      f"{counts['pass'] / n:5.0%} {counts['improved'] / n:8.0%}", flush=True)
-            print(file=sys.stderr)
-
+        modes = [(name, extra) for key, name, extra in (("ab", "a/b (artifacts kept)", []),
+                                                        ("normalized", "normalized (no artifacts)", ["--tvmperf-artifacts=off"]))
+                 if key in args.modes.split(",")]
+        with cpu_load(args.load, args.budget):
+            for mode, extra in modes:
+                mode = f"{mode}, load {args.load}" if args.load else mode
+                for s in slowdowns:
+                    counts: Counter = Counter()
+                    for _ in range(args.trials):
+                        out = run_pytest(["--tvmperf-inconclusive=pass", *extra], cwd=project,
+                                         env=dict(os.environ, BUSY_SLOWDOWN_PCT=str(s)))
+                        counts.update(verdicts(out).values())
+                    n = sum(counts.values())
+                    print(f"{mode:26} {s:7g}% {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
+                          f"{counts['pass'] / n:5.0%} {counts['improved'] / n:8.0%}", flush=True)
+                print(file=sys.stderr)
 
 if __name__ == "__main__":
     main()

@@ -47,13 +47,25 @@ class MetricVerdict:
     decision: TimeDecision | None = None
     #: why the evidence could not be trusted and the verdict was held at inconclusive
     #: (a busy machine, a baseline from another CPU model); "" when it could
-    held: str = ""
+    reason: str = ""
+    #: the largest time ratio that passes (1 + threshold), for time verdicts
+    bound: float | None = None
 
     @property
     def ratio(self) -> float | None:
         if self.baseline in (None, 0) or self.current is None:
             return None
         return self.current / self.baseline
+
+    @property
+    def past_limit(self) -> bool:
+        """The measured time ratio alone is past the threshold."""
+        return self.decision is not None and self.bound is not None and self.decision.ratio > self.bound
+
+    def held(self) -> "MetricVerdict":
+        """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
+        decision = None if self.decision is None else replace(self.decision, status="inconclusive")
+        return replace(self, status="inconclusive", decision=decision)
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,10 @@ class Comparison:
 
     def get(self, metric: str) -> MetricVerdict | None:
         return next((v for v in self.verdicts if v.metric == metric), None)
+
+    def with_verdict(self, verdict: MetricVerdict) -> "Comparison":
+        """This comparison with ``verdict`` in place of its metric's (a confirmed one)."""
+        return Comparison(tuple(verdict if v.metric == verdict.metric else v for v in self.verdicts))
 
     @property
     def regressions(self) -> tuple[MetricVerdict, ...]:
@@ -126,7 +142,7 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         return MetricVerdict(TIME_METRIC, "not gated", then, now.median, "off")
     threshold = limit.relative if limit.relative is not None else 0.0
     where = ""
-    held = ""
+    reason = ""
     if base_timing is None:
         other = _other_machine_timing(baseline, timing) if policy.other_machine == "normalized" else None
         if other is None:
@@ -149,7 +165,7 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         if other.machine.cpu_model != timing.machine.cpu_model:
             # the reference kernel does not scale like the workload across micro-architectures
             # (measured: unchanged code 2.6-2.7x apart between AMD and Intel): shown, never failed
-            held = f"baseline from another CPU model ({other.machine.cpu_model}): normalized times do not carry across CPU models"
+            reason = f"baseline from another CPU model ({other.machine.cpu_model}): normalized times do not carry across CPU models"
             decision = _held(decision, allow_pass=True)
     elif now.ab_ratios is not None:
         decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, "a/b")
@@ -165,10 +181,10 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
     if screened is not None and screened.describe():
         where = f"{where}; {screened.describe()}"
         if screened.busy:
-            held = screened.describe()
+            reason = screened.describe()
             decision = _held(decision)
     return MetricVerdict(TIME_METRIC, decision.status, base_timing.samples.median, now.median,
-                         limit.describe(), note=where, decision=decision, held=held)
+                         limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold)
 
 
 def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy()) -> Comparison:
@@ -195,7 +211,7 @@ class RatioVerdict:
     numerator_s: float
     denominator_s: float
     #: why the evidence could not be trusted (a busy machine); "" when it could
-    held: str = ""
+    reason: str = ""
 
     @property
     def status(self) -> str:
@@ -207,6 +223,15 @@ class RatioVerdict:
     @property
     def ratio(self) -> float:
         return self.decision.ratio * (self.limit or 1.0)
+
+    @property
+    def past_limit(self) -> bool:
+        """The measured ratio alone is above its limit."""
+        return self.limit is not None and self.ratio > self.limit
+
+    def held(self) -> "RatioVerdict":
+        """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
+        return replace(self, decision=_held(self.decision))
 
     @property
     def low(self) -> float:
@@ -222,21 +247,21 @@ class RatioVerdict:
 
 
 def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, denominator_s: float,
-                  limit: float | None, alpha: float, noise: float, held: str = "") -> RatioVerdict:
+                  limit: float | None, alpha: float, noise: float, reason: str = "") -> RatioVerdict:
     """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`);
-    ``held`` (why the evidence cannot be trusted) holds it at inconclusive."""
+    ``reason`` (why the evidence cannot be trusted) holds it at inconclusive."""
     scale = limit or 1.0
     decision = decide([r / scale for r in ratios], None, 0.0, alpha, noise, "a/b")
-    return RatioVerdict(name, limit, _held(decision) if held else decision, numerator_s, denominator_s, held)
+    return RatioVerdict(name, limit, _held(decision) if reason else decision, numerator_s, denominator_s, reason)
 
 
 def relation_verdict(name: str, samples: TimeSamples, limit: float, alpha: float, noise: float) -> RatioVerdict:
     """``assert_ratio``: the workload side (``samples``) over the other side (timed as
     ``baseline``), after leaving out the rounds the machine disturbed."""
     kept, screened = clean(samples)
-    held = screened.describe() if screened is not None and screened.busy else ""
+    reason = screened.describe() if screened is not None and screened.busy else ""
     return ratio_verdict(name, kept.ab_ratios or (), kept.median, float(np.median(kept.baseline)), limit, alpha,
-                         noise, held)
+                         noise, reason)
 
 
 def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float,
@@ -251,12 +276,12 @@ def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: floa
         raise ValueError(f"the timer returned no samples of peer(s) {', '.join(lost)}: a tvmperf_timer must time "
                          f"TimingTask.peers and return them in TimeSamples.peers")
     samples, screened = clean(samples)
-    held = screened.describe() if screened is not None and screened.busy else ""
+    reason = screened.describe() if screened is not None and screened.busy else ""
     out = []
     for name, values in samples.peers:
         if wanted is not None and name not in wanted:
             continue
         ratios = samples.peer_ratios(name) or ()
         out.append(ratio_verdict(name, ratios, samples.median, float(np.median(values)), limits.get(name), alpha,
-                                 noise, held))
+                                 noise, reason))
     return tuple(out)

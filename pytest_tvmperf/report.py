@@ -83,7 +83,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
     else:
         time_verdict = comparison.get("time")
-        why = (time_verdict.held if time_verdict is not None and time_verdict.held
+        why = (time_verdict.reason if time_verdict is not None and time_verdict.reason
                else "the noise is larger than the threshold")
         lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
     for v in comparison.regressions:

@@ -12,10 +12,11 @@ from typing import Any, Callable, ContextManager, Mapping
 import numpy as np
 import pytest
 
-from .compare import RatioVerdict, compare, peer_verdicts, relation_verdict
+from .compare import MetricVerdict, RatioVerdict, compare, compare_time, peer_verdicts, relation_verdict
 from .correctness import check_outputs
 from .disturbance import clean
 from .artifacts import PendingArtifact, artifact_relpath, discard, export_pending, verified
+from .gate import confirm
 from .executors import CompileError, get_executor, placed_sampler, shorten_tvm_error
 from .machine import current_machine
 from .measure import SampleFn, TimeSamples, Timer, TimingTask, kernel_times, python_sampler, stopwatch
@@ -375,18 +376,17 @@ class Tvmperf:
                                     f"{label}: a tvmperf_timer must time TimingTask.baseline too")
             return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
 
-        with self.session.timing_lock():
-            samples = self.timer(task, rounds)
-        verdict = judge(samples)
-        notes = []
-        if self.session.settings.confirm and verdict.status in ("exceeded", "inconclusive"):
-            first = verdict
+        def measure(n: int) -> TimeSamples:
             with self.session.timing_lock():
-                again = self.timer(task, 2 * rounds)
-            second = judge(again)
-            verdict = judge(samples + again)
-            if verdict.status == "exceeded" and not (first.ratio > at_most and second.ratio > at_most):
-                verdict = replace(verdict, decision=replace(verdict.decision, status="inconclusive"))
+                return self.timer(task, n)
+
+        checked = confirm(measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds),
+                          self.session.settings.confirm)
+        verdict = checked.verdicts[label]
+        notes = []
+        if checked.second is not None:
+            first, second = checked.first[label], checked.second[label]
+            if label in checked.disagreed:
                 notes.append(f"the measurements disagree ({first.ratio:.2f}x, then {second.ratio:.2f}x): inconclusive")
             else:
                 notes.append(f"first measurement {first.status} at {first.describe()}; re-measured: {verdict.status}")
@@ -416,19 +416,15 @@ class Tvmperf:
                 return {}  # reported by _peer_verdicts
             return {v.name: v for v in verdicts if v.limit is not None}
 
-        first = gated(samples)
-        if not any(v.status in ("exceeded", "inconclusive") for v in first.values()):
+        checked = confirm(samples, gated, remeasure)
+        if checked.second is None:
             return samples
-        again = remeasure()
-        second = gated(again)
-        self._peers_unconfirmed = frozenset(
-            name for name, v in first.items()
-            if name in second and not (v.ratio > v.limit and second[name].ratio > v.limit))
-        for name, v in first.items():
-            if v.status != "pass" and name in second:
+        self._peers_unconfirmed = checked.disagreed
+        for name, v in checked.first.items():
+            if v.status != "pass" and name in checked.second:
                 notes.append(f"peer {name}: first measurement {v.status} at {v.describe()}, then "
-                             f"{second[name].describe()}; the pooled samples decide")
-        return samples + again
+                             f"{checked.second[name].describe()}; the pooled samples decide")
+        return checked.samples
 
     def _fewer_threads(self, samples: TimeSamples, task: TimingTask) -> tuple[int, str] | None:
         """A multi-threaded kernel on a machine too busy to give it its threads (one
@@ -581,32 +577,25 @@ class Tvmperf:
                          f"re-record with pytest --tvmperf-update if the new schedules are intended")
             tuning_note = "tuning database records changed since the baseline"
         policy = self.session.time_policy()
-        comparison = compare(record, baseline, self.thresholds, policy)
-        time_verdict = comparison.get("time")
-        if (self.session.settings.confirm and time_verdict is not None
-                and time_verdict.status in ("regressed", "inconclusive")):
-            first = time_verdict
-            again = remeasure()
-            second = compare(make_record(again), baseline, self.thresholds, policy).get("time")
-            record = make_record(record.timing.samples + again)
-            comparison = compare(record, baseline, self.thresholds, policy)
-            time_verdict = comparison.get("time")
-            pooled = record.timing.samples
-            limit = 1 + (self.thresholds["time"].relative or 0.0)
-            if time_verdict.status == "regressed" and not (first.decision.ratio > limit and second.decision.ratio > limit):
-                # a regression fails only when each measurement on its own is past the
-                # threshold too: one disturbed measurement cannot fail the test
-                time_verdict = replace(time_verdict, status="inconclusive")
-                comparison = replace(comparison, verdicts=tuple(time_verdict if v.metric == "time" else v
-                                                                for v in comparison.verdicts))
+
+        def judge(samples: TimeSamples) -> dict[str, MetricVerdict]:
+            return {"time": compare_time(make_record(samples), baseline, self.thresholds["time"], policy)}
+
+        checked = confirm(record.timing.samples, judge, remeasure, self.session.settings.confirm)
+        record = make_record(checked.samples)
+        time_verdict = checked.verdicts["time"]
+        comparison = compare(record, baseline, self.thresholds, policy).with_verdict(time_verdict)
+        if checked.second is not None:
+            first, second = checked.first["time"], checked.second["time"]
+            if "time" in checked.disagreed:
                 word = (f"regressed on all samples, but the measurements disagree ({first.decision.ratio:.2f}x, "
                         f"then {second.decision.ratio:.2f}x): inconclusive")
             else:
                 word = "confirmed" if time_verdict.status == first.status else f"not confirmed (now {time_verdict.status})"
             notes.append(f"first measurement {first.status} at {first.decision.describe()}; re-measured with "
-                         f"{len(pooled.samples)} samples in all: {word}")
-        held = (f"time inconclusive: {time_verdict.held.split(':')[0]}"  # one summary line per kind of reason
-                if time_verdict is not None and time_verdict.held and time_verdict.status == "inconclusive" else "")
+                         f"{len(checked.samples.samples)} samples in all: {word}")
+        held = (f"time inconclusive: {time_verdict.reason.split(':')[0]}"  # one summary line per kind of reason
+                if time_verdict.reason and time_verdict.status == "inconclusive" else "")
         summary_note = "; ".join(n for n in (self._threads_note, held, tuning_note) if n)
         if time_verdict is not None and time_verdict.status == "not gated" and time_verdict.note:
             summary_note = "; ".join(n for n in (f"time shown, not gated: {time_verdict.note}", tuning_note) if n)

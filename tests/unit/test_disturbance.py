@@ -69,7 +69,7 @@ def test_a_busy_machine_is_inconclusive_with_the_reason_even_for_a_clear_slowdow
     ab = (1e-3,) * 15
     verdict = compare_time(_current((3e-3,) * 15, ab, (0.4,) * 15), _baseline(), Limit(relative=0.05))
     assert verdict.status == "inconclusive"
-    assert verdict.held.startswith("machine busy: 100% of samples preempted")
+    assert verdict.reason.startswith("machine busy: 100% of samples preempted")
     assert verdict.decision.ratio == pytest.approx(3.0)  # the evidence is still shown
 
 
@@ -89,7 +89,7 @@ def test_disturbed_rounds_never_produce_regressed(rounds):
     quiet = [r for r, p in rounds if p <= PREEMPTED_LIMIT]
     s = screen(preempted)
     if s.busy:
-        assert verdict.status == "inconclusive" and verdict.held
+        assert verdict.status == "inconclusive" and verdict.reason
     else:
         alone = compare_time(_current([1e-3 * r for r in quiet], (1e-3,) * len(quiet), (0.0,) * len(quiet)),
                              _baseline(), Limit(relative=0.05))
@@ -106,9 +106,9 @@ def test_a_machine_busy_throughout_gives_inconclusive_for_time_peers_and_relatio
     verdict = compare_time(with_timings([Timing(machine(), samples)]), _baseline(), Limit(relative=0.05))
     assert verdict.status == "inconclusive"
     (peer,) = peer_verdicts(samples, {"numpy": 1.0}, 0.05, 0.07)
-    assert peer.status == "inconclusive" and peer.held
+    assert peer.status == "inconclusive" and peer.reason
     relation = relation_verdict("a / b", samples, 1.0, 0.05, 0.07)
-    assert relation.status == "inconclusive" and relation.held
+    assert relation.status == "inconclusive" and relation.reason
 
 
 def test_peers_run_with_the_blas_threads_held_at_tvms_count():

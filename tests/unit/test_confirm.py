@@ -1,0 +1,62 @@
+"""The confirmation rule (gate.confirm), written once for time, peers and relations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_tvmperf.gate import confirm
+from pytest_tvmperf.measure import TimeSamples
+
+
+@dataclass(frozen=True)
+class Fake:
+    """A verdict from a measurement whose samples all equal the ratio."""
+
+    status: str
+    ratio: float
+    limit: float = 1.1
+
+    @property
+    def past_limit(self) -> bool:
+        return self.ratio > self.limit
+
+    def held(self) -> "Fake":
+        return replace(self, status="inconclusive")
+
+
+def judge(samples: TimeSamples) -> dict[str, Fake]:
+    ratio = sum(samples.samples) / len(samples.samples)
+    return {"time": Fake("regressed" if ratio > 1.1 else "pass" if ratio < 1.05 else "inconclusive", ratio)}
+
+
+def test_a_clear_pass_is_not_remeasured():
+    calls = []
+    got = confirm(TimeSamples((1.0,) * 3), judge, lambda: calls.append(1) or TimeSamples((2.0,) * 6))
+    assert calls == [] and got.second is None and got.verdicts["time"].status == "pass"
+
+
+def test_a_regression_both_measurements_see_stands_on_the_pooled_samples():
+    got = confirm(TimeSamples((1.5,) * 3), judge, lambda: TimeSamples((1.3,) * 6))
+    assert got.verdicts["time"].status == "regressed" and not got.disagreed
+    assert len(got.samples.samples) == 9 and got.second["time"].ratio == 1.3
+
+
+def test_a_pooled_regression_one_measurement_does_not_bear_out_is_held_inconclusive():
+    got = confirm(TimeSamples((1.08,) * 3), judge, lambda: TimeSamples((1.5,) * 6))
+    assert got.first["time"].status == "inconclusive" and got.second["time"].status == "regressed"
+    assert got.verdicts["time"].status == "inconclusive" and got.disagreed == {"time"}
+
+
+def test_confirmation_off_keeps_the_first_verdict():
+    got = confirm(TimeSamples((1.5,) * 3), judge, lambda: TimeSamples((1.0,) * 6), enabled=False)
+    assert got.second is None and got.verdicts["time"].status == "regressed"
+
+
+@given(first=st.floats(0.5, 2.0), second=st.floats(0.5, 2.0))
+def test_a_failure_stands_only_when_each_measurement_alone_is_past_the_limit(first, second):
+    got = confirm(TimeSamples((first,) * 3), judge, lambda: TimeSamples((second,) * 6))
+    if got.verdicts["time"].status == "regressed":
+        assert first > 1.1 and (got.second is None or second > 1.1)
