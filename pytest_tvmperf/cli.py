@@ -64,7 +64,7 @@ from .options import (
 from .record import Record
 from .report import SummaryRow, fmt_number, fmt_time, regression_message, summary_notes, summary_table
 from .results import RESULTS_KIND, ResultsError, parse_results
-from .store import BaselineError, parse_baselines
+from .store import BaselineError, parse_baselines, read_regular_text
 
 PROG = "tvmperf"
 
@@ -132,7 +132,7 @@ def load_file(path: str | Path) -> Loaded:
             f"`pytest --tvmperf-update`) or a results file (written by `pytest --tvmperf-json={path}`)"
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"{path} cannot be read ({exc}); give a baseline file or a results file") from None
     try:

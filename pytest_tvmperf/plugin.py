@@ -15,7 +15,7 @@ from .measure import Timer, TvmTimer
 from .report import SummaryRow
 from .results import ResultsError
 from .runner import Combo, Tvmperf
-from .session import TvmperfSession
+from .session import TvmperfSession, producible_ids
 from .store import baseline_path
 
 SESSION_KEY = pytest.StashKey[TvmperfSession]()
@@ -45,7 +45,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.prune and not settings.update:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
-    config.stash[SESSION_KEY] = TvmperfSession(settings, config.rootpath, history=history, run_id=run_id)
+    config.stash[SESSION_KEY] = state = TvmperfSession(settings, config.rootpath, history=history, run_id=run_id)
+    state.remove_leftovers()  # temporary files of crashed or killed runs
 
 
 def _marker_kwargs(node) -> dict:
@@ -158,9 +159,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # each gated peer (vs_<peer>) is one more comparison that can fail the run by chance
     gated_peers = sum(len(options.peer_limits_from_marker(_marker_kwargs(item))) for item in timed)
     state.timed_tests = max(1, len(timed) + gated_peers)
-    for item in timed:
-        path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
-        state.collected.setdefault(path, set()).add("::".join(item.nodeid.split("::")[1:]))
+    for item in session.items:  # the skipped "none" of a test with no combination left counts too
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "tvmperf" in params:
+            combo = params["tvmperf"]
+            path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
+            state.collected.setdefault(path, set()).update(producible_ids(
+                "::".join(item.nodeid.split("::")[1:]), combo.id if isinstance(combo, Combo) else "none"))
     if config.option.keyword or config.option.markexpr or any("::" in str(a) for a in config.args):
         state.partial_run = True
 
@@ -192,6 +197,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             if state.settings.prune and state.unused:
                 state.prune(state.unused)
     state.cleanup()
+    if workeroutput is not None:
+        workeroutput["tvmperf_write_errors"] = (list(state.write_errors), state.unwritten)
     if workeroutput is None:
         s = state.settings
         entries = state.result_entries()  # built once, for the report files and the annotations
@@ -215,6 +222,9 @@ def pytest_testnodedown(node, error) -> None:
         state.worker_rows.extend(SummaryRow(**row) for row in rows)
         state.worker_entries.extend(getattr(node, "workeroutput", {}).get("tvmperf_results", []))
         state.peer_problems.update(getattr(node, "workeroutput", {}).get("tvmperf_peer_problems", []))
+        errors, unwritten = getattr(node, "workeroutput", {}).get("tvmperf_write_errors", ([], 0))
+        state.write_errors.extend(errors)
+        state.unwritten += unwritten
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -259,5 +269,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             tr.write_line("run interrupted: no baseline file was changed")
         else:
-            recorded = sum(r.verdict == "recorded" for r in rows)
-            tr.write_line(f"baselines written for {recorded} test(s) under {state.settings.baseline_dir}")
+            recorded = sum(r.verdict == "recorded" for r in rows) - state.unwritten
+            tr.write_line(f"baselines written for {recorded} test(s) under {state.settings.baseline_dir}"
+                          + (f"; NOT written for {state.unwritten} test(s) (see above)" if state.unwritten else ""),
+                          red=bool(state.unwritten))
