@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from pytest_tvmperf.machine import Machine
+
 MLP_TEST = '''
 import os
 import pytest
@@ -159,7 +161,7 @@ def test_time_from_another_machine_is_compared_normalized_or_skipped(project):
     for entry in data["tests"].values():
         (timing,) = entry["timings"].values()
         timing["machine"]["cpu_model"] = "Other CPU"
-        entry["timings"] = {"0123456789ab": timing}
+        entry["timings"] = {Machine.from_json(timing["machine"]).fingerprint: timing}  # the key is checked
     path.write_text(json.dumps(data))
     project.set_env("TVMPERF_FAKE_SCALE", "10")
     result = project.run("--tvmperf-other-machine=normalized")
