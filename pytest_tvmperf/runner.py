@@ -4,6 +4,8 @@ NumPy (and on Hypothesis-drawn shapes), measure, compare with the baseline, deci
 from __future__ import annotations
 
 import contextlib
+import itertools
+import shutil
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,6 +73,10 @@ class Prepared:
     tuning: Any = None  # tuning.TuningState for pipeline="tuned"
 
 
+#: numbers of the files a session loads from its scratch directory: a loaded library's
+#: name is never reused (the loader would hand back the library loaded before)
+_FILE_NUMBERS = itertools.count()
+
 ProgressBar = Callable[[str], ContextManager[Callable[[int, int], None]]]
 
 
@@ -106,6 +112,8 @@ class Tvmperf:
     _peers_timed: tuple[str, ...] = ()
     _outcome_id: str = ""  # the summary id of the assert_ratio under way
     _peers_unconfirmed: frozenset[str] = frozenset()
+    #: compiled programs exported to run in the child first, by id (reused for a/b timing)
+    _exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
 
     def variant(self, workload: Workload, executor: str | None = None, label: str | None = None) -> Variant:
         """``workload`` under another executor, for :meth:`assert_ratio`."""
@@ -157,12 +165,29 @@ class Tvmperf:
         args = [*inputs, *(a for _, a in workload.params)]
         expected = workload.expected(inputs)
         out_specs = [(e.shape, str(e.dtype)) for e in expected]
+        self._run_in_child(compiled, executor_name, workload, args, out_specs, where)
         mismatch = check_outputs(compiled.run(args, out_specs), expected, workload.rtol, workload.atol)
         if mismatch:
             self._fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n" + mismatch.message(f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""))
         if workload.dim_ranges:
             self._check_symbolic(compiled, workload, where)
         return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0], tuning_state)
+
+    def _run_in_child(self, compiled, executor: str, workload: Workload, args, out_specs, where: str) -> None:
+        """Run the compiled artifact once in a child process first (isolation.py): a
+        kernel that crashes fails this test, and the session goes on."""
+        __tracebackhide__ = True
+        path = self.session.scratch_dir() / f"isolated-{next(_FILE_NUMBERS)}-{executor}.so"  # never a name loaded before
+        try:
+            compiled.export(str(path))
+        except Exception:  # no toolchain to export with: it runs in the session, as a/b timing is off
+            return
+        self._exports[id(compiled)] = (compiled, path)
+        crash = self.session.sandbox().run(path, executor, workload.entry, self.target, args, out_specs)
+        if crash is not None:
+            self._fail("error", f"tvmperf: {where}: the compiled kernel crashed ({crash.how}) when run in a child "
+                                f"process; nothing was run in the session"
+                                + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else ""))
 
     def _tuning(self, workload: Workload, target, where: str):
         """For ``pipeline="tuned"``: the tuning database (tuned first with
@@ -472,9 +497,18 @@ class Tvmperf:
         path = self.session.settings.baseline_dir / timing.artifact
         shown = _display_path(path, self.session.rootpath)
         problem = verified(path, timing.artifact_sha256, shown)
+        copy = self.session.scratch_dir() / f"baseline-{next(_FILE_NUMBERS)}-{path.name}"
+        if problem is None:  # what runs is a private copy, checked again and run in a child first
+            shutil.copyfile(path, copy)
+            problem = verified(copy, timing.artifact_sha256, shown)
+        if problem is None:
+            crash = self.session.sandbox().run(copy, self.executor, workload.entry, self.target, args, out_specs)
+            if crash is not None:
+                problem = (f"baseline artifact {shown} crashed the child process that loaded it ({crash.how}); "
+                           f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)")
         if problem is None:
             try:
-                sampler = self._placed_sampler(path, target, workload, self.executor, args, out_specs)
+                sampler = self._placed_sampler(copy, target, workload, self.executor, args, out_specs)
                 sampler()  # the old program must accept today's inputs
                 return sampler
             except Exception as exc:  # an artifact of another signature or TVM
@@ -496,7 +530,8 @@ class Tvmperf:
         keep = settings.update and settings.artifact_dir is not None and side is None
         root = settings.artifact_dir if keep else self.session.scratch_dir()
         try:
-            pending = export_pending(compiled, root / relpath)
+            exported = self._exports.get(id(compiled))
+            pending = export_pending(compiled, root / relpath, source=exported[1] if exported else None)
             self.session.exported.append(pending)  # removed at session end unless committed
             return pending
         except Exception as exc:  # no C toolchain to link a shared library: time in memory

@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 
 from . import artifacts
 from .compare import Comparison, RatioVerdict, TimePolicy
+from .isolation import Sandbox
 from .options import Settings
 from .record import Record
 from .report import SummaryRow
@@ -134,6 +135,13 @@ class TvmperfSession:
     _tuning_markers: list[Path] = field(default_factory=list)
     #: this run's id, shared by its xdist workers (their ``testrunuid``)
     run_id: str = ""
+    _sandbox: Sandbox | None = None
+
+    def sandbox(self) -> Sandbox:
+        """The child process that runs each artifact once before the session does."""
+        if self._sandbox is None:
+            self._sandbox = Sandbox(self.scratch_dir())
+        return self._sandbox
 
     def find_unused(self) -> dict[Path, list[str]]:
         """Baseline entries no collected test uses: in the files of collected modules,
@@ -213,6 +221,9 @@ class TvmperfSession:
     def cleanup(self) -> None:
         """Remove the scratch directory and every exported artifact not committed
         (a test that failed after exporting leaves nothing behind)."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
         for pending in self.exported:
             artifacts.discard(pending)
         self.exported.clear()

@@ -200,3 +200,58 @@ def test_modules_of_the_same_name_outside_the_rootdir_get_their_own_baseline_fil
     again = project.pytester.runpytest(*args, "a/test_x.py", "b/test_x.py")
     again.assert_outcomes(passed=4)
     assert "no test used" not in again.stdout.str()
+
+
+# ---------------------------------------------------------------- 3. a crashing kernel
+
+CRASHING_TEST = PRIM_TEST + '''
+
+def unresolved_extern():
+    from tvm import tirx
+    a = te.placeholder((16,), name="A")
+    b = te.compute((16,), lambda i: tirx.call_extern("float32", "tvmperf_no_such_symbol", a[i]), name="B")
+    return Workload(name="unresolved", program=te.create_prim_func([a, b]),
+                    make_inputs=lambda rng, dims: [np.ones(16, "float32")], reference=lambda x: x)
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_crash(tvmperf):
+    tvmperf.check(unresolved_extern())
+'''
+
+
+def test_a_crashing_kernel_fails_its_test_and_the_other_updates_are_written(project):
+    project.pytester.makepyfile(test_perf=CRASHING_TEST.replace("def test_crash", "def test_m_crash"))
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "*tvmperf: unresolved on llvm/prim: the compiled kernel crashed (exit status 127) when run in a child process; "
+        "nothing was run in the session*",
+        "*undefined symbol: tvmperf_no_such_symbol*",
+        "*baselines written for 2 test(s)*",
+    ])
+    assert sorted(project.baselines()["tests"]) == ["test_a[llvm-prim]", "test_b[llvm-prim]"]
+    assert artifact_problems(project.pytester.path) == []
+    assert list((project.pytester.path / "baselines").rglob("*.tmp*")) == []
+
+
+# ---------------------------------------------------------------- 4. a damaged artifact
+
+
+def test_a_truncated_artifact_with_a_matching_sha256_cannot_crash_the_session(project):
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    path = project.baseline_file()
+    data = json.loads(path.read_text())
+    artifact = data["tests"]["test_a[llvm-prim]"]["timings"]
+    (timing,) = artifact.values()
+    so = project.pytester.path / "baselines" / timing["artifact"]["path"]
+    so.write_bytes(so.read_bytes()[: so.stat().st_size // 2])
+    timing["artifact"]["sha256"] = hashlib.sha256(so.read_bytes()).hexdigest()
+    path.write_text(json.dumps(data))
+    project.set_env("TVMPERF_FAKE_SCALE", "3")  # fail, so that the message shows the artifact's note
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        f"*note: baseline artifact baselines/{timing['artifact']['path']} *crashed the child process that loaded it "
+        f"(SIG*); ignored, nothing of it was loaded in the session*",
+    ])
