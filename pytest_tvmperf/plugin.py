@@ -47,6 +47,8 @@ def pytest_configure(config: pytest.Config) -> None:
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
     config.stash[SESSION_KEY] = state = TvmperfSession(settings, config.rootpath, history=history, run_id=run_id)
     state.remove_leftovers()  # temporary files of crashed or killed runs
+    state.update_options = options.passthrough_args(config.invocation_params.args)
+    state.invocation_dir = config.invocation_params.dir
 
 
 def _marker_kwargs(node) -> dict:
@@ -261,7 +263,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.write_line(f"tvmperf: pruned {len(state.pruned)} unused baseline(s): {', '.join(state.pruned)}")
     elif state.unused:
         count = sum(len(v) for v in state.unused.values())
-        tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with pytest --tvmperf-update --tvmperf-prune):")
+        tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with "
+                      f"{state.accept_command(None, extra=('--tvmperf-prune',))}):")
         for path, names in state.unused.items():
             shown = path.relative_to(state.rootpath) if path.is_relative_to(state.rootpath) else path
             tr.write_line(f"  {shown}: {', '.join(names)}")

@@ -165,6 +165,7 @@ class Tvmperf:
         args = [*inputs, *(a for _, a in workload.params)]
         expected = workload.expected(inputs)
         out_specs = [(e.shape, str(e.dtype)) for e in expected]
+        self._check_signature(workload, inputs, out_specs, where)
         self._run_in_child(compiled, executor_name, workload, args, out_specs, where)
         mismatch = check_outputs(compiled.run(args, out_specs), expected, workload.rtol, workload.atol)
         if mismatch:
@@ -172,6 +173,25 @@ class Tvmperf:
         if workload.dim_ranges:
             self._check_symbolic(compiled, workload, where)
         return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0], tuning_state)
+
+    def _check_signature(self, workload: Workload, inputs, out_specs, where: str) -> None:
+        """A call the entry function cannot take fails here, naming the arguments."""
+        __tracebackhide__ = True
+        from .pipelines import prim_module
+        from .signature import prim_signature, relax_signature, signature_problem
+
+        try:
+            params = (relax_signature(workload.program, workload.entry) if workload.kind == "relax"
+                      else prim_signature(prim_module(workload.program, workload.entry), workload.entry))
+        except Exception:  # a program this check cannot read: TVM's own error at the call
+            return
+        problem = signature_problem(workload.name, workload.entry, workload.kind, params,
+                                    [(tuple(a.shape), str(a.dtype)) for a in inputs],
+                                    [n for n, _ in workload.params], [(tuple(s), d) for s, d in out_specs])
+        if problem is not None and problem.verdict == "wrong":
+            self._fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n{problem.message}")
+        if problem is not None:
+            self._fail("error", f"tvmperf: {where}: {problem.message}")
 
     def _run_in_child(self, compiled, executor: str, workload: Workload, args, out_specs, where: str) -> None:
         """Run the compiled artifact once in a child process first (isolation.py): a
@@ -231,13 +251,13 @@ class Tvmperf:
             pytest.skip(f"the tuning database {shown} has no records for this target ({target.name}: "
                         f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
                         f"but has some for {len(state.other_targets)} other target(s); tune here with: "
-                        f"pytest --tvmperf-tune=TRIALS --tvmperf-update {self.nodeid}")
+                        f"{self.session.accept_command(self.nodeid, first=('--tvmperf-tune=TRIALS',))}")
         if state.missing:
             self._fail("error", f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
                                 f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
                                 f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
-                                f"or it was never tuned for this target.\nre-tune with: pytest --tvmperf-tune=TRIALS "
-                                f"--tvmperf-update {self.nodeid}")
+                                f"or it was never tuned for this target.\nre-tune with: "
+                                f"{self.session.accept_command(self.nodeid, first=('--tvmperf-tune=TRIALS',))}")
         return db, replace(state, db_dir=shown)
 
     def _peer_samplers(self, prep: Prepared, where: str) -> dict[str, SampleFn]:
@@ -578,7 +598,8 @@ class Tvmperf:
         __tracebackhide__ = True
         shown_path = _display_path(self.baseline_file, self.session.rootpath)
         if baseline is None:
-            self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path), record=record,
+            self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path,
+                                                                   self.session.accept_command(self.nodeid)), record=record,
                        note="no baseline: run pytest --tvmperf-update to create it")
         tuning_note = ""
         if baseline.pipeline != record.pipeline:
@@ -622,7 +643,8 @@ class Tvmperf:
         peer_exceeded = any(p.status == "exceeded" for p in peers)
         peer_open = any(p.status == "inconclusive" for p in peers)
         if comparison.status in ("regressed", "inconclusive") or not (peer_exceeded or peer_open):
-            message = regression_message(self.nodeid, shown_path, record, baseline, comparison, notes)
+            message = regression_message(self.nodeid, shown_path, record, baseline, comparison, notes,
+                                         self.session.accept_command(self.nodeid))
             if peers:
                 message += "\nagainst peer frameworks, timed side by side:\n" + "\n".join(peer_lines(peers))
         else:

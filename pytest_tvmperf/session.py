@@ -136,6 +136,20 @@ class TvmperfSession:
     #: this run's id, shared by its xdist workers (their ``testrunuid``)
     run_id: str = ""
     _sandbox: Sandbox | None = None
+    #: options of this run that an accept command must repeat (``--tvmperf-baselines=DIR``, ...)
+    update_options: tuple[str, ...] = ()
+    #: where pytest was started: node ids in printed commands are relative to it
+    invocation_dir: Path | None = None
+
+    def accept_command(self, nodeid: str | None, first: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
+        """The command that records ``nodeid``'s baseline, runnable as printed from
+        where this run was started."""
+        from .report import update_command
+
+        if nodeid and self.invocation_dir is not None and self.invocation_dir.resolve() != self.rootpath.resolve():
+            file, sep, rest = nodeid.partition("::")
+            nodeid = os.path.relpath(self.rootpath / file, self.invocation_dir) + sep + rest
+        return update_command(nodeid, (*extra, *self.update_options), first)
 
     def sandbox(self) -> Sandbox:
         """The child process that runs each artifact once before the session does."""
