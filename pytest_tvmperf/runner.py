@@ -505,7 +505,8 @@ class Tvmperf:
         try:  # read even when updating: a broken file is reported, never overwritten
             return self.session.baselines(self.baseline_file)
         except BaselineError as exc:
-            self._fail("error", f"tvmperf: {exc}")
+            problem = str(exc)
+        self._fail("error", f"tvmperf: {problem}")  # outside the except: no chained traceback
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _baseline_sampler(self, baseline, fingerprint, target, workload, args, out_specs, notes):

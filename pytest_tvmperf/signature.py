@@ -32,21 +32,25 @@ class ArgumentProblem:
 
 
 def relax_signature(program: Any, entry: str) -> list[Param]:
-    return [Param(p.name_hint) for p in program[entry].params]
+    return [Param(str(getattr(p, "name_hint", None) or p.name)) for p in program[entry].params]
 
 
 def prim_signature(module: Any, entry: str) -> list[Param]:
+    """The buffers of a PrimFunc (in TVM 0.27 a parameter carries its buffer's shape and
+    dtype; ``buffer_map`` where an older TVM has one)."""
     import tvm
 
     func = module[entry]
+    buffer_map = getattr(func, "buffer_map", None) or {}
     params = []
     for var in func.params:
-        buf = func.buffer_map.get(var)
-        if buf is None:
-            params.append(Param(var.name))
+        buf = buffer_map.get(var, var)
+        shape = getattr(buf, "shape", None)
+        if shape is None:
+            params.append(Param(str(getattr(var, "name", var))))
             continue
-        shape = tuple(int(d) if isinstance(d, tvm.tirx.IntImm) else None for d in buf.shape)
-        params.append(Param(buf.name, shape, str(buf.dtype)))
+        dims = tuple(int(d) if isinstance(d, tvm.tirx.IntImm) else None for d in shape)
+        params.append(Param(str(getattr(buf, "name", var)), dims, str(buf.dtype)))
     return params
 
 
