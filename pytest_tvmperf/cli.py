@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -62,9 +63,9 @@ from .options import (
     parse_thresholds,
 )
 from .record import Record
-from .report import SummaryRow, fmt_number, fmt_time, regression_message, summary_notes, summary_table
+from .report import SummaryRow, fmt_number, fmt_time, regression_message, summary_notes, summary_table, update_command
 from .results import RESULTS_KIND, ResultsError, parse_results
-from .store import BaselineError, parse_baselines
+from .store import BaselineError, parse_baselines, read_regular_text
 
 PROG = "tvmperf"
 
@@ -132,7 +133,7 @@ def load_file(path: str | Path) -> Loaded:
             f"`pytest --tvmperf-update`) or a results file (written by `pytest --tvmperf-json={path}`)"
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"{path} cannot be read ({exc}); give a baseline file or a results file") from None
     try:
@@ -145,6 +146,8 @@ def load_file(path: str | Path) -> Loaded:
         if not kinds and _BASELINE_RE.search(text):
             parse_baselines(text, path)  # raises BaselineError: not valid JSON, how to re-record
         raise _neither(path, "is not JSON and ") from None  # not JSON, and nothing says it was meant to be one of ours
+    except RecursionError:
+        raise _neither(path, "is nested too deeply and ") from None
     if isinstance(data, dict) and data.get("kind") == RESULTS_KIND:
         records, entries = _results_records(parse_results(text, path), path)
         return Loaded(path, "results", records, entries)
@@ -224,6 +227,34 @@ def _module_match(baseline_path: Path, module: str) -> int:
     return 0
 
 
+def module_of_baseline(path: Path) -> tuple[Path | None, tuple[str, ...]]:
+    """The test module a baseline file records, and the ``--tvmperf-baselines`` option a
+    pytest run needs to use that file: the first directory above the file whose
+    mirrored module exists (``<root>/<dir>/tests/x.json`` -> ``<root>/tests/x.py``),
+    else the mirror under a directory named ``baselines``; None when neither is found."""
+    resolved = path.resolve()
+    for directory in resolved.parents:
+        if directory == directory.parent:
+            break
+        candidate = directory.parent / resolved.relative_to(directory).with_suffix(".py")
+        if candidate.is_file():
+            return candidate, (() if directory.name == "baselines" else (f"--tvmperf-baselines={directory.name}",))
+    for directory in resolved.parents:
+        if directory.name == "baselines":
+            return directory.parent / resolved.relative_to(directory).with_suffix(".py"), ()
+    return None, ()
+
+
+def accept_command(key: str, baseline_file: Path | None, nodeid: str | None) -> str:
+    """``pytest --tvmperf-update 'tests/x.py::test_x[...]'`` for a compared test: its node
+    id from a results file, else its module found from the baseline file's path."""
+    if nodeid is not None or baseline_file is None:
+        return update_command(nodeid or key)
+    module, options = module_of_baseline(baseline_file)
+    shown = os.path.relpath(module) if module is not None else baseline_file.with_suffix(".py").name
+    return update_command(f"{shown}::{key}", options)
+
+
 def _by_test_id(results: Loaded, baseline: Loaded) -> tuple[dict[str, Record], str]:
     """The results file's records keyed by test id, restricted to the modules that match
     the baseline file's path when any does; and a note saying what was left out."""
@@ -269,6 +300,17 @@ def _keyed(a: Loaded, b: Loaded) -> tuple[dict[str, Record], dict[str, Record], 
     return a_records, b_records, notes
 
 
+def _nodeids(a: Loaded, b: Loaded) -> dict[str, str]:
+    """Compared key -> node id, where a results file gives it."""
+    if a.kind == b.kind:
+        return {k: k for k in a.records} if a.kind == "results" else {}
+    results = a if a.kind == "results" else b
+    out: dict[str, str] = {}
+    for nodeid in results.records:
+        out.setdefault(nodeid.split("::", 1)[1] if "::" in nodeid else nodeid, nodeid)
+    return out
+
+
 def _variants(record: Record) -> list[tuple[str | None, Record]]:
     """The records to gate for one test of B: itself when it has at most one timing,
     else one per machine (each holding only that machine's timing)."""
@@ -301,6 +343,7 @@ def _row(test: str, current: Record, baseline: Record, comparison: Comparison) -
 def cmd_diff(args: argparse.Namespace) -> int:
     a, b = load_file(args.a), load_file(args.b)
     a_records, b_records, notes = _keyed(a, b)
+    nodeids = _nodeids(a, b)
     common = sorted(set(a_records) & set(b_records))
     removed = sorted(set(a_records) - set(b_records))
     added = sorted(set(b_records) - set(a_records))
@@ -328,7 +371,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         counts[comparison.status] = counts.get(comparison.status, 0) + 1
         if comparison.regressions:
             machine_note = [] if fp is None else [f"machine {fp} ({current.timing.machine.cpu_model})"]
-            messages.append(regression_message(key, str(a.path), current, baseline, comparison, machine_note))
+            command = accept_command(key, a.path if a.kind == "baseline" else b.path if b.kind == "baseline" else None,
+                                     nodeids.get(key))
+            messages.append(regression_message(key, str(a.path), current, baseline, comparison, machine_note, command))
             regressed.add(key)
 
     print(f"tvmperf diff: {a.label} (old) -> {b.label} (new): {len(common)} test(s) compared, "
@@ -446,6 +491,6 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (CliError, BaselineError, ResultsError) as exc:
+    except (CliError, BaselineError, ResultsError) as exc:  # any unusable input: exit 2, never 1 ("regressed")
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

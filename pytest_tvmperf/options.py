@@ -7,6 +7,7 @@ shows a good one; ``argparse`` turns that into a usage error at start-up.
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -117,6 +118,8 @@ def parse_limit(metric: str, text: str) -> Limit:
     if value == "off":
         return Limit(enabled=False)
     try:
+        if not math.isfinite(float(value.rstrip("%x") or "nan")):
+            raise ValueError  # 1e400 is inf: no limit is written so
         if value.endswith("%"):
             number = float(value[:-1])
             if number < 0:
@@ -437,3 +440,22 @@ class Settings:
 def _report_path(config, name: str) -> Path | None:
     value = config.getoption(name)
     return None if not value else Path(config.invocation_params.dir, value)
+
+
+#: options an accept command repeats: they decide which tests exist and where baselines go
+PASSTHROUGH = ("--tvmperf-baselines", "--tvmperf-artifacts", "--tvmperf-executors", "--tvmperf-targets",
+               "--tvmperf-tuning-db")
+
+
+def passthrough_args(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The PASSTHROUGH options of a command line, each as one ``--option=value``."""
+    out: list[str] = []
+    args = list(argv)
+    for i, arg in enumerate(args):
+        name, eq, value = str(arg).partition("=")
+        if name in PASSTHROUGH:
+            if eq:
+                out.append(f"{name}={value}")
+            elif i + 1 < len(args):
+                out.append(f"{name}={args[i + 1]}")
+    return tuple(out)

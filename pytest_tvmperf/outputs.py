@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from .report import SummaryRow, github_annotation, markdown_summary
 from .results import ResultsError, history_line, parse_history, results_json
-from .store import atomic_write
+from .store import atomic_write, read_regular_text
 
 FAILED = ("regressed", "wrong", "error", "no baseline", "slower than peer")
 
@@ -34,7 +34,7 @@ def check_writable(path: Path, option: str) -> None:
 def read_history(path: Path) -> list[dict[str, Any]]:
     """Previous runs of a history file; an empty list when it does not exist yet."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:

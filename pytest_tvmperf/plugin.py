@@ -15,7 +15,7 @@ from .measure import Timer, TvmTimer
 from .report import SummaryRow
 from .results import ResultsError
 from .runner import Combo, Tvmperf
-from .session import TvmperfSession
+from .session import TvmperfSession, producible_ids
 from .store import baseline_path
 
 SESSION_KEY = pytest.StashKey[TvmperfSession]()
@@ -45,7 +45,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.prune and not settings.update:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
-    config.stash[SESSION_KEY] = TvmperfSession(settings, config.rootpath, history=history, run_id=run_id)
+    config.stash[SESSION_KEY] = state = TvmperfSession(settings, config.rootpath, history=history, run_id=run_id)
+    state.remove_leftovers()  # temporary files of crashed or killed runs
+    state.update_options = options.passthrough_args(config.invocation_params.args)
+    state.invocation_dir = config.invocation_params.dir
 
 
 def _marker_kwargs(node) -> dict:
@@ -158,9 +161,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # each gated peer (vs_<peer>) is one more comparison that can fail the run by chance
     gated_peers = sum(len(options.peer_limits_from_marker(_marker_kwargs(item))) for item in timed)
     state.timed_tests = max(1, len(timed) + gated_peers)
-    for item in timed:
-        path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
-        state.collected.setdefault(path, set()).add("::".join(item.nodeid.split("::")[1:]))
+    for item in session.items:  # the skipped "none" of a test with no combination left counts too
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "tvmperf" in params:
+            combo = params["tvmperf"]
+            path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
+            state.collected.setdefault(path, set()).update(producible_ids(
+                "::".join(item.nodeid.split("::")[1:]), combo.id if isinstance(combo, Combo) else "none"))
     if config.option.keyword or config.option.markexpr or any("::" in str(a) for a in config.args):
         state.partial_run = True
 
@@ -195,6 +202,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             if state.settings.prune and state.unused:
                 state.prune(state.unused)
     state.cleanup()
+    if workeroutput is not None:
+        workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], int(state.unwritten))
     if workeroutput is None:
         s = state.settings
         entries = state.result_entries()  # built once, for the report files and the annotations
@@ -216,6 +225,10 @@ def pytest_testnodedown(node, error) -> None:
     state = node.config.stash.get(SESSION_KEY, None)
     if state is None:
         return
+    output = getattr(node, "workeroutput", None) or {}
+    errors, unwritten = output.get("tvmperf_write_errors", ([], 0))
+    state.write_errors.extend(errors)
+    state.unwritten += unwritten
     payload, lost = workers.received(node, error)
     if lost is not None:
         state.write_errors.append(lost)
@@ -259,7 +272,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.write_line(f"tvmperf: pruned {len(state.pruned)} unused baseline(s): {', '.join(state.pruned)}")
     elif state.unused:
         count = sum(len(v) for v in state.unused.values())
-        tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with pytest --tvmperf-update --tvmperf-prune):")
+        tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with "
+                      f"{state.accept_command(None, extra=('--tvmperf-prune',))}):")
         for path, names in state.unused.items():
             shown = path.relative_to(state.rootpath) if path.is_relative_to(state.rootpath) else path
             tr.write_line(f"  {shown}: {', '.join(names)}")
@@ -267,5 +281,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             tr.write_line("run interrupted: no baseline file was changed")
         else:
-            recorded = sum(r.verdict == "recorded" for r in rows)
-            tr.write_line(f"baselines written for {recorded} test(s) under {state.settings.baseline_dir}")
+            recorded = sum(r.verdict == "recorded" for r in rows) - state.unwritten
+            tr.write_line(f"baselines written for {recorded} test(s) under {state.settings.baseline_dir}"
+                          + (f"; NOT written for {state.unwritten} test(s) (see above)" if state.unwritten else ""),
+                          red=bool(state.unwritten))

@@ -29,8 +29,12 @@ def fmt_number(value: float | None) -> str:
     return f"{int(value)}" if float(value).is_integer() else f"{value:.4g}"
 
 
-def update_command(nodeid: str) -> str:
-    return f"pytest --tvmperf-update {shlex.quote(nodeid)}"
+def update_command(nodeid: str | None, options: Sequence[str] = (), first: Sequence[str] = ()) -> str:
+    """``pytest [first] --tvmperf-update [options] 'nodeid'``, every part shell-quoted,
+    so it runs as printed (``options``: those of the run that decide which tests exist
+    and where their baselines go, such as ``--tvmperf-baselines=DIR``)."""
+    parts = ["pytest", *first, "--tvmperf-update", *options, *([nodeid] if nodeid else [])]
+    return " ".join(shlex.quote(p) for p in parts)
 
 
 def count_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None, limit: int = 8) -> str:
@@ -77,7 +81,7 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
 
 
 def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
-                       notes: Sequence[str] = ()) -> str:
+                       notes: Sequence[str] = (), command: str | None = None) -> str:
     names = ", ".join(v.metric for v in comparison.regressions)
     if names:
         lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
@@ -107,7 +111,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines.append(f"  workload was {baseline.workload}, now {current.workload}")
     if current.tvm_version != baseline.tvm_version:
         lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
-    lines.append(f"to accept these values as the new baseline: {update_command(nodeid)}")
+    lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
     diff = bytecode_diff(baseline.bytecode, current.bytecode)
     if diff:
         lines.append("VM bytecode, baseline -> now:")
@@ -144,10 +148,10 @@ def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | N
     return lines
 
 
-def missing_baseline_message(nodeid: str, test_id: str, path: str) -> str:
+def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None) -> str:
     return (
         f"tvmperf: no baseline for {test_id} in {path}\n"
-        f"create it with: {update_command(nodeid)}"
+        f"create it with: {command or update_command(nodeid)}"
     )
 
 

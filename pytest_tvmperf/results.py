@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .record import Record
+from .schema import SchemaProblem, check_record, check_schema_version
+from .store import read_regular_text
 
 RESULTS_SCHEMA_VERSION = 1
 RESULTS_KIND = "pytest-tvmperf-results"
@@ -100,7 +102,7 @@ def parse_results(text: str, path: Path) -> dict[str, Any]:
         raise ResultsError(f"results file {path} is not valid JSON ({exc.msg} at line {exc.lineno}); it may be truncated: {hint}") from None
     if not isinstance(data, dict) or data.get("kind") != RESULTS_KIND or not isinstance(data.get("tests"), list):
         raise ResultsError(f"results file {path} is not a pytest-tvmperf results file; {hint}")
-    if data.get("schema_version") != RESULTS_SCHEMA_VERSION:
+    if not check_schema_version(data.get("schema_version"), RESULTS_SCHEMA_VERSION):
         raise ResultsError(f"results file {path} has schema version {data.get('schema_version')!r}, this pytest-tvmperf reads "
                            f"version {RESULTS_SCHEMA_VERSION}; {hint}")
     for number, entry in enumerate(data["tests"]):
@@ -108,7 +110,10 @@ def parse_results(text: str, path: Path) -> dict[str, Any]:
             if not isinstance(entry["nodeid"], str) or not isinstance(entry["verdict"], str):
                 raise TypeError("nodeid and verdict must be strings")
             if entry.get("record") is not None:
+                check_record(entry["record"])
                 Record.from_json(entry["record"])
+        except SchemaProblem as exc:
+            raise ResultsError(f"results file {path}: test entry {number} ({entry['nodeid']}) is malformed: record {exc}; {hint}") from None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ResultsError(f"results file {path}: test entry {number} is malformed ({type(exc).__name__}: {exc}); {hint}") from None
     return data
@@ -116,7 +121,7 @@ def parse_results(text: str, path: Path) -> dict[str, Any]:
 
 def load_results(path: Path) -> dict[str, Any]:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_regular_text(Path(path))
     except FileNotFoundError:
         raise ResultsError(f"results file {path} does not exist; create it with `pytest --tvmperf-json={path}`") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -162,7 +167,7 @@ def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
         if not isinstance(run, dict) or run.get("kind") != HISTORY_KIND:
             raise ResultsError(f"history file {path}, line {number}, is not a pytest-tvmperf history line; "
                                f"point --tvmperf-history at another file")
-        if run.get("schema_version") != RESULTS_SCHEMA_VERSION:
+        if not check_schema_version(run.get("schema_version"), RESULTS_SCHEMA_VERSION):
             raise ResultsError(f"history file {path}, line {number}, has schema version {run.get('schema_version')!r}, "
                                f"this pytest-tvmperf reads version {RESULTS_SCHEMA_VERSION}; start a new history file")
         runs.append(run)

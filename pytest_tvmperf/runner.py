@@ -4,6 +4,8 @@ NumPy (and on Hypothesis-drawn shapes), measure, compare with the baseline, deci
 from __future__ import annotations
 
 import contextlib
+import itertools
+import shutil
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -73,6 +75,10 @@ class Prepared:
     tuning: Any = None  # tuning.TuningState for pipeline="tuned"
 
 
+#: numbers of the files a session loads from its scratch directory: a loaded library's
+#: name is never reused (the loader would hand back the library loaded before)
+_FILE_NUMBERS = itertools.count()
+
 ProgressBar = Callable[[str], ContextManager[Callable[[int, int], None]]]
 
 
@@ -109,6 +115,8 @@ class Tvmperf:
     _outcome_id: str = ""  # the summary id of the assert_ratio under way
     _peers_unconfirmed: frozenset[str] = frozenset()
     _threads_note: str = ""  # the summary's word when timing fell back to fewer threads
+    #: compiled programs exported to run in the child first, by id (reused for a/b timing)
+    _exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
 
     def variant(self, workload: Workload, executor: str | None = None, label: str | None = None) -> Variant:
         """``workload`` under another executor, for :meth:`assert_ratio`."""
@@ -160,12 +168,49 @@ class Tvmperf:
         args = [*inputs, *(a for _, a in workload.params)]
         expected = workload.expected(inputs)
         out_specs = [(e.shape, str(e.dtype)) for e in expected]
+        self._check_signature(workload, inputs, out_specs, where)
+        self._run_in_child(compiled, executor_name, workload, args, out_specs, where)
         mismatch = check_outputs(compiled.run(args, out_specs), expected, workload.rtol, workload.atol)
         if mismatch:
             self._fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n" + mismatch.message(f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""))
         if workload.dim_ranges:
             self._check_symbolic(compiled, workload, where)
         return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0], tuning_state)
+
+    def _check_signature(self, workload: Workload, inputs, out_specs, where: str) -> None:
+        """A call the entry function cannot take fails here, naming the arguments."""
+        __tracebackhide__ = True
+        from .pipelines import prim_module
+        from .signature import prim_signature, relax_signature, signature_problem
+
+        try:
+            params = (relax_signature(workload.program, workload.entry) if workload.kind == "relax"
+                      else prim_signature(prim_module(workload.program, workload.entry), workload.entry))
+        except Exception:  # a program this check cannot read: TVM's own error at the call
+            return
+        problem = signature_problem(workload.name, workload.entry, workload.kind, params,
+                                    [(tuple(a.shape), str(a.dtype)) for a in inputs],
+                                    [n for n, _ in workload.params], [(tuple(s), d) for s, d in out_specs])
+        if problem is not None and problem.verdict == "wrong":
+            self._fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n{problem.message}")
+        if problem is not None:
+            self._fail("error", f"tvmperf: {where}: {problem.message}")
+
+    def _run_in_child(self, compiled, executor: str, workload: Workload, args, out_specs, where: str) -> None:
+        """Run the compiled artifact once in a child process first (isolation.py): a
+        kernel that crashes fails this test, and the session goes on."""
+        __tracebackhide__ = True
+        path = self.session.scratch_dir() / f"isolated-{next(_FILE_NUMBERS)}-{executor}.so"  # never a name loaded before
+        try:
+            compiled.export(str(path))
+        except Exception:  # no toolchain to export with: it runs in the session, as a/b timing is off
+            return
+        self._exports[id(compiled)] = (compiled, path)
+        crash = self.session.sandbox().run(path, executor, workload.entry, self.target, args, out_specs)
+        if crash is not None:
+            self._fail("error", f"tvmperf: {where}: the compiled kernel crashed ({crash.how}) when run in a child "
+                                f"process; nothing was run in the session"
+                                + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else ""))
 
     def _tuning(self, workload: Workload, target, where: str):
         """For ``pipeline="tuned"``: the tuning database (tuned first with
@@ -209,13 +254,13 @@ class Tvmperf:
             pytest.skip(f"the tuning database {shown} has no records for this target ({target.name}: "
                         f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
                         f"but has some for {len(state.other_targets)} other target(s); tune here with: "
-                        f"pytest --tvmperf-tune=TRIALS --tvmperf-update {self.nodeid}")
+                        f"{self.session.accept_command(self.nodeid, first=('--tvmperf-tune=TRIALS',))}")
         if state.missing:
             self._fail("error", f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
                                 f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
                                 f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
-                                f"or it was never tuned for this target.\nre-tune with: pytest --tvmperf-tune=TRIALS "
-                                f"--tvmperf-update {self.nodeid}")
+                                f"or it was never tuned for this target.\nre-tune with: "
+                                f"{self.session.accept_command(self.nodeid, first=('--tvmperf-tune=TRIALS',))}")
         return db, replace(state, db_dir=shown)
 
     def _peer_samplers(self, prep: Prepared, where: str) -> dict[str, SampleFn]:
@@ -481,7 +526,8 @@ class Tvmperf:
         try:  # read even when updating: a broken file is reported, never overwritten
             return self.session.baselines(self.baseline_file)
         except BaselineError as exc:
-            self._fail("error", f"tvmperf: {exc}")
+            problem = str(exc)
+        self._fail("error", f"tvmperf: {problem}")  # outside the except: no chained traceback
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _baseline_sampler(self, baseline, fingerprint, target, workload, args, out_specs, notes):
@@ -493,9 +539,18 @@ class Tvmperf:
         path = self.session.settings.baseline_dir / timing.artifact
         shown = _display_path(path, self.session.rootpath)
         problem = verified(path, timing.artifact_sha256, shown)
+        copy = self.session.scratch_dir() / f"baseline-{next(_FILE_NUMBERS)}-{path.name}"
+        if problem is None:  # what runs is a private copy, checked again and run in a child first
+            shutil.copyfile(path, copy)
+            problem = verified(copy, timing.artifact_sha256, shown)
+        if problem is None:
+            crash = self.session.sandbox().run(copy, self.executor, workload.entry, self.target, args, out_specs)
+            if crash is not None:
+                problem = (f"baseline artifact {shown} crashed the child process that loaded it ({crash.how}); "
+                           f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)")
         if problem is None:
             try:
-                sampler = self._placed_sampler(path, target, workload, self.executor, args, out_specs)
+                sampler = self._placed_sampler(copy, target, workload, self.executor, args, out_specs)
                 sampler()  # the old program must accept today's inputs
                 return sampler
             except Exception as exc:  # an artifact of another signature or TVM
@@ -517,7 +572,8 @@ class Tvmperf:
         keep = settings.update and settings.artifact_dir is not None and side is None
         root = settings.artifact_dir if keep else self.session.scratch_dir()
         try:
-            pending = export_pending(compiled, root / relpath)
+            exported = self._exports.get(id(compiled))
+            pending = export_pending(compiled, root / relpath, source=exported[1] if exported else None)
             self.session.exported.append(pending)  # removed at session end unless committed
             return pending
         except Exception as exc:  # no C toolchain to link a shared library: time in memory
@@ -564,7 +620,8 @@ class Tvmperf:
         __tracebackhide__ = True
         shown_path = _display_path(self.baseline_file, self.session.rootpath)
         if baseline is None:
-            self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path), record=record,
+            self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path,
+                                                                   self.session.accept_command(self.nodeid)), record=record,
                        note="no baseline: run pytest --tvmperf-update to create it")
         tuning_note = ""
         if baseline.pipeline != record.pipeline:
@@ -603,7 +660,8 @@ class Tvmperf:
         peer_exceeded = any(p.status == "exceeded" for p in peers)
         peer_open = any(p.status == "inconclusive" for p in peers)
         if comparison.status in ("regressed", "inconclusive") or not (peer_exceeded or peer_open):
-            message = regression_message(self.nodeid, shown_path, record, baseline, comparison, notes)
+            message = regression_message(self.nodeid, shown_path, record, baseline, comparison, notes,
+                                         self.session.accept_command(self.nodeid))
             if peers:
                 message += "\nagainst peer frameworks, timed side by side:\n" + "\n".join(peer_lines(peers))
         else:

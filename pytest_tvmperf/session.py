@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,10 +12,11 @@ from typing import Callable, Iterator
 
 from . import artifacts
 from .compare import Comparison, RatioVerdict, TimePolicy
+from .isolation import Sandbox
 from .options import Settings
 from .record import Record
 from .report import SummaryRow
-from .store import BaselineError, file_lock, load_baselines, save_updates
+from .store import BaselineError, file_lock, load_baselines
 from .targets import TargetSpec, resolve_target
 
 
@@ -89,6 +91,19 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
     return props
 
 
+def producible_ids(test_id: str, combo_id: str) -> set[str]:
+    """Every test id a collected test could write a baseline under: its own with the
+    executor x target part (``combo_id``, ``none`` when none was left) swapped for every
+    combination there is, so a run with fewer executors or targets (or a marker that
+    allows fewer) still counts the other combinations' baselines as used."""
+    from .options import EXECUTORS, TARGETS
+
+    combos = [f"{t}-{e}" for t in TARGETS for e in EXECUTORS]
+    if combo_id not in test_id:
+        return {test_id}
+    return {test_id} | {test_id.replace(combo_id, other) for other in combos}
+
+
 @dataclass
 class TvmperfSession:
     settings: Settings
@@ -98,6 +113,8 @@ class TvmperfSession:
     _baselines: dict[Path, dict[str, Record] | BaselineError] = field(default_factory=dict)
     _targets: dict[str, TargetSpec] = field(default_factory=dict)
     write_errors: list[str] = field(default_factory=list)
+    #: queued updates that could not be written (their file is named in write_errors)
+    unwritten: int = 0
     pending_artifacts: list[artifacts.PendingArtifact] = field(default_factory=list)
     exported: list[artifacts.PendingArtifact] = field(default_factory=list)
     timed_tests: int = 1
@@ -118,6 +135,27 @@ class TvmperfSession:
     _tuning_markers: list[Path] = field(default_factory=list)
     #: this run's id, shared by its xdist workers (their ``testrunuid``)
     run_id: str = ""
+    _sandbox: Sandbox | None = None
+    #: options of this run that an accept command must repeat (``--tvmperf-baselines=DIR``, ...)
+    update_options: tuple[str, ...] = ()
+    #: where pytest was started: node ids in printed commands are relative to it
+    invocation_dir: Path | None = None
+
+    def accept_command(self, nodeid: str | None, first: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
+        """The command that records ``nodeid``'s baseline, runnable as printed from
+        where this run was started."""
+        from .report import update_command
+
+        if nodeid and self.invocation_dir is not None and self.invocation_dir.resolve() != self.rootpath.resolve():
+            file, sep, rest = nodeid.partition("::")
+            nodeid = os.path.relpath(self.rootpath / file, self.invocation_dir) + sep + rest
+        return update_command(nodeid, (*extra, *self.update_options), first)
+
+    def sandbox(self) -> Sandbox:
+        """The child process that runs each artifact once before the session does."""
+        if self._sandbox is None:
+            self._sandbox = Sandbox(self.scratch_dir())
+        return self._sandbox
 
     def find_unused(self) -> dict[Path, list[str]]:
         """Baseline entries no collected test uses: in the files of collected modules,
@@ -145,15 +183,38 @@ class TvmperfSession:
         return unused
 
     def prune(self, unused: dict[Path, list[str]]) -> None:
-        """Remove unused entries and their artifacts (``--tvmperf-update --tvmperf-prune``)."""
-        from .store import remove_entries
+        """Remove unused entries (``--tvmperf-update --tvmperf-prune``), then their
+        artifacts that no entry of any baseline file names any more."""
+        from .store import baselines_lock, remove_entries
 
+        base_dir = self.settings.baseline_dir
+        candidates: set[str] = set()
         for path, names in unused.items():
-            for record in remove_entries(path, set(names)):
-                for timing in record.timings.values():
-                    if timing.artifact:
-                        (self.settings.baseline_dir / timing.artifact).unlink(missing_ok=True)
+            for record in remove_entries(path, set(names), lock_dir=base_dir):
+                candidates.update(t.artifact for t in record.timings.values() if t.artifact)
             self.pruned.extend(f"{path.relative_to(self.rootpath) if path.is_relative_to(self.rootpath) else path}::{n}" for n in names)
+        with baselines_lock(base_dir):
+            artifacts.delete_unnamed(candidates, base_dir, self.settings.artifact_dir, self._not_baselines())
+
+    def _not_baselines(self) -> list[Path]:
+        """Directories under the baseline directory that hold no baseline files."""
+        return [p for p in (self.settings.artifact_dir, self.settings.tuning_db) if p is not None]
+
+    def remove_leftovers(self) -> list[Path]:
+        """At session start: temporary files and scratch directories that crashed or
+        killed runs left behind (a live run's are kept)."""
+        s = self.settings
+        removed = artifacts.remove_leftovers([s.baseline_dir])
+        removed += artifacts.remove_leftovers(
+            [p.parent for p in (s.json_path, s.html_path, s.history_path) if p is not None], recursive=False)
+        for scratch in Path(tempfile.gettempdir()).glob("tvmperf-*-*"):
+            pid = scratch.name.split("-")[1]
+            if scratch.is_dir() and pid.isdigit() and artifacts.is_leftover(f".x.{pid}.y.tmp", 0.0, 0.0):
+                import shutil
+
+                shutil.rmtree(scratch, ignore_errors=True)
+                removed.append(scratch)
+        return removed
 
     def result_entries(self) -> list[dict]:
         """Results-JSON entries of this process's tests, then those of xdist workers."""
@@ -168,12 +229,15 @@ class TvmperfSession:
     def scratch_dir(self) -> Path:
         """A temporary directory for this run's exported artifacts (removed at the end)."""
         if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="tvmperf-"))
+            self._scratch = Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-"))
         return self._scratch
 
     def cleanup(self) -> None:
         """Remove the scratch directory and every exported artifact not committed
         (a test that failed after exporting leaves nothing behind)."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
         for pending in self.exported:
             artifacts.discard(pending)
         self.exported.clear()
@@ -265,17 +329,42 @@ class TvmperfSession:
         self.updates.setdefault(path, {})[test_id] = record
 
     def flush_updates(self) -> list[Path]:
-        """Write queued baselines (once, at session end); returns the files written."""
+        """Write queued baselines (once, at session end); returns the files written.
+
+        Per baseline file, under the baseline directory's lock: the file is read and
+        checked, the new entries' artifacts (named by their content hash) are renamed
+        into place, the file is replaced, and the artifacts the new entries superseded
+        are deleted once no baseline file names them. Interrupted anywhere, each file
+        still names artifacts that exist and match its sha256."""
+        from .store import baselines_lock, merge_updates
+
+        base_dir = self.settings.baseline_dir
+        by_relpath = {str(p.final.relative_to(base_dir)): p for p in self.pending_artifacts}
         written = []
-        for pending in self.pending_artifacts:  # artifacts first: a baseline never names a missing one
-            artifacts.commit(pending)
-        self.pending_artifacts.clear()
         for path, records in sorted(self.updates.items()):
+            mine = [by_relpath.pop(t.artifact) for r in records.values() for t in r.timings.values()
+                    if t.artifact in by_relpath]
+
+            def place(mine=mine) -> None:
+                for pending in mine:
+                    artifacts.commit(pending)
+
             try:
-                save_updates(path, records)
+                with baselines_lock(base_dir):
+                    before = merge_updates(path, records, place)
+                    superseded = {t.artifact for test_id in records for t in
+                                  (before[test_id].timings.values() if test_id in before else ()) if t.artifact}
+                    superseded -= {t.artifact for r in records.values() for t in r.timings.values() if t.artifact}
+                    artifacts.delete_unnamed(superseded, base_dir, self.settings.artifact_dir, self._not_baselines())
             except (BaselineError, OSError) as exc:
-                self.write_errors.append(f"baselines not written to {path}: {exc}")
+                self.write_errors.append(f"baselines not written to {path} ({len(records)} test(s)): {exc}")
+                self.unwritten += len(records)
+                for pending in mine:
+                    artifacts.discard(pending)
                 continue
             written.append(path)
+        for pending in by_relpath.values():  # no queued entry names it
+            artifacts.discard(pending)
+        self.pending_artifacts.clear()
         self.updates.clear()
         return written

@@ -25,6 +25,8 @@ def test_a(tvmperf):
         (["--tvmperf-threshold=latency=5%"], "*unknown metric 'latency'*"),
         (["--tvmperf-threshold=instructions"], "*expected METRIC=LIMIT*"),
         (["--tvmperf-repeat=0"], "*expected a positive integer*"),
+        (["--tvmperf-threshold=instructions=1e400"], "*bad threshold instructions='1e400'*"),  # inf
+        (["--tvmperf-threshold=time=1e400%"], "*bad threshold time='1e400%'*"),
     ],
 )
 def test_bad_command_line_is_a_usage_error(project, args, message):
@@ -79,6 +81,7 @@ def test_a(tvmperf):
         ('{"schema_version": 1, "tests": {"test_a[llvm-prim]": {"workload": "x"', "*is not valid JSON*"),  # truncated
         ('{"tests": []}', "*is not a pytest-tvmperf baseline*"),
         ('{"schema_version": 99, "tests": {}}', "*has schema version 99, this pytest-tvmperf reads version 1; re-record it*"),
+        ('{"schema_version": true, "tests": {}}', "*has schema version true, this pytest-tvmperf reads version 1*"),
         ('{"schema_version": 1, "tests": {"test_a[llvm-prim]": {"workload": "x"}}}', "*entry 'test_a[[]llvm-prim[]]' is malformed*"),
     ],
 )
@@ -251,3 +254,136 @@ def test_help_lists_every_option(project):
                    "--tvmperf-other-machine", "--tvmperf-confirm", "--tvmperf-noise", "--tvmperf-artifacts"):
         assert option in result.stdout.str(), option
     result.stdout.fnmatch_lines(["*'time=25%,instructions=0'. Metrics: time, instructions,*"])
+
+
+# ---------------------------------------------------------------- entries checked field by field
+
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda e: e.update(exact={}), "exact.instructions"),
+        (lambda e: e["exact"].pop("kernels"), "exact.kernels"),
+        (lambda e: e["exact"].update(kernels="1"), "exact.kernels"),
+        (lambda e: e["exact"].update(instructions="17"), "exact.instructions"),
+    ],
+    ids=["exact empty", "kernels missing", "kernels text", "instructions text"],
+)
+def test_an_entry_with_a_missing_or_mistyped_field_fails_naming_file_test_and_field(project, edit, field):
+    import json
+
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    data = project.baselines()
+    edit(data["tests"]["test_a[llvm-prim]"])
+    project.baseline_file().write_text(json.dumps(data))
+    result = project.run()  # the gate was switched off silently before (exit 0)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*baseline file *test_perf.json: entry 'test_a[[]llvm-prim[]]' is malformed: "
+                                 f"field {field}: *; fix that field, or delete the entry and re-record it*"])
+
+
+def test_a_fifo_at_the_baseline_path_fails_instead_of_hanging(project):
+    import os
+
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    (project.pytester.path / "baselines").mkdir()
+    os.mkfifo(project.baseline_file())
+    # a subprocess with a time limit: before the fix, the read blocked forever
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*baseline file *test_perf.json cannot be read (it is a FIFO (named pipe), not a regular file)*"])
+
+
+WEIGHTS_TEST = '''
+import numpy as np
+import pytest
+from tvm.script import ir as I, relax as R
+from pytest_tvmperf import Workload
+
+@I.ir_module
+class Dense:
+    @R.function
+    def main(x: R.Tensor((1, 4), "float32"), w: R.Tensor((4, 4), "float32"), b: R.Tensor((4,), "float32")):
+        return R.add(R.matmul(x, w), b)
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_dense(tvmperf):
+    tvmperf.check(Workload(name="dense", program=Dense, make_inputs=lambda rng, dims: [np.ones((1, 4), "float32")],
+                           reference=lambda x: x @ np.ones((4, 4), "float32")))   # params= forgotten
+'''
+
+
+def test_forgotten_params_name_the_missing_weights(project):
+    project.pytester.makepyfile(test_perf=WEIGHTS_TEST)
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*tvmperf: dense on llvm/vm-bytecode: workload dense: its entry function 'main' takes 3 argument(s) (x, w, b), "
+        "but it is given 1 input(s) from make_inputs and 0 weight(s) from params: the weights w, b are missing. "
+        "Pass them after the inputs, in this order, as Workload(params=[[]('w', array), ...[]])*",
+    ])
+    assert "arguments were provided" not in result.stdout.str()
+
+
+def test_a_prim_reference_of_another_shape_is_a_wrong_output_in_the_summary(project):
+    project.pytester.makepyfile(test_perf=NAN_TEST.replace("reference=lambda x: np.zeros_like(x)",
+                                                           "reference=lambda x: np.zeros(8, 'float32')"))
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*tvmperf: sqrt on llvm/prim does not match its NumPy reference*",
+        "*output 0 (B): shape (16,) float32, the reference has shape (8,) float32*",
+        "*test_nan[[]llvm-prim[]]*wrong*",
+    ])
+    assert "Invalid B.shape" not in result.stdout.str()
+
+
+def test_a_file_that_cannot_be_written_is_not_counted_as_written(project):
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST + '''
+from pathlib import Path
+
+def test_z_spoils_the_file():
+    Path("baselines").mkdir(exist_ok=True)
+    Path("baselines/test_perf.json").write_text("{broken")
+''')
+    result = project.run("--tvmperf-update")
+    result.stdout.fnmatch_lines([
+        "*tvmperf: baselines not written to *test_perf.json (1 test(s)): baseline file * is not valid JSON*",
+        "*baselines written for 0 test(s) under *; NOT written for 1 test(s) (see above)*",
+    ])
+    assert "baselines written for 1 test(s)" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_files_are_written_with_the_umask_and_no_lock_lands_among_them(project, tmp_path):
+    import os
+    import stat
+
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    old = os.umask(0o022)
+    try:
+        result = project.run("--tvmperf-update", f"--tvmperf-json={tmp_path / 'r.json'}",
+                             f"--tvmperf-html={tmp_path / 'r.html'}")
+    finally:
+        os.umask(old)
+    result.assert_outcomes(passed=1)
+    written = [p for p in (project.pytester.path / "baselines").rglob("*") if p.is_file()]
+    assert sorted(p.suffix for p in written) == [".json", ".so"]  # no .tvmperf.lock among the baselines
+    for path in [*written, tmp_path / "r.json", tmp_path / "r.html"]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+
+
+def test_the_printed_accept_command_runs_as_printed(project):
+    import shlex
+
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    result = project.run("--tvmperf-baselines=perf-baselines")
+    result.assert_outcomes(failed=1)
+    line = next(l for l in result.stdout.lines if "create it with: " in l)
+    command = line.split("create it with: ", 1)[1].strip()
+    assert command == "pytest --tvmperf-update --tvmperf-baselines=perf-baselines 'test_perf.py::test_a[llvm-prim]'"
+    argv = shlex.split(command)
+    assert argv[0] == "pytest"
+    project.run(*argv[1:]).assert_outcomes(passed=1)
+    assert (project.pytester.path / "perf-baselines" / "test_perf.json").exists()
+    project.run("--tvmperf-baselines=perf-baselines").assert_outcomes(passed=1)

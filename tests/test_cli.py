@@ -178,14 +178,16 @@ def test_diff_no_change_passes(tmp_path, old, capsys):
     assert row_of(out, TEST).endswith("pass")
 
 
-def test_diff_more_instructions_fails_with_the_gates_message(tmp_path, old, capsys):
+def test_diff_more_instructions_fails_with_the_gates_message(tmp_path, old, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path / "old")  # the project's root, where the accept command is run
     code, out, err = run(capsys, "diff", old, new(tmp_path, {TEST: record(instructions=28)}))
     assert code == 1, out
     assert err == ""
     assert "instructions 17 -> 28 (+11, limit no increase)" in out
     assert "by callee: +11 vm.builtin.alloc_tensor" in out
     assert f"regressed against the baseline in {old}" in out
-    assert f"to accept these values as the new baseline: pytest --tvmperf-update '{TEST}'" in out
+    # a node id with its module's path, as pytest takes it (a bare test id is no node id)
+    assert f"to accept these values as the new baseline: pytest --tvmperf-update 'tests/perf/test_mlp.py::{TEST}'" in out
     assert row_of(out, TEST).endswith("regressed")
     assert "1 test(s) regressed" in out
 
@@ -423,3 +425,42 @@ def test_tune_rejects_bad_trials(trials, capsys):
         build_parser().parse_args(["tune", "--trials", trials])
     assert exc.value.code == 2
     assert "--trials takes a positive number of trials" in capsys.readouterr().err
+
+
+def test_diff_accept_command_names_the_module_and_the_baseline_directory(tmp_path, capsys, monkeypatch):
+    project = tmp_path / "proj"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_mlp.py").write_text("")
+    old_file = write_baselines(project / "perf-baselines" / "tests" / "test_mlp.json", {TEST: record()})
+    monkeypatch.chdir(project)
+    code, out, _ = run(capsys, "diff", old_file, new(tmp_path, {TEST: record(instructions=28)}))
+    assert code == 1, out
+    assert (f"to accept these values as the new baseline: pytest --tvmperf-update --tvmperf-baselines=perf-baselines "
+            f"'tests/test_mlp.py::{TEST}'") in out
+
+
+@pytest.mark.parametrize("entry_edit, field", [
+    (lambda e: e["exact"].update(instructions="17"), "exact.instructions"),
+    (lambda e: e.update(exact={}), "exact.instructions"),
+    (lambda e: e["exact"].pop("instructions"), "exact.instructions"),
+])
+def test_diff_of_a_file_with_a_bad_field_exits_2_naming_it(tmp_path, old, capsys, entry_edit, field):
+    import json
+
+    bad = new(tmp_path, {TEST: record()})
+    data = json.loads(bad.read_text())
+    entry_edit(data["tests"][TEST])
+    bad.write_text(json.dumps(data))
+    code, out, err = run(capsys, "diff", old, bad)
+    assert code == 2, out
+    assert f"entry '{TEST}' is malformed: field {field}: " in err and str(bad) in err
+
+
+def test_diff_of_a_fifo_exits_2_without_reading_it(tmp_path, old, capsys):
+    import os
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "diff", old, fifo)
+    assert code == 2
+    assert "it is a FIFO (named pipe), not a regular file" in err

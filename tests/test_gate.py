@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from pytest_tvmperf.machine import Machine
+
 MLP_TEST = '''
 import os
 import pytest
@@ -157,7 +159,7 @@ def _move_timings_to_another_machine(project, **machine) -> None:
     for entry in data["tests"].values():
         (timing,) = entry["timings"].values()
         timing["machine"].update(machine)
-        entry["timings"] = {"0123456789ab": timing}
+        entry["timings"] = {Machine.from_json(timing["machine"]).fingerprint: timing}  # the key is checked
     path.write_text(json.dumps(data))
 
 

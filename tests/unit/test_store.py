@@ -268,10 +268,17 @@ def test_baseline_path_inside_root(tmp_path):
     assert baseline_path(tmp_path / "baselines", tmp_path, module) == tmp_path / "baselines/tests/perf/test_models.json"
 
 
-def test_baseline_path_outside_root_uses_module_name(tmp_path):
-    module = tmp_path / "elsewhere" / "test_models.py"
+def test_modules_outside_root_of_the_same_name_get_their_own_file(tmp_path):
+    from pytest_tvmperf.store import module_of
+
     root = tmp_path / "project"
-    assert baseline_path(root / "baselines", root, module) == root / "baselines" / "test_models.json"
+    a, b = tmp_path / "a" / "test_x.py", tmp_path / "b" / "test_x.py"
+    path_a, path_b = (baseline_path(root / "baselines", root, m) for m in (a, b))
+    assert path_a != path_b
+    assert path_a == root / "baselines" / "_outside_rootdir" / a.relative_to(a.anchor).with_suffix(".json")
+    assert module_of(path_a, root / "baselines", root) == a
+    inside = root / "tests" / "test_y.py"
+    assert module_of(baseline_path(root / "baselines", root, inside), root / "baselines", root) == inside
 
 
 # --------------------------------------------------------------------------- parse_baselines
@@ -313,12 +320,12 @@ def test_parse_baselines_not_a_baseline(data):
     assert str(PATH) in str(info.value)
 
 
-@pytest.mark.parametrize("version", [0, 2, "1", None])
+@pytest.mark.parametrize("version", [0, 2, "1", None, True, 1.0])
 def test_parse_baselines_other_schema_version(version):
     with pytest.raises(BaselineError) as info:
         parse_baselines(json.dumps({"schema_version": version, "tests": {}}), PATH)
     message = str(info.value)
-    assert f"has schema version {version!r}" in message
+    assert f"has schema version {json.dumps(version)}" in message
     assert f"reads version {SCHEMA_VERSION}" in message
     assert "--tvmperf-update" in message
 
@@ -568,7 +575,7 @@ def test_save_updates_with_no_updates_normalises(tmp_path):
     save_updates(path, {})
     assert path.read_text(encoding="utf-8") == dump_baselines({"t": record()})
     assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
-    assert os.path.exists(tmp_path / ".tvmperf.lock")
+    assert [p.name for p in tmp_path.iterdir()] == ["test_x.json"]  # no lock file among the baselines
 
 
 def test_results_file_with_a_malformed_entry_is_named(tmp_path):
@@ -577,7 +584,7 @@ def test_results_file_with_a_malformed_entry_is_named(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "x",
                                 "tests": [{"nodeid": "t.py::a", "verdict": "pass", "record": {"workload": "w"}}]}))
-    with pytest.raises(ResultsError, match=r"results file .*r.json: test entry 0 is malformed \(KeyError"):
+    with pytest.raises(ResultsError, match=r"results file .*r.json: test entry 0 \(t.py::a\) is malformed: record field executor: missing"):
         load_results(path)
 
 
@@ -597,3 +604,72 @@ def test_tvm_timer_keeps_each_rounds_worst_preempted_share():
     assert samples.preempted is not None and len(samples.preempted) == 4
     assert all(p > 1000 for p in samples.preempted)  # 1 s waited in a sample of microseconds
     assert TvmTimer(wait=lambda: None)(task, 4).preempted is None
+
+
+# --------------------------------------------------------------------------- the entry schema
+
+
+def _edited(edit) -> dict:
+    entry = _valid_entry()
+    edit(entry, next(iter(entry["timings"])))
+    return entry
+
+
+def _set_exact(entry, fp, **values):
+    entry["exact"] = values
+
+
+@pytest.mark.parametrize(
+    "edit, field, problem",
+    [
+        (lambda e, fp: e.update(exact={}), "exact.instructions", "missing"),
+        (lambda e, fp: e["exact"].pop("instructions"), "exact.instructions", "missing"),
+        (lambda e, fp: e["exact"].update(instructions="17"), "exact.instructions", "expected an object, got the string '17'"),
+        (lambda e, fp: e["exact"].update(instructions={"main": "17"}), "exact.instructions.main",
+         "expected a whole number >= 0, got the string '17'"),
+        (lambda e, fp: e["exact"].update(kernels=True), "exact.kernels", "expected a whole number >= 0, got a boolean"),
+        (lambda e, fp: e["exact"].update(storage_bytes=1.5), "exact.storage_bytes", "got the number 1.5"),
+        (lambda e, fp: e.update(workload=3), "workload", "expected a string, got the number 3"),
+        (lambda e, fp: e.update(compile_s="1s"), "compile_s", "expected a number of seconds"),
+        (lambda e, fp: e.update(bytecode={"main": "call x"}), "bytecode.main", "expected a list of strings"),
+        (lambda e, fp: e["timings"][fp]["machine"].update(logical_cores="2"), f"timings.{{fp}}.machine.logical_cores",
+         "expected a whole number >= 0"),
+        (lambda e, fp: e["timings"][fp].update(artifact={"path": "../../etc/x.so", "sha256": "0" * 64}),
+         "timings.{fp}.artifact.path", "a path inside the baseline directory"),
+        (lambda e, fp: e["timings"][fp].update(artifact={"path": "artifacts/x.so", "sha256": "abc"}),
+         "timings.{fp}.artifact.sha256", "64 lowercase hex digits"),
+        (lambda e, fp: e["timings"].update({"0123456789ab": e["timings"].pop(fp)}), "timings.0123456789ab",
+         "is not the fingerprint of the machine stored with it"),
+    ],
+    ids=["exact empty", "instructions missing", "instructions text", "count text", "kernels bool", "storage float",
+         "workload number", "compile_s text", "bytecode text", "cores text", "artifact outside", "sha256 short",
+         "fingerprint edited"],
+)
+def test_every_field_of_an_entry_is_checked(edit, field, problem):
+    entry = _edited(edit)
+    fp = next(iter(entry["timings"]))
+    with pytest.raises(BaselineError) as info:
+        parse_baselines(_file({"test_a[llvm-prim]": entry}), PATH)
+    message = str(info.value)
+    assert f"baseline file {PATH}: entry 'test_a[llvm-prim]' is malformed: field {field.format(fp=fp)}: " in message
+    assert problem in message
+    assert "--tvmperf-update" in message
+
+
+def test_a_fifo_at_a_baseline_path_is_an_error_not_a_hang(tmp_path):
+    path = tmp_path / "test_x.json"
+    os.mkfifo(path)
+    with pytest.raises(BaselineError, match=r"cannot be read \(it is a FIFO \(named pipe\), not a regular file\)"):
+        load_baselines(path)
+
+
+def test_atomic_write_respects_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "a.json", "{}")
+        os.umask(0o077)
+        atomic_write(tmp_path / "b.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o600

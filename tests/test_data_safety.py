@@ -1,0 +1,257 @@
+"""Lose nothing: baselines and artifacts survive partial runs, interrupts, crashes and
+bad files (every test here failed before its fix)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+SMALL_RELAX = '''
+import numpy as np
+import pytest
+from tvm import relax
+from tvm.script import ir as I, relax as R
+from pytest_tvmperf import Workload
+
+@I.ir_module
+class AddOne:
+    @R.function
+    def main(x: R.Tensor((16,), "float32")):
+        return R.add(x, R.const(1.0, "float32"))
+
+def add_one():
+    return Workload(name="add_one", program=AddOne, make_inputs=lambda rng, dims: [np.ones(16, "float32")],
+                    reference=lambda x: x + 1)
+
+@pytest.mark.tvmperf(executors=["vm-bytecode", "vm-compiled"])
+def test_add(tvmperf):
+    tvmperf.check(add_one())
+'''
+
+PRIM_TEST = '''
+import os
+import numpy as np
+import pytest
+from tvm import te
+from pytest_tvmperf import Workload
+
+def scale(k: float, n: int = 64):
+    a = te.placeholder((n,), name="A")
+    b = te.compute((n,), lambda i: a[i] * k, name="B")
+    return Workload(name=f"scale{k:g}", program=te.create_prim_func([a, b]),
+                    make_inputs=lambda rng, dims: [np.ones(n, "float32")], reference=lambda x: x * np.float32(k))
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_a(tvmperf):
+    tvmperf.check(scale(float(os.environ.get("SCALE_A", "2"))))
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_b(tvmperf):
+    tvmperf.check(scale(3.0))
+'''
+
+
+def artifact_problems(root: Path) -> list[str]:
+    """Every artifact a baseline file under ``root/baselines`` names must exist and
+    match its sha256."""
+    problems = []
+    base = root / "baselines"
+    for path in base.rglob("*.json"):
+        if "artifacts" in path.parts:
+            continue
+        for test_id, entry in json.loads(path.read_text())["tests"].items():
+            for timing in entry["timings"].values():
+                art = timing.get("artifact")
+                if not art:
+                    continue
+                file = base / art["path"]
+                if not file.exists():
+                    problems.append(f"{path.name}::{test_id}: {art['path']} missing")
+                elif hashlib.sha256(file.read_bytes()).hexdigest() != art["sha256"]:
+                    problems.append(f"{path.name}::{test_id}: {art['path']} does not match its sha256")
+    return problems
+
+
+def _named_artifacts(project, module="test_perf") -> set[str]:
+    return {t["artifact"]["path"] for e in project.baselines(module)["tests"].values()
+            for t in e["timings"].values() if t.get("artifact")}
+
+
+# ---------------------------------------------------------------- 1. prune
+
+
+def test_prune_with_fewer_executors_keeps_the_other_executors_baselines(project):
+    project.pytester.makepyfile(test_perf=SMALL_RELAX)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    before = project.baselines()["tests"]
+    assert sorted(before) == ["test_add[llvm-vm-bytecode]", "test_add[llvm-vm-compiled]"]
+    files_before = sorted(p.name for p in (project.pytester.path / "baselines/artifacts").rglob("*.so"))
+
+    result = project.run("--tvmperf-update", "--tvmperf-prune", "--tvmperf-executors=vm-bytecode,prim")
+    result.assert_outcomes(passed=1)
+    assert "pruned" not in result.stdout.str()
+    assert "no test used" not in result.stdout.str()
+    assert sorted(project.baselines()["tests"]) == sorted(before)
+    assert project.baselines()["tests"]["test_add[llvm-vm-compiled]"] == before["test_add[llvm-vm-compiled]"]
+    assert files_before == sorted(p.name for p in (project.pytester.path / "baselines/artifacts").rglob("*.so"))
+    assert artifact_problems(project.pytester.path) == []
+
+
+def test_prune_keeps_an_artifact_that_another_baseline_file_names(project):
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    # a copy of the file kept by hand, beside a module that exists (so it is not pruned)
+    shutil.copy(project.baseline_file(), project.baseline_file("test_before_upgrade"))
+    project.pytester.makepyfile(test_before_upgrade="def test_nothing():\n    pass\n")
+    # test_b is removed from test_perf.py
+    project.pytester.makepyfile(test_perf=PRIM_TEST.split('@pytest.mark.tvmperf(executors=["prim"])\ndef test_b')[0])
+
+    result = project.run("--tvmperf-update", "--tvmperf-prune")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*pruned 1 unused baseline(s): baselines/test_perf.json::test_b[[]llvm-prim[]]*"])
+    assert sorted(project.baselines()["tests"]) == ["test_a[llvm-prim]"]
+    assert sorted(project.baselines("test_before_upgrade")["tests"]) == ["test_a[llvm-prim]", "test_b[llvm-prim]"]
+    assert artifact_problems(project.pytester.path) == []
+
+
+# ---------------------------------------------------------------- 2. interrupted update
+
+INTERRUPT_AT_BASELINE_LOCK = '''
+import fcntl
+import os
+
+_flock = fcntl.flock
+
+
+def flock(fd, op):
+    """Ctrl-C while waiting for the lock of the baseline files (not the timing lock)."""
+    name = os.readlink(f"/proc/self/fd/{fd}")
+    if os.environ.get("INTERRUPT_AT_LOCK") and "timing" not in name and "tvmperf" in name:
+        raise KeyboardInterrupt
+    return _flock(fd, op)
+
+
+fcntl.flock = flock
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_interrupt_while_waiting_for_the_lock_keeps_each_file_with_its_own_artifact(project):
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    old = project.baseline_file().read_text()
+    assert artifact_problems(project.pytester.path) == []
+
+    (project.pytester.path / "conftest.py").write_text(
+        (project.pytester.path / "conftest.py").read_text() + INTERRUPT_AT_BASELINE_LOCK)
+    project.set_env("INTERRUPT_AT_LOCK", "1")
+    project.set_env("SCALE_A", "5")  # another program: another artifact for test_a
+    project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update")
+    assert project.baseline_file().read_text() == old
+    assert artifact_problems(project.pytester.path) == []
+    leftovers = [p.name for p in (project.pytester.path / "baselines").rglob(".*tmp*")]
+    project.monkeypatch.delenv("INTERRUPT_AT_LOCK")
+    project.monkeypatch.delenv("SCALE_A")
+    result = project.run("-rA")
+    result.assert_outcomes(passed=2)
+    assert "does not match the baseline's sha256" not in result.stdout.str()
+    if leftovers:  # a killed run's temporary files are removed by the next run
+        assert [p.name for p in (project.pytester.path / "baselines").rglob(".*tmp*")] == []
+
+
+def test_a_re_record_replaces_the_artifact_and_deletes_the_superseded_one(project):
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    first = _named_artifacts(project)
+    project.set_env("SCALE_A", "5")
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    second = _named_artifacts(project)
+    assert len(first & second) == 1  # test_b's program is unchanged: the same file
+    on_disk = {str(p.relative_to(project.pytester.path / "baselines"))
+               for p in (project.pytester.path / "baselines/artifacts").rglob("*.so")}
+    assert on_disk == second  # test_a's old artifact is gone, no file is left unnamed
+    assert artifact_problems(project.pytester.path) == []
+
+
+# ---------------------------------------------------------------- 5. modules outside the rootdir
+
+
+def test_modules_of_the_same_name_outside_the_rootdir_get_their_own_baseline_file(project):
+    root = project.pytester.path
+    (root / "proj").mkdir()
+    (root / "proj" / "pytest.ini").write_text("[pytest]\n")
+    for sub, size in (("a", 8), ("b", 16)):
+        (root / sub).mkdir()
+        (root / sub / "test_x.py").write_text(PRIM_TEST.replace('os.environ.get("SCALE_A", "2")', f'"{size}"'))
+    args = ("-p", "no:cacheprovider", "--import-mode=importlib", "--rootdir=proj", "-c", "proj/pytest.ini",
+            f"--confcutdir={root}")  # the fake timer of root/conftest.py
+    result = project.pytester.runpytest(*args, "--tvmperf-update", "a/test_x.py", "b/test_x.py")
+    result.assert_outcomes(passed=4)
+    files = sorted((root / "proj" / "baselines").rglob("test_x.json"))
+    assert len(files) == 2, files
+    assert all("_outside_rootdir" in f.parts for f in files)
+    shapes = {json.loads(f.read_text())["tests"]["test_a[llvm-prim]"]["workload"] for f in files}
+    assert len(shapes) == 2  # each module's own entry, none overwritten
+    again = project.pytester.runpytest(*args, "a/test_x.py", "b/test_x.py")
+    again.assert_outcomes(passed=4)
+    assert "no test used" not in again.stdout.str()
+
+
+# ---------------------------------------------------------------- 3. a crashing kernel
+
+CRASHING_TEST = PRIM_TEST + '''
+
+def unresolved_extern():
+    from tvm import tirx
+    a = te.placeholder((16,), name="A")
+    b = te.compute((16,), lambda i: tirx.call_extern("float32", "tvmperf_no_such_symbol", a[i]), name="B")
+    return Workload(name="unresolved", program=te.create_prim_func([a, b]),
+                    make_inputs=lambda rng, dims: [np.ones(16, "float32")], reference=lambda x: x)
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_crash(tvmperf):
+    tvmperf.check(unresolved_extern())
+'''
+
+
+def test_a_crashing_kernel_fails_its_test_and_the_other_updates_are_written(project):
+    project.pytester.makepyfile(test_perf=CRASHING_TEST.replace("def test_crash", "def test_m_crash"))
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "*tvmperf: unresolved on llvm/prim: the compiled kernel crashed (exit status 127) when run in a child process; "
+        "nothing was run in the session*",
+        "*undefined symbol: tvmperf_no_such_symbol*",
+        "*baselines written for 2 test(s)*",
+    ])
+    assert sorted(project.baselines()["tests"]) == ["test_a[llvm-prim]", "test_b[llvm-prim]"]
+    assert artifact_problems(project.pytester.path) == []
+    assert list((project.pytester.path / "baselines").rglob("*.tmp*")) == []
+
+
+# ---------------------------------------------------------------- 4. a damaged artifact
+
+
+def test_a_truncated_artifact_with_a_matching_sha256_cannot_crash_the_session(project):
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    path = project.baseline_file()
+    data = json.loads(path.read_text())
+    artifact = data["tests"]["test_a[llvm-prim]"]["timings"]
+    (timing,) = artifact.values()
+    so = project.pytester.path / "baselines" / timing["artifact"]["path"]
+    so.write_bytes(so.read_bytes()[: so.stat().st_size // 2])
+    timing["artifact"]["sha256"] = hashlib.sha256(so.read_bytes()).hexdigest()
+    path.write_text(json.dumps(data))
+    project.set_env("TVMPERF_FAKE_SCALE", "3")  # fail, so that the message shows the artifact's note
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        f"*note: baseline artifact baselines/{timing['artifact']['path']} *crashed the child process that loaded it "
+        f"(SIG*); ignored, nothing of it was loaded in the session*",
+    ])
