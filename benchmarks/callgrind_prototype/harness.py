@@ -1,0 +1,168 @@
+"""Measuring process for simulated cost.  Runs UNDER callgrind, e.g.
+
+  valgrind --tool=callgrind --instr-atstart=no --cache-sim=yes \
+      --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 \
+      --compress-strings=no --compress-pos=no \
+      --callgrind-out-file=OUTDIR/cg.out  python harness.py
+
+Imports only tvm_ffi + numpy (no `import tvm`).  Reads JSON lines on stdin:
+  {"id": 1, "lib": "/abs/k.so", "func": "mm256", "inputs": ["/abs/A.npy", ...],
+   "warm": false}
+  {"id": 2, "lib": "/abs/vm.so", "vm": true, "func": "main", "inputs": [...]}
+and per request: loads the library and inputs (uninstrumented), calls the
+function once uninstrumented (binds PLT slots, loads lazily resolved code),
+then switches callgrind instrumentation ON, calls it (twice with "warm": the
+first call fills the simulated caches and is zeroed away), dumps the stats
+with the request id as tag, switches instrumentation OFF.  Turning
+instrumentation on resets callgrind's cache simulator and call stacks, so a
+request's counts do not depend on earlier requests.  Answers one JSON line:
+  {"id": 1, "ok": true, "dump": "/OUTDIR/cg.out.3"}
+
+Valgrind client requests are issued through a 40-byte machine-code stub
+(the amd64 "special instruction" sequence from valgrind.h), so no C compiler
+or valgrind headers are needed.
+"""
+import ctypes
+import json
+import mmap
+import os
+import sys
+import time
+
+# --- valgrind client requests without a compiler -------------------------
+# uint64 req(uint64 *args): rax=args, rdx=default(0), magic preamble, xchg rbx,rbx
+_CODE = bytes.fromhex(
+    "4889f8"      # mov rax, rdi
+    "31d2"        # xor edx, edx
+    "48c1c703"    # rol rdi, 3
+    "48c1c70d"    # rol rdi, 13
+    "48c1c73d"    # rol rdi, 61
+    "48c1c733"    # rol rdi, 51
+    "4887db"      # xchg rbx, rbx
+    "4889d0"      # mov rax, rdx
+    "c3"          # ret
+)
+_buf = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+_buf.write(_CODE)
+_addr = ctypes.addressof(ctypes.c_char.from_buffer(_buf))
+_req = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))(_addr)
+
+_CT = (ord("C") << 24) | (ord("T") << 16)
+DUMP_STATS, ZERO_STATS, TOGGLE_COLLECT, DUMP_STATS_AT, START_INSTR, STOP_INSTR = range(_CT, _CT + 6)
+RUNNING_ON_VALGRIND = 0x1001
+
+
+def vg(code, arg1=0):
+    args = (ctypes.c_uint64 * 6)(code, arg1, 0, 0, 0, 0)
+    return _req(args)
+
+
+# --------------------------------------------------------------------------
+# `import tvm_ffi` imports torch when it is installed (DLPack interop): 1.9 s
+# native, ~20 s under valgrind.  The measuring process never sees a torch
+# tensor, so block it (an ImportError that tvm_ffi handles).
+if os.environ.get("TVMPERF_ALLOW_TORCH") != "1":
+    sys.modules.setdefault("torch", None)
+import numpy as np  # noqa: E402
+import tvm_ffi  # noqa: E402
+
+_libs = {}
+
+
+def arena(arrays, base_align=1 << 21, align=4096):
+    """Copy the inputs into ONE buffer whose base is 2 MiB aligned, each array
+    at a 4 KiB aligned offset.  TVM's codegen assumes 64-byte aligned data
+    (aligned vector moves: a plain np.load array, 16-byte aligned, segfaults a
+    vectorized mcpu=haswell kernel), and fixing every address bit below 2^21
+    makes the simulated set conflicts (L1 way = 4 KiB, LL way = 512 KiB)
+    independent of where the heap happens to put things."""
+    offs, total = [], 0
+    for a in arrays:
+        offs.append(total)
+        total += -(-a.nbytes // align) * align
+    buf = np.empty(total + base_align, np.uint8)
+    base = (-buf.ctypes.data) % base_align
+    out = []
+    for a, o in zip(arrays, offs):
+        v = buf[base + o: base + o + a.nbytes].view(a.dtype).reshape(a.shape)
+        v[...] = a
+        out.append(v)
+    return buf, out
+
+
+def _load(path):
+    if path not in _libs:
+        _libs[path] = tvm_ffi.load_module(path)
+    return _libs[path]
+
+
+_rt = []
+
+
+def _tvm_runtime():
+    """Relax VM support without `import tvm`: libtvm_runtime.so (3 MB; registers
+    ffi.Module.load_from_bytes.relax.VMExecutable and the VM builtins) loaded
+    RTLD_GLOBAL next to tvm_ffi.  find_spec locates the package, imports nothing."""
+    if not _rt:
+        import importlib.util
+        p = os.environ.get("TVMPERF_TVM_RUNTIME") or os.path.join(
+            os.path.dirname(importlib.util.find_spec("tvm").origin), "lib", "libtvm_runtime.so")
+        _rt.append(ctypes.CDLL(p, ctypes.RTLD_GLOBAL))
+
+
+def _vm_func(lib_path, func):
+    """Relax VM executable (exported .so) run with tvm_ffi + libtvm_runtime.so."""
+    key = ("vm", lib_path)
+    if key not in _libs:
+        _tvm_runtime()
+        exe = _load(lib_path)["vm_load_executable"]()
+        # device type 1 = kDLCPU, id 0, allocator 2 = pooled (as relax.VirtualMachine)
+        exe["vm_initialization"](1, 0, 2)
+        _libs[key] = exe
+    return _libs[key][func]
+
+
+def serve(inp, out):
+    on_vg = vg(RUNNING_ON_VALGRIND) > 0
+    if os.environ.get("TVMPERF_PRELOAD_RUNTIME", "1") == "1":
+        _tvm_runtime()
+    outdir = os.path.dirname(os.environ.get("TVMPERF_CG_OUT", "")) or os.getcwd()
+    out.write(json.dumps({"ready": True, "on_valgrind": on_vg, "pid": os.getpid()}) + "\n")
+    out.flush()
+    for line in inp:
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        rid = str(r.get("id", ""))
+        try:
+            if r.get("quit"):
+                break
+            fn = _vm_func(r["lib"], r["func"]) if r.get("vm") else _load(r["lib"])[r["func"]]
+            _keep, arrs = arena([np.load(p) for p in r["inputs"]])
+            args = [tvm_ffi.from_dlpack(a) for a in arrs]
+            t0 = time.perf_counter()
+            fn(*args)                      # uninstrumented warm-up (PLT binding etc.)
+            t_uninstr = time.perf_counter() - t0
+            before = set(os.listdir(outdir))
+            t0 = time.perf_counter()
+            vg(START_INSTR)                # resets cache sim + costs
+            if r.get("warm"):
+                fn(*args)
+                vg(ZERO_STATS)
+            fn(*args)
+            tag = ctypes.create_string_buffer(("req-" + rid).encode())
+            vg(DUMP_STATS_AT, ctypes.addressof(tag))
+            vg(STOP_INSTR)
+            t_instr = time.perf_counter() - t0
+            new = sorted(set(os.listdir(outdir)) - before)
+            out.write(json.dumps({"id": rid, "ok": True,
+                                  "dump": [os.path.join(outdir, n) for n in new],
+                                  "t_uninstr_s": t_uninstr, "t_instr_s": t_instr}) + "\n")
+        except Exception as e:  # noqa: BLE001
+            vg(STOP_INSTR)
+            out.write(json.dumps({"id": rid, "ok": False, "error": repr(e)}) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    serve(sys.stdin, sys.stdout)
