@@ -589,8 +589,8 @@ class Tvmperf:
             self._fail("error", f"tvmperf: {self.nodeid}: {exc}")
         # a gate the confirmation re-measure did not bear out (each measurement alone
         # past the limit) is inconclusive, not failed
-        return tuple(replace(v, decision=replace(v.decision, status="inconclusive"))
-                     if v.name in self._peers_unconfirmed and v.status == "exceeded" else v for v in verdicts)
+        return tuple(v.held() if v.name in self._peers_unconfirmed and v.status == "exceeded" else v
+                     for v in verdicts)
 
     def _gate_peers(self, peers: tuple[RatioVerdict, ...], message: str) -> None:
         """Fail when TVM takes more than ``vs_<peer>`` times a peer's time."""

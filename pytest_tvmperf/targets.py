@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .workers import NOT_SCALAR, builtin_scalar
+
 
 @dataclass(frozen=True)
 class TargetSpec:
@@ -39,11 +41,9 @@ def _plain(value: Any) -> Any:
     builtin scalars. TVM hands back subclasses such as ``tvm_ffi.core.String`` (on
     some CPUs the detected ``mcpu`` is one) which pickle and pytest-xdist's execnet
     cannot send, so every scalar is rebuilt as its builtin type."""
-    if value is None:
-        return None
-    for kind in (bool, str, int, float):  # bool before int: True is an int too
-        if isinstance(value, kind):
-            return kind(value)
+    scalar = builtin_scalar(value)
+    if scalar is not NOT_SCALAR:
+        return scalar
     if hasattr(value, "items"):
         return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if hasattr(value, "__iter__"):

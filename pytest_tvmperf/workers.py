@@ -19,14 +19,26 @@ class PayloadError(ValueError):
     pass
 
 
-def plain(value: Any, where: str = "payload") -> Any:
-    """``value`` rebuilt from builtin types only (dict with str keys, list, str, int,
-    float, bool, None); anything else is a :class:`PayloadError` naming where it is."""
+NOT_SCALAR = object()
+
+
+def builtin_scalar(value: Any) -> Any:
+    """``value`` as its builtin scalar type (``tvm_ffi.core.String`` -> ``str``, ...),
+    None for None, or ``NOT_SCALAR`` when it is not a scalar."""
     if value is None:
         return None
     for kind in (bool, str, int, float):  # bool before int: True is an int too
         if isinstance(value, kind):
             return kind(value)
+    return NOT_SCALAR
+
+
+def plain(value: Any, where: str = "payload") -> Any:
+    """``value`` rebuilt from builtin types only (dict with str keys, list, str, int,
+    float, bool, None); anything else is a :class:`PayloadError` naming where it is."""
+    scalar = builtin_scalar(value)
+    if scalar is not NOT_SCALAR:
+        return scalar
     if isinstance(value, Mapping):
         return {str(k): plain(v, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
