@@ -12,6 +12,15 @@ sets the limit there, and counts the verdicts of N more fresh processes:
 - rgb2yuv vs its NumPy peer (vs_numpy).
 
     python benchmarks/ratio_false_alarms.py --processes 12
+
+With ``--peer-intervals N`` it measures instead how narrow a peer ratio's interval
+is (the trust issue saw the NumPy ratio of one test at 0.54x [0.00-59.71], then
+15.35x [3.50-67.23], before threadpoolctl held BLAS at TVM's thread count): the MLP
+(bound weights, vm-bytecode; NumPy's side is BLAS) and rgb2yuv (parallel, prim)
+against every peer they have, recorded in N fresh processes, each ratio printed with
+its interval, then the median width by peer, for each ``--threads`` value.
+
+    python benchmarks/ratio_false_alarms.py --peer-intervals 10 --threads 1,2
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -54,6 +64,66 @@ LIMITS = {"test_same_program": "LIMIT_SAME", "test_dynamic_vs_static": "LIMIT_DY
           "test_schedules": "LIMIT_SCHED", "test_peer": "LIMIT_PEER"}
 
 
+PEER_TESTS = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1, bind_params=True))
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_rgb2yuv(tvmperf):
+    tvmperf.check(workloads.rgb2yuv("parallel"))
+'''
+
+
+def machine_state() -> str:
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    try:
+        pressure = Path("/proc/pressure/cpu").read_text().split()[1]
+    except OSError:
+        pressure = "n/a"
+    return f"load {load}, cpu pressure some {pressure}"
+
+
+def peer_intervals(processes: int, threads: list[str]) -> None:
+    """Each peer ratio with its interval, from fresh processes; the median width."""
+    start = time.time()
+    print(f"machine at start: {machine_state()}")
+    rows: dict[tuple[str, str, str], list[tuple[float, float, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        (project / "test_peers.py").write_text(PEER_TESTS)
+        (project / "pytest.ini").write_text("[pytest]\n")
+        for t in threads:
+            env = dict(os.environ)
+            env.pop("TVM_NUM_THREADS", None)
+            if t:
+                env["TVM_NUM_THREADS"] = t
+            for i in range(processes):
+                report = project / "out.json"
+                report.unlink(missing_ok=True)
+                run_pytest(["--tvmperf-update", "--tvmperf-peers=all", "--tvmperf-json=out.json",
+                            f"--tvmperf-baselines={project / 'base'}"], cwd=project, env=env)
+                for test in json.loads(report.read_text())["tests"]:
+                    for peer in test.get("peers") or []:
+                        key = (t or "default", test["test_id"].split("[")[0], peer["name"])
+                        rows.setdefault(key, []).append((peer["ratio"], peer["low"], peer["high"]))
+                print(f"threads {t or 'default'}: process {i + 1}/{processes} at {time.time() - start:.0f} s",
+                      file=sys.stderr, flush=True)
+    print(f"command: python benchmarks/ratio_false_alarms.py --peer-intervals {processes}"
+          + (f" --threads {','.join(threads)}" if any(threads) else ""))
+    print(f"{processes} fresh processes per row, {(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}")
+    print(f"{'TVM threads':>11} {'test':12} {'peer':12} {'ratio min-max':>15} {'median high/low':>16} {'widest':>7}  each ratio [interval]")
+    for (t, test, peer), got in rows.items():
+        widths = [high / low for _, low, high in got]
+        each = " ".join(f"{r:.2f}x[{lo:.2f}-{hi:.2f}]" for r, lo, hi in got)
+        print(f"{t:>11} {test:12} {peer:12} {min(r for r, _, _ in got):7.2f}-{max(r for r, _, _ in got):<7.2f} "
+              f"{statistics.median(widths):16.2f} {max(widths):7.2f}  {each}")
+    sys.stdout.flush()
+
+
 def ratios_and_statuses(results: dict) -> dict[str, tuple[float, str]]:
     """test function -> (ratio, status) of its relation or gated peer."""
     out = {}
@@ -76,7 +146,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=12)
     parser.add_argument("--calibrate", type=int, default=3)
+    parser.add_argument("--peer-intervals", type=int, default=0, metavar="N",
+                        help="instead: peer ratios and their intervals from N fresh processes")
+    parser.add_argument("--threads", default="", help="with --peer-intervals: TVM_NUM_THREADS values, e.g. 1,2")
     args = parser.parse_args()
+    if args.peer_intervals:
+        peer_intervals(args.peer_intervals, [t for t in args.threads.split(",") if t] or [""])
+        return
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         (project / "test_gates.py").write_text(GATES)
