@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Sequence
 
-from .compare import Comparison, TimePolicy, compare
+from .compare import Comparison, compare
 from .options import (
     DEFAULT_ALPHA,
     DEFAULT_NOISE,
@@ -61,6 +61,7 @@ from .options import (
     parse_alpha,
     parse_noise,
     parse_thresholds,
+    time_policy,
 )
 from .record import Record
 from .report import SummaryRow, fmt_number, fmt_time, regression_message, summary_notes, summary_table, update_command
@@ -352,12 +353,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     thresholds.update(args.threshold or {})
     noise = args.noise if args.noise is not None else dict(DEFAULT_NOISE)
     jobs = [(key, fp, variant) for key in common for fp, variant in _variants(b_records[key])]
-    policy = TimePolicy(
-        alpha=args.alpha / max(1, len(jobs)),
-        noise_ab=noise["ab"],
-        noise_normalized=noise["normalized"],
-        noise_raw=noise["raw"],
-    )
+    policy = time_policy(args.alpha, noise, other_machine="normalized", comparisons=len(jobs))
 
     rows: list[SummaryRow] = []
     messages: list[str] = []

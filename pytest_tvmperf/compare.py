@@ -10,6 +10,7 @@ import numpy as np
 from .disturbance import clean
 from .measure import TimeSamples
 from .options import EXACT_METRICS, TIME_METRIC, Limit
+from .parsing import DEFAULT_ALPHA, DEFAULT_NOISE
 from .record import Record, Timing
 from .timestats import TimeDecision, decide
 
@@ -28,12 +29,12 @@ class TimePolicy:
     "skip" shows the time without gating it.
     """
 
-    alpha: float = 0.05
-    noise_ab: float = 0.02
-    noise_normalized: float = 0.10
-    noise_raw: float = 0.15
+    alpha: float = DEFAULT_ALPHA
+    noise_ab: float = DEFAULT_NOISE["ab"]
+    noise_normalized: float = DEFAULT_NOISE["normalized"]
+    noise_raw: float = DEFAULT_NOISE["raw"]
     other_machine: str = "normalized"
-    noise_ratio: float = 0.07
+    noise_ratio: float = DEFAULT_NOISE["ratio"]
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,64 @@
-"""Option names, value parsers and the frozen :class:`Settings` built from them.
+"""The plugin's options, declared once in :data:`OPTIONS`, and the frozen :class:`Settings`
+built from them.
 
-Every parser raises :class:`ValueError` with a message that names the bad value and
-shows a good one; ``argparse`` turns that into a usage error at start-up.
+Each :class:`Option` row generates its ``--tvmperf-*`` command-line flag
+(:func:`addoption`), its ``tvmperf_*`` ini key and its :class:`Settings` field
+(:meth:`Settings.from_config`). A value is taken from the closest place that sets it:
+command line > marker > ini > default. Only the thresholds can be set by a test's
+``@pytest.mark.tvmperf`` marker, so only they keep the command-line and the ini value
+apart (:meth:`Settings.thresholds` puts the marker in between); a marker's
+``executors``/``targets`` narrow what the run selects instead (see markers.py).
+
+The value parsers live in parsing.py; their names are importable from here as well.
 """
 
 from __future__ import annotations
 
-import argparse
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
-EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim")
-TARGETS: tuple[str, ...] = ("llvm", "cuda")
+from .parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
+    DEFAULT_ALPHA,
+    DEFAULT_NOISE,
+    DEFAULT_THRESHOLDS,
+    DEFAULT_TIME_THRESHOLD,
+    EXACT_METRICS,
+    EXECUTORS,
+    INCONCLUSIVE_POLICIES,
+    METRICS,
+    NOISE_MODES,
+    OTHER_MACHINE_POLICIES,
+    PEER_MARKER_KEYS,
+    PEERS,
+    TARGETS,
+    THRESHOLD_HELP,
+    TIME_METRIC,
+    Limit,
+    Thresholds,
+    argparse_type,
+    parse_alpha,
+    parse_bool,
+    parse_executors,
+    parse_inconclusive,
+    parse_limit,
+    parse_noise,
+    parse_other_machine,
+    parse_peer_limit,
+    parse_peers,
+    parse_targets,
+    parse_thresholds,
+    peer_limits_from_marker,
+    positive_int,
+    thresholds_from_marker,
+)
 
-#: metrics that can carry a threshold, and what a bare number means for each
-TIME_METRIC = "time"
-EXACT_METRICS: tuple[str, ...] = ("instructions", "calls", "kernels", "storage_bytes")
-METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS)
+if TYPE_CHECKING:
+    from .compare import TimePolicy
+
+#: the former private names, still used by cli.py and the tests
+_positive_int = positive_int
+_argparse_type = argparse_type
 
 OPT_EXECUTORS = "tvmperf_executors"
 OPT_TARGETS = "tvmperf_targets"
@@ -42,320 +82,140 @@ OPT_TUNING_DB = "tvmperf_tuning_db"
 OPT_TUNE = "tvmperf_tune"
 OPT_PEERS = "tvmperf_peers"
 
-#: peer frameworks a workload can be timed against, and the marker keyword gating each
-PEERS: tuple[str, ...] = ("numpy", "torch", "onnxruntime")
-PEER_MARKER_KEYS: dict[str, str] = {f"vs_{p}": p for p in PEERS}
 DEFAULT_TUNING_DB = "tuning"
-
-#: The smallest slowdown worth failing for. A slowdown fails only when it is also
-#: significant (see timestats.py), so the threshold can sit below the noise of one
-#: sample: 5% lets a real 10% slowdown be caught (benchmarks/, README).
-DEFAULT_TIME_THRESHOLD = "5%"
-DEFAULT_ALPHA = 0.05
-INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
-OTHER_MACHINE_POLICIES = ("normalized", "skip")
-NOISE_MODES = ("ab", "normalized", "raw", "ratio")
-#: ``ratio``: TVM over a peer framework, or one build over another (assert_ratio), in one
-#: process. The normalized false-alarm benchmark puts the difference of two such in-process
-#: ratios of different programs (workload over reference kernel) between processes at
-#: ~10%, so one ratio moves by ~10%/sqrt(2) = 7%.
-DEFAULT_NOISE = {"ab": 0.02, "normalized": 0.10, "raw": 0.15, "ratio": 0.07}
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 DEFAULT_EXAMPLES = 8
 
 
 @dataclass(frozen=True)
-class Limit:
-    """How much a metric may grow before it counts as a regression.
+class Option:
+    """One option: its flag ``--tvmperf-x-y`` and ini key ``tvmperf_x_y`` (both from ``dest``),
+    the :class:`Settings` field it fills, and how its text becomes that field's value."""
 
-    ``relative`` is a fraction of the baseline (0.15 for "15%"), ``absolute`` an amount
-    in the metric's unit; both ``None`` means no growth is allowed. ``enabled=False``
-    switches the gate off for that metric ("off").
-    """
+    dest: str  #: ``tvmperf_repeat``: the ini key, and where pytest stores the flag's value
+    field: str  #: the Settings field
+    help: str
+    default: Any = None  #: the value when neither the command line nor the ini sets one
+    parse: Callable[[Any], Any] | None = None  #: text -> value, raising ValueError; None: the text as it is
+    ini: bool = True  #: also an ini key (else command line only)
+    switch: bool = False  #: a flag without a value (command line only)
+    metavar: str | None = None
+    #: a path, relative to the rootdir, to the baseline directory or to the directory pytest was started in
+    anchor: Literal["", "rootdir", "baselines", "invocation"] = ""
+    may_be_off: bool = False  #: the path may be "off" (the field is then None)
+    #: keywords of ``@pytest.mark.tvmperf`` for this option: "sets": they override the ini for
+    #: one test (the command line still wins); "narrows": they say which values the test
+    #: supports; "adds": they add to the run's selection for one test
+    marker_keys: tuple[str, ...] = ()
+    marker_role: Literal["", "sets", "narrows", "adds"] = ""
+    passthrough: bool = False  #: an accept command repeats it (it decides which tests exist, where baselines go)
 
-    relative: float | None = None
-    absolute: float | None = None
-    enabled: bool = True
+    @property
+    def flag(self) -> str:
+        return "--" + self.dest.replace("_", "-")
 
-    def allowed_max(self, baseline: float) -> float:
-        if not self.enabled:
-            return float("inf")
-        if self.relative is not None:
-            return baseline * (1.0 + self.relative)
-        if self.absolute is not None:
-            return baseline + self.absolute
-        return baseline
+    def from_cli(self, config) -> Any:
+        value = config.getoption(self.dest)
+        return None if value in (None, "") or (self.switch and not value) else value
 
-    def describe(self) -> str:
-        if not self.enabled:
-            return "off"
-        if self.relative is not None:
-            return f"+{self.relative * 100:g}%"
-        if self.absolute is not None:
-            return f"+{self.absolute:g}"
-        return "no increase"
-
-
-Thresholds = Mapping[str, Limit]
+    def from_ini(self, config) -> Any:
+        """The parsed ini value, or None where the ini does not set one; a bad value raises
+        ValueError naming the ini key."""
+        if not self.ini:
+            return None
+        raw = config.getini(self.dest)
+        if raw in ("", None, []):
+            return None
+        try:
+            return self.parse(raw) if self.parse is not None else raw
+        except ValueError as exc:
+            raise ValueError(f"ini option {self.dest} = {raw!r}: {exc}") from None
 
 
-THRESHOLD_HELP = (
-    "comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: "
-    + ", ".join(METRICS)
-    + ". time takes a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
-    "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric."
+OPTIONS: tuple[Option, ...] = (
+    Option(OPT_EXECUTORS, "executors", f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: all",
+           EXECUTORS, parse_executors, marker_keys=("executors",), marker_role="narrows", passthrough=True),
+    Option(OPT_TARGETS, "targets", f"comma-separated targets ({', '.join(TARGETS)}); default: llvm (the host CPU)",
+           ("llvm",), parse_targets, marker_keys=("targets",), marker_role="narrows", passthrough=True),
+    Option(OPT_UPDATE, "update", "write or rewrite the baselines of the tests that ran (and only those)",
+           False, ini=False, switch=True),
+    Option(OPT_BASELINES, "baseline_dir", "directory of baseline JSON files, relative to the rootdir (default: baselines)",
+           "baselines", metavar="DIR", anchor="rootdir", passthrough=True),
+    Option(OPT_THRESHOLD, "thresholds", THRESHOLD_HELP, DEFAULT_THRESHOLDS, parse_thresholds, metavar="EXPR",
+           marker_keys=METRICS, marker_role="sets"),
+    Option(OPT_REPEAT, "repeat", f"time samples per test (default {DEFAULT_REPEAT})", DEFAULT_REPEAT, positive_int),
+    Option(OPT_MIN_REPEAT_MS, "min_repeat_ms", f"minimum duration of one time sample in ms (default {DEFAULT_MIN_REPEAT_MS})",
+           DEFAULT_MIN_REPEAT_MS, positive_int),
+    Option(OPT_EXAMPLES, "hypothesis_examples", f"Hypothesis examples for workloads with symbolic dims (default {DEFAULT_EXAMPLES})",
+           DEFAULT_EXAMPLES, positive_int),
+    Option(OPT_ALPHA, "alpha", f"false-alarm rate of the whole run's time verdicts, split over its timed tests (default {DEFAULT_ALPHA})",
+           DEFAULT_ALPHA, parse_alpha),
+    Option(OPT_INCONCLUSIVE, "inconclusive",
+           "what an inconclusive time verdict (noise larger than the threshold) does: fail, warn or pass (default warn)",
+           "warn", parse_inconclusive),
+    Option(OPT_OTHER_MACHINE, "other_machine",
+           "with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)",
+           "skip", parse_other_machine),
+    Option(OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_bool),
+    Option(OPT_NOISE, "noise", "process-to-process noise the samples cannot show, per mode, e.g. "
+           "'ab=2%,normalized=10%,raw=15%,ratio=7%' (the defaults; ratio: peers and assert_ratio)", DEFAULT_NOISE, parse_noise),
+    Option(OPT_ARTIFACTS, "artifact_dir", "where --tvmperf-update saves compiled artifacts for a/b timing, relative to the "
+           "baseline directory (default artifacts), or off", "artifacts", metavar="DIR|off", anchor="baselines",
+           may_be_off=True, passthrough=True),
+    Option(OPT_JSON, "json_path", "write every test's metrics, baseline and verdict as JSON",
+           ini=False, metavar="PATH", anchor="invocation"),
+    Option(OPT_HTML, "html_path", "write a self-contained HTML report with plots", ini=False, metavar="PATH", anchor="invocation"),
+    Option(OPT_HISTORY, "history_path", "append this run to a history file (one JSON line per run); the HTML report plots the trend",
+           ini=False, metavar="PATH", anchor="invocation"),
+    Option(OPT_PRUNE, "prune", "with --tvmperf-update in a full run: remove baselines that no test used",
+           False, ini=False, switch=True),
+    Option(OPT_TUNING_DB, "tuning_db", "MetaSchedule tuning database for workloads with pipeline='tuned', relative to the "
+           f"baseline directory (default {DEFAULT_TUNING_DB})", DEFAULT_TUNING_DB, metavar="DIR", anchor="baselines",
+           passthrough=True),
+    Option(OPT_TUNE, "tune_trials", "tune the kernels of the tests' pipeline='tuned' workloads with this many MetaSchedule "
+           "trials per workload, adding the records to the tuning database, before measuring them",
+           None, positive_int, ini=False, metavar="TRIALS"),
+    Option(OPT_PEERS, "peers", f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
+           "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)", (), parse_peers,
+           marker_keys=tuple(PEER_MARKER_KEYS), marker_role="adds"),
 )
 
 
-def parse_limit(metric: str, text: str) -> Limit:
-    """Parse one LIMIT for ``metric``; raise ValueError naming what is wrong."""
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r} in threshold; known metrics: {', '.join(METRICS)}")
-    value = str(text).strip().lower()
-    if "nan" in value or "inf" in value:
-        value = "?"  # not a finite number: rejected below with the usual hint
-    if value == "off":
-        return Limit(enabled=False)
-    try:
-        if not math.isfinite(float(value.rstrip("%x") or "nan")):
-            raise ValueError  # 1e400 is inf: no limit is written so
-        if value.endswith("%"):
-            number = float(value[:-1])
-            if number < 0:
-                raise ValueError
-            return Limit(relative=number / 100.0)
-        if value.endswith("x"):
-            number = float(value[:-1])
-            if number < 1:
-                raise ValueError
-            return Limit(relative=number - 1.0)
-        if metric == TIME_METRIC:
-            raise ValueError
-        number = float(value)
-        if number < 0:
-            raise ValueError
-        return Limit(absolute=number)
-    except ValueError:
-        hint = "'25%' or '1.25x'" if metric == TIME_METRIC else "'0', '2' or '5%'"
-        raise ValueError(
-            f"bad threshold {metric}={text!r}: write {metric}={hint.split(' or ')[0]} (or {hint}, or 'off')"
-        ) from None
-
-
-def parse_thresholds(text: str) -> dict[str, Limit]:
-    """Parse 'time=25%,instructions=0' into {metric: Limit}."""
-    result: dict[str, Limit] = {}
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "=" not in part:
-            raise ValueError(f"bad threshold {part!r}: expected METRIC=LIMIT, e.g. 'time=25%'")
-        metric, _, value = part.partition("=")
-        result[metric.strip()] = parse_limit(metric.strip(), value)
-    return result
-
-
-DEFAULT_THRESHOLDS: dict[str, Limit] = {
-    TIME_METRIC: parse_limit(TIME_METRIC, DEFAULT_TIME_THRESHOLD),
-    **{m: Limit() for m in EXACT_METRICS},
-}
-
-
-def thresholds_from_marker(kwargs: Mapping[str, Any]) -> dict[str, Limit]:
-    """Threshold keywords of ``@pytest.mark.tvmperf(time="25%", instructions=2)``."""
-    return {k: parse_limit(k, v) for k, v in kwargs.items() if k in METRICS}
-
-
-def _parse_choices(text: str | list[str] | tuple[str, ...], known: tuple[str, ...], what: str) -> tuple[str, ...]:
-    items = text.split(",") if isinstance(text, str) else list(text)
-    names = tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
-    if not names:
-        raise ValueError(f"no {what} given; choose from {', '.join(known)}")
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise ValueError(f"unknown {what} {', '.join(map(repr, unknown))}; choose from {', '.join(known)}")
-    return names
-
-
-def parse_peers(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """'numpy,torch', 'all' or 'none'."""
-    if isinstance(text, str) and text.strip().lower() in ("none", "off"):
-        return ()
-    if isinstance(text, str) and text.strip().lower() == "all":
-        return PEERS
-    return _parse_choices(text, PEERS, "peer")
-
-
-def parse_peer_limit(key: str, value: Any) -> float:
-    """``vs_torch=1.2`` (or '1.2x'): TVM may take at most 1.2 times the peer's time."""
-    text = str(value).strip().lower().removesuffix("x")
-    try:
-        number = float(text)
-    except ValueError:
-        number = float("nan")
-    if not (number > 0 and number < float("inf")):
-        raise ValueError(f"bad {key}={value!r}: write the most TVM may take relative to the peer, e.g. {key}=1.2 (or '1.2x')")
-    return number
-
-
-def peer_limits_from_marker(kwargs: Mapping[str, Any]) -> dict[str, float]:
-    """``@pytest.mark.tvmperf(vs_torch=1.2)`` -> {"torch": 1.2}."""
-    return {PEER_MARKER_KEYS[k]: parse_peer_limit(k, v) for k, v in kwargs.items() if k in PEER_MARKER_KEYS}
-
-
-def parse_executors(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    return _parse_choices(text, EXECUTORS, "executor")
-
-
-def parse_targets(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    return _parse_choices(text, TARGETS, "target")
-
-
-def parse_alpha(text: str) -> float:
-    try:
-        value = float(str(text).strip().rstrip("%")) / (100.0 if str(text).strip().endswith("%") else 1.0)
-    except ValueError:
-        raise ValueError(f"bad false-alarm rate {text!r}: write a probability such as 0.05 or 5%") from None
-    if not 0 < value < 1:
-        raise ValueError(f"bad false-alarm rate {text!r}: it must lie strictly between 0 and 1")
-    return value
-
-
-def _parse_one(text: str, known: tuple[str, ...], what: str) -> str:
-    names = _parse_choices(str(text), known, what)
-    if len(names) != 1:
-        raise ValueError(f"one {what} expected, got {', '.join(map(repr, names))}; choose one of {', '.join(known)}")
-    return names[0]
-
-
-def parse_inconclusive(text: str) -> str:
-    return _parse_one(text, INCONCLUSIVE_POLICIES, "inconclusive policy")
-
-
-def parse_other_machine(text: str) -> str:
-    return _parse_one(text, OTHER_MACHINE_POLICIES, "other-machine policy")
-
-
-def parse_noise(text: str) -> dict[str, float]:
-    """'normalized=3%,ab=1%' -> {mode: fraction}; modes not named keep their default."""
-    result = dict(DEFAULT_NOISE)
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        mode, sep, value = part.partition("=")
-        mode = mode.strip()
-        if not sep or mode not in NOISE_MODES:
-            raise ValueError(f"bad noise {part!r}: write MODE=PERCENT with MODE one of {', '.join(NOISE_MODES)}, e.g. 'normalized=3%'")
-        try:
-            number = float(value.strip().rstrip("%")) / 100.0
-        except ValueError:
-            number = -1.0
-        if not value.strip().endswith("%") or not 0 <= number < 10:
-            raise ValueError(f"bad noise {part!r}: the value is a percentage, e.g. '{mode}=3%'")
-        result[mode] = number
-    return result
-
-
-def parse_bool(text: str) -> bool:
-    value = str(text).strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"expected true or false, got {text!r}")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise ValueError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _argparse_type(parser):
-    """Wrap a ValueError-raising parser so argparse reports a usage error."""
-
-    def convert(text: str):
-        try:
-            return parser(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    convert.__name__ = parser.__name__
-    return convert
-
-
 def addoption(parser) -> None:
+    """Register every option of :data:`OPTIONS` on the command line and, where it has one, in the ini."""
     group = parser.getgroup("tvmperf", "TVM performance gate (pytest-tvmperf)")
-    group.addoption("--tvmperf-executors", dest=OPT_EXECUTORS, type=_argparse_type(parse_executors),
-                    default=None, help=f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: all")
-    group.addoption("--tvmperf-targets", dest=OPT_TARGETS, type=_argparse_type(parse_targets),
-                    default=None, help=f"comma-separated targets ({', '.join(TARGETS)}); default: llvm (the host CPU)")
-    group.addoption("--tvmperf-update", dest=OPT_UPDATE, action="store_true", default=False,
-                    help="write or rewrite the baselines of the tests that ran (and only those)")
-    group.addoption("--tvmperf-baselines", dest=OPT_BASELINES, default=None, metavar="DIR",
-                    help="directory of baseline JSON files, relative to the rootdir (default: baselines)")
-    group.addoption("--tvmperf-threshold", dest=OPT_THRESHOLD, type=_argparse_type(parse_thresholds),
-                    default=None, metavar="EXPR", help=THRESHOLD_HELP.replace("%", "%%"))
-    group.addoption("--tvmperf-repeat", dest=OPT_REPEAT, type=_argparse_type(_positive_int), default=None,
-                    help=f"time samples per test (default {DEFAULT_REPEAT})")
-    group.addoption("--tvmperf-min-repeat-ms", dest=OPT_MIN_REPEAT_MS, type=_argparse_type(_positive_int),
-                    default=None, help=f"minimum duration of one time sample in ms (default {DEFAULT_MIN_REPEAT_MS})")
-    group.addoption("--tvmperf-hypothesis-examples", dest=OPT_EXAMPLES, type=_argparse_type(_positive_int),
-                    default=None, help=f"Hypothesis examples for workloads with symbolic dims (default {DEFAULT_EXAMPLES})")
-    group.addoption("--tvmperf-alpha", dest=OPT_ALPHA, type=_argparse_type(parse_alpha), default=None,
-                    help=f"false-alarm rate of the whole run's time verdicts, split over its timed tests (default {DEFAULT_ALPHA})")
-    group.addoption("--tvmperf-inconclusive", dest=OPT_INCONCLUSIVE, type=_argparse_type(parse_inconclusive), default=None,
-                    help="what an inconclusive time verdict (noise larger than the threshold) does: fail, warn or pass (default warn)")
-    group.addoption("--tvmperf-other-machine", dest=OPT_OTHER_MACHINE, type=_argparse_type(parse_other_machine), default=None,
-                    help="with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)")
-    group.addoption("--tvmperf-confirm", dest=OPT_CONFIRM, type=_argparse_type(parse_bool), default=None,
-                    help="re-measure a suspected regression before failing (default true)")
-    group.addoption("--tvmperf-noise", dest=OPT_NOISE, type=_argparse_type(parse_noise), default=None,
-                    help="process-to-process noise the samples cannot show, per mode, e.g. 'ab=2%%,normalized=10%%,raw=15%%,ratio=7%%' (the defaults; ratio: peers and assert_ratio)")
-    group.addoption("--tvmperf-artifacts", dest=OPT_ARTIFACTS, default=None, metavar="DIR|off",
-                    help="where --tvmperf-update saves compiled artifacts for a/b timing, relative to the baseline directory (default artifacts), or off")
-    group.addoption("--tvmperf-json", dest=OPT_JSON, default=None, metavar="PATH",
-                    help="write every test's metrics, baseline and verdict as JSON")
-    group.addoption("--tvmperf-html", dest=OPT_HTML, default=None, metavar="PATH",
-                    help="write a self-contained HTML report with plots")
-    group.addoption("--tvmperf-history", dest=OPT_HISTORY, default=None, metavar="PATH",
-                    help="append this run to a history file (one JSON line per run); the HTML report plots the trend")
-    group.addoption("--tvmperf-prune", dest=OPT_PRUNE, action="store_true", default=False,
-                    help="with --tvmperf-update in a full run: remove baselines that no test used")
-    group.addoption("--tvmperf-tuning-db", dest=OPT_TUNING_DB, default=None, metavar="DIR",
-                    help=f"MetaSchedule tuning database for workloads with pipeline='tuned', relative to the baseline directory (default {DEFAULT_TUNING_DB})")
-    group.addoption("--tvmperf-tune", dest=OPT_TUNE, type=_argparse_type(_positive_int), default=None, metavar="TRIALS",
-                    help="tune the kernels of the tests' pipeline='tuned' workloads with this many MetaSchedule trials per workload, "
-                         "adding the records to the tuning database, before measuring them")
-    group.addoption("--tvmperf-peers", dest=OPT_PEERS, type=_argparse_type(parse_peers), default=None,
-                    help=f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, all or none; default none; "
-                         "a peer gated by a vs_<peer> marker keyword is always timed)")
-    parser.addini(OPT_TUNING_DB, "tuning database directory, relative to the baseline directory", default="")
-    parser.addini(OPT_PEERS, "peer frameworks to time side by side with TVM (numpy, torch, onnxruntime, all, none)", default="")
-    parser.addini(OPT_EXECUTORS, "default executors for tvmperf tests", default="")
-    parser.addini(OPT_ALPHA, "false-alarm rate of the whole run's time verdicts", default="")
-    parser.addini(OPT_INCONCLUSIVE, "fail, warn or pass on an inconclusive time verdict", default="")
-    parser.addini(OPT_OTHER_MACHINE, "normalized or skip: time against another machine's baseline", default="")
-    parser.addini(OPT_CONFIRM, "re-measure a suspected regression before failing", default="")
-    parser.addini(OPT_NOISE, "process-to-process noise per mode, e.g. 'ab=1%,normalized=3%'", default="")
-    parser.addini(OPT_ARTIFACTS, "artifact directory relative to the baseline directory, or off", default="")
-    parser.addini(OPT_TARGETS, "default targets for tvmperf tests", default="")
-    parser.addini(OPT_BASELINES, "baseline directory, relative to the rootdir", default="baselines")
-    parser.addini(OPT_THRESHOLD, THRESHOLD_HELP, default="")
-    parser.addini(OPT_REPEAT, "time samples per test", default="")
-    parser.addini(OPT_MIN_REPEAT_MS, "minimum duration of one time sample in ms", default="")
-    parser.addini(OPT_EXAMPLES, "Hypothesis examples for workloads with symbolic dims", default="")
+    for opt in OPTIONS:
+        help_text = opt.help.replace("%", "%%")  # argparse formats help with %
+        if opt.switch:
+            group.addoption(opt.flag, dest=opt.dest, action="store_true", default=False, help=help_text)
+        else:
+            group.addoption(opt.flag, dest=opt.dest, default=None, metavar=opt.metavar, help=help_text,
+                            type=None if opt.parse is None else argparse_type(opt.parse))
+        if opt.ini:
+            parser.addini(opt.dest, opt.help, default="")
+
+
+def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, comparisons: int = 1) -> "TimePolicy":
+    """The one constructor of the time verdict's policy: the false-alarm rate ``alpha`` is
+    split evenly over the ``comparisons`` (Bonferroni), so a suite of many cases does not
+    fail by chance; ``noise`` per mode as :func:`parse_noise` gives it."""
+    from .compare import TimePolicy  # compare imports Limit and the metric names from here
+
+    return TimePolicy(
+        alpha=alpha / max(1, comparisons),
+        noise_ab=noise["ab"],
+        noise_normalized=noise["normalized"],
+        noise_raw=noise["raw"],
+        noise_ratio=noise["ratio"],
+        other_machine=other_machine,
+    )
 
 
 @dataclass(frozen=True)
 class Settings:
+    """The run's options, each from the closest place that sets it (see :data:`OPTIONS`)."""
+
     executors: tuple[str, ...] = EXECUTORS
     targets: tuple[str, ...] = ("llvm",)
     update: bool = False
@@ -380,71 +240,47 @@ class Settings:
     peers: tuple[str, ...] = ()
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
-        """Effective thresholds: CLI over ini over the test's marker over defaults."""
+        """Effective thresholds of one test, per metric from the closest place that sets it:
+        command line > the test's marker > ini > default."""
         merged = dict(DEFAULT_THRESHOLDS)
-        merged.update(marker or {})
         merged.update(self.ini_thresholds)
+        merged.update(marker or {})
         merged.update(self.cli_thresholds)
         return merged
 
+    def time_policy(self, comparisons: int = 1) -> "TimePolicy":
+        """The time verdict's policy of this run with ``comparisons`` timed comparisons."""
+        return time_policy(self.alpha, self.noise, self.other_machine, comparisons)
+
     @classmethod
     def from_config(cls, config) -> "Settings":
-        """Build from CLI and ini; a bad ini value raises ValueError naming the key."""
-
-        def pick(name: str, parse, default):
-            cli = config.getoption(name)
-            if cli is not None:
-                return cli
-            raw = config.getini(name)
-            if raw in ("", None, []):
-                return default
-            try:
-                return parse(raw)
-            except ValueError as exc:
-                raise ValueError(f"ini option {name} = {raw!r}: {exc}") from None
-
-        ini_thresholds_raw = config.getini(OPT_THRESHOLD)
-        try:
-            ini_thresholds = parse_thresholds(ini_thresholds_raw) if ini_thresholds_raw else {}
-        except ValueError as exc:
-            raise ValueError(f"ini option {OPT_THRESHOLD} = {ini_thresholds_raw!r}: {exc}") from None
-        baseline_dir = config.getoption(OPT_BASELINES) or config.getini(OPT_BASELINES) or "baselines"
-        artifacts = config.getoption(OPT_ARTIFACTS) or config.getini(OPT_ARTIFACTS) or "artifacts"
-        baseline_path = Path(config.rootpath, baseline_dir)
-        return cls(
-            executors=pick(OPT_EXECUTORS, parse_executors, EXECUTORS),
-            targets=pick(OPT_TARGETS, parse_targets, ("llvm",)),
-            update=bool(config.getoption(OPT_UPDATE)),
-            baseline_dir=baseline_path,
-            cli_thresholds=config.getoption(OPT_THRESHOLD) or {},
-            ini_thresholds=ini_thresholds,
-            repeat=pick(OPT_REPEAT, _positive_int, DEFAULT_REPEAT),
-            min_repeat_ms=pick(OPT_MIN_REPEAT_MS, _positive_int, DEFAULT_MIN_REPEAT_MS),
-            hypothesis_examples=pick(OPT_EXAMPLES, _positive_int, DEFAULT_EXAMPLES),
-            alpha=pick(OPT_ALPHA, parse_alpha, DEFAULT_ALPHA),
-            inconclusive=pick(OPT_INCONCLUSIVE, parse_inconclusive, "warn"),
-            other_machine=pick(OPT_OTHER_MACHINE, parse_other_machine, "skip"),
-            confirm=pick(OPT_CONFIRM, parse_bool, True),
-            noise=pick(OPT_NOISE, parse_noise, dict(DEFAULT_NOISE)),
-            artifact_dir=None if str(artifacts).strip().lower() == "off" else baseline_path / artifacts,
-            json_path=_report_path(config, OPT_JSON),
-            html_path=_report_path(config, OPT_HTML),
-            history_path=_report_path(config, OPT_HISTORY),
-            prune=bool(config.getoption(OPT_PRUNE)),
-            tuning_db=baseline_path / (config.getoption(OPT_TUNING_DB) or config.getini(OPT_TUNING_DB) or DEFAULT_TUNING_DB),
-            tune_trials=config.getoption(OPT_TUNE),
-            peers=pick(OPT_PEERS, parse_peers, ()),
-        )
+        """Build from the command line and the ini, row by row of :data:`OPTIONS`; a bad
+        ini value raises ValueError naming the key."""
+        values: dict[str, Any] = {}
+        for opt in OPTIONS:
+            cli, ini = opt.from_cli(config), opt.from_ini(config)
+            if opt.marker_role == "sets":  # the marker goes in between: keep both layers
+                values[f"cli_{opt.field}"] = cli or {}
+                values[f"ini_{opt.field}"] = ini or {}
+                continue
+            value = cli if cli is not None else ini if ini is not None else opt.default
+            values[opt.field] = _anchored(opt, dict(value) if isinstance(value, Mapping) else value, config, values)
+        return cls(**values)
 
 
-def _report_path(config, name: str) -> Path | None:
-    value = config.getoption(name)
-    return None if not value else Path(config.invocation_params.dir, value)
+def _anchored(opt: Option, value: Any, config, values: Mapping[str, Any]) -> Any:
+    """A path option's value as a Path (None for an unset one, or "off")."""
+    if not opt.anchor or value is None:
+        return value
+    if opt.may_be_off and str(value).strip().lower() == "off":
+        return None
+    base = {"rootdir": lambda: config.rootpath, "baselines": lambda: values["baseline_dir"],
+            "invocation": lambda: config.invocation_params.dir}[opt.anchor]()
+    return Path(base, value)
 
 
 #: options an accept command repeats: they decide which tests exist and where baselines go
-PASSTHROUGH = ("--tvmperf-baselines", "--tvmperf-artifacts", "--tvmperf-executors", "--tvmperf-targets",
-               "--tvmperf-tuning-db")
+PASSTHROUGH: tuple[str, ...] = tuple(opt.flag for opt in OPTIONS if opt.passthrough)
 
 
 def passthrough_args(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:

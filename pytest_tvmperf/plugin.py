@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 import pytest
 
 from . import options, outputs, workers
+from .markers import MARKER, MARKER_KEYS, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
 from .measure import Timer, TvmTimer
 from .report import SummaryRow
 from .results import ResultsError
@@ -19,8 +20,6 @@ from .session import TvmperfSession, producible_ids
 from .store import baseline_path
 
 SESSION_KEY = pytest.StashKey[TvmperfSession]()
-MARKER = "tvmperf"
-MARKER_KEYS = ("executors", "targets", *options.METRICS, *options.PEER_MARKER_KEYS)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,30 +50,13 @@ def pytest_configure(config: pytest.Config) -> None:
     state.invocation_dir = config.invocation_params.dir
 
 
-def _marker_kwargs(node) -> dict:
-    kwargs: dict = {}
-    for mark in reversed(list(node.iter_markers(MARKER))):  # closest marker wins
-        if mark.args:
-            raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, e.g. {MARKER}(time='25%')")
-        unknown = sorted(set(mark.kwargs) - set(MARKER_KEYS))
-        if unknown:
-            raise pytest.UsageError(f"{node.nodeid}: unknown @pytest.mark.{MARKER} keyword(s) {', '.join(unknown)}; known: {', '.join(MARKER_KEYS)}")
-        kwargs.update(mark.kwargs)
-    return kwargs
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "tvmperf" not in metafunc.fixturenames:
         return
     settings = metafunc.config.stash[SESSION_KEY].settings
-    kwargs = _marker_kwargs(metafunc.definition)
-    try:
-        executors = options.parse_executors(kwargs["executors"]) if "executors" in kwargs else settings.executors
-        targets = options.parse_targets(kwargs["targets"]) if "targets" in kwargs else settings.targets
-        options.thresholds_from_marker(kwargs)  # a bad marker threshold is an error at collection
-        options.peer_limits_from_marker(kwargs)
-    except ValueError as exc:
-        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {exc}") from None
+    marker = marker_settings(metafunc.definition)  # a bad marker is an error at collection
+    executors = settings.executors if marker.executors is None else marker.executors
+    targets = settings.targets if marker.targets is None else marker.targets
     chosen_executors = [e for e in settings.executors if e in executors]
     chosen_targets = [t for t in settings.targets if t in targets]
     combos = [Combo(t, e) for t in chosen_targets for e in chosen_executors]
@@ -133,15 +115,15 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
         raise pytest.UsageError("the tvmperf fixture must be requested by the test function (it is parametrized per executor x target)")
     session = request.config.stash[SESSION_KEY]
     node = request.node
-    kwargs = _marker_kwargs(node)
+    marker = marker_settings(node)  # parsed at collection (pytest_collection_finish)
     return Tvmperf(
         session=session,
         combo=combo,
         nodeid=node.nodeid,
         test_id="::".join(node.nodeid.split("::")[1:]),
         baseline_file=baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
-        thresholds=session.settings.thresholds(options.thresholds_from_marker(kwargs)),
-        peer_limits=options.peer_limits_from_marker(kwargs),
+        thresholds=session.settings.thresholds(marker.thresholds),
+        peer_limits=dict(marker.peer_limits),
         progress=_progress_bars(request.config),
         timer=tvmperf_timer,
         location=(node.location[0], (node.location[1] or 0) + 1),
@@ -159,7 +141,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     timed = [item for item in session.items
              if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
     # each gated peer (vs_<peer>) is one more comparison that can fail the run by chance
-    gated_peers = sum(len(options.peer_limits_from_marker(_marker_kwargs(item))) for item in timed)
+    gated_peers = sum(len(marker_settings(item).peer_limits) for item in timed)
     state.timed_tests = max(1, len(timed) + gated_peers)
     for item in session.items:  # the skipped "none" of a test with no combination left counts too
         params = getattr(getattr(item, "callspec", None), "params", {})

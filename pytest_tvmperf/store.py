@@ -168,15 +168,12 @@ def atomic_write(path: Path, text: str) -> None:
 
 @contextlib.contextmanager
 def file_lock(lock: Path) -> Iterator[None]:
-    """Hold an exclusive POSIX lock on the file ``lock`` (created if missing); without
-    ``fcntl`` (Windows) there is no lock, and writes stay atomic."""
-    with open(lock, "a+") as handle:
-        try:
-            import fcntl
+    """Hold an exclusive lock on the file ``lock`` (created if missing, left in place)
+    across processes, on every OS (``filelock``: ``flock`` on POSIX, ``msvcrt`` on
+    Windows). Not re-entrant."""
+    from filelock import FileLock
 
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover
-            pass
+    with FileLock(lock):
         yield
 
 

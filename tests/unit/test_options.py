@@ -500,15 +500,17 @@ def test_settings_thresholds_defaults():
     assert Settings().thresholds(None) == DEFAULT_THRESHOLDS
 
 
-def test_settings_thresholds_precedence_cli_over_ini_over_marker():
+def test_settings_thresholds_precedence_cli_over_marker_over_ini():
+    """Closest wins: command line > the test's marker > ini > default, per metric."""
     settings = Settings(
         cli_thresholds={"time": Limit(relative=0.01)},
-        ini_thresholds={"time": Limit(relative=0.02), "instructions": Limit(absolute=2.0)},
+        ini_thresholds={"time": Limit(relative=0.02), "instructions": Limit(absolute=2.0), "calls": Limit(absolute=4.0)},
     )
     marker = {"time": Limit(relative=0.03), "instructions": Limit(absolute=3.0), "kernels": Limit(enabled=False)}
     merged = settings.thresholds(marker)
     assert merged["time"] == Limit(relative=0.01)  # CLI
-    assert merged["instructions"] == Limit(absolute=2.0)  # ini
+    assert merged["instructions"] == Limit(absolute=3.0)  # the marker beats the ini
+    assert merged["calls"] == Limit(absolute=4.0)  # ini
     assert merged["kernels"] == Limit(enabled=False)  # marker
     assert merged["storage_bytes"] == Limit()  # default
     assert set(merged) == set(METRICS)

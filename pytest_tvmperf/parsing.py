@@ -1,0 +1,269 @@
+"""Pure value parsers of the plugin's options and marker keywords, and the value domains
+they check against (executors, targets, metrics, peers, time-verdict policies).
+
+Every parser raises :class:`ValueError` with a message that names the bad value and
+shows a good one; ``argparse`` turns that into a usage error at start-up (see
+:func:`argparse_type`), an ini value into one that names the ini key, a marker keyword
+into one that names the test. Nothing here reads pytest's configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim")
+TARGETS: tuple[str, ...] = ("llvm", "cuda")
+
+#: metrics that can carry a threshold, and what a bare number means for each
+TIME_METRIC = "time"
+EXACT_METRICS: tuple[str, ...] = ("instructions", "calls", "kernels", "storage_bytes")
+METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS)
+
+#: peer frameworks a workload can be timed against, and the marker keyword gating each
+PEERS: tuple[str, ...] = ("numpy", "torch", "onnxruntime")
+PEER_MARKER_KEYS: dict[str, str] = {f"vs_{p}": p for p in PEERS}
+
+#: The smallest slowdown worth failing for. A slowdown fails only when it is also
+#: significant (see timestats.py), so the threshold can sit below the noise of one
+#: sample: 5% lets a real 10% slowdown be caught (benchmarks/, README).
+DEFAULT_TIME_THRESHOLD = "5%"
+#: the run's false-alarm rate (also the default of ``compare.TimePolicy``)
+DEFAULT_ALPHA = 0.05
+INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
+OTHER_MACHINE_POLICIES = ("normalized", "skip")
+NOISE_MODES = ("ab", "normalized", "raw", "ratio")
+#: The one place of the noise defaults (``compare.TimePolicy`` and ``--tvmperf-noise``).
+#: ``ratio``: TVM over a peer framework, or one build over another (assert_ratio), in one
+#: process. The normalized false-alarm benchmark puts the difference of two such in-process
+#: ratios of different programs (workload over reference kernel) between processes at
+#: ~10%, so one ratio moves by ~10%/sqrt(2) = 7%.
+DEFAULT_NOISE: Mapping[str, float] = {"ab": 0.02, "normalized": 0.10, "raw": 0.15, "ratio": 0.07}
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How much a metric may grow before it counts as a regression.
+
+    ``relative`` is a fraction of the baseline (0.15 for "15%"), ``absolute`` an amount
+    in the metric's unit; both ``None`` means no growth is allowed. ``enabled=False``
+    switches the gate off for that metric ("off").
+    """
+
+    relative: float | None = None
+    absolute: float | None = None
+    enabled: bool = True
+
+    def allowed_max(self, baseline: float) -> float:
+        if not self.enabled:
+            return float("inf")
+        if self.relative is not None:
+            return baseline * (1.0 + self.relative)
+        if self.absolute is not None:
+            return baseline + self.absolute
+        return baseline
+
+    def describe(self) -> str:
+        if not self.enabled:
+            return "off"
+        if self.relative is not None:
+            return f"+{self.relative * 100:g}%"
+        if self.absolute is not None:
+            return f"+{self.absolute:g}"
+        return "no increase"
+
+
+Thresholds = Mapping[str, Limit]
+
+
+THRESHOLD_HELP = (
+    "comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: "
+    + ", ".join(METRICS)
+    + ". time takes a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
+    "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric."
+)
+
+
+def parse_limit(metric: str, text: str) -> Limit:
+    """Parse one LIMIT for ``metric``; raise ValueError naming what is wrong."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r} in threshold; known metrics: {', '.join(METRICS)}")
+    value = str(text).strip().lower()
+    if "nan" in value or "inf" in value:
+        value = "?"  # not a finite number: rejected below with the usual hint
+    if value == "off":
+        return Limit(enabled=False)
+    try:
+        if not math.isfinite(float(value.rstrip("%x") or "nan")):
+            raise ValueError  # 1e400 is inf: no limit is written so
+        if value.endswith("%"):
+            number = float(value[:-1])
+            if number < 0:
+                raise ValueError
+            return Limit(relative=number / 100.0)
+        if value.endswith("x"):
+            number = float(value[:-1])
+            if number < 1:
+                raise ValueError
+            return Limit(relative=number - 1.0)
+        if metric == TIME_METRIC:
+            raise ValueError
+        number = float(value)
+        if number < 0:
+            raise ValueError
+        return Limit(absolute=number)
+    except ValueError:
+        hint = "'25%' or '1.25x'" if metric == TIME_METRIC else "'0', '2' or '5%'"
+        raise ValueError(
+            f"bad threshold {metric}={text!r}: write {metric}={hint.split(' or ')[0]} (or {hint}, or 'off')"
+        ) from None
+
+
+def parse_thresholds(text: str) -> dict[str, Limit]:
+    """Parse 'time=25%,instructions=0' into {metric: Limit}."""
+    result: dict[str, Limit] = {}
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" not in part:
+            raise ValueError(f"bad threshold {part!r}: expected METRIC=LIMIT, e.g. 'time=25%'")
+        metric, _, value = part.partition("=")
+        result[metric.strip()] = parse_limit(metric.strip(), value)
+    return result
+
+
+DEFAULT_THRESHOLDS: dict[str, Limit] = {
+    TIME_METRIC: parse_limit(TIME_METRIC, DEFAULT_TIME_THRESHOLD),
+    **{m: Limit() for m in EXACT_METRICS},
+}
+
+
+def thresholds_from_marker(kwargs: Mapping[str, Any]) -> dict[str, Limit]:
+    """Threshold keywords of ``@pytest.mark.tvmperf(time="25%", instructions=2)``."""
+    return {k: parse_limit(k, v) for k, v in kwargs.items() if k in METRICS}
+
+
+def _parse_choices(text: str | list[str] | tuple[str, ...], known: tuple[str, ...], what: str) -> tuple[str, ...]:
+    items = text.split(",") if isinstance(text, str) else list(text)
+    names = tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
+    if not names:
+        raise ValueError(f"no {what} given; choose from {', '.join(known)}")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown {what} {', '.join(map(repr, unknown))}; choose from {', '.join(known)}")
+    return names
+
+
+def parse_peers(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """'numpy,torch', 'all' or 'none'."""
+    if isinstance(text, str) and text.strip().lower() in ("none", "off"):
+        return ()
+    if isinstance(text, str) and text.strip().lower() == "all":
+        return PEERS
+    return _parse_choices(text, PEERS, "peer")
+
+
+def parse_peer_limit(key: str, value: Any) -> float:
+    """``vs_torch=1.2`` (or '1.2x'): TVM may take at most 1.2 times the peer's time."""
+    text = str(value).strip().lower().removesuffix("x")
+    try:
+        number = float(text)
+    except ValueError:
+        number = float("nan")
+    if not (number > 0 and number < float("inf")):
+        raise ValueError(f"bad {key}={value!r}: write the most TVM may take relative to the peer, e.g. {key}=1.2 (or '1.2x')")
+    return number
+
+
+def peer_limits_from_marker(kwargs: Mapping[str, Any]) -> dict[str, float]:
+    """``@pytest.mark.tvmperf(vs_torch=1.2)`` -> {"torch": 1.2}."""
+    return {PEER_MARKER_KEYS[k]: parse_peer_limit(k, v) for k, v in kwargs.items() if k in PEER_MARKER_KEYS}
+
+
+def parse_executors(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    return _parse_choices(text, EXECUTORS, "executor")
+
+
+def parse_targets(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    return _parse_choices(text, TARGETS, "target")
+
+
+def parse_alpha(text: str) -> float:
+    try:
+        value = float(str(text).strip().rstrip("%")) / (100.0 if str(text).strip().endswith("%") else 1.0)
+    except ValueError:
+        raise ValueError(f"bad false-alarm rate {text!r}: write a probability such as 0.05 or 5%") from None
+    if not 0 < value < 1:
+        raise ValueError(f"bad false-alarm rate {text!r}: it must lie strictly between 0 and 1")
+    return value
+
+
+def _parse_one(text: str, known: tuple[str, ...], what: str) -> str:
+    names = _parse_choices(str(text), known, what)
+    if len(names) != 1:
+        raise ValueError(f"one {what} expected, got {', '.join(map(repr, names))}; choose one of {', '.join(known)}")
+    return names[0]
+
+
+def parse_inconclusive(text: str) -> str:
+    return _parse_one(text, INCONCLUSIVE_POLICIES, "inconclusive policy")
+
+
+def parse_other_machine(text: str) -> str:
+    return _parse_one(text, OTHER_MACHINE_POLICIES, "other-machine policy")
+
+
+def parse_noise(text: str) -> dict[str, float]:
+    """'normalized=3%,ab=1%' -> {mode: fraction}; modes not named keep their default."""
+    result = dict(DEFAULT_NOISE)
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        mode, sep, value = part.partition("=")
+        mode = mode.strip()
+        if not sep or mode not in NOISE_MODES:
+            raise ValueError(f"bad noise {part!r}: write MODE=PERCENT with MODE one of {', '.join(NOISE_MODES)}, e.g. 'normalized=3%'")
+        try:
+            number = float(value.strip().rstrip("%")) / 100.0
+        except ValueError:
+            number = -1.0
+        if not value.strip().endswith("%") or not 0 <= number < 10:
+            raise ValueError(f"bad noise {part!r}: the value is a percentage, e.g. '{mode}=3%'")
+        result[mode] = number
+    return result
+
+
+def parse_bool(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def argparse_type(parser: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Wrap a ValueError-raising parser so argparse reports a usage error."""
+
+    def convert(text: str):
+        try:
+            return parser(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = parser.__name__
+    return convert
