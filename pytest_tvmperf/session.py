@@ -253,15 +253,7 @@ class TvmperfSession:
     def time_policy(self) -> TimePolicy:
         """The time verdict's policy; the run's false-alarm rate is split evenly over its
         timed tests (Bonferroni), so a suite of many cases does not fail by chance."""
-        s = self.settings
-        return TimePolicy(
-            alpha=s.alpha / max(1, self.timed_tests),
-            noise_ab=s.noise["ab"],
-            noise_normalized=s.noise["normalized"],
-            noise_raw=s.noise["raw"],
-            noise_ratio=s.noise["ratio"],
-            other_machine=s.other_machine,
-        )
+        return self.settings.time_policy(self.timed_tests)
 
     def reference_sampler(self, target: TargetSpec) -> Callable[[], float]:
         """The reference kernel for ``target``, compiled once per run."""

@@ -300,6 +300,23 @@ def test_compare_time_other_machine_prefers_the_same_cpu_model():
     assert verdict.status == "pass"
 
 
+def test_compare_time_same_cpu_name_other_target_never_regresses():
+    """Clouds report generic CPU names: a baseline built for another mcpu under the same
+    name is held (shown), never failed; a pass may stand."""
+    from dataclasses import replace as dc_replace
+
+    there = dc_replace(machine("AMD EPYC", cores=64), target='{"mcpu": "znver4"}')
+    here = dc_replace(machine("AMD EPYC"), target='{"mcpu": "x86-64-v2"}')
+    base = with_timings([timing(BASE_NOW, mach=there, reference=BASE_REF)])  # normalized 0.5
+    slower = record(SLOW_NOW, mach=here, reference=BASE_REF)  # normalized 1.0: 2x
+    verdict = compare_time(slower, base, Limit(relative=0.05))
+    assert verdict.decision.ratio == pytest.approx(2.0)
+    assert verdict.status == "inconclusive"
+    assert verdict.reason.startswith('baseline built for another target ({"mcpu": "znver4"})')
+    same = compare_time(record(BASE_NOW, mach=here, reference=BASE_REF), base, Limit(relative=0.5))
+    assert same.status == "pass"
+
+
 def test_compare_time_other_machine_skips_timings_with_another_reference():
     wrong_ref = timing(BASE_NOW, mach=machine("here", cores=64), reference=BASE_REF, reference_name="other/v9")
     usable = timing(BASE_NOW, mach=machine("there"), reference=BASE_REF)
