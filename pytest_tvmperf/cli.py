@@ -66,6 +66,7 @@ from .record import Record
 from .report import SummaryRow, fmt_number, fmt_time, regression_message, summary_notes, summary_table, update_command
 from .results import RESULTS_KIND, ResultsError, parse_results
 from .store import BaselineError, parse_baselines, read_regular_text
+from .verdict import Verdict
 
 PROG = "tvmperf"
 
@@ -322,7 +323,7 @@ def _variants(record: Record) -> list[tuple[str | None, Record]]:
 def _row(test: str, current: Record, baseline: Record, comparison: Comparison) -> SummaryRow:
     tv = comparison.get("time")
     decision = tv.decision if tv is not None else None
-    note = f"time shown, not gated: {tv.note}" if tv is not None and tv.status == "not gated" and tv.note else ""
+    note = f"time shown, not gated: {tv.note}" if tv is not None and tv.status == Verdict.NOT_GATED and tv.note else ""
     return SummaryRow(
         test=test,
         executor=current.executor,
@@ -386,8 +387,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(line)
         for line in summary_notes(rows):
             print(line)
-        if counts.get("inconclusive"):
-            print(f"{counts['inconclusive']} test(s): time inconclusive, the noise is larger than the threshold "
+        if counts.get(Verdict.INCONCLUSIVE):
+            print(f"{counts[Verdict.INCONCLUSIVE]} test(s): time inconclusive, the noise is larger than the threshold "
                   f"(not a failure; more samples or a larger --threshold time=... decide it)")
     if added:
         print()

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from .compare import Comparison, RatioVerdict
 from .record import Record
 from .report import SummaryRow
+from .verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,8 @@ class Outcome:
     test_id: str
     executor: str
     target: str
-    verdict: str
+    #: a whole-test verdict (``verdict.TEST_VERDICTS``); a plain word is taken as its member
+    verdict: Verdict
     record: Record | None = None
     baseline: Record | None = None
     comparison: Comparison | None = None
@@ -29,6 +31,9 @@ class Outcome:
     peers: tuple[RatioVerdict, ...] = ()
     #: the verdict of a ``tvmperf.assert_ratio`` (this outcome is then that relation's)
     relation: RatioVerdict | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
     def summary_row(self) -> SummaryRow:
         if self.relation is not None:
@@ -64,7 +69,7 @@ class Outcome:
 def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
     """The figures put on a test case of the JUnit XML report (``record_property``)."""
     props: list[tuple[str, object]] = [
-        ("tvmperf_verdict", outcome.verdict),
+        ("tvmperf_verdict", outcome.verdict.value),
         ("tvmperf_executor", outcome.executor),
         ("tvmperf_target", outcome.target),
     ]

@@ -13,8 +13,7 @@ from typing import Any, Mapping, Sequence
 from .report import SummaryRow, github_annotation, markdown_summary
 from .results import ResultsError, history_line, parse_history, results_json
 from .store import atomic_write, read_regular_text
-
-FAILED = ("regressed", "wrong", "error", "no baseline", "slower than peer")
+from .verdict import FAILING
 
 
 def check_writable(path: Path, option: str) -> None:
@@ -79,7 +78,7 @@ def annotations(entries: Sequence[Mapping[str, Any]]) -> list[str]:
         return []
     out = []
     for e in entries:
-        if e["verdict"] in FAILED and e.get("message"):
+        if e["verdict"] in FAILING and e.get("message"):
             path, line = (e.get("location") or ["", 0])[:2]
             out.append(github_annotation(path or e["nodeid"].split("::")[0], int(line or 1), e["verdict"], e["message"]))
     return out

@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 from .compare import Comparison, MetricVerdict, RatioVerdict
 from .metrics import ExactMetrics
 from .record import Record
+from .verdict import Verdict
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -98,7 +99,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     for note in notes:
         lines.append(f"  note: {note}")
     time_verdict = comparison.get("time")
-    if time_verdict is not None and time_verdict.status != "regressed" and time_verdict.current is not None:
+    if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
         first, *rest = _verdict_line(time_verdict, current, baseline)
         lines.append(f"{first} [{time_verdict.status}]")
         lines.extend(rest)
@@ -219,7 +220,8 @@ def relation_message(label: str, verdict: RatioVerdict, exact_a: ExactMetrics, e
                      notes: Sequence[str] = ()) -> str:
     """The message of ``tvmperf.assert_ratio``: the ratio with its interval, the
     limit, and the exact metrics of both sides next to each other."""
-    word = {"exceeded": "is more than", "pass": "is within", "inconclusive": "cannot be told against"}[verdict.status]
+    word = {Verdict.EXCEEDED: "is more than", Verdict.PASS: "is within",
+            Verdict.INCONCLUSIVE: "cannot be told against"}[verdict.status]
     lines = [f"tvmperf: {label}: time ratio {verdict.describe()} {word} the limit {verdict.limit:g}x",
              f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} (medians, measured side by side)"]
     for metric in ("instructions", "calls", "kernels", "storage_bytes"):
@@ -265,7 +267,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     lines = [f"### pytest-tvmperf: {head}", "",
              "| test | executor | target | median | baseline | ratio [CI] | instructions now/base | verdict |",
              "|---|---|---|---|---|---|---|---|"]
-    icon = {"regressed": "❌", "inconclusive": "⚠️", "improved": "✅", "pass": "✔️"}
+    icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
         instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
         cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), instr,
