@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .compare import Comparison, RatioVerdict
 from .record import Record
 from .report import SummaryRow
-from .verdict import Verdict
+from .verdict import PeerCell, Verdict
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class Outcome:
             low=decision.low if decision else None,
             high=decision.high if decision else None,
             mode=decision.mode if decision else "",
-            peers=tuple((p.name, p.ratio, p.low, p.high, p.status, p.limit) for p in self.peers),
+            peers=tuple(PeerCell.of(p) for p in self.peers),
         )
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import difflib
 import shlex
 from collections import Counter
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Iterable, Mapping, Sequence
 
 from .compare import Comparison, MetricVerdict, RatioVerdict
 from .metrics import ExactMetrics
 from .record import Record
-from .verdict import Verdict
+from .verdict import PeerCell, Verdict
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -165,33 +165,44 @@ class SummaryRow:
     baseline_s: float | None
     instructions: int | None
     baseline_instructions: int | None
-    verdict: str
+    verdict: Verdict
     note: str = ""
     ratio: float | None = None
     low: float | None = None
     high: float | None = None
     mode: str = ""
-    #: TVM over each peer framework: ``(name, ratio, low, high, status, limit or None)``
-    peers: tuple = ()
+    #: TVM over each peer framework
+    peers: tuple[PeerCell, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Builtin types only (the xdist hand-over)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**data, "verdict": str(self.verdict), "peers": [p.to_dict() for p in self.peers]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SummaryRow":
+        """Read back :meth:`to_dict`'s output (or ``dataclasses.asdict``'s)."""
+        return cls(**{**data, "verdict": Verdict(data["verdict"]),
+                      "peers": tuple(PeerCell.from_dict(p) for p in data.get("peers", ()))})
 
 
 def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """Header and body of the peer ratio table: one row per test with peers, one
     column per peer."""
     with_peers = [r for r in rows if r.peers]
-    names = sorted({p[0] for r in with_peers for p in r.peers})
+    names = sorted({p.name for r in with_peers for p in r.peers})
     header = ("test", "tvm", *(f"tvm/{n}" for n in names))
     body = []
     for r in with_peers:
-        cells = {p[0]: p for p in r.peers}
+        cells = {p.name: p for p in r.peers}
         row = [r.test, fmt_time(r.median_s)]
         for n in names:
             if n not in cells:
                 row.append("-")
                 continue
-            _, ratio, low, high, status, limit = cells[n]
-            gate = "" if limit is None else f" <= {limit:g} {status}"
-            row.append(f"{ratio:.2f}x [{low:.2f}-{high:.2f}]{gate}")
+            p = cells[n]
+            gate = "" if p.limit is None else f" <= {p.limit:g} {p.status}"
+            row.append(f"{p.ratio:.2f}x [{p.low:.2f}-{p.high:.2f}]{gate}")
         body.append(tuple(row))
     return header, body
 
