@@ -42,7 +42,7 @@ from .report import fmt_time
 from .results import HistoryRun, ResultEntry, TimeCell
 from .verdict import PeerCell, Verdict
 
-__all__ = ["render_html", "render_page", "VERDICT_COLOURS", "NEUTRAL", "NEUTRAL_MARK", "MAX_KERNELS"]
+__all__ = ["MAX_KERNELS", "NEUTRAL", "NEUTRAL_MARK", "VERDICT_COLOURS", "render_html", "render_page"]
 
 
 # --------------------------------------------------------------------------- header and table

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .report import SummaryRow, github_annotation, markdown_summary
-from .results import ResultEntry, ResultsError, history_line, parse_history, results_json
+from .results import (
+    ResultEntry,
+    ResultsError,
+    history_line,
+    parse_history,
+    results_json,
+)
 from .store import atomic_write, read_regular_text
 from .verdict import FAILING
 

@@ -180,7 +180,7 @@ class SummaryRow:
         return {**data, "verdict": str(self.verdict), "peers": [p.to_dict() for p in self.peers]}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "SummaryRow":
+    def from_dict(cls, data: Mapping[str, Any]) -> SummaryRow:
         """Read back :meth:`to_dict`'s output (or ``dataclasses.asdict``'s)."""
         return cls(**{**data, "verdict": Verdict(data["verdict"]),
                       "peers": tuple(PeerCell.from_dict(p) for p in data.get("peers", ()))})

@@ -61,7 +61,7 @@ class TimeCell:
         return data
 
     @classmethod
-    def read(cls, f: Fields) -> "TimeCell":
+    def read(cls, f: Fields) -> TimeCell:
         return cls(**{k: f.number(k) for k in ("median_s", "baseline_s", "ratio", "low", "high", "confidence")},
                    mode=f.text("mode", None, nullable=True),
                    samples_s=f.numbers("samples_s"), baseline_samples_s=f.numbers("baseline_samples_s"))
@@ -79,7 +79,7 @@ class KernelTime:
         return {"name": self.name, "time_s": self.time_s, "baseline_time_s": self.baseline_time_s}
 
     @classmethod
-    def read(cls, f: Fields) -> "KernelTime":
+    def read(cls, f: Fields) -> KernelTime:
         return cls(f.text("name", required=True), f.number("time_s"), f.number("baseline_time_s"))
 
 
@@ -109,7 +109,7 @@ class ResultEntry:
     relation: PeerCell | None = None
 
     @classmethod
-    def of(cls, outcome: Outcome) -> "ResultEntry":
+    def of(cls, outcome: Outcome) -> ResultEntry:
         """The entry of one test's outcome."""
         time = None
         record, baseline = outcome.record, outcome.baseline
@@ -154,7 +154,7 @@ class ResultEntry:
         }
 
     @classmethod
-    def from_json(cls, data: Any, strict: bool = True) -> "ResultEntry":
+    def from_json(cls, data: Any, strict: bool = True) -> ResultEntry:
         """Read one entry. Strict, the first missing or wrong field raises SchemaProblem
         naming it (``time.ratio``; a record's field comes with ``within="record"``).
         Fields the first results files did not have (``message``, ``location``,
@@ -288,7 +288,7 @@ class HistoryRun:
     tests: dict[str, tuple[float | None, str]]
 
     @classmethod
-    def read(cls, data: Any) -> "HistoryRun":
+    def read(cls, data: Any) -> HistoryRun:
         f = Fields(data, "", strict=False)
         tests = f.obj("tests")
         points = {}

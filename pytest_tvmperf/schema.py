@@ -245,7 +245,7 @@ class Fields:
             return value
         return self._bad(key, "a number", None)
 
-    def obj(self, key: str, required: bool = False) -> "Fields | None":
+    def obj(self, key: str, required: bool = False) -> Fields | None:
         """A nested object (None for null or missing)."""
         value = self._get(key, required)
         if value is _MISSING or value is None:
@@ -259,7 +259,7 @@ class Fields:
         value = self._get(key, False)
         return None if value is _MISSING else value
 
-    def objects(self, key: str) -> list["Fields"]:
+    def objects(self, key: str) -> list[Fields]:
         """A list of objects (empty for null or missing); lenient, items that are not
         objects are left out."""
         value = self._get(key, False)

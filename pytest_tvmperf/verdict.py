@@ -49,7 +49,7 @@ class Verdict(str, Enum):
         return self in (Verdict.REGRESSED, Verdict.EXCEEDED, Verdict.INCONCLUSIVE)
 
     @classmethod
-    def known(cls, word: str) -> "Verdict | str":
+    def known(cls, word: str) -> Verdict | str:
         """``word`` as a member when it is one, else unchanged (a word of another
         version of the plugin, read back from a file)."""
         try:
@@ -75,7 +75,7 @@ TEST_VERDICTS = (Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCO
                  Verdict.NO_BASELINE, Verdict.ERROR, Verdict.WRONG, Verdict.SLOWER_THAN_PEER)
 
 
-def read_verdict(fields: Fields, key: str) -> "Verdict | str":
+def read_verdict(fields: Fields, key: str) -> Verdict | str:
     """A verdict field: a member, or (lenient) the word as written; strict, a word that
     is no verdict is a SchemaProblem."""
     word = fields.text(key, required=True)
@@ -103,7 +103,7 @@ class PeerCell:
     denominator_s: float | None = None
 
     @classmethod
-    def of(cls, v: Any) -> "PeerCell":
+    def of(cls, v: Any) -> PeerCell:
         """The cell of a ``compare.RatioVerdict``."""
         return cls(v.name, v.ratio, v.low, v.high, v.status, v.limit, v.numerator_s, v.denominator_s)
 
@@ -113,7 +113,7 @@ class PeerCell:
                 "status": str(self.status), "numerator_s": self.numerator_s, "denominator_s": self.denominator_s}
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "peer", strict: bool = True) -> "PeerCell":
+    def from_dict(cls, data: Any, where: str = "peer", strict: bool = True) -> PeerCell:
         """Read back :meth:`to_dict`'s output; raises SchemaProblem naming the field
         (lenient, ``strict=False``: what is missing or wrong reads as nothing)."""
         f = data if isinstance(data, Fields) else Fields(data, where, strict)

@@ -1,0 +1,60 @@
+"""Fair conditions for peer frameworks timed next to TVM in one process.
+
+Eager PyTorch with its default thread count, in a process whose TVM thread pool has
+run, was measured 100x slower than with one thread (23.9 ms against 0.22 ms for the
+MLP at batch 4 on the 2-core CI machine): the two pools fight over the cores. So a
+peer runs with as many threads as TVM uses (``tvm.runtime.num_threads()``), which is
+also the fair comparison. onnxruntime sessions get ``intra_op_num_threads`` from
+:func:`tvm_threads` when they are made; NumPy's BLAS and any OpenMP runtime are held
+at the same count by threadpoolctl (uncontrolled, NumPy's BLAS threads made the NumPy
+peer ratio swing from 0.54x to 15x between two runs of the same test).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Iterator
+
+
+def tvm_threads() -> int:
+    import tvm
+
+    return int(tvm.runtime.num_threads())
+
+
+@contextlib.contextmanager
+def same_threads(threads: int) -> Iterator[None]:
+    """PyTorch's intra-op thread count, and every BLAS and OpenMP thread pool that
+    threadpoolctl finds (NumPy's OpenBLAS among them), set to ``threads`` for the
+    duration, then restored."""
+    from threadpoolctl import threadpool_limits
+
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(threads)
+    try:
+        with threadpool_limits(limits=threads):
+            yield
+    finally:
+        if torch is not None and before is not None:
+            torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def tvm_thread_count(threads: int | None) -> Iterator[None]:
+    """TVM's thread pool resized to ``threads`` for the duration (None: left as it is),
+    then restored (``runtime.config_threadpool``, mode 1: the pool's default, all big cores)."""
+    if threads is None:
+        yield
+        return
+    import tvm_ffi
+
+    config = tvm_ffi.get_global_func("runtime.config_threadpool")
+    before = tvm_threads()
+    config(1, threads)
+    try:
+        yield
+    finally:
+        config(1, before)
