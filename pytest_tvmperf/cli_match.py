@@ -9,7 +9,7 @@ from typing import Sequence
 
 from .compare import Comparison
 from .record import Record
-from .report import SummaryRow, fmt_number, fmt_time
+from .report import SummaryRow, fmt_number, fmt_time, text_table
 from .results import ResultEntry, ResultsError
 from .verdict import Verdict
 
@@ -58,11 +58,6 @@ def _target_name(record: Record | None, entry: ResultEntry | None = None) -> str
     return "-"
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
-
-
 def _show_rows(test: str, executor: str, target: str, record: Record | None, extra: Sequence[str]) -> list[list[str]]:
     if record is None:
         first = [test, executor, target, "-", "-", "-", "-"]
@@ -99,7 +94,7 @@ def show_lines(loaded: Loaded) -> list[str]:
             rows.extend(_show_rows(entry.nodeid, executor, _target_name(record, entry), record,
                                    (str(entry.verdict or "-"),)))
         head = f"{loaded.label}: {len(loaded.entries)} test(s), {len(loaded.records)} with measurements"
-    return [head, *table(header, rows)]
+    return [head, *text_table(header, rows)]
 
 
 # ---------------------------------------------------------------- diff

@@ -30,6 +30,12 @@ def fmt_number(value: float | None) -> str:
     return f"{int(value)}" if float(value).is_integer() else f"{value:.4g}"
 
 
+def text_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
+    """``header`` and ``rows`` as lines of left-aligned columns, two spaces apart."""
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+
+
 def update_command(nodeid: str | None, options: Sequence[str] = (), first: Sequence[str] = ()) -> str:
     """``pytest [first] --tvmperf-update [options] 'nodeid'``, every part shell-quoted,
     so it runs as printed (``options``: those of the run that decide which tests exist
@@ -213,8 +219,7 @@ def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
     header, body = _peer_cells(rows)
     if not body:
         return []
-    widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body]]
+    return text_table(header, body)
 
 
 def peer_lines(verdicts: Iterable[RatioVerdict]) -> list[str]:
@@ -261,8 +266,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
         ratio = _ratio_cell(r)
         instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
         body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), ratio, instr, r.verdict))
-    widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body]]
+    return text_table(header, body)
 
 
 def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
