@@ -8,8 +8,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from pytest_tvmperf.verdict import TEST_VERDICTS
+
 ROOT = Path(__file__).resolve().parents[1]
-VERDICTS = ("pass", "regressed", "improved", "inconclusive", "recorded", "no baseline", "error", "wrong")
+#: the words of the summary table's verdict column
+VERDICTS = tuple(v.value for v in TEST_VERDICTS)
 
 # the synthetic workload of known cost: out[i] = sum_k a[i] * w_k over K steps, so
 # its time grows linearly with K and a slowdown of s% is K = 200 * (1 + s/100)

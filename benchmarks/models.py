@@ -41,10 +41,10 @@ from pytest_tvmperf.correctness import check_outputs
 from pytest_tvmperf.executors import CompileError, get_executor
 from pytest_tvmperf.machine import current_machine
 from pytest_tvmperf.measure import TimingTask, TvmTimer, python_sampler
-from pytest_tvmperf.peers import same_threads, tvm_threads
 from pytest_tvmperf.pipelines import tuning_module
 from pytest_tvmperf.report import fmt_time
 from pytest_tvmperf.targets import resolve_target
+from pytest_tvmperf.threads import same_threads, tvm_threads
 from pytest_tvmperf.timestats import bootstrap_se_log_ratio
 from pytest_tvmperf.workload import PIPELINES, PeerUnavailable
 

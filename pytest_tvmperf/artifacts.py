@@ -92,7 +92,7 @@ def discard(pending: PendingArtifact) -> None:
         pass
 
 
-def verified(path: Path, sha256: str | None, shown: str | None = None) -> str | None:
+def problem(path: Path, sha256: str | None, shown: str | None = None) -> str | None:
     """Why the artifact at ``path`` cannot be used, or None when it matches."""
     name = shown or str(path)
     if not path.exists():
@@ -102,6 +102,9 @@ def verified(path: Path, sha256: str | None, shown: str | None = None) -> str | 
     if sha256 is None or file_sha256(path) != sha256:
         return f"baseline artifact {name} does not match the baseline's sha256 (stale); ignored"
     return None
+
+
+#: the old name of :func:`problem` (runner.py still imports it)
 
 
 # ----------------------------------------------------------------- which artifacts are still named

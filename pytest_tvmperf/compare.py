@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -13,8 +13,10 @@ from .options import EXACT_METRICS, TIME_METRIC, Limit
 from .parsing import DEFAULT_ALPHA, DEFAULT_NOISE
 from .record import Record, Timing
 from .timestats import TimeDecision, decide
+from .verdict import MetricStatus, RatioStatus, Verdict
 
-Status = Literal["pass", "regressed", "improved", "inconclusive", "n/a", "not gated"]
+#: the verdict of one metric (kept under its old name)
+Status = MetricStatus
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class TimePolicy:
 @dataclass(frozen=True)
 class MetricVerdict:
     metric: str
-    status: Status
+    status: MetricStatus
     baseline: float | None
     current: float | None
     limit: str
@@ -65,8 +67,8 @@ class MetricVerdict:
 
     def held(self) -> "MetricVerdict":
         """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
-        decision = None if self.decision is None else replace(self.decision, status="inconclusive")
-        return replace(self, status="inconclusive", decision=decision)
+        decision = None if self.decision is None else replace(self.decision, status=Verdict.INCONCLUSIVE)
+        return replace(self, status=Verdict.INCONCLUSIVE, decision=decision)
 
 
 @dataclass(frozen=True)
@@ -82,37 +84,37 @@ class Comparison:
 
     @property
     def regressions(self) -> tuple[MetricVerdict, ...]:
-        return tuple(v for v in self.verdicts if v.status == "regressed")
+        return tuple(v for v in self.verdicts if v.status == Verdict.REGRESSED)
 
     @property
     def improvements(self) -> tuple[MetricVerdict, ...]:
-        return tuple(v for v in self.verdicts if v.status == "improved")
+        return tuple(v for v in self.verdicts if v.status == Verdict.IMPROVED)
 
     @property
     def inconclusive(self) -> bool:
-        return any(v.status == "inconclusive" for v in self.verdicts)
+        return any(v.status == Verdict.INCONCLUSIVE for v in self.verdicts)
 
     @property
-    def status(self) -> str:
+    def status(self) -> MetricStatus:
         if self.regressions:
-            return "regressed"
+            return Verdict.REGRESSED
         if self.inconclusive:
-            return "inconclusive"
+            return Verdict.INCONCLUSIVE
         if self.improvements:
-            return "improved"
-        return "pass"
+            return Verdict.IMPROVED
+        return Verdict.PASS
 
 
 def compare_exact(metric: str, baseline: float | None, current: float | None, limit: Limit) -> MetricVerdict:
     if baseline is None or current is None:
-        return MetricVerdict(metric, "n/a", baseline, current, limit.describe())
+        return MetricVerdict(metric, Verdict.NA, baseline, current, limit.describe())
     if not limit.enabled:
-        return MetricVerdict(metric, "not gated", baseline, current, "off")
+        return MetricVerdict(metric, Verdict.NOT_GATED, baseline, current, "off")
     if current > limit.allowed_max(baseline):
-        return MetricVerdict(metric, "regressed", baseline, current, limit.describe())
+        return MetricVerdict(metric, Verdict.REGRESSED, baseline, current, limit.describe())
     if current < baseline:
-        return MetricVerdict(metric, "improved", baseline, current, limit.describe())
-    return MetricVerdict(metric, "pass", baseline, current, limit.describe())
+        return MetricVerdict(metric, Verdict.IMPROVED, baseline, current, limit.describe())
+    return MetricVerdict(metric, Verdict.PASS, baseline, current, limit.describe())
 
 
 def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
@@ -126,21 +128,21 @@ def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
 
 def _held(decision: TimeDecision, allow_pass: bool = False) -> TimeDecision:
     """The decision held at inconclusive (a pass may stand where ``allow_pass``)."""
-    if decision.status == "pass" and allow_pass:
+    if decision.status == Verdict.PASS and allow_pass:
         return decision
-    return replace(decision, status="inconclusive")
+    return replace(decision, status=Verdict.INCONCLUSIVE)
 
 
 def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = TimePolicy()) -> MetricVerdict:
     timing = current.timing
     if timing is None:
-        return MetricVerdict(TIME_METRIC, "n/a", None, None, limit.describe())
+        return MetricVerdict(TIME_METRIC, Verdict.NA, None, None, limit.describe())
     now, screened = clean(timing.samples)
     fingerprint = timing.machine.fingerprint
     base_timing = baseline.timings.get(fingerprint)
     if not limit.enabled:
         then = base_timing.samples.median if base_timing else None
-        return MetricVerdict(TIME_METRIC, "not gated", then, now.median, "off")
+        return MetricVerdict(TIME_METRIC, Verdict.NOT_GATED, then, now.median, "off")
     threshold = limit.relative if limit.relative is not None else 0.0
     where = ""
     reason = ""
@@ -156,7 +158,7 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
             else:
                 why = f"{len(baseline.timings)} other machine(s) recorded, none with reference kernel {now.reference_name}"
             return MetricVerdict(
-                TIME_METRIC, "not gated", None, now.median, limit.describe(),
+                TIME_METRIC, Verdict.NOT_GATED, None, now.median, limit.describe(),
                 note=f"no time baseline for this machine (fingerprint {fingerprint}); {why}",
             )
         decision = decide(now.normalized, other.samples.normalized, threshold, policy.alpha,
@@ -202,6 +204,11 @@ def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], 
     return Comparison(tuple(verdicts))
 
 
+#: a ratio's decision (on ratio/limit, threshold 0) as the ratio's status
+_RATIO_STATUS = {Verdict.REGRESSED: Verdict.EXCEEDED, Verdict.IMPROVED: Verdict.PASS, Verdict.PASS: Verdict.PASS,
+                 Verdict.INCONCLUSIVE: Verdict.INCONCLUSIVE}
+
+
 @dataclass(frozen=True)
 class RatioVerdict:
     """TVM against something measured side by side in the same rounds: a peer
@@ -221,11 +228,11 @@ class RatioVerdict:
     reason: str = ""
 
     @property
-    def status(self) -> str:
+    def status(self) -> RatioStatus:
         if self.limit is None:
-            return "not gated"
+            return Verdict.NOT_GATED
         # decide() ran on ratio/limit with threshold 0: "regressed" means above the limit
-        return {"regressed": "exceeded", "improved": "pass"}.get(self.decision.status, self.decision.status)
+        return _RATIO_STATUS[self.decision.status]
 
     @property
     def ratio(self) -> float:

@@ -12,6 +12,7 @@ import itertools
 import os
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
@@ -301,7 +302,6 @@ def load_artifact(path: str, executor: str, entry: str, target: TargetSpec) -> C
 
 #: copies of each artifact timed in turn, to average out memory-placement bias
 PLACEMENTS = 3
-_copies = itertools.count()
 
 
 def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, args: Sequence[np.ndarray],
@@ -310,10 +310,12 @@ def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, ar
     """One sampler over ``placements`` copies of the artifact at ``path``, each loaded
     from its own file (in ``scratch``) with its own input buffers, taken in turn: where
     code and data land in memory moves one copy's time by a few percent, the same in
-    every sample of it, and only other placements average that bias out."""
+    every sample of it, and only other placements average that bias out. Each copy gets
+    a file name never used before (a name loaded before would give back that library)."""
     samplers = []
     for i in range(placements):
-        copy = Path(scratch, f"{Path(path).stem}.{i}.{next(_copies)}.so")
+        fd, copy = tempfile.mkstemp(prefix=f"{Path(path).stem}.{i}.", suffix=".so", dir=scratch)
+        os.close(fd)
         shutil.copyfile(path, copy)
         samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
     turn = itertools.cycle(samplers)

@@ -8,13 +8,18 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from .report import SummaryRow, github_annotation, markdown_summary
-from .results import ResultsError, history_line, parse_history, results_json
+from .results import (
+    ResultEntry,
+    ResultsError,
+    history_line,
+    parse_history,
+    results_json,
+)
 from .store import atomic_write, read_regular_text
-
-FAILED = ("regressed", "wrong", "error", "no baseline", "slower than peer")
+from .verdict import FAILING
 
 
 def check_writable(path: Path, option: str) -> None:
@@ -46,7 +51,7 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
-def write_reports(entries: Sequence[Mapping[str, Any]], rows: Sequence[SummaryRow], *, json_path: Path | None,
+def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *, json_path: Path | None,
                   html_path: Path | None, history_path: Path | None, history: list[dict[str, Any]]) -> list[str]:
     """Write what was asked for; returns lines to show (what was written where)."""
     created = now_iso()
@@ -62,9 +67,9 @@ def write_reports(entries: Sequence[Mapping[str, Any]], rows: Sequence[SummaryRo
             f.write(json.dumps(line, sort_keys=True) + "\n")
         shown.append(f"history ({len(history)} runs): {history_path}")
     if html_path is not None:
-        from .html_report import render_html
+        from .html_report import render_page
 
-        atomic_write(html_path, render_html(results, history if history_path is not None else None))
+        atomic_write(html_path, render_page(entries, created, history if history_path is not None else None))
         shown.append(f"HTML report: {html_path}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and rows:
@@ -73,13 +78,13 @@ def write_reports(entries: Sequence[Mapping[str, Any]], rows: Sequence[SummaryRo
     return shown
 
 
-def annotations(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+def annotations(entries: Sequence[ResultEntry]) -> list[str]:
     """``::error`` lines for failed tests, when running under GitHub Actions."""
     if os.environ.get("GITHUB_ACTIONS") != "true":
         return []
     out = []
     for e in entries:
-        if e["verdict"] in FAILED and e.get("message"):
-            path, line = (e.get("location") or ["", 0])[:2]
-            out.append(github_annotation(path or e["nodeid"].split("::")[0], int(line or 1), e["verdict"], e["message"]))
+        if e.verdict in FAILING and e.message:
+            path, line = e.location
+            out.append(github_annotation(path or e.nodeid.split("::")[0], int(line or 1), e.verdict, e.message))
     return out

@@ -16,7 +16,8 @@ from .measure import Timer, TvmTimer
 from .report import SummaryRow
 from .results import ResultsError
 from .runner import Combo, Tvmperf
-from .session import TvmperfSession, producible_ids
+from .outcome import producible_ids
+from .session import TvmperfSession
 from .store import baseline_path
 
 SESSION_KEY = pytest.StashKey[TvmperfSession]()

@@ -5,12 +5,13 @@ from __future__ import annotations
 import difflib
 import shlex
 from collections import Counter
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Iterable, Mapping, Sequence
 
 from .compare import Comparison, MetricVerdict, RatioVerdict
 from .metrics import ExactMetrics
 from .record import Record
+from .verdict import PeerCell, Verdict
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -27,6 +28,12 @@ def fmt_number(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{int(value)}" if float(value).is_integer() else f"{value:.4g}"
+
+
+def text_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
+    """``header`` and ``rows`` as lines of left-aligned columns, two spaces apart."""
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
 
 
 def update_command(nodeid: str | None, options: Sequence[str] = (), first: Sequence[str] = ()) -> str:
@@ -98,7 +105,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     for note in notes:
         lines.append(f"  note: {note}")
     time_verdict = comparison.get("time")
-    if time_verdict is not None and time_verdict.status != "regressed" and time_verdict.current is not None:
+    if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
         first, *rest = _verdict_line(time_verdict, current, baseline)
         lines.append(f"{first} [{time_verdict.status}]")
         lines.extend(rest)
@@ -164,33 +171,44 @@ class SummaryRow:
     baseline_s: float | None
     instructions: int | None
     baseline_instructions: int | None
-    verdict: str
+    verdict: Verdict
     note: str = ""
     ratio: float | None = None
     low: float | None = None
     high: float | None = None
     mode: str = ""
-    #: TVM over each peer framework: ``(name, ratio, low, high, status, limit or None)``
-    peers: tuple = ()
+    #: TVM over each peer framework
+    peers: tuple[PeerCell, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Builtin types only (the xdist hand-over)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**data, "verdict": str(self.verdict), "peers": [p.to_dict() for p in self.peers]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SummaryRow:
+        """Read back :meth:`to_dict`'s output (or ``dataclasses.asdict``'s)."""
+        return cls(**{**data, "verdict": Verdict(data["verdict"]),
+                      "peers": tuple(PeerCell.from_dict(p) for p in data.get("peers", ()))})
 
 
 def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """Header and body of the peer ratio table: one row per test with peers, one
     column per peer."""
     with_peers = [r for r in rows if r.peers]
-    names = sorted({p[0] for r in with_peers for p in r.peers})
+    names = sorted({p.name for r in with_peers for p in r.peers})
     header = ("test", "tvm", *(f"tvm/{n}" for n in names))
     body = []
     for r in with_peers:
-        cells = {p[0]: p for p in r.peers}
+        cells = {p.name: p for p in r.peers}
         row = [r.test, fmt_time(r.median_s)]
         for n in names:
             if n not in cells:
                 row.append("-")
                 continue
-            _, ratio, low, high, status, limit = cells[n]
-            gate = "" if limit is None else f" <= {limit:g} {status}"
-            row.append(f"{ratio:.2f}x [{low:.2f}-{high:.2f}]{gate}")
+            p = cells[n]
+            gate = "" if p.limit is None else f" <= {p.limit:g} {p.status}"
+            row.append(f"{p.ratio:.2f}x [{p.low:.2f}-{p.high:.2f}]{gate}")
         body.append(tuple(row))
     return header, body
 
@@ -201,8 +219,7 @@ def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
     header, body = _peer_cells(rows)
     if not body:
         return []
-    widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body]]
+    return text_table(header, body)
 
 
 def peer_lines(verdicts: Iterable[RatioVerdict]) -> list[str]:
@@ -219,7 +236,8 @@ def relation_message(label: str, verdict: RatioVerdict, exact_a: ExactMetrics, e
                      notes: Sequence[str] = ()) -> str:
     """The message of ``tvmperf.assert_ratio``: the ratio with its interval, the
     limit, and the exact metrics of both sides next to each other."""
-    word = {"exceeded": "is more than", "pass": "is within", "inconclusive": "cannot be told against"}[verdict.status]
+    word = {Verdict.EXCEEDED: "is more than", Verdict.PASS: "is within",
+            Verdict.INCONCLUSIVE: "cannot be told against"}[verdict.status]
     lines = [f"tvmperf: {label}: time ratio {verdict.describe()} {word} the limit {verdict.limit:g}x",
              f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} (medians, measured side by side)"]
     for metric in ("instructions", "calls", "kernels", "storage_bytes"):
@@ -248,8 +266,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
         ratio = _ratio_cell(r)
         instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
         body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), ratio, instr, r.verdict))
-    widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body]]
+    return text_table(header, body)
 
 
 def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
@@ -265,7 +282,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     lines = [f"### pytest-tvmperf: {head}", "",
              "| test | executor | target | median | baseline | ratio [CI] | instructions now/base | verdict |",
              "|---|---|---|---|---|---|---|---|"]
-    icon = {"regressed": "❌", "inconclusive": "⚠️", "improved": "✅", "pass": "✔️"}
+    icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
         instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
         cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), instr,

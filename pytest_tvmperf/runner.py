@@ -19,12 +19,13 @@ from .gate import (confirm, pipeline_notes, relation_confirmation_note, summary_
 from .machine import current_machine
 from .measure import TimeSamples, Timer, TimingTask, kernel_times
 from .options import Limit
-from .peers import same_threads, tvm_thread_count, tvm_threads
+from .threads import same_threads, tvm_thread_count, tvm_threads
 from .prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
 from .record import Record, Timing
 from .reference import REFERENCE_NAME
 from .report import missing_baseline_message, peer_lines, regression_message, relation_message
-from .session import Outcome, TvmperfSession, junit_properties
+from .outcome import Outcome, junit_properties
+from .session import TvmperfSession
 from .sources import TimingSources
 from .store import BaselineError
 from .workers import plain

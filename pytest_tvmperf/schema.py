@@ -20,12 +20,14 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 class SchemaProblem(Exception):
     """One field of a record that is missing or of the wrong type: ``field`` is its
-    dotted path (``timings.<fingerprint>.samples_s``)."""
+    dotted path (``timings.<fingerprint>.samples_s``), ``within`` what holds that
+    record, if anything (``record``: a results entry's)."""
 
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"field {field}: {problem}")
+    def __init__(self, field: str, problem: str, within: str = "") -> None:
+        super().__init__(f"{within + ' ' if within else ''}field {field}: {problem}")
         self.field = field
         self.problem = problem
+        self.within = within
 
 
 def _kind(value: Any) -> str:
@@ -189,3 +191,100 @@ def check_record(data: Any) -> None:
 def check_schema_version(value: Any, wanted: int) -> bool:
     """True for the integer ``wanted`` (``true`` equals 1 in Python, but is no version)."""
     return is_int(value) and value == wanted
+
+
+_MISSING = object()
+
+
+class Fields:
+    """The fields of one JSON object (a results entry, a peer cell), read one by one and
+    named by their dotted path when wrong (``time.ratio: expected a number, got ...``).
+
+    Strict (the default), a missing required field or a value of the wrong type raises
+    :class:`SchemaProblem`; lenient (``strict=False``, for showing whatever a page is
+    handed), it reads as the default instead."""
+
+    def __init__(self, data: Any, where: str = "", strict: bool = True) -> None:
+        if not isinstance(data, Mapping):
+            if strict:
+                _fail(where or "entry", "an object", data)
+            data = {}
+        self.data, self.where, self.strict = data, where, strict
+
+    def path(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def _get(self, key: str, required: bool) -> Any:
+        if key not in self.data:
+            if required and self.strict:
+                raise SchemaProblem(self.path(key), "missing")
+            return _MISSING
+        return self.data[key]
+
+    def _bad(self, key: str, wanted: str, default: Any) -> Any:
+        if self.strict:
+            _fail(self.path(key), wanted, self.data[key])
+        return default
+
+    def text(self, key: str, default: str = "", required: bool = False, nullable: bool = False) -> str:
+        """A string (with ``nullable``, null reads as ``default``)."""
+        value = self._get(key, required)
+        if value is _MISSING or (value is None and nullable):
+            return default
+        return value if isinstance(value, str) else self._bad(key, "a string", default)
+
+    def number(self, key: str, required: bool = False) -> float | None:
+        """A number, or null where not ``required`` (a non-finite float is a number too:
+        a page leaves it out)."""
+        value = self._get(key, required)
+        if value is _MISSING:
+            return None
+        if value is None:
+            return self._bad(key, "a number", None) if required else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        return self._bad(key, "a number", None)
+
+    def obj(self, key: str, required: bool = False) -> Fields | None:
+        """A nested object (None for null or missing)."""
+        value = self._get(key, required)
+        if value is _MISSING or value is None:
+            return None
+        if not isinstance(value, Mapping):
+            return self._bad(key, "an object", None)
+        return Fields(value, self.path(key), self.strict)
+
+    def raw(self, key: str) -> Any:
+        """The value as written (None when missing), for a field checked elsewhere."""
+        value = self._get(key, False)
+        return None if value is _MISSING else value
+
+    def objects(self, key: str) -> list[Fields]:
+        """A list of objects (empty for null or missing); lenient, items that are not
+        objects are left out."""
+        value = self._get(key, False)
+        if value is _MISSING or value is None:
+            return []
+        if not isinstance(value, list):
+            return self._bad(key, "a list", [])
+        out = []
+        for i, item in enumerate(value):
+            if isinstance(item, Mapping):
+                out.append(Fields(item, f"{self.path(key)}[{i}]", self.strict))
+            elif self.strict:
+                _fail(f"{self.path(key)}[{i}]", "an object", item)
+        return out
+
+    def numbers(self, key: str) -> tuple[float, ...] | None:
+        """A list of numbers, or None for null or missing."""
+        value = self._get(key, False)
+        if value is _MISSING or value is None:
+            return None
+        if not isinstance(value, list):
+            return self._bad(key, "a list of numbers", None)
+        for i, item in enumerate(value):
+            if not isinstance(item, (int, float)) or isinstance(item, bool):
+                if self.strict:
+                    _fail(f"{self.path(key)}[{i}]", "a number", item)
+                return None
+        return tuple(value)

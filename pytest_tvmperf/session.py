@@ -11,97 +11,14 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from . import artifacts
-from .compare import Comparison, RatioVerdict, TimePolicy
+from .compare import TimePolicy
 from .isolation import Sandbox
 from .options import Settings
+from .outcome import Outcome
 from .record import Record
 from .report import SummaryRow
 from .store import BaselineError, file_lock, load_baselines
 from .targets import TargetSpec, resolve_target
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one tvmperf test measured and decided."""
-
-    nodeid: str
-    test_id: str
-    executor: str
-    target: str
-    verdict: str
-    record: Record | None = None
-    baseline: Record | None = None
-    comparison: Comparison | None = None
-    note: str = ""
-    message: str = ""
-    location: tuple[str, int] = ("", 0)
-    #: TVM against peer frameworks timed side by side (``--tvmperf-peers``, ``vs_<peer>``)
-    peers: tuple[RatioVerdict, ...] = ()
-    #: the verdict of a ``tvmperf.assert_ratio`` (this outcome is then that relation's)
-    relation: RatioVerdict | None = None
-
-    def summary_row(self) -> SummaryRow:
-        if self.relation is not None:
-            r = self.relation
-            return SummaryRow(test=self.test_id, executor=self.executor, target=self.target,
-                              median_s=r.numerator_s, baseline_s=r.denominator_s, instructions=None,
-                              baseline_instructions=None, verdict=self.verdict, note=self.note,
-                              ratio=r.ratio, low=r.low, high=r.high, mode=f"<= {r.limit:g}x")
-        time_now = self.record.timing.samples.median if self.record and self.record.timing else None
-        time_base = None
-        decision = None
-        if self.comparison is not None and (tv := self.comparison.get("time")) is not None:
-            time_base = tv.baseline
-            decision = tv.decision
-        return SummaryRow(
-            test=self.test_id,
-            executor=self.executor,
-            target=self.target,
-            median_s=time_now,
-            baseline_s=time_base,
-            instructions=self.record.exact.scalar("instructions") if self.record else None,
-            baseline_instructions=self.baseline.exact.scalar("instructions") if self.baseline else None,
-            verdict=self.verdict,
-            note=self.note,
-            ratio=decision.ratio if decision else None,
-            low=decision.low if decision else None,
-            high=decision.high if decision else None,
-            mode=decision.mode if decision else "",
-            peers=tuple((p.name, p.ratio, p.low, p.high, p.status, p.limit) for p in self.peers),
-        )
-
-
-def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
-    """The figures put on a test case of the JUnit XML report (``record_property``)."""
-    props: list[tuple[str, object]] = [
-        ("tvmperf_verdict", outcome.verdict),
-        ("tvmperf_executor", outcome.executor),
-        ("tvmperf_target", outcome.target),
-    ]
-    row = outcome.summary_row()
-    for name, value in (("median_s", row.median_s), ("baseline_s", row.baseline_s), ("ratio", row.ratio),
-                        ("ratio_low", row.low), ("ratio_high", row.high), ("instructions", row.instructions)):
-        if value is not None:
-            props.append((f"tvmperf_{name}", value))
-    if outcome.record is not None:
-        for metric in ("kernels", "storage_bytes", "calls"):
-            value = outcome.record.exact.scalar(metric)
-            if value is not None:
-                props.append((f"tvmperf_{metric}", value))
-    return props
-
-
-def producible_ids(test_id: str, combo_id: str) -> set[str]:
-    """Every test id a collected test could write a baseline under: its own with the
-    executor x target part (``combo_id``, ``none`` when none was left) swapped for every
-    combination there is, so a run with fewer executors or targets (or a marker that
-    allows fewer) still counts the other combinations' baselines as used."""
-    from .options import EXECUTORS, TARGETS
-
-    combos = [f"{t}-{e}" for t in TARGETS for e in EXECUTORS]
-    if combo_id not in test_id:
-        return {test_id}
-    return {test_id} | {test_id.replace(combo_id, other) for other in combos}
 
 
 @dataclass
@@ -122,7 +39,7 @@ class TvmperfSession:
     _scratch: Path | None = None
     export_problem: str = ""
     worker_rows: list[SummaryRow] = field(default_factory=list)
-    worker_entries: list[dict] = field(default_factory=list)
+    worker_entries: list = field(default_factory=list)  # ResultEntry
     history: list[dict] = field(default_factory=list)
     report_lines: list[str] = field(default_factory=list)
     annotation_lines: list[str] = field(default_factory=list)
@@ -216,11 +133,11 @@ class TvmperfSession:
                 removed.append(scratch)
         return removed
 
-    def result_entries(self) -> list[dict]:
+    def result_entries(self) -> list["ResultEntry"]:
         """Results-JSON entries of this process's tests, then those of xdist workers."""
-        from .results import outcome_json
+        from .results import ResultEntry
 
-        return [outcome_json(o) for o in self.outcomes.values()] + self.worker_entries
+        return [ResultEntry.of(o) for o in self.outcomes.values()] + self.worker_entries
 
     def summary_rows(self) -> list[SummaryRow]:
         """Rows of this process's tests, then those reported by xdist workers."""

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from . import executors
-from .artifacts import PendingArtifact, artifact_relpath, export_pending, verified
+from .artifacts import PendingArtifact, artifact_relpath, export_pending, problem as artifact_problem
 from .correctness import check_outputs
 from .executors import shorten_tvm_error
 from .measure import SampleFn, python_sampler
-from .peers import same_threads, tvm_threads
+from .threads import same_threads, tvm_threads
 from .prepare import FILE_NUMBERS, Prepared, display_path
 from .workload import PeerUnavailable, Workload
 
@@ -80,11 +80,11 @@ class TimingSources:
             return None
         path = self.session.settings.baseline_dir / timing.artifact
         shown = display_path(path, self.session.rootpath)
-        problem = verified(path, timing.artifact_sha256, shown)
+        problem = artifact_problem(path, timing.artifact_sha256, shown)
         copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{path.name}"
         if problem is None:  # what runs is a private copy, checked again and run in a child first
             shutil.copyfile(path, copy)
-            problem = verified(copy, timing.artifact_sha256, shown)
+            problem = artifact_problem(copy, timing.artifact_sha256, shown)
         if problem is None:
             crash = self.session.sandbox().run(copy, self.executor, workload.entry, self.target_name, args, out_specs)
             if crash is not None:

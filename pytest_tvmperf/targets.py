@@ -27,10 +27,6 @@ class TargetSpec:
 
         return tvm.cuda(0) if self.name == "cuda" else tvm.cpu(0)
 
-    @property
-    def is_gpu(self) -> bool:
-        return self.name == "cuda"
-
     def as_json(self) -> dict[str, Any]:
         """The full target, as stored in baselines (tuples become lists)."""
         return _plain(self.tvm_target().export())

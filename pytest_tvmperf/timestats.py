@@ -29,7 +29,8 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-TimeStatus = Literal["pass", "regressed", "improved", "inconclusive"]
+from .verdict import TimeStatus, Verdict
+
 Mode = Literal["a/b", "normalized", "raw"]
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -101,11 +102,11 @@ def decide(
     ratio, low, high = math.exp(log_ratio), math.exp(log_ratio - z * se), math.exp(log_ratio + z * se)
     upper90 = math.exp(log_ratio + Z_RULE_OUT * se)
     if low > 1 and ratio > 1 + threshold:
-        status: TimeStatus = "regressed"
+        status: TimeStatus = Verdict.REGRESSED
     elif high < 1 and ratio < 1 / (1 + threshold):
-        status = "improved"
+        status = Verdict.IMPROVED
     elif upper90 <= 1 + threshold:
-        status = "pass"
+        status = Verdict.PASS
     else:
-        status = "inconclusive"
+        status = Verdict.INCONCLUSIVE
     return TimeDecision(status, ratio, low, high, 1 - alpha, mode, noise)

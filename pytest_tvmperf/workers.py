@@ -10,7 +10,10 @@ field, and a worker whose payload did not arrive fails the run.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
+
+from .report import SummaryRow
+from .results import ResultEntry
 
 PAYLOAD_KEY = "tvmperf"
 
@@ -47,21 +50,28 @@ def plain(value: Any, where: str = "payload") -> Any:
                        f"which cannot be sent between processes")
 
 
-def worker_payload(rows: list[dict], results: list[dict], peer_problems: list[str]) -> dict:
-    """The worker's hand-over, made of builtin types only (checked by JSON too)."""
-    payload = plain({"rows": rows, "results": results, "peer_problems": peer_problems})
+def worker_payload(rows: Sequence[SummaryRow | Mapping[str, Any]], results: Sequence[ResultEntry],
+                   peer_problems: Sequence[str]) -> dict:
+    """The worker's hand-over, made of builtin types only (checked by JSON too): summary
+    rows (``SummaryRow.to_dict``, or the dicts ``dataclasses.asdict`` makes of them),
+    results entries (``ResultEntry.to_json``) and why peers were not timed."""
+    payload = plain({"rows": [r.to_dict() if isinstance(r, SummaryRow) else r for r in rows],
+                     "results": [e.to_json() for e in results], "peer_problems": list(peer_problems)})
     json.dumps(payload)  # non-finite floats are fine for JSON here; anything else raises
     return payload
 
 
 def received(node: Any, error: Any) -> tuple[dict | None, str | None]:
-    """The payload a finished worker handed over, or why it is missing."""
+    """The payload a finished worker handed over, typed again (``rows``: SummaryRow
+    keyword arguments; ``results``: ResultEntry), or why it is missing."""
     name = getattr(node, "gateway", None)
     name = getattr(name, "id", None) or "a worker"
     output = getattr(node, "workeroutput", None) or {}
     payload = output.get(PAYLOAD_KEY)
     if payload is not None and "error" not in payload:
-        return payload, None
+        rows = [dict(vars(SummaryRow.from_dict(row))) for row in payload["rows"]]
+        results = [ResultEntry.from_json(entry) for entry in payload["results"]]
+        return {**payload, "rows": rows, "results": results}, None
     why = f": {payload['error']}" if payload else f": {error}" if error else ""
     return None, (f"xdist worker {name} went down before handing over its tvmperf results{why}; the summary and "
                   f"report files miss the tests it ran, so the run fails")

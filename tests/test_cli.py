@@ -21,7 +21,7 @@ from pytest_tvmperf.measure import TimeSamples
 from pytest_tvmperf.metrics import ExactMetrics
 from pytest_tvmperf.record import Record, Timing
 from pytest_tvmperf.report import fmt_time
-from pytest_tvmperf.results import results_json
+from pytest_tvmperf.results import ResultEntry, results_json
 from pytest_tvmperf.store import dump_baselines
 
 REF = "matmul128-te-default/v1"
@@ -74,7 +74,7 @@ def write_baselines(path: Path, records: dict[str, Record]) -> Path:
 
 
 def entry(nodeid: str, rec: Record | None, verdict: str = "pass") -> dict:
-    """A results-file test entry, shaped like results.outcome_json's output."""
+    """A results-file test entry, shaped like ResultEntry.of(outcome).to_json()."""
     time = None
     if rec is not None and rec.timing is not None:
         samples = rec.timing.samples
@@ -97,7 +97,8 @@ def entry(nodeid: str, rec: Record | None, verdict: str = "pass") -> dict:
 
 def write_results(path: Path, entries: list[dict]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results_json(entries, "2025-01-01T00:00:00+00:00"), indent=2), encoding="utf-8")
+    typed = [ResultEntry.from_json(e) for e in entries]
+    path.write_text(json.dumps(results_json(typed, "2025-01-01T00:00:00+00:00"), indent=2), encoding="utf-8")
     return path
 
 

@@ -10,18 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..workload import Workload
-
-LAYERS = (1024, 512, 256, 128)
-
-
-def _weights(seed: int) -> list[tuple[str, np.ndarray]]:
-    rng = np.random.default_rng(seed)
-    params = []
-    for i, (n_in, n_out) in enumerate(zip(LAYERS, LAYERS[1:])):
-        scale = 1.0 / np.sqrt(n_in)
-        params.append((f"fc{i}.weight", (rng.standard_normal((n_out, n_in)) * scale).astype("float32")))
-        params.append((f"fc{i}.bias", (rng.standard_normal(n_out) * 0.1).astype("float32")))
-    return params
+from .mlp_weights import LAYERS, mlp_weights
 
 
 def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed: int = 0) -> Workload:
@@ -54,7 +43,7 @@ def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed
             return self.fc2(self.fc1(self.fc0(x)))
 
     mod, _ = MLP().export_tvm({"forward": {"x": nn.spec.Tensor((batch, LAYERS[0]), "float32")}})
-    weights = _weights(seed)
+    weights = mlp_weights(seed)
     if bind_params:
         mod = relax.transform.BindParams("forward", {k: tvm.runtime.tensor(v) for k, v in weights})(mod)
         mod = relax.transform.FoldConstant()(mod)

@@ -116,7 +116,7 @@ def _default_maker(inputs, shapes):
 
 
 def _onnxruntime_session(ort, serialized: bytes):
-    from ..peers import tvm_threads
+    from ..threads import tvm_threads
 
     options = ort.SessionOptions()
     options.log_severity_level = 3

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..workload import Workload, WorkloadError, random_input
+from .mlp_weights import LAYERS, mlp_weights
 
 TORCH_HINT = ("torch is not installed: pip install 'pytest-tvmperf[torch]' "
               "(CPU build: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
@@ -231,9 +232,7 @@ def mlp_module(seed: int = 0) -> Any:
     ``nn.Linear`` (1024-512-256-128, dense+bias, no activation between them, as in the
     reports), holding the same seeded weights as :func:`pytest_tvmperf.workloads.mlp`."""
     torch = require_torch()
-    from .mlp import LAYERS, _weights
-
-    weights = dict(_weights(seed))
+    weights = dict(mlp_weights(seed))
     layers = [torch.nn.Linear(n_in, n_out) for n_in, n_out in zip(LAYERS, LAYERS[1:])]
     with torch.no_grad():
         for i, layer in enumerate(layers):
@@ -250,8 +249,6 @@ def torch_mlp(batch: int | str = 1, seed: int = 0, example_batch: int = 4) -> Wo
         an int for a static batch, or a dim name (``"n"``) for a dynamic batch, timed at
         ``example_batch`` and checked by Hypothesis on batches 1..16.
     """
-    from .mlp import LAYERS
-
     if isinstance(batch, bool) or not (isinstance(batch, int) or (isinstance(batch, str) and batch.isidentifier())):
         raise ValueError(f"torch_mlp(batch={batch!r}): batch must be an int or a dim name like 'n'")
     if isinstance(batch, int) and batch < 1:

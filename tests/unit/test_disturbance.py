@@ -113,7 +113,7 @@ def test_a_machine_busy_throughout_gives_inconclusive_for_time_peers_and_relatio
 
 def test_peers_run_with_the_blas_threads_held_at_tvms_count():
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from pytest_tvmperf.peers import same_threads
+    from pytest_tvmperf.threads import same_threads
 
     with same_threads(1):
         pools = threadpoolctl.threadpool_info()

@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_tvmperf.html_report import MAX_KERNELS, NEUTRAL, NEUTRAL_MARK, VERDICT_COLOURS, render_html
+from pytest_tvmperf.metrics import ExactMetrics
+from pytest_tvmperf.record import Record
 
 SVG_NS = "http://www.w3.org/2000/svg"
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -95,6 +97,11 @@ def table_rows(root: Node) -> list[Node]:
 # --------------------------------------------------------------------------- synthetic results
 
 
+def rec(instructions: dict | None) -> dict:
+    """A record's JSON with these instruction counts per function (None: n/a)."""
+    return Record("w", "vm-bytecode", {"kind": "llvm"}, "0.27", ExactMetrics(instructions=instructions)).as_json()
+
+
 def entry(test_id: str, verdict: str = "pass", *, ratio: float | None = 1.0, low: float | None = None,
           high: float | None = None, median: float | None = 1e-3, baseline_s: float | None = 1e-3,
           mode: str | None = "a/b", instr=17, base_instr=17, kernels=None, timed: bool = True,
@@ -114,8 +121,8 @@ def entry(test_id: str, verdict: str = "pass", *, ratio: float | None = 1.0, low
         "note": "",
         "time": time,
         "kernels": kernels or [],
-        "record": {"exact": {"instructions": None if instr is None else {"main": instr}}},
-        "baseline": {"exact": {"instructions": None if base_instr is None else {"main": base_instr}}},
+        "record": rec(None if instr is None else {"main": instr}),
+        "baseline": rec(None if base_instr is None else {"main": base_instr}),
     }
     out.update(extra)
     return out
@@ -198,9 +205,8 @@ def test_instructions_sum_over_functions_and_null_is_na():
         entry("t1", instr=None, base_instr=None),
         entry("t2"),
         entry("t3", record=None, baseline=None),
-        entry("t4", record={"exact": {"instructions": {"main": 10, "helper": 7}}},
-              baseline={"exact": {"instructions": {"main": 9, "helper": 7}}}),
-        entry("t5", record={"exact": {"instructions": {"main": 12}}}, baseline=None),
+        entry("t4", record=rec({"main": 10, "helper": 7}), baseline=rec({"main": 9, "helper": 7})),
+        entry("t5", record=rec({"main": 12}), baseline=None),
         entry("t6", record={}, baseline={"exact": {}}),
     )
     rows = [r.children[6].text for r in table_rows(parse(render_html(data)))]

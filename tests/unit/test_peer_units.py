@@ -16,6 +16,7 @@ from pytest_tvmperf.measure import TimeSamples
 from pytest_tvmperf.metrics import ExactMetrics
 from pytest_tvmperf.record import Record, Timing
 from pytest_tvmperf.report import SummaryRow, peer_lines, peer_table, relation_message
+from pytest_tvmperf.verdict import PeerCell, Verdict
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -100,7 +101,8 @@ def test_record_json_keeps_pipeline_tuning_and_peers():
 
 def test_peer_table_and_lines():
     rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass",
-                       peers=(("numpy", 0.5, 0.45, 0.55, "not gated", None), ("torch", 2.0, 1.9, 2.1, "exceeded", 1.2))),
+                       peers=(PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),
+                              PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2))),
             SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass")]
     table = peer_table(rows)
     assert table[0].split() == ["test", "tvm", "tvm/numpy", "tvm/torch"]
@@ -124,7 +126,8 @@ def test_markdown_summary_has_the_peer_table():
     from pytest_tvmperf.report import markdown_summary
 
     rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass",
-                       peers=(("numpy", 0.5, 0.45, 0.55, "not gated", None), ("torch", 2.0, 1.9, 2.1, "exceeded", 1.2)))]
+                       peers=(PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),
+                              PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2)))]
     text = markdown_summary(rows)
     assert "| test | tvm | tvm/numpy | tvm/torch |" in text
     assert "| `t1` | 2 ms | 0.50x [0.45-0.55] | 2.00x [1.90-2.10] <= 1.2 exceeded |" in text
@@ -166,10 +169,11 @@ def test_gpu_kernels_are_left_unscheduled_for_tuning():
 
 
 def test_history_leaves_relations_out_and_keeps_the_check():
-    from pytest_tvmperf.results import history_line
+    from pytest_tvmperf.results import ResultEntry, TimeCell, history_line
 
-    entries = [{"nodeid": "t.py::x", "time": {"median_s": 1e-3}, "verdict": "pass", "relation": None},
-               {"nodeid": "t.py::x", "time": None, "verdict": "regressed", "relation": {"ratio": 2.0}}]
+    entries = [ResultEntry("t.py::x", Verdict.PASS, time=TimeCell(median_s=1e-3), relation=None),
+               ResultEntry("t.py::x", Verdict.REGRESSED, time=None,
+                           relation=PeerCell("a / b", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.5))]
     assert history_line(entries, "now")["tests"] == {"t.py::x": {"median_s": 1e-3, "verdict": "pass"}}
 
 
