@@ -8,13 +8,16 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from . import artifacts
 from .compare import TimePolicy
 from .isolation import Sandbox
 from .options import Settings
 from .outcome import Outcome
+
+if TYPE_CHECKING:
+    from .results import ResultEntry
 from .record import Record
 from .report import SummaryRow
 from .store import BaselineError, file_lock, load_baselines
