@@ -28,35 +28,9 @@ from .outcome import Outcome, junit_properties
 from .session import TvmperfSession
 from .sources import TimingSources
 from .store import BaselineError
+from .combos import Combo, TvmperfInconclusive, Variant
 from .workers import plain
 from .workload import Workload
-
-
-@dataclass(frozen=True)
-class Combo:
-    """One executor x target combination: a test id suffix like ``llvm-vm-bytecode``."""
-
-    target: str
-    executor: str
-
-    @property
-    def id(self) -> str:
-        return f"{self.target}-{self.executor}"
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One side of ``tvmperf.assert_ratio``: a workload, under another executor than
-    the test's when ``executor`` is given (e.g. ``vm-compiled`` against ``vm-bytecode``)."""
-
-    workload: Workload
-    executor: str | None = None
-    label: str | None = None
-
-    def describe(self, default_executor: str) -> str:
-        if self.label:
-            return self.label
-        return f"{self.workload.name}" + (f" [{self.executor}]" if self.executor and self.executor != default_executor else "")
 
 
 @dataclass
@@ -110,7 +84,7 @@ class Tvmperf:
         """Keep the outcome for the summary and reports, and put its figures on the
         test's JUnit XML properties."""
         outcome = replace(outcome, location=self.location)
-        self.session.add(outcome)
+        self.session.report.add(outcome)
         # builtin types only: xdist sends the properties to the controller
         self.user_properties.extend((name, plain(value)) for name, value in junit_properties(outcome))
         return outcome
@@ -205,7 +179,7 @@ class Tvmperf:
             discard(pending)
         if self.session.settings.update:
             if keep:
-                self.session.queue_artifact(pending)
+                self.session.store.queue_artifact(pending)
             kept, screened = clean(samples)  # the baseline keeps the rounds the machine left alone
             busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
                     f"trustworthy baseline" if screened is not None and screened.busy else "")
@@ -324,7 +298,7 @@ class Tvmperf:
     def _baselines(self) -> dict[str, Record]:
         __tracebackhide__ = True
         try:  # read even when updating: a broken file is reported, never overwritten
-            return self.session.baselines(self.baseline_file)
+            return self.session.store.baselines(self.baseline_file)
         except BaselineError as exc:
             problem = str(exc)
         self._fail("error", f"tvmperf: {problem}")  # outside the except: no chained traceback
@@ -352,7 +326,7 @@ class Tvmperf:
 
     def _record(self, record: Record, note: str = "") -> Outcome:
         __tracebackhide__ = True
-        self.session.queue_update(self.baseline_file, self.test_id, record)
+        self.session.store.queue_update(self.baseline_file, self.test_id, record)
         peers = self._peer_verdicts(record)
         gated = [p for p in peers if p.status in ("exceeded", "inconclusive")]
         message = ""
@@ -409,7 +383,3 @@ class Tvmperf:
         if decided.open:
             self._inconclusive(message)
         return outcome
-
-
-class TvmperfInconclusive(UserWarning):
-    """A time verdict that the noise left open (see --tvmperf-inconclusive)."""

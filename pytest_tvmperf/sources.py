@@ -60,7 +60,7 @@ class TimingSources:
             except (ImportError, PeerUnavailable) as exc:
                 if name in self.peer_limits:
                     pytest.skip(f"peer {name} is not available, so vs_{name} cannot be checked: {exc}")
-                self.session.peer_problems.add(f"peer {name} not timed: {exc}")
+                self.session.report.peer_problems.add(f"peer {name} not timed: {exc}")
                 continue
             with same_threads(tvm_threads()):
                 got = run(*prep.inputs)
@@ -119,5 +119,5 @@ class TimingSources:
             self.session.exported.append(pending)  # removed at session end unless committed
             return pending
         except Exception as exc:  # no C toolchain to link a shared library: time in memory
-            self.session.export_problem = f"compiled artifacts cannot be exported here, a/b timing is off ({shorten_tvm_error(exc, 2)})"
+            self.session.report.export_problem = f"compiled artifacts cannot be exported here, a/b timing is off ({shorten_tvm_error(exc, 2)})"
             return None

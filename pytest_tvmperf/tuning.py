@@ -26,31 +26,43 @@ TVM is imported lazily.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import importlib.util
-import json
 import logging
 import math
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
-WORKLOAD_FILE = "database_workload.json"
-RECORD_FILE = "database_tuning_record.json"
+from .tuning_tasks import (  # noqa: F401  (tasks_of re-exported)
+    _is_relax,
+    _tunable,
+    _task_module,
+    _split_tasks,
+    tasks_of,
+)
+from .tuning_db import (  # noqa: F401  (re-exported: TuningError and the file names)
+    RECORD_FILE,
+    TUNE_COMMAND,
+    WORKLOAD_FILE,
+    TuningError,
+    load_tensor_intrinsics,
+    _recreate_hint,
+    _check_files,
+    _open_database,
+    _records_hash,
+    _plain,
+    _target_key,
+    _task_records,
+    _best_records,
+)
+
 #: how a user creates or refreshes a tuning database
-TUNE_COMMAND = "pytest --tvmperf-tune=TRIALS"
 #: the most candidates built and measured in one batch (one progress report each)
 MAX_TRIALS_PER_ITER = 16
 #: the loggers MetaSchedule's per-task messages go to (silent unless configured)
 LOGGER = "pytest_tvmperf.tuning"
-
-
-class TuningError(Exception):
-    """A tuning database that is missing or unreadable, or tuning that cannot run;
-    the message names the file and says what to do."""
 
 
 @dataclass(frozen=True)
@@ -123,202 +135,6 @@ class TuningState:
 # ---------------------------------------------------------------------------- tasks
 
 
-def _is_relax(mod: Any) -> bool:
-    from tvm import relax
-
-    return any(isinstance(f, relax.Function) for f in mod.functions.values())
-
-
-def _tunable(func: Any) -> bool:
-    """Whether MetaSchedule can tune the PrimFunc ``func``: not already scheduled,
-    and only buffer parameters of static shapes (its search fails on a symbolic
-    shape with ``parallel_for_dynamic error ... old_rv != nullptr``)."""
-    from tvm import tirx
-    from tvm.tirx.buffer import BufferType
-
-    if func.attrs is not None and bool(func.attrs.get("tirx.is_scheduled", False)):
-        return False
-    for param in func.params:
-        if not isinstance(param.ty, BufferType):  # a scalar: a dynamic kernel's shape variable
-            return False
-        if not all(isinstance(dim, tirx.IntImm) for dim in param.shape):
-            return False
-    return True
-
-
-def _task_module(func: Any) -> Any:
-    """The IRModule MetaSchedule keys a PrimFunc by, as ``extract_tasks`` makes it:
-    the function as ``main`` with global symbol ``main`` (so the key does not depend
-    on the entry's name; without a global symbol the candidates do not build) and
-    ``tirx.noalias``."""
-    import tvm
-
-    return tvm.IRModule({"main": func.with_attr("global_symbol", "main").with_attr("tirx.noalias", True)})
-
-
-def _split_tasks(mod: Any, target: Any) -> tuple[list[tuple[str, Any, float]], list[str]]:
-    """(tunable tasks as (name, task module, weight) sorted by name, names of the
-    untunable kernels sorted). A task's weight is how often the program calls it."""
-    import tvm_ffi
-    from tvm import tirx
-
-    tunable: list[tuple[str, Any, float]] = []
-    untunable: list[str] = []
-    if _is_relax(mod):
-        from tvm.s_tir.meta_schedule.relax_integration import extract_tasks
-
-        for task in extract_tasks(mod, target):  # structurally equal kernels are one task
-            if _tunable(task.dispatched[0]["main"]):
-                tunable.append((str(task.task_name), task.dispatched[0], float(task.weight)))
-            else:
-                untunable.append(str(task.task_name))
-    else:
-        for gv, func in sorted(mod.functions_items(), key=lambda kv: kv[0].name_hint):
-            if not isinstance(func, tirx.PrimFunc):
-                continue
-            if not _tunable(func):
-                untunable.append(gv.name_hint)
-                continue
-            task_mod = _task_module(func)
-            for i, (name, other, weight) in enumerate(tunable):
-                if tvm_ffi.structural_equal(task_mod, other):  # the same kernel again: one task
-                    tunable[i] = (name, other, weight + 1)
-                    break
-            else:
-                tunable.append((gv.name_hint, task_mod, 1.0))
-    tunable.sort(key=lambda item: item[0])
-    return tunable, sorted(untunable)
-
-
-def tasks_of(mod: Any, target: Any) -> list[tuple[str, Any]]:
-    """The tunable tasks of ``mod`` as ``(name, task IRModule)``, sorted by name.
-
-    ``mod`` is a Relax IRModule after ``pipelines.fuse_relax`` (its fused PrimFuncs,
-    as ``meta_schedule.relax_integration.extract_tasks`` finds them) or a
-    PrimFunc-only IRModule (each PrimFunc). Kernels with symbolic shapes or already
-    scheduled are left out (see :class:`TuningState`'s ``untunable``).
-    """
-    return [(name, task_mod) for name, task_mod, _ in _split_tasks(mod, target)[0]]
-
-
-# ------------------------------------------------------------------------- database
-
-
-def _recreate_hint(db_dir: Path) -> str:
-    return f"create it with: {TUNE_COMMAND} (it writes {WORKLOAD_FILE} and {RECORD_FILE} into {db_dir})"
-
-
-def _check_files(db_dir: Path) -> bool:
-    """Raise TuningError unless ``db_dir`` holds two well-formed database files:
-    one JSON array per line, records pointing at existing workload lines. Returns
-    whether a record's trace tensorizes (loading it needs the tensor intrinsics)."""
-    db_dir = Path(db_dir)
-    if not db_dir.is_dir():
-        what = "is not a directory" if db_dir.exists() else "does not exist"
-        raise TuningError(f"tuning database {db_dir} {what}; {_recreate_hint(db_dir)}")
-    counts: dict[str, int] = {}
-    tensorizes = False
-    for name in (WORKLOAD_FILE, RECORD_FILE):
-        path = db_dir / name
-        if not path.is_file():
-            raise TuningError(f"tuning database {db_dir}: {name} is missing; {_recreate_hint(db_dir)}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TuningError(f"tuning database file {path} cannot be read ({exc}); fix it, "
-                              f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}") from exc
-        count = 0
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            problem = None
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                problem = f"not JSON ({exc.args[0] if exc.args else exc})"
-            else:
-                if name == WORKLOAD_FILE:
-                    if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
-                        problem = "expected [structural hash, module]"
-                elif not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], int)
-                          and isinstance(row[1], list) and len(row[1]) >= 2):
-                    problem = "expected [workload index, [trace, run_secs, target, args_info]]"
-                elif not 0 <= row[0] < counts[WORKLOAD_FILE]:
-                    problem = (f"refers to workload {row[0]}, but {WORKLOAD_FILE} has "
-                               f"{counts[WORKLOAD_FILE]} workload(s)")
-            if problem:
-                raise TuningError(f"tuning database file {path}, line {number}: {problem}; fix the file, "
-                                  f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}")
-            count += 1
-        counts[name] = count
-        tensorizes = name == RECORD_FILE and '"Tensorize"' in text
-    return tensorizes
-
-
-def _open_database(db_dir: Path) -> Any:
-    """The JSONDatabase in ``db_dir`` (which must exist, with both files well formed)."""
-    from tvm.s_tir import meta_schedule as ms
-
-    if _check_files(db_dir):
-        load_tensor_intrinsics()  # the records name intrinsics, which must be registered to load them
-    try:
-        return ms.database.JSONDatabase(
-            path_workload=str(Path(db_dir) / WORKLOAD_FILE),
-            path_tuning_record=str(Path(db_dir) / RECORD_FILE),
-            allow_missing=False,
-            module_equality="structural",
-        )
-    except Exception as exc:  # TVM raises TVMError, ValueError, ... on a bad entry
-        first = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
-        raise TuningError(f"tuning database {db_dir}: MetaSchedule cannot load {WORKLOAD_FILE} / {RECORD_FILE} "
-                          f"({first[0]}); delete {db_dir} and re-create it with: {TUNE_COMMAND}") from exc
-
-
-def _records_hash(entries: Sequence[Any]) -> str | None:
-    if not entries:
-        return None
-    text = json.dumps(list(entries), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _plain(value: Any) -> Any:
-    """TVM containers in a record's JSON -> plain lists, dicts and scalars."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if hasattr(value, "__iter__"):
-        return [_plain(v) for v in value]
-    return str(value)
-
-
-def _target_key(target: Any) -> str:
-    """A target as canonical JSON: records match a target only when this is equal."""
-    return json.dumps(_plain(target.export()), sort_keys=True)
-
-
-def _task_records(db: Any, task_mod: Any) -> list[tuple[str, Any]]:
-    """The successful records of one task, fastest first, each with its target's key."""
-    if not db.has_workload(task_mod):
-        return []
-    workload = db.commit_workload(task_mod)  # known: returns it, writes nothing
-    return [(_target_key(r.target), r) for r in db.get_top_k(workload, max(1, len(db))) if r.target is not None]
-
-
-def _best_records(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> dict[str, Any]:
-    """The fastest record of each task measured for exactly ``target``, by task name
-    (tasks without one are left out). MetaSchedule's own look-up ignores the target,
-    so a database holding records of several machines or targets would otherwise
-    hand, say, a CPU schedule to a CUDA build."""
-    key = _target_key(target)
-    best: dict[str, Any] = {}
-    for name, task_mod in tasks:
-        match = next((record for k, record in _task_records(db, task_mod) if k == key), None)
-        if match is not None:
-            best[name] = match
-    return best
-
-
 def inspect(mod: Any, target: Any, db_dir: Path) -> TuningState:
     """Which tasks of ``mod`` have a record for ``target`` in the database at
     ``db_dir``, and a hash of the records :func:`apply` would use. Raises
@@ -388,48 +204,6 @@ def apply(mod: Any, target: Any, db_dir: Path) -> Any:
 
 
 # --------------------------------------------------------------------------- tuning
-
-
-@contextlib.contextmanager
-def _fast_tvmscript_parsing() -> Iterator[None]:
-    """Make TVMScript parsing during an import fast.
-
-    Every ``@T.prim_func`` calls ``inspect.stack()``, which looks up the module of
-    each frame; the import machinery's frozen frames (``<frozen importlib._bootstrap>``)
-    have no module file, so each lookup scans all of ``sys.modules`` -- thousands of
-    modules once ``tvm_ffi`` has imported torch. ``tvm.s_tir.tensor_intrin`` parses
-    some 250 functions on import, which then takes 30-40 s instead of 4. Telling
-    ``inspect`` which modules those frames belong to (what its cache would hold if it
-    could find them) removes the scans.
-    """
-    import inspect as _inspect
-
-    cache = getattr(_inspect, "modulesbyfile", None)
-    added = []
-    if isinstance(cache, dict):
-        for module in ("importlib._bootstrap", "importlib._bootstrap_external"):
-            key = f"<frozen {module}>"
-            if key not in cache:
-                cache[key] = module
-                added.append(key)
-    try:
-        yield
-    finally:
-        for key in added:
-            cache.pop(key, None)
-
-
-def load_tensor_intrinsics() -> None:
-    """Import ``tvm.s_tir.tensor_intrin`` (which registers the tensor intrinsics that
-    MetaSchedule's CPU schedule rules use, and that loading a database with tensorized
-    records needs) in 4-8 s instead of 30-40 s.
-
-    :func:`tune` calls it. TVM cannot import that module twice into one process (its
-    global functions register again and fail), so a test suite whose in-process
-    pytester runs tune should call this once before them, e.g. in ``conftest.py``.
-    """
-    with _fast_tvmscript_parsing():
-        import tvm.s_tir.tensor_intrin  # noqa: F401
 
 
 def _build(mod: Any, target: Any, _params: Any) -> Any:

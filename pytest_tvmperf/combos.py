@@ -1,0 +1,40 @@
+"""What a tvmperf test is parametrized over and compares: an executor x target
+combination, a workload under another executor (one side of ``assert_ratio``), and the
+warning of an open verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .workload import Workload
+
+
+@dataclass(frozen=True)
+class Combo:
+    """One executor x target combination: a test id suffix like ``llvm-vm-bytecode``."""
+
+    target: str
+    executor: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.target}-{self.executor}"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One side of ``tvmperf.assert_ratio``: a workload, under another executor than
+    the test's when ``executor`` is given (e.g. ``vm-compiled`` against ``vm-bytecode``)."""
+
+    workload: Workload
+    executor: str | None = None
+    label: str | None = None
+
+    def describe(self, default_executor: str) -> str:
+        if self.label:
+            return self.label
+        return f"{self.workload.name}" + (f" [{self.executor}]" if self.executor and self.executor != default_executor else "")
+
+
+class TvmperfInconclusive(UserWarning):
+    """A time verdict that the noise left open (see --tvmperf-inconclusive)."""

@@ -1,0 +1,150 @@
+"""The run's session-level hooks, as one plugin object (registered by ``plugin.py`` in
+``pytest_configure``, like pytest's own ``LFPlugin``): which tests were collected,
+the xdist hand-over, writing baselines and reports at the end, the terminal summary."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from . import outputs, workers
+from .markers import marker_settings
+from .outcome import producible_ids
+from .report import SummaryRow
+from .combos import Combo
+from .session import TvmperfSession
+from .store import baseline_path
+
+
+class TvmperfPlugin:
+    """Owns the run's :class:`TvmperfSession` (also in ``config.stash``) and its hooks."""
+
+    def __init__(self, session: TvmperfSession) -> None:
+        self.session = session
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Count the timed tests that will run (for the run-wide false-alarm rate) and note
+        which baseline entries they use (for the unused-baseline listing)."""
+        config = session.config
+        state = self.session
+        timed = [item for item in session.items
+                 if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
+        # each gated peer (vs_<peer>) is one more comparison that can fail the run by chance
+        gated_peers = sum(len(marker_settings(item).peer_limits) for item in timed)
+        state.timed_tests = max(1, len(timed) + gated_peers)
+        for item in session.items:  # the skipped "none" of a test with no combination left counts too
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            if "tvmperf" in params:
+                combo = params["tvmperf"]
+                path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
+                state.store.collected.setdefault(path, set()).update(producible_ids(
+                    "::".join(item.nodeid.split("::")[1:]), combo.id if isinstance(combo, Combo) else "none"))
+        if config.option.keyword or config.option.markexpr or any("::" in str(a) for a in config.args):
+            state.store.partial_run = True
+
+
+    def pytest_deselected(self, items: list) -> None:
+        if items:
+            self.session.store.partial_run = True
+
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        state = self.session
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: hand the summary to the controller
+            try:
+                payload = workers.worker_payload([dataclasses.asdict(o.summary_row()) for o in state.report.outcomes.values()],
+                                                 state.report.result_entries(), sorted(state.report.peer_problems))
+            except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
+                payload = {"error": f"its results could not be sent ({exc})"}
+            workeroutput[workers.PAYLOAD_KEY] = payload
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            state.store.discard_pending()  # an interrupted run leaves every baseline file as it was
+        else:
+            if state.store.updates:
+                state.store.flush_updates()
+            if workeroutput is None:
+                state.store.unused = state.store.find_unused()
+                if state.settings.prune and state.store.unused:
+                    state.store.prune(state.store.unused)
+        state.cleanup()
+        if workeroutput is not None:
+            workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], int(state.store.unwritten))
+        if workeroutput is None:
+            s = state.settings
+            entries = state.report.result_entries()  # built once, for the report files and the annotations
+            state.report.annotation_lines = outputs.annotations(entries)
+            try:
+                state.report.report_lines = outputs.write_reports(
+                    entries, state.report.summary_rows(), json_path=s.json_path, html_path=s.html_path,
+                    history_path=s.history_path, history=state.report.history)
+            except OSError as exc:
+                state.write_errors.append(f"reports not written: {exc}")
+        if state.write_errors:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """xdist controller: collect the rows each worker measured, for one summary; a
+        worker whose results did not arrive fails the run."""
+        state = self.session
+        output = getattr(node, "workeroutput", None) or {}
+        errors, unwritten = output.get("tvmperf_write_errors", ([], 0))
+        state.write_errors.extend(errors)
+        state.store.unwritten += unwritten
+        payload, lost = workers.received(node, error)
+        if lost is not None:
+            state.write_errors.append(lost)
+            return
+        state.report.worker_rows.extend(SummaryRow(**row) for row in payload["rows"])
+        state.report.worker_entries.extend(payload["results"])
+        state.report.peer_problems.update(payload["peer_problems"])
+
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+        from .report import peer_table, summary_notes, summary_table
+
+        state = self.session
+        for error in state.write_errors:
+            terminalreporter.write_line(f"tvmperf: {error}", red=True)
+        rows = state.report.summary_rows()
+        if not rows:
+            return
+        if state.report.export_problem:
+            terminalreporter.write_line(f"tvmperf: {state.report.export_problem}", yellow=True)
+        for line in state.report.annotation_lines:
+            terminalreporter.write_line(line)
+        tr = terminalreporter
+        tr.write_sep("-", "tvmperf summary")
+        for line in summary_table(rows):
+            tr.write_line(line)
+        for line in summary_notes(rows):
+            tr.write_line(line)
+        peers = peer_table(rows)
+        if peers:
+            tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
+            for line in peers:
+                tr.write_line(line)
+        for problem in sorted(state.report.peer_problems):
+            tr.write_line(f"tvmperf: {problem}", yellow=True)
+        for line in state.report.report_lines:
+            tr.write_line(f"tvmperf {line}")
+        if state.store.pruned:
+            tr.write_line(f"tvmperf: pruned {len(state.store.pruned)} unused baseline(s): {', '.join(state.store.pruned)}")
+        elif state.store.unused:
+            count = sum(len(v) for v in state.store.unused.values())
+            tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with "
+                          f"{state.accept_command(None, extra=('--tvmperf-prune',))}):")
+            for path, names in state.store.unused.items():
+                shown = path.relative_to(state.rootpath) if path.is_relative_to(state.rootpath) else path
+                tr.write_line(f"  {shown}: {', '.join(names)}")
+        if state.settings.update:
+            if exitstatus == pytest.ExitCode.INTERRUPTED:
+                tr.write_line("run interrupted: no baseline file was changed")
+            else:
+                recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten
+                tr.write_line(f"baselines written for {recorded} test(s) under {state.settings.baseline_dir}"
+                              + (f"; NOT written for {state.store.unwritten} test(s) (see above)" if state.store.unwritten else ""),
+                              red=bool(state.store.unwritten))
