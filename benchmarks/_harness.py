@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from pytest_tvmperf.verdict import TEST_VERDICTS
+from pytest_tvmperf.judge.verdict import TEST_VERDICTS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the words of the summary table's verdict column

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from pytest_tvmperf import workloads
-from pytest_tvmperf.artifacts import export_pending
-from pytest_tvmperf.executors import get_executor, placed_sampler
-from pytest_tvmperf.measure import TimingTask, TvmTimer
-from pytest_tvmperf.reference import REFERENCE_NAME, reference_workload
-from pytest_tvmperf.targets import resolve_target
-from pytest_tvmperf.timestats import bootstrap_se_log_ratio
+from pytest_tvmperf.store.artifacts import export_pending
+from pytest_tvmperf.build.executors import get_executor, placed_sampler
+from pytest_tvmperf.measure.timer import TimingTask, TvmTimer
+from pytest_tvmperf.measure.reference import REFERENCE_NAME, reference_workload
+from pytest_tvmperf.build.targets import resolve_target
+from pytest_tvmperf.judge.timestats import bootstrap_se_log_ratio
 
 ROUNDS, MIN_MS = 15, 20
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from conftest import FAKE_TIMER_CONFTEST  # noqa: E402
 
-from pytest_tvmperf.store import BaselineError, load_baselines  # noqa: E402
+from pytest_tvmperf.store.files import BaselineError, load_baselines  # noqa: E402
 
 PROJECT_TEST = '''
 import os

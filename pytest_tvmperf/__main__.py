@@ -1,5 +1,5 @@
 """``python -m pytest_tvmperf show|diff ...``: the ``tvmperf`` command line (see cli.py)."""
 
-from .cli import main
+from pytest_tvmperf.command.cli import main
 
 raise SystemExit(main())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .workload import Workload
+from pytest_tvmperf.workload import Workload
 
 
 @dataclass(frozen=True)

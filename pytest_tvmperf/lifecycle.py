@@ -8,13 +8,14 @@ import dataclasses
 
 import pytest
 
-from . import outputs, workers
-from .markers import marker_settings
-from .outcome import producible_ids
-from .report import SummaryRow
-from .combos import Combo
-from .session import TvmperfSession
-from .store import baseline_path
+from pytest_tvmperf.report import outputs
+from pytest_tvmperf.report import workers
+from pytest_tvmperf.config.markers import marker_settings
+from pytest_tvmperf.report.outcome import producible_ids
+from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.combos import Combo
+from pytest_tvmperf.session import TvmperfSession
+from pytest_tvmperf.store.files import baseline_path
 
 
 class TvmperfPlugin:
@@ -104,7 +105,7 @@ class TvmperfPlugin:
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        from .report import peer_table, summary_notes, summary_table
+        from pytest_tvmperf.report.text import peer_table, summary_notes, summary_table
 
         state = self.session
         for error in state.write_errors:

@@ -11,15 +11,16 @@ from typing import Callable, Iterator
 
 import pytest
 
-from . import options, outputs
-from .markers import MARKER, MARKER_KEYS, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
-from .measure import Timer, TvmTimer
-from .results import ResultsError
-from .combos import Combo
-from .runner import Tvmperf
-from .session import TvmperfSession
-from .lifecycle import TvmperfPlugin
-from .store import baseline_path
+from pytest_tvmperf.config import options
+from pytest_tvmperf.report import outputs
+from pytest_tvmperf.config.markers import MARKER, MARKER_KEYS, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
+from pytest_tvmperf.measure.timer import Timer, TvmTimer
+from pytest_tvmperf.report.results import ResultsError
+from pytest_tvmperf.combos import Combo
+from pytest_tvmperf.runner import Tvmperf
+from pytest_tvmperf.session import TvmperfSession
+from pytest_tvmperf.lifecycle import TvmperfPlugin
+from pytest_tvmperf.store.files import baseline_path
 
 SESSION_KEY = pytest.StashKey[TvmperfSession]()
 

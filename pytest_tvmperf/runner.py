@@ -10,27 +10,27 @@ from typing import Callable, Mapping
 
 import pytest
 
-from .artifacts import PendingArtifact, discard
-from .compare import MetricVerdict, RatioVerdict, compare, compare_time, peer_verdicts, relation_verdict
-from .disturbance import clean
-from .executors import get_executor
-from .gate import (confirm, pipeline_notes, relation_confirmation_note, summary_note, time_confirmation_note,
+from pytest_tvmperf.store.artifacts import PendingArtifact, discard
+from pytest_tvmperf.judge.compare import MetricVerdict, RatioVerdict, compare, compare_time, peer_verdicts, relation_verdict
+from pytest_tvmperf.measure.disturbance import clean
+from pytest_tvmperf.build.executors import get_executor
+from pytest_tvmperf.judge.gate import (confirm, pipeline_notes, relation_confirmation_note, summary_note, time_confirmation_note,
                    whole_verdict)
-from .machine import current_machine
-from .measure import TimeSamples, Timer, TimingTask, kernel_times
-from .options import Limit
-from .threads import same_threads, tvm_thread_count, tvm_threads
-from .prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
-from .record import Record, Timing
-from .reference import REFERENCE_NAME
-from .report import missing_baseline_message, peer_lines, regression_message, relation_message
-from .outcome import Outcome, junit_properties
-from .session import TvmperfSession
-from .sources import TimingSources
-from .store import BaselineError
-from .combos import Combo, TvmperfInconclusive, Variant
-from .workers import plain
-from .workload import Workload
+from pytest_tvmperf.measure.machine import current_machine
+from pytest_tvmperf.measure.timer import TimeSamples, Timer, TimingTask, kernel_times
+from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
+from pytest_tvmperf.build.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
+from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.measure.reference import REFERENCE_NAME
+from pytest_tvmperf.report.text import missing_baseline_message, peer_lines, regression_message, relation_message
+from pytest_tvmperf.report.outcome import Outcome, junit_properties
+from pytest_tvmperf.session import TvmperfSession
+from pytest_tvmperf.measure.sources import TimingSources
+from pytest_tvmperf.store.files import BaselineError
+from pytest_tvmperf.combos import Combo, TvmperfInconclusive, Variant
+from pytest_tvmperf.report.workers import plain
+from pytest_tvmperf.workload import Workload
 
 
 @dataclass

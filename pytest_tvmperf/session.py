@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import artifacts
-from .compare import TimePolicy
-from .isolation import Sandbox
-from .options import Settings
-from .baseline_store import BaselineStore
-from .run_report import RunReport
-from .store import file_lock
-from .targets import TargetSpec, resolve_target
+from pytest_tvmperf.store import artifacts
+from pytest_tvmperf.judge.compare import TimePolicy
+from pytest_tvmperf.build.isolation import Sandbox
+from pytest_tvmperf.config.options import Settings
+from pytest_tvmperf.store.baseline_store import BaselineStore
+from pytest_tvmperf.report.run_report import RunReport
+from pytest_tvmperf.store.files import file_lock
+from pytest_tvmperf.build.targets import TargetSpec, resolve_target
 
 
 @dataclass
@@ -53,7 +53,7 @@ class TvmperfSession:
     def accept_command(self, nodeid: str | None, first: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
         """The command that records ``nodeid``'s baseline, runnable as printed from
         where this run was started."""
-        from .report import update_command
+        from pytest_tvmperf.report.text import update_command
 
         if nodeid and self.invocation_dir is not None and self.invocation_dir.resolve() != self.rootpath.resolve():
             file, sep, rest = nodeid.partition("::")
@@ -114,8 +114,8 @@ class TvmperfSession:
     def reference_sampler(self, target: TargetSpec) -> Callable[[], float]:
         """The reference kernel for ``target``, compiled once per run."""
         if target.name not in self._references:
-            from .executors import PrimExecutor
-            from .reference import reference_workload
+            from pytest_tvmperf.build.executors import PrimExecutor
+            from pytest_tvmperf.measure.reference import reference_workload
 
             ref = reference_workload()
             inputs = ref.inputs()

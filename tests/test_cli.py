@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tvmperf import cli
-from pytest_tvmperf.machine import Machine
-from pytest_tvmperf.measure import TimeSamples
-from pytest_tvmperf.metrics import ExactMetrics
-from pytest_tvmperf.record import Record, Timing
-from pytest_tvmperf.report import fmt_time
-from pytest_tvmperf.results import ResultEntry, results_json
-from pytest_tvmperf.store import dump_baselines
+from pytest_tvmperf.command import cli
+from pytest_tvmperf.measure.machine import Machine
+from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.report.text import fmt_time
+from pytest_tvmperf.report.results import ResultEntry, results_json
+from pytest_tvmperf.store.files import dump_baselines
 
 REF = "matmul128-te-default/v1"
 M1 = Machine(cpu_model="Test CPU One", logical_cores=2, tvm_threads=2, tvm_version="0.27.0",
@@ -410,7 +410,7 @@ def test_module_entry_point(tmp_path, old):
 
 
 def test_tune_runs_pytest_with_tune_and_update():
-    from pytest_tvmperf.cli import build_parser, tune_argv
+    from pytest_tvmperf.command.cli import build_parser, tune_argv
 
     args = build_parser().parse_args(["tune", "--trials", "8", "tests/perf", "-k", "dla"])
     assert tune_argv(args) == ["tests/perf", "-k", "dla", "--tvmperf-tune=8", "--tvmperf-update"]
@@ -420,7 +420,7 @@ def test_tune_runs_pytest_with_tune_and_update():
 
 @pytest.mark.parametrize("trials", ["0", "-3", "many"])
 def test_tune_rejects_bad_trials(trials, capsys):
-    from pytest_tvmperf.cli import build_parser
+    from pytest_tvmperf.command.cli import build_parser
 
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args(["tune", "--trials", trials])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_tvmperf.machine import Machine
+from pytest_tvmperf.measure.machine import Machine
 
 MLP_TEST = '''
 import os
@@ -290,7 +290,7 @@ THREAD_AWARE_TIMER = '''
 import os
 import pytest
 import tvm
-from pytest_tvmperf.measure import TimeSamples
+from pytest_tvmperf.measure.timer import TimeSamples
 
 
 @pytest.fixture

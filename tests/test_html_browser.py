@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_tvmperf.html_report import VERDICT_COLOURS, render_html
-from pytest_tvmperf.metrics import ExactMetrics
-from pytest_tvmperf.record import Record
+from pytest_tvmperf.report.html_report import VERDICT_COLOURS, render_html
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.store.record import Record
 
 CHROMIUM = Path("/usr/bin/chromium")
 TIMEOUT_S = 60

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_tvmperf.markers import MarkerSettings
+from pytest_tvmperf.config.markers import MarkerSettings
 
 MARKED = '''
 import pytest

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pytest_tvmperf.workers import PayloadError, plain, received, worker_payload
+from pytest_tvmperf.report.workers import PayloadError, plain, received, worker_payload
 from test_gate import TWO_TESTS
 
 # On Intel Xeons LLVM names the host CPU with a name that TVM hands back as a

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..workload import Workload
+from pytest_tvmperf.workload import Workload
 
 
 class ConvLayer(NamedTuple):
@@ -94,7 +94,7 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
 
     def torch_peer():
         """The same convolution in eager PyTorch (``torch.nn.functional.conv2d``)."""
-        from .torch_model import require_torch, tensor_from_numpy
+        from pytest_tvmperf.workloads.torch_model import require_torch, tensor_from_numpy
 
         torch = require_torch()
         weight = torch.from_numpy(w)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..workload import Workload
-from .mlp_weights import LAYERS, mlp_weights
+from pytest_tvmperf.workload import Workload
+from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
 
 
 def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed: int = 0) -> Workload:
@@ -59,7 +59,7 @@ def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed
 
     def torch_peer():
         """The same dense+bias layers in eager PyTorch (``torch.nn.functional.linear``)."""
-        from .torch_model import require_torch, tensor_from_numpy
+        from pytest_tvmperf.workloads.torch_model import require_torch, tensor_from_numpy
 
         torch = require_torch()
         layers = [(torch.from_numpy(w[f"fc{i}.weight"]), torch.from_numpy(w[f"fc{i}.bias"])) for i in range(3)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..workload import Workload
+from pytest_tvmperf.workload import Workload
 
 
 def multiply(m: int = 1024, n: int = 1024) -> Workload:

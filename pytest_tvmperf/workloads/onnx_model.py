@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..workload import PeerFactory, PeerUnavailable, Workload, WorkloadError, random_input
+from pytest_tvmperf.workload import PeerFactory, PeerUnavailable, Workload, WorkloadError, random_input
 
 EXTRA_HINT = "pip install 'pytest-tvmperf[onnx]'"
 
@@ -116,7 +116,7 @@ def _default_maker(inputs, shapes):
 
 
 def _onnxruntime_session(ort, serialized: bytes):
-    from ..threads import tvm_threads
+    from pytest_tvmperf.measure.threads import tvm_threads
 
     options = ort.SessionOptions()
     options.log_severity_level = 3

@@ -23,8 +23,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..workload import Workload, WorkloadError, random_input
-from .mlp_weights import LAYERS, mlp_weights
+from pytest_tvmperf.workload import Workload, WorkloadError, random_input
+from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
 
 TORCH_HINT = ("torch is not installed: pip install 'pytest-tvmperf[torch]' "
               "(CPU build: pip install torch --index-url https://download.pytorch.org/whl/cpu)")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pytest_tvmperf.machine import Machine
-from pytest_tvmperf.measure import TimeSamples
-from pytest_tvmperf.metrics import ExactMetrics
-from pytest_tvmperf.record import Record, Timing
+from pytest_tvmperf.measure.machine import Machine
+from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.store.record import Record, Timing
 
 REF = "matmul-test/v1"
 

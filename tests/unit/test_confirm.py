@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.gate import confirm
-from pytest_tvmperf.measure import TimeSamples
+from pytest_tvmperf.judge.gate import confirm
+from pytest_tvmperf.measure.timer import TimeSamples
 
 
 @dataclass(frozen=True)

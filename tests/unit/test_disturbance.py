@@ -11,11 +11,11 @@ from _factories import machine, with_timings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf.compare import compare_time, peer_verdicts, relation_verdict
-from pytest_tvmperf.disturbance import MIN_CLEAN_ROUNDS, PREEMPTED_LIMIT, clean, screen
-from pytest_tvmperf.measure import TimeSamples
-from pytest_tvmperf.options import Limit
-from pytest_tvmperf.record import Record, Timing
+from pytest_tvmperf.judge.compare import compare_time, peer_verdicts, relation_verdict
+from pytest_tvmperf.measure.disturbance import MIN_CLEAN_ROUNDS, PREEMPTED_LIMIT, clean, screen
+from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.store.record import Record, Timing
 
 BASE = tuple(1e-3 * (1 + 0.01 * (i % 3)) for i in range(15))
 
@@ -113,7 +113,7 @@ def test_a_machine_busy_throughout_gives_inconclusive_for_time_peers_and_relatio
 
 def test_peers_run_with_the_blas_threads_held_at_tvms_count():
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from pytest_tvmperf.threads import same_threads
+    from pytest_tvmperf.measure.threads import same_threads
 
     with same_threads(1):
         pools = threadpoolctl.threadpool_info()

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.metrics import Bytecode, ExactMetrics, parse_bytecode
+from pytest_tvmperf.measure.metrics import Bytecode, ExactMetrics, parse_bytecode
 
 # A real `as_text()` of a 3-layer MLP (vm-bytecode executor).
 MLP_TEXT = """\

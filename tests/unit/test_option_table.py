@@ -11,10 +11,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_tvmperf import markers, options, parsing
-from pytest_tvmperf.compare import TimePolicy
-from pytest_tvmperf.markers import MarkerSettings
-from pytest_tvmperf.options import OPTIONS, Limit, Settings
+from pytest_tvmperf.config import markers
+from pytest_tvmperf.config import options
+from pytest_tvmperf.config import parsing
+from pytest_tvmperf.judge.compare import TimePolicy
+from pytest_tvmperf.config.markers import MarkerSettings
+from pytest_tvmperf.config.options import OPTIONS, Limit, Settings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf import options
-from pytest_tvmperf.options import (
+from pytest_tvmperf.config import options
+from pytest_tvmperf.config.options import (
     DEFAULT_THRESHOLDS,
     EXACT_METRICS,
     EXECUTORS,

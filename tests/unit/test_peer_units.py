@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf import options
-from pytest_tvmperf.compare import peer_verdicts, ratio_verdict
-from pytest_tvmperf.machine import Machine
-from pytest_tvmperf.measure import TimeSamples
-from pytest_tvmperf.metrics import ExactMetrics
-from pytest_tvmperf.record import Record, Timing
-from pytest_tvmperf.report import SummaryRow, peer_lines, peer_table, relation_message
-from pytest_tvmperf.verdict import PeerCell, Verdict
+from pytest_tvmperf.config import options
+from pytest_tvmperf.judge.compare import peer_verdicts, ratio_verdict
+from pytest_tvmperf.measure.machine import Machine
+from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.report.text import SummaryRow, peer_lines, peer_table, relation_message
+from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -123,7 +123,7 @@ def test_relation_message_shows_both_sides():
 
 
 def test_markdown_summary_has_the_peer_table():
-    from pytest_tvmperf.report import markdown_summary
+    from pytest_tvmperf.report.text import markdown_summary
 
     rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass",
                        peers=(PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),
@@ -160,8 +160,9 @@ def test_gpu_kernels_are_left_unscheduled_for_tuning():
     them unscheduled, or a 'tuned' GPU build would silently have nothing to tune."""
     import tvm
 
-    from pytest_tvmperf import tuning, workloads
-    from pytest_tvmperf.pipelines import fuse_relax
+    from pytest_tvmperf import workloads
+    from pytest_tvmperf.build import tuning
+    from pytest_tvmperf.build.pipelines import fuse_relax
 
     cuda = tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
     fused = fuse_relax(workloads.mlp(batch=1).program, cuda)
@@ -169,7 +170,7 @@ def test_gpu_kernels_are_left_unscheduled_for_tuning():
 
 
 def test_history_leaves_relations_out_and_keeps_the_check():
-    from pytest_tvmperf.results import ResultEntry, TimeCell, history_line
+    from pytest_tvmperf.report.results import ResultEntry, TimeCell, history_line
 
     entries = [ResultEntry("t.py::x", Verdict.PASS, time=TimeCell(median_s=1e-3), relation=None),
                ResultEntry("t.py::x", Verdict.REGRESSED, time=None,

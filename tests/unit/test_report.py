@@ -7,10 +7,10 @@ from _factories import exact, machine, record, timing, with_timings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.compare import compare
-from pytest_tvmperf.metrics import ExactMetrics
-from pytest_tvmperf.options import DEFAULT_THRESHOLDS, Limit
-from pytest_tvmperf.report import (
+from pytest_tvmperf.judge.compare import compare
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, Limit
+from pytest_tvmperf.report.text import (
     SummaryRow,
     count_diff,
     fmt_number,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from _factories import record
 
-from pytest_tvmperf.compare import Comparison, MetricVerdict, compare_exact, ratio_verdict
-from pytest_tvmperf.options import Limit
-from pytest_tvmperf.outcome import Outcome, junit_properties
-from pytest_tvmperf.report import SummaryRow
-from pytest_tvmperf.results import (
+from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare_exact, ratio_verdict
+from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.report.outcome import Outcome, junit_properties
+from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.report.results import (
     KernelTime,
     ResultEntry,
     ResultsError,
@@ -22,10 +22,10 @@ from pytest_tvmperf.results import (
     parse_results,
     results_json,
 )
-from pytest_tvmperf.schema import SchemaProblem
-from pytest_tvmperf.timestats import decide
-from pytest_tvmperf.verdict import FAILING, TEST_VERDICTS, PeerCell, Verdict
-from pytest_tvmperf.workers import received, worker_payload
+from pytest_tvmperf.store.schema import SchemaProblem
+from pytest_tvmperf.judge.timestats import decide
+from pytest_tvmperf.judge.verdict import FAILING, TEST_VERDICTS, PeerCell, Verdict
+from pytest_tvmperf.report.workers import received, worker_payload
 
 PATH = Path("out/results.json")
 TORCH = PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2, 2e-3, 1e-3)

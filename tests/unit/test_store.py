@@ -11,12 +11,12 @@ from _factories import exact, machine, record, timing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf import store
-from pytest_tvmperf.machine import Machine
-from pytest_tvmperf.measure import TimeSamples, TimingTask, TvmTimer
-from pytest_tvmperf.metrics import ExactMetrics
-from pytest_tvmperf.record import Record, Timing
-from pytest_tvmperf.store import (
+from pytest_tvmperf.store import files as store
+from pytest_tvmperf.measure.machine import Machine
+from pytest_tvmperf.measure.timer import TimeSamples, TimingTask, TvmTimer
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.store.files import (
     SCHEMA_VERSION,
     BaselineError,
     atomic_write,
@@ -269,7 +269,7 @@ def test_baseline_path_inside_root(tmp_path):
 
 
 def test_modules_outside_root_of_the_same_name_get_their_own_file(tmp_path):
-    from pytest_tvmperf.store import module_of
+    from pytest_tvmperf.store.files import module_of
 
     root = tmp_path / "project"
     a, b = tmp_path / "a" / "test_x.py", tmp_path / "b" / "test_x.py"
@@ -579,7 +579,7 @@ def test_save_updates_with_no_updates_normalises(tmp_path):
 
 
 def test_results_file_with_a_malformed_entry_is_named(tmp_path):
-    from pytest_tvmperf.results import ResultsError, load_results
+    from pytest_tvmperf.report.results import ResultsError, load_results
 
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "x",

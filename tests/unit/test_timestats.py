@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf.timestats import Z_RULE_OUT, TimeDecision, bootstrap_se_log_ratio, decide
+from pytest_tvmperf.judge.timestats import Z_RULE_OUT, TimeDecision, bootstrap_se_log_ratio, decide
 
 # decide() bootstraps 2000 resamples per call: keep the example counts modest.
 few = settings(max_examples=40, deadline=None)

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import tvm_ffi
 
-from pytest_tvmperf import tuning
-from pytest_tvmperf.correctness import check_outputs
-from pytest_tvmperf.executors import get_executor
-from pytest_tvmperf.pipelines import fuse_relax
-from pytest_tvmperf.targets import resolve_target
-from pytest_tvmperf.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError, TuningState
+from pytest_tvmperf.build import tuning
+from pytest_tvmperf.build.correctness import check_outputs
+from pytest_tvmperf.build.executors import get_executor
+from pytest_tvmperf.build.pipelines import fuse_relax
+from pytest_tvmperf.build.targets import resolve_target
+from pytest_tvmperf.build.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError, TuningState
 from pytest_tvmperf.workload import Workload
 
 TRIALS = 4

@@ -1,0 +1,332 @@
+"""One small class per executor behind the :class:`Executor` protocol.
+
+``vm-bytecode`` and ``vm-compiled`` build a Relax IRModule with the fused default
+pipeline and run it on ``relax.VirtualMachine``; ``prim`` builds TE/TIR PrimFuncs with
+``tvm.compile`` and calls them directly. TVM is imported lazily.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+
+from pytest_tvmperf.measure.metrics import ExactMetrics, kernel_count, parse_bytecode, planned_storage
+from pytest_tvmperf.build.targets import TargetSpec
+from pytest_tvmperf.workload import Workload
+
+OutSpec = tuple[tuple[int, ...], str]
+
+
+class CompileError(Exception):
+    """TVM failed to compile a workload; the message is the shortened TVM error."""
+
+
+def shorten_tvm_error(exc: BaseException, max_lines: int = 12) -> str:
+    """The useful tail of a TVM error: drop the C++/Python traceback frames."""
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    keep = [line for line in lines if not line.lstrip().startswith(("File ", "at ", "0x")) and "frame #" not in line]
+    text = "\n".join((keep or lines)[-max_lines:])
+    return f"{type(exc).__name__}: {text}"
+
+
+class Compiled(Protocol):
+    def run(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec]) -> list[np.ndarray]: ...
+
+    def sampler(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], min_repeat_ms: int) -> Callable[[], float]:
+        """A function that returns one sample, seconds per call, from ``time_evaluator``
+        (the call loop is at least ``min_repeat_ms`` long)."""
+        ...
+
+    def static_metrics(self) -> ExactMetrics: ...
+
+    def listing(self) -> dict[str, str] | None:
+        """VM bytecode text per function, or None when there is none (compiled mode, prim)."""
+        ...
+
+    def call_times(self, args: Sequence[np.ndarray], runs: int, clock: Callable[[], float]) -> list[dict[str, float]] | None:
+        """Per run, seconds spent in each callee, by wrapping VM calls with
+        ``vm.set_instrument`` (bytecode mode only; None elsewhere)."""
+        ...
+
+    def export(self, path: str) -> None:
+        """Write the compiled artifact as a shared library (for a/b timing later)."""
+        ...
+
+    def executed_calls(self, args: Sequence[np.ndarray]) -> dict[str, int] | None: ...
+
+
+class Executor(Protocol):
+    name: str
+
+    def unsupported(self, workload: Workload) -> str | None:
+        """Why this executor cannot run ``workload``, or None when it can."""
+        ...
+
+    def compile(self, workload: Workload, target: TargetSpec, tuning_db: Path | None = None) -> Compiled:
+        """Compile with ``workload.pipeline`` (``tuning_db``: the database of ``tuned``)."""
+        ...
+
+
+def _to_numpy_outputs(result: Any) -> list[np.ndarray]:
+    import tvm
+
+    if isinstance(result, tvm.runtime.Tensor):
+        return [result.numpy()]
+    if isinstance(result, (list, tuple)) or hasattr(result, "__len__"):
+        out: list[np.ndarray] = []
+        for item in result:
+            out.extend(_to_numpy_outputs(item))
+        return out
+    return [np.asarray(result)]
+
+
+def _device_args(args: Sequence[np.ndarray], dev) -> list[Any]:
+    import tvm
+
+    return [tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in args]
+
+
+@dataclass
+class _VMCompiled:
+    executable: Any
+    lowered: Any
+    entry: str
+    exec_mode: str
+    dev: Any
+
+    def _vm(self):
+        from tvm import relax
+
+        return relax.VirtualMachine(self.executable, self.dev)
+
+    def run(self, args, out_specs):
+        return _to_numpy_outputs(self._vm()[self.entry](*_device_args(args, self.dev)))
+
+    def sampler(self, args, out_specs, min_repeat_ms):
+        vm = self._vm()
+        vm.set_input(self.entry, *_device_args(args, self.dev))
+        evaluator = vm.time_evaluator("invoke_stateful", self.dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
+        return lambda: float(evaluator(self.entry).results[0])
+
+    def static_metrics(self):
+        if self.exec_mode == "bytecode":
+            code = parse_bytecode(self.executable.as_text())
+            instructions, by_callee = code.counts(), code.by_callee()
+        else:  # compiled mode has no bytecode: n/a, never 0
+            instructions = by_callee = None
+        return ExactMetrics(
+            instructions=instructions,
+            by_callee=by_callee,
+            kernels=kernel_count(self.lowered),
+            storage_bytes=planned_storage(self.lowered),
+        )
+
+    def export(self, path):
+        with _quiet_native_stderr():  # TVM logs a "Scope Saving" warning per VM executable
+            self.executable.export_library(path)
+
+    def listing(self):
+        if self.exec_mode != "bytecode":
+            return None
+        return parse_bytecode(self.executable.as_text()).texts()
+
+    def call_times(self, args, runs, clock):
+        if self.exec_mode != "bytecode":
+            return None
+        per_run: list[dict[str, float]] = []
+        started: list[float] = []
+
+        def timed(func, func_symbol, before_run, ret_value, *_args):
+            if before_run:
+                started.append(clock())
+            else:
+                name = str(func_symbol)
+                per_run[-1][name] = per_run[-1].get(name, 0.0) + clock() - started.pop()
+            return 0
+
+        vm = self._vm()
+        device_args = _device_args(args, self.dev)
+        vm[self.entry](*device_args)  # warm-up, not instrumented
+        vm.set_instrument(timed)
+        for _ in range(runs):
+            per_run.append({})
+            vm[self.entry](*device_args)
+        return per_run
+
+    def executed_calls(self, args):
+        if self.exec_mode != "bytecode":
+            return None
+        calls: dict[str, int] = {}
+
+        def count(func, func_symbol, before_run, ret_value, *_args):
+            if before_run:
+                calls[str(func_symbol)] = calls.get(str(func_symbol), 0) + 1
+            return 0
+
+        vm = self._vm()
+        vm.set_instrument(count)
+        vm[self.entry](*_device_args(args, self.dev))
+        return calls
+
+
+@dataclass(frozen=True)
+class VMExecutor:
+    """Relax VirtualMachine in ``bytecode`` or ``compiled`` exec mode."""
+
+    exec_mode: str
+
+    @property
+    def name(self) -> str:
+        return f"vm-{self.exec_mode}"
+
+    def unsupported(self, workload):
+        if workload.kind != "relax":
+            return (f"executor {self.name} runs Relax IRModules; {workload.name} is a TE/TIR PrimFunc "
+                    "(run it under 'prim', e.g. @pytest.mark.tvmperf(executors=['prim']))")
+        return None
+
+    def compile(self, workload, target, tuning_db=None):
+        from tvm import relax
+
+        from pytest_tvmperf.build.pipelines import lower_relax
+
+        tvm_target = target.tvm_target()
+        try:
+            lowered = lower_relax(workload.program, tvm_target, workload.pipeline, tuning_db)
+            executable = relax.build(lowered, tvm_target, relax_pipeline=None, exec_mode=self.exec_mode)
+        except Exception as exc:  # TVM raises many types (TVMError, InternalError, ...)
+            raise CompileError(shorten_tvm_error(exc)) from exc
+        return _VMCompiled(executable, lowered, workload.entry, self.exec_mode, target.device())
+
+
+@dataclass
+class _PrimCompiled:
+    lib: Any
+    program: Any
+    entry: str
+    dev: Any
+
+    def _args(self, args, out_specs):
+        import tvm
+
+        outs = [tvm.runtime.empty(shape, dtype, self.dev) for shape, dtype in out_specs]
+        return _device_args(args, self.dev) + outs, outs
+
+    def run(self, args, out_specs):
+        all_args, outs = self._args(args, out_specs)
+        self.lib[self.entry](*all_args)
+        return [o.numpy() for o in outs]
+
+    def sampler(self, args, out_specs, min_repeat_ms):
+        all_args, _ = self._args(args, out_specs)
+        evaluator = self.lib.mod.time_evaluator(self.entry, self.dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
+        return lambda: float(evaluator(*all_args).results[0])
+
+    def static_metrics(self):
+        return ExactMetrics(kernels=kernel_count(self.program))
+
+    def export(self, path):
+        self.lib.export_library(path)
+
+    def listing(self):
+        return None
+
+    def call_times(self, args, runs, clock):
+        return None
+
+    def executed_calls(self, args):
+        return None
+
+
+@dataclass(frozen=True)
+class PrimExecutor:
+    """A TE/TIR operator compiled with ``tvm.compile`` and called directly."""
+
+    name: str = "prim"
+
+    def unsupported(self, workload):
+        if workload.kind != "prim":
+            return (f"executor prim runs TE/TIR PrimFuncs; {workload.name} is a Relax IRModule "
+                    "(run it under vm-bytecode or vm-compiled)")
+        return None
+
+    def compile(self, workload, target, tuning_db=None):
+        import tvm
+
+        from pytest_tvmperf.build.pipelines import prim_module, schedule_prim
+
+        program = prim_module(workload.program, workload.entry)
+        try:
+            program = schedule_prim(program, target.tvm_target(), workload.pipeline, tuning_db)
+            lib = tvm.compile(program, target=target.tvm_target())
+        except Exception as exc:
+            raise CompileError(shorten_tvm_error(exc)) from exc
+        return _PrimCompiled(lib, program, workload.entry, target.device())
+
+
+@contextlib.contextmanager
+def _quiet_native_stderr():
+    """Silence what native code writes to file descriptor 2 for the duration."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def load_artifact(path: str, executor: str, entry: str, target: TargetSpec) -> Compiled:
+    """A compiled artifact written by ``Compiled.export``, loaded to be timed again."""
+    import tvm
+    from tvm import relax
+
+    with _quiet_native_stderr():  # TVM logs a "Scope Loaded" warning per VM executable
+        module = tvm.runtime.load_module(path)
+    dev = target.device()
+    if executor == "prim":
+        return _PrimCompiled(tvm.runtime.Executable(module), None, entry, dev)
+    return _VMCompiled(relax.VMExecutable(module), None, entry, executor.removeprefix("vm-"), dev)
+
+
+#: copies of each artifact timed in turn, to average out memory-placement bias
+PLACEMENTS = 3
+
+
+def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, args: Sequence[np.ndarray],
+                   out_specs: Sequence[OutSpec], min_repeat_ms: int, scratch: Path,
+                   placements: int = PLACEMENTS) -> Callable[[], float]:
+    """One sampler over ``placements`` copies of the artifact at ``path``, each loaded
+    from its own file (in ``scratch``) with its own input buffers, taken in turn: where
+    code and data land in memory moves one copy's time by a few percent, the same in
+    every sample of it, and only other placements average that bias out. Each copy gets
+    a file name never used before (a name loaded before would give back that library)."""
+    samplers = []
+    for i in range(placements):
+        fd, copy = tempfile.mkstemp(prefix=f"{Path(path).stem}.{i}.", suffix=".so", dir=scratch)
+        os.close(fd)
+        shutil.copyfile(path, copy)
+        samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
+    turn = itertools.cycle(samplers)
+    return lambda: next(turn)()
+
+
+def get_executor(name: str) -> Executor:
+    if name == "vm-bytecode":
+        return VMExecutor("bytecode")
+    if name == "vm-compiled":
+        return VMExecutor("compiled")
+    if name == "prim":
+        return PrimExecutor()
+    raise ValueError(f"unknown executor {name!r}; choose from vm-bytecode, vm-compiled, prim")

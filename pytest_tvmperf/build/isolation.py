@@ -1,0 +1,151 @@
+"""Run a compiled artifact once in a child process before the session runs it.
+
+A user's kernel can crash the process that runs it (an unresolved extern symbol, an
+out-of-bounds store), and so can loading a damaged artifact (a truncated shared library
+whose sha256 was edited to match: SIGBUS). In the pytest process that would end the
+session and lose every other test's result and update. So each freshly compiled
+artifact (exported to a file) and each baseline artifact loaded from disk is first run
+once in a sacrificial child: one Python process per session (per xdist worker) that
+imports TVM once and then loads and runs artifacts on request. When it dies, the test
+fails (or the baseline artifact is ignored) with the signal and the child's last
+words, and the next request starts a new child.
+
+Protocol: one JSON line per request on the child's stdin, one JSON line per reply on a
+copy of its stdout (its own fd 1 is pointed at stderr, so native prints cannot break
+the protocol). ``run_in_child`` is the parent side; ``main`` (``python -m
+pytest_tvmperf.build.isolation``) the child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+#: the child's stderr, last lines kept in a crash message
+STDERR_LINES = 6
+
+
+@dataclass(frozen=True)
+class ChildCrash:
+    """How the child died running an artifact: ``how`` is ``SIGSEGV`` or ``exit status 127``."""
+
+    how: str
+    stderr: str
+
+    def describe(self) -> str:
+        return self.how + (f"; its last words:\n{self.stderr}" if self.stderr else "")
+
+
+def death(returncode: int) -> str:
+    """``SIGSEGV`` for a child killed by a signal, ``exit status N`` otherwise."""
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def _tail(text: str, lines: int = STDERR_LINES) -> str:
+    kept = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(f"    {line[:300]}" for line in kept[-lines:])
+
+
+class Sandbox:
+    """The sacrificial child of one session; started on first use, restarted after a crash."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self._proc: subprocess.Popen | None = None
+        self._log: Path = scratch / f"sandbox-{os.getpid()}.log"
+        self._requests = 0
+
+    def _start(self) -> subprocess.Popen:
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([package_root, *[p for p in sys.path if p], env.get("PYTHONPATH", "")])
+        with open(self._log, "ab") as log:
+            return subprocess.Popen([sys.executable, "-m", "pytest_tvmperf.build.isolation"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=log, env=env, cwd=str(self.scratch))
+
+    def run(self, artifact: Path, executor: str, entry: str, target: str, args: Sequence[Any],
+            out_specs: Sequence[tuple[Sequence[int], str]]) -> ChildCrash | None:
+        """Load ``artifact`` and run ``entry`` once on ``args`` in the child; None when
+        the child survived (a Python error there is not a crash: the session's own run
+        reports it), else how it died."""
+        import numpy as np
+
+        self._requests += 1
+        inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
+        np.savez(inputs, *[np.asarray(a) for a in args])
+        request = json.dumps({"path": str(artifact), "executor": executor, "entry": entry, "target": target,
+                              "args": str(inputs), "out_specs": [[list(s), str(d)] for s, d in out_specs]})
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = self._start()
+        proc = self._proc
+        offset = self._log.stat().st_size if self._log.exists() else 0
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(request.encode() + b"\n")
+            proc.stdin.flush()
+            reply = proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            reply = b""
+        finally:
+            inputs.unlink(missing_ok=True)
+        if reply:
+            return None
+        returncode = proc.wait()
+        self._proc = None
+        with open(self._log, "rb") as f:
+            f.seek(offset)
+            stderr = f.read().decode("utf-8", "replace")
+        return ChildCrash(death(returncode), _tail(stderr))
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if proc.stdin:
+                proc.stdin.close()
+            proc.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        finally:
+            if proc.stdout:
+                proc.stdout.close()
+
+
+def _serve() -> None:
+    reply_to = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # what native code prints goes to stderr, not into the replies
+    import numpy as np
+
+    from pytest_tvmperf.build.executors import load_artifact
+    from pytest_tvmperf.build.targets import resolve_target
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            compiled = load_artifact(request["path"], request["executor"], request["entry"],
+                                     resolve_target(request["target"]))
+            with np.load(request["args"]) as data:
+                args = [data[f"arr_{i}"] for i in range(len(data.files))]
+            compiled.run(args, [(tuple(s), d) for s, d in request["out_specs"]])
+            reply: dict[str, Any] = {"ok": True}
+        except Exception as exc:  # a Python-level error: the session's own run will report it
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
+        reply_to.write(json.dumps(reply) + "\n")
+        reply_to.flush()
+
+
+if __name__ == "__main__":
+    _serve()

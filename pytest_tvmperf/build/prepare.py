@@ -1,0 +1,215 @@
+"""Build and check: compile a workload for one executor and target (with its pipeline
+and tuning database), run it once in a child process, and check its output against the
+NumPy reference, also on Hypothesis-drawn shapes. What fails here fails the test before
+anything is timed."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, NoReturn
+
+import pytest
+
+from pytest_tvmperf.build.correctness import check_outputs
+from pytest_tvmperf.build.executors import CompileError, get_executor, shorten_tvm_error
+from pytest_tvmperf.measure.timer import stopwatch
+from pytest_tvmperf.workload import Workload
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.session import TvmperfSession
+
+#: numbers of the files a session loads from its scratch directory: a loaded library's
+#: name is never reused (the loader would hand back the library loaded before)
+FILE_NUMBERS = itertools.count()
+
+ProgressBar = Callable[[str], ContextManager[Callable[[int, int], None]]]
+
+
+@contextlib.contextmanager
+def no_progress(_desc: str):
+    yield None
+
+
+def display_path(path: Path, rootpath: Path) -> str:
+    try:
+        return str(path.relative_to(rootpath))
+    except ValueError:
+        return str(path)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A workload compiled for one executor and checked against its reference."""
+
+    workload: Workload
+    executor: str
+    target: Any
+    compiled: Any
+    inputs: list
+    args: list
+    expected: list
+    out_specs: list
+    compile_s: float
+    tuning: Any = None  # tuning.TuningState for pipeline="tuned"
+
+
+@dataclass
+class Preparer:
+    """Compiles and checks the workloads of one test (one target)."""
+
+    session: "TvmperfSession"
+    target_name: str
+    nodeid: str
+    #: records the outcome and fails the test: ``fail(verdict, message)``
+    fail: Callable[..., NoReturn]
+    progress: ProgressBar = no_progress
+    #: compiled programs exported to run in the child first, by id (reused for a/b timing)
+    exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
+
+    def prepare(self, workload: Workload, executor_name: str, where: str) -> Prepared:
+        """Compile ``workload`` (with its pipeline, and tuning database when tuned) and
+        check it against its NumPy reference, also on Hypothesis-drawn shapes."""
+        __tracebackhide__ = True
+        if not isinstance(workload, Workload):
+            raise TypeError(f"tvmperf takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
+        executor = get_executor(executor_name)
+        target = self.session.target(self.target_name)
+        reason = executor.unsupported(workload) or target.skip_reason
+        if reason:
+            pytest.skip(reason)
+        tuning_db, tuning_state = self._tuning(workload, target, where)
+        reading_db = self.session.timing_lock() if tuning_db is not None else contextlib.nullcontext()
+        with reading_db, stopwatch() as compile_time:
+            try:
+                compiled = executor.compile(workload, target, tuning_db)
+            except CompileError as exc:
+                self.fail("error", f"tvmperf: compiling {where} failed:\n{exc}")
+        inputs = workload.inputs()
+        args = [*inputs, *(a for _, a in workload.params)]
+        expected = workload.expected(inputs)
+        out_specs = [(e.shape, str(e.dtype)) for e in expected]
+        self._check_signature(workload, inputs, out_specs, where)
+        self._run_in_child(compiled, executor_name, workload, args, out_specs, where)
+        mismatch = check_outputs(compiled.run(args, out_specs), expected, workload.rtol, workload.atol)
+        if mismatch:
+            self.fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n" + mismatch.message(f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""))
+        if workload.dim_ranges:
+            self._check_symbolic(compiled, workload, where)
+        return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0], tuning_state)
+
+    def _check_signature(self, workload: Workload, inputs, out_specs, where: str) -> None:
+        """A call the entry function cannot take fails here, naming the arguments."""
+        __tracebackhide__ = True
+        from pytest_tvmperf.build.pipelines import prim_module
+        from pytest_tvmperf.build.signature import prim_signature, relax_signature, signature_problem
+
+        try:
+            params = (relax_signature(workload.program, workload.entry) if workload.kind == "relax"
+                      else prim_signature(prim_module(workload.program, workload.entry), workload.entry))
+        except Exception:  # a program this check cannot read: TVM's own error at the call
+            return
+        problem = signature_problem(workload.name, workload.entry, workload.kind, params,
+                                    [(tuple(a.shape), str(a.dtype)) for a in inputs],
+                                    [n for n, _ in workload.params], [(tuple(s), d) for s, d in out_specs])
+        if problem is not None and problem.verdict == "wrong":
+            self.fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n{problem.message}")
+        if problem is not None:
+            self.fail("error", f"tvmperf: {where}: {problem.message}")
+
+    def _run_in_child(self, compiled, executor: str, workload: Workload, args, out_specs, where: str) -> None:
+        """Run the compiled artifact once in a child process first (isolation.py): a
+        kernel that crashes fails this test, and the session goes on."""
+        __tracebackhide__ = True
+        path = self.session.scratch_dir() / f"isolated-{next(FILE_NUMBERS)}-{executor}.so"  # never a name loaded before
+        try:
+            compiled.export(str(path))
+        except Exception:  # no toolchain to export with: it runs in the session, as a/b timing is off
+            return
+        self.exports[id(compiled)] = (compiled, path)
+        crash = self.session.sandbox().run(path, executor, workload.entry, self.target_name, args, out_specs)
+        if crash is not None:
+            self.fail("error", f"tvmperf: {where}: the compiled kernel crashed ({crash.how}) when run in a child "
+                                f"process; nothing was run in the session"
+                                + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else ""))
+
+    def _tuning(self, workload: Workload, target, where: str):
+        """For ``pipeline="tuned"``: the tuning database (tuned first with
+        ``--tvmperf-tune``) and its state; a missing database, or one without records
+        for some of the workload's kernels, fails the test saying how to fix it."""
+        __tracebackhide__ = True
+        if workload.pipeline != "tuned":
+            return None, None
+        from pytest_tvmperf.build import tuning
+        from pytest_tvmperf.build.pipelines import tuning_module
+
+        settings = self.session.settings
+        db = Path(self.session.rootpath, workload.tuning_db) if workload.tuning_db else settings.tuning_db
+        shown = display_path(db, self.session.rootpath)
+        tvm_target = target.tvm_target()
+        tuned_now = False
+        try:
+            module = tuning_module(workload, tvm_target)
+            # the machine-wide lock: xdist workers tune one at a time, and never read a
+            # database another worker is appending to
+            with self.session.timing_lock():
+                if settings.tune_trials and self.session.claim_tuning((workload.name, self.target_name, str(db))):
+                    with self.progress(f"tuning {workload.name}") as progress:
+                        tuning.tune(module, tvm_target, db, settings.tune_trials, progress=progress)
+                    tuned_now = True
+                state = tuning.inspect(module, tvm_target, db)
+            problem = None
+        except tuning.TuningError as exc:
+            problem = str(exc)
+        except Exception as exc:  # the fused module itself failed to build: TVM's own error, shortened
+            problem = f"preparing the kernels to tune failed:\n{shorten_tvm_error(exc)}"
+        if problem is not None:  # failed outside the except block: no chained traceback
+            self.fail("error", f"tvmperf: {where}: {problem}")
+        if tuned_now and state.missing:
+            self.fail("error", f"tvmperf: {where}: tuning with {settings.tune_trials} trials found no valid schedule for "
+                                f"{len(state.missing)} of {len(state.tasks)} kernel(s) ({', '.join(state.missing[:6])}): "
+                                f"every candidate failed to build or run; raise --tvmperf-tune")
+        if state.missing and set(state.missing) <= set(state.elsewhere):
+            # tuned, but on another machine or for another target: like a time baseline of
+            # another machine, shown (a skip with the reason), neither failed nor gated
+            pytest.skip(f"the tuning database {shown} has no records for this target ({target.name}: "
+                        f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
+                        f"but has some for {len(state.other_targets)} other target(s); tune here with: "
+                        f"{self.session.accept_command(self.nodeid, first=('--tvmperf-tune=TRIALS',))}")
+        if state.missing:
+            self.fail("error", f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
+                                f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
+                                f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
+                                f"or it was never tuned for this target.\nre-tune with: "
+                                f"{self.session.accept_command(self.nodeid, first=('--tvmperf-tune=TRIALS',))}")
+        return db, replace(state, db_dir=shown)
+
+    def _check_symbolic(self, compiled, workload: Workload, where: str) -> None:
+        """Run the compiled artifact on shapes and values drawn by Hypothesis
+        (derandomized: the same examples in every run, so CI is reproducible)."""
+        __tracebackhide__ = True
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import strategies as st
+
+        dims_strategy = st.fixed_dictionaries({d: st.integers(lo, hi) for d, (lo, hi) in sorted(workload.dim_ranges.items())})
+        failures: list[str] = []
+
+        @settings(max_examples=self.session.settings.hypothesis_examples, derandomize=True, database=None,
+                  deadline=None, suppress_health_check=list(HealthCheck), print_blob=False)
+        @given(dims=dims_strategy, seed=st.integers(0, 2**31 - 1))
+        def run_example(dims, seed):
+            inputs = workload.inputs(seed=seed, dims=dims)
+            args = [*inputs, *(a for _, a in workload.params)]
+            expected = workload.expected(inputs)
+            got = compiled.run(args, [(e.shape, str(e.dtype)) for e in expected])
+            mismatch = check_outputs(got, expected, workload.rtol, workload.atol)
+            if mismatch:
+                failures.append(mismatch.message(f"(dims {dims}, seed {seed})"))
+                raise AssertionError(failures[-1])
+
+        try:
+            run_example()
+        except AssertionError:
+            self.fail("wrong", f"tvmperf: {where} does not match its NumPy reference on a Hypothesis-drawn shape\n{failures[-1]}")

@@ -1,0 +1,178 @@
+"""The files of a MetaSchedule tuning database (see :mod:`pytest_tvmperf.build.tuning`):
+checked before MetaSchedule reads them, opened, hashed, and searched for each
+kernel's best record on a target. TVM is imported lazily."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+WORKLOAD_FILE = "database_workload.json"
+RECORD_FILE = "database_tuning_record.json"
+#: the command that creates or refreshes a database
+TUNE_COMMAND = "pytest --tvmperf-tune=TRIALS"
+
+
+class TuningError(Exception):
+    """A tuning database that is missing or unreadable, or tuning that cannot run;
+    the message names the file and says what to do."""
+
+
+def _recreate_hint(db_dir: Path) -> str:
+    return f"create it with: {TUNE_COMMAND} (it writes {WORKLOAD_FILE} and {RECORD_FILE} into {db_dir})"
+
+
+def _check_files(db_dir: Path) -> bool:
+    """Raise TuningError unless ``db_dir`` holds two well-formed database files:
+    one JSON array per line, records pointing at existing workload lines. Returns
+    whether a record's trace tensorizes (loading it needs the tensor intrinsics)."""
+    db_dir = Path(db_dir)
+    if not db_dir.is_dir():
+        what = "is not a directory" if db_dir.exists() else "does not exist"
+        raise TuningError(f"tuning database {db_dir} {what}; {_recreate_hint(db_dir)}")
+    counts: dict[str, int] = {}
+    tensorizes = False
+    for name in (WORKLOAD_FILE, RECORD_FILE):
+        path = db_dir / name
+        if not path.is_file():
+            raise TuningError(f"tuning database {db_dir}: {name} is missing; {_recreate_hint(db_dir)}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TuningError(f"tuning database file {path} cannot be read ({exc}); fix it, "
+                              f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}") from exc
+        count = 0
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            problem = None
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                problem = f"not JSON ({exc.args[0] if exc.args else exc})"
+            else:
+                if name == WORKLOAD_FILE:
+                    if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
+                        problem = "expected [structural hash, module]"
+                elif not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], int)
+                          and isinstance(row[1], list) and len(row[1]) >= 2):
+                    problem = "expected [workload index, [trace, run_secs, target, args_info]]"
+                elif not 0 <= row[0] < counts[WORKLOAD_FILE]:
+                    problem = (f"refers to workload {row[0]}, but {WORKLOAD_FILE} has "
+                               f"{counts[WORKLOAD_FILE]} workload(s)")
+            if problem:
+                raise TuningError(f"tuning database file {path}, line {number}: {problem}; fix the file, "
+                                  f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}")
+            count += 1
+        counts[name] = count
+        tensorizes = name == RECORD_FILE and '"Tensorize"' in text
+    return tensorizes
+
+
+def _open_database(db_dir: Path) -> Any:
+    """The JSONDatabase in ``db_dir`` (which must exist, with both files well formed)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    if _check_files(db_dir):
+        load_tensor_intrinsics()  # the records name intrinsics, which must be registered to load them
+    try:
+        return ms.database.JSONDatabase(
+            path_workload=str(Path(db_dir) / WORKLOAD_FILE),
+            path_tuning_record=str(Path(db_dir) / RECORD_FILE),
+            allow_missing=False,
+            module_equality="structural",
+        )
+    except Exception as exc:  # TVM raises TVMError, ValueError, ... on a bad entry
+        first = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
+        raise TuningError(f"tuning database {db_dir}: MetaSchedule cannot load {WORKLOAD_FILE} / {RECORD_FILE} "
+                          f"({first[0]}); delete {db_dir} and re-create it with: {TUNE_COMMAND}") from exc
+
+
+def _records_hash(entries: Sequence[Any]) -> str | None:
+    if not entries:
+        return None
+    text = json.dumps(list(entries), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _plain(value: Any) -> Any:
+    """TVM containers in a record's JSON -> plain lists, dicts and scalars."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if hasattr(value, "__iter__"):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def _target_key(target: Any) -> str:
+    """A target as canonical JSON: records match a target only when this is equal."""
+    return json.dumps(_plain(target.export()), sort_keys=True)
+
+
+def _task_records(db: Any, task_mod: Any) -> list[tuple[str, Any]]:
+    """The successful records of one task, fastest first, each with its target's key."""
+    if not db.has_workload(task_mod):
+        return []
+    workload = db.commit_workload(task_mod)  # known: returns it, writes nothing
+    return [(_target_key(r.target), r) for r in db.get_top_k(workload, max(1, len(db))) if r.target is not None]
+
+
+def _best_records(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> dict[str, Any]:
+    """The fastest record of each task measured for exactly ``target``, by task name
+    (tasks without one are left out). MetaSchedule's own look-up ignores the target,
+    so a database holding records of several machines or targets would otherwise
+    hand, say, a CPU schedule to a CUDA build."""
+    key = _target_key(target)
+    best: dict[str, Any] = {}
+    for name, task_mod in tasks:
+        match = next((record for k, record in _task_records(db, task_mod) if k == key), None)
+        if match is not None:
+            best[name] = match
+    return best
+
+
+@contextlib.contextmanager
+def _fast_tvmscript_parsing() -> Iterator[None]:
+    """Make TVMScript parsing during an import fast.
+
+    Every ``@T.prim_func`` calls ``inspect.stack()``, which looks up the module of
+    each frame; the import machinery's frozen frames (``<frozen importlib._bootstrap>``)
+    have no module file, so each lookup scans all of ``sys.modules`` -- thousands of
+    modules once ``tvm_ffi`` has imported torch. ``tvm.s_tir.tensor_intrin`` parses
+    some 250 functions on import, which then takes 30-40 s instead of 4. Telling
+    ``inspect`` which modules those frames belong to (what its cache would hold if it
+    could find them) removes the scans.
+    """
+    import inspect as _inspect
+
+    cache = getattr(_inspect, "modulesbyfile", None)
+    added = []
+    if isinstance(cache, dict):
+        for module in ("importlib._bootstrap", "importlib._bootstrap_external"):
+            key = f"<frozen {module}>"
+            if key not in cache:
+                cache[key] = module
+                added.append(key)
+    try:
+        yield
+    finally:
+        for key in added:
+            cache.pop(key, None)
+
+
+def load_tensor_intrinsics() -> None:
+    """Import ``tvm.s_tir.tensor_intrin`` (which registers the tensor intrinsics that
+    MetaSchedule's CPU schedule rules use, and that loading a database with tensorized
+    records needs) in 4-8 s instead of 30-40 s.
+
+    :func:`tune` calls it. TVM cannot import that module twice into one process (its
+    global functions register again and fail), so a test suite whose in-process
+    pytester runs tune should call this once before them, e.g. in ``conftest.py``.
+    """
+    with _fast_tvmscript_parsing():
+        import tvm.s_tir.tensor_intrin  # noqa: F401

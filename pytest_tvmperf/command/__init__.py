@@ -1,0 +1,1 @@
+"""The ``tvmperf`` command line."""

@@ -1,0 +1,230 @@
+"""``tvmperf``: read baseline and results files outside a pytest run.
+
+``tvmperf show FILE``
+    Print a baseline file (``baselines/<module>.json``) or a results file
+    (``pytest --tvmperf-json=FILE``) as a table: one row per test and machine.
+
+``tvmperf diff A B [--threshold EXPR] [--alpha P] [--noise EXPR]``
+    Gate B (the new side) against A (the old side, taken as the baseline) exactly as
+    the plugin would: ``compare(B_record, A_record, thresholds, policy)`` per test, the
+    same summary table and the same regression messages. Exit 1 when a test regressed,
+    0 otherwise, 2 for an unusable file or option.
+
+Which tests are compared (the matching rule):
+
+- a baseline file's tests are keyed by test id (``test_mlp[llvm-vm-bytecode]``, the
+  node id without its module part, as stored in the file);
+- when A and B are both results files, tests are keyed by their full node id
+  (``tests/perf/test_mlp.py::test_mlp[llvm-vm-bytecode]``), since one run may hold
+  several modules;
+- when one side is a baseline file and the other a results file, the results file's
+  tests are keyed by test id (the node id after its first ``::``). If some of its
+  modules match the baseline file's path (``tests/perf/test_mlp.py`` matches
+  ``baselines/tests/perf/test_mlp.json``), only those modules' tests are compared (the
+  longest matching path wins); if none matches, all its tests are, and a test id found
+  in two modules is an error (exit 2).
+
+Tests only in A are listed as removed, tests only in B as added; neither fails.
+
+Time: a current record of the gate holds one machine's timing, and
+``compare_time`` judges it against the baseline's timing of the same machine
+fingerprint, or else another machine's in normalized form. The diff judges every
+machine timing of B that way, each on its own: a B record with several machines
+(a baseline file) is compared once per machine (``replace(B, timings={fp: timing})``),
+so a machine present in both files is compared with itself, and a machine only in B
+the way the gate compares a run on that machine. The run's false-alarm rate
+``--alpha`` is split (Bonferroni) over all these comparisons, which is the number of
+compared tests when each test of B has one timing (always so for a results file).
+A results file keeps each test's samples and reference samples, not the baseline
+artifact's side-by-side samples, so the diff never uses a/b mode: where the gate
+judged a/b, the diff judges normalized (or raw) and may differ from the gate's verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pytest_tvmperf.command.cli_files import accept_command, load_file
+from pytest_tvmperf.command.cli_match import CliError, diff_row, keyed, nodeids, show_lines, variants
+from pytest_tvmperf.judge.compare import compare
+from pytest_tvmperf.config.options import (
+    DEFAULT_ALPHA,
+    DEFAULT_NOISE,
+    DEFAULT_THRESHOLDS,
+    THRESHOLD_HELP,
+    _argparse_type,
+    parse_alpha,
+    parse_noise,
+    parse_thresholds,
+    time_policy,
+)
+from pytest_tvmperf.report.text import SummaryRow, regression_message, summary_notes, summary_table
+from pytest_tvmperf.report.results import ResultsError
+from pytest_tvmperf.store.files import BaselineError
+from pytest_tvmperf.judge.verdict import Verdict
+
+PROG = "tvmperf"
+
+
+# ---------------------------------------------------------------- show
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    for line in show_lines(load_file(args.file)):
+        print(line)
+    return 0
+
+
+# ---------------------------------------------------------------- diff
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    a, b = load_file(args.a), load_file(args.b)
+    a_records, b_records, notes = keyed(a, b)
+    node_of = nodeids(a, b)
+    common = sorted(set(a_records) & set(b_records))
+    removed = sorted(set(a_records) - set(b_records))
+    added = sorted(set(b_records) - set(a_records))
+
+    thresholds = dict(DEFAULT_THRESHOLDS)
+    thresholds.update(args.threshold or {})
+    noise = args.noise if args.noise is not None else dict(DEFAULT_NOISE)
+    jobs = [(key, fp, variant) for key in common for fp, variant in variants(b_records[key])]
+    policy = time_policy(args.alpha, noise, other_machine="normalized", comparisons=len(jobs))
+
+    rows: list[SummaryRow] = []
+    messages: list[str] = []
+    regressed: set[str] = set()
+    counts: dict[str, int] = {}
+    for key, fp, current in jobs:
+        baseline = a_records[key]
+        comparison = compare(current, baseline, thresholds, policy)
+        test = key if fp is None else f"{key} @{fp}"
+        rows.append(diff_row(test, current, baseline, comparison))
+        counts[comparison.status] = counts.get(comparison.status, 0) + 1
+        if comparison.regressions:
+            machine_note = [] if fp is None else [f"machine {fp} ({current.timing.machine.cpu_model})"]
+            command = accept_command(key, a.path if a.kind == "baseline" else b.path if b.kind == "baseline" else None,
+                                     node_of.get(key))
+            messages.append(regression_message(key, str(a.path), current, baseline, comparison, machine_note, command))
+            regressed.add(key)
+
+    print(f"tvmperf diff: {a.label} (old) -> {b.label} (new): {len(common)} test(s) compared, "
+          f"{len(added)} added, {len(removed)} removed")
+    for note in notes:
+        print(f"note: {note}")
+    if rows:
+        print()
+        for line in summary_table(rows):
+            print(line)
+        for line in summary_notes(rows):
+            print(line)
+        if counts.get(Verdict.INCONCLUSIVE):
+            print(f"{counts[Verdict.INCONCLUSIVE]} test(s): time inconclusive, the noise is larger than the threshold "
+                  f"(not a failure; more samples or a larger --threshold time=... decide it)")
+    if added:
+        print()
+        print(f"added (only in {b.path}, not compared):")
+        for key in added:
+            print(f"  {key}")
+    if removed:
+        print()
+        print(f"removed (only in {a.path}, not compared):")
+        for key in removed:
+            print(f"  {key}")
+    for message in messages:
+        print()
+        print(message)
+    print()
+    verdicts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing compared"
+    print(f"tvmperf diff: {len(regressed)} test(s) regressed ({verdicts})")
+    return 1 if regressed else 0
+
+
+# ---------------------------------------------------------------- tune
+
+
+def tune_argv(args: argparse.Namespace) -> list[str]:
+    """The pytest command line ``tvmperf tune`` runs: the chosen tests with
+    ``--tvmperf-tune`` (and ``--tvmperf-update``, so the baselines follow the new
+    schedules, unless ``--no-update``)."""
+    argv = [*args.pytest_args, f"--tvmperf-tune={args.trials}"]
+    if args.db:
+        argv.append(f"--tvmperf-tuning-db={args.db}")
+    if not args.no_update:
+        argv.append("--tvmperf-update")
+    return argv
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    import pytest
+
+    argv = tune_argv(args)
+    print(f"{PROG} tune: pytest {' '.join(argv)}", flush=True)
+    return int(pytest.main(argv))
+
+
+# ---------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Show pytest-tvmperf baseline and results files, or gate one against another.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    show = sub.add_parser("show", help="print a baseline or results file as a table",
+                          description="Print a baseline file or a results file (told apart by content) as a table.")
+    show.add_argument("file", metavar="FILE", help="a baseline file (baselines/<module>.json) or a results file (--tvmperf-json)")
+    show.set_defaults(func=cmd_show)
+    diff = sub.add_parser(
+        "diff", help="gate B (new) against A (old) like the plugin does; exit 1 on a regression",
+        description=("Compare B (new) with A (old, the baseline) test by test with the plugin's own gate. "
+                     "Each may be a baseline file or a results file. Tests are matched by test id; when both "
+                     "are results files, by node id. Exit 1 when a test regressed, else 0; 2 on a bad file or option."),
+    )
+    diff.add_argument("a", metavar="A", help="the old side: a baseline or results file")
+    diff.add_argument("b", metavar="B", help="the new side: a baseline or results file")
+    diff.add_argument("--threshold", type=_argparse_type(parse_thresholds), default=None, metavar="EXPR",
+                      help=THRESHOLD_HELP.replace("%", "%%"))
+    diff.add_argument("--alpha", type=_argparse_type(parse_alpha), default=DEFAULT_ALPHA, metavar="P",
+                      help=f"false-alarm rate of all the time verdicts, split over the compared tests (default {DEFAULT_ALPHA})")
+    diff.add_argument("--noise", type=_argparse_type(parse_noise), default=None, metavar="EXPR",
+                      help="process-to-process noise per mode, e.g. 'normalized=3%%,raw=15%%' (default ab=2%%,normalized=10%%,raw=15%%)")
+    diff.set_defaults(func=cmd_diff)
+    tune = sub.add_parser(
+        "tune", help="tune the kernels of the chosen tests' pipeline='tuned' workloads, then re-record their baselines",
+        description=("Run pytest on the chosen tests with --tvmperf-tune=TRIALS: every workload with pipeline='tuned' "
+                     "is tuned with MetaSchedule (TRIALS trials per workload, a progress bar each), its records are "
+                     "added to the tuning database, and (unless --no-update) its baseline is re-recorded. "
+                     "Arguments after the options go to pytest, e.g.: tvmperf tune --trials 64 tests/perf -k dla"),
+    )
+    tune.add_argument("--trials", type=_argparse_type(_positive_trials), required=True, metavar="N",
+                      help="MetaSchedule trials per workload (split over its kernels)")
+    tune.add_argument("--db", default=None, metavar="DIR",
+                      help="tuning database directory, relative to the baseline directory (default: the ini or 'tuning')")
+    tune.add_argument("--no-update", action="store_true", help="tune only; leave the baselines as they are")
+    tune.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS",
+                      help="tests and options passed to pytest (default: the ini's testpaths)")
+    tune.set_defaults(func=cmd_tune)
+    return parser
+
+
+def _positive_trials(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"--trials takes a positive number of trials, got {text!r}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (CliError, BaselineError, ResultsError) as exc:  # any unusable input: exit 2, never 1 ("regressed")
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,198 @@
+"""Pure parts of the ``tvmperf`` command: which tests of two files are compared (the
+matching rule in cli.py's docstring), the records gated for each, and the rows shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Sequence
+
+from pytest_tvmperf.judge.compare import Comparison
+from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.report.text import SummaryRow, fmt_number, fmt_time, text_table
+from pytest_tvmperf.report.results import ResultEntry, ResultsError
+from pytest_tvmperf.judge.verdict import Verdict
+
+
+class CliError(Exception):
+    """A file the CLI cannot use, with the fix (one line)."""
+
+
+@dataclass
+class Loaded:
+    """One input file: baseline records keyed by test id, or a results file's records
+    keyed by node id (``entries`` holds its test entries, with or without a record)."""
+
+    path: Path
+    kind: str  # "baseline" or "results"
+    records: dict[str, Record]
+    entries: list[ResultEntry] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} file {self.path}"
+
+
+def results_records(entries: Sequence[ResultEntry], path: Path) -> dict[str, Record]:
+    """A results file's records keyed by node id; two records under one node id are a
+    ResultsError (a relation shares its test's node id, but has no record)."""
+    records: dict[str, Record] = {}
+    for number, entry in enumerate(entries):
+        if entry.record is None:
+            continue
+        if entry.nodeid in records:
+            raise ResultsError(f"results file {path}: test entry {number} ({entry.nodeid}) is malformed: its node id "
+                               f"appears twice; re-create it with `pytest --tvmperf-json={path}`")
+        records[entry.nodeid] = entry.record
+    return records
+
+
+# ---------------------------------------------------------------- show
+
+
+def _target_name(record: Record | None, entry: ResultEntry | None = None) -> str:
+    if entry is not None and entry.target:
+        return entry.target
+    if record is not None:
+        return str(record.target.get("kind", "?"))
+    return "-"
+
+
+def _show_rows(test: str, executor: str, target: str, record: Record | None, extra: Sequence[str]) -> list[list[str]]:
+    if record is None:
+        first = [test, executor, target, "-", "-", "-", "-"]
+        return [first + ["-", "-", "-", "-", *extra]]
+    exact = record.exact
+    first = [test, executor, target, record.workload, fmt_number(exact.scalar("instructions")),
+             fmt_number(exact.scalar("kernels")), fmt_number(exact.scalar("storage_bytes"))]
+    blank = [""] * len(first)
+    timings = sorted(record.timings.items())
+    if not timings:
+        return [first + ["-", "-", "-", "-", *extra]]
+    rows = []
+    for i, (fp, timing) in enumerate(timings):
+        rows.append((first if i == 0 else blank)
+                    + [fmt_time(timing.samples.median), str(len(timing.samples.samples)), fp, timing.machine.cpu_model]
+                    + (list(extra) if i == 0 else [""] * len(extra)))
+    return rows
+
+
+def show_lines(loaded: Loaded) -> list[str]:
+    """``tvmperf show``: a line naming the file, then its table (one row per test and machine)."""
+    header = ["test", "executor", "target", "workload", "instructions", "kernels", "storage_bytes",
+              "median", "samples", "machine", "cpu"]
+    rows: list[list[str]] = []
+    if loaded.kind == "baseline":
+        for test_id, record in sorted(loaded.records.items()):
+            rows.extend(_show_rows(test_id, record.executor, _target_name(record), record, ()))
+        head = f"{loaded.label}: {len(loaded.records)} test(s)"
+    else:
+        header.append("verdict")
+        for entry in sorted(loaded.entries, key=lambda e: e.nodeid):
+            record = loaded.records.get(entry.nodeid)
+            executor = entry.executor or (record.executor if record else "-")
+            rows.extend(_show_rows(entry.nodeid, executor, _target_name(record, entry), record,
+                                   (str(entry.verdict or "-"),)))
+        head = f"{loaded.label}: {len(loaded.entries)} test(s), {len(loaded.records)} with measurements"
+    return [head, *text_table(header, rows)]
+
+
+# ---------------------------------------------------------------- diff
+
+
+def module_match(baseline_path: Path, module: str) -> int:
+    """How many path parts of ``module`` (``tests/perf/test_mlp.py``, without ``.py``)
+    end ``baseline_path`` (without ``.json``); 0 when it does not."""
+    mod = PurePosixPath(module.replace("\\", "/"))
+    mod_parts = mod.with_suffix("").parts if mod.suffix == ".py" else mod.parts
+    base_parts = PurePosixPath(baseline_path.resolve().with_suffix("").as_posix()).parts
+    if mod_parts and len(mod_parts) <= len(base_parts) and tuple(base_parts[-len(mod_parts):]) == tuple(mod_parts):
+        return len(mod_parts)
+    return 0
+
+
+def _test_id(nodeid: str) -> str:
+    return nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+
+
+def _by_test_id(results: Loaded, baseline: Loaded) -> tuple[dict[str, Record], str]:
+    """The results file's records keyed by test id, restricted to the modules that match
+    the baseline file's path when any does; and a note saying what was left out."""
+    modules: dict[str, list[str]] = {}
+    for nodeid in results.records:
+        modules.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+    scores = {m: module_match(baseline.path, m) for m in modules}
+    best = max(scores.values(), default=0)
+    chosen = [m for m in modules if best == 0 or scores[m] == best]
+    note = ""
+    if best and len(chosen) < len(modules):
+        left = sum(len(modules[m]) for m in modules if m not in chosen)
+        note = (f"{results.path}: comparing module(s) {', '.join(sorted(chosen))} with {baseline.path}; "
+                f"{left} test(s) of other modules left out")
+    keyed: dict[str, Record] = {}
+    where: dict[str, str] = {}
+    for module in chosen:
+        for nodeid in modules[module]:
+            test_id = _test_id(nodeid)
+            if test_id in keyed:
+                raise CliError(
+                    f"results file {results.path} holds test id {test_id!r} in several modules ({where[test_id]}, {nodeid}) "
+                    f"and none matches the baseline file {baseline.path}; compare the baseline file at its place "
+                    f"baselines/<module path>.json, or compare two results files"
+                )
+            keyed[test_id] = results.records[nodeid]
+            where[test_id] = nodeid
+    return keyed, note
+
+
+def keyed(a: Loaded, b: Loaded) -> tuple[dict[str, Record], dict[str, Record], list[str]]:
+    """The records of A and B under the keys they are matched by, and notes on what was left out."""
+    if a.kind == b.kind:
+        return a.records, b.records, []
+    if a.kind == "results":
+        a_records, note = _by_test_id(a, b)
+        b_records = b.records
+    else:
+        b_records, note = _by_test_id(b, a)
+        a_records = a.records
+    return a_records, b_records, [note] if note else []
+
+
+def nodeids(a: Loaded, b: Loaded) -> dict[str, str]:
+    """Compared key -> node id, where a results file gives it."""
+    if a.kind == b.kind:
+        return {k: k for k in a.records} if a.kind == "results" else {}
+    results = a if a.kind == "results" else b
+    out: dict[str, str] = {}
+    for nodeid in results.records:
+        out.setdefault(_test_id(nodeid), nodeid)
+    return out
+
+
+def variants(record: Record) -> list[tuple[str | None, Record]]:
+    """The records to gate for one test of B: itself when it has at most one timing,
+    else one per machine (each holding only that machine's timing)."""
+    if len(record.timings) <= 1:
+        return [(None, record)]
+    return [(fp, replace(record, timings={fp: t})) for fp, t in sorted(record.timings.items())]
+
+
+def diff_row(test: str, current: Record, baseline: Record, comparison: Comparison) -> SummaryRow:
+    tv = comparison.get("time")
+    decision = tv.decision if tv is not None else None
+    note = f"time shown, not gated: {tv.note}" if tv is not None and tv.status == Verdict.NOT_GATED and tv.note else ""
+    return SummaryRow(
+        test=test,
+        executor=current.executor,
+        target=str(current.target.get("kind", "?")),
+        median_s=current.timing.samples.median if current.timing else None,
+        baseline_s=tv.baseline if tv is not None else None,
+        instructions=current.exact.scalar("instructions"),
+        baseline_instructions=baseline.exact.scalar("instructions"),
+        verdict=comparison.status,
+        note=note,
+        ratio=decision.ratio if decision else None,
+        low=decision.low if decision else None,
+        high=decision.high if decision else None,
+        mode=decision.mode if decision else "",
+    )

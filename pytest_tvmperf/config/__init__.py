@@ -1,0 +1,1 @@
+"""Options and markers: what a run and a test ask for."""

@@ -1,0 +1,297 @@
+"""The plugin's options, declared once in :data:`OPTIONS`, and the frozen :class:`Settings`
+built from them.
+
+Each :class:`Option` row generates its ``--tvmperf-*`` command-line flag
+(:func:`addoption`), its ``tvmperf_*`` ini key and its :class:`Settings` field
+(:meth:`Settings.from_config`). A value is taken from the closest place that sets it:
+command line > marker > ini > default. Only the thresholds can be set by a test's
+``@pytest.mark.tvmperf`` marker, so only they keep the command-line and the ini value
+apart (:meth:`Settings.thresholds` puts the marker in between); a marker's
+``executors``/``targets`` narrow what the run selects instead (see markers.py).
+
+The value parsers live in parsing.py; their names are importable from here as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+
+from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
+    DEFAULT_ALPHA,
+    DEFAULT_NOISE,
+    DEFAULT_THRESHOLDS,
+    DEFAULT_TIME_THRESHOLD,
+    EXACT_METRICS,
+    EXECUTORS,
+    INCONCLUSIVE_POLICIES,
+    METRICS,
+    NOISE_MODES,
+    OTHER_MACHINE_POLICIES,
+    PEER_MARKER_KEYS,
+    PEERS,
+    TARGETS,
+    THRESHOLD_HELP,
+    TIME_METRIC,
+    Limit,
+    Thresholds,
+    argparse_type,
+    parse_alpha,
+    parse_bool,
+    parse_executors,
+    parse_inconclusive,
+    parse_limit,
+    parse_noise,
+    parse_other_machine,
+    parse_peer_limit,
+    parse_peers,
+    parse_targets,
+    parse_thresholds,
+    peer_limits_from_marker,
+    positive_int,
+    thresholds_from_marker,
+)
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.judge.compare import TimePolicy
+
+#: the former private names, still used by cli.py and the tests
+_positive_int = positive_int
+_argparse_type = argparse_type
+
+OPT_EXECUTORS = "tvmperf_executors"
+OPT_TARGETS = "tvmperf_targets"
+OPT_UPDATE = "tvmperf_update"
+OPT_BASELINES = "tvmperf_baselines"
+OPT_THRESHOLD = "tvmperf_threshold"
+OPT_REPEAT = "tvmperf_repeat"
+OPT_MIN_REPEAT_MS = "tvmperf_min_repeat_ms"
+OPT_EXAMPLES = "tvmperf_hypothesis_examples"
+OPT_ALPHA = "tvmperf_alpha"
+OPT_INCONCLUSIVE = "tvmperf_inconclusive"
+OPT_OTHER_MACHINE = "tvmperf_other_machine"
+OPT_CONFIRM = "tvmperf_confirm"
+OPT_NOISE = "tvmperf_noise"
+OPT_ARTIFACTS = "tvmperf_artifacts"
+OPT_JSON = "tvmperf_json"
+OPT_HTML = "tvmperf_html"
+OPT_HISTORY = "tvmperf_history"
+OPT_PRUNE = "tvmperf_prune"
+OPT_TUNING_DB = "tvmperf_tuning_db"
+OPT_TUNE = "tvmperf_tune"
+OPT_PEERS = "tvmperf_peers"
+
+DEFAULT_TUNING_DB = "tuning"
+DEFAULT_REPEAT = 15
+DEFAULT_MIN_REPEAT_MS = 20
+DEFAULT_EXAMPLES = 8
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: its flag ``--tvmperf-x-y`` and ini key ``tvmperf_x_y`` (both from ``dest``),
+    the :class:`Settings` field it fills, and how its text becomes that field's value."""
+
+    dest: str  #: ``tvmperf_repeat``: the ini key, and where pytest stores the flag's value
+    field: str  #: the Settings field
+    help: str
+    default: Any = None  #: the value when neither the command line nor the ini sets one
+    parse: Callable[[Any], Any] | None = None  #: text -> value, raising ValueError; None: the text as it is
+    ini: bool = True  #: also an ini key (else command line only)
+    switch: bool = False  #: a flag without a value (command line only)
+    metavar: str | None = None
+    #: a path, relative to the rootdir, to the baseline directory or to the directory pytest was started in
+    anchor: Literal["", "rootdir", "baselines", "invocation"] = ""
+    may_be_off: bool = False  #: the path may be "off" (the field is then None)
+    #: keywords of ``@pytest.mark.tvmperf`` for this option: "sets": they override the ini for
+    #: one test (the command line still wins); "narrows": they say which values the test
+    #: supports; "adds": they add to the run's selection for one test
+    marker_keys: tuple[str, ...] = ()
+    marker_role: Literal["", "sets", "narrows", "adds"] = ""
+    passthrough: bool = False  #: an accept command repeats it (it decides which tests exist, where baselines go)
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.dest.replace("_", "-")
+
+    def from_cli(self, config) -> Any:
+        value = config.getoption(self.dest)
+        return None if value in (None, "") or (self.switch and not value) else value
+
+    def from_ini(self, config) -> Any:
+        """The parsed ini value, or None where the ini does not set one; a bad value raises
+        ValueError naming the ini key."""
+        if not self.ini:
+            return None
+        raw = config.getini(self.dest)
+        if raw in ("", None, []):
+            return None
+        try:
+            return self.parse(raw) if self.parse is not None else raw
+        except ValueError as exc:
+            raise ValueError(f"ini option {self.dest} = {raw!r}: {exc}") from None
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(OPT_EXECUTORS, "executors", f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: all",
+           EXECUTORS, parse_executors, marker_keys=("executors",), marker_role="narrows", passthrough=True),
+    Option(OPT_TARGETS, "targets", f"comma-separated targets ({', '.join(TARGETS)}); default: llvm (the host CPU)",
+           ("llvm",), parse_targets, marker_keys=("targets",), marker_role="narrows", passthrough=True),
+    Option(OPT_UPDATE, "update", "write or rewrite the baselines of the tests that ran (and only those)",
+           False, ini=False, switch=True),
+    Option(OPT_BASELINES, "baseline_dir", "directory of baseline JSON files, relative to the rootdir (default: baselines)",
+           "baselines", metavar="DIR", anchor="rootdir", passthrough=True),
+    Option(OPT_THRESHOLD, "thresholds", THRESHOLD_HELP, DEFAULT_THRESHOLDS, parse_thresholds, metavar="EXPR",
+           marker_keys=METRICS, marker_role="sets"),
+    Option(OPT_REPEAT, "repeat", f"time samples per test (default {DEFAULT_REPEAT})", DEFAULT_REPEAT, positive_int),
+    Option(OPT_MIN_REPEAT_MS, "min_repeat_ms", f"minimum duration of one time sample in ms (default {DEFAULT_MIN_REPEAT_MS})",
+           DEFAULT_MIN_REPEAT_MS, positive_int),
+    Option(OPT_EXAMPLES, "hypothesis_examples", f"Hypothesis examples for workloads with symbolic dims (default {DEFAULT_EXAMPLES})",
+           DEFAULT_EXAMPLES, positive_int),
+    Option(OPT_ALPHA, "alpha", f"false-alarm rate of the whole run's time verdicts, split over its timed tests (default {DEFAULT_ALPHA})",
+           DEFAULT_ALPHA, parse_alpha),
+    Option(OPT_INCONCLUSIVE, "inconclusive",
+           "what an inconclusive time verdict (noise larger than the threshold) does: fail, warn or pass (default warn)",
+           "warn", parse_inconclusive),
+    Option(OPT_OTHER_MACHINE, "other_machine",
+           "with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)",
+           "skip", parse_other_machine),
+    Option(OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_bool),
+    Option(OPT_NOISE, "noise", "process-to-process noise the samples cannot show, per mode, e.g. "
+           "'ab=2%,normalized=10%,raw=15%,ratio=7%' (the defaults; ratio: peers and assert_ratio)", DEFAULT_NOISE, parse_noise),
+    Option(OPT_ARTIFACTS, "artifact_dir", "where --tvmperf-update saves compiled artifacts for a/b timing, relative to the "
+           "baseline directory (default artifacts), or off", "artifacts", metavar="DIR|off", anchor="baselines",
+           may_be_off=True, passthrough=True),
+    Option(OPT_JSON, "json_path", "write every test's metrics, baseline and verdict as JSON",
+           ini=False, metavar="PATH", anchor="invocation"),
+    Option(OPT_HTML, "html_path", "write a self-contained HTML report with plots", ini=False, metavar="PATH", anchor="invocation"),
+    Option(OPT_HISTORY, "history_path", "append this run to a history file (one JSON line per run); the HTML report plots the trend",
+           ini=False, metavar="PATH", anchor="invocation"),
+    Option(OPT_PRUNE, "prune", "with --tvmperf-update in a full run: remove baselines that no test used",
+           False, ini=False, switch=True),
+    Option(OPT_TUNING_DB, "tuning_db", "MetaSchedule tuning database for workloads with pipeline='tuned', relative to the "
+           f"baseline directory (default {DEFAULT_TUNING_DB})", DEFAULT_TUNING_DB, metavar="DIR", anchor="baselines",
+           passthrough=True),
+    Option(OPT_TUNE, "tune_trials", "tune the kernels of the tests' pipeline='tuned' workloads with this many MetaSchedule "
+           "trials per workload, adding the records to the tuning database, before measuring them",
+           None, positive_int, ini=False, metavar="TRIALS"),
+    Option(OPT_PEERS, "peers", f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
+           "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)", (), parse_peers,
+           marker_keys=tuple(PEER_MARKER_KEYS), marker_role="adds"),
+)
+
+
+def addoption(parser) -> None:
+    """Register every option of :data:`OPTIONS` on the command line and, where it has one, in the ini."""
+    group = parser.getgroup("tvmperf", "TVM performance gate (pytest-tvmperf)")
+    for opt in OPTIONS:
+        help_text = opt.help.replace("%", "%%")  # argparse formats help with %
+        if opt.switch:
+            group.addoption(opt.flag, dest=opt.dest, action="store_true", default=False, help=help_text)
+        else:
+            group.addoption(opt.flag, dest=opt.dest, default=None, metavar=opt.metavar, help=help_text,
+                            type=None if opt.parse is None else argparse_type(opt.parse))
+        if opt.ini:
+            parser.addini(opt.dest, opt.help, default="")
+
+
+def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, comparisons: int = 1) -> "TimePolicy":
+    """The one constructor of the time verdict's policy: the false-alarm rate ``alpha`` is
+    split evenly over the ``comparisons`` (Bonferroni), so a suite of many cases does not
+    fail by chance; ``noise`` per mode as :func:`parse_noise` gives it."""
+    from pytest_tvmperf.judge.compare import TimePolicy  # compare imports Limit and the metric names from here
+
+    return TimePolicy(
+        alpha=alpha / max(1, comparisons),
+        noise_ab=noise["ab"],
+        noise_normalized=noise["normalized"],
+        noise_raw=noise["raw"],
+        noise_ratio=noise["ratio"],
+        other_machine=other_machine,
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The run's options, each from the closest place that sets it (see :data:`OPTIONS`)."""
+
+    executors: tuple[str, ...] = EXECUTORS
+    targets: tuple[str, ...] = ("llvm",)
+    update: bool = False
+    baseline_dir: Path = Path("baselines")
+    cli_thresholds: Mapping[str, Limit] = field(default_factory=dict)
+    ini_thresholds: Mapping[str, Limit] = field(default_factory=dict)
+    repeat: int = DEFAULT_REPEAT
+    min_repeat_ms: int = DEFAULT_MIN_REPEAT_MS
+    hypothesis_examples: int = DEFAULT_EXAMPLES
+    alpha: float = DEFAULT_ALPHA
+    inconclusive: str = "warn"
+    other_machine: str = "skip"
+    confirm: bool = True
+    noise: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_NOISE))
+    artifact_dir: Path | None = Path("baselines/artifacts")
+    json_path: Path | None = None
+    html_path: Path | None = None
+    history_path: Path | None = None
+    prune: bool = False
+    tuning_db: Path = Path("baselines/tuning")
+    tune_trials: int | None = None
+    peers: tuple[str, ...] = ()
+
+    def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
+        """Effective thresholds of one test, per metric from the closest place that sets it:
+        command line > the test's marker > ini > default."""
+        merged = dict(DEFAULT_THRESHOLDS)
+        merged.update(self.ini_thresholds)
+        merged.update(marker or {})
+        merged.update(self.cli_thresholds)
+        return merged
+
+    def time_policy(self, comparisons: int = 1) -> "TimePolicy":
+        """The time verdict's policy of this run with ``comparisons`` timed comparisons."""
+        return time_policy(self.alpha, self.noise, self.other_machine, comparisons)
+
+    @classmethod
+    def from_config(cls, config) -> "Settings":
+        """Build from the command line and the ini, row by row of :data:`OPTIONS`; a bad
+        ini value raises ValueError naming the key."""
+        values: dict[str, Any] = {}
+        for opt in OPTIONS:
+            cli, ini = opt.from_cli(config), opt.from_ini(config)
+            if opt.marker_role == "sets":  # the marker goes in between: keep both layers
+                values[f"cli_{opt.field}"] = cli or {}
+                values[f"ini_{opt.field}"] = ini or {}
+                continue
+            value = cli if cli is not None else ini if ini is not None else opt.default
+            values[opt.field] = _anchored(opt, dict(value) if isinstance(value, Mapping) else value, config, values)
+        return cls(**values)
+
+
+def _anchored(opt: Option, value: Any, config, values: Mapping[str, Any]) -> Any:
+    """A path option's value as a Path (None for an unset one, or "off")."""
+    if not opt.anchor or value is None:
+        return value
+    if opt.may_be_off and str(value).strip().lower() == "off":
+        return None
+    base = {"rootdir": lambda: config.rootpath, "baselines": lambda: values["baseline_dir"],
+            "invocation": lambda: config.invocation_params.dir}[opt.anchor]()
+    return Path(base, value)
+
+
+#: options an accept command repeats: they decide which tests exist and where baselines go
+PASSTHROUGH: tuple[str, ...] = tuple(opt.flag for opt in OPTIONS if opt.passthrough)
+
+
+def passthrough_args(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The PASSTHROUGH options of a command line, each as one ``--option=value``."""
+    out: list[str] = []
+    args = list(argv)
+    for i, arg in enumerate(args):
+        name, eq, value = str(arg).partition("=")
+        if name in PASSTHROUGH:
+            if eq:
+                out.append(f"{name}={value}")
+            elif i + 1 < len(args):
+                out.append(f"{name}={args[i + 1]}")
+    return tuple(out)

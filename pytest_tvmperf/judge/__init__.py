@@ -1,0 +1,1 @@
+"""Judge (pure): metric and ratio verdicts, the one confirmation rule, the whole-test verdict."""

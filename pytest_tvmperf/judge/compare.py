@@ -1,0 +1,301 @@
+"""Pure: current record + baseline record + thresholds -> verdicts with the evidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+import numpy as np
+
+from pytest_tvmperf.measure.disturbance import clean
+from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
+from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE
+from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.judge.timestats import TimeDecision, decide
+from pytest_tvmperf.judge.verdict import MetricStatus, RatioStatus, Verdict
+
+#: the verdict of one metric (kept under its old name)
+Status = MetricStatus
+
+
+@dataclass(frozen=True)
+class TimePolicy:
+    """How the time verdict weighs its evidence.
+
+    alpha: two-sided false-alarm probability of one comparison (the run's rate divided
+    by the number of timed tests); noise_*: standard deviation of the log ratio that
+    the samples cannot show, per mode (a/b against the baseline's artifact timed side
+    by side; normalized by the reference kernel; raw); other_machine: "normalized"
+    compares with another machine's baseline in normalized form (noise doubled),
+    "skip" shows the time without gating it.
+    """
+
+    alpha: float = DEFAULT_ALPHA
+    noise_ab: float = DEFAULT_NOISE["ab"]
+    noise_normalized: float = DEFAULT_NOISE["normalized"]
+    noise_raw: float = DEFAULT_NOISE["raw"]
+    other_machine: str = "normalized"
+    noise_ratio: float = DEFAULT_NOISE["ratio"]
+
+
+@dataclass(frozen=True)
+class MetricVerdict:
+    metric: str
+    status: MetricStatus
+    baseline: float | None
+    current: float | None
+    limit: str
+    note: str = ""
+    decision: TimeDecision | None = None
+    #: why the evidence could not be trusted and the verdict was held at inconclusive
+    #: (a busy machine, a baseline from another CPU model); "" when it could
+    reason: str = ""
+    #: the largest time ratio that passes (1 + threshold), for time verdicts
+    bound: float | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.baseline in (None, 0) or self.current is None:
+            return None
+        return self.current / self.baseline
+
+    @property
+    def past_limit(self) -> bool:
+        """The measured time ratio alone is past the threshold."""
+        return self.decision is not None and self.bound is not None and self.decision.ratio > self.bound
+
+    def held(self) -> "MetricVerdict":
+        """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
+        decision = None if self.decision is None else replace(self.decision, status=Verdict.INCONCLUSIVE)
+        return replace(self, status=Verdict.INCONCLUSIVE, decision=decision)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    verdicts: tuple[MetricVerdict, ...]
+
+    def get(self, metric: str) -> MetricVerdict | None:
+        return next((v for v in self.verdicts if v.metric == metric), None)
+
+    def with_verdict(self, verdict: MetricVerdict) -> "Comparison":
+        """This comparison with ``verdict`` in place of its metric's (a confirmed one)."""
+        return Comparison(tuple(verdict if v.metric == verdict.metric else v for v in self.verdicts))
+
+    @property
+    def regressions(self) -> tuple[MetricVerdict, ...]:
+        return tuple(v for v in self.verdicts if v.status == Verdict.REGRESSED)
+
+    @property
+    def improvements(self) -> tuple[MetricVerdict, ...]:
+        return tuple(v for v in self.verdicts if v.status == Verdict.IMPROVED)
+
+    @property
+    def inconclusive(self) -> bool:
+        return any(v.status == Verdict.INCONCLUSIVE for v in self.verdicts)
+
+    @property
+    def status(self) -> MetricStatus:
+        if self.regressions:
+            return Verdict.REGRESSED
+        if self.inconclusive:
+            return Verdict.INCONCLUSIVE
+        if self.improvements:
+            return Verdict.IMPROVED
+        return Verdict.PASS
+
+
+def compare_exact(metric: str, baseline: float | None, current: float | None, limit: Limit) -> MetricVerdict:
+    if baseline is None or current is None:
+        return MetricVerdict(metric, Verdict.NA, baseline, current, limit.describe())
+    if not limit.enabled:
+        return MetricVerdict(metric, Verdict.NOT_GATED, baseline, current, "off")
+    if current > limit.allowed_max(baseline):
+        return MetricVerdict(metric, Verdict.REGRESSED, baseline, current, limit.describe())
+    if current < baseline:
+        return MetricVerdict(metric, Verdict.IMPROVED, baseline, current, limit.describe())
+    return MetricVerdict(metric, Verdict.PASS, baseline, current, limit.describe())
+
+
+def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
+    """The timing of another machine to compare with: one with the same CPU model and
+    reference kernel if any, else any with the same reference kernel."""
+    usable = [t for t in baseline.timings.values() if t.samples.reference_name == current.samples.reference_name
+              and t.samples.reference is not None and current.samples.reference is not None]
+    same_cpu = [t for t in usable if t.machine.cpu_model == current.machine.cpu_model]
+    return (same_cpu or usable or [None])[0]
+
+
+def _held(decision: TimeDecision, allow_pass: bool = False) -> TimeDecision:
+    """The decision held at inconclusive (a pass may stand where ``allow_pass``)."""
+    if decision.status == Verdict.PASS and allow_pass:
+        return decision
+    return replace(decision, status=Verdict.INCONCLUSIVE)
+
+
+def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = TimePolicy()) -> MetricVerdict:
+    timing = current.timing
+    if timing is None:
+        return MetricVerdict(TIME_METRIC, Verdict.NA, None, None, limit.describe())
+    now, screened = clean(timing.samples)
+    fingerprint = timing.machine.fingerprint
+    base_timing = baseline.timings.get(fingerprint)
+    if not limit.enabled:
+        then = base_timing.samples.median if base_timing else None
+        return MetricVerdict(TIME_METRIC, Verdict.NOT_GATED, then, now.median, "off")
+    threshold = limit.relative if limit.relative is not None else 0.0
+    where = ""
+    reason = ""
+    if base_timing is None:
+        other = _other_machine_timing(baseline, timing) if policy.other_machine == "normalized" else None
+        if other is None:
+            if not baseline.timings:
+                why = "no machine has a time baseline yet"
+            elif policy.other_machine == "skip":
+                why = f"{len(baseline.timings)} other machine(s) recorded, not compared (--tvmperf-other-machine=skip)"
+            elif now.reference is None:
+                why = "this run has no reference-kernel samples to normalize by"
+            else:
+                why = f"{len(baseline.timings)} other machine(s) recorded, none with reference kernel {now.reference_name}"
+            return MetricVerdict(
+                TIME_METRIC, Verdict.NOT_GATED, None, now.median, limit.describe(),
+                note=f"no time baseline for this machine (fingerprint {fingerprint}); {why}",
+            )
+        decision = decide(now.normalized, other.samples.normalized, threshold, policy.alpha,
+                          2 * policy.noise_normalized, "normalized")
+        base_timing = other
+        where = f"vs another machine ({other.machine.cpu_model}, {other.machine.fingerprint}), normalized"
+        if other.machine.cpu_model != timing.machine.cpu_model:
+            # the reference kernel does not scale like the workload across micro-architectures
+            # (measured: unchanged code 2.6-2.7x apart between AMD and Intel): shown, never failed
+            reason = f"baseline from another CPU model ({other.machine.cpu_model}): normalized times do not carry across CPU models"
+            decision = _held(decision, allow_pass=True)
+        elif other.machine.target != timing.machine.target:
+            # the same CPU name (clouds report generic ones, "AMD EPYC") but code built for
+            # another CPU: measured, znver4 vs x86-64-v2 code 1.7-1.8x apart: shown, never failed
+            reason = (f"baseline built for another target ({other.machine.target}): normalized times do not "
+                      f"carry across instruction sets")
+            decision = _held(decision, allow_pass=True)
+    elif now.ab_ratios is not None:
+        decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, "a/b")
+        where = "the baseline's artifact timed side by side"
+    elif now.normalized is not None and base_timing.samples.normalized is not None \
+            and now.reference_name == base_timing.samples.reference_name:
+        decision = decide(now.normalized, base_timing.samples.normalized, threshold, policy.alpha,
+                          policy.noise_normalized, "normalized")
+        where = "normalized by the reference kernel"
+    else:
+        decision = decide(now.samples, base_timing.samples.samples, threshold, policy.alpha, policy.noise_raw, "raw")
+        where = "raw times (no common reference kernel)"
+    if screened is not None and screened.describe():
+        where = f"{where}; {screened.describe()}"
+        if screened.busy:
+            reason = screened.describe()
+            decision = _held(decision)
+    return MetricVerdict(TIME_METRIC, decision.status, base_timing.samples.median, now.median,
+                         limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold)
+
+
+def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy()) -> Comparison:
+    verdicts = [
+        compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS
+    ]
+    verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy))
+    return Comparison(tuple(verdicts))
+
+
+#: a ratio's decision (on ratio/limit, threshold 0) as the ratio's status
+_RATIO_STATUS = {Verdict.REGRESSED: Verdict.EXCEEDED, Verdict.IMPROVED: Verdict.PASS, Verdict.PASS: Verdict.PASS,
+                 Verdict.INCONCLUSIVE: Verdict.INCONCLUSIVE}
+
+
+@dataclass(frozen=True)
+class RatioVerdict:
+    """TVM against something measured side by side in the same rounds: a peer
+    framework (``TVM / peer``) or the other side of a relation (``a / b``).
+
+    ``limit`` is the most the ratio may be (None: shown, not gated). Statuses:
+    ``pass`` (a ratio above the limit is ruled out, one-sided 90%), ``exceeded`` (the
+    whole interval lies above the limit), ``inconclusive`` (neither), ``not gated``.
+    """
+
+    name: str
+    limit: float | None
+    decision: TimeDecision
+    numerator_s: float
+    denominator_s: float
+    #: why the evidence could not be trusted (a busy machine); "" when it could
+    reason: str = ""
+
+    @property
+    def status(self) -> RatioStatus:
+        if self.limit is None:
+            return Verdict.NOT_GATED
+        # decide() ran on ratio/limit with threshold 0: "regressed" means above the limit
+        return _RATIO_STATUS[self.decision.status]
+
+    @property
+    def ratio(self) -> float:
+        return self.decision.ratio * (self.limit or 1.0)
+
+    @property
+    def past_limit(self) -> bool:
+        """The measured ratio alone is above its limit."""
+        return self.limit is not None and self.ratio > self.limit
+
+    def held(self) -> "RatioVerdict":
+        """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
+        return replace(self, decision=_held(self.decision))
+
+    @property
+    def low(self) -> float:
+        return self.decision.low * (self.limit or 1.0)
+
+    @property
+    def high(self) -> float:
+        return self.decision.high * (self.limit or 1.0)
+
+    def describe(self) -> str:
+        """'0.42x (99% CI 0.40-0.44x)'."""
+        return f"{self.ratio:.2f}x ({self.decision.confidence * 100:.3g}% CI {self.low:.2f}-{self.high:.2f}x)"
+
+
+def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, denominator_s: float,
+                  limit: float | None, alpha: float, noise: float, reason: str = "") -> RatioVerdict:
+    """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`);
+    ``reason`` (why the evidence cannot be trusted) holds it at inconclusive."""
+    scale = limit or 1.0
+    decision = decide([r / scale for r in ratios], None, 0.0, alpha, noise, "a/b")
+    return RatioVerdict(name, limit, _held(decision) if reason else decision, numerator_s, denominator_s, reason)
+
+
+def relation_verdict(name: str, samples: TimeSamples, limit: float, alpha: float, noise: float) -> RatioVerdict:
+    """``assert_ratio``: the workload side (``samples``) over the other side (timed as
+    ``baseline``), after leaving out the rounds the machine disturbed."""
+    kept, screened = clean(samples)
+    reason = screened.describe() if screened is not None and screened.busy else ""
+    return ratio_verdict(name, kept.ab_ratios or (), kept.median, float(np.median(kept.baseline)), limit, alpha,
+                         noise, reason)
+
+
+def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float,
+                  wanted: tuple[str, ...] | None = None) -> tuple[RatioVerdict, ...]:
+    """TVM over each peer framework timed in the same rounds; gated where ``limits``
+    names the peer (``@pytest.mark.tvmperf(vs_torch=1.2)``). A peer in ``wanted`` (or
+    in ``limits``) without samples is an error: a timer that drops peers must not
+    turn a gate off silently."""
+    names = dict(samples.peers)
+    lost = sorted((set(wanted or ()) | set(limits)) - set(names))
+    if lost:
+        raise ValueError(f"the timer returned no samples of peer(s) {', '.join(lost)}: a tvmperf_timer must time "
+                         f"TimingTask.peers and return them in TimeSamples.peers")
+    samples, screened = clean(samples)
+    reason = screened.describe() if screened is not None and screened.busy else ""
+    out = []
+    for name, values in samples.peers:
+        if wanted is not None and name not in wanted:
+            continue
+        ratios = samples.peer_ratios(name) or ()
+        out.append(ratio_verdict(name, ratios, samples.median, float(np.median(values)), limits.get(name), alpha,
+                                 noise, reason))
+    return tuple(out)

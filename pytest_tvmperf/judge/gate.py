@@ -1,0 +1,145 @@
+"""Pure: the confirmation rule, written once.
+
+A time-like verdict (a time comparison, a peer ratio, an ``assert_ratio`` relation)
+that suspects a failure, or cannot tell, is measured again with twice the rounds; the
+pooled samples decide, and a failure stands only when each measurement on its own was
+past the limit too, so one disturbed measurement cannot fail a test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Generic, Mapping, Protocol, Sequence, TypeVar
+
+from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.judge.verdict import Verdict
+
+
+class Judged(Protocol):
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def past_limit(self) -> bool:
+        """This measurement alone is past the limit."""
+
+    def held(self) -> "Judged":
+        """The same evidence, held at ``inconclusive``."""
+
+
+J = TypeVar("J", bound=Judged)
+
+
+@dataclass(frozen=True)
+class Confirmed(Generic[J]):
+    """The verdicts by name after confirmation, with the evidence of each step."""
+
+    samples: TimeSamples  # pooled when re-measured
+    first: Mapping[str, J]
+    second: Mapping[str, J] | None  # the re-measure alone; None when not re-measured
+    verdicts: Mapping[str, J]
+    #: names whose pooled samples fail but whose two measurements disagree (held at inconclusive)
+    disagreed: frozenset[str] = frozenset()
+
+
+def confirm(samples: TimeSamples, judge: Callable[[TimeSamples], Mapping[str, J]],
+            remeasure: Callable[[], TimeSamples], enabled: bool = True) -> Confirmed[J]:
+    """Judge ``samples``; when any verdict is unsure (and confirmation is ``enabled``),
+    re-measure, judge the re-measure alone and the pooled samples, and hold at
+    inconclusive each pooled failure that either measurement alone does not bear out."""
+    first = judge(samples)
+    if not enabled or not any(Verdict(v.status).unsure for v in first.values()):
+        return Confirmed(samples, first, None, first)
+    again = remeasure()
+    second = judge(again)
+    pooled = samples + again
+    final = dict(judge(pooled))
+    disagreed = frozenset(
+        name for name, v in final.items()
+        if Verdict(v.status).fails and not (first[name].past_limit and name in second and second[name].past_limit))
+    for name in disagreed:
+        final[name] = final[name].held()
+    return Confirmed(pooled, first, second, final, disagreed)
+
+
+# --- what one test's verdict is, from its comparison and its peers (pure) -------------
+
+
+@dataclass(frozen=True)
+class WholeVerdict:
+    """A test's whole verdict: its word, and what the runner does with it."""
+
+    verdict: Verdict
+    #: the test fails (a metric regressed, or TVM is slower than a gated peer)
+    fails: bool
+    #: the test is reported inconclusive (``--tvmperf-inconclusive`` decides its fate)
+    open: bool
+    #: the message leads with the peers (the baseline comparison itself passed)
+    peers_lead: bool
+    #: the failure message is kept for the report (it says something worth reading)
+    shown: bool
+
+
+def whole_verdict(comparison_status: str, regressed: bool, inconclusive: bool,
+                 peer_statuses: Sequence[str]) -> WholeVerdict:
+    """Combine the baseline comparison with the gated peers: a regression is named
+    first; a peer past its limit fails a test whose comparison passed."""
+    peer_exceeded = Verdict.EXCEEDED in peer_statuses
+    peer_open = Verdict.INCONCLUSIVE in peer_statuses
+    status = Verdict(comparison_status)
+    if peer_exceeded and status != Verdict.REGRESSED:
+        status = Verdict.SLOWER_THAN_PEER
+    comparison_first = comparison_status in (Verdict.REGRESSED, Verdict.INCONCLUSIVE)
+    return WholeVerdict(
+        verdict=status,
+        fails=regressed or peer_exceeded,
+        open=inconclusive or peer_open,
+        peers_lead=not comparison_first and (peer_exceeded or peer_open),
+        shown=comparison_first or peer_exceeded or peer_open,
+    )
+
+
+def pipeline_notes(baseline_pipeline: str, pipeline: str, same_target: bool,
+                   baseline_records_hash: str | None, records_hash: str | None) -> tuple[list[str], str]:
+    """Notes on how the compile pipeline or tuning records changed since the baseline,
+    and the summary's short word for a tuning change ("" when none)."""
+    if baseline_pipeline != pipeline:
+        return [f"compile pipeline changed: {baseline_pipeline} -> {pipeline}"], ""
+    if same_target and baseline_records_hash != records_hash:  # each target has its own records
+        return ([f"tuning database records changed since the baseline ({baseline_records_hash} -> {records_hash}): "
+                 f"re-record with pytest --tvmperf-update if the new schedules are intended"],
+                "tuning database records changed since the baseline")
+    return [], ""
+
+
+def time_confirmation_note(checked: "Confirmed", name: str = "time") -> str | None:
+    """The message's note on a re-measured time verdict (None when not re-measured)."""
+    if checked.second is None:
+        return None
+    first, second, final = checked.first[name], checked.second[name], checked.verdicts[name]
+    if name in checked.disagreed:
+        word = (f"regressed on all samples, but the measurements disagree ({first.decision.ratio:.2f}x, "
+                f"then {second.decision.ratio:.2f}x): inconclusive")
+    else:
+        word = "confirmed" if final.status == first.status else f"not confirmed (now {final.status})"
+    return (f"first measurement {first.status} at {first.decision.describe()}; re-measured with "
+            f"{len(checked.samples.samples)} samples in all: {word}")
+
+
+def relation_confirmation_note(checked: "Confirmed", name: str) -> str | None:
+    """The message's note on a re-measured ratio (an ``assert_ratio`` relation)."""
+    if checked.second is None:
+        return None
+    first, second = checked.first[name], checked.second[name]
+    if name in checked.disagreed:
+        return f"the measurements disagree ({first.ratio:.2f}x, then {second.ratio:.2f}x): inconclusive"
+    return f"first measurement {first.status} at {first.describe()}; re-measured: {checked.verdicts[name].status}"
+
+
+def summary_note(threads_note: str, status: str, reason: str, not_gated_note: str, tuning_note: str) -> str:
+    """The summary row's short note: one line per kind of reason, so that a busy
+    machine reads the same on every row it held."""
+    if status == Verdict.NOT_GATED and not_gated_note:
+        return "; ".join(n for n in (f"time shown, not gated: {not_gated_note}", tuning_note) if n)
+    held = f"time inconclusive: {reason.split(':')[0]}" if reason and status == Verdict.INCONCLUSIVE else ""
+    return "; ".join(n for n in (threads_note, held, tuning_note) if n)

@@ -1,0 +1,112 @@
+"""Pure statistics of the time verdict: samples in, a decision with its evidence out.
+
+The ratio is current over baseline median time. Its confidence interval combines
+the sampling uncertainty (a seeded bootstrap of the medians, so the same samples
+always give the same verdict) with a noise allowance for what the samples of one
+process cannot show: how much a whole process (or machine) differs from another.
+
+Four outcomes, with ``t`` the threshold (the smallest slowdown worth failing for):
+
+- ``regressed``: the interval lies above 1 and the ratio is above ``1 + t``;
+- ``improved``: the interval lies below 1 and the ratio is below ``1 / (1 + t)``;
+- ``pass``: neither, and a slowdown of ``t`` or more is ruled out: the one-sided 90%
+  upper bound of the ratio is at most ``1 + t``;
+- ``inconclusive``: otherwise: the noise is larger than the threshold, so such a
+  slowdown can be neither shown nor ruled out.
+
+The interval (and the ``regressed``/``improved`` calls) use ``alpha``, which the
+plugin divides over the run's timed tests, so the false-alarm rate of the whole run
+stays at the run's ``alpha``; ruling a slowdown out (``pass``) needs no such
+correction, since calling ``pass`` wrongly does not fail anything.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal, Sequence
+
+import numpy as np
+
+from pytest_tvmperf.judge.verdict import TimeStatus, Verdict
+
+Mode = Literal["a/b", "normalized", "raw"]
+
+BOOTSTRAP_RESAMPLES = 2000
+#: one-sided 90% quantile: how sure "a slowdown of the threshold is ruled out" must be
+Z_RULE_OUT = NormalDist().inv_cdf(0.90)
+
+
+@dataclass(frozen=True)
+class TimeDecision:
+    status: TimeStatus
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    mode: Mode
+    noise: float
+
+    def describe(self) -> str:
+        """'1.12x (99.5% CI 1.08-1.16x, a/b)'."""
+        return f"{self.ratio:.2f}x ({self.confidence * 100:.3g}% CI {self.low:.2f}-{self.high:.2f}x, {self.mode})"
+
+
+def bootstrap_se_log_ratio(now: Sequence[float], base: Sequence[float] | None, seed: int = 0) -> float:
+    """Standard error of log(median(now) / median(base)), or of log(median(now)) when
+    ``base`` is None (paired ratios), by a seeded bootstrap."""
+    rng = np.random.default_rng(seed)
+    a = np.log(np.asarray(now, dtype=float))
+    idx = rng.integers(0, len(a), size=(BOOTSTRAP_RESAMPLES, len(a)))
+    stat = np.median(a[idx], axis=1)
+    if base is not None:
+        b = np.log(np.asarray(base, dtype=float))
+        jdx = rng.integers(0, len(b), size=(BOOTSTRAP_RESAMPLES, len(b)))
+        stat = stat - np.median(b[jdx], axis=1)
+    return float(np.std(stat))
+
+
+def decide(
+    now: Sequence[float],
+    base: Sequence[float] | None,
+    threshold: float,
+    alpha: float,
+    noise: float,
+    mode: Mode,
+) -> TimeDecision:
+    """Decide from raw samples.
+
+    now, base
+        Samples of the current run and the baseline, in the same unit (seconds, or
+        seconds over the reference kernel). With ``base=None``, ``now`` holds paired
+        ratios current/baseline measured side by side (a/b mode).
+    threshold
+        Minimum slowdown worth failing for, as a fraction (0.05 for 5%).
+    alpha
+        Two-sided false-alarm probability of this one comparison (already divided by
+        the number of comparisons in the run when correcting for multiple tests).
+    noise
+        Extra standard deviation of the log ratio that the samples cannot show
+        (process-to-process or machine-to-machine variation).
+    """
+    if not now or (base is not None and not base):
+        raise ValueError("decide() needs samples on both sides")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    log_ratio = math.log(float(np.median(now)))
+    if base is not None:
+        log_ratio -= math.log(float(np.median(base)))
+    se = math.hypot(bootstrap_se_log_ratio(now, base), noise)
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    ratio, low, high = math.exp(log_ratio), math.exp(log_ratio - z * se), math.exp(log_ratio + z * se)
+    upper90 = math.exp(log_ratio + Z_RULE_OUT * se)
+    if low > 1 and ratio > 1 + threshold:
+        status: TimeStatus = Verdict.REGRESSED
+    elif high < 1 and ratio < 1 / (1 + threshold):
+        status = Verdict.IMPROVED
+    elif upper90 <= 1 + threshold:
+        status = Verdict.PASS
+    else:
+        status = Verdict.INCONCLUSIVE
+    return TimeDecision(status, ratio, low, high, 1 - alpha, mode, noise)

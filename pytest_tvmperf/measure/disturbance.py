@@ -1,0 +1,72 @@
+"""Pure: which time samples the machine disturbed, and whether enough clean ones are left.
+
+Every round of samples carries the share of its wall time that this process's threads
+spent runnable but waiting for a CPU (``TimeSamples.preempted``, from Linux
+schedstat): time lost to other jobs on the machine, not to the code. A round past
+:data:`PREEMPTED_LIMIT` is left out of the evidence; when fewer than
+:data:`MIN_CLEAN_SHARE` of the rounds (or fewer than :data:`MIN_CLEAN_ROUNDS`) are
+clean, the machine is too busy to judge, and the verdict is ``inconclusive`` with the
+reason, never ``regressed``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from pytest_tvmperf.measure.timer import TimeSamples
+
+#: a round whose threads waited for a CPU for more than this share of a sample's wall
+#: time is disturbed (idle: under 1%; one competing CPU-bound job per core: ~60%)
+PREEMPTED_LIMIT = 0.03
+#: at least this share of the rounds must be clean to judge
+MIN_CLEAN_SHARE = 0.5
+MIN_CLEAN_ROUNDS = 5
+
+
+@dataclass(frozen=True)
+class Screen:
+    """The rounds kept after leaving out the disturbed ones."""
+
+    kept: tuple[int, ...]
+    total: int
+
+    @property
+    def disturbed(self) -> int:
+        return self.total - len(self.kept)
+
+    @property
+    def share_disturbed(self) -> float:
+        return self.disturbed / self.total if self.total else 0.0
+
+    @property
+    def busy(self) -> bool:
+        """Too few clean rounds to judge."""
+        return len(self.kept) < max(MIN_CLEAN_ROUNDS, math.ceil(MIN_CLEAN_SHARE * self.total))
+
+    def describe(self) -> str:
+        """'machine busy: 38% of samples preempted' or '3 of 45 preempted samples left out'."""
+        if self.busy:
+            return (f"machine busy: {self.share_disturbed:.0%} of samples preempted (this process's threads waited "
+                    f"for a CPU more than {PREEMPTED_LIMIT:.0%} of a sample's time)")
+        if self.disturbed:
+            return f"{self.disturbed} of {self.total} preempted sample(s) left out"
+        return ""
+
+
+def screen(preempted: Sequence[float], limit: float = PREEMPTED_LIMIT) -> Screen:
+    """Keep the rounds at or under ``limit``."""
+    return Screen(tuple(i for i, p in enumerate(preempted) if p <= limit), len(preempted))
+
+
+def clean(samples: TimeSamples) -> tuple[TimeSamples, Screen | None]:
+    """The samples without their disturbed rounds, and the screen (None where the
+    samples carry no preemption figures: all kept). When the machine was too busy,
+    all rounds come back and ``screen.busy`` says the evidence cannot be trusted."""
+    if samples.preempted is None:
+        return samples, None
+    result = screen(samples.preempted)
+    if result.busy or not result.disturbed:
+        return samples, result
+    return samples.rounds(result.kept), result

@@ -1,0 +1,1 @@
+"""Report: outcomes, results and history files, text, HTML, the xdist hand-over."""

@@ -1,0 +1,356 @@
+"""The HTML report's SVG plots (pure): each timed test's ratio against its baseline,
+per-kernel times of regressed tests, and median times over the runs of a history."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from pytest_tvmperf.report.html_parts import (
+    BASELINE_BAR,
+    GRID,
+    INK,
+    MUTED,
+    NEUTRAL_MARK,
+    VERDICT_COLOURS,
+    VERDICT_ORDER,
+    coord,
+    esc,
+    fmt_ratio,
+    mark,
+    num,
+    positive,
+    test_label,
+    text_width,
+    truncate,
+    verdict_of,
+)
+from pytest_tvmperf.report.text import fmt_time
+from pytest_tvmperf.report.results import HistoryRun, KernelTime, ResultEntry
+from pytest_tvmperf.judge.verdict import Verdict
+
+# --------------------------------------------------------------------------- ratio plot
+
+_NICE_RATIOS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0, 20.0,
+                50.0, 100.0)
+
+
+def ratio_plot(tests: Sequence[ResultEntry]) -> str:
+    rows = []
+    for t in tests:
+        ratio = positive(t.time.ratio) if t.time is not None else None
+        if ratio is None:
+            continue
+        low, high = positive(t.time.low), positive(t.time.high)
+        low = min(low, ratio) if low is not None else ratio
+        high = max(high, ratio) if high is not None else ratio
+        rows.append((t, ratio, low, high))
+    if not rows:
+        return ('<section><h2>Time now vs baseline</h2>'
+                '<p class="empty">No test has a time ratio against a baseline in this run.</p></section>')
+
+    lo = min(min(r[2] for r in rows), 1 / 1.15)
+    hi = max(max(r[3] for r in rows), 1.15)
+    lo_log, hi_log = math.log(lo), math.log(hi)
+    pad = (hi_log - lo_log) * 0.06
+    lo_log, hi_log = lo_log - pad, hi_log + pad
+
+    labels = [test_label(t) for t, *_ in rows]
+    label_chars = min(max(len(s) for s in labels), 60)
+    left = max(160.0, 20 + text_width("x" * label_chars, 12))
+    width, right = 1000, 150
+    row_h, top, bottom = 26, 34, 30
+    height = top + row_h * len(rows) + bottom
+    x0, x1 = left, width - right
+
+    def x(r: float) -> float:
+        return x0 + (math.log(r) - lo_log) / (hi_log - lo_log) * (x1 - x0)
+
+    parts = [
+        f'<svg class="tvmperf-plot" data-kind="ratio" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="time now vs baseline, one row per timed test">'
+    ]
+    # rows' background stripes
+    for i in range(len(rows)):
+        if i % 2 == 0:
+            parts.append(f'<rect x="0" y="{coord(top + i * row_h)}" width="{width}" height="{row_h}" fill="#f6f8fb"/>')
+    # slower / faster shading either side of 1.0
+    parts.append(f'<rect x="{coord(x(1.0))}" y="{top}" width="{coord(x1 - x(1.0))}" height="{row_h * len(rows)}" '
+                 f'fill="{VERDICT_COLOURS[Verdict.REGRESSED][0]}" fill-opacity="0.04"/>')
+    parts.append(f'<rect x="{coord(x0)}" y="{top}" width="{coord(x(1.0) - x0)}" height="{row_h * len(rows)}" '
+                 f'fill="{VERDICT_COLOURS[Verdict.IMPROVED][0]}" fill-opacity="0.04"/>')
+    # ticks and grid
+    ticks = [r for r in _NICE_RATIOS if lo_log <= math.log(r) <= hi_log]
+    min_gap = 44.0
+    shown: list[float] = []
+    for r in sorted(ticks, key=lambda r: (r != 1.0, abs(math.log(r)))):
+        if all(abs(x(r) - x(s)) >= min_gap for s in shown):
+            shown.append(r)
+    y_axis = top + row_h * len(rows)
+    for r in sorted(shown):
+        if r == 1.0:
+            continue
+        parts.append(f'<line x1="{coord(x(r))}" y1="{top}" x2="{coord(x(r))}" y2="{y_axis}" stroke="{GRID}" stroke-width="1"/>')
+        parts.append(f'<text x="{coord(x(r))}" y="{y_axis + 18}" text-anchor="middle" font-size="11" fill="{MUTED}">'
+                     f"{r:g}x</text>")
+    xr = x(1.0)
+    parts.append(f'<line class="tvmperf-unity" x1="{coord(xr)}" y1="{top - 8}" x2="{coord(xr)}" y2="{y_axis + 4}" '
+                 f'stroke="{INK}" stroke-width="1.5" stroke-dasharray="4 3"/>')
+    parts.append(f'<text x="{coord(xr)}" y="{y_axis + 18}" text-anchor="middle" font-size="11" font-weight="600" '
+                 f'fill="{INK}">1.0x</text>')
+    parts.append(f'<text x="{coord(xr - 8)}" y="{top - 12}" text-anchor="end" font-size="11" '
+                 f'fill="{VERDICT_COLOURS[Verdict.IMPROVED][0]}">\u2190 faster now</text>')
+    parts.append(f'<text x="{coord(xr + 8)}" y="{top - 12}" font-size="11" '
+                 f'fill="{VERDICT_COLOURS[Verdict.REGRESSED][0]}">slower now \u2192</text>')
+    parts.append(f'<text x="{coord(x1 + 12)}" y="{top - 12}" font-size="11" fill="{MUTED}">ratio [interval]</text>')
+
+    for i, (t, ratio, low, high) in enumerate(rows):
+        cy = top + i * row_h + row_h / 2
+        verdict = verdict_of(t)
+        colour = mark(verdict)
+        label = labels[i]
+        mode = t.time.mode
+        tip = f"{label}: {fmt_ratio(ratio)} [{low:.2f}-{high:.2f}]" + (f" {mode}" if mode else "") + f", {verdict}"
+        parts.append(f'<g class="tvmperf-row" data-verdict="{esc(verdict)}"><title>{esc(tip)}</title>')
+        parts.append(f'<text x="{coord(left - 10)}" y="{coord(cy + 4)}" text-anchor="end" font-size="12" fill="{INK}">'
+                     f"{esc(truncate(label, label_chars))}</text>")
+        parts.append(f'<line class="tvmperf-interval" x1="{coord(x(low))}" y1="{coord(cy)}" x2="{coord(x(high))}" y2="{coord(cy)}" '
+                     f'stroke="{colour}" stroke-width="6" stroke-linecap="round" stroke-opacity="0.35"/>')
+        for end in (low, high):
+            parts.append(f'<line x1="{coord(x(end))}" y1="{coord(cy - 6)}" x2="{coord(x(end))}" y2="{coord(cy + 6)}" '
+                         f'stroke="{colour}" stroke-width="1.5"/>')
+        parts.append(f'<circle class="tvmperf-marker" cx="{coord(x(ratio))}" cy="{coord(cy)}" r="6" fill="{colour}" '
+                     f'stroke="#ffffff" stroke-width="1.5"/>')
+        value = f"{fmt_ratio(ratio)} [{low:.2f}\u2013{high:.2f}]"
+        weight = ' font-weight="600"' if verdict == Verdict.REGRESSED else ""
+        value_colour = colour if verdict != Verdict.PASS and verdict in VERDICT_COLOURS else INK
+        parts.append(f'<text x="{coord(x1 + 12)}" y="{coord(cy + 4)}" font-size="12" fill="{value_colour}"'
+                     f'{weight}>{esc(value)}</text>')
+        parts.append("</g>")
+    parts.append("</svg>")
+    legend = "".join(
+        f'<span><i style="background:{VERDICT_COLOURS[v][0]}"></i>{esc(v)}</span>' for v in VERDICT_ORDER
+    )
+    return (
+        '<section class="ratio"><h2>Time now vs baseline</h2>'
+        '<p class="hint">Median time of this run over the baseline\u2019s (log scale). The dot is the ratio, the bar '
+        "its interval; right of the dashed line is slower.</p>"
+        f'<div class="legend">{legend}</div>'
+        + "".join(parts)
+        + "</section>"
+    )
+
+
+# --------------------------------------------------------------------------- per-kernel bars
+
+
+def _kernel_rows(kernels: Sequence[KernelTime]) -> list[tuple[str, float | None, float | None]]:
+    """(name, now, baseline) of the kernels with a usable time."""
+    rows = []
+    for k in kernels:
+        now, base = num(k.time_s), num(k.baseline_time_s)
+        if now is not None or base is not None:
+            rows.append((k.name or "?", now, base))
+    return rows
+
+
+MAX_KERNELS = 15  # bars per chart; the rest are counted
+
+
+def _kernel_chart(test: ResultEntry, rows: list[tuple[str, float | None, float | None]]) -> str:
+    hidden = max(len(rows) - MAX_KERNELS, 0)
+    rows = rows[:MAX_KERNELS]
+    any_base = any(b is not None for _, _, b in rows)
+    names = [r[0] for r in rows]
+    label_chars = min(max(len(n) for n in names), 40)
+    left = max(140.0, 24 + text_width("x" * label_chars, 12))
+    width, right = 1000, 190
+    if any_base:  # a baseline bar over a bar for now
+        bar_h, gap, group_gap = 11, 2, 12
+        group_h = 2 * bar_h + gap + group_gap
+    else:  # nothing to compare with: one bar per kernel
+        bar_h, gap, group_gap = 14, 0, 9
+        group_h = bar_h + group_gap
+    top = 8
+    height = top + group_h * len(rows) + 6
+    x0, x1 = left, width - right
+    vmax = max(max(v or 0.0, b or 0.0) for _, v, b in rows) or 1.0
+    regressed = VERDICT_COLOURS[Verdict.REGRESSED][0]
+
+    def w(v: float) -> float:
+        return max(v, 0.0) / vmax * (x1 - x0)
+
+    label = test_label(test)
+    parts = [
+        f'<svg class="tvmperf-plot" data-kind="kernels" data-test="{esc(label)}" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="per-kernel time now vs baseline for {esc(label)}">'
+    ]
+    parts.append(f'<line x1="{coord(x0)}" y1="{top - 4}" x2="{coord(x0)}" y2="{height - 4}" stroke="{GRID}" stroke-width="1"/>')
+    for i, (name, now, base) in enumerate(rows):
+        y = top + i * group_h
+        yn = y + bar_h + gap if any_base else y
+        parts.append(f'<g class="tvmperf-kernel"><title>{esc(name)}: now {esc(fmt_time(now))}, '
+                     f'baseline {esc(fmt_time(base))}</title>')
+        label_y = (y + bar_h + gap / 2 + 4) if any_base else (y + bar_h / 2 + 4)
+        parts.append(f'<text x="{coord(left - 10)}" y="{coord(label_y)}" text-anchor="end" font-size="12" '
+                     f'fill="{INK}">{esc(truncate(name, label_chars))}</text>')
+        if base is not None:
+            parts.append(f'<rect class="tvmperf-bar-baseline" x="{coord(x0)}" y="{coord(y)}" width="{coord(w(base))}" '
+                         f'height="{bar_h}" rx="2" fill="{BASELINE_BAR}"/>')
+            parts.append(f'<text x="{coord(x0 + w(base) + 6)}" y="{coord(y + bar_h - 2)}" font-size="10.5" fill="{MUTED}">'
+                         f"{esc(fmt_time(base))}</text>")
+        elif any_base:
+            parts.append(f'<text x="{coord(x0 + 6)}" y="{coord(y + bar_h - 2)}" font-size="10.5" fill="{MUTED}">'
+                         "no baseline</text>")
+        if now is not None:
+            if base is None:
+                colour = NEUTRAL_MARK
+            else:
+                colour = regressed if now > base else VERDICT_COLOURS[Verdict.PASS][0]
+            parts.append(f'<rect class="tvmperf-bar-now" x="{coord(x0)}" y="{coord(yn)}" width="{coord(w(now))}" '
+                         f'height="{bar_h}" rx="2" fill="{colour}"/>')
+            extra = ""
+            if base is not None and base > 0:
+                extra = f" ({now / base:.2f}x)"
+            parts.append(f'<text x="{coord(x0 + w(now) + 6)}" y="{coord(yn + bar_h - 2)}" font-size="10.5" fill="{INK}"'
+                         f' font-weight="600">{esc(fmt_time(now) + extra)}</text>')
+        parts.append("</g>")
+    parts.append("</svg>")
+    sub = []
+    ratio = num(test.time.ratio) if test.time is not None else None
+    if ratio is not None:
+        sub.append(f"whole test {fmt_ratio(ratio)}")
+    sub += [s for s in (test.executor, test.target) if s]
+    if not any_base:
+        sub.append("the baseline has no per-kernel times")
+    if hidden:
+        sub.append(f"{hidden} more kernel{'s' if hidden != 1 else ''} not shown")
+    return (
+        f'<div class="card"><h3 title="{esc(test.nodeid or label)}">{esc(label)}</h3>'
+        f'<div class="sub">{esc(" · ".join(sub))}</div>'
+        + "".join(parts)
+        + "</div>"
+    )
+
+
+def kernels_section(tests: Sequence[ResultEntry]) -> str:
+    charts = []
+    for t in tests:
+        if t.verdict != Verdict.REGRESSED:
+            continue
+        rows = _kernel_rows(t.kernels)
+        if rows:
+            charts.append(_kernel_chart(t, rows))
+    if not charts:
+        return ""
+    legend = (f'<div class="legend"><span><i style="background:{BASELINE_BAR}"></i>baseline</span>'
+              f'<span><i style="background:{VERDICT_COLOURS[Verdict.REGRESSED][0]}"></i>now, slower</span>'
+              f'<span><i style="background:{VERDICT_COLOURS[Verdict.PASS][0]}"></i>now, not slower</span>'
+              f'<span><i style="background:{NEUTRAL_MARK}"></i>now, no baseline</span></div>')
+    return ('<section class="kernels"><h2>Regressed tests: time per kernel</h2>'
+            '<p class="hint">Where the time went: each kernel\u2019s time in this run against the baseline.</p>'
+            + legend + "".join(charts) + "</section>")
+
+
+# --------------------------------------------------------------------------- trends
+
+
+def _series(nodeid: str, runs: Sequence[HistoryRun]) -> list[tuple[float | None, str, str]]:
+    """(median_s or None, verdict, created) per run."""
+    out = []
+    for run in runs:
+        median, verdict = run.tests.get(nodeid, (None, ""))
+        out.append((positive(median), verdict, run.created or ""))
+    return out
+
+
+def _trend_chart(test: ResultEntry, series: list[tuple[float | None, str, str]]) -> str:
+    width, height = 320, 78
+    left, right, top, bottom = 8, 64, 10, 14
+    values = [v for v, _, _ in series if v is not None]
+    vmin, vmax = min(values), max(values)
+    if vmax - vmin <= 1e-9 * vmax:  # flat: centre the line
+        vmin, vmax = vmin * 0.95, vmax * 1.05
+    span = vmax - vmin
+    padded = (vmin - span * 0.08, vmax + span * 0.08)
+    if all(math.isfinite(v) for v in padded) and padded[1] > padded[0]:
+        vmin, vmax = padded
+    if not (math.isfinite(vmax - vmin) and vmax > vmin):  # values at the ends of the float range
+        vmin, vmax = 0.0, max(values)
+    n = len(series)
+    x0, x1, y0, y1 = left, width - right, top, height - bottom
+
+    def x(i: int) -> float:
+        return x0 + (x1 - x0) * (i / (n - 1) if n > 1 else 0.5)
+
+    def y(v: float) -> float:
+        return y1 - (v - vmin) / (vmax - vmin) * (y1 - y0)
+
+    label = test_label(test)
+    parts = [
+        f'<svg class="tvmperf-plot" data-kind="trend" data-test="{esc(label)}" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="median time over runs for {esc(label)}">'
+    ]
+    parts.append(f'<line x1="{x0}" y1="{y1}" x2="{x1}" y2="{y1}" stroke="{GRID}"/>')
+    # the line, broken where a run has no time
+    segments: list[list[str]] = [[]]
+    for i, (v, _, _) in enumerate(series):
+        if v is None:
+            if segments[-1]:
+                segments.append([])
+            continue
+        segments[-1].append(f"{coord(x(i))},{coord(y(v))}")
+    for seg in segments:
+        if len(seg) > 1:
+            parts.append(f'<polyline class="tvmperf-trend-line" points="{" ".join(seg)}" fill="none" stroke="#3d5a80" '
+                         f'stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>')
+    for i, (v, verdict, created) in enumerate(series):
+        if v is None:
+            continue
+        colour = mark(verdict) if verdict else MUTED
+        last = i == n - 1
+        parts.append(f'<circle class="tvmperf-trend-point" cx="{coord(x(i))}" cy="{coord(y(v))}" r="{4.5 if last else 3}" '
+                     f'fill="{colour}" stroke="#ffffff" stroke-width="1">'
+                     f"<title>{esc(created)}: {esc(fmt_time(v))}{(' ' + esc(verdict)) if verdict else ''}</title></circle>")
+    hi_v, lo_v = max(values), min(values)
+    parts.append(f'<text x="{x1 + 8}" y="{coord(y(hi_v) + 4)}" font-size="10.5" fill="{MUTED}">{esc(fmt_time(hi_v))}</text>')
+    if y(lo_v) - y(hi_v) > 12:
+        parts.append(f'<text x="{x1 + 8}" y="{coord(y(lo_v) + 4)}" font-size="10.5" fill="{MUTED}">{esc(fmt_time(lo_v))}</text>')
+    parts.append(f'<text x="{x0}" y="{height - 2}" font-size="10" fill="{MUTED}">{esc(series[0][2][:10])}</text>')
+    parts.append(f'<text x="{x1}" y="{height - 2}" font-size="10" text-anchor="end" fill="{MUTED}">'
+                 f"{esc(series[-1][2][:10])}</text>")
+    parts.append("</svg>")
+    last_v = next((v for v, _, _ in reversed(series) if v is not None), None)
+    return (
+        f'<div class="card"><h3 title="{esc(test.nodeid or label)}">{esc(label)}</h3>'
+        f'<div class="sub">{n} run{"s" if n != 1 else ""} &middot; latest median {esc(fmt_time(last_v))}</div>'
+        + "".join(parts)
+        + "</div>"
+    )
+
+
+def trends_section(created: str | None, tests: Sequence[ResultEntry], history: Sequence[HistoryRun]) -> str:
+    runs = list(history)
+    if not runs:
+        return ""
+    # this run is the trend's last point, unless the caller already put it in the history
+    if runs[-1].created != created or created is None:
+        runs.append(HistoryRun(created, {t.nodeid: (t.time.median_s if t.time is not None else None, verdict_of(t))
+                                         for t in tests}))
+    cards = []
+    for t in tests:
+        series = _series(t.nodeid, runs)
+        if sum(v is not None for v, _, _ in series) >= 2:  # one point is no trend
+            cards.append(_trend_chart(t, series))
+    if not cards:
+        return ('<section class="trends"><h2>Median time over runs</h2>'
+                f'<p class="empty">{len(runs)} run{"s" if len(runs) != 1 else ""} in the history: no test has a median '
+                "time in two of them yet, so there is no trend to draw.</p></section>")
+    return ('<section class="trends"><h2>Median time over runs</h2>'
+            f'<p class="hint">{len(runs)} runs, oldest on the left, this run last; dots coloured by verdict.</p>'
+            f'<div class="grid">{"".join(cards)}</div></section>')
+
+

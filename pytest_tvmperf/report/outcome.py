@@ -1,0 +1,99 @@
+"""What one tvmperf test measured and decided (``Outcome``), and what is derived from it
+for JUnit XML and for counting which baselines a run could have written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
+from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.judge.verdict import PeerCell, Verdict
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one tvmperf test measured and decided."""
+
+    nodeid: str
+    test_id: str
+    executor: str
+    target: str
+    #: a whole-test verdict (``verdict.TEST_VERDICTS``); a plain word is taken as its member
+    verdict: Verdict
+    record: Record | None = None
+    baseline: Record | None = None
+    comparison: Comparison | None = None
+    note: str = ""
+    message: str = ""
+    location: tuple[str, int] = ("", 0)
+    #: TVM against peer frameworks timed side by side (``--tvmperf-peers``, ``vs_<peer>``)
+    peers: tuple[RatioVerdict, ...] = ()
+    #: the verdict of a ``tvmperf.assert_ratio`` (this outcome is then that relation's)
+    relation: RatioVerdict | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
+
+    def summary_row(self) -> SummaryRow:
+        if self.relation is not None:
+            r = self.relation
+            return SummaryRow(test=self.test_id, executor=self.executor, target=self.target,
+                              median_s=r.numerator_s, baseline_s=r.denominator_s, instructions=None,
+                              baseline_instructions=None, verdict=self.verdict, note=self.note,
+                              ratio=r.ratio, low=r.low, high=r.high, mode=f"<= {r.limit:g}x")
+        time_now = self.record.timing.samples.median if self.record and self.record.timing else None
+        time_base = None
+        decision = None
+        if self.comparison is not None and (tv := self.comparison.get("time")) is not None:
+            time_base = tv.baseline
+            decision = tv.decision
+        return SummaryRow(
+            test=self.test_id,
+            executor=self.executor,
+            target=self.target,
+            median_s=time_now,
+            baseline_s=time_base,
+            instructions=self.record.exact.scalar("instructions") if self.record else None,
+            baseline_instructions=self.baseline.exact.scalar("instructions") if self.baseline else None,
+            verdict=self.verdict,
+            note=self.note,
+            ratio=decision.ratio if decision else None,
+            low=decision.low if decision else None,
+            high=decision.high if decision else None,
+            mode=decision.mode if decision else "",
+            peers=tuple(PeerCell.of(p) for p in self.peers),
+        )
+
+
+def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
+    """The figures put on a test case of the JUnit XML report (``record_property``)."""
+    props: list[tuple[str, object]] = [
+        ("tvmperf_verdict", outcome.verdict.value),
+        ("tvmperf_executor", outcome.executor),
+        ("tvmperf_target", outcome.target),
+    ]
+    row = outcome.summary_row()
+    for name, value in (("median_s", row.median_s), ("baseline_s", row.baseline_s), ("ratio", row.ratio),
+                        ("ratio_low", row.low), ("ratio_high", row.high), ("instructions", row.instructions)):
+        if value is not None:
+            props.append((f"tvmperf_{name}", value))
+    if outcome.record is not None:
+        for metric in ("kernels", "storage_bytes", "calls"):
+            value = outcome.record.exact.scalar(metric)
+            if value is not None:
+                props.append((f"tvmperf_{metric}", value))
+    return props
+
+
+def producible_ids(test_id: str, combo_id: str) -> set[str]:
+    """Every test id a collected test could write a baseline under: its own with the
+    executor x target part (``combo_id``, ``none`` when none was left) swapped for every
+    combination there is, so a run with fewer executors or targets (or a marker that
+    allows fewer) still counts the other combinations' baselines as used."""
+    from pytest_tvmperf.config.options import EXECUTORS, TARGETS
+
+    combos = [f"{t}-{e}" for t in TARGETS for e in EXECUTORS]
+    if combo_id not in test_id:
+        return {test_id}
+    return {test_id} | {test_id.replace(combo_id, other) for other in combos}

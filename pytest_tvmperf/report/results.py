@@ -1,0 +1,315 @@
+"""The machine-readable results of a run (``--tvmperf-json``): each test's entry as a
+typed :class:`ResultEntry`, its JSON, and reading such a file back with clear errors
+(pure, but for :func:`load_results`).
+
+Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
+
+    {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": ISO-8601 UTC,
+     "tests": [{"nodeid", "test_id", "executor", "target", "verdict", "note", "message",
+                "location": [path, line],
+                "time": {"median_s", "baseline_s", "ratio", "low", "high", "mode",
+                         "confidence", "samples_s", "baseline_samples_s"} | null,
+                "kernels": [{"name", "time_s", "baseline_time_s"}] (per-kernel time, may be empty),
+                "record": <baseline-entry JSON of this run> | null,
+                "baseline": <baseline-entry JSON it was compared with> | null,
+                "peers": [<peer cell>], "relation": <peer cell> | null}]}
+
+    peer cell: {"name", "ratio", "low", "high", "limit", "status", "numerator_s", "denominator_s"}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.store.schema import Fields, SchemaProblem, check_record, check_schema_version, is_int
+from pytest_tvmperf.store.files import read_regular_text
+from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.report.outcome import Outcome
+
+RESULTS_SCHEMA_VERSION = 1
+RESULTS_KIND = "pytest-tvmperf-results"
+
+
+class ResultsError(Exception):
+    """A results file that cannot be read, with what to do."""
+
+
+@dataclass(frozen=True)
+class TimeCell:
+    """A test's time now against its baseline's, with the verdict's evidence."""
+
+    median_s: float | None = None
+    baseline_s: float | None = None
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    confidence: float | None = None
+    mode: str | None = None
+    samples_s: tuple[float, ...] | None = None
+    baseline_samples_s: tuple[float, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        for key in ("samples_s", "baseline_samples_s"):
+            data[key] = None if data[key] is None else list(data[key])
+        return data
+
+    @classmethod
+    def read(cls, f: Fields) -> TimeCell:
+        return cls(**{k: f.number(k) for k in ("median_s", "baseline_s", "ratio", "low", "high", "confidence")},
+                   mode=f.text("mode", None, nullable=True),
+                   samples_s=f.numbers("samples_s"), baseline_samples_s=f.numbers("baseline_samples_s"))
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """One kernel's time now and in the baseline (None where it has none)."""
+
+    name: str
+    time_s: float | None
+    baseline_time_s: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "time_s": self.time_s, "baseline_time_s": self.baseline_time_s}
+
+    @classmethod
+    def read(cls, f: Fields) -> KernelTime:
+        return cls(f.text("name", required=True), f.number("time_s"), f.number("baseline_time_s"))
+
+
+@dataclass(frozen=True)
+class ResultEntry:
+    """One test's entry of a results file (see the schema above), typed. Built from an
+    outcome (:meth:`of`) or read from JSON (:meth:`from_json`, which checks every field,
+    once); :meth:`to_json` writes it back."""
+
+    nodeid: str
+    #: read leniently, a word that is no Verdict stays a str
+    verdict: Verdict
+    test_id: str = ""
+    executor: str = ""
+    target: str = ""
+    note: str = ""
+    time: TimeCell | None = None
+    kernels: tuple[KernelTime, ...] = ()
+    message: str = ""
+    #: where the test is defined: (path, line)
+    location: tuple[str, int] = ("", 0)
+    record: Record | None = None
+    baseline: Record | None = None
+    #: TVM over each peer framework, timed side by side
+    peers: tuple[PeerCell, ...] = ()
+    #: the verdict of a ``tvmperf.assert_ratio`` (the entry is that relation's)
+    relation: PeerCell | None = None
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> ResultEntry:
+        """The entry of one test's outcome."""
+        time = None
+        record, baseline = outcome.record, outcome.baseline
+        if record is not None and record.timing is not None:
+            verdict = outcome.comparison.get("time") if outcome.comparison is not None else None
+            decision = verdict.decision if verdict is not None else None
+            base_timing = baseline.timings.get(record.timing.machine.fingerprint) if baseline is not None else None
+            time = TimeCell(
+                median_s=record.timing.samples.median,
+                baseline_s=verdict.baseline if verdict is not None else None,
+                ratio=decision.ratio if decision else None,
+                low=decision.low if decision else None,
+                high=decision.high if decision else None,
+                confidence=decision.confidence if decision else None,
+                mode=decision.mode if decision else None,
+                samples_s=tuple(record.timing.samples.samples),
+                baseline_samples_s=tuple(base_timing.samples.samples) if base_timing else None,
+            )
+        return cls(nodeid=outcome.nodeid, verdict=outcome.verdict, test_id=outcome.test_id,
+                   executor=outcome.executor, target=outcome.target, note=outcome.note, time=time,
+                   kernels=kernel_rows(record, baseline), message=outcome.message,
+                   location=(outcome.location[0], outcome.location[1]), record=record, baseline=baseline,
+                   peers=tuple(PeerCell.of(v) for v in outcome.peers),
+                   relation=PeerCell.of(outcome.relation) if outcome.relation is not None else None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "test_id": self.test_id,
+            "executor": self.executor,
+            "target": self.target,
+            "verdict": str(self.verdict),
+            "note": self.note,
+            "time": self.time.to_json() if self.time is not None else None,
+            "kernels": [k.to_json() for k in self.kernels],
+            "message": self.message,
+            "location": list(self.location),
+            "record": self.record.as_json() if self.record is not None else None,
+            "baseline": self.baseline.as_json() if self.baseline is not None else None,
+            "peers": [p.to_dict() for p in self.peers],
+            "relation": self.relation.to_dict() if self.relation is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, strict: bool = True) -> ResultEntry:
+        """Read one entry. Strict, the first missing or wrong field raises SchemaProblem
+        naming it (``time.ratio``; a record's field comes with ``within="record"``).
+        Fields the first results files did not have (``message``, ``location``,
+        ``peers``, ``relation``) may be missing. Lenient (``strict=False``, for a page
+        that shows whatever it is handed), what is missing or wrong reads as nothing."""
+        f = Fields(data, "", strict)
+        nodeid = f.text("nodeid", required=True)
+        if strict and not nodeid:
+            raise SchemaProblem("nodeid", "expected a non-empty string, got ''")
+        time, relation = f.obj("time"), f.obj("relation")
+        return cls(
+            nodeid=nodeid,
+            verdict=read_verdict(f, "verdict"),
+            **{key: f.text(key, nullable=True) for key in ("test_id", "executor", "target", "note", "message")},
+            time=TimeCell.read(time) if time is not None else None,
+            kernels=tuple(KernelTime.read(k) for k in f.objects("kernels")),
+            location=_location(f),
+            record=_record(f, "record"),
+            baseline=_record(f, "baseline"),
+            peers=tuple(PeerCell.from_dict(p) for p in f.objects("peers")),
+            relation=PeerCell.from_dict(relation) if relation is not None else None,
+        )
+
+
+def _location(f: Fields) -> tuple[str, int]:
+    value = f.raw("location")
+    if value is None:
+        return ("", 0)
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and is_int(value[1]):
+        return (value[0], value[1])
+    if f.strict:
+        raise SchemaProblem(f.path("location"), "expected [path, line]")
+    return ("", 0)
+
+
+def _record(f: Fields, key: str) -> Record | None:
+    """A record (a baseline entry's JSON), checked field by field; lenient, one that does
+    not check out reads as None."""
+    value = f.raw(key)
+    if value is None:
+        return None
+    try:
+        check_record(value)
+    except SchemaProblem as exc:
+        if f.strict:
+            raise SchemaProblem(exc.field, exc.problem, within=key) from None
+        return None
+    return Record.from_json(value)
+
+
+def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelTime, ...]:
+    """Per-kernel time now and in the baseline, slowest added time first."""
+    if record is None or record.kernel_time_s is None:
+        return ()
+    before = (baseline.kernel_time_s if baseline is not None else None) or {}
+    rows = [KernelTime(name, t, before.get(name)) for name, t in record.kernel_time_s.items()]
+    return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
+
+
+def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]:
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "kind": RESULTS_KIND,
+        "created": created,
+        "tests": [e.to_json() for e in sorted(entries, key=lambda e: e.nodeid)],
+    }
+
+
+def parse_results(text: str, path: Path) -> list[ResultEntry]:
+    """A results file's entries; ResultsError names the file, the entry, the field and the fix."""
+    hint = f"re-create it with `pytest --tvmperf-json={path}`"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"results file {path} is not valid JSON ({exc.msg} at line {exc.lineno}); it may be truncated: {hint}") from None
+    if not isinstance(data, dict) or data.get("kind") != RESULTS_KIND or not isinstance(data.get("tests"), list):
+        raise ResultsError(f"results file {path} is not a pytest-tvmperf results file; {hint}")
+    if not check_schema_version(data.get("schema_version"), RESULTS_SCHEMA_VERSION):
+        raise ResultsError(f"results file {path} has schema version {data.get('schema_version')!r}, this pytest-tvmperf reads "
+                           f"version {RESULTS_SCHEMA_VERSION}; {hint}")
+    entries = []
+    for number, raw in enumerate(data["tests"]):
+        nodeid = raw.get("nodeid") if isinstance(raw, dict) else None
+        entry = f"test entry {number}" + (f" ({nodeid})" if isinstance(nodeid, str) and nodeid else "")
+        try:
+            entries.append(ResultEntry.from_json(raw))
+        except SchemaProblem as exc:
+            raise ResultsError(f"results file {path}: {entry} is malformed: {exc}; {hint}") from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ResultsError(f"results file {path}: {entry} is malformed ({type(exc).__name__}: {exc}); {hint}") from None
+    return entries
+
+
+def load_results(path: Path) -> list[ResultEntry]:
+    try:
+        text = read_regular_text(Path(path))
+    except FileNotFoundError:
+        raise ResultsError(f"results file {path} does not exist; create it with `pytest --tvmperf-json={path}`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"results file {path} cannot be read ({exc})") from None
+    return parse_results(text, Path(path))
+
+
+HISTORY_KIND = "pytest-tvmperf-history"
+
+
+def history_line(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]:
+    """One run of ``--tvmperf-history``: per node id, its median time and verdict."""
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "kind": HISTORY_KIND,
+        "created": created,
+        # relations (tvmperf.assert_ratio) share their test's node id and have no time of their own
+        "tests": {e.nodeid: {"median_s": e.time.median_s if e.time is not None else None, "verdict": str(e.verdict)}
+                  for e in entries if e.relation is None},
+    }
+
+
+@dataclass(frozen=True)
+class HistoryRun:
+    """One run of a history file, read leniently for the page's trends: a test whose
+    point is not an object, or a median that is not a number, reads as no point."""
+
+    created: str | None
+    #: node id -> (median_s or None, verdict)
+    tests: dict[str, tuple[float | None, str]]
+
+    @classmethod
+    def read(cls, data: Any) -> HistoryRun:
+        f = Fields(data, "", strict=False)
+        tests = f.obj("tests")
+        points = {}
+        for nodeid in tests.data if tests is not None else ():
+            point = tests.obj(nodeid)
+            if point is not None:
+                points[nodeid] = (point.number("median_s"), point.text("verdict", nullable=True))
+        return cls(f.text("created", None, nullable=True), points)
+
+
+def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
+    """The runs of a history file (one JSON object per line), oldest first."""
+    runs = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            run = json.loads(line)
+        except json.JSONDecodeError:
+            raise ResultsError(f"history file {path}, line {number}, is not valid JSON (truncated?); "
+                               f"remove that line or the file to start a new history") from None
+        if not isinstance(run, dict) or run.get("kind") != HISTORY_KIND:
+            raise ResultsError(f"history file {path}, line {number}, is not a pytest-tvmperf history line; "
+                               f"point --tvmperf-history at another file")
+        if not check_schema_version(run.get("schema_version"), RESULTS_SCHEMA_VERSION):
+            raise ResultsError(f"history file {path}, line {number}, has schema version {run.get('schema_version')!r}, "
+                               f"this pytest-tvmperf reads version {RESULTS_SCHEMA_VERSION}; start a new history file")
+        runs.append(run)
+    return runs

@@ -1,0 +1,42 @@
+"""What a run measured and decided, test by test (this process's and its xdist
+workers'), and the lines the terminal summary prints at the end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_tvmperf.report.outcome import Outcome
+from pytest_tvmperf.report.text import SummaryRow
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.report.results import ResultEntry
+
+
+@dataclass
+class RunReport:
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    worker_rows: list[SummaryRow] = field(default_factory=list)
+    worker_entries: list["ResultEntry"] = field(default_factory=list)
+    history: list[dict] = field(default_factory=list)
+    #: lines on the report files written (paths), and the CI annotations
+    report_lines: list[str] = field(default_factory=list)
+    annotation_lines: list[str] = field(default_factory=list)
+    #: why a peer framework asked for was not timed (missing package), once per reason
+    peer_problems: set[str] = field(default_factory=set)
+    #: why compiled artifacts could not be exported here (a/b timing off)
+    export_problem: str = ""
+
+    def add(self, outcome: Outcome) -> None:
+        self.outcomes[f"{outcome.nodeid}\0{outcome.test_id}"] = outcome
+
+    def result_entries(self) -> list["ResultEntry"]:
+        """Results-JSON entries of this process's tests, then those of xdist workers."""
+        from pytest_tvmperf.report.results import ResultEntry
+
+        return [ResultEntry.of(o) for o in self.outcomes.values()] + self.worker_entries
+
+    def summary_rows(self) -> list[SummaryRow]:
+        """Rows of this process's tests, then those reported by xdist workers."""
+        return [o.summary_row() for o in self.outcomes.values()] + self.worker_rows
+

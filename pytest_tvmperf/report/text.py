@@ -1,0 +1,308 @@
+"""Pure text: failure messages and the end-of-run summary table."""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from collections import Counter
+from dataclasses import dataclass, fields
+from typing import Any, Iterable, Mapping, Sequence
+
+from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, RatioVerdict
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.judge.verdict import PeerCell, Verdict
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if float(f"{seconds:.3g}") >= scale:  # round first: 0.9996 ms shows as 1 ms
+            value = float(f"{seconds / scale:.3g}")
+            return f"{value:g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def fmt_number(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{int(value)}" if float(value).is_integer() else f"{value:.4g}"
+
+
+def text_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
+    """``header`` and ``rows`` as lines of left-aligned columns, two spaces apart."""
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+
+
+def update_command(nodeid: str | None, options: Sequence[str] = (), first: Sequence[str] = ()) -> str:
+    """``pytest [first] --tvmperf-update [options] 'nodeid'``, every part shell-quoted,
+    so it runs as printed (``options``: those of the run that decide which tests exist
+    and where their baselines go, such as ``--tvmperf-baselines=DIR``)."""
+    parts = ["pytest", *first, "--tvmperf-update", *options, *([nodeid] if nodeid else [])]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def count_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None, limit: int = 8) -> str:
+    """'+3 transpose, +6 vm.builtin.make_shape, -1 ret', largest changes first."""
+    if before is None or after is None:
+        return ""
+    delta = Counter(dict(after))
+    delta.subtract(dict(before))
+    changes = sorted(((n, d) for n, d in delta.items() if d), key=lambda nd: (-abs(nd[1]), nd[0]))
+    parts = [f"{d:+d} {n}" for n, d in changes[:limit]]
+    if len(changes) > limit:
+        parts.append(f"... {len(changes) - limit} more")
+    return ", ".join(parts)
+
+
+def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[str]:
+    if v.metric == "time":
+        timing = current.timing
+        samples = len(timing.samples.samples) if timing else 0
+        if v.decision is not None:
+            how = f"{v.decision.describe()}, limit {v.limit}, {samples} samples"
+        else:
+            how = f"{v.ratio:.2f}x, " if v.ratio else ""
+            how += f"limit {v.limit}, median of {samples} samples"
+        lines = [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({how})"]
+        if v.note:
+            lines.append(f"    compared: {v.note}")
+        return lines
+    delta = (v.current or 0) - (v.baseline or 0)
+    shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
+    lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
+    if v.metric == "instructions":
+        by_callee = count_diff(baseline.exact.by_callee, current.exact.by_callee)
+        if by_callee:
+            lines.append(f"    by callee: {by_callee}")
+        per_func = count_diff(baseline.exact.instructions, current.exact.instructions)
+        if per_func:
+            lines.append(f"    by function: {per_func}")
+    elif v.metric == "calls":
+        by_callee = count_diff(baseline.exact.calls, current.exact.calls)
+        if by_callee:
+            lines.append(f"    executed calls by callee: {by_callee}")
+    return lines
+
+
+def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
+                       notes: Sequence[str] = (), command: str | None = None) -> str:
+    names = ", ".join(v.metric for v in comparison.regressions)
+    if names:
+        lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
+    else:
+        time_verdict = comparison.get("time")
+        why = (time_verdict.reason if time_verdict is not None and time_verdict.reason
+               else "the noise is larger than the threshold")
+        lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
+    for v in comparison.regressions:
+        lines.extend(_verdict_line(v, current, baseline))
+    slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s)
+    if slower:
+        lines.append(f"  kernels that take longer than in the baseline: {slower}")
+    for note in notes:
+        lines.append(f"  note: {note}")
+    time_verdict = comparison.get("time")
+    if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
+        first, *rest = _verdict_line(time_verdict, current, baseline)
+        lines.append(f"{first} [{time_verdict.status}]")
+        lines.extend(rest)
+    for v in comparison.improvements:
+        if v.metric == "time":
+            continue
+        lines.append(f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
+                     f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})")
+    if current.workload != baseline.workload:
+        lines.append(f"  workload was {baseline.workload}, now {current.workload}")
+    if current.tvm_version != baseline.tvm_version:
+        lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
+    lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
+    diff = bytecode_diff(baseline.bytecode, current.bytecode)
+    if diff:
+        lines.append("VM bytecode, baseline -> now:")
+        lines.extend(f"  {line}" for line in diff)
+    return "\n".join(lines)
+
+
+def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6) -> str:
+    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first."""
+    if before is None or after is None:
+        return ""
+    changes = []
+    for name in set(after) | set(before):
+        delta = after.get(name, 0.0) - before.get(name, 0.0)
+        if delta > 0:
+            tag = " (new)" if name not in before else (" (gone)" if name not in after else "")
+            changes.append((delta, f"{name} +{fmt_time(delta)}{tag}"))
+    changes.sort(key=lambda c: -c[0])
+    return ", ".join(text for _, text in changes[:limit])
+
+
+def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
+    """Unified diff of the VM bytecode of the functions that changed, baseline -> now."""
+    if before is None or after is None:
+        return []
+    lines: list[str] = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name, ""), after.get(name, "")
+        if old == new:
+            continue
+        lines.extend(difflib.unified_diff(old.splitlines(), new.splitlines(), f"baseline @{name}", f"now @{name}", lineterm="", n=1))
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"... {len(lines) - max_lines} more diff lines"]
+    return lines
+
+
+def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None) -> str:
+    return (
+        f"tvmperf: no baseline for {test_id} in {path}\n"
+        f"create it with: {command or update_command(nodeid)}"
+    )
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    test: str
+    executor: str
+    target: str
+    median_s: float | None
+    baseline_s: float | None
+    instructions: int | None
+    baseline_instructions: int | None
+    verdict: Verdict
+    note: str = ""
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    mode: str = ""
+    #: TVM over each peer framework
+    peers: tuple[PeerCell, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Builtin types only (the xdist hand-over)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**data, "verdict": str(self.verdict), "peers": [p.to_dict() for p in self.peers]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SummaryRow:
+        """Read back :meth:`to_dict`'s output (or ``dataclasses.asdict``'s)."""
+        return cls(**{**data, "verdict": Verdict(data["verdict"]),
+                      "peers": tuple(PeerCell.from_dict(p) for p in data.get("peers", ()))})
+
+
+def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """Header and body of the peer ratio table: one row per test with peers, one
+    column per peer."""
+    with_peers = [r for r in rows if r.peers]
+    names = sorted({p.name for r in with_peers for p in r.peers})
+    header = ("test", "tvm", *(f"tvm/{n}" for n in names))
+    body = []
+    for r in with_peers:
+        cells = {p.name: p for p in r.peers}
+        row = [r.test, fmt_time(r.median_s)]
+        for n in names:
+            if n not in cells:
+                row.append("-")
+                continue
+            p = cells[n]
+            gate = "" if p.limit is None else f" <= {p.limit:g} {p.status}"
+            row.append(f"{p.ratio:.2f}x [{p.low:.2f}-{p.high:.2f}]{gate}")
+        body.append(tuple(row))
+    return header, body
+
+
+def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
+    """TVM time over each peer framework's, timed side by side: one row per test, one
+    column per peer (the table the "slower than PyTorch" report asked for)."""
+    header, body = _peer_cells(rows)
+    if not body:
+        return []
+    return text_table(header, body)
+
+
+def peer_lines(verdicts: Iterable[RatioVerdict]) -> list[str]:
+    """One line per peer for a test's message: 'TVM 2.00x torch's time (...); limit 1.2x: exceeded'."""
+    lines = []
+    for v in verdicts:
+        gate = "" if v.limit is None else f"; limit {v.limit:g}x: {v.status}"
+        lines.append(f"  TVM {fmt_time(v.numerator_s)} vs {v.name} {fmt_time(v.denominator_s)}: "
+                     f"{v.describe()} of {v.name}'s time{gate}")
+    return lines
+
+
+def relation_message(label: str, verdict: RatioVerdict, exact_a: ExactMetrics, exact_b: ExactMetrics,
+                     notes: Sequence[str] = ()) -> str:
+    """The message of ``tvmperf.assert_ratio``: the ratio with its interval, the
+    limit, and the exact metrics of both sides next to each other."""
+    word = {Verdict.EXCEEDED: "is more than", Verdict.PASS: "is within",
+            Verdict.INCONCLUSIVE: "cannot be told against"}[verdict.status]
+    lines = [f"tvmperf: {label}: time ratio {verdict.describe()} {word} the limit {verdict.limit:g}x",
+             f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} (medians, measured side by side)"]
+    for metric in ("instructions", "calls", "kernels", "storage_bytes"):
+        a, b = exact_a.scalar(metric), exact_b.scalar(metric)
+        if a is not None or b is not None:
+            lines.append(f"  {metric}: {fmt_number(a)} vs {fmt_number(b)}")
+    diff = count_diff(exact_b.by_callee, exact_a.by_callee)
+    if diff:
+        lines.append(f"  instructions by callee, left vs right: {diff}")
+    lines += [f"  note: {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def _ratio_cell(r: SummaryRow) -> str:
+    if r.ratio is not None and r.low is not None and r.high is not None:
+        return f"{r.ratio:.2f}x [{r.low:.2f}-{r.high:.2f}] {r.mode}"
+    if r.median_s and r.baseline_s:
+        return f"{r.median_s / r.baseline_s:.2f}x"
+    return "-"
+
+
+def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
+    header = ("test", "executor", "target", "median", "baseline", "ratio [CI]", "instr now/base", "verdict")
+    body = []
+    for r in rows:
+        ratio = _ratio_cell(r)
+        instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
+        body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), ratio, instr, r.verdict))
+    return text_table(header, body)
+
+
+def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
+    """One line per distinct note (e.g. why time was not gated), with its count."""
+    counts = Counter(r.note for r in rows if r.note)
+    return [f"{n} test(s): {note}" for note, n in sorted(counts.items())]
+
+
+def markdown_summary(rows: Sequence[SummaryRow]) -> str:
+    """The summary table as Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
+    counts = Counter(r.verdict for r in rows)
+    head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    lines = [f"### pytest-tvmperf: {head}", "",
+             "| test | executor | target | median | baseline | ratio [CI] | instructions now/base | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
+    for r in rows:
+        instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
+        cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), instr,
+                 f"{icon.get(r.verdict, '')} {r.verdict}".strip()]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    notes = summary_notes(rows)
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
+    head, body = _peer_cells(rows)
+    if body:
+        lines += ["", "#### TVM time / peer framework time (side by side; below 1: TVM is faster)", "",
+                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join([f"`{row[0]}`", *row[1:]]) + " |" for row in body]
+    return "\n".join(lines) + "\n"
+
+
+def github_annotation(path: str, line: int, verdict: str, message: str) -> str:
+    """A ``::error`` workflow command that GitHub Actions shows on the test's line."""
+    def escape(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    props = f"file={escape(path).replace(',', '%2C').replace(':', '%3A')},line={line},title=tvmperf {verdict}"
+    return f"::error {props}::{escape(message)}"

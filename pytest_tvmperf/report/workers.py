@@ -1,0 +1,77 @@
+"""What an xdist worker hands to the controller at session end, and the check that it
+arrived.
+
+execnet sends only builtin types: a ``tvm_ffi.core.String`` (or any other TVM object)
+anywhere in the payload makes the worker go down at session end, silently losing its
+summary rows and results. So the payload is checked here, where the error can name the
+field, and a worker whose payload did not arrive fails the run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.report.results import ResultEntry
+
+PAYLOAD_KEY = "tvmperf"
+
+
+class PayloadError(ValueError):
+    pass
+
+
+NOT_SCALAR = object()
+
+
+def builtin_scalar(value: Any) -> Any:
+    """``value`` as its builtin scalar type (``tvm_ffi.core.String`` -> ``str``, ...),
+    None for None, or ``NOT_SCALAR`` when it is not a scalar."""
+    if value is None:
+        return None
+    for kind in (bool, str, int, float):  # bool before int: True is an int too
+        if isinstance(value, kind):
+            return kind(value)
+    return NOT_SCALAR
+
+
+def plain(value: Any, where: str = "payload") -> Any:
+    """``value`` rebuilt from builtin types only (dict with str keys, list, str, int,
+    float, bool, None); anything else is a :class:`PayloadError` naming where it is."""
+    scalar = builtin_scalar(value)
+    if scalar is not NOT_SCALAR:
+        return scalar
+    if isinstance(value, Mapping):
+        return {str(k): plain(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise PayloadError(f"{where} holds a {type(value).__module__}.{type(value).__qualname__}, "
+                       f"which cannot be sent between processes")
+
+
+def worker_payload(rows: Sequence[SummaryRow | Mapping[str, Any]], results: Sequence[ResultEntry],
+                   peer_problems: Sequence[str]) -> dict:
+    """The worker's hand-over, made of builtin types only (checked by JSON too): summary
+    rows (``SummaryRow.to_dict``, or the dicts ``dataclasses.asdict`` makes of them),
+    results entries (``ResultEntry.to_json``) and why peers were not timed."""
+    payload = plain({"rows": [r.to_dict() if isinstance(r, SummaryRow) else r for r in rows],
+                     "results": [e.to_json() for e in results], "peer_problems": list(peer_problems)})
+    json.dumps(payload)  # non-finite floats are fine for JSON here; anything else raises
+    return payload
+
+
+def received(node: Any, error: Any) -> tuple[dict | None, str | None]:
+    """The payload a finished worker handed over, typed again (``rows``: SummaryRow
+    keyword arguments; ``results``: ResultEntry), or why it is missing."""
+    name = getattr(node, "gateway", None)
+    name = getattr(name, "id", None) or "a worker"
+    output = getattr(node, "workeroutput", None) or {}
+    payload = output.get(PAYLOAD_KEY)
+    if payload is not None and "error" not in payload:
+        rows = [dict(vars(SummaryRow.from_dict(row))) for row in payload["rows"]]
+        results = [ResultEntry.from_json(entry) for entry in payload["results"]]
+        return {**payload, "rows": rows, "results": results}, None
+    why = f": {payload['error']}" if payload else f": {error}" if error else ""
+    return None, (f"xdist worker {name} went down before handing over its tvmperf results{why}; the summary and "
+                  f"report files miss the tests it ran, so the run fails")

@@ -1,0 +1,1 @@
+"""Store: baseline files and compiled artifacts, written atomically."""

@@ -1,0 +1,207 @@
+"""Compiled artifacts kept next to the baselines, so a later run can time the
+baseline's own program side by side with the current one (a/b timing).
+
+An artifact belongs to one machine fingerprint (it is native code for that CPU and
+target) and is checked against the sha256 stored in the baseline before it is loaded.
+Its name ends with its content's hash, so a file an entry names is never overwritten:
+a new artifact is written under a temporary name, renamed to its own new name under
+the baseline lock right before the baseline file that names it is replaced, and the
+artifact it supersedes is deleted afterwards, once no baseline file names it. An
+interrupt or a crash at any point leaves every baseline file with the artifact it names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from pytest_tvmperf.store.files import file_mode, fsync_dir, read_regular_text, temp_prefix
+
+
+@dataclass(frozen=True)
+class PendingArtifact:
+    temp: Path
+    final: Path
+    sha256: str
+
+
+def artifact_relpath(fingerprint: str, module_key: str, test_id: str) -> str:
+    """``<fingerprint>/<module>-<hash of test id>.so``: stable and filesystem-safe (the
+    content hash is added to the name when the artifact is exported)."""
+    digest = hashlib.sha256(test_id.encode()).hexdigest()[:16]
+    safe_module = module_key.replace("/", "__").replace("\\", "__")
+    return f"{fingerprint}/{safe_module}-{digest}.so"
+
+
+def content_addressed(path: Path, sha256: str) -> Path:
+    """``<stem>-<first 16 hex digits of the content's sha256>.so``."""
+    return path.with_name(f"{path.stem}-{sha256[:16]}{path.suffix}")
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def export_pending(compiled, final: Path, source: Path | None = None) -> PendingArtifact:
+    """Export ``compiled`` (or copy the export ``source`` of it) under a temporary name
+    beside ``final``; the pending artifact's final name carries its content hash."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=temp_prefix(final.stem), suffix=".tmp.so", dir=final.parent)
+    os.close(fd)
+    try:
+        if source is not None:
+            shutil.copyfile(source, temp)
+        else:
+            compiled.export(temp)
+        os.chmod(temp, file_mode())
+        with open(temp, "rb") as f:
+            os.fsync(f.fileno())
+        sha = file_sha256(Path(temp))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return PendingArtifact(Path(temp), content_addressed(final, sha), sha)
+
+
+def commit(pending: PendingArtifact) -> None:
+    """Rename into place (hold the baseline lock). An existing file of that name has the
+    same content (the name is its hash), so replacing it changes nothing a reader sees."""
+    os.replace(pending.temp, pending.final)
+    fsync_dir(pending.final.parent)
+
+
+def discard(pending: PendingArtifact) -> None:
+    try:
+        os.unlink(pending.temp)
+    except OSError:
+        pass
+
+
+def problem(path: Path, sha256: str | None, shown: str | None = None) -> str | None:
+    """Why the artifact at ``path`` cannot be used, or None when it matches."""
+    name = shown or str(path)
+    if not path.exists():
+        return f"baseline artifact {name} is missing (re-record with --tvmperf-update to get a/b timing)"
+    if not stat.S_ISREG(path.stat().st_mode):
+        return f"baseline artifact {name} is not a regular file; ignored"
+    if sha256 is None or file_sha256(path) != sha256:
+        return f"baseline artifact {name} does not match the baseline's sha256 (stale); ignored"
+    return None
+
+
+#: the old name of :func:`problem` (runner.py still imports it)
+
+
+# ----------------------------------------------------------------- which artifacts are still named
+
+
+def _strings(data: Any) -> Iterable[str]:
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, dict):
+        for value in data.values():
+            yield from _strings(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _strings(value)
+
+
+def named_anywhere(candidates: set[str], baseline_dir: Path, skip: Iterable[Path] = ()) -> set[str]:
+    """The ``candidates`` (artifact paths relative to ``baseline_dir``) that some JSON
+    file under ``baseline_dir`` still names: in any entry of any baseline file (a copied
+    file too), or anywhere in the text of a file that cannot be parsed. A file that
+    cannot be read at all keeps every candidate."""
+    skip = [Path(p).resolve() for p in skip]
+    named: set[str] = set()
+    for path in sorted(baseline_dir.rglob("*.json")) if baseline_dir.is_dir() else []:
+        resolved = path.resolve()
+        if any(resolved == s or s in resolved.parents for s in skip):
+            continue
+        try:
+            text = read_regular_text(path)
+        except (OSError, UnicodeDecodeError):
+            return set(candidates)
+        try:
+            named |= candidates & set(_strings(json.loads(text)))
+        except (ValueError, RecursionError):
+            named |= {c for c in candidates if c in text or json.dumps(c)[1:-1] in text}
+    return named
+
+
+def delete_unnamed(candidates: set[str], baseline_dir: Path, artifact_dir: Path | None,
+                   skip: Iterable[Path] = ()) -> list[str]:
+    """Delete the candidate artifacts that no baseline file names any more (hold the
+    baseline lock); only files inside ``artifact_dir`` are ever deleted. Returns them."""
+    if artifact_dir is None or not candidates:
+        return []
+    root = artifact_dir.resolve()
+    inside = {c for c in candidates if root in (baseline_dir / c).resolve().parents}
+    deleted = []
+    for rel in sorted(inside - named_anywhere(inside, baseline_dir, skip)):
+        with contextlib.suppress(FileNotFoundError):
+            (baseline_dir / rel).unlink()
+            deleted.append(rel)
+    return deleted
+
+
+# ----------------------------------------------------------------- leftovers of crashed runs
+
+_TEMP_NAME = re.compile(r"^\..*\.(?P<pid>\d+)\.[^.]+\.tmp(\.so)?$")
+_OLD_TEMP_NAME = re.compile(r"^\..*\.tmp(\.so)?$")
+#: a temporary file without a writer's process id (older versions) counts as left over after this long
+STALE_AFTER_S = 3600.0
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def is_leftover(name: str, mtime: float, now: float) -> bool:
+    """A temporary file of a writer that is gone: its process id (in the name) is not
+    running, or (a name without one) it is older than an hour."""
+    match = _TEMP_NAME.match(name)
+    if match:
+        return not _alive(int(match.group("pid")))
+    return bool(_OLD_TEMP_NAME.match(name)) and now - mtime > STALE_AFTER_S
+
+
+def remove_leftovers(directories: Iterable[Path], recursive: bool = True) -> list[Path]:
+    """Remove temporary files (``.<name>.<pid>.<random>.tmp[.so]``) that crashed or
+    killed runs left in ``directories``; a live writer's files are kept."""
+    removed: list[Path] = []
+    now = time.time()
+    for directory in directories:
+        if not directory.is_dir():
+            continue
+        for path in directory.rglob(".*.tmp*") if recursive else directory.glob(".*.tmp*"):
+            try:
+                st = path.lstat()
+                if stat.S_ISREG(st.st_mode) and is_leftover(path.name, st.st_mtime, now):
+                    path.unlink()
+                    removed.append(path)
+            except OSError:
+                continue
+    return removed

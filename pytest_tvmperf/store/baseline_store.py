@@ -1,0 +1,137 @@
+"""The baseline files of one run: read once and cached, updates queued and written at
+the end (atomically, with their artifacts), unused entries found and pruned on request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_tvmperf.store import artifacts
+from pytest_tvmperf.config.options import Settings
+from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.store.files import BaselineError, load_baselines
+
+
+@dataclass
+class BaselineStore:
+    settings: Settings
+    rootpath: Path
+    #: problems writing files, shared with the run (each fails the run)
+    write_errors: list[str] = field(default_factory=list)
+    #: queued updates that could not be written (their file is named in write_errors)
+    unwritten: int = 0
+    updates: dict[Path, dict[str, Record]] = field(default_factory=dict)
+    pending_artifacts: list[artifacts.PendingArtifact] = field(default_factory=list)
+    #: the test ids each baseline file's collected tests can write (for unused entries)
+    collected: dict[Path, set[str]] = field(default_factory=dict)
+    #: -k, -m, node ids or deselection: unused entries are not listed
+    partial_run: bool = False
+    unused: dict[Path, list[str]] = field(default_factory=dict)
+    pruned: list[str] = field(default_factory=list)
+    _baselines: dict[Path, dict[str, Record] | BaselineError] = field(default_factory=dict)
+
+    def baselines(self, path: Path) -> dict[str, Record]:
+        """Records of one baseline file, read once per run; raises BaselineError."""
+        if path not in self._baselines:
+            try:
+                self._baselines[path] = load_baselines(path)
+            except BaselineError as exc:
+                self._baselines[path] = exc
+        cached = self._baselines[path]
+        if isinstance(cached, BaselineError):
+            raise cached
+        return cached
+
+    def queue_update(self, path: Path, test_id: str, record: Record) -> None:
+        self.updates.setdefault(path, {})[test_id] = record
+
+    def queue_artifact(self, pending: artifacts.PendingArtifact) -> None:
+        self.pending_artifacts.append(pending)
+
+    def discard_pending(self) -> None:
+        for pending in self.pending_artifacts:
+            artifacts.discard(pending)
+        self.pending_artifacts.clear()
+        self.updates.clear()
+
+    def flush_updates(self) -> None:
+        """Write queued baselines (once, at session end).
+
+        Per baseline file, under the baseline directory's lock: the file is read and
+        checked, the new entries' artifacts (named by their content hash) are renamed
+        into place, the file is replaced, and the artifacts the new entries superseded
+        are deleted once no baseline file names them. Interrupted anywhere, each file
+        still names artifacts that exist and match its sha256."""
+        from pytest_tvmperf.store.files import baselines_lock, merge_updates
+
+        base_dir = self.settings.baseline_dir
+        by_relpath = {str(p.final.relative_to(base_dir)): p for p in self.pending_artifacts}
+        for path, records in sorted(self.updates.items()):
+            mine = [by_relpath.pop(t.artifact) for r in records.values() for t in r.timings.values()
+                    if t.artifact in by_relpath]
+
+            def place(mine=mine) -> None:
+                for pending in mine:
+                    artifacts.commit(pending)
+
+            try:
+                with baselines_lock(base_dir):
+                    before = merge_updates(path, records, place)
+                    superseded = {t.artifact for test_id in records for t in
+                                  (before[test_id].timings.values() if test_id in before else ()) if t.artifact}
+                    superseded -= {t.artifact for r in records.values() for t in r.timings.values() if t.artifact}
+                    artifacts.delete_unnamed(superseded, base_dir, self.settings.artifact_dir, self._not_baselines())
+            except (BaselineError, OSError) as exc:
+                self.write_errors.append(f"baselines not written to {path} ({len(records)} test(s)): {exc}")
+                self.unwritten += len(records)
+                for pending in mine:
+                    artifacts.discard(pending)
+                continue
+        for pending in by_relpath.values():  # no queued entry names it
+            artifacts.discard(pending)
+        self.pending_artifacts.clear()
+        self.updates.clear()
+
+    def find_unused(self) -> dict[Path, list[str]]:
+        """Baseline entries no collected test uses: in the files of collected modules,
+        and every entry of files whose test module no longer exists. A partial run
+        (-k, -m, node ids, deselection) reports nothing."""
+        if self.partial_run:
+            return {}
+        from pytest_tvmperf.store.files import module_of
+
+        unused: dict[Path, list[str]] = {}
+        base_dir = self.settings.baseline_dir
+        for path in sorted(base_dir.rglob("*.json")) if base_dir.is_dir() else []:
+            if self.settings.artifact_dir is not None and self.settings.artifact_dir in path.parents:
+                continue
+            module_gone = not module_of(path, base_dir, self.rootpath).exists()
+            if path not in self.collected and not module_gone:
+                continue
+            try:
+                records = self.baselines(path)
+            except BaselineError:
+                continue
+            names = sorted(set(records) - self.collected.get(path, set()))
+            if names:
+                unused[path] = names
+        return unused
+
+    def prune(self, unused: dict[Path, list[str]]) -> None:
+        """Remove unused entries (``--tvmperf-update --tvmperf-prune``), then their
+        artifacts that no entry of any baseline file names any more."""
+        from pytest_tvmperf.store.files import baselines_lock, remove_entries
+
+        base_dir = self.settings.baseline_dir
+        candidates: set[str] = set()
+        for path, names in unused.items():
+            for record in remove_entries(path, set(names), lock_dir=base_dir):
+                candidates.update(t.artifact for t in record.timings.values() if t.artifact)
+            self.pruned.extend(f"{path.relative_to(self.rootpath) if path.is_relative_to(self.rootpath) else path}::{n}" for n in names)
+        with baselines_lock(base_dir):
+            artifacts.delete_unnamed(candidates, base_dir, self.settings.artifact_dir, self._not_baselines())
+
+    def _not_baselines(self) -> list[Path]:
+        """Directories under the baseline directory that hold no baseline files."""
+        return [p for p in (self.settings.artifact_dir, self.settings.tuning_db) if p is not None]
+

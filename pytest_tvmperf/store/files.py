@@ -1,0 +1,229 @@
+"""Baseline files: one JSON file per test module, keyed by test id.
+
+Sorted keys and a fixed indent so a re-record reads as a small diff in review.
+Writes take a lock, re-read the file, merge, and replace it atomically (temp file +
+fsync + ``os.replace``), so an interrupted update or several xdist workers lose nothing.
+Reads take regular files only (a FIFO or a device at a baseline path is an error, not a
+hang), and every entry is checked against the schema (``schema.py``) before it is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.store.schema import SchemaProblem, check_record, check_schema_version
+
+SCHEMA_VERSION = 1
+#: where the baselines of test modules outside pytest's rootdir go, under their absolute path
+OUTSIDE_ROOTDIR = "_outside_rootdir"
+
+
+class BaselineError(Exception):
+    """A baseline file that cannot be used, with the way to fix it."""
+
+
+def baseline_path(baseline_dir: Path, rootpath: Path, module_path: Path) -> Path:
+    """``baselines/<module path relative to the rootdir>.json``; a module outside the
+    rootdir gets ``baselines/_outside_rootdir/<its absolute path>.json``, so two modules
+    of the same name never share a file."""
+    module = module_path.resolve()
+    try:
+        rel = module.relative_to(rootpath.resolve())
+    except ValueError:
+        rel = Path(OUTSIDE_ROOTDIR, *module.parts[1:])
+    return baseline_dir / rel.with_suffix(".json")
+
+
+def module_of(baseline_file: Path, baseline_dir: Path, rootpath: Path) -> Path:
+    """The test module a baseline file belongs to (the inverse of baseline_path)."""
+    rel = baseline_file.relative_to(baseline_dir).with_suffix(".py")
+    if rel.parts and rel.parts[0] == OUTSIDE_ROOTDIR:
+        return Path(rootpath.resolve().anchor, *rel.parts[1:])
+    return rootpath / rel
+
+
+def _fix_hint(path: Path) -> str:
+    return f"delete {path} and run `pytest --tvmperf-update` to record it again (or restore it from version control)"
+
+
+def read_regular_text(path: Path) -> str:
+    """The UTF-8 text of the regular file at ``path``. Raises FileNotFoundError when it
+    does not exist, OSError when it is anything but a regular file (a FIFO would block
+    a plain read forever, so the file is opened non-blocking and checked first)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "not a regular file")
+            raise OSError(f"it is {kind}, not a regular file")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return data.decode("utf-8")
+
+
+def parse_baselines(text: str, path: Path) -> dict[str, Record]:
+    """Parse a baseline file's text; raise BaselineError naming the file, the test id,
+    the field and the fix."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"baseline file {path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {_fix_hint(path)}") from None
+    except RecursionError:
+        raise BaselineError(f"baseline file {path} is nested too deeply to be a baseline file; {_fix_hint(path)}") from None
+    if not isinstance(data, dict) or "schema_version" not in data or not isinstance(data.get("tests"), dict):
+        raise BaselineError(f"baseline file {path} is not a pytest-tvmperf baseline (needs 'schema_version' and 'tests'); {_fix_hint(path)}")
+    if not check_schema_version(data["schema_version"], SCHEMA_VERSION):
+        raise BaselineError(
+            f"baseline file {path} has schema version {json.dumps(data['schema_version'])}, this pytest-tvmperf reads version "
+            f"{SCHEMA_VERSION}; re-record it with `pytest --tvmperf-update` (after deleting it)"
+        )
+    records: dict[str, Record] = {}
+    for test_id, entry in data["tests"].items():
+        try:
+            check_record(entry)
+            records[test_id] = Record.from_json(entry)
+        except SchemaProblem as exc:
+            raise BaselineError(
+                f"baseline file {path}: entry {test_id!r} is malformed: {exc}; fix that field, or delete the entry and re-record it "
+                f"with `pytest --tvmperf-update` (or restore the file from version control)") from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BaselineError(f"baseline file {path}: entry {test_id!r} is malformed ({type(exc).__name__}: {exc}); {_fix_hint(path)}") from None
+    return records
+
+
+def load_baselines(path: Path) -> dict[str, Record]:
+    """Records of ``path``; an empty dict when the file does not exist yet."""
+    try:
+        text = read_regular_text(path)
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"baseline file {path} cannot be read ({exc}); {_fix_hint(path)}") from None
+    return parse_baselines(text, path)
+
+
+def dump_baselines(records: Mapping[str, Record]) -> str:
+    data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tests": {test_id: rec.as_json() for test_id, rec in sorted(records.items())},
+    }
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def file_mode(executable: bool = False) -> int:
+    """The mode a new file gets from the process umask, as with ``open()``: 0644
+    (0755 for ``executable``) under the usual umask 022."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return (0o777 if executable else 0o666) & ~mask
+
+
+def temp_prefix(name: str) -> str:
+    """``.<name>.<pid>.``: temporary files carry the writer's process id, so a later
+    run can tell a dead writer's leftovers from a live writer's work in progress."""
+    return f".{name}.{os.getpid()}."
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (where the platform allows it)."""
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so a reader sees the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, file_mode())  # mkstemp makes 0600; a data file gets what the umask gives
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def file_lock(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``lock`` (created if missing, left in place)
+    across processes, on every OS (``filelock``: ``flock`` on POSIX, ``msvcrt`` on
+    Windows). Not re-entrant."""
+    from filelock import FileLock
+
+    with FileLock(lock):
+        yield
+
+
+def lock_path(directory: Path) -> Path:
+    """The lock of a baseline directory: in the system's temporary directory, named
+    after the directory's absolute path, so no lock file lands among the baselines."""
+    key = hashlib.sha256(str(Path(directory).resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"tvmperf-baselines-{key}.lock"
+
+
+@contextlib.contextmanager
+def baselines_lock(directory: Path) -> Iterator[None]:
+    """Held while baseline files and artifacts under ``directory`` change, so concurrent
+    writers (xdist workers, two runs) merge one after another. Not re-entrant."""
+    with file_lock(lock_path(directory)):
+        yield
+
+
+def merge_updates(path: Path, updates: Mapping[str, Record], place: Callable[[], None] | None = None) -> dict[str, Record]:
+    """Merge ``updates`` into the file at ``path`` (hold :func:`baselines_lock`): the
+    file is read and checked first, then ``place()`` puts the new entries' artifacts
+    in place, then the file is replaced. Returns the records the file held before."""
+    records = load_baselines(path)
+    before = dict(records)
+    for test_id, rec in updates.items():
+        records[test_id] = rec.merged_over(records.get(test_id))
+    if place is not None:
+        place()
+    atomic_write(path, dump_baselines(records))
+    return before
+
+
+def save_updates(path: Path, updates: Mapping[str, Record], lock_dir: Path | None = None,
+                 place: Callable[[], None] | None = None) -> dict[str, Record]:
+    """Merge ``updates`` into the file at ``path`` under the lock of ``lock_dir`` (the
+    baseline directory; default the file's directory): the updated test ids are
+    replaced (keeping other machines' timings while exact metrics are unchanged), every
+    other entry is kept as it was. Returns the records the file held before."""
+    with baselines_lock(lock_dir or path.parent):
+        return merge_updates(path, updates, place)
+
+
+def remove_entries(path: Path, test_ids: set[str], lock_dir: Path | None = None) -> list[Record]:
+    """Remove ``test_ids`` from the file at ``path`` (the file itself when nothing is
+    left); returns the removed records (their artifacts can then be deleted)."""
+    with baselines_lock(lock_dir or path.parent):
+        records = load_baselines(path)
+        removed = [records.pop(t) for t in sorted(test_ids) if t in records]
+        if records:
+            atomic_write(path, dump_baselines(records))
+        elif path.exists():
+            path.unlink()
+        return removed

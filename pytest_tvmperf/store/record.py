@@ -1,0 +1,125 @@
+"""The record of one test: what ran, its exact metrics, and its timings by machine.
+
+The current run produces a Record with one timing; a baseline Record may hold
+timings from several machines, keyed by machine fingerprint.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from pytest_tvmperf.measure.machine import Machine
+from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.measure.metrics import ExactMetrics
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Time samples of one machine, with the reference kernel's, and the baseline's
+    compiled artifact (path relative to the baseline directory, and its hash) when
+    one was saved for a/b timing."""
+
+    machine: Machine
+    samples: TimeSamples
+    artifact: str | None = None
+    artifact_sha256: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "machine": self.machine.as_json(),
+            "samples_s": [_round(s) for s in self.samples.samples],
+            "median_s": _round(self.samples.median),
+            "stats": {k: (_round(v) if isinstance(v, float) else v) for k, v in self.samples.stats().items()},
+        }
+        if self.samples.reference is not None:
+            data["reference"] = {"name": self.samples.reference_name, "samples_s": [_round(s) for s in self.samples.reference]}
+        if self.artifact is not None:
+            data["artifact"] = {"path": self.artifact, "sha256": self.artifact_sha256}
+        if self.samples.peers:
+            data["peers"] = {name: {"samples_s": [_round(s) for s in values], "median_s": _round(float(statistics.median(values)))}
+                             for name, values in self.samples.peers}
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Timing":
+        ref = data.get("reference")
+        samples = TimeSamples(
+            tuple(float(s) for s in data["samples_s"]),
+            tuple(float(s) for s in ref["samples_s"]) if ref else None,
+            None if not ref or ref.get("name") is None else str(ref["name"]),
+            peers=tuple((str(name), tuple(float(s) for s in peer["samples_s"]))
+                        for name, peer in sorted((data.get("peers") or {}).items())),
+        )
+        art = data.get("artifact") or {}
+        return cls(Machine.from_json(data["machine"]), samples, art.get("path"), art.get("sha256"))
+
+
+@dataclass(frozen=True)
+class Record:
+    workload: str
+    executor: str
+    target: Mapping[str, Any]
+    tvm_version: str
+    exact: ExactMetrics
+    timings: Mapping[str, Timing] = field(default_factory=dict)
+    compile_s: float | None = None
+    bytecode: Mapping[str, str] | None = None
+    kernel_time_s: Mapping[str, float] | None = None
+    #: the compile pipeline (see pipelines.py), and for ``tuned`` the tuning database
+    #: state it was built with (``tuning.TuningState.as_json()``)
+    pipeline: str = "default"
+    tuning: Mapping[str, Any] | None = None
+
+    @property
+    def timing(self) -> Timing | None:
+        """The single timing of a current measurement."""
+        return next(iter(self.timings.values()), None)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "executor": self.executor,
+            "target": dict(self.target),
+            "tvm_version": self.tvm_version,
+            "exact": self.exact.as_json(),
+            "compile_s": None if self.compile_s is None else _round(self.compile_s),
+            "timings": {fp: t.as_json() for fp, t in sorted(self.timings.items())},
+            "bytecode": None if self.bytecode is None else {k: v.splitlines() for k, v in sorted(self.bytecode.items())},
+            "kernel_time_s": None if self.kernel_time_s is None else {k: _round(v) for k, v in sorted(self.kernel_time_s.items())},
+            "pipeline": self.pipeline,
+            **({"tuning": dict(self.tuning)} if self.tuning is not None else {}),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Record":
+        return cls(
+            workload=str(data["workload"]),
+            executor=str(data["executor"]),
+            target=dict(data["target"]),
+            tvm_version=str(data["tvm_version"]),
+            exact=ExactMetrics.from_json(data["exact"]),
+            timings={fp: Timing.from_json(t) for fp, t in data.get("timings", {}).items()},
+            compile_s=data.get("compile_s"),
+            bytecode=None if data.get("bytecode") is None else {k: "\n".join(v) for k, v in data["bytecode"].items()},
+            kernel_time_s=None if data.get("kernel_time_s") is None else {k: float(v) for k, v in data["kernel_time_s"].items()},
+            pipeline=str(data.get("pipeline", "default")),
+            tuning=None if data.get("tuning") is None else dict(data["tuning"]),
+        )
+
+    def merged_over(self, old: "Record | None") -> "Record":
+        """This record as the new baseline, keeping ``old``'s timings from other
+        machines while the exact metrics (the code that was timed) are unchanged."""
+        same_records = dict(old.target) != dict(self.target) or (  # each target has its own tuning records
+            (old.tuning or {}).get("records_hash") == (self.tuning or {}).get("records_hash")) if old else False
+        if (old is None or old.exact != self.exact or old.workload != self.workload or old.pipeline != self.pipeline
+                or not same_records):
+            return self
+        timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
+        timings.update(self.timings)
+        return replace(self, timings=timings)

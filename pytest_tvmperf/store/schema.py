@@ -1,0 +1,290 @@
+"""The shape of a stored record (a baseline entry, or a results file's ``record``),
+checked field by field before it is used: a missing key or a value of the wrong type
+is an error naming the field, never a gate silently switched off.
+
+Pure: JSON data in, the first problem out (``"exact.instructions: missing"``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, Mapping
+
+from pytest_tvmperf.measure.machine import Machine
+
+Check = Callable[[Any, str], "str | None"]
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class SchemaProblem(Exception):
+    """One field of a record that is missing or of the wrong type: ``field`` is its
+    dotted path (``timings.<fingerprint>.samples_s``), ``within`` what holds that
+    record, if anything (``record``: a results entry's)."""
+
+    def __init__(self, field: str, problem: str, within: str = "") -> None:
+        super().__init__(f"{within + ' ' if within else ''}field {field}: {problem}")
+        self.field = field
+        self.problem = problem
+        self.within = within
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}" if len(value) < 40 else "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _fail(field: str, wanted: str, value: Any) -> None:
+    raise SchemaProblem(field, f"expected {wanted}, got {_kind(value)}")
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _str(value: Any, field: str) -> None:
+    if not isinstance(value, str):
+        _fail(field, "a string", value)
+
+
+def _count(value: Any, field: str) -> None:
+    if not is_int(value) or value < 0:
+        _fail(field, "a whole number >= 0", value)
+
+
+def _object(value: Any, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        _fail(field, "an object", value)
+    return value
+
+
+def _optional(value: Any, field: str, check: Callable[[Any, str], None]) -> None:
+    if value is not None:
+        check(value, field)
+
+
+def _counts_map(value: Any, field: str) -> None:
+    for key, count in _object(value, field).items():
+        _count(count, f"{field}.{key}")
+
+
+def _samples(value: Any, field: str) -> None:
+    if not isinstance(value, list) or not value:
+        _fail(field, "a non-empty list of seconds", value)
+    for i, s in enumerate(value):
+        if not is_number(s) or s <= 0:
+            _fail(f"{field}[{i}]", "a positive number of seconds", s)
+
+
+def _require(data: Mapping[str, Any], key: str, field: str) -> Any:
+    if key not in data:
+        raise SchemaProblem(f"{field}{key}", "missing")
+    return data[key]
+
+
+def check_exact(data: Any, field: str = "exact") -> None:
+    exact = _object(data, field)
+    for key in ("instructions", "by_callee", "calls"):
+        _optional(_require(exact, key, f"{field}."), f"{field}.{key}", _counts_map)
+    for key in ("kernels", "storage_bytes"):
+        _optional(_require(exact, key, f"{field}."), f"{field}.{key}", _count)
+
+
+def check_machine(data: Any, field: str) -> Machine:
+    machine = _object(data, field)
+    for key, kind in Machine.__dataclass_fields__.items():
+        value = _require(machine, key, f"{field}.")
+        if kind.type in ("int", int):
+            _count(value, f"{field}.{key}")
+        else:
+            _str(value, f"{field}.{key}")
+    return Machine.from_json(machine)
+
+
+def _artifact_path(value: Any, field: str) -> None:
+    _str(value, field)
+    parts = value.replace("\\", "/").split("/")
+    if value.startswith(("/", "\\")) or ".." in parts or not value or ":" in parts[0]:
+        _fail(field, "a path inside the baseline directory (relative, without '..')", value)
+
+
+def check_timing(data: Any, field: str, fingerprint: str | None = None) -> None:
+    timing = _object(data, field)
+    machine = check_machine(_require(timing, "machine", f"{field}."), f"{field}.machine")
+    if fingerprint is not None and machine.fingerprint != fingerprint:
+        raise SchemaProblem(f"{field}", f"the key {fingerprint!r} is not the fingerprint of the machine stored with it "
+                                        f"({machine.fingerprint}): the timing was edited or copied under another machine")
+    _samples(_require(timing, "samples_s", f"{field}."), f"{field}.samples_s")
+    if "median_s" in timing and not is_number(timing["median_s"]):
+        _fail(f"{field}.median_s", "a number of seconds", timing["median_s"])
+    _optional(timing.get("stats"), f"{field}.stats", _object)
+    ref = timing.get("reference")
+    if ref is not None:
+        _object(ref, f"{field}.reference")
+        _optional(ref.get("name"), f"{field}.reference.name", _str)
+        _samples(_require(ref, "samples_s", f"{field}.reference."), f"{field}.reference.samples_s")
+    art = timing.get("artifact")
+    if art is not None:
+        _object(art, f"{field}.artifact")
+        _artifact_path(_require(art, "path", f"{field}.artifact."), f"{field}.artifact.path")
+        sha = _require(art, "sha256", f"{field}.artifact.")
+        if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
+            _fail(f"{field}.artifact.sha256", "64 lowercase hex digits", sha)
+    peers = timing.get("peers")
+    if peers is not None:
+        for name, peer in _object(peers, f"{field}.peers").items():
+            _samples(_require(_object(peer, f"{field}.peers.{name}"), "samples_s", f"{field}.peers.{name}."),
+                     f"{field}.peers.{name}.samples_s")
+
+
+def _lines_map(value: Any, field: str) -> None:
+    for key, lines in _object(value, field).items():
+        if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+            _fail(f"{field}.{key}", "a list of strings", lines)
+
+
+def _times_map(value: Any, field: str) -> None:
+    for key, t in _object(value, field).items():
+        if not is_number(t) or t < 0:
+            _fail(f"{field}.{key}", "a number of seconds", t)
+
+
+def _seconds(value: Any, field: str) -> None:
+    if not is_number(value) or value < 0:
+        _fail(field, "a number of seconds", value)
+
+
+def check_record(data: Any) -> None:
+    """Raise SchemaProblem for the first field of ``data`` that a Record cannot be built
+    from as written: every key ``Record.as_json`` writes is required, with its type."""
+    record = _object(data, "entry")
+    for key in ("workload", "executor", "tvm_version"):
+        _str(_require(record, key, ""), key)
+    _object(_require(record, "target", ""), "target")
+    check_exact(_require(record, "exact", ""))
+    for fp, timing in _object(_require(record, "timings", ""), "timings").items():
+        check_timing(timing, f"timings.{fp}", fp)
+    _optional(record.get("compile_s"), "compile_s", _seconds)
+    _optional(record.get("bytecode"), "bytecode", _lines_map)
+    _optional(record.get("kernel_time_s"), "kernel_time_s", _times_map)
+    if "pipeline" in record:
+        _str(record["pipeline"], "pipeline")
+    _optional(record.get("tuning"), "tuning", _object)
+
+
+def check_schema_version(value: Any, wanted: int) -> bool:
+    """True for the integer ``wanted`` (``true`` equals 1 in Python, but is no version)."""
+    return is_int(value) and value == wanted
+
+
+_MISSING = object()
+
+
+class Fields:
+    """The fields of one JSON object (a results entry, a peer cell), read one by one and
+    named by their dotted path when wrong (``time.ratio: expected a number, got ...``).
+
+    Strict (the default), a missing required field or a value of the wrong type raises
+    :class:`SchemaProblem`; lenient (``strict=False``, for showing whatever a page is
+    handed), it reads as the default instead."""
+
+    def __init__(self, data: Any, where: str = "", strict: bool = True) -> None:
+        if not isinstance(data, Mapping):
+            if strict:
+                _fail(where or "entry", "an object", data)
+            data = {}
+        self.data, self.where, self.strict = data, where, strict
+
+    def path(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def _get(self, key: str, required: bool) -> Any:
+        if key not in self.data:
+            if required and self.strict:
+                raise SchemaProblem(self.path(key), "missing")
+            return _MISSING
+        return self.data[key]
+
+    def _bad(self, key: str, wanted: str, default: Any) -> Any:
+        if self.strict:
+            _fail(self.path(key), wanted, self.data[key])
+        return default
+
+    def text(self, key: str, default: str = "", required: bool = False, nullable: bool = False) -> str:
+        """A string (with ``nullable``, null reads as ``default``)."""
+        value = self._get(key, required)
+        if value is _MISSING or (value is None and nullable):
+            return default
+        return value if isinstance(value, str) else self._bad(key, "a string", default)
+
+    def number(self, key: str, required: bool = False) -> float | None:
+        """A number, or null where not ``required`` (a non-finite float is a number too:
+        a page leaves it out)."""
+        value = self._get(key, required)
+        if value is _MISSING:
+            return None
+        if value is None:
+            return self._bad(key, "a number", None) if required else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        return self._bad(key, "a number", None)
+
+    def obj(self, key: str, required: bool = False) -> Fields | None:
+        """A nested object (None for null or missing)."""
+        value = self._get(key, required)
+        if value is _MISSING or value is None:
+            return None
+        if not isinstance(value, Mapping):
+            return self._bad(key, "an object", None)
+        return Fields(value, self.path(key), self.strict)
+
+    def raw(self, key: str) -> Any:
+        """The value as written (None when missing), for a field checked elsewhere."""
+        value = self._get(key, False)
+        return None if value is _MISSING else value
+
+    def objects(self, key: str) -> list[Fields]:
+        """A list of objects (empty for null or missing); lenient, items that are not
+        objects are left out."""
+        value = self._get(key, False)
+        if value is _MISSING or value is None:
+            return []
+        if not isinstance(value, list):
+            return self._bad(key, "a list", [])
+        out = []
+        for i, item in enumerate(value):
+            if isinstance(item, Mapping):
+                out.append(Fields(item, f"{self.path(key)}[{i}]", self.strict))
+            elif self.strict:
+                _fail(f"{self.path(key)}[{i}]", "an object", item)
+        return out
+
+    def numbers(self, key: str) -> tuple[float, ...] | None:
+        """A list of numbers, or None for null or missing."""
+        value = self._get(key, False)
+        if value is _MISSING or value is None:
+            return None
+        if not isinstance(value, list):
+            return self._bad(key, "a list of numbers", None)
+        for i, item in enumerate(value):
+            if not isinstance(item, (int, float)) or isinstance(item, bool):
+                if self.strict:
+                    _fail(f"{self.path(key)}[{i}]", "a number", item)
+                return None
+        return tuple(value)
