@@ -28,7 +28,7 @@ class TvmperfSession:
     rootpath: Path
     _targets: dict[str, TargetSpec] = field(default_factory=dict)
     #: the baseline files of this run: cached, queued updates, unused entries
-    store: BaselineStore = None  # type: ignore[assignment]  # built from settings
+    store: BaselineStore = field(init=False)  # built from settings, sharing write_errors
     #: what this run measured and decided, and its summary lines
     report: RunReport = field(default_factory=RunReport)
     #: problems writing files (baselines, reports): each fails the run
@@ -47,8 +47,7 @@ class TvmperfSession:
     invocation_dir: Path | None = None
 
     def __post_init__(self) -> None:
-        if self.store is None:
-            self.store = BaselineStore(self.settings, self.rootpath, self.write_errors)
+        self.store = BaselineStore(self.settings, self.rootpath, self.write_errors)
 
     def accept_command(self, nodeid: str | None, first: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
         """The command that records ``nodeid``'s baseline, runnable as printed from
