@@ -2,8 +2,10 @@
 
 A time-like verdict (a time comparison, a peer ratio, an ``assert_ratio`` relation)
 that suspects a failure, or cannot tell, is measured again with twice the rounds; the
-pooled samples decide, and a failure stands only when each measurement on its own was
-past the limit too, so one disturbed measurement cannot fail a test.
+pooled samples decide, and a failure stands only when the first measurement failed on its
+own and the re-measure alone was past the limit too: a re-measure confirms a suspected
+failure, it never turns an open first answer into one, so one disturbed measurement cannot
+fail a test.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def confirm(samples: TimeSamples, judge: Callable[[TimeSamples], Mapping[str, J]
     final = dict(judge(pooled))
     disagreed = frozenset(
         name for name, v in final.items()
-        if Verdict(v.status).fails and not (first[name].past_limit and name in second and second[name].past_limit))
+        if Verdict(v.status).fails and not (Verdict(first[name].status).fails and first[name].past_limit
+                                            and name in second and second[name].past_limit))
     for name in disagreed:
         final[name] = final[name].held()
     return Confirmed(pooled, first, second, final, disagreed)

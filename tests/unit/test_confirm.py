@@ -60,3 +60,18 @@ def test_a_failure_stands_only_when_each_measurement_alone_is_past_the_limit(fir
     got = confirm(TimeSamples((first,) * 3), judge, lambda: TimeSamples((second,) * 6))
     if got.verdicts["time"].status == "regressed":
         assert first > 1.1 and (got.second is None or second > 1.1)
+
+
+def test_an_inconclusive_first_measurement_past_the_limit_is_never_confirmed_into_a_failure():
+    """Seen on unchanged code: first inconclusive at 1.11x (interval across the bound), the
+    pooled samples regressed; a re-measure confirms a suspected failure, it does not make one."""
+    def wide(samples: TimeSamples) -> dict[str, Fake]:
+        ratio = sum(samples.samples) / len(samples.samples)
+        # the first (3 samples) is too short to decide; more samples decide
+        status = "inconclusive" if len(samples.samples) <= 3 else ("regressed" if ratio > 1.1 else "pass")
+        return {"time": Fake(status, ratio)}
+
+    got = confirm(TimeSamples((1.11,) * 3), wide, lambda: TimeSamples((1.11,) * 6))
+    assert got.first["time"].status == "inconclusive" and got.first["time"].past_limit
+    assert got.second["time"].status == "regressed"
+    assert got.verdicts["time"].status == "inconclusive" and got.disagreed == {"time"}
