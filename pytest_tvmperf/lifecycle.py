@@ -56,7 +56,7 @@ class TvmperfPlugin:
         if workeroutput is not None:  # an xdist worker: hand the summary to the controller
             try:
                 payload = workers.worker_payload([dataclasses.asdict(o.summary_row()) for o in state.report.outcomes.values()],
-                                                 state.report.result_entries(), sorted(state.report.peer_problems))
+                                                 state.report.result_entries(), sorted(state.report.not_measured))
             except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
                 payload = {"error": f"its results could not be sent ({exc})"}
             workeroutput[workers.PAYLOAD_KEY] = payload
@@ -101,7 +101,7 @@ class TvmperfPlugin:
             return
         state.report.worker_rows.extend(SummaryRow(**row) for row in payload["rows"])
         state.report.worker_entries.extend(payload["results"])
-        state.report.peer_problems.update(payload["peer_problems"])
+        state.report.not_measured.update(payload["not_measured"])
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -128,7 +128,7 @@ class TvmperfPlugin:
             tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
             for line in peers:
                 tr.write_line(line)
-        for problem in sorted(state.report.peer_problems):
+        for problem in sorted(state.report.not_measured):
             tr.write_line(f"tvmperf: {problem}", yellow=True)
         for line in state.report.report_lines:
             tr.write_line(f"tvmperf {line}")

@@ -16,7 +16,9 @@ from pytest_tvmperf.measure.disturbance import clean
 from pytest_tvmperf.build.executors import get_executor
 from pytest_tvmperf.judge.gate import (confirm, pipeline_notes, relation_confirmation_note, summary_note, time_confirmation_note,
                    whole_verdict)
+from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
 from pytest_tvmperf.measure.machine import current_machine
+from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.measure.timer import TimeSamples, Timer, TimingTask, kernel_times
 from pytest_tvmperf.config.options import Limit
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
@@ -103,6 +105,13 @@ class Tvmperf:
                           message=message, **fields))
         pytest.fail(message, pytrace=False)
 
+    def _exact(self, prep: Prepared) -> ExactMetrics:
+        """The exact metrics of a prepared workload, with the metric sources' per-kernel counts."""
+        exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args))
+        collected = collect_kernel_metrics(self.session.metric_sources(), prep, self.session.settings)
+        self.session.report.not_measured.update(collected.skipped)
+        return replace(exact, per_kernel=collected.per_kernel)
+
     def check(self, workload: Workload) -> Outcome:
         """Compile ``workload`` for this test's executor and target, check its output
         against the NumPy reference, measure it and gate it against the baseline.
@@ -120,7 +129,7 @@ class Tvmperf:
         compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
         peers = self.sources.peer_samplers(prep, where)
 
-        exact = replace(compiled.static_metrics(), calls=compiled.executed_calls(args))
+        exact = self._exact(prep)
         listing = compiled.listing()
         with self.session.timing_lock():
             per_kernel = kernel_times(compiled, args)

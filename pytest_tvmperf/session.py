@@ -20,6 +20,7 @@ from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.report.run_report import RunReport
 from pytest_tvmperf.store.files import file_lock
 from pytest_tvmperf.build.targets import TargetSpec, resolve_target
+from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
 
 
 @dataclass
@@ -45,6 +46,7 @@ class TvmperfSession:
     update_options: tuple[str, ...] = ()
     #: where pytest was started: node ids in printed commands are relative to it
     invocation_dir: Path | None = None
+    _metric_sources: tuple[MetricSource, ...] | None = None
 
     def __post_init__(self) -> None:
         self.store = BaselineStore(self.settings, self.rootpath, self.write_errors)
@@ -142,6 +144,12 @@ class TvmperfSession:
         marker.touch()
         self._tuning_markers.append(marker)
         return True
+
+    def metric_sources(self) -> tuple[MetricSource, ...]:
+        """The registered per-kernel metric sources (``measure/kernel_metrics.py``)."""
+        if self._metric_sources is None:
+            self._metric_sources = load_sources()
+        return self._metric_sources
 
     def target(self, name: str) -> TargetSpec:
         if name not in self._targets:

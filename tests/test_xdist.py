@@ -71,5 +71,5 @@ def test_received_reports_a_payload_that_names_its_error():
 
     payload, lost = received(Node(), None)
     assert payload is None and "gw1" in lost and "boom" in lost
-    Node.workeroutput = {"tvmperf": {"rows": [], "results": [], "peer_problems": []}}
-    assert received(Node(), None) == ({"rows": [], "results": [], "peer_problems": []}, None)
+    Node.workeroutput = {"tvmperf": {"rows": [], "results": [], "not_measured": []}}
+    assert received(Node(), None) == ({"rows": [], "results": [], "not_measured": []}, None)

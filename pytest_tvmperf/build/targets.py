@@ -1,10 +1,15 @@
-"""Target names -> full TVM target dicts, and whether this machine can run them."""
+"""Target names -> full TVM target dicts, and whether this machine can run them.
+
+The plug-in point for targets: a :class:`TargetKind` turns a name from
+``--tvmperf-targets`` into a :class:`TargetSpec`; :data:`TARGET_KINDS` lists them by
+name. A new target (a remote device, another GPU API) is a new kind plus its name in
+``config/parsing.TARGETS``; executors only see the :class:`TargetSpec`."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from pytest_tvmperf.report.workers import NOT_SCALAR, builtin_scalar
 
@@ -16,6 +21,8 @@ class TargetSpec:
     name: str
     config: Mapping[str, Any]
     skip_reason: str | None = None
+    #: the TVM device type the compiled program runs on (``tvm.device(device_type, 0)``)
+    device_type: str = "cpu"
 
     def tvm_target(self):
         import tvm
@@ -25,7 +32,7 @@ class TargetSpec:
     def device(self):
         import tvm
 
-        return tvm.cuda(0) if self.name == "cuda" else tvm.cpu(0)
+        return tvm.device(self.device_type, 0)
 
     def as_json(self) -> dict[str, Any]:
         """The full target, as stored in baselines (tuples become lists)."""
@@ -55,16 +62,42 @@ def host_llvm_config() -> dict[str, Any]:
     return {"kind": "llvm", "mcpu": str(tvm.target.codegen.llvm_get_system_cpu()), "num-cores": os.cpu_count() or 1}
 
 
-def resolve_target(name: str) -> TargetSpec:
-    import tvm
+class TargetKind(Protocol):
+    """Resolves one kind of target name on this machine."""
 
-    if name == "llvm":
+    def resolve(self, name: str) -> TargetSpec:
+        """The full target for ``name``; ``skip_reason`` says why it cannot run here."""
+
+
+@dataclass(frozen=True)
+class LlvmKind:
+    """The host CPU, with its own ``mcpu`` (see :func:`host_llvm_config`)."""
+
+    def resolve(self, name: str) -> TargetSpec:
         return TargetSpec(name, host_llvm_config())
-    if name == "cuda":
+
+
+@dataclass(frozen=True)
+class CudaKind:
+    """An NVIDIA GPU; skipped where ``tvm.cuda(0)`` does not exist."""
+
+    def resolve(self, name: str) -> TargetSpec:
+        import tvm
+
         dev = tvm.cuda(0)
         if not dev.exist:
-            return TargetSpec(name, {"kind": "cuda", "host": host_llvm_config()},
+            return TargetSpec(name, {"kind": "cuda", "host": host_llvm_config()}, device_type="cuda",
                               skip_reason="target cuda: no CUDA GPU on this machine (tvm.cuda(0).exist is False)")
         arch = "sm_" + str(dev.compute_version).replace(".", "")
-        return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config()})
-    raise ValueError(f"unknown target {name!r}; choose from llvm, cuda")
+        return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config()}, device_type="cuda")
+
+
+#: every target kind, by the name used in ``--tvmperf-targets`` and test ids
+TARGET_KINDS: Mapping[str, TargetKind] = {"llvm": LlvmKind(), "cuda": CudaKind()}
+
+
+def resolve_target(name: str) -> TargetSpec:
+    kind = TARGET_KINDS.get(name)
+    if kind is None:
+        raise ValueError(f"unknown target {name!r}; choose from {', '.join(TARGET_KINDS)}")
+    return kind.resolve(name)

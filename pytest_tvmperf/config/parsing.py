@@ -14,13 +14,17 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS
+
 EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim")
 TARGETS: tuple[str, ...] = ("llvm", "cuda")
 
 #: metrics that can carry a threshold, and what a bare number means for each
 TIME_METRIC = "time"
 EXACT_METRICS: tuple[str, ...] = ("instructions", "calls", "kernels", "storage_bytes")
-METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS)
+#: per-kernel metrics of the registered metric sources (measure/kernel_metrics.py)
+KERNEL_METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in KERNEL_METRICS)
+METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS, *KERNEL_METRIC_NAMES)
 
 #: peer frameworks a workload can be timed against, and the marker keyword gating each
 PEERS: tuple[str, ...] = ("numpy", "torch", "onnxruntime")
@@ -138,6 +142,7 @@ def parse_thresholds(text: str) -> dict[str, Limit]:
 DEFAULT_THRESHOLDS: dict[str, Limit] = {
     TIME_METRIC: parse_limit(TIME_METRIC, DEFAULT_TIME_THRESHOLD),
     **{m: Limit() for m in EXACT_METRICS},
+    **{m.name: parse_limit(m.name, m.default_limit) for m in KERNEL_METRICS},
 }
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from pytest_tvmperf.measure.disturbance import clean
 from pytest_tvmperf.measure.timer import TimeSamples
 from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
-from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE
+from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, KERNEL_METRIC_NAMES
 from pytest_tvmperf.store.record import Record, Timing
 from pytest_tvmperf.judge.timestats import TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, RatioStatus, Verdict
@@ -197,8 +197,10 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
 
 
 def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy()) -> Comparison:
+    kernel_metrics = [m for m in KERNEL_METRIC_NAMES if m in current.exact.per_kernel or m in baseline.exact.per_kernel]
     verdicts = [
-        compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS
+        compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m])
+        for m in (*EXACT_METRICS, *kernel_metrics)
     ]
     verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy))
     return Comparison(tuple(verdicts))

@@ -11,6 +11,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS
+
 _FUNC_HEADER = re.compile(r"^@(?P<name>\S+):\s*$")
 _INSTR = re.compile(r"^\s+(?P<op>call|ret|goto|If)\b\s*(?P<rest>.*)$")
 
@@ -24,6 +26,8 @@ class ExactMetrics:
     calls: calls executed at run time by callee (``vm.set_instrument``)
     kernels: compiled TIR kernels
     storage_bytes: storage statically planned by ``vm.builtin.alloc_storage``
+    per_kernel: the metric sources' counts, {metric: {kernel: count}}
+    (``measure/kernel_metrics.py``); a metric's gated number is its total
     """
 
     instructions: Mapping[str, int] | None = None
@@ -31,6 +35,7 @@ class ExactMetrics:
     calls: Mapping[str, int] | None = None
     kernels: int | None = None
     storage_bytes: int | None = None
+    per_kernel: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def scalar(self, metric: str) -> int | None:
         """The gated number for ``metric`` (totals of the per-function/callee maps)."""
@@ -42,23 +47,31 @@ class ExactMetrics:
             return self.kernels
         if metric == "storage_bytes":
             return self.storage_bytes
+        if metric in self.per_kernel:
+            return sum(self.per_kernel[metric].values())
+        if any(m.name == metric for m in KERNEL_METRICS):
+            return None  # a metric source's metric it did not measure here
         raise KeyError(metric)
 
     def as_json(self) -> dict[str, Any]:
         def plain(m):
             return None if m is None else {k: int(v) for k, v in sorted(m.items())}
 
-        return {
+        out: dict[str, Any] = {
             "instructions": plain(self.instructions),
             "by_callee": plain(self.by_callee),
             "calls": plain(self.calls),
             "kernels": self.kernels,
             "storage_bytes": self.storage_bytes,
         }
+        if self.per_kernel:  # written only when a metric source measured something
+            out["per_kernel"] = {m: plain(counts) for m, counts in sorted(self.per_kernel.items())}
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ExactMetrics":
-        return cls(**{k: data.get(k) for k in ("instructions", "by_callee", "calls", "kernels", "storage_bytes")})
+        fields = {k: data.get(k) for k in ("instructions", "by_callee", "calls", "kernels", "storage_bytes")}
+        return cls(**fields, per_kernel=dict(data.get("per_kernel") or {}))
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ class RunReport:
     #: lines on the report files written (paths), and the CI annotations
     report_lines: list[str] = field(default_factory=list)
     annotation_lines: list[str] = field(default_factory=list)
-    #: why a peer framework asked for was not timed (missing package), once per reason
-    peer_problems: set[str] = field(default_factory=set)
+    #: why something asked for was not measured here (a peer framework whose package is
+    #: missing, a metric source without its tool), one summary line per reason
+    not_measured: set[str] = field(default_factory=set)
     #: why compiled artifacts could not be exported here (a/b timing off)
     export_problem: str = ""
 

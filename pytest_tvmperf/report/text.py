@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Any, Iterable, Mapping, Sequence
 
+from pytest_tvmperf.measure.kernel_metrics import grown_kernels, metric_unit
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, RatioVerdict
 from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.store.record import Record
@@ -84,6 +85,11 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
         by_callee = count_diff(baseline.exact.calls, current.exact.calls)
         if by_callee:
             lines.append(f"    executed calls by callee: {by_callee}")
+    elif v.metric in current.exact.per_kernel:
+        grown = grown_kernels(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
+                              metric_unit(v.metric))
+        if grown:
+            lines.append(f"    kernels that grew: {grown}")
     return lines
 
 

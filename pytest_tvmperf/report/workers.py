@@ -51,12 +51,12 @@ def plain(value: Any, where: str = "payload") -> Any:
 
 
 def worker_payload(rows: Sequence[SummaryRow | Mapping[str, Any]], results: Sequence[ResultEntry],
-                   peer_problems: Sequence[str]) -> dict:
+                   not_measured: Sequence[str]) -> dict:
     """The worker's hand-over, made of builtin types only (checked by JSON too): summary
     rows (``SummaryRow.to_dict``, or the dicts ``dataclasses.asdict`` makes of them),
-    results entries (``ResultEntry.to_json``) and why peers were not timed."""
+    results entries (``ResultEntry.to_json``) and why things were not measured."""
     payload = plain({"rows": [r.to_dict() if isinstance(r, SummaryRow) else r for r in rows],
-                     "results": [e.to_json() for e in results], "peer_problems": list(peer_problems)})
+                     "results": [e.to_json() for e in results], "not_measured": list(not_measured)})
     json.dumps(payload)  # non-finite floats are fine for JSON here; anything else raises
     return payload
 

@@ -104,6 +104,9 @@ def check_exact(data: Any, field: str = "exact") -> None:
         _optional(_require(exact, key, f"{field}."), f"{field}.{key}", _counts_map)
     for key in ("kernels", "storage_bytes"):
         _optional(_require(exact, key, f"{field}."), f"{field}.{key}", _count)
+    if "per_kernel" in exact:  # {metric: {kernel: count}} from the metric sources
+        for metric, counts in _object(exact["per_kernel"], f"{field}.per_kernel").items():
+            _counts_map(counts, f"{field}.per_kernel.{metric}")
 
 
 def check_machine(data: Any, field: str) -> Machine:

@@ -195,5 +195,5 @@ def test_summary_rows_and_entries_cross_the_xdist_boundary_as_builtin_types_and_
     got, lost = received(Node(), None)
     assert lost is None
     assert SummaryRow(**got["rows"][0]) == row and got["results"] == [full_entry()]
-    assert got["peer_problems"] == ["torch is missing"]
+    assert got["not_measured"] == ["torch is missing"]
     assert SummaryRow.from_dict(row.to_dict()) == row

@@ -1,0 +1,118 @@
+"""The plug-in point for per-kernel exact metrics.
+
+A *metric source* adds one or more per-kernel counts to every record (for example
+simulated CPU instructions, or a GPU kernel's registers and spill bytes). Each count is
+stored per kernel under ``exact.per_kernel[metric][kernel]``, gated on its total like
+the built-in exact metrics (threshold syntax ``metric=1%``), and a regression names the
+kernels whose counts grew.
+
+To add one: describe its metrics with :class:`KernelMetric`, implement
+:class:`MetricSource`, and add ``"module:ATTRIBUTE"`` to :data:`SOURCES`. This module is
+pure (no TVM): option parsing reads :data:`KERNEL_METRICS`, and a source's module is
+imported only when a test is measured.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, Protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_tvmperf.build.prepare import Prepared
+
+
+@dataclass(frozen=True)
+class KernelMetric:
+    """One per-kernel metric: its name (a threshold key and marker keyword), the unit
+    shown in messages, and the threshold it gets by default (``parse_limit`` syntax)."""
+
+    name: str
+    unit: str
+    default_limit: str = "0"
+    doc: str = ""
+
+
+#: Every per-kernel metric a registered source can produce (threshold keys, docs).
+KERNEL_METRICS: tuple[KernelMetric, ...] = ()
+
+#: Registered sources, as "module:ATTRIBUTE" (imported lazily, in this order).
+SOURCES: tuple[str, ...] = ()
+
+
+class MetricSource(Protocol):
+    """Adds per-kernel counts to a test's exact metrics."""
+
+    #: short name for messages ("simulated cost", "GPU resources")
+    name: str
+    metrics: tuple[KernelMetric, ...]
+
+    def unavailable(self, prepared: "Prepared", settings) -> str | None:
+        """A one-line reason this source cannot measure here (no valgrind, not a GPU
+        target, switched off), or None."""
+
+    def collect(self, prepared: "Prepared", settings) -> Mapping[str, Mapping[str, int]]:
+        """{metric name: {kernel name: count}} for the compiled workload."""
+
+
+@dataclass(frozen=True)
+class Collected:
+    """What the sources measured for one test, and why the others did not."""
+
+    per_kernel: Mapping[str, Mapping[str, int]]
+    skipped: tuple[str, ...] = ()  # "simulated cost: valgrind is not installed"
+
+
+def load_sources(names: tuple[str, ...] = SOURCES) -> tuple[MetricSource, ...]:
+    """Import the registered sources ("module:ATTRIBUTE")."""
+    sources = []
+    for spec in names:
+        module, _, attr = spec.partition(":")
+        sources.append(getattr(importlib.import_module(module), attr))
+    return tuple(sources)
+
+
+def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings) -> Collected:
+    """Run each available source; a source that cannot measure here says why."""
+    per_kernel: dict[str, dict[str, int]] = {}
+    skipped: list[str] = []
+    for source in sources:
+        reason = source.unavailable(prepared, settings)
+        if reason:
+            skipped.append(f"{source.name}: {reason}")
+            continue
+        for metric, counts in source.collect(prepared, settings).items():
+            per_kernel[metric] = {str(k): int(v) for k, v in sorted(counts.items())}
+    return Collected(per_kernel, tuple(skipped))
+
+
+def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str,
+                  limit: int = 6) -> str:
+    """'fused_conv2d_add_relu: 1.82 G -> 2.01 G instructions (+10.4%), new_kernel: 3.1 M (new)',
+    the kernels whose count grew, largest growth first."""
+    if not before or not after:
+        return ""
+    changes = []
+    for name in set(after) | set(before):
+        old, new = before.get(name, 0), after.get(name, 0)
+        if new <= old:
+            continue
+        if name not in before:
+            text = f"{name}: {fmt_count(new)} {unit} (new)"
+        else:
+            text = f"{name}: {fmt_count(old)} -> {fmt_count(new)} {unit} ({(new - old) / old * 100 if old else 0:+.1f}%)"
+        changes.append((new - old, text))
+    changes.sort(key=lambda c: -c[0])
+    return ", ".join(text for _, text in changes[:limit])
+
+
+def fmt_count(value: float) -> str:
+    """1820000000 -> '1.82 G', 3100 -> '3.1 k', 12 -> '12'."""
+    for scale, suffix in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:g}"
+
+
+def metric_unit(name: str) -> str:
+    return next((m.unit for m in KERNEL_METRICS if m.name == name), "")

@@ -1,0 +1,128 @@
+"""The per-kernel metric plug-in point (measure/kernel_metrics.py): sources, the gate
+on their totals, the message naming the kernels that grew, and the baseline schema."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+
+import pytest
+from _factories import exact, record
+
+from pytest_tvmperf.config.parsing import DEFAULT_THRESHOLDS, Limit, parse_limit
+from pytest_tvmperf.judge import compare as compare_module
+from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.measure import kernel_metrics, metrics
+from pytest_tvmperf.measure.kernel_metrics import KernelMetric, collect, fmt_count, grown_kernels
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.report import text
+from pytest_tvmperf.store.schema import SchemaProblem, check_exact
+
+WIDGETS = KernelMetric("widgets", "widgets", default_limit="1%")
+
+
+@dataclass(frozen=True)
+class FakeSource:
+    name: str
+    reason: str | None
+    counts: dict
+
+    metrics = (WIDGETS,)
+
+    def unavailable(self, prepared, settings):
+        return self.reason
+
+    def collect(self, prepared, settings):
+        return self.counts
+
+
+@pytest.fixture
+def widgets(monkeypatch):
+    """Register the made-up metric 'widgets' as a metric source would."""
+    monkeypatch.setattr(kernel_metrics, "KERNEL_METRICS", (WIDGETS,))
+    monkeypatch.setattr(metrics, "KERNEL_METRICS", (WIDGETS,))
+    monkeypatch.setattr(compare_module, "KERNEL_METRIC_NAMES", ("widgets",))
+    return {**DEFAULT_THRESHOLDS, "widgets": Limit(relative=0.01)}
+
+
+def with_widgets(counts: dict) -> ExactMetrics:
+    return replace(exact(), per_kernel={"widgets": counts})
+
+
+def test_collect_runs_available_sources_and_says_why_others_did_not():
+    got = collect((FakeSource("sim", None, {"widgets": {"b": 2, "a": 1}}),
+                   FakeSource("gpu", "no GPU here", {"widgets": {"x": 9}})), prepared=None, settings=None)
+    assert got.per_kernel == {"widgets": {"a": 1, "b": 2}}
+    assert got.skipped == ("gpu: no GPU here",)
+
+
+def test_total_is_the_gated_number_and_an_unmeasured_source_metric_is_na(widgets):
+    assert with_widgets({"a": 100, "b": 50}).scalar("widgets") == 150
+    assert exact().scalar("widgets") is None
+    with pytest.raises(KeyError):
+        exact().scalar("no_such_metric")
+
+
+def test_a_kernel_that_grew_past_the_allowance_regresses_and_is_named(widgets):
+    base = record(metrics=with_widgets({"fused_matmul": 1_000_000, "fused_add": 5_000}))
+    now = record(metrics=with_widgets({"fused_matmul": 1_104_000, "fused_add": 5_000}))
+    comparison = compare_module.compare(now, base, widgets)
+    assert comparison.get("widgets").status == Verdict.REGRESSED
+    message = text.regression_message("t.py::test_a", "p.json", now, base, comparison)
+    assert "widgets 1005000 -> 1109000" in message
+    assert "kernels that grew: fused_matmul: 1 M -> 1.1 M widgets (+10.4%)" in message
+    assert "fused_add" not in message
+
+
+def test_growth_within_the_allowance_passes(widgets):
+    base = record(metrics=with_widgets({"k": 1_000_000}))
+    now = record(metrics=with_widgets({"k": 1_005_000}))
+    assert compare_module.compare(now, base, widgets).get("widgets").status == Verdict.PASS
+
+
+def test_a_baseline_without_the_metric_is_na_not_a_failure(widgets):
+    comparison = compare_module.compare(record(metrics=with_widgets({"k": 5})), record(), widgets)
+    assert comparison.get("widgets").status == Verdict.NA
+    assert not comparison.regressions
+
+
+def test_records_without_source_metrics_compare_only_the_builtin_metrics(widgets):
+    comparison = compare_module.compare(record(), record(), widgets)
+    assert comparison.get("widgets") is None
+
+
+def test_per_kernel_round_trips_and_is_left_out_when_empty():
+    metrics_ = with_widgets({"k": 3})
+    data = json.loads(json.dumps(metrics_.as_json()))
+    assert data["per_kernel"] == {"widgets": {"k": 3}}
+    assert ExactMetrics.from_json(data) == metrics_
+    assert "per_kernel" not in exact().as_json()
+    assert ExactMetrics.from_json(exact().as_json()).per_kernel == {}
+
+
+def test_schema_names_the_bad_per_kernel_field():
+    data = with_widgets({"k": 3}).as_json()
+    check_exact(data)
+    data["per_kernel"]["widgets"]["k"] = -1
+    with pytest.raises(SchemaProblem, match=r"exact\.per_kernel\.widgets\.k"):
+        check_exact(data)
+
+
+def test_grown_kernels_orders_by_growth_and_marks_new_ones():
+    got = grown_kernels({"a": 100, "b": 100}, {"a": 110, "b": 300, "c": 7}, "instr")
+    assert got == "b: 100 -> 300 instr (+200.0%), a: 100 -> 110 instr (+10.0%), c: 7 instr (new)"
+    assert grown_kernels(None, {"a": 1}, "x") == ""
+
+
+@pytest.mark.parametrize("value, shown", [(1_820_000_000, "1.82 G"), (3100, "3.1 k"), (12, "12"), (2_500_000, "2.5 M")])
+def test_fmt_count(value, shown):
+    assert fmt_count(value) == shown
+
+
+def test_a_source_metric_takes_the_usual_threshold_syntax(widgets, monkeypatch):
+    from pytest_tvmperf.config import parsing
+
+    monkeypatch.setattr(parsing, "METRICS", (*parsing.METRICS, "widgets"))
+    assert parse_limit("widgets", "2%") == Limit(relative=0.02)
+    with pytest.raises(ValueError, match="widgets"):
+        parse_limit("widgets", "lots")
