@@ -14,7 +14,7 @@ from pytest_tvmperf.store.artifacts import PendingArtifact, discard
 from pytest_tvmperf.judge.compare import MetricVerdict, RatioVerdict, compare, compare_time, peer_verdicts, relation_verdict
 from pytest_tvmperf.measure.disturbance import clean
 from pytest_tvmperf.build.executors import get_executor
-from pytest_tvmperf.judge.gate import (confirm, pipeline_notes, relation_confirmation_note, summary_note, time_confirmation_note,
+from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, summary_note,
                    whole_verdict)
 from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
 from pytest_tvmperf.measure.machine import current_machine
@@ -245,7 +245,7 @@ class Tvmperf:
         checked = confirm(measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds),
                           self.session.settings.confirm)
         verdict = checked.verdicts[label]
-        notes = [n for n in (relation_confirmation_note(checked, label),) if n is not None]
+        notes = [n for n in (confirmation_note(checked, label),) if n is not None]
         exact = [replace(p.compiled.static_metrics(), calls=p.compiled.executed_calls(p.args)) for p in preps]
         message = relation_message(label, verdict, exact[0], exact[1], notes)
         status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
@@ -369,7 +369,7 @@ class Tvmperf:
         record = make_record(checked.samples)
         time_verdict = checked.verdicts["time"]
         comparison = compare(record, baseline, self.thresholds, policy).with_verdict(time_verdict)
-        if (note := time_confirmation_note(checked)) is not None:
+        if (note := confirmation_note(checked)) is not None:
             notes.append(note)
         peers = self._peer_verdicts(record)
         decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive,

@@ -279,7 +279,7 @@ def test_only_a_regression_seen_twice_fails(project):
     result = project.run()
     result.assert_outcomes(passed=2, warnings=2)
     result.stdout.fnmatch_lines(["*first measurement inconclusive at 1.0?x *; re-measured with 45 samples in all: "
-                                 "regressed on all samples, but the measurements disagree (1.0?x, then 1.5?x): inconclusive*"])
+                                 "fails on all samples, but the measurements disagree (1.0?x, then 1.5?x): inconclusive*"])
     # a regression that both measurements see fails
     project.set_env("TVMPERF_FAKE_SPREAD", "0")
     project.set_env("TVMPERF_FAKE_SCALE", "1.5")

@@ -61,6 +61,14 @@ class MetricVerdict:
         return self.current / self.baseline
 
     @property
+    def measured_ratio(self) -> float:
+        """The time ratio the decision measured (side by side, normalized or raw)."""
+        return self.decision.ratio if self.decision is not None else (self.ratio or 1.0)
+
+    def describe(self) -> str:
+        return self.decision.describe() if self.decision is not None else f"{self.measured_ratio:.2f}x"
+
+    @property
     def past_limit(self) -> bool:
         """The measured time ratio alone is past the threshold."""
         return self.decision is not None and self.bound is not None and self.decision.ratio > self.bound
@@ -239,6 +247,10 @@ class RatioVerdict:
     @property
     def ratio(self) -> float:
         return self.decision.ratio * (self.limit or 1.0)
+
+    @property
+    def measured_ratio(self) -> float:
+        return self.ratio
 
     @property
     def past_limit(self) -> bool:

@@ -28,6 +28,13 @@ class Judged(Protocol):
     def held(self) -> "Judged":
         """The same evidence, held at ``inconclusive``."""
 
+    @property
+    def measured_ratio(self) -> float:
+        """The ratio this measurement found (today over the baseline, or a over b)."""
+
+    def describe(self) -> str:
+        """'1.10x (97.5% CI 1.05-1.15x, a/b)'."""
+
 
 J = TypeVar("J", bound=Judged)
 
@@ -115,28 +122,19 @@ def pipeline_notes(baseline_pipeline: str, pipeline: str, same_target: bool,
     return [], ""
 
 
-def time_confirmation_note(checked: "Confirmed", name: str = "time") -> str | None:
-    """The message's note on a re-measured time verdict (None when not re-measured)."""
+def confirmation_note(checked: "Confirmed", name: str = "time") -> str | None:
+    """The message's note on a re-measured verdict (a time comparison or an
+    ``assert_ratio`` relation); None when it was not re-measured."""
     if checked.second is None:
         return None
     first, second, final = checked.first[name], checked.second[name], checked.verdicts[name]
     if name in checked.disagreed:
-        word = (f"regressed on all samples, but the measurements disagree ({first.decision.ratio:.2f}x, "
-                f"then {second.decision.ratio:.2f}x): inconclusive")
+        word = (f"fails on all samples, but the measurements disagree ({first.measured_ratio:.2f}x, "
+                f"then {second.measured_ratio:.2f}x): inconclusive")
     else:
         word = "confirmed" if final.status == first.status else f"not confirmed (now {final.status})"
-    return (f"first measurement {first.status} at {first.decision.describe()}; re-measured with "
+    return (f"first measurement {first.status} at {first.describe()}; re-measured with "
             f"{len(checked.samples.samples)} samples in all: {word}")
-
-
-def relation_confirmation_note(checked: "Confirmed", name: str) -> str | None:
-    """The message's note on a re-measured ratio (an ``assert_ratio`` relation)."""
-    if checked.second is None:
-        return None
-    first, second = checked.first[name], checked.second[name]
-    if name in checked.disagreed:
-        return f"the measurements disagree ({first.ratio:.2f}x, then {second.ratio:.2f}x): inconclusive"
-    return f"first measurement {first.status} at {first.describe()}; re-measured: {checked.verdicts[name].status}"
 
 
 def summary_note(threads_note: str, status: str, reason: str, not_gated_note: str, tuning_note: str) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.judge.gate import confirm
+from pytest_tvmperf.judge.gate import confirm, confirmation_note
 from pytest_tvmperf.measure.timer import TimeSamples
 
 
@@ -25,6 +25,13 @@ class Fake:
 
     def held(self) -> "Fake":
         return replace(self, status="inconclusive")
+
+    @property
+    def measured_ratio(self) -> float:
+        return self.ratio
+
+    def describe(self) -> str:
+        return f"{self.ratio:.2f}x"
 
 
 def judge(samples: TimeSamples) -> dict[str, Fake]:
@@ -75,3 +82,19 @@ def test_an_inconclusive_first_measurement_past_the_limit_is_never_confirmed_int
     assert got.first["time"].status == "inconclusive" and got.first["time"].past_limit
     assert got.second["time"].status == "regressed"
     assert got.verdicts["time"].status == "inconclusive" and got.disagreed == {"time"}
+
+
+def test_the_note_says_what_each_measurement_found():
+    def samples(r):
+        return TimeSamples((r,) * 10)
+
+    assert confirmation_note(confirm(samples(1.0), judge, lambda: samples(1.0))) is None  # not re-measured
+    confirmed = confirm(samples(1.3), judge, lambda: samples(1.3))
+    assert confirmation_note(confirmed) == ("first measurement regressed at 1.30x; re-measured with 20 samples "
+                                            "in all: confirmed")
+    cleared = confirm(samples(1.3), judge, lambda: samples(0.7))
+    assert confirmation_note(cleared) == ("first measurement regressed at 1.30x; re-measured with 20 samples in "
+                                          "all: not confirmed (now pass)")
+    held = confirm(samples(1.07), judge, lambda: samples(1.5))
+    assert confirmation_note(held).endswith("fails on all samples, but the measurements disagree (1.07x, then "
+                                            "1.50x): inconclusive")
