@@ -170,9 +170,11 @@ class Tvmperf:
         rounds = self.session.settings.repeat
         threads: list[int | None] = [None]  # None: TVM's own thread count
 
-        def measure(n: int) -> TimeSamples:
+        def measure(n: int, fresh: bool = False) -> TimeSamples:
+            """``fresh``: a confirming re-measure, with both programs loaded anew (new
+            memory placements), so it cannot inherit the first measurement's placement bias."""
             with self.session.timing_lock(), tvm_thread_count(threads[0]), same_threads(tvm_threads()):
-                return self.timer(task, n)
+                return self.timer(task.reloaded() if fresh else task, n)
 
         samples = measure(rounds)
         fewer = self._fewer_threads(samples, task)
@@ -182,7 +184,7 @@ class Tvmperf:
             self._threads_note = f"timed at {threads[0]} TVM thread(s): machine busy"
             samples = measure(rounds)
         self._peers_timed = tuple(sorted(peers))
-        samples = self._confirm_peers(samples, lambda: measure(2 * rounds), notes)
+        samples = self._confirm_peers(samples, lambda: measure(2 * rounds, fresh=True), notes)
         keep = pending is not None and self.session.settings.update and self.session.settings.artifact_dir is not None
         if pending is not None and not keep:
             discard(pending)
@@ -193,7 +195,7 @@ class Tvmperf:
             busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
                     f"trustworthy baseline" if screened is not None and screened.busy else "")
             return self._record(make_record(kept, pending if keep else None), busy)
-        return self._decide(make_record(samples), baseline, lambda: measure(2 * rounds), make_record, notes)
+        return self._decide(make_record(samples), baseline, lambda: measure(2 * rounds, fresh=True), make_record, notes)
 
     def assert_ratio(self, numerator: "Workload | Variant", denominator: "Workload | Variant", at_most: float) -> RatioVerdict:
         """Assert that ``numerator`` takes at most ``at_most`` times the time of
@@ -238,11 +240,11 @@ class Tvmperf:
                                     f"{label}: a tvmperf_timer must time TimingTask.baseline too")
             return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
 
-        def measure(n: int) -> TimeSamples:
+        def measure(n: int, fresh: bool = False) -> TimeSamples:
             with self.session.timing_lock():
-                return self.timer(task, n)
+                return self.timer(task.reloaded() if fresh else task, n)
 
-        checked = confirm(measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds),
+        checked = confirm(measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds, fresh=True),
                           self.session.settings.confirm)
         verdict = checked.verdicts[label]
         notes = [n for n in (confirmation_note(checked, label),) if n is not None]

@@ -304,22 +304,38 @@ def load_artifact(path: str, executor: str, entry: str, target: TargetSpec) -> C
 PLACEMENTS = 3
 
 
+class PlacedSampler:
+    """Samples taken in turn from ``placements`` copies of one artifact, each loaded from
+    its own file with its own input buffers: where code and data land in memory moves one
+    copy's time by a few percent, the same in every sample of it, and only other
+    placements average that bias out. :meth:`reloaded` loads fresh copies (new
+    placements), so a confirming re-measure does not inherit the first one's bias."""
+
+    def __init__(self, load: Callable[[], list[Callable[[], float]]]) -> None:
+        self._load = load
+        self._turn = itertools.cycle(load())
+
+    def __call__(self) -> float:
+        return next(self._turn)()
+
+    def reloaded(self) -> "PlacedSampler":
+        return PlacedSampler(self._load)
+
+
 def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, args: Sequence[np.ndarray],
                    out_specs: Sequence[OutSpec], min_repeat_ms: int, scratch: Path,
-                   placements: int = PLACEMENTS) -> Callable[[], float]:
-    """One sampler over ``placements`` copies of the artifact at ``path``, each loaded
-    from its own file (in ``scratch``) with its own input buffers, taken in turn: where
-    code and data land in memory moves one copy's time by a few percent, the same in
-    every sample of it, and only other placements average that bias out. Each copy gets
-    a file name never used before (a name loaded before would give back that library)."""
-    samplers = []
-    for i in range(placements):
-        fd, copy = tempfile.mkstemp(prefix=f"{Path(path).stem}.{i}.", suffix=".so", dir=scratch)
-        os.close(fd)
-        shutil.copyfile(path, copy)
-        samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
-    turn = itertools.cycle(samplers)
-    return lambda: next(turn)()
+                   placements: int = PLACEMENTS) -> PlacedSampler:
+    """A :class:`PlacedSampler` of the artifact at ``path``. Each copy gets a file name
+    never used before (a name loaded before would give back that library)."""
+    def load() -> list[Callable[[], float]]:
+        samplers = []
+        for i in range(placements):
+            fd, copy = tempfile.mkstemp(prefix=f"{Path(path).stem}.{i}.", suffix=".so", dir=scratch)
+            os.close(fd)
+            shutil.copyfile(path, copy)
+            samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
+        return samplers
+    return PlacedSampler(load)
 
 
 def get_executor(name: str) -> Executor:

@@ -11,7 +11,7 @@ import os
 import statistics
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 
@@ -126,6 +126,13 @@ class TimingTask:
     baseline: SampleFn | None = None
     #: peer frameworks computing the same thing, by name
     peers: Mapping[str, SampleFn] = field(default_factory=dict)
+
+    def reloaded(self) -> "TimingTask":
+        """The same task with the compiled programs loaded afresh where they can be (a
+        ``reloaded()`` sampler: new memory placements), for a confirming re-measure."""
+        def fresh(fn: SampleFn | None) -> SampleFn | None:
+            return fn.reloaded() if fn is not None and hasattr(fn, "reloaded") else fn
+        return replace(self, workload=fresh(self.workload), baseline=fresh(self.baseline))
 
 
 class Timer(Protocol):

@@ -150,3 +150,20 @@ def test_assert_ratio_validates_its_limit(tmp_path):
     for bad in (0, -1, float("inf"), "2"):
         with pytest.raises(ValueError, match="at_most"):
             tv.assert_ratio(None, None, bad)
+
+
+def test_a_reloaded_task_loads_fresh_copies_of_what_can_be_reloaded():
+    from pytest_tvmperf.build.executors import PlacedSampler
+    from pytest_tvmperf.measure.timer import TimingTask
+
+    loads = []
+
+    def load():
+        loads.append(len(loads))
+        return [lambda n=len(loads): float(n)]
+
+    task = TimingTask(workload=PlacedSampler(load), reference=lambda: 9.0, baseline=PlacedSampler(load))
+    assert (task.workload(), task.baseline(), len(loads)) == (1.0, 2.0, 2)
+    again = task.reloaded()
+    assert (again.workload(), again.baseline(), len(loads)) == (3.0, 4.0, 4)
+    assert again.reference is task.reference and task.workload() == 1.0  # the first task is untouched
