@@ -326,13 +326,20 @@ def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, ar
                    out_specs: Sequence[OutSpec], min_repeat_ms: int, scratch: Path,
                    placements: int = PLACEMENTS) -> PlacedSampler:
     """A :class:`PlacedSampler` of the artifact at ``path``. Each copy gets a file name
-    never used before (a name loaded before would give back that library)."""
+    never used before (a name loaded before would give back that library); they are made
+    from a private copy in ``scratch``, so reloading works after ``path`` is gone."""
+    def fresh_copy(source: str | Path, tag: str) -> str:
+        fd, copy = tempfile.mkstemp(prefix=f"{Path(path).stem}.{tag}.", suffix=".so", dir=scratch)
+        os.close(fd)
+        shutil.copyfile(source, copy)
+        return copy
+
+    source = fresh_copy(path, "source")
+
     def load() -> list[Callable[[], float]]:
         samplers = []
         for i in range(placements):
-            fd, copy = tempfile.mkstemp(prefix=f"{Path(path).stem}.{i}.", suffix=".so", dir=scratch)
-            os.close(fd)
-            shutil.copyfile(path, copy)
+            copy = fresh_copy(source, str(i))
             samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
         return samplers
     return PlacedSampler(load)
