@@ -58,6 +58,7 @@ class Tvmperf:
     _threads_note: str = ""  # the summary's word when timing fell back to fewer threads
     _prep: Preparer | None = None
     _sources: TimingSources | None = None
+    simulate: str | None = None  # the test's marker simulate= (measure/simulate.py)
 
     @property
     def preparer(self) -> Preparer:
@@ -108,7 +109,8 @@ class Tvmperf:
     def _exact(self, prep: Prepared) -> ExactMetrics:
         """The exact metrics of a prepared workload, with the metric sources' per-kernel counts."""
         exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args))
-        collected = collect_kernel_metrics(self.session.metric_sources(), prep, self.session.settings)
+        collected = collect_kernel_metrics(self.session.metric_sources(), prep,
+                                           replace(self.session.settings, marker_simulate=self.simulate))
         self.session.report.not_measured.update(collected.skipped)
         return replace(exact, per_kernel=collected.per_kernel)
 
