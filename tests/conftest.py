@@ -77,3 +77,20 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
     for name in ("TVMPERF_FAKE_SCALE", "TVMPERF_FAKE_SPREAD", "TVMPERF_FAKE_CONFIRM_SCALE", "TVMPERF_FAKE_PEER_SCALE"):
         monkeypatch.delenv(name, raising=False)
     return Project(pytester, monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def _no_simulated_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin's own pytester runs do not start callgrind (a measuring process costs
+    seconds per run); tests/test_simulate.py switches it back on with ``simulated_cost``."""
+    from pytest_tvmperf.measure import kernel_metrics
+
+    monkeypatch.setattr(kernel_metrics, "SOURCES", ())
+
+
+@pytest.fixture
+def simulated_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register the simulated-cost source again (measure/simulate.py)."""
+    from pytest_tvmperf.measure import kernel_metrics
+
+    monkeypatch.setattr(kernel_metrics, "SOURCES", ("pytest_tvmperf.measure.simulate:SimulatedCost",))

@@ -75,10 +75,10 @@ class Collected:
     skipped: tuple[str, ...] = ()  # "simulated cost: valgrind is not installed"
 
 
-def load_sources(names: tuple[str, ...] = SOURCES) -> tuple[MetricSource, ...]:
-    """Import the registered sources ("module:ATTRIBUTE")."""
+def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ...]:
+    """Import the registered sources ("module:ATTRIBUTE"; default :data:`SOURCES`)."""
     sources = []
-    for spec in names:
+    for spec in SOURCES if names is None else names:
         module, _, attr = spec.partition(":")
         source = getattr(importlib.import_module(module), attr)
         sources.append(source() if isinstance(source, type) else source)

@@ -40,14 +40,15 @@ REQUEST_TIMEOUT_S = 600.0
 HARNESS = Path(__file__).with_name("sim_harness.py")
 
 
-def simulate_choice(settings) -> str:
-    """"on", "off" or "auto" (the default: on where valgrind is present) from the
-    closest place that sets it: command line > the test's marker > ini."""
-    for value in (getattr(settings, "cli_simulate", None), getattr(settings, "marker_simulate", None),
-                  getattr(settings, "ini_simulate", None)):
+def simulate_choice(settings) -> tuple[str, str]:
+    """("on" | "off" | "auto", where it was set) from the closest place that sets it:
+    command line > the test's marker > ini > default ("auto": on where valgrind is present)."""
+    for value, where in ((getattr(settings, "cli_simulate", None), "--tvmperf-simulate=off"),
+                         (getattr(settings, "marker_simulate", None), "marker simulate='off'"),
+                         (getattr(settings, "ini_simulate", None), "ini tvmperf_simulate = off")):
         if value in ("on", "off"):
-            return value
-    return "auto"
+            return value, where
+    return "auto", "default"
 
 
 def host_problem(which=shutil.which, machine: str | None = None) -> str | None:
@@ -164,9 +165,9 @@ class SimulatedCost:
     _requests: Any = field(default_factory=lambda: itertools.count())
 
     def unavailable(self, prepared, settings) -> str | None:
-        choice = simulate_choice(settings)
+        choice, where = simulate_choice(settings)
         if choice == "off":
-            return "switched off (--tvmperf-simulate=off)" if getattr(settings, "cli_simulate", None) == "off" else None
+            return f"switched off ({where})"
         problem = host_problem()
         if problem is not None:
             return problem
