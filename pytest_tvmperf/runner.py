@@ -109,8 +109,10 @@ class Tvmperf:
     def _exact(self, prep: Prepared) -> ExactMetrics:
         """The exact metrics of a prepared workload, with the metric sources' per-kernel counts."""
         exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args))
-        collected = collect_kernel_metrics(self.session.metric_sources(), prep,
-                                           replace(self.session.settings, marker_simulate=self.simulate))
+        settings = self.session.settings
+        if self.simulate is not None:  # the test's marker: over the ini, under the command line
+            settings = replace(settings, ini_simulate=self.simulate)
+        collected = collect_kernel_metrics(self.session.metric_sources(), prep, settings)
         self.session.report.not_measured.update(collected.skipped)
         return replace(exact, per_kernel=collected.per_kernel)
 

@@ -244,10 +244,10 @@ class Settings:
     tuning_db: Path = Path("baselines/tuning")
     tune_trials: int | None = None
     peers: tuple[str, ...] = ()
-    #: --tvmperf-simulate, ini tvmperf_simulate, and the test's marker simulate= ("on"/"off"; None: unset)
+    #: --tvmperf-simulate and ini tvmperf_simulate ("on"/"off"; None: unset); a test's marker
+    #: simulate= goes in between (runner.py puts it in place of the ini's)
     cli_simulate: str | None = None
     ini_simulate: str | None = None
-    marker_simulate: str | None = None
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:

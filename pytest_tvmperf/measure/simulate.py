@@ -42,10 +42,10 @@ HARNESS = Path(__file__).with_name("sim_harness.py")
 
 def simulate_choice(settings) -> tuple[str, str]:
     """("on" | "off" | "auto", where it was set) from the closest place that sets it:
-    command line > the test's marker > ini > default ("auto": on where valgrind is present)."""
+    command line > the test's marker > ini > default ("auto": on where valgrind is present);
+    the runner puts a test's marker in place of the ini's value."""
     for value, where in ((getattr(settings, "cli_simulate", None), "--tvmperf-simulate=off"),
-                         (getattr(settings, "marker_simulate", None), "marker simulate='off'"),
-                         (getattr(settings, "ini_simulate", None), "ini tvmperf_simulate = off")):
+                         (getattr(settings, "ini_simulate", None), "simulate=off: ini or the test's marker")):
         if value in ("on", "off"):
             return value, where
     return "auto", "default"
