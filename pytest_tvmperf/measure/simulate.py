@@ -182,30 +182,35 @@ class SimulatedCost:
         return None
 
     def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
+        """Compile for the pinned target, export, simulate one call, read the dump. What
+        fails here is a reason in the summary (SourceFailed), never the test's failure."""
         from pytest_tvmperf.build.executors import CompileError, get_executor
         from pytest_tvmperf.build.targets import TargetSpec
 
+        where = f"{prepared.workload.name} ({PINNED_DESCRIPTION})"
         try:
             compiled = get_executor(prepared.executor).compile(prepared.workload, TargetSpec("llvm-sim", dict(PINNED_TARGET)))
-        except CompileError as exc:
-            raise SourceFailed(f"compiling {prepared.workload.name} for {PINNED_DESCRIPTION} failed: {exc}") from None
-        folder = self.workdir() / f"req{next(self._requests)}"
-        folder.mkdir()
-        library = folder / "sim.so"  # a new name per request: a loaded library is never loaded again
-        compiled.export(str(library))
-        inputs = _write_inputs(prepared, folder)
+            folder = self.workdir() / f"req{next(self._requests)}"
+            folder.mkdir()
+            library = folder / "sim.so"  # a new name per request: a loaded library is never loaded again
+            compiled.export(str(library))
+            inputs = _write_inputs(prepared, folder)
+        except (CompileError, OSError, RuntimeError) as exc:
+            raise SourceFailed(f"preparing {where} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         try:
             dump = self.process().measure(library, prepared.workload.entry, inputs, vm=prepared.executor != "prim")
         except SourceFailed as exc:
-            self._broken = str(exc)
+            self._broken = str(exc)  # the process is gone: the next tests say so instead of waiting again
             raise
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         try:
             with open(dump) as text:
                 profile = callgrind.parse(text)
+        except (OSError, ValueError) as exc:
+            raise SourceFailed(f"reading the callgrind dump of {where} failed: {exc}") from None
         finally:
             dump.unlink(missing_ok=True)
-            for path in inputs:
-                path.unlink(missing_ok=True)
         return callgrind.per_kernel(profile, str(library))
 
     def workdir(self) -> Path:
