@@ -62,7 +62,7 @@ def matmul(n: int, transposed_b: bool):
                     reference=lambda x, y: x, entry="mm")
 
 
-def child(out: Path, host_mcpu: bool) -> None:
+def child(out: Path, host_mcpu: bool, only: str = "") -> None:
     """One fresh process: compile, then simulate each workload in one measuring process."""
     import numpy as np
 
@@ -76,9 +76,13 @@ def child(out: Path, host_mcpu: bool) -> None:
     # K a multiple of LLVM's 32-wide vectorized, unrolled k loop (at K = 200, +2% steps ran
     # the same instructions: the remainder loop absorbed them; README)
     cases = [("busy", busy(round(3200 * (1 + s / 100)), 1 << 10), "prim", f"busy3200+{s}%") for s in SLOWDOWNS]
+    # +s% work that runs the same code: s% more elements, the same K (the instructions of the
+    # K-scaled harness do not follow K: LLVM unrolls and vectorizes each trip count its own way)
+    cases += [("busyN", busy(320, round(10000 * (1 + s / 100))), "prim", f"busyN+{s}%") for s in SLOWDOWNS]
     cases += [("mm", matmul(128, False), "prim", "matmul_B_colwise"), ("mm", matmul(128, True), "prim", "matmul_Bt_rowwise"),
               ("mul", workloads.multiply(256, 256), "prim", "multiply_256"),
               ("mlp", workloads.mlp(batch=1), "vm-bytecode", "mlp_vm_bytecode")]
+    cases = [c for c in cases if not only or c[3].startswith(tuple(only.split(",")))]
     source = SimulatedCost()
     result: dict = {"cases": {}}
     try:
@@ -101,8 +105,8 @@ def child(out: Path, host_mcpu: bool) -> None:
     out.write_text(json.dumps(result, indent=1, sort_keys=True))
 
 
-def run_child(out: Path, env: dict, host_mcpu: bool = False) -> dict:
-    cmd = [sys.executable, __file__, "--child", str(out)] + (["--host-mcpu"] if host_mcpu else [])
+def run_child(out: Path, env: dict, host_mcpu: bool = False, only: str = "") -> dict:
+    cmd = [sys.executable, __file__, "--child", str(out), "--only", only] + (["--host-mcpu"] if host_mcpu else [])
     subprocess.run(cmd, env=env, check=True)
     return json.loads(out.read_text())
 
@@ -118,9 +122,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--load", type=int, default=2, help="CPU-bound jobs running during the runs")
     parser.add_argument("--out", default="/tmp/tvmperf-simulate-bench")
+    parser.add_argument("--only", default="", help="comma-separated case prefixes (busy3200,busyN,matmul,mlp,multiply)")
     ns = parser.parse_args()
     if ns.child:
-        child(Path(ns.child), ns.host_mcpu)
+        child(Path(ns.child), ns.host_mcpu, ns.only)
         return
     folder = Path(ns.out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -128,12 +133,12 @@ def main() -> None:
     results = []
     with cpu_load(ns.load, 3600):
         for i in range(ns.runs):
-            results.append(run_child(folder / f"run{i}.json", env))
+            results.append(run_child(folder / f"run{i}.json", env, only=ns.only))
             r = results[-1]
             print(f"run {i + 1}/{ns.runs} (load {ns.load} jobs): start-up {r['startup_s']:.1f} s; per kernel "
                   + ", ".join(f"{k} {c['s']:.1f} s" for k, c in r["cases"].items()), flush=True)
-    variants = {"TVM_NUM_THREADS=1": run_child(folder / "threads1.json", {**env, "TVM_NUM_THREADS": "1"}),
-                "host-mcpu wall-time build": run_child(folder / "host.json", env, host_mcpu=True)}
+    variants = {"TVM_NUM_THREADS=1": run_child(folder / "threads1.json", {**env, "TVM_NUM_THREADS": "1"}, only=ns.only),
+                "host-mcpu wall-time build": run_child(folder / "host.json", env, host_mcpu=True, only=ns.only)}
     first = counts_only(results[0])
     same = all(counts_only(r) == first for r in results[1:])
     print(f"\ncounts identical in {ns.runs} fresh processes under load: {same}")
@@ -145,11 +150,15 @@ def main() -> None:
             cyc = [sum(counts_only(r)[label]["est_cycles"].values()) for r in results]
             print(f"  {label}: instructions {sorted(set(vals))}, est_cycles {sorted(set(cyc))}")
     total = {label: {m: sum(v.values()) for m, v in c.items()} for label, c in first.items()}
-    detection(total, "busy3200", "K = 3200 x (1 + s%) steps, 1024 elements", ns.runs, same)
-    b, bt = total["matmul_Bt_rowwise"], total["matmul_B_colwise"]
-    print("\nmemory layout, matmul 128 (B read column-wise vs a transposed B read row-wise):")
-    for m in ("cpu_instructions", "est_cycles"):
-        print(f"  {m}: {b[m]} -> {bt[m]} ({bt[m] / b[m] - 1:+.1%})")
+    if "busy3200+0%" in total:
+        detection(total, "busy3200", "K = 3200 x (1 + s%) steps, 1024 elements", ns.runs, same)
+    if "busyN+0%" in total:
+        detection(total, "busyN", "K = 320 steps, 10000 x (1 + s%) elements", ns.runs, same)
+    if "matmul_Bt_rowwise" in total:
+        b, bt = total["matmul_Bt_rowwise"], total["matmul_B_colwise"]
+        print("\nmemory layout, matmul 128 (B read column-wise vs a transposed B read row-wise):")
+        for m in ("cpu_instructions", "est_cycles"):
+            print(f"  {m}: {b[m]} -> {bt[m]} ({bt[m] / b[m] - 1:+.1%})")
     print("\nper-kernel instructions of the first run:")
     for label, c in first.items():
         print(f"  {label}: " + ", ".join(f"{k}={v}" for k, v in sorted(c["cpu_instructions"].items())))

@@ -17,6 +17,7 @@ from pytest_tvmperf.build.executors import get_executor
 from pytest_tvmperf.judge.gate import (confirm, pipeline_notes, relation_confirmation_note, summary_note, time_confirmation_note,
                    whole_verdict)
 from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
+from pytest_tvmperf.measure.simulate import simulated_gate_note
 from pytest_tvmperf.measure.machine import current_machine
 from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.measure.timer import TimeSamples, Timer, TimingTask, kernel_times
@@ -390,7 +391,9 @@ class Tvmperf:
         outcome = self._add(Outcome(
             self.nodeid, self.test_id, self.executor, self.target, decided.verdict, record=record, baseline=baseline,
             comparison=comparison, message=message if decided.shown else "", peers=peers,
-            note=summary_note(self._threads_note, time_verdict.status, time_verdict.reason, time_verdict.note, tuning_note)))
+            note="; ".join(n for n in (summary_note(self._threads_note, time_verdict.status, time_verdict.reason,
+                                                    time_verdict.note, tuning_note),
+                                       simulated_gate_note(time_verdict.status, comparison)) if n)))
         if decided.fails:
             pytest.fail(message, pytrace=False)
         if decided.open:

@@ -51,6 +51,18 @@ def simulate_choice(settings) -> tuple[str, str]:
     return "auto", "default"
 
 
+def simulated_gate_note(time_status: str, comparison) -> str:
+    """'simulated cost gated (cpu_instructions, est_cycles)' for the summary row when the time was not gated (no time
+    baseline for this machine) but the simulated counts were: the gate that held here."""
+    from pytest_tvmperf.judge.verdict import Verdict
+
+    if time_status != Verdict.NOT_GATED:
+        return ""
+    gated = [m.name for m in METRICS if (v := comparison.get(m.name)) is not None
+             and v.status not in (Verdict.NA, Verdict.NOT_GATED)]
+    return f"simulated cost gated ({', '.join(gated)})" if gated else ""
+
+
 def host_problem(which=shutil.which, machine: str | None = None) -> str | None:
     """Why this machine cannot simulate (no valgrind, not x86), or None."""
     arch = (machine or platform.machine()).lower()

@@ -181,3 +181,22 @@ def test_a_registered_class_is_one_source_per_session(monkeypatch):
     first, second = load_sources(), load_sources()
     assert isinstance(first[0], SimulatedCost) and first[0] is not second[0]
     assert replace(Settings(), ini_simulate="on").ini_simulate == "on"
+
+
+def test_the_summary_says_the_simulated_cost_was_gated_when_the_time_was_not():
+    from pytest_tvmperf.judge.compare import MetricVerdict
+    from pytest_tvmperf.judge.verdict import Verdict
+    from pytest_tvmperf.measure.simulate import simulated_gate_note
+
+    class Comparison:
+        def __init__(self, verdicts):
+            self.verdicts = verdicts
+
+        def get(self, metric):
+            return self.verdicts.get(metric)
+
+    gated = Comparison({"cpu_instructions": MetricVerdict("cpu_instructions", Verdict.PASS, 10, 10, "+1%"),
+                        "est_cycles": MetricVerdict("est_cycles", Verdict.NA, None, 12, "+1%")})
+    assert simulated_gate_note(Verdict.NOT_GATED, gated) == "simulated cost gated (cpu_instructions)"
+    assert simulated_gate_note(Verdict.PASS, gated) == ""
+    assert simulated_gate_note(Verdict.NOT_GATED, Comparison({})) == ""
