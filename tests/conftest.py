@@ -29,6 +29,14 @@ import pytest
 from pytest_tvmperf.measure.timer import TimeSamples
 
 
+def pytest_configure(config):
+    """No measuring process under callgrind in these projects (seconds per run), also in
+    subprocess runs and xdist workers, unless a test asks (TVMPERF_TEST_SIMULATE=1)."""
+    if os.environ.get("TVMPERF_TEST_SIMULATE") != "1":
+        from pytest_tvmperf.measure import kernel_metrics
+        kernel_metrics.SOURCES = ()
+
+
 @pytest.fixture
 def tvmperf_timer():
     """1 ms per call times TVMPERF_FAKE_SCALE, with a little fixed spread; the
@@ -92,7 +100,9 @@ def _no_simulated_cost(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
 
 @pytest.fixture
 def simulated_cost(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Register the simulated-cost source again (measure/simulate.py)."""
+    """Register the simulated-cost source again (measure/simulate.py), also for the
+    projects' conftest (FAKE_TIMER_CONFTEST)."""
     from pytest_tvmperf.measure import kernel_metrics
 
     monkeypatch.setattr(kernel_metrics, "SOURCES", ("pytest_tvmperf.measure.simulate:SimulatedCost",))
+    monkeypatch.setenv("TVMPERF_TEST_SIMULATE", "1")
