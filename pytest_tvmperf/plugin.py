@@ -130,6 +130,7 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
         baseline_file=baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
         thresholds=session.settings.thresholds(marker.thresholds),
         peer_limits=dict(marker.peer_limits),
+        simulate=marker.simulate,
         progress=_progress_bars(request.config),
         timer=tvmperf_timer,
         location=(node.location[0], (node.location[1] or 0) + 1),

@@ -17,6 +17,7 @@ from pytest_tvmperf.build.executors import get_executor
 from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, summary_note,
                    whole_verdict)
 from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
+from pytest_tvmperf.measure.simulate import simulated_gate_note
 from pytest_tvmperf.measure.machine import current_machine
 from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.measure.timer import TimeSamples, Timer, TimingTask, kernel_times
@@ -58,6 +59,7 @@ class Tvmperf:
     _threads_note: str = ""  # the summary's word when timing fell back to fewer threads
     _prep: Preparer | None = None
     _sources: TimingSources | None = None
+    simulate: str | None = None  # the test's marker simulate= (measure/simulate.py)
 
     @property
     def preparer(self) -> Preparer:
@@ -108,7 +110,10 @@ class Tvmperf:
     def _exact(self, prep: Prepared) -> ExactMetrics:
         """The exact metrics of a prepared workload, with the metric sources' per-kernel counts."""
         exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args))
-        collected = collect_kernel_metrics(self.session.metric_sources(), prep, self.session.settings)
+        settings = self.session.settings
+        if self.simulate is not None:  # the test's marker: over the ini, under the command line
+            settings = replace(settings, ini_simulate=self.simulate)
+        collected = collect_kernel_metrics(self.session.metric_sources(), prep, settings)
         self.session.report.not_measured.update(collected.skipped)
         return replace(exact, per_kernel=collected.per_kernel)
 
@@ -388,7 +393,9 @@ class Tvmperf:
         outcome = self._add(Outcome(
             self.nodeid, self.test_id, self.executor, self.target, decided.verdict, record=record, baseline=baseline,
             comparison=comparison, message=message if decided.shown else "", peers=peers,
-            note=summary_note(self._threads_note, time_verdict.status, time_verdict.reason, time_verdict.note, tuning_note)))
+            note="; ".join(n for n in (summary_note(self._threads_note, time_verdict.status, time_verdict.reason,
+                                                    time_verdict.note, tuning_note),
+                                       simulated_gate_note(time_verdict.status, comparison)) if n)))
         if decided.fails:
             pytest.fail(message, pytrace=False)
         if decided.open:

@@ -95,6 +95,10 @@ class TvmperfSession:
         if self._sandbox is not None:
             self._sandbox.close()
             self._sandbox = None
+        for source in self._metric_sources or ():  # e.g. the simulated cost's measuring process
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
         for pending in self.exported:
             artifacts.discard(pending)
         self.exported.clear()

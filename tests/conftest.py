@@ -29,6 +29,14 @@ import pytest
 from pytest_tvmperf.measure.timer import TimeSamples
 
 
+def pytest_configure(config):
+    """No measuring process under callgrind in these projects (seconds per run), also in
+    subprocess runs and xdist workers, unless a test asks (TVMPERF_TEST_SIMULATE=1)."""
+    if os.environ.get("TVMPERF_TEST_SIMULATE") != "1":
+        from pytest_tvmperf.measure import kernel_metrics
+        kernel_metrics.SOURCES = ()
+
+
 @pytest.fixture
 def tvmperf_timer():
     """1 ms per call times TVMPERF_FAKE_SCALE, with a little fixed spread; the
@@ -77,3 +85,24 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
     for name in ("TVMPERF_FAKE_SCALE", "TVMPERF_FAKE_SPREAD", "TVMPERF_FAKE_CONFIRM_SCALE", "TVMPERF_FAKE_PEER_SCALE"):
         monkeypatch.delenv(name, raising=False)
     return Project(pytester, monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def _no_simulated_cost(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin's own pytester runs do not start callgrind (a measuring process costs
+    seconds per run); tests/test_simulate.py switches it back on with ``simulated_cost``.
+    tests/perf (the plugin gating this project's workloads) keeps it, as a user would."""
+    from pytest_tvmperf.measure import kernel_metrics
+
+    if "perf" not in request.node.path.relative_to(Path(__file__).parent).parts[:1]:
+        monkeypatch.setattr(kernel_metrics, "SOURCES", ())
+
+
+@pytest.fixture
+def simulated_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register the simulated-cost source again (measure/simulate.py), also for the
+    projects' conftest (FAKE_TIMER_CONFTEST)."""
+    from pytest_tvmperf.measure import kernel_metrics
+
+    monkeypatch.setattr(kernel_metrics, "SOURCES", ("pytest_tvmperf.measure.simulate:SimulatedCost",))
+    monkeypatch.setenv("TVMPERF_TEST_SIMULATE", "1")

@@ -20,6 +20,7 @@ from pytest_tvmperf.config.parsing import (
     Limit,
     parse_executors,
     parse_targets,
+    parse_simulate,
     peer_limits_from_marker,
     thresholds_from_marker,
 )
@@ -37,6 +38,8 @@ class MarkerSettings:
     thresholds: Mapping[str, Limit] = field(default_factory=dict)
     #: peer -> the most TVM may take relative to it (``vs_torch=1.2``)
     peer_limits: Mapping[str, float] = field(default_factory=dict)
+    #: ``simulate="on"|"off"|True|False``: the simulated cost for this test (None: not set)
+    simulate: str | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
@@ -46,6 +49,7 @@ class MarkerSettings:
             targets=parse_targets(kwargs["targets"]) if "targets" in kwargs else None,
             thresholds=thresholds_from_marker(kwargs),
             peer_limits=peer_limits_from_marker(kwargs),
+            simulate=parse_simulate(kwargs["simulate"]) if "simulate" in kwargs else None,
         )
 
 

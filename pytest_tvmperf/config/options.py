@@ -46,6 +46,7 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_other_machine,
     parse_peer_limit,
     parse_peers,
+    parse_simulate,
     parse_targets,
     parse_thresholds,
     peer_limits_from_marker,
@@ -81,6 +82,7 @@ OPT_PRUNE = "tvmperf_prune"
 OPT_TUNING_DB = "tvmperf_tuning_db"
 OPT_TUNE = "tvmperf_tune"
 OPT_PEERS = "tvmperf_peers"
+OPT_SIMULATE = "tvmperf_simulate"
 
 DEFAULT_TUNING_DB = "tuning"
 DEFAULT_REPEAT = 15
@@ -179,6 +181,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_PEERS, "peers", f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
            "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)", (), parse_peers,
            marker_keys=tuple(PEER_MARKER_KEYS), marker_role="adds"),
+    Option(OPT_SIMULATE, "simulate", "count each kernel's instructions and simulated cache misses under valgrind "
+           "(cpu_instructions, est_cycles; built for llvm -mcpu=haswell): on or off (default: on where valgrind is "
+           "installed on an x86-64 host)", None, parse_simulate, metavar="on|off", marker_keys=("simulate",),
+           marker_role="sets"),
 )
 
 
@@ -238,6 +244,10 @@ class Settings:
     tuning_db: Path = Path("baselines/tuning")
     tune_trials: int | None = None
     peers: tuple[str, ...] = ()
+    #: --tvmperf-simulate and ini tvmperf_simulate ("on"/"off"; None: unset); a test's marker
+    #: simulate= goes in between (runner.py puts it in place of the ini's)
+    cli_simulate: str | None = None
+    ini_simulate: str | None = None
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:
@@ -260,8 +270,8 @@ class Settings:
         for opt in OPTIONS:
             cli, ini = opt.from_cli(config), opt.from_ini(config)
             if opt.marker_role == "sets":  # the marker goes in between: keep both layers
-                values[f"cli_{opt.field}"] = cli or {}
-                values[f"ini_{opt.field}"] = ini or {}
+                values[f"cli_{opt.field}"] = cli if cli is not None or opt.default is None else {}
+                values[f"ini_{opt.field}"] = ini if ini is not None or opt.default is None else {}
                 continue
             value = cli if cli is not None else ini if ini is not None else opt.default
             values[opt.field] = _anchored(opt, dict(value) if isinstance(value, Mapping) else value, config, values)

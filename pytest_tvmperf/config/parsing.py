@@ -251,6 +251,14 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"expected true or false, got {text!r}")
 
 
+def parse_simulate(text: str | bool) -> str:
+    """``--tvmperf-simulate`` / ``simulate=``: "on" or "off" (also true/false, 1/0, yes/no)."""
+    try:
+        return "on" if (text if isinstance(text, bool) else parse_bool(text)) else "off"
+    except ValueError:
+        raise ValueError(f"simulate: expected on or off, got {text!r}") from None
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

@@ -34,10 +34,22 @@ class KernelMetric:
 
 
 #: Every per-kernel metric a registered source can produce (threshold keys, docs).
-KERNEL_METRICS: tuple[KernelMetric, ...] = ()
+KERNEL_METRICS: tuple[KernelMetric, ...] = (
+    # measure/simulate.py: callgrind, for the pinned target llvm -mcpu=haswell (README, "Simulated cost")
+    KernelMetric("cpu_instructions", "instructions", default_limit="1%",
+                 doc="instructions executed per kernel under valgrind's callgrind (pinned target llvm -mcpu=haswell)"),
+    KernelMetric("est_cycles", "cycles", default_limit="1%",
+                 doc="Ir + 10 x L1 misses + 100 x LL misses per kernel, pinned cache model (measure/callgrind.py)"),
+)
 
-#: Registered sources, as "module:ATTRIBUTE" (imported lazily, in this order).
-SOURCES: tuple[str, ...] = ()
+#: Registered sources, as "module:ATTRIBUTE" (imported lazily, in this order); an
+#: ATTRIBUTE that is a class is instantiated once per session.
+SOURCES: tuple[str, ...] = ("pytest_tvmperf.measure.simulate:SimulatedCost",)
+
+
+class SourceFailed(Exception):
+    """A source could not measure this test (its tool failed): the reason goes to the
+    run summary, and the test is neither failed nor gated on that source's metrics."""
 
 
 class MetricSource(Protocol):
@@ -63,12 +75,13 @@ class Collected:
     skipped: tuple[str, ...] = ()  # "simulated cost: valgrind is not installed"
 
 
-def load_sources(names: tuple[str, ...] = SOURCES) -> tuple[MetricSource, ...]:
-    """Import the registered sources ("module:ATTRIBUTE")."""
+def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ...]:
+    """Import the registered sources ("module:ATTRIBUTE"; default :data:`SOURCES`)."""
     sources = []
-    for spec in names:
+    for spec in SOURCES if names is None else names:
         module, _, attr = spec.partition(":")
-        sources.append(getattr(importlib.import_module(module), attr))
+        source = getattr(importlib.import_module(module), attr)
+        sources.append(source() if isinstance(source, type) else source)
     return tuple(sources)
 
 
@@ -81,7 +94,12 @@ def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings) -
         if reason:
             skipped.append(f"{source.name}: {reason}")
             continue
-        for metric, counts in source.collect(prepared, settings).items():
+        try:
+            measured = source.collect(prepared, settings)
+        except SourceFailed as exc:
+            skipped.append(f"{source.name}: {exc}")
+            continue
+        for metric, counts in measured.items():
             per_kernel[metric] = {str(k): int(v) for k, v in sorted(counts.items())}
     return Collected(per_kernel, tuple(skipped))
 

@@ -1,26 +1,23 @@
-"""Measuring process for simulated cost.  Runs UNDER callgrind, e.g.
+"""The measuring process of the simulated cost: a script run UNDER callgrind by
+``simulate.py`` (never imported by the plugin), once per session::
 
-  valgrind --tool=callgrind --instr-atstart=no --cache-sim=yes \
-      --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 \
-      --compress-strings=no --compress-pos=no \
-      --callgrind-out-file=OUTDIR/cg.out  python harness.py
+  valgrind --tool=callgrind --instr-atstart=no --cache-sim=yes <cache model> \
+      --callgrind-out-file=DIR/cg.out  python sim_harness.py
 
-Imports only tvm_ffi + numpy (no `import tvm`).  Reads JSON lines on stdin:
-  {"id": 1, "lib": "/abs/k.so", "func": "mm256", "inputs": ["/abs/A.npy", ...],
-   "warm": false}
-  {"id": 2, "lib": "/abs/vm.so", "vm": true, "func": "main", "inputs": [...]}
-and per request: loads the library and inputs (uninstrumented), calls the
-function once uninstrumented (binds PLT slots, loads lazily resolved code),
-then switches callgrind instrumentation ON, calls it (twice with "warm": the
-first call fills the simulated caches and is zeroed away), dumps the stats
-with the request id as tag, switches instrumentation OFF.  Turning
-instrumentation on resets callgrind's cache simulator and call stacks, so a
-request's counts do not depend on earlier requests.  Answers one JSON line:
-  {"id": 1, "ok": true, "dump": "/OUTDIR/cg.out.3"}
+It imports only tvm_ffi and NumPy (``import tvm`` costs minutes under valgrind) and
+reads JSON lines on stdin::
 
-Valgrind client requests are issued through a 40-byte machine-code stub
-(the amd64 "special instruction" sequence from valgrind.h), so no C compiler
-or valgrind headers are needed.
+  {"id": 1, "lib": "/abs/k.so", "func": "mm", "inputs": ["/abs/A.npy", ...], "vm": false}
+
+Per request it loads the library and the arrays (uninstrumented), calls the function once
+uninstrumented (binds PLT slots, touches lazily loaded code), then switches callgrind's
+instrumentation on, calls it once, dumps the counts and switches instrumentation off.
+Switching instrumentation on resets the simulated caches, so a request's counts do not
+depend on the requests before it. It answers one JSON line, ``{"id", "ok", "dump"}``, and
+exits at end of input (the session closes it, or dies and its pipe closes).
+
+Valgrind client requests go through a 40-byte machine-code stub (the amd64 "special
+instruction" sequence from valgrind.h): no C compiler or valgrind headers needed.
 """
 import ctypes
 import json

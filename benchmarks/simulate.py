@@ -1,0 +1,179 @@
+"""Simulated cost (measure/simulate.py): what it costs, whether its counts repeat, and
+what it detects. Each measurement is one fresh process with its own measuring process
+under callgrind (``--child``), so start-up is paid and timed every time.
+
+    python benchmarks/simulate.py                       # everything below, ~10 min on 2 loaded cores
+    python benchmarks/simulate.py --runs 2 --load 0     # quicker
+
+Prints: the measuring process's start-up and each kernel's simulation time; the per-kernel
+counts of ``--runs`` fresh processes with ``--load`` CPU-bound jobs running (identical?),
+then with ``TVM_NUM_THREADS=1`` and with the wall-time build for the host ``mcpu``
+(the simulated build stays pinned, so the counts must not move); the known-cost harness
+(+1/+2/+5/+10% more steps) against a 1% ``cpu_instructions`` gate; and a memory-layout
+regression (a matmul reading B column-wise instead of a transposed copy row-wise) in
+``est_cycles`` next to ``cpu_instructions``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _load import cpu_load  # noqa: E402
+
+SLOWDOWNS = (0, 1, 2, 5, 10)
+
+
+def busy(steps: int, n: int = 1 << 14):
+    """The known-cost harness's workload (benchmarks/_harness.py): K steps per element."""
+    import numpy as np
+    from tvm import te
+
+    from pytest_tvmperf import Workload
+
+    a = te.placeholder((n,), name="A")
+    k = te.reduce_axis((0, steps), name="k")
+    out = te.compute((n,), lambda i: te.sum(a[i] * (k.astype("float32") * 1e-3 + 1.0), axis=k), name="B")
+    return Workload(name=f"busy_{steps}_{n}", program=te.create_prim_func([a, out]).with_attr("global_symbol", "busy"),
+                    make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
+                    reference=lambda x: x, entry="busy")
+
+
+def matmul(n: int, transposed_b: bool):
+    """C = A @ B; B given as (K, N) (read column-wise in the k loop) or as its transpose (N, K)."""
+    from tvm import te
+
+    from pytest_tvmperf import Workload
+
+    a = te.placeholder((n, n), name="A")
+    b = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    get = (lambda i, j: b[j, i]) if transposed_b else (lambda i, j: b[i, j])
+    c = te.compute((n, n), lambda i, j: te.sum(a[i, k] * get(k, j), axis=k), name="C")
+    return Workload(name=f"matmul_{'bt' if transposed_b else 'b'}", program=te.create_prim_func([a, b, c]).with_attr("global_symbol", "mm"),
+                    make_inputs=lambda rng, dims: [rng.standard_normal((n, n)).astype("float32")] * 2,
+                    reference=lambda x, y: x, entry="mm")
+
+
+def child(out: Path, host_mcpu: bool, only: str = "") -> None:
+    """One fresh process: compile, then simulate each workload in one measuring process."""
+    import numpy as np
+
+    from pytest_tvmperf import workloads
+    from pytest_tvmperf.build.executors import get_executor
+    from pytest_tvmperf.build.prepare import Prepared
+    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.measure.simulate import SimulatedCost
+
+    target = resolve_target("llvm")  # the wall-time build's target; the simulated build is pinned regardless
+    # K a multiple of LLVM's 32-wide vectorized, unrolled k loop (at K = 200, +2% steps ran
+    # the same instructions: the remainder loop absorbed them; README)
+    cases = [("busy", busy(round(3200 * (1 + s / 100)), 1 << 10), "prim", f"busy3200+{s}%") for s in SLOWDOWNS]
+    # +s% work that runs the same code: s% more elements, the same K (the instructions of the
+    # K-scaled harness do not follow K: LLVM unrolls and vectorizes each trip count its own way)
+    cases += [("busyN", busy(320, round(10000 * (1 + s / 100))), "prim", f"busyN+{s}%") for s in SLOWDOWNS]
+    cases += [("mm", matmul(128, False), "prim", "matmul_B_colwise"), ("mm", matmul(128, True), "prim", "matmul_Bt_rowwise"),
+              ("mul", workloads.multiply(256, 256), "prim", "multiply_256"),
+              ("mlp", workloads.mlp(batch=1), "vm-bytecode", "mlp_vm_bytecode")]
+    cases = [c for c in cases if not only or c[3].startswith(tuple(only.split(",")))]
+    source = SimulatedCost()
+    result: dict = {"cases": {}}
+    try:
+        for _, workload, executor, label in cases:
+            inputs = workload.inputs()
+            args = [*inputs, *(a for _, a in workload.params)]
+            expected = workload.expected(inputs)
+            out_specs = [(e.shape, str(e.dtype)) for e in expected]
+            compiled = None
+            if host_mcpu:  # the wall-time build, as the plugin makes it (must not change the counts)
+                compiled = get_executor(executor).compile(workload, target)
+            prep = Prepared(workload, executor, target, compiled, inputs, args, expected, out_specs, 0.0)
+            started = time.monotonic()
+            counts = source.collect(prep, None)
+            result["cases"][label] = {"s": time.monotonic() - started, **counts}
+            if "startup_s" not in result and source._process is not None:
+                result["startup_s"] = source._process.startup_s
+    finally:
+        source.close()
+    out.write_text(json.dumps(result, indent=1, sort_keys=True))
+
+
+def run_child(out: Path, env: dict, host_mcpu: bool = False, only: str = "") -> dict:
+    cmd = [sys.executable, __file__, "--child", str(out), "--only", only] + (["--host-mcpu"] if host_mcpu else [])
+    subprocess.run(cmd, env=env, check=True)
+    return json.loads(out.read_text())
+
+
+def counts_only(result: dict) -> dict:
+    return {label: {m: c[m] for m in ("cpu_instructions", "est_cycles")} for label, c in result["cases"].items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--child")
+    parser.add_argument("--host-mcpu", action="store_true")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--load", type=int, default=2, help="CPU-bound jobs running during the runs")
+    parser.add_argument("--out", default="/tmp/tvmperf-simulate-bench")
+    parser.add_argument("--only", default="", help="comma-separated case prefixes (busy3200,busyN,matmul,mlp,multiply)")
+    ns = parser.parse_args()
+    if ns.child:
+        child(Path(ns.child), ns.host_mcpu, ns.only)
+        return
+    folder = Path(ns.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    results = []
+    with cpu_load(ns.load, 3600):
+        for i in range(ns.runs):
+            results.append(run_child(folder / f"run{i}.json", env, only=ns.only))
+            r = results[-1]
+            print(f"run {i + 1}/{ns.runs} (load {ns.load} jobs): start-up {r['startup_s']:.1f} s; per kernel "
+                  + ", ".join(f"{k} {c['s']:.1f} s" for k, c in r["cases"].items()), flush=True)
+    variants = {"TVM_NUM_THREADS=1": run_child(folder / "threads1.json", {**env, "TVM_NUM_THREADS": "1"}, only=ns.only),
+                "host-mcpu wall-time build": run_child(folder / "host.json", env, host_mcpu=True, only=ns.only)}
+    first = counts_only(results[0])
+    same = all(counts_only(r) == first for r in results[1:])
+    print(f"\ncounts identical in {ns.runs} fresh processes under load: {same}")
+    for name, r in variants.items():
+        print(f"counts identical with {name}: {counts_only(r) == first}")
+    if not same:
+        for label in first:
+            vals = [sum(counts_only(r)[label]["cpu_instructions"].values()) for r in results]
+            cyc = [sum(counts_only(r)[label]["est_cycles"].values()) for r in results]
+            print(f"  {label}: instructions {sorted(set(vals))}, est_cycles {sorted(set(cyc))}")
+    total = {label: {m: sum(v.values()) for m, v in c.items()} for label, c in first.items()}
+    if "busy3200+0%" in total:
+        detection(total, "busy3200", "K = 3200 x (1 + s%) steps, 1024 elements", ns.runs, same)
+    if "busyN+0%" in total:
+        detection(total, "busyN", "K = 320 steps, 10000 x (1 + s%) elements", ns.runs, same)
+    if "matmul_Bt_rowwise" in total:
+        b, bt = total["matmul_Bt_rowwise"], total["matmul_B_colwise"]
+        print("\nmemory layout, matmul 128 (B read column-wise vs a transposed B read row-wise):")
+        for m in ("cpu_instructions", "est_cycles"):
+            print(f"  {m}: {b[m]} -> {bt[m]} ({bt[m] / b[m] - 1:+.1%})")
+    print("\nper-kernel instructions of the first run:")
+    for label, c in first.items():
+        print(f"  {label}: " + ", ".join(f"{k}={v}" for k, v in sorted(c["cpu_instructions"].items())))
+
+
+def detection(total: dict, name: str, what: str, runs: int, same: bool) -> None:
+    print(f"\ndetection, known-cost harness ({what}), 1% cpu_instructions gate:")
+    base = total[f"{name}+0%"]
+    for s in SLOWDOWNS[1:]:
+        now = total[f"{name}+{s}%"]
+        grow = now["cpu_instructions"] / base["cpu_instructions"] - 1
+        print(f"  +{s}%: cpu_instructions {base['cpu_instructions']} -> {now['cpu_instructions']} ({grow:+.2%}): "
+              f"{'caught' if grow > 0.01 else 'passed'} in {runs}/{runs} runs (counts identical: {same}); "
+              f"est_cycles {now['est_cycles'] / base['est_cycles'] - 1:+.2%}")
+
+
+if __name__ == "__main__":
+    main()

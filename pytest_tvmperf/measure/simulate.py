@@ -1,0 +1,245 @@
+"""Simulated cost: per-kernel instruction and estimated-cycle counts from valgrind's
+callgrind, identical on every x86 machine (see README, "Simulated cost").
+
+:class:`SimulatedCost` is the metric source (``measure/kernel_metrics.py``): per test it
+compiles the workload once more for the pinned portable target :data:`PINNED_TARGET`
+(never the host's ``mcpu``: valgrind cannot run AVX-512, and counts must not depend on the
+host), exports it, and asks the session's one :class:`SimProcess` (a Python process with
+only tvm_ffi and NumPy, started under callgrind on first use, so the start-up is paid
+once) to run it once with instrumentation on. ``callgrind.py`` reads the dump.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import platform
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Mapping, Sequence
+
+from pytest_tvmperf.measure import callgrind
+from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS, KernelMetric, SourceFailed
+
+#: the target the simulated build is compiled for, on every machine
+PINNED_TARGET: Mapping[str, Any] = {"kind": "llvm", "mcpu": "haswell", "num-cores": 1}
+PINNED_DESCRIPTION = "llvm -mcpu=haswell, 1 thread"
+METRICS = tuple(m for m in KERNEL_METRICS if m.name in ("cpu_instructions", "est_cycles"))
+EXECUTORS = ("prim", "vm-bytecode", "vm-compiled")
+X86 = ("x86_64", "amd64", "i686", "i386")
+#: bounded waits: the measuring process's start-up, and one kernel's simulation
+STARTUP_TIMEOUT_S = 600.0
+REQUEST_TIMEOUT_S = 600.0
+HARNESS = Path(__file__).with_name("sim_harness.py")
+
+
+def simulate_choice(settings) -> tuple[str, str]:
+    """("on" | "off" | "auto", where it was set) from the closest place that sets it:
+    command line > the test's marker > ini > default ("auto": on where valgrind is present);
+    the runner puts a test's marker in place of the ini's value."""
+    for value, where in ((getattr(settings, "cli_simulate", None), "--tvmperf-simulate=off"),
+                         (getattr(settings, "ini_simulate", None), "simulate=off: ini or the test's marker")):
+        if value in ("on", "off"):
+            return value, where
+    return "auto", "default"
+
+
+def simulated_gate_note(time_status: str, comparison) -> str:
+    """'simulated cost gated (cpu_instructions, est_cycles)' for the summary row when the time was not gated (no time
+    baseline for this machine) but the simulated counts were: the gate that held here."""
+    from pytest_tvmperf.judge.verdict import Verdict
+
+    if time_status != Verdict.NOT_GATED:
+        return ""
+    gated = [m.name for m in METRICS if (v := comparison.get(m.name)) is not None
+             and v.status not in (Verdict.NA, Verdict.NOT_GATED)]
+    return f"simulated cost gated ({', '.join(gated)})" if gated else ""
+
+
+def host_problem(which=shutil.which, machine: str | None = None) -> str | None:
+    """Why this machine cannot simulate (no valgrind, not x86), or None."""
+    arch = (machine or platform.machine()).lower()
+    if arch not in X86:
+        return f"simulated cost needs an x86-64 host (valgrind's x86 simulation); this one is {arch}"
+    if which("valgrind") is None:
+        return "valgrind is not installed (apt-get install valgrind)"
+    return None
+
+
+def valgrind_command(out_file: Path, python: str = sys.executable) -> list[str]:
+    return ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes", *callgrind.CACHE_MODEL,
+            "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no",
+            f"--callgrind-out-file={out_file}", python, str(HARNESS)]
+
+
+def harness_env(base: Mapping[str, str], out_file: Path) -> dict[str, str]:
+    """The measuring process's environment: one TVM thread (a spinning worker would
+    count its waits), a fixed hash seed and malloc threshold (the same heap layout, so
+    the same simulated cache conflicts), no torch import by tvm_ffi."""
+    return {**base, "TVMPERF_CG_OUT": str(out_file), "PYTHONHASHSEED": "0", "TVM_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1", "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536"}
+
+
+@dataclass
+class SimProcess:
+    """The session's one measuring process under callgrind (started on first use,
+    stopped by :meth:`close` or when the session's end closes its input)."""
+
+    workdir: Path
+    startup_s: float = 0.0
+    _proc: subprocess.Popen | None = None
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    def start(self) -> None:
+        out_file = self.workdir / "cg.out"
+        started = time.monotonic()
+        with open(self.workdir / "valgrind.log", "w") as log:
+            self._proc = subprocess.Popen(valgrind_command(out_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=log, text=True, env=harness_env(os.environ, out_file))
+        hello = self._read(STARTUP_TIMEOUT_S, "starting")
+        if not hello.get("on_valgrind"):
+            raise SourceFailed("the measuring process did not run under valgrind")
+        self.startup_s = time.monotonic() - started
+
+    def measure(self, library: Path, func: str, inputs: Sequence[Path], vm: bool) -> Path:
+        """Run ``func`` of ``library`` once on ``inputs`` (.npy files) instrumented; the dump's path."""
+        if self._proc is None:
+            self.start()
+        request = {"id": next(self._ids), "lib": str(library), "func": func, "inputs": [str(p) for p in inputs], "vm": vm}
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(json.dumps(request) + "\n")
+            self._proc.stdin.flush()
+        except OSError as exc:
+            raise SourceFailed(f"the measuring process is gone ({exc}); see {self.workdir / 'valgrind.log'}") from None
+        answer = self._read(REQUEST_TIMEOUT_S, f"simulating {func}")
+        if not answer.get("ok"):
+            raise SourceFailed(f"simulating {func} failed: {answer.get('error')}")
+        dumps = answer.get("dump") or []
+        if not dumps:
+            raise SourceFailed(f"simulating {func}: callgrind wrote no dump")
+        return Path(dumps[-1])
+
+    def _read(self, timeout: float, doing: str) -> dict:
+        assert self._proc is not None and self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], timeout)
+        line = self._proc.stdout.readline() if ready else ""
+        if not line:
+            self.close()
+            why = "took longer than %ds" % timeout if not ready else "ended"
+            raise SourceFailed(f"the measuring process {why} while {doing}; see {self.workdir / 'valgrind.log'}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            assert proc.stdin is not None
+            proc.stdin.close()  # the harness ends at end of input
+            proc.wait(30)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+
+
+def _write_inputs(prepared, folder: Path) -> list[Path]:
+    """The call's arguments as .npy files: inputs and weights, and for ``prim`` the zeroed outputs."""
+    import numpy as np
+
+    arrays = [np.ascontiguousarray(a) for a in prepared.args]
+    if prepared.executor == "prim":
+        arrays += [np.zeros(shape, dtype) for shape, dtype in prepared.out_specs]
+    paths = []
+    for i, array in enumerate(arrays):
+        path = folder / f"arg{i}.npy"
+        np.save(path, array)
+        paths.append(path)
+    return paths
+
+
+@dataclass
+class SimulatedCost:
+    """The metric source: ``cpu_instructions`` and ``est_cycles`` per kernel."""
+
+    name: str = "simulated cost"
+    metrics: tuple[KernelMetric, ...] = METRICS
+    _process: SimProcess | None = None
+    _workdir: Path | None = None
+    _broken: str | None = None  # the measuring process failed: no further test tries it
+    _requests: Any = field(default_factory=lambda: itertools.count())
+
+    def unavailable(self, prepared, settings) -> str | None:
+        choice, where = simulate_choice(settings)
+        if choice == "off":
+            return f"switched off ({where})"
+        problem = host_problem()
+        if problem is not None:
+            return problem
+        if self._broken is not None:
+            return self._broken
+        if prepared.executor not in EXECUTORS:
+            return f"executor {prepared.executor} is not simulated (only {', '.join(EXECUTORS)})"
+        if getattr(prepared.target, "device_type", "cpu") != "cpu":
+            return f"target {prepared.target.name} is not simulated (CPU targets only)"
+        if prepared.workload.pipeline == "tuned":
+            return "pipeline 'tuned' is not simulated (tuning records are per target; the pinned target has none)"
+        return None
+
+    def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
+        """Compile for the pinned target, export, simulate one call, read the dump. What
+        fails here is a reason in the summary (SourceFailed), never the test's failure."""
+        from pytest_tvmperf.build.executors import CompileError, get_executor
+        from pytest_tvmperf.build.targets import TargetSpec
+
+        where = f"{prepared.workload.name} ({PINNED_DESCRIPTION})"
+        try:
+            compiled = get_executor(prepared.executor).compile(prepared.workload, TargetSpec("llvm-sim", dict(PINNED_TARGET)))
+            folder = self.workdir() / f"req{next(self._requests)}"
+            folder.mkdir()
+            library = folder / "sim.so"  # a new name per request: a loaded library is never loaded again
+            compiled.export(str(library))
+            inputs = _write_inputs(prepared, folder)
+        except (CompileError, OSError, RuntimeError) as exc:
+            raise SourceFailed(f"preparing {where} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        try:
+            dump = self.process().measure(library, prepared.workload.entry, inputs, vm=prepared.executor != "prim")
+        except SourceFailed as exc:
+            self._broken = str(exc)  # the process is gone: the next tests say so instead of waiting again
+            raise
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        try:
+            with open(dump) as text:
+                profile = callgrind.parse(text)
+        except (OSError, ValueError) as exc:
+            raise SourceFailed(f"reading the callgrind dump of {where} failed: {exc}") from None
+        finally:
+            dump.unlink(missing_ok=True)
+        return callgrind.per_kernel(profile, str(library))
+
+    def workdir(self) -> Path:
+        if self._workdir is None:
+            self._workdir = Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-sim-"))
+        return self._workdir
+
+    def process(self) -> SimProcess:
+        if self._process is None:
+            self._process = SimProcess(self.workdir())
+        return self._process
+
+    def close(self) -> None:
+        """Stop the measuring process and remove its files (at the session's end)."""
+        if self._process is not None:
+            self._process.close()
+            self._process = None
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None

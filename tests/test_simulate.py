@@ -1,0 +1,102 @@
+"""Simulated cost (measure/simulate.py) as a user sees it: per-kernel instruction counts
+recorded and gated, identical from run to run, a bigger kernel failing by name, and a
+machine without valgrind skipping the metric with a one-line reason. Each run starts one
+measuring process under callgrind (seconds): these tests are few and their kernels tiny."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+needs_valgrind = pytest.mark.skipif(
+    shutil.which("valgrind") is None or os.uname().machine not in ("x86_64", "amd64"),
+    reason="valgrind is not installed on this x86-64 host (apt-get install valgrind)")
+
+SMALL_KERNEL = '''
+import os
+import numpy as np
+import pytest
+from tvm import te
+from pytest_tvmperf import Workload
+
+
+def scale(steps):
+    n = 256
+    a = te.placeholder((n,), name="A")
+    k = te.reduce_axis((0, steps), name="k")
+    out = te.compute((n,), lambda i: te.sum(a[i] * (k.astype("float32") * 1e-3 + 1.0), axis=k), name="B")
+    factor = float(np.sum(np.arange(steps, dtype=np.float64) * 1e-3 + 1.0))
+    return Workload(name="scale", program=te.create_prim_func([a, out]).with_attr("global_symbol", "scale"),
+                    entry="scale", make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
+                    reference=lambda x: x * np.float32(factor), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_scale(tvmperf):
+    tvmperf.check(scale(int(os.environ.get("SCALE_STEPS", "64"))))
+'''
+
+GATE = ("--tvmperf-threshold=time=off,cpu_instructions=0", "--tvmperf-repeat=3", "--tvmperf-peers=none")
+
+
+@pytest.fixture
+def sim_project(project, simulated_cost):
+    project.pytester.makepyfile(test_perf=SMALL_KERNEL)
+    project.set_env("SCALE_STEPS", "64")
+    return project
+
+
+def counts(project) -> dict:
+    return project.baselines()["tests"]["test_scale[llvm-prim]"]["exact"]["per_kernel"]
+
+
+@needs_valgrind
+def test_counts_are_recorded_per_kernel_and_identical_in_the_next_run(sim_project):
+    sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE).assert_outcomes(passed=1)
+    recorded = counts(sim_project)
+    assert set(recorded) == {"cpu_instructions", "est_cycles"}
+    assert recorded["cpu_instructions"]["scale"] > 256 * 64  # at least one instruction per step
+    assert "[runtime]" in recorded["cpu_instructions"]
+    # a fresh session, another measuring process: the same count, gated with no allowance
+    result = sim_project.run("--tvmperf-simulate=on", *GATE)
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*simulated cost:*")
+
+
+@needs_valgrind
+def test_a_bigger_kernel_fails_naming_it(sim_project):
+    sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE).assert_outcomes(passed=1)
+    sim_project.set_env("SCALE_STEPS", "96")  # 50% more steps per element
+    result = sim_project.run("--tvmperf-simulate=on", *GATE)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cpu_instructions * -> *", "*kernels that grew: scale: * -> * instructions (+*%)*"])
+
+
+def test_without_valgrind_the_metric_is_skipped_with_a_reason(sim_project, tmp_path: Path):
+    """valgrind missing from PATH (every other program still there): recorded, not failed,
+    and the summary says why the simulated cost was not measured."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isdir(folder):
+            continue
+        for name in os.listdir(folder):
+            link = bin_dir / name
+            if not name.startswith("valgrind") and not link.exists():
+                link.symlink_to(Path(folder, name))
+    sim_project.set_env("PATH", str(bin_dir))
+    result = sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tvmperf: simulated cost: valgrind is not installed (apt-get install valgrind)"])
+    assert "per_kernel" not in sim_project.baselines()["tests"]["test_scale[llvm-prim]"]["exact"]
+
+
+def test_switched_off_by_the_marker(sim_project):
+    sim_project.pytester.makepyfile(test_perf=SMALL_KERNEL.replace('executors=["prim"]', 'executors=["prim"], simulate="off"'))
+    result = sim_project.run("--tvmperf-update", *GATE)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tvmperf: simulated cost: switched off*"])
+    assert "per_kernel" not in sim_project.baselines()["tests"]["test_scale[llvm-prim]"]["exact"]
