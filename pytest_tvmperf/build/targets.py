@@ -16,6 +16,8 @@ class TargetSpec:
     name: str
     config: Mapping[str, Any]
     skip_reason: str | None = None
+    #: the RPC device it runs on (build/remote.py), None for this machine
+    remote: Any = None
 
     def tvm_target(self):
         import tvm
