@@ -96,6 +96,7 @@ class TvmperfSession:
             self._sandbox.close()
             self._sandbox = None
         if self._farm is not None:
+            self._references.clear()  # samplers on the devices hold their RPC sessions
             self._farm.close()
             self._farm = None
         for pending in self.exported:

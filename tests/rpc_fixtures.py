@@ -42,6 +42,8 @@ class RpcFarm:
 
     python: str = sys.executable
     log_dir: Path | None = None
+    #: the longest any of its processes lives, whatever happens to the process that started it
+    lifetime_s: float = 900.0
     port: int = 0
     tracker: subprocess.Popen | None = None
     servers: dict[str, list[subprocess.Popen]] = field(default_factory=dict)
@@ -53,7 +55,9 @@ class RpcFarm:
     def _spawn(self, args: list[str], name: str) -> subprocess.Popen:
         out = open(self.log_dir / f"{name}.log", "wb") if self.log_dir else subprocess.DEVNULL
         try:
-            return subprocess.Popen([self.python, "-m", *args], stdout=out, stderr=subprocess.STDOUT,
+            # `timeout` leads the new process group and kills all of it when the lifetime ends
+            return subprocess.Popen(["timeout", "-s", "KILL", str(int(self.lifetime_s)), self.python, "-m", *args],
+                                    stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             if self.log_dir:

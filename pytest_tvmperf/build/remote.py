@@ -119,7 +119,8 @@ class RemoteDevice:
         except Exception as exc:
             if self.alive and self._answers():
                 raise
-            self.lost(what, exc)
+            failure = exc
+        self.lost(what, failure)  # outside the except: no chained traceback
 
     def _answers(self) -> bool:
         try:
@@ -283,9 +284,12 @@ class Farm:
         return spec
 
     def close(self) -> None:
+        import gc
+
         for spec in self._held.values():
             spec.remote.close()
         self._held.clear()
+        gc.collect()  # an RPC session ends (its device goes back to the tracker) with its last reference
 
 
 def check_farm(address: tuple[str, int] | None, keys: Sequence[str]) -> str | None:
