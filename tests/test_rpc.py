@@ -158,3 +158,14 @@ def test_two_workers_time_on_two_servers_with_the_summary_intact(pytester, rpc_f
     result.stdout.fnmatch_lines(["*tvmperf summary*", f"*test_a[[]rpc:{KEY}-llvm-prim[]]*recorded*"])
     result.stdout.fnmatch_lines([f"*test_b[[]rpc:{KEY}-llvm-prim[]]*recorded*"])
     assert sorted(_baselines(pytester)["tests"]) == [f"test_a[rpc:{KEY}-llvm-prim]", f"test_b[rpc:{KEY}-llvm-prim]"]
+
+
+def test_devices_command_lists_what_the_tracker_offers(rpc_farm, capsys):
+    from pytest_tvmperf.command.cli import main
+
+    assert main(["devices", "--rpc", rpc_farm.address]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"RPC tracker {rpc_farm.address}"
+    assert any(line.split()[:3] == [KEY, "2", "2"] for line in out), out
+    assert main(["devices", "--rpc", f"127.0.0.1:{free_port()}"]) == 2
+    assert "no RPC tracker answers" in capsys.readouterr().err
