@@ -101,10 +101,11 @@ def test_record_then_gate_on_a_remote_key(pytester, rpc_farm):
     assert f"via rpc:{KEY}" in timing["machine"]["cpu_model"]  # the device's fingerprint, with its key
     assert timing["artifact"]  # the a/b artifact of the device's build
 
-    gate = pytester.runpytest(*FAST, *remote)
+    # time is not gated here: loopback devices share this (busy) CI machine, and nothing screens
+    # a device's samples for preemption; the exact metrics are gated against the device's baseline
+    gate = pytester.runpytest(*FAST, *remote, "--tvmperf-threshold=time=off")
     gate.assert_outcomes(passed=2)
     gate.stdout.fnmatch_lines([f"*test_mlp[[]rpc:{KEY}-llvm-vm-bytecode[]]*17/17*"])
-    assert "baseline's artifact timed side by side" in gate.stdout.str() or "a/b" in gate.stdout.str()
     assert rpc_farm.free(KEY) == 2  # the run gave its device back to the tracker when it ended
 
 
