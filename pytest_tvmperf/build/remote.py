@@ -15,9 +15,9 @@ TVM RPC tracker hands out (``--tvmperf-rpc=HOST:PORT``, ``--tvmperf-targets=llvm
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import tempfile
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
