@@ -18,7 +18,9 @@ class Combo:
 
     @property
     def id(self) -> str:
-        return f"{self.target}-{self.executor}"
+        from pytest_tvmperf.build.remote_names import shown_target
+
+        return f"{shown_target(self.target)}-{self.executor}"
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,13 @@ def pytest_configure(config: pytest.Config) -> None:
         history = outputs.read_history(settings.history_path) if settings.history_path else []
     except (ValueError, ResultsError) as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
+    remote_keys = [t.split("@rpc:", 1)[1] for t in settings.targets if "@rpc:" in t]
+    if remote_keys and not hasattr(config, "workerinput"):  # the controller checks once, before any test
+        from pytest_tvmperf.build.remote import check_farm
+
+        problem = check_farm(settings.rpc, remote_keys)
+        if problem:
+            raise pytest.UsageError(f"pytest-tvmperf: {problem}")
     if settings.prune and not settings.update:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
@@ -64,7 +71,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     executors = settings.executors if marker.executors is None else marker.executors
     targets = settings.targets if marker.targets is None else marker.targets
     chosen_executors = [e for e in settings.executors if e in executors]
-    chosen_targets = [t for t in settings.targets if t in targets]
+    chosen_targets = [t for t in settings.targets if t in targets or t.split("@rpc:")[0] in targets]  # llvm admits llvm@rpc:KEY
     combos = [Combo(t, e) for t in chosen_targets for e in chosen_executors]
     if combos:
         metafunc.parametrize("tvmperf", combos, ids=[c.id for c in combos], indirect=True)

@@ -136,10 +136,10 @@ class Tvmperf:
 
         exact = self._exact(prep)
         listing = compiled.listing()
-        with self.session.timing_lock():
+        with self.session.timing_lock(self.target):
             per_kernel = kernel_times(compiled, args)
         target_json = target.as_json()
-        machine = current_machine(target_json)
+        machine = current_machine(target_json) if target.remote is None else target.remote.machine(target_json)
 
         def make_record(samples: TimeSamples, artifact: PendingArtifact | None = None) -> Record:
             relpath = str(artifact.final.relative_to(self.session.settings.baseline_dir)) if artifact else None
@@ -178,8 +178,10 @@ class Tvmperf:
         def measure(n: int, fresh: bool = False) -> TimeSamples:
             """``fresh``: a confirming re-measure, with both programs loaded anew (new
             memory placements), so it cannot inherit the first measurement's placement bias."""
-            with self.session.timing_lock(), tvm_thread_count(threads[0]), same_threads(tvm_threads()):
-                return self.timer(task.reloaded() if fresh else task, n)
+            with self.session.timing_lock(self.target), tvm_thread_count(threads[0]), same_threads(tvm_threads()):
+                got = self.timer(task.reloaded() if fresh else task, n)
+            # this process's CPU wait says nothing about an RPC device's: nothing is screened there
+            return got if target.remote is None else replace(got, preempted=None)
 
         samples = measure(rounds)
         fewer = self._fewer_threads(samples, task)
@@ -246,7 +248,7 @@ class Tvmperf:
             return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
 
         def measure(n: int, fresh: bool = False) -> TimeSamples:
-            with self.session.timing_lock():
+            with self.session.timing_lock(self.target):
                 return self.timer(task.reloaded() if fresh else task, n)
 
         checked = confirm(measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds, fresh=True),

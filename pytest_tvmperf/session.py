@@ -10,7 +10,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.judge.compare import TimePolicy
@@ -47,6 +47,8 @@ class TvmperfSession:
     #: where pytest was started: node ids in printed commands are relative to it
     invocation_dir: Path | None = None
     _metric_sources: tuple[MetricSource, ...] | None = None
+    #: the RPC devices this process holds (build/remote.py), for targets named llvm@rpc:KEY
+    _farm: Any = None
 
     def __post_init__(self) -> None:
         self.store = BaselineStore(self.settings, self.rootpath, self.write_errors)
@@ -99,6 +101,10 @@ class TvmperfSession:
             close = getattr(source, "close", None)
             if close is not None:
                 close()
+        if self._farm is not None:
+            self._references.clear()  # samplers on the devices hold their RPC sessions
+            self._farm.close()
+            self._farm = None
         for pending in self.exported:
             artifacts.discard(pending)
         self.exported.clear()
@@ -118,7 +124,8 @@ class TvmperfSession:
 
     def reference_sampler(self, target: TargetSpec) -> Callable[[], float]:
         """The reference kernel for ``target``, compiled once per run."""
-        if target.name not in self._references:
+        key = target.name if target.remote is None else f"{target.name}@{target.remote.server}"
+        if key not in self._references:
             from pytest_tvmperf.build.executors import PrimExecutor
             from pytest_tvmperf.measure.reference import reference_workload
 
@@ -126,14 +133,18 @@ class TvmperfSession:
             inputs = ref.inputs()
             specs = [(e.shape, str(e.dtype)) for e in ref.expected(inputs)]
             compiled = PrimExecutor().compile(ref, target)
-            self._references[target.name] = compiled.sampler(inputs, specs, self.settings.min_repeat_ms)
-        return self._references[target.name]
+            self._references[key] = compiled.sampler(inputs, specs, self.settings.min_repeat_ms)
+        return self._references[key]
 
     @contextlib.contextmanager
-    def timing_lock(self) -> Iterator[None]:
+    def timing_lock(self, target: str | None = None) -> Iterator[None]:
         """Hold the machine's clock for one measurement: pytest-xdist workers (and other
-        runs of this project) time one at a time, so they do not disturb each other."""
-        key = hashlib.sha256(str(self.rootpath.resolve()).encode()).hexdigest()[:12]
+        runs of this project) time one at a time, so they do not disturb each other. On
+        an RPC device (``target`` llvm@rpc:KEY) the lock is that device's, not the host's."""
+        where = str(self.rootpath.resolve())
+        if target is not None and "@rpc:" in target:
+            where = f"rpc {self.target(target).remote.server}"
+        key = hashlib.sha256(where.encode()).hexdigest()[:12]
         with file_lock(Path(tempfile.gettempdir()) / f"tvmperf-timing-{key}.lock"):
             yield
 
@@ -156,7 +167,19 @@ class TvmperfSession:
         return self._metric_sources
 
     def target(self, name: str) -> TargetSpec:
+        if "@rpc:" in name:  # a device of the tracker, held for the run
+            return self.farm().target(name)
         if name not in self._targets:
             self._targets[name] = resolve_target(name)
         return self._targets[name]
 
+    def farm(self):
+        """The RPC devices of ``--tvmperf-rpc``'s tracker this process holds."""
+        if self._farm is None:
+            from pytest_tvmperf.build.remote import Farm
+
+            if self.settings.rpc is None:
+                raise ValueError("targets named llvm@rpc:KEY need the tracker's address: --tvmperf-rpc=HOST:PORT "
+                                 "(ini tvmperf_rpc)")
+            self._farm = Farm(self.settings.rpc)
+        return self._farm

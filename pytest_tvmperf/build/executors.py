@@ -205,7 +205,8 @@ class VMExecutor:
             executable = relax.build(lowered, tvm_target, relax_pipeline=None, exec_mode=self.exec_mode)
         except Exception as exc:  # TVM raises many types (TVMError, InternalError, ...)
             raise CompileError(shorten_tvm_error(exc)) from exc
-        return _VMCompiled(executable, lowered, workload.entry, self.exec_mode, target.device())
+        compiled = _VMCompiled(executable, lowered, workload.entry, self.exec_mode, target.device())
+        return compiled if target.remote is None else target.remote.wrap(compiled, self.name, workload.entry)
 
 
 @dataclass
@@ -270,7 +271,8 @@ class PrimExecutor:
             lib = tvm.compile(program, target=target.tvm_target())
         except Exception as exc:
             raise CompileError(shorten_tvm_error(exc)) from exc
-        return _PrimCompiled(lib, program, workload.entry, target.device())
+        compiled = _PrimCompiled(lib, program, workload.entry, target.device())
+        return compiled if target.remote is None else target.remote.wrap(compiled, self.name, workload.entry)
 
 
 @contextlib.contextmanager

@@ -129,6 +129,8 @@ class Preparer:
         except Exception:  # no toolchain to export with: it runs in the session, as a/b timing is off
             return
         self.exports[id(compiled)] = (compiled, path)
+        if getattr(compiled, "is_remote", False):  # an RPC device runs it in its own process
+            return
         crash = self.session.sandbox().run(path, executor, workload.entry, self.target_name, args, out_specs)
         if crash is not None:
             self.fail("error", f"tvmperf: {where}: the compiled kernel crashed ({crash.how}) when run in a child "

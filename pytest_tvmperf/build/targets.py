@@ -23,6 +23,8 @@ class TargetSpec:
     skip_reason: str | None = None
     #: the TVM device type the compiled program runs on (``tvm.device(device_type, 0)``)
     device_type: str = "cpu"
+    #: the RPC device it runs on (build/remote.py), None for this machine
+    remote: Any = None
 
     def tvm_target(self):
         import tvm

@@ -208,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS",
                       help="tests and options passed to pytest (default: the ini's testpaths)")
     tune.set_defaults(func=cmd_tune)
+    from pytest_tvmperf.command.cli_devices import add_devices_command
+
+    add_devices_command(sub)
     return parser
 
 

@@ -57,6 +57,12 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
 if TYPE_CHECKING:
     from pytest_tvmperf.judge.compare import TimePolicy
 
+
+def _parse_rpc(text: str) -> tuple[str, int]:
+    from pytest_tvmperf.build.remote_names import parse_rpc_address
+
+    return parse_rpc_address(text)
+
 #: the former private names, still used by cli.py and the tests
 _positive_int = positive_int
 _argparse_type = argparse_type
@@ -83,6 +89,7 @@ OPT_TUNING_DB = "tvmperf_tuning_db"
 OPT_TUNE = "tvmperf_tune"
 OPT_PEERS = "tvmperf_peers"
 OPT_SIMULATE = "tvmperf_simulate"
+OPT_RPC = "tvmperf_rpc"
 
 DEFAULT_TUNING_DB = "tuning"
 DEFAULT_REPEAT = 15
@@ -138,7 +145,8 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option(OPT_EXECUTORS, "executors", f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: all",
            EXECUTORS, parse_executors, marker_keys=("executors",), marker_role="narrows", passthrough=True),
-    Option(OPT_TARGETS, "targets", f"comma-separated targets ({', '.join(TARGETS)}); default: llvm (the host CPU)",
+    Option(OPT_TARGETS, "targets", f"comma-separated targets ({', '.join(TARGETS)}, or llvm@rpc:KEY: a device of the "
+           "--tvmperf-rpc tracker); default: llvm (the host CPU)",
            ("llvm",), parse_targets, marker_keys=("targets",), marker_role="narrows", passthrough=True),
     Option(OPT_UPDATE, "update", "write or rewrite the baselines of the tests that ran (and only those)",
            False, ini=False, switch=True),
@@ -185,6 +193,8 @@ OPTIONS: tuple[Option, ...] = (
            "(cpu_instructions, est_cycles; built for llvm -mcpu=haswell): on or off (default: on where valgrind is "
            "installed on an x86-64 host)", None, parse_simulate, metavar="on|off", marker_keys=("simulate",),
            marker_role="sets"),
+    Option(OPT_RPC, "rpc", "HOST:PORT of a TVM RPC tracker whose devices run the targets named llvm@rpc:KEY "
+           "(see --tvmperf-targets)", None, _parse_rpc, metavar="HOST:PORT", passthrough=True),
 )
 
 
@@ -248,6 +258,7 @@ class Settings:
     #: simulate= goes in between (runner.py puts it in place of the ini's)
     cli_simulate: str | None = None
     ini_simulate: str | None = None
+    rpc: tuple[str, int] | None = None
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:

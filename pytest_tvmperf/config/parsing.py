@@ -193,7 +193,14 @@ def parse_executors(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def parse_targets(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    return _parse_choices(text, TARGETS, "target")
+    from pytest_tvmperf.build.remote_names import SEPARATOR, split_remote
+
+    items = [i.strip() for i in (text.split(",") if isinstance(text, str) else list(text))]
+    remote = [i for i in items if SEPARATOR in i and split_remote(i)]  # llvm@rpc:KEY; a malformed one raises
+    local = [i for i in items if SEPARATOR not in i]
+    if local or not remote:
+        _parse_choices(local, TARGETS, "target")
+    return tuple(dict.fromkeys(i for i in items if i))
 
 
 def parse_alpha(text: str) -> float:

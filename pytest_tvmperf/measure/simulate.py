@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from pytest_tvmperf.measure import callgrind
 from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS, KernelMetric, SourceFailed

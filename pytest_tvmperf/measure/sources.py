@@ -85,7 +85,7 @@ class TimingSources:
         if problem is None:  # what runs is a private copy, checked again and run in a child first
             shutil.copyfile(path, copy)
             problem = artifact_problem(copy, timing.artifact_sha256, shown)
-        if problem is None:
+        if problem is None and target.remote is None:  # an RPC device runs it in its own process
             crash = self.session.sandbox().run(copy, self.executor, workload.entry, self.target_name, args, out_specs)
             if crash is not None:
                 problem = (f"baseline artifact {shown} crashed the child process that loaded it ({crash.how}); "
@@ -101,6 +101,9 @@ class TimingSources:
         return None
 
     def placed_sampler(self, path: Path, target, workload: Workload, executor: str, args, out_specs):
+        if target.remote is not None:
+            return target.remote.placed_sampler(path, executor, workload.entry, args, out_specs,
+                                                self.session.settings.min_repeat_ms)
         return executors.placed_sampler(path, executor, workload.entry, target, args, out_specs,
                               self.session.settings.min_repeat_ms, self.session.scratch_dir())
 

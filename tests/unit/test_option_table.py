@@ -42,7 +42,10 @@ SAMPLES = {
     options.OPT_TUNE: "3",
     options.OPT_PEERS: "numpy,torch",
     options.OPT_SIMULATE: "off",
+    options.OPT_RPC: "127.0.0.1:9190",
 }
+#: a command-line value other than the ini's sample, for options whose default is None
+OTHER_CLI = {options.OPT_RPC: ("10.0.0.1", 1)}
 
 
 class FakeConfig:
@@ -123,14 +126,14 @@ def test_paths_are_anchored_and_artifacts_may_be_off():
 def test_command_line_beats_ini_beats_default_for_every_option_with_an_ini_key():
     for opt in (o for o in OPTIONS if o.ini and o.marker_role != "sets"):
         ini = Settings.from_config(FakeConfig(ini={opt.dest: SAMPLES[opt.dest]}))
-        both = Settings.from_config(FakeConfig(cli={opt.dest: getattr(Settings(), opt.field) if opt.parse else "x"},
+        both = Settings.from_config(FakeConfig(cli={opt.dest: OTHER_CLI.get(opt.dest, getattr(Settings(), opt.field) if opt.parse else "x")},
                                                ini={opt.dest: SAMPLES[opt.dest]}))
         assert getattr(both, opt.field) != getattr(ini, opt.field), opt.dest
 
 
 def test_passthrough_options_come_from_the_table():
     assert set(options.PASSTHROUGH) == {"--tvmperf-baselines", "--tvmperf-artifacts", "--tvmperf-executors",
-                                        "--tvmperf-targets", "--tvmperf-tuning-db"}
+                                        "--tvmperf-targets", "--tvmperf-tuning-db", "--tvmperf-rpc"}
 
 
 # --------------------------------------------------------------------------- time policy

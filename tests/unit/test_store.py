@@ -632,7 +632,7 @@ def _set_exact(entry, fp, **values):
         (lambda e, fp: e.update(workload=3), "workload", "expected a string, got the number 3"),
         (lambda e, fp: e.update(compile_s="1s"), "compile_s", "expected a number of seconds"),
         (lambda e, fp: e.update(bytecode={"main": "call x"}), "bytecode.main", "expected a list of strings"),
-        (lambda e, fp: e["timings"][fp]["machine"].update(logical_cores="2"), f"timings.{{fp}}.machine.logical_cores",
+        (lambda e, fp: e["timings"][fp]["machine"].update(logical_cores="2"), "timings.{fp}.machine.logical_cores",
          "expected a whole number >= 0"),
         (lambda e, fp: e["timings"][fp].update(artifact={"path": "../../etc/x.so", "sha256": "0" * 64}),
          "timings.{fp}.artifact.path", "a path inside the baseline directory"),

@@ -1,0 +1,305 @@
+"""A remote device as a target: compiled on the host, run and timed on a device that a
+TVM RPC tracker hands out (``--tvmperf-rpc=HOST:PORT``, ``--tvmperf-targets=llvm@rpc:KEY``).
+
+- :class:`Farm` (one per pytest process, in the session) asks the tracker for one device
+  per key and keeps its session for the run: the device is this process's alone while it
+  is held, so under ``pytest -n N`` the tracker's queue gives N workers N devices.
+- :class:`RemoteDevice` is what the device reported (its LLVM CPU and triple, its TVM
+  threads), the target compiled for it, its machine fingerprint, and uploads.
+- :class:`RemoteCompiled` wraps what the host compiled: exact metrics from the host's
+  build, outputs and ``time_evaluator`` samples from the device. A device that goes away
+  fails the test that was using it, naming the device, and the next test asks the tracker
+  again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, NoReturn, Sequence
+
+import numpy as np
+
+from pytest_tvmperf.build import tracker
+from pytest_tvmperf.build.remote_names import RemoteName, format_address, split_remote
+from pytest_tvmperf.build.targets import TargetSpec
+from pytest_tvmperf.measure.machine import Machine
+
+#: how long a test waits for a device of its key to be free (other workers hold them)
+DEFAULT_WAIT_S = 600.0
+#: copies of an artifact timed in turn on the device (as executors.PLACEMENTS on the host)
+PLACEMENTS = 3
+
+
+class DeviceLost(Exception):
+    """The RPC device stopped answering."""
+
+
+def _remote_call(session, name: str, default: Any = None) -> Any:
+    try:
+        return session.get_function(name)()
+    except Exception:  # not registered on that device (a minimal runtime)
+        return default
+
+
+@dataclass
+class RemoteDevice:
+    """One device held for the run: its session and what it reported."""
+
+    name: RemoteName
+    tracker: tuple[str, int]
+    server: tuple[str, int]
+    session: Any
+    cpu: str
+    triple: str
+    threads: int
+    llvm: str
+    scratch: Path
+    alive: bool = True
+    _files: Any = field(default_factory=itertools.count)
+
+    @classmethod
+    def open(cls, name: RemoteName, tracker_address: tuple[str, int], wait_s: float) -> "RemoteDevice":
+        session, server = tracker.request(tracker_address, name.key, wait_s)
+        return cls(name, tracker_address, server, session,
+                   cpu=str(_remote_call(session, "target.llvm_get_system_cpu", "generic")),
+                   triple=str(_remote_call(session, "target.llvm_get_system_triple", "")),
+                   threads=int(_remote_call(session, "runtime.NumThreads", 1)),
+                   llvm=str(_remote_call(session, "target.llvm_version_major", "none")),
+                   scratch=Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-rpc-")))
+
+    def describe(self) -> str:
+        return (f"RPC device rpc:{self.name.key} (server {format_address(self.server)}, tracker "
+                f"{format_address(self.tracker)})")
+
+    def target_config(self) -> dict[str, Any]:
+        """An llvm target for the device's own CPU (its triple where it is not the host's)."""
+        import tvm
+
+        config: dict[str, Any] = {"kind": "llvm", "mcpu": self.cpu, "num-cores": self.threads}
+        if self.triple and self.triple != str(tvm.target.codegen.llvm_get_system_triple()):
+            config["mtriple"] = self.triple
+        return config
+
+    @property
+    def runs_host_code(self) -> bool:
+        """Whether code built for the device also runs on the host (same CPU and triple):
+        then the executed-calls count, which needs an instrumented VM, is taken on the host."""
+        return "mtriple" not in self.target_config() and self.cpu == _host_cpu()
+
+    def machine(self, target_json: Any) -> Machine:
+        """The device's fingerprint: what it reports, with its key, so identical boards
+        under one key share time baselines and another board does not."""
+        import json
+
+        import tvm
+
+        return Machine(cpu_model=f"{self.cpu} ({self.triple or 'unknown triple'}) via rpc:{self.name.key}",
+                       logical_cores=self.threads, tvm_threads=self.threads, tvm_version=str(tvm.__version__),
+                       llvm_version=self.llvm, target=json.dumps(dict(target_json), sort_keys=True))
+
+    def dev(self):
+        return self.session.cpu(0)
+
+    def load(self, path: str | Path, what: str) -> Any:
+        """Upload the shared library at ``path`` under a name never used before and load it
+        on the device."""
+        remote_name = f"tvmperf-{next(self._files)}-{Path(path).name}"
+        return self.guard(what, lambda: (self.session.upload(str(path), remote_name),
+                                         self.session.load_module(remote_name))[1])
+
+    def guard(self, what: str, call: Callable[[], Any]) -> Any:
+        """``call()``; when it fails because the device went away, fail the test saying so."""
+        try:
+            return call()
+        except Exception as exc:
+            if self.alive and self._answers():
+                raise
+            failure = exc
+        self.lost(what, failure)  # outside the except: no chained traceback
+
+    def _answers(self) -> bool:
+        try:
+            self.session.get_function("runtime.NumThreads")()
+            return True
+        except Exception:
+            return False
+
+    def lost(self, what: str, exc: BaseException) -> NoReturn:
+        import pytest
+
+        from pytest_tvmperf.build.executors import shorten_tvm_error
+
+        self.alive = False
+        pytest.fail(f"tvmperf: the {self.describe()} went away while {what} ({shorten_tvm_error(exc, 1)}); "
+                    f"this test fails and writes no baseline, the others keep theirs; the next test asks the tracker "
+                    f"for another device with key {self.name.key!r}", pytrace=False)
+
+    def close(self) -> None:
+        self.alive = False
+        self.session = None  # the RPC session closes when its last reference goes
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def wrap(self, local: Any, executor: str, entry: str) -> "RemoteCompiled":
+        return RemoteCompiled(self, executor, entry, local=local)
+
+    def loaded(self, path: str | Path, executor: str, entry: str) -> "RemoteCompiled":
+        """A compiled artifact (e.g. the baseline's), loaded on the device."""
+        return RemoteCompiled(self, executor, entry, module=self.load(path, f"loading {Path(path).name}"))
+
+    def placed_sampler(self, path: str | Path, executor: str, entry: str, args: Sequence[np.ndarray],
+                       out_specs, min_repeat_ms: int, placements: int = PLACEMENTS) -> Callable[[], float]:
+        """Samples of the artifact at ``path`` on the device, over ``placements`` copies
+        each loaded under its own name with its own buffers, taken in turn."""
+        samplers = [self.loaded(path, executor, entry).sampler(args, out_specs, min_repeat_ms) for _ in range(placements)]
+        turn = itertools.cycle(samplers)
+        return lambda: next(turn)()
+
+
+def _host_cpu() -> str:
+    import tvm
+
+    return str(tvm.target.codegen.llvm_get_system_cpu())
+
+
+@dataclass
+class RemoteCompiled:
+    """What the host compiled for a device (``local``: static metrics, the bytecode,
+    the artifact), run and timed on the device."""
+
+    device: RemoteDevice
+    executor: str
+    entry: str
+    local: Any = None
+    module: Any = None
+    is_remote: bool = True
+
+    def _module(self):
+        if self.module is None:
+            path = self.device.scratch / f"build-{next(self.device._files)}-{self.executor}.so"
+            self.local.export(str(path))
+            self.module = self.device.load(path, f"uploading {self.executor} build")
+        return self.module
+
+    def _args(self, args, out_specs):
+        import tvm
+
+        dev = self.device.dev()
+        inputs = [tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in args]
+        if self.executor != "prim":
+            return inputs, []
+        outs = [tvm.runtime.empty(shape, dtype, dev) for shape, dtype in out_specs]
+        return inputs + outs, outs
+
+    def run(self, args, out_specs):
+        from pytest_tvmperf.build.executors import _to_numpy_outputs
+
+        def call():
+            module = self._module()
+            all_args, outs = self._args(args, out_specs)
+            if self.executor == "prim":
+                module[self.entry](*all_args)
+                return [o.numpy() for o in outs]
+            from tvm import relax
+
+            return _to_numpy_outputs(relax.VirtualMachine(module, self.device.dev())[self.entry](*all_args))
+
+        return self.device.guard("running the workload", call)
+
+    def sampler(self, args, out_specs, min_repeat_ms):
+        """Samples from the device's ``time_evaluator`` (the device synchronizes itself)."""
+        def build():
+            module = self._module()
+            all_args, _ = self._args(args, out_specs)
+            dev = self.device.dev()
+            if self.executor == "prim":
+                evaluator = module.time_evaluator(self.entry, dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
+                return lambda: float(evaluator(*all_args).results[0])
+            from tvm import relax
+
+            vm = relax.VirtualMachine(module, dev)
+            vm.set_input(self.entry, *all_args)
+            evaluator = vm.time_evaluator("invoke_stateful", dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
+            return lambda: float(evaluator(self.entry).results[0])
+
+        sample = self.device.guard("preparing to time the workload", build)
+        return lambda: self.device.guard("timing the workload", sample)
+
+    def static_metrics(self):
+        return self.local.static_metrics()
+
+    def listing(self):
+        return self.local.listing() if self.local is not None else None
+
+    def call_times(self, args, runs, clock):
+        return None  # VM instrumentation cannot call back over RPC
+
+    def executed_calls(self, args):
+        if self.local is None or not self.device.runs_host_code:
+            return None
+        return self.local.executed_calls(args)
+
+    def export(self, path):
+        self.local.export(path)
+
+
+@dataclass
+class Farm:
+    """The devices of one tracker this process holds, one per key, for the run."""
+
+    tracker: tuple[str, int]
+    wait_s: float = DEFAULT_WAIT_S
+    _held: dict[str, TargetSpec] = field(default_factory=dict)
+
+    def check(self, keys: Sequence[str]) -> None:
+        """At start-up: the tracker answers and has a device for every key (TrackerError
+        with the keys it has otherwise)."""
+        found = tracker.offers(tracker.summary(self.tracker))
+        for key in keys:
+            if not any(o.key == key and o.servers for o in found):
+                raise tracker.TrackerError(tracker.unknown_key_message(key, self.tracker, found))
+
+    def target(self, name: str) -> TargetSpec:
+        """The target of remote name ``name``, on a device held for the run (asked for
+        again when the one held went away)."""
+        held = self._held.get(name)
+        if held is not None and held.remote.alive:
+            return held
+        if held is not None:
+            held.remote.close()
+        remote = split_remote(name)
+        assert remote is not None
+        try:
+            device = RemoteDevice.open(remote, self.tracker, self.wait_s)
+        except tracker.TrackerError as exc:
+            import pytest
+
+            pytest.fail(f"tvmperf: target {name}: {exc}", pytrace=False)
+        spec = TargetSpec(name, device.target_config(), remote=device)
+        self._held[name] = spec
+        return spec
+
+    def close(self) -> None:
+        import gc
+
+        for spec in self._held.values():
+            spec.remote.close()
+        self._held.clear()
+        gc.collect()  # an RPC session ends (its device goes back to the tracker) with its last reference
+
+
+def check_farm(address: tuple[str, int] | None, keys: Sequence[str]) -> str | None:
+    """At start-up: why the remote targets cannot run (no tracker address, no tracker
+    answering, a key it has no device for), or None."""
+    if address is None:
+        return (f"targets {', '.join(f'llvm@rpc:{k}' for k in keys)} run on RPC devices: give the tracker with "
+                f"--tvmperf-rpc=HOST:PORT (ini tvmperf_rpc)")
+    try:
+        Farm(address).check(keys)
+    except tracker.TrackerError as exc:
+        return str(exc)
+    return None

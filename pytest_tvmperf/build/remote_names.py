@@ -1,0 +1,68 @@
+"""Names of remote targets and tracker addresses (pure: no TVM, no sockets).
+
+A remote device is a target named ``BASE@rpc:KEY`` (``llvm@rpc:my-board``): compiled on
+the host for the device's own CPU, run and timed on a device that the TVM RPC tracker
+(``--tvmperf-rpc=HOST:PORT``) hands out under the key ``KEY``. Its test ids read
+``rpc:KEY-BASE-EXECUTOR`` (``test_mlp[rpc:my-board-llvm-vm-bytecode]``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: base targets a remote device can be: the device's CPU through LLVM
+REMOTE_BASES: tuple[str, ...] = ("llvm",)
+SEPARATOR = "@rpc:"
+_KEY = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+@dataclass(frozen=True)
+class RemoteName:
+    """``llvm@rpc:my-board`` -> base ``llvm``, key ``my-board``."""
+
+    base: str
+    key: str
+
+    @property
+    def target(self) -> str:
+        return f"{self.base}{SEPARATOR}{self.key}"
+
+    @property
+    def shown(self) -> str:
+        """How a test id shows it: ``rpc:my-board-llvm``."""
+        return f"rpc:{self.key}-{self.base}"
+
+
+def split_remote(name: str) -> RemoteName | None:
+    """The base and key of a remote target name, None for a local one; a malformed remote
+    name raises ValueError saying how to write it."""
+    if SEPARATOR not in name:
+        return None
+    base, _, key = name.partition(SEPARATOR)
+    if base not in REMOTE_BASES:
+        raise ValueError(f"remote target {name!r}: only {', '.join(REMOTE_BASES)} can run on an RPC device "
+                         f"(write e.g. llvm{SEPARATOR}my-board)")
+    if not _KEY.match(key):
+        raise ValueError(f"remote target {name!r}: the device key must be letters, digits, '.', '_' or '-' "
+                         f"(the --key of the RPC servers), e.g. llvm{SEPARATOR}my-board")
+    return RemoteName(base, key)
+
+
+def shown_target(name: str) -> str:
+    """A target's part of a test id: the name itself, ``rpc:KEY-BASE`` for a remote one."""
+    remote = split_remote(name) if SEPARATOR in name else None
+    return remote.shown if remote else name
+
+
+def parse_rpc_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` of an RPC tracker."""
+    host, sep, port = str(text).strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"bad RPC tracker address {text!r}: write HOST:PORT, e.g. 127.0.0.1:9190 "
+                         "(where python -m tvm.exec.rpc_tracker listens)")
+    return host, int(port)
+
+
+def format_address(address: tuple[str, int]) -> str:
+    return f"{address[0]}:{address[1]}"

@@ -1,0 +1,172 @@
+"""Remote devices through a TVM RPC tracker, on loopback: a tracker and RPC servers on
+127.0.0.1 (tests/rpc_fixtures.py), the plugin timing on them with TVM's own timer."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from rpc_fixtures import RpcFarm, free_port
+
+pytest.importorskip("tornado", reason="the TVM RPC tracker needs tornado (pip install 'pytest-tvmperf[rpc]')")
+
+KEY = "board"
+
+REMOTE_TESTS = '''
+import pytest
+from tvm import te
+from pytest_tvmperf import Workload, workloads
+
+def scale2(n=4096):
+    a = te.placeholder((n,), name="A")
+    b = te.compute((n,), lambda i: a[i] * 2.0, name="B")
+    return Workload(name=f"scale2(n={n})", program=te.create_prim_func([a, b]),
+                    make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
+                    reference=lambda x: x * 2.0, rtol=1e-6, atol=1e-6)
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_scale(tvmperf):
+    tvmperf.check(scale2())
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1))
+'''
+
+TWO_PRIM_TESTS = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_a(tvmperf):
+    tvmperf.check(workloads.rgb2yuv(schedule="default"))
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_b(tvmperf):
+    tvmperf.check(workloads.rgb2yuv(schedule="parallel"))
+'''
+
+#: kills the RPC server (its whole process group) just before the first timing
+KILL_BEFORE_TIMING = '''
+import os, signal
+import pytest
+from pytest_tvmperf.measure.timer import TvmTimer
+
+@pytest.fixture
+def tvmperf_timer():
+    real = TvmTimer()
+    def timer(task, rounds):
+        pgid = int(os.environ["TVMPERF_TEST_KILL_PGID"])
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        return real(task, rounds)
+    return timer
+'''
+
+FAST = ("-p", "no:cacheprovider", "--tvmperf-repeat=3", "--tvmperf-min-repeat-ms=2")
+
+
+@pytest.fixture(scope="module")
+def rpc_farm(tmp_path_factory):
+    farm = RpcFarm(python=sys.executable, log_dir=tmp_path_factory.mktemp("rpc-logs"), lifetime_s=1200)
+    try:
+        farm.start()
+        farm.add_server(KEY)
+        farm.add_server(KEY)
+        yield farm
+    finally:
+        farm.stop()
+
+
+def _baselines(pytester) -> dict:
+    return json.loads((pytester.path / "baselines" / "test_perf.json").read_text())
+
+
+def test_record_then_gate_on_a_remote_key(pytester, rpc_farm):
+    pytester.makepyfile(test_perf=REMOTE_TESTS)
+    remote = (f"--tvmperf-rpc={rpc_farm.address}", f"--tvmperf-targets=llvm@rpc:{KEY}")
+    first = pytester.runpytest(*FAST, *remote, "--tvmperf-update")
+    first.assert_outcomes(passed=2)
+    first.stdout.fnmatch_lines(["*tvmperf summary*", f"*test_scale[[]rpc:{KEY}-llvm-prim[]]*recorded*"])
+    first.stdout.fnmatch_lines([f"*test_mlp[[]rpc:{KEY}-llvm-vm-bytecode[]]*recorded*"])
+    tests = _baselines(pytester)["tests"]
+    entry = tests[f"test_mlp[rpc:{KEY}-llvm-vm-bytecode]"]
+    assert entry["exact"]["instructions"] == {"forward": 17}  # exact metrics from the host's build
+    assert entry["exact"]["calls"]  # executed calls: the device runs the host's code here (loopback)
+    (timing,) = entry["timings"].values()
+    assert f"via rpc:{KEY}" in timing["machine"]["cpu_model"]  # the device's fingerprint, with its key
+    assert timing["artifact"]  # the a/b artifact of the device's build
+
+    # time is not gated here: loopback devices share this (busy) CI machine, and nothing screens
+    # a device's samples for preemption; the exact metrics are gated against the device's baseline
+    gate = pytester.runpytest(*FAST, *remote, "--tvmperf-threshold=time=off")
+    gate.assert_outcomes(passed=2)
+    gate.stdout.fnmatch_lines([f"*test_mlp[[]rpc:{KEY}-llvm-vm-bytecode[]]*17/17*"])
+    assert rpc_farm.free(KEY) == 2  # the run gave its device back to the tracker when it ended
+
+
+def test_unknown_key_lists_the_keys_the_tracker_has(pytester, rpc_farm):
+    pytester.makepyfile(test_perf=REMOTE_TESTS)
+    result = pytester.runpytest(*FAST, f"--tvmperf-rpc={rpc_farm.address}", "--tvmperf-targets=llvm@rpc:nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*has no device with key 'nope' (its keys: {KEY})*python -m tvm.exec.rpc_server "
+                                 f"--tracker {rpc_farm.address} --key nope*", "key *servers*free*", f"{KEY} *2 *"])
+
+
+def test_no_tracker_running_is_an_error_at_start_up(pytester):
+    pytester.makepyfile(test_perf=REMOTE_TESTS)
+    port = free_port()  # nothing listens there
+    result = pytester.runpytest(*FAST, f"--tvmperf-rpc=127.0.0.1:{port}", f"--tvmperf-targets=llvm@rpc:{KEY}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*no RPC tracker answers at 127.0.0.1:{port}*python -m tvm.exec.rpc_tracker*"])
+
+
+def test_remote_target_without_a_tracker_address_is_a_usage_error(pytester):
+    pytester.makepyfile(test_perf=REMOTE_TESTS)
+    result = pytester.runpytest(*FAST, f"--tvmperf-targets=llvm@rpc:{KEY}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*run on RPC devices: give the tracker with --tvmperf-rpc=HOST:PORT*"])
+
+
+def test_a_server_killed_mid_run_fails_the_test_and_loses_no_baseline(pytester, rpc_farm, monkeypatch):
+    doomed = rpc_farm.add_server("doomed")
+    pytester.makepyfile(test_perf=TWO_PRIM_TESTS)
+    remote = (f"--tvmperf-rpc={rpc_farm.address}", "--tvmperf-targets=llvm@rpc:doomed")
+    pytester.runpytest(*FAST, *remote, "--tvmperf-update", "-k", "test_a").assert_outcomes(passed=1)
+    before = (pytester.path / "baselines" / "test_perf.json").read_bytes()
+
+    pytester.makeconftest(KILL_BEFORE_TIMING)
+    monkeypatch.setenv("TVMPERF_TEST_KILL_PGID", str(doomed.pid))
+    # in a child process with a deadline: a hang fails this test instead of stalling CI
+    killed = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-update", "-k", "test_a", timeout=300)
+    killed.assert_outcomes(failed=1)
+    killed.stdout.fnmatch_lines(["*the RPC device rpc:doomed (server 127.0.0.1:*, tracker*) went away while*"
+                                 "*writes no baseline*"])
+    assert "During handling of the above exception" not in killed.stdout.str()
+    assert (pytester.path / "baselines" / "test_perf.json").read_bytes() == before
+
+
+def test_two_workers_time_on_two_servers_with_the_summary_intact(pytester, rpc_farm):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_perf=TWO_PRIM_TESTS)
+    result = pytester.runpytest(*FAST, "-n", "2", f"--tvmperf-rpc={rpc_farm.address}",
+                                f"--tvmperf-targets=llvm@rpc:{KEY}", "--tvmperf-update")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*tvmperf summary*", f"*test_a[[]rpc:{KEY}-llvm-prim[]]*recorded*"])
+    result.stdout.fnmatch_lines([f"*test_b[[]rpc:{KEY}-llvm-prim[]]*recorded*"])
+    assert sorted(_baselines(pytester)["tests"]) == [f"test_a[rpc:{KEY}-llvm-prim]", f"test_b[rpc:{KEY}-llvm-prim]"]
+
+
+def test_devices_command_lists_what_the_tracker_offers(rpc_farm, capsys):
+    from pytest_tvmperf.command.cli import main
+
+    assert main(["devices", "--rpc", rpc_farm.address]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"RPC tracker {rpc_farm.address}"
+    assert any(line.split()[:3] == [KEY, "2", "2"] for line in out), out
+    assert main(["devices", "--rpc", f"127.0.0.1:{free_port()}"]) == 2
+    assert "no RPC tracker answers" in capsys.readouterr().err
