@@ -38,6 +38,7 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     Thresholds,
     argparse_type,
     parse_alpha,
+    parse_baseline_program,
     parse_bool,
     parse_executors,
     parse_inconclusive,
@@ -81,6 +82,7 @@ OPT_PRUNE = "tvmperf_prune"
 OPT_TUNING_DB = "tvmperf_tuning_db"
 OPT_TUNE = "tvmperf_tune"
 OPT_PEERS = "tvmperf_peers"
+OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
 
 DEFAULT_TUNING_DB = "tuning"
 DEFAULT_REPEAT = 15
@@ -179,6 +181,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_PEERS, "peers", f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
            "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)", (), parse_peers,
            marker_keys=tuple(PEER_MARKER_KEYS), marker_role="adds"),
+    Option(OPT_BASELINE_PROGRAM, "baseline_program", "what --tvmperf-update stores of each test's program for a/b "
+           "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
+           "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),
 )
 
 
@@ -238,6 +243,7 @@ class Settings:
     tuning_db: Path = Path("baselines/tuning")
     tune_trials: int | None = None
     peers: tuple[str, ...] = ()
+    baseline_program: str = "ir"
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:

@@ -41,6 +41,7 @@ SAMPLES = {
     options.OPT_TUNING_DB: "db",
     options.OPT_TUNE: "3",
     options.OPT_PEERS: "numpy,torch",
+    options.OPT_BASELINE_PROGRAM: "so",
 }
 
 
