@@ -77,24 +77,25 @@ class TimingSources:
     ab_source: str = ""
 
     def baseline_sampler(self, baseline, fingerprint, target, workload, args, out_specs, notes):
-        """A sampler of the baseline's own program: its compiled artifact when one was
-        saved on this machine and still matches, else its IR rebuilt for this machine
-        (see rebuild.py); why neither goes into ``notes``. A damaged IR file fails the test."""
+        """A sampler of the baseline's own program: its IR rebuilt for this machine (see
+        rebuild.py), or for an entry of the old form without IR, the compiled artifact
+        saved on this machine when it still matches; why not goes into ``notes``. A
+        damaged IR file fails the test."""
         __tracebackhide__ = True
         self.ab_source = ""
         if baseline is None or self.session.settings.artifact_dir is None:
             return None
-        timing = baseline.timings.get(fingerprint)
-        if timing is not None and timing.artifact is not None:
-            sampler = self._artifact_sampler(timing, target, workload, args, out_specs, notes)
-            if sampler is not None:
-                self.ab_source = "artifact"
-                return sampler
-        if baseline.ir is not None:
+        if baseline.ir is not None:  # the entry's program as last recorded (a kept .so may be older)
             sampler = self._rebuilt_sampler(baseline.ir, fingerprint, target, workload, args, out_specs, notes)
             if sampler is not None:
                 self.ab_source = "rebuilt"
-                return sampler
+            return sampler
+        timing = baseline.timings.get(fingerprint)
+        if timing is not None and timing.artifact is not None:  # the old form: this machine's library
+            sampler = self._artifact_sampler(timing, target, workload, args, out_specs, notes)
+            if sampler is not None:
+                self.ab_source = "artifact"
+            return sampler
         return None
 
     def _artifact_sampler(self, timing, target, workload, args, out_specs, notes):
