@@ -18,6 +18,15 @@ plugin detects:
 - ``threads2``: ``TVM_NUM_THREADS=2`` instead of TVM's default of 1 here.
 
     python benchmarks/cross_machine.py --processes 5
+
+``--rebuilt N`` measures the portable a/b mode instead (the default ``--tvmperf-update``
+form: the baseline's IR, rebuilt on the machine that gates): the A/A suite recorded
+as one kind and gated from N fresh processes as the other, in both directions of
+``native``/``mcpu`` (a library built for the recorded target could not run as the
+other's, the IR rebuilt can); then the known-cost workload (``_harness.BUSY_TEST``)
+recorded as ``mcpu`` and gated natively ``--detect N`` times unchanged and +10% slower.
+
+    python benchmarks/cross_machine.py --rebuilt 13 --detect 20
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _harness import run_pytest
+from _harness import BUSY_TEST, run_pytest
 from false_alarms import AA_TEST
 
 CONFTEST = '''
@@ -84,13 +93,81 @@ def results(project: Path, args: list[str], env: dict) -> list[dict]:
     return json.loads(report.read_text())["tests"]
 
 
+def rebuilt_mode(processes: int, detect: int, threads: str | None) -> None:
+    """The portable a/b mode: baselines stored as IR by one kind, gated by another."""
+    start = time.time()
+    print(f"machine at start: {machine_state()}", flush=True)
+    rows: dict[tuple[str, str, str], Counter] = {}
+    ratios: dict[tuple[str, str, str], list[float]] = {}
+    modes: Counter = Counter()
+    examples: list[str] = []
+
+    def gate(project: Path, recorded: str, gated: str, suite: str, extra_env: dict | None = None) -> None:
+        key = (recorded, gated, suite)
+        rows.setdefault(key, Counter())
+        ratios.setdefault(key, [])
+        env = {**env_of(gated, threads), **(extra_env or {})}
+        for t in results(project, [f"--tvmperf-baselines={project / ('base-' + recorded)}"], env):
+            rows[key][t["verdict"]] += 1
+            time_ = t.get("time") or {}
+            modes[time_.get("mode")] += 1
+            if time_.get("ratio") is not None:
+                ratios[key].append(time_["ratio"])
+            if t["verdict"] == "regressed" and "+10%" not in suite and len(examples) < 5:
+                examples.append(f"{recorded} -> {gated}: {t['test_id']}: {t['message'][:400]}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        (project / "test_aa.py").write_text(AA_TEST)
+        (project / "conftest.py").write_text(CONFTEST)
+        (project / "pytest.ini").write_text("[pytest]\n")
+        for kind in ("native", "mcpu"):  # the default form of --tvmperf-update: IR
+            tests = results(project, ["--tvmperf-update", f"--tvmperf-baselines={project / ('base-' + kind)}"],
+                            env_of(kind, threads))
+            assert len(tests) == 4 and all(t["verdict"] == "recorded" for t in tests), [t["verdict"] for t in tests]
+        for _ in range(processes):
+            for recorded, gated in (("native", "mcpu"), ("mcpu", "native")):
+                gate(project, recorded, gated, "A/A suite")
+        print(f"A/A done at {time.time() - start:.0f} s: {rows}", file=sys.stderr, flush=True)
+    if detect:
+        with tempfile.TemporaryDirectory() as tmp:
+            project = Path(tmp)
+            (project / "test_busy.py").write_text(BUSY_TEST)
+            (project / "conftest.py").write_text(CONFTEST)
+            (project / "pytest.ini").write_text("[pytest]\n")
+            tests = results(project, ["--tvmperf-update", f"--tvmperf-baselines={project / 'base-mcpu'}"],
+                            {**env_of("mcpu", threads), "BUSY_SLOWDOWN_PCT": "0"})
+            assert [t["verdict"] for t in tests] == ["recorded"], tests
+            for _ in range(detect):
+                gate(project, "mcpu", "native", "busy, unchanged", {"BUSY_SLOWDOWN_PCT": "0"})
+                gate(project, "mcpu", "native", "busy, +10%", {"BUSY_SLOWDOWN_PCT": "10"})
+    print(f"command: python benchmarks/cross_machine.py --rebuilt {processes} --detect {detect}"
+          + (f" --threads {threads}" if threads else ""))
+    print(f"{(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}; time modes: {dict(modes)}")
+    print(f"{'recorded on':12} {'gated on':12} {'suite':16} {'verdicts':>8} {'pass':>5} {'inconclusive':>13} "
+          f"{'improved':>9} {'regressed':>10} {'time ratio min-max':>19}")
+    for (recorded, gated, suite), c in rows.items():
+        r = ratios[(recorded, gated, suite)]
+        spread = f"{min(r):.2f}-{max(r):.2f}" if r else "not gated"
+        print(f"{recorded:12} {gated:12} {suite:16} {sum(c.values()):8d} {c['pass']:5d} {c['inconclusive']:13d} "
+              f"{c['improved']:9d} {c['regressed']:10d} {spread:>19}")
+    for e in examples:
+        print("example:", e)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=5, help="fresh gating processes per direction (normalized)")
     parser.add_argument("--default-processes", type=int, default=1, help="the same with the default policy (skip)")
     parser.add_argument("--threads", default=os.environ.get("TVM_NUM_THREADS", ""),
                         help="TVM_NUM_THREADS of the kinds other than threads2 (default: TVM's own)")
+    parser.add_argument("--rebuilt", type=int, default=0,
+                        help="measure the portable a/b mode (IR rebuilt here) instead: gating processes per direction")
+    parser.add_argument("--detect", type=int, default=0, help="with --rebuilt: known-cost trials, unchanged and +10%%")
     args = parser.parse_args()
+    if args.rebuilt or args.detect:
+        rebuilt_mode(args.rebuilt, args.detect, args.threads)
+        return
     start = time.time()
     print(f"machine at start: {machine_state()}", flush=True)
     rows: dict[tuple[str, str, str], Counter] = {}

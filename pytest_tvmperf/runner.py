@@ -24,7 +24,7 @@ from pytest_tvmperf.measure.timer import TimeSamples, Timer, TimingTask, kernel_
 from pytest_tvmperf.config.options import Limit
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
 from pytest_tvmperf.build.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.store.record import IRRef, Record, Timing
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
 from pytest_tvmperf.report.text import missing_baseline_message, peer_lines, regression_message, relation_message
 from pytest_tvmperf.report.outcome import Outcome, junit_properties
@@ -141,7 +141,8 @@ class Tvmperf:
         target_json = target.as_json()
         machine = current_machine(target_json) if target.remote is None else target.remote.machine(target_json)
 
-        def make_record(samples: TimeSamples, artifact: PendingArtifact | None = None) -> Record:
+        def make_record(samples: TimeSamples, artifact: PendingArtifact | None = None,
+                        ir: PendingArtifact | None = None) -> Record:
             relpath = str(artifact.final.relative_to(self.session.settings.baseline_dir)) if artifact else None
             return Record(
                 workload=workload.name,
@@ -155,6 +156,7 @@ class Tvmperf:
                 kernel_time_s=per_kernel,
                 pipeline=workload.pipeline,
                 tuning=prep.tuning.as_json() if prep.tuning else None,
+                ir=IRRef(str(ir.final.relative_to(self.session.settings.baseline_dir)), ir.sha256) if ir else None,
             )
 
         baseline = self._baselines().get(self.test_id)
@@ -192,16 +194,19 @@ class Tvmperf:
             samples = measure(rounds)
         self._peers_timed = tuple(sorted(peers))
         samples = self._confirm_peers(samples, lambda: measure(2 * rounds, fresh=True), notes)
-        keep = pending is not None and self.session.settings.update and self.session.settings.artifact_dir is not None
+        keep = pending is not None and self.sources.keeps_library
         if pending is not None and not keep:
             discard(pending)
         if self.session.settings.update:
             if keep:
                 self.session.store.queue_artifact(pending)
+            ir = self.sources.save_ir(compiled)  # the ir form (the default): the IR, rebuilt where the gate runs
+            if ir is not None:
+                self.session.store.queue_artifact(ir)
             kept, screened = clean(samples)  # the baseline keeps the rounds the machine left alone
             busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
                     f"trustworthy baseline" if screened is not None and screened.busy else "")
-            return self._record(make_record(kept, pending if keep else None), busy)
+            return self._record(make_record(kept, pending if keep else None, ir), busy)
         return self._decide(make_record(samples), baseline, lambda: measure(2 * rounds, fresh=True), make_record, notes)
 
     def assert_ratio(self, numerator: "Workload | Variant", denominator: "Workload | Variant", at_most: float) -> RatioVerdict:
@@ -372,12 +377,13 @@ class Tvmperf:
         policy = self.session.time_policy()
 
         def judge(samples: TimeSamples) -> dict[str, MetricVerdict]:
-            return {"time": compare_time(make_record(samples), baseline, self.thresholds["time"], policy)}
+            return {"time": compare_time(make_record(samples), baseline, self.thresholds["time"], policy,
+                                         self.sources.ab_source)}
 
         checked = confirm(record.timing.samples, judge, remeasure, self.session.settings.confirm)
         record = make_record(checked.samples)
         time_verdict = checked.verdicts["time"]
-        comparison = compare(record, baseline, self.thresholds, policy).with_verdict(time_verdict)
+        comparison = compare(record, baseline, self.thresholds, policy, self.sources.ab_source).with_verdict(time_verdict)
         if (note := confirmation_note(checked)) is not None:
             notes.append(note)
         peers = self._peer_verdicts(record)

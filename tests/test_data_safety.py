@@ -64,8 +64,7 @@ def artifact_problems(root: Path) -> list[str]:
         if "artifacts" in path.parts:
             continue
         for test_id, entry in json.loads(path.read_text())["tests"].items():
-            for timing in entry["timings"].values():
-                art = timing.get("artifact")
+            for art in [t.get("artifact") for t in entry["timings"].values()] + [entry.get("ir")]:
                 if not art:
                     continue
                 file = base / art["path"]
@@ -77,8 +76,10 @@ def artifact_problems(root: Path) -> list[str]:
 
 
 def _named_artifacts(project, module="test_perf") -> set[str]:
+    """The compiled artifacts (the old ``so`` form) and IR files (``ir``) the entries name."""
     return {t["artifact"]["path"] for e in project.baselines(module)["tests"].values()
-            for t in e["timings"].values() if t.get("artifact")}
+            for t in e["timings"].values() if t.get("artifact")} | {
+            e["ir"]["path"] for e in project.baselines(module)["tests"].values() if e.get("ir")}
 
 
 # ---------------------------------------------------------------- 1. prune
@@ -163,16 +164,17 @@ def test_interrupt_while_waiting_for_the_lock_keeps_each_file_with_its_own_artif
         assert [p.name for p in (project.pytester.path / "baselines").rglob(".*tmp*")] == []
 
 
-def test_a_re_record_replaces_the_artifact_and_deletes_the_superseded_one(project):
+@pytest.mark.parametrize("form, pattern", [("so", "*.so"), ("ir", "*.json.gz")])
+def test_a_re_record_replaces_the_artifact_and_deletes_the_superseded_one(project, form, pattern):
     project.pytester.makepyfile(test_perf=PRIM_TEST)
-    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.run("--tvmperf-update", f"--tvmperf-baseline-program={form}").assert_outcomes(passed=2)
     first = _named_artifacts(project)
     project.set_env("SCALE_A", "5")
-    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.run("--tvmperf-update", f"--tvmperf-baseline-program={form}").assert_outcomes(passed=2)
     second = _named_artifacts(project)
     assert len(first & second) == 1  # test_b's program is unchanged: the same file
     on_disk = {str(p.relative_to(project.pytester.path / "baselines"))
-               for p in (project.pytester.path / "baselines/artifacts").rglob("*.so")}
+               for p in (project.pytester.path / "baselines/artifacts").rglob(pattern)}
     assert on_disk == second  # test_a's old artifact is gone, no file is left unnamed
     assert artifact_problems(project.pytester.path) == []
 
@@ -238,7 +240,7 @@ def test_a_crashing_kernel_fails_its_test_and_the_other_updates_are_written(proj
 
 def test_a_truncated_artifact_with_a_matching_sha256_cannot_crash_the_session(project):
     project.pytester.makepyfile(test_perf=PRIM_TEST)
-    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)
     path = project.baseline_file()
     data = json.loads(path.read_text())
     artifact = data["tests"]["test_a[llvm-prim]"]["timings"]

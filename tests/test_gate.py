@@ -69,7 +69,7 @@ def test_record_pass_regress_update_pass(project):
 
 def test_time_gate_with_injected_slowdown(project):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
-    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)  # the old form
     artifacts = list((project.pytester.path / "baselines" / "artifacts").rglob("*.so"))
     assert len(artifacts) == 2  # saved for a/b timing, one per test
 
@@ -165,7 +165,7 @@ def _move_timings_to_another_machine(project, **machine) -> None:
 
 def test_time_from_another_machine_is_compared_normalized_or_skipped(project):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
-    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)  # no IR to rebuild
     _move_timings_to_another_machine(project, tvm_threads=7)  # same CPU model, another thread count
     project.set_env("TVMPERF_FAKE_SCALE", "10")
     result = project.run("--tvmperf-other-machine=normalized")
@@ -183,7 +183,7 @@ def test_a_baseline_from_another_cpu_model_never_fails_the_time_gate(project):
     (unchanged code measured 2.6-2.7x apart between AMD and Intel): shown, held at
     inconclusive, never failed; the exact metrics stay gated."""
     project.pytester.makepyfile(test_perf=TWO_TESTS)
-    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)  # no IR to rebuild
     _move_timings_to_another_machine(project, cpu_model="Other CPU")
     project.set_env("TVMPERF_FAKE_SCALE", "10")
     result = project.run("--tvmperf-other-machine=normalized")

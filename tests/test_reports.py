@@ -50,7 +50,7 @@ def test_results_json_junit_and_github_outputs(project, tmp_path):
     assert (data["schema_version"], data["kind"]) == (1, "pytest-tvmperf-results")
     (a, b) = data["tests"]
     assert a["nodeid"] == "test_perf.py::test_a[llvm-prim]" and a["verdict"] == "regressed"
-    assert a["time"]["mode"] == "a/b" and a["time"]["ratio"] == pytest.approx(1.10)
+    assert a["time"]["mode"] == "a/b, baseline rebuilt here" and a["time"]["ratio"] == pytest.approx(1.10)
     assert a["time"]["low"] < 1.10 < a["time"]["high"]
     assert a["record"]["exact"]["kernels"] == 1 and a["baseline"]["exact"]["kernels"] == 1
     assert a["message"].startswith("tvmperf: time regressed") and a["location"] == ["test_perf.py", 4]
@@ -105,9 +105,9 @@ def test_unwritable_report_path_fails_at_start_up(project, tmp_path, option):
 
 def test_unused_baselines_are_listed_and_pruned(project):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
-    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)
     project.pytester.makepyfile(test_other=TWO_TESTS)
-    project.run("--tvmperf-update").assert_outcomes(passed=4)
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=4)
     # test_b is deleted from test_perf.py, and test_other.py is deleted altogether
     project.pytester.makepyfile(test_perf=TWO_TESTS.split("@pytest.mark.tvmperf(executors=[\"prim\"])\ndef test_b")[0])
     (project.pytester.path / "test_other.py").unlink()
@@ -127,7 +127,7 @@ def test_unused_baselines_are_listed_and_pruned(project):
     assert len(list(artifacts.rglob("*.so"))) == 4
 
     assert project.run("--tvmperf-prune").ret == pytest.ExitCode.USAGE_ERROR  # only while updating
-    pruned = project.run("--tvmperf-update", "--tvmperf-prune")
+    pruned = project.run("--tvmperf-update", "--tvmperf-prune", "--tvmperf-baseline-program=so")
     pruned.assert_outcomes(passed=1)
     pruned.stdout.fnmatch_lines(["*pruned 3 unused baseline(s)*"])
     assert list(project.baselines()["tests"]) == ["test_a[llvm-prim]"]

@@ -38,6 +38,7 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     Thresholds,
     argparse_type,
     parse_alpha,
+    parse_baseline_program,
     parse_bool,
     parse_executors,
     parse_inconclusive,
@@ -90,6 +91,7 @@ OPT_TUNE = "tvmperf_tune"
 OPT_PEERS = "tvmperf_peers"
 OPT_SIMULATE = "tvmperf_simulate"
 OPT_RPC = "tvmperf_rpc"
+OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
 
 DEFAULT_TUNING_DB = "tuning"
 DEFAULT_REPEAT = 15
@@ -195,6 +197,9 @@ OPTIONS: tuple[Option, ...] = (
            marker_role="sets"),
     Option(OPT_RPC, "rpc", "HOST:PORT of a TVM RPC tracker whose devices run the targets named llvm@rpc:KEY "
            "(see --tvmperf-targets)", None, _parse_rpc, metavar="HOST:PORT", passthrough=True),
+    Option(OPT_BASELINE_PROGRAM, "baseline_program", "what --tvmperf-update stores of each test's program for a/b "
+           "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
+           "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),
 )
 
 
@@ -259,6 +264,7 @@ class Settings:
     cli_simulate: str | None = None
     ini_simulate: str | None = None
     rpc: tuple[str, int] | None = None
+    baseline_program: str = "ir"
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:

@@ -228,6 +228,14 @@ def parse_other_machine(text: str) -> str:
     return _parse_one(text, OTHER_MACHINE_POLICIES, "other-machine policy")
 
 
+#: what --tvmperf-update stores of each test's program for a/b timing
+BASELINE_PROGRAMS = ("ir", "so")
+
+
+def parse_baseline_program(text: str) -> str:
+    return _parse_one(text, BASELINE_PROGRAMS, "baseline program form")
+
+
 def parse_noise(text: str) -> dict[str, float]:
     """'normalized=3%,ab=1%' -> {mode: fraction}; modes not named keep their default."""
     result = dict(DEFAULT_NOISE)

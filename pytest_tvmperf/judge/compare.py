@@ -141,7 +141,15 @@ def _held(decision: TimeDecision, allow_pass: bool = False) -> TimeDecision:
     return replace(decision, status=Verdict.INCONCLUSIVE)
 
 
-def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = TimePolicy()) -> MetricVerdict:
+#: the mode of an a/b comparison against the baseline's IR rebuilt on this machine
+AB_REBUILT = "a/b, baseline rebuilt here"
+
+
+def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = TimePolicy(),
+                 ab_source: str = "artifact") -> MetricVerdict:
+    """``ab_source``: what the a/b samples (if any) timed: ``artifact``, the compiled
+    library saved with the baseline on this machine; ``rebuilt``, the baseline's IR
+    rebuilt here (compared a/b whatever machine recorded the baseline)."""
     timing = current.timing
     if timing is None:
         return MetricVerdict(TIME_METRIC, Verdict.NA, None, None, limit.describe())
@@ -154,7 +162,12 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
     threshold = limit.relative if limit.relative is not None else 0.0
     where = ""
     reason = ""
-    if base_timing is None:
+    then = None
+    if ab_source == "rebuilt" and now.ab_ratios is not None and now.baseline:
+        decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, AB_REBUILT)
+        where = f"{AB_REBUILT}: the baseline's IR rebuilt for this machine, timed side by side"
+        then = float(np.median(now.baseline))
+    elif base_timing is None:
         other = _other_machine_timing(baseline, timing) if policy.other_machine == "normalized" else None
         if other is None:
             if not baseline.timings:
@@ -200,17 +213,18 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         if screened.busy:
             reason = screened.describe()
             decision = _held(decision)
-    return MetricVerdict(TIME_METRIC, decision.status, base_timing.samples.median, now.median,
-                         limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold)
+    return MetricVerdict(TIME_METRIC, decision.status, then if then is not None else base_timing.samples.median,
+                         now.median, limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold)
 
 
-def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy()) -> Comparison:
+def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy(),
+            ab_source: str = "artifact") -> Comparison:
     kernel_metrics = [m for m in KERNEL_METRIC_NAMES if m in current.exact.per_kernel or m in baseline.exact.per_kernel]
     verdicts = [
         compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m])
         for m in (*EXACT_METRICS, *kernel_metrics)
     ]
-    verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy))
+    verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy, ab_source))
     return Comparison(tuple(verdicts))
 
 

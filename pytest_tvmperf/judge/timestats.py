@@ -31,7 +31,7 @@ import numpy as np
 
 from pytest_tvmperf.judge.verdict import TimeStatus, Verdict
 
-Mode = Literal["a/b", "normalized", "raw"]
+Mode = Literal["a/b", "a/b, baseline rebuilt here", "normalized", "raw"]
 
 BOOTSTRAP_RESAMPLES = 2000
 #: one-sided 90% quantile: how sure "a slowdown of the threshold is ruled out" must be

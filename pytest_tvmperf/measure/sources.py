@@ -72,12 +72,33 @@ class TimingSources:
             samplers[name] = python_sampler(run, prep.inputs, self.session.settings.min_repeat_ms)
         return samplers
 
+    #: where the a/b baseline of the last :meth:`baseline_sampler` came from: "artifact"
+    #: (the compiled library saved with the baseline), "rebuilt" (its IR, rebuilt here), "" (none)
+    ab_source: str = ""
+
     def baseline_sampler(self, baseline, fingerprint, target, workload, args, out_specs, notes):
-        """A sampler of the baseline's own compiled artifact, when one was saved on this
-        machine and still matches; why not goes into ``notes``."""
-        timing = baseline.timings.get(fingerprint) if baseline else None
-        if timing is None or timing.artifact is None or self.session.settings.artifact_dir is None:
+        """A sampler of the baseline's own program: its IR rebuilt for this machine (see
+        rebuild.py), or for an entry of the old form without IR, the compiled artifact
+        saved on this machine when it still matches; why not goes into ``notes``. A
+        damaged IR file fails the test."""
+        __tracebackhide__ = True
+        self.ab_source = ""
+        if baseline is None or self.session.settings.artifact_dir is None:
             return None
+        if baseline.ir is not None:  # the entry's program as last recorded (a kept .so may be older)
+            sampler = self._rebuilt_sampler(baseline.ir, fingerprint, target, workload, args, out_specs, notes)
+            if sampler is not None:
+                self.ab_source = "rebuilt"
+            return sampler
+        timing = baseline.timings.get(fingerprint)
+        if timing is not None and timing.artifact is not None:  # the old form: this machine's library
+            sampler = self._artifact_sampler(timing, target, workload, args, out_specs, notes)
+            if sampler is not None:
+                self.ab_source = "artifact"
+            return sampler
+        return None
+
+    def _artifact_sampler(self, timing, target, workload, args, out_specs, notes):
         path = self.session.settings.baseline_dir / timing.artifact
         shown = display_path(path, self.session.rootpath)
         problem = artifact_problem(path, timing.artifact_sha256, shown)
@@ -85,20 +106,95 @@ class TimingSources:
         if problem is None:  # what runs is a private copy, checked again and run in a child first
             shutil.copyfile(path, copy)
             problem = artifact_problem(copy, timing.artifact_sha256, shown)
-        if problem is None and target.remote is None:  # an RPC device runs it in its own process
-            crash = self.session.sandbox().run(copy, self.executor, workload.entry, self.target_name, args, out_specs)
-            if crash is not None:
-                problem = (f"baseline artifact {shown} crashed the child process that loaded it ({crash.how}); "
-                           f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)")
+        got: list = []
         if problem is None:
-            try:
-                sampler = self.placed_sampler(copy, target, workload, self.executor, args, out_specs)
-                sampler()  # the old program must accept today's inputs
-                return sampler
-            except Exception as exc:  # an artifact of another signature or TVM
-                problem = f"baseline artifact {shown} cannot time today's inputs ({shorten_tvm_error(exc, 1)})"
+            problem = self._try_library(copy, target, workload, args, out_specs, f"baseline artifact {shown}", got)
+            if problem is None:
+                return got[0]
         notes.append(problem)
         return None
+
+    def _try_library(self, copy: Path, target, workload, args, out_specs, what: str, out: list):
+        """Run the library at ``copy`` in the child, then load it here and take one
+        sample; on success the sampler is appended to ``out`` and None returned, else
+        why not."""
+        crash = (None if target.remote is not None  # an RPC device runs it in its own process
+                 else self.session.sandbox().run(copy, self.executor, workload.entry, self.target_name, args, out_specs))
+        if crash is not None:
+            return (f"{what} crashed the child process that loaded it ({crash.how}); "
+                    f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)")
+        try:
+            sampler = self.placed_sampler(copy, target, workload, self.executor, args, out_specs)
+            sampler()  # the old program must accept today's inputs
+        except Exception as exc:  # an artifact of another signature or TVM
+            return f"{what} cannot time today's inputs ({shorten_tvm_error(exc, 1)})"
+        out.append(sampler)
+        return None
+
+    def _rebuilt_sampler(self, ref, fingerprint, target, workload, args, out_specs, notes):
+        """The baseline's IR rebuilt for this machine (cached by IR hash and host)."""
+        __tracebackhide__ = True
+        from pytest_tvmperf.build import rebuild
+        from pytest_tvmperf.store import lowered_ir
+
+        settings = self.session.settings
+        path = settings.baseline_dir / ref.path
+        shown = display_path(path, self.session.rootpath)
+        try:
+            lowered_ir.check_file(path, ref, shown, self.test_id, display_path(self.baseline_file, self.session.rootpath))
+            problem = None
+        except lowered_ir.IRFileError as exc:
+            problem = str(exc)
+        if problem is not None:  # outside the except: no chained traceback
+            self.fail("error", f"tvmperf: {self.nodeid}: {problem}")
+        fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
+        for fresh in (False, True):
+            try:
+                library, cached = rebuild.cached_library(self.session.rootpath, fingerprint, self.executor, ref.sha256,
+                                                         lambda: lowered_ir.load(path), target, fresh=fresh)
+            except lowered_ir.IRLoadError as exc:
+                notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")
+                return None
+            except Exception as exc:  # code generation failed: TVM's own error, shortened
+                import tvm
+
+                notes.append(f"baseline IR {shown} cannot be rebuilt by TVM {tvm.__version__} for {self.target_name} "
+                             f"({shorten_tvm_error(exc, 2)}); {fallback}")
+                return None
+            copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{library.name}"
+            shutil.copyfile(library, copy)
+            got: list = []
+            problem = self._try_library(copy, target, workload, args, out_specs, f"the baseline rebuilt from IR {shown}", got)
+            if problem is None:
+                return got[0]
+            if cached:  # a cached library is only a shortcut: drop it, build again once
+                rebuild.drop(library)
+                continue
+            break
+        notes.append(f"{problem}; {fallback}")
+        return None
+
+    @property
+    def keeps_library(self) -> bool:
+        """``--tvmperf-update`` keeps the compiled library among the baselines (the old
+        ``so`` form); the default ``ir`` form keeps the IR instead."""
+        s = self.session.settings
+        return s.update and s.artifact_dir is not None and s.baseline_program == "so"
+
+    def save_ir(self, compiled) -> PendingArtifact | None:
+        """``--tvmperf-update`` in the ``ir`` form: the program's IR before code
+        generation, written under a temporary name (renamed into place with the baseline
+        file); None when nothing is to be kept or the program has no IR at hand."""
+        from pytest_tvmperf.build.rebuild import lowered_module
+        from pytest_tvmperf.store import lowered_ir
+
+        s = self.session.settings
+        module = lowered_module(compiled)
+        if not s.update or s.artifact_dir is None or s.baseline_program != "ir" or module is None:
+            return None
+        pending = lowered_ir.save_pending(module, s.artifact_dir)
+        self.session.exported.append(pending)  # removed at session end unless committed
+        return pending
 
     def placed_sampler(self, path: Path, target, workload: Workload, executor: str, args, out_specs):
         if target.remote is not None:
@@ -114,7 +210,7 @@ class TimingSources:
         settings = self.session.settings
         module_key = str(self.baseline_file.relative_to(settings.baseline_dir).with_suffix(""))
         relpath = artifact_relpath(fingerprint, module_key, self.test_id + (f"::{side}" if side else ""))
-        keep = settings.update and settings.artifact_dir is not None and side is None
+        keep = self.keeps_library and side is None
         root = settings.artifact_dir if keep else self.session.scratch_dir()
         try:
             exported = self.exports.get(id(compiled))

@@ -65,10 +65,14 @@ class BaselineStore:
         from pytest_tvmperf.store.files import baselines_lock, merge_updates
 
         base_dir = self.settings.baseline_dir
-        by_relpath = {str(p.final.relative_to(base_dir)): p for p in self.pending_artifacts}
+        # pending files by the path an entry will name; an IR file is named by its content,
+        # so entries of several files (vm-bytecode and vm-compiled) may name the same one
+        by_relpath: dict[str, list[artifacts.PendingArtifact]] = {}
+        for p in self.pending_artifacts:
+            by_relpath.setdefault(str(p.final.relative_to(base_dir)), []).append(p)
         for path, records in sorted(self.updates.items()):
-            mine = [by_relpath.pop(t.artifact) for r in records.values() for t in r.timings.values()
-                    if t.artifact in by_relpath]
+            named = sorted(set(_named_files(records.values())))
+            mine = [by_relpath[rel].pop() for rel in named if by_relpath.get(rel)]
 
             def place(mine=mine) -> None:
                 for pending in mine:
@@ -77,18 +81,18 @@ class BaselineStore:
             try:
                 with baselines_lock(base_dir):
                     before = merge_updates(path, records, place)
-                    superseded = {t.artifact for test_id in records for t in
-                                  (before[test_id].timings.values() if test_id in before else ()) if t.artifact}
-                    superseded -= {t.artifact for r in records.values() for t in r.timings.values() if t.artifact}
+                    superseded = set(_named_files(before[t] for t in records if t in before))
+                    superseded -= set(named)
                     artifacts.delete_unnamed(superseded, base_dir, self.settings.artifact_dir, self._not_baselines())
             except (BaselineError, OSError) as exc:
                 self.write_errors.append(f"baselines not written to {path} ({len(records)} test(s)): {exc}")
                 self.unwritten += len(records)
-                for pending in mine:
-                    artifacts.discard(pending)
+                for pending in mine:  # another file's entries may name the same IR
+                    by_relpath.setdefault(str(pending.final.relative_to(base_dir)), []).append(pending)
                 continue
-        for pending in by_relpath.values():  # no queued entry names it
-            artifacts.discard(pending)
+        for left in by_relpath.values():  # no queued entry names them (or another copy was committed)
+            for pending in left:
+                artifacts.discard(pending)
         self.pending_artifacts.clear()
         self.updates.clear()
 
@@ -126,7 +130,7 @@ class BaselineStore:
         candidates: set[str] = set()
         for path, names in unused.items():
             for record in remove_entries(path, set(names), lock_dir=base_dir):
-                candidates.update(t.artifact for t in record.timings.values() if t.artifact)
+                candidates.update(_named_files([record]))
             self.pruned.extend(f"{path.relative_to(self.rootpath) if path.is_relative_to(self.rootpath) else path}::{n}" for n in names)
         with baselines_lock(base_dir):
             artifacts.delete_unnamed(candidates, base_dir, self.settings.artifact_dir, self._not_baselines())
@@ -135,3 +139,14 @@ class BaselineStore:
         """Directories under the baseline directory that hold no baseline files."""
         return [p for p in (self.settings.artifact_dir, self.settings.tuning_db) if p is not None]
 
+
+
+def _named_files(records) -> list[str]:
+    """The files (relative to the baseline directory) the records name: compiled
+    artifacts of their timings, and their IR."""
+    out: list[str] = []
+    for record in records:
+        out.extend(t.artifact for t in record.timings.values() if t.artifact)
+        if record.ir is not None:
+            out.append(record.ir.path)
+    return out

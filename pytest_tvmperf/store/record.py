@@ -20,6 +20,22 @@ def _round(x: float) -> float:
 
 
 @dataclass(frozen=True)
+class IRRef:
+    """The IR file of a baseline entry: its path relative to the baseline directory, and
+    the sha256 of its bytes."""
+
+    path: str
+    sha256: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"path": self.path, "sha256": self.sha256}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> "IRRef | None":
+        return None if data is None else cls(str(data["path"]), str(data["sha256"]))
+
+
+@dataclass(frozen=True)
 class Timing:
     """Time samples of one machine, with the reference kernel's, and the baseline's
     compiled artifact (path relative to the baseline directory, and its hash) when
@@ -75,6 +91,8 @@ class Record:
     #: state it was built with (``tuning.TuningState.as_json()``)
     pipeline: str = "default"
     tuning: Mapping[str, Any] | None = None
+    #: the program as IR before code generation (``--tvmperf-update``), rebuilt at gate time
+    ir: IRRef | None = None
 
     @property
     def timing(self) -> Timing | None:
@@ -94,6 +112,7 @@ class Record:
             "kernel_time_s": None if self.kernel_time_s is None else {k: _round(v) for k, v in sorted(self.kernel_time_s.items())},
             "pipeline": self.pipeline,
             **({"tuning": dict(self.tuning)} if self.tuning is not None else {}),
+            **({"ir": self.ir.as_json()} if self.ir is not None else {}),
         }
 
     @classmethod
@@ -110,6 +129,7 @@ class Record:
             kernel_time_s=None if data.get("kernel_time_s") is None else {k: float(v) for k, v in data["kernel_time_s"].items()},
             pipeline=str(data.get("pipeline", "default")),
             tuning=None if data.get("tuning") is None else dict(data["tuning"]),
+            ir=IRRef.from_json(data.get("ir")),
         )
 
     def merged_over(self, old: "Record | None") -> "Record":

@@ -189,6 +189,16 @@ def check_record(data: Any) -> None:
     if "pipeline" in record:
         _str(record["pipeline"], "pipeline")
     _optional(record.get("tuning"), "tuning", _object)
+    _optional(record.get("ir"), "ir", _ir)
+
+
+def _ir(value: Any, field: str) -> None:
+    """The IR file of an entry: ``{"path": <inside the baseline directory>, "sha256": <hex>}``."""
+    ir = _object(value, field)
+    _artifact_path(_require(ir, "path", f"{field}."), f"{field}.path")
+    sha = _require(ir, "sha256", f"{field}.")
+    if not (isinstance(sha, str) and _SHA256.match(sha)):
+        _fail(f"{field}.sha256", "64 lowercase hex digits", sha)
 
 
 def check_schema_version(value: Any, wanted: int) -> bool:

@@ -43,6 +43,7 @@ SAMPLES = {
     options.OPT_PEERS: "numpy,torch",
     options.OPT_SIMULATE: "off",
     options.OPT_RPC: "127.0.0.1:9190",
+    options.OPT_BASELINE_PROGRAM: "so",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
 OTHER_CLI = {options.OPT_RPC: ("10.0.0.1", 1)}

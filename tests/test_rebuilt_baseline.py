@@ -1,0 +1,182 @@
+"""Portable a/b: the baseline's program is stored as IR and rebuilt on the machine that
+runs the gate; the old form (a compiled ``.so`` per machine) keeps working."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+
+import tvm
+
+TESTS = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_a(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_b(tvmperf):
+    tvmperf.check(workloads.multiply(m=16, n=16))
+'''
+
+OTHER_MCPU = "x86-64-v2"
+
+
+def _files(project, pattern):
+    return sorted((project.pytester.path / "baselines").rglob(pattern))
+
+
+def _emulate_other_mcpu(project):
+    """Another machine as the plugin sees it: LLVM's host CPU is another one, so the
+    target (and the machine fingerprint) differ and a library built for the recording
+    target is not this machine's."""
+    project.monkeypatch.setattr(tvm.target.codegen, "llvm_get_system_cpu", lambda: OTHER_MCPU)
+
+
+def test_update_stores_ir_and_another_mcpu_gates_a_b_against_it_rebuilt(project):
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    entries = project.baselines()["tests"]
+    assert _files(project, "*.so") == []  # no native code among the baselines
+    for entry in entries.values():
+        path = project.pytester.path / "baselines" / entry["ir"]["path"]
+        assert path.name.endswith(".json.gz") and entry["ir"]["path"].startswith("artifacts/ir/")
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["ir"]["sha256"]
+        assert not any("artifact" in t for t in entry["timings"].values())
+    recorded_mcpu = entries["test_a[llvm-prim]"]["target"]["mcpu"]
+    assert recorded_mcpu != OTHER_MCPU
+
+    _emulate_other_mcpu(project)
+    result = project.run("-rA")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*1.01 ms*1.00x [[]*[]] a/b, baseline rebuilt here*pass*",
+                                 "*test_b[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*"])
+    assert "not gated" not in result.stdout.str()  # no time baseline of this machine, and yet compared a/b
+    cache = project.pytester.path / ".tvmperf-cache"
+    (library,) = cache.rglob("prim-*.so")  # multiply() is one symbolic-shape program: one IR, one library
+    assert library.parent.name not in entries["test_a[llvm-prim]"]["timings"]  # built for this (other) machine
+    assert library.name.startswith(f"prim-{entries['test_a[llvm-prim]']['ir']['sha256'][:32]}")
+    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
+
+    project.set_env("TVMPERF_FAKE_SCALE", "1.10")  # a real 10% slowdown is caught on the other machine
+    slower = project.run()
+    slower.assert_outcomes(failed=2)
+    slower.stdout.fnmatch_lines([
+        "*time 1.01 ms -> 1.11 ms (1.10x (97.5% CI 1.05-1.15x, a/b, baseline rebuilt here), limit +5%, 45 samples)*",
+        "*compared: a/b, baseline rebuilt here: the baseline's IR rebuilt for this machine, timed side by side*",
+    ])
+
+
+def test_an_old_so_baseline_still_works_and_update_migrates_it(project):
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)
+    assert len(_files(project, "*.so")) == 2 and _files(project, "*.json.gz") == []
+    assert all("ir" not in e for e in project.baselines()["tests"].values())
+
+    project.set_env("TVMPERF_FAKE_SCALE", "1.10")
+    old = project.run()
+    old.assert_outcomes(failed=2)
+    old.stdout.fnmatch_lines(["*(1.10x (97.5% CI 1.05-1.15x, a/b), limit +5%*",
+                              "*compared: the baseline's artifact timed side by side*"])
+    # another machine cannot use the old form's library: shown, not gated
+    native = tvm.target.codegen.llvm_get_system_cpu
+    _emulate_other_mcpu(project)
+    project.run().stdout.fnmatch_lines(["*2 test(s): time shown, not gated: no time baseline for this machine*"])
+    project.monkeypatch.setattr(tvm.target.codegen, "llvm_get_system_cpu", native)
+    project.monkeypatch.delenv("TVMPERF_FAKE_SCALE")
+
+    project.run("--tvmperf-update").assert_outcomes(passed=2)  # the default form now: IR
+    assert _files(project, "*.so") == []  # superseded and no longer named: deleted
+    assert len(_files(project, "*.json.gz")) == 1  # one program, one IR file
+    result = project.run("-rA")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*"])
+
+
+def _entry_ir(project, test_id="test_a[llvm-prim]"):
+    entry = project.baselines()["tests"][test_id]
+    return project.pytester.path / "baselines" / entry["ir"]["path"]
+
+
+def test_a_damaged_or_missing_ir_file_fails_the_test_naming_file_test_and_field(project):
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    path = _entry_ir(project)
+    shown = path.relative_to(project.pytester.path)
+    path.write_bytes(path.read_bytes()[:100])  # truncated
+    result = project.run()
+    result.assert_outcomes(failed=2)  # multiply() is one symbolic-shape program: both tests name this file
+    result.stdout.fnmatch_lines([
+        f"*baseline IR {shown} (named by field ir.path of entry 'test_a[[]llvm-prim[]]' in baselines/test_perf.json) "
+        f"does not match field ir.sha256 of that entry*re-record the test with `pytest --tvmperf-update`*"])
+    path.unlink()
+    result = project.run()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([f"*baseline IR {shown} (named by field ir.path of entry*) is missing*"])
+    project.run("--tvmperf-update").assert_outcomes(passed=2)  # re-recording repairs it
+    assert _entry_ir(project).exists()
+    project.run().assert_outcomes(passed=2)
+
+
+def test_an_ir_this_tvm_cannot_load_falls_back_to_the_normalized_comparison_and_says_why(project):
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    path = _entry_ir(project)
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    data["nodes"][data["root_index"]]["type"] = "relax.NoSuchNodeOfAFutureTVM"  # what an IR of another TVM may hold
+    path.write_bytes(gzip.compress(json.dumps(data).encode(), mtime=0))
+    baselines = project.baselines()
+    for entry in baselines["tests"].values():  # both tests name this file (one symbolic-shape program)
+        entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    project.baseline_file().write_text(json.dumps(baselines))
+
+    project.set_env("TVMPERF_FAKE_SCALE", "3")  # fail, so that the message shows the note
+    result = project.run()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*time 1.01 ms -> 3.03 ms (3.00x (*, normalized)*",
+        "*compared: normalized by the reference kernel*",
+        "*note: baseline IR baselines/artifacts/ir/*.json.gz cannot be loaded: TVM 0.27* cannot load it (*"
+        "NoSuchNodeOfAFutureTVM*); a/b timing is off for this test; the time falls back to the comparison with "
+        "stored numbers (normalized)*",
+    ])
+    assert "rebuilt here" not in result.stdout.str()
+
+
+def test_a_broken_cached_library_is_rebuilt(project):
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    project.run().assert_outcomes(passed=2)
+    (cached, *_) = sorted((project.pytester.path / ".tvmperf-cache").rglob("prim-*.so"))
+    cached.write_bytes(b"not a shared library")
+    result = project.run("-rA")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
+                                 "*test_b[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*"])
+    assert cached.read_bytes() != b"not a shared library"
+
+
+MLP_TWO_EXECUTORS = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode", "vm-compiled"])
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1))
+'''
+
+
+def test_executors_of_one_relax_program_share_one_ir_file(project):
+    project.pytester.makepyfile(test_perf=MLP_TWO_EXECUTORS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    entries = project.baselines()["tests"]
+    paths = {e["ir"]["path"] for e in entries.values()}
+    assert len(paths) == 1 and len(_files(project, "*.json.gz")) == 1
+    assert not [p for p in (project.pytester.path / "baselines").rglob("*") if ".tmp" in p.name]
+    result = project.run("-rA")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_mlp[[]llvm-vm-bytecode[]]*a/b, baseline rebuilt here*",
+                                 "*test_mlp[[]llvm-vm-compiled[]]*a/b, baseline rebuilt here*"])
