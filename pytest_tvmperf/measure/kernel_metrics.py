@@ -34,10 +34,19 @@ class KernelMetric:
 
 
 #: Every per-kernel metric a registered source can produce (threshold keys, docs).
-KERNEL_METRICS: tuple[KernelMetric, ...] = ()
+KERNEL_METRICS: tuple[KernelMetric, ...] = (
+    # GPU resources of CUDA kernels, from ptxas -v (measure/gpu_resources.py)
+    KernelMetric("gpu_registers", "registers/thread", "0", "registers per thread of each CUDA kernel (ptxas -v)"),
+    KernelMetric("gpu_shared_bytes", "B shared", "0", "static shared memory per block of each CUDA kernel (ptxas -v)"),
+    KernelMetric("gpu_local_bytes", "B local", "0", "stack frame in local memory per thread of each CUDA kernel (ptxas -v)"),
+    KernelMetric("gpu_spill_bytes", "B spilled", "0", "register spill stores + loads of each CUDA kernel (ptxas -v)"),
+    KernelMetric("ptx_instructions", "PTX instructions", "1%", "PTX instructions in each CUDA kernel's body"),
+)
 
 #: Registered sources, as "module:ATTRIBUTE" (imported lazily, in this order).
-SOURCES: tuple[str, ...] = ()
+SOURCES: tuple[str, ...] = (
+    "pytest_tvmperf.measure.gpu_resources:GPU_RESOURCES",
+)
 
 
 class MetricSource(Protocol):
