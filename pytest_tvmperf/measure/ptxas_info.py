@@ -68,10 +68,10 @@ def ptx_instruction_counts(ptx: str) -> dict[str, int]:
                 counts[current] = 0
             continue
         depth += line.count("{") - line.count("}")
-        body = line.strip("{} \t")
-        if body and body.endswith(";") and not body.startswith("."):
-            body = re.sub(r"^\$?[\w$]+:\s*", "", body) if re.match(r"^\$?[\w$]+:", body) else body
-            if body and not body.startswith("."):
+        # every statement ended on this line (a scoped "{ .reg ...; mov ...; }" holds several)
+        for statement in line.replace("{", " ").replace("}", " ").split(";")[:-1]:
+            statement = re.sub(r"^\s*\$?[\w$]+:", "", statement).strip()
+            if statement and not statement.startswith("."):
                 counts[current] += 1
         if depth <= 0 and "}" in line:
             current = None
