@@ -153,3 +153,16 @@ def test_cuda_without_a_gpu_or_toolchain_is_skipped_with_the_reason(no_gpu, monk
 
 def test_llvm_is_runnable():
     assert targets.TargetSpec("llvm", {"kind": "llvm"}).runnable
+
+
+def test_a_gpu_is_in_the_fingerprint_and_cpu_fingerprints_are_unchanged():
+    from pytest_tvmperf.measure.machine import Machine, gpu_description
+
+    cpu = Machine("cpu", 2, 1, "0.27", "17", "llvm")
+    assert "gpu" not in cpu.as_json() and Machine.from_json(cpu.as_json()) == cpu
+    assert cpu.fingerprint == "8882cbc942a4"  # as before the gpu field: existing baselines keep their timings
+    gpu = Machine("cpu", 2, 1, "0.27", "17", "cuda", gpu=gpu_description("NVIDIA H100", "550.54", 12040))
+    assert gpu.gpu == "NVIDIA H100, driver 550.54, CUDA 12040"
+    assert Machine.from_json(gpu.as_json()) == gpu and gpu.fingerprint != Machine("cpu", 2, 1, "0.27", "17", "cuda").fingerprint
+    assert "GPU NVIDIA H100" in gpu.describe()
+    assert gpu_description(None, None, None) == "unknown GPU"
