@@ -109,12 +109,31 @@ class CudaKind:
             import tvm.support.nvcc  # noqa: F401  (registers TVM's CUDA compile callback)
 
             arch = override or "sm_" + str(dev.compute_version).replace(".", "")
-            return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config()}, device_type="cuda")
+            return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config()}, device_type="cuda",
+                              skip_reason=tvm_cuda_compiler_missing(find_toolchain()))
         config = {"kind": "cuda", "arch": override or DEFAULT_CUDA_ARCH, "host": host_llvm_config()}
         missing = find_toolchain().missing
         return TargetSpec(name, config, device_type="cuda", not_run="no GPU",
                           skip_reason=(f"target cuda: no GPU on this machine, and {missing}: the CUDA kernels "
                                        f"cannot be built to check them") if missing else None)
+
+
+def tvm_cuda_compiler_missing(toolchain) -> str | None:
+    """Why TVM cannot compile CUDA kernels to run here: it uses NVRTC (the
+    ``cuda-bindings`` package) unless ``TVM_CUDA_COMPILE_MODE=nvcc``."""
+    import importlib.util
+
+    mode = os.environ.get("TVM_CUDA_COMPILE_MODE", "nvrtc").lower()
+    if mode == "nvcc":
+        return None if toolchain.nvcc else f"target cuda: TVM_CUDA_COMPILE_MODE=nvcc but {toolchain.missing}"
+    try:
+        have_nvrtc = importlib.util.find_spec("cuda.bindings") is not None
+    except (ImportError, ValueError):
+        have_nvrtc = False
+    if have_nvrtc:
+        return None
+    return ("target cuda: TVM compiles CUDA kernels with NVRTC from the cuda-bindings package, which is not installed: "
+            "pip install 'pytest-tvmperf[cuda]'" + (", or set TVM_CUDA_COMPILE_MODE=nvcc" if toolchain.nvcc else ""))
 
 
 #: every target kind, by the name used in ``--tvmperf-targets`` and test ids

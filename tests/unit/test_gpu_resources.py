@@ -166,3 +166,20 @@ def test_a_gpu_is_in_the_fingerprint_and_cpu_fingerprints_are_unchanged():
     assert Machine.from_json(gpu.as_json()) == gpu and gpu.fingerprint != Machine("cpu", 2, 1, "0.27", "17", "cuda").fingerprint
     assert "GPU NVIDIA H100" in gpu.describe()
     assert gpu_description(None, None, None) == "unknown GPU"
+
+
+def test_tvm_needs_nvrtc_or_nvcc_to_compile_for_a_gpu(monkeypatch, tmp_path):
+    import importlib.util
+
+    from pytest_tvmperf.build.cuda_toolchain import CudaToolchain
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.startswith("cuda") else real(name, *a))
+    monkeypatch.delenv("TVM_CUDA_COMPILE_MODE", raising=False)
+    assert "NVRTC from the cuda-bindings package, which is not installed" in targets.tvm_cuda_compiler_missing(
+        CudaToolchain(None, None))
+    assert targets.tvm_cuda_compiler_missing(CudaToolchain("/x/nvcc", "/x/ptxas")).endswith(
+        "or set TVM_CUDA_COMPILE_MODE=nvcc")
+    monkeypatch.setenv("TVM_CUDA_COMPILE_MODE", "nvcc")
+    assert targets.tvm_cuda_compiler_missing(CudaToolchain("/x/nvcc", "/x/ptxas")) is None
+    assert "nvcc is not installed" in targets.tvm_cuda_compiler_missing(CudaToolchain(None, "/x/ptxas"))
