@@ -107,3 +107,25 @@ def test_the_arch_is_overridable(project):
     project.pytester.makepyfile(test_perf=MATMUL)
     project.run("--tvmperf-targets=cuda", "--tvmperf-update", "-k", "mlp").assert_outcomes(passed=1)
     assert project.baselines()["tests"]["test_mlp[cuda-vm-bytecode]"]["target"]["arch"] == "sm_90"
+
+
+CUDA_GRAPH = '''
+from pytest_tvmperf import workloads
+
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1))
+'''
+
+
+def test_vm_cudagraph_is_built_and_gated_on_cuda_and_skipped_elsewhere(project):
+    project.pytester.makepyfile(test_perf=CUDA_GRAPH)
+    result = project.run("-rs", "--tvmperf-targets=llvm,cuda", "--tvmperf-executors=vm-cudagraph", "--tvmperf-update")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*executor vm-cudagraph captures CUDA graphs: it runs on the cuda target only, not llvm*"])
+    entry = project.baselines()["tests"]["test_mlp[cuda-vm-cudagraph]"]
+    assert entry["exact"]["by_callee"]["vm.builtin.cuda_graph.run_or_capture"] == 1
+    assert entry["timings"] == {}
+    project.run("--tvmperf-targets=cuda", "--tvmperf-executors=vm-cudagraph").assert_outcomes(passed=1)
+    # not selected unless asked for by name
+    default = project.run("--tvmperf-targets=cuda", "--co", "-q")
+    assert "vm-cudagraph" not in default.stdout.str() and "test_mlp[cuda-vm-bytecode]" in default.stdout.str()

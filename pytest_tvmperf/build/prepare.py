@@ -79,7 +79,8 @@ class Preparer:
             raise TypeError(f"tvmperf takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
         executor = get_executor(executor_name)
         target = self.session.target(self.target_name)
-        reason = executor.unsupported(workload) or target.skip_reason
+        on_target = getattr(executor, "unsupported_on", None)  # an executor for some targets only
+        reason = executor.unsupported(workload) or (on_target(target) if on_target else None) or target.skip_reason
         if reason:
             pytest.skip(reason)
         tuning_db, tuning_state = self._tuning(workload, target, where)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
     DEFAULT_ALPHA,
+    DEFAULT_EXECUTORS,
     DEFAULT_NOISE,
     DEFAULT_THRESHOLDS,
     DEFAULT_TIME_THRESHOLD,
@@ -134,8 +135,8 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option(OPT_EXECUTORS, "executors", f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: all",
-           EXECUTORS, parse_executors, marker_keys=("executors",), marker_role="narrows", passthrough=True),
+    Option(OPT_EXECUTORS, "executors", f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: {', '.join(DEFAULT_EXECUTORS)}",
+           DEFAULT_EXECUTORS, parse_executors, marker_keys=("executors",), marker_role="narrows", passthrough=True),
     Option(OPT_TARGETS, "targets", f"comma-separated targets ({', '.join(TARGETS)}); default: llvm (the host CPU)",
            ("llvm",), parse_targets, marker_keys=("targets",), marker_role="narrows", passthrough=True),
     Option(OPT_UPDATE, "update", "write or rewrite the baselines of the tests that ran (and only those)",
