@@ -46,8 +46,8 @@ def measured_count(exact: ExactMetrics) -> int:
     return sum(exact.scalar(m) is not None for m in (*EXACT_METRICS, *KERNEL_METRIC_NAMES) if m != "calls")
 
 
-def summary_line(target: str, why: str) -> str:
-    return (f"target {target}: {why} on this machine: built and gated the exact metrics only "
+def summary_line(target: str, why: str, verb: str = "gated") -> str:
+    return (f"target {target}: {why} on this machine: built and {verb} the exact metrics only "
             f"(VM instructions, kernels, planned bytes, GPU registers/shared/local/spill bytes and PTX "
             f"instructions per kernel); correctness, executed calls and time were not checked")
 
@@ -61,7 +61,7 @@ def check_built(tv: "Tvmperf", prep: Prepared) -> Outcome:
     session = tv.session
     exact, skipped = built_exact(prep, session.metric_sources(), session.settings)
     session.report.not_measured.update(skipped)
-    session.report.not_measured.add(summary_line(tv.target, why))
+    session.report.not_measured.add(summary_line(tv.target, why, "recorded" if session.settings.update else "gated"))
     baseline = tv._baselines().get(tv.test_id)
     exact = with_baseline_calls(exact, baseline)
     workload = prep.workload
