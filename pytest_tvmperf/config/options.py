@@ -217,7 +217,7 @@ def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, co
 class Settings:
     """The run's options, each from the closest place that sets it (see :data:`OPTIONS`)."""
 
-    executors: tuple[str, ...] = EXECUTORS
+    executors: tuple[str, ...] = DEFAULT_EXECUTORS
     targets: tuple[str, ...] = ("llvm",)
     update: bool = False
     baseline_dir: Path = Path("baselines")
