@@ -129,3 +129,13 @@ def test_vm_cudagraph_is_built_and_gated_on_cuda_and_skipped_elsewhere(project):
     # not selected unless asked for by name
     default = project.run("--tvmperf-targets=cuda", "--co", "-q")
     assert "vm-cudagraph" not in default.stdout.str() and "test_mlp[cuda-vm-bytecode]" in default.stdout.str()
+
+
+def test_kernels_nvcc_cannot_build_fail_with_its_message_not_a_traceback(project):
+    project.set_env("TVMPERF_CUDA_ARCH", "sm_20")  # an arch nvcc 12+ no longer builds for
+    project.pytester.makepyfile(test_perf=MATMUL)
+    result = project.run("--tvmperf-targets=cuda", "-k", "matmul")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*tvmperf: compiling matmul on cuda/prim failed: its CUDA kernels do not build for sm_20:*",
+                                 "*nvcc --ptx -arch sm_20 failed (exit *"])
+    assert "Traceback" not in result.stdout.str()

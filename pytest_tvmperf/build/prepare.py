@@ -91,11 +91,11 @@ class Preparer:
             except CompileError as exc:
                 self.fail("error", f"tvmperf: compiling {where} failed:\n{exc}")
         device_code = self._device_code(compiled, target, where) if target.device_type == "cuda" else None
+        if not target.runnable:  # built and gated on its exact metrics only (runner: built_only.py)
+            return Prepared(workload, executor_name, target, compiled, [], [], [], [], compile_time[0],
+                            tuning_state, device_code)
         inputs = workload.inputs()
         args = [*inputs, *(a for _, a in workload.params)]
-        if not target.runnable:  # built and gated on its exact metrics only (runner: built_only.py)
-            return Prepared(workload, executor_name, target, compiled, inputs, args, [], [], compile_time[0],
-                            tuning_state, device_code)
         expected = workload.expected(inputs)
         out_specs = [(e.shape, str(e.dtype)) for e in expected]
         self._check_signature(workload, inputs, out_specs, where)
