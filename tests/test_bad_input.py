@@ -213,15 +213,19 @@ def test_mul(tvmperf):
     result.stdout.fnmatch_lines(["*executor vm-bytecode runs Relax IRModules; multiply() is a TE/TIR PrimFunc*"])
 
 
-def test_cuda_without_gpu_is_skipped_with_reason(project):
+def test_cuda_without_gpu_or_nvcc_is_skipped_with_reason(project, tmp_path):
     import tvm
 
     if tvm.cuda(0).exist:
         pytest.skip("this machine has a GPU")
+    project.set_env("PATH", str(tmp_path))  # no nvcc, no ptxas (built-only cuda needs them)
+    project.set_env("CUDA_HOME", str(tmp_path / "no-cuda"))
     project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
     result = project.run("-rs", "--tvmperf-targets=cuda")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*target cuda: no CUDA GPU on this machine*"])
+    result.stdout.fnmatch_lines(["*target cuda: no GPU on this machine, and nvcc and ptxas are not installed "
+                                 "(install the CUDA toolkit (nvcc, ptxas) or pip install 'pytest-tvmperf[[]cuda[]]')*"])
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_no_combination_left_is_skipped_with_reason(project):

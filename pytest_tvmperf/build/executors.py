@@ -299,7 +299,8 @@ def load_artifact(path: str, executor: str, entry: str, target: TargetSpec) -> C
     dev = target.device()
     if executor == "prim":
         return _PrimCompiled(tvm.runtime.Executable(module), None, entry, dev)
-    return _VMCompiled(relax.VMExecutable(module), None, entry, executor.removeprefix("vm-"), dev)
+    exec_mode = "bytecode" if executor == "vm-cudagraph" else executor.removeprefix("vm-")
+    return _VMCompiled(relax.VMExecutable(module), None, entry, exec_mode, dev)
 
 
 #: copies of each artifact timed in turn, to average out memory-placement bias
@@ -354,4 +355,8 @@ def get_executor(name: str) -> Executor:
         return VMExecutor("compiled")
     if name == "prim":
         return PrimExecutor()
-    raise ValueError(f"unknown executor {name!r}; choose from vm-bytecode, vm-compiled, prim")
+    if name == "vm-cudagraph":
+        from pytest_tvmperf.build.cudagraph import CudaGraphExecutor
+
+        return CudaGraphExecutor()
+    raise ValueError(f"unknown executor {name!r}; choose from vm-bytecode, vm-compiled, prim, vm-cudagraph")

@@ -54,6 +54,8 @@ class Prepared:
     out_specs: list
     compile_s: float
     tuning: Any = None  # tuning.TuningState for pipeline="tuned"
+    #: the CUDA kernels built to PTX and assembled (cuda_build.DeviceCode), cuda targets only
+    device_code: Any = None
 
 
 @dataclass
@@ -77,7 +79,8 @@ class Preparer:
             raise TypeError(f"tvmperf takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
         executor = get_executor(executor_name)
         target = self.session.target(self.target_name)
-        reason = executor.unsupported(workload) or target.skip_reason
+        on_target = getattr(executor, "unsupported_on", None)  # an executor for some targets only
+        reason = executor.unsupported(workload) or (on_target(target) if on_target else None) or target.skip_reason
         if reason:
             pytest.skip(reason)
         tuning_db, tuning_state = self._tuning(workload, target, where)
@@ -87,6 +90,10 @@ class Preparer:
                 compiled = executor.compile(workload, target, tuning_db)
             except CompileError as exc:
                 self.fail("error", f"tvmperf: compiling {where} failed:\n{exc}")
+        device_code = self._device_code(compiled, target, where) if target.device_type == "cuda" else None
+        if not target.runnable:  # built and gated on its exact metrics only (runner: built_only.py)
+            return Prepared(workload, executor_name, target, compiled, [], [], [], [], compile_time[0],
+                            tuning_state, device_code)
         inputs = workload.inputs()
         args = [*inputs, *(a for _, a in workload.params)]
         expected = workload.expected(inputs)
@@ -98,7 +105,26 @@ class Preparer:
             self.fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n" + mismatch.message(f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""))
         if workload.dim_ranges:
             self._check_symbolic(compiled, workload, where)
-        return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0], tuning_state)
+        return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0],
+                        tuning_state, device_code)
+
+    def _device_code(self, compiled, target, where: str):
+        """The CUDA kernels built to PTX and assembled with ``ptxas -v`` (the build check
+        where no GPU runs them, and the GPU resource metrics); None without nvcc/ptxas
+        on a GPU machine (TVM builds with its own compiler there)."""
+        __tracebackhide__ = True
+        from pytest_tvmperf.build.cuda_build import DeviceCompileError, device_code
+        from pytest_tvmperf.build.cuda_toolchain import find_toolchain
+
+        toolchain = find_toolchain()
+        if toolchain.missing:
+            return None
+        arch = str(target.config.get("arch", ""))
+        try:
+            return device_code(compiled, arch, toolchain)
+        except DeviceCompileError as exc:
+            problem = str(exc)
+        self.fail("error", f"tvmperf: compiling {where} failed: its CUDA kernels do not build for {arch}:\n{problem}")
 
     def _check_signature(self, workload: Workload, inputs, out_specs, where: str) -> None:
         """A call the entry function cannot take fails here, naming the arguments."""

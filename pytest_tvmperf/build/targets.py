@@ -25,6 +25,13 @@ class TargetSpec:
     device_type: str = "cpu"
     #: the RPC device it runs on (build/remote.py), None for this machine
     remote: Any = None
+    #: why this target is built and gated on its exact metrics but not run here (a
+    #: ``cuda`` target on a machine without a GPU); None when it runs
+    not_run: str | None = None
+
+    @property
+    def runnable(self) -> bool:
+        return self.not_run is None
 
     def tvm_target(self):
         import tvm
@@ -79,19 +86,56 @@ class LlvmKind:
         return TargetSpec(name, host_llvm_config())
 
 
+#: the CUDA ``arch`` built for where no GPU says which (``TVMPERF_CUDA_ARCH`` overrides it)
+DEFAULT_CUDA_ARCH = "sm_80"
+CUDA_ARCH_ENV = "TVMPERF_CUDA_ARCH"
+
+
 @dataclass(frozen=True)
 class CudaKind:
-    """An NVIDIA GPU; skipped where ``tvm.cuda(0)`` does not exist."""
+    """An NVIDIA GPU. Without one, the workload is still built for ``arch``
+    (``$TVMPERF_CUDA_ARCH``, default :data:`DEFAULT_CUDA_ARCH`) and gated on its exact
+    metrics, but not run; with one, ``arch`` is the GPU's unless the variable says
+    otherwise. Only ``tvm.cuda(0).exist`` is asked of the driver."""
 
     def resolve(self, name: str) -> TargetSpec:
         import tvm
 
+        from pytest_tvmperf.build.cuda_toolchain import find_toolchain
+
+        override = os.environ.get(CUDA_ARCH_ENV, "").strip()
+        if override and not override.startswith("sm_"):
+            raise ValueError(f"${CUDA_ARCH_ENV}={override!r}: give a CUDA arch such as sm_80 or sm_90a")
         dev = tvm.cuda(0)
-        if not dev.exist:
-            return TargetSpec(name, {"kind": "cuda", "host": host_llvm_config()}, device_type="cuda",
-                              skip_reason="target cuda: no CUDA GPU on this machine (tvm.cuda(0).exist is False)")
-        arch = "sm_" + str(dev.compute_version).replace(".", "")
-        return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config()}, device_type="cuda")
+        if dev.exist:
+            import tvm.support.nvcc  # noqa: F401  (registers TVM's CUDA compile callback)
+
+            arch = override or "sm_" + str(dev.compute_version).replace(".", "")
+            return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config()}, device_type="cuda",
+                              skip_reason=tvm_cuda_compiler_missing(find_toolchain()))
+        config = {"kind": "cuda", "arch": override or DEFAULT_CUDA_ARCH, "host": host_llvm_config()}
+        missing = find_toolchain().missing
+        return TargetSpec(name, config, device_type="cuda", not_run="no GPU",
+                          skip_reason=(f"target cuda: no GPU on this machine, and {missing}: the CUDA kernels "
+                                       f"cannot be built to check them") if missing else None)
+
+
+def tvm_cuda_compiler_missing(toolchain) -> str | None:
+    """Why TVM cannot compile CUDA kernels to run here: it uses NVRTC (the
+    ``cuda-bindings`` package) unless ``TVM_CUDA_COMPILE_MODE=nvcc``."""
+    import importlib.util
+
+    mode = os.environ.get("TVM_CUDA_COMPILE_MODE", "nvrtc").lower()
+    if mode == "nvcc":
+        return None if toolchain.nvcc else f"target cuda: TVM_CUDA_COMPILE_MODE=nvcc but {toolchain.missing}"
+    try:
+        have_nvrtc = importlib.util.find_spec("cuda.bindings") is not None
+    except (ImportError, ValueError):
+        have_nvrtc = False
+    if have_nvrtc:
+        return None
+    return ("target cuda: TVM compiles CUDA kernels with NVRTC from the cuda-bindings package, which is not installed: "
+            "pip install 'pytest-tvmperf[cuda]'" + (", or set TVM_CUDA_COMPILE_MODE=nvcc" if toolchain.nvcc else ""))
 
 
 #: every target kind, by the name used in ``--tvmperf-targets`` and test ids

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
     DEFAULT_ALPHA,
+    DEFAULT_EXECUTORS,
     DEFAULT_NOISE,
     DEFAULT_THRESHOLDS,
     DEFAULT_TIME_THRESHOLD,
@@ -145,8 +146,8 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option(OPT_EXECUTORS, "executors", f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: all",
-           EXECUTORS, parse_executors, marker_keys=("executors",), marker_role="narrows", passthrough=True),
+    Option(OPT_EXECUTORS, "executors", f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: {', '.join(DEFAULT_EXECUTORS)}",
+           DEFAULT_EXECUTORS, parse_executors, marker_keys=("executors",), marker_role="narrows", passthrough=True),
     Option(OPT_TARGETS, "targets", f"comma-separated targets ({', '.join(TARGETS)}, or llvm@rpc:KEY: a device of the "
            "--tvmperf-rpc tracker); default: llvm (the host CPU)",
            ("llvm",), parse_targets, marker_keys=("targets",), marker_role="narrows", passthrough=True),
@@ -237,7 +238,7 @@ def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, co
 class Settings:
     """The run's options, each from the closest place that sets it (see :data:`OPTIONS`)."""
 
-    executors: tuple[str, ...] = EXECUTORS
+    executors: tuple[str, ...] = DEFAULT_EXECUTORS
     targets: tuple[str, ...] = ("llvm",)
     update: bool = False
     baseline_dir: Path = Path("baselines")

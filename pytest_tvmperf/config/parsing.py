@@ -16,7 +16,9 @@ from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS
 
-EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim")
+EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim", "vm-cudagraph")
+#: what a run selects unless told: vm-cudagraph (cuda only) is asked for by name
+DEFAULT_EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim")
 TARGETS: tuple[str, ...] = ("llvm", "cuda")
 
 #: metrics that can carry a threshold, and what a bare number means for each

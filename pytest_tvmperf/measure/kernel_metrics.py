@@ -40,11 +40,20 @@ KERNEL_METRICS: tuple[KernelMetric, ...] = (
                  doc="instructions executed per kernel under valgrind's callgrind (pinned target llvm -mcpu=haswell)"),
     KernelMetric("est_cycles", "cycles", default_limit="1%",
                  doc="Ir + 10 x L1 misses + 100 x LL misses per kernel, pinned cache model (measure/callgrind.py)"),
+    # GPU resources of CUDA kernels, from ptxas -v (measure/gpu_resources.py)
+    KernelMetric("gpu_registers", "registers/thread", "0", "registers per thread of each CUDA kernel (ptxas -v)"),
+    KernelMetric("gpu_shared_bytes", "B shared", "0", "static shared memory per block of each CUDA kernel (ptxas -v)"),
+    KernelMetric("gpu_local_bytes", "B local", "0", "stack frame in local memory per thread of each CUDA kernel (ptxas -v)"),
+    KernelMetric("gpu_spill_bytes", "B spilled", "0", "register spill stores + loads of each CUDA kernel (ptxas -v)"),
+    KernelMetric("ptx_instructions", "PTX instructions", "1%", "PTX instructions in each CUDA kernel's body"),
 )
 
 #: Registered sources, as "module:ATTRIBUTE" (imported lazily, in this order); an
 #: ATTRIBUTE that is a class is instantiated once per session.
-SOURCES: tuple[str, ...] = ("pytest_tvmperf.measure.simulate:SimulatedCost",)
+SOURCES: tuple[str, ...] = (
+    "pytest_tvmperf.measure.simulate:SimulatedCost",
+    "pytest_tvmperf.measure.gpu_resources:GPU_RESOURCES",
+)
 
 
 class SourceFailed(Exception):

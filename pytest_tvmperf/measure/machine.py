@@ -18,22 +18,54 @@ class Machine:
     tvm_version: str
     llvm_version: str
     target: str
+    #: the GPU a ``cuda`` target was timed on: name, driver and CUDA versions ("" on CPU
+    #: targets, left out of the fingerprint and the JSON so CPU fingerprints are unchanged)
+    gpu: str = ""
+
+    def _fields(self) -> dict[str, Any]:
+        data = asdict(self)
+        if not data["gpu"]:
+            del data["gpu"]
+        return data
 
     @property
     def fingerprint(self) -> str:
         """Short stable id: time samples are only comparable between equal fingerprints."""
-        blob = json.dumps(asdict(self), sort_keys=True).encode()
+        blob = json.dumps(self._fields(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._fields()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Machine":
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k != "gpu" or k in data})
 
     def describe(self) -> str:
-        return f"{self.cpu_model}, {self.logical_cores} cores, {self.tvm_threads} TVM threads, TVM {self.tvm_version}, LLVM {self.llvm_version}"
+        gpu = f", GPU {self.gpu}" if self.gpu else ""
+        return f"{self.cpu_model}, {self.logical_cores} cores, {self.tvm_threads} TVM threads, TVM {self.tvm_version}, LLVM {self.llvm_version}{gpu}"
+
+
+def gpu_description(name: Any, driver: Any, cuda_version: Any) -> str:
+    """'NVIDIA H100 80GB HBM3, driver 550.54.15, CUDA 12040' (parts TVM does not know are left out)."""
+    parts = [str(name or "unknown GPU")]
+    if driver:
+        parts.append(f"driver {driver}")
+    if cuda_version:
+        parts.append(f"CUDA {cuda_version}")
+    return ", ".join(parts)
+
+
+def current_gpu(target_json: Mapping[str, Any]) -> str:
+    """The GPU of a ``cuda`` target, asked of the driver only when a GPU exists."""
+    import tvm
+
+    if target_json.get("kind") != "cuda":
+        return ""
+    dev = tvm.cuda(0)
+    if not dev.exist:
+        return ""
+    return gpu_description(dev.device_name, dev.driver_version, dev.api_version)
 
 
 def cpu_model() -> str:
@@ -61,4 +93,5 @@ def current_machine(target_json: Mapping[str, Any]) -> Machine:
         tvm_version=str(tvm.__version__),
         llvm_version=llvm,
         target=json.dumps(dict(target_json), sort_keys=True),
+        gpu=current_gpu(target_json),
     )

@@ -6,7 +6,7 @@ import numpy as np
 
 from pytest_tvmperf.workload import Workload
 
-SCHEDULES = ("default", "parallel")
+SCHEDULES = ("default", "parallel", "gpu")
 
 #: rgb @ MATRIX gives (y, u, v) per pixel
 MATRIX = np.array(
@@ -17,7 +17,9 @@ MATRIX = np.array(
 def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) -> Workload:
     """The 1920x1080x3 conversion: ``default`` is the plain loop nest, ``parallel``
     splits the height by 8, fuses and parallelizes the outer loops, vectorizes the
-    inner one and unrolls the channel loop (the seed's tuned CPU template)."""
+    inner one and unrolls the channel loop (the seed's tuned CPU template); ``gpu`` binds
+    the fused pixel loop to CUDA blocks of 256 threads, one pixel per thread, channels
+    unrolled (the seed's GPU schedule; for ``targets=["cuda"]``)."""
     from tvm import s_tir, te
 
     if schedule not in SCHEDULES:
@@ -45,6 +47,8 @@ def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) ->
         sch.vectorize(j_inner)
         sch.unroll(k)
         func = sch.mod["main"]
+    if schedule == "gpu":
+        func = _gpu_schedule(func)
 
     def make_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
         return [rng.uniform(size=(width, height, 3)).astype("float32")]
@@ -61,3 +65,19 @@ def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) ->
         atol=1e-4,
         peers={"numpy": lambda: reference},
     )
+
+
+def _gpu_schedule(func, threads: int = 256):
+    """One pixel per GPU thread: fuse the pixel loops, split by ``threads``, bind to
+    blockIdx.x/threadIdx.x, unroll the channel loop."""
+    from tvm import s_tir
+
+    sch = s_tir.Schedule(func)
+    block = sch.get_sblock("yuv")
+    i, j, k = sch.get_loops(block)
+    pixels = sch.fuse(i, j)
+    blocks, thread = sch.split(pixels, factors=[None, threads])
+    sch.bind(blocks, "blockIdx.x")
+    sch.bind(thread, "threadIdx.x")
+    sch.unroll(k)
+    return sch.mod["main"]

@@ -26,8 +26,8 @@ def test_cuda_says_why_it_cannot_run_without_a_gpu():
     assert spec.config["kind"] == "cuda" and spec.device_type == "cuda"
     if tvm.cuda(0).exist:
         assert spec.skip_reason is None and spec.config["arch"].startswith("sm_")
-    else:
-        assert "no CUDA GPU" in spec.skip_reason
+    else:  # built and gated on exact metrics, not run (or skipped without nvcc/ptxas)
+        assert not spec.runnable and spec.config["arch"].startswith("sm_")
 
 
 def test_an_unknown_target_lists_the_known_ones():

@@ -1,0 +1,65 @@
+"""Where the CUDA compiler and assembler are: ``nvcc`` (CUDA C -> PTX) and ``ptxas``
+(PTX -> SASS, and ``-v`` for each kernel's registers, shared memory and spills).
+
+Looked up on PATH, under ``$CUDA_HOME`` (or ``$CUDA_PATH``, else ``/usr/local/cuda``), and in
+NVIDIA's PyPI wheels (``pip install 'pytest-tvmperf[cuda]'`` installs ``nvidia-cuda-nvcc``,
+``-runtime``, ``-crt`` and ``nvidia-nvvm`` into one ``nvidia/cu13`` tree). Nothing here
+touches a GPU or its driver."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+INSTALL_HINT = "install the CUDA toolkit (nvcc, ptxas) or pip install 'pytest-tvmperf[cuda]'"
+
+
+@dataclass(frozen=True)
+class CudaToolchain:
+    nvcc: str | None
+    ptxas: str | None
+
+    @property
+    def missing(self) -> str | None:
+        """'nvcc and ptxas are not installed (...)', or None when both are there."""
+        absent = [name for name, path in (("nvcc", self.nvcc), ("ptxas", self.ptxas)) if path is None]
+        if not absent:
+            return None
+        return f"{' and '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed ({INSTALL_HINT})"
+
+    def env(self) -> dict[str, str]:
+        """The environment to run nvcc in: its own folder first on PATH (nvcc runs
+        ptxas, cicc and fatbinary from beside itself)."""
+        env = dict(os.environ)
+        if self.nvcc:
+            env["PATH"] = os.pathsep.join([str(Path(self.nvcc).parent), env.get("PATH", "")])
+        return env
+
+
+def _wheel_bins() -> list[Path]:
+    """The ``bin`` folders of NVIDIA's CUDA wheels (``nvidia/cu13/bin``, ``nvidia/cuda_nvcc/bin``)."""
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return sorted(p / "bin" for root in spec.submodule_search_locations for p in Path(root).iterdir()
+                  if (p / "bin").is_dir())
+
+
+def _find(tool: str, path: str | None) -> str | None:
+    found = shutil.which(tool, path=path)
+    if found:
+        return found
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    dirs = [Path(home) / "bin", *_wheel_bins()]
+    return next((str(d / tool) for d in dirs if os.access(d / tool, os.X_OK)), None)
+
+
+def find_toolchain(path: str | None = None) -> CudaToolchain:
+    """nvcc and ptxas on ``path`` (default PATH) or in the usual places."""
+    return CudaToolchain(_find("nvcc", path), _find("ptxas", path))

@@ -1,0 +1,51 @@
+"""The GPU resources :class:`~pytest_tvmperf.measure.kernel_metrics.MetricSource`: per
+CUDA kernel, registers per thread, shared memory, local memory (stack frame), spill
+bytes and PTX instructions, from the kernels built by build/cuda_build.py. Exact on any
+machine, GPU or not: a schedule that adds spills or doubles registers fails CPU-only CI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS, KernelMetric
+from pytest_tvmperf.measure.ptxas_info import parse_ptxas_verbose, ptx_instruction_counts
+
+GPU_METRIC_NAMES = ("gpu_registers", "gpu_shared_bytes", "gpu_local_bytes", "gpu_spill_bytes", "ptx_instructions")
+
+
+def resource_counts(ptxas_log: str, ptx: str) -> dict[str, dict[str, int]]:
+    """Pure: {metric: {kernel: count}} from ``ptxas -v`` output and the PTX."""
+    kernels = parse_ptxas_verbose(ptxas_log)
+    return {
+        "gpu_registers": {k: r.registers for k, r in kernels.items()},
+        "gpu_shared_bytes": {k: r.shared_bytes for k, r in kernels.items()},
+        "gpu_local_bytes": {k: r.local_bytes for k, r in kernels.items()},
+        "gpu_spill_bytes": {k: r.spill_bytes for k, r in kernels.items()},
+        "ptx_instructions": ptx_instruction_counts(ptx),
+    }
+
+
+@dataclass(frozen=True)
+class GpuResources:
+    name: str = "GPU resources"
+
+    @property
+    def metrics(self) -> tuple[KernelMetric, ...]:
+        return tuple(m for m in KERNEL_METRICS if m.name in GPU_METRIC_NAMES)
+
+    def unavailable(self, prepared, settings) -> str | None:
+        if prepared.target.device_type != "cuda" or getattr(prepared, "device_code", None) is not None:
+            return None  # other targets have no CUDA kernels: nothing to say
+        from pytest_tvmperf.build.cuda_toolchain import find_toolchain
+
+        return find_toolchain().missing or None
+
+    def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
+        code = getattr(prepared, "device_code", None)
+        if code is None:
+            return {}
+        return resource_counts(code.ptxas_log, code.ptx)
+
+
+GPU_RESOURCES = GpuResources()
