@@ -38,12 +38,16 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = options.Settings.from_config(config)
         for path, option in ((settings.json_path, "--tvmperf-json"), (settings.html_path, "--tvmperf-html"),
-                             (settings.history_path, "--tvmperf-history")):
+                             (settings.history_path, "--tvmperf-history"),
+                             (settings.benchmark_json_path, "--tvmperf-benchmark-json")):
             if path is not None:
                 outputs.check_writable(path, option)
         history = outputs.read_history(settings.history_path) if settings.history_path else []
     except (ValueError, ResultsError) as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
+    if settings.update and settings.cli_timing is False:
+        raise pytest.UsageError("pytest-tvmperf: --tvmperf-update records time baselines: drop --tvmperf-timing=off "
+                                "(or set timing=False on the tests that must not be timed)")
     if settings.prune and not settings.update:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
@@ -132,6 +136,7 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
         peer_limits=dict(marker.peer_limits),
         progress=_progress_bars(request.config),
         timer=tvmperf_timer,
+        timing=session.settings.timing_on(marker.timing),
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
     )

@@ -48,6 +48,8 @@ class Tvmperf:
     user_properties: list = field(default_factory=list)
     peer_limits: Mapping[str, float] = field(default_factory=dict)
     progress: ProgressBar = no_progress
+    #: False: correctness and exact metrics only (--tvmperf-timing=off, marker timing=False)
+    timing: bool = True
     _checked: bool = False
     _ratios: int = 0
     _peers_timed: tuple[str, ...] = ()
@@ -117,6 +119,10 @@ class Tvmperf:
             raise TypeError(f"tvmperf.check() takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
         where = f"{workload.name} on {self.target}/{self.executor}"
         prep = self._prepare(workload, self.executor, where)
+        if not self.timing:
+            from pytest_tvmperf.untimed import check_untimed
+
+            return check_untimed(self, prep)
         compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
         peers = self.sources.peer_samplers(prep, where)
 
@@ -212,6 +218,11 @@ class Tvmperf:
             executor = side.executor or self.executor
             preps.append(self._prepare(side.workload, executor, f"{side.workload.name} on {self.target}/{executor}"))
         label = f"{sides[0].describe(self.executor)} / {sides[1].describe(self.executor)}"
+        if not self.timing:  # both sides compiled and checked; the ratio is a time: not measured
+            from pytest_tvmperf.untimed import UNTIMED_NOTE
+
+            self._add(Outcome(self.nodeid, shown_id, self.executor, self.target, "not gated", note=UNTIMED_NOTE))
+            return None  # type: ignore[return-value]
         samplers = []
         for i, prep in enumerate(preps):
             pending = self.sources.export(prep.compiled, "relation", side=f"ratio{self._ratios}.{i}")

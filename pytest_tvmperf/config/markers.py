@@ -18,6 +18,7 @@ import pytest
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.config.parsing import (
     Limit,
+    parse_bool,
     parse_executors,
     parse_targets,
     peer_limits_from_marker,
@@ -37,6 +38,8 @@ class MarkerSettings:
     thresholds: Mapping[str, Limit] = field(default_factory=dict)
     #: peer -> the most TVM may take relative to it (``vs_torch=1.2``)
     peer_limits: Mapping[str, float] = field(default_factory=dict)
+    #: ``timing=False``: correctness and exact metrics only (None: the run decides)
+    timing: bool | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
@@ -46,7 +49,17 @@ class MarkerSettings:
             targets=parse_targets(kwargs["targets"]) if "targets" in kwargs else None,
             thresholds=thresholds_from_marker(kwargs),
             peer_limits=peer_limits_from_marker(kwargs),
+            timing=_timing(kwargs["timing"]) if "timing" in kwargs else None,
         )
+
+
+def _timing(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    try:
+        return parse_bool(value)
+    except ValueError:
+        raise ValueError(f"timing={value!r}: expected True or False (or 'on'/'off')") from None
 
 
 _STASH = pytest.StashKey[MarkerSettings]()

@@ -81,6 +81,8 @@ OPT_PRUNE = "tvmperf_prune"
 OPT_TUNING_DB = "tvmperf_tuning_db"
 OPT_TUNE = "tvmperf_tune"
 OPT_PEERS = "tvmperf_peers"
+OPT_TIMING = "tvmperf_timing"
+OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
 
 DEFAULT_TUNING_DB = "tuning"
 DEFAULT_REPEAT = 15
@@ -179,6 +181,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_PEERS, "peers", f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
            "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)", (), parse_peers,
            marker_keys=tuple(PEER_MARKER_KEYS), marker_role="adds"),
+    Option(OPT_TIMING, "timing", "on (default) or off: off checks correctness and the exact metrics only, with no "
+           "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
+           True, parse_bool, metavar="on|off", marker_keys=("timing",), marker_role="sets"),
+    Option(OPT_BENCHMARK_JSON, "benchmark_json_path", "also write the timings in pytest-benchmark's JSON format "
+           "(read by pytest-benchmark compare/list and CI tools that read it)", ini=False, metavar="PATH",
+           anchor="invocation"),
 )
 
 
@@ -238,6 +246,16 @@ class Settings:
     tuning_db: Path = Path("baselines/tuning")
     tune_trials: int | None = None
     peers: tuple[str, ...] = ()
+    cli_timing: bool | None = None
+    ini_timing: bool | None = None
+    benchmark_json_path: Path | None = None
+
+    def timing_on(self, marker: bool | None = None) -> bool:
+        """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""
+        for value in (self.cli_timing, marker, self.ini_timing):
+            if value is not None:
+                return bool(value)
+        return True
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:
@@ -260,8 +278,9 @@ class Settings:
         for opt in OPTIONS:
             cli, ini = opt.from_cli(config), opt.from_ini(config)
             if opt.marker_role == "sets":  # the marker goes in between: keep both layers
-                values[f"cli_{opt.field}"] = cli or {}
-                values[f"ini_{opt.field}"] = ini or {}
+                unset = {} if isinstance(opt.default, Mapping) else None
+                values[f"cli_{opt.field}"] = cli if cli is not None else unset
+                values[f"ini_{opt.field}"] = ini if ini is not None else unset
                 continue
             value = cli if cli is not None else ini if ini is not None else opt.default
             values[opt.field] = _anchored(opt, dict(value) if isinstance(value, Mapping) else value, config, values)

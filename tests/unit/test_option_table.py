@@ -41,6 +41,8 @@ SAMPLES = {
     options.OPT_TUNING_DB: "db",
     options.OPT_TUNE: "3",
     options.OPT_PEERS: "numpy,torch",
+    options.OPT_TIMING: "off",
+    options.OPT_BENCHMARK_JSON: "out/benchmark.json",
 }
 
 
@@ -100,7 +102,8 @@ def test_settings_round_trip_command_line_and_ini(opt):
         return
     from_ini = Settings.from_config(FakeConfig(ini={opt.dest: SAMPLES[opt.dest]}))
     assert from_ini.thresholds() == from_cli.thresholds()
-    layers = dict(cli_thresholds={}, ini_thresholds={})
+    assert from_ini.timing_on() == from_cli.timing_on()
+    layers = dict(cli_thresholds={}, ini_thresholds={}, cli_timing=None, ini_timing=None)
     assert dataclasses.replace(from_ini, **layers) == dataclasses.replace(from_cli, **layers)
 
 
@@ -156,7 +159,7 @@ def test_settings_time_policy_carries_every_field():
 
 
 def test_marker_keys_come_from_the_table():
-    assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, *parsing.PEER_MARKER_KEYS)
+    assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, *parsing.PEER_MARKER_KEYS, "timing")
 
 
 def test_marker_settings_from_kwargs():
