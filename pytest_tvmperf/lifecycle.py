@@ -79,7 +79,8 @@ class TvmperfPlugin:
             try:
                 state.report.report_lines = outputs.write_reports(
                     entries, state.report.summary_rows(), json_path=s.json_path, html_path=s.html_path,
-                    history_path=s.history_path, history=state.report.history)
+                    history_path=s.history_path, history=state.report.history,
+                    benchmark_json_path=s.benchmark_json_path)
             except OSError as exc:
                 state.write_errors.append(f"reports not written: {exc}")
         if state.write_errors:

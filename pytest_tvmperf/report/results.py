@@ -261,12 +261,14 @@ def load_results(path: Path) -> list[ResultEntry]:
 HISTORY_KIND = "pytest-tvmperf-history"
 
 
-def history_line(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]:
-    """One run of ``--tvmperf-history``: per node id, its median time and verdict."""
+def history_line(entries: Iterable[ResultEntry], created: str, commit: str | None = None) -> dict[str, Any]:
+    """One run of ``--tvmperf-history``: per node id, its median time and verdict, and
+    the commit measured (git, when there is one)."""
     return {
         "schema_version": RESULTS_SCHEMA_VERSION,
         "kind": HISTORY_KIND,
         "created": created,
+        **({"commit": commit} if commit else {}),
         # relations (tvmperf.assert_ratio) share their test's node id and have no time of their own
         "tests": {e.nodeid: {"median_s": e.time.median_s if e.time is not None else None, "verdict": str(e.verdict)}
                   for e in entries if e.relation is None},
