@@ -283,6 +283,8 @@ class HistoryRun:
     created: str | None
     #: node id -> (median_s or None, verdict)
     tests: dict[str, tuple[float | None, str]]
+    #: the git commit the run measured (``abc123def456+dirty``); None when not recorded
+    commit: str | None = None
 
     @classmethod
     def read(cls, data: Any) -> HistoryRun:
@@ -293,7 +295,7 @@ class HistoryRun:
             point = tests.obj(nodeid)
             if point is not None:
                 points[nodeid] = (point.number("median_s"), point.text("verdict", nullable=True))
-        return cls(f.text("created", None, nullable=True), points)
+        return cls(f.text("created", None, nullable=True), points, f.text("commit", None, nullable=True))
 
 
 def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
