@@ -106,7 +106,7 @@ class TvmperfPlugin:
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        from pytest_tvmperf.report.text import peer_table, summary_notes, summary_table
+        from pytest_tvmperf.report.text import peer_table, summary_legend, summary_notes, summary_table
 
         state = self.session
         for error in state.write_errors:
@@ -122,7 +122,7 @@ class TvmperfPlugin:
         tr.write_sep("-", "tvmperf summary")
         for line in summary_table(rows):
             tr.write_line(line)
-        for line in summary_notes(rows):
+        for line in summary_legend(rows) + summary_notes(rows):
             tr.write_line(line)
         peers = peer_table(rows)
         if peers:

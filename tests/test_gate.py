@@ -81,7 +81,7 @@ def test_time_gate_with_injected_slowdown(project):
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
         "*tvmperf: time regressed against the baseline in baselines/test_perf.json*",
-        "*time 1.01 ms -> 1.11 ms (1.10x (97.5% CI 1.05-1.15x, a/b), limit +5%, 45 samples)*",
+        "*time 1.01 ms -> 1.11 ms side by side (1.10x (97.5% CI 1.05-1.15x, a/b), limit +5%, 45 samples)*",
         "*compared: the baseline's artifact timed side by side*",
         "*note: first measurement regressed at 1.10x (97.5% CI 1.05-1.15x, a/b); re-measured with 45 samples in all: confirmed*",
     ])

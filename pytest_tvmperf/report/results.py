@@ -7,7 +7,8 @@ Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
     {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": ISO-8601 UTC,
      "tests": [{"nodeid", "test_id", "executor", "target", "verdict", "note", "message",
                 "location": [path, line],
-                "time": {"median_s", "baseline_s", "ratio", "low", "high", "mode",
+                "time": {"median_s", "baseline_s" (mode a/b: the side-by-side median of the baseline's
+                         artifact in this run; else the stored median), "ratio", "low", "high", "mode",
                          "confidence", "samples_s", "baseline_samples_s"} | null,
                 "kernels": [{"name", "time_s", "baseline_time_s"}] (per-kernel time, may be empty),
                 "record": <baseline-entry JSON of this run> | null,

@@ -66,6 +66,12 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
         else:
             how = f"{v.ratio:.2f}x, " if v.ratio else ""
             how += f"limit {v.limit}, median of {samples} samples"
+        if v.stored_baseline is not None:  # a/b: lead with the medians of the side-by-side samples
+            lines = [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} side by side ({how})"]
+            lines.append(f"    compared: {v.note}" + (f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, "
+                                                       f"was measured in another run: not compared)"
+                                                       if fmt_time(v.stored_baseline) != fmt_time(v.baseline) else ""))
+            return lines
         lines = [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({how})"]
         if v.note:
             lines.append(f"    compared: {v.note}")
@@ -269,6 +275,14 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     return text_table(header, body)
 
 
+def summary_legend(rows: Iterable[SummaryRow]) -> list[str]:
+    """What the median and baseline columns are, when some row compared side by side."""
+    if not any(r.mode.startswith("a/b") for r in rows):
+        return []
+    return ["median, baseline: rows marked a/b show this run's medians of the current build and of the "
+            "baseline's artifact timed side by side (what the ratio compares); other rows the baseline's stored median"]
+
+
 def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
     """One line per distinct note (e.g. why time was not gated), with its count."""
     counts = Counter(r.note for r in rows if r.note)
@@ -288,7 +302,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
         cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), instr,
                  f"{icon.get(r.verdict, '')} {r.verdict}".strip()]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    notes = summary_notes(rows)
+    notes = summary_legend(rows) + summary_notes(rows)
     if notes:
         lines += [""] + [f"- {n}" for n in notes]
     head, body = _peer_cells(rows)
