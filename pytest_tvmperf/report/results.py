@@ -210,8 +210,12 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
     """Per-kernel time now and in the baseline, slowest added time first."""
     if record is None or record.kernel_time_s is None:
         return ()
+    from pytest_tvmperf.report.kernels import renamed
+
     before = (baseline.kernel_time_s if baseline is not None else None) or {}
-    rows = [KernelTime(name, t, before.get(name)) for name, t in record.kernel_time_s.items()]
+    old_of = renamed(before, record.kernel_time_s)  # a renamed kernel is compared with its old self
+    rows = [KernelTime(name, t, before.get(name, before.get(old_of.get(name, ""))))
+            for name, t in record.kernel_time_s.items()]
     return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
 
 

@@ -133,17 +133,17 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
 
 
 def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6) -> str:
-    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first."""
+    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first; a
+    renamed kernel is matched to its old name ('fused_add1 (was fused_add) +2 ms'), and
+    changes under a microsecond are left out (see report/kernels.py)."""
+    from pytest_tvmperf.report.kernels import kernel_changes
+
     if before is None or after is None:
         return ""
-    changes = []
-    for name in set(after) | set(before):
-        delta = after.get(name, 0.0) - before.get(name, 0.0)
-        if delta > 0:
-            tag = " (new)" if name not in before else (" (gone)" if name not in after else "")
-            changes.append((delta, f"{name} +{fmt_time(delta)}{tag}"))
-    changes.sort(key=lambda c: -c[0])
-    return ", ".join(text for _, text in changes[:limit])
+    parts = []
+    for delta, name, old, tag in kernel_changes(before, after)[:limit]:
+        parts.append(f"{name}{f' (was {old})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
+    return ", ".join(parts)
 
 
 def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
