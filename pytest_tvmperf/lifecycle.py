@@ -106,7 +106,7 @@ class TvmperfPlugin:
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        from pytest_tvmperf.report.text import peer_table, summary_legend, summary_notes, summary_table
+        from pytest_tvmperf.report.text import inconclusive_line, peer_table, summary_legend, summary_notes, summary_table
 
         state = self.session
         for error in state.write_errors:
@@ -124,6 +124,8 @@ class TvmperfPlugin:
             tr.write_line(line)
         for line in summary_legend(rows) + summary_notes(rows):
             tr.write_line(line)
+        for line in inconclusive_line(rows, state.verbosity, state.settings.inconclusive):
+            tr.write_line(line, yellow=True)
         peers = peer_table(rows)
         if peers:
             tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")

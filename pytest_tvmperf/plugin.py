@@ -58,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state.remove_leftovers()  # temporary files of crashed or killed runs
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir
+    state.verbosity = int(config.getoption("verbose", 0) or 0)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -45,6 +45,8 @@ class TvmperfSession:
     update_options: tuple[str, ...] = ()
     #: where pytest was started: node ids in printed commands are relative to it
     invocation_dir: Path | None = None
+    #: pytest's -v count: an inconclusive test's details are a warning only from -v on
+    verbosity: int = 0
 
     def __post_init__(self) -> None:
         self.store = BaselineStore(self.settings, self.rootpath, self.write_errors)

@@ -283,6 +283,17 @@ def summary_legend(rows: Iterable[SummaryRow]) -> list[str]:
             "baseline's artifact timed side by side (what the ratio compares); other rows the baseline's stored median"]
 
 
+def inconclusive_line(rows: Iterable[SummaryRow], verbosity: int, policy: str) -> list[str]:
+    """One line for all inconclusive tests (their details are warnings from ``-v`` on)."""
+    count = sum(r.verdict == Verdict.INCONCLUSIVE for r in rows)
+    if not count or policy != "warn":
+        return []
+    where = "above, as warnings" if verbosity > 0 else "with -v"
+    return [f"tvmperf: {count} test(s) inconclusive (the noise is larger than the threshold, or the evidence could "
+            f"not be trusted; see the notes): not failed; each test's details {where}; "
+            f"--tvmperf-inconclusive=fail fails them"]
+
+
 def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
     """One line per distinct note (e.g. why time was not gated), with its count."""
     counts = Counter(r.note for r in rows if r.note)
