@@ -36,3 +36,16 @@ def test_sub_microsecond_deltas_are_left_out():
 
 def test_unlike_names_are_not_paired():
     assert renamed({"fused_conv2d_add": 1.0}, {"transpose": 1.0}) == {}
+
+
+def test_a_one_line_tvm_error_keeps_its_statement():
+    from pytest_tvmperf.build.executors import shorten_tvm_error
+
+    exc = ValueError("Invalid A.shape[0] on argument #0 when calling:\n  `main(A: Tensor([256], float32), "
+                     "B: Tensor([256], float32))`,\n  expected 256")
+    assert shorten_tvm_error(exc, 1) == ("ValueError: Invalid A.shape[0] on argument #0 when calling: "
+                                         "`main(A: Tensor([256], float32), B: Tensor([256], float32))`, expected 256")
+    traced = RuntimeError("Traceback (most recent call last):\n  File \"x.py\", line 1\n  0x7f: frame\n"
+                          "InternalError: Check failed: args.size() == params_num (7 vs. 1)")
+    assert shorten_tvm_error(traced, 1) == "RuntimeError: Check failed: args.size() == params_num (7 vs. 1)"
+    assert len(shorten_tvm_error(ValueError("x" * 1000), 1)) < 260
