@@ -23,6 +23,15 @@ class TvmperfPlugin:
 
     def __init__(self, session: TvmperfSession) -> None:
         self.session = session
+        self.left_out = None  # never_run.LeftOut of this collection
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:
+        """Leave out the combinations a test can never run (never_run.py)."""
+        from pytest_tvmperf.never_run import left_out_items
+
+        if not self.session.settings.update:
+            items[:], self.left_out = left_out_items(self.session, items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Count the timed tests that will run (for the run-wide false-alarm rate) and note
@@ -126,6 +135,8 @@ class TvmperfPlugin:
             tr.write_line(line)
         for line in inconclusive_line(rows, state.verbosity, state.settings.inconclusive):
             tr.write_line(line, yellow=True)
+        if self.left_out is not None and self.left_out.line():
+            tr.write_line(self.left_out.line())
         peers = peer_table(rows)
         if peers:
             tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
