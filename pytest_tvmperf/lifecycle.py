@@ -120,6 +120,11 @@ class TvmperfPlugin:
         state = self.session
         for error in state.write_errors:
             terminalreporter.write_line(f"tvmperf: {error}", red=True)
+        if state.report.untuned_here:
+            from pytest_tvmperf.report.text import untuned_line
+
+            terminalreporter.write_line(untuned_line(state.report.untuned_here, state.accept_command(
+                None, first=("--tvmperf-tune=64",)), state.invocation_dir, state.rootpath), yellow=True)
         rows = state.report.summary_rows()
         if not rows:
             return

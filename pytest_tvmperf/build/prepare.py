@@ -174,6 +174,7 @@ class Preparer:
         if state.missing and set(state.missing) <= set(state.elsewhere):
             # tuned, but on another machine or for another target: like a time baseline of
             # another machine, shown (a skip with the reason), neither failed nor gated
+            self.session.report.untuned_here.append(self.nodeid)  # the summary says what to run
             pytest.skip(f"the tuning database {shown} has no records for this target ({target.name}: "
                         f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
                         f"but has some for {len(state.other_targets)} other target(s); tune here with: "

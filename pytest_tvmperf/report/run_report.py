@@ -26,6 +26,8 @@ class RunReport:
     peer_problems: set[str] = field(default_factory=set)
     #: why compiled artifacts could not be exported here (a/b timing off)
     export_problem: str = ""
+    #: node ids of tuned tests skipped: their tuning database has records for other CPUs only
+    untuned_here: list[str] = field(default_factory=list)
 
     def add(self, outcome: Outcome) -> None:
         self.outcomes[f"{outcome.nodeid}\0{outcome.test_id}"] = outcome

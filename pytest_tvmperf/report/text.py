@@ -294,6 +294,22 @@ def inconclusive_line(rows: Iterable[SummaryRow], verbosity: int, policy: str) -
             f"--tvmperf-inconclusive=fail fails them"]
 
 
+def untuned_line(nodeids: Sequence[str], command: str, invocation_dir=None, rootpath=None) -> str:
+    """One line for the tuned tests skipped because their tuning database was tuned on
+    other CPUs only: how many, and the command that tunes and records them here."""
+    import os
+
+    shown = []
+    for nodeid in dict.fromkeys(nodeids):
+        if invocation_dir is not None and rootpath is not None and os.path.realpath(invocation_dir) != os.path.realpath(rootpath):
+            file, sep, rest = nodeid.partition("::")
+            nodeid = os.path.relpath(os.path.join(rootpath, file), invocation_dir) + sep + rest
+        shown.append(shlex.quote(nodeid))
+    listed = " ".join(shown[:4]) + (" ..." if len(shown) > 4 else "")
+    return (f"tvmperf: {len(shown)} tuned test(s) skipped: the tuning database has records for other CPUs only; "
+            f"to tune and record them on this machine (minutes per workload): {command} {listed}")
+
+
 def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
     """One line per distinct note (e.g. why time was not gated), with its count."""
     counts = Counter(r.note for r in rows if r.note)
