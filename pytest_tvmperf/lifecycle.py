@@ -23,6 +23,15 @@ class TvmperfPlugin:
 
     def __init__(self, session: TvmperfSession) -> None:
         self.session = session
+        self.left_out = None  # never_run.LeftOut of this collection
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:
+        """Leave out the combinations a test can never run (never_run.py)."""
+        from pytest_tvmperf.never_run import left_out_items
+
+        if not self.session.settings.update:
+            items[:], self.left_out = left_out_items(self.session, items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Count the timed tests that will run (for the run-wide false-alarm rate) and note
@@ -79,7 +88,8 @@ class TvmperfPlugin:
             try:
                 state.report.report_lines = outputs.write_reports(
                     entries, state.report.summary_rows(), json_path=s.json_path, html_path=s.html_path,
-                    history_path=s.history_path, history=state.report.history)
+                    history_path=s.history_path, history=state.report.history,
+                    benchmark_json_path=s.benchmark_json_path)
             except OSError as exc:
                 state.write_errors.append(f"reports not written: {exc}")
         if state.write_errors:
@@ -105,11 +115,16 @@ class TvmperfPlugin:
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        from pytest_tvmperf.report.text import peer_table, summary_notes, summary_table
+        from pytest_tvmperf.report.text import inconclusive_line, peer_table, summary_legend, summary_notes, summary_table
 
         state = self.session
         for error in state.write_errors:
             terminalreporter.write_line(f"tvmperf: {error}", red=True)
+        if state.report.untuned_here:
+            from pytest_tvmperf.report.text import untuned_line
+
+            terminalreporter.write_line(untuned_line(state.report.untuned_here, state.accept_command(
+                None, first=("--tvmperf-tune=64",)), state.invocation_dir, state.rootpath), yellow=True)
         rows = state.report.summary_rows()
         if not rows:
             return
@@ -121,8 +136,12 @@ class TvmperfPlugin:
         tr.write_sep("-", "tvmperf summary")
         for line in summary_table(rows):
             tr.write_line(line)
-        for line in summary_notes(rows):
+        for line in summary_legend(rows) + summary_notes(rows):
             tr.write_line(line)
+        for line in inconclusive_line(rows, int(state.warns_inconclusive), state.settings.inconclusive):
+            tr.write_line(line, yellow=True)
+        if self.left_out is not None and self.left_out.line():
+            tr.write_line(self.left_out.line())
         peers = peer_table(rows)
         if peers:
             tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")

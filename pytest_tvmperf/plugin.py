@@ -38,12 +38,16 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = options.Settings.from_config(config)
         for path, option in ((settings.json_path, "--tvmperf-json"), (settings.html_path, "--tvmperf-html"),
-                             (settings.history_path, "--tvmperf-history")):
+                             (settings.history_path, "--tvmperf-history"),
+                             (settings.benchmark_json_path, "--tvmperf-benchmark-json")):
             if path is not None:
                 outputs.check_writable(path, option)
         history = outputs.read_history(settings.history_path) if settings.history_path else []
     except (ValueError, ResultsError) as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
+    if settings.update and settings.cli_timing is False:
+        raise pytest.UsageError("pytest-tvmperf: --tvmperf-update records time baselines: drop --tvmperf-timing=off "
+                                "(or set timing=False on the tests that must not be timed)")
     remote_keys = [t.split("@rpc:", 1)[1] for t in settings.targets if "@rpc:" in t]
     if remote_keys and not hasattr(config, "workerinput"):  # the controller checks once, before any test
         from pytest_tvmperf.build.remote import check_farm
@@ -61,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state.remove_leftovers()  # temporary files of crashed or killed runs
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir
+    state.verbosity = int(config.getoption("verbose", 0) or 0)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -140,6 +145,7 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
         simulate=marker.simulate,
         progress=_progress_bars(request.config),
         timer=tvmperf_timer,
+        timing=session.settings.timing_on(marker.timing),
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
     )

@@ -51,6 +51,8 @@ class Tvmperf:
     user_properties: list = field(default_factory=list)
     peer_limits: Mapping[str, float] = field(default_factory=dict)
     progress: ProgressBar = no_progress
+    #: False: correctness and exact metrics only (--tvmperf-timing=off, marker timing=False)
+    timing: bool = True
     _checked: bool = False
     _ratios: int = 0
     _peers_timed: tuple[str, ...] = ()
@@ -131,10 +133,14 @@ class Tvmperf:
             raise TypeError(f"tvmperf.check() takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
         where = f"{workload.name} on {self.target}/{self.executor}"
         prep = self._prepare(workload, self.executor, where)
-        if not prep.target.runnable:  # e.g. cuda without a GPU: exact metrics only
+        if not prep.target.runnable:  # e.g. cuda without a GPU: exact metrics only (never timed)
             from pytest_tvmperf.built_only import check_built
 
             return check_built(self, prep)
+        if not self.timing:
+            from pytest_tvmperf.untimed import check_untimed
+
+            return check_untimed(self, prep)
         compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
         peers = self.sources.peer_samplers(prep, where)
 
@@ -241,6 +247,11 @@ class Tvmperf:
             if not preps[-1].target.runnable:
                 pytest.skip(f"target {self.target}: {preps[-1].target.not_run}: a time ratio needs the program run")
         label = f"{sides[0].describe(self.executor)} / {sides[1].describe(self.executor)}"
+        if not self.timing:  # both sides compiled and checked; the ratio is a time: not measured
+            from pytest_tvmperf.untimed import UNTIMED_NOTE
+
+            self._add(Outcome(self.nodeid, shown_id, self.executor, self.target, "not gated", note=UNTIMED_NOTE))
+            return None  # type: ignore[return-value]
         samplers = []
         for i, prep in enumerate(preps):
             pending = self.sources.export(prep.compiled, "relation", side=f"ratio{self._ratios}.{i}")
@@ -321,7 +332,7 @@ class Tvmperf:
         policy_name = self.session.settings.inconclusive
         if policy_name == "fail":
             pytest.fail(message + "\n(--tvmperf-inconclusive=fail)", pytrace=False)
-        if policy_name == "warn":
+        if policy_name == "warn" and self.session.warns_inconclusive:  # else one summary line counts them
             warnings.warn(TvmperfInconclusive(message), stacklevel=2)
 
     def _baselines(self) -> dict[str, Record]:

@@ -49,6 +49,15 @@ class TvmperfSession:
     _metric_sources: tuple[MetricSource, ...] | None = None
     #: the RPC devices this process holds (build/remote.py), for targets named llvm@rpc:KEY
     _farm: Any = None
+    #: pytest's -v count: an inconclusive test's details are a warning only from -v on (else
+    #: one summary line counts them); None outside a pytest run's configure (the fixture used
+    #: directly): each inconclusive test warns
+    verbosity: int | None = None
+
+    @property
+    def warns_inconclusive(self) -> bool:
+        """Does each inconclusive test warn (``--tvmperf-inconclusive=warn``) on its own?"""
+        return self.verbosity is None or self.verbosity > 0
 
     def __post_init__(self) -> None:
         self.store = BaselineStore(self.settings, self.rootpath, self.write_errors)

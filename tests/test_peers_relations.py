@@ -174,7 +174,7 @@ def test_a_gate_past_its_limit_only_once_is_inconclusive(project):
     project.run("--tvmperf-update", "-k", "gated").assert_outcomes(passed=1)
     project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.69")    # first measurement: TVM 1.45x NumPy, not clearly within 1.5
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.173")  # the re-measure: 1.70x, past the limit on its own
-    result = project.run("-k", "gated", "--tvmperf-threshold=time=off", "-W", "default")
+    result = project.run("-k", "gated", "--tvmperf-threshold=time=off", "-W", "default", "-v")
     result.assert_outcomes(passed=1)
     # one test and its gated peer: two comparisons share the run's alpha of 5%
     result.stdout.fnmatch_lines(["*peer numpy: first measurement inconclusive at 1.45x (97.5% CI*then 1.70x*"])
@@ -201,7 +201,7 @@ def test_relation_measurements_that_disagree_are_inconclusive(project):
     project.pytester.makepyfile(test_perf=RELATION_TEST)
     project.set_env("TVMPERF_FAKE_SCALE", "1.45")         # within 1.5 but not clearly: re-measured
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "2")  # the re-measure is past the limit alone
-    result = project.run("-k", "dynamic", "-W", "default")
+    result = project.run("-k", "dynamic", "-W", "default", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*the measurements disagree (1.45x, then 2.00x): inconclusive*"])
 

@@ -65,6 +65,10 @@ def test_tune_record_gate_and_stale_database(project):
     records.write_text(re.sub(r'"mcpu": "[^"]*"', '"mcpu": "othercpu"', saved))
     elsewhere = project.run("-rs")
     elsewhere.assert_outcomes(skipped=1)
+    # the summary says what a newcomer runs to record them here (not only visible with -rs)
+    elsewhere.stdout.fnmatch_lines(["tvmperf: 1 tuned test(s) skipped: the tuning database has records for other CPUs "
+                                    "only; to tune and record them on this machine (*): pytest --tvmperf-tune=64 "
+                                    "--tvmperf-update 'test_perf.py::test_tuned[[]llvm-vm-bytecode[]]'"])
     elsewhere.stdout.fnmatch_lines(["*the tuning database baselines/tuning has no records for this target (llvm: *, "
                                     "2 of 2 kernel(s)) but has some for 1 other target(s); tune here with:*"])
     records.write_text(saved)

@@ -34,8 +34,25 @@ def shorten_tvm_error(exc: BaseException, max_lines: int = 12) -> str:
     """The useful tail of a TVM error: drop the C++/Python traceback frames."""
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
     keep = [line for line in lines if not line.lstrip().startswith(("File ", "at ", "0x")) and "frame #" not in line]
+    if max_lines == 1:
+        return f"{type(exc).__name__}: {one_line(keep or lines)}"
     text = "\n".join((keep or lines)[-max_lines:])
     return f"{type(exc).__name__}: {text}"
+
+
+def one_line(lines: Sequence[str], max_chars: int = 240) -> str:
+    """The error's statement on one line: from its last line naming an error (``XError: ...``)
+    or else from its first line, continuation lines joined, spaces collapsed
+    (``Invalid A.shape[0] on argument #0 when calling: `main(A: ...)`, expected 256``)."""
+    import re
+
+    start = 0
+    for i, line in enumerate(lines):
+        if re.match(r"\s*[\w.]*(Error|Exception|Check failed)\b", line):
+            start = i
+    text = " ".join(" ".join(line.split()) for line in lines[start:])
+    text = re.sub(r"^[\w.]*(Error|Exception):\s*", "", text)
+    return text if len(text) <= max_chars else text[:max_chars - 3] + "..."
 
 
 class Compiled(Protocol):

@@ -4,6 +4,10 @@
     Print a baseline file (``baselines/<module>.json``) or a results file
     (``pytest --tvmperf-json=FILE``) as a table: one row per test and machine.
 
+``tvmperf history FILE [-k TEXT] [--last N]``
+    Each test's trend over the runs of a ``--tvmperf-history`` file, with each run's
+    commit (cli_history.py).
+
 ``tvmperf diff A B [--threshold EXPR] [--alpha P] [--noise EXPR]``
     Gate B (the new side) against A (the old side, taken as the baseline) exactly as
     the plugin would: ``compare(B_record, A_record, thresholds, policy)`` per test, the
@@ -211,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pytest_tvmperf.command.cli_devices import add_devices_command
 
     add_devices_command(sub)
+    from pytest_tvmperf.command.cli_history import add_parser as add_history
+
+    add_history(sub)
     return parser
 
 

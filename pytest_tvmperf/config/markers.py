@@ -18,6 +18,7 @@ import pytest
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.config.parsing import (
     Limit,
+    parse_bool,
     parse_executors,
     parse_targets,
     parse_simulate,
@@ -40,6 +41,8 @@ class MarkerSettings:
     peer_limits: Mapping[str, float] = field(default_factory=dict)
     #: ``simulate="on"|"off"|True|False``: the simulated cost for this test (None: not set)
     simulate: str | None = None
+    #: ``timing=False``: correctness and exact metrics only (None: the run decides)
+    timing: bool | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
@@ -50,7 +53,17 @@ class MarkerSettings:
             thresholds=thresholds_from_marker(kwargs),
             peer_limits=peer_limits_from_marker(kwargs),
             simulate=parse_simulate(kwargs["simulate"]) if "simulate" in kwargs else None,
+            timing=_timing(kwargs["timing"]) if "timing" in kwargs else None,
         )
+
+
+def _timing(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    try:
+        return parse_bool(value)
+    except ValueError:
+        raise ValueError(f"timing={value!r}: expected True or False (or 'on'/'off')") from None
 
 
 _STASH = pytest.StashKey[MarkerSettings]()

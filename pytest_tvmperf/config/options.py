@@ -93,6 +93,8 @@ OPT_PEERS = "tvmperf_peers"
 OPT_SIMULATE = "tvmperf_simulate"
 OPT_RPC = "tvmperf_rpc"
 OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
+OPT_TIMING = "tvmperf_timing"
+OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
 
 DEFAULT_TUNING_DB = "tuning"
 DEFAULT_REPEAT = 15
@@ -201,6 +203,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_BASELINE_PROGRAM, "baseline_program", "what --tvmperf-update stores of each test's program for a/b "
            "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
            "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),
+    Option(OPT_TIMING, "timing", "on (default) or off: off checks correctness and the exact metrics only, with no "
+           "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
+           True, parse_bool, metavar="on|off", marker_keys=("timing",), marker_role="sets"),
+    Option(OPT_BENCHMARK_JSON, "benchmark_json_path", "also write the timings in pytest-benchmark's JSON format "
+           "(read by pytest-benchmark compare/list and CI tools that read it)", ini=False, metavar="PATH",
+           anchor="invocation"),
 )
 
 
@@ -266,6 +274,16 @@ class Settings:
     ini_simulate: str | None = None
     rpc: tuple[str, int] | None = None
     baseline_program: str = "ir"
+    cli_timing: bool | None = None
+    ini_timing: bool | None = None
+    benchmark_json_path: Path | None = None
+
+    def timing_on(self, marker: bool | None = None) -> bool:
+        """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""
+        for value in (self.cli_timing, marker, self.ini_timing):
+            if value is not None:
+                return bool(value)
+        return True
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:
@@ -288,8 +306,9 @@ class Settings:
         for opt in OPTIONS:
             cli, ini = opt.from_cli(config), opt.from_ini(config)
             if opt.marker_role == "sets":  # the marker goes in between: keep both layers
-                values[f"cli_{opt.field}"] = cli if cli is not None or opt.default is None else {}
-                values[f"ini_{opt.field}"] = ini if ini is not None or opt.default is None else {}
+                unset = {} if isinstance(opt.default, Mapping) else None
+                values[f"cli_{opt.field}"] = cli if cli is not None else unset
+                values[f"ini_{opt.field}"] = ini if ini is not None else unset
                 continue
             value = cli if cli is not None else ini if ini is not None else opt.default
             values[opt.field] = _anchored(opt, dict(value) if isinstance(value, Mapping) else value, config, values)

@@ -53,6 +53,10 @@ class MetricVerdict:
     reason: str = ""
     #: the largest time ratio that passes (1 + threshold), for time verdicts
     bound: float | None = None
+    #: a/b: ``baseline`` is the median of the baseline's artifact timed side by side in this
+    #: run (the numbers that agree with the verdict); this is the median stored with the
+    #: baseline, shown beside it. None in the other modes (``baseline`` is then the stored one)
+    stored_baseline: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -162,11 +166,11 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
     threshold = limit.relative if limit.relative is not None else 0.0
     where = ""
     reason = ""
-    then = None
+    side_by_side: float | None = None
     if ab_source == "rebuilt" and now.ab_ratios is not None and now.baseline:
         decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, AB_REBUILT)
         where = f"{AB_REBUILT}: the baseline's IR rebuilt for this machine, timed side by side"
-        then = float(np.median(now.baseline))
+        side_by_side = float(np.median(now.baseline))
     elif base_timing is None:
         other = _other_machine_timing(baseline, timing) if policy.other_machine == "normalized" else None
         if other is None:
@@ -200,6 +204,7 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
     elif now.ab_ratios is not None:
         decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, "a/b")
         where = "the baseline's artifact timed side by side"
+        side_by_side = float(np.median(now.baseline))
     elif now.normalized is not None and base_timing.samples.normalized is not None \
             and now.reference_name == base_timing.samples.reference_name:
         decision = decide(now.normalized, base_timing.samples.normalized, threshold, policy.alpha,
@@ -213,8 +218,11 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         if screened.busy:
             reason = screened.describe()
             decision = _held(decision)
-    return MetricVerdict(TIME_METRIC, decision.status, then if then is not None else base_timing.samples.median,
-                         now.median, limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold)
+    # a/b rebuilt here: this machine may have no stored timing (the baseline recorded elsewhere)
+    stored = base_timing.samples.median if base_timing is not None else None
+    return MetricVerdict(TIME_METRIC, decision.status, stored if side_by_side is None else side_by_side, now.median,
+                         limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold,
+                         stored_baseline=None if side_by_side is None else stored)
 
 
 def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy(),

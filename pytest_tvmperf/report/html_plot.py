@@ -28,6 +28,10 @@ from pytest_tvmperf.report.html_parts import (
 from pytest_tvmperf.report.text import fmt_time
 from pytest_tvmperf.report.results import HistoryRun, KernelTime, ResultEntry
 from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.report.kernels import MIN_KERNEL_DELTA_S
+
+#: a kernel bar is drawn red only when the kernel takes this much longer than in the baseline
+KERNEL_RED_RATIO = 1.10
 
 # --------------------------------------------------------------------------- ratio plot
 
@@ -134,8 +138,10 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
     )
     return (
         '<section class="ratio"><h2>Time now vs baseline</h2>'
-        '<p class="hint">Median time of this run over the baseline\u2019s (log scale). The dot is the ratio, the bar '
-        "its interval; right of the dashed line is slower.</p>"
+        '<p class="hint">Time of this run over the baseline\u2019s as the verdict measured it (log scale): '
+        "a/b, paired with the baseline\u2019s own artifact timed in the same rounds; normalized, each over the "
+        "reference kernel; raw, the medians. The dot is the ratio, the bar its interval; right of the dashed line "
+        "is slower.</p>"
         f'<div class="legend">{legend}</div>'
         + "".join(parts)
         + "</section>"
@@ -208,7 +214,9 @@ def _kernel_chart(test: ResultEntry, rows: list[tuple[str, float | None, float |
             if base is None:
                 colour = NEUTRAL_MARK
             else:
-                colour = regressed if now > base else VERDICT_COLOURS[Verdict.PASS][0]
+                # red only for a change worth reading: per-kernel times are single medians, a few % is noise
+                colour = (regressed if now > base * KERNEL_RED_RATIO and now - base >= MIN_KERNEL_DELTA_S
+                          else VERDICT_COLOURS[Verdict.PASS][0])
             parts.append(f'<rect class="tvmperf-bar-now" x="{coord(x0)}" y="{coord(yn)}" width="{coord(w(now))}" '
                          f'height="{bar_h}" rx="2" fill="{colour}"/>')
             extra = ""

@@ -37,6 +37,7 @@ from pytest_tvmperf.report.html_parts import (
     test_label,
     verdict_of,
 )
+from pytest_tvmperf.report.html_failures import failures_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.report.text import fmt_time
 from pytest_tvmperf.report.results import HistoryRun, ResultEntry, TimeCell
@@ -201,6 +202,7 @@ def render_page(entries: Sequence[ResultEntry], created: str | None,
         _peers_section(entries),
         _relations_section(entries),
         _table(entries),
+        failures_section(entries),
     ]
     return (
         "<!DOCTYPE html>\n"

@@ -78,6 +78,8 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
                         ("ratio_low", row.low), ("ratio_high", row.high), ("instructions", row.instructions)):
         if value is not None:
             props.append((f"tvmperf_{name}", value))
+    if row.mode:  # how median_s and baseline_s were compared (a/b: both timed side by side in this run)
+        props.append(("tvmperf_mode", row.mode))
     if outcome.record is not None:
         for metric in ("kernels", "storage_bytes", "calls"):
             value = outcome.record.exact.scalar(metric)

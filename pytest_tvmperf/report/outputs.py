@@ -52,7 +52,8 @@ def now_iso() -> str:
 
 
 def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *, json_path: Path | None,
-                  html_path: Path | None, history_path: Path | None, history: list[dict[str, Any]]) -> list[str]:
+                  html_path: Path | None, history_path: Path | None, history: list[dict[str, Any]],
+                  benchmark_json_path: Path | None = None) -> list[str]:
     """Write what was asked for; returns lines to show (what was written where)."""
     created = now_iso()
     shown: list[str] = []
@@ -60,8 +61,14 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
     if json_path is not None:
         atomic_write(json_path, json.dumps(results, indent=2, sort_keys=True) + "\n")
         shown.append(f"results JSON: {json_path}")
+    if benchmark_json_path is not None:
+        from pytest_tvmperf.report.benchmark_json import benchmark_json
+
+        bench = benchmark_json(entries, created)
+        atomic_write(benchmark_json_path, json.dumps(bench, indent=4) + "\n")
+        shown.append(f"pytest-benchmark JSON ({len(bench['benchmarks'])} timed tests): {benchmark_json_path}")
     if history_path is not None:
-        line = history_line(entries, created)
+        line = history_line(entries, created, _commit())
         history = [*history, line]
         with open(history_path, "a", encoding="utf-8") as f:
             f.write(json.dumps(line, sort_keys=True) + "\n")
@@ -76,6 +83,20 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
         with open(summary, "a", encoding="utf-8") as f:
             f.write(markdown_summary(rows))
     return shown
+
+
+def _commit() -> str | None:
+    """The commit this run measured (pytest-benchmark's git look-up), for the history."""
+    try:
+        from pytest_benchmark.utils import get_commit_info
+
+        info = get_commit_info()
+    except Exception:  # no git, no pytest-benchmark: a history line without a commit
+        return None
+    commit = info.get("id")
+    if not commit or commit in ("unknown", "unversioned"):
+        return None
+    return f"{commit[:12]}{'+dirty' if info.get('dirty') else ''}"
 
 
 def annotations(entries: Sequence[ResultEntry]) -> list[str]:

@@ -7,7 +7,8 @@ Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
     {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": ISO-8601 UTC,
      "tests": [{"nodeid", "test_id", "executor", "target", "verdict", "note", "message",
                 "location": [path, line],
-                "time": {"median_s", "baseline_s", "ratio", "low", "high", "mode",
+                "time": {"median_s", "baseline_s" (mode a/b: the side-by-side median of the baseline's
+                         artifact in this run; else the stored median), "ratio", "low", "high", "mode",
                          "confidence", "samples_s", "baseline_samples_s"} | null,
                 "kernels": [{"name", "time_s", "baseline_time_s"}] (per-kernel time, may be empty),
                 "record": <baseline-entry JSON of this run> | null,
@@ -209,8 +210,12 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
     """Per-kernel time now and in the baseline, slowest added time first."""
     if record is None or record.kernel_time_s is None:
         return ()
+    from pytest_tvmperf.report.kernels import renamed
+
     before = (baseline.kernel_time_s if baseline is not None else None) or {}
-    rows = [KernelTime(name, t, before.get(name)) for name, t in record.kernel_time_s.items()]
+    old_of = renamed(before, record.kernel_time_s)  # a renamed kernel is compared with its old self
+    rows = [KernelTime(name, t, before.get(name, before.get(old_of.get(name, ""))))
+            for name, t in record.kernel_time_s.items()]
     return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
 
 
@@ -261,12 +266,14 @@ def load_results(path: Path) -> list[ResultEntry]:
 HISTORY_KIND = "pytest-tvmperf-history"
 
 
-def history_line(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]:
-    """One run of ``--tvmperf-history``: per node id, its median time and verdict."""
+def history_line(entries: Iterable[ResultEntry], created: str, commit: str | None = None) -> dict[str, Any]:
+    """One run of ``--tvmperf-history``: per node id, its median time and verdict, and
+    the commit measured (git, when there is one)."""
     return {
         "schema_version": RESULTS_SCHEMA_VERSION,
         "kind": HISTORY_KIND,
         "created": created,
+        **({"commit": commit} if commit else {}),
         # relations (tvmperf.assert_ratio) share their test's node id and have no time of their own
         "tests": {e.nodeid: {"median_s": e.time.median_s if e.time is not None else None, "verdict": str(e.verdict)}
                   for e in entries if e.relation is None},
@@ -281,6 +288,8 @@ class HistoryRun:
     created: str | None
     #: node id -> (median_s or None, verdict)
     tests: dict[str, tuple[float | None, str]]
+    #: the git commit the run measured (``abc123def456+dirty``); None when not recorded
+    commit: str | None = None
 
     @classmethod
     def read(cls, data: Any) -> HistoryRun:
@@ -291,7 +300,7 @@ class HistoryRun:
             point = tests.obj(nodeid)
             if point is not None:
                 points[nodeid] = (point.number("median_s"), point.text("verdict", nullable=True))
-        return cls(f.text("created", None, nullable=True), points)
+        return cls(f.text("created", None, nullable=True), points, f.text("commit", None, nullable=True))
 
 
 def parse_history(text: str, path: Path) -> list[dict[str, Any]]:

@@ -27,6 +27,8 @@ class RunReport:
     not_measured: set[str] = field(default_factory=set)
     #: why compiled artifacts could not be exported here (a/b timing off)
     export_problem: str = ""
+    #: node ids of tuned tests skipped: their tuning database has records for other CPUs only
+    untuned_here: list[str] = field(default_factory=list)
 
     def add(self, outcome: Outcome) -> None:
         self.outcomes[f"{outcome.nodeid}\0{outcome.test_id}"] = outcome

@@ -67,6 +67,12 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
         else:
             how = f"{v.ratio:.2f}x, " if v.ratio else ""
             how += f"limit {v.limit}, median of {samples} samples"
+        if v.stored_baseline is not None:  # a/b: lead with the medians of the side-by-side samples
+            lines = [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} side by side ({how})"]
+            lines.append(f"    compared: {v.note}" + (f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, "
+                                                       f"was measured in another run: not compared)"
+                                                       if fmt_time(v.stored_baseline) != fmt_time(v.baseline) else ""))
+            return lines
         lines = [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({how})"]
         if v.note:
             lines.append(f"    compared: {v.note}")
@@ -133,17 +139,17 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
 
 
 def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6) -> str:
-    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first."""
+    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first; a
+    renamed kernel is matched to its old name ('fused_add1 (was fused_add) +2 ms'), and
+    changes under a microsecond are left out (see report/kernels.py)."""
+    from pytest_tvmperf.report.kernels import kernel_changes
+
     if before is None or after is None:
         return ""
-    changes = []
-    for name in set(after) | set(before):
-        delta = after.get(name, 0.0) - before.get(name, 0.0)
-        if delta > 0:
-            tag = " (new)" if name not in before else (" (gone)" if name not in after else "")
-            changes.append((delta, f"{name} +{fmt_time(delta)}{tag}"))
-    changes.sort(key=lambda c: -c[0])
-    return ", ".join(text for _, text in changes[:limit])
+    parts = []
+    for delta, name, old, tag in kernel_changes(before, after)[:limit]:
+        parts.append(f"{name}{f' (was {old})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
+    return ", ".join(parts)
 
 
 def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
@@ -275,6 +281,42 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     return text_table(header, body)
 
 
+def summary_legend(rows: Iterable[SummaryRow]) -> list[str]:
+    """What the median and baseline columns are, when some row compared side by side."""
+    if not any(r.mode.startswith("a/b") for r in rows):
+        return []
+    return ["median, baseline: rows marked a/b show this run's medians of the current build and of the "
+            "baseline's program (its saved artifact, or its IR rebuilt here) timed side by side (what the ratio "
+            "compares); other rows the baseline's stored median"]
+
+
+def inconclusive_line(rows: Iterable[SummaryRow], verbosity: int, policy: str) -> list[str]:
+    """One line for all inconclusive tests (their details are warnings from ``-v`` on)."""
+    count = sum(r.verdict == Verdict.INCONCLUSIVE for r in rows)
+    if not count or policy != "warn":
+        return []
+    where = "above, as warnings" if verbosity > 0 else "with -v"
+    return [f"tvmperf: {count} test(s) inconclusive (the noise is larger than the threshold, or the evidence could "
+            f"not be trusted; see the notes): not failed; each test's details {where}; "
+            f"--tvmperf-inconclusive=fail fails them"]
+
+
+def untuned_line(nodeids: Sequence[str], command: str, invocation_dir=None, rootpath=None) -> str:
+    """One line for the tuned tests skipped because their tuning database was tuned on
+    other CPUs only: how many, and the command that tunes and records them here."""
+    import os
+
+    shown = []
+    for nodeid in dict.fromkeys(nodeids):
+        if invocation_dir is not None and rootpath is not None and os.path.realpath(invocation_dir) != os.path.realpath(rootpath):
+            file, sep, rest = nodeid.partition("::")
+            nodeid = os.path.relpath(os.path.join(rootpath, file), invocation_dir) + sep + rest
+        shown.append(shlex.quote(nodeid))
+    listed = " ".join(shown[:4]) + (" ..." if len(shown) > 4 else "")
+    return (f"tvmperf: {len(shown)} tuned test(s) skipped: the tuning database has records for other CPUs only; "
+            f"to tune and record them on this machine (minutes per workload): {command} {listed}")
+
+
 def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
     """One line per distinct note (e.g. why time was not gated), with its count."""
     counts = Counter(r.note for r in rows if r.note)
@@ -294,7 +336,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
         cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), instr,
                  f"{icon.get(r.verdict, '')} {r.verdict}".strip()]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    notes = summary_notes(rows)
+    notes = summary_legend(rows) + summary_notes(rows)
     if notes:
         lines += [""] + [f"- {n}" for n in notes]
     head, body = _peer_cells(rows)

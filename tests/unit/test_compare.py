@@ -192,8 +192,17 @@ def test_compare_time_ab_mode_when_the_baseline_artifact_was_timed():
     assert (verdict.decision.mode, verdict.decision.noise) == ("a/b", 0.02)
     assert verdict.decision.ratio == pytest.approx(1.0)
     assert verdict.decision == decide(now.timing.samples.ab_ratios, None, 0.05, 0.05, 0.02, "a/b")
-    # baseline and current stay the stored and current medians
-    assert (verdict.baseline, verdict.current) == (pytest.approx(1e-3), pytest.approx(2e-3))
+    # the numbers shown agree with the verdict: both medians of this run's side-by-side samples,
+    # the stored median (recorded in another run) kept beside them
+    assert (verdict.baseline, verdict.current) == (pytest.approx(2e-3), pytest.approx(2e-3))
+    assert verdict.stored_baseline == pytest.approx(1e-3) and verdict.ratio == pytest.approx(1.0)
+
+
+def test_compare_time_other_modes_show_the_stored_median():
+    base = with_timings([timing(BASE_NOW, reference=BASE_REF)])
+    verdict = compare_time(record(SLOW_NOW, reference=SLOW_REF), base, Limit(relative=0.05))
+    assert verdict.decision.mode == "normalized"
+    assert (verdict.baseline, verdict.stored_baseline) == (pytest.approx(1e-3), None)
 
 
 def test_compare_time_ab_mode_regresses_on_the_paired_ratios():

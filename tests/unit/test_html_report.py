@@ -580,3 +580,48 @@ def test_peer_and_relation_sections():
     assert "mlp(n) / mlp(1)" in rel_html and "1.20x [1.10-1.30] &le; 1.5" in rel_html
     plain = render_html(results(entry("test_q[llvm-vm-bytecode]")))
     assert "tvmperf-peers" not in plain and "tvmperf-relations" not in plain
+
+
+# --------------------------------------------------------------------------- issue 16: friction
+
+
+def test_failures_section_shows_the_message_and_the_coloured_bytecode_diff():
+    message = ("tvmperf: instructions regressed against the baseline in p.json\n"
+               "  instructions 17 -> 28 (+11, limit no increase)\n"
+               "to accept these values as the new baseline: pytest --tvmperf-update 'x'\n"
+               "VM bytecode, baseline -> now:\n"
+               "  --- baseline @forward\n  +++ now @forward\n"
+               "  -call vm.builtin.alloc_storage <x>\n  +call transpose in: %1, %8 dst: %void")
+    data = results(entry("test_a[llvm-prim]", "pass"),
+                   entry("test_b[llvm-vm-bytecode]", "regressed", ratio=2.0, message=message))
+    root = parse(render_html(data))
+    (section,) = root.classed("failures", "section")
+    (details,) = section.find_all("details")
+    assert "test_b[llvm-vm-bytecode]" in details.find_all("summary")[0].text
+    (pre,) = details.find_all("pre")
+    assert "instructions 17 -> 28" in pre.text and "<x>" in pre.text  # escaped, shown as written
+    assert [s.text.strip() for s in pre.classed("add", "span")] == ["+call transpose in: %1, %8 dst: %void"]
+    assert [s.text.strip() for s in pre.classed("del", "span")] == ["-call vm.builtin.alloc_storage <x>"]
+    assert "test_a[" not in section.text  # a passing test without a message is not listed
+
+
+def test_no_failures_section_without_messages():
+    assert parse(render_html(results(entry("test_a[llvm-prim]")))).classed("failures", "section") == []
+
+
+def test_ratio_plot_caption_says_what_is_plotted():
+    root = parse(render_html(mixed()))
+    (section,) = root.classed("ratio", "section")
+    hint = section.classed("hint", "p")[0].text
+    assert "as the verdict measured it" in hint and "a/b" in hint
+    assert "Median time of this run over the baseline" not in hint
+
+
+def test_a_few_percent_slower_kernel_is_not_drawn_red():
+    kernels = [{"name": "k_noise", "time_s": 1.05e-3, "baseline_time_s": 1e-3},
+               {"name": "k_slow", "time_s": 2e-3, "baseline_time_s": 1e-3}]
+    root = parse(render_html(results(entry("test_b[llvm-vm-bytecode]", "regressed", ratio=2.0, kernels=kernels))))
+    (chart,) = plots(root, "kernels")
+    fills = {g.find_all("text")[0].text: g.classed("tvmperf-bar-now", "rect")[0].attrs["fill"]
+             for g in chart.classed("tvmperf-kernel", "g")}
+    assert fills == {"k_slow": VERDICT_COLOURS["regressed"][0], "k_noise": VERDICT_COLOURS["pass"][0]}

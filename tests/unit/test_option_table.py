@@ -44,6 +44,8 @@ SAMPLES = {
     options.OPT_SIMULATE: "off",
     options.OPT_RPC: "127.0.0.1:9190",
     options.OPT_BASELINE_PROGRAM: "so",
+    options.OPT_TIMING: "off",
+    options.OPT_BENCHMARK_JSON: "out/benchmark.json",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
 OTHER_CLI = {options.OPT_RPC: ("10.0.0.1", 1)}
@@ -105,7 +107,9 @@ def test_settings_round_trip_command_line_and_ini(opt):
         return
     from_ini = Settings.from_config(FakeConfig(ini={opt.dest: SAMPLES[opt.dest]}))
     assert from_ini.thresholds() == from_cli.thresholds()
-    layers = dict(cli_thresholds={}, ini_thresholds={}, cli_simulate=None, ini_simulate=None)
+    assert from_ini.timing_on() == from_cli.timing_on()
+    layers = dict(cli_thresholds={}, ini_thresholds={}, cli_simulate=None, ini_simulate=None, cli_timing=None,
+                  ini_timing=None)
     assert dataclasses.replace(from_ini, **layers) == dataclasses.replace(from_cli, **layers)
 
 
@@ -161,7 +165,8 @@ def test_settings_time_policy_carries_every_field():
 
 
 def test_marker_keys_come_from_the_table():
-    assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, *parsing.PEER_MARKER_KEYS, "simulate")
+    assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, *parsing.PEER_MARKER_KEYS, "simulate",
+                                   "timing")
 
 
 def test_marker_settings_from_kwargs():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from _factories import exact, machine, record, timing, with_timings
 from hypothesis import given
@@ -17,6 +19,7 @@ from pytest_tvmperf.report.text import (
     fmt_time,
     missing_baseline_message,
     regression_message,
+    summary_legend,
     summary_notes,
     summary_table,
     update_command,
@@ -202,11 +205,39 @@ def test_regression_message_regressed_time_and_instructions_with_a_note():
         "  instructions 9 -> 10 (+1, limit no increase)",
         "    by callee: +1 vm.builtin.alloc_tensor",
         "    by function: +1 main",
-        "  time 1 ms -> 2 ms (2.00x (95% CI 1.92-2.08x, a/b), limit +5%, 10 samples)",
+        "  time 1 ms -> 2 ms side by side (2.00x (95% CI 1.92-2.08x, a/b), limit +5%, 10 samples)",
         "    compared: the baseline's artifact timed side by side",
         "  note: re-measured: confirmed",
         "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
     ]
+
+
+def test_ab_headline_leads_with_the_side_by_side_medians_not_the_stored_one():
+    """The stored median was recorded under load (95.5 ms); side by side today the
+    baseline's artifact takes 47.5 ms and the build 51.3 ms: the headline shows those."""
+    stored = (95.5e-3,) * 10
+    now = record((51.3e-3,) * 10, ab=(47.5e-3,) * 10)
+    base = with_timings([timing(stored)], metrics=exact(instructions=9))
+    comparison = compare(now, base, DEFAULT_THRESHOLDS)
+    time_verdict = comparison.get("time")
+    assert time_verdict.status == "regressed"
+    lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
+    assert lines[4].startswith("  time 47.5 ms -> 51.3 ms side by side (1.08x (")
+    assert lines[5] == ("    compared: the baseline's artifact timed side by side (the baseline's stored median, "
+                        "95.5 ms, was measured in another run: not compared)")
+    assert "95.5 ms ->" not in "\n".join(lines)
+    # the summary row, the JUnit properties and the results JSON show the same numbers
+    from pytest_tvmperf.report.outcome import Outcome, junit_properties
+    from pytest_tvmperf.report.results import ResultEntry
+
+    outcome = Outcome("t.py::a", "a", "prim", "llvm", "regressed", record=now, baseline=base, comparison=comparison)
+    row = outcome.summary_row()
+    assert (row.median_s, row.baseline_s, row.mode) == (pytest.approx(51.3e-3), pytest.approx(47.5e-3), "a/b")
+    assert summary_table([row])[1].split()[3:7] == ["51.3", "ms", "47.5", "ms"]
+    assert summary_legend([row]) and summary_legend([replace(row, mode="normalized")]) == []
+    props = dict(junit_properties(outcome))
+    assert (props["tvmperf_baseline_s"], props["tvmperf_mode"]) == (pytest.approx(47.5e-3), "a/b")
+    assert ResultEntry.of(outcome).time.baseline_s == pytest.approx(47.5e-3)
 
 
 def test_regression_message_time_not_gated_on_another_machine():

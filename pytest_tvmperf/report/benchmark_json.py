@@ -1,0 +1,86 @@
+"""The run's timings in pytest-benchmark's JSON format (``--tvmperf-benchmark-json=PATH``),
+so that ``pytest-benchmark compare`` / ``list`` and CI tools that read that format
+(github-action-benchmark's ``pytest`` tool) show tvmperf's timings with no glue.
+
+The schema is the one pytest-benchmark 5 writes with ``--benchmark-json`` (and reads
+back in ``compare``)::
+
+    {"machine_info": {...}, "commit_info": {"id", "time", "dirty", "project", "branch", ...},
+     "benchmarks": [{"group", "name", "fullname", "params", "param", "extra_info", "options",
+                     "stats": {"min", "max", "mean", "stddev", "rounds", "median", "iqr", "q1",
+                               "q3", "iqr_outliers", "stddev_outliers", "outliers", "ld15iqr",
+                               "hd15iqr", "ops", "total", "data", "iterations"}}],
+     "datetime": ISO-8601, "version": pytest-benchmark's version}
+
+The statistics are pytest-benchmark's own (``pytest_benchmark.stats.Stats``) over the
+test's time samples (seconds per call, ``iterations`` 1); the machine and commit
+information come from pytest-benchmark's own functions. Tests without time samples
+(``--tvmperf-timing=off``, a failure before timing) and ``assert_ratio`` relations are
+left out; tvmperf's verdict, ratio and mode go to ``extra_info``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable
+
+from pytest_tvmperf.report.results import ResultEntry
+
+
+def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
+    """One test's ``benchmarks[]`` item (None when it has no time samples)."""
+    from pytest_benchmark.stats import Stats
+
+    if entry.relation is not None or entry.time is None or not entry.time.samples_s:
+        return None
+    stats = Stats()
+    for sample in entry.time.samples_s:
+        stats.update(sample)
+    data = stats.as_dict()
+    data["data"] = list(entry.time.samples_s)
+    data["iterations"] = 1
+    name = entry.test_id or entry.nodeid.split("::", 1)[-1]
+    combo = f"{entry.target}-{entry.executor}" if entry.target and entry.executor else None
+    extra = {"tvmperf_verdict": str(entry.verdict), "executor": entry.executor, "target": entry.target}
+    for key in ("baseline_s", "ratio", "low", "high", "mode"):
+        value = getattr(entry.time, key)
+        if value is not None:
+            extra[f"tvmperf_{key}"] = value
+    return {
+        "group": None,
+        "name": name,
+        "fullname": entry.nodeid,
+        "params": {"tvmperf": combo} if combo else None,
+        "param": combo,
+        "extra_info": extra,
+        "options": {"timer": "tvm time_evaluator", "disable_gc": False, "min_rounds": len(entry.time.samples_s)},
+        "stats": data,
+    }
+
+
+def machine_info() -> dict[str, Any]:
+    from pytest_benchmark.plugin import pytest_benchmark_generate_machine_info
+
+    return pytest_benchmark_generate_machine_info()
+
+
+def commit_info() -> dict[str, Any]:
+    from pytest_benchmark.utils import get_commit_info
+
+    return get_commit_info()
+
+
+def benchmark_json(entries: Iterable[ResultEntry], created: str | None = None,
+                   machine: Callable[[], dict[str, Any]] = machine_info,
+                   commit: Callable[[], dict[str, Any]] = commit_info) -> dict[str, Any]:
+    """The whole file, as pytest-benchmark writes it."""
+    from pytest_benchmark import __version__
+
+    items = [b for b in (benchmark_entry(e) for e in sorted(entries, key=lambda e: (e.nodeid, e.test_id))) if b]
+    return {
+        "machine_info": machine(),
+        "commit_info": commit(),
+        "benchmarks": items,
+        "datetime": created or datetime.now(timezone.utc).isoformat(),
+        "version": __version__,
+    }
