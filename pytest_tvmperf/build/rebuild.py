@@ -27,6 +27,7 @@ def lowered_module(compiled: Any) -> Any | None:
     """The module a compiled program was generated from: a Relax module after its
     pipeline (``relax.build(..., relax_pipeline=None)`` takes it), or a scheduled
     PrimFunc module (``tvm.compile`` takes it). None for a loaded library."""
+    compiled = getattr(compiled, "local", None) or compiled  # an RPC device's program: its host build
     module = getattr(compiled, "lowered", None)
     return module if module is not None else getattr(compiled, "program", None)
 
