@@ -66,6 +66,18 @@ KINDS = {
 PAIRS = [("native", "mcpu"), ("native", "model+mcpu"), ("native", "threads2")]
 
 
+def print_table(rows, ratios, third: str) -> None:
+    """One line per (recorded on, gated on, ``third``) with its verdict counts and time ratios."""
+    print(f"{'recorded on':12} {'gated on':12} {third:16} {'verdicts':>8} {'pass':>5} {'inconclusive':>13} "
+          f"{'improved':>9} {'regressed':>10} {'time ratio min-max':>19}")
+    for key, c in rows.items():
+        recorded, gated, kind = key
+        r = ratios[key]
+        spread = f"{min(r):.2f}-{max(r):.2f}" if r else "not gated"
+        print(f"{recorded:12} {gated:12} {kind:16} {sum(c.values()):8d} {c['pass']:5d} {c['inconclusive']:13d} "
+              f"{c['improved']:9d} {c['regressed']:10d} {spread:>19}")
+
+
 def machine_state() -> str:
     load = Path("/proc/loadavg").read_text().split()[:3]
     try:
@@ -144,13 +156,7 @@ def rebuilt_mode(processes: int, detect: int, threads: str | None) -> None:
     print(f"command: python benchmarks/cross_machine.py --rebuilt {processes} --detect {detect}"
           + (f" --threads {threads}" if threads else ""))
     print(f"{(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}; time modes: {dict(modes)}")
-    print(f"{'recorded on':12} {'gated on':12} {'suite':16} {'verdicts':>8} {'pass':>5} {'inconclusive':>13} "
-          f"{'improved':>9} {'regressed':>10} {'time ratio min-max':>19}")
-    for (recorded, gated, suite), c in rows.items():
-        r = ratios[(recorded, gated, suite)]
-        spread = f"{min(r):.2f}-{max(r):.2f}" if r else "not gated"
-        print(f"{recorded:12} {gated:12} {suite:16} {sum(c.values()):8d} {c['pass']:5d} {c['inconclusive']:13d} "
-              f"{c['improved']:9d} {c['regressed']:10d} {spread:>19}")
+    print_table(rows, ratios, "suite")
     for e in examples:
         print("example:", e)
 
@@ -209,13 +215,7 @@ def main() -> None:
     print(f"command: python benchmarks/cross_machine.py --processes {args.processes} "
           f"--default-processes {args.default_processes}" + (f" --threads {args.threads}" if args.threads else ""))
     print(f"A/A suite (4 verdicts a process), {(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}")
-    print(f"{'recorded on':12} {'gated on':12} {'policy':16} {'verdicts':>8} {'pass':>5} {'inconclusive':>13} "
-          f"{'improved':>9} {'regressed':>10} {'time ratio min-max':>19}")
-    for (recorded, gated, policy), c in rows.items():
-        r = ratios[(recorded, gated, policy)]
-        spread = f"{min(r):.2f}-{max(r):.2f}" if r else "not gated"
-        print(f"{recorded:12} {gated:12} {policy:16} {sum(c.values()):8d} {c['pass']:5d} {c['inconclusive']:13d} "
-              f"{c['improved']:9d} {c['regressed']:10d} {spread:>19}")
+    print_table(rows, ratios, "policy")
     print(f"{'all':12} {'':12} {'':16} {sum(total.values()):8d} {total['pass']:5d} {total['inconclusive']:13d} "
           f"{total['improved']:9d} {total['regressed']:10d}")
     other = {k: v for k, v in total.items() if k not in ("pass", "inconclusive", "improved", "regressed")}
