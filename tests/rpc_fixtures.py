@@ -84,6 +84,15 @@ class RpcFarm:
         summary = tracker.summary(("127.0.0.1", self.port))
         return sum(o.free for o in tracker.offers(summary) if o.key == key)
 
+    def wait_free(self, key: str, count: int, timeout: float = START_TIMEOUT_S) -> int:
+        """How many devices the tracker offers under ``key``, once it is ``count`` or ``timeout`` passed:
+        a server registers again with the tracker a moment after its session closes."""
+        try:
+            _wait_until(lambda: self.free(key) == count, f"{count} free device(s) under {key!r}", timeout)
+        except RuntimeError:
+            pass
+        return self.free(key)
+
     def add_server(self, key: str) -> subprocess.Popen:
         """Start one more server under ``key`` and wait until the tracker offers it."""
         before = self.free(key)

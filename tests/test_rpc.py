@@ -106,7 +106,7 @@ def test_record_then_gate_on_a_remote_key(pytester, rpc_farm):
     gate = pytester.runpytest(*FAST, *remote, "--tvmperf-threshold=time=off")
     gate.assert_outcomes(passed=2)
     gate.stdout.fnmatch_lines([f"*test_mlp[[]rpc:{KEY}-llvm-vm-bytecode[]]*17/17*"])
-    assert rpc_farm.free(KEY) == 2  # the run gave its device back to the tracker when it ended
+    assert rpc_farm.wait_free(KEY, 2) == 2  # the run gave its device back to the tracker when it ended
 
 
 def test_unknown_key_lists_the_keys_the_tracker_has(pytester, rpc_farm):
