@@ -30,7 +30,7 @@ def built_exact(prep: Prepared, sources, settings) -> tuple[ExactMetrics, tuple[
     per-kernel counts, and why a source could not measure."""
     exact = replace(prep.compiled.static_metrics(), calls=None)
     collected = collect_kernel_metrics(sources, prep, settings)
-    return replace(exact, per_kernel=collected.per_kernel), collected.skipped
+    return replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected.skipped
 
 
 def with_baseline_calls(exact: ExactMetrics, baseline: Record | None) -> ExactMetrics:

@@ -91,6 +91,8 @@ class Tvmperf:
         test's JUnit XML properties."""
         outcome = replace(outcome, location=self.location)
         self.session.report.add(outcome)
+        if outcome.comparison is not None:
+            self.session.report.not_measured.update(outcome.comparison.held_setups())
         # builtin types only: xdist sends the properties to the controller
         self.user_properties.extend((name, plain(value)) for name, value in junit_properties(outcome))
         return outcome
@@ -117,7 +119,7 @@ class Tvmperf:
             settings = replace(settings, ini_simulate=self.simulate)
         collected = collect_kernel_metrics(self.session.metric_sources(), prep, settings)
         self.session.report.not_measured.update(collected.skipped)
-        return replace(exact, per_kernel=collected.per_kernel)
+        return replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with)
 
     def check(self, workload: Workload) -> Outcome:
         """Compile ``workload`` for this test's executor and target, check its output

@@ -5,6 +5,7 @@ measuring process under callgrind (seconds): these tests are few and their kerne
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -64,6 +65,27 @@ def test_counts_are_recorded_per_kernel_and_identical_in_the_next_run(sim_projec
     result = sim_project.run("--tvmperf-simulate=on", *GATE)
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*simulated cost:*")
+
+
+@needs_valgrind
+def test_counts_of_another_simulation_setup_are_held_with_a_line(sim_project):
+    """The pinned target, LLVM, valgrind and cache model are stored with the counts; a
+    baseline simulated another way is not compared (here: another valgrind), and says so."""
+    sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE).assert_outcomes(passed=1)
+    path = sim_project.baseline_file("test_perf")
+    data = json.loads(path.read_text())
+    measured_with = data["tests"]["test_scale[llvm-prim]"]["exact"]["measured_with"]
+    assert set(measured_with) == {"cpu_instructions", "est_cycles"}
+    here = measured_with["cpu_instructions"]
+    assert "llvm -mcpu=haswell" in here and "valgrind-" in here and "LL=8388608,16,64" in here
+    other = here.replace("valgrind-", "valgrind-0.")
+    data["tests"]["test_scale[llvm-prim]"]["exact"]["measured_with"] = {m: other for m in measured_with}
+    path.write_text(json.dumps(data))
+    sim_project.set_env("SCALE_STEPS", "96")  # 50% more work: held, not failed
+    result = sim_project.run("--tvmperf-simulate=on", *GATE)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"*cpu_instructions not gated: measured with {here} here, {other} in the baseline*"
+                                 "--tvmperf-update*"])
 
 
 @needs_valgrind

@@ -8,9 +8,11 @@ touches a GPU or its driver."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,3 +65,14 @@ def _find(tool: str, path: str | None) -> str | None:
 def find_toolchain(path: str | None = None) -> CudaToolchain:
     """nvcc and ptxas on ``path`` (default PATH) or in the usual places."""
     return CudaToolchain(_find("nvcc", path), _find("ptxas", path))
+
+
+@functools.lru_cache(maxsize=None)
+def tool_version(tool: str) -> str:
+    """'V13.0.88' from ``ptxas --version`` (its last 'V...' word), or 'version unknown'."""
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    words = [w for w in out.replace(",", " ").split() if w[:1] == "V" and w[1:2].isdigit()]
+    return words[-1] if words else "version unknown"

@@ -8,6 +8,7 @@ from typing import Mapping
 import numpy as np
 
 from pytest_tvmperf.measure.disturbance import clean
+from pytest_tvmperf.measure.kernel_metrics import setup_difference
 from pytest_tvmperf.measure.timer import TimeSamples
 from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
 from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, KERNEL_METRIC_NAMES
@@ -105,6 +106,12 @@ class Comparison:
     @property
     def inconclusive(self) -> bool:
         return any(v.status == Verdict.INCONCLUSIVE for v in self.verdicts)
+
+    def held_setups(self) -> tuple[str, ...]:
+        """Summary lines for the metrics not gated because the baseline measured them
+        another way (``exact.measured_with``), with the fix."""
+        return tuple(f"{v.metric} not gated: {v.reason} (re-record with --tvmperf-update to gate it on this setup)"
+                     for v in self.verdicts if v.status == Verdict.NOT_GATED and v.limit == "held" and v.reason)
 
     @property
     def status(self) -> MetricStatus:
@@ -228,10 +235,14 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
 def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy(),
             ab_source: str = "artifact") -> Comparison:
     kernel_metrics = [m for m in KERNEL_METRIC_NAMES if m in current.exact.per_kernel or m in baseline.exact.per_kernel]
-    verdicts = [
-        compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m])
-        for m in (*EXACT_METRICS, *kernel_metrics)
-    ]
+    verdicts = [compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS]
+    for m in kernel_metrics:
+        differs = setup_difference(m, baseline.exact.measured_with, current.exact.measured_with)
+        if differs:  # counts of another setup (pinned target, tool version): shown, not gated
+            verdicts.append(MetricVerdict(m, Verdict.NOT_GATED, baseline.exact.scalar(m), current.exact.scalar(m),
+                                          "held", reason=differs))
+        else:
+            verdicts.append(compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]))
     verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy, ab_source))
     return Comparison(tuple(verdicts))
 

@@ -41,6 +41,14 @@ class GpuResources:
 
         return find_toolchain().missing or None
 
+    def setup(self, prepared, settings) -> str:
+        """The arch and the ptxas version: registers and spills are ptxas's choices."""
+        from pytest_tvmperf.build.cuda_toolchain import find_toolchain, tool_version
+
+        code = getattr(prepared, "device_code", None)
+        ptxas = find_toolchain().ptxas
+        return f"{getattr(code, 'arch', '?')}, ptxas {tool_version(ptxas) if ptxas else 'version unknown'}"
+
     def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
         code = getattr(prepared, "device_code", None)
         if code is None:

@@ -6,6 +6,11 @@ stored per kernel under ``exact.per_kernel[metric][kernel]``, gated on its total
 the built-in exact metrics (threshold syntax ``metric=1%``), and a regression names the
 kernels whose counts grew.
 
+A source may also say what its counts depend on besides the code (``setup``: the pinned
+target, the cache model, the tool's version). It is stored per metric under
+``exact.measured_with``, and a count is compared only with a baseline measured the same
+way: otherwise the metric is held (not gated) with a line in the summary.
+
 To add one: describe its metrics with :class:`KernelMetric`, implement
 :class:`MetricSource`, and add ``"module:ATTRIBUTE"`` to :data:`SOURCES`. This module is
 pure (no TVM): option parsing reads :data:`KERNEL_METRICS`, and a source's module is
@@ -15,7 +20,7 @@ imported only when a test is measured.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,6 +80,9 @@ class MetricSource(Protocol):
     def collect(self, prepared: "Prepared", settings) -> Mapping[str, Mapping[str, int]]:
         """{metric name: {kernel name: count}} for the compiled workload."""
 
+    # optional: def setup(self, prepared, settings) -> str, a one-line description of what
+    # the counts depend on besides the code ("llvm -mcpu=haswell, 1 thread; valgrind-3.19.0; ...")
+
 
 @dataclass(frozen=True)
 class Collected:
@@ -82,6 +90,8 @@ class Collected:
 
     per_kernel: Mapping[str, Mapping[str, int]]
     skipped: tuple[str, ...] = ()  # "simulated cost: valgrind is not installed"
+    #: {metric: the source's setup} for the metrics of sources that describe one
+    measured_with: Mapping[str, str] = field(default_factory=dict)
 
 
 def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ...]:
@@ -97,6 +107,7 @@ def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ..
 def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings) -> Collected:
     """Run each available source; a source that cannot measure here says why."""
     per_kernel: dict[str, dict[str, int]] = {}
+    measured_with: dict[str, str] = {}
     skipped: list[str] = []
     for source in sources:
         reason = source.unavailable(prepared, settings)
@@ -108,9 +119,23 @@ def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings) -
         except SourceFailed as exc:
             skipped.append(f"{source.name}: {exc}")
             continue
+        setup = getattr(source, "setup", None)
+        described = setup(prepared, settings) if setup is not None and measured else ""
         for metric, counts in measured.items():
             per_kernel[metric] = {str(k): int(v) for k, v in sorted(counts.items())}
-    return Collected(per_kernel, tuple(skipped))
+            if described:
+                measured_with[metric] = described
+    return Collected(per_kernel, tuple(skipped), measured_with)
+
+
+def setup_difference(metric: str, baseline: Mapping[str, str], current: Mapping[str, str]) -> str:
+    """Why ``metric``'s counts cannot be compared ("" when they can): both sides say how
+    they were measured, and not the same way. A baseline that does not say (recorded
+    before setups were stored) is compared as before."""
+    old, new = baseline.get(metric), current.get(metric)
+    if not old or not new or old == new:
+        return ""
+    return f"measured with {new} here, {old} in the baseline"
 
 
 def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str,

@@ -28,6 +28,8 @@ class ExactMetrics:
     storage_bytes: storage statically planned by ``vm.builtin.alloc_storage``
     per_kernel: the metric sources' counts, {metric: {kernel: count}}
     (``measure/kernel_metrics.py``); a metric's gated number is its total
+    measured_with: {metric: what its counts depend on besides the code} (the pinned
+    target, the tool's version); counts are compared only between equal setups
     """
 
     instructions: Mapping[str, int] | None = None
@@ -36,6 +38,7 @@ class ExactMetrics:
     kernels: int | None = None
     storage_bytes: int | None = None
     per_kernel: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    measured_with: Mapping[str, str] = field(default_factory=dict)
 
     def scalar(self, metric: str) -> int | None:
         """The gated number for ``metric`` (totals of the per-function/callee maps)."""
@@ -66,12 +69,15 @@ class ExactMetrics:
         }
         if self.per_kernel:  # written only when a metric source measured something
             out["per_kernel"] = {m: plain(counts) for m, counts in sorted(self.per_kernel.items())}
+        if self.measured_with:
+            out["measured_with"] = dict(sorted(self.measured_with.items()))
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ExactMetrics":
         fields = {k: data.get(k) for k in ("instructions", "by_callee", "calls", "kernels", "storage_bytes")}
-        return cls(**fields, per_kernel=dict(data.get("per_kernel") or {}))
+        return cls(**fields, per_kernel=dict(data.get("per_kernel") or {}),
+                   measured_with=dict(data.get("measured_with") or {}))
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,22 @@ def host_problem(which=shutil.which, machine: str | None = None) -> str | None:
     return None
 
 
+def valgrind_version(run=subprocess.run) -> str:
+    """'valgrind-3.19.0' (what ``valgrind --version`` prints), or 'valgrind (version unknown)'."""
+    try:
+        out = run(["valgrind", "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return out or "valgrind (version unknown)"
+
+
+def describe_setup(llvm_major: str, valgrind: str) -> str:
+    """What simulated counts depend on besides the code, stored with them in the record
+    (``exact.measured_with``): counts are compared only with a baseline of the same setup."""
+    caches = " ".join(option.lstrip("-") for option in callgrind.CACHE_MODEL)
+    return f"{PINNED_DESCRIPTION}, LLVM {llvm_major}; {valgrind}; caches {caches}"
+
+
 def valgrind_command(out_file: Path, python: str = sys.executable) -> list[str]:
     return ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes", *callgrind.CACHE_MODEL,
             "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no",
@@ -175,6 +191,7 @@ class SimulatedCost:
     _workdir: Path | None = None
     _broken: str | None = None  # the measuring process failed: no further test tries it
     _requests: Any = field(default_factory=lambda: itertools.count())
+    _setup: str | None = None
 
     def unavailable(self, prepared, settings) -> str | None:
         choice, where = simulate_choice(settings)
@@ -192,6 +209,14 @@ class SimulatedCost:
         if prepared.workload.pipeline == "tuned":
             return "pipeline 'tuned' is not simulated (tuning records are per target; the pinned target has none)"
         return None
+
+    def setup(self, prepared, settings) -> str:
+        """The pinned target, LLVM's major version, valgrind's version and the cache model."""
+        if self._setup is None:
+            from tvm.target import codegen
+
+            self._setup = describe_setup(str(codegen.llvm_version_major()), valgrind_version())
+        return self._setup
 
     def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
         """Compile for the pinned target, export, simulate one call, read the dump. What

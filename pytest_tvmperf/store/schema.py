@@ -107,6 +107,9 @@ def check_exact(data: Any, field: str = "exact") -> None:
     if "per_kernel" in exact:  # {metric: {kernel: count}} from the metric sources
         for metric, counts in _object(exact["per_kernel"], f"{field}.per_kernel").items():
             _counts_map(counts, f"{field}.per_kernel.{metric}")
+    if "measured_with" in exact:  # {metric: how its counts were measured}
+        for metric, setup in _object(exact["measured_with"], f"{field}.measured_with").items():
+            _str(setup, f"{field}.measured_with.{metric}")
 
 
 def check_machine(data: Any, field: str) -> Machine:

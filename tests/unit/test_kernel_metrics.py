@@ -126,3 +126,55 @@ def test_a_source_metric_takes_the_usual_threshold_syntax(widgets, monkeypatch):
     assert parse_limit("widgets", "2%") == Limit(relative=0.02)
     with pytest.raises(ValueError, match="widgets"):
         parse_limit("widgets", "lots")
+
+
+@dataclass(frozen=True)
+class DescribedSource(FakeSource):
+    how: str = "pinned target X, tool 1.0"
+
+    def setup(self, prepared, settings):
+        return self.how
+
+
+def test_collect_stores_how_each_metric_was_measured():
+    got = collect((DescribedSource("sim", None, {"widgets": {"a": 1}}),), prepared=None, settings=None)
+    assert got.measured_with == {"widgets": "pinned target X, tool 1.0"}
+    # a source that does not describe its setup, or measured nothing, adds no line
+    assert collect((FakeSource("sim", None, {"widgets": {"a": 1}}),), None, None).measured_with == {}
+    assert collect((DescribedSource("sim", None, {}),), None, None).measured_with == {}
+
+
+def with_setup(counts: dict, how: str) -> ExactMetrics:
+    return replace(with_widgets(counts), measured_with={"widgets": how} if how else {})
+
+
+def test_counts_of_another_setup_are_held_not_gated(widgets):
+    base = record(metrics=with_setup({"k": 1_000_000}, "haswell, valgrind-3.19.0"))
+    now = record(metrics=with_setup({"k": 2_000_000}, "haswell, valgrind-3.22.0"))
+    comparison = compare_module.compare(now, base, widgets)
+    held = comparison.get("widgets")
+    assert held.status == Verdict.NOT_GATED and not comparison.regressions
+    assert held.reason == "measured with haswell, valgrind-3.22.0 here, haswell, valgrind-3.19.0 in the baseline"
+    (line,) = comparison.held_setups()
+    assert line.startswith("widgets not gated: measured with haswell, valgrind-3.22.0 here") and "--tvmperf-update" in line
+
+
+@pytest.mark.parametrize("base_how, now_how", [("same", "same"), ("", "same"), ("same", "")])
+def test_the_same_setup_or_an_unstated_one_is_gated(widgets, base_how, now_how):
+    base = record(metrics=with_setup({"k": 1_000_000}, base_how))
+    now = record(metrics=with_setup({"k": 2_000_000}, now_how))
+    comparison = compare_module.compare(now, base, widgets)
+    assert comparison.get("widgets").status == Verdict.REGRESSED
+    assert comparison.held_setups() == ()
+
+
+def test_measured_with_round_trips_and_is_schema_checked():
+    m = with_setup({"k": 3}, "haswell")
+    data = json.loads(json.dumps(m.as_json()))
+    assert data["measured_with"] == {"widgets": "haswell"}
+    assert ExactMetrics.from_json(data) == m
+    check_exact(data)
+    assert "measured_with" not in with_widgets({"k": 3}).as_json()
+    with pytest.raises(SchemaProblem) as err:
+        check_exact({**data, "measured_with": {"widgets": 3}})
+    assert err.value.field == "exact.measured_with.widgets"
