@@ -71,6 +71,10 @@ class Workload:
         Peer frameworks that compute the same thing, by name (``numpy``, ``torch``,
         ``onnxruntime``): timed side by side with TVM when asked for, and gated with
         ``@pytest.mark.tvmperf(vs_torch=1.2)``.
+    simulate_as
+        A smaller workload of the same computation whose simulated cost is counted
+        instead of this one's (a scaled-down shape for a kernel too slow to simulate:
+        valgrind runs ~100x native time). Named in the record's ``exact.measured_with``.
     """
 
     name: str
@@ -87,6 +91,7 @@ class Workload:
     pipeline: str = "default"
     tuning_db: str | None = None
     peers: Mapping[str, PeerFactory] = field(default_factory=dict)
+    simulate_as: "Workload | None" = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -108,6 +113,9 @@ class Workload:
         for peer, factory in self.peers.items():
             if not callable(factory):
                 raise WorkloadError(f"workload {self.name}: peers[{peer!r}] must be a callable factory() -> run(*inputs)")
+        if self.simulate_as is not None and not isinstance(self.simulate_as, Workload):
+            raise WorkloadError(f"workload {self.name}: simulate_as must be a Workload (a scaled-down one), "
+                                f"got {type(self.simulate_as).__name__}")
         kind = self.kind  # validates the program type
         if kind == "prim" and self.pipeline == "unfused":
             raise WorkloadError(f"workload {self.name}: pipeline 'unfused' applies to Relax programs (a PrimFunc has "
@@ -137,7 +145,9 @@ class Workload:
 
     def with_pipeline(self, pipeline: str, tuning_db: str | None = None) -> "Workload":
         """The same workload compiled with another pipeline (see ``pipeline``)."""
-        return replace(self, pipeline=pipeline, tuning_db=tuning_db if tuning_db is not None else self.tuning_db)
+        db = tuning_db if tuning_db is not None else self.tuning_db
+        smaller = self.simulate_as.with_pipeline(pipeline, tuning_db) if self.simulate_as is not None else None
+        return replace(self, pipeline=pipeline, tuning_db=db, simulate_as=smaller)
 
     def inputs(self, seed: int | None = None, dims: Mapping[str, int] | None = None) -> list[np.ndarray]:
         rng = np.random.default_rng(self.seed if seed is None else seed)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from dataclasses import replace
+
 import pytest
 
 # pytester drops modules first imported during its in-process runs and TVM (and the
@@ -84,6 +86,20 @@ def test_dla_conv_rejects_bad_arguments():
         dla_conv("nope")
     with pytest.raises(ValueError, match="scale must be > 0"):
         dla_conv(scale=0)
+
+
+def test_a_full_size_dla_layer_is_simulated_scaled_down_and_keeps_its_pipeline():
+    from pytest_tvmperf.workload import WorkloadError
+    from pytest_tvmperf.workloads.dla import SIMULATE_SCALE
+
+    full = dla_conv("stem")
+    assert full.simulate_as is not None and full.simulate_as.name == f"dla_conv(layer='stem', scale={SIMULATE_SCALE})"
+    assert full.simulate_as.simulate_as is None
+    assert dla_conv("stem", scale=SIMULATE_SCALE).simulate_as is None
+    tuned = full.with_pipeline("tuned", "db")
+    assert (tuned.simulate_as.pipeline, tuned.simulate_as.tuning_db) == ("tuned", "db")
+    with pytest.raises(WorkloadError, match="simulate_as must be a Workload"):
+        replace(full, simulate_as="small")
 
 
 # --- ONNX --------------------------------------------------------------------------------

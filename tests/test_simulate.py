@@ -122,3 +122,22 @@ def test_switched_off_by_the_marker(sim_project):
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["tvmperf: simulated cost: switched off*"])
     assert "per_kernel" not in sim_project.baselines()["tests"]["test_scale[llvm-prim]"]["exact"]
+
+
+@needs_valgrind
+def test_a_scaled_down_workload_is_simulated_in_its_place_and_named(project, simulated_cost):
+    """``simulate_as``: the big shape is timed and checked, the small one is counted (the
+    same count as the small workload's own test), and the record says which."""
+    project.pytester.makepyfile(test_perf=SMALL_KERNEL + """
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_big(tvmperf):
+    from dataclasses import replace
+    tvmperf.check(replace(scale(640), simulate_as=scale(64)))
+""")
+    project.set_env("SCALE_STEPS", "64")
+    project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE).assert_outcomes(passed=2)
+    tests = project.baselines()["tests"]
+    big, small = tests["test_big[llvm-prim]"]["exact"], tests["test_scale[llvm-prim]"]["exact"]
+    assert big["measured_with"]["cpu_instructions"] == small["measured_with"]["cpu_instructions"] + "; scaled down to scale"
+    assert big["per_kernel"]["cpu_instructions"]["scale"] == small["per_kernel"]["cpu_instructions"]["scale"]

@@ -167,12 +167,19 @@ class SimProcess:
 
 
 def _write_inputs(prepared, folder: Path) -> list[Path]:
-    """The call's arguments as .npy files: inputs and weights, and for ``prim`` the zeroed outputs."""
+    """The call's arguments as .npy files: inputs and weights, and for ``prim`` the zeroed
+    outputs; those of the scaled-down workload when there is one (``simulate_as``)."""
     import numpy as np
 
-    arrays = [np.ascontiguousarray(a) for a in prepared.args]
+    smaller = prepared.workload.simulate_as
+    args, out_specs = prepared.args, prepared.out_specs
+    if smaller is not None:
+        inputs = smaller.inputs()
+        args = [*inputs, *(a for _, a in smaller.params)]
+        out_specs = [(e.shape, str(e.dtype)) for e in smaller.expected(inputs)]
+    arrays = [np.ascontiguousarray(a) for a in args]
     if prepared.executor == "prim":
-        arrays += [np.zeros(shape, dtype) for shape, dtype in prepared.out_specs]
+        arrays += [np.zeros(shape, dtype) for shape, dtype in out_specs]
     paths = []
     for i, array in enumerate(arrays):
         path = folder / f"arg{i}.npy"
@@ -216,7 +223,8 @@ class SimulatedCost:
             from tvm.target import codegen
 
             self._setup = describe_setup(str(codegen.llvm_version_major()), valgrind_version())
-        return self._setup
+        smaller = prepared.workload.simulate_as
+        return self._setup if smaller is None else f"{self._setup}; scaled down to {smaller.name}"
 
     def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
         """Compile for the pinned target, export, simulate one call, read the dump. What
@@ -224,9 +232,10 @@ class SimulatedCost:
         from pytest_tvmperf.build.executors import CompileError, get_executor
         from pytest_tvmperf.build.targets import TargetSpec
 
-        where = f"{prepared.workload.name} ({PINNED_DESCRIPTION})"
+        workload = prepared.workload.simulate_as or prepared.workload
+        where = f"{workload.name} ({PINNED_DESCRIPTION})"
         try:
-            compiled = get_executor(prepared.executor).compile(prepared.workload, TargetSpec("llvm-sim", dict(PINNED_TARGET)))
+            compiled = get_executor(prepared.executor).compile(workload, TargetSpec("llvm-sim", dict(PINNED_TARGET)))
             folder = self.workdir() / f"req{next(self._requests)}"
             folder.mkdir()
             library = folder / "sim.so"  # a new name per request: a loaded library is never loaded again
@@ -235,7 +244,7 @@ class SimulatedCost:
         except (CompileError, OSError, RuntimeError) as exc:
             raise SourceFailed(f"preparing {where} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         try:
-            dump = self.process().measure(library, prepared.workload.entry, inputs, vm=prepared.executor != "prim")
+            dump = self.process().measure(library, workload.entry, inputs, vm=prepared.executor != "prim")
         except SourceFailed as exc:
             self._broken = str(exc)  # the process is gone: the next tests say so instead of waiting again
             raise
