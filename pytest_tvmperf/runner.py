@@ -12,7 +12,7 @@ import pytest
 
 from pytest_tvmperf.store.artifacts import PendingArtifact, discard
 from pytest_tvmperf.judge.compare import MetricVerdict, RatioVerdict, compare, compare_time, peer_verdicts, relation_verdict
-from pytest_tvmperf.measure.disturbance import clean
+from pytest_tvmperf.measure.disturbance import clean, device_disturbance
 from pytest_tvmperf.build.executors import get_executor
 from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, summary_note,
                    whole_verdict)
@@ -194,11 +194,14 @@ class Tvmperf:
             memory placements), so it cannot inherit the first measurement's placement bias."""
             with self.session.timing_lock(self.target), tvm_thread_count(threads[0]), same_threads(tvm_threads()):
                 got = self.timer(task.reloaded() if fresh else task, n)
-            # this process's CPU wait says nothing about an RPC device's: nothing is screened there
-            return got if target.remote is None else replace(got, preempted=None)
+            if target.remote is None:
+                return got
+            # this process's CPU wait says nothing about an RPC device's: the reference kernel,
+            # timed on the device in the same rounds, stands in for it (measure/disturbance.py)
+            return replace(got, preempted=device_disturbance(got.reference), screened_by="device")
 
         samples = measure(rounds)
-        fewer = self._fewer_threads(samples, task)
+        fewer = self._fewer_threads(samples, task) if target.remote is None else None  # the device's threads are its own
         if fewer is not None:
             threads[0], note = fewer
             notes.append(note)

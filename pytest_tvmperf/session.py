@@ -131,6 +131,12 @@ class TvmperfSession:
         timed tests (Bonferroni), so a suite of many cases does not fail by chance."""
         return self.settings.time_policy(self.timed_tests)
 
+    def release_device(self, name: str) -> None:
+        """Give the RPC device held for target ``name`` back to its tracker (for tuning on
+        it), with the reference kernel loaded there: the session ends with its last module."""
+        self._references = {k: v for k, v in self._references.items() if not k.startswith(f"{name}@")}
+        self.farm().release(name)
+
     def reference_sampler(self, target: TargetSpec) -> Callable[[], float]:
         """The reference kernel for ``target``, compiled once per run."""
         key = target.name if target.remote is None else f"{target.name}@{target.remote.server}"
@@ -190,5 +196,5 @@ class TvmperfSession:
             if self.settings.rpc is None:
                 raise ValueError("targets named llvm@rpc:KEY need the tracker's address: --tvmperf-rpc=HOST:PORT "
                                  "(ini tvmperf_rpc)")
-            self._farm = Farm(self.settings.rpc)
+            self._farm = Farm(self.settings.rpc, call_timeout_s=float(self.settings.rpc_timeout))
         return self._farm

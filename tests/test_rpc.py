@@ -67,6 +67,29 @@ def tvmperf_timer():
     return timer
 '''
 
+#: stops the RPC server (SIGSTOP to its process group) just before the first timing: the
+#: device keeps its connection open and never answers
+STOP_BEFORE_TIMING = KILL_BEFORE_TIMING.replace("signal.SIGKILL", "signal.SIGSTOP")
+
+#: the reference kernel's samples on the device twice as slow in 2 of every 3 rounds (a
+#: device that other work disturbs), when TVMPERF_TEST_DISTURB is set
+DISTURB_DEVICE = '''
+import os
+from dataclasses import replace
+import pytest
+from pytest_tvmperf.measure.timer import TvmTimer
+
+@pytest.fixture
+def tvmperf_timer():
+    real = TvmTimer()
+    def timer(task, rounds):
+        got = real(task, rounds)
+        if not os.environ.get("TVMPERF_TEST_DISTURB") or got.reference is None:
+            return got
+        return replace(got, reference=tuple(r * (2.0 if i % 3 else 1.0) for i, r in enumerate(got.reference)))
+    return timer
+'''
+
 FAST = ("-p", "no:cacheprovider", "--tvmperf-repeat=3", "--tvmperf-min-repeat-ms=2")
 
 
@@ -107,6 +130,21 @@ def test_record_then_gate_on_a_remote_key(pytester, rpc_farm):
     gate.assert_outcomes(passed=2)
     gate.stdout.fnmatch_lines([f"*test_mlp[[]rpc:{KEY}-llvm-vm-bytecode[]]*17/17*"])
     assert rpc_farm.wait_free(KEY, 2) == 2  # the run gave its device back to the tracker when it ended
+
+
+def test_a_disturbed_device_holds_the_time_verdict_with_the_reason(pytester, rpc_farm, monkeypatch):
+    """No CPU wait can be read from a device: the reference kernel timed there in the same
+    rounds screens the rounds, and a device disturbed in most of them is 'device busy'."""
+    pytester.makepyfile(test_perf=TWO_PRIM_TESTS)
+    pytester.makeconftest(DISTURB_DEVICE)
+    remote = (f"--tvmperf-rpc={rpc_farm.address}", f"--tvmperf-targets=llvm@rpc:{KEY}", "-k", "test_a")
+    pytester.runpytest(*FAST, *remote, "--tvmperf-update").assert_outcomes(passed=1)
+    monkeypatch.setenv("TVMPERF_TEST_DISTURB", "1")
+    gate = pytester.runpytest(*FAST, *remote, "--tvmperf-repeat=6", "--tvmperf-inconclusive=fail")
+    gate.assert_outcomes(failed=1)
+    gate.stdout.fnmatch_lines(["*device busy: * of rounds disturbed (the reference kernel, timed on the device in the "
+                               "same rounds, ran more than 5% over its fastest round)*"])
+    gate.stdout.no_fnmatch_line("*regressed*")
 
 
 def test_unknown_key_lists_the_keys_the_tracker_has(pytester, rpc_farm):
@@ -150,6 +188,91 @@ def test_a_server_killed_mid_run_fails_the_test_and_loses_no_baseline(pytester, 
     assert (pytester.path / "baselines" / "test_perf.json").read_bytes() == before
 
 
+#: counts the candidate batches MetaSchedule's RPC runner measures, in a file
+SPY_RPC_RUNNER = '''
+import os
+from tvm.s_tir.meta_schedule.runner import RPCRunner
+
+_cls = RPCRunner._cls  # the class under MetaSchedule's derived-object wrapper
+_run = _cls.run
+
+def _counted(self, runner_inputs):
+    with open(os.environ["TVMPERF_TEST_RPC_RUNS"], "a") as f:
+        f.write(f"{len(runner_inputs)} {self.rpc_config.tracker_key}\\n")
+    return _run(self, runner_inputs)
+
+_cls.run = _counted
+'''
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_tune_measures_candidates_on_the_keys_devices(pytester, rpc_farm, monkeypatch):
+    """--tvmperf-tune on a remote target: MetaSchedule's RPC runner measures on the key's
+    device. The key has one server: the run gives it back to the tracker for tuning and
+    asks for it again to time the tuned build."""
+    import inspect
+
+    from tests.unit.test_tuning import SIZES, tiny_mlp
+
+    rpc_farm.add_server("solo")
+    pytester.makepyfile(test_perf=f'''
+import numpy as np
+import pytest
+from pytest_tvmperf import Workload
+
+SIZES = {SIZES!r}
+
+{inspect.getsource(tiny_mlp)}
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_default(tvmperf):  # timed first: the device's session holds the reference kernel
+    tvmperf.check(tiny_mlp(4))
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_tuned(tvmperf):
+    tvmperf.check(tiny_mlp(4).with_pipeline("tuned"))
+''')
+    pytester.makeconftest(SPY_RPC_RUNNER)
+    runs = pytester.path / "rpc-runs.txt"
+    monkeypatch.setenv("TVMPERF_TEST_RPC_RUNS", str(runs))
+    remote = (f"--tvmperf-rpc={rpc_farm.address}", "--tvmperf-targets=llvm@rpc:solo", "--tvmperf-threshold=time=off")
+    tuned = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-update", "--tvmperf-tune=4", timeout=600)
+    tuned.assert_outcomes(passed=2)
+    assert "tuning tiny_mlp(4) on rpc:solo" in tuned.stderr.str()
+    batches = runs.read_text().split("\n")[:-1]
+    assert batches and all(line.endswith(" solo") for line in batches), batches
+    entry = _baselines(pytester)["tests"]["test_tuned[rpc:solo-llvm-vm-bytecode]"]
+    assert entry["pipeline"] == "tuned" and entry["tuning"]["missing"] == []
+    (timing,) = entry["timings"].values()
+    assert "via rpc:solo" in timing["machine"]["cpu_model"]  # timed on the device again after tuning
+    assert rpc_farm.wait_free("solo", 1) == 1  # and given back at the end
+    # the records are the device target's: the next run finds them without tuning
+    runs.unlink()
+    pytester.runpytest_subprocess(*FAST, *remote, timeout=600).assert_outcomes(passed=2)
+    assert not runs.exists()
+
+
+def test_a_device_that_hangs_fails_its_test_within_the_call_timeout(pytester, rpc_farm, monkeypatch):
+    hung = rpc_farm.add_server("frozen")
+    pytester.makepyfile(test_perf=TWO_PRIM_TESTS)
+    remote = (f"--tvmperf-rpc={rpc_farm.address}", "--tvmperf-targets=llvm@rpc:frozen")
+    pytester.runpytest(*FAST, *remote, "--tvmperf-update", "-k", "test_a").assert_outcomes(passed=1)
+    before = (pytester.path / "baselines" / "test_perf.json").read_bytes()
+
+    pytester.makeconftest(STOP_BEFORE_TIMING)
+    monkeypatch.setenv("TVMPERF_TEST_KILL_PGID", str(hung.pid))
+    try:
+        # the child's own deadline (300 s) is far above the call timeout: a hang fails this test
+        stuck = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-rpc-timeout=10", "--tvmperf-update",
+                                              "-k", "test_a", timeout=300)
+    finally:
+        rpc_farm.kill(hung)
+    stuck.assert_outcomes(failed=1)
+    stuck.stdout.fnmatch_lines(["*the RPC device rpc:frozen (server 127.0.0.1:*) stopped answering while timing the "
+                                "workload (no answer within 10 s (--tvmperf-rpc-timeout))*writes no baseline*"])
+    assert (pytester.path / "baselines" / "test_perf.json").read_bytes() == before
+
+
 def test_two_workers_time_on_two_servers_with_the_summary_intact(pytester, rpc_farm):
     pytest.importorskip("xdist")
     pytester.makepyfile(test_perf=TWO_PRIM_TESTS)
@@ -164,6 +287,7 @@ def test_two_workers_time_on_two_servers_with_the_summary_intact(pytester, rpc_f
 def test_devices_command_lists_what_the_tracker_offers(rpc_farm, capsys):
     from pytest_tvmperf.command.cli import main
 
+    rpc_farm.wait_free(KEY, 2)  # a device the last test used registers again a moment after its session ended
     assert main(["devices", "--rpc", rpc_farm.address]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"RPC tracker {rpc_farm.address}"

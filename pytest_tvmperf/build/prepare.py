@@ -84,6 +84,8 @@ class Preparer:
         if reason:
             pytest.skip(reason)
         tuning_db, tuning_state = self._tuning(workload, target, where)
+        if target.remote is not None and not target.remote.alive:  # given back to the tracker for tuning
+            target = self.session.target(self.target_name)
         reading_db = self.session.timing_lock() if tuning_db is not None else contextlib.nullcontext()
         with reading_db, stopwatch() as compile_time:
             try:
@@ -184,8 +186,13 @@ class Preparer:
             # database another worker is appending to
             with self.session.timing_lock():
                 if settings.tune_trials and self.session.claim_tuning((workload.name, self.target_name, str(db))):
-                    with self.progress(f"tuning {workload.name}") as progress:
-                        tuning.tune(module, tvm_target, db, settings.tune_trials, progress=progress)
+                    devices = None
+                    if target.remote is not None:  # measured on the key's devices (README, "Tuning on the farm")
+                        devices = tuning.RpcDevices(target.remote.tracker, target.remote.name.key)
+                        self.session.release_device(self.target_name)  # the runner asks the tracker for it
+                    where_measured = f" on rpc:{devices.key}" if devices else ""
+                    with self.progress(f"tuning {workload.name}{where_measured}") as progress:
+                        tuning.tune(module, tvm_target, db, settings.tune_trials, progress=progress, devices=devices)
                     tuned_now = True
                 state = tuning.inspect(module, tvm_target, db)
             problem = None

@@ -14,13 +14,17 @@ TVM RPC tracker hands out (``--tvmperf-rpc=HOST:PORT``, ``--tvmperf-targets=llvm
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
+import signal
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
@@ -37,6 +41,72 @@ PLACEMENTS = 3
 
 class DeviceLost(Exception):
     """The RPC device stopped answering."""
+
+
+class DeviceHung(Exception):
+    """A call to the RPC device did not return within its deadline (the device holds its
+    connection open but does not answer: stopped, swapping, wedged)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float, what: str) -> Iterator[None]:
+    """Raise :class:`DeviceHung` in the main thread when the block takes longer than
+    ``seconds``: TVM's RPC socket reads check Python's signals when interrupted, so a
+    SIGALRM handler's exception ends a read that would wait forever. Elsewhere than the
+    main thread (no signals there) the block runs unbounded. An alarm already set (e.g.
+    pytest-timeout's) is kept: it bounds the block itself when it comes first, and is set
+    again for what is left of it afterwards."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending, interval = signal.getitimer(signal.ITIMER_REAL)
+    if pending and pending <= seconds:  # an earlier alarm bounds the block already
+        yield
+        return
+
+    def expired(signum, frame):
+        raise DeviceHung(f"no answer within {seconds:g} s (--tvmperf-rpc-timeout)")
+
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if pending:
+            signal.setitimer(signal.ITIMER_REAL, max(pending - (time.monotonic() - started), 1e-3), interval)
+
+
+def shut_connections_to(peer: tuple[str, int], fd_dir: Path = Path("/proc/self/fd")) -> int:
+    """Shut down (both ways) this process's TCP connections to ``peer``, found among its
+    open file descriptors; returns how many. An RPC session's destructor says goodbye to
+    its server and waits for the answer: a device that hangs would hang it too, unless its
+    connection is shut first (the read then ends at once). Linux only (elsewhere: 0)."""
+    import socket
+
+    shut = 0
+    try:
+        fds = [int(name) for name in os.listdir(fd_dir)]
+    except OSError:
+        return 0
+    for fd in fds:
+        try:
+            if not os.readlink(fd_dir / str(fd)).startswith("socket:"):
+                continue
+            conn = socket.socket(fileno=os.dup(fd))  # a duplicate: the session keeps its own descriptor
+        except OSError:
+            continue
+        try:
+            if conn.family in (socket.AF_INET, socket.AF_INET6) and conn.getpeername()[:2] == tuple(peer):
+                conn.shutdown(socket.SHUT_RDWR)
+                shut += 1
+        except OSError:
+            pass
+        finally:
+            conn.close()
+    return shut
 
 
 def _remote_call(session, name: str, default: Any = None) -> Any:
@@ -60,16 +130,28 @@ class RemoteDevice:
     llvm: str
     scratch: Path
     alive: bool = True
+    #: the longest one call may take before the device counts as hung (0: unbounded)
+    call_timeout_s: float = 0.0
     _files: Any = field(default_factory=itertools.count)
+    _in_call: bool = False
+    #: a call timed out: the device holds the connection open and does not answer
+    hung: bool = False
 
     @classmethod
-    def open(cls, name: RemoteName, tracker_address: tuple[str, int], wait_s: float) -> "RemoteDevice":
+    def open(cls, name: RemoteName, tracker_address: tuple[str, int], wait_s: float,
+             call_timeout_s: float = 0.0) -> "RemoteDevice":
         session, server = tracker.request(tracker_address, name.key, wait_s)
-        return cls(name, tracker_address, server, session,
-                   cpu=str(_remote_call(session, "target.llvm_get_system_cpu", "generic")),
-                   triple=str(_remote_call(session, "target.llvm_get_system_triple", "")),
-                   threads=int(_remote_call(session, "runtime.NumThreads", 1)),
-                   llvm=str(_remote_call(session, "target.llvm_version_major", "none")),
+        try:
+            with deadline(call_timeout_s, "asking the device what it is"):
+                asked = dict(cpu=str(_remote_call(session, "target.llvm_get_system_cpu", "generic")),
+                             triple=str(_remote_call(session, "target.llvm_get_system_triple", "")),
+                             threads=int(_remote_call(session, "runtime.NumThreads", 1)),
+                             llvm=str(_remote_call(session, "target.llvm_version_major", "none")))
+        except DeviceHung as exc:
+            shut_connections_to(server)  # dropping the session must not wait for the device
+            raise tracker.TrackerError(f"the device the tracker gave for key {name.key!r} (server "
+                                       f"{format_address(server)}) does not answer: {exc}") from None
+        return cls(name, tracker_address, server, session, **asked, call_timeout_s=call_timeout_s,
                    scratch=Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-rpc-")))
 
     def describe(self) -> str:
@@ -113,20 +195,33 @@ class RemoteDevice:
                                          self.session.load_module(remote_name))[1])
 
     def guard(self, what: str, call: Callable[[], Any]) -> Any:
-        """``call()``; when it fails because the device went away, fail the test saying so."""
-        try:
+        """``call()`` within the call deadline; when it fails because the device went away
+        or hangs, fail the test saying so."""
+        if self._in_call:  # a guarded call inside another: the outer deadline bounds both
             return call()
+        self._in_call = True
+        try:
+            with deadline(self.call_timeout_s, what):
+                return call()
+        except DeviceHung as exc:
+            self.alive = False  # never asked again: the next test asks the tracker for another device
+            self.hung = True
+            shut_connections_to(self.server)  # whatever still holds the session must not wait for it
+            failure: BaseException = exc
         except Exception as exc:
             if self.alive and self._answers():
                 raise
             failure = exc
+        finally:
+            self._in_call = False
         self.lost(what, failure)  # outside the except: no chained traceback
 
     def _answers(self) -> bool:
         try:
-            self.session.get_function("runtime.NumThreads")()
+            with deadline(min(self.call_timeout_s, 30.0), "checking the device answers"):
+                self.session.get_function("runtime.NumThreads")()
             return True
-        except Exception:
+        except (Exception, DeviceHung):
             return False
 
     def lost(self, what: str, exc: BaseException) -> NoReturn:
@@ -135,12 +230,16 @@ class RemoteDevice:
         from pytest_tvmperf.build.executors import shorten_tvm_error
 
         self.alive = False
-        pytest.fail(f"tvmperf: the {self.describe()} went away while {what} ({shorten_tvm_error(exc, 1)}); "
+        why = f"stopped answering while {what} ({exc})" if isinstance(exc, DeviceHung) else \
+            f"went away while {what} ({shorten_tvm_error(exc, 1)})"
+        pytest.fail(f"tvmperf: the {self.describe()} {why}; "
                     f"this test fails and writes no baseline, the others keep theirs; the next test asks the tracker "
                     f"for another device with key {self.name.key!r}", pytrace=False)
 
     def close(self) -> None:
         self.alive = False
+        if self.hung:
+            shut_connections_to(self.server)  # the session's goodbye would wait for an answer forever
         self.session = None  # the RPC session closes when its last reference goes
         shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -253,6 +352,8 @@ class Farm:
 
     tracker: tuple[str, int]
     wait_s: float = DEFAULT_WAIT_S
+    #: the longest one call to a device may take (--tvmperf-rpc-timeout)
+    call_timeout_s: float = 0.0
     _held: dict[str, TargetSpec] = field(default_factory=dict)
 
     def check(self, keys: Sequence[str]) -> None:
@@ -274,7 +375,7 @@ class Farm:
         remote = split_remote(name)
         assert remote is not None
         try:
-            device = RemoteDevice.open(remote, self.tracker, self.wait_s)
+            device = RemoteDevice.open(remote, self.tracker, self.wait_s, self.call_timeout_s)
         except tracker.TrackerError as exc:
             import pytest
 
@@ -282,6 +383,18 @@ class Farm:
         spec = TargetSpec(name, device.target_config(), remote=device)
         self._held[name] = spec
         return spec
+
+    def release(self, name: str) -> None:
+        """Give the device held for ``name`` back to the tracker (MetaSchedule's RPC runner
+        asks the tracker for the key's devices while tuning); the next :meth:`target`
+        asks for one again."""
+        import gc
+
+        held = self._held.pop(name, None)
+        if held is not None:
+            held.remote.close()
+            del held
+            gc.collect()  # the session ends with its last reference
 
     def close(self) -> None:
         import gc

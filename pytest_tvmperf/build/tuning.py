@@ -251,8 +251,32 @@ def _progress_callback(progress: Callable[[int, int], None], total: int) -> Any:
     return _Progress()
 
 
+#: MetaSchedule's RPC runner: the longest one candidate's session (connect, upload, run) may
+#: take on a device before it counts as failed (its default, 10 s, is short for a busy device)
+RPC_SESSION_TIMEOUT_S = 120
+
+
+@dataclass(frozen=True)
+class RpcDevices:
+    """Where to measure tuning candidates instead of this machine: the devices a TVM
+    RPC tracker offers under ``key`` (MetaSchedule's RPC runner asks it for one per
+    candidate batch; the builds stay on the host)."""
+
+    tracker: tuple[str, int]
+    key: str
+
+    def runner(self) -> Any:
+        from tvm.s_tir import meta_schedule as ms
+
+        host, port = self.tracker
+        config = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=self.key,
+                                     session_priority=1, session_timeout_sec=RPC_SESSION_TIMEOUT_S)
+        return ms.runner.RPCRunner(rpc_config=config, max_workers=1)
+
+
 def tune(mod: Any, target: Any, db_dir: Path, trials: int, *,
-         progress: Callable[[int, int], None] | None = None, seed: int = 0) -> TuningState:
+         progress: Callable[[int, int], None] | None = None, seed: int = 0,
+         devices: RpcDevices | None = None) -> TuningState:
     """Tune the tasks of ``mod`` with MetaSchedule and add the records to the
     database at ``db_dir`` (created when missing); returns :func:`inspect` afterwards.
 
@@ -266,6 +290,8 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int, *,
     ``progress(done, total)`` is called after each measured batch with the trials
     measured so far (the search may end a task early, so ``done`` can stay below
     ``total``). ``seed`` seeds the search. Untunable kernels are skipped.
+    ``devices``: measure the candidates on RPC devices (MetaSchedule's RPC runner) instead
+    of this machine; ``target`` is then the device's.
     """
     from tvm.s_tir import meta_schedule as ms
 
@@ -314,7 +340,7 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int, *,
                 max_trials_per_task=per_task,
                 num_trials_per_iter=max(1, min(per_task, MAX_TRIALS_PER_ITER)),
                 builder=ms.builder.LocalBuilder(max_workers=cores, f_build=_build),
-                runner="local",
+                runner=devices.runner() if devices is not None else "local",
                 database=database,
                 cost_model="random",
                 measure_callbacks=callbacks,

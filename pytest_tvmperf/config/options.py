@@ -92,11 +92,14 @@ OPT_TUNE = "tvmperf_tune"
 OPT_PEERS = "tvmperf_peers"
 OPT_SIMULATE = "tvmperf_simulate"
 OPT_RPC = "tvmperf_rpc"
+OPT_RPC_TIMEOUT = "tvmperf_rpc_timeout"
 OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
 OPT_TIMING = "tvmperf_timing"
 OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
 
 DEFAULT_TUNING_DB = "tuning"
+#: seconds one call to an RPC device may take before the device counts as hung
+DEFAULT_RPC_TIMEOUT_S = 300
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 DEFAULT_EXAMPLES = 8
@@ -200,6 +203,9 @@ OPTIONS: tuple[Option, ...] = (
            marker_role="sets"),
     Option(OPT_RPC, "rpc", "HOST:PORT of a TVM RPC tracker whose devices run the targets named llvm@rpc:KEY "
            "(see --tvmperf-targets)", None, _parse_rpc, metavar="HOST:PORT", passthrough=True),
+    Option(OPT_RPC_TIMEOUT, "rpc_timeout", "seconds one call to an RPC device (an upload, a run, a timing round) may "
+           f"take before the device counts as hung and its test fails naming it (default {DEFAULT_RPC_TIMEOUT_S})",
+           DEFAULT_RPC_TIMEOUT_S, positive_int, metavar="SECONDS"),
     Option(OPT_BASELINE_PROGRAM, "baseline_program", "what --tvmperf-update stores of each test's program for a/b "
            "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
            "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),
@@ -273,6 +279,7 @@ class Settings:
     cli_simulate: str | None = None
     ini_simulate: str | None = None
     rpc: tuple[str, int] | None = None
+    rpc_timeout: int = DEFAULT_RPC_TIMEOUT_S
     baseline_program: str = "ir"
     cli_timing: bool | None = None
     ini_timing: bool | None = None

@@ -7,6 +7,12 @@ schedstat): time lost to other jobs on the machine, not to the code. A round pas
 :data:`MIN_CLEAN_SHARE` of the rounds (or fewer than :data:`MIN_CLEAN_ROUNDS`) are
 clean, the machine is too busy to judge, and the verdict is ``inconclusive`` with the
 reason, never ``regressed``.
+
+On an RPC device the host cannot read the device's CPU wait. There the reference kernel,
+timed on the device in the same rounds, stands in for it (:func:`device_disturbance`): a
+round whose reference sample ran more than :data:`DEVICE_LIMIT` over the measurement's
+fastest was disturbed (the kernel is fixed; only the device changed), and the same rules
+leave it out or hold the verdict.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ PREEMPTED_LIMIT = 0.03
 #: at least this share of the rounds must be clean to judge
 MIN_CLEAN_SHARE = 0.5
 MIN_CLEAN_ROUNDS = 5
+#: on an RPC device: a round whose reference-kernel sample ran more than this share over
+#: the measurement's fastest is disturbed
+DEVICE_LIMIT = 0.05
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,8 @@ class Screen:
 
     kept: tuple[int, ...]
     total: int
+    #: "host" (this process's CPU wait) or "device" (the reference kernel's excess on an RPC device)
+    source: str = "host"
 
     @property
     def disturbed(self) -> int:
@@ -42,11 +53,19 @@ class Screen:
 
     @property
     def busy(self) -> bool:
-        """Too few clean rounds to judge."""
-        return len(self.kept) < max(MIN_CLEAN_ROUNDS, math.ceil(MIN_CLEAN_SHARE * self.total))
+        """Too few clean rounds to judge: the machine disturbed some, and too many (a
+        measurement of few rounds, none disturbed, is not busy: it is judged as it is)."""
+        return self.disturbed > 0 and len(self.kept) < max(MIN_CLEAN_ROUNDS, math.ceil(MIN_CLEAN_SHARE * self.total))
 
     def describe(self) -> str:
         """'machine busy: 38% of samples preempted' or '3 of 45 preempted samples left out'."""
+        if self.source == "device":
+            if self.busy:
+                return (f"device busy: {self.share_disturbed:.0%} of rounds disturbed (the reference kernel, timed on the "
+                        f"device in the same rounds, ran more than {DEVICE_LIMIT:.0%} over its fastest round)")
+            if self.disturbed:
+                return f"{self.disturbed} of {self.total} disturbed device round(s) left out"
+            return ""
         if self.busy:
             return (f"machine busy: {self.share_disturbed:.0%} of samples preempted (this process's threads waited "
                     f"for a CPU more than {PREEMPTED_LIMIT:.0%} of a sample's time)")
@@ -55,9 +74,20 @@ class Screen:
         return ""
 
 
-def screen(preempted: Sequence[float], limit: float = PREEMPTED_LIMIT) -> Screen:
+def screen(preempted: Sequence[float], limit: float = PREEMPTED_LIMIT, source: str = "host") -> Screen:
     """Keep the rounds at or under ``limit``."""
-    return Screen(tuple(i for i, p in enumerate(preempted) if p <= limit), len(preempted))
+    return Screen(tuple(i for i, p in enumerate(preempted) if p <= limit), len(preempted), source)
+
+
+def device_disturbance(reference: Sequence[float] | None) -> tuple[float, ...] | None:
+    """Per round, how far the reference kernel's sample ran over the measurement's fastest
+    (the kernel cannot run faster than an undisturbed device): the stand-in for the CPU
+    wait on an RPC device. The fastest, not the median, so that a device disturbed in most
+    rounds is seen as busy. None without reference samples (nothing to screen by)."""
+    if not reference:
+        return None
+    fastest = min(reference)
+    return tuple(r / fastest - 1.0 for r in reference)
 
 
 def clean(samples: TimeSamples) -> tuple[TimeSamples, Screen | None]:
@@ -66,7 +96,10 @@ def clean(samples: TimeSamples) -> tuple[TimeSamples, Screen | None]:
     all rounds come back and ``screen.busy`` says the evidence cannot be trusted."""
     if samples.preempted is None:
         return samples, None
-    result = screen(samples.preempted)
+    if samples.screened_by == "device":
+        result = screen(samples.preempted, DEVICE_LIMIT, "device")
+    else:
+        result = screen(samples.preempted)
     if result.busy or not result.disturbed:
         return samples, result
     return samples.rounds(result.kept), result

@@ -36,6 +36,10 @@ class TimeSamples:
     #: spent waiting for a CPU (runnable, not running: preempted by other jobs); None
     #: where the kernel does not tell (see :func:`cpu_wait_s`)
     preempted: tuple[float, ...] | None = None
+    #: what ``preempted`` measures: ``host``, this process's CPU wait; ``device``, on an RPC
+    #: device, how far the reference kernel's round ran over its median (its CPU wait
+    #: cannot be read from the host; see measure/disturbance.py)
+    screened_by: str = "host"
 
     def __post_init__(self) -> None:
         if not self.samples:
@@ -92,6 +96,7 @@ class TimeSamples:
             (self.baseline or ()) + (other.baseline or ()) if both_ab else None,
             tuple((n, v + theirs[n]) for n, v in self.peers if n in theirs),
             self.preempted + other.preempted if self.preempted is not None and other.preempted is not None else None,
+            self.screened_by,
         )
 
     def rounds(self, keep: Sequence[int]) -> "TimeSamples":
@@ -99,7 +104,7 @@ class TimeSamples:
         def cut(values):
             return None if values is None else tuple(values[i] for i in keep)
         return TimeSamples(cut(self.samples), cut(self.reference), self.reference_name, cut(self.baseline),
-                           tuple((n, cut(v)) for n, v in self.peers), cut(self.preempted))
+                           tuple((n, cut(v)) for n, v in self.peers), cut(self.preempted), self.screened_by)
 
     def stats(self) -> dict[str, float]:
         """Summary statistics from pytest-benchmark's ``Stats`` (min, median, iqr, ...)."""

@@ -35,7 +35,10 @@ counts = st.integers(min_value=0, max_value=10**9)
         (10, 13, Limit(absolute=2), "regressed"),
         (100, 105, Limit(relative=0.05), "pass"),
         (100, 106, Limit(relative=0.05), "regressed"),
-        (100, 99, Limit(relative=0.05), "improved"),
+        (100, 99, Limit(relative=0.05), "pass"),  # down, but within the allowance: noise-sized
+        (100, 94, Limit(relative=0.05), "improved"),
+        (10, 7, Limit(absolute=2), "improved"),
+        (10, 8, Limit(absolute=2), "pass"),
         (10, 1000, Limit(enabled=False), "not gated"),
         (None, 10, Limit(), "n/a"),
         (10, None, Limit(), "n/a"),
@@ -69,9 +72,10 @@ def test_compare_exact_above_allowed_max_regresses(baseline, extra, limit):
 
 
 @given(baseline=counts, current=counts, limit=limits)
-def test_compare_exact_improved_only_when_smaller(baseline, current, limit):
+def test_compare_exact_improved_only_when_smaller_by_more_than_the_allowance(baseline, current, limit):
     status = compare_exact("storage_bytes", baseline, current, limit).status
-    assert (status == "improved") == (limit.enabled and current < baseline)
+    margin = limit.allowed_max(baseline) - baseline if limit.enabled else 0
+    assert (status == "improved") == (limit.enabled and current < baseline - margin)
 
 
 # --------------------------------------------------------------------------- compare_time

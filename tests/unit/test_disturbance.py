@@ -119,3 +119,46 @@ def test_peers_run_with_the_blas_threads_held_at_tvms_count():
         pools = threadpoolctl.threadpool_info()
         assert pools, "NumPy's BLAS should be visible to threadpoolctl"
         assert all(p["num_threads"] == 1 for p in pools)
+
+
+# --- RPC devices: the reference kernel stands in for the CPU wait ---------------------
+
+
+def test_device_disturbance_is_the_reference_kernels_excess_over_its_fastest_round():
+    from pytest_tvmperf.measure.disturbance import device_disturbance
+
+    assert device_disturbance(None) is None and device_disturbance(()) is None
+    assert device_disturbance((1.0, 1.0, 1.5, 0.8, 1.02)) == pytest.approx((0.25, 0.25, 0.875, 0.0, 0.275))
+
+
+def device_samples(reference, preempted_by="device"):
+    from pytest_tvmperf.measure.disturbance import device_disturbance
+
+    n = len(reference)
+    return TimeSamples(tuple([1e-3] * n), tuple(reference), "ref", tuple([1e-3] * n),
+                       preempted=device_disturbance(reference), screened_by=preempted_by)
+
+
+def test_a_device_with_a_few_slow_reference_rounds_has_them_left_out():
+    ref = [1e-4] * 10
+    ref[3] = ref[7] = 1.5e-4
+    kept, screened = clean(device_samples(ref))
+    assert screened.source == "device" and not screened.busy and len(kept.samples) == 8
+    assert screened.describe() == "2 of 10 disturbed device round(s) left out"
+    # the device limit is not the host's: 4% over the median is clean on a device
+    ref[3] = ref[7] = 1.04e-4
+    assert clean(device_samples(ref))[1].disturbed == 0
+
+
+def test_a_device_with_mostly_slow_rounds_is_busy_and_the_pooled_samples_keep_the_source():
+    ref = [1e-4, 2e-4, 2e-4] * 4  # the device was slower in 2 of every 3 rounds
+    samples = device_samples(ref)
+    kept, screened = clean(samples)
+    assert screened.busy and kept is samples
+    assert screened.describe().startswith("device busy: 67% of rounds disturbed (the reference kernel, timed on the device")
+    assert (samples + samples).screened_by == "device" and samples.rounds([0, 1]).screened_by == "device"
+
+
+def test_few_rounds_none_disturbed_are_not_busy_but_few_with_one_disturbed_are():
+    assert not screen([0.0, 0.0, 0.0]).busy  # too few to leave any out, but nothing to hold the verdict for
+    assert screen([0.0, 0.0, PREEMPTED_LIMIT * 2]).busy

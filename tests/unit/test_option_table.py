@@ -43,6 +43,7 @@ SAMPLES = {
     options.OPT_PEERS: "numpy,torch",
     options.OPT_SIMULATE: "off",
     options.OPT_RPC: "127.0.0.1:9190",
+    options.OPT_RPC_TIMEOUT: "45",
     options.OPT_BASELINE_PROGRAM: "so",
     options.OPT_TIMING: "off",
     options.OPT_BENCHMARK_JSON: "out/benchmark.json",
