@@ -25,11 +25,17 @@ from _harness import BUSY_TEST, run_pytest, verdicts
 from _load import cpu_load
 
 
+#: the a/b mode's name by the form of the baseline's program (README, "Portable a/b")
+AB_LABEL = {"ir": "a/b (IR rebuilt here)", "so": "a/b (.so kept)"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--slowdowns", default="0,5,10,20,50")
     parser.add_argument("--modes", default="ab,normalized", help="ab, normalized or both")
+    parser.add_argument("--baseline-program", choices=("ir", "so"), default="ir",
+                        help="the a/b mode's baseline program: ir (rebuilt here, the default form) or so (the library)")
     parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes during the trials")
     parser.add_argument("--budget", type=float, default=3600.0, help="seconds the load may run at most")
     args = parser.parse_args()
@@ -39,10 +45,10 @@ def main() -> None:
         (project / "test_busy.py").write_text(BUSY_TEST)
         (project / "pytest.ini").write_text("[pytest]\n")
         env = dict(os.environ, BUSY_SLOWDOWN_PCT="0")
-        out = run_pytest(["--tvmperf-update"], cwd=project, env=env)
+        out = run_pytest(["--tvmperf-update", f"--tvmperf-baseline-program={args.baseline_program}"], cwd=project, env=env)
         assert "1 passed" in out, out[-2000:]
         print(f"{'mode':26} {'slowdown':>8} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}")
-        modes = [(name, extra) for key, name, extra in (("ab", "a/b (artifacts kept)", []),
+        modes = [(name, extra) for key, name, extra in (("ab", AB_LABEL[args.baseline_program], []),
                                                         ("normalized", "normalized (no artifacts)", ["--tvmperf-artifacts=off"]))
                  if key in args.modes.split(",")]
         with cpu_load(args.load, args.budget):

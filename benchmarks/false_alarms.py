@@ -27,6 +27,7 @@ from pathlib import Path
 
 from _harness import ROOT, run_pytest, tally, verdicts
 from _load import cpu_load
+from detection_power import AB_LABEL
 
 AA_TEST = '''
 import pytest
@@ -48,6 +49,8 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=20)
     parser.add_argument("--gap", type=float, default=30.0, help="seconds between processes")
     parser.add_argument("--modes", default="ab,normalized", help="ab, normalized or both")
+    parser.add_argument("--baseline-program", choices=("ir", "so"), default="ir",
+                        help="the a/b mode's baseline program: ir (rebuilt here, the default form) or so (the library)")
     parser.add_argument("--suite", choices=("bundled", "aa"), default="bundled")
     parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes during the gated runs")
     parser.add_argument("--threads", default="", help="TVM_NUM_THREADS values, e.g. 1,2 (default: as set)")
@@ -63,7 +66,7 @@ def main() -> None:
             (cwd / "test_aa.py").write_text(AA_TEST)
             (cwd / "pytest.ini").write_text("[pytest]\n")
         wanted = args.modes.split(",")
-        modes = [(key, name) for key, name in (("ab", "a/b (artifacts kept)"), ("normalized", "normalized (no artifacts)"))
+        modes = [(key, name) for key, name in (("ab", AB_LABEL[args.baseline_program]), ("normalized", "normalized (no artifacts)"))
                  if key in wanted]
         rows: dict[tuple[str, str], list] = {(t, name): [] for t in threads for _, name in modes}
         start = time.time()
@@ -72,7 +75,8 @@ def main() -> None:
             if t:
                 env["TVM_NUM_THREADS"] = t
             shutil.rmtree(base, ignore_errors=True)  # each thread count records its own (idle) baseline
-            out = run_pytest([*paths, "--tvmperf-update", f"--tvmperf-baselines={base}"], cwd=cwd, env=env)
+            out = run_pytest([*paths, "--tvmperf-update", f"--tvmperf-baselines={base}",
+                              f"--tvmperf-baseline-program={args.baseline_program}"], cwd=cwd, env=env)
             assert expect in out, out[-2000:]
             with cpu_load(args.load, args.budget):
                 for i in range(args.processes):

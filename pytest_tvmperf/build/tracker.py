@@ -87,21 +87,34 @@ def _connect(tracker: tuple[str, int], timeout: float) -> socket.socket:
     return sock
 
 
+def _exchange(tracker: tuple[str, int], message: list, what: str, timeout: float = CONNECT_TIMEOUT_S,
+              waiting: str = "") -> Any:
+    """Send one message to the tracker and return the value of its SUCCESS answer
+    (TrackerError otherwise). ``waiting``: the error when ``timeout`` passes first."""
+    from tvm.rpc import base
+
+    where = format_address(tracker)
+    sock = _connect(tracker, CONNECT_TIMEOUT_S)
+    try:
+        sock.settimeout(timeout)
+        base.sendjson(sock, message)
+        value = base.recvjson(sock)
+    except socket.timeout:
+        raise TrackerError(waiting or f"the RPC tracker at {where} did not answer {what} within {timeout:.0f} s") from None
+    except (OSError, ValueError) as exc:
+        raise TrackerError(f"the RPC tracker at {where} failed {what} ({exc})") from None
+    finally:
+        sock.close()
+    if value[0] != base.TrackerCode.SUCCESS:
+        raise TrackerError(f"the RPC tracker at {where} answered {value!r} to {what}")
+    return value[1]
+
+
 def summary(tracker: tuple[str, int], timeout: float = CONNECT_TIMEOUT_S) -> dict:
     """The tracker's summary: its keys' queues and registered servers."""
     from tvm.rpc import base
 
-    sock = _connect(tracker, timeout)
-    try:
-        base.sendjson(sock, [base.TrackerCode.SUMMARY])
-        value = base.recvjson(sock)
-    except (OSError, ValueError) as exc:
-        raise TrackerError(f"the RPC tracker at {format_address(tracker)} did not send its summary ({exc})") from None
-    finally:
-        sock.close()
-    if value[0] != base.TrackerCode.SUCCESS:
-        raise TrackerError(f"the RPC tracker at {format_address(tracker)} answered {value!r} to a summary request")
-    return value[1]
+    return _exchange(tracker, [base.TrackerCode.SUMMARY], "a summary request", timeout)
 
 
 def request(tracker: tuple[str, int], key: str, wait_s: float) -> tuple[Any, tuple[str, int]]:
@@ -114,21 +127,10 @@ def request(tracker: tuple[str, int], key: str, wait_s: float) -> tuple[Any, tup
     found = offers(summary(tracker))
     if not any(o.key == key and o.servers for o in found):
         raise TrackerError(unknown_key_message(key, tracker, found))
-    sock = _connect(tracker, CONNECT_TIMEOUT_S)
-    try:
-        sock.settimeout(wait_s)
-        base.sendjson(sock, [base.TrackerCode.REQUEST, key, "", 1])
-        value = base.recvjson(sock)
-    except socket.timeout:
-        raise TrackerError(f"no device with key {key!r} became free at the RPC tracker {format_address(tracker)} "
-                           f"within {wait_s:.0f} s (all busy)\n" + "\n".join(offer_lines(found))) from None
-    except (OSError, ValueError) as exc:
-        raise TrackerError(f"the RPC tracker at {format_address(tracker)} failed a request for {key!r} ({exc})") from None
-    finally:
-        sock.close()
-    if value[0] != base.TrackerCode.SUCCESS:
-        raise TrackerError(f"the RPC tracker at {format_address(tracker)} answered {value!r} to a request for {key!r}")
-    url, port, matchkey = value[1]
+    url, port, matchkey = _exchange(
+        tracker, [base.TrackerCode.REQUEST, key, "", 1], f"a request for {key!r}", wait_s,
+        waiting=(f"no device with key {key!r} became free at the RPC tracker {format_address(tracker)} "
+                 f"within {wait_s:.0f} s (all busy)\n" + "\n".join(offer_lines(found))))
     try:
         session = rpc.connect(url, port, matchkey, session_timeout=0)
     except Exception as exc:  # TVM raises its own error types

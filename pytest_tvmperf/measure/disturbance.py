@@ -10,9 +10,9 @@ reason, never ``regressed``.
 
 On an RPC device the host cannot read the device's CPU wait. There the reference kernel,
 timed on the device in the same rounds, stands in for it (:func:`device_disturbance`): a
-round whose reference sample ran more than :data:`DEVICE_LIMIT` over the measurement's
-fastest was disturbed (the kernel is fixed; only the device changed), and the same rules
-leave it out or hold the verdict.
+round whose reference sample ran more than :data:`DEVICE_LIMIT` over the lower quartile of
+the measurement's reference samples was disturbed (the kernel is fixed; only the device
+changed), and the same rules leave it out or hold the verdict.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Sequence
+
+import numpy as np
 
 from pytest_tvmperf.measure.timer import TimeSamples
 
@@ -30,8 +32,10 @@ PREEMPTED_LIMIT = 0.03
 MIN_CLEAN_SHARE = 0.5
 MIN_CLEAN_ROUNDS = 5
 #: on an RPC device: a round whose reference-kernel sample ran more than this share over
-#: the measurement's fastest is disturbed
-DEVICE_LIMIT = 0.05
+#: the lower quartile of the measurement's is disturbed. Not the host's 3%: a device's own
+#: spread is wider (an idle loopback server on this 2-core machine: 1.46-2.1 ms for the
+#: 1.5 ms reference kernel, two clusters 15% apart), and what is screened is a burst
+DEVICE_LIMIT = 0.25
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ class Screen:
         if self.source == "device":
             if self.busy:
                 return (f"device busy: {self.share_disturbed:.0%} of rounds disturbed (the reference kernel, timed on the "
-                        f"device in the same rounds, ran more than {DEVICE_LIMIT:.0%} over its fastest round)")
+                        f"device in the same rounds, ran more than {DEVICE_LIMIT:.0%} over its lower quartile)")
             if self.disturbed:
                 return f"{self.disturbed} of {self.total} disturbed device round(s) left out"
             return ""
@@ -80,14 +84,15 @@ def screen(preempted: Sequence[float], limit: float = PREEMPTED_LIMIT, source: s
 
 
 def device_disturbance(reference: Sequence[float] | None) -> tuple[float, ...] | None:
-    """Per round, how far the reference kernel's sample ran over the measurement's fastest
-    (the kernel cannot run faster than an undisturbed device): the stand-in for the CPU
-    wait on an RPC device. The fastest, not the median, so that a device disturbed in most
-    rounds is seen as busy. None without reference samples (nothing to screen by)."""
+    """Per round, how far the reference kernel's sample ran over the lower quartile of the
+    measurement's (0 at or under it): the stand-in for the CPU wait on an RPC device. The
+    lower quartile, not the median, so that a device disturbed in most rounds is seen as
+    busy, and not the fastest, which one lucky round would set. None without reference
+    samples (nothing to screen by)."""
     if not reference:
         return None
-    fastest = min(reference)
-    return tuple(r / fastest - 1.0 for r in reference)
+    low = float(np.quantile(np.asarray(reference, dtype=float), 0.25))
+    return tuple(max(0.0, r / low - 1.0) for r in reference)
 
 
 def clean(samples: TimeSamples) -> tuple[TimeSamples, Screen | None]:
