@@ -86,3 +86,55 @@ def test_device_target_is_built_for_its_cpu_and_triple():
     config = _device("rpi4").target_config()
     assert config == {"kind": "llvm", "mcpu": "cortex-a72", "num-cores": 4, "mtriple": "aarch64-linux-gnu"}
     assert not _device("rpi4").runs_host_code  # another triple: executed calls are not counted on the host
+
+
+# --- a device that hangs: the call deadline and the connection shut --------------------
+
+
+def test_a_blocked_read_ends_at_the_deadline_with_device_hung():
+    import socket
+
+    from pytest_tvmperf.build.remote import DeviceHung, deadline
+
+    ours, silent = socket.socketpair()  # nothing is ever written to ``ours``
+    with ours, silent, pytest.raises(DeviceHung, match=r"no answer within 0.2 s \(--tvmperf-rpc-timeout\)"):
+        with deadline(0.2, "reading"):
+            ours.recv(1)
+
+
+def test_an_alarm_already_set_is_kept_and_its_handler_restored():
+    import signal
+
+    from pytest_tvmperf.build.remote import deadline
+
+    def theirs(signum, frame):  # e.g. pytest-timeout's
+        raise AssertionError("the earlier alarm fired")
+
+    previous = signal.signal(signal.SIGALRM, theirs)
+    signal.setitimer(signal.ITIMER_REAL, 100.0)
+    try:
+        with deadline(5.0, "a quick call"):
+            pass
+        pending, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 90.0 < pending <= 100.0 and signal.getsignal(signal.SIGALRM) is theirs
+        with deadline(500.0, "a call the earlier alarm bounds"):  # later than theirs: left to theirs
+            assert signal.getsignal(signal.SIGALRM) is theirs
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_connections_to_a_hung_peer_are_shut_and_others_left_alone():
+    import socket
+
+    from pytest_tvmperf.build.remote import shut_connections_to
+
+    with socket.create_server(("127.0.0.1", 0)) as server, socket.create_server(("127.0.0.1", 0)) as other:
+        hung = socket.create_connection(server.getsockname())
+        fine = socket.create_connection(other.getsockname())
+        accepted, _ = server.accept()
+        with hung, fine, accepted:
+            assert shut_connections_to(server.getsockname()) == 1
+            assert hung.recv(1) == b""  # a read on it ends at once instead of waiting
+            fine.sendall(b"x")  # still open
+            assert shut_connections_to(("127.0.0.1", 1)) == 0
