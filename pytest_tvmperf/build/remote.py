@@ -134,8 +134,6 @@ class RemoteDevice:
     call_timeout_s: float = 0.0
     _files: Any = field(default_factory=itertools.count)
     _in_call: bool = False
-    #: a call timed out: the device holds the connection open and does not answer
-    hung: bool = False
 
     @classmethod
     def open(cls, name: RemoteName, tracker_address: tuple[str, int], wait_s: float,
@@ -205,8 +203,8 @@ class RemoteDevice:
                 return call()
         except DeviceHung as exc:
             self.alive = False  # never asked again: the next test asks the tracker for another device
-            self.hung = True
-            shut_connections_to(self.server)  # whatever still holds the session must not wait for it
+            # whatever still holds the session (this device, samplers) must not wait for it when it goes
+            shut_connections_to(self.server)
             failure: BaseException = exc
         except Exception as exc:
             if self.alive and self._answers():
@@ -238,8 +236,6 @@ class RemoteDevice:
 
     def close(self) -> None:
         self.alive = False
-        if self.hung:
-            shut_connections_to(self.server)  # the session's goodbye would wait for an answer forever
         self.session = None  # the RPC session closes when its last reference goes
         shutil.rmtree(self.scratch, ignore_errors=True)
 

@@ -84,6 +84,10 @@ class MetricVerdict:
         return replace(self, status=Verdict.INCONCLUSIVE, decision=decision)
 
 
+#: the limit shown for a per-kernel metric not gated because the baseline measured it another way
+HELD = "held"
+
+
 @dataclass(frozen=True)
 class Comparison:
     verdicts: tuple[MetricVerdict, ...]
@@ -111,7 +115,7 @@ class Comparison:
         """Summary lines for the metrics not gated because the baseline measured them
         another way (``exact.measured_with``), with the fix."""
         return tuple(f"{v.metric} not gated: {v.reason} (re-record with --tvmperf-update to gate it on this setup)"
-                     for v in self.verdicts if v.status == Verdict.NOT_GATED and v.limit == "held" and v.reason)
+                     for v in self.verdicts if v.status == Verdict.NOT_GATED and v.limit == HELD and v.reason)
 
     @property
     def status(self) -> MetricStatus:
@@ -243,7 +247,7 @@ def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], 
         differs = setup_difference(m, baseline.exact.measured_with, current.exact.measured_with)
         if differs:  # counts of another setup (pinned target, tool version): shown, not gated
             verdicts.append(MetricVerdict(m, Verdict.NOT_GATED, baseline.exact.scalar(m), current.exact.scalar(m),
-                                          "held", reason=differs))
+                                          HELD, reason=differs))
         else:
             verdicts.append(compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]))
     verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy, ab_source))

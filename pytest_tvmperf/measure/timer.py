@@ -37,7 +37,7 @@ class TimeSamples:
     #: where the kernel does not tell (see :func:`cpu_wait_s`)
     preempted: tuple[float, ...] | None = None
     #: what ``preempted`` measures: ``host``, this process's CPU wait; ``device``, on an RPC
-    #: device, how far the reference kernel's round ran over its median (its CPU wait
+    #: device, how far the reference kernel's round ran over its lower quartile (its CPU wait
     #: cannot be read from the host; see measure/disturbance.py)
     screened_by: str = "host"
 
