@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.judge.compare import TimePolicy
 from pytest_tvmperf.build.isolation import Sandbox
+from pytest_tvmperf.workload import output_specs
 from pytest_tvmperf.config.options import Settings
 from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.report.run_report import RunReport
@@ -146,7 +147,7 @@ class TvmperfSession:
 
             ref = reference_workload()
             inputs = ref.inputs()
-            specs = [(e.shape, str(e.dtype)) for e in ref.expected(inputs)]
+            specs = output_specs(ref.expected(inputs))
             compiled = PrimExecutor().compile(ref, target)
             self._references[key] = compiled.sampler(inputs, specs, self.settings.min_repeat_ms)
         return self._references[key]

@@ -18,6 +18,11 @@ PeerFactory = Callable[[], Callable[..., Any]]
 PIPELINES = ("default", "unfused", "dlight", "tuned")
 
 
+def output_specs(outputs: Sequence[np.ndarray]) -> list[tuple[tuple[int, ...], str]]:
+    """(shape, dtype) of each output: what a PrimFunc's destination buffers are allocated from."""
+    return [(tuple(o.shape), str(o.dtype)) for o in outputs]
+
+
 class WorkloadError(ValueError):
     """A workload definition that cannot be used, with what to fix."""
 
@@ -152,6 +157,10 @@ class Workload:
     def inputs(self, seed: int | None = None, dims: Mapping[str, int] | None = None) -> list[np.ndarray]:
         rng = np.random.default_rng(self.seed if seed is None else seed)
         return [np.ascontiguousarray(a) for a in self.make_inputs(rng, dict(self.dims if dims is None else dims))]
+
+    def call_args(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The arguments of one call: the inputs, then the run-time weights (``params``)."""
+        return [*inputs, *(a for _, a in self.params)]
 
     def expected(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         out = self.reference(*inputs)

@@ -16,7 +16,7 @@ import pytest
 from pytest_tvmperf.build.correctness import check_outputs
 from pytest_tvmperf.build.executors import CompileError, get_executor, shorten_tvm_error
 from pytest_tvmperf.measure.timer import stopwatch
-from pytest_tvmperf.workload import Workload
+from pytest_tvmperf.workload import Workload, output_specs
 
 if TYPE_CHECKING:
     from pytest_tvmperf.session import TvmperfSession
@@ -97,9 +97,9 @@ class Preparer:
             return Prepared(workload, executor_name, target, compiled, [], [], [], [], compile_time[0],
                             tuning_state, device_code)
         inputs = workload.inputs()
-        args = [*inputs, *(a for _, a in workload.params)]
+        args = workload.call_args(inputs)
         expected = workload.expected(inputs)
-        out_specs = [(e.shape, str(e.dtype)) for e in expected]
+        out_specs = output_specs(expected)
         self._check_signature(workload, inputs, out_specs, where)
         self._run_in_child(compiled, executor_name, workload, args, out_specs, where)
         mismatch = check_outputs(compiled.run(args, out_specs), expected, workload.rtol, workload.atol)
@@ -237,9 +237,8 @@ class Preparer:
         @given(dims=dims_strategy, seed=st.integers(0, 2**31 - 1))
         def run_example(dims, seed):
             inputs = workload.inputs(seed=seed, dims=dims)
-            args = [*inputs, *(a for _, a in workload.params)]
             expected = workload.expected(inputs)
-            got = compiled.run(args, [(e.shape, str(e.dtype)) for e in expected])
+            got = compiled.run(workload.call_args(inputs), output_specs(expected))
             mismatch = check_outputs(got, expected, workload.rtol, workload.atol)
             if mismatch:
                 failures.append(mismatch.message(f"(dims {dims}, seed {seed})"))

@@ -174,9 +174,10 @@ def _write_inputs(prepared, folder: Path) -> list[Path]:
     smaller = prepared.workload.simulate_as
     args, out_specs = prepared.args, prepared.out_specs
     if smaller is not None:
+        from pytest_tvmperf.workload import output_specs
+
         inputs = smaller.inputs()
-        args = [*inputs, *(a for _, a in smaller.params)]
-        out_specs = [(e.shape, str(e.dtype)) for e in smaller.expected(inputs)]
+        args, out_specs = smaller.call_args(inputs), output_specs(smaller.expected(inputs))
     arrays = [np.ascontiguousarray(a) for a in args]
     if prepared.executor == "prim":
         arrays += [np.zeros(shape, dtype) for shape, dtype in out_specs]
