@@ -140,7 +140,10 @@ def test_a_disturbed_device_holds_the_time_verdict_with_the_reason(pytester, rpc
     remote = (f"--tvmperf-rpc={rpc_farm.address}", f"--tvmperf-targets=llvm@rpc:{KEY}", "-k", "test_a")
     pytester.runpytest(*FAST, *remote, "--tvmperf-update").assert_outcomes(passed=1)
     monkeypatch.setenv("TVMPERF_TEST_DISTURB", "1")
-    gate = pytester.runpytest(*FAST, *remote, "--tvmperf-repeat=6", "--tvmperf-inconclusive=fail")
+    # in a child process: a failed in-process run keeps its traceback, and with it the RPC
+    # session, so the device would not go back to the tracker for the tests after this one
+    gate = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-repeat=6", "--tvmperf-inconclusive=fail",
+                                         timeout=300)
     gate.assert_outcomes(failed=1)
     gate.stdout.fnmatch_lines(["*device busy: * of rounds disturbed (the reference kernel, timed on the device in the "
                                "same rounds, ran more than 25% over its lower quartile)*"])
