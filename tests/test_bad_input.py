@@ -273,8 +273,15 @@ def test_help_lists_every_option(project):
         (lambda e: e["exact"].pop("kernels"), "exact.kernels"),
         (lambda e: e["exact"].update(kernels="1"), "exact.kernels"),
         (lambda e: e["exact"].update(instructions="17"), "exact.instructions"),
+        # issue 23: a null metric read as "n/a" and the gate passed with 1/- and no note
+        (lambda e: e["exact"].update(kernels=None), "exact.kernels"),
+        (lambda e: e["exact"].update(instructions={"main": 3}), "exact.instructions"),  # prim measures none
+        # issue 23: the test id says prim; the edited entry made the test vanish from collection
+        (lambda e: e.update(executor="vm-bytecode"), "executor"),
+        (lambda e: e["target"].update(kind="cuda"), "target.kind"),
     ],
-    ids=["exact empty", "kernels missing", "kernels text", "instructions text"],
+    ids=["exact empty", "kernels missing", "kernels text", "instructions text", "kernels null",
+         "instructions where none", "executor edited", "target kind edited"],
 )
 def test_an_entry_with_a_missing_or_mistyped_field_fails_naming_file_test_and_field(project, edit, field):
     import json

@@ -53,6 +53,16 @@ def exact(instructions: int = 17, kernels: int = 3, storage: int = 3584) -> Exac
     )
 
 
+def exact_of(executor: str, instructions: int = 17) -> ExactMetrics:
+    """The exact metrics as ``executor`` records them: n/a (null) where it measures none."""
+    metrics = exact(instructions)
+    if executor in ("vm-compiled", "prim"):
+        metrics = dataclasses.replace(metrics, instructions=None, by_callee=None, calls=None)
+    if executor == "prim":
+        metrics = dataclasses.replace(metrics, storage_bytes=None)
+    return metrics
+
+
 def record(*, instructions: int = 17, scale: float = 1.0, timings: list[Timing] | None = None,
            workload: str = "mlp(batch=1, bind_params=True)", executor: str = "vm-bytecode") -> Record:
     timings = [timing(scale)] if timings is None else timings
@@ -61,7 +71,7 @@ def record(*, instructions: int = 17, scale: float = 1.0, timings: list[Timing] 
         executor=executor,
         target={"kind": "llvm", "mcpu": "test"},
         tvm_version="0.27.0",
-        exact=exact(instructions),
+        exact=exact_of(executor, instructions),
         timings={t.machine.fingerprint: t for t in timings},
         compile_s=0.5,
     )
@@ -238,14 +248,14 @@ def test_diff_improvement_passes(tmp_path, old, capsys):
 
 def test_diff_lists_added_and_removed_tests(tmp_path, capsys):
     a = write_baselines(tmp_path / "a.json", {TEST: record(), "test_gone[llvm-prim]": record(executor="prim")})
-    b = write_baselines(tmp_path / "b.json", {TEST: record(), "test_new[llvm-prim]": record(instructions=99)})
+    b = write_baselines(tmp_path / "b.json", {TEST: record(), "test_new[llvm-vm-bytecode]": record(instructions=99)})
     code, out, _ = run(capsys, "diff", a, b)
     assert code == 0, out
     assert "1 added, 1 removed" in out
     added = out.split("added (only in")[1].split("\n\n")[0]
     removed = out.split("removed (only in")[1].split("\n\n")[0]
-    assert "test_new[llvm-prim]" in added and "test_gone[llvm-prim]" not in added
-    assert "test_gone[llvm-prim]" in removed and "test_new[llvm-prim]" not in removed
+    assert "test_new[llvm-vm-bytecode]" in added and "test_gone[llvm-prim]" not in added
+    assert "test_gone[llvm-prim]" in removed and "test_new[llvm-vm-bytecode]" not in removed
     assert "instructions 17 -> 99" not in out  # an added test is not compared
 
 
@@ -444,7 +454,11 @@ def test_diff_accept_command_names_the_module_and_the_baseline_directory(tmp_pat
     (lambda e: e["exact"].update(instructions="17"), "exact.instructions"),
     (lambda e: e.update(exact={}), "exact.instructions"),
     (lambda e: e["exact"].pop("instructions"), "exact.instructions"),
-])
+    (lambda e: e["exact"].update(instructions=None), "exact.instructions"),  # issue 23: passed as 28/-
+    (lambda e: e["exact"].update(kernels=None), "exact.kernels"),
+    (lambda e: e.update(executor="vm-cudagraph"), "executor"),  # disagrees with the test id
+], ids=["instructions text", "exact empty", "instructions missing", "instructions null", "kernels null",
+        "executor edited"])
 def test_diff_of_a_file_with_a_bad_field_exits_2_naming_it(tmp_path, old, capsys, entry_edit, field):
     import json
 
@@ -453,6 +467,9 @@ def test_diff_of_a_file_with_a_bad_field_exits_2_naming_it(tmp_path, old, capsys
     entry_edit(data["tests"][TEST])
     bad.write_text(json.dumps(data))
     code, out, err = run(capsys, "diff", old, bad)
+    assert code == 2, out
+    assert f"entry '{TEST}' is malformed: field {field}: " in err and str(bad) in err
+    code, out, err = run(capsys, "show", bad)
     assert code == 2, out
     assert f"entry '{TEST}' is malformed: field {field}: " in err and str(bad) in err
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from pytest_tvmperf.store.record import Record
-from pytest_tvmperf.store.schema import SchemaProblem, check_record, check_schema_version
+from pytest_tvmperf.store.schema import SchemaProblem, check_entry, check_schema_version
 
 SCHEMA_VERSION = 1
 #: where the baselines of test modules outside pytest's rootdir go, under their absolute path
@@ -94,7 +94,7 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
     records: dict[str, Record] = {}
     for test_id, entry in data["tests"].items():
         try:
-            check_record(entry)
+            check_entry(test_id, entry)
             records[test_id] = Record.from_json(entry)
         except SchemaProblem as exc:
             raise BaselineError(

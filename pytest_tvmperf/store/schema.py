@@ -178,6 +178,37 @@ def _seconds(value: Any, field: str) -> None:
         _fail(field, "a number of seconds", value)
 
 
+#: The exact metrics each executor always measures (null there is an edit, not "n/a"),
+#: and those it never measures (a value there would never be compared). Executed
+#: ``calls`` of a bytecode VM are null where the program did not run on the host (a
+#: built-only target, a remote device running other code), so neither rule covers them.
+_BYTECODE_METRICS = frozenset({"instructions", "by_callee", "kernels", "storage_bytes"})
+ALWAYS_MEASURED: Mapping[str, frozenset[str]] = {
+    "vm-bytecode": _BYTECODE_METRICS,
+    "vm-cudagraph": _BYTECODE_METRICS,
+    "vm-compiled": frozenset({"kernels", "storage_bytes"}),
+    "prim": frozenset({"kernels"}),
+}
+NEVER_MEASURED: Mapping[str, tuple[frozenset[str], str]] = {
+    "vm-compiled": (frozenset({"instructions", "by_callee", "calls"}), "it has no bytecode"),
+    "prim": (frozenset({"instructions", "by_callee", "calls", "storage_bytes"}), "it calls one kernel, with no VM"),
+}
+
+
+def check_exact_for(executor: str, exact: Mapping[str, Any], field: str = "exact") -> None:
+    """The metrics ``executor`` always measures are numbers, those it never measures
+    null (an unknown executor is not checked here)."""
+    for key in sorted(ALWAYS_MEASURED.get(executor, ())):
+        if exact.get(key) is None:
+            raise SchemaProblem(f"{field}.{key}", f"null, but {executor} always measures it (null is written only "
+                                                  f"for a metric the executor does not measure): the value was edited out")
+    never, why = NEVER_MEASURED.get(executor, (frozenset(), ""))
+    for key in sorted(never):
+        if exact.get(key) is not None:
+            raise SchemaProblem(f"{field}.{key}", f"expected null, as {executor} does not measure {key} ({why}), "
+                                                  f"got {_kind(exact[key])}")
+
+
 def check_record(data: Any) -> None:
     """Raise SchemaProblem for the first field of ``data`` that a Record cannot be built
     from as written: every key ``Record.as_json`` writes is required, with its type."""
@@ -195,6 +226,58 @@ def check_record(data: Any) -> None:
         _str(record["pipeline"], "pipeline")
     _optional(record.get("tuning"), "tuning", _object)
     _optional(record.get("ir"), "ir", _ir)
+
+
+def combo_of(test_id: str) -> tuple[str, str, str] | None:
+    """The executor x target part of a test id the plugin generated:
+    ``test_mlp[llvm-vm-bytecode-bound]`` -> (``llvm-vm-bytecode``, ``llvm``, ``vm-bytecode``),
+    ``test_mlp[rpc:board-llvm-prim]`` -> (``rpc:board-llvm-prim``, ``llvm``, ``prim``);
+    None for an id without one. The leftmost (then longest) combination in its
+    parameters wins; it stands between ``[`` or ``-`` and ``-`` or ``]``."""
+    from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
+
+    _, bracket, params = test_id.partition("[")
+    if not bracket:
+        return None
+    params = "[" + params
+    best: tuple[int, int, str, str, str] | None = None
+    for target in TARGETS:
+        for executor in EXECUTORS:
+            pattern = rf"(?<=[\[-])((?:rpc:[A-Za-z0-9_.\-]+?-)?{re.escape(target)}-{re.escape(executor)})(?=[-\]])"
+            match = re.search(pattern, params)
+            if match and (best is None or (match.start(), -len(match.group(1))) < (best[0], best[1])):
+                best = (match.start(), -len(match.group(1)), match.group(1), target, executor)
+    return None if best is None else best[2:]
+
+
+def check_entry(test_id: str, data: Any) -> None:
+    """:func:`check_record`, the fields a test id encodes, then the exact metrics its
+    executor measures (not null): an entry recorded under
+    ``test_x[llvm-vm-bytecode]`` has executor ``vm-bytecode`` and a target of kind
+    ``llvm``. An entry edited to say otherwise would be read as another kind of test (and
+    its test left out of collection), so it is an error naming the field."""
+    check_record(data)
+    check_id(test_id, data)
+    check_exact_for(data["executor"], data["exact"])
+
+
+def check_id(test_id: str, data: Mapping[str, Any]) -> None:
+    """The executor and the target kind of a checked record agree with ``test_id``'s."""
+    combo = combo_of(test_id)
+    if combo is None:
+        return
+    shown, target, executor = combo
+    fix = (f"the test id's [{shown}] part names the executor and target the entry was recorded under: set the "
+           f"field back to {{want!r}}, or record the other combination under its own test id with "
+           f"`pytest --tvmperf-update`")
+    if data["executor"] != executor:
+        raise SchemaProblem("executor", f"the test id says {executor!r}, the entry says {data['executor']!r}; "
+                                        + fix.format(want=executor))
+    kind = data["target"].get("kind")
+    if kind != target:
+        said = repr(kind) if isinstance(kind, str) else "no kind" if kind is None else _kind(kind)
+        raise SchemaProblem("target.kind", f"the test id says {target!r}, the entry says {said}; "
+                                           + fix.format(want=target))
 
 
 def _ir(value: Any, field: str) -> None:

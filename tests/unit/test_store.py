@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -437,15 +438,31 @@ def test_dump_baselines_empty():
 
 six_digit = st.floats(min_value=1e-9, max_value=100.0).map(lambda x: float(f"{x:.6g}"))
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_[]-.0123456789", min_size=1, max_size=12)
-maybe_map = st.none() | st.dictionaries(names, st.integers(min_value=0, max_value=10**9), max_size=4)
-exact_metrics = st.builds(
-    ExactMetrics,
-    instructions=maybe_map,
-    by_callee=maybe_map,
-    calls=maybe_map,
-    kernels=st.none() | st.integers(min_value=0, max_value=1000),
-    storage_bytes=st.none() | st.integers(min_value=0, max_value=2**40),
-)
+counts_map = st.dictionaries(names, st.integers(min_value=0, max_value=10**9), max_size=4)
+
+
+def _metric(executor: str, key: str, values):
+    """A metric as ``executor`` records it: always a value, never one (null), or either."""
+    from pytest_tvmperf.store.schema import ALWAYS_MEASURED, NEVER_MEASURED
+
+    if key in ALWAYS_MEASURED[executor]:
+        return values
+    if key in NEVER_MEASURED.get(executor, ((), ""))[0]:
+        return st.none()
+    return st.none() | values
+
+
+def exact_metrics(executor: str):
+    return st.builds(
+        ExactMetrics,
+        instructions=_metric(executor, "instructions", counts_map),
+        by_callee=_metric(executor, "by_callee", counts_map),
+        calls=_metric(executor, "calls", counts_map),
+        kernels=_metric(executor, "kernels", st.integers(min_value=0, max_value=1000)),
+        storage_bytes=_metric(executor, "storage_bytes", st.integers(min_value=0, max_value=2**40)),
+    )
+
+
 machines = st.builds(
     Machine,
     cpu_model=st.text(max_size=20),
@@ -458,19 +475,19 @@ machines = st.builds(
 timings = st.lists(
     st.tuples(machines, st.lists(six_digit, min_size=1, max_size=6)), max_size=3
 ).map(lambda items: {m.fingerprint: Timing(m, TimeSamples(tuple(s))) for m, s in items})
-records = st.builds(
+records = st.sampled_from(["vm-bytecode", "vm-compiled", "prim", "vm-cudagraph"]).flatmap(lambda executor: st.builds(
     Record,
     workload=names,
-    executor=st.sampled_from(["vm-bytecode", "vm-compiled", "prim"]),
+    executor=st.just(executor),
     target=st.dictionaries(st.sampled_from(["kind", "mcpu", "arch"]), names, max_size=3),
     tvm_version=st.just("0.27"),
-    exact=exact_metrics,
+    exact=exact_metrics(executor),
     timings=timings,
     compile_s=st.none() | six_digit,
-)
+))
 
 
-@given(st.dictionaries(st.text(min_size=1, max_size=30), records, max_size=4))
+@given(st.dictionaries(st.text(min_size=1, max_size=30).filter(lambda t: "[" not in t), records, max_size=4))
 def test_dump_parse_round_trip(recs):
     text = dump_baselines(recs)
     assert parse_baselines(text, PATH) == recs
@@ -654,6 +671,91 @@ def test_every_field_of_an_entry_is_checked(edit, field, problem):
     assert f"baseline file {PATH}: entry 'test_a[llvm-prim]' is malformed: field {field.format(fp=fp)}: " in message
     assert problem in message
     assert "--tvmperf-update" in message
+
+
+def _entry_of(executor: str, kind: str = "llvm") -> dict:
+    """A valid entry as ``executor`` records it (its n/a metrics null)."""
+    metrics = {"vm-bytecode": exact(), "vm-cudagraph": exact(calls=None),
+               "vm-compiled": exact(instructions=None, calls=None), "prim": exact(instructions=None, calls=None, storage=None)}
+    entry = dataclasses.replace(record(metrics=metrics[executor]), executor=executor).as_json()
+    entry["target"] = {"kind": kind}
+    return entry
+
+
+@pytest.mark.parametrize("executor, field", [
+    ("vm-bytecode", "instructions"), ("vm-bytecode", "by_callee"), ("vm-bytecode", "kernels"),
+    ("vm-bytecode", "storage_bytes"), ("vm-cudagraph", "instructions"), ("vm-compiled", "kernels"),
+    ("vm-compiled", "storage_bytes"), ("prim", "kernels"),
+])
+def test_a_null_metric_that_the_executor_measures_is_a_schema_error(executor, field):
+    kind = "cuda" if executor == "vm-cudagraph" else "llvm"
+    test_id = f"test_a[{kind}-{executor}]"
+    entry = _entry_of(executor, kind)
+    parse_baselines(_file({test_id: entry}), PATH)  # valid as recorded
+    entry["exact"][field] = None
+    with pytest.raises(BaselineError) as info:
+        parse_baselines(_file({test_id: entry}), PATH)
+    message = str(info.value)
+    assert f"baseline file {PATH}: entry {test_id!r} is malformed: field exact.{field}: null, but {executor} always measures it" in message
+    assert "--tvmperf-update" in message
+
+
+@pytest.mark.parametrize("executor, field", [
+    ("vm-compiled", "instructions"), ("vm-compiled", "by_callee"), ("vm-compiled", "calls"),
+    ("prim", "instructions"), ("prim", "storage_bytes"),
+])
+def test_a_metric_the_executor_never_measures_must_be_null(executor, field):
+    entry = _entry_of(executor)
+    entry["exact"][field] = 5 if field == "storage_bytes" else {"main": 5}
+    with pytest.raises(BaselineError, match=rf"entry 'test_a\[llvm-{executor}\]' is malformed: field exact\.{field}: "
+                                            rf"expected null, as {executor} does not measure {field}"):
+        parse_baselines(_file({f"test_a[llvm-{executor}]": entry}), PATH)
+
+
+def test_executed_calls_may_be_null_under_a_bytecode_vm():
+    """Not counted where the program did not run on the host (built only, a remote device)."""
+    entry = _entry_of("vm-bytecode", "cuda")
+    entry["exact"]["calls"] = None
+    assert parse_baselines(_file({"test_a[cuda-vm-bytecode]": entry}), PATH)["test_a[cuda-vm-bytecode]"].exact.calls is None
+
+
+@pytest.mark.parametrize("test_id, edit, field, says", [
+    ("test_a[llvm-vm-bytecode]", lambda e: e.update(executor="vm-compiled"), "executor",
+     "the test id says 'vm-bytecode', the entry says 'vm-compiled'; the test id's [llvm-vm-bytecode] part"),
+    ("test_a[llvm-vm-bytecode-bound]", lambda e: e.update(executor="prim"), "executor",
+     "the test id says 'vm-bytecode', the entry says 'prim'"),
+    ("test_a[cuda-vm-bytecode]", lambda e: e.update(target={"kind": "llvm"}), "target.kind",
+     "the test id says 'cuda', the entry says 'llvm'"),
+    ("test_a[llvm-vm-bytecode]", lambda e: e.update(target={}), "target.kind",
+     "the test id says 'llvm', the entry says no kind"),
+    ("test_a[rpc:board-llvm-vm-bytecode]", lambda e: e.update(executor="vm-compiled"), "executor",
+     "the test id says 'vm-bytecode'"),
+])
+def test_an_entry_that_disagrees_with_its_test_id_is_a_schema_error(test_id, edit, field, says):
+    entry = _entry_of("vm-bytecode")
+    parse_baselines(_file({"test_a[llvm-vm-bytecode]": entry}), PATH)
+    edit(entry)
+    entry["exact"] = _entry_of(entry["executor"])["exact"]  # the metrics fit the new executor: only the id disagrees
+    with pytest.raises(BaselineError) as info:
+        parse_baselines(_file({test_id: entry}), PATH)
+    message = str(info.value)
+    assert f"baseline file {PATH}: entry {test_id!r} is malformed: field {field}: {says}" in message
+    assert "set the field back to" in message and "--tvmperf-update" in message
+
+
+@pytest.mark.parametrize("test_id, combo", [
+    ("test_a[llvm-prim]", ("llvm-prim", "llvm", "prim")),
+    ("T::test_a[llvm-vm-bytecode-bound]", ("llvm-vm-bytecode", "llvm", "vm-bytecode")),
+    ("test_a[bound-llvm-vm-compiled]", ("llvm-vm-compiled", "llvm", "vm-compiled")),
+    ("test_a[rpc:my-board-llvm-prim]", ("rpc:my-board-llvm-prim", "llvm", "prim")),
+    ("test_a[cuda-vm-cudagraph]", ("cuda-vm-cudagraph", "cuda", "vm-cudagraph")),
+    ("test_a[llvm-vm-bytecode-prim]", ("llvm-vm-bytecode", "llvm", "vm-bytecode")),
+    ("test_a[vm-bytecode-llvm]", None), ("test_a[llvm-primal]", None), ("test_a", None), ("llvm-prim", None),
+])
+def test_the_combination_part_of_a_test_id(test_id, combo):
+    from pytest_tvmperf.store.schema import combo_of
+
+    assert combo_of(test_id) == combo
 
 
 def test_a_fifo_at_a_baseline_path_is_an_error_not_a_hang(tmp_path):
