@@ -43,6 +43,12 @@ def pytest_configure(config: pytest.Config) -> None:
             if path is not None:
                 outputs.check_writable(path, option)
         history = outputs.read_history(settings.history_path) if settings.history_path else []
+        if settings.llvm_target is not None:
+            from pytest_tvmperf.build.host_cpu import llvm_target_problem
+
+            problem = llvm_target_problem(settings.llvm_target)
+            if problem is not None:
+                raise ValueError(f"--tvmperf-llvm-target: {problem}")
     except (ValueError, ResultsError) as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
     if settings.update and settings.cli_timing is False:

@@ -186,7 +186,7 @@ class TvmperfSession:
         if "@rpc:" in name:  # a device of the tracker, held for the run
             return self.farm().target(name)
         if name not in self._targets:
-            self._targets[name] = resolve_target(name)
+            self._targets[name] = resolve_target(name, self.settings.llvm_target)
         return self._targets[name]
 
     def farm(self):

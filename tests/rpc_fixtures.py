@@ -52,12 +52,12 @@ class RpcFarm:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def _spawn(self, args: list[str], name: str) -> subprocess.Popen:
+    def _spawn(self, args: list[str], name: str, env: dict[str, str] | None = None) -> subprocess.Popen:
         out = open(self.log_dir / f"{name}.log", "wb") if self.log_dir else subprocess.DEVNULL
         try:
             # `timeout` leads the new process group and kills all of it when the lifetime ends
             return subprocess.Popen(["timeout", "-s", "KILL", str(int(self.lifetime_s)), self.python, "-m", *args],
-                                    stdout=out, stderr=subprocess.STDOUT,
+                                    stdout=out, stderr=subprocess.STDOUT, env=None if env is None else {**os.environ, **env},
                                     stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             if self.log_dir:
@@ -93,13 +93,20 @@ class RpcFarm:
             pass
         return self.free(key)
 
-    def add_server(self, key: str) -> subprocess.Popen:
-        """Start one more server under ``key`` and wait until the tracker offers it."""
+    def add_server(self, key: str, cpu: str | None = None, hide: str = "") -> subprocess.Popen:
+        """Start one more server under ``key`` and wait until the tracker offers it. With
+        ``cpu``, the server's CPU looks like that model with the features whose names start
+        with ``hide`` (comma-separated) not enabled (tests/fake_device/sitecustomize.py)."""
         before = self.free(key)
         port = free_port()
+        env = None
+        if cpu is not None:
+            env = {"TVMPERF_FAKE_DEVICE_CPU": cpu, "TVMPERF_FAKE_DEVICE_HIDE": hide,
+                   "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "fake_device"),
+                                                  os.environ.get("PYTHONPATH", "")])}
         proc = self._spawn(["tvm.exec.rpc_server", "--tracker", self.address, "--key", key, "--host", "127.0.0.1",
                             "--port", str(port), "--port-end", str(port + 1), "--silent"],
-                           f"server-{key}-{len(self.servers.get(key, []))}")
+                           f"server-{key}-{len(self.servers.get(key, []))}", env)
         self.servers.setdefault(key, []).append(proc)
         _wait_until(lambda: self.free(key) > before, f"RPC server {key!r} on port {port}", START_TIMEOUT_S, proc)
         return proc

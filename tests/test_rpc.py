@@ -297,3 +297,20 @@ def test_devices_command_lists_what_the_tracker_offers(rpc_farm, capsys):
     assert any(line.split()[:3] == [KEY, "2", "2"] for line in out), out
     assert main(["devices", "--rpc", f"127.0.0.1:{free_port()}"]) == 2
     assert "no RPC tracker answers" in capsys.readouterr().err
+
+
+def test_a_device_on_a_zen4_vm_without_avx512_is_built_for_what_its_os_enables(pytester, rpc_farm):
+    """The device names its CPU znver4 and its OS enables no AVX-512 (a hosted runner's VM):
+    its builds switch AVX-512 off, so they record and gate instead of killing the server."""
+    rpc_farm.add_server("zen4vm", cpu="znver4", hide="avx512")
+    pytester.makepyfile(test_perf=REMOTE_TESTS)
+    remote = (f"--tvmperf-rpc={rpc_farm.address}", "--tvmperf-targets=llvm@rpc:zen4vm")
+    first = pytester.runpytest(*FAST, *remote, "--tvmperf-update")
+    first.assert_outcomes(passed=2)
+    tests = _baselines(pytester)["tests"]
+    for name in ("test_scale[rpc:zen4vm-llvm-prim]", "test_mlp[rpc:zen4vm-llvm-vm-bytecode]"):
+        target = tests[name]["target"]
+        assert target["mcpu"] == "znver4" and "-avx512f" in target["mattr"], target
+    gate = pytester.runpytest(*FAST, *remote, "--tvmperf-threshold=time=off")
+    gate.assert_outcomes(passed=2)
+    assert "went away" not in gate.stdout.str()

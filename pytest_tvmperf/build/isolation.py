@@ -74,9 +74,10 @@ class Sandbox:
             return subprocess.Popen([sys.executable, "-m", "pytest_tvmperf.build.isolation"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=log, env=env, cwd=str(self.scratch))
 
-    def run(self, artifact: Path, executor: str, entry: str, target: str, args: Sequence[Any],
+    def run(self, artifact: Path, executor: str, entry: str, device_type: str, args: Sequence[Any],
             out_specs: Sequence[tuple[Sequence[int], str]]) -> ChildCrash | None:
-        """Load ``artifact`` and run ``entry`` once on ``args`` in the child; None when
+        """Load ``artifact`` and run ``entry`` once on ``args`` on a ``device_type`` device
+        (``cpu``, ``cuda``) in the child; None when
         the child survived (a Python error there is not a crash: the session's own run
         reports it), else how it died."""
         import numpy as np
@@ -84,7 +85,7 @@ class Sandbox:
         self._requests += 1
         inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
         np.savez(inputs, *[np.asarray(a) for a in args])
-        request = json.dumps({"path": str(artifact), "executor": executor, "entry": entry, "target": target,
+        request = json.dumps({"path": str(artifact), "executor": executor, "entry": entry, "device_type": device_type,
                               "args": str(inputs), "out_specs": [[list(s), str(d)] for s, d in out_specs]})
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self._start()
@@ -130,13 +131,13 @@ def _serve() -> None:
     import numpy as np
 
     from pytest_tvmperf.build.executors import load_artifact
-    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.build.targets import TargetSpec
 
     for line in sys.stdin:
         request = json.loads(line)
         try:
             compiled = load_artifact(request["path"], request["executor"], request["entry"],
-                                     resolve_target(request["target"]))
+                                     TargetSpec("isolated", {}, device_type=request["device_type"]))
             with np.load(request["args"]) as data:
                 args = [data[f"arr_{i}"] for i in range(len(data.files))]
             compiled.run(args, [(tuple(s), d) for s, d in request["out_specs"]])

@@ -159,11 +159,15 @@ class Preparer:
         self.exports[id(compiled)] = (compiled, path)
         if getattr(compiled, "is_remote", False):  # an RPC device runs it in its own process
             return
-        crash = self.session.sandbox().run(path, executor, workload.entry, self.target_name, args, out_specs)
+        from pytest_tvmperf.build.host_cpu import crash_note
+
+        target = self.session.target(self.target_name)
+        crash = self.session.sandbox().run(path, executor, workload.entry, target.device_type, args, out_specs)
         if crash is not None:
             self.fail("error", f"tvmperf: {where}: the compiled kernel crashed ({crash.how}) when run in a child "
                                 f"process; nothing was run in the session"
-                                + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else ""))
+                                + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else "")
+                                + crash_note(crash.how, target.config))
 
     def _tuning(self, workload: Workload, target, where: str):
         """For ``pipeline="tuned"``: the tuning database (tuned first with

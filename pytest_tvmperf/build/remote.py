@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, NoReturn, Sequence
+from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence
 
 import numpy as np
 
@@ -109,6 +109,20 @@ def shut_connections_to(peer: tuple[str, int], fd_dir: Path = Path("/proc/self/f
     return shut
 
 
+def _device_features(session) -> dict[str, bool] | None:
+    """What the device's CPU and OS enable, by LLVM's host detection on the device
+    (``tvm.codegen.llvm.GetHostCPUFeatures``); its map stays on the device, so the device
+    writes it as JSON. None where the device cannot say (a minimal runtime)."""
+    import json
+
+    try:
+        features = session.get_function("tvm.codegen.llvm.GetHostCPUFeatures")()
+        text = session.get_function("ffi.json.Stringify")(features, None)
+        return {str(k): bool(v) for k, v in json.loads(str(text)).items()}
+    except Exception:  # not registered on that device, or not a map
+        return None
+
+
 def _remote_call(session, name: str, default: Any = None) -> Any:
     try:
         return session.get_function(name)()
@@ -129,6 +143,9 @@ class RemoteDevice:
     threads: int
     llvm: str
     scratch: Path
+    #: LLVM's detection of what the device's CPU and OS enable (its
+    #: ``tvm.codegen.llvm.GetHostCPUFeatures``), None where the device cannot say
+    features: Mapping[str, bool] | None = None
     alive: bool = True
     #: the longest one call may take before the device counts as hung (0: unbounded)
     call_timeout_s: float = 0.0
@@ -144,7 +161,8 @@ class RemoteDevice:
                 asked = dict(cpu=str(_remote_call(session, "target.llvm_get_system_cpu", "generic")),
                              triple=str(_remote_call(session, "target.llvm_get_system_triple", "")),
                              threads=int(_remote_call(session, "runtime.NumThreads", 1)),
-                             llvm=str(_remote_call(session, "target.llvm_version_major", "none")))
+                             llvm=str(_remote_call(session, "target.llvm_version_major", "none")),
+                             features=_device_features(session))
         except DeviceHung as exc:
             shut_connections_to(server)  # dropping the session must not wait for the device
             raise tracker.TrackerError(f"the device the tracker gave for key {name.key!r} (server "
@@ -157,19 +175,35 @@ class RemoteDevice:
                 f"{format_address(self.tracker)})")
 
     def target_config(self) -> dict[str, Any]:
-        """An llvm target for the device's own CPU (its triple where it is not the host's)."""
+        """An llvm target for the device's own CPU (its triple where it is not the host's):
+        its model less the features the device does not enable, resolved as the host's
+        (build/host_cpu.py), from what the device reports of itself."""
         import tvm
 
-        config: dict[str, Any] = {"kind": "llvm", "mcpu": self.cpu, "num-cores": self.threads}
-        if self.triple and self.triple != str(tvm.target.codegen.llvm_get_system_triple()):
+        from pytest_tvmperf.build import host_cpu
+
+        host_triple = str(tvm.target.codegen.llvm_get_system_triple())
+        other_triple = bool(self.triple) and self.triple != host_triple
+        cpu = host_cpu.resolve_host_cpu(self.cpu, host_cpu.model_features(self.cpu, self.triple if other_triple else None),
+                                        host_cpu.HostView(None, self.features),
+                                        x86=host_cpu.is_x86(self.triple or host_triple))
+        config: dict[str, Any] = {"kind": "llvm", **cpu.fields(), "num-cores": self.threads}
+        if other_triple:
             config["mtriple"] = self.triple
         return config
 
     @property
     def runs_host_code(self) -> bool:
-        """Whether code built for the device also runs on the host (same CPU and triple):
-        then the executed-calls count, which needs an instrumented VM, is taken on the host."""
-        return "mtriple" not in self.target_config() and self.cpu == _host_cpu()
+        """Whether code built for the device also runs on the host (same triple, and every
+        feature its target uses enabled here): then the executed-calls count, which needs
+        an instrumented VM, is taken on the host."""
+        from pytest_tvmperf.build import host_cpu
+
+        config = self.target_config()
+        if "mtriple" in config:
+            return False
+        features = host_cpu.target_features(config)
+        return features is not None and not host_cpu.read_host().missing(features)
 
     def machine(self, target_json: Any) -> Machine:
         """The device's fingerprint: what it reports, with its key, so identical boards
@@ -253,12 +287,6 @@ class RemoteDevice:
         samplers = [self.loaded(path, executor, entry).sampler(args, out_specs, min_repeat_ms) for _ in range(placements)]
         turn = itertools.cycle(samplers)
         return lambda: next(turn)()
-
-
-def _host_cpu() -> str:
-    import tvm
-
-    return str(tvm.target.codegen.llvm_get_system_cpu())
 
 
 @dataclass

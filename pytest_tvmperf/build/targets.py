@@ -63,27 +63,38 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def host_llvm_config() -> dict[str, Any]:
-    """The host CPU as an llvm target: plain 'llvm' is generic x86-64 and runs rgb2yuv
-    4x slower than with the host mcpu."""
+def host_llvm_config(override: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The host CPU as an llvm target (plain 'llvm' is generic x86-64 and runs rgb2yuv 4x
+    slower than with the host mcpu): the model LLVM names, less every feature the OS does
+    not enable (build/host_cpu.py). ``override`` (``--tvmperf-llvm-target``) replaces it;
+    ``num-cores`` is filled in where it does not say."""
+    if override is not None:
+        return {"kind": "llvm", "num-cores": os.cpu_count() or 1, **dict(override)}
     import tvm
 
-    return {"kind": "llvm", "mcpu": str(tvm.target.codegen.llvm_get_system_cpu()), "num-cores": os.cpu_count() or 1}
+    from pytest_tvmperf.build import host_cpu
+
+    model = str(tvm.target.codegen.llvm_get_system_cpu())
+    triple = str(tvm.target.codegen.llvm_get_system_triple())
+    cpu = host_cpu.resolve_host_cpu(model, host_cpu.model_features(model), host_cpu.read_host(),
+                                    x86=host_cpu.is_x86(triple))
+    return {"kind": "llvm", **cpu.fields(), "num-cores": os.cpu_count() or 1}
 
 
 class TargetKind(Protocol):
     """Resolves one kind of target name on this machine."""
 
-    def resolve(self, name: str) -> TargetSpec:
-        """The full target for ``name``; ``skip_reason`` says why it cannot run here."""
+    def resolve(self, name: str, llvm: Mapping[str, Any] | None = None) -> TargetSpec:
+        """The full target for ``name``; ``skip_reason`` says why it cannot run here;
+        ``llvm`` is the run's host llvm target where the user set one."""
 
 
 @dataclass(frozen=True)
 class LlvmKind:
     """The host CPU, with its own ``mcpu`` (see :func:`host_llvm_config`)."""
 
-    def resolve(self, name: str) -> TargetSpec:
-        return TargetSpec(name, host_llvm_config())
+    def resolve(self, name: str, llvm: Mapping[str, Any] | None = None) -> TargetSpec:
+        return TargetSpec(name, host_llvm_config(llvm))
 
 
 #: the CUDA ``arch`` built for where no GPU says which (``TVMPERF_CUDA_ARCH`` overrides it)
@@ -98,7 +109,7 @@ class CudaKind:
     metrics, but not run; with one, ``arch`` is the GPU's unless the variable says
     otherwise. Only ``tvm.cuda(0).exist`` is asked of the driver."""
 
-    def resolve(self, name: str) -> TargetSpec:
+    def resolve(self, name: str, llvm: Mapping[str, Any] | None = None) -> TargetSpec:
         import tvm
 
         from pytest_tvmperf.build.cuda_toolchain import find_toolchain
@@ -111,9 +122,9 @@ class CudaKind:
             import tvm.support.nvcc  # noqa: F401  (registers TVM's CUDA compile callback)
 
             arch = override or "sm_" + str(dev.compute_version).replace(".", "")
-            return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config()}, device_type="cuda",
+            return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config(llvm)}, device_type="cuda",
                               skip_reason=tvm_cuda_compiler_missing(find_toolchain()))
-        config = {"kind": "cuda", "arch": override or DEFAULT_CUDA_ARCH, "host": host_llvm_config()}
+        config = {"kind": "cuda", "arch": override or DEFAULT_CUDA_ARCH, "host": host_llvm_config(llvm)}
         missing = find_toolchain().missing
         return TargetSpec(name, config, device_type="cuda", not_run="no GPU",
                           skip_reason=(f"target cuda: no GPU on this machine, and {missing}: the CUDA kernels "
@@ -142,8 +153,10 @@ def tvm_cuda_compiler_missing(toolchain) -> str | None:
 TARGET_KINDS: Mapping[str, TargetKind] = {"llvm": LlvmKind(), "cuda": CudaKind()}
 
 
-def resolve_target(name: str) -> TargetSpec:
+def resolve_target(name: str, llvm: Mapping[str, Any] | None = None) -> TargetSpec:
+    """The target ``name`` on this machine; ``llvm`` (``--tvmperf-llvm-target``) sets the
+    host llvm target of every target that builds for this machine's CPU."""
     kind = TARGET_KINDS.get(name)
     if kind is None:
         raise ValueError(f"unknown target {name!r}; choose from {', '.join(TARGET_KINDS)}")
-    return kind.resolve(name)
+    return kind.resolve(name, llvm)

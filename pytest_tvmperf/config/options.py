@@ -65,6 +65,35 @@ def _parse_rpc(text: str) -> tuple[str, int]:
 
     return parse_rpc_address(text)
 
+def parse_llvm_target(text: Any) -> dict[str, Any]:
+    """``--tvmperf-llvm-target``: an llvm target as JSON (``{"mcpu": "x86-64-v3"}``, kind
+    llvm), or only its mcpu (``x86-64-v3``)."""
+    import json
+
+    text = str(text).strip()
+    if not text:
+        raise ValueError("give an mcpu such as x86-64-v3, or an llvm target as JSON such as "
+                         '\'{"kind": "llvm", "mcpu": "x86-64-v3"}\'')
+    if not text.startswith("{"):
+        import re
+
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", text):
+            raise ValueError(f"{text!r} is neither an mcpu name (such as x86-64-v3 or haswell) nor a JSON object; "
+                             "flags such as -mcpu=... are gone from TVM targets: write "
+                             '\'{"kind": "llvm", "mcpu": "...", "mattr": ["-avx512f"]}\'')
+        return {"kind": "llvm", "mcpu": text}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise ValueError("give a JSON object such as '{\"kind\": \"llvm\", \"mcpu\": \"x86-64-v3\"}'")
+    kind = value.setdefault("kind", "llvm")
+    if kind != "llvm":
+        raise ValueError(f"kind {kind!r}: this option sets the host CPU's llvm target; the kind must be llvm")
+    return value
+
+
 #: the former private names, still used by cli.py and the tests
 _positive_int = positive_int
 _argparse_type = argparse_type
@@ -96,6 +125,9 @@ OPT_RPC_TIMEOUT = "tvmperf_rpc_timeout"
 OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
 OPT_TIMING = "tvmperf_timing"
 OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
+OPT_LLVM_TARGET = "tvmperf_llvm_target"
+#: the environment variable of --tvmperf-llvm-target (a runner's own setting)
+ENV_LLVM_TARGET = "TVMPERF_LLVM_TARGET"
 
 DEFAULT_TUNING_DB = "tuning"
 #: seconds one call to an RPC device may take before the device counts as hung
@@ -127,6 +159,8 @@ class Option:
     marker_keys: tuple[str, ...] = ()
     marker_role: Literal["", "sets", "narrows", "adds"] = ""
     passthrough: bool = False  #: an accept command repeats it (it decides which tests exist, where baselines go)
+    #: an environment variable that sets it too (command line > environment > ini)
+    env: str | None = None
 
     @property
     def flag(self) -> str:
@@ -135,6 +169,19 @@ class Option:
     def from_cli(self, config) -> Any:
         value = config.getoption(self.dest)
         return None if value in (None, "") or (self.switch and not value) else value
+
+    def from_env(self) -> Any:
+        """The parsed value of :attr:`env`, or None where it is unset; a bad value raises
+        ValueError naming the variable."""
+        import os
+
+        raw = os.environ.get(self.env, "").strip() if self.env else ""
+        if not raw:
+            return None
+        try:
+            return self.parse(raw) if self.parse is not None else raw
+        except ValueError as exc:
+            raise ValueError(f"environment variable {self.env}={raw!r}: {exc}") from None
 
     def from_ini(self, config) -> Any:
         """The parsed ini value, or None where the ini does not set one; a bad value raises
@@ -215,6 +262,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_BENCHMARK_JSON, "benchmark_json_path", "also write the timings in pytest-benchmark's JSON format "
            "(read by pytest-benchmark compare/list and CI tools that read it)", ini=False, metavar="PATH",
            anchor="invocation"),
+    Option(OPT_LLVM_TARGET, "llvm_target", "the llvm target every build for this machine's CPU uses: an mcpu "
+           "(x86-64-v3) or a JSON object ('{\"mcpu\": \"znver4\", \"mattr\": [\"-avx512f\"]}'); default: the "
+           f"CPU model LLVM names, less the features the OS does not enable (also ${ENV_LLVM_TARGET})", None,
+           parse_llvm_target, metavar="MCPU|JSON", passthrough=True, env=ENV_LLVM_TARGET),
 )
 
 
@@ -284,6 +335,8 @@ class Settings:
     cli_timing: bool | None = None
     ini_timing: bool | None = None
     benchmark_json_path: Path | None = None
+    #: --tvmperf-llvm-target: the host llvm target, None for the one resolved from the CPU
+    llvm_target: Mapping[str, Any] | None = None
 
     def timing_on(self, marker: bool | None = None) -> bool:
         """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""
@@ -312,6 +365,8 @@ class Settings:
         values: dict[str, Any] = {}
         for opt in OPTIONS:
             cli, ini = opt.from_cli(config), opt.from_ini(config)
+            if cli is None:
+                cli = opt.from_env()
             if opt.marker_role == "sets":  # the marker goes in between: keep both layers
                 unset = {} if isinstance(opt.default, Mapping) else None
                 values[f"cli_{opt.field}"] = cli if cli is not None else unset

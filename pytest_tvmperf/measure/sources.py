@@ -119,10 +119,13 @@ class TimingSources:
         sample; on success the sampler is appended to ``out`` and None returned, else
         why not."""
         crash = (None if target.remote is not None  # an RPC device runs it in its own process
-                 else self.session.sandbox().run(copy, self.executor, workload.entry, self.target_name, args, out_specs))
+                 else self.session.sandbox().run(copy, self.executor, workload.entry, target.device_type, args, out_specs))
         if crash is not None:
+            from pytest_tvmperf.build.host_cpu import crash_note
+
             return (f"{what} crashed the child process that loaded it ({crash.how}); "
-                    f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)")
+                    f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)"
+                    + crash_note(crash.how, target.config))
         try:
             sampler = self.placed_sampler(copy, target, workload, self.executor, args, out_specs)
             sampler()  # the old program must accept today's inputs

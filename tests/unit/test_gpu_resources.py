@@ -100,6 +100,8 @@ def _tool(folder, name):
 def test_toolchain_says_what_is_missing_and_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "none"))
     monkeypatch.delenv("CUDA_PATH", raising=False)
+    # nor NVIDIA's wheels (CI installs them where the machine has no nvcc on its PATH)
+    monkeypatch.setattr("pytest_tvmperf.build.cuda_toolchain._wheel_bins", lambda: [])
     chain = find_toolchain(path=str(tmp_path))
     assert chain.nvcc is None and chain.ptxas is None
     assert chain.missing == ("nvcc and ptxas are not installed (install the CUDA toolkit (nvcc, ptxas) "
@@ -147,6 +149,7 @@ def test_cuda_without_a_gpu_or_toolchain_is_skipped_with_the_reason(no_gpu, monk
     monkeypatch.setattr("pytest_tvmperf.build.cuda_toolchain.find_toolchain",
                         lambda path=None: find_toolchain(path=str(tmp_path)))
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "none"))
+    monkeypatch.setattr("pytest_tvmperf.build.cuda_toolchain._wheel_bins", lambda: [])  # nor NVIDIA's wheels
     spec = targets.resolve_target("cuda")
     assert spec.skip_reason.startswith("target cuda: no GPU on this machine, and nvcc and ptxas are not installed")
 

@@ -47,9 +47,10 @@ SAMPLES = {
     options.OPT_BASELINE_PROGRAM: "so",
     options.OPT_TIMING: "off",
     options.OPT_BENCHMARK_JSON: "out/benchmark.json",
+    options.OPT_LLVM_TARGET: "x86-64-v3",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
-OTHER_CLI = {options.OPT_RPC: ("10.0.0.1", 1)}
+OTHER_CLI = {options.OPT_RPC: ("10.0.0.1", 1), options.OPT_LLVM_TARGET: {"kind": "llvm", "mcpu": "haswell"}}
 
 
 class FakeConfig:
@@ -139,7 +140,18 @@ def test_command_line_beats_ini_beats_default_for_every_option_with_an_ini_key()
 
 def test_passthrough_options_come_from_the_table():
     assert set(options.PASSTHROUGH) == {"--tvmperf-baselines", "--tvmperf-artifacts", "--tvmperf-executors",
-                                        "--tvmperf-targets", "--tvmperf-tuning-db", "--tvmperf-rpc"}
+                                        "--tvmperf-targets", "--tvmperf-tuning-db", "--tvmperf-rpc",
+                                        "--tvmperf-llvm-target"}
+
+
+def test_an_option_with_an_environment_variable_takes_it_between_command_line_and_ini(monkeypatch):
+    monkeypatch.setenv(options.ENV_LLVM_TARGET, '{"mcpu": "haswell"}')
+    ini = {options.OPT_LLVM_TARGET: "x86-64-v2"}
+    assert Settings.from_config(FakeConfig(ini=ini)).llvm_target == {"kind": "llvm", "mcpu": "haswell"}
+    cli = _parsed_cli("--tvmperf-llvm-target=x86-64-v3")
+    assert Settings.from_config(FakeConfig(cli=cli, ini=ini)).llvm_target == {"kind": "llvm", "mcpu": "x86-64-v3"}
+    monkeypatch.setenv(options.ENV_LLVM_TARGET, "")
+    assert Settings.from_config(FakeConfig(ini=ini)).llvm_target == {"kind": "llvm", "mcpu": "x86-64-v2"}
 
 
 # --------------------------------------------------------------------------- time policy

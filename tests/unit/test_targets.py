@@ -37,7 +37,7 @@ def test_an_unknown_target_lists_the_known_ones():
 
 def test_a_new_kind_is_one_entry(monkeypatch):
     class Fake:
-        def resolve(self, name):
+        def resolve(self, name, llvm=None):
             return TargetSpec(name, {"kind": "llvm", "mcpu": "haswell"})
 
     monkeypatch.setitem(TARGET_KINDS, "fake", Fake())
