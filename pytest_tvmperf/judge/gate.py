@@ -132,7 +132,10 @@ def confirmation_note(checked: "Confirmed", name: str = "time") -> str | None:
         word = (f"fails on all samples, but the measurements disagree ({first.measured_ratio:.2f}x, "
                 f"then {second.measured_ratio:.2f}x): inconclusive")
     else:
-        word = "confirmed" if final.status == first.status else f"not confirmed (now {final.status})"
+        if final.status != first.status:
+            word = f"not confirmed (now {final.status})"
+        else:  # an answer held at inconclusive is never "confirmed": it is still held
+            word = "still inconclusive" if final.status == Verdict.INCONCLUSIVE else "confirmed"
     return (f"first measurement {first.status} at {first.describe()}; re-measured with "
             f"{len(checked.samples.samples)} samples in all: {word}")
 

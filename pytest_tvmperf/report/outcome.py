@@ -63,7 +63,20 @@ class Outcome:
             high=decision.high if decision else None,
             mode=decision.mode if decision else "",
             peers=tuple(PeerCell.of(p) for p in self.peers),
+            cpu_instructions=_count(self.record, "cpu_instructions"),
+            baseline_cpu_instructions=_count(self.baseline, "cpu_instructions"),
+            failed=self.failed_metrics,
         )
+
+    @property
+    def failed_metrics(self) -> tuple[str, ...]:
+        """The metrics that regressed against the baseline (the comparison's order)."""
+        return tuple(v.metric for v in self.comparison.regressions) if self.comparison is not None else ()
+
+
+def _count(record: Record | None, metric: str) -> int | None:
+    value = record.exact.scalar(metric) if record is not None else None
+    return None if value is None else int(value)
 
 
 def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
@@ -80,8 +93,10 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
             props.append((f"tvmperf_{name}", value))
     if row.mode:  # how median_s and baseline_s were compared (a/b: both timed side by side in this run)
         props.append(("tvmperf_mode", row.mode))
+    if outcome.failed_metrics:
+        props.append(("tvmperf_failed_metrics", ",".join(outcome.failed_metrics)))
     if outcome.record is not None:
-        for metric in ("kernels", "storage_bytes", "calls"):
+        for metric in ("kernels", "storage_bytes", "calls", "cpu_instructions", "est_cycles"):
             value = outcome.record.exact.scalar(metric)
             if value is not None:
                 props.append((f"tvmperf_{metric}", value))

@@ -13,7 +13,10 @@ Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
                 "kernels": [{"name", "time_s", "baseline_time_s"}] (per-kernel time, may be empty),
                 "record": <baseline-entry JSON of this run> | null,
                 "baseline": <baseline-entry JSON it was compared with> | null,
-                "peers": [<peer cell>], "relation": <peer cell> | null}]}
+                "peers": [<peer cell>], "relation": <peer cell> | null,
+                "metrics": [{"metric", "status", "current", "baseline", "limit"}] (every gated metric's
+                            verdict: time, instructions, cpu_instructions, ...),
+                "failed": [metric] (those that regressed: which metric failed the test)}]}
 
     peer cell: {"name", "ratio", "low", "high", "limit", "status", "numerator_s", "denominator_s"}
 """
@@ -85,6 +88,25 @@ class KernelTime:
 
 
 @dataclass(frozen=True)
+class MetricCell:
+    """One gated metric's verdict: ``cpu_instructions`` regressed 4985 -> 5170 past ``1%``."""
+
+    metric: str
+    status: str
+    current: float | None = None
+    baseline: float | None = None
+    limit: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def read(cls, f: Fields) -> MetricCell:
+        return cls(f.text("metric", required=True), f.text("status", required=True), f.number("current"),
+                   f.number("baseline"), f.text("limit", nullable=True))
+
+
+@dataclass(frozen=True)
 class ResultEntry:
     """One test's entry of a results file (see the schema above), typed. Built from an
     outcome (:meth:`of`) or read from JSON (:meth:`from_json`, which checks every field,
@@ -108,6 +130,9 @@ class ResultEntry:
     peers: tuple[PeerCell, ...] = ()
     #: the verdict of a ``tvmperf.assert_ratio`` (the entry is that relation's)
     relation: PeerCell | None = None
+    #: every gated metric's verdict, and the names of those that regressed
+    metrics: tuple[MetricCell, ...] = ()
+    failed: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, outcome: Outcome) -> ResultEntry:
@@ -134,7 +159,10 @@ class ResultEntry:
                    kernels=kernel_rows(record, baseline), message=outcome.message,
                    location=(outcome.location[0], outcome.location[1]), record=record, baseline=baseline,
                    peers=tuple(PeerCell.of(v) for v in outcome.peers),
-                   relation=PeerCell.of(outcome.relation) if outcome.relation is not None else None)
+                   relation=PeerCell.of(outcome.relation) if outcome.relation is not None else None,
+                   metrics=tuple(MetricCell(v.metric, str(v.status), v.current, v.baseline, str(v.limit))
+                                 for v in (outcome.comparison.verdicts if outcome.comparison is not None else ())),
+                   failed=outcome.failed_metrics)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -152,6 +180,8 @@ class ResultEntry:
             "baseline": self.baseline.as_json() if self.baseline is not None else None,
             "peers": [p.to_dict() for p in self.peers],
             "relation": self.relation.to_dict() if self.relation is not None else None,
+            "metrics": [m.to_json() for m in self.metrics],
+            "failed": list(self.failed),
         }
 
     @classmethod
@@ -166,6 +196,7 @@ class ResultEntry:
         if strict and not nodeid:
             raise SchemaProblem("nodeid", "expected a non-empty string, got ''")
         time, relation = f.obj("time"), f.obj("relation")
+        metrics = tuple(MetricCell.read(m) for m in f.objects("metrics"))
         return cls(
             nodeid=nodeid,
             verdict=read_verdict(f, "verdict"),
@@ -177,6 +208,8 @@ class ResultEntry:
             baseline=_record(f, "baseline"),
             peers=tuple(PeerCell.from_dict(p) for p in f.objects("peers")),
             relation=PeerCell.from_dict(relation) if relation is not None else None,
+            metrics=metrics,
+            failed=tuple(m.metric for m in metrics if m.status == Verdict.REGRESSED),
         )
 
 

@@ -191,17 +191,41 @@ class SummaryRow:
     mode: str = ""
     #: TVM over each peer framework
     peers: tuple[PeerCell, ...] = ()
+    #: the simulated instruction count (``cpu_instructions``) now and in the baseline
+    cpu_instructions: int | None = None
+    baseline_cpu_instructions: int | None = None
+    #: the metrics that regressed (``time``, ``cpu_instructions``, ...), in gate order
+    failed: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "failed", tuple(self.failed))
 
     def to_dict(self) -> dict[str, Any]:
         """Builtin types only (the xdist hand-over)."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {**data, "verdict": str(self.verdict), "peers": [p.to_dict() for p in self.peers]}
+        return {**data, "verdict": str(self.verdict), "peers": [p.to_dict() for p in self.peers],
+                "failed": list(self.failed)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SummaryRow:
         """Read back :meth:`to_dict`'s output (or ``dataclasses.asdict``'s)."""
         return cls(**{**data, "verdict": Verdict(data["verdict"]),
                       "peers": tuple(PeerCell.from_dict(p) for p in data.get("peers", ()))})
+
+    @property
+    def verdict_cell(self) -> str:
+        """``regressed (cpu_instructions)``: the verdict, with the metrics that failed it."""
+        return f"{self.verdict} ({', '.join(self.failed)})" if self.failed else str(self.verdict)
+
+    @property
+    def cpu_cell(self) -> str:
+        """The simulated instruction count now/base (``5.17 k/4.99 k``), ``n/a`` unmeasured."""
+        from pytest_tvmperf.measure.kernel_metrics import fmt_count
+
+        if self.cpu_instructions is None:
+            return "n/a"
+        base = "-" if self.baseline_cpu_instructions is None else fmt_count(self.baseline_cpu_instructions)
+        return f"{fmt_count(self.cpu_instructions)}/{base}".replace(" ", "")
 
 
 def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
@@ -271,13 +295,21 @@ def _ratio_cell(r: SummaryRow) -> str:
     return "-"
 
 
+def _instr_cell(r: SummaryRow) -> str:
+    if r.instructions is None:
+        return "n/a"
+    return f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
+
+
 def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
-    header = ("test", "executor", "target", "median", "baseline", "ratio [CI]", "instr now/base", "verdict")
+    """The end-of-run table; the simulated cost gets its column where some row has it."""
+    sim = any(r.cpu_instructions is not None for r in rows)
+    header = ("test", "executor", "target", "median", "baseline", "ratio [CI]", "instr now/base",
+              *(("cpu_instr now/base",) if sim else ()), "verdict")
     body = []
     for r in rows:
-        ratio = _ratio_cell(r)
-        instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
-        body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), ratio, instr, r.verdict))
+        body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
+                     _instr_cell(r), *((r.cpu_cell,) if sim else ()), r.verdict_cell))
     return text_table(header, body)
 
 
@@ -327,14 +359,14 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     """The summary table as Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
     counts = Counter(r.verdict for r in rows)
     head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    lines = [f"### pytest-tvmperf: {head}", "",
-             "| test | executor | target | median | baseline | ratio [CI] | instructions now/base | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
+    sim = any(r.cpu_instructions is not None for r in rows)
+    columns = ["test", "executor", "target", "median", "baseline", "ratio [CI]", "instructions now/base",
+               *(["simulated instructions now/base"] if sim else []), "verdict"]
+    lines = [f"### pytest-tvmperf: {head}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
-        instr = "n/a" if r.instructions is None else f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
-        cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), instr,
-                 f"{icon.get(r.verdict, '')} {r.verdict}".strip()]
+        cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
+                 _instr_cell(r), *([r.cpu_cell] if sim else []), f"{icon.get(r.verdict, '')} {r.verdict_cell}".strip()]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     notes = summary_legend(rows) + summary_notes(rows)
     if notes:

@@ -95,6 +95,11 @@ def test_the_note_says_what_each_measurement_found():
     cleared = confirm(samples(1.3), judge, lambda: samples(0.7))
     assert confirmation_note(cleared) == ("first measurement regressed at 1.30x; re-measured with 20 samples in "
                                           "all: not confirmed (now pass)")
+    unsure = confirm(TimeSamples((1.06,) * 3), lambda t: {"time": Fake("inconclusive", 1.06)},
+                     lambda: TimeSamples((1.06,) * 6))
+    assert unsure.verdicts["time"].status == "inconclusive"
+    assert confirmation_note(unsure).endswith("re-measured with 9 samples in all: still inconclusive")
+    assert "confirmed" not in confirmation_note(unsure)
     held = confirm(samples(1.07), judge, lambda: samples(1.5))
     assert confirmation_note(held).endswith("fails on all samples, but the measurements disagree (1.07x, then "
                                             "1.50x): inconclusive")

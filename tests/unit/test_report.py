@@ -14,6 +14,7 @@ from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.report.text import (
     SummaryRow,
+    markdown_summary,
     count_diff,
     fmt_number,
     fmt_time,
@@ -305,6 +306,25 @@ def test_summary_table_cells():
     # with a decision, the ratio cell is the decision's ratio and CI (not median over baseline)
     assert lines[4].split() == ["test_ab", "prim", "llvm", "1.1", "ms", "1", "ms", "1.04x", "[0.99-1.10]", "a/b",
                                 "5/5", "inconclusive"]
+
+
+def test_the_summary_names_the_metric_that_failed_and_shows_the_simulated_cost():
+    """Seen: '0.93x [0.81-1.06] a/b ... regressed' with no word of the instruction count
+    that failed the test."""
+    rows = [SummaryRow("test_onnx", "vm-bytecode", "llvm", 0.93e-3, 1e-3, 17, 17, "regressed", ratio=0.93, low=0.81,
+                       high=1.06, mode="a/b", cpu_instructions=5170, baseline_cpu_instructions=4985,
+                       failed=("cpu_instructions",)),
+            SummaryRow("test_mlp", "vm-bytecode", "llvm", 2e-3, 1e-3, 17, 15, "regressed", failed=["time", "instructions"]),
+            SummaryRow("test_new", "prim", "llvm", 1e-3, None, None, None, "recorded", cpu_instructions=1_820_000)]
+    lines = summary_table(rows)
+    assert "cpu_instr now/base" in lines[0]
+    assert lines[1].split()[-3:] == ["5.17k/4.99k", "regressed", "(cpu_instructions)"]
+    assert lines[2].split()[-4:] == ["n/a", "regressed", "(time,", "instructions)"]
+    assert lines[3].split()[-2:] == ["1.82M/-", "recorded"]
+    assert "cpu_instr" not in summary_table(ROWS)[0]  # no simulated cost in the run: no column
+    markdown = markdown_summary(rows)
+    assert "simulated instructions now/base" in markdown and "❌ regressed (cpu_instructions)" in markdown
+    assert SummaryRow.from_dict(rows[1].to_dict()) == rows[1]  # the xdist hand-over keeps them
 
 
 def test_summary_table_ratio_needs_the_whole_interval():

@@ -13,7 +13,8 @@ from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare_exac
 from pytest_tvmperf.config.options import Limit
 from pytest_tvmperf.report.outcome import Outcome, junit_properties
 from pytest_tvmperf.report.text import SummaryRow
-from pytest_tvmperf.report.results import (
+from pytest_tvmperf.report.results import (  # noqa: I001
+    MetricCell,
     KernelTime,
     ResultEntry,
     ResultsError,
@@ -41,6 +42,9 @@ def full_entry() -> ResultEntry:
         message="tvmperf: time regressed", location=("tests/t.py", 12),
         record=record(), baseline=record((1e-3, 1e-3, 1e-3)), peers=(TORCH, NUMPY),
         relation=PeerCell("a / b", 1.2, 1.1, 1.3, Verdict.PASS, 1.5, 1.2e-3, 1e-3),
+        metrics=(MetricCell("time", "inconclusive", 1.1e-3, 1e-3, "5%"),
+                 MetricCell("cpu_instructions", "regressed", 5170, 4985, "1%")),
+        failed=("cpu_instructions",),
     )
 
 
@@ -111,7 +115,7 @@ def test_result_entry_round_trips_through_json():
     data = json.loads(json.dumps(entry.to_json()))
     assert ResultEntry.from_json(data) == entry
     assert set(data) == {"nodeid", "test_id", "executor", "target", "verdict", "note", "time", "kernels", "message",
-                         "location", "record", "baseline", "peers", "relation"}
+                         "location", "record", "baseline", "peers", "relation", "metrics", "failed"}
     assert data["location"] == ["tests/t.py", 12] and data["peers"][0]["status"] == "exceeded"
     assert data["kernels"][1] == {"name": "new_kernel", "time_s": 1e-4, "baseline_time_s": None}
 
