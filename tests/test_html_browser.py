@@ -250,3 +250,44 @@ def _unfilter_sequential(kind: int, line: bytes, prior: bytes, bpp: int) -> byte
         pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
         cur[i] = (cur[i] + pred) & 0xFF
     return cur
+
+
+# --------------------------------------------------------------------------- a test failed by its simulated cost
+
+
+def _sim_record(cpu_instructions: int):
+    exact = ExactMetrics(instructions={"forward": 17}, per_kernel={"cpu_instructions": {"fused_matmul": cpu_instructions}})
+    return Record("onnx", "vm-bytecode", {"kind": "llvm"}, "0.27", exact).as_json()
+
+
+def test_a_test_failed_by_its_simulated_cost_shows_that_metric(chromium: Path, tmp_path: Path):
+    """Seen: the report drew such a test red at its time ratio, with no word of the
+    instruction count that failed it. Its time dot now has the time verdict's colour and
+    the failing metric is written beside it and under the verdict."""
+    entry = _entry("test_onnx[llvm-vm-bytecode]", "regressed", 0.93, 0.81, 1.06, 0.93e-3, 1e-3)
+    entry.update(record=_sim_record(5170), baseline=_sim_record(4985), failed=["cpu_instructions"],
+                 metrics=[{"metric": "time", "status": "inconclusive", "current": 0.93e-3, "baseline": 1e-3, "limit": "5%"},
+                          {"metric": "cpu_instructions", "status": "regressed", "current": 5170, "baseline": 4985,
+                           "limit": "1%"}])
+    path = tmp_path / "report.html"
+    path.write_text(render_html({"schema_version": 1, "kind": "pytest-tvmperf-results",
+                                 "created": "2025-06-01T12:00:00+00:00", "tests": [entry]}), encoding="utf-8")
+    dom = run_chromium(chromium, tmp_path / "profile-dom", "--dump-dom", path.as_uri()).stdout.decode("utf-8")
+    parsed = Elements()
+    parsed.feed(dom)
+    assert '<span class="failed-metric">cpu_instructions</span>' in dom  # under the verdict in the table
+    assert "simulated instr now / base" in dom and "5170" in dom and "4985" in dom
+    beside = [a for tag, a, _ in parsed.found if tag == "text" and a.get("class") == "tvmperf-failed-metric"]
+    assert len(beside) == 1 and "failed: cpu_instructions" in dom  # beside the time dot
+    (marker,) = [a for tag, a, _ in parsed.found if tag == "circle" and a.get("class") == "tvmperf-marker"]
+    assert marker["fill"] == VERDICT_COLOURS["inconclusive"][0]  # time itself was inconclusive, not red
+
+    png = tmp_path / "failed-on-simulated-cost.png"
+    run_chromium(chromium, tmp_path / "profile-shot", f"--screenshot={png}", "--window-size=1280,900", path.as_uri())
+    pixels = decode_png(png.read_bytes())
+    red = np.array(hex_rgb(VERDICT_COLOURS["regressed"][0]))
+    assert np.all(np.abs(pixels.astype(int) - red) <= 3, axis=-1).sum() >= 200, "the failing metric is drawn in red"
+    shots = os.environ.get("TVMPERF_SCREENSHOTS")  # docs: the picture of this report, current
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        Path(shots, png.name).write_bytes(png.read_bytes())

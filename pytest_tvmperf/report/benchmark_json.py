@@ -46,6 +46,12 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
         value = getattr(entry.time, key)
         if value is not None:
             extra[f"tvmperf_{key}"] = value
+    if entry.failed:  # which metric failed the test (time, instructions, cpu_instructions, ...)
+        extra["tvmperf_failed_metrics"] = list(entry.failed)
+    for record, prefix in ((entry.record, ""), (entry.baseline, "baseline_")):
+        count = record.exact.scalar("cpu_instructions") if record is not None else None
+        if count is not None:
+            extra[f"tvmperf_{prefix}cpu_instructions"] = int(count)
     return {
         "group": None,
         "name": name,

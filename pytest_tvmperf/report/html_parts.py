@@ -65,6 +65,9 @@ td.short {{ white-space: nowrap; }}
 .better {{ color: {VERDICT_COLOURS[Verdict.IMPROVED][0]}; font-weight: 600; }}
 .pill {{ display: inline-block; padding: 2px 9px; border-radius: 999px; font-size: 12px; font-weight: 600;
   white-space: nowrap; }}
+.failed-metric {{ display: block; margin-top: 3px; font-size: 12px; font-weight: 600;
+  color: {VERDICT_COLOURS[Verdict.REGRESSED][0]}; white-space: nowrap; }}
+.failed-metric::before {{ content: "failed: "; font-weight: 400; }}
 .empty {{ color: {MUTED}; font-style: italic; }}
 .legend {{ display: flex; gap: 16px; color: {MUTED}; font-size: 12px; margin: 0 0 6px; flex-wrap: wrap; }}
 .legend i {{ display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -1px;
@@ -102,6 +105,12 @@ def test_label(entry: ResultEntry) -> str:
 
 def verdict_of(entry: ResultEntry) -> str:
     return str(entry.verdict or "unknown")
+
+
+def time_verdict_of(entry: ResultEntry) -> str:
+    """The time metric's own verdict (a test failed by its instruction count may have an
+    inconclusive time); the test's verdict where the entry does not say."""
+    return next((m.status for m in entry.metrics if m.metric == "time"), verdict_of(entry))
 
 
 def truncate(text: str, chars: int) -> str:

@@ -23,6 +23,7 @@ from pytest_tvmperf.report.html_parts import (
     test_label,
     text_width,
     truncate,
+    time_verdict_of,
     verdict_of,
 )
 from pytest_tvmperf.report.text import fmt_time
@@ -62,7 +63,8 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
     labels = [test_label(t) for t, *_ in rows]
     label_chars = min(max(len(s) for s in labels), 60)
     left = max(160.0, 20 + text_width("x" * label_chars, 12))
-    width, right = 1000, 150
+    failing = [", ".join(m for m in t.failed if m != "time") for t, *_ in rows]
+    width, right = 1000, 150 + (max(text_width(f"failed: {f}", 12) for f in failing) if any(failing) else 0)
     row_h, top, bottom = 26, 34, 30
     height = top + row_h * len(rows) + bottom
     x0, x1 = left, width - right
@@ -111,11 +113,12 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
 
     for i, (t, ratio, low, high) in enumerate(rows):
         cy = top + i * row_h + row_h / 2
-        verdict = verdict_of(t)
+        verdict = time_verdict_of(t)  # the dot is time's: a test failed by another metric says so beside it
         colour = mark(verdict)
         label = labels[i]
         mode = t.time.mode
-        tip = f"{label}: {fmt_ratio(ratio)} [{low:.2f}-{high:.2f}]" + (f" {mode}" if mode else "") + f", {verdict}"
+        tip = (f"{label}: {fmt_ratio(ratio)} [{low:.2f}-{high:.2f}]" + (f" {mode}" if mode else "")
+               + f", time {verdict}" + (f"; test {verdict_of(t)} on {failing[i]}" if failing[i] else ""))
         parts.append(f'<g class="tvmperf-row" data-verdict="{esc(verdict)}"><title>{esc(tip)}</title>')
         parts.append(f'<text x="{coord(left - 10)}" y="{coord(cy + 4)}" text-anchor="end" font-size="12" fill="{INK}">'
                      f"{esc(truncate(label, label_chars))}</text>")
@@ -131,6 +134,9 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
         value_colour = colour if verdict != Verdict.PASS and verdict in VERDICT_COLOURS else INK
         parts.append(f'<text x="{coord(x1 + 12)}" y="{coord(cy + 4)}" font-size="12" fill="{value_colour}"'
                      f'{weight}>{esc(value)}</text>')
+        if failing[i]:  # the metric that failed the test, beside its time
+            parts.append(f'<text class="tvmperf-failed-metric" x="{coord(x1 + 150)}" y="{coord(cy + 4)}" font-size="12" '
+                         f'font-weight="600" fill="{mark(Verdict.REGRESSED)}">{esc("failed: " + failing[i])}</text>')
         parts.append("</g>")
     parts.append("</svg>")
     legend = "".join(
@@ -140,8 +146,9 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
         '<section class="ratio"><h2>Time now vs baseline</h2>'
         '<p class="hint">Time of this run over the baseline\u2019s as the verdict measured it (log scale): '
         "a/b, paired with the baseline\u2019s own artifact timed in the same rounds; normalized, each over the "
-        "reference kernel; raw, the medians. The dot is the ratio, the bar its interval; right of the dashed line "
-        "is slower.</p>"
+        "reference kernel; raw, the medians. The dot is the ratio, the bar its interval, coloured by the time "
+        "verdict; right of the dashed line is slower. A test failed by another metric (an instruction count, the "
+        "simulated cost) names it on its row.</p>"
         f'<div class="legend">{legend}</div>'
         + "".join(parts)
         + "</section>"

@@ -86,8 +86,8 @@ def _ratio_cell(time: TimeCell) -> str:
     return "-"
 
 
-def _instr_cell(test: ResultEntry) -> str:
-    now, base = (r.exact.scalar("instructions") if r is not None else None for r in (test.record, test.baseline))
+def _instr_cell(test: ResultEntry, metric: str = "instructions") -> str:
+    now, base = (r.exact.scalar(metric) if r is not None else None for r in (test.record, test.baseline))
     if now is None and base is None:
         return "n/a"
     now_s = "n/a" if now is None else str(now)
@@ -98,9 +98,17 @@ def _instr_cell(test: ResultEntry) -> str:
     return f"<span{cls}>{esc(now_s)}</span> / {esc(base_s)}"
 
 
+def _failed_cell(test: ResultEntry, verdict: str) -> str:
+    """The verdict's pill, and the metrics that failed the test under it."""
+    failed = "".join(f'<span class="failed-metric">{esc(m)}</span>' for m in test.failed)
+    return pill(verdict) + failed
+
+
 def _table(tests: Sequence[ResultEntry]) -> str:
+    sim = any(r is not None and r.exact.scalar("cpu_instructions") is not None
+              for t in tests for r in (t.record, t.baseline))
     head = ("test", "executor", "target", "median", "baseline", "ratio [interval] mode", "instr now / base",
-            "verdict")
+            *(("simulated instr now / base",) if sim else ()), "verdict")
     rows = []
     for t in tests:
         time = t.time or TimeCell()
@@ -115,7 +123,8 @@ def _table(tests: Sequence[ResultEntry]) -> str:
             f'<td class="num">{esc(fmt_time(num(time.baseline_s)))}</td>'
             f'<td class="num">{_ratio_cell(time)}</td>'
             f'<td class="num">{_instr_cell(t)}</td>'
-            f"<td>{pill(verdict)}</td>"
+            + (f'<td class="num">{_instr_cell(t, "cpu_instructions")}</td>' if sim else "")
+            + f"<td>{_failed_cell(t, verdict)}</td>"
             "</tr>"
         )
     header = "".join(f"<th>{esc(h)}</th>" for h in head)

@@ -201,3 +201,10 @@ def test_summary_rows_and_entries_cross_the_xdist_boundary_as_builtin_types_and_
     assert SummaryRow(**got["rows"][0]) == row and got["results"] == [full_entry()]
     assert got["not_measured"] == ["torch is missing"]
     assert SummaryRow.from_dict(row.to_dict()) == row
+
+
+def test_the_benchmark_json_says_which_metric_failed_the_test():
+    from pytest_tvmperf.report.benchmark_json import benchmark_entry
+
+    extra = benchmark_entry(full_entry())["extra_info"]
+    assert extra["tvmperf_failed_metrics"] == ["cpu_instructions"] and extra["tvmperf_verdict"] == "regressed"
