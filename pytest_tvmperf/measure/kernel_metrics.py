@@ -23,6 +23,9 @@ import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol
 
+# the per-kernel line of what runs outside the kernels (the FFI call, the VM, allocation): no kernel
+from pytest_tvmperf.measure.callgrind import RUNTIME_LINE
+
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.build.prepare import Prepared
 
@@ -141,11 +144,12 @@ def setup_difference(metric: str, baseline: Mapping[str, str], current: Mapping[
 def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str,
                   limit: int = 6) -> str:
     """'fused_conv2d_add_relu: 1.82 G -> 2.01 G instructions (+10.4%), new_kernel: 3.1 M (new)',
-    the kernels whose count grew, largest growth first."""
+    the kernels whose count grew, largest growth first (the runtime's line is no kernel:
+    see :func:`runtime_change`)."""
     if not before or not after:
         return ""
     changes = []
-    for name in set(after) | set(before):
+    for name in (set(after) | set(before)) - {RUNTIME_LINE}:
         old, new = before.get(name, 0), after.get(name, 0)
         if new <= old:
             continue
@@ -156,6 +160,18 @@ def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | N
         changes.append((new - old, text))
     changes.sort(key=lambda c: -c[0])
     return ", ".join(text for _, text in changes[:limit])
+
+
+def runtime_change(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str) -> str:
+    """'4.58 k -> 4.76 k instructions (+4.0%)': how the count outside the kernels (the VM
+    runtime's own work) moved; "" when it did not, or one side has no such line."""
+    if not before or not after or RUNTIME_LINE not in before or RUNTIME_LINE not in after:
+        return ""
+    old, new = before[RUNTIME_LINE], after[RUNTIME_LINE]
+    if old == new:
+        return ""
+    change = f" ({(new - old) / old * 100:+.1f}%)" if old else ""
+    return f"{fmt_count(old)} -> {fmt_count(new)} {unit}{change}"
 
 
 def fmt_count(value: float) -> str:

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Any, Iterable, Mapping, Sequence
 
-from pytest_tvmperf.measure.kernel_metrics import grown_kernels, metric_unit
+from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, RatioVerdict
 from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.store.record import Record
@@ -96,6 +96,10 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
                               metric_unit(v.metric))
         if grown:
             lines.append(f"    kernels that grew: {grown}")
+        runtime = runtime_change(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
+                                 metric_unit(v.metric))
+        if runtime:
+            lines.append(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): {runtime}")
     return lines
 
 

@@ -178,3 +178,24 @@ def test_measured_with_round_trips_and_is_schema_checked():
     with pytest.raises(SchemaProblem) as err:
         check_exact({**data, "measured_with": {"widgets": 3}})
     assert err.value.field == "exact.measured_with.widgets"
+
+
+def test_the_runtime_line_is_no_kernel_and_is_shown_on_its_own():
+    """Seen: 'kernels that grew: [runtime]: 4.58 k -> 4.76 k instructions (+4.0%)'."""
+    from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, runtime_change
+
+    before, after = {"fused_add": 400, RUNTIME_LINE: 4580}, {"fused_add": 410, RUNTIME_LINE: 4760}
+    assert grown_kernels(before, after, "instructions") == "fused_add: 400 -> 410 instructions (+2.5%)"
+    assert runtime_change(before, after, "instructions") == "4.58 k -> 4.76 k instructions (+3.9%)"
+    assert runtime_change(before, before, "instructions") == ""
+    assert grown_kernels({RUNTIME_LINE: 1}, {RUNTIME_LINE: 2}, "x") == ""
+
+
+def test_the_message_puts_the_runtime_on_a_line_of_its_own(widgets):
+    from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE
+
+    base = record(metrics=with_widgets({"fused_matmul": 400, RUNTIME_LINE: 4580}))
+    now = record(metrics=with_widgets({"fused_matmul": 400, RUNTIME_LINE: 4770}))
+    message = text.regression_message("t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets))
+    assert "kernels that grew" not in message
+    assert "outside the kernels (the VM runtime's own work, [runtime]): 4.58 k -> 4.77 k widgets (+4.1%)" in message
