@@ -20,6 +20,7 @@ Valgrind client requests go through a 40-byte machine-code stub (the amd64 "spec
 instruction" sequence from valgrind.h): no C compiler or valgrind headers needed.
 """
 import ctypes
+import gc
 import json
 import mmap
 import os
@@ -119,47 +120,120 @@ def _vm_func(lib_path, func):
     return _libs[key][func]
 
 
-def serve(inp, out):
+def read_line(fd=0):
+    """One request line read a byte at a time (no read-ahead: the next child reads the
+    next line), as bytes, b"" at end of input."""
+    chunks = []
+    while True:
+        byte = os.read(fd, 1)
+        if not byte:
+            return b"".join(chunks)
+        chunks.append(byte)
+        if byte == b"\n":
+            return b"".join(chunks)
+
+
+def _write(line, fd=1):
+    data = (line + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _die_with_parent():
+    """A child the parent's death (the session killed the measuring process) ends too."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+
+
+def measure(r, outdir):
+    """Load, warm, count one call (in a fresh child); the answer as a dict."""
+    rid = str(r.get("id", ""))
+    fn = _vm_func(r["lib"], r["func"]) if r.get("vm") else _load(r["lib"])[r["func"]]
+    _keep, arrs = arena([np.load(p) for p in r["inputs"]])
+    args = [tvm_ffi.from_dlpack(a) for a in arrs]
+    t0 = time.perf_counter()
+    fn(*args)                      # uninstrumented warm-up (PLT binding, lazy init, the pool's buffers)
+    t_uninstr = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    vg(START_INSTR)                # resets cache sim + costs
+    if r.get("warm"):
+        fn(*args)
+        vg(ZERO_STATS)
+    fn(*args)
+    tag = ctypes.create_string_buffer(("req-" + rid).encode())
+    vg(DUMP_STATS_AT, ctypes.addressof(tag))
+    vg(STOP_INSTR)
+    t_instr = time.perf_counter() - t0
+    # this child's dumps: <out>.<pid>.1 (the out file names %p; the exit dump, <out>.<pid>, is the parent's to remove)
+    mine = os.path.basename(os.environ.get("TVMPERF_CG_OUT", "cg.out")).replace("%p", str(os.getpid())) + "."
+    dumps = sorted(n for n in os.listdir(outdir) if n.startswith(mine))
+    return {"id": rid, "ok": True, "dump": [os.path.join(outdir, n) for n in dumps],
+            "t_uninstr_s": t_uninstr, "t_instr_s": t_instr, "pid": os.getpid()}
+
+
+EOF_EXIT = 3  # a child's exit status at end of input (or a "quit" request)
+DRY_EXIT = 4  # a dry run's child: exits at once
+#: forks with no request before the first real one: the parent's own first pass through its
+#: loop allocates what later passes reuse, so the first child would start from another heap
+DRY_FORKS = 2
+
+
+def child(outdir):
+    """Read one request, answer it, exit: never returns."""
+    status = 1
+    try:
+        _die_with_parent()
+        line = read_line()
+        r = json.loads(line) if line.strip() else {}
+        if not line or r.get("quit"):
+            status = EOF_EXIT
+        else:
+            try:
+                answer = measure(r, outdir)
+            except Exception as e:  # noqa: BLE001
+                vg(STOP_INSTR)
+                answer = {"id": str(r.get("id", "")), "ok": False, "error": repr(e)}
+            _write(json.dumps(answer))
+            status = 0
+    finally:
+        os._exit(status)
+
+
+def serve():
+    """Answer requests, each in a child forked from this same state: a request's counts do
+    not depend on the requests before it (the VM's pooled allocator, the heap, lazily built
+    tables and caches of the runtime all start where they started for every other request).
+    The parent reads nothing and runs nothing between forks."""
     on_vg = vg(RUNNING_ON_VALGRIND) > 0
     if os.environ.get("TVMPERF_PRELOAD_RUNTIME", "1") == "1":
         _tvm_runtime()
-    outdir = os.path.dirname(os.environ.get("TVMPERF_CG_OUT", "")) or os.getcwd()
-    out.write(json.dumps({"ready": True, "on_valgrind": on_vg, "pid": os.getpid()}) + "\n")
-    out.flush()
-    for line in inp:
-        if not line.strip():
-            continue
-        r = json.loads(line)
-        rid = str(r.get("id", ""))
-        try:
-            if r.get("quit"):
-                break
-            fn = _vm_func(r["lib"], r["func"]) if r.get("vm") else _load(r["lib"])[r["func"]]
-            _keep, arrs = arena([np.load(p) for p in r["inputs"]])
-            args = [tvm_ffi.from_dlpack(a) for a in arrs]
-            t0 = time.perf_counter()
-            fn(*args)                      # uninstrumented warm-up (PLT binding etc.)
-            t_uninstr = time.perf_counter() - t0
-            before = set(os.listdir(outdir))
-            t0 = time.perf_counter()
-            vg(START_INSTR)                # resets cache sim + costs
-            if r.get("warm"):
-                fn(*args)
-                vg(ZERO_STATS)
-            fn(*args)
-            tag = ctypes.create_string_buffer(("req-" + rid).encode())
-            vg(DUMP_STATS_AT, ctypes.addressof(tag))
-            vg(STOP_INSTR)
-            t_instr = time.perf_counter() - t0
-            new = sorted(set(os.listdir(outdir)) - before)
-            out.write(json.dumps({"id": rid, "ok": True,
-                                  "dump": [os.path.join(outdir, n) for n in new],
-                                  "t_uninstr_s": t_uninstr, "t_instr_s": t_instr}) + "\n")
-        except Exception as e:  # noqa: BLE001
-            vg(STOP_INSTR)
-            out.write(json.dumps({"id": rid, "ok": False, "error": repr(e)}) + "\n")
-        out.flush()
+    out_file = os.environ.get("TVMPERF_CG_OUT", "")
+    outdir = os.path.dirname(out_file) or os.getcwd()
+    _write(json.dumps({"ready": True, "on_valgrind": on_vg, "pid": os.getpid()}))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.collect()
+    gc.freeze()  # the parent's objects never move into a child's collections
+    dry = DRY_FORKS
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            if dry:
+                os._exit(DRY_EXIT)
+            child(outdir)
+        dry = max(dry - 1, 0)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        exit_dump = os.path.join(outdir, os.path.basename(out_file).replace("%p", str(pid)))
+        if "%p" in out_file and os.path.exists(exit_dump):
+            os.unlink(exit_dump)  # the child's dump at its exit (nothing counted since the request's dump)
+        if code == EOF_EXIT:
+            return
+        if code not in (0, DRY_EXIT):  # died before answering (a crashing kernel): say so; the next request gets a fresh child
+            _write(json.dumps({"id": "", "ok": False, "error": f"the measuring child ended with status {code}"}))
 
 
 if __name__ == "__main__":
-    serve(sys.stdin, sys.stdout)
+    serve()

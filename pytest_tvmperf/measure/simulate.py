@@ -90,17 +90,31 @@ def describe_setup(llvm_major: str, valgrind: str) -> str:
 
 
 def valgrind_command(out_file: Path, python: str = sys.executable) -> list[str]:
-    return ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes", *callgrind.CACHE_MODEL,
+    return [shutil.which("valgrind") or "valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes", *callgrind.CACHE_MODEL,
             "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no",
             f"--callgrind-out-file={out_file}", python, str(HARNESS)]
 
 
+#: what the measuring process keeps of the session's environment: what finds Python's
+#: packages, TVM and valgrind (python and valgrind are started by absolute path). Nothing
+#: else: the environment is copied onto the process's stack and into Python's heap at
+#: start-up, and a variable that changed from session to session (PYTEST_CURRENT_TEST names
+#: the test that started the process, xdist adds its worker's, an activated venv changes
+#: PATH) moved the heap every request starts from, and with it the simulated cache misses
+KEPT_ENV = ("HOME", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
+            "TVMPERF_TVM_RUNTIME", "TVMPERF_PRELOAD_RUNTIME", "TVMPERF_ALLOW_TORCH")
+KEPT_ENV_PREFIXES = ("TVM_FFI_", "VALGRIND_")
+
+
 def harness_env(base: Mapping[str, str], out_file: Path) -> dict[str, str]:
-    """The measuring process's environment: one TVM thread (a spinning worker would
-    count its waits), a fixed hash seed and malloc threshold (the same heap layout, so
+    """The measuring process's environment: the variables it needs from ``base`` (sorted,
+    so the same set of values is the same environment), one TVM thread (a spinning worker
+    would count its waits), a fixed hash seed and malloc threshold (the same heap layout, so
     the same simulated cache conflicts), no torch import by tvm_ffi."""
-    return {**base, "TVMPERF_CG_OUT": str(out_file), "PYTHONHASHSEED": "0", "TVM_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1", "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536"}
+    kept = {k: v for k, v in sorted(base.items()) if k in KEPT_ENV or k.startswith(KEPT_ENV_PREFIXES)}
+    return {**kept, "TVMPERF_CG_OUT": str(out_file), "PYTHONHASHSEED": "0", "TVM_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536"}
 
 
 @dataclass
@@ -114,11 +128,12 @@ class SimProcess:
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     def start(self) -> None:
-        out_file = self.workdir / "cg.out"
+        out_file = self.workdir / "cg.out.%p"  # one file per process: each request is counted in its own child
         started = time.monotonic()
         with open(self.workdir / "valgrind.log", "w") as log:
             self._proc = subprocess.Popen(valgrind_command(out_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=log, text=True, env=harness_env(os.environ, out_file))
+                                          stderr=log, text=True, env=harness_env(os.environ, out_file),
+                                          cwd=self.workdir)
         hello = self._read(STARTUP_TIMEOUT_S, "starting")
         if not hello.get("on_valgrind"):
             raise SourceFailed("the measuring process did not run under valgrind")
@@ -237,7 +252,9 @@ class SimulatedCost:
         where = f"{workload.name} ({PINNED_DESCRIPTION})"
         try:
             compiled = get_executor(prepared.executor).compile(workload, TargetSpec("llvm-sim", dict(PINNED_TARGET)))
-            folder = self.workdir() / f"req{next(self._requests)}"
+            # fixed-width names: the paths the child loads are the same length in every session (the
+            # loader's allocations, hence the heap the kernels' buffers land in, do not move with them)
+            folder = self.workdir() / f"req{next(self._requests):06d}"
             folder.mkdir()
             library = folder / "sim.so"  # a new name per request: a loaded library is never loaded again
             compiled.export(str(library))
@@ -262,7 +279,7 @@ class SimulatedCost:
 
     def workdir(self) -> Path:
         if self._workdir is None:
-            self._workdir = Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-sim-"))
+            self._workdir = Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid():08d}-sim-"))
         return self._workdir
 
     def process(self) -> SimProcess:

@@ -108,7 +108,7 @@ def test_per_kernel_lines_fold_a_kernels_functions_and_its_calls_out_of_tvm():
 
 def test_parse_simulate():
     assert [parse_simulate(v) for v in ("on", "off", "true", "0", True)] == ["on", "off", "on", "off", "on"]
-    with pytest.raises(ValueError, match="simulate: expected on or off"):
+    with pytest.raises(ValueError, match="expected on or off"):
         parse_simulate("sometimes")
 
 
@@ -125,10 +125,64 @@ def test_host_problems_name_the_fix():
 
 
 def test_the_measuring_process_is_pinned():
-    command = valgrind_command(Path("/tmp/cg.out"), python="python")
+    command = valgrind_command(Path("/tmp/cg.out.%p"), python="python")
     assert all(opt in command for opt in (*callgrind.CACHE_MODEL, "--cache-sim=yes", "--instr-atstart=no"))
+    assert "--callgrind-out-file=/tmp/cg.out.%p" in command  # a file per process: each request's child has its own
     env = harness_env({"TVM_NUM_THREADS": "8"}, Path("/tmp/cg.out"))
     assert env["TVM_NUM_THREADS"] == "1" and env["PYTHONHASHSEED"] == "0"
+
+
+def test_the_measuring_process_environment_does_not_depend_on_the_session():
+    """The environment is copied into the process's stack and heap: what changes from one
+    session to the next (the test that started the process, xdist's worker, an activated
+    venv's PATH) is left out, so every request starts from the same heap."""
+    base = {"HOME": "/home/u", "PYTHONPATH": "/src", "LD_LIBRARY_PATH": "/opt/lib", "TVMPERF_TVM_RUNTIME": "/rt.so"}
+    session = {**base, "PYTEST_CURRENT_TEST": "test_perf.py::test_a[llvm-prim] (call)", "PYTEST_XDIST_WORKER": "gw1",
+               "PATH": "/venv/bin:/usr/bin", "VIRTUAL_ENV": "/venv", "TVMPERF_TEST_REVERSE": "1", "CI": "true"}
+    out = Path("/tmp/tvmperf-00001234-sim-abcdefgh/cg.out.%p")
+    assert harness_env(session, out) == harness_env(dict(reversed(list(base.items()))), out)
+    assert list(harness_env(session, out))[:4] == sorted(base)  # the same order, whatever the session's
+
+
+def _harness(tmp_path):
+    import subprocess
+    import sys
+
+    from pytest_tvmperf.measure.simulate import HARNESS
+
+    # natively: valgrind's client requests are no-ops on a real CPU
+    return subprocess.Popen([sys.executable, str(HARNESS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=harness_env({}, tmp_path / "cg.out.%p") | {"TVMPERF_PRELOAD_RUNTIME": "0"})
+
+
+def test_each_request_is_answered_by_a_fresh_child_and_end_of_input_ends_it(tmp_path):
+    """The measuring process forks a child per request (the same state for every request):
+    a request that fails is answered with its error, a child that ends without answering is
+    reported, and the next request is still served; end of input ends the process."""
+    import json
+
+    proc = _harness(tmp_path)
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        hello = json.loads(proc.stdout.readline())
+        assert hello["ready"] and not hello["on_valgrind"]
+        for rid in (1, 2):
+            proc.stdin.write(json.dumps({"id": rid, "lib": str(tmp_path / "missing.so"), "func": "f", "inputs": []}) + "\n")
+            proc.stdin.flush()
+            answer = json.loads(proc.stdout.readline())
+            assert answer["id"] == str(rid) and not answer["ok"] and answer["error"]
+        proc.stdin.write("{not json\n")
+        proc.stdin.flush()
+        assert "ended with status 1" in json.loads(proc.stdout.readline())["error"]
+        proc.stdin.write(json.dumps({"id": 3, "lib": str(tmp_path / "missing.so"), "func": "f", "inputs": []}) + "\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == "3"
+        proc.stdin.close()
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 @dataclass(frozen=True)
