@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
 
-from pytest_tvmperf.measure.disturbance import clean
+from pytest_tvmperf.measure.disturbance import clean, paired_under_load
 from pytest_tvmperf.measure.kernel_metrics import setup_difference
 from pytest_tvmperf.measure.timer import TimeSamples
 from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
@@ -229,7 +230,16 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         where = "raw times (no common reference kernel)"
     if screened is not None and screened.describe():
         where = f"{where}; {screened.describe()}"
-        if screened.busy:
+        paired = paired_under_load(timing.samples) if screened.busy and decision.mode.startswith("a/b") else None
+        if paired is not None:  # the pairs still carry their ratio: judged, with the allowance the load adds
+            decision = decide(paired.ratios, None, threshold, policy.alpha,
+                              math.hypot(policy.noise_ab, paired.extra_noise), decision.mode)
+            where = f"{where}; {paired.describe()}"
+            if decision.status == Verdict.INCONCLUSIVE:
+                tell = max(math.sqrt(decision.high / decision.low), 1 + threshold)
+                reason = (f"{screened.describe()}; paired, could tell a slowdown of {tell - 1:.0%} or more, "
+                          f"saw {decision.ratio:.2f}x")
+        elif screened.busy:
             reason = screened.describe()
             decision = _held(decision)
     # a/b rebuilt here: this machine may have no stored timing (the baseline recorded elsewhere)

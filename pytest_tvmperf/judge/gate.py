@@ -51,13 +51,22 @@ class Confirmed(Generic[J]):
     disagreed: frozenset[str] = frozenset()
 
 
+def worth_remeasuring(verdict: Judged) -> bool:
+    """An unsure verdict a re-measure can change: not one held for a reason that a second
+    measurement shares (a busy machine, a baseline from another CPU model), which would be
+    held again for the same reason at the cost of a second measurement."""
+    if not Verdict(verdict.status).unsure:
+        return False
+    return not (verdict.status == Verdict.INCONCLUSIVE and getattr(verdict, "reason", ""))
+
+
 def confirm(samples: TimeSamples, judge: Callable[[TimeSamples], Mapping[str, J]],
             remeasure: Callable[[], TimeSamples], enabled: bool = True) -> Confirmed[J]:
     """Judge ``samples``; when any verdict is unsure (and confirmation is ``enabled``),
     re-measure, judge the re-measure alone and the pooled samples, and hold at
     inconclusive each pooled failure that either measurement alone does not bear out."""
     first = judge(samples)
-    if not enabled or not any(Verdict(v.status).unsure for v in first.values()):
+    if not enabled or not any(worth_remeasuring(v) for v in first.values()):
         return Confirmed(samples, first, None, first)
     again = remeasure()
     second = judge(again)

@@ -40,6 +40,10 @@ class TimeSamples:
     #: device, how far the reference kernel's round ran over its lower quartile (its CPU wait
     #: cannot be read from the host; see measure/disturbance.py)
     screened_by: str = "host"
+    #: per round, the share of each a/b sample's wall time that the process's threads
+    #: waited for a CPU: ``(workload's, baseline program's)``. The pair's samples are
+    #: neighbours in time; measure/disturbance.py judges pairs under load by them
+    ab_waits: tuple[tuple[float, float], ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.samples:
@@ -49,6 +53,10 @@ class TimeSamples:
                 raise ValueError("preempted shares must pair one to one with the time samples")
             if any(not (0 <= p < float("inf")) for p in self.preempted):
                 raise ValueError(f"preempted shares must be finite and >= 0, got {self.preempted}")
+        if self.ab_waits is not None and (len(self.ab_waits) != len(self.samples) or self.baseline is None
+                                          or any(len(w) != 2 or not all(0 <= x < float("inf") for x in w)
+                                                 for w in self.ab_waits)):
+            raise ValueError("a/b waits must be (workload, baseline) shares, finite and >= 0, one per a/b round")
         for name, values in (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline),
                              *((f"peer {n}", v) for n, v in self.peers)):
             if values is None:
@@ -97,6 +105,8 @@ class TimeSamples:
             tuple((n, v + theirs[n]) for n, v in self.peers if n in theirs),
             self.preempted + other.preempted if self.preempted is not None and other.preempted is not None else None,
             self.screened_by,
+            self.ab_waits + other.ab_waits if both_ab and self.ab_waits is not None
+            and other.ab_waits is not None else None,
         )
 
     def rounds(self, keep: Sequence[int]) -> "TimeSamples":
@@ -104,7 +114,8 @@ class TimeSamples:
         def cut(values):
             return None if values is None else tuple(values[i] for i in keep)
         return TimeSamples(cut(self.samples), cut(self.reference), self.reference_name, cut(self.baseline),
-                           tuple((n, cut(v)) for n, v in self.peers), cut(self.preempted), self.screened_by)
+                           tuple((n, cut(v)) for n, v in self.peers), cut(self.preempted), self.screened_by,
+                           cut(self.ab_waits))
 
     def stats(self) -> dict[str, float]:
         """Summary statistics from pytest-benchmark's ``Stats`` (min, median, iqr, ...)."""
@@ -203,6 +214,7 @@ class TvmTimer:
         units += [(name,) for name in names if name not in ("workload", "baseline")]
         got: dict[str, list[float]] = {name: [] for name in names}
         preempted: list[float | None] = []
+        pair_waits: list[tuple[float, float] | None] = []
         for fn in kernels.values():  # warm-up
             fn()
         for i in range(rounds):
@@ -211,11 +223,15 @@ class TvmTimer:
                 turn.reverse()
             order = [name for unit in turn for name in (unit[::-1] if i % 2 else unit)]
             worst: float | None = 0.0
+            waits: dict[str, float | None] = {}
             for name in order:
                 value, waited = probed(kernels[name], self.wait)
                 got[name].append(value)
+                waits[name] = waited
                 worst = None if waited is None or worst is None else max(worst, waited)
             preempted.append(worst)
+            pair = (waits.get("workload"), waits.get("baseline"))
+            pair_waits.append(None if None in pair else pair)  # type: ignore[arg-type]
         return TimeSamples(
             tuple(got["workload"]),
             tuple(got["reference"]) if "reference" in got else None,
@@ -223,6 +239,7 @@ class TvmTimer:
             tuple(got["baseline"]) if "baseline" in got else None,
             tuple((peer, tuple(got[f"peer:{peer}"])) for peer in sorted(task.peers)),
             None if None in preempted else tuple(preempted),
+            ab_waits=None if "baseline" not in got or None in pair_waits else tuple(pair_waits),  # type: ignore[arg-type]
         )
 
 
