@@ -12,6 +12,14 @@ then with ``TVM_NUM_THREADS=1`` and with the wall-time build for the host ``mcpu
 (+1/+2/+5/+10% more steps) against a 1% ``cpu_instructions`` gate; and a memory-layout
 regression (a matmul reading B column-wise instead of a transposed copy row-wise) in
 ``est_cycles`` next to ``cpu_instructions``.
+
+    python benchmarks/simulate.py --order               # the order table only, ~3-4 min
+
+``--order``: a suite of four tests (multiply 64x64 on ``prim``, the MLP on ``vm-bytecode``,
+the small ONNX MLP on ``vm-bytecode`` and ``vm-compiled``) run as plugin sessions in fresh
+processes: in file order, each test alone (``-k``), in reverse order, and under ``-n 2``;
+per test, its counts in each (``cpu_instructions`` total and its ``[runtime]`` line,
+``est_cycles`` total) and whether every per-kernel count and exact metric was identical.
 """
 
 from __future__ import annotations
@@ -123,9 +131,13 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=2, help="CPU-bound jobs running during the runs")
     parser.add_argument("--out", default="/tmp/tvmperf-simulate-bench")
     parser.add_argument("--only", default="", help="comma-separated case prefixes (busy3200,busyN,matmul,mlp,multiply)")
+    parser.add_argument("--order", action="store_true", help="only the order table (full run, alone, reversed, -n 2)")
     ns = parser.parse_args()
     if ns.child:
         child(Path(ns.child), ns.host_mcpu, ns.only)
+        return
+    if ns.order:
+        order(Path(ns.out))
         return
     folder = Path(ns.out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -162,6 +174,94 @@ def main() -> None:
     print("\nper-kernel instructions of the first run:")
     for label, c in first.items():
         print(f"  {label}: " + ", ".join(f"{k}={v}" for k, v in sorted(c["cpu_instructions"].items())))
+
+
+ORDER_SUITE = '''
+import pytest
+from pytest_tvmperf import workloads
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_multiply(tvmperf):
+    tvmperf.check(workloads.multiply(64, 64))
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1))
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode", "vm-compiled"])
+def test_onnx(tvmperf):
+    tvmperf.check(workloads.small_mlp_onnx())
+'''
+
+ORDER_CONFTEST = '''
+import os
+
+
+def pytest_collection_modifyitems(items):
+    if os.environ.get("TVMPERF_BENCH_REVERSE") == "1":
+        items.reverse()
+'''
+
+
+def order_session(folder: Path, name: str, args: list[str], env: dict) -> dict:
+    """One plugin session in a fresh process: {test id: its exact metrics} from --tvmperf-json."""
+    json_path = folder / f"{name}.json"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tvmperf-simulate=on", "--tvmperf-timing=off",
+           "--tvmperf-peers=none", f"--tvmperf-json={json_path}", *args]
+    done = subprocess.run(cmd, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if not json_path.exists():
+        raise SystemExit(f"{name}: no results ({' '.join(args)}):\n{done.stdout[-3000:]}")
+    return {t["test_id"]: t["record"]["exact"] for t in json.loads(json_path.read_text())["tests"]}
+
+
+def order(out: Path) -> None:
+    """The order table: a test's counts in a full run, alone, reversed and under -n 2."""
+    folder = out / "order"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "test_suite.py").write_text(ORDER_SUITE)
+    (folder / "conftest.py").write_text(ORDER_CONFTEST)
+    env = {k: v for k, v in os.environ.items() if k != "TVMPERF_BENCH_REVERSE"}
+    started = time.monotonic()
+    runs = {"full run": order_session(folder, "full", [], env)}
+    alone: dict = {}
+    for test in runs["full run"]:
+        name, _, params = test.partition("[")
+        expr = name + (" and " + params.split("-")[-1].rstrip("]") if name == "test_onnx" else "")
+        alone.update(order_session(folder, f"alone_{len(alone)}", ["-k", expr], env))
+    runs["alone (-k)"] = alone
+    runs["reversed"] = order_session(folder, "reversed", [], {**env, "TVMPERF_BENCH_REVERSE": "1"})
+    try:
+        import xdist  # noqa: F401
+
+        runs["-n 2"] = order_session(folder, "xdist", ["-n", "2"], env)
+    except ImportError:
+        print("(pytest-xdist is not installed: no -n 2 column)")
+    print(f"\norder: {len(runs) + len(alone) - 1} plugin sessions, {time.monotonic() - started:.0f} s; per test "
+          "cpu_instructions (its [runtime] line) / est_cycles in each:")
+    labels = list(runs)
+    print("| test | " + " | ".join(labels) + " | identical |")
+    print("|---" * (len(labels) + 2) + "|")
+    for test, first in runs["full run"].items():
+        cells = []
+        for label in labels:
+            per_kernel = runs[label][test]["per_kernel"]
+            instr, cycles = per_kernel["cpu_instructions"], per_kernel["est_cycles"]
+            cells.append(f"{sum(instr.values())} ({instr.get('[runtime]', 0)}) / {sum(cycles.values())}")
+        same = all(runs[label][test] == first for label in labels)
+        print(f"| {test} | " + " | ".join(cells) + f" | {'yes' if same else 'NO'} |")
+        for label in labels:  # what moved, kernel by kernel (and any other exact metric)
+            got = runs[label][test]
+            for key in sorted(set(first) | set(got)):
+                if key != "per_kernel" and first.get(key) != got.get(key):
+                    print(f"    {label}: {key} {first.get(key)} -> {got.get(key)}")
+            for metric, kernels in first["per_kernel"].items():
+                for kernel, count in kernels.items():
+                    now = got["per_kernel"].get(metric, {}).get(kernel)
+                    if now != count:
+                        print(f"    {label}: {metric} {kernel} {count} -> {now} ({now - count:+d})")
 
 
 def detection(total: dict, name: str, what: str, runs: int, same: bool) -> None:

@@ -25,6 +25,7 @@ import json
 import mmap
 import os
 import sys
+import threading
 import time
 
 # --- valgrind client requests without a compiler -------------------------
@@ -173,6 +174,33 @@ def measure(r, outdir):
             "t_uninstr_s": t_uninstr, "t_instr_s": t_instr, "pid": os.getpid()}
 
 
+#: the stack of the thread a request runs on (a fresh mapping: see :func:`on_fresh_thread`)
+THREAD_STACK = 16 << 20  # twice the main thread's usual 8 MiB (kernels keep local buffers on the stack)
+
+
+def on_fresh_thread(fn, *args):
+    """fn(*args) on a new thread, its result or its exception. The thread's stack is a new
+    mapping and glibc gives it a new malloc arena (a new mapping too): the stack frames and
+    the heap blocks of the load, the warm-up and the counted call lie at the same offsets
+    whatever the process's environment, argv and start-up put on the main stack and heap
+    (the simulated cache misses of small kernels moved with the length of $HOME)."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001
+            out["error"] = e
+
+    threading.stack_size(THREAD_STACK)
+    thread = threading.Thread(target=run, name="measure")
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
 EOF_EXIT = 3  # a child's exit status at end of input (or a "quit" request)
 DRY_EXIT = 4  # a dry run's child: exits at once
 #: forks with no request before the first real one: the parent's own first pass through its
@@ -191,7 +219,7 @@ def child(outdir):
             status = EOF_EXIT
         else:
             try:
-                answer = measure(r, outdir)
+                answer = on_fresh_thread(measure, r, outdir)
             except Exception as e:  # noqa: BLE001
                 vg(STOP_INSTR)
                 answer = {"id": str(r.get("id", "")), "ok": False, "error": repr(e)}

@@ -40,6 +40,11 @@ REQUEST_TIMEOUT_S = 600.0
 HARNESS = Path(__file__).with_name("sim_harness.py")
 
 
+class RequestFailed(SourceFailed):
+    """One request failed in its own child (an error, a crashing kernel); the measuring
+    process still serves the next tests."""
+
+
 def simulate_choice(settings) -> tuple[str, str]:
     """("on" | "off" | "auto", where it was set) from the closest place that sets it:
     command line > the test's marker > ini > default ("auto": on where valgrind is present);
@@ -152,10 +157,10 @@ class SimProcess:
             raise SourceFailed(f"the measuring process is gone ({exc}); see {self.workdir / 'valgrind.log'}") from None
         answer = self._read(REQUEST_TIMEOUT_S, f"simulating {func}")
         if not answer.get("ok"):
-            raise SourceFailed(f"simulating {func} failed: {answer.get('error')}")
+            raise RequestFailed(f"simulating {func} failed: {answer.get('error')}")
         dumps = answer.get("dump") or []
         if not dumps:
-            raise SourceFailed(f"simulating {func}: callgrind wrote no dump")
+            raise RequestFailed(f"simulating {func}: callgrind wrote no dump")
         return Path(dumps[-1])
 
     def _read(self, timeout: float, doing: str) -> dict:
@@ -263,6 +268,8 @@ class SimulatedCost:
             raise SourceFailed(f"preparing {where} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         try:
             dump = self.process().measure(library, workload.entry, inputs, vm=prepared.executor != "prim")
+        except RequestFailed:
+            raise  # this test's request only: the process serves the next ones from the same state
         except SourceFailed as exc:
             self._broken = str(exc)  # the process is gone: the next tests say so instead of waiting again
             raise

@@ -254,3 +254,19 @@ def test_the_summary_says_the_simulated_cost_was_gated_when_the_time_was_not():
     assert simulated_gate_note(Verdict.NOT_GATED, gated) == "simulated cost gated (cpu_instructions)"
     assert simulated_gate_note(Verdict.PASS, gated) == ""
     assert simulated_gate_note(Verdict.NOT_GATED, Comparison({})) == ""
+
+
+def test_a_failed_request_leaves_the_measuring_process_serving(tmp_path):
+    """A request that fails in its child is that test's reason (RequestFailed), not the
+    session's: the next request is served (the process would be marked broken otherwise)."""
+    from pytest_tvmperf.measure.simulate import RequestFailed, SimProcess
+
+    process = SimProcess(tmp_path)
+    process._proc = _harness(tmp_path)
+    try:
+        assert process._read(60, "starting")["ready"]
+        for _ in range(2):
+            with pytest.raises(RequestFailed, match="simulating f failed"):
+                process.measure(tmp_path / "missing.so", "f", [], vm=False)
+    finally:
+        process.close()
