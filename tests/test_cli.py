@@ -482,3 +482,45 @@ def test_diff_of_a_fifo_exits_2_without_reading_it(tmp_path, old, capsys):
     code, _, err = run(capsys, "diff", old, fifo)
     assert code == 2
     assert "it is a FIFO (named pipe), not a regular file" in err
+
+
+@pytest.mark.parametrize("command", ["show", "diff"])
+def test_a_huge_number_in_a_baseline_file_exits_2_naming_it(tmp_path, old, capsys, command):
+    """issue 23: 5000 digits printed a traceback and exited 1, the "regressed" code."""
+    bad = new(tmp_path, {TEST: record()})
+    text = bad.read_text()
+    bad.write_text(text.replace('"kernels": 3', '"kernels": ' + "9" * 5000))
+    code, out, err = run(capsys, command, *([old] if command == "diff" else []), bad)
+    assert code == 2, out
+    assert "Traceback" not in out + err
+    assert (f"baseline file {bad}: entry '{TEST}' is malformed: field exact.kernels: a whole number of 5000 digits"
+            in err)
+
+
+def test_a_huge_number_in_a_results_file_exits_2_naming_it(tmp_path, old, capsys):
+    results = write_results(tmp_path / "r.json", [entry(f"{MODULE}::{TEST}", record())])
+    text = results.read_text()
+    assert '"schema_version": 1' in text
+    results.write_text(text.replace('"schema_version": 1', '"schema_version": ' + "1" * 5000))
+    code, out, err = run(capsys, "diff", old, results)
+    assert code == 2, out
+    assert f"{results}: field schema_version: a whole number of 5000 digits" in err
+
+
+def test_a_huge_number_in_a_history_file_exits_2_naming_it(tmp_path, capsys):
+    history = tmp_path / "h.jsonl"
+    history.write_text('{"kind": "pytest-tvmperf-history", "schema_version": ' + "1" * 5000 + "}\n")
+    code, out, err = run(capsys, "history", history)
+    assert code == 2, out
+    assert f"history file {history} cannot be read" in err
+
+
+def test_an_input_no_check_foresaw_exits_2_not_1(tmp_path, old, capsys, monkeypatch):
+    """Exit 1 means "regressed": a crash must never read as one."""
+    def crash(loaded):
+        raise OverflowError("int too large to convert to float")
+
+    monkeypatch.setattr(cli, "show_lines", crash)
+    code, out, err = run(capsys, "show", old)
+    assert code == 2
+    assert f"tvmperf: error: show {old}: could not use the input (OverflowError: int too large to convert to float)" in err

@@ -256,3 +256,20 @@ def test_a_truncated_artifact_with_a_matching_sha256_cannot_crash_the_session(pr
         f"*note: baseline artifact baselines/{timing['artifact']['path']} *crashed the child process that loaded it "
         f"(SIG*); ignored, nothing of it was loaded in the session*",
     ])
+
+
+def test_an_update_keeps_the_mode_the_user_gave_the_baseline_file(project):
+    """issue 23: a read-only (or group-writable) baseline file came back 0644 after an update."""
+    import os
+    import stat
+
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    path = project.baseline_file()
+    path.chmod(0o444)
+    project.set_env("SCALE_A", "5")  # a new baseline for test_a
+    result = project.run("--tvmperf-update", "-k", "test_a")
+    if os.access(path.parent, os.W_OK):  # the directory decides whether the file can be replaced
+        result.assert_outcomes(passed=1)
+        assert "scale5" in project.baselines()["tests"]["test_a[llvm-prim]"]["workload"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444

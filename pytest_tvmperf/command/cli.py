@@ -238,3 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CliError, BaselineError, ResultsError) as exc:  # any unusable input: exit 2, never 1 ("regressed")
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - an input no check foresaw: still exit 2, never 1 ("regressed")
+        files = [str(f) for f in (getattr(args, "file", None), getattr(args, "a", None), getattr(args, "b", None)) if f]
+        print(f"{PROG}: error: {args.command} {' '.join(files)}: could not use the input ({type(exc).__name__}: {exc}); "
+              f"if the files are ones pytest-tvmperf wrote, this is a bug: please report it with the files",
+              file=sys.stderr)
+        return 2

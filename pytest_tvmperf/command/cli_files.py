@@ -12,6 +12,7 @@ from pytest_tvmperf.command.cli_match import CliError, Loaded, results_records
 from pytest_tvmperf.report.text import update_command
 from pytest_tvmperf.report.results import RESULTS_KIND, parse_results
 from pytest_tvmperf.store.files import parse_baselines, read_regular_text
+from pytest_tvmperf.store.schema import dotted, find_long_int, loads, long_int_problem
 
 #: the "kind" of pytest-tvmperf's other JSON files (results, history lines), found even in a truncated one
 _TVMPERF_KIND_RE = re.compile(r'"kind"\s*:\s*"(pytest-tvmperf-[A-Za-z0-9_-]*)"')
@@ -41,7 +42,7 @@ def load_file(path: str | Path) -> Loaded:
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"{path} cannot be read ({exc}); give a baseline file or a results file") from None
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError:
         # truncated or not JSON: report it in the words of the kind of file it was meant to be
         kinds = set(_TVMPERF_KIND_RE.findall(text))
@@ -52,11 +53,16 @@ def load_file(path: str | Path) -> Loaded:
         raise _neither(path, "is not JSON and ") from None  # not JSON, and nothing says it was meant to be one of ours
     except RecursionError:
         raise _neither(path, "is nested too deeply and ") from None
+    if isinstance(data, dict) and "kind" not in data and ("schema_version" in data or "tests" in data):
+        return Loaded(path, "baseline", parse_baselines(text, path))  # names a too long number's entry and field
+    found = find_long_int(data)
+    if found is not None:
+        where, long_int = found
+        raise CliError(f"{path}: field {dotted(where) or '(the whole file)'}: {long_int_problem(long_int)}; "
+                       f"give a file that pytest-tvmperf wrote (or re-create it)")
     if isinstance(data, dict) and data.get("kind") == RESULTS_KIND:
         entries = parse_results(text, path)
         return Loaded(path, "results", results_records(entries, path), entries)
-    if isinstance(data, dict) and "kind" not in data and ("schema_version" in data or "tests" in data):
-        return Loaded(path, "baseline", parse_baselines(text, path))
     raise _neither(path)
 
 

@@ -60,7 +60,11 @@ def load_runs(path: Path) -> list[HistoryRun]:
 
     if not Path(path).exists():
         raise ResultsError(f"history file {path} does not exist; keep one with `pytest --tvmperf-history={path}`")
-    raw: list[dict[str, Any]] = read_history(Path(path))
+    try:
+        raw: list[dict[str, Any]] = read_history(Path(path))
+    except ValueError as exc:  # e.g. a number too long for int() (not a JSONDecodeError)
+        raise ResultsError(f"history file {path} cannot be read ({exc}); remove the bad line, or point "
+                           f"--tvmperf-history at a new file") from None
     return [HistoryRun.read(run) for run in raw]
 
 

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from pytest_tvmperf.store.record import Record
-from pytest_tvmperf.store.schema import SchemaProblem, check_entry, check_schema_version
+from pytest_tvmperf.store.schema import (
+    SchemaProblem,
+    check_entry,
+    check_schema_version,
+    dotted,
+    find_long_int,
+    loads,
+    long_int_problem,
+)
 
 SCHEMA_VERSION = 1
 #: where the baselines of test modules outside pytest's rootdir go, under their absolute path
@@ -79,11 +87,20 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
     """Parse a baseline file's text; raise BaselineError naming the file, the test id,
     the field and the fix."""
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"baseline file {path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {_fix_hint(path)}") from None
     except RecursionError:
         raise BaselineError(f"baseline file {path} is nested too deeply to be a baseline file; {_fix_hint(path)}") from None
+    found = find_long_int(data)
+    if found is not None:
+        where, long_int = found
+        if len(where) > 2 and where[0] == "tests":
+            raise BaselineError(
+                f"baseline file {path}: entry {where[1]!r} is malformed: field {dotted(where[2:])}: "
+                f"{long_int_problem(long_int)}; fix that field, or delete the entry and re-record it with "
+                f"`pytest --tvmperf-update` (or restore the file from version control)")
+        raise BaselineError(f"baseline file {path}: field {dotted(where)}: {long_int_problem(long_int)}; {_fix_hint(path)}")
     if not isinstance(data, dict) or "schema_version" not in data or not isinstance(data.get("tests"), dict):
         raise BaselineError(f"baseline file {path} is not a pytest-tvmperf baseline (needs 'schema_version' and 'tests'); {_fix_hint(path)}")
     if not check_schema_version(data["schema_version"], SCHEMA_VERSION):
@@ -111,9 +128,27 @@ def load_baselines(path: Path) -> dict[str, Record]:
         text = read_regular_text(path)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # the bytes are damaged: the file is no baseline any more
         raise BaselineError(f"baseline file {path} cannot be read ({exc}); {_fix_hint(path)}") from None
+    except OSError as exc:  # the file may be fine: it is left alone, and so is the advice
+        raise BaselineError(f"baseline file {path} cannot be read ({_os_error(exc)}); {_read_hint(path, exc)}") from None
     return parse_baselines(text, path)
+
+
+def _os_error(exc: OSError) -> str:
+    """``Permission denied`` rather than ``[Errno 13] Permission denied: '/the/same/path'``."""
+    return exc.strerror if exc.strerror and exc.filename is not None else str(exc)
+
+
+def _read_hint(path: Path, exc: OSError) -> str:
+    """How to fix a baseline file that exists but cannot be read, without losing it."""
+    if isinstance(exc, PermissionError):
+        return (f"make it readable by this user (e.g. chmod u+r {path}, or run as its owner); "
+                f"it was left as it is")
+    if isinstance(exc, IsADirectoryError) or "not a regular file" in str(exc):
+        return (f"a baseline file must be a regular file: move it out of the way, then "
+                f"`pytest --tvmperf-update` records the baseline again")
+    return "check the file and the disk it is on; it was left as it is"
 
 
 def dump_baselines(records: Mapping[str, Record]) -> str:
@@ -149,11 +184,17 @@ def fsync_dir(directory: Path) -> None:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so a reader sees the old file or the new one, never half."""
+    """Replace ``path`` with ``text`` so a reader sees the old file or the new one, never half.
+    The file keeps the permission bits it had (a user's read-only or group-writable file
+    stays so, as with ``open(path, "w")``); a new file gets what the umask gives."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = file_mode()
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, file_mode())  # mkstemp makes 0600; a data file gets what the umask gives
+        os.fchmod(fd, mode)  # mkstemp makes 0600
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

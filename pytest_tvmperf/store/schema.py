@@ -30,9 +30,69 @@ class SchemaProblem(Exception):
         self.within = within
 
 
+#: the most digits an integer in one of our files has (2**64 has 20): a longer one is no
+#: count, size or version, and one of over 4300 digits makes Python's ``int()`` raise
+MAX_INT_DIGITS = 20
+
+
+class LongInt:
+    """An integer literal of more than :data:`MAX_INT_DIGITS` digits, as :func:`loads`
+    reads it, never converted (Python refuses to convert one of over 4300 digits)."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<a whole number of {self.digits} digits>"
+
+
+def _json_int(text: str) -> int | LongInt:
+    digits = len(text.lstrip("-"))
+    return LongInt(digits) if digits > MAX_INT_DIGITS else int(text)
+
+
+def loads(text: str) -> Any:
+    """``json.loads``, but an integer of more than :data:`MAX_INT_DIGITS` digits reads as a
+    :class:`LongInt` (see :func:`find_long_int`) instead of a ValueError with no file,
+    entry or field, or a number that overflows later."""
+    import json
+
+    return json.loads(text, parse_int=_json_int)
+
+
+def find_long_int(data: Any) -> tuple[tuple[str | int, ...], LongInt] | None:
+    """The path (keys and list indices) of the first :class:`LongInt` in ``data``, and it."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, LongInt):
+            return path, value
+        if isinstance(value, dict):
+            stack.extend((path + (k,), v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def dotted(path: tuple[str | int, ...]) -> str:
+    """``("exact", "instructions", "main")`` -> ``exact.instructions.main``; ``("samples_s", 0)`` -> ``samples_s[0]``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def long_int_problem(found: LongInt) -> str:
+    return f"a whole number of {found.digits} digits: no value of this file is that large (the most is {MAX_INT_DIGITS} digits)"
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
+    if isinstance(value, LongInt):
+        return repr(value)[1:-1]
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, float)):
@@ -55,7 +115,12 @@ def is_int(value: Any) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large to be a float
+        return False
 
 
 def _str(value: Any, field: str) -> None:

@@ -758,6 +758,76 @@ def test_the_combination_part_of_a_test_id(test_id, combo):
     assert combo_of(test_id) == combo
 
 
+@pytest.mark.parametrize("where, replace, field", [
+    ("kernels", '"kernels": 3', "exact.kernels"),
+    ("instructions", '"main": 10', "exact.instructions.main"),
+    ("sample", '"samples_s": [0.001', "timings.{fp}.samples_s[0]"),
+    ("a field no check reads", '"compile_s": 0.5', "compile_s"),
+])
+@pytest.mark.parametrize("digits", [5000, 400, 21])
+def test_a_huge_integer_is_a_schema_error_naming_the_field(where, replace, field, digits):
+    """issue 23: 5000 digits raised ValueError from int() (an INTERNALERROR in pytest, a
+    traceback in the CLI); 400 digits as a sample raised OverflowError."""
+    entry = _entry_of("vm-bytecode")
+    fp = next(iter(entry["timings"]))
+    text = _file({"test_a[llvm-vm-bytecode]": entry})
+    assert replace in text
+    bad = text.replace(replace, replace.rsplit(" ", 1)[0].replace("[", "") + " " + ("[" if "[" in replace else "")
+                       + "9" * digits, 1)
+    with pytest.raises(BaselineError) as info:
+        parse_baselines(bad, PATH)
+    message = str(info.value)
+    assert (f"baseline file {PATH}: entry 'test_a[llvm-vm-bytecode]' is malformed: field {field.format(fp=fp)}: "
+            f"a whole number of {digits} digits") in message
+    assert "--tvmperf-update" in message
+
+
+def test_a_huge_schema_version_is_named():
+    with pytest.raises(BaselineError, match=f"^baseline file {PATH}: field schema_version: a whole number of 5000 digits"):
+        parse_baselines('{"schema_version": ' + "1" * 5000 + ', "tests": {}}', PATH)
+
+
+def test_the_largest_count_a_file_holds_reads_back():
+    entry = _entry_of("vm-bytecode")
+    entry["exact"]["storage_bytes"] = 2**64 - 1  # 20 digits
+    assert parse_baselines(_file({"t": entry}), PATH)["t"].exact.storage_bytes == 2**64 - 1
+
+
+def test_a_baseline_file_without_read_permission_is_not_to_be_deleted(tmp_path, monkeypatch):
+    """issue 23: EACCES advised deleting the file (the user's data, intact but unreadable)."""
+    path = tmp_path / "test_x.json"
+    path.write_text(dump_baselines({"t": record()}))
+
+    def denied(p):
+        raise PermissionError(13, "Permission denied", str(p))
+
+    monkeypatch.setattr(store, "read_regular_text", denied)
+    with pytest.raises(BaselineError) as info:
+        load_baselines(path)
+    message = str(info.value)
+    assert message == (f"baseline file {path} cannot be read (Permission denied); make it readable by this user "
+                       f"(e.g. chmod u+r {path}, or run as its owner); it was left as it is")
+    assert "delete" not in message
+
+
+def test_a_directory_at_a_baseline_path_is_not_to_be_deleted(tmp_path):
+    with pytest.raises(BaselineError) as info:
+        load_baselines(tmp_path)
+    assert "it is a directory, not a regular file" in str(info.value)
+    assert "delete" not in str(info.value) and "move it out of the way" in str(info.value)
+
+
+@pytest.mark.parametrize("mode", [0o444, 0o640, 0o664])
+def test_atomic_write_keeps_the_mode_of_the_file_it_replaces(tmp_path, mode):
+    """issue 23: a read-only baseline file came back 0644 after an update."""
+    path = tmp_path / "a.json"
+    path.write_text("{}")
+    path.chmod(mode)
+    atomic_write(path, '{"x": 1}')
+    assert path.read_text() == '{"x": 1}'
+    assert path.stat().st_mode & 0o7777 == mode
+
+
 def test_a_fifo_at_a_baseline_path_is_an_error_not_a_hang(tmp_path):
     path = tmp_path / "test_x.json"
     os.mkfifo(path)
