@@ -21,12 +21,26 @@ def test_a(tvmperf):
     [
         (["--tvmperf-executors=vm-bytecode,graph"], "*unknown executor 'graph'; choose from vm-bytecode, vm-compiled, prim*"),
         (["--tvmperf-targets=llvm,opencl"], "*unknown target 'opencl'; choose from llvm, cuda*"),
-        (["--tvmperf-threshold=time=fast"], "*bad threshold time='fast': write time='25%'*"),
+        (["--tvmperf-threshold=time=fast"], "*bad threshold time='fast': write a percentage or a ratio, e.g. time=25% "
+                                            "or time=1.25x; or time=off to stop gating it"),
+        (["--tvmperf-threshold=instructions=x"], "*bad threshold instructions='x': write an allowed increase or a "
+                                                 "percentage, e.g. instructions=0 (no increase), instructions=2 or "
+                                                 "instructions=5%; or instructions=off to stop gating it"),
         (["--tvmperf-threshold=latency=5%"], "*unknown metric 'latency'*"),
         (["--tvmperf-threshold=instructions"], "*expected METRIC=LIMIT*"),
         (["--tvmperf-repeat=0"], "*expected a positive integer*"),
         (["--tvmperf-threshold=instructions=1e400"], "*bad threshold instructions='1e400'*"),  # inf
         (["--tvmperf-threshold=time=1e400%"], "*bad threshold time='1e400%'*"),
+        # issue 23: an OverflowError (a traceback) once a device was waited for
+        (["--tvmperf-rpc-timeout=99999999999"], "*argument --tvmperf-rpc-timeout: expected * from 1 to *, got '99999999999'"),
+        # issue 23: accepted, and TVM ignored a value past 32 bits
+        (["--tvmperf-min-repeat-ms=3000000000"], "*argument --tvmperf-min-repeat-ms: expected * from 1 to *, got '3000000000'"),
+        # issue 26: one vocabulary for every on/off option, listed in the error
+        (["--tvmperf-timing=of"], "*argument --tvmperf-timing: expected on or off (also true/false, yes/no, 1/0), got 'of'"),
+        (["--tvmperf-confirm=perhaps"], "*argument --tvmperf-confirm: expected on or off (also true/false, yes/no, 1/0), "
+                                        "got 'perhaps'"),
+        (["--tvmperf-simulate=sometimes"], "*argument --tvmperf-simulate: expected on or off (also true/false, yes/no, "
+                                           "1/0), got 'sometimes'"),
     ],
 )
 def test_bad_command_line_is_a_usage_error(project, args, message):
@@ -41,6 +55,9 @@ def test_bad_command_line_is_a_usage_error(project, args, message):
     [
         ("tvmperf_executors = vm-graph", "*ini option tvmperf_executors = 'vm-graph': unknown executor 'vm-graph'*"),
         ("tvmperf_threshold = time=-5%", "*ini option tvmperf_threshold = 'time=-5%': bad threshold*"),
+        ("tvmperf_timing = of", "*ini option tvmperf_timing = 'of': expected on or off (also true/false, yes/no, 1/0)*"),
+        ("tvmperf_simulate = sometimes", "*ini option tvmperf_simulate = 'sometimes': expected on or off (also*"),
+        ("tvmperf_min_repeat_ms = 3000000000", "*ini option tvmperf_min_repeat_ms = '3000000000': expected * from 1 to *"),
     ],
 )
 def test_bad_ini_is_a_usage_error(project, ini, message):
@@ -57,6 +74,14 @@ def test_bad_ini_is_a_usage_error(project, ini, message):
         ('time="soon"', "*test_a*@pytest.mark.tvmperf: bad threshold time='soon'*"),
         ('executors=["tensorrt"]', "*test_a*unknown executor 'tensorrt'*"),
         ('speed="5%"', "*test_a: unknown @pytest.mark.tvmperf keyword(s) speed*"),
+        ('time="5"', "test_perf.py::test_a: @pytest.mark.tvmperf: bad threshold time='5': write a percentage or a "
+                     "ratio, e.g. time=25% or time=1.25x; or time=off to stop gating it"),
+        ('timing="of"', "test_perf.py::test_a: @pytest.mark.tvmperf: timing='of': expected on or off (also "
+                        "true/false, yes/no, 1/0), got 'of'"),
+        ('simulate="sometimes"', "test_perf.py::test_a: @pytest.mark.tvmperf: simulate='sometimes': expected on or "
+                                 "off (also true/false, yes/no, 1/0), got 'sometimes'"),
+        ('executors="vm-graph"', "*test_a: @pytest.mark.tvmperf: executors='vm-graph': unknown executor 'vm-graph'*"),
+        ('"5%"', "*test_a: @pytest.mark.tvmperf takes keywords only*"),
     ],
 )
 def test_bad_marker_is_an_error_at_collection(project, marker, message):
@@ -72,6 +97,12 @@ def test_a(tvmperf):
     assert result.ret != pytest.ExitCode.OK
     combined = "\n".join(result.stdout.lines + result.stderr.lines)
     assert any(fnmatch.fnmatch(line, message) for line in combined.splitlines()), combined
+    # issue 26: the message alone, not under ~20 lines of pytest's and pluggy's frames
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if "ERROR collecting test_perf.py" in line)
+    end = next(i for i, line in enumerate(lines) if "short test summary info" in line)
+    assert end - start == 2, combined
+    assert "_hooks.py" not in combined and "Traceback" not in combined
 
 
 @pytest.mark.parametrize(
@@ -295,6 +326,21 @@ def test_an_entry_with_a_missing_or_mistyped_field_fails_naming_file_test_and_fi
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*baseline file *test_perf.json: entry 'test_a[[]llvm-prim[]]' is malformed: "
                                  f"field {field}: *; fix that field, or delete the entry and re-record it*"])
+
+
+@pytest.mark.parametrize("number", ["9" * 5000, "9" * 400])
+def test_a_huge_number_in_a_baseline_fails_naming_file_test_and_field(project, number):
+    """issue 23: 5000 digits were an INTERNALERROR (Python's int() refuses them), naming no file."""
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    text = project.baseline_file().read_text()
+    assert '"kernels": 1,' in text
+    project.baseline_file().write_text(text.replace('"kernels": 1,', f'"kernels": {number},'))
+    result = project.run()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*baseline file *test_perf.json: entry 'test_a[[]llvm-prim[]]' is malformed: "
+                                 f"field exact.kernels: a whole number of {len(number)} digits*; fix that field*"])
 
 
 def test_a_fifo_at_the_baseline_path_fails_instead_of_hanging(project):

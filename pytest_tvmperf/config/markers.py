@@ -18,10 +18,10 @@ import pytest
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.config.parsing import (
     Limit,
-    parse_bool,
     parse_executors,
     parse_targets,
     parse_simulate,
+    parse_switch,
     peer_limits_from_marker,
     thresholds_from_marker,
 )
@@ -48,22 +48,30 @@ class MarkerSettings:
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
         """Parse the marker's keywords (pure); a bad value raises ValueError naming the keyword."""
         return cls(
-            executors=parse_executors(kwargs["executors"]) if "executors" in kwargs else None,
-            targets=parse_targets(kwargs["targets"]) if "targets" in kwargs else None,
-            thresholds=thresholds_from_marker(kwargs),
-            peer_limits=peer_limits_from_marker(kwargs),
-            simulate=parse_simulate(kwargs["simulate"]) if "simulate" in kwargs else None,
-            timing=_timing(kwargs["timing"]) if "timing" in kwargs else None,
+            executors=_keyword(kwargs, "executors", parse_executors),
+            targets=_keyword(kwargs, "targets", parse_targets),
+            thresholds=thresholds_from_marker(kwargs),  # "bad threshold time='5': ..." names it
+            peer_limits=peer_limits_from_marker(kwargs),  # "bad vs_torch='x': ..." names it
+            simulate=_keyword(kwargs, "simulate", parse_simulate),
+            timing=_keyword(kwargs, "timing", parse_switch),
         )
 
 
-def _timing(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
+def _keyword(kwargs: Mapping[str, Any], key: str, parse) -> Any:
+    """``parse(kwargs[key])``, None where the keyword is not given; a bad value raises
+    ValueError naming the keyword and the value as written (``timing='of': ...``)."""
+    if key not in kwargs:
+        return None
     try:
-        return parse_bool(value)
-    except ValueError:
-        raise ValueError(f"timing={value!r}: expected True or False (or 'on'/'off')") from None
+        return parse(kwargs[key])
+    except ValueError as exc:
+        raise ValueError(f"{key}={kwargs[key]!r}: {exc}") from None
+
+
+class MarkerError(pytest.UsageError, pytest.Collector.CollectError):
+    """A bad ``@pytest.mark.tvmperf``: a usage error naming the test and the keyword. Raised
+    while a module is collected (``pytest_generate_tests``), pytest shows a CollectError as
+    its message alone, with no traceback of pytest's and pluggy's frames."""
 
 
 _STASH = pytest.StashKey[MarkerSettings]()
@@ -75,10 +83,10 @@ def marker_kwargs(node) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     for mark in reversed(list(node.iter_markers(MARKER))):  # closest marker wins
         if mark.args:
-            raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, e.g. {MARKER}(time='25%')")
+            raise MarkerError(f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, e.g. {MARKER}(time='25%')")
         unknown = sorted(set(mark.kwargs) - set(MARKER_KEYS))
         if unknown:
-            raise pytest.UsageError(f"{node.nodeid}: unknown @pytest.mark.{MARKER} keyword(s) {', '.join(unknown)}; "
+            raise MarkerError(f"{node.nodeid}: unknown @pytest.mark.{MARKER} keyword(s) {', '.join(unknown)}; "
                                     f"known: {', '.join(MARKER_KEYS)}")
         kwargs.update(mark.kwargs)
     return kwargs
@@ -92,6 +100,6 @@ def marker_settings(node) -> MarkerSettings:
         try:
             cached = MarkerSettings.from_kwargs(marker_kwargs(node))
         except ValueError as exc:
-            raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.{MARKER}: {exc}") from None
+            raise MarkerError(f"{node.nodeid}: @pytest.mark.{MARKER}: {exc}") from None
         node.stash[_STASH] = cached
     return cached

@@ -121,10 +121,12 @@ def parse_limit(metric: str, text: str) -> Limit:
             raise ValueError
         return Limit(absolute=number)
     except ValueError:
-        hint = "'25%' or '1.25x'" if metric == TIME_METRIC else "'0', '2' or '5%'"
-        raise ValueError(
-            f"bad threshold {metric}={text!r}: write {metric}={hint.split(' or ')[0]} (or {hint}, or 'off')"
-        ) from None
+        if metric == TIME_METRIC:
+            hint = f"a percentage or a ratio, e.g. {metric}=25% or {metric}=1.25x"
+        else:
+            hint = (f"an allowed increase or a percentage, e.g. {metric}=0 (no increase), {metric}=2 "
+                    f"or {metric}=5%")
+        raise ValueError(f"bad threshold {metric}={text!r}: write {hint}; or {metric}=off to stop gating it") from None
 
 
 def parse_thresholds(text: str) -> dict[str, Limit]:
@@ -259,31 +261,66 @@ def parse_noise(text: str) -> dict[str, float]:
     return result
 
 
-def parse_bool(text: str) -> bool:
-    value = str(text).strip().lower()
-    if value in ("1", "true", "yes", "on"):
+#: The one vocabulary of every on/off setting (command line, ini and marker alike); a
+#: marker may also give a Python bool.
+SWITCH_ON: tuple[str, ...] = ("on", "true", "yes", "1")
+SWITCH_OFF: tuple[str, ...] = ("off", "false", "no", "0")
+SWITCH_WORDS = "on or off (also true/false, yes/no, 1/0)"
+
+
+def parse_switch(value: Any) -> bool:
+    """An on/off setting: ``on``/``off``, ``true``/``false``, ``yes``/``no``, ``1``/``0``
+    (any case), or a bool."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in SWITCH_ON:
         return True
-    if value in ("0", "false", "no", "off"):
+    if word in SWITCH_OFF:
         return False
-    raise ValueError(f"expected true or false, got {text!r}")
+    raise ValueError(f"expected {SWITCH_WORDS}, got {value!r}")
+
+
+#: the former name of :func:`parse_switch`
+parse_bool = parse_switch
 
 
 def parse_simulate(text: str | bool) -> str:
-    """``--tvmperf-simulate`` / ``simulate=``: "on" or "off" (also true/false, 1/0, yes/no)."""
-    try:
-        return "on" if (text if isinstance(text, bool) else parse_bool(text)) else "off"
-    except ValueError:
-        raise ValueError(f"simulate: expected on or off, got {text!r}") from None
+    """``--tvmperf-simulate`` / ``simulate=``: "on" or "off", from any word of :func:`parse_switch`."""
+    return "on" if parse_switch(text) else "off"
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise ValueError(f"expected a positive integer, got {text!r}")
-    return value
+#: the largest count TVM takes (its ``int`` arguments are 32-bit)
+INT32_MAX = 2**31 - 1
+
+
+def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[Any], int]:
+    """A parser of a whole number from ``low`` to ``high``; the error says the range."""
+
+    def parse(text: Any) -> int:
+        try:
+            value = int(str(text).strip())
+        except ValueError:  # also a number of thousands of digits
+            value = None
+        if value is None or not low <= value <= high:
+            shown = text if len(str(text)) <= 40 else f"{str(text)[:20]}... ({len(str(text))} characters)"
+            raise ValueError(f"expected {what} from {low} to {high}, got {shown!r}")
+        return value
+
+    return parse
+
+
+#: any count option: a positive whole number that a 32-bit int holds
+positive_int = bounded_int(1, INT32_MAX, "a positive integer")
+positive_int.__name__ = "positive_int"
+#: one time sample at least this long: a minute is plenty (TVM ignores a value past 32 bits)
+MAX_MIN_REPEAT_MS = 60_000
+parse_min_repeat_ms = bounded_int(1, MAX_MIN_REPEAT_MS, "milliseconds per time sample")
+parse_min_repeat_ms.__name__ = "parse_min_repeat_ms"
+#: the longest a call to an RPC device may take: a day (a wait past ~292 years overflows)
+MAX_RPC_TIMEOUT_S = 86_400
+parse_rpc_timeout = bounded_int(1, MAX_RPC_TIMEOUT_S, "seconds")
+parse_rpc_timeout.__name__ = "parse_rpc_timeout"
 
 
 def argparse_type(parser: Callable[[str], Any]) -> Callable[[str], Any]:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.config import options
+from pytest_tvmperf.config import options, parsing
 from pytest_tvmperf.config.options import (
     DEFAULT_THRESHOLDS,
     EXACT_METRICS,
@@ -78,10 +78,15 @@ def test_parse_limit_rejects_with_a_message_naming_value_and_example(metric, tex
     with pytest.raises(ValueError) as info:
         parse_limit(metric, text)
     message = str(info.value)
-    assert f"bad threshold {metric}={text!r}" in message
-    assert "'off'" in message
-    good = "'25%'" if metric == "time" else "'0'"
-    assert f"write {metric}={good}" in message
+    if metric == "time":
+        hint = "write a percentage or a ratio, e.g. time=25% or time=1.25x"
+    else:  # issue 23: read "write instructions='0', '2' (or '0', '2' or '5%', or 'off')"
+        hint = (f"write an allowed increase or a percentage, e.g. {metric}=0 (no increase), {metric}=2 "
+                f"or {metric}=5%")
+    assert message == f"bad threshold {metric}={text!r}: {hint}; or {metric}=off to stop gating it"
+    # every example it gives is a limit the parser takes
+    for example in ("0", "2", "5%", "off") if metric != "time" else ("25%", "1.25x", "off"):
+        parse_limit(metric, example)
 
 
 def test_parse_limit_unknown_metric_lists_known_ones():
@@ -278,10 +283,35 @@ def test_parse_executors_dedups_in_order(names):
 # --------------------------------------------------------------------------- small parsers
 
 
-@pytest.mark.parametrize("text", ["0", "-2", "x", "1.5", ""])
+@pytest.mark.parametrize("text", ["0", "-2", "x", "1.5", "", "2147483648", "9" * 5000])
 def test_positive_int_rejects(text):
-    with pytest.raises(ValueError, match="expected a positive integer"):
+    with pytest.raises(ValueError, match="expected a positive integer from 1 to 2147483647, got"):
         options._positive_int(text)
+
+
+@pytest.mark.parametrize("parse, low, high, text", [
+    (parsing.parse_min_repeat_ms, 1, 60000, "3000000000"),  # issue 23: accepted, and TVM ignored it
+    (parsing.parse_min_repeat_ms, 1, 60000, "0"),
+    (parsing.parse_rpc_timeout, 1, 86400, "99999999999"),  # issue 23: an OverflowError in the wait
+    (parsing.parse_rpc_timeout, 1, 86400, "-5"),
+])
+def test_bounded_options_say_their_range(parse, low, high, text):
+    with pytest.raises(ValueError, match=rf"^expected \w[\w ]* from {low} to {high}, got '{text}'$"):
+        parse(text)
+    assert parse(str(low)) == low and parse(str(high)) == high
+
+
+def test_no_count_option_overflows_a_wait_or_a_32_bit_int():
+    import threading
+
+    assert options._positive_int("2147483647") == 2**31 - 1 < threading.TIMEOUT_MAX
+    assert parsing.MAX_RPC_TIMEOUT_S < threading.TIMEOUT_MAX
+
+
+def test_a_long_bad_value_is_shortened_in_the_message():
+    with pytest.raises(ValueError) as info:
+        options._positive_int("9" * 5000)
+    assert len(str(info.value)) < 150 and "(5000 characters)" in str(info.value)
 
 
 def test_positive_int_accepts():
@@ -342,7 +372,7 @@ def test_addoption_parses_cli_values():
         (["--tvmperf-alpha", "0"], "bad false-alarm rate '0': it must lie strictly between 0 and 1"),
         (["--tvmperf-inconclusive", "maybe"], "unknown inconclusive policy 'maybe'; choose from fail, warn, pass"),
         (["--tvmperf-other-machine", "any"], "unknown other-machine policy 'any'; choose from normalized, skip"),
-        (["--tvmperf-confirm", "perhaps"], "expected true or false, got 'perhaps'"),
+        (["--tvmperf-confirm", "perhaps"], "expected on or off (also true/false, yes/no, 1/0), got 'perhaps'"),
         (["--tvmperf-noise", "ab=1"], "bad noise 'ab=1': the value is a percentage, e.g. 'ab=3%'"),
     ],
 )
@@ -485,11 +515,47 @@ def test_parse_bool_false(text):
     assert parse_bool(text) is False
 
 
-@pytest.mark.parametrize("text", ["", "maybe", "2", "y", "enabled"])
+@pytest.mark.parametrize("text", ["", "maybe", "2", "y", "enabled", "of"])
 def test_parse_bool_rejects(text):
     with pytest.raises(ValueError) as info:
         parse_bool(text)
-    assert str(info.value) == f"expected true or false, got {text!r}"
+    assert str(info.value) == f"expected on or off (also true/false, yes/no, 1/0), got {text!r}"
+
+
+ON_WORDS = ["on", "ON", "true", "True", "yes", " Yes ", "1", True]
+OFF_WORDS = ["off", "Off", "false", "FALSE", "no", "0", False]
+#: the on/off options: each takes the same words on the command line and in the ini
+SWITCH_OPTIONS = [opt for opt in options.OPTIONS if opt.parse in (parse_bool, parsing.parse_simulate)]
+
+
+def test_every_on_off_option_is_known():
+    assert sorted(opt.dest for opt in SWITCH_OPTIONS) == ["tvmperf_confirm", "tvmperf_simulate", "tvmperf_timing"]
+
+
+@pytest.mark.parametrize("opt", SWITCH_OPTIONS, ids=lambda o: o.dest)
+def test_every_on_off_option_takes_one_vocabulary(opt):
+    """issue 26: --tvmperf-timing=of answered "expected true or false" while the help says
+    on|off, and --tvmperf-simulate took yes; now every switch takes the same words."""
+    for word in ON_WORDS:
+        assert opt.parse(word) in (True, "on"), word
+    for word in OFF_WORDS:
+        assert opt.parse(word) in (False, "off"), word
+    with pytest.raises(ValueError) as info:
+        opt.parse("of")
+    assert str(info.value) == "expected on or off (also true/false, yes/no, 1/0), got 'of'"
+
+
+@pytest.mark.parametrize("key", ["timing", "simulate"])
+def test_every_on_off_marker_keyword_takes_the_same_vocabulary(key):
+    from pytest_tvmperf.config.markers import MarkerSettings
+
+    for word in ON_WORDS:
+        assert getattr(MarkerSettings.from_kwargs({key: word}), key) in (True, "on"), word
+    for word in OFF_WORDS:
+        assert getattr(MarkerSettings.from_kwargs({key: word}), key) in (False, "off"), word
+    with pytest.raises(ValueError) as info:
+        MarkerSettings.from_kwargs({key: "of"})
+    assert str(info.value) == f"{key}='of': expected on or off (also true/false, yes/no, 1/0), got 'of'"
 
 
 # --------------------------------------------------------------------------- Settings
