@@ -180,3 +180,32 @@ def test_executors_of_one_relax_program_share_one_ir_file(project):
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*test_mlp[[]llvm-vm-bytecode[]]*a/b, baseline rebuilt here*",
                                  "*test_mlp[[]llvm-vm-compiled[]]*a/b, baseline rebuilt here*"])
+
+
+def test_an_ir_planted_to_run_a_command_is_refused_and_nothing_runs(project):
+    """Issue 23 §1: a change to baselines/ alone (an IR calling system(), its sha256 updated)
+    was rebuilt and run by the next gate. Now it is refused before TVM reads it."""
+    from tvm import te, tirx
+
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    path = _entry_ir(project)
+    owned = project.pytester.path / "owned"
+    a = te.placeholder((8,), name="A")
+    b = te.compute((8,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "system", f"id > {owned}")),
+                   name="B")
+    planted = tvm.IRModule({"main": te.create_prim_func([a, b])})
+    path.write_bytes(gzip.compress(tvm.ir.save_json(planted).encode(), mtime=0))
+    baselines = project.baselines()
+    for entry in baselines["tests"].values():
+        entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    project.baseline_file().write_text(json.dumps(baselines))
+
+    result = project.run()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        f"*baseline IR {path.relative_to(project.pytester.path)} (named by field ir.path of entry "
+        f"'test_a[[]llvm-prim[]]' in baselines/test_perf.json) is refused: it calls 'system' (T.call_extern), "
+        f"which no compiled workload calls*Nothing of it was built or run*"])
+    assert not owned.exists()
+    assert not list(project.pytester.path.glob(".tvmperf-cache/**/*.so"))  # nothing was built from it either

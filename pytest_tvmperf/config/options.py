@@ -44,6 +44,8 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_executors,
     parse_inconclusive,
     parse_limit,
+    parse_min_repeat_ms,
+    parse_rpc_timeout,
     parse_noise,
     parse_other_machine,
     parse_peer_limit,
@@ -211,7 +213,7 @@ OPTIONS: tuple[Option, ...] = (
            marker_keys=METRICS, marker_role="sets"),
     Option(OPT_REPEAT, "repeat", f"time samples per test (default {DEFAULT_REPEAT})", DEFAULT_REPEAT, positive_int),
     Option(OPT_MIN_REPEAT_MS, "min_repeat_ms", f"minimum duration of one time sample in ms (default {DEFAULT_MIN_REPEAT_MS})",
-           DEFAULT_MIN_REPEAT_MS, positive_int),
+           DEFAULT_MIN_REPEAT_MS, parse_min_repeat_ms),
     Option(OPT_EXAMPLES, "hypothesis_examples", f"Hypothesis examples for workloads with symbolic dims (default {DEFAULT_EXAMPLES})",
            DEFAULT_EXAMPLES, positive_int),
     Option(OPT_ALPHA, "alpha", f"false-alarm rate of the whole run's time verdicts, split over its timed tests (default {DEFAULT_ALPHA})",
@@ -252,7 +254,7 @@ OPTIONS: tuple[Option, ...] = (
            "(see --tvmperf-targets)", None, _parse_rpc, metavar="HOST:PORT", passthrough=True),
     Option(OPT_RPC_TIMEOUT, "rpc_timeout", "seconds one call to an RPC device (an upload, a run, a timing round) may "
            f"take before the device counts as hung and its test fails naming it (default {DEFAULT_RPC_TIMEOUT_S})",
-           DEFAULT_RPC_TIMEOUT_S, positive_int, metavar="SECONDS"),
+           DEFAULT_RPC_TIMEOUT_S, parse_rpc_timeout, metavar="SECONDS"),
     Option(OPT_BASELINE_PROGRAM, "baseline_program", "what --tvmperf-update stores of each test's program for a/b "
            "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
            "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),

@@ -105,6 +105,27 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
         raise IRFileError(f"baseline IR {shown} ({where}) does not match field {IR_FIELD}.sha256 of that entry "
                           f"(file {actual[:16]}..., recorded {ref.sha256[:16]}...): the file was changed or "
                           f"damaged; {_fix(test_id)}")
+    check_safe(path.read_bytes(), f"baseline IR {shown} ({where})", test_id)
+
+
+def check_safe(data: bytes, what: str, test_id: str) -> None:
+    """Raise IRFileError when the IR in ``data`` calls anything a compiled workload does
+    not (store/ir_check.py): a baseline file is data, and a change to it alone must not
+    make the gate build and run code nobody reviewed as code. Unreadable data passes
+    here: :func:`decode` says why it cannot be loaded."""
+    import json
+
+    from pytest_tvmperf.store.ir_check import UnsafeIR, check_graph
+
+    try:
+        graph = json.loads(gzip.decompress(data))
+    except (OSError, EOFError, ValueError):
+        return
+    try:
+        check_graph(graph)
+    except UnsafeIR as exc:
+        raise IRFileError(f"{what} is refused: {exc}. Nothing of it was built or run. If that call is yours, run the "
+                          f"test with --tvmperf-update and review the new IR as code; otherwise {_fix(test_id)}") from None
 
 
 def load(path: Path) -> Any:

@@ -93,9 +93,9 @@ def _entry_with_ir(ir) -> dict:
 
 def test_the_ir_reference_round_trips_through_a_baseline_file():
     rec = dataclasses.replace(record(), ir=IRRef("artifacts/ir/abc.json.gz", SHA))
-    text = dump_baselines({"test_a[llvm-prim]": rec})
-    assert json.loads(text)["tests"]["test_a[llvm-prim]"]["ir"] == {"path": "artifacts/ir/abc.json.gz", "sha256": SHA}
-    assert parse_baselines(text, PATH)["test_a[llvm-prim]"].ir == IRRef("artifacts/ir/abc.json.gz", SHA)
+    text = dump_baselines({"test_a[llvm-vm-bytecode]": rec})
+    assert json.loads(text)["tests"]["test_a[llvm-vm-bytecode]"]["ir"] == {"path": "artifacts/ir/abc.json.gz", "sha256": SHA}
+    assert parse_baselines(text, PATH)["test_a[llvm-vm-bytecode]"].ir == IRRef("artifacts/ir/abc.json.gz", SHA)
     assert "ir" not in json.loads(dump_baselines({"t": record()}))["tests"]["t"]  # the old form reads as before
 
 
