@@ -102,6 +102,25 @@ def test_prune_with_fewer_executors_keeps_the_other_executors_baselines(project)
     assert artifact_problems(project.pytester.path) == []
 
 
+def test_a_local_prune_keeps_the_baselines_of_remote_devices(project):
+    """Issue 23 §2: after recording on llvm@rpc:k1, a local --tvmperf-update --tvmperf-prune
+    printed 'pruned 4 unused baseline(s): ...test_mlp[rpc:k1-llvm-vm-bytecode]...'."""
+    project.pytester.makepyfile(test_perf=SMALL_RELAX)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    data = project.baselines()
+    for name in list(data["tests"]):  # as a run on the device with key k1 records them
+        data["tests"][name.replace("[llvm-", "[rpc:k1-llvm-")] = data["tests"][name]
+    data["tests"]["test_gone[rpc:k1-llvm-vm-bytecode]"] = data["tests"]["test_add[llvm-vm-bytecode]"]
+    project.baseline_file().write_text(json.dumps(data))
+
+    result = project.run("--tvmperf-update", "--tvmperf-prune")
+    result.assert_outcomes(passed=2)
+    kept = sorted(project.baselines()["tests"])
+    assert kept == ["test_add[llvm-vm-bytecode]", "test_add[llvm-vm-compiled]", "test_add[rpc:k1-llvm-vm-bytecode]",
+                    "test_add[rpc:k1-llvm-vm-compiled]"]  # only the test that no longer exists is pruned
+    result.stdout.fnmatch_lines(["*pruned 1 unused baseline(s)*test_gone[[]rpc:k1-llvm-vm-bytecode[]]*"])
+
+
 def test_prune_keeps_an_artifact_that_another_baseline_file_names(project):
     project.pytester.makepyfile(test_perf=PRIM_TEST)
     project.run("--tvmperf-update").assert_outcomes(passed=2)

@@ -66,3 +66,11 @@ def parse_rpc_address(text: str) -> tuple[str, int]:
 
 def format_address(address: tuple[str, int]) -> str:
     return f"{address[0]}:{address[1]}"
+
+
+def local_test_id(test_id: str) -> str:
+    """The test id with a remote device's part made local (``test_mlp[rpc:k1-llvm-prim]`` ->
+    ``test_mlp[llvm-prim]``): a test that can record locally can record on any device key,
+    so its remote entries are in use too (``--tvmperf-prune`` keeps them)."""
+    bases = "|".join(re.escape(b) for b in REMOTE_BASES)
+    return re.sub(rf"\[rpc:[A-Za-z0-9._-]+-({bases})-", r"[\1-", test_id, count=1)

@@ -116,7 +116,10 @@ class BaselineStore:
                 records = self.baselines(path)
             except BaselineError:
                 continue
-            names = sorted(set(records) - self.collected.get(path, set()))
+            from pytest_tvmperf.build.remote_names import local_test_id
+
+            used = self.collected.get(path, set())  # a remote device's entry: any key the test may run on
+            names = sorted(n for n in records if n not in used and local_test_id(n) not in used)
             if names:
                 unused[path] = names
         return unused

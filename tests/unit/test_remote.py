@@ -138,3 +138,11 @@ def test_connections_to_a_hung_peer_are_shut_and_others_left_alone():
             assert hung.recv(1) == b""  # a read on it ends at once instead of waiting
             fine.sendall(b"x")  # still open
             assert shut_connections_to(("127.0.0.1", 1)) == 0
+
+
+def test_a_remote_test_id_made_local_for_prune():
+    from pytest_tvmperf.build.remote_names import local_test_id
+
+    assert local_test_id("test_mlp[rpc:my-board-llvm-vm-bytecode-bound]") == "test_mlp[llvm-vm-bytecode-bound]"
+    assert local_test_id("test_mlp[llvm-prim]") == "test_mlp[llvm-prim]"
+    assert local_test_id("test_rpc_thing[llvm-prim]") == "test_rpc_thing[llvm-prim]"
