@@ -76,7 +76,7 @@ class TvmperfSession:
     def sandbox(self) -> Sandbox:
         """The child process that runs each artifact once before the session does."""
         if self._sandbox is None:
-            self._sandbox = Sandbox(self.scratch_dir())
+            self._sandbox = Sandbox(self.scratch_dir(), float(self.settings.child_timeout))
         return self._sandbox
 
     def remove_leftovers(self) -> list[Path]:

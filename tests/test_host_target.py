@@ -177,3 +177,17 @@ def test_another_crash_keeps_its_message(project):
     result.assert_outcomes(failed=1)
     assert "the compiled kernel crashed (SIGSEGV)" in result.stdout.str()
     assert "SIGILL means" not in result.stdout.str()
+
+
+def test_a_kernel_that_never_returns_fails_its_test_within_the_child_timeout(project):
+    """Issue 23 §4: a kernel that never returns (sleep() in an extern) hung the isolation
+    child, and with it the run, forever."""
+    project.pytester.makepyfile(test_perf=SIGILL_TEST.replace('"raise", 4', '"sleep", 3600').replace(
+        "def test_sigill", "def test_hangs") + PRIM_TEST.split("from pytest_tvmperf import Workload, workloads")[1])
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update",
+                                                   "--tvmperf-child-timeout=15", "-k", "hangs or scale")
+    result.assert_outcomes(failed=1, passed=1)  # the next test runs, in a new child
+    result.stdout.fnmatch_lines(["*tvmperf: sigill on llvm/prim: the compiled kernel did not return (hung: no answer "
+                                 "within 15 s (--tvmperf-child-timeout)) when run in a child process; nothing was run "
+                                 "in the session*"])
+    assert sorted(project.baselines()["tests"]) == ["test_scale[llvm-prim]"]

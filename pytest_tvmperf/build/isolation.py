@@ -41,6 +41,11 @@ class ChildCrash:
     def describe(self) -> str:
         return self.how + (f"; its last words:\n{self.stderr}" if self.stderr else "")
 
+    @property
+    def what(self) -> str:
+        """``crashed`` or, for a kernel that never returned, ``did not return``."""
+        return "did not return" if self.how.startswith("hung") else "crashed"
+
 
 def death(returncode: int) -> str:
     """``SIGSEGV`` for a child killed by a signal, ``exit status N`` otherwise."""
@@ -60,8 +65,10 @@ def _tail(text: str, lines: int = STDERR_LINES) -> str:
 class Sandbox:
     """The sacrificial child of one session; started on first use, restarted after a crash."""
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, timeout_s: float = 0.0) -> None:
         self.scratch = scratch
+        #: the longest one run may take before the child counts as hung (0: unbounded)
+        self.timeout_s = timeout_s
         self._proc: subprocess.Popen | None = None
         self._log: Path = scratch / f"sandbox-{os.getpid()}.log"
         self._requests = 0
@@ -89,17 +96,24 @@ class Sandbox:
                               "args": str(inputs), "out_specs": [[list(s), str(d)] for s, d in out_specs]})
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self._start()
+            assert self._proc.stdout is not None
+            self._proc.stdout.readline()  # "ready": imports done (start-up is not the kernel's time)
         proc = self._proc
         offset = self._log.stat().st_size if self._log.exists() else 0
         try:
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write(request.encode() + b"\n")
             proc.stdin.flush()
-            reply = proc.stdout.readline()
+            reply = self._reply(proc)
         except (BrokenPipeError, OSError):
             reply = b""
         finally:
             inputs.unlink(missing_ok=True)
+        if reply is None:  # no answer in time: a kernel that never returns
+            proc.kill()
+            proc.wait()
+            self._proc = None
+            return ChildCrash(f"hung: no answer within {self.timeout_s:g} s (--tvmperf-child-timeout)", "")
         if reply:
             return None
         returncode = proc.wait()
@@ -108,6 +122,19 @@ class Sandbox:
             f.seek(offset)
             stderr = f.read().decode("utf-8", "replace")
         return ChildCrash(death(returncode), _tail(stderr))
+
+    def _reply(self, proc: subprocess.Popen) -> bytes | None:
+        """The child's reply line; None when none came within :attr:`timeout_s`."""
+        assert proc.stdout is not None
+        if self.timeout_s <= 0:
+            return proc.stdout.readline()
+        import selectors
+
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            if not sel.select(self.timeout_s):
+                return None
+        return proc.stdout.readline()  # the child writes its reply as one line, then flushes
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -133,6 +160,8 @@ def _serve() -> None:
     from pytest_tvmperf.build.executors import load_artifact
     from pytest_tvmperf.build.targets import TargetSpec
 
+    reply_to.write(json.dumps({"ready": True}) + "\n")
+    reply_to.flush()
     for line in sys.stdin:
         request = json.loads(line)
         try:

@@ -164,7 +164,7 @@ class Preparer:
         target = self.session.target(self.target_name)
         crash = self.session.sandbox().run(path, executor, workload.entry, target.device_type, args, out_specs)
         if crash is not None:
-            self.fail("error", f"tvmperf: {where}: the compiled kernel crashed ({crash.how}) when run in a child "
+            self.fail("error", f"tvmperf: {where}: the compiled kernel {crash.what} ({crash.how}) when run in a child "
                                 f"process; nothing was run in the session"
                                 + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else "")
                                 + crash_note(crash.how, target.config))

@@ -128,12 +128,15 @@ OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
 OPT_TIMING = "tvmperf_timing"
 OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
 OPT_LLVM_TARGET = "tvmperf_llvm_target"
+OPT_CHILD_TIMEOUT = "tvmperf_child_timeout"
 #: the environment variable of --tvmperf-llvm-target (a runner's own setting)
 ENV_LLVM_TARGET = "TVMPERF_LLVM_TARGET"
 
 DEFAULT_TUNING_DB = "tuning"
 #: seconds one call to an RPC device may take before the device counts as hung
 DEFAULT_RPC_TIMEOUT_S = 300
+#: seconds the child process may take to run a compiled kernel once before it counts as hung
+DEFAULT_CHILD_TIMEOUT_S = 600
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 DEFAULT_EXAMPLES = 8
@@ -268,6 +271,9 @@ OPTIONS: tuple[Option, ...] = (
            "(x86-64-v3) or a JSON object ('{\"mcpu\": \"znver4\", \"mattr\": [\"-avx512f\"]}'); default: the "
            f"CPU model LLVM names, less the features the OS does not enable (also ${ENV_LLVM_TARGET})", None,
            parse_llvm_target, metavar="MCPU|JSON", passthrough=True, env=ENV_LLVM_TARGET),
+    Option(OPT_CHILD_TIMEOUT, "child_timeout", "seconds a compiled kernel may take to run once in the child process "
+           "that runs it before the session does; past it the kernel counts as hung and its test fails "
+           f"(default {DEFAULT_CHILD_TIMEOUT_S})", DEFAULT_CHILD_TIMEOUT_S, parse_rpc_timeout, metavar="SECONDS"),
 )
 
 
@@ -339,6 +345,7 @@ class Settings:
     benchmark_json_path: Path | None = None
     #: --tvmperf-llvm-target: the host llvm target, None for the one resolved from the CPU
     llvm_target: Mapping[str, Any] | None = None
+    child_timeout: int = DEFAULT_CHILD_TIMEOUT_S
 
     def timing_on(self, marker: bool | None = None) -> bool:
         """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""
