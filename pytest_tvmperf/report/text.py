@@ -92,8 +92,8 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
         if by_callee:
             lines.append(f"    executed calls by callee: {by_callee}")
     elif v.metric in current.exact.per_kernel:
-        grown = grown_kernels(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
-                              metric_unit(v.metric))
+        grown = grown_kernels(_named(current, baseline.exact.per_kernel.get(v.metric)),
+                              _named(current, current.exact.per_kernel.get(v.metric)), metric_unit(v.metric))
         if grown:
             lines.append(f"    kernels that grew: {grown}")
         runtime = runtime_change(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
@@ -101,6 +101,13 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
         if runtime:
             lines.append(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): {runtime}")
     return lines
+
+
+def _named(record: Record, per_kernel: Mapping[str, int] | None) -> Mapping[str, int] | None:
+    """A PrimFunc test's kernel under its workload's name (every TE test's kernel is ``main``)."""
+    if per_kernel is None or record.executor != "prim" or "main" not in per_kernel:
+        return per_kernel
+    return {(f"{record.workload} (main)" if name == "main" else name): n for name, n in per_kernel.items()}
 
 
 def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
