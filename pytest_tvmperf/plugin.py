@@ -43,6 +43,11 @@ def pytest_configure(config: pytest.Config) -> None:
             if path is not None:
                 outputs.check_writable(path, option)
         history = outputs.read_history(settings.history_path) if settings.history_path else []
+        if settings.artifact_dir is not None and not _inside(settings.artifact_dir, settings.baseline_dir):
+            raise ValueError(f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts') or config.getini('tvmperf_artifacts')}: "
+                             f"the artifact directory must be inside the baseline directory {settings.baseline_dir} "
+                             f"(baseline entries name their files relative to it): give a relative path such as "
+                             f"'artifacts', or 'off'")
         if settings.llvm_target is not None:
             from pytest_tvmperf.build.host_cpu import llvm_target_problem
 
@@ -155,3 +160,11 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
     )
+
+
+def _inside(path, directory) -> bool:
+    """Is ``path`` ``directory`` or below it (``..`` and links resolved)?"""
+    import os
+
+    path, directory = os.path.realpath(path), os.path.realpath(directory)
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)

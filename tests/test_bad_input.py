@@ -450,3 +450,16 @@ def test_the_printed_accept_command_runs_as_printed(project):
     project.run(*argv[1:]).assert_outcomes(passed=1)
     assert (project.pytester.path / "perf-baselines" / "test_perf.json").exists()
     project.run("--tvmperf-baselines=perf-baselines").assert_outcomes(passed=1)
+
+
+
+@pytest.mark.parametrize("value", ["../x", "/tmp/tvmperf-artifacts-elsewhere", "artifacts/../../y"])
+def test_an_artifact_directory_outside_the_baselines_is_a_usage_error(project, value):
+    """Issue 23 §2: --tvmperf-update --tvmperf-artifacts=../x exited 0 but wrote an ir.path that
+    the next run rejected for every test of the module."""
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    result = project.run("--tvmperf-update", f"--tvmperf-artifacts={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "the artifact directory must be inside the baseline directory" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
+    assert not project.baseline_file().exists()
