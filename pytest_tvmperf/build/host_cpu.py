@@ -246,7 +246,7 @@ def llvm_target_problem(config: Mapping[str, object]) -> str | None:
     import tvm
 
     try:
-        target = tvm.target.Target(dict(config))
+        tvm.target.Target(dict(config))
     except Exception as exc:  # TVM's own word on a field it does not take
         return f"TVM does not take the target {dict(config)}: {str(exc).strip().splitlines()[-1]}"
     mcpu = config.get("mcpu")
@@ -259,7 +259,6 @@ def llvm_target_problem(config: Mapping[str, object]) -> str | None:
         if not valid:
             return (f"LLVM does not know the CPU {mcpu!r} for {triple} (try x86-64-v2, x86-64-v3, haswell, znver3, "
                     f"or `llc -mcpu=help`)")
-    del target
     return None
 
 
