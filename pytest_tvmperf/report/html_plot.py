@@ -281,6 +281,19 @@ def _series(nodeid: str, runs: Sequence[HistoryRun]) -> list[tuple[float | None,
     return out
 
 
+def axis_ends(first: str, last: str) -> tuple[str, str]:
+    """The labels under a trend's two ends, from the first and the last run's ``created``
+    (ISO 8601): their dates; runs of one day show the date once, with each end's time of
+    day (``2026-11-24 09:05`` ... ``13:40``); one moment (or no dates) is shown once."""
+    day0, day1 = first[:10], last[:10]
+    if day0 != day1:
+        return day0, day1
+    t0, t1 = first[11:16], last[11:16]
+    if not t0 or not t1 or t0 == t1:
+        return (f"{day0} {t0}".strip() if t0 == t1 else day0), ""
+    return f"{day0} {t0}", t1
+
+
 def _trend_chart(test: ResultEntry, series: list[tuple[float | None, str, str]]) -> str:
     width, height = 320, 78
     left, right, top, bottom = 8, 64, 10, 14
@@ -334,9 +347,12 @@ def _trend_chart(test: ResultEntry, series: list[tuple[float | None, str, str]])
     parts.append(f'<text x="{x1 + 8}" y="{coord(y(hi_v) + 4)}" font-size="10.5" fill="{MUTED}">{esc(fmt_time(hi_v))}</text>')
     if y(lo_v) - y(hi_v) > 12:
         parts.append(f'<text x="{x1 + 8}" y="{coord(y(lo_v) + 4)}" font-size="10.5" fill="{MUTED}">{esc(fmt_time(lo_v))}</text>')
-    parts.append(f'<text x="{x0}" y="{height - 2}" font-size="10" fill="{MUTED}">{esc(series[0][2][:10])}</text>')
-    parts.append(f'<text x="{x1}" y="{height - 2}" font-size="10" text-anchor="end" fill="{MUTED}">'
-                 f"{esc(series[-1][2][:10])}</text>")
+    first, last = axis_ends(series[0][2], series[-1][2])
+    parts.append(f'<text class="tvmperf-trend-axis" x="{x0}" y="{height - 2}" font-size="10" fill="{MUTED}">'
+                 f"{esc(first)}</text>")
+    if last:
+        parts.append(f'<text class="tvmperf-trend-axis" x="{x1}" y="{height - 2}" font-size="10" text-anchor="end" '
+                     f'fill="{MUTED}">{esc(last)}</text>')
     parts.append("</svg>")
     last_v = next((v for v, _, _ in reversed(series) if v is not None), None)
     return (

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_tvmperf.report.html_report import MAX_KERNELS, NEUTRAL, NEUTRAL_MARK, VERDICT_COLOURS, render_html
+from pytest_tvmperf.report.html_plot import axis_ends
 from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.store.record import Record
 
@@ -625,3 +626,35 @@ def test_a_few_percent_slower_kernel_is_not_drawn_red():
     fills = {g.find_all("text")[0].text: g.classed("tvmperf-bar-now", "rect")[0].attrs["fill"]
              for g in chart.classed("tvmperf-kernel", "g")}
     assert fills == {"k_slow": VERDICT_COLOURS["regressed"][0], "k_noise": VERDICT_COLOURS["pass"][0]}
+
+
+def _axis_labels(trend) -> list[str]:
+    return [t.text for t in trend.classed("tvmperf-trend-axis", "text")]
+
+
+def test_trend_of_runs_on_one_day_shows_the_date_once():
+    """issue 26: a trend whose runs were all made on one day read '2025-05-10 ... 2025-05-10'."""
+    data = results(entry("t1"), created="2025-05-10T13:40:00+00:00")
+    nid = data["tests"][0]["nodeid"]
+    history = [{"created": f"2025-05-10T{h:02d}:05:00+00:00", "tests": {nid: {"median_s": 1e-3, "verdict": "pass"}}}
+               for h in (9, 11)]
+    (trend,) = plots(parse(render_html(data, history)), "trend")
+    assert _axis_labels(trend) == ["2025-05-10 09:05", "13:40"]
+
+
+def test_trend_over_several_days_shows_both_dates():
+    data = mixed()
+    (trend, *_) = plots(parse(render_html(data, history_of(4, [t["nodeid"] for t in data["tests"]]))), "trend")
+    assert _axis_labels(trend)[0] == "2025-05-10"
+    assert _axis_labels(trend)[1] != "2025-05-10"
+
+
+@pytest.mark.parametrize("first, last, labels", [
+    ("2025-05-10T09:05:00+00:00", "2025-05-12T10:00:00+00:00", ("2025-05-10", "2025-05-12")),
+    ("2025-05-10T09:05:00+00:00", "2025-05-10T13:40:59+00:00", ("2025-05-10 09:05", "13:40")),
+    ("2025-05-10T09:05:00+00:00", "2025-05-10T09:05:30+00:00", ("2025-05-10 09:05", "")),
+    ("c1", "c1", ("c1", "")),
+    ("", "", ("", "")),
+])
+def test_axis_ends(first, last, labels):
+    assert axis_ends(first, last) == labels
