@@ -13,7 +13,7 @@ import pytest
 
 from pytest_tvmperf.config import options
 from pytest_tvmperf.report import outputs
-from pytest_tvmperf.config.markers import MARKER, MARKER_KEYS, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
+from pytest_tvmperf.config.markers import MARKER, MARKER_KEYS, MarkerError, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
 from pytest_tvmperf.measure.timer import Timer, TvmTimer
 from pytest_tvmperf.report.results import ResultsError
 from pytest_tvmperf.combos import Combo
@@ -23,6 +23,8 @@ from pytest_tvmperf.lifecycle import TvmperfPlugin
 from pytest_tvmperf.store.files import baseline_path
 
 SESSION_KEY = pytest.StashKey[TvmperfSession]()
+#: the bad ``@pytest.mark.tvmperf`` markers met while parametrizing, reported when collection is done
+MARKER_ERRORS = pytest.StashKey[list]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,7 +85,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "tvmperf" not in metafunc.fixturenames:
         return
     settings = metafunc.config.stash[SESSION_KEY].settings
-    marker = marker_settings(metafunc.definition)  # a bad marker is an error at collection
+    try:
+        marker = marker_settings(metafunc.definition)
+    except MarkerError as exc:  # a usage error once collection is done (below): one line, no traceback, exit 4
+        metafunc.config.stash.setdefault(MARKER_ERRORS, []).append(str(exc))
+        metafunc.parametrize("tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=str(exc)))],
+                             ids=["none"], indirect=True)
+        return
     executors = settings.executors if marker.executors is None else marker.executors
     targets = settings.targets if marker.targets is None else marker.targets
     chosen_executors = [e for e in settings.executors if e in executors]
@@ -96,6 +104,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                   f"the run selects {list(settings.executors)} and {list(settings.targets)}")
         metafunc.parametrize("tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=reason))],
                              ids=["none"], indirect=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A bad marker is a usage error naming the test and the keyword (exit 4), not a collection
+    error under pytest's and pluggy's traceback: pytest_generate_tests cannot raise one itself
+    (an exception there becomes a CollectError of the module)."""
+    errors = list(session.config.stash.get(MARKER_ERRORS, []))
+    for item in session.items:  # a parameter's own marker (pytest.param(..., marks=...))
+        if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo):
+            try:
+                marker_settings(item)
+            except MarkerError as exc:
+                errors.append(str(exc))
+    if not errors:
+        return
+    message = "\n".join(dict.fromkeys(errors))
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the controller shows it as a collection error
+        from _pytest.reports import CollectReport
+
+        session.config.hook.pytest_collectreport(report=CollectReport("", "failed", message, []))
+        session.items[:] = []
+        return
+    raise pytest.UsageError(message)
 
 
 @pytest.fixture

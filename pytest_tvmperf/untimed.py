@@ -26,6 +26,15 @@ if TYPE_CHECKING:
 UNTIMED_NOTE = "timing off: correctness and exact metrics only, time not measured (--tvmperf-timing=off)"
 
 
+def untimed_note(comparison) -> str:
+    """The summary note of an untimed test, with what its simulated cost did: 'timing off: ...;
+    simulated cost gated (cpu_instructions, est_cycles)' when the counts were gated in place of
+    the time (a run that did not simulate says why in a line of its own)."""
+    from pytest_tvmperf.measure.simulate import simulated_gate_note
+
+    return "; ".join(n for n in (UNTIMED_NOTE, simulated_gate_note(Verdict.NOT_GATED, comparison)) if n)
+
+
 def check_untimed(t: "Tvmperf", prep: "Prepared") -> Outcome:
     """The rest of ``tvmperf.check`` for an untimed test: exact metrics against the
     baseline (or recorded with ``--tvmperf-update``, keeping the entry's timings while
@@ -60,7 +69,8 @@ def check_untimed(t: "Tvmperf", prep: "Prepared") -> Outcome:
         message = regression_message(t.nodeid, shown_path, record, baseline, comparison,
                                      [*notes, "timing off: time was not measured"], t.session.accept_command(t.nodeid))
     outcome = t._add(Outcome(t.nodeid, t.test_id, t.executor, t.target, decided.verdict, record=record,
-                             baseline=baseline, comparison=comparison, message=message, note=UNTIMED_NOTE))
+                             baseline=baseline, comparison=comparison, message=message,
+                             note=untimed_note(comparison)))
     if decided.fails:
         pytest.fail(message, pytrace=False)
     return outcome

@@ -57,6 +57,28 @@ def test_bad_marker_of_a_parameter_is_an_error_at_collection(project):
     assert "never runs" not in combined
 
 
+def test_bad_marker_argument_is_a_usage_error_with_no_traceback(project):
+    """issue 26: ``time="5"`` was a collection error (exit 2) under ~20 lines of pluggy traceback."""
+    project.pytester.makepyfile(test_perf=MARKED.replace('time="50%"', 'time="5"'),
+                                test_other=PARAM_MARKER)
+    result = project.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    combined = "\n".join(result.stdout.lines + result.stderr.lines)
+    assert "test_perf.py::test_a: @pytest.mark.tvmperf: bad threshold time='5': write a percentage" in combined, combined
+    assert "test_other.py::test_x[llvm-prim-8]: @pytest.mark.tvmperf: bad vs_torch='fast'" in combined, combined
+    for noise in ("Traceback", "pluggy/", "_pytest/", "ERROR collecting", "never runs"):
+        assert noise not in combined, combined
+
+
+def test_bad_marker_argument_under_xdist_is_its_message_alone(project):
+    project.pytester.makepyfile(test_perf=MARKED.replace('time="50%"', 'time="5"'))
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    assert result.ret != pytest.ExitCode.OK
+    combined = "\n".join(result.stdout.lines + result.stderr.lines)
+    assert "test_perf.py::test_a: @pytest.mark.tvmperf: bad threshold time='5'" in combined, combined
+    assert "Traceback" not in combined and "INTERNALERROR" not in combined, combined
+
+
 UNCOMPILED = '''
 import pytest
 

@@ -3,10 +3,16 @@ metrics only, no timing, no time verdict; the summary says so in one line."""
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
 TESTS = '''
 import os
+import os
+import shutil
+
 import pytest
 from pytest_tvmperf import workloads
 
@@ -85,3 +91,33 @@ def test_bad_timing_value_names_the_option(project):
     result = project.run()
     assert result.ret != 0
     assert "timing='sometimes'" in result.stdout.str() + result.stderr.str()
+
+
+ONE_SMALL = '''
+import os
+import shutil
+
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_small(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+'''
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None or os.uname().machine not in ("x86_64", "amd64"),
+                    reason="valgrind is not installed on this x86-64 host (apt-get install valgrind)")
+def test_timing_off_says_what_the_simulated_cost_did(project, simulated_cost):
+    """issue 26: a timing-off run printed no line about the simulated cost, the gate that holds without time."""
+    project.pytester.makepyfile(test_perf=ONE_SMALL)
+    project.run("--tvmperf-update", "--tvmperf-simulate=on", "--tvmperf-repeat=3").assert_outcomes(passed=1)
+    off = project.run("--tvmperf-timing=off", "--tvmperf-simulate=on")
+    off.assert_outcomes(passed=1)
+    off.stdout.fnmatch_lines(["1 test(s): timing off: correctness and exact metrics only, time not measured "
+                              "(--tvmperf-timing=off); simulated cost gated (cpu_instructions, est_cycles)"])
+    not_simulated = project.run("--tvmperf-timing=off", "--tvmperf-simulate=off")
+    not_simulated.assert_outcomes(passed=1)
+    not_simulated.stdout.fnmatch_lines(["1 test(s): timing off: correctness and exact metrics only, time not measured "
+                                        "(--tvmperf-timing=off)",
+                                        "tvmperf: simulated cost: switched off (--tvmperf-simulate=off)"])
