@@ -1,0 +1,192 @@
+"""The other TVM version's environment (``--tvmperf-against-tvm=VERSION``): a venv under
+the user's cache directory with ``apache-tvm==VERSION``, NumPy and this plugin's own
+dependencies, made with the standard ``venv`` module and ``pip``.
+
+Why ``venv`` + ``pip`` (not ``uv``): both come with every CPython, so the feature needs
+nothing the user does not have already; pip honours the user's pip configuration
+(``PIP_INDEX_URL``, ``--find-links``, certificates, constraints), which is how most
+machines that install TVM at all reach their index; and the environment is built once
+and then reused, so uv's speed would matter once per version and machine.
+
+Layout: ``<cache>/tvm-<version>-<key>/`` where ``<cache>`` is ``$TVMPERF_CACHE_DIR``, else
+``$XDG_CACHE_HOME/pytest-tvmperf``, else ``~/.cache/pytest-tvmperf``, and ``<key>``
+hashes the version, the Python version and the requirement list (so a change of any
+of them makes a new environment). The plugin itself is not installed there: the child
+runs it from this process's own package (a link on its ``PYTHONPATH``), so editing the
+plugin never reinstalls TVM. An environment is built in a temporary directory beside
+its final place and renamed into place when complete (a reader sees a whole
+environment or none), under a file lock (two runs at once build it once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+#: the environment variable that overrides the cache directory
+ENV_CACHE_DIR = "TVMPERF_CACHE_DIR"
+#: the file that marks a complete environment (written last, before the rename)
+MARKER = "tvmperf-env.json"
+#: this plugin's own run-time dependencies, installed at today's versions (so the child's
+#: pytest behaves as this one), TVM and NumPy aside
+PLUGIN_DEPS = ("pytest", "pytest-benchmark", "hypothesis", "tqdm", "cloudpickle", "psutil", "threadpoolctl", "filelock")
+_VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
+
+
+class EnvError(Exception):
+    """The other version's environment cannot be made: a usage error at the start."""
+
+
+@dataclass(frozen=True)
+class OtherEnv:
+    """A complete environment of another TVM version."""
+
+    path: Path
+    version: str  #: as asked for (``0.26.0``)
+    tvm_version: str  #: as ``tvm.__version__`` says there
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+
+def parse_version(text: str) -> str:
+    """``--tvmperf-against-tvm``'s value: a release of apache-tvm such as ``0.26.0``."""
+    text = str(text).strip()
+    if text.startswith("apache-tvm=="):
+        text = text[len("apache-tvm=="):]
+    if not _VERSION.match(text):
+        raise ValueError(f"{text!r} is not a version of apache-tvm: give one such as 0.26.0")
+    return text
+
+
+def cache_root(environ: dict | None = None) -> Path:
+    """Where the environments live (see the module's docstring)."""
+    env = os.environ if environ is None else environ
+    if env.get(ENV_CACHE_DIR):
+        return Path(env[ENV_CACHE_DIR]).expanduser()
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pytest-tvmperf"
+
+
+def _installed(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def requirements(version: str) -> list[str]:
+    """What pip installs: that TVM, NumPy, and the plugin's dependencies at today's versions."""
+    reqs = [f"apache-tvm=={version}", "numpy"]
+    for name in PLUGIN_DEPS:
+        have = _installed(name)
+        reqs.append(f"{name}=={have}" if have else name)
+    return reqs
+
+
+def env_key(version: str, reqs: list[str]) -> str:
+    python = ".".join(map(str, sys.version_info[:3]))
+    text = json.dumps([version, python, sys.platform, sorted(reqs)])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def env_dir(version: str, root: Path | None = None, reqs: list[str] | None = None) -> Path:
+    reqs = requirements(version) if reqs is None else reqs
+    return (root or cache_root()) / f"tvm-{version}-{env_key(version, reqs)}"
+
+
+def _read(path: Path) -> OtherEnv | None:
+    try:
+        data = json.loads((path / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    if not (path / "bin" / "python").exists():
+        return None
+    return OtherEnv(path, str(data.get("version")), str(data.get("tvm_version")))
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    kept = [line for line in text.splitlines() if line.strip() and not line.startswith("WARNING: Location")]
+    return "\n".join(f"    {line[:300]}" for line in kept[-lines:])
+
+
+def _run(cmd: list[str], what: str, timeout: float) -> str:
+    try:
+        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
+                              env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    except subprocess.TimeoutExpired:
+        raise EnvError(f"{what}: no result within {timeout:g} s") from None
+    except OSError as exc:
+        raise EnvError(f"{what}: {exc}") from None
+    if done.returncode != 0:
+        raise EnvError(f"{what} failed (exit status {done.returncode}); its last lines:\n{_tail(done.stdout)}")
+    return done.stdout
+
+
+def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None] = lambda s: None,
+               timeout: float = 1800) -> OtherEnv:
+    """The environment of apache-tvm ``version``: the cached one, or made now. Raises
+    EnvError naming the version and pip's last lines when it cannot be made."""
+    from filelock import FileLock
+
+    reqs = requirements(version)
+    final = env_dir(version, root, reqs)
+    found = _read(final)
+    if found is not None:
+        return found
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(final) + ".lock"):
+        found = _read(final)  # another run made it while this one waited
+        if found is not None:
+            return found
+        temp = final.parent / f".tmp-{final.name}-{os.getpid()}"
+        shutil.rmtree(temp, ignore_errors=True)
+        if final.exists():  # an incomplete one (no marker): made again
+            shutil.rmtree(final, ignore_errors=True)
+        log(f"tvmperf: making the environment of apache-tvm {version} in {final} (once per machine)")
+        try:
+            _run([sys.executable, "-m", "venv", str(temp)], f"python -m venv {temp}", 300)
+            python = str(temp / "bin" / "python")
+            _run([python, "-m", "pip", "install", "--disable-pip-version-check", *reqs],
+                 f"pip install apache-tvm=={version}", timeout)
+            out = _run([python, "-c", "import tvm; print('TVM', tvm.__version__)"],
+                       f"import tvm (apache-tvm {version})", 300)
+            tvm_version = next((line.split()[1] for line in out.splitlines() if line.startswith("TVM ")), version)
+            (temp / MARKER).write_text(json.dumps({"version": version, "tvm_version": tvm_version,
+                                                   "requirements": reqs, "python": sys.version.split()[0]},
+                                                  indent=1) + "\n")
+            os.replace(temp, final)
+        except BaseException:
+            shutil.rmtree(temp, ignore_errors=True)
+            raise
+    made = _read(final)
+    if made is None:  # pragma: no cover - the rename above makes it
+        raise EnvError(f"the environment {final} is incomplete")
+    return made
+
+
+def index_has(version: str, timeout: float = 60) -> str | None:
+    """None when pip's index lists apache-tvm ``version`` (checked with ``pip index
+    versions``), else why not (no network, not on the index)."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "apache-tvm"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    except (subprocess.TimeoutExpired, OSError) as exc:
+        return f"pip index versions apache-tvm: {exc}"
+    if done.returncode != 0:
+        return f"pip index versions apache-tvm failed:\n{_tail(done.stdout, 3)}"
+    listed = re.search(r"Available versions:(.*)", done.stdout)
+    if listed is None or version not in [v.strip() for v in listed.group(1).split(",")]:
+        return f"apache-tvm {version} is not on the package index pip uses"
+    return None

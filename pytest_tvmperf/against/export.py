@@ -1,0 +1,107 @@
+"""The other TVM version's side of ``--tvmperf-against-tvm``: this plugin running under
+that version, in its own environment (env.py), started by today's run (run.py) with
+``TVMPERF_AGAINST_EXPORT=DIR`` on the same test selection.
+
+Each test's ``tvmperf.check`` compiles its workload with that TVM and checks it against
+NumPy as usual (``Preparer``), then, instead of timing and gating, exports the build
+(``export_library``) and records its exact metrics (VM bytecode, instruction counts,
+executed calls, and the simulated per-kernel counts where the simulated cost is on).
+What failed (a compile error, a wrong output, an API the workload uses that this TVM
+lacks) is kept with the test's error text. ``DIR/results.json`` maps node ids to
+``{"status": "built"|"failed"|"skipped", "record", "library", "error"}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.build.prepare import Prepared
+    from pytest_tvmperf.runner import Tvmperf
+
+#: the environment variable that turns this side on (the directory it writes to)
+ENV_EXPORT = "TVMPERF_AGAINST_EXPORT"
+RESULTS = "results.json"
+#: lines of a failed test's report kept as its error
+ERROR_LINES = 15
+
+
+def library_name(nodeid: str) -> str:
+    return f"{hashlib.sha256(nodeid.encode()).hexdigest()[:20]}.so"
+
+
+def _tail(text: str, lines: int = ERROR_LINES) -> str:
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
+
+
+class Exporter:
+    """The export side: ``check`` per test, the test reports, ``results.json`` at the end."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.results: dict[str, dict[str, Any]] = {}
+
+    def check(self, tv: "Tvmperf", prep: "Prepared"):
+        """Record and export ``prep`` (compiled and checked against NumPy already)."""
+        __tracebackhide__ = True
+        import tvm
+
+        from pytest_tvmperf.report.outcome import Outcome
+        from pytest_tvmperf.store.artifacts import export_pending
+        from pytest_tvmperf.store.record import Record
+
+        if not prep.target.runnable or prep.target.remote is not None:
+            pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {tv.target} is not")
+        exact = tv._exact(prep)
+        pending = export_pending(prep.compiled, self.out_dir / library_name(tv.nodeid))
+        final = self.out_dir / library_name(tv.nodeid)
+        os.replace(pending.temp, final)
+        record = Record(workload=prep.workload.name, executor=tv.executor, target=prep.target.as_json(),
+                        tvm_version=str(tvm.__version__), exact=exact, timings={}, compile_s=prep.compile_s,
+                        bytecode=prep.compiled.listing(), pipeline=prep.workload.pipeline,
+                        tuning=prep.tuning.as_json() if prep.tuning else None)
+        from pytest_tvmperf.report.workers import plain
+
+        self.results[tv.nodeid] = {"status": "built", "record": plain(record.as_json()), "library": final.name,
+                                   "sha256": pending.sha256}
+        return tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "recorded", record=record,
+                               note=f"built with TVM {tvm.__version__} for --tvmperf-against-tvm"))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.passed and report.when == "call":
+            return
+        if report.failed:
+            self.results[report.nodeid] = {"status": "failed", "error": _tail(report.longreprtext)}
+        elif report.skipped and report.nodeid not in self.results:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            self.results[report.nodeid] = {"status": "skipped", "error": str(reason).removeprefix("Skipped: ")}
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:  # a test file that does not import under this TVM: one error for its tests
+            self.results[f"collect:{report.nodeid}"] = {"status": "failed", "error": _tail(report.longreprtext)}
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        temp = self.out_dir / f".{RESULTS}.{os.getpid()}.tmp"
+        temp.write_text(json.dumps(self.results, indent=1, sort_keys=True) + "\n")
+        os.replace(temp, self.out_dir / RESULTS)
+
+
+def install(config: pytest.Config, session) -> bool:
+    """In the other environment's child run: register the export side. True when on."""
+    where = os.environ.get(ENV_EXPORT)
+    if not where:
+        return False
+    exporter = Exporter(Path(where))
+    session.against = exporter
+    config.pluginmanager.register(exporter, "tvmperf-against-export")
+    return True
+

@@ -1,0 +1,277 @@
+"""Today's side of ``--tvmperf-against-tvm=VERSION``: each test's build by today's TVM
+timed side by side with the other version's build (the a/b pairing the rebuilt
+baseline uses), every exact and simulated metric compared, and the verdict worded as
+an upgrade. The other version's build stands where a baseline would: the same
+thresholds, the same confirmation re-measure, ``inconclusive`` and the simulated-cost
+gate; ``--tvmperf-against-tvm-report-only`` reports without failing.
+
+Wired into the run by :class:`AgainstPlugin` (registered in ``pytest_configure`` only
+when the option is given): the other version's environment is made (or found) at the
+start, a bad version being one usage error; its pass runs at the first test
+(run.py); the suite's upgrade summary goes to the terminal, the JSON results, the
+HTML report and the pytest-benchmark JSON at the end.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import pytest
+
+from pytest_tvmperf.against import verdict as words
+from pytest_tvmperf.against.env import OtherEnv
+from pytest_tvmperf.against.run import OtherBuilds, read_pass, run_dir, run_pass
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.build.prepare import Prepared
+    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.runner import Tvmperf
+    from pytest_tvmperf.session import TvmperfSession
+
+_LLVM = re.compile(r"LLVM \d+")
+
+
+def same_setup(now: dict[str, str], then: dict[str, str]) -> dict[str, str]:
+    """The other build's ``measured_with`` where it differs from today's only in LLVM's
+    version: each TVM version brings its own LLVM, and what that does to the generated
+    code is part of the upgrade, so those counts are compared, not held."""
+    out = dict(then)
+    for metric, setup in then.items():
+        if metric in now and _LLVM.sub("LLVM", setup) == _LLVM.sub("LLVM", now[metric]):
+            out[metric] = now[metric]
+    return out
+
+
+def child_options(settings, config: pytest.Config) -> list[str]:
+    """The options today's run was given that decide what the child builds and how."""
+    import json
+
+    opts = [f"--tvmperf-targets={','.join(settings.targets)}", f"--tvmperf-executors={','.join(settings.executors)}",
+            f"--tvmperf-hypothesis-examples={settings.hypothesis_examples}",
+            f"--tvmperf-baselines={settings.baseline_dir}", f"--tvmperf-tuning-db={settings.tuning_db}",
+            f"--tvmperf-child-timeout={settings.child_timeout}"]
+    if settings.cli_simulate is not None:
+        opts.append(f"--tvmperf-simulate={settings.cli_simulate}")
+    if settings.llvm_target is not None:
+        opts.append(f"--tvmperf-llvm-target={json.dumps(dict(settings.llvm_target))}")
+    if config.option.keyword:
+        opts += ["-k", config.option.keyword]
+    if config.option.markexpr:
+        opts += ["-m", config.option.markexpr]
+    return opts
+
+
+class AgainstPlugin:
+    """Today's side: owns the other environment, its pass, and the upgrade summary."""
+
+    def __init__(self, config: pytest.Config, session: "TvmperfSession", env: OtherEnv, report_only: bool) -> None:
+        self.config = config
+        self.session = session
+        self.env = env
+        self.report_only = report_only
+        self.nodeids: list[str] = []
+        self._builds: OtherBuilds | None = None
+        self.worker = hasattr(config, "workerinput")
+
+    @property
+    def other(self) -> str:
+        return self.env.tvm_version
+
+    @property
+    def today(self) -> str:
+        import tvm
+
+        return str(tvm.__version__)
+
+    # --- hooks -----------------------------------------------------------------------
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from pytest_tvmperf.combos import Combo
+
+        self.nodeids = [item.nodeid for item in session.items
+                        if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.worker:
+            return
+        shutil.rmtree(run_dir(self.session.run_id), ignore_errors=True)
+        Path(str(run_dir(self.session.run_id)) + ".lock").unlink(missing_ok=True)
+        from pytest_tvmperf.against.reports import amend_reports
+
+        try:
+            amend_reports(self.session.settings, self.summary(), self.session.report.result_entries())
+        except OSError as exc:
+            self.session.write_errors.append(f"upgrade summary not written to the reports: {exc}")
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.worker:
+            return
+        summary = self.summary()
+        if not summary.rows:
+            return
+        terminalreporter.write_sep("-", f"tvmperf: upgrade TVM {summary.other} -> {summary.today}")
+        for i, line in enumerate(summary.lines()):
+            terminalreporter.write_line(line, bold=i == 0)
+        if self.report_only:
+            terminalreporter.write_line("(--tvmperf-against-tvm-report-only: reported, no test failed for it)")
+
+    # --- the pass --------------------------------------------------------------------
+
+    def builds(self) -> OtherBuilds:
+        if self._builds is None:
+            out = run_dir(self.session.run_id)
+            if (out / "results.json").exists():
+                self._builds = read_pass(out, self.other)
+            else:
+                self._builds = run_pass(self.env, self.nodeids, self.session.rootpath, self.config.inipath,
+                                        child_options(self.session.settings, self.config), out)
+        return self._builds
+
+    # --- one test --------------------------------------------------------------------
+
+    def check(self, tv: "Tvmperf", prep: "Prepared"):
+        """Time today's build of ``prep`` against the other version's, and decide."""
+        __tracebackhide__ = True
+        from pytest_tvmperf.judge.compare import compare, compare_time
+        from pytest_tvmperf.judge.gate import confirm, confirmation_note
+        from pytest_tvmperf.measure.machine import current_machine
+        from pytest_tvmperf.measure.reference import REFERENCE_NAME
+        from pytest_tvmperf.measure.timer import TimingTask, kernel_times
+        from pytest_tvmperf.report.outcome import Outcome
+        from pytest_tvmperf.store.record import Record, Timing
+
+        session, other = tv.session, self.other
+        if not prep.target.runnable or prep.target.remote is not None:
+            pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {tv.target} is not")
+        build = self.builds().get(tv.nodeid)
+        if build.status != "built":
+            self._not_compared(tv, f"TVM {other} could not build it ({build.status})", build.error)
+        then = Record.from_json(build.record)
+        exact = tv._exact(prep)
+        then = replace(then, exact=replace(then.exact, measured_with=same_setup(dict(exact.measured_with),
+                                                                                 dict(then.exact.measured_with))))
+        # the other build: run once in the child first (a crash there is not this session's), then loaded here
+        copy = session.scratch_dir() / f"tvm-{other}-{build.library.name}"
+        shutil.copyfile(build.library, copy)
+        got: list = []
+        problem = tv.sources._try_library(copy, prep.target, prep.workload, prep.args, prep.out_specs,
+                                          f"the build of TVM {other}", got)
+        if problem is not None:
+            self._not_compared(tv, f"the build of TVM {other} cannot be timed here", problem)
+        target_json = prep.target.as_json()
+        machine = current_machine(target_json)
+        with session.timing_lock(tv.target):
+            per_kernel = kernel_times(prep.compiled, prep.args)
+        pending = tv.sources.export(prep.compiled, machine.fingerprint)
+        task = TimingTask(
+            workload=(tv.sources.placed_sampler(pending.temp, prep.target, prep.workload, tv.executor, prep.args,
+                                                prep.out_specs) if pending
+                      else prep.compiled.sampler(prep.args, prep.out_specs, session.settings.min_repeat_ms)),
+            reference=session.reference_sampler(prep.target), reference_name=REFERENCE_NAME, baseline=got[0])
+        rounds = session.settings.repeat
+
+        def measure(n: int, fresh: bool = False):
+            with session.timing_lock(tv.target):
+                return tv.timer(task.reloaded() if fresh else task, n)
+
+        def make_record(samples) -> Record:
+            return Record(workload=prep.workload.name, executor=tv.executor, target=target_json,
+                          tvm_version=machine.tvm_version, exact=exact,
+                          timings={machine.fingerprint: Timing(machine, samples)}, compile_s=prep.compile_s,
+                          bytecode=prep.compiled.listing(), kernel_time_s=per_kernel, pipeline=prep.workload.pipeline)
+
+        policy = session.time_policy()
+        mode = words.mode(other)
+
+        def judge(samples) -> dict[str, Any]:
+            v = compare_time(make_record(samples), then, tv.thresholds["time"], policy, "rebuilt")
+            if v.decision is not None:
+                v = replace(v, decision=replace(v.decision, mode=mode),
+                            note=f"a/b: today's build and TVM {other}'s build timed side by side in this process")
+            return {"time": v}
+
+        checked = confirm(measure(rounds), judge, lambda: measure(2 * rounds, fresh=True), session.settings.confirm)
+        record = make_record(checked.samples)
+        time_verdict = checked.verdicts["time"]
+        comparison = compare(record, then, tv.thresholds, policy, "rebuilt").with_verdict(time_verdict)
+        moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
+        ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
+        line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved)
+        notes = [n for n in (confirmation_note(checked),) if n]
+        if time_verdict.reason:
+            notes.append(time_verdict.reason)
+        fails = bool(comparison.regressions) and not self.report_only
+        unclear = comparison.inconclusive and not comparison.regressions and not self.report_only
+        message = self.message(tv, record, then, comparison, line, notes)
+        if record.timing.samples.baseline:  # the other build's side-by-side samples, for the reports
+            from pytest_tvmperf.measure.timer import TimeSamples
+
+            s = record.timing.samples
+            then = replace(then, timings={machine.fingerprint: Timing(
+                replace(machine, tvm_version=then.tvm_version),
+                TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
+        status = comparison.status
+        outcome = tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, status, record=record, baseline=then,
+                                  comparison=comparison, message=message if (fails or unclear) else "", note=line))
+        if fails:
+            pytest.fail(message, pytrace=False)
+        if unclear:
+            tv._inconclusive(message)
+        return outcome
+
+    def message(self, tv: "Tvmperf", record, then, comparison, line: str, notes: Sequence[str]) -> str:
+        """The test's upgrade verdict, then each metric that moved, as a baseline's
+        regression message shows it (the other version in the baseline's place)."""
+        from pytest_tvmperf.report.text import _verdict_line
+
+        lines = [f"tvmperf: {tv.nodeid}: {line}",
+                 f"  (TVM {self.other}'s build stands where the baseline would: left of each arrow)"]
+        for v in comparison.verdicts:
+            moved = v.metric == "time" or (v.current is not None and v.baseline is not None and v.current != v.baseline)
+            if moved and v.status != "n/a":
+                try:
+                    lines += _verdict_line(v, record, then)
+                except Exception:  # the diagnosis is a help, never the failure
+                    lines.append(f"  {v.metric} {v.baseline} -> {v.current} ({v.status})")
+        lines += [f"  note: {n}" for n in notes]
+        if not self.report_only:
+            lines.append("  to report the upgrade without failing: --tvmperf-against-tvm-report-only")
+        return "\n".join(lines)
+
+    def _not_compared(self, tv: "Tvmperf", what: str, error: str) -> None:
+        __tracebackhide__ = True
+        from pytest_tvmperf.report.outcome import Outcome
+
+        first = next((line.strip() for line in reversed(error.splitlines()) if line.strip()), "")
+        note = f"not compared: {what}" + (f": {first}" if first else "")
+        tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "not gated", note=note[:500],
+                        message=f"tvmperf: {tv.nodeid}: {what}; its error there:\n{error}" if error else ""))
+        pytest.skip(note[:2000])
+
+    # --- the suite ---------------------------------------------------------------------
+
+    def summary(self) -> words.UpgradeSummary:
+        return upgrade_summary(self.session.report.result_entries(), self.today, self.other)
+
+
+def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) -> words.UpgradeSummary:
+    """The suite's upgrade summary from the run's result entries (this process's and its
+    xdist workers')."""
+    from pytest_tvmperf.judge.verdict import FAILING
+
+    rows = []
+    for e in entries:
+        if e.relation is not None:
+            continue
+        time = next((m for m in e.metrics if m.metric == "time"), None)
+        cls = words.classify(time.status if time is not None and e.time is not None and e.time.ratio else None)
+        ratio = e.time.ratio if e.time is not None else None
+        rows.append(words.UpgradeRow(e.test_id or e.nodeid, cls, e.note or str(e.verdict), ratio,
+                                     e.time.low if e.time is not None else None,
+                                     e.time.high if e.time is not None else None, e.verdict in FAILING))
+    return words.UpgradeSummary(today, other, tuple(rows))

@@ -1,0 +1,120 @@
+"""Today's run starts the other TVM version's pass: one child pytest, in the other
+version's environment, on this run's selection of tvmperf tests, with the export side
+on (export.py). Its results and exported builds land in a directory of this run,
+shared by its xdist workers (the first to ask runs the pass under a lock, the others
+read what it wrote) and removed at the end of the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from pytest_tvmperf.against.env import OtherEnv
+from pytest_tvmperf.against.export import ENV_EXPORT, RESULTS
+
+#: lines of the child's output kept when the whole pass failed
+LOG_LINES = 20
+
+
+@dataclass(frozen=True)
+class OtherBuild:
+    """One test as the other version built it (or why it could not)."""
+
+    status: str  #: built, failed, skipped, missing
+    error: str = ""
+    record: Mapping[str, Any] | None = None
+    library: Path | None = None
+    sha256: str | None = None
+
+
+@dataclass
+class OtherBuilds:
+    """The other version's pass: by node id; ``problem`` when the pass itself failed."""
+
+    by_nodeid: dict[str, OtherBuild] = field(default_factory=dict)
+    problem: str = ""
+    tvm_version: str = ""
+
+    def get(self, nodeid: str) -> OtherBuild:
+        found = self.by_nodeid.get(nodeid)
+        if found is not None:
+            return found
+        module = nodeid.split("::")[0]
+        collect = self.by_nodeid.get(f"collect:{module}")
+        if collect is not None:
+            return collect
+        return OtherBuild("missing", self.problem or "the other version's run did not reach this test")
+
+
+def run_dir(run_id: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"tvmperf-against-{run_id}"
+
+
+def child_args(nodeids: Sequence[str], rootdir: Path, inipath: Path | None, options: Sequence[str]) -> list[str]:
+    """The child pytest's arguments: only this plugin and pytest's own, the same rootdir
+    and ini, the options given, the node ids."""
+    args = ["-p", "pytest_tvmperf.plugin", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly",
+            "-o", "addopts=", f"--rootdir={rootdir}", "-q", "--tvmperf-timing=off", "--tvmperf-artifacts=off"]
+    if inipath is not None:
+        args.append(f"--config-file={inipath}")
+    return [*args, *options, *nodeids]
+
+
+def link_dir(scratch: Path) -> Path:
+    """A directory holding only a link to this plugin's package: the child's
+    ``PYTHONPATH`` (no metadata beside it, so no entry point loads it twice)."""
+    import pytest_tvmperf
+
+    here = scratch / "plugin-path"
+    here.mkdir(parents=True, exist_ok=True)
+    link = here / "pytest_tvmperf"
+    if not link.exists():
+        os.symlink(Path(pytest_tvmperf.__file__).resolve().parent, link)
+    return here
+
+
+def run_pass(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Path | None, options: Sequence[str],
+             out: Path) -> OtherBuilds:
+    """Run the other version's pass into ``out`` once (a finished one is read back)."""
+    from filelock import FileLock
+
+    out.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out) + ".lock"):
+        if not (out / RESULTS).exists():
+            argsfile = out / "args.txt"
+            argsfile.write_text("\n".join(child_args(nodeids, rootdir, inipath, options)) + "\n")
+            environ = dict(os.environ)
+            environ[ENV_EXPORT] = str(out)
+            environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(link_dir(out)), os.environ.get("PYTHONPATH", "")) if p)
+            environ.pop("PYTEST_ADDOPTS", None)
+            environ.pop("PYTEST_XDIST_WORKER", None)
+            environ.pop("PYTEST_CURRENT_TEST", None)
+            environ.pop("VIRTUAL_ENV", None)
+            with open(out / "child.log", "wb") as log:
+                subprocess.run([str(env.python), "-m", "pytest", f"@{argsfile}"], stdout=log, stderr=subprocess.STDOUT,
+                               cwd=str(rootdir), env=environ, stdin=subprocess.DEVNULL)
+    return read_pass(out, env.tvm_version)
+
+
+def read_pass(out: Path, tvm_version: str = "") -> OtherBuilds:
+    builds = OtherBuilds(tvm_version=tvm_version)
+    try:
+        data = json.loads((out / RESULTS).read_text())
+    except (OSError, ValueError):
+        try:
+            log = (out / "child.log").read_text(errors="replace")
+        except OSError:
+            log = ""
+        kept = [line for line in log.splitlines() if line.strip()][-LOG_LINES:]
+        builds.problem = "its pytest run ended without results; its last lines:\n" + "\n".join(kept)
+        return builds
+    for nodeid, entry in data.items():
+        library = out / entry["library"] if entry.get("library") else None
+        builds.by_nodeid[nodeid] = OtherBuild(entry.get("status", "failed"), entry.get("error", ""),
+                                              entry.get("record"), library, entry.get("sha256"))
+    return builds

@@ -1,0 +1,172 @@
+"""Pure: a test's comparison with another TVM version worded as an upgrade, and the
+suite's upgrade summary.
+
+``TVM 0.27.0 vs 0.26.0: 1.31x slower (a/b), cpu_instructions +18% (fused_matmul_add: +42%)``
+
+The time part is the a/b decision (today's build / the other version's build, timed
+side by side in one process); each exact or simulated metric that moved follows, with,
+for the per-kernel metrics, the kernel that moved most (kernels are matched by name;
+one only one side has is ``new`` or ``gone``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+#: the mode word of a time decision against another TVM version (``a/b vs TVM 0.26.0``)
+MODE_PREFIX = "a/b vs TVM "
+#: the summary's classes, in the order they are counted
+CLASSES = ("slower", "faster", "same", "unclear", "not compared")
+#: the most metric changes one verdict line names
+MAX_CHANGES = 4
+
+
+def mode(other: str) -> str:
+    return f"{MODE_PREFIX}{other}"
+
+
+def _pct(now: float, then: float) -> str:
+    if then == 0:
+        return "new" if now else "+0%"
+    change = now / then - 1
+    return f"{change:+.0%}" if abs(change) >= 0.005 else f"{change:+.1%}"
+
+
+def kernel_moved(now: Mapping[str, int] | None, then: Mapping[str, int] | None) -> str:
+    """The kernel whose count moved most, ``fused_matmul_add: +42%`` (``new``/``gone``);
+    "" when none moved."""
+    now, then = dict(now or {}), dict(then or {})
+    best: tuple[float, str] | None = None
+    for name in sorted(set(now) | set(then)):
+        a, b = now.get(name), then.get(name)
+        if a == b:
+            continue
+        if b is None:
+            text, size = f"{name}: new", float(a or 0)
+        elif a is None:
+            text, size = f"{name}: gone", float(b)
+        else:
+            text, size = f"{name}: {_pct(a, b)}", float(abs(a - b))
+        if best is None or size > best[0]:
+            best = (size, text)
+    return best[1] if best else ""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One metric that differs between today's build and the other version's."""
+
+    metric: str
+    now: float
+    then: float
+    status: str = ""  #: the metric's verdict (regressed fails the test by default)
+    kernel: str = ""  #: the kernel that moved most (per-kernel metrics)
+
+    def describe(self) -> str:
+        if self.metric in ("instructions", "kernels", "calls", "storage_bytes"):
+            text = f"{self.metric} {self.then:g} -> {self.now:g}"
+        else:
+            text = f"{self.metric} {_pct(self.now, self.then)}"
+        return text + (f" ({self.kernel})" if self.kernel else "")
+
+
+def changes(verdicts: Iterable[Any], per_kernel_now: Mapping[str, Mapping[str, int]],
+            per_kernel_then: Mapping[str, Mapping[str, int]]) -> list[Change]:
+    """The metrics (other than time) whose values differ, regressed ones first, then by
+    the size of the change. ``verdicts``: MetricVerdict-like (metric, status, current, baseline)."""
+    out = []
+    for v in verdicts:
+        if v.metric == "time" or v.current is None or v.baseline is None or v.current == v.baseline:
+            continue
+        kernel = kernel_moved(per_kernel_now.get(v.metric), per_kernel_then.get(v.metric)) \
+            if v.metric in per_kernel_now or v.metric in per_kernel_then else ""
+        out.append(Change(v.metric, float(v.current), float(v.baseline), str(v.status), kernel))
+    size = (lambda c: abs(math.log(c.now / c.then)) if c.now > 0 and c.then > 0 else math.inf)
+    return sorted(out, key=lambda c: (c.status != "regressed", -size(c)))
+
+
+def time_words(status: str | None, ratio: float | None) -> str:
+    """``1.31x slower (a/b)``, ``1.20x faster (a/b)``, ``same time (1.02x, a/b)``."""
+    if status is None or ratio is None or ratio <= 0:
+        return "time not compared"
+    if status == "regressed":
+        return f"{ratio:.2f}x slower (a/b)"
+    if status == "improved":
+        return f"{1 / ratio:.2f}x faster (a/b)"
+    if status == "inconclusive":
+        return f"{ratio:.2f}x, unclear (a/b: the noise is larger than the threshold)"
+    if status == "pass":
+        return f"same time ({ratio:.2f}x, a/b)"
+    return f"{ratio:.2f}x ({status}, a/b)"
+
+
+def upgrade_line(today: str, other: str, time_status: str | None, ratio: float | None,
+                 moved: Sequence[Change]) -> str:
+    """The test's verdict as an upgrade from ``other`` to ``today``."""
+    parts = [time_words(time_status, ratio)]
+    parts += [c.describe() for c in moved[:MAX_CHANGES]]
+    if len(moved) > MAX_CHANGES:
+        parts.append(f"{len(moved) - MAX_CHANGES} more metric(s) moved")
+    return f"TVM {today} vs {other}: " + ", ".join(parts)
+
+
+def classify(time_status: str | None) -> str:
+    return {"regressed": "slower", "improved": "faster", "pass": "same", "inconclusive": "unclear"}.get(
+        str(time_status) if time_status is not None else "", "not compared")
+
+
+@dataclass(frozen=True)
+class UpgradeRow:
+    """One test in the suite's upgrade summary (builtin types: JSON, xdist)."""
+
+    test: str
+    cls: str  #: one of CLASSES
+    line: str  #: the verdict line (or why it was not compared)
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    failed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.test, "class": self.cls, "line": self.line, "ratio": self.ratio, "low": self.low,
+                "high": self.high, "failed": self.failed}
+
+
+def _size(row: UpgradeRow) -> float:
+    return abs(math.log(row.ratio)) if row.ratio and row.ratio > 0 else -1.0
+
+
+@dataclass(frozen=True)
+class UpgradeSummary:
+    today: str
+    other: str
+    rows: tuple[UpgradeRow, ...]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {c: sum(r.cls == c for r in self.rows) for c in CLASSES}
+
+    def ordered(self) -> list[UpgradeRow]:
+        """Largest time changes first; those not compared last."""
+        return sorted(self.rows, key=lambda r: (r.cls == "not compared", -_size(r), r.test))
+
+    def headline(self) -> str:
+        counts = self.counts
+        parts = [f"{n} {c}" for c, n in counts.items() if n]
+        return f"TVM {self.today} vs {self.other}, {len(self.rows)} test(s): " + (", ".join(parts) or "none")
+
+    def lines(self, limit: int = 20) -> list[str]:
+        out = [self.headline()]
+        ordered = self.ordered()
+        for row in ordered[:limit]:
+            ci = f" [{row.low:.2f}-{row.high:.2f}x]" if row.low is not None and row.high is not None else ""
+            out.append(f"  {row.test}{ci}: {row.line.split(': ', 1)[-1] if row.line.startswith('TVM ') else row.line}")
+        if len(ordered) > limit:
+            out.append(f"  ... {len(ordered) - limit} more (see the JSON results)")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"today": self.today, "other": self.other, "counts": self.counts,
+                "tests": [r.to_json() for r in self.ordered()]}
