@@ -33,6 +33,15 @@ class TvmperfPlugin:
         if not self.session.settings.update:
             items[:], self.left_out = left_out_items(self.session, items)
 
+    def pytest_collection(self, session: pytest.Session) -> None:
+        """Start the child that runs each new build first (build/isolation.py) now, so it
+        imports TVM while this process collects the tests, not when the first test needs
+        it. Not in an xdist controller (its workers run the tests) or a collect-only run."""
+        config = session.config
+        controller = getattr(config, "workerinput", None) is None and bool(getattr(config.option, "numprocesses", None))
+        if not (controller or config.option.collectonly):
+            self.session.sandbox().start()
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Count the timed tests that will run (for the run-wide false-alarm rate) and note
         which baseline entries they use (for the unused-baseline listing)."""
@@ -43,6 +52,8 @@ class TvmperfPlugin:
         # each gated peer (vs_<peer>) is one more comparison that can fail the run by chance
         gated_peers = sum(len(marker_settings(item).peer_limits) for item in timed)
         state.timed_tests = max(1, len(timed) + gated_peers)
+        if not timed:  # nothing will run a build: the early child is not needed
+            state.close_sandbox()
         for item in session.items:  # the skipped "none" of a test with no combination left counts too
             params = getattr(getattr(item, "callspec", None), "params", {})
             if "tvmperf" in params:

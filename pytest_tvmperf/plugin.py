@@ -75,6 +75,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state.report.history = history
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(TvmperfPlugin(state), "tvmperf-run")
+    from pytest_tvmperf.against.gate import configure as configure_against
+
+    configure_against(config, state)  # --tvmperf-against-tvm=VERSION (and that version's own run)
     state.remove_leftovers()  # temporary files of crashed or killed runs
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir

@@ -11,10 +11,11 @@ from typing import Callable, Mapping
 import pytest
 
 from pytest_tvmperf.store.artifacts import PendingArtifact, discard
+from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.judge.compare import MetricVerdict, RatioVerdict, compare, compare_time, peer_verdicts, relation_verdict
 from pytest_tvmperf.measure.disturbance import clean, device_disturbance
 from pytest_tvmperf.build.executors import get_executor
-from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, summary_note,
+from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, sample_in_looks, summary_note,
                    whole_verdict)
 from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
 from pytest_tvmperf.measure.simulate import simulated_gate_note
@@ -135,6 +136,8 @@ class Tvmperf:
             raise TypeError(f"tvmperf.check() takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
         where = f"{workload.name} on {self.target}/{self.executor}"
         prep = self._prepare(workload, self.executor, where)
+        if self.session.against is not None:  # --tvmperf-against-tvm: another TVM version's build in the baseline's place
+            return self.session.against.check(self, prep)
         if not prep.target.runnable:  # e.g. cuda without a GPU: exact metrics only (never timed)
             from pytest_tvmperf.built_only import check_built
 
@@ -200,13 +203,14 @@ class Tvmperf:
             # timed on the device in the same rounds, stands in for it (measure/disturbance.py)
             return replace(got, preempted=device_disturbance(got.reference), screened_by="device")
 
-        samples = measure(rounds)
+        settled = self._settled(baseline, make_record)
+        samples = sample_in_looks(measure, rounds, settled).samples
         fewer = self._fewer_threads(samples, task) if target.remote is None else None  # the device's threads are its own
         if fewer is not None:
             threads[0], note = fewer
             notes.append(note)
             self._threads_note = f"timed at {threads[0]} TVM thread(s): machine busy"
-            samples = measure(rounds)
+            samples = sample_in_looks(measure, rounds, settled).samples
         self._peers_timed = tuple(sorted(peers))
         samples = self._confirm_peers(samples, lambda: measure(2 * rounds, fresh=True), notes)
         keep = pending is not None and self.sources.keeps_library
@@ -317,6 +321,20 @@ class Tvmperf:
                 notes.append(f"peer {name}: first measurement {v.status} at {v.describe()}, then "
                              f"{checked.second[name].describe()}; the pooled samples decide")
         return checked.samples
+
+    def _settled(self, baseline: Record | None, make_record) -> Callable[[TimeSamples], bool] | None:
+        """When the time samples so far already decide the test (a pass: a slowdown of the
+        threshold is ruled out, or time is not gated), for sequential sampling
+        (judge/gate.py :func:`sample_in_looks`); None when every round is needed: a
+        recording run, no baseline, or peers to gate (their ratios need every round)."""
+        if self.session.settings.update or baseline is None or self.peer_limits:
+            return None
+        policy, limit = self.session.time_policy(), self.thresholds["time"]
+
+        def settled(samples: TimeSamples) -> bool:
+            verdict = compare_time(make_record(samples), baseline, limit, policy, self.sources.ab_source)
+            return verdict.status in (Verdict.PASS, Verdict.NOT_GATED)
+        return settled
 
     def _fewer_threads(self, samples: TimeSamples, task: TimingTask) -> tuple[int, str] | None:
         """A multi-threaded kernel on a machine too busy to give it its threads (one

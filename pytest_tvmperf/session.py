@@ -50,6 +50,10 @@ class TvmperfSession:
     _metric_sources: tuple[MetricSource, ...] | None = None
     #: the RPC devices this process holds (build/remote.py), for targets named llvm@rpc:KEY
     _farm: Any = None
+    #: ``--tvmperf-against-tvm``: the side that measures a test against another TVM version's
+    #: build (against/gate.py), or in that version's own run, the side that exports its builds
+    #: (against/export.py); None otherwise. Its ``check(tv, prep)`` takes over after compiling.
+    against: Any = None
     #: pytest's -v count: an inconclusive test's details are a warning only from -v on (else
     #: one summary line counts them); None outside a pytest run's configure (the fixture used
     #: directly): each inconclusive test warns
@@ -79,6 +83,11 @@ class TvmperfSession:
             self._sandbox = Sandbox(self.scratch_dir(), float(self.settings.child_timeout))
         return self._sandbox
 
+    def close_sandbox(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
     def remove_leftovers(self) -> list[Path]:
         """At session start: temporary files and scratch directories that crashed or
         killed runs left behind (a live run's are kept)."""
@@ -104,9 +113,7 @@ class TvmperfSession:
     def cleanup(self) -> None:
         """Remove the scratch directory and every exported artifact not committed
         (a test that failed after exporting leaves nothing behind)."""
-        if self._sandbox is not None:
-            self._sandbox.close()
-            self._sandbox = None
+        self.close_sandbox()
         for source in self._metric_sources or ():  # e.g. the simulated cost's measuring process
             close = getattr(source, "close", None)
             if close is not None:

@@ -62,6 +62,12 @@ if TYPE_CHECKING:
     from pytest_tvmperf.judge.compare import TimePolicy
 
 
+def _parse_tvm_version(text: str) -> str:
+    from pytest_tvmperf.against.env import parse_version
+
+    return parse_version(text)
+
+
 def _parse_rpc(text: str) -> tuple[str, int]:
     from pytest_tvmperf.build.remote_names import parse_rpc_address
 
@@ -129,6 +135,8 @@ OPT_TIMING = "tvmperf_timing"
 OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
 OPT_LLVM_TARGET = "tvmperf_llvm_target"
 OPT_CHILD_TIMEOUT = "tvmperf_child_timeout"
+OPT_AGAINST_TVM = "tvmperf_against_tvm"
+OPT_AGAINST_TVM_REPORT_ONLY = "tvmperf_against_tvm_report_only"
 #: the environment variable of --tvmperf-llvm-target (a runner's own setting)
 ENV_LLVM_TARGET = "TVMPERF_LLVM_TARGET"
 
@@ -274,6 +282,13 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_CHILD_TIMEOUT, "child_timeout", "seconds a compiled kernel may take to run once in the child process "
            "that runs it before the session does; past it the kernel counts as hung and its test fails "
            f"(default {DEFAULT_CHILD_TIMEOUT_S})", DEFAULT_CHILD_TIMEOUT_S, parse_rpc_timeout, metavar="SECONDS"),
+    Option(OPT_AGAINST_TVM, "against_tvm", "is the TVM upgrade safe? build every selected test with today's TVM and "
+           "with apache-tvm VERSION (installed once into a venv under the user's cache directory, or "
+           "$TVMPERF_CACHE_DIR), time both builds side by side, compare every exact and simulated metric and fail "
+           "a test that today's TVM makes worse past the thresholds (llvm targets; no baseline is read or written)",
+           None, _parse_tvm_version, metavar="VERSION"),
+    Option(OPT_AGAINST_TVM_REPORT_ONLY, "against_tvm_report_only", "with --tvmperf-against-tvm: report the "
+           "upgrade's verdicts without failing a test for them", False, ini=False, switch=True),
 )
 
 
@@ -346,6 +361,10 @@ class Settings:
     #: --tvmperf-llvm-target: the host llvm target, None for the one resolved from the CPU
     llvm_target: Mapping[str, Any] | None = None
     child_timeout: int = DEFAULT_CHILD_TIMEOUT_S
+    #: --tvmperf-against-tvm: the other apache-tvm version a test is compared with (None: off)
+    against_tvm: str | None = None
+    #: --tvmperf-against-tvm-report-only: report that comparison without failing
+    against_tvm_report_only: bool = False
 
     def timing_on(self, marker: bool | None = None) -> bool:
         """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""

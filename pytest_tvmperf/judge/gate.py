@@ -81,6 +81,61 @@ def confirm(samples: TimeSamples, judge: Callable[[TimeSamples], Mapping[str, J]
     return Confirmed(pooled, first, second, final, disagreed)
 
 
+# --- sequential sampling: stop when the answer is already a pass ----------------------
+
+
+#: the fewest rounds a look may judge from (the bootstrap of a median needs a few)
+FIRST_LOOK = 6
+
+
+def looks(rounds: int) -> tuple[int, ...]:
+    """The rounds after which a measurement of ``rounds`` rounds is judged: (6, 10, 15)
+    for 15; only ``(rounds,)`` when there are too few rounds to look earlier."""
+    kept = [rounds]
+    for look in (-(-2 * rounds // 3), max(FIRST_LOOK, -(-2 * rounds // 5))):
+        if look >= FIRST_LOOK and kept[0] - look >= 3:  # a look a few rounds apart from the next
+            kept.insert(0, look)
+    return tuple(kept)
+
+
+@dataclass(frozen=True)
+class Sampled:
+    samples: TimeSamples
+    #: the rounds the measurement was planned for; ``len(samples.samples)`` were taken
+    planned: int
+
+    @property
+    def stopped_early(self) -> bool:
+        return len(self.samples.samples) < self.planned
+
+    def note(self) -> str:
+        """'a pass after 6 of 15 rounds' ("" when every round was taken)."""
+        return (f"a pass after {len(self.samples.samples)} of {self.planned} rounds (sequential sampling)"
+                if self.stopped_early else "")
+
+
+def sample_in_looks(measure: Callable[[int], TimeSamples], rounds: int,
+                    settled: Callable[[TimeSamples], bool] | None) -> Sampled:
+    """Measure ``rounds`` rounds in :func:`looks`, and stop at an earlier look when
+    ``settled`` says the samples so far already decide (a pass: a slowdown of the
+    threshold is ruled out). Only a pass stops early: ruling a slowdown out fails
+    nothing, so the early looks spend none of the run's false-alarm budget, and a
+    ``regressed`` call is only ever made on every round (then confirmed). A pass called
+    early on a real slowdown is the risk: the first look judges 6 rounds, whose bootstrap
+    interval carries the same noise allowance as 15 (benchmarks/detection_power.py
+    measures what it costs in power). ``settled=None``: one measurement of every round."""
+    plan = looks(rounds) if settled is not None else (rounds,)
+    samples: TimeSamples | None = None
+    for look in plan:
+        taken = 0 if samples is None else len(samples.samples)
+        got = measure(look - taken)
+        samples = got if samples is None else samples + got
+        if look < rounds and settled is not None and settled(samples):
+            break
+    assert samples is not None
+    return Sampled(samples, rounds)
+
+
 # --- what one test's verdict is, from its comparison and its peers (pure) -------------
 
 
