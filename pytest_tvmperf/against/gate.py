@@ -275,3 +275,39 @@ def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) ->
                                      e.time.low if e.time is not None else None,
                                      e.time.high if e.time is not None else None, e.verdict in FAILING))
     return words.UpgradeSummary(today, other, tuple(rows))
+
+
+def configure(config: pytest.Config, session: "TvmperfSession") -> None:
+    """``pytest_configure``: in the other version's child run, the export side; with
+    ``--tvmperf-against-tvm=VERSION``, that version's environment (made once per machine:
+    a version that cannot be installed is one usage error here) and today's side."""
+    import sys
+
+    from pytest_tvmperf.against import export
+    from pytest_tvmperf.against.env import EnvError, ensure_env
+
+    if export.install(config, session):
+        return
+    settings = session.settings
+    version = getattr(settings, "against_tvm", None)
+    if version is None:
+        return
+    if settings.update:
+        raise pytest.UsageError("pytest-tvmperf: --tvmperf-against-tvm compares today's TVM with another version and "
+                                "records no baseline: drop --tvmperf-update")
+    if any("@rpc:" in t or t != "llvm" and not t.startswith("llvm") for t in settings.targets):
+        raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-against-tvm times both builds on this machine's CPU: "
+                                f"select llvm targets only (--tvmperf-targets={','.join(settings.targets)})")
+
+    def log(line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    try:
+        env = ensure_env(version, log=log)
+    except EnvError as exc:
+        raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-against-tvm={version}: the environment of apache-tvm "
+                                f"{version} cannot be made: {exc}") from None
+    plugin = AgainstPlugin(config, session, env, bool(getattr(settings, "against_tvm_report_only", False)))
+    session.against = plugin
+    config.pluginmanager.register(plugin, "tvmperf-against")
