@@ -82,7 +82,8 @@ class Project:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
-    for name in ("TVMPERF_FAKE_SCALE", "TVMPERF_FAKE_SPREAD", "TVMPERF_FAKE_CONFIRM_SCALE", "TVMPERF_FAKE_PEER_SCALE"):
+    for name in ("TVMPERF_FAKE_SCALE", "TVMPERF_FAKE_SPREAD", "TVMPERF_FAKE_CONFIRM_SCALE", "TVMPERF_FAKE_PEER_SCALE",
+                 "TVMPERF_TRUST_ARTIFACTS", "TVMPERF_BASELINES_REF"):
         monkeypatch.delenv(name, raising=False)
     return Project(pytester, monkeypatch)
 

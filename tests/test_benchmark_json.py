@@ -16,6 +16,7 @@ STATS = {"min", "max", "mean", "stddev", "rounds", "median", "iqr", "q1", "q3", 
 def test_benchmark_json_is_read_by_pytest_benchmark_compare(project, tmp_path):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
     project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)  # mode "a/b"
+    project.set_env("TVMPERF_TRUST_ARTIFACTS", "on")  # the old form's libraries are loaded only when trusted
     first, second = tmp_path / "0001_first.json", tmp_path / "0002_second.json"
     result = project.run(f"--tvmperf-benchmark-json={first}")
     result.assert_outcomes(passed=2)

@@ -268,6 +268,7 @@ def test_a_truncated_artifact_with_a_matching_sha256_cannot_crash_the_session(pr
     so.write_bytes(so.read_bytes()[: so.stat().st_size // 2])
     timing["artifact"]["sha256"] = hashlib.sha256(so.read_bytes()).hexdigest()
     path.write_text(json.dumps(data))
+    project.set_env("TVMPERF_TRUST_ARTIFACTS", "on")  # the old form's libraries are loaded only when trusted
     project.set_env("TVMPERF_FAKE_SCALE", "3")  # fail, so that the message shows the artifact's note
     result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)

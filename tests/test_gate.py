@@ -72,6 +72,7 @@ def test_time_gate_with_injected_slowdown(project):
     project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)  # the old form
     artifacts = list((project.pytester.path / "baselines" / "artifacts").rglob("*.so"))
     assert len(artifacts) == 2  # saved for a/b timing, one per test
+    project.set_env("TVMPERF_TRUST_ARTIFACTS", "on")  # the old form's libraries are loaded only when trusted
 
     project.set_env("TVMPERF_FAKE_SCALE", "1.02")  # +2%: inside the default 5% threshold
     project.run().assert_outcomes(passed=2)

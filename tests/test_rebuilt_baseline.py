@@ -76,6 +76,7 @@ def test_an_old_so_baseline_still_works_and_update_migrates_it(project):
     assert len(_files(project, "*.so")) == 2 and _files(project, "*.json.gz") == []
     assert all("ir" not in e for e in project.baselines()["tests"].values())
 
+    project.set_env("TVMPERF_TRUST_ARTIFACTS", "on")  # the old form's libraries are loaded only when trusted
     project.set_env("TVMPERF_FAKE_SCALE", "1.10")
     old = project.run()
     old.assert_outcomes(failed=2)
@@ -209,3 +210,51 @@ def test_an_ir_planted_to_run_a_command_is_refused_and_nothing_runs(project):
         f"which no compiled workload calls*Nothing of it was built or run*"])
     assert not owned.exists()
     assert not list(project.pytester.path.glob(".tvmperf-cache/**/*.so"))  # nothing was built from it either
+
+
+PLANTED_LIBRARY = r'''
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) {
+    FILE *f = fopen(OWNED, "a");
+    if (f) { fputs("loaded\n", f); fclose(f); }
+}
+'''
+
+
+def test_an_old_form_library_planted_in_baselines_is_not_loaded_unless_trusted(project):
+    """Issue 23 §1: a shared library with a constructor, named by an entry's
+    ``timings.<fingerprint>.artifact`` with its sha256, was dlopen'ed by the next gate.
+    Now the old form's libraries are loaded only with --tvmperf-trust-artifacts=on."""
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "a C compiler (TVM exports libraries with it)"
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=2)
+    owned = project.pytester.path / "owned"
+    source = project.pytester.path / "planted.c"
+    source.write_text(PLANTED_LIBRARY.replace("OWNED", json.dumps(str(owned))))
+    baselines = project.baselines()
+    for entry in baselines["tests"].values():
+        (timing,) = entry["timings"].values()
+        so = project.pytester.path / "baselines" / timing["artifact"]["path"]
+        subprocess.run([cc, "-shared", "-fPIC", "-o", str(so), str(source)], check=True)
+        timing["artifact"]["sha256"] = hashlib.sha256(so.read_bytes()).hexdigest()
+    project.baseline_file().write_text(json.dumps(baselines))
+
+    project.set_env("TVMPERF_FAKE_SCALE", "3")  # fail, so that the message shows the note
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*note: the baseline's compiled library *.so (the old form) is not loaded: it is native code*",
+        "*baselines of the old form (a compiled .so) compared without a/b timing*--tvmperf-trust-artifacts=on*",
+    ])
+    assert not owned.exists()
+
+    # the user who accepts the risk opts in (command line, ini or environment)
+    project.set_env("TVMPERF_TRUST_ARTIFACTS", "on")
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    assert owned.exists()  # loaded: in the child first (that is all the opt-in risks, and it is said)
+    assert "compared without a/b timing" not in result.stdout.str()

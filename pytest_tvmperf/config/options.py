@@ -102,6 +102,19 @@ def parse_llvm_target(text: Any) -> dict[str, Any]:
     return value
 
 
+def parse_git_ref(text: Any) -> str:
+    """``--tvmperf-baselines-ref``: a git revision such as ``origin/main`` (checked to
+    exist when the run starts)."""
+    import re
+
+    text = str(text).strip()
+    if not text:
+        raise ValueError("give a git revision such as origin/main")
+    if text.startswith("-") or not re.fullmatch(r"[A-Za-z0-9._/@{}~^+-]+", text) or ".." in text:
+        raise ValueError(f"{text!r} is not a git revision (such as origin/main, HEAD~1 or a commit hash)")
+    return text
+
+
 #: the former private names, still used by cli.py and the tests
 _positive_int = positive_int
 _argparse_type = argparse_type
@@ -137,6 +150,11 @@ OPT_LLVM_TARGET = "tvmperf_llvm_target"
 OPT_CHILD_TIMEOUT = "tvmperf_child_timeout"
 OPT_AGAINST_TVM = "tvmperf_against_tvm"
 OPT_AGAINST_TVM_REPORT_ONLY = "tvmperf_against_tvm_report_only"
+OPT_TRUST_ARTIFACTS = "tvmperf_trust_artifacts"
+OPT_BASELINES_REF = "tvmperf_baselines_ref"
+#: the environment variables of --tvmperf-trust-artifacts and --tvmperf-baselines-ref
+ENV_TRUST_ARTIFACTS = "TVMPERF_TRUST_ARTIFACTS"
+ENV_BASELINES_REF = "TVMPERF_BASELINES_REF"
 #: the environment variable of --tvmperf-llvm-target (a runner's own setting)
 ENV_LLVM_TARGET = "TVMPERF_LLVM_TARGET"
 
@@ -289,6 +307,15 @@ OPTIONS: tuple[Option, ...] = (
            None, _parse_tvm_version, metavar="VERSION"),
     Option(OPT_AGAINST_TVM_REPORT_ONLY, "against_tvm_report_only", "with --tvmperf-against-tvm: report the "
            "upgrade's verdicts without failing a test for them", False, ini=False, switch=True),
+    Option(OPT_TRUST_ARTIFACTS, "trust_artifacts", "on: load the compiled libraries (.so) that baselines of the old "
+           "form name (--tvmperf-baseline-program=so) for a/b timing. They are native code that runs in this process, "
+           "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
+           f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})", False, parse_bool,
+           metavar="on|off", env=ENV_TRUST_ARTIFACTS),
+    Option(OPT_BASELINES_REF, "baselines_ref", "read the baseline directory (JSON and IR files) as it is at this git "
+           "revision, e.g. origin/main, so that a pull request is judged against the base branch's baselines and "
+           "cannot change them; not with --tvmperf-update (also $" + ENV_BASELINES_REF + ")", None, parse_git_ref,
+           metavar="REF", passthrough=False, env=ENV_BASELINES_REF),
 )
 
 
@@ -365,6 +392,10 @@ class Settings:
     against_tvm: str | None = None
     #: --tvmperf-against-tvm-report-only: report that comparison without failing
     against_tvm_report_only: bool = False
+    #: --tvmperf-trust-artifacts: load old-form compiled baseline artifacts (.so)
+    trust_artifacts: bool = False
+    #: --tvmperf-baselines-ref: the git revision the baselines are read from (None: the work tree)
+    baselines_ref: str | None = None
 
     def timing_on(self, marker: bool | None = None) -> bool:
         """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""

@@ -24,6 +24,15 @@ if TYPE_CHECKING:
     from pytest_tvmperf.session import TvmperfSession
 
 
+#: why an old-form baseline's compiled library is not loaded (one test's note, the run's summary line)
+UNTRUSTED_NOTE = ("the baseline's compiled library {path} (the old form) is not loaded: it is native code, and a "
+                  "change to the baseline directory alone must not run code; a/b timing is off for this test "
+                  "(re-record with --tvmperf-update to store the IR instead, or pass --tvmperf-trust-artifacts=on "
+                  "for baselines you trust)")
+UNTRUSTED_SUMMARY = ("baselines of the old form (a compiled .so) compared without a/b timing: their libraries are "
+                     "not loaded unless --tvmperf-trust-artifacts=on (re-record with --tvmperf-update to store the IR)")
+
+
 @dataclass
 class TimingSources:
     """The samplers one test times side by side."""
@@ -92,6 +101,10 @@ class TimingSources:
             return sampler
         timing = baseline.timings.get(fingerprint)
         if timing is not None and timing.artifact is not None:  # the old form: this machine's library
+            if not self.session.settings.trust_artifacts:  # native code from baselines/: never loaded unasked
+                notes.append(UNTRUSTED_NOTE.format(path=timing.artifact))
+                self.session.report.not_measured.add(UNTRUSTED_SUMMARY)
+                return None
             sampler = self._artifact_sampler(timing, target, workload, args, out_specs, notes)
             if sampler is not None:
                 self.ab_source = "artifact"

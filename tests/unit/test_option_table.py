@@ -50,9 +50,11 @@ SAMPLES = {
     options.OPT_LLVM_TARGET: "x86-64-v3",
     options.OPT_CHILD_TIMEOUT: "30",
     options.OPT_AGAINST_TVM: "0.26.0",
+    options.OPT_TRUST_ARTIFACTS: "on",
+    options.OPT_BASELINES_REF: "origin/main",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
-OTHER_CLI = {options.OPT_AGAINST_TVM: "0.25.0", options.OPT_RPC: ("10.0.0.1", 1), options.OPT_LLVM_TARGET: {"kind": "llvm", "mcpu": "haswell"}}
+OTHER_CLI = {options.OPT_AGAINST_TVM: "0.25.0", options.OPT_RPC: ("10.0.0.1", 1), options.OPT_BASELINES_REF: "HEAD~1", options.OPT_LLVM_TARGET: {"kind": "llvm", "mcpu": "haswell"}}
 
 
 class FakeConfig:
