@@ -56,6 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
             problem = llvm_target_problem(settings.llvm_target)
             if problem is not None:
                 raise ValueError(f"--tvmperf-llvm-target: {problem}")
+        ref_baselines = None
+        if settings.baselines_ref is not None:
+            settings, ref_baselines = _baselines_at_ref(config, settings)
     except (ValueError, ResultsError) as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
     if settings.update and settings.cli_timing is False:
@@ -73,6 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
     state = TvmperfSession(settings, config.rootpath, run_id=run_id)
     state.report.history = history
+    if ref_baselines is not None:
+        state.report.not_measured.add(ref_baselines.summary())  # one summary line
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(TvmperfPlugin(state), "tvmperf-run")
     from pytest_tvmperf.against.gate import configure as configure_against
@@ -195,6 +200,27 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
     )
+
+
+def _baselines_at_ref(config: pytest.Config, settings: options.Settings):
+    """``--tvmperf-baselines-ref``: the settings with the baseline (and artifact) directory
+    replaced by a copy of it at that git revision, removed when the run ends."""
+    import dataclasses
+    import shutil
+
+    from pytest_tvmperf.store.git_ref import read_baselines
+
+    if settings.update:
+        raise ValueError(f"--tvmperf-baselines-ref={settings.baselines_ref} reads the baselines from git and "
+                         "--tvmperf-update writes them in the work tree: use one or the other")
+    ref = read_baselines(settings.baselines_ref, settings.baseline_dir)
+    config.add_cleanup(lambda: shutil.rmtree(ref.directory, ignore_errors=True))
+    artifact_dir = settings.artifact_dir
+    if artifact_dir is not None:
+        import os
+
+        artifact_dir = ref.directory / os.path.relpath(os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir))
+    return dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir), ref
 
 
 def _inside(path, directory) -> bool:
