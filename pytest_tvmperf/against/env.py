@@ -160,8 +160,22 @@ def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None
             python = str(temp / "bin" / "python")
             _run([python, "-m", "pip", "install", "--disable-pip-version-check", *reqs],
                  f"pip install apache-tvm=={version}", timeout)
-            out = _run([python, "-c", "import tvm; print('TVM', tvm.__version__)"],
-                       f"import tvm (apache-tvm {version})", 300)
+            try:
+                out = _run([python, "-c", "import tvm; print('TVM', tvm.__version__)"],
+                           f"import tvm (apache-tvm {version})", 300)
+            except EnvError as exc:
+                floor = _ffi_floor(python) if "undefined symbol" in str(exc) else None
+                if floor is None:
+                    raise
+                # a release built against an older tvm-ffi than pip picks (0.25.0 declares
+                # apache-tvm-ffi>=0.1.12 and does not load with 0.1.15): the floor it declares
+                log(f"tvmperf: apache-tvm {version} does not load with the newest apache-tvm-ffi; "
+                    f"installing apache-tvm-ffi=={floor}, the oldest it declares")
+                _run([python, "-m", "pip", "install", "--disable-pip-version-check", f"apache-tvm-ffi=={floor}"],
+                     f"pip install apache-tvm-ffi=={floor}", timeout)
+                reqs = [*reqs, f"apache-tvm-ffi=={floor}"]
+                out = _run([python, "-c", "import tvm; print('TVM', tvm.__version__)"],
+                           f"import tvm (apache-tvm {version}, apache-tvm-ffi {floor})", 300)
             tvm_version = next((line.split()[1] for line in out.splitlines() if line.startswith("TVM ")), version)
             (temp / MARKER).write_text(json.dumps({"version": version, "tvm_version": tvm_version,
                                                    "requirements": reqs, "python": sys.version.split()[0]},
@@ -174,6 +188,19 @@ def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None
     if made is None:  # pragma: no cover - the rename above makes it
         raise EnvError(f"the environment {final} is incomplete")
     return made
+
+
+def _ffi_floor(python: str) -> str | None:
+    """The lowest apache-tvm-ffi the installed apache-tvm declares (``>=0.1.12``), if any."""
+    code = ("import re\nfrom importlib.metadata import requires\n"
+            "for r in requires('apache-tvm') or []:\n"
+            "    m = re.match(r'apache[-_]tvm[-_]ffi\\s*\\(?>=\\s*([0-9][^,;)\\s]*)', r)\n"
+            "    if m: print(m.group(1))\n")
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120).stdout.split()
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    return out[0] if out else None
 
 
 def index_has(version: str, timeout: float = 60) -> str | None:

@@ -17,6 +17,9 @@ from typing import Any, Mapping, Sequence
 from pytest_tvmperf.against.env import OtherEnv
 from pytest_tvmperf.against.export import ENV_EXPORT, RESULTS
 
+#: only this plugin and pytest's own in the child (its ``-p`` must be on the command line proper,
+#: not in the ``@file``, to be loaded before the options are parsed)
+PLUGINS = ("-p", "pytest_tvmperf.plugin", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly")
 #: lines of the child's output kept when the whole pass failed
 LOG_LINES = 20
 
@@ -56,10 +59,9 @@ def run_dir(run_id: str) -> Path:
 
 
 def child_args(nodeids: Sequence[str], rootdir: Path, inipath: Path | None, options: Sequence[str]) -> list[str]:
-    """The child pytest's arguments: only this plugin and pytest's own, the same rootdir
-    and ini, the options given, the node ids."""
-    args = ["-p", "pytest_tvmperf.plugin", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly",
-            "-o", "addopts=", f"--rootdir={rootdir}", "-q", "--tvmperf-timing=off", "--tvmperf-artifacts=off"]
+    """The child pytest's arguments (in an ``@file``: node ids can be many): the same
+    rootdir and ini, the options given, the node ids; :data:`PLUGINS` go on its command line."""
+    args = ["-o", "addopts=", f"--rootdir={rootdir}", "-q", "--tvmperf-timing=off", "--tvmperf-artifacts=off"]
     if inipath is not None:
         args.append(f"--config-file={inipath}")
     return [*args, *options, *nodeids]
@@ -96,7 +98,7 @@ def run_pass(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Path
             environ.pop("PYTEST_CURRENT_TEST", None)
             environ.pop("VIRTUAL_ENV", None)
             with open(out / "child.log", "wb") as log:
-                subprocess.run([str(env.python), "-m", "pytest", f"@{argsfile}"], stdout=log, stderr=subprocess.STDOUT,
+                subprocess.run([str(env.python), "-m", "pytest", *PLUGINS, f"@{argsfile}"], stdout=log, stderr=subprocess.STDOUT,
                                cwd=str(rootdir), env=environ, stdin=subprocess.DEVNULL)
     return read_pass(out, env.tvm_version)
 

@@ -6,7 +6,8 @@ suite's upgrade summary.
 The time part is the a/b decision (today's build / the other version's build, timed
 side by side in one process); each exact or simulated metric that moved follows, with,
 for the per-kernel metrics, the kernel that moved most (kernels are matched by name;
-one only one side has is ``new`` or ``gone``).
+one that only one side has is ``new`` or ``gone``; the VM runtime's own work,
+``[runtime]``, is named only when no kernel moved).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ MODE_PREFIX = "a/b vs TVM "
 CLASSES = ("slower", "faster", "same", "unclear", "not compared")
 #: the most metric changes one verdict line names
 MAX_CHANGES = 4
+#: a change of a count smaller than this (and within its threshold) is left out of the line
+MIN_SHOWN = 0.01
 
 
 def mode(other: str) -> str:
@@ -38,8 +41,10 @@ def kernel_moved(now: Mapping[str, int] | None, then: Mapping[str, int] | None) 
     """The kernel whose count moved most, ``fused_matmul_add: +42%`` (``new``/``gone``);
     "" when none moved."""
     now, then = dict(now or {}), dict(then or {})
+    names = sorted(set(now) | set(then))
+    kernels = [n for n in names if not n.startswith("[") and now.get(n) != then.get(n)]
     best: tuple[float, str] | None = None
-    for name in sorted(set(now) | set(then)):
+    for name in kernels or names:  # a kernel before the runtime's own work ("[runtime]")
         a, b = now.get(name), then.get(name)
         if a == b:
             continue
@@ -80,6 +85,8 @@ def changes(verdicts: Iterable[Any], per_kernel_now: Mapping[str, Mapping[str, i
     for v in verdicts:
         if v.metric == "time" or v.current is None or v.baseline is None or v.current == v.baseline:
             continue
+        if str(v.status) not in ("regressed", "improved") and v.baseline and abs(v.current / v.baseline - 1) < MIN_SHOWN:
+            continue  # a count that moved within its allowance by less than 1%: not news
         kernel = kernel_moved(per_kernel_now.get(v.metric), per_kernel_then.get(v.metric)) \
             if v.metric in per_kernel_now or v.metric in per_kernel_then else ""
         out.append(Change(v.metric, float(v.current), float(v.baseline), str(v.status), kernel))
