@@ -73,7 +73,8 @@ def amend_reports(settings, summary: UpgradeSummary, entries: Sequence["ResultEn
     if settings.html_path is not None and settings.html_path.is_file():
         page = settings.html_path.read_text()
         section = html_section(summary, entries)
-        page = page.replace("<main>", "<main>" + section, 1) if "<main>" in page else page + section
+        anchor = "</header>" if "</header>" in page else "<main>"  # after the page's header
+        page = page.replace(anchor, anchor + section, 1) if anchor in page else page + section
         atomic_write(settings.html_path, page)
     if settings.benchmark_json_path is not None and settings.benchmark_json_path.is_file():
         bench = json.loads(settings.benchmark_json_path.read_text())
