@@ -247,7 +247,7 @@ class AgainstPlugin:
         __tracebackhide__ = True
         from pytest_tvmperf.report.outcome import Outcome
 
-        first = next((line.strip() for line in reversed(error.splitlines()) if line.strip()), "")
+        first = error_line(error)
         note = f"not compared: {what}" + (f": {first}" if first else "")
         tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "not gated", note=note[:500],
                         message=f"tvmperf: {tv.nodeid}: {what}; its error there:\n{error}" if error else ""))
@@ -257,6 +257,14 @@ class AgainstPlugin:
 
     def summary(self) -> words.UpgradeSummary:
         return upgrade_summary(self.session.report.result_entries(), self.today, self.other)
+
+
+def error_line(error: str) -> str:
+    """The line of a test report that says what went wrong: pytest's last ``E`` line
+    (``AttributeError: module 'tvm' has no attribute 's_tir'``), else the last line."""
+    lines = [line.rstrip() for line in error.splitlines() if line.strip()]
+    marked = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return (marked[-1] if marked else lines[-1].strip() if lines else "")[:300]
 
 
 def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) -> words.UpgradeSummary:

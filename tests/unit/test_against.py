@@ -199,3 +199,13 @@ def test_a_test_file_that_does_not_import_there_explains_its_tests(tmp_path):
     assert builds.get("t.py::a[llvm-prim]").error.endswith("no attribute 's_tir'")
     assert builds.get("u.py::b").library == tmp_path / "x.so"
     assert builds.get("v.py::c").status == "missing"
+
+
+def test_the_error_named_is_pytests_last_E_line():
+    from pytest_tvmperf.against.gate import error_line
+
+    report = ("    def test_new_api(tvmperf):\n>       raise AttributeError('x')\n"
+              "E       AttributeError: module 'tvm.relax' has no attribute 'brand_new_op'\n\ntest_perf.py:11: AttributeError")
+    assert error_line(report) == "AttributeError: module 'tvm.relax' has no attribute 'brand_new_op'"
+    assert error_line("ImportError: no tvm\n") == "ImportError: no tvm"
+    assert error_line("") == ""
