@@ -86,11 +86,23 @@ def _installed(name: str) -> str | None:
         return None
 
 
-def requirements(version: str) -> list[str]:
-    """What pip installs: that TVM, NumPy, and the plugin's dependencies at today's versions."""
+def parse_packages(text) -> tuple[str, ...]:
+    """``--tvmperf-against-tvm-packages``: more packages the other environment needs to
+    build the tests' workloads (``onnx,onnxruntime,torch``), each a name with an
+    optional ``==VERSION`` (a bare name gets today's installed version)."""
+    items = [p for p in re.split(r"[,\s]+", str(text).strip()) if p]
+    for item in items:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*(==[0-9][0-9A-Za-z.+!-]*)?", item):
+            raise ValueError(f"{item!r} is not a package name (with an optional ==VERSION), e.g. onnx or torch==2.4.0")
+    return tuple(items)
+
+
+def requirements(version: str, packages: tuple[str, ...] = ()) -> list[str]:
+    """What pip installs: that TVM, NumPy, the plugin's dependencies and ``packages``,
+    each at today's version where it is installed here."""
     reqs = [f"apache-tvm=={version}", "numpy"]
-    for name in PLUGIN_DEPS:
-        have = _installed(name)
+    for name in (*PLUGIN_DEPS, *packages):
+        have = _installed(name) if "==" not in name else None
         reqs.append(f"{name}=={have}" if have else name)
     return reqs
 
@@ -135,12 +147,12 @@ def _run(cmd: list[str], what: str, timeout: float) -> str:
 
 
 def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None] = lambda s: None,
-               timeout: float = 1800) -> OtherEnv:
-    """The environment of apache-tvm ``version``: the cached one, or made now. Raises
-    EnvError naming the version and pip's last lines when it cannot be made."""
+               timeout: float = 1800, packages: tuple[str, ...] = ()) -> OtherEnv:
+    """The environment of apache-tvm ``version`` (with ``packages``): the cached one, or
+    made now. Raises EnvError naming the version and pip's last lines when it cannot be made."""
     from filelock import FileLock
 
-    reqs = requirements(version)
+    reqs = requirements(version, packages)
     final = env_dir(version, root, reqs)
     found = _read(final)
     if found is not None:

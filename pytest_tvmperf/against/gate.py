@@ -312,7 +312,7 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
         sys.stderr.flush()
 
     try:
-        env = ensure_env(version, log=log)
+        env = ensure_env(version, log=log, packages=tuple(getattr(settings, "against_tvm_packages", ()) or ()))
     except EnvError as exc:
         raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-against-tvm={version}: the environment of apache-tvm "
                                 f"{version} cannot be made: {exc}") from None

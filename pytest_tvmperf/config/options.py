@@ -68,6 +68,12 @@ def _parse_tvm_version(text: str) -> str:
     return parse_version(text)
 
 
+def _parse_packages(text: str) -> tuple[str, ...]:
+    from pytest_tvmperf.against.env import parse_packages
+
+    return parse_packages(text)
+
+
 def _parse_rpc(text: str) -> tuple[str, int]:
     from pytest_tvmperf.build.remote_names import parse_rpc_address
 
@@ -150,6 +156,7 @@ OPT_LLVM_TARGET = "tvmperf_llvm_target"
 OPT_CHILD_TIMEOUT = "tvmperf_child_timeout"
 OPT_AGAINST_TVM = "tvmperf_against_tvm"
 OPT_AGAINST_TVM_REPORT_ONLY = "tvmperf_against_tvm_report_only"
+OPT_AGAINST_TVM_PACKAGES = "tvmperf_against_tvm_packages"
 OPT_TRUST_ARTIFACTS = "tvmperf_trust_artifacts"
 OPT_BASELINES_REF = "tvmperf_baselines_ref"
 #: the environment variables of --tvmperf-trust-artifacts and --tvmperf-baselines-ref
@@ -307,6 +314,9 @@ OPTIONS: tuple[Option, ...] = (
            None, _parse_tvm_version, metavar="VERSION"),
     Option(OPT_AGAINST_TVM_REPORT_ONLY, "against_tvm_report_only", "with --tvmperf-against-tvm: report the "
            "upgrade's verdicts without failing a test for them", False, ini=False, switch=True),
+    Option(OPT_AGAINST_TVM_PACKAGES, "against_tvm_packages", "with --tvmperf-against-tvm: more packages the other "
+           "version's environment needs to build the tests' workloads, e.g. onnx,onnxruntime,torch (each at today's "
+           "installed version unless given as NAME==VERSION; default none)", (), _parse_packages, metavar="PKG,..."),
     Option(OPT_TRUST_ARTIFACTS, "trust_artifacts", "on: load the compiled libraries (.so) that baselines of the old "
            "form name (--tvmperf-baseline-program=so) for a/b timing. They are native code that runs in this process, "
            "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
@@ -392,6 +402,8 @@ class Settings:
     against_tvm: str | None = None
     #: --tvmperf-against-tvm-report-only: report that comparison without failing
     against_tvm_report_only: bool = False
+    #: --tvmperf-against-tvm-packages: more packages for the other version's environment
+    against_tvm_packages: tuple[str, ...] = ()
     #: --tvmperf-trust-artifacts: load old-form compiled baseline artifacts (.so)
     trust_artifacts: bool = False
     #: --tvmperf-baselines-ref: the git revision the baselines are read from (None: the work tree)

@@ -209,3 +209,12 @@ def test_the_error_named_is_pytests_last_E_line():
     assert error_line(report) == "AttributeError: module 'tvm.relax' has no attribute 'brand_new_op'"
     assert error_line("ImportError: no tvm\n") == "ImportError: no tvm"
     assert error_line("") == ""
+
+
+def test_more_packages_for_the_other_environment():
+    assert env.parse_packages("onnx, onnxruntime torch==2.4.0") == ("onnx", "onnxruntime", "torch==2.4.0")
+    with pytest.raises(ValueError, match="not a package name"):
+        env.parse_packages("onnx;rm -rf /")
+    reqs = env.requirements("0.26.0", ("torch==2.4.0", "no-such-package-here"))
+    assert reqs[-2:] == ["torch==2.4.0", "no-such-package-here"]
+    assert env.env_dir("0.26.0", Path("/c"), reqs) != env.env_dir("0.26.0", Path("/c"))

@@ -50,6 +50,7 @@ SAMPLES = {
     options.OPT_LLVM_TARGET: "x86-64-v3",
     options.OPT_CHILD_TIMEOUT: "30",
     options.OPT_AGAINST_TVM: "0.26.0",
+    options.OPT_AGAINST_TVM_PACKAGES: "onnx,torch==2.4.0",
     options.OPT_TRUST_ARTIFACTS: "on",
     options.OPT_BASELINES_REF: "origin/main",
 }
