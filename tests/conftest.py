@@ -85,6 +85,9 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
     for name in ("TVMPERF_FAKE_SCALE", "TVMPERF_FAKE_SPREAD", "TVMPERF_FAKE_CONFIRM_SCALE", "TVMPERF_FAKE_PEER_SCALE",
                  "TVMPERF_TRUST_ARTIFACTS", "TVMPERF_BASELINES_REF"):
         monkeypatch.delenv(name, raising=False)
+    # each project its own build cache (store/user_cache.py), so a test that damages a cached
+    # build never touches another's; a test that wants the machine's cache sets it back
+    monkeypatch.setenv("TVMPERF_CACHE_DIR", str(pytester.path / ".tvmperf-cache"))
     return Project(pytester, monkeypatch)
 
 

@@ -1,26 +1,23 @@
 """The baseline's stored IR rebuilt for this machine (code generation only: no Relax or
-TIR pipeline runs again), and the compiled library kept in a local cache.
+TIR pipeline runs again), and the compiled library kept in the plugin's cache.
 
-The cache is ``<rootdir>/.tvmperf-cache/ab/<machine fingerprint>/<executor>-<IR
-sha256>.so``: keyed by the IR's hash and the host (CPU, cores, threads, TVM and LLVM
-versions, full target), never committed (the directory holds a ``.gitignore`` of
-``*``). Written under a temporary name and renamed into place, so a reader sees a
-whole library or none. A cached library is only a shortcut: whatever is wrong with it
-(it fails to load, crashes the child that runs it first), it is deleted and rebuilt.
+The cache is ``<cache>/builds/ab/<machine fingerprint>/<executor>-<IR sha256>.so``
+(``<cache>``: store/user_cache.py, outside every project, so nothing a pull request
+commits can stand in for a build): keyed by the IR's hash and the host (CPU, cores,
+threads, TVM and LLVM versions, full target), with the library's own sha256 beside it.
+Written under a temporary name and renamed into place, so a reader sees a whole
+library or none, and bounded in size. A cached library is only a shortcut: whatever is
+wrong with it (its hash does not match, it fails to load, crashes the child that runs
+it first), it is deleted and rebuilt.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_tvmperf.store.files import file_mode, temp_prefix
-
-CACHE_DIR = ".tvmperf-cache"
-GITIGNORE = "# pytest-tvmperf's local cache of baselines rebuilt from their IR: never commit it\n*\n"
+from pytest_tvmperf.store import user_cache
+from pytest_tvmperf.store.files import file_mode
 
 
 def lowered_module(compiled: Any) -> Any | None:
@@ -48,45 +45,25 @@ def build_library(module: Any, executor: str, target: Any, path: Path) -> None:
         lib.export_library(str(path))
 
 
-def cache_path(root: Path, fingerprint: str, executor: str, ir_sha256: str) -> Path:
-    return root / CACHE_DIR / "ab" / fingerprint / f"{executor}-{ir_sha256[:32]}.so"
+def cache_path(fingerprint: str, executor: str, ir_sha256: str) -> Path:
+    return user_cache.builds_dir() / "ab" / fingerprint / f"{executor}-{ir_sha256[:32]}.so"
 
 
-def _ensure_gitignore(root: Path) -> None:
-    cache = root / CACHE_DIR
-    ignore = cache / ".gitignore"
-    if not ignore.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(OSError):
-            ignore.write_text(GITIGNORE)
-
-
-def cached_library(root: Path, fingerprint: str, executor: str, ir_sha256: str, load_module,
+def cached_library(fingerprint: str, executor: str, ir_sha256: str, load_module,
                    target: Any, fresh: bool = False) -> tuple[Path, bool]:
-    """The compiled library of the IR with ``ir_sha256`` for this host: from the cache,
-    or built now from ``load_module()`` and cached (``fresh``: always built). Returns
-    the path and whether it came from the cache. Raises what the load or the build
-    raises."""
-    path = cache_path(root, fingerprint, executor, ir_sha256)
-    if not fresh and path.is_file():
+    """The compiled library of the IR with ``ir_sha256`` for this host: from the cache
+    (whole and unaltered), or built now from ``load_module()`` and cached (``fresh``:
+    always built). Returns the path and whether it came from the cache. Raises what
+    the load or the build raises."""
+    path = cache_path(fingerprint, executor, ir_sha256)
+    if not fresh and user_cache.lookup(path):
         return path, True
     module = load_module()
-    _ensure_gitignore(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=temp_prefix(path.stem), suffix=".tmp.so", dir=path.parent)
-    os.close(fd)
-    try:
-        build_library(module, executor, target, Path(temp))
-        os.chmod(temp, file_mode())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    user_cache.store(path, lambda temp: build_library(module, executor, target, temp), user_cache.builds_dir(),
+                     file_mode())
     return path, False
 
 
 def drop(path: Path) -> None:
     """Remove a cached library that did not work (it is rebuilt next time)."""
-    with contextlib.suppress(OSError):
-        path.unlink()
+    user_cache.drop(path)

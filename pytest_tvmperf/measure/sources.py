@@ -166,7 +166,7 @@ class TimingSources:
         fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
         for fresh in (False, True):
             try:
-                library, cached = rebuild.cached_library(self.session.rootpath, fingerprint, self.executor, ref.sha256,
+                library, cached = rebuild.cached_library(fingerprint, self.executor, ref.sha256,
                                                          lambda: lowered_ir.load(path), target, fresh=fresh)
             except lowered_ir.IRLoadError as exc:
                 notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")

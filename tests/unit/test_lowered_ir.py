@@ -137,8 +137,10 @@ def test_a_rebuilt_baseline_on_the_recording_machine_is_labelled_rebuilt():
     assert (artifact.status, artifact.decision.mode) == ("pass", "a/b")
 
 
-def test_the_library_cache_is_keyed_by_host_executor_and_ir_hash_and_ignored_by_git(tmp_path):
+def test_the_library_cache_is_keyed_by_host_executor_and_ir_hash_and_ignored_by_git(tmp_path, monkeypatch):
     from pytest_tvmperf.build import rebuild
+
+    monkeypatch.setenv("TVMPERF_CACHE_DIR", str(tmp_path / ".tvmperf-cache"))
 
     built = []
 
@@ -152,12 +154,14 @@ def test_the_library_cache_is_keyed_by_host_executor_and_ir_hash_and_ignored_by_
     original = rebuild.build_library
     rebuild.build_library = fake_build
     try:
-        path, cached = rebuild.cached_library(tmp_path, "fp1", "prim", SHA, lambda: "module", Target())
-        again, cached_again = rebuild.cached_library(tmp_path, "fp1", "prim", SHA, lambda: "module", Target())
-        other, _ = rebuild.cached_library(tmp_path, "fp2", "prim", SHA, lambda: "module", Target())
+        path, cached = rebuild.cached_library("fp1", "prim", SHA, lambda: "module", Target())
+        again, cached_again = rebuild.cached_library("fp1", "prim", SHA, lambda: "module", Target())
+        other, _ = rebuild.cached_library("fp2", "prim", SHA, lambda: "module", Target())
+        path.write_bytes(b"lib, altered after it was cached")  # no longer the build it was: built again
+        _, cached_altered = rebuild.cached_library("fp1", "prim", SHA, lambda: "module", Target())
     finally:
         rebuild.build_library = original
-    assert (cached, cached_again, path == again, len(built)) == (False, True, True, 2)
-    assert path == tmp_path / ".tvmperf-cache" / "ab" / "fp1" / f"prim-{SHA[:32]}.so" and other != path
+    assert (cached, cached_again, path == again, cached_altered, len(built)) == (False, True, True, False, 3)
+    assert path == tmp_path / ".tvmperf-cache" / "builds" / "ab" / "fp1" / f"prim-{SHA[:32]}.so" and other != path
     assert (tmp_path / ".tvmperf-cache" / ".gitignore").read_text().splitlines()[-1] == "*"
-    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp.so")]
+    assert not [p for p in path.parent.iterdir() if ".tmp" in p.name]

@@ -1,5 +1,5 @@
 """The one table of options (options.OPTIONS): it generates the flags, the ini keys and
-Settings; the README documents every row; markers parse into MarkerSettings."""
+Settings; the docs' reference is generated from every row; markers parse into MarkerSettings."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pytest_tvmperf.judge.compare import TimePolicy
 from pytest_tvmperf.config.markers import MarkerSettings
 from pytest_tvmperf.config.options import OPTIONS, Limit, Settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 #: one value per option that takes one, different from its default
 SAMPLES = {
@@ -206,26 +206,39 @@ def test_marker_settings_reject_bad_values_naming_the_keyword(kwargs, message):
         MarkerSettings.from_kwargs(kwargs)
 
 
-# --------------------------------------------------------------------------- README
+# --------------------------------------------------------------------------- the docs' reference
 
 
-def _readme_section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index(f"\n### {title}\n")
-    end = re.compile(r"\n##+ ").search(text, start + 1)
-    return text[start:end.start() if end else len(text)]
+def _reference_hook():
+    """docs/hooks/reference.py, the MkDocs hook that generates the Reference page's tables."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tvmperf_docs_reference", DOCS / "hooks" / "reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_readme_options_table_documents_every_option():
-    rows = [line for line in _readme_section("Options").splitlines() if line.startswith("| `--tvmperf-")]
+def test_docs_reference_documents_every_option():
+    """The options table of docs/reference.md is generated from OPTIONS (it was a hand-kept
+    README table, checked here against OPTIONS): every row, with its ini key, environment
+    variable and marker keywords."""
+    hook = _reference_hook()
+    page = hook.on_page_markdown((DOCS / "reference.md").read_text(encoding="utf-8"),
+                                 SimpleNamespace(file=SimpleNamespace(src_path="reference.md")), None, None)
+    assert "<!-- tvmperf:" not in page  # every placeholder was replaced
+    # each option: "`--tvmperf-x=V`", then ":   ini `tvmperf_x` · environment `X` · marker `a`, `b`", then its help
+    entries = re.findall(r"^`(--tvmperf-[a-z-]+)[^`]*`\n:   (.*)\n\n    (.*)$", page, re.MULTILINE)
     documented = {}
-    for row in rows:
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
-        flag = re.match(r"`(--tvmperf-[a-z-]+)", cells[0]).group(1)
-        documented[flag] = (cells[1].strip("`"), set(re.findall(r"`([a-z_]+)", cells[2])))
-    assert documented == {o.flag: (o.dest if o.ini else "", set(o.marker_keys)) for o in OPTIONS}
+    for flag, where, help_text in entries:
+        parts = dict(part.split(" ", 1) for part in where.split(" · ") if part != "command line only")
+        documented[flag] = (parts.get("ini", "").strip("`"), parts.get("environment", "").strip("`"),
+                            set(re.findall(r"`([a-z_]+)`", parts.get("marker", ""))), bool(help_text))
+    assert documented == {o.flag: (o.dest if o.ini else "", o.env or "", set(o.marker_keys), True) for o in OPTIONS}
+    for key in markers.MARKER_KEYS:
+        assert f"| `{key}` |" in page, key
 
 
-def test_readme_states_the_precedence():
-    for title in ("Thresholds", "Options"):
-        assert "command line > marker > ini > default" in _readme_section(title), title
+def test_docs_state_the_precedence():
+    for page in ("reference.md", "gate.md"):
+        assert "command line > marker > ini > default" in (DOCS / page).read_text(encoding="utf-8"), page
