@@ -1,0 +1,108 @@
+"""The documentation site (docs/, mkdocs.yml) builds in strict mode, and every example the
+guide includes (docs/examples/*.py) records its baselines and then passes the gate, as a
+user's project would (issue 26)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+EXAMPLES = sorted((DOCS / "examples").glob("test_*.py"))
+#: how many test ids each example has (one executor each, unless it says more)
+IDS = {"test_relax_nn_module.py": 2, "test_tvmscript.py": 2}
+
+
+def _mkdocs() -> list[str]:
+    pytest.importorskip("mkdocs", reason="mkdocs is in the test extra: pip install -e '.[test]'")
+    pytest.importorskip("material", reason="mkdocs-material is in the test extra: pip install -e '.[test]'")
+    return [sys.executable, "-m", "mkdocs"]
+
+
+def test_the_site_builds_in_strict_mode(tmp_path: Path):
+    """A broken link, a missing page, a bad snippet or any other warning fails the build."""
+    site = tmp_path / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's notice about its successor, printed on every build
+    result = subprocess.run([*_mkdocs(), "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"),
+                             "--site-dir", str(site)], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING" not in result.stderr, result.stderr
+    reference = (site / "reference" / "index.html").read_text(encoding="utf-8")
+    from pytest_tvmperf.config.options import OPTIONS
+
+    for option in OPTIONS:  # the reference is generated from the option table: every row is there
+        assert option.flag in reference, option.flag
+    for example in EXAMPLES:  # each example is included whole, from its file
+        page = (site / "workloads" / "index.html").read_text(encoding="utf-8")
+        assert f"docs/examples/{example.name}" in page, example.name
+
+
+def test_every_page_is_in_the_nav():
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.glob("*.md"))
+    assert pages and all(page in nav for page in pages), pages
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings: the slugs MkDocs and GitHub both make (the pages set no ids)."""
+    from markdown.extensions.toc import slugify
+
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return {slugify(h, "-") for h in re.findall(r"^#+ (.*)$", text, re.MULTILINE)}
+
+
+def test_the_readme_is_one_screen_and_links_into_the_docs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#([^)]+))?\)", readme)
+    assert len({page for page, _ in links}) >= 9  # a link to every page
+    for page, anchor in links:  # relative links, so they work on GitHub too
+        assert (ROOT / page).is_file(), page
+        assert not anchor or anchor in _anchors(ROOT / page), f"{page}#{anchor}"
+
+
+def test_the_two_commands_are_the_readmes_first_lines():
+    """The README keeps the two commands exactly, on its first screen."""
+    head = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:16])
+    assert ('python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 -e ".[peers]" && '
+            ".venv/bin/python -m pytest tests/perf") in head
+    assert ('python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 -e ".[test]" && '
+            ".venv/bin/python -m pytest\n") in head
+
+
+def test_the_ci_workflow_uses_only_real_options():
+    yaml = pytest.importorskip("yaml")  # PyYAML comes with mkdocs
+    from pytest_tvmperf.config.options import OPTIONS
+
+    text = (DOCS / "examples" / "github-workflow.yml").read_text(encoding="utf-8")
+    workflow = yaml.safe_load(text)
+    assert workflow["jobs"]["perf"]["steps"]
+    flags = {o.flag for o in OPTIONS}
+    used = set(re.findall(r"--tvmperf-[a-z-]+", text))
+    assert used and used <= flags, used - flags
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_example_records_then_gates(project, example: Path):
+    """Every example of "Writing workloads", as a user's test file: record, then gate."""
+    if "onnx" in example.name:
+        pytest.importorskip("onnx")
+        pytest.importorskip("onnxruntime")
+    if "torch" in example.name:
+        pytest.importorskip("torch")
+    shutil.copy(example, project.pytester.path / example.name)
+    ids = IDS.get(example.name, 1)
+
+    def run(*args: str) -> pytest.RunResult:  # in a process of its own, as a user runs it (torch imports once)
+        return project.pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, example.name)
+
+    run("--tvmperf-update").assert_outcomes(passed=ids)
+    assert len(project.baselines(example.stem)["tests"]) == ids
+    run().assert_outcomes(passed=ids)
