@@ -106,3 +106,37 @@ def test_example_records_then_gates(project, example: Path):
     run("--tvmperf-update").assert_outcomes(passed=ids)
     assert len(project.baselines(example.stem)["tests"]) == ids
     run().assert_outcomes(passed=ids)
+
+
+def _hook():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tvmperf_docs_reference", DOCS / "hooks" / "reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _render(hook, text: str) -> str:
+    from types import SimpleNamespace
+
+    return hook.on_page_markdown(text, SimpleNamespace(file=SimpleNamespace(src_path="reference.md")), None, None)
+
+
+def test_a_new_option_appears_in_the_reference_by_itself(monkeypatch):
+    """The reference cannot drift: a row added to OPTIONS is documented with no edit to docs/."""
+    from pytest_tvmperf.config import options
+
+    new = options.Option("tvmperf_new_thing", "new_thing", "does a <new> thing", env="TVMPERF_NEW_THING",
+                         marker_keys=("new_thing",), marker_role="sets")
+    monkeypatch.setattr(options, "OPTIONS", (*options.OPTIONS, new))
+    page = _render(_hook(), (DOCS / "reference.md").read_text(encoding="utf-8"))
+    assert "`--tvmperf-new-thing=VALUE`\n:   ini `tvmperf_new_thing` · environment `TVMPERF_NEW_THING` · marker `new_thing`" in page
+    assert "does a &lt;new&gt; thing" in page
+    assert "| `TVMPERF_NEW_THING` | `--tvmperf-new-thing` |" in page
+    assert "| `new_thing` | `--tvmperf-new-thing` |" in page
+
+
+def test_an_unknown_placeholder_fails_the_build():
+    with pytest.raises(ValueError, match="unknown placeholder <!-- tvmperf:nothing -->"):
+        _render(_hook(), "# x\n\n<!-- tvmperf:nothing -->\n")
