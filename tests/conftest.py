@@ -111,3 +111,6 @@ def simulated_cost(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(kernel_metrics, "SOURCES", (*kernel_metrics.SOURCES, "pytest_tvmperf.measure.simulate:SimulatedCost"))
     monkeypatch.setenv("TVMPERF_TEST_SIMULATE", "1")
+    # these tests are about the measurement: each run counts (tests/test_sim_cache.py turns
+    # the stored counts of measure/sim_cache.py back on)
+    monkeypatch.setenv("TVMPERF_SIMULATE_CACHE", "off")

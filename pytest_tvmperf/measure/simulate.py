@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pytest_tvmperf.measure import callgrind
-from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS, KernelMetric, SourceFailed
+from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS, KernelMetric, SourceDied, SourceFailed
 
 #: the target the simulated build is compiled for, on every machine
 PINNED_TARGET: Mapping[str, Any] = {"kind": "llvm", "mcpu": "haswell", "num-cores": 1}
@@ -130,6 +130,7 @@ class SimProcess:
     workdir: Path
     startup_s: float = 0.0
     _proc: subprocess.Popen | None = None
+    _returncode: int | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     def start(self) -> None:
@@ -154,7 +155,9 @@ class SimProcess:
             self._proc.stdin.write(json.dumps(request) + "\n")
             self._proc.stdin.flush()
         except OSError as exc:
-            raise SourceFailed(f"the measuring process is gone ({exc}); see {self.workdir / 'valgrind.log'}") from None
+            self.close()
+            raise SourceDied(f"the measuring process (valgrind) is gone{self._how}; see its log "
+                             f"{self.workdir / 'valgrind.log'}") from None
         answer = self._read(REQUEST_TIMEOUT_S, f"simulating {func}")
         if not answer.get("ok"):
             raise RequestFailed(f"simulating {func} failed: {answer.get('error')}")
@@ -169,9 +172,20 @@ class SimProcess:
         line = self._proc.stdout.readline() if ready else ""
         if not line:
             self.close()
-            why = "took longer than %ds" % timeout if not ready else "ended"
-            raise SourceFailed(f"the measuring process {why} while {doing}; see {self.workdir / 'valgrind.log'}")
+            why = "took longer than %ds" % timeout if not ready else "ended" + self._how
+            error = SourceFailed if doing == "starting" else SourceDied  # it died measuring a test
+            raise error(f"the measuring process (valgrind) {why} while {doing}; see its log {self.workdir / 'valgrind.log'}")
         return json.loads(line)
+
+    @property
+    def _how(self) -> str:
+        """' (killed by SIGKILL)', ' (exit status 1)' for the process :meth:`close` ended."""
+        code = self._returncode
+        if code is None:
+            return ""
+        from pytest_tvmperf.build.isolation import death
+
+        return f" ({'killed by ' if code < 0 else ''}{death(code)})"
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -184,6 +198,7 @@ class SimProcess:
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
+        self._returncode = proc.returncode
 
 
 def _write_inputs(prepared, folder: Path) -> list[Path]:
@@ -266,8 +281,17 @@ class SimulatedCost:
             inputs = _write_inputs(prepared, folder)
         except (CompileError, OSError, RuntimeError) as exc:
             raise SourceFailed(f"preparing {where} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        from pytest_tvmperf.measure import sim_cache
+
+        vm = prepared.executor != "prim"
+        digest = sim_cache.key(library, inputs, workload.entry, vm, self.setup(prepared, settings)) \
+            if sim_cache.enabled() else None
+        counts = sim_cache.load(digest) if digest else None
+        if counts is not None:  # this build on these inputs was counted before: the same count
+            shutil.rmtree(folder, ignore_errors=True)
+            return counts
         try:
-            dump = self.process().measure(library, workload.entry, inputs, vm=prepared.executor != "prim")
+            dump = self.process().measure(library, workload.entry, inputs, vm=vm)
         except RequestFailed:
             raise  # this test's request only: the process serves the next ones from the same state
         except SourceFailed as exc:
@@ -282,7 +306,10 @@ class SimulatedCost:
             raise SourceFailed(f"reading the callgrind dump of {where} failed: {exc}") from None
         finally:
             dump.unlink(missing_ok=True)
-        return callgrind.per_kernel(profile, str(library))
+        counts = callgrind.per_kernel(profile, str(library))
+        if digest:
+            sim_cache.save(digest, counts)
+        return counts
 
     def workdir(self) -> Path:
         if self._workdir is None:
@@ -300,5 +327,11 @@ class SimulatedCost:
             self._process.close()
             self._process = None
         if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
+            log = self._workdir / "valgrind.log"
+            if self._broken is not None and log.is_file():  # a message names it: kept (the next run removes it)
+                for child in self._workdir.iterdir():
+                    if child != log:
+                        shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None

@@ -1,0 +1,78 @@
+"""The simulated cost's counts, kept in the plugin's cache (store/user_cache.py) by what
+determines them, so unchanged code is counted once per machine and not once per run.
+
+A count is a function of the pinned build's bytes, the call's inputs, the function
+called, and the measuring setup (valgrind's version, TVM's version, and this plugin's
+harness and dump reader): the measurement is deterministic given those (README,
+"Simulated cost": identical in every order, alone, reversed and under ``-n 2``), so a
+count stored under their hash is the count a new measurement would give. Anything
+else (another build, other inputs, another valgrind) is another key. Entries are
+small JSON files, written atomically; ``TVMPERF_SIMULATE_CACHE=off`` measures every
+time (the plugin's own tests of the measurement do)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from pytest_tvmperf.store import user_cache
+
+ENV_SWITCH = "TVMPERF_SIMULATE_CACHE"
+#: the code whose change changes a count: the harness that runs the call, and the readers
+_CODE = ("sim_harness.py", "callgrind.py", "simulate.py", "sim_cache.py")
+
+
+def enabled(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get(ENV_SWITCH, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
+def key(library: Path, inputs: Sequence[Path], func: str, vm: bool, setup: str) -> str:
+    """The hash of everything a count depends on."""
+    import tvm
+
+    digest = hashlib.sha256()
+    for part in (setup, str(tvm.__version__), func, str(vm)):
+        digest.update(part.encode() + b"\0")
+    here = Path(__file__).parent
+    for path in (*(here / name for name in _CODE), library, *inputs):
+        digest.update(user_cache.sha256_of(path).encode() + b"\0")
+    return digest.hexdigest()
+
+
+def _path(digest: str) -> Path:
+    return user_cache.cache_root() / "simulated" / digest[:2] / f"{digest}.json"
+
+
+def load(digest: str) -> dict[str, dict[str, int]] | None:
+    """The stored counts, or None (none stored, or a file that is not a count)."""
+    try:
+        data = json.loads(_path(digest).read_text())
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(data, dict) and data and all(
+            isinstance(per, dict) and all(isinstance(k, str) and type(v) is int for k, v in per.items())
+            for per in data.values())):
+        return None
+    return data
+
+
+def save(digest: str, counts: Mapping[str, Mapping[str, int]]) -> None:
+    """Store the counts (a failure to write is no failure of the test: counted again)."""
+    path = _path(digest)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{digest[:12]}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump({m: dict(v) for m, v in counts.items()}, f, sort_keys=True)
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
