@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from pytest_tvmperf.session import TvmperfSession
 
 _LLVM = re.compile(r"LLVM \d+")
+#: the xdist worker input that names the controller's pass directory
+RUN_KEY = "tvmperf_against_run"
 
 
 def same_setup(now: dict[str, str], then: dict[str, str]) -> dict[str, str]:
@@ -76,6 +78,9 @@ class AgainstPlugin:
         self.nodeids: list[str] = []
         self._builds: OtherBuilds | None = None
         self.worker = hasattr(config, "workerinput")
+        #: names the directory of the other version's pass: the controller's run id, handed to
+        #: its xdist workers (pytest_configure_node), so they share one pass and it removes it
+        self.run_key = getattr(config, "workerinput", {}).get(RUN_KEY) or session.run_id
 
     @property
     def other(self) -> str:
@@ -95,12 +100,16 @@ class AgainstPlugin:
         self.nodeids = [item.nodeid for item in session.items
                         if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput[RUN_KEY] = self.run_key
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.worker:
             return
-        shutil.rmtree(run_dir(self.session.run_id), ignore_errors=True)
-        Path(str(run_dir(self.session.run_id)) + ".lock").unlink(missing_ok=True)
+        shutil.rmtree(run_dir(self.run_key), ignore_errors=True)
+        Path(str(run_dir(self.run_key)) + ".lock").unlink(missing_ok=True)
         from pytest_tvmperf.against.reports import amend_reports
 
         try:
@@ -124,7 +133,7 @@ class AgainstPlugin:
 
     def builds(self) -> OtherBuilds:
         if self._builds is None:
-            out = run_dir(self.session.run_id)
+            out = run_dir(self.run_key)
             if (out / "results.json").exists():
                 self._builds = read_pass(out, self.other)
             else:
@@ -212,9 +221,9 @@ class AgainstPlugin:
             from pytest_tvmperf.measure.timer import TimeSamples
 
             s = record.timing.samples
+            # under this run's machine (the record's tvm_version names the other version)
             then = replace(then, timings={machine.fingerprint: Timing(
-                replace(machine, tvm_version=then.tvm_version),
-                TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
+                machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
         status = comparison.status
         outcome = tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, status, record=record, baseline=then,
                                   comparison=comparison, message=message if (fails or unclear) else "", note=line))
