@@ -64,6 +64,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.update and settings.cli_timing is False:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-update records time baselines: drop --tvmperf-timing=off "
                                 "(or set timing=False on the tests that must not be timed)")
+    if settings.cli_simulate == "on":  # asked for on the command line: a machine that cannot is a usage error
+        from pytest_tvmperf.measure.simulate import host_problem
+
+        problem = host_problem()
+        if problem is not None:
+            raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-simulate=on: {problem}; leave the option out to "
+                                    "simulate where valgrind is installed, or pass --tvmperf-simulate=off")
     remote_keys = [t.split("@rpc:", 1)[1] for t in settings.targets if "@rpc:" in t]
     if remote_keys and not hasattr(config, "workerinput"):  # the controller checks once, before any test
         from pytest_tvmperf.build.remote import check_farm

@@ -97,9 +97,8 @@ def test_a_bigger_kernel_fails_naming_it(sim_project):
     result.stdout.fnmatch_lines(["*cpu_instructions * -> *", "*kernels that grew: scale: * -> * instructions (+*%)*"])
 
 
-def test_without_valgrind_the_metric_is_skipped_with_a_reason(sim_project, tmp_path: Path):
-    """valgrind missing from PATH (every other program still there): recorded, not failed,
-    and the summary says why the simulated cost was not measured."""
+def _hide_valgrind(project, tmp_path: Path) -> None:
+    """valgrind missing from PATH (every other program still there)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for folder in os.environ.get("PATH", "").split(os.pathsep):
@@ -109,11 +108,90 @@ def test_without_valgrind_the_metric_is_skipped_with_a_reason(sim_project, tmp_p
             link = bin_dir / name
             if not name.startswith("valgrind") and not link.exists():
                 link.symlink_to(Path(folder, name))
-    sim_project.set_env("PATH", str(bin_dir))
-    result = sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE)
+    project.set_env("PATH", str(bin_dir))
+
+
+def test_without_valgrind_the_metric_is_skipped_with_a_reason(sim_project, tmp_path: Path):
+    """Recorded, not failed, and the summary says why the simulated cost was not measured."""
+    _hide_valgrind(sim_project, tmp_path)
+    result = sim_project.run("--tvmperf-update", *GATE)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["tvmperf: simulated cost: valgrind is not installed (apt-get install valgrind)"])
     assert "per_kernel" not in sim_project.baselines()["tests"]["test_scale[llvm-prim]"]["exact"]
+
+
+def test_simulate_on_without_valgrind_is_a_usage_error(sim_project, tmp_path: Path):
+    """issue 23: --tvmperf-simulate=on on a machine without valgrind was a yellow line."""
+    _hide_valgrind(sim_project, tmp_path)
+    result = sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--tvmperf-simulate=on: valgrind is not installed (apt-get install valgrind); "
+                                 "leave the option out*or pass --tvmperf-simulate=off*"])
+    assert not sim_project.baseline_file("test_perf").exists()
+
+
+@needs_valgrind
+def test_an_update_without_valgrind_keeps_the_stored_counts_and_says_so(sim_project, tmp_path: Path):
+    """issue 23: an update on a machine without valgrind wrote the entries without
+    exact.per_kernel, and the next gate with valgrind said nothing."""
+    sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE).assert_outcomes(passed=1)
+    recorded = counts(sim_project)
+    _hide_valgrind(sim_project, tmp_path)
+    result = sim_project.run("--tvmperf-update", *GATE)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tvmperf: --tvmperf-update kept the stored cpu_instructions, est_cycles counts of "
+                                 "the entries this run could not measure*",
+                                 "tvmperf: simulated cost: valgrind is not installed*"], consecutive=False)
+    assert counts(sim_project) == recorded
+
+
+KILL_VALGRIND = '''
+from pytest_tvmperf.measure import simulate
+
+_measure = simulate.SimProcess.measure
+
+
+def measure(self, *args, **kwargs):
+    """valgrind SIGKILLed while this test's kernel is simulated"""
+    if self._proc is None:
+        self.start()
+    self._proc.kill()
+    self._proc.wait()
+    return _measure(self, *args, **kwargs)
+
+
+simulate.SimProcess.measure = measure
+'''
+
+
+@needs_valgrind
+def test_a_valgrind_killed_during_a_gate_fails_the_test_naming_its_log(sim_project):
+    """issue 23: a valgrind killed mid-run left the gate passing with the counts ungated,
+    and the log a message named was deleted at the session's end."""
+    import re
+
+    sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE).assert_outcomes(passed=1)
+    recorded = counts(sim_project)
+    sim_project.pytester.makepyfile(conftest_kill=KILL_VALGRIND)
+    # in a subprocess: the kill is a patch of the plugin's module
+    result = sim_project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "conftest_kill", *GATE)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*tvmperf: test_perf.py::test_scale[[]llvm-prim[]]: cpu_instructions, est_cycles "
+                                 "could not be measured: simulated cost: the measuring process (valgrind) * "
+                                 "(killed by SIGKILL)*; see its log */valgrind.log*"])
+    log = Path(re.search(r"see its log (\S+/valgrind\.log)", result.stdout.str()).group(1))
+    assert log.is_file()  # the message names it: it is still there
+    shutil.rmtree(log.parent)
+
+    update = sim_project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "conftest_kill",
+                                                       "--tvmperf-update", *GATE)
+    update.assert_outcomes(passed=1)
+    update.stdout.fnmatch_lines(["*kept the stored cpu_instructions, est_cycles counts*"])
+    assert counts(sim_project) == recorded
+    for line in update.stdout.lines:
+        found = re.search(r"see its log (\S+/valgrind\.log)", line)
+        if found:
+            shutil.rmtree(Path(found.group(1)).parent, ignore_errors=True)
 
 
 def test_switched_off_by_the_marker(sim_project):

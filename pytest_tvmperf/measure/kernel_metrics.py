@@ -69,6 +69,11 @@ class SourceFailed(Exception):
     run summary, and the test is neither failed nor gated on that source's metrics."""
 
 
+class SourceDied(SourceFailed):
+    """The source's tool died while measuring this test (valgrind killed): in a gate, the
+    test's metrics of that source fail with the reason where its baseline has them."""
+
+
 class MetricSource(Protocol):
     """Adds per-kernel counts to a test's exact metrics."""
 
@@ -95,6 +100,10 @@ class Collected:
     skipped: tuple[str, ...] = ()  # "simulated cost: valgrind is not installed"
     #: {metric: the source's setup} for the metrics of sources that describe one
     measured_with: Mapping[str, str] = field(default_factory=dict)
+    #: the metrics of the sources that did not measure this test (unavailable, switched off, failed)
+    missing: tuple[str, ...] = ()
+    #: {metric: why} for the metrics of a source whose tool died while measuring this test
+    died: Mapping[str, str] = field(default_factory=dict)
 
 
 def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ...]:
@@ -112,15 +121,21 @@ def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings) -
     per_kernel: dict[str, dict[str, int]] = {}
     measured_with: dict[str, str] = {}
     skipped: list[str] = []
+    missing: list[str] = []
+    died: dict[str, str] = {}
     for source in sources:
         reason = source.unavailable(prepared, settings)
         if reason:
             skipped.append(f"{source.name}: {reason}")
+            missing.extend(m.name for m in source.metrics)
             continue
         try:
             measured = source.collect(prepared, settings)
         except SourceFailed as exc:
             skipped.append(f"{source.name}: {exc}")
+            missing.extend(m.name for m in source.metrics)
+            if isinstance(exc, SourceDied):
+                died.update({m.name: f"{source.name}: {exc}" for m in source.metrics})
             continue
         setup = getattr(source, "setup", None)
         described = setup(prepared, settings) if setup is not None and measured else ""
@@ -128,7 +143,33 @@ def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings) -
             per_kernel[metric] = {str(k): int(v) for k, v in sorted(counts.items())}
             if described:
                 measured_with[metric] = described
-    return Collected(per_kernel, tuple(skipped), measured_with)
+    return Collected(per_kernel, tuple(skipped), measured_with, tuple(missing), died)
+
+
+#: the summary line of an update that kept stored counts it could not measure
+KEPT_LINE = ("--tvmperf-update kept the stored {metrics} counts of the entries this run could not measure "
+             "(their other exact metrics unchanged; as a timing-off run keeps the timings)")
+
+
+def keep_unmeasured(exact, baseline_exact, missing) -> tuple[object, tuple[str, ...]]:
+    """An update's exact metrics with the baseline's counts of the ``missing`` metrics
+    (those this run could not measure: no valgrind, valgrind killed) put back, while the
+    program's other exact metrics are unchanged (the counts are of the same code), as the
+    timings of a timing-off run are kept. Returns the metrics and the names kept."""
+    if baseline_exact is None:
+        return exact, ()
+    from dataclasses import replace
+
+    kept = tuple(m for m in missing if m in baseline_exact.per_kernel and m not in exact.per_kernel)
+    if not kept:
+        return exact, ()
+    bare = lambda e: replace(e, per_kernel={}, measured_with={})  # noqa: E731
+    if bare(exact) != bare(baseline_exact):
+        return exact, ()
+    per_kernel = {**exact.per_kernel, **{m: baseline_exact.per_kernel[m] for m in kept}}
+    measured_with = {**exact.measured_with,
+                     **{m: baseline_exact.measured_with[m] for m in kept if m in baseline_exact.measured_with}}
+    return replace(exact, per_kernel=per_kernel, measured_with=measured_with), kept
 
 
 def setup_difference(metric: str, baseline: Mapping[str, str], current: Mapping[str, str]) -> str:

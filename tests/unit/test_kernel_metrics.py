@@ -210,3 +210,20 @@ def test_a_primfunc_tests_kernel_is_named_after_its_workload(widgets):
     now = dataclasses.replace(record(metrics=with_widgets({"main": 1_100_000})), executor="prim", workload="rgb2yuv")
     message = text.regression_message("t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets))
     assert "kernels that grew: rgb2yuv (main): 1 M -> 1.1 M widgets (+10.0%)" in message
+
+
+def test_an_update_keeps_only_the_unmeasured_counts_of_the_same_program():
+    """issue 23: counts this run could not measure are kept from the baseline while the
+    program's other exact metrics are unchanged (as a timing-off run keeps the timings)."""
+    from pytest_tvmperf.measure.kernel_metrics import keep_unmeasured
+    from pytest_tvmperf.measure.metrics import ExactMetrics
+
+    stored = ExactMetrics(kernels=2, per_kernel={"cpu_instructions": {"k": 10}, "est_cycles": {"k": 20}},
+                          measured_with={"cpu_instructions": "setup", "est_cycles": "setup"})
+    now = ExactMetrics(kernels=2)
+    kept, names = keep_unmeasured(now, stored, ("cpu_instructions", "est_cycles"))
+    assert kept == stored and names == ("cpu_instructions", "est_cycles")
+    assert keep_unmeasured(now, stored, ()) == (now, ())  # measured (or not applicable): nothing kept
+    assert keep_unmeasured(now, None, ("cpu_instructions",)) == (now, ())  # no baseline
+    changed = ExactMetrics(kernels=3)  # another program: its old counts are not its own
+    assert keep_unmeasured(changed, stored, ("cpu_instructions",)) == (changed, ())
