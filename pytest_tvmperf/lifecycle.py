@@ -89,6 +89,8 @@ class TvmperfPlugin:
                 state.store.unused = state.store.find_unused()
                 if state.settings.prune and state.store.unused:
                     state.store.prune(state.store.unused)
+                if state.settings.prune:  # then the files no entry names (a killed update's, issue 23)
+                    state.store.prune_orphans()
         state.cleanup()
         if workeroutput is not None:
             workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], int(state.store.unwritten))
@@ -162,6 +164,9 @@ class TvmperfPlugin:
             tr.write_line(f"tvmperf: {problem}", yellow=True)
         for line in state.report.report_lines:
             tr.write_line(f"tvmperf {line}")
+        if state.store.orphans_pruned:
+            tr.write_line(f"tvmperf: pruned {len(state.store.orphans_pruned)} artifact file(s) no baseline named: "
+                          f"{', '.join(state.store.orphans_pruned)}")
         if state.store.pruned:
             tr.write_line(f"tvmperf: pruned {len(state.store.pruned)} unused baseline(s): {', '.join(state.store.pruned)}")
         elif state.store.unused:

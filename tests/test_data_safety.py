@@ -138,6 +138,27 @@ def test_prune_keeps_an_artifact_that_another_baseline_file_names(project):
     assert artifact_problems(project.pytester.path) == []
 
 
+def test_prune_removes_artifact_files_no_entry_names_and_only_prune_does(project):
+    """issue 23: a kill inside the write window leaves committed IR files no entry names;
+    neither the next run nor --tvmperf-prune removed them."""
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    named = _named_artifacts(project)
+    ir_dir = project.pytester.path / "baselines" / "artifacts" / "ir"
+    orphan = ir_dir / ("0" * 24 + ".json.gz")  # as a killed update leaves it: in place, named by no entry
+    shutil.copyfile(project.pytester.path / "baselines" / sorted(named)[0], orphan)
+
+    project.run().assert_outcomes(passed=2)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    assert orphan.exists()  # only prune removes files
+    pruned = project.run("--tvmperf-update", "--tvmperf-prune")
+    pruned.assert_outcomes(passed=2)
+    pruned.stdout.fnmatch_lines([f"tvmperf: pruned 1 artifact file(s) no baseline named: artifacts/ir/{orphan.name}"])
+    assert not orphan.exists()
+    assert _named_artifacts(project) == named and artifact_problems(project.pytester.path) == []
+    project.run().assert_outcomes(passed=2)
+
+
 # ---------------------------------------------------------------- 2. interrupted update
 
 INTERRUPT_AT_BASELINE_LOCK = '''

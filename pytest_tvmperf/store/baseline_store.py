@@ -28,6 +28,8 @@ class BaselineStore:
     partial_run: bool = False
     unused: dict[Path, list[str]] = field(default_factory=dict)
     pruned: list[str] = field(default_factory=list)
+    #: artifact files (IR, compiled libraries) that no entry named, removed by --tvmperf-prune
+    orphans_pruned: list[str] = field(default_factory=list)
     _baselines: dict[Path, dict[str, Record] | BaselineError] = field(default_factory=dict)
 
     def baselines(self, path: Path) -> dict[str, Record]:
@@ -137,6 +139,23 @@ class BaselineStore:
             self.pruned.extend(f"{path.relative_to(self.rootpath) if path.is_relative_to(self.rootpath) else path}::{n}" for n in names)
         with baselines_lock(base_dir):
             artifacts.delete_unnamed(candidates, base_dir, self.settings.artifact_dir, self._not_baselines())
+
+    def prune_orphans(self) -> None:
+        """Remove the files in the artifact directory (IR files, compiled libraries) that
+        no entry of any baseline file names: left by a run killed between writing them and
+        replacing the baseline file, or by a baseline file edited by hand
+        (``--tvmperf-update --tvmperf-prune``). A file named anywhere in a file that cannot
+        be parsed is kept; a live writer's temporary files are not candidates."""
+        from pytest_tvmperf.store.files import baselines_lock
+
+        base_dir, artifact_dir = self.settings.baseline_dir, self.settings.artifact_dir
+        if artifact_dir is None or not artifact_dir.is_dir():
+            return
+        with baselines_lock(base_dir):
+            candidates = {str(p.relative_to(base_dir)) for p in artifact_dir.rglob("*")
+                          if not p.name.startswith(".") and p.name.endswith((".json.gz", ".so")) and p.is_file()
+                          and not p.is_symlink()}
+            self.orphans_pruned = artifacts.delete_unnamed(candidates, base_dir, artifact_dir, self._not_baselines())
 
     def _not_baselines(self) -> list[Path]:
         """Directories under the baseline directory that hold no baseline files."""
