@@ -6,8 +6,8 @@ suite's upgrade summary.
 The time part is the a/b decision (today's build / the other version's build, timed
 side by side in one process); each exact or simulated metric that moved follows, with,
 for the per-kernel metrics, the kernel that moved most (kernels are matched by name;
-one that only one side has is ``new`` or ``gone``; the VM runtime's own work,
-``[runtime]``, is named only when no kernel moved).
+one that only one side has is ``new`` or ``gone``; the VM runtime's own work outside
+the kernels, ``[runtime]``, is named when it moved most).
 """
 
 from __future__ import annotations
@@ -41,10 +41,8 @@ def kernel_moved(now: Mapping[str, int] | None, then: Mapping[str, int] | None) 
     """The kernel whose count moved most, ``fused_matmul_add: +42%`` (``new``/``gone``);
     "" when none moved."""
     now, then = dict(now or {}), dict(then or {})
-    names = sorted(set(now) | set(then))
-    kernels = [n for n in names if not n.startswith("[") and now.get(n) != then.get(n)]
     best: tuple[float, str] | None = None
-    for name in kernels or names:  # a kernel before the runtime's own work ("[runtime]")
+    for name in sorted(set(now) | set(then)):
         a, b = now.get(name), then.get(name)
         if a == b:
             continue
