@@ -166,6 +166,38 @@ def test_no_tracker_running_is_an_error_at_start_up(pytester):
     result.stderr.fnmatch_lines([f"*no RPC tracker answers at 127.0.0.1:{port}*python -m tvm.exec.rpc_tracker*"])
 
 
+def test_the_advice_to_start_a_tracker_works_as_printed_on_a_port_above_9199():
+    """issue 23: the advised command failed for ports >= 9199 (the tracker's --port-end
+    defaults to 9199, so it had no port to try). Run as printed, it now listens."""
+    import re
+    import shlex
+    import subprocess
+
+    from rpc_fixtures import START_TIMEOUT_S, RpcFarm, _wait_until
+    from pytest_tvmperf.build import tracker
+
+    port = free_port()
+    while port < 9200:  # the case of the issue
+        port = free_port()
+    with pytest.raises(tracker.TrackerError) as error:
+        tracker.summary(("127.0.0.1", port))
+    command = re.search(r"start one with (python -m tvm\.exec\.rpc_tracker [^,]+),", str(error.value)).group(1)
+    args = shlex.split(command)
+    assert args[:3] == ["python", "-m", "tvm.exec.rpc_tracker"]
+    proc = subprocess.Popen(["timeout", "-s", "KILL", "300", sys.executable, *args[1:]], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        def answers() -> bool:
+            try:
+                return "queue_info" in tracker.summary(("127.0.0.1", port), timeout=2)
+            except tracker.TrackerError:
+                return False
+
+        _wait_until(answers, f"the advised tracker on port {port}", START_TIMEOUT_S, proc)
+    finally:
+        RpcFarm.kill(proc)
+
+
 def test_remote_target_without_a_tracker_address_is_a_usage_error(pytester):
     pytester.makepyfile(test_perf=REMOTE_TESTS)
     result = pytester.runpytest(*FAST, f"--tvmperf-targets=llvm@rpc:{KEY}")
@@ -273,6 +305,38 @@ def test_a_device_that_hangs_fails_its_test_within_the_call_timeout(pytester, rp
     stuck.assert_outcomes(failed=1)
     stuck.stdout.fnmatch_lines(["*the RPC device rpc:frozen (server 127.0.0.1:*) stopped answering while timing the "
                                 "workload (no answer within 10 s (--tvmperf-rpc-timeout))*writes no baseline*"])
+    assert (pytester.path / "baselines" / "test_perf.json").read_bytes() == before
+
+
+def test_after_a_device_hangs_the_later_tests_of_its_key_do_not_wait_for_a_free_one(pytester, rpc_farm, monkeypatch):
+    """issue 23: after the test that hit a stopped server failed within the call timeout,
+    each later test of the key waited 600 s for a free device (the stopped server stays
+    registered and busy). Now the next waits at most the call timeout, and the rest fail
+    at once naming what happened."""
+    hung, remote, before = _recorded_on_a_server_of_its_own(pytester, rpc_farm, "wedged")
+    pytester.makepyfile(test_perf=TWO_PRIM_TESTS + '''
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_c(tvmperf):
+    tvmperf.check(workloads.rgb2yuv(schedule="default"))
+''')
+    pytester.makeconftest(STOP_BEFORE_TIMING)
+    monkeypatch.setenv("TVMPERF_TEST_KILL_PGID", str(hung.pid))
+    try:  # a bounded child: waiting 600 s per later test would run past it and fail this test
+        stuck = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-rpc-timeout=5", "--tvmperf-update",
+                                              timeout=240)
+    finally:
+        rpc_farm.kill(hung)
+    stuck.assert_outcomes(failed=3)
+    stuck.stdout.fnmatch_lines([
+        "*test_a*the RPC device rpc:wedged (server 127.0.0.1:*) stopped answering while *(no answer within 5 s*",
+        "*test_b*no device with key 'wedged' became free at the RPC tracker * within 5 s (all busy)*",
+        "*no device of key 'wedged' after an earlier test of this run: the RPC device rpc:wedged*stopped answering*"
+        "waited at most 5 s (--tvmperf-rpc-timeout)*every later test of this key fails at once*",
+    ])
+    stuck.stdout.fnmatch_lines(["*test_c*tvmperf: target llvm@rpc:wedged: no device of key 'wedged' after an "
+                                "earlier test of this run*"])
+    assert "within 600 s" not in stuck.stdout.str()
     assert (pytester.path / "baselines" / "test_perf.json").read_bytes() == before
 
 

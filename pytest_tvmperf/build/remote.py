@@ -147,6 +147,8 @@ class RemoteDevice:
     #: ``tvm.codegen.llvm.GetHostCPUFeatures``), None where the device cannot say
     features: Mapping[str, bool] | None = None
     alive: bool = True
+    #: what happened to it, once it stopped answering or went away ("" while it answers)
+    failure: str = ""
     #: the longest one call may take before the device counts as hung (0: unbounded)
     call_timeout_s: float = 0.0
     _files: Any = field(default_factory=itertools.count)
@@ -264,6 +266,7 @@ class RemoteDevice:
         self.alive = False
         why = f"stopped answering while {what} ({exc})" if isinstance(exc, DeviceHung) else \
             f"went away while {what} ({shorten_tvm_error(exc, 1)})"
+        self.failure = f"the {self.describe()} {why}"
         pytest.fail(f"tvmperf: the {self.describe()} {why}; "
                     f"this test fails and writes no baseline, the others keep theirs; the next test asks the tracker "
                     f"for another device with key {self.name.key!r}", pytrace=False)
@@ -379,6 +382,11 @@ class Farm:
     #: the longest one call to a device may take (--tvmperf-rpc-timeout)
     call_timeout_s: float = 0.0
     _held: dict[str, TargetSpec] = field(default_factory=dict)
+    #: {key: what happened} for the keys whose device hung or went away in this run: a
+    #: later test waits at most the call timeout for another device of the key
+    _failed: dict[str, str] = field(default_factory=dict)
+    #: {key: why} for the keys that then had no other device either: later tests fail at once
+    _given_up: dict[str, str] = field(default_factory=dict)
 
     def check(self, keys: Sequence[str]) -> None:
         """At start-up: the tracker answers and has a device for every key (TrackerError
@@ -391,19 +399,35 @@ class Farm:
     def target(self, name: str) -> TargetSpec:
         """The target of remote name ``name``, on a device held for the run (asked for
         again when the one held went away)."""
+        import pytest
+
         held = self._held.get(name)
         if held is not None and held.remote.alive:
             return held
-        if held is not None:
-            held.remote.close()
         remote = split_remote(name)
         assert remote is not None
+        if held is not None:
+            self._failed.setdefault(remote.key, held.remote.failure or f"the {held.remote.describe()} stopped answering")
+            held.remote.close()
+            del self._held[name]
+        if remote.key in self._given_up:
+            pytest.fail(f"tvmperf: target {name}: {self._given_up[remote.key]}", pytrace=False)
+        earlier = self._failed.get(remote.key)
+        # after a device of this key hung, a free one is not waited for long: the hung one
+        # stays registered and busy at the tracker (it cannot say it is free), so the queue
+        # may never move
+        wait_s = min(self.wait_s, self.call_timeout_s) if earlier is not None and self.call_timeout_s > 0 else self.wait_s
         try:
-            device = RemoteDevice.open(remote, self.tracker, self.wait_s, self.call_timeout_s)
+            device = RemoteDevice.open(remote, self.tracker, wait_s, self.call_timeout_s)
         except tracker.TrackerError as exc:
-            import pytest
-
-            pytest.fail(f"tvmperf: target {name}: {exc}", pytrace=False)
+            if earlier is None:
+                self._failed[remote.key] = str(exc).splitlines()[0]
+                pytest.fail(f"tvmperf: target {name}: {exc}", pytrace=False)
+            self._given_up[remote.key] = (
+                f"no device of key {remote.key!r} after an earlier test of this run: {earlier}; the next request "
+                f"waited at most {wait_s:g} s (--tvmperf-rpc-timeout) and got none, so every later test of this "
+                f"key fails at once (restart or free the device, then run again)")
+            pytest.fail(f"tvmperf: target {name}: {exc}\n{self._given_up[remote.key]}", pytrace=False)
         spec = TargetSpec(name, device.target_config(), remote=device)
         self._held[name] = spec
         return spec

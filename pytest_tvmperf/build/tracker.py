@@ -73,7 +73,7 @@ def _connect(tracker: tuple[str, int], timeout: float) -> socket.socket:
         sock = socket.create_connection(tracker, timeout=timeout)
     except OSError as exc:
         raise TrackerError(f"no RPC tracker answers at {where} ({exc.strerror or exc}): start one with "
-                           f"python -m tvm.exec.rpc_tracker --host {tracker[0]} --port {tracker[1]}, or fix "
+                           f"python -m tvm.exec.rpc_tracker --host {tracker[0]} --port {tracker[1]} --port-end {tracker[1] + 1}, or fix "
                            f"--tvmperf-rpc (ini tvmperf_rpc)") from None
     try:
         sock.sendall(struct.pack("<i", base.RPC_TRACKER_MAGIC))
