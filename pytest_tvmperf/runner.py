@@ -26,6 +26,7 @@ from pytest_tvmperf.config.options import Limit
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
 from pytest_tvmperf.build.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
 from pytest_tvmperf.store.record import IRRef, Record, Timing
+from pytest_tvmperf.measure.plan import UNTIMED_NOTE, Mode, Plan, plan_for, summary_line, with_baseline_calls
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
 from pytest_tvmperf.report.text import missing_baseline_message, peer_lines, regression_message, relation_message
 from pytest_tvmperf.report.outcome import Outcome, junit_properties
@@ -35,6 +36,12 @@ from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.combos import Combo, TvmperfInconclusive, Variant
 from pytest_tvmperf.report.workers import plain
 from pytest_tvmperf.workload import Workload
+from pytest_tvmperf.config.parsing import TIME_METRIC
+
+#: the plan of a test that is timed (measure/plan.py)
+TIMED = Plan(Mode.TIMED)
+#: the verdicts of metrics that were compared with the baseline
+_GATED = (Verdict.PASS, Verdict.IMPROVED, Verdict.REGRESSED)
 
 
 @dataclass
@@ -112,9 +119,10 @@ class Tvmperf:
                           message=message, **fields))
         pytest.fail(message, pytrace=False)
 
-    def _exact(self, prep: Prepared) -> ExactMetrics:
-        """The exact metrics of a prepared workload, with the metric sources' per-kernel counts."""
-        exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args))
+    def _exact(self, prep: Prepared, runs: bool = True) -> ExactMetrics:
+        """The exact metrics of a prepared workload, with the metric sources' per-kernel
+        counts; ``runs``: the program runs here, so its executed calls are counted."""
+        exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
         settings = self.session.settings
         if self.simulate is not None:  # the test's marker: over the ini, under the command line
             settings = replace(settings, ini_simulate=self.simulate)
@@ -140,14 +148,9 @@ class Tvmperf:
         prep = self._prepare(workload, self.executor, where)
         if self.session.against is not None:  # --tvmperf-against-tvm: another TVM version's build in the baseline's place
             return self.session.against.check(self, prep)
-        if not prep.target.runnable:  # e.g. cuda without a GPU: exact metrics only (never timed)
-            from pytest_tvmperf.built_only import check_built
-
-            return check_built(self, prep)
-        if not self.timing:
-            from pytest_tvmperf.untimed import check_untimed
-
-            return check_untimed(self, prep)
+        plan = plan_for(prep.target.runnable, prep.target.not_run, self.timing)
+        if not plan.time:  # timing off, or a target built but not run here (cuda without a GPU)
+            return self._check_untimed(prep, plan)
         compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
         peers = self.sources.peer_samplers(prep, where)
 
@@ -259,8 +262,6 @@ class Tvmperf:
                 pytest.skip(f"target {self.target}: {preps[-1].target.not_run}: a time ratio needs the program run")
         label = f"{sides[0].describe(self.executor)} / {sides[1].describe(self.executor)}"
         if not self.timing:  # both sides compiled and checked; the ratio is a time: not measured
-            from pytest_tvmperf.untimed import UNTIMED_NOTE
-
             self._add(Outcome(self.nodeid, shown_id, self.executor, self.target, "not gated", note=UNTIMED_NOTE))
             return None  # type: ignore[return-value]
         samplers = []
@@ -298,6 +299,26 @@ class Tvmperf:
         if verdict.status == "inconclusive":
             self._inconclusive(message)
         return verdict
+
+    def _check_untimed(self, prep: Prepared, plan: Plan) -> Outcome:
+        """The rest of :meth:`check` for a mode without time: the same record and the same
+        decision, from the measurements the plan takes (measure/plan.py)."""
+        __tracebackhide__ = True
+        session = self.session
+        exact = self._exact(prep, runs=plan.runs)
+        baseline = self._baselines().get(self.test_id)
+        if not plan.runs:
+            exact = with_baseline_calls(exact, baseline)
+            session.report.not_measured.add(summary_line(self.target, plan.why,
+                                                         "recorded" if session.settings.update else "gated"))
+        target_json = prep.target.as_json()
+        record = Record(workload=prep.workload.name, executor=self.executor, target=target_json,
+                        tvm_version=current_machine(target_json).tvm_version, exact=exact, timings={},
+                        compile_s=prep.compile_s, bytecode=prep.compiled.listing(), kernel_time_s=None,
+                        pipeline=prep.workload.pipeline, tuning=prep.tuning.as_json() if prep.tuning else None)
+        if session.settings.update:
+            return self._record(record, plan.outcome_note(exact, None), plan)
+        return self._decide(record, baseline, None, None, [], plan)
 
     def _confirm_peers(self, samples: TimeSamples, remeasure: Callable[[], TimeSamples], notes: list[str]) -> TimeSamples:
         """A gated peer past its limit (or unclear) is measured again, as a time
@@ -389,10 +410,10 @@ class Tvmperf:
         if any(p.status == "inconclusive" for p in peers):
             self._inconclusive(message)
 
-    def _record(self, record: Record, note: str = "") -> Outcome:
+    def _record(self, record: Record, note: str = "", plan: Plan = TIMED) -> Outcome:
         __tracebackhide__ = True
         self.session.store.queue_update(self.baseline_file, self.test_id, record)
-        peers = self._peer_verdicts(record)
+        peers = self._peer_verdicts(record) if plan.time else ()
         gated = [p for p in peers if p.status in ("exceeded", "inconclusive")]
         message = ""
         if gated:
@@ -405,7 +426,11 @@ class Tvmperf:
             self._gate_peers(peers, message)
         return outcome
 
-    def _decide(self, record: Record, baseline: Record | None, remeasure, make_record, notes: list[str]) -> Outcome:
+    def _decide(self, record: Record, baseline: Record | None, remeasure, make_record, notes: list[str],
+                plan: Plan = TIMED) -> Outcome:
+        """Compare ``record`` with ``baseline`` and decide the test, for every mode: a timed
+        record's time is judged (and confirmed by ``remeasure``); a mode without time
+        compares the rest (measure/plan.py)."""
         __tracebackhide__ = True
         shown_path = display_path(self.baseline_file, self.session.rootpath)
         if baseline is None:
@@ -417,18 +442,27 @@ class Tvmperf:
             (baseline.tuning or {}).get("records_hash"), (record.tuning or {}).get("records_hash"))
         notes.extend(extra)
         policy = self.session.time_policy()
+        if plan.time:
+            def judge(samples: TimeSamples) -> dict[str, MetricVerdict]:
+                return {"time": compare_time(make_record(samples), baseline, self.thresholds["time"], policy,
+                                             self.sources.ab_source)}
 
-        def judge(samples: TimeSamples) -> dict[str, MetricVerdict]:
-            return {"time": compare_time(make_record(samples), baseline, self.thresholds["time"], policy,
-                                         self.sources.ab_source)}
-
-        checked = confirm(record.timing.samples, judge, remeasure, self.session.settings.confirm)
-        record = make_record(checked.samples)
-        time_verdict = checked.verdicts["time"]
-        comparison = compare(record, baseline, self.thresholds, policy, self.sources.ab_source).with_verdict(time_verdict)
-        if (note := confirmation_note(checked)) is not None:
-            notes.append(note)
-        peers = self._peer_verdicts(record)
+            checked = confirm(record.timing.samples, judge, remeasure, self.session.settings.confirm)
+            record = make_record(checked.samples)
+            time_verdict = checked.verdicts["time"]
+            if (note := confirmation_note(checked)) is not None:
+                notes.append(note)
+        else:
+            time_verdict = MetricVerdict(TIME_METRIC, Verdict.NA, None, None,
+                                         "timing off" if plan.mode == Mode.UNTIMED else self.thresholds[TIME_METRIC].describe())
+        comparison = compare(record, baseline, self.thresholds, policy,
+                             self.sources.ab_source if plan.time else "artifact").with_verdict(time_verdict)
+        outcome_note = plan.outcome_note(record.exact, sum(v.status in _GATED for v in comparison.verdicts))
+        if plan.mode == Mode.UNTIMED:  # and what the simulated cost did in the time's place
+            outcome_note = "; ".join(n for n in (outcome_note, simulated_gate_note(Verdict.NOT_GATED, comparison)) if n)
+        if not plan.time:
+            notes.append(plan.message_note(outcome_note))
+        peers = self._peer_verdicts(record) if plan.time else ()
         decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive,
                                 [p.status for p in peers])
         if not decided.peers_lead:
@@ -443,9 +477,9 @@ class Tvmperf:
         outcome = self._add(Outcome(
             self.nodeid, self.test_id, self.executor, self.target, decided.verdict, record=record, baseline=baseline,
             comparison=comparison, message=message if decided.shown else "", peers=peers,
-            note="; ".join(n for n in (summary_note(self._threads_note, time_verdict.status, time_verdict.reason,
-                                                    time_verdict.note, tuning_note),
-                                       simulated_gate_note(time_verdict.status, comparison)) if n)))
+            note=outcome_note or "; ".join(n for n in (summary_note(self._threads_note, time_verdict.status, time_verdict.reason,
+                                                                    time_verdict.note, tuning_note),
+                                                       simulated_gate_note(time_verdict.status, comparison)) if n)))
         if decided.fails:
             pytest.fail(message, pytrace=False)
         if decided.open:

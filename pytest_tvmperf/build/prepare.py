@@ -93,7 +93,7 @@ class Preparer:
             except CompileError as exc:
                 self.fail("error", f"tvmperf: compiling {where} failed:\n{exc}")
         device_code = self._device_code(compiled, target, where) if target.device_type == "cuda" else None
-        if not target.runnable:  # built and gated on its exact metrics only (runner: built_only.py)
+        if not target.runnable:  # built and gated on its exact metrics only (measure/plan.py: the "built only" mode)
             return Prepared(workload, executor_name, target, compiled, [], [], [], [], compile_time[0],
                             tuning_state, device_code)
         inputs = workload.inputs()

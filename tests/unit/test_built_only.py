@@ -1,4 +1,4 @@
-"""A target built but not run here (cuda without a GPU): the pure parts of built_only.py,
+"""A target built but not run here (cuda without a GPU): the pure parts of its mode (measure/plan.py),
 and a CPU-only record sharing a baseline with a GPU machine's."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from _factories import exact, record
 
-from pytest_tvmperf.built_only import measured_count, summary_line, with_baseline_calls
+from pytest_tvmperf.measure.plan import measured_count, summary_line, with_baseline_calls
 from pytest_tvmperf.judge.compare import compare
 from pytest_tvmperf.config.parsing import DEFAULT_THRESHOLDS
 from pytest_tvmperf.judge.verdict import Verdict
@@ -42,3 +42,17 @@ def test_the_counts_and_words_of_the_summary():
     assert line.startswith("target cuda: no GPU on this machine: built and gated the exact metrics only")
     assert line.endswith("correctness, executed calls and time were not checked")
     assert "built and recorded" in summary_line("cuda", "no GPU", "recorded")
+
+
+def test_a_mode_is_a_choice_of_measurements():
+    from pytest_tvmperf.measure.plan import UNTIMED_NOTE, Mode, plan_for
+
+    timed, untimed, built = plan_for(True, None, True), plan_for(True, None, False), plan_for(False, "no GPU", True)
+    assert (timed.mode, untimed.mode, built.mode) == (Mode.TIMED, Mode.UNTIMED, Mode.BUILT_ONLY)
+    assert [p.time for p in (timed, untimed, built)] == [True, False, False]
+    assert [p.runs for p in (timed, untimed, built)] == [True, True, False]
+    assert untimed.outcome_note(exact(), 3) == UNTIMED_NOTE and timed.outcome_note(exact(), 3) == ""
+    assert built.outcome_note(exact(calls=None), 4) == "no GPU: built and gated 4 exact metrics, not run"
+    assert built.outcome_note(exact(calls=None), None) == "no GPU: built and recorded 3 exact metrics, not run"
+    assert built.message_note("x") == "x (correctness and time not checked)"
+    assert untimed.message_note("") == "timing off: time was not measured"

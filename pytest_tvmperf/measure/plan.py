@@ -1,0 +1,87 @@
+"""Pure: which measurements a test takes, by its mode. A mode is a choice of
+measurements, never another copy of the record, compare, decide and report sequence
+(runner.py runs that once, for every mode):
+
+- ``timed`` (the default): correctness, executed calls, exact and per-kernel metrics,
+  and time (a/b, peers);
+- ``untimed`` (``--tvmperf-timing=off``, marker ``timing=False``): the same without
+  time, like pytest-benchmark's ``--benchmark-disable``: the fast inner loop;
+- ``built only`` (a target built but not run here: ``cuda`` without a GPU): the exact
+  metrics a build has (no executed calls, no correctness, no time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from pytest_tvmperf.config.parsing import EXACT_METRICS, KERNEL_METRIC_NAMES
+from pytest_tvmperf.measure.metrics import ExactMetrics
+
+#: the summary note of every untimed test (one summary line counts them)
+UNTIMED_NOTE = "timing off: correctness and exact metrics only, time not measured (--tvmperf-timing=off)"
+
+
+class Mode(str, Enum):
+    TIMED = "timed"
+    UNTIMED = "untimed"
+    BUILT_ONLY = "built only"
+
+
+@dataclass(frozen=True)
+class Plan:
+    mode: Mode
+    #: why a built-only target does not run here ("no GPU on this machine"); "" otherwise
+    why: str = ""
+
+    @property
+    def time(self) -> bool:
+        return self.mode == Mode.TIMED
+
+    @property
+    def runs(self) -> bool:
+        """The program runs here: its output is checked and its executed calls counted."""
+        return self.mode != Mode.BUILT_ONLY
+
+    def outcome_note(self, exact: ExactMetrics, gated: int | None) -> str:
+        """The summary row's note: ``gated`` exact metrics compared (None: recorded)."""
+        if self.mode == Mode.UNTIMED:
+            return UNTIMED_NOTE
+        if self.mode == Mode.BUILT_ONLY:
+            if gated is None:
+                return f"{self.why}: built and recorded {measured_count(exact)} exact metrics, not run"
+            return f"{self.why}: built and gated {gated} exact metrics, not run"
+        return ""
+
+    def message_note(self, outcome_note: str) -> str:
+        """The failure message's note on what this mode left out."""
+        if self.mode == Mode.UNTIMED:
+            return "timing off: time was not measured"
+        if self.mode == Mode.BUILT_ONLY:
+            return f"{outcome_note} (correctness and time not checked)"
+        return ""
+
+
+def plan_for(runnable: bool, not_run: str | None, timing: bool) -> Plan:
+    if not runnable:
+        return Plan(Mode.BUILT_ONLY, not_run or "not run")
+    return Plan(Mode.TIMED if timing else Mode.UNTIMED)
+
+
+def with_baseline_calls(exact: ExactMetrics, baseline) -> ExactMetrics:
+    """Executed calls are counted only where the program runs: when everything else
+    matches the baseline, its calls stand, so a GPU machine's timings and a CPU-only
+    machine's build share one baseline entry."""
+    if baseline is not None and replace(baseline.exact, calls=None) == exact:
+        return baseline.exact
+    return exact
+
+
+def measured_count(exact: ExactMetrics) -> int:
+    return sum(exact.scalar(m) is not None for m in (*EXACT_METRICS, *KERNEL_METRIC_NAMES) if m != "calls")
+
+
+def summary_line(target: str, why: str, verb: str = "gated") -> str:
+    return (f"target {target}: {why} on this machine: built and {verb} the exact metrics only "
+            f"(VM instructions, kernels, planned bytes, GPU registers/shared/local/spill bytes and PTX "
+            f"instructions per kernel); correctness, executed calls and time were not checked")
