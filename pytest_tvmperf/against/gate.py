@@ -210,7 +210,9 @@ class AgainstPlugin:
         comparison = compare(record, then, tv.thresholds, policy, "rebuilt").with_verdict(time_verdict)
         moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
         ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
-        line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved)
+        compared = [v.metric for v in comparison.verdicts
+                    if v.metric != "time" and v.current is not None and v.baseline is not None]
+        line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved, compared)
         notes = [n for n in (confirmation_note(checked),) if n]
         if time_verdict.reason:
             notes.append(time_verdict.reason)

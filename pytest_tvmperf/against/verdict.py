@@ -107,10 +107,19 @@ def time_words(status: str | None, ratio: float | None) -> str:
     return f"{ratio:.2f}x ({status}, a/b)"
 
 
+#: the simulated cost's metrics (measure/simulate.py): counts that tell a code change from noise
+SIMULATED = ("cpu_instructions", "est_cycles")
+
+
 def upgrade_line(today: str, other: str, time_status: str | None, ratio: float | None,
-                 moved: Sequence[Change]) -> str:
-    """The test's verdict as an upgrade from ``other`` to ``today``."""
+                 moved: Sequence[Change], compared: Sequence[str] = ()) -> str:
+    """The test's verdict as an upgrade from ``other`` to ``today``; ``compared``: the
+    metrics measured on both sides (when none moved, the line says so: with the
+    simulated cost among them, a time that moved is the machine's noise, not the code)."""
     parts = [time_words(time_status, ratio)]
+    if not moved and compared:
+        sim = [m for m in SIMULATED if m in compared]
+        parts.append(f"no metric moved ({', '.join(sim)} the same)" if sim else "no exact metric moved")
     parts += [c.describe() for c in moved[:MAX_CHANGES]]
     if len(moved) > MAX_CHANGES:
         parts.append(f"{len(moved) - MAX_CHANGES} more metric(s) moved")

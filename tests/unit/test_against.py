@@ -64,6 +64,14 @@ def test_changes_list_regressions_first_and_leave_out_what_did_not_move():
     assert [c.describe() for c in got] == ["cpu_instructions +20%", "instructions 22 -> 16"]
 
 
+def test_a_line_says_when_no_metric_moved():
+    assert upgrade_line("b", "a", "inconclusive", 1.01, [], ["instructions", "cpu_instructions", "est_cycles"]) == \
+        "TVM b vs a: 1.01x, unclear (a/b: the noise is larger than the threshold), no metric moved " \
+        "(cpu_instructions, est_cycles the same)"
+    assert upgrade_line("b", "a", "pass", 1.0, [], ["instructions"]).endswith("same time (1.00x, a/b), no exact metric moved")
+    assert upgrade_line("b", "a", "pass", 1.0, []) == "TVM b vs a: same time (1.00x, a/b)"
+
+
 def test_a_line_names_at_most_four_changes():
     moved = [Change(f"m{i}", 2.0, 1.0) for i in range(6)]
     assert upgrade_line("b", "a", "pass", 1.0, moved).endswith("m3 +100%, 2 more metric(s) moved")
