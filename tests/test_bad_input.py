@@ -345,6 +345,21 @@ def test_a_huge_number_in_a_baseline_fails_naming_file_test_and_field(project, n
                                  f"field exact.kernels: a whole number of {len(number)} digits*; fix that field*"])
 
 
+def test_a_huge_number_in_the_history_file_is_a_usage_error_naming_file_line_and_field(project, tmp_path):
+    """issue 23: report/results.py caught only JSONDecodeError: a 5000-digit whole number in
+    a --tvmperf-history file was Python's int() error, naming no file."""
+    project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
+    history = tmp_path / "history.jsonl"
+    history.write_text('{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": {}}\n'
+                       '{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": {"t": '
+                       '{"median_s": ' + "9" * 5000 + ', "verdict": "pass"}}}\n')
+    result = project.run(f"--tvmperf-history={history}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*history file {history}, line 2: field tests.t.median_s: a whole number of 5000 "
+                                 f"digits*; remove that line or the file to start a new history*"])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
 def test_a_fifo_at_the_baseline_path_fails_instead_of_hanging(project):
     import os
 

@@ -261,13 +261,34 @@ def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]
     }
 
 
+def _loads(text: str) -> Any:
+    """JSON with whole numbers too long for int() read as a marker (store/schema.py), so
+    that the error can name the file and the field."""
+    from pytest_tvmperf.store.schema import loads
+
+    return loads(text)
+
+
+def _no_long_int(data: Any, where: str, fix: str) -> None:
+    """ResultsError naming ``where`` and the field of a whole number too long to be a value."""
+    from pytest_tvmperf.store.schema import dotted, find_long_int, long_int_problem
+
+    found = find_long_int(data)
+    if found is not None:
+        field_path, long_int = found
+        raise ResultsError(f"{where}: field {dotted(field_path) or '(the whole line)'}: {long_int_problem(long_int)}; {fix}")
+
+
 def parse_results(text: str, path: Path) -> list[ResultEntry]:
     """A results file's entries; ResultsError names the file, the entry, the field and the fix."""
     hint = f"re-create it with `pytest --tvmperf-json={path}`"
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsError(f"results file {path} is not valid JSON ({exc.msg} at line {exc.lineno}); it may be truncated: {hint}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ResultsError(f"results file {path} cannot be read as JSON ({exc}); {hint}") from None
+    _no_long_int(data, f"results file {path}", hint)
     if not isinstance(data, dict) or data.get("kind") != RESULTS_KIND or not isinstance(data.get("tests"), list):
         raise ResultsError(f"results file {path} is not a pytest-tvmperf results file; {hint}")
     if not check_schema_version(data.get("schema_version"), RESULTS_SCHEMA_VERSION):
@@ -342,11 +363,14 @@ def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        fix = "remove that line or the file to start a new history"
         try:
-            run = json.loads(line)
+            run = _loads(line)
         except json.JSONDecodeError:
-            raise ResultsError(f"history file {path}, line {number}, is not valid JSON (truncated?); "
-                               f"remove that line or the file to start a new history") from None
+            raise ResultsError(f"history file {path}, line {number}, is not valid JSON (truncated?); {fix}") from None
+        except (ValueError, RecursionError) as exc:
+            raise ResultsError(f"history file {path}, line {number}, cannot be read as JSON ({exc}); {fix}") from None
+        _no_long_int(run, f"history file {path}, line {number}", fix)
         if not isinstance(run, dict) or run.get("kind") != HISTORY_KIND:
             raise ResultsError(f"history file {path}, line {number}, is not a pytest-tvmperf history line; "
                                f"point --tvmperf-history at another file")
