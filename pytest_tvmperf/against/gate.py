@@ -281,18 +281,18 @@ def error_line(error: str) -> str:
 def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) -> words.UpgradeSummary:
     """The suite's upgrade summary from the run's result entries (this process's and its
     xdist workers')."""
-    from pytest_tvmperf.judge.verdict import FAILING
-
     rows = []
     for e in entries:
         if e.relation is not None:
             continue
         time = next((m for m in e.metrics if m.metric == "time"), None)
-        cls = words.classify(time.status if time is not None and e.time is not None and e.time.ratio else None)
+        counts = any(m.status == "regressed" for m in e.metrics if m.metric != "time")
+        cls = words.classify(time.status if time is not None and e.time is not None and e.time.ratio else None, counts)
         ratio = e.time.ratio if e.time is not None else None
         rows.append(words.UpgradeRow(e.test_id or e.nodeid, cls, e.note or str(e.verdict), ratio,
                                      e.time.low if e.time is not None else None,
-                                     e.time.high if e.time is not None else None, e.verdict in FAILING))
+                                     e.time.high if e.time is not None else None,
+                                     any(m.status == "regressed" for m in e.metrics)))
     return words.UpgradeSummary(today, other, tuple(rows))
 
 

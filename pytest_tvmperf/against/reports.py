@@ -3,7 +3,7 @@ end of the run, by :class:`~pytest_tvmperf.against.gate.AgainstPlugin`):
 
 - results JSON (``--tvmperf-json``): a top-level ``"upgrade"`` object,
   ``{"today", "other", "counts": {class: n}, "tests": [{"test", "class", "line", "ratio",
-  "low", "high", "failed"}]}``, largest time changes first; each test's own entry has the
+  "low", "high", "past_threshold"}]}``, largest time changes first; each test's own entry has the
   other version's record as its ``baseline`` and its verdict line as its ``note``;
 - HTML (``--tvmperf-html``): a section with the summary and one chart, per test, of
   today's time over the other version's, with its interval;

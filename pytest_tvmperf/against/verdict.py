@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 #: the mode word of a time decision against another TVM version (``a/b vs TVM 0.26.0``)
 MODE_PREFIX = "a/b vs TVM "
 #: the summary's classes, in the order they are counted
-CLASSES = ("slower", "faster", "same", "unclear", "not compared")
+CLASSES = ("slower", "counts worse", "faster", "same", "unclear", "not compared")
 #: the most metric changes one verdict line names
 MAX_CHANGES = 4
 #: a change of a count smaller than this (and within its threshold) is left out of the line
@@ -126,9 +126,12 @@ def upgrade_line(today: str, other: str, time_status: str | None, ratio: float |
     return f"TVM {today} vs {other}: " + ", ".join(parts)
 
 
-def classify(time_status: str | None) -> str:
-    return {"regressed": "slower", "improved": "faster", "pass": "same", "inconclusive": "unclear"}.get(
+def classify(time_status: str | None, counts_regressed: bool = False) -> str:
+    """The summary's class of a test: by its a/b time; ``counts worse`` when the time is
+    not slower but an exact or simulated metric regressed past its threshold."""
+    cls = {"regressed": "slower", "improved": "faster", "pass": "same", "inconclusive": "unclear"}.get(
         str(time_status) if time_status is not None else "", "not compared")
+    return "counts worse" if counts_regressed and cls in ("same", "unclear", "faster") else cls
 
 
 @dataclass(frozen=True)
@@ -141,11 +144,12 @@ class UpgradeRow:
     ratio: float | None = None
     low: float | None = None
     high: float | None = None
-    failed: bool = False
+    #: time or a metric past its threshold (the test fails, unless report-only)
+    past_threshold: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"test": self.test, "class": self.cls, "line": self.line, "ratio": self.ratio, "low": self.low,
-                "high": self.high, "failed": self.failed}
+                "high": self.high, "past_threshold": self.past_threshold}
 
 
 def _size(row: UpgradeRow) -> float:

@@ -80,6 +80,9 @@ def test_a_line_names_at_most_four_changes():
 def test_classes_and_mode():
     assert [classify(s) for s in ("regressed", "improved", "pass", "inconclusive", "n/a", None)] == \
         ["slower", "faster", "same", "unclear", "not compared", "not compared"]
+    # the time not slower, a count past its threshold (est_cycles +4%): counts worse
+    assert [classify(s, True) for s in ("regressed", "pass", "inconclusive", None)] == \
+        ["slower", "counts worse", "counts worse", "not compared"]
     assert mode("0.26.0") == "a/b vs TVM 0.26.0"
 
 
@@ -90,16 +93,16 @@ def test_the_summary_counts_and_puts_the_largest_changes_first():
     rows = (UpgradeRow("t_same", "same", "TVM b vs a: same time (1.01x, a/b)", 1.01, 0.98, 1.04),
             UpgradeRow("t_fast", "faster", "TVM b vs a: 2.00x faster (a/b)", 0.5, 0.45, 0.55),
             UpgradeRow("t_broken", "not compared", "not compared: TVM a could not build it (failed): KeyError"),
-            UpgradeRow("t_slow", "slower", "TVM b vs a: 1.31x slower (a/b)", 1.31, 1.2, 1.4, failed=True))
+            UpgradeRow("t_slow", "slower", "TVM b vs a: 1.31x slower (a/b)", 1.31, 1.2, 1.4, past_threshold=True))
     summary = UpgradeSummary("b", "a", rows)
-    assert summary.counts == {"slower": 1, "faster": 1, "same": 1, "unclear": 0, "not compared": 1}
+    assert summary.counts == {"slower": 1, "counts worse": 0, "faster": 1, "same": 1, "unclear": 0, "not compared": 1}
     assert [r.test for r in summary.ordered()] == ["t_fast", "t_slow", "t_same", "t_broken"]
     lines = summary.lines()
     assert lines[0] == "TVM b vs a, 4 test(s): 1 slower, 1 faster, 1 same, 1 not compared"
     assert lines[1] == "  t_fast [0.45-0.55x]: 2.00x faster (a/b)"
     assert lines[4] == "  t_broken: not compared: TVM a could not build it (failed): KeyError"
     data = summary.to_json()
-    assert data["counts"]["slower"] == 1 and data["tests"][1]["failed"] is True
+    assert data["counts"]["slower"] == 1 and data["tests"][1]["past_threshold"] is True
     json.dumps(data)  # builtin types only
 
 
@@ -111,9 +114,13 @@ def test_the_summary_is_built_from_result_entries():
                     time=TimeCell(1.5e-3, 1e-3, 1.5, 1.4, 1.6, 0.99, mode("a")),
                     metrics=(MetricCell("time", "regressed", 1.5e-3, 1e-3),)),
         ResultEntry(nodeid="t.py::b", verdict="not gated", test_id="b", note="not compared: TVM a could not build it"),
+        ResultEntry(nodeid="t.py::c", verdict="regressed", test_id="c", note="TVM b vs a: same time (1.01x, a/b)",
+                    time=TimeCell(1e-3, 1e-3, 1.01, 0.95, 1.07, 0.99, mode("a")),
+                    metrics=(MetricCell("time", "pass", 1e-3, 1e-3), MetricCell("est_cycles", "regressed", 111, 107))),
     ]
     summary = upgrade_summary(entries, "b", "a")
-    assert [(r.test, r.cls, r.failed) for r in summary.ordered()] == [("a", "slower", True), ("b", "not compared", False)]
+    assert [(r.test, r.cls, r.past_threshold) for r in summary.ordered()] == \
+        [("a", "slower", True), ("c", "counts worse", True), ("b", "not compared", False)]
 
 
 def test_benchmark_json_gets_both_sides_named_by_version():
