@@ -159,6 +159,38 @@ def test_prune_removes_artifact_files_no_entry_names_and_only_prune_does(project
     project.run().assert_outcomes(passed=2)
 
 
+def test_a_read_only_ir_directory_fails_the_update_clearly_and_changes_nothing(project):
+    """issue 23: a read-only artifacts/ir was a PermissionError traceback. (Emulated where
+    the directory is: a root user writes into a read-only directory.)"""
+    import errno
+    import os
+    import tempfile
+
+    from pytest_tvmperf.store import lowered_ir
+
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    before = project.baseline_file().read_bytes()
+    ir_dir = project.pytester.path / "baselines" / "artifacts" / "ir"
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if dir is not None and os.path.samefile(dir, ir_dir):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(dir))
+        return real(*args, dir=dir, **kwargs)
+
+    project.monkeypatch.setattr(lowered_ir.tempfile, "mkstemp", mkstemp)
+    project.set_env("SCALE_A", "5")
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*tvmperf: test_perf.py::test_a[[]llvm-prim[]]: cannot write the program's IR into "
+                                 "baselines/artifacts/ir (Permission denied): make that directory writable*; "
+                                 "this test writes no baseline*"])
+    assert "Traceback" not in result.stdout.str() and "PermissionError" not in result.stdout.str()
+    assert project.baseline_file().read_bytes() == before
+    assert [p.name for p in ir_dir.iterdir() if p.name.startswith(".")] == []
+
+
 # ---------------------------------------------------------------- 2. interrupted update
 
 INTERRUPT_AT_BASELINE_LOCK = '''

@@ -208,9 +208,18 @@ class TimingSources:
         module = lowered_module(compiled)
         if not s.update or s.artifact_dir is None or s.baseline_program != "ir" or module is None:
             return None
-        pending = lowered_ir.save_pending(module, s.artifact_dir)
-        self.session.exported.append(pending)  # removed at session end unless committed
-        return pending
+        __tracebackhide__ = True
+        try:
+            pending = lowered_ir.save_pending(module, s.artifact_dir)
+        except OSError as exc:  # a read-only or full artifact directory: this test's record cannot be kept
+            where = display_path(s.artifact_dir / lowered_ir.IR_DIR, self.session.rootpath)
+            problem = (f"tvmperf: {self.nodeid}: cannot write the program's IR into {where} "
+                       f"({exc.strerror or exc}): make that directory writable (or give another with "
+                       f"--tvmperf-artifacts=DIR); this test writes no baseline, the others keep theirs")
+        else:
+            self.session.exported.append(pending)  # removed at session end unless committed
+            return pending
+        self.fail("error", problem)  # outside the except: no chained traceback
 
     def placed_sampler(self, path: Path, target, workload: Workload, executor: str, args, out_specs):
         if target.remote is not None:
