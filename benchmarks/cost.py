@@ -1,80 +1,193 @@
-"""Cost: the wall time the gate's timing adds per workload, next to one plain
-``time_evaluator`` call with as many samples of the same length.
+"""Cost: the plugin's whole call phase for one test, against what a careful user would do
+by hand, in fresh processes, as a user runs them.
 
-For each workload: (1) ``time_evaluator(repeat=15, min_repeat_ms=20)``; (2) the gate's
-first measurement: 15 rounds of workload + reference kernel + baseline artifact
-(3 placements each), plus exporting and loading the artifact; (3) the same with the
-confirmation re-measure (30 more rounds) that a suspected regression triggers. Also
-the 95% half-width of each one's ratio interval, to compare precision.
+Per workload:
 
-    python benchmarks/cost.py
+- **plain**: a fresh Python process that compiles the workload (``tvm.compile`` /
+  ``relax.build``) and makes one ``time_evaluator(number=1, repeat=15,
+  min_repeat_ms=20)`` call: the seconds from the compile's start to the call's end
+  (TVM's import left out on both sides: a test session imports TVM once for all its
+  tests).
+- **gate**: the test's call phase (``pytest --durations``) in a fresh pytest process,
+  its baseline recorded before: the first pass (simulated cost off), with the
+  confirmation re-measure (forced by a 0.1% time threshold: the answer stays open), and
+  with the simulated cost on, counted (``TVMPERF_SIMULATE_CACHE=off``) and from the
+  stored counts of an earlier run (the default).
+- **where the time goes**: the first pass under cProfile, its call phase split into the
+  plugin's steps (compile, the isolation child, the correctness checks and Hypothesis
+  shapes, exact metrics, the baseline rebuilt from IR, the reference kernel, timing).
+
+    python benchmarks/cost.py                 # idle
+    python benchmarks/cost.py --load 2        # 2 CPU-bound jobs beside it (stop by themselves)
 """
 
 from __future__ import annotations
 
-import math
+import argparse
+import os
+import pstats
+import re
+import subprocess
+import sys
 import tempfile
-import time
+import textwrap
 from pathlib import Path
 
+from _harness import ROOT
+from _load import cpu_load
+
+PROJECT_TEST = '''
 import numpy as np
+import pytest
+from tvm import te
+from pytest_tvmperf import Workload, workloads
 
+
+def reduction(n=2048, m=2048):
+    """A ~5 ms TE reduction (the kind of kernel of the issue's measurement)."""
+    a = te.placeholder((n, m), name="A")
+    k = te.reduce_axis((0, m), name="k")
+    b = te.compute((n,), lambda i: te.sum(a[i, k] * a[i, k], axis=k), name="B")
+    return Workload(name="reduction", program=te.create_prim_func([a, b]),
+                    make_inputs=lambda rng, dims: [rng.random((n, m), dtype="float32")],
+                    reference=lambda x: (x.astype("float64") ** 2).sum(axis=1).astype("float32"), rtol=1e-4)
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_reduction(tvmperf):
+    tvmperf.check(reduction())
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_rgb2yuv(tvmperf):
+    tvmperf.check(workloads.rgb2yuv())
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1))
+'''
+
+PLAIN = '''
+import sys, time
+import numpy as np
+import tvm
+from tvm import relax
+sys.path.insert(0, {project!r})
 from pytest_tvmperf import workloads
-from pytest_tvmperf.store.artifacts import export_pending
-from pytest_tvmperf.build.executors import get_executor, placed_sampler
-from pytest_tvmperf.measure.timer import TimingTask, TvmTimer
-from pytest_tvmperf.measure.reference import REFERENCE_NAME, reference_workload
+from test_cost import reduction
+
+name = sys.argv[1]
+w = {{"test_reduction": reduction, "test_rgb2yuv": workloads.rgb2yuv, "test_mlp": lambda: workloads.mlp(batch=1)}}[name]()
+inputs = w.inputs()
+args = w.call_args(inputs)
+expected = w.expected(inputs)
+start = time.perf_counter()
+dev = tvm.cpu()
 from pytest_tvmperf.build.targets import resolve_target
-from pytest_tvmperf.judge.timestats import bootstrap_se_log_ratio
+target = resolve_target("llvm").tvm_target()  # the host's target, as the gate builds for it
+if name == "test_mlp":
+    exe = tvm.compile(w.program, target=target)
+    vm = relax.VirtualMachine(exe, dev)
+    vm.set_input(w.entry, *[tvm.runtime.tensor(a, dev) for a in args])
+    f = vm.time_evaluator("invoke_stateful", dev, number=1, repeat=15, min_repeat_ms=20)
+    f(w.entry)
+else:
+    lib = tvm.compile(w.program, target=target)
+    tensors = [tvm.runtime.tensor(a, dev) for a in args] + [tvm.runtime.empty(e.shape, str(e.dtype), dev) for e in expected]
+    f = lib.mod.time_evaluator(w.entry, dev, number=1, repeat=15, min_repeat_ms=20)
+    f(*tensors)
+print("PLAIN", time.perf_counter() - start)
+'''
 
-ROUNDS, MIN_MS = 15, 20
+TESTS = ("test_reduction", "test_rgb2yuv", "test_mlp")
+#: the plugin's steps, by the function that does each (cumulative seconds under cProfile)
+STEPS = (
+    ("compile", "executors.py", "compile"),
+    ("isolation child (run once)", "prepare.py", "_run_in_child"),
+    ("correctness (NumPy reference)", "prepare.py", "check_outputs"),
+    ("Hypothesis shapes", "prepare.py", "_check_symbolic"),
+    ("exact metrics (+ simulated)", "runner.py", "_exact"),
+    ("per-kernel times (diagnosis)", "timer.py", "kernel_times"),
+    ("baseline rebuilt from IR", "sources.py", "baseline_sampler"),
+    ("reference kernel (compile)", "session.py", "reference_sampler"),
+    ("export for a/b", "sources.py", "export"),
+    ("timing (a/b rounds)", "timer.py", "__call__"),
+)
 
 
-def prepare(workload, executor, target, scratch: Path):
-    compiled = get_executor(executor).compile(workload, target)
-    inputs = workload.inputs()
-    args = [*inputs, *(a for _, a in workload.params)]
-    specs = [(e.shape, str(e.dtype)) for e in workload.expected(inputs)]
-    return compiled, args, specs
+def pytest_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::UserWarning",
+            "--durations=0", "-vv", *args]
+
+
+def call_phase(output: str, test: str) -> float:
+    found = re.search(rf"([\d.]+)s call\s+\S*{test}", output)
+    if not found:
+        raise SystemExit(f"no call duration of {test} in:\n{output[-3000:]}")
+    return float(found.group(1))
+
+
+def run(cmd: list[str], cwd: Path, env: dict) -> str:
+    return subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+
+
+def breakdown(profile: Path) -> dict[str, float]:
+    stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
+    got: dict[str, float] = {}
+    for label, file, func in STEPS:
+        got[label] = sum(v[3] for (f, _, name), v in stats.items()
+                         if name == func and f.endswith(file) and "pytest_tvmperf" in f)
+    return got
 
 
 def main() -> None:
-    target = resolve_target("llvm")
-    ref = reference_workload()
-    ref_in = ref.inputs()
-    ref_sampler = get_executor("prim").compile(ref, target).sampler(ref_in, [(e.shape, str(e.dtype)) for e in ref.expected(ref_in)], MIN_MS)
-    cases = [(workloads.mlp(), "vm-bytecode"), (workloads.rgb2yuv(), "prim"), (workloads.multiply(), "prim")]
-    z = 1.96
-    print(f"{'workload':34} {'time_evaluator':>15} {'gate (1st pass)':>16} {'gate + confirm':>15}   95% half-width: plain / gate a/b")
-    for workload, executor in cases:
-        with tempfile.TemporaryDirectory() as tmp:
-            scratch = Path(tmp)
-            compiled, args, specs = prepare(workload, executor, target, scratch)
-            plain = compiled.sampler(args, specs, MIN_MS)
-            t0 = time.perf_counter()
-            plain_samples = [plain() for _ in range(ROUNDS)]
-            t_plain = time.perf_counter() - t0
-
-            t0 = time.perf_counter()
-            pending = export_pending(compiled, scratch / "current.so")
-            task = TimingTask(
-                workload=placed_sampler(pending.temp, executor, workload.entry, target, args, specs, MIN_MS, scratch),
-                reference=ref_sampler, reference_name=REFERENCE_NAME,
-                baseline=placed_sampler(pending.temp, executor, workload.entry, target, args, specs, MIN_MS, scratch),
-            )
-            first = TvmTimer()(task, ROUNDS)
-            t_gate = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            pooled = first + TvmTimer()(task, 2 * ROUNDS)
-            t_confirm = t_gate + time.perf_counter() - t0
-            hw_plain = math.expm1(z * bootstrap_se_log_ratio(plain_samples, None))
-            hw_gate = math.expm1(z * bootstrap_se_log_ratio(pooled.ab_ratios, None))
-            print(f"{workload.name:34} {t_plain:13.2f} s {t_gate:14.2f} s {t_confirm:13.2f} s   "
-                  f"{hw_plain:6.1%} (one process only) / {hw_gate:5.1%} (vs baseline)")
-    print("\nthe plain call's interval says nothing about another process (8-22% apart, README); "
-          "the gate's a/b interval compares with the baseline's own program side by side.")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes")
+    parser.add_argument("--only", choices=TESTS, help="one workload")
+    args = parser.parse_args()
+    tests = (args.only,) if args.only else TESTS
+    with tempfile.TemporaryDirectory() as tmp, cpu_load(args.load, 3600):
+        project = Path(tmp)
+        (project / "test_cost.py").write_text(PROJECT_TEST)
+        env = dict(os.environ, TVMPERF_CACHE_DIR=str(project / "cache"), PYTHONPATH=str(ROOT))
+        run(pytest_cmd("--tvmperf-update"), project, env)  # the baselines (and the simulated counts, stored)
+        rows = []
+        steps: dict[str, dict[str, float]] = {}
+        for test in tests:
+            plain = run([sys.executable, "-c", PLAIN.format(project=str(project)), test], project, env)
+            found = re.search(r"PLAIN ([\d.]+)", plain)
+            if not found:
+                raise SystemExit(f"the plain measurement of {test} failed:\n{plain[-3000:]}")
+            t_plain = float(found.group(1))
+            select = ["-k", test]
+            first = call_phase(run(pytest_cmd(*select, "--tvmperf-simulate=off"), project, env), test)
+            confirmed = call_phase(run(pytest_cmd(*select, "--tvmperf-simulate=off", "--tvmperf-threshold=time=0.1%"),
+                                       project, env), test)
+            counted = call_phase(run(pytest_cmd(*select, "--tvmperf-simulate=on"), project,
+                                     dict(env, TVMPERF_SIMULATE_CACHE="off")), test)
+            stored = call_phase(run(pytest_cmd(*select, "--tvmperf-simulate=on"), project, env), test)
+            profile = project / f"{test}.prof"
+            out = run([sys.executable, "-m", "cProfile", "-o", str(profile), *pytest_cmd(*select, "--tvmperf-simulate=off")[1:]],
+                      project, env)
+            steps[test] = {"call phase (under cProfile)": call_phase(out, test), **breakdown(profile)}
+            rows.append((test, t_plain, first, confirmed, counted, stored))
+    load = f"load {args.load} (CPU-bound jobs beside it on {os.cpu_count()} cores)" if args.load else "idle"
+    print(f"cost of one test's call phase, {load}; ratio to plain = compile + one time_evaluator(repeat=15, min_repeat_ms=20)")
+    print(f"{'test':16} {'plain':>8} {'gate 1st pass':>15} {'+ confirmation':>16} {'+ simulated':>15} {'+ sim. stored':>15}")
+    for test, t_plain, *gate in rows:
+        cells = " ".join(f"{g:6.2f} s {g / t_plain:4.1f}x" for g in gate)
+        print(f"{test:16} {t_plain:6.2f} s {cells}")
+    print("\nwhere the first pass's call phase goes (cumulative seconds under cProfile; steps nest: the "
+          "isolation child and the correctness checks are inside compile's neighbour, prepare):")
+    labels = list(next(iter(steps.values())))
+    print(f"{'step':32}" + "".join(f"{t:>16}" for t in steps))
+    for label in labels:
+        print(f"{label:32}" + "".join(f"{steps[t][label]:14.2f} s" for t in steps))
+    print(textwrap.dedent("""
+        plain: its own interval says nothing about another process; the gate's a/b interval compares
+        with the baseline's own program timed side by side (README, "How reliable it is")."""))
 
 
 if __name__ == "__main__":
-    np.seterr(all="ignore")
     main()
