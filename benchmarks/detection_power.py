@@ -10,6 +10,7 @@ themselves) run during the trials; goal there: 100% at 50% and never `improved`.
 
     python benchmarks/detection_power.py --trials 10
     python benchmarks/detection_power.py --trials 10 --load 2 --modes ab
+    python benchmarks/detection_power.py --trials 20 --slowdowns 25,50 --load 2 --threads 1,2 --modes ab
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def main() -> None:
                         help="the a/b mode's baseline program: ir (rebuilt here, the default form) or so (the library)")
     parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes during the trials")
     parser.add_argument("--budget", type=float, default=3600.0, help="seconds the load may run at most")
+    parser.add_argument("--threads", default="", help="TVM_NUM_THREADS values, e.g. 1,2 (default: as set)")
     args = parser.parse_args()
+    threads = [t for t in args.threads.split(",") if t] or [os.environ.get("TVM_NUM_THREADS", "")]
     slowdowns = [float(s) for s in args.slowdowns.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
@@ -47,21 +50,23 @@ def main() -> None:
         env = dict(os.environ, BUSY_SLOWDOWN_PCT="0")
         out = run_pytest(["--tvmperf-update", f"--tvmperf-baseline-program={args.baseline_program}"], cwd=project, env=env)
         assert "1 passed" in out, out[-2000:]
-        print(f"{'mode':26} {'slowdown':>8} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}")
+        print(f"{'mode':36} {'slowdown':>8} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}")
         modes = [(name, extra) for key, name, extra in (("ab", AB_LABEL[args.baseline_program], []),
                                                         ("normalized", "normalized (no artifacts)", ["--tvmperf-artifacts=off"]))
                  if key in args.modes.split(",")]
         with cpu_load(args.load, args.budget):
-            for mode, extra in modes:
+            for (mode, extra), thread in ((m, t) for m in modes for t in threads):
                 mode = f"{mode}, load {args.load}" if args.load else mode
+                mode = f"{mode}, {thread} thr" if thread else mode
+                run_env = dict(os.environ, TVM_NUM_THREADS=thread) if thread else dict(os.environ)
                 for s in slowdowns:
                     counts: Counter = Counter()
                     for _ in range(args.trials):
                         out = run_pytest(["--tvmperf-inconclusive=pass", *extra], cwd=project,
-                                         env=dict(os.environ, BUSY_SLOWDOWN_PCT=str(s)))
+                                         env=dict(run_env, BUSY_SLOWDOWN_PCT=str(s)))
                         counts.update(verdicts(out).values())
-                    n = sum(counts.values())
-                    print(f"{mode:26} {s:7g}% {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
+                    n = max(1, sum(counts.values()))
+                    print(f"{mode:36} {s:7g}% {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
                           f"{counts['pass'] / n:5.0%} {counts['improved'] / n:8.0%}", flush=True)
                 print(file=sys.stderr)
 
