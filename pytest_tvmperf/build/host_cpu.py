@@ -237,7 +237,7 @@ def sigill_advice(config: Mapping[str, object], assumed_not_enabled: tuple[str, 
     else:
         why = "; as far as this machine tells, the OS enables every feature that target assumes"
     return (f"SIGILL means the CPU met an instruction it does not run: {built}{why}. Build for another CPU with "
-            f"{OVERRIDE_HINT}, e.g. --tvmperf-llvm-target=x86-64-v2 (README, 'Which CPU the kernels are built for')")
+            f"{OVERRIDE_HINT}, e.g. --tvmperf-llvm-target=x86-64-v2 (docs/machines.md, 'Which CPU the kernels are built for')")
 
 
 def llvm_target_problem(config: Mapping[str, object]) -> str | None:

@@ -3,7 +3,7 @@ determines them, so unchanged code is counted once per machine and not once per 
 
 A count is a function of the pinned build's bytes, the call's inputs, the function
 called, and the measuring setup (valgrind's version, TVM's version, and this plugin's
-harness and dump reader): the measurement is deterministic given those (README,
+harness and dump reader): the measurement is deterministic given those (docs/gate.md,
 "Simulated cost": identical in every order, alone, reversed and under ``-n 2``), so a
 count stored under their hash is the count a new measurement would give. Anything
 else (another build, other inputs, another valgrind) is another key. Entries are
