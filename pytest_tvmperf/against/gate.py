@@ -144,13 +144,11 @@ class AgainstPlugin:
     # --- one test --------------------------------------------------------------------
 
     def check(self, tv: "Tvmperf", prep: "Prepared"):
-        """Time today's build of ``prep`` against the other version's, and decide."""
+        """Time today's build of ``prep`` against the other version's, compare every
+        metric, and decide."""
         __tracebackhide__ = True
-        from pytest_tvmperf.judge.compare import compare, compare_time
-        from pytest_tvmperf.judge.gate import confirm, confirmation_note
+        from pytest_tvmperf.judge.compare import compare
         from pytest_tvmperf.measure.machine import current_machine
-        from pytest_tvmperf.measure.reference import REFERENCE_NAME
-        from pytest_tvmperf.measure.timer import TimingTask, kernel_times
         from pytest_tvmperf.report.outcome import Outcome
         from pytest_tvmperf.store.record import Record, Timing
 
@@ -170,10 +168,57 @@ class AgainstPlugin:
         got: list = []
         problem = tv.sources._try_library(copy, prep.target, prep.workload, prep.args, prep.out_specs,
                                           f"the build of TVM {other}", got)
+        machine = current_machine(prep.target.as_json())
+        policy = session.time_policy()
+        notes: list[str] = []
+        if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
+            problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
+            record = Record(workload=prep.workload.name, executor=tv.executor, target=prep.target.as_json(),
+                            tvm_version=machine.tvm_version, exact=exact, timings={}, compile_s=prep.compile_s,
+                            bytecode=prep.compiled.listing(), pipeline=prep.workload.pipeline)
+            comparison = compare(record, then, tv.thresholds, policy, "rebuilt")
+            time_verdict = comparison.get("time")
+            notes.append(f"time not compared: {problem}")
+        else:
+            record, comparison, time_verdict = self._timed(tv, prep, then, exact, got[0], machine, policy, notes)
+        moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
+        ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
+        compared = [v.metric for v in comparison.verdicts
+                    if v.metric != "time" and v.current is not None and v.baseline is not None]
+        line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved, compared)
         if problem is not None:
-            self._not_compared(tv, f"the build of TVM {other} cannot be timed here", problem)
-        target_json = prep.target.as_json()
-        machine = current_machine(target_json)
+            line = line.replace("time not compared", f"time not compared ({problem.split(';')[0]})", 1)
+        if time_verdict.reason:
+            notes.append(time_verdict.reason)
+        fails = bool(comparison.regressions) and not self.report_only
+        unclear = comparison.inconclusive and not comparison.regressions and not self.report_only
+        message = self.message(tv, record, then, comparison, line, notes)
+        if record.timing is not None and record.timing.samples.baseline:  # the other build's samples, for the reports
+            from pytest_tvmperf.measure.timer import TimeSamples
+
+            s = record.timing.samples
+            # under this run's machine (the record's tvm_version names the other version)
+            then = replace(then, timings={machine.fingerprint: Timing(
+                machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
+        outcome = tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, comparison.status, record=record,
+                                  baseline=then, comparison=comparison, message=message if (fails or unclear) else "",
+                                  note=line))
+        if fails:
+            pytest.fail(message, pytrace=False)
+        if unclear:
+            tv._inconclusive(message)
+        return outcome
+
+    def _timed(self, tv: "Tvmperf", prep: "Prepared", then, exact, theirs, machine, policy, notes: list[str]):
+        """Today's build and the other version's (``theirs``, a sampler) timed side by
+        side (the a/b pairing), confirmed, and compared: (record, comparison, time verdict)."""
+        from pytest_tvmperf.judge.compare import compare, compare_time
+        from pytest_tvmperf.judge.gate import confirm, confirmation_note
+        from pytest_tvmperf.measure.reference import REFERENCE_NAME
+        from pytest_tvmperf.measure.timer import TimeSamples, TimingTask, kernel_times
+        from pytest_tvmperf.store.record import Record, Timing
+
+        session, other, target_json = tv.session, self.other, prep.target.as_json()
         with session.timing_lock(tv.target):
             per_kernel = kernel_times(prep.compiled, prep.args)
         pending = tv.sources.export(prep.compiled, machine.fingerprint)
@@ -181,23 +226,22 @@ class AgainstPlugin:
             workload=(tv.sources.placed_sampler(pending.temp, prep.target, prep.workload, tv.executor, prep.args,
                                                 prep.out_specs) if pending
                       else prep.compiled.sampler(prep.args, prep.out_specs, session.settings.min_repeat_ms)),
-            reference=session.reference_sampler(prep.target), reference_name=REFERENCE_NAME, baseline=got[0])
+            reference=session.reference_sampler(prep.target), reference_name=REFERENCE_NAME, baseline=theirs)
         rounds = session.settings.repeat
 
-        def measure(n: int, fresh: bool = False):
+        def measure(n: int, fresh: bool = False) -> TimeSamples:
             with session.timing_lock(tv.target):
                 return tv.timer(task.reloaded() if fresh else task, n)
 
-        def make_record(samples) -> Record:
+        def make_record(samples: TimeSamples) -> Record:
             return Record(workload=prep.workload.name, executor=tv.executor, target=target_json,
                           tvm_version=machine.tvm_version, exact=exact,
                           timings={machine.fingerprint: Timing(machine, samples)}, compile_s=prep.compile_s,
                           bytecode=prep.compiled.listing(), kernel_time_s=per_kernel, pipeline=prep.workload.pipeline)
 
-        policy = session.time_policy()
         mode = words.mode(other)
 
-        def judge(samples) -> dict[str, Any]:
+        def judge(samples: TimeSamples) -> dict[str, Any]:
             v = compare_time(make_record(samples), then, tv.thresholds["time"], policy, "rebuilt")
             if v.decision is not None:
                 v = replace(v, decision=replace(v.decision, mode=mode),
@@ -208,32 +252,8 @@ class AgainstPlugin:
         record = make_record(checked.samples)
         time_verdict = checked.verdicts["time"]
         comparison = compare(record, then, tv.thresholds, policy, "rebuilt").with_verdict(time_verdict)
-        moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
-        ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
-        compared = [v.metric for v in comparison.verdicts
-                    if v.metric != "time" and v.current is not None and v.baseline is not None]
-        line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved, compared)
-        notes = [n for n in (confirmation_note(checked),) if n]
-        if time_verdict.reason:
-            notes.append(time_verdict.reason)
-        fails = bool(comparison.regressions) and not self.report_only
-        unclear = comparison.inconclusive and not comparison.regressions and not self.report_only
-        message = self.message(tv, record, then, comparison, line, notes)
-        if record.timing.samples.baseline:  # the other build's side-by-side samples, for the reports
-            from pytest_tvmperf.measure.timer import TimeSamples
-
-            s = record.timing.samples
-            # under this run's machine (the record's tvm_version names the other version)
-            then = replace(then, timings={machine.fingerprint: Timing(
-                machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
-        status = comparison.status
-        outcome = tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, status, record=record, baseline=then,
-                                  comparison=comparison, message=message if (fails or unclear) else "", note=line))
-        if fails:
-            pytest.fail(message, pytrace=False)
-        if unclear:
-            tv._inconclusive(message)
-        return outcome
+        notes.extend(n for n in (confirmation_note(checked),) if n)
+        return record, comparison, time_verdict
 
     def message(self, tv: "Tvmperf", record, then, comparison, line: str, notes: Sequence[str]) -> str:
         """The test's upgrade verdict, then each metric that moved, as a baseline's
@@ -287,7 +307,10 @@ def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) ->
             continue
         time = next((m for m in e.metrics if m.metric == "time"), None)
         counts = any(m.status == "regressed" for m in e.metrics if m.metric != "time")
-        cls = words.classify(time.status if time is not None and e.time is not None and e.time.ratio else None, counts)
+        timed = time is not None and e.time is not None and e.time.ratio
+        cls = words.classify(time.status if timed else None, counts)
+        if not timed and cls == "not compared" and any(m.metric != "time" for m in e.metrics):
+            cls = "exact only"  # the other build was made but cannot run here: its counts were compared
         ratio = e.time.ratio if e.time is not None else None
         rows.append(words.UpgradeRow(e.test_id or e.nodeid, cls, e.note or str(e.verdict), ratio,
                                      e.time.low if e.time is not None else None,

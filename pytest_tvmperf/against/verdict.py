@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 #: the mode word of a time decision against another TVM version (``a/b vs TVM 0.26.0``)
 MODE_PREFIX = "a/b vs TVM "
 #: the summary's classes, in the order they are counted
-CLASSES = ("slower", "counts worse", "faster", "same", "unclear", "not compared")
+CLASSES = ("slower", "counts worse", "faster", "same", "unclear", "exact only", "not compared")
 #: the most metric changes one verdict line names
 MAX_CHANGES = 4
 #: a change of a count smaller than this (and within its threshold) is left out of the line

@@ -95,7 +95,8 @@ def test_the_summary_counts_and_puts_the_largest_changes_first():
             UpgradeRow("t_broken", "not compared", "not compared: TVM a could not build it (failed): KeyError"),
             UpgradeRow("t_slow", "slower", "TVM b vs a: 1.31x slower (a/b)", 1.31, 1.2, 1.4, past_threshold=True))
     summary = UpgradeSummary("b", "a", rows)
-    assert summary.counts == {"slower": 1, "counts worse": 0, "faster": 1, "same": 1, "unclear": 0, "not compared": 1}
+    assert summary.counts == {"slower": 1, "counts worse": 0, "faster": 1, "same": 1, "unclear": 0, "exact only": 0,
+                              "not compared": 1}
     assert [r.test for r in summary.ordered()] == ["t_fast", "t_slow", "t_same", "t_broken"]
     lines = summary.lines()
     assert lines[0] == "TVM b vs a, 4 test(s): 1 slower, 1 faster, 1 same, 1 not compared"
@@ -233,3 +234,13 @@ def test_more_packages_for_the_other_environment():
     reqs = env.requirements("0.26.0", ("torch==2.4.0", "no-such-package-here"))
     assert reqs[-2:] == ["torch==2.4.0", "no-such-package-here"]
     assert env.env_dir("0.26.0", Path("/c"), reqs) != env.env_dir("0.26.0", Path("/c"))
+
+
+def test_a_build_that_cannot_run_here_is_compared_by_its_counts():
+    from pytest_tvmperf.report.results import MetricCell, ResultEntry
+
+    entry = ResultEntry(nodeid="t.py::d", verdict="pass", test_id="d",
+                        note="TVM b vs a: time not compared (the build of TVM a crashed ... (SIGSEGV)), no metric moved",
+                        metrics=(MetricCell("time", "n/a"), MetricCell("cpu_instructions", "pass", 10, 10)))
+    (row,) = upgrade_summary([entry], "b", "a").rows
+    assert row.cls == "exact only" and "SIGSEGV" in row.line
