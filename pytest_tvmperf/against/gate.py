@@ -319,6 +319,23 @@ def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) ->
     return words.UpgradeSummary(today, other, tuple(rows))
 
 
+def remove_stale_passes(max_age_s: float = 86400.0) -> list[Path]:
+    """The pass directories of killed runs (a finished run removes its own), a day on."""
+    import tempfile
+    import time
+
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob("tvmperf-against-*"):
+        try:
+            stale = time.time() - path.stat().st_mtime > max_age_s
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 def configure(config: pytest.Config, session: "TvmperfSession") -> None:
     """``pytest_configure``: in the other version's child run, the export side; with
     ``--tvmperf-against-tvm=VERSION``, that version's environment (made once per machine:
@@ -350,6 +367,8 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
     except EnvError as exc:
         raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-against-tvm={version}: the environment of apache-tvm "
                                 f"{version} cannot be made: {exc}") from None
+    if not hasattr(config, "workerinput"):
+        remove_stale_passes()
     plugin = AgainstPlugin(config, session, env, bool(getattr(settings, "against_tvm_report_only", False)))
     session.against = plugin
     config.pluginmanager.register(plugin, "tvmperf-against")

@@ -244,3 +244,20 @@ def test_a_build_that_cannot_run_here_is_compared_by_its_counts():
                         metrics=(MetricCell("time", "n/a"), MetricCell("cpu_instructions", "pass", 10, 10)))
     (row,) = upgrade_summary([entry], "b", "a").rows
     assert row.cls == "exact only" and "SIGSEGV" in row.line
+
+
+def test_the_pass_directories_of_killed_runs_go_after_a_day(tmp_path, monkeypatch):
+    import os
+    import tempfile
+
+    from pytest_tvmperf.against.gate import remove_stale_passes
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    old, new = tmp_path / "tvmperf-against-old", tmp_path / "tvmperf-against-new"
+    for d in (old, new):
+        (d / "x").mkdir(parents=True)
+    (tmp_path / "tvmperf-against-old.lock").write_text("")
+    for p in (old, tmp_path / "tvmperf-against-old.lock"):
+        os.utime(p, (1, 1))
+    assert sorted(p.name for p in remove_stale_passes()) == ["tvmperf-against-old", "tvmperf-against-old.lock"]
+    assert new.exists() and not old.exists()
