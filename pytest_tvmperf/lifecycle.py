@@ -83,14 +83,17 @@ class TvmperfPlugin:
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             state.store.discard_pending()  # an interrupted run leaves every baseline file as it was
         else:
-            if state.store.updates:
-                state.store.flush_updates()
-            if workeroutput is None:
-                state.store.unused = state.store.find_unused()
-                if state.settings.prune and state.store.unused:
-                    state.store.prune(state.store.unused)
-                if state.settings.prune:  # then the files no entry names (a killed update's, issue 23)
-                    state.store.prune_orphans()
+            try:
+                if state.store.updates:
+                    state.store.flush_updates()
+                if workeroutput is None:
+                    state.store.unused = state.store.find_unused()
+                    if state.settings.prune and state.store.unused:
+                        state.store.prune(state.store.unused)
+                    if state.settings.prune:  # then the files no entry names (a killed update's, issue 23)
+                        state.store.prune_orphans()
+            except KeyboardInterrupt:  # Ctrl-C while writing: each file is whole (old or new); say which
+                state.store.stop_writing()
         state.cleanup()
         if workeroutput is not None:
             workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], int(state.store.unwritten))
@@ -107,6 +110,8 @@ class TvmperfPlugin:
                 state.write_errors.append(f"reports not written: {exc}")
         if state.write_errors:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if state.store.interrupted:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
 
 
     @pytest.hookimpl(optionalhook=True)
@@ -177,7 +182,11 @@ class TvmperfPlugin:
                 shown = path.relative_to(state.rootpath) if path.is_relative_to(state.rootpath) else path
                 tr.write_line(f"  {shown}: {', '.join(names)}")
         if state.settings.update:
-            if exitstatus == pytest.ExitCode.INTERRUPTED:
+            if state.store.interrupted:
+                recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten
+                tr.write_line(f"run interrupted while writing the baselines: written for {recorded} test(s), NOT "
+                              f"written for {state.store.unwritten} test(s) (see above)", red=True)
+            elif exitstatus == pytest.ExitCode.INTERRUPTED:
                 tr.write_line("run interrupted: no baseline file was changed")
             else:
                 recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten

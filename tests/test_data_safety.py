@@ -251,6 +251,51 @@ def test_a_re_record_replaces_the_artifact_and_deletes_the_superseded_one(projec
     assert artifact_problems(project.pytester.path) == []
 
 
+#: Ctrl-C (a real SIGINT to the process) as the second baseline file is written
+SIGINT_IN_THE_SECOND_WRITE = '''
+import os, signal
+from pytest_tvmperf.store import files
+
+_write = files.atomic_write
+_calls = []
+
+
+def atomic_write(path, text):
+    _calls.append(path)
+    if len(_calls) == 2:
+        os.kill(os.getpid(), signal.SIGINT)
+    return _write(path, text)
+
+
+files.atomic_write = atomic_write
+'''
+
+
+def test_ctrl_c_inside_the_final_write_says_what_was_written_and_leaves_no_temporary_file(project):
+    """issue 23: SIGINT inside pytest_sessionfinish's write was a KeyboardInterrupt traceback,
+    no status line, temporary files left behind."""
+    project.pytester.makepyfile(test_one=PRIM_TEST, test_two=PRIM_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=4)
+    before = {m: project.baseline_file(m).read_text() for m in ("test_one", "test_two")}
+    project.pytester.makepyfile(sigint_plugin=SIGINT_IN_THE_SECOND_WRITE)
+    project.set_env("SCALE_A", "5")  # a new program for test_a in both modules
+    # in a subprocess: the signal goes to that process alone
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "sigint_plugin", "--tvmperf-update")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "*tvmperf: interrupted (Ctrl-C) while writing the baselines: written: baselines/test_one.json; not written: "
+        "baselines/test_two.json. Each file is whole*run the update again to record the rest*",
+        "*run interrupted while writing the baselines: written for 2 test(s), NOT written for 2 test(s)*",
+    ])
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output
+    assert project.baseline_file("test_two").read_text() == before["test_two"]  # the old state, whole
+    assert project.baseline_file("test_one").read_text() != before["test_one"]
+    assert project.baselines("test_one")["tests"].keys() == project.baselines("test_two")["tests"].keys()
+    assert [p.name for p in (project.pytester.path / "baselines").rglob(".*tmp*")] == []
+    assert artifact_problems(project.pytester.path) == []
+
+
 # ---------------------------------------------------------------- 5. modules outside the rootdir
 
 

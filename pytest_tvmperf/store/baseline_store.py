@@ -28,6 +28,10 @@ class BaselineStore:
     partial_run: bool = False
     unused: dict[Path, list[str]] = field(default_factory=dict)
     pruned: list[str] = field(default_factory=list)
+    #: the baseline files flush_updates has replaced so far
+    written: list[Path] = field(default_factory=list)
+    #: Ctrl-C came while the baselines were written (see :meth:`stop_writing`)
+    interrupted: bool = False
     #: artifact files (IR, compiled libraries) that no entry named, removed by --tvmperf-prune
     orphans_pruned: list[str] = field(default_factory=list)
     _baselines: dict[Path, dict[str, Record] | BaselineError] = field(default_factory=dict)
@@ -83,6 +87,7 @@ class BaselineStore:
             try:
                 with baselines_lock(base_dir):
                     before = merge_updates(path, records, place)
+                    self.written.append(path)
                     superseded = set(_named_files(before[t] for t in records if t in before))
                     superseded -= set(named)
                     artifacts.delete_unnamed(superseded, base_dir, self.settings.artifact_dir, self._not_baselines())
@@ -97,6 +102,28 @@ class BaselineStore:
                 artifacts.discard(pending)
         self.pending_artifacts.clear()
         self.updates.clear()
+
+    def stop_writing(self) -> None:
+        """After Ctrl-C inside :meth:`flush_updates` or a prune: remove this run's temporary
+        files, count the tests whose file was not written and say which files were. Each
+        file is whole, as it was or as this run wrote it (atomic replace); an artifact put in
+        place for a file that was not written is named by no entry (--tvmperf-prune removes it)."""
+        self.interrupted = True
+        left = {path: records for path, records in self.updates.items() if path not in self.written}
+        self.unwritten += sum(len(records) for records in left.values())
+        for pending in self.pending_artifacts:
+            artifacts.discard(pending)
+        self.pending_artifacts.clear()
+        self.updates.clear()
+
+        def names(paths) -> str:
+            shown = [str(p.relative_to(self.rootpath)) if p.is_relative_to(self.rootpath) else str(p) for p in paths]
+            return ", ".join(shown) or "none"
+
+        self.write_errors.append(
+            f"interrupted (Ctrl-C) while writing the baselines: written: {names(self.written)}; not written: "
+            f"{names(sorted(left))}. Each file is whole, as it was before or as this run recorded it; run the "
+            f"update again to record the rest")
 
     def find_unused(self) -> dict[Path, list[str]]:
         """Baseline entries no collected test uses: in the files of collected modules,
