@@ -201,7 +201,8 @@ class AgainstPlugin:
             then = replace(then, timings={machine.fingerprint: Timing(
                 machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
         outcome = tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, comparison.status, record=record,
-                                  baseline=then, comparison=comparison, message=message if (fails or unclear) else "",
+                                  baseline=then, comparison=comparison,
+                                  message=message if (comparison.regressions or comparison.inconclusive) else "",
                                   note=line))
         if fails:
             pytest.fail(message, pytrace=False)
