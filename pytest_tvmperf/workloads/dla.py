@@ -78,8 +78,11 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
     from tvm import relax
 
     conv = scaled_layer(layer, scale)
-    x = relax.Var("x", relax.TensorType(conv.data, "float32"))
-    weight = relax.Var("weight", relax.TensorType(conv.weight, "float32"))
+    # TVM 0.26 renamed relax.TensorStructInfo to relax.TensorType (0.25's TensorType takes an
+    # ndim): the struct info by either name, so --tvmperf-against-tvm=0.25.0 builds it too
+    tensor = getattr(relax, "TensorStructInfo", None) or relax.TensorType
+    x = relax.Var("x", tensor(conv.data, "float32"))
+    weight = relax.Var("weight", tensor(conv.weight, "float32"))
     bb = relax.BlockBuilder()
     with bb.function("main", [x, weight]):
         with bb.dataflow():
