@@ -1,5 +1,5 @@
 """Simulated cost: per-kernel instruction and estimated-cycle counts from valgrind's
-callgrind, identical on every x86 machine (see README, "Simulated cost").
+callgrind, identical on every x86 machine (see docs/gate.md, "Simulated cost").
 
 :class:`SimulatedCost` is the metric source (``measure/kernel_metrics.py``): per test it
 compiles the workload once more for the pinned portable target :data:`PINNED_TARGET`

@@ -219,6 +219,7 @@ def test_unavailable_says_why(monkeypatch):
 def test_a_failed_simulation_is_a_reason_not_a_failure():
     class Broken:
         name = "simulated cost"
+        metrics = SimulatedCost.metrics
 
         def unavailable(self, prepared, settings):
             return None
@@ -228,6 +229,7 @@ def test_a_failed_simulation_is_a_reason_not_a_failure():
 
     got = collect((Broken(),), None, None)
     assert got.per_kernel == {} and got.skipped == ("simulated cost: the measuring process ended",)
+    assert set(got.missing) == {m.name for m in SimulatedCost.metrics}
 
 
 def test_a_registered_class_is_one_source_per_session(monkeypatch):
