@@ -1,29 +1,43 @@
-"""Kill updates at many points and check that no baseline or artifact is lost.
+"""Fault and bad-input cases against a user project, each classified by what happened.
 
-A scratch project with three tests (the middle one a kernel with an unresolved extern
-symbol, which crashes whatever process runs it) is recorded once. Then, per point
-k = 1..POINTS and per signal (SIGKILL, SIGINT), an update with changed programs (so
-every artifact changes) is started in a fresh process and sent the signal at k/POINTS
-of the time a whole update takes. After each run every baseline file must parse, and
-every artifact it names must exist and match its sha256; no test id recorded before
-may be missing. Finally one clean update and one gate run must pass, with the
-crashing test failing alone, and no temporary file may be left.
+Each case sets up a scratch project (recorded once, copied per case), does one harmful
+thing (kills an update at some point, plants code in baselines/, removes valgrind, stops
+an RPC server, feeds a bad file or option...) and runs pytest or ``tvmperf`` as a user
+would, in a fresh process with a deadline. Its outcome is the first that applies:
 
-    python benchmarks/faults.py --points 20
+- ``code-exec``: something planted in baselines/ ran (its marker file appeared);
+- ``hang``: the command ran past its deadline;
+- ``crash``: a traceback or INTERNALERROR where a message was due;
+- ``lossy``: a baseline file, entry, artifact or stored count was lost or damaged;
+- ``silent``: the fault went unreported (exit 0, or no message naming it);
+- ``clear``: a clear message, and nothing lost.
+
+The goal is 0 of every outcome but ``clear``. Cases that need a tool this machine lacks
+(valgrind, git) are listed as ``skipped``.
+
+    python benchmarks/faults.py              # every case (about 10 minutes on 2 cores)
+    python benchmarks/faults.py --points 20  # more kill points
+    python benchmarks/faults.py --only sigint,planted
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -32,6 +46,8 @@ sys.path.insert(0, str(ROOT))
 from conftest import FAKE_TIMER_CONFTEST  # noqa: E402
 
 from pytest_tvmperf.store.files import BaselineError, load_baselines  # noqa: E402
+
+OUTCOMES = ("clear", "lossy", "silent", "hang", "crash", "code-exec")
 
 PROJECT_TEST = '''
 import os
@@ -60,6 +76,8 @@ def test_a(tvmperf):
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_m_crash(tvmperf):
+    if os.environ.get("FAULT_CRASH") != "1":
+        pytest.skip("the crashing kernel runs in the kill points only")
     tvmperf.check(crashing())
 
 @pytest.mark.tvmperf(executors=["prim"])
@@ -67,88 +85,645 @@ def test_z(tvmperf):
     tvmperf.check(scale(K + 1))
 '''
 
+MLP_TEST = '''
+import os
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1, bind_params=os.environ.get("MLP_BIND", "1") == "1"))
+'''
+
+SIM_TEST = '''
+import numpy as np
+import pytest
+from tvm import te
+from pytest_tvmperf import Workload
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_sim(tvmperf):
+    n = 256
+    a = te.placeholder((n,), name="A")
+    b = te.compute((n,), lambda i: a[i] * 2.0, name="B")
+    tvmperf.check(Workload(name="sim", program=te.create_prim_func([a, b]),
+                           make_inputs=lambda rng, dims: [np.ones(n, "float32")], reference=lambda x: x * 2))
+'''
+
+NEVER_RETURNS = '''
+import numpy as np
+import pytest
+from tvm import te, tirx
+from pytest_tvmperf import Workload
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_sleeps(tvmperf):
+    a = te.placeholder((4,), name="A")
+    b = te.compute((4,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "sleep", 100000)), name="B")
+    tvmperf.check(Workload(name="sleeps", program=te.create_prim_func([a, b]),
+                           make_inputs=lambda rng, dims: [np.ones(4, "float32")], reference=lambda x: x))
+'''
+
+#: Ctrl-C (a real SIGINT) as the second baseline file is written
+SIGINT_PLUGIN = '''
+import os, signal
+from pytest_tvmperf.store import files
+_write, _calls = files.atomic_write, []
+def atomic_write(path, text):
+    _calls.append(path)
+    if len(_calls) == 2:
+        os.kill(os.getpid(), signal.SIGINT)
+    return _write(path, text)
+files.atomic_write = atomic_write
+'''
+
+#: a read-only artifacts/ir as a root user meets it too (root writes into read-only directories)
+READ_ONLY_IR_PLUGIN = '''
+import errno, os, tempfile
+from pytest_tvmperf.store import lowered_ir
+_real = tempfile.mkstemp
+def mkstemp(*args, dir=None, **kwargs):
+    if dir is not None and os.path.basename(os.fspath(dir)) == "ir":
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(dir))
+    return _real(*args, dir=dir, **kwargs)
+lowered_ir.tempfile.mkstemp = mkstemp
+'''
+
+#: valgrind SIGKILLed while a test's kernel is simulated
+KILL_VALGRIND_PLUGIN = '''
+from pytest_tvmperf.measure import simulate
+_measure = simulate.SimProcess.measure
+def measure(self, *args, **kwargs):
+    if self._proc is None:
+        self.start()
+    self._proc.kill()
+    self._proc.wait()
+    return _measure(self, *args, **kwargs)
+simulate.SimProcess.measure = measure
+'''
+
+#: stops the RPC server (SIGSTOP) just before each timing: the device never answers again
+STOP_SERVER = '''
+import os, signal
+import pytest
+from pytest_tvmperf.measure.timer import TvmTimer
+
+@pytest.fixture
+def tvmperf_timer():
+    real = TvmTimer()
+    def timer(task, rounds):
+        try:
+            os.killpg(int(os.environ["FAULT_STOP_PGID"]), signal.SIGSTOP)
+        except ProcessLookupError:
+            pass
+        return real(task, rounds)
+    return timer
+'''
+
+PLANTED_LIBRARY = r'''
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) {
+    FILE *f = fopen(MARKER, "a");
+    if (f) { fputs("loaded\n", f); fclose(f); }
+}
+'''
+
 IDS = {"test_a[llvm-prim]", "test_z[llvm-prim]"}
+#: the longest one command may run before it counts as a hang
+DEADLINE_S = 300.0
 
 
-def pytest_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+@dataclass
+class Ran:
+    rc: int | None  #: None: past the deadline (killed)
+    out: str
+    seconds: float
 
 
-def env_for(k: float) -> dict:
-    env = dict(os.environ, FAULT_K=str(k))
+@dataclass
+class Result:
+    case: str
+    outcome: str
+    detail: str = ""
+
+
+def env_for(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TVMPERF_", "PYTEST_"))}
+    env.update(FAULT_K="2", TVMPERF_SIMULATE_CACHE="off")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env.update(extra)
     return env
 
 
-def check(project: Path) -> tuple[int, list[str]]:
-    """Files checked, and the problems found (lost or mismatched)."""
-    base = project / "baselines"
-    checked, problems = 0, []
-    path = base / "test_perf.json"
-    checked += 1
+def run(cmd: list[str], cwd: Path, env: dict | None = None, deadline: float = DEADLINE_S) -> Ran:
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env or env_for(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
     try:
-        records = load_baselines(path)
+        out, _ = proc.communicate(timeout=deadline)
+        return Ran(proc.returncode, out, time.monotonic() - started)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return Ran(None, out, time.monotonic() - started)
+
+
+def pytest_run(project: Path, *args: str, env: dict | None = None, deadline: float = DEADLINE_S) -> Ran:
+    return run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], project, env, deadline)
+
+
+def tvmperf_run(project: Path, *args: str) -> Ran:
+    return run([sys.executable, "-m", "pytest_tvmperf", *args], project)
+
+
+def crashed(ran: Ran) -> bool:
+    return "Traceback (most recent call last)" in ran.out or "INTERNALERROR" in ran.out
+
+
+def baseline_problems(project: Path, ids: set[str] = IDS, module: str = "test_perf") -> list[str]:
+    """Every baseline file parses; no recorded test id is missing; every file an entry
+    names exists and matches its sha256."""
+    base = project / "baselines"
+    try:
+        records = load_baselines(base / f"{module}.json")
     except BaselineError as exc:
-        return checked, [f"unreadable: {exc}"]
-    for missing in sorted(IDS - set(records)):
-        problems.append(f"lost: {missing}")
+        return [f"unreadable: {exc}"]
+    problems = [f"lost: {t}" for t in sorted(ids - set(records))]
     for test_id, record in records.items():
-        for timing in record.timings.values():
-            if timing.artifact:
-                checked += 1
-                file = base / timing.artifact
-                if not file.exists():
-                    problems.append(f"{test_id}: artifact {timing.artifact} missing")
-                elif hashlib.sha256(file.read_bytes()).hexdigest() != timing.artifact_sha256:
-                    problems.append(f"{test_id}: artifact {timing.artifact} does not match its sha256")
-    return checked, problems
+        named = [(t.artifact, t.artifact_sha256) for t in record.timings.values() if t.artifact]
+        if record.ir is not None:
+            named.append((record.ir.path, record.ir.sha256))
+        for rel, sha in named:
+            file = base / rel
+            if not file.exists():
+                problems.append(f"{test_id}: {rel} missing")
+            elif sha and hashlib.sha256(file.read_bytes()).hexdigest() != sha:
+                problems.append(f"{test_id}: {rel} does not match its sha256")
+    return problems
+
+
+def line_with(out: str, phrase: str) -> str:
+    """The first line of ``out`` holding ``phrase``, shortened around it."""
+    for line in out.splitlines():
+        if phrase in line:
+            line = line.strip()
+            at = line.index(phrase)
+            start = max(0, at - 60)
+            return ("..." if start else "") + line[start:at + len(phrase) + 60] + ("..." if at + len(phrase) + 60 < len(line) else "")
+    return ""
+
+
+def judge(ran: Ran, clear_when: bool, what: str, lost: list[str] = (), marker: Path | None = None,
+          traceback_ok: bool = False, says: str = "") -> tuple[str, str]:
+    """The outcome of one case, by the order of the module's docstring; ``says``: the
+    phrase of the message shown for a clear case."""
+    if marker is not None and marker.exists():
+        return "code-exec", f"{marker.name} was created"
+    if ran.rc is None:
+        return "hang", f"still running after {DEADLINE_S:g} s"
+    if crashed(ran) and not traceback_ok:
+        line = next((ln for ln in ran.out.splitlines() if "Error" in ln), "")
+        return "crash", line.strip()[:160]
+    if lost:
+        return "lossy", "; ".join(lost)[:200]
+    if not clear_when:
+        return "silent", f"exit {ran.rc}; {what} not said"
+    shown = line_with(ran.out, says) if says else ""
+    return "clear", f"exit {ran.rc}" + (f": {shown}" if shown else "")
+
+
+# ----------------------------------------------------------------------------- the project
+
+class Projects:
+    """A recorded scratch project, copied for each case."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.template = tmp / "template"
+        self.template.mkdir()
+        (self.template / "conftest.py").write_text(FAKE_TIMER_CONFTEST)
+        (self.template / "test_perf.py").write_text(PROJECT_TEST)
+        first = pytest_run(self.template, "--tvmperf-update")
+        assert "baselines written for 2 test(s)" in first.out, first.out[-3000:]
+        self.count = 0
+
+    def fresh(self, name: str) -> Path:
+        self.count += 1
+        path = self.tmp / f"{self.count:03d}-{re.sub(r'[^a-z0-9]+', '-', name.lower())[:40]}"
+        shutil.copytree(self.template, path, ignore=shutil.ignore_patterns(".tvmperf-cache"))
+        return path
+
+
+def entries(project: Path, module: str = "test_perf") -> dict:
+    return json.loads((project / "baselines" / f"{module}.json").read_text())["tests"]
+
+
+def write_entries(project: Path, tests: dict, module: str = "test_perf") -> None:
+    path = project / "baselines" / f"{module}.json"
+    data = json.loads(path.read_text())
+    data["tests"] = tests
+    path.write_text(json.dumps(data))
+
+
+# ----------------------------------------------------------------------------- the cases
+
+def kill_points(projects: Projects, points: int) -> list[Result]:
+    """An update killed (SIGKILL, SIGINT) at k/points of its duration, k = 1..points."""
+    project = projects.fresh("kill points")
+    whole = pytest_run(project, "--tvmperf-update", env=env_for(FAULT_K="3", FAULT_CRASH="1")).seconds
+    results = []
+    k = 3
+    for point in range(1, points + 1):
+        for sig in (signal.SIGKILL, signal.SIGINT):
+            k += 1  # another program each run: every artifact changes
+            proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tvmperf-update"],
+                                    cwd=project, env=env_for(FAULT_K=str(k), FAULT_CRASH="1"), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            try:
+                proc.wait(timeout=whole * point / points)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(sig)
+                try:
+                    proc.wait(timeout=DEADLINE_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    results.append(Result(f"update {sig.name} at {point}/{points}", "hang"))
+                    continue
+            lost = baseline_problems(project)
+            results.append(Result(f"update {sig.name} at {point}/{points}", "lossy" if lost else "clear", "; ".join(lost)))
+    final = pytest_run(project, "--tvmperf-update", env=env_for(FAULT_K="100", FAULT_CRASH="1"))
+    gate = pytest_run(project, env=env_for(FAULT_K="100", FAULT_CRASH="1"))
+    leftovers = [p.name for p in (project / "baselines").rglob(".*tmp*")]
+    ok = all("1 failed, 2 passed" in r.out or "2 passed, 1 failed" in r.out for r in (final, gate)) and not leftovers
+    results.append(Result("after the kills: an update and a gate (the crashing test fails alone), no temporary file",
+                          *judge(gate, ok, "a passing update and gate", baseline_problems(project)
+                                 + [f"left: {n}" for n in leftovers], traceback_ok=True)))
+    return results
+
+
+def case_planted_ir(projects: Projects) -> tuple[str, str]:
+    """An IR calling system() saved as an entry's IR, its sha256 updated."""
+    import tvm
+    from tvm import te, tirx
+
+    project = projects.fresh("planted ir")
+    marker = project / "owned"
+    tests = entries(project)
+    path = project / "baselines" / tests["test_a[llvm-prim]"]["ir"]["path"]
+    a = te.placeholder((64,), name="A")
+    b = te.compute((64,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "system", f"id > {marker}")),
+                   name="B")
+    path.write_bytes(gzip.compress(tvm.ir.save_json(tvm.IRModule({"main": te.create_prim_func([a, b])})).encode(),
+                                   mtime=0))
+    for entry in tests.values():
+        if entry.get("ir", {}).get("path") == tests["test_a[llvm-prim]"]["ir"]["path"]:
+            entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_entries(project, tests)
+    ran = pytest_run(project)
+    return judge(ran, "is refused" in ran.out and ran.rc != 0, "the refusal", marker=marker, says="is refused")
+
+
+def case_planted_library(projects: Projects) -> tuple[str, str]:
+    """Old form: a shared library with a constructor named by timings.<fp>.artifact with its sha256."""
+    project = projects.fresh("planted so")
+    pytest_run(project, "--tvmperf-update", "--tvmperf-baseline-program=so")
+    marker = project / "owned"
+    source = project / "planted.c"
+    source.write_text(PLANTED_LIBRARY.replace("MARKER", json.dumps(str(marker))))
+    tests = entries(project)
+    for entry in tests.values():
+        for timing in entry["timings"].values():
+            if timing.get("artifact"):
+                so = project / "baselines" / timing["artifact"]["path"]
+                subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(source)], check=True)
+                timing["artifact"]["sha256"] = hashlib.sha256(so.read_bytes()).hexdigest()
+    write_entries(project, tests)
+    ran = pytest_run(project, env=env_for(TVMPERF_FAKE_SCALE="3"))
+    return judge(ran, "is not loaded" in ran.out, "why the library is not loaded", marker=marker, says="is not loaded")
+
+
+def _git(project: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=f", "-c", "user.email=f@f", "-c", "commit.gpgsign=false",
+                    "-c", "init.defaultBranch=main", *args], cwd=project, check=True, capture_output=True)
+
+
+def case_baselines_ref(projects: Projects) -> tuple[str, str]:
+    """A pull request regresses the code and re-records baselines/: gated with --tvmperf-baselines-ref=main."""
+    project = projects.fresh("baselines ref")
+    (project / "test_perf.py").write_text(MLP_TEST)
+    shutil.rmtree(project / "baselines")
+    pytest_run(project, "--tvmperf-update")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "main")
+    _git(project, "checkout", "-qb", "pr")
+    pytest_run(project, "--tvmperf-update", env=env_for(MLP_BIND="0"))
+    _git(project, "commit", "-qam", "pr")
+    ran = pytest_run(project, "--tvmperf-baselines-ref=main", env=env_for(MLP_BIND="0"))
+    return judge(ran, ran.rc == 1 and "regressed" in ran.out and "baselines read from baselines/ at main" in ran.out,
+                 "the regression against main's baselines", says="regressed")
+
+
+def case_baselines_ref_missing(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("baselines ref missing")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "main")
+    ran = pytest_run(project, "--tvmperf-baselines-ref=origin/nosuch")
+    return judge(ran, ran.rc == 4 and "no such git revision" in ran.out, "that the revision does not exist", says="no such git revision")
+
+
+def case_baselines_ref_update(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("baselines ref update")
+    ran = pytest_run(project, "--tvmperf-baselines-ref=main", "--tvmperf-update")
+    return judge(ran, ran.rc == 4 and "use one or the other" in ran.out, "the conflict", says="use one or the other")
+
+
+def _no_valgrind_path(project: Path) -> str:
+    bin_dir = project / "bin-without-valgrind"
+    bin_dir.mkdir()
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if os.path.isdir(folder):
+            for name in os.listdir(folder):
+                link = bin_dir / name
+                if not name.startswith("valgrind") and not link.exists():
+                    link.symlink_to(Path(folder, name))
+    return str(bin_dir)
+
+
+def _sim_project(projects: Projects, name: str) -> Path:
+    project = projects.fresh(name)
+    (project / "test_perf.py").write_text(SIM_TEST)
+    shutil.rmtree(project / "baselines")
+    pytest_run(project, "--tvmperf-update", "--tvmperf-simulate=on", env=env_for(TVMPERF_TEST_SIMULATE="1"))
+    return project
+
+
+def case_update_without_valgrind(projects: Projects) -> tuple[str, str]:
+    """An update on a machine without valgrind: the stored simulated counts are kept."""
+    project = _sim_project(projects, "update without valgrind")
+    before = entries(project)["test_sim[llvm-prim]"]["exact"].get("per_kernel")
+    ran = pytest_run(project, "--tvmperf-update", env=env_for(TVMPERF_TEST_SIMULATE="1", PATH=_no_valgrind_path(project)))
+    after = entries(project)["test_sim[llvm-prim]"]["exact"].get("per_kernel")
+    lost = [] if before and after == before else ["exact.per_kernel lost"]
+    return judge(ran, "kept the stored cpu_instructions, est_cycles counts" in ran.out, "the kept counts", lost, says="kept the stored")
+
+
+def case_simulate_on_without_valgrind(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("simulate on without valgrind")
+    ran = pytest_run(project, "--tvmperf-simulate=on", env=env_for(PATH=_no_valgrind_path(project)))
+    return judge(ran, ran.rc == 4 and "valgrind is not installed" in ran.out, "the usage error", says="valgrind is not installed")
+
+
+def case_valgrind_killed(projects: Projects) -> tuple[str, str]:
+    project = _sim_project(projects, "valgrind killed")
+    (project / "kill_valgrind.py").write_text(KILL_VALGRIND_PLUGIN)
+    ran = pytest_run(project, "-p", "kill_valgrind", env=env_for(TVMPERF_TEST_SIMULATE="1"))
+    found = re.search(r"see its log (\S+/valgrind\.log)", ran.out)
+    log_kept = bool(found) and Path(found.group(1)).is_file()
+    if found:
+        shutil.rmtree(Path(found.group(1)).parent, ignore_errors=True)
+    return judge(ran, ran.rc == 1 and "killed by SIGKILL" in ran.out and log_kept, "the kill, with its log", says="killed by SIGKILL")
+
+
+def case_orphaned_ir(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("orphaned ir")
+    orphan = project / "baselines" / "artifacts" / "ir" / ("0" * 24 + ".json.gz")
+    shutil.copyfile(project / "baselines" / entries(project)["test_a[llvm-prim]"]["ir"]["path"], orphan)
+    kept_by_gate = pytest_run(project).rc == 0 and orphan.exists()
+    ran = pytest_run(project, "--tvmperf-update", "--tvmperf-prune")
+    return judge(ran, kept_by_gate and not orphan.exists() and "artifact file(s) no baseline named" in ran.out,
+                 "the removal", baseline_problems(project), says="no baseline named")
+
+
+def case_hung_rpc_key(projects: Projects) -> tuple[str, str]:
+    """An RPC server SIGSTOPped mid-run: the later tests of its key must not wait 600 s each."""
+    from rpc_fixtures import RpcFarm
+
+    project = projects.fresh("hung rpc key")
+    shutil.rmtree(project / "baselines")
+    (project / "conftest.py").write_text(STOP_SERVER)
+    farm = RpcFarm(python=sys.executable, lifetime_s=DEADLINE_S + 120)
+    try:
+        farm.start()
+        server = farm.add_server("wedged")
+        ran = pytest_run(project, f"--tvmperf-rpc={farm.address}", "--tvmperf-targets=llvm@rpc:wedged",
+                         "--tvmperf-rpc-timeout=5", "--tvmperf-update", "--tvmperf-repeat=3",
+                         env=env_for(FAULT_STOP_PGID=str(server.pid)))
+    finally:
+        farm.stop()
+    return judge(ran, ran.rc == 1 and "every later test of this key fails at once" in ran.out, "the hung device", says="every later test of this key")
+
+
+def case_sigint_in_final_write(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("sigint final write")
+    shutil.copyfile(project / "test_perf.py", project / "test_two.py")
+    pytest_run(project, "--tvmperf-update")
+    (project / "sigint_plugin.py").write_text(SIGINT_PLUGIN)
+    ran = pytest_run(project, "-p", "sigint_plugin", "--tvmperf-update", env=env_for(FAULT_K="7"))
+    leftovers = [f"left: {p.name}" for p in (project / "baselines").rglob(".*tmp*")]
+    lost = baseline_problems(project) + baseline_problems(project, module="test_two") + leftovers
+    if "KeyboardInterrupt" in ran.out:
+        return "crash", "KeyboardInterrupt traceback"
+    return judge(ran, ran.rc == 2 and "run interrupted while writing the baselines" in ran.out, "the status line", lost, says="run interrupted while writing")
+
+
+def case_read_only_ir(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("read-only ir")
+    (project / "read_only_ir.py").write_text(READ_ONLY_IR_PLUGIN)
+    before = (project / "baselines" / "test_perf.json").read_bytes()
+    ran = pytest_run(project, "-p", "read_only_ir", "--tvmperf-update", env=env_for(FAULT_K="9"))
+    lost = [] if (project / "baselines" / "test_perf.json").read_bytes() == before else ["baseline file changed"]
+    return judge(ran, "cannot write the program's IR into" in ran.out, "the unwritable directory",
+                 lost + baseline_problems(project), says="cannot write the program")
+
+
+def case_tracker_advice(projects: Projects) -> tuple[str, str]:
+    """The advised 'start a tracker' command, run as printed, on a port above 9199."""
+    import shlex
+    import socket
+
+    from pytest_tvmperf.build import tracker
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    try:
+        tracker.summary(("127.0.0.1", port))
+        return "silent", "a tracker answered where none runs"
+    except tracker.TrackerError as exc:
+        found = re.search(r"start one with (python -m tvm\.exec\.rpc_tracker [^,]+),", str(exc))
+    if not found:
+        return "silent", "no command advised"
+    args = shlex.split(found.group(1))
+    proc = subprocess.Popen([sys.executable, *args[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                tracker.summary(("127.0.0.1", port), timeout=2)
+                return "clear", f"the advised tracker listens on port {port}"
+            except tracker.TrackerError:
+                time.sleep(0.2)
+        return "crash", f"the advised command ended: {proc.stderr.read().decode(errors='replace').strip().splitlines()[-1:]}"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def case_history_huge_int(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("history huge int")
+    history = project / "history.jsonl"
+    history.write_text('{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": '
+                       '{"t": {"median_s": ' + "9" * 5000 + ', "verdict": "pass"}}}\n')
+    ran = pytest_run(project, f"--tvmperf-history={history}")
+    return judge(ran, ran.rc == 4 and "field tests.t.median_s: a whole number of 5000 digits" in ran.out,
+                 "the file, line and field", says="5000 digits")
+
+
+def case_baseline_huge_int(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("baseline huge int")
+    path = project / "baselines" / "test_perf.json"
+    path.write_text(path.read_text().replace('"kernels": 1,', '"kernels": ' + "9" * 5000 + ",", 1))
+    ran = pytest_run(project)
+    return judge(ran, ran.rc == 1 and "a whole number of 5000 digits" in ran.out, "the field", says="5000 digits")
+
+
+def case_cli_huge_int(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("cli huge int")
+    path = project / "baselines" / "test_perf.json"
+    path.write_text(path.read_text().replace('"kernels": 1,', '"kernels": ' + "9" * 5000 + ",", 1))
+    ran = tvmperf_run(project, "show", str(path))
+    return judge(ran, ran.rc == 2 and "5000 digits" in ran.out, "the field, with exit 2", says="5000 digits")
+
+
+def case_null_metric(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("null metric")
+    tests = entries(project)
+    tests["test_a[llvm-prim]"]["exact"]["kernels"] = None
+    write_entries(project, tests)
+    ran = pytest_run(project)
+    return judge(ran, ran.rc == 1 and "exact.kernels" in ran.out, "the null field", says="exact.kernels")
+
+
+def case_executor_edited(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("executor edited")
+    tests = entries(project)
+    tests["test_a[llvm-prim]"]["executor"] = "vm-bytecode"
+    write_entries(project, tests)
+    ran = pytest_run(project)
+    return judge(ran, ran.rc == 1 and "executor" in ran.out and "test_a" in ran.out, "the disagreeing field", says="executor")
+
+
+def case_kernel_never_returns(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("kernel never returns")
+    (project / "test_perf.py").write_text(NEVER_RETURNS)
+    shutil.rmtree(project / "baselines")
+    ran = pytest_run(project, "--tvmperf-update", "--tvmperf-child-timeout=5")
+    return judge(ran, ran.rc == 1 and ("did not return" in ran.out or "--tvmperf-child-timeout" in ran.out),
+                 "the hung kernel", says="child-timeout")
+
+
+def case_bad_option(flag: str, expect: str) -> Callable[[Projects], tuple[str, str]]:
+    def case(projects: Projects) -> tuple[str, str]:
+        project = projects.fresh(flag)
+        ran = pytest_run(project, flag)
+        return judge(ran, ran.rc == 4 and expect in ran.out, "the usage error", baseline_problems(project), says=expect)
+    case.__doc__ = f"{flag}: a usage error"
+    return case
+
+
+def case_threshold_hint(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("threshold hint")
+    ran = pytest_run(project, "--tvmperf-threshold=instructions=abc")
+    wording = "instructions=0 (no increase), instructions=2 or instructions=5%; or instructions=off" in ran.out
+    return judge(ran, ran.rc == 4 and wording and "(or '" not in ran.out, "a hint that reads well", says="instructions=0 (no increase)")
+
+
+def case_read_only_baseline_mode(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("read-only baseline mode")
+    path = project / "baselines" / "test_perf.json"
+    path.chmod(0o444)
+    ran = pytest_run(project, "--tvmperf-update", env=env_for(FAULT_K="11"))
+    mode = path.stat().st_mode & 0o777
+    path.chmod(0o644)
+    return judge(ran, mode == 0o444, f"the file's mode (now {mode:o})", baseline_problems(project))
+
+
+CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
+    "planted IR calls system() (baselines/ change only)": case_planted_ir,
+    "planted .so with a constructor (old form, sha256 updated)": case_planted_library,
+    "PR re-records baselines; gated with --tvmperf-baselines-ref=main": case_baselines_ref,
+    "--tvmperf-baselines-ref to a revision that does not exist": case_baselines_ref_missing,
+    "--tvmperf-baselines-ref with --tvmperf-update": case_baselines_ref_update,
+    "update without valgrind keeps the simulated counts": case_update_without_valgrind,
+    "--tvmperf-simulate=on without valgrind": case_simulate_on_without_valgrind,
+    "valgrind SIGKILLed during a gate": case_valgrind_killed,
+    "orphaned IR file, then --tvmperf-prune": case_orphaned_ir,
+    "RPC server SIGSTOPped: later tests of its key": case_hung_rpc_key,
+    "SIGINT inside the final write": case_sigint_in_final_write,
+    "read-only artifacts/ir during an update": case_read_only_ir,
+    "'start a tracker' advice on a port >= 9199": case_tracker_advice,
+    "5000-digit number in the history file": case_history_huge_int,
+    "5000-digit number in a baseline file (pytest)": case_baseline_huge_int,
+    "5000-digit number in a baseline file (tvmperf show)": case_cli_huge_int,
+    "exact metric set to null": case_null_metric,
+    "entry's executor edited": case_executor_edited,
+    "kernel that never returns (sleep)": case_kernel_never_returns,
+    "--tvmperf-rpc-timeout=99999999999": case_bad_option("--tvmperf-rpc-timeout=99999999999", "rpc-timeout"),
+    "--tvmperf-min-repeat-ms=3000000000": case_bad_option("--tvmperf-min-repeat-ms=3000000000", "min-repeat-ms"),
+    "--tvmperf-artifacts=../x": case_bad_option("--tvmperf-artifacts=../x", "inside the baseline directory"),
+    "--tvmperf-trust-artifacts=maybe": case_bad_option("--tvmperf-trust-artifacts=maybe", "trust-artifacts"),
+    "bad threshold's hint": case_threshold_hint,
+    "update keeps a read-only baseline file's mode": case_read_only_baseline_mode,
+}
+
+NEEDS = {"valgrind": ("valgrind",), "git": ("baselines-ref",), "cc": ("planted .so",)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--points", type=int, default=20)
+    parser.add_argument("--points", type=int, default=10, help="kill points per signal (default 10)")
+    parser.add_argument("--only", default="", help="comma-separated parts of case names to run")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp)
-        (project / "conftest.py").write_text(FAKE_TIMER_CONFTEST)
-        (project / "test_perf.py").write_text(PROJECT_TEST)
-        started = time.perf_counter()
-        first = subprocess.run(pytest_cmd("--tvmperf-update"), cwd=project, env=env_for(2), capture_output=True, text=True)
-        whole = time.perf_counter() - started
-        assert "baselines written for 2 test(s)" in first.stdout, first.stdout[-3000:]
-        runs, checked_total, lost = 1, 0, []
-        for point in range(1, args.points + 1):
-            for sig in (signal.SIGKILL, signal.SIGINT):
-                k = 2 + runs  # another program each run: every artifact changes
-                proc = subprocess.Popen(pytest_cmd("--tvmperf-update"), cwd=project, env=env_for(k),
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                try:
-                    proc.wait(timeout=whole * point / args.points)
-                except subprocess.TimeoutExpired:
-                    proc.send_signal(sig)
-                    proc.wait()
-                runs += 1
-                checked, problems = check(project)
-                checked_total += checked
-                lost += [f"run {runs} ({sig.name} at {point}/{args.points}): {p}" for p in problems]
-        final = subprocess.run(pytest_cmd("--tvmperf-update"), cwd=project, env=env_for(100), capture_output=True, text=True)
-        gate = subprocess.run(pytest_cmd(), cwd=project, env=env_for(100), capture_output=True, text=True)
-        runs += 2
-        checked, problems = check(project)
-        checked_total += checked
-        lost += [f"final: {p}" for p in problems]
-        if "2 passed, 1 failed" not in final.stdout.replace("1 failed, 2 passed", "2 passed, 1 failed"):
-            lost.append(f"final update: {final.stdout.splitlines()[-1:]}")
-        if "2 passed, 1 failed" not in gate.stdout.replace("1 failed, 2 passed", "2 passed, 1 failed"):
-            lost.append(f"gate run: {gate.stdout.splitlines()[-1:]}")
-        leftovers = [p.name for p in (project / "baselines").rglob(".*tmp*")]
-        so_files = len(list((project / "baselines").rglob("*.so")))
-        print(f"one whole update: {whole:.1f} s; {args.points} kill points x (SIGKILL, SIGINT), a crashing test in the middle")
-        print("| runs | files checked | files lost or mismatched | temporary files left | artifacts on disk (named: 2) |")
-        print("|---|---|---|---|---|")
-        print(f"| {runs} | {checked_total} | {len(lost)} | {len(leftovers)} | {so_files} |")
-        for line in lost:
-            print(f"  {line}")
+    wanted = [w.strip().lower() for w in args.only.split(",") if w.strip()]
+    results: list[Result] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tvmperf-faults-") as tmp:
+        projects = Projects(Path(tmp))
+        if not wanted or any(w in "kill points" for w in wanted):
+            results += kill_points(projects, args.points)
+        for name, case in CASES.items():
+            if wanted and not any(w in name.lower() for w in wanted):
+                continue
+            missing = [tool for tool, parts in NEEDS.items()
+                       if any(p in name for p in parts) and shutil.which(tool) is None]
+            if missing:
+                results.append(Result(name, "skipped", f"needs {', '.join(missing)}"))
+                continue
+            try:
+                outcome, detail = case(projects)
+            except Exception as exc:  # the harness itself failed: shown, never counted as clear
+                outcome, detail = "crash", f"harness: {type(exc).__name__}: {exc}"[:200]
+            results.append(Result(name, outcome, detail))
+            print(f"  {outcome:9s} {name}: {detail}", file=sys.stderr, flush=True)
+    counts = Counter(r.outcome for r in results)
+    print(f"{len(results)} cases in {time.monotonic() - started:.0f} s")
+    print("| outcome | cases |")
+    print("|---|---|")
+    for outcome in (*OUTCOMES, "skipped"):
+        if outcome in OUTCOMES or counts[outcome]:
+            print(f"| {outcome} | {counts[outcome]} |")
+    print()
+    print("| case | outcome | detail |")
+    print("|---|---|---|")
+    for r in results:
+        print(f"| {r.case} | {r.outcome} | {r.detail.replace('|', '/')} |")
+    if any(counts[o] for o in OUTCOMES if o != "clear"):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
