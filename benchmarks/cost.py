@@ -27,6 +27,7 @@ import argparse
 import os
 import pstats
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -145,6 +146,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes")
     parser.add_argument("--only", choices=TESTS, help="one workload")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="fresh processes per cell; the median is shown (default 3)")
     args = parser.parse_args()
     tests = (args.only,) if args.only else TESTS
     with tempfile.TemporaryDirectory() as tmp, cpu_load(args.load, 3600):
@@ -161,19 +164,23 @@ def main() -> None:
                 raise SystemExit(f"the plain measurement of {test} failed:\n{plain[-3000:]}")
             t_plain = float(found.group(1))
             select = ["-k", test]
-            first = call_phase(run(pytest_cmd(*select, "--tvmperf-simulate=off"), project, env), test)
-            confirmed = call_phase(run(pytest_cmd(*select, "--tvmperf-simulate=off", "--tvmperf-threshold=time=0.1%"),
-                                       project, env), test)
-            counted = call_phase(run(pytest_cmd(*select, "--tvmperf-simulate=on"), project,
-                                     dict(env, TVMPERF_SIMULATE_CACHE="off")), test)
-            stored = call_phase(run(pytest_cmd(*select, "--tvmperf-simulate=on"), project, env), test)
+
+            def cell(*opts: str, env: dict = env) -> float:
+                return statistics.median(call_phase(run(pytest_cmd(*select, *opts), project, env), test)
+                                         for _ in range(args.repeat))
+
+            first = cell("--tvmperf-simulate=off")
+            confirmed = cell("--tvmperf-simulate=off", "--tvmperf-threshold=time=0.1%")
+            counted = cell("--tvmperf-simulate=on", env=dict(env, TVMPERF_SIMULATE_CACHE="off"))
+            stored = cell("--tvmperf-simulate=on")
             profile = project / f"{test}.prof"
             out = run([sys.executable, "-m", "cProfile", "-o", str(profile), *pytest_cmd(*select, "--tvmperf-simulate=off")[1:]],
                       project, env)
             steps[test] = {"call phase (under cProfile)": call_phase(out, test), **breakdown(profile)}
             rows.append((test, t_plain, first, confirmed, counted, stored))
     load = f"load {args.load} (CPU-bound jobs beside it on {os.cpu_count()} cores)" if args.load else "idle"
-    print(f"cost of one test's call phase, {load}; ratio to plain = compile + one time_evaluator(repeat=15, min_repeat_ms=20)")
+    print(f"cost of one test's call phase, {load}; median of {args.repeat} fresh processes per cell; "
+          f"ratio to plain = compile + one time_evaluator(repeat=15, min_repeat_ms=20)")
     print(f"{'test':16} {'plain':>8} {'gate 1st pass':>15} {'+ confirmation':>16} {'+ simulated':>15} {'+ sim. stored':>15}")
     for test, t_plain, *gate in rows:
         cells = " ".join(f"{g:6.2f} s {g / t_plain:4.1f}x" for g in gate)
@@ -186,7 +193,7 @@ def main() -> None:
         print(f"{label:32}" + "".join(f"{steps[t][label]:14.2f} s" for t in steps))
     print(textwrap.dedent("""
         plain: its own interval says nothing about another process; the gate's a/b interval compares
-        with the baseline's own program timed side by side (README, "How reliable it is")."""))
+        with the baseline's own program timed side by side (docs/reliability.md)."""))
 
 
 if __name__ == "__main__":
