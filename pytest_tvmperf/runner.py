@@ -44,6 +44,17 @@ TIMED = Plan(Mode.TIMED)
 _GATED = (Verdict.PASS, Verdict.IMPROVED, Verdict.REGRESSED)
 
 
+@dataclass(frozen=True)
+class Timed:
+    """What :meth:`Tvmperf.measure_time` measured: the samples, the record they make, the
+    confirmation's re-measure (both programs loaded anew), today's exported build."""
+
+    samples: TimeSamples
+    make_record: Callable[..., Record]
+    remeasure: Callable[[], TimeSamples]
+    pending: PendingArtifact | None
+
+
 @dataclass
 class Tvmperf:
     """The ``tvmperf`` fixture: ``tvmperf.check(workload)`` once per test."""
@@ -151,10 +162,48 @@ class Tvmperf:
         plan = plan_for(prep.target.runnable, prep.target.not_run, self.timing)
         if not plan.time:  # timing off, or a target built but not run here (cuda without a GPU)
             return self._check_untimed(prep, plan)
-        compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
         peers = self.sources.peer_samplers(prep, where)
-
         exact = self._exact(prep)
+        baseline = self._baselines().get(self.test_id)
+        notes: list[str] = []
+        # Time the artifact as a later run will load it (exported and loaded back), so
+        # a/b timing compares like with like: a JIT-compiled module in memory runs a few
+        # percent apart from the same code loaded from a shared library.
+        timed = self.measure_time(
+            prep, exact, baseline, lambda machine: (
+                None if self.session.settings.update
+                else self.sources.baseline_sampler(baseline, machine.fingerprint, prep.target, workload, prep.args,
+                                                   prep.out_specs, notes)),
+            notes, peers)
+        samples, make_record, pending = timed.samples, timed.make_record, timed.pending
+        samples = self._confirm_peers(samples, timed.remeasure, notes)
+        keep = pending is not None and self.sources.keeps_library
+        if pending is not None and not keep:
+            discard(pending)
+        if self.session.settings.update:
+            if keep:
+                self.session.store.queue_artifact(pending)
+            ir = self.sources.save_ir(prep.compiled)  # the ir form (the default): the IR, rebuilt where the gate runs
+            if ir is not None:
+                self.session.store.queue_artifact(ir)
+            kept, screened = clean(samples)  # the baseline keeps the rounds the machine left alone
+            busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
+                    f"trustworthy baseline" if screened is not None and screened.busy else "")
+            return self._record(make_record(kept, pending if keep else None, ir), busy)
+        return self._decide(make_record(samples), baseline, timed.remeasure, make_record, notes)
+
+    def measure_time(self, prep: Prepared, exact: ExactMetrics, baseline: Record | None,
+                     baseline_sampler: Callable, notes: list[str], peers: Mapping | None = None,
+                     ab_source: str | None = None) -> "Timed":
+        """The time measurement of every timed mode: today's build (exported and loaded
+        back), the reference kernel and the program it is judged against
+        (``baseline_sampler(machine)``: the baseline's, another TVM version's, or None)
+        timed side by side in rounds, in looks that stop at a decisive pass (sequential
+        sampling), at fewer threads on a machine too busy for the asked ones. The caller
+        judges the samples (``Timed.make_record``, ``Timed.remeasure`` for the
+        confirmation)."""
+        compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
+        workload = prep.workload
         listing = compiled.listing()
         with self.session.timing_lock(self.target):
             per_kernel = kernel_times(compiled, args)
@@ -179,20 +228,14 @@ class Tvmperf:
                 ir=IRRef(str(ir.final.relative_to(self.session.settings.baseline_dir)), ir.sha256) if ir else None,
             )
 
-        baseline = self._baselines().get(self.test_id)
-        notes: list[str] = []
-        # Time the artifact as a later run will load it (exported and loaded back), so
-        # a/b timing compares like with like: a JIT-compiled module in memory runs a few
-        # percent apart from the same code loaded from a shared library.
         pending = self.sources.export(compiled, machine.fingerprint)
         task = TimingTask(
             workload=(self.sources.placed_sampler(pending.temp, target, workload, self.executor, args, out_specs) if pending
                       else compiled.sampler(args, out_specs, self.session.settings.min_repeat_ms)),
             reference=self.session.reference_sampler(target),
             reference_name=REFERENCE_NAME,
-            baseline=(None if self.session.settings.update
-                      else self.sources.baseline_sampler(baseline, machine.fingerprint, target, workload, args, out_specs, notes)),
-            peers=peers,
+            baseline=baseline_sampler(machine),
+            peers=peers or {},
         )
         rounds = self.session.settings.repeat
         threads: list[int | None] = [None]  # None: TVM's own thread count
@@ -208,7 +251,7 @@ class Tvmperf:
             # timed on the device in the same rounds, stands in for it (measure/disturbance.py)
             return replace(got, preempted=device_disturbance(got.reference), screened_by="device")
 
-        settled = self._settled(baseline, make_record)
+        settled = self._settled(baseline, make_record, ab_source)
         samples = sample_in_looks(measure, rounds, settled).samples
         fewer = self._fewer_threads(samples, task) if target.remote is None else None  # the device's threads are its own
         if fewer is not None:
@@ -216,22 +259,8 @@ class Tvmperf:
             notes.append(note)
             self._threads_note = f"timed at {threads[0]} TVM thread(s): machine busy"
             samples = sample_in_looks(measure, rounds, settled).samples
-        self._peers_timed = tuple(sorted(peers))
-        samples = self._confirm_peers(samples, lambda: measure(2 * rounds, fresh=True), notes)
-        keep = pending is not None and self.sources.keeps_library
-        if pending is not None and not keep:
-            discard(pending)
-        if self.session.settings.update:
-            if keep:
-                self.session.store.queue_artifact(pending)
-            ir = self.sources.save_ir(compiled)  # the ir form (the default): the IR, rebuilt where the gate runs
-            if ir is not None:
-                self.session.store.queue_artifact(ir)
-            kept, screened = clean(samples)  # the baseline keeps the rounds the machine left alone
-            busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
-                    f"trustworthy baseline" if screened is not None and screened.busy else "")
-            return self._record(make_record(kept, pending if keep else None, ir), busy)
-        return self._decide(make_record(samples), baseline, lambda: measure(2 * rounds, fresh=True), make_record, notes)
+        self._peers_timed = tuple(sorted(peers or {}))
+        return Timed(samples, make_record, lambda: measure(2 * rounds, fresh=True), pending)
 
     def assert_ratio(self, numerator: "Workload | Variant", denominator: "Workload | Variant", at_most: float) -> RatioVerdict:
         """Assert that ``numerator`` takes at most ``at_most`` times the time of
@@ -345,7 +374,8 @@ class Tvmperf:
                              f"{checked.second[name].describe()}; the pooled samples decide")
         return checked.samples
 
-    def _settled(self, baseline: Record | None, make_record) -> Callable[[TimeSamples], bool] | None:
+    def _settled(self, baseline: Record | None, make_record,
+                 ab_source: str | None = None) -> Callable[[TimeSamples], bool] | None:
         """When the time samples so far already decide the test (a pass: a slowdown of the
         threshold is ruled out, or time is not gated), for sequential sampling
         (judge/gate.py :func:`sample_in_looks`); None when every round is needed: a
@@ -355,7 +385,7 @@ class Tvmperf:
         policy, limit = self.session.time_policy(), self.thresholds["time"]
 
         def settled(samples: TimeSamples) -> bool:
-            verdict = compare_time(make_record(samples), baseline, limit, policy, self.sources.ab_source)
+            verdict = compare_time(make_record(samples), baseline, limit, policy, ab_source or self.sources.ab_source)
             return verdict.status in (Verdict.PASS, Verdict.NOT_GATED)
         return settled
 

@@ -94,3 +94,23 @@ def test_a_version_that_cannot_be_installed_is_one_usage_error(project, other_en
     assert "pip install apache-tvm==0.0.1 failed" in err and "Traceback" not in err
     assert not [p for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".lock")]
     assert os.environ.get("TVMPERF_CACHE_DIR") == str(tmp_path / "cache")
+
+
+def test_the_other_builds_kernels_are_timed_here_too(against):
+    """Per kernel: the other version's build is loaded in this process and its kernels
+    timed like today's, so the reports put each kernel's time on both sides."""
+    against.pytester.makepyfile(test_mlp='''
+from pytest_tvmperf import workloads
+
+
+def test_mlp(tvmperf):
+    tvmperf.check(workloads.mlp(batch=1))
+''')
+    result = against.run("--tvmperf-executors=vm-bytecode", "--tvmperf-simulate=off", f"--tvmperf-against-tvm={OTHER}",
+                         "--tvmperf-against-tvm-report-only", "--tvmperf-json=results.json", "test_mlp.py")
+    result.assert_outcomes(passed=1)
+    (entry,) = json.loads((against.pytester.path / "results.json").read_text())["tests"]
+    kernels = {k["name"]: k for k in entry["kernels"]}
+    assert any(name.startswith("fused_") for name in kernels), kernels
+    assert all(k["time_s"] is not None and k["baseline_time_s"] is not None for k in kernels.values()), kernels
+    assert entry["baseline"]["kernel_time_s"], entry["baseline"]

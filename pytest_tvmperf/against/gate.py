@@ -181,11 +181,14 @@ class AgainstPlugin:
             notes.append(f"time not compared: {problem}")
         else:
             record, comparison, time_verdict = self._timed(tv, prep, then, exact, got[0], machine, policy, notes)
+            then = replace(then, kernel_time_s=self._kernel_times(tv, prep, copy))
         moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
         ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
         compared = [v.metric for v in comparison.verdicts
                     if v.metric != "time" and v.current is not None and v.baseline is not None]
-        line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved, compared)
+        time_kernel = (words.kernel_time_moved(record.kernel_time_s, then.kernel_time_s)
+                       if str(time_verdict.status) in ("regressed", "improved") else "")
+        line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved, compared, time_kernel)
         if problem is not None:
             line = line.replace("time not compared", f"time not compared ({problem.split(';')[0]})", 1)
         if time_verdict.reason:
@@ -212,49 +215,48 @@ class AgainstPlugin:
 
     def _timed(self, tv: "Tvmperf", prep: "Prepared", then, exact, theirs, machine, policy, notes: list[str]):
         """Today's build and the other version's (``theirs``, a sampler) timed side by
-        side (the a/b pairing), confirmed, and compared: (record, comparison, time verdict)."""
+        side by the measurement every timed mode uses (``Tvmperf.measure_time``: a/b
+        rounds, sequential looks, the busy-machine rules), confirmed, and compared:
+        (record, comparison, time verdict)."""
         from pytest_tvmperf.judge.compare import compare, compare_time
         from pytest_tvmperf.judge.gate import confirm, confirmation_note
-        from pytest_tvmperf.measure.reference import REFERENCE_NAME
-        from pytest_tvmperf.measure.timer import TimeSamples, TimingTask, kernel_times
-        from pytest_tvmperf.store.record import Record, Timing
+        from pytest_tvmperf.measure.timer import TimeSamples
+        from pytest_tvmperf.store.artifacts import discard
 
-        session, other, target_json = tv.session, self.other, prep.target.as_json()
-        with session.timing_lock(tv.target):
-            per_kernel = kernel_times(prep.compiled, prep.args)
-        pending = tv.sources.export(prep.compiled, machine.fingerprint)
-        task = TimingTask(
-            workload=(tv.sources.placed_sampler(pending.temp, prep.target, prep.workload, tv.executor, prep.args,
-                                                prep.out_specs) if pending
-                      else prep.compiled.sampler(prep.args, prep.out_specs, session.settings.min_repeat_ms)),
-            reference=session.reference_sampler(prep.target), reference_name=REFERENCE_NAME, baseline=theirs)
-        rounds = session.settings.repeat
-
-        def measure(n: int, fresh: bool = False) -> TimeSamples:
-            with session.timing_lock(tv.target):
-                return tv.timer(task.reloaded() if fresh else task, n)
-
-        def make_record(samples: TimeSamples) -> Record:
-            return Record(workload=prep.workload.name, executor=tv.executor, target=target_json,
-                          tvm_version=machine.tvm_version, exact=exact,
-                          timings={machine.fingerprint: Timing(machine, samples)}, compile_s=prep.compile_s,
-                          bytecode=prep.compiled.listing(), kernel_time_s=per_kernel, pipeline=prep.workload.pipeline)
-
+        other = self.other
+        timed = tv.measure_time(prep, exact, then, lambda _machine: theirs, notes, ab_source="rebuilt")
+        if timed.pending is not None:
+            discard(timed.pending)
         mode = words.mode(other)
 
         def judge(samples: TimeSamples) -> dict[str, Any]:
-            v = compare_time(make_record(samples), then, tv.thresholds["time"], policy, "rebuilt")
+            v = compare_time(timed.make_record(samples), then, tv.thresholds["time"], policy, "rebuilt")
             if v.decision is not None:
                 v = replace(v, decision=replace(v.decision, mode=mode),
                             note=f"a/b: today's build and TVM {other}'s build timed side by side in this process")
             return {"time": v}
 
-        checked = confirm(measure(rounds), judge, lambda: measure(2 * rounds, fresh=True), session.settings.confirm)
-        record = make_record(checked.samples)
+        checked = confirm(timed.samples, judge, timed.remeasure, tv.session.settings.confirm)
+        record = timed.make_record(checked.samples)
         time_verdict = checked.verdicts["time"]
         comparison = compare(record, then, tv.thresholds, policy, "rebuilt").with_verdict(time_verdict)
         notes.extend(n for n in (confirmation_note(checked),) if n)
         return record, comparison, time_verdict
+
+    @staticmethod
+    def _kernel_times(tv: "Tvmperf", prep: "Prepared", library: Path) -> dict[str, float] | None:
+        """Seconds a run in each kernel of the other version's build (``library``, already
+        run in the isolation child and loaded here), measured in this process like today's
+        (``vm-bytecode``: the VM's instrument; None where the executor has no per-call hook)."""
+        from pytest_tvmperf.build.executors import load_artifact
+        from pytest_tvmperf.measure.timer import kernel_times
+
+        try:
+            with tv.session.timing_lock(tv.target):
+                return kernel_times(load_artifact(str(library), tv.executor, prep.workload.entry, prep.target),
+                                    prep.args)
+        except Exception:  # the diagnosis is a help, never the failure
+            return None
 
     def message(self, tv: "Tvmperf", record, then, comparison, line: str, notes: Sequence[str]) -> str:
         """The test's upgrade verdict, then each metric that moved, as a baseline's

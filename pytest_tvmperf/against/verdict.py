@@ -92,14 +92,43 @@ def changes(verdicts: Iterable[Any], per_kernel_now: Mapping[str, Mapping[str, i
     return sorted(out, key=lambda c: (c.status != "regressed", -size(c)))
 
 
-def time_words(status: str | None, ratio: float | None) -> str:
-    """``1.31x slower (a/b)``, ``1.20x faster (a/b)``, ``same time (1.02x, a/b)``."""
+#: a kernel whose time moved less than this (either way) is not named in the time part
+MIN_KERNEL_TIME_SHOWN = 0.05
+
+
+def kernel_time_moved(now: Mapping[str, float] | None, then: Mapping[str, float] | None) -> str:
+    """The kernel whose time moved most, in seconds a run, ``fused_matmul_add: 1.42x``
+    (``new``/``gone``); "" when no kernel moved by :data:`MIN_KERNEL_TIME_SHOWN` or more,
+    or a side has no per-kernel times."""
+    if not now or not then:
+        return ""
+    best: tuple[float, str] | None = None
+    for name in sorted(set(now) | set(then)):
+        a, b = now.get(name), then.get(name)
+        if b is None or b <= 0:
+            text, size = f"{name}: new", float(a or 0.0)
+        elif a is None:
+            text, size = f"{name}: gone", float(b)
+        else:
+            if abs(a / b - 1) < MIN_KERNEL_TIME_SHOWN:
+                continue
+            text, size = f"{name}: {a / b:.2f}x", abs(a - b)
+        if size > 0 and (best is None or size > best[0]):
+            best = (size, text)
+    return best[1] if best else ""
+
+
+def time_words(status: str | None, ratio: float | None, kernel: str = "") -> str:
+    """``1.31x slower (a/b)``, ``1.20x faster (a/b)``, ``same time (1.02x, a/b)``;
+    ``kernel`` (:func:`kernel_time_moved`) is named when the time moved:
+    ``1.31x slower (a/b; most in fused_matmul_add: 1.80x)``."""
     if status is None or ratio is None or ratio <= 0:
         return "time not compared"
+    most = f"; most in {kernel}" if kernel else ""
     if status == "regressed":
-        return f"{ratio:.2f}x slower (a/b)"
+        return f"{ratio:.2f}x slower (a/b{most})"
     if status == "improved":
-        return f"{1 / ratio:.2f}x faster (a/b)"
+        return f"{1 / ratio:.2f}x faster (a/b{most})"
     if status == "inconclusive":
         return f"{ratio:.2f}x, unclear (a/b: the noise is larger than the threshold)"
     if status == "pass":
@@ -112,11 +141,12 @@ SIMULATED = ("cpu_instructions", "est_cycles")
 
 
 def upgrade_line(today: str, other: str, time_status: str | None, ratio: float | None,
-                 moved: Sequence[Change], compared: Sequence[str] = ()) -> str:
+                 moved: Sequence[Change], compared: Sequence[str] = (), time_kernel: str = "") -> str:
     """The test's verdict as an upgrade from ``other`` to ``today``; ``compared``: the
     metrics measured on both sides (when none moved, the line says so: with the
-    simulated cost among them, a time that moved is the machine's noise, not the code)."""
-    parts = [time_words(time_status, ratio)]
+    simulated cost among them, a time that moved is the machine's noise, not the code);
+    ``time_kernel``: the kernel whose time moved most (:func:`kernel_time_moved`)."""
+    parts = [time_words(time_status, ratio, time_kernel)]
     if not moved and compared:
         sim = [m for m in SIMULATED if m in compared]
         parts.append(f"no metric moved ({', '.join(sim)} the same)" if sim else "no exact metric moved")

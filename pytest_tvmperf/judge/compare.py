@@ -160,6 +160,20 @@ def _held(decision: TimeDecision, allow_pass: bool = False) -> TimeDecision:
     return replace(decision, status=Verdict.INCONCLUSIVE)
 
 
+def busy_paired_decision(decision: TimeDecision, threshold: float) -> TimeDecision:
+    """On a busy machine the pairs' ratios can lean a few percent either way beyond what
+    their spread shows (the side preempted more often also refills its caches more often),
+    so a verdict there asks more than on a quiet one: ``regressed`` only when the whole
+    widened interval lies above the limit (not merely above 1), ``improved`` only when it
+    lies below 1/limit; otherwise inconclusive with the size it could have told."""
+    limit = 1 + threshold
+    if decision.status == Verdict.REGRESSED and decision.low <= limit:
+        return replace(decision, status=Verdict.INCONCLUSIVE)
+    if decision.status == Verdict.IMPROVED and decision.high >= 1 / limit:
+        return replace(decision, status=Verdict.INCONCLUSIVE)
+    return decision
+
+
 #: the mode of an a/b comparison against the baseline's IR rebuilt on this machine
 AB_REBUILT = "a/b, baseline rebuilt here"
 
@@ -232,11 +246,12 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         where = f"{where}; {screened.describe()}"
         paired = paired_under_load(timing.samples) if screened.busy and decision.mode.startswith("a/b") else None
         if paired is not None:  # the pairs still carry their ratio: judged, with the allowance the load adds
-            decision = decide(paired.ratios, None, threshold, policy.alpha,
-                              math.hypot(policy.noise_ab, paired.extra_noise), decision.mode)
+            decision = busy_paired_decision(decide(paired.ratios, None, threshold, policy.alpha,
+                                                   math.hypot(policy.noise_ab, paired.extra_noise), decision.mode),
+                                            threshold)
             where = f"{where}; {paired.describe()}"
             if decision.status == Verdict.INCONCLUSIVE:
-                tell = max(math.sqrt(decision.high / decision.low), 1 + threshold)
+                tell = (1 + threshold) * math.sqrt(decision.high / decision.low)  # the interval above the limit
                 reason = (f"{screened.describe()}; paired, could tell a slowdown of {tell - 1:.0%} or more, "
                           f"saw {decision.ratio:.2f}x")
         elif screened.busy:

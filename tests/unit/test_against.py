@@ -13,7 +13,8 @@ import pytest
 from pytest_tvmperf.against import env, run
 from pytest_tvmperf.against.gate import same_setup, upgrade_summary
 from pytest_tvmperf.against.reports import benchmark_sides
-from pytest_tvmperf.against.verdict import (Change, UpgradeRow, UpgradeSummary, changes, classify, kernel_moved, mode,
+from pytest_tvmperf.against.verdict import (Change, UpgradeRow, UpgradeSummary, changes, classify, kernel_moved,
+                                            kernel_time_moved, mode,
                                             time_words, upgrade_line)
 
 
@@ -30,6 +31,20 @@ def test_the_issue_example_reads_as_an_upgrade():
                     {"cpu_instructions": {"fused_matmul_add": 500, "fused_relu": 500}})
     assert upgrade_line("0.27.0", "0.26.0", "regressed", 1.31, moved) == \
         "TVM 0.27.0 vs 0.26.0: 1.31x slower (a/b), cpu_instructions +18% (fused_matmul_add: +42%)"
+
+
+def test_the_kernel_whose_time_moved_most_is_named_when_the_time_moved():
+    now = {"fused_matmul_add": 1.8e-3, "fused_relu": 0.21e-3, "vm.builtin.alloc_tensor": 2e-6}
+    then = {"fused_matmul_add": 1.0e-3, "fused_relu": 0.20e-3, "vm.builtin.alloc_tensor": 3e-6}
+    assert kernel_time_moved(now, then) == "fused_matmul_add: 1.80x"
+    assert kernel_time_moved({"a": 1.0, "b": 2.0}, {"a": 1.0}) == "b: new"
+    assert kernel_time_moved({"a": 1.0}, {"a": 1.0, "b": 2.0}) == "b: gone"
+    assert kernel_time_moved({"a": 1.02}, {"a": 1.0}) == ""  # under 5%: not news
+    assert kernel_time_moved(now, None) == "" and kernel_time_moved(None, then) == ""
+    line = upgrade_line("0.27.0", "0.26.0", "regressed", 1.31, [], ["cpu_instructions"], kernel_time_moved(now, then))
+    assert line == ("TVM 0.27.0 vs 0.26.0: 1.31x slower (a/b; most in fused_matmul_add: 1.80x), "
+                    "no metric moved (cpu_instructions the same)")
+    assert time_words("pass", 1.02, "fused_relu: 1.05x") == "same time (1.02x, a/b)"  # named only when it moved
 
 
 @pytest.mark.parametrize("status, ratio, words", [
