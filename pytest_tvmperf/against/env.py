@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-#: the environment variable that overrides the cache directory
-ENV_CACHE_DIR = "TVMPERF_CACHE_DIR"
+from pytest_tvmperf.store.user_cache import cache_root  # the plugin's one cache directory (re-exported)
+
 #: the file that marks a complete environment (written last, before the rename)
 MARKER = "tvmperf-env.json"
 #: this plugin's own run-time dependencies, installed at today's versions (so the child's
@@ -66,15 +66,6 @@ def parse_version(text: str) -> str:
     if not _VERSION.match(text):
         raise ValueError(f"{text!r} is not a version of apache-tvm: give one such as 0.26.0")
     return text
-
-
-def cache_root(environ: dict | None = None) -> Path:
-    """Where the environments live (see the module's docstring)."""
-    env = os.environ if environ is None else environ
-    if env.get(ENV_CACHE_DIR):
-        return Path(env[ENV_CACHE_DIR]).expanduser()
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pytest-tvmperf"
 
 
 def _installed(name: str) -> str | None:
