@@ -130,7 +130,7 @@ class Tvmperf:
                           message=message, **fields))
         pytest.fail(message, pytrace=False)
 
-    def _exact(self, prep: Prepared, runs: bool = True) -> ExactMetrics:
+    def exact_metrics(self, prep: Prepared, runs: bool = True) -> ExactMetrics:
         """The exact metrics of a prepared workload, with the metric sources' per-kernel
         counts; ``runs``: the program runs here, so its executed calls are counted."""
         exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
@@ -163,7 +163,7 @@ class Tvmperf:
         if not plan.time:  # timing off, or a target built but not run here (cuda without a GPU)
             return self._check_untimed(prep, plan)
         peers = self.sources.peer_samplers(prep, where)
-        exact = self._exact(prep)
+        exact = self.exact_metrics(prep)
         baseline = self._baselines().get(self.test_id)
         notes: list[str] = []
         # Time the artifact as a later run will load it (exported and loaded back), so
@@ -334,7 +334,7 @@ class Tvmperf:
         decision, from the measurements the plan takes (measure/plan.py)."""
         __tracebackhide__ = True
         session = self.session
-        exact = self._exact(prep, runs=plan.runs)
+        exact = self.exact_metrics(prep, runs=plan.runs)
         baseline = self._baselines().get(self.test_id)
         if not plan.runs:
             exact = with_baseline_calls(exact, baseline)

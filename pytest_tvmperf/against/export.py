@@ -59,7 +59,7 @@ class Exporter:
 
         if not prep.target.runnable or prep.target.remote is not None:
             pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {tv.target} is not")
-        exact = tv._exact(prep)
+        exact = tv.exact_metrics(prep)
         pending = export_pending(prep.compiled, self.out_dir / library_name(tv.nodeid))
         final = self.out_dir / library_name(tv.nodeid)
         os.replace(pending.temp, final)

@@ -159,14 +159,14 @@ class AgainstPlugin:
         if build.status != "built":
             self._not_compared(tv, f"TVM {other} could not build it ({build.status})", build.error)
         then = Record.from_json(build.record)
-        exact = tv._exact(prep)
+        exact = tv.exact_metrics(prep)
         then = replace(then, exact=replace(then.exact, measured_with=same_setup(dict(exact.measured_with),
                                                                                  dict(then.exact.measured_with))))
         # the other build: run once in the child first (a crash there is not this session's), then loaded here
         copy = session.scratch_dir() / f"tvm-{other}-{build.library.name}"
         shutil.copyfile(build.library, copy)
         got: list = []
-        problem = tv.sources._try_library(copy, prep.target, prep.workload, prep.args, prep.out_specs,
+        problem = tv.sources.try_library(copy, prep.target, prep.workload, prep.args, prep.out_specs,
                                           f"the build of TVM {other}", got)
         machine = current_machine(prep.target.as_json())
         policy = session.time_policy()
@@ -180,7 +180,7 @@ class AgainstPlugin:
             time_verdict = comparison.get("time")
             notes.append(f"time not compared: {problem}")
         else:
-            record, comparison, time_verdict = self._timed(tv, prep, then, exact, got[0], machine, policy, notes)
+            record, comparison, time_verdict = self._timed(tv, prep, then, exact, got[0], policy, notes)
             then = replace(then, kernel_time_s=self._kernel_times(tv, prep, copy))
         moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
         ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
@@ -213,7 +213,7 @@ class AgainstPlugin:
             tv._inconclusive(message)
         return outcome
 
-    def _timed(self, tv: "Tvmperf", prep: "Prepared", then, exact, theirs, machine, policy, notes: list[str]):
+    def _timed(self, tv: "Tvmperf", prep: "Prepared", then, exact, theirs, policy, notes: list[str]):
         """Today's build and the other version's (``theirs``, a sampler) timed side by
         side by the measurement every timed mode uses (``Tvmperf.measure_time``: a/b
         rounds, sequential looks, the busy-machine rules), confirmed, and compared:

@@ -121,13 +121,13 @@ class TimingSources:
             problem = artifact_problem(copy, timing.artifact_sha256, shown)
         got: list = []
         if problem is None:
-            problem = self._try_library(copy, target, workload, args, out_specs, f"baseline artifact {shown}", got)
+            problem = self.try_library(copy, target, workload, args, out_specs, f"baseline artifact {shown}", got)
             if problem is None:
                 return got[0]
         notes.append(problem)
         return None
 
-    def _try_library(self, copy: Path, target, workload, args, out_specs, what: str, out: list):
+    def try_library(self, copy: Path, target, workload, args, out_specs, what: str, out: list):
         """Run the library at ``copy`` in the child, then load it here and take one
         sample; on success the sampler is appended to ``out`` and None returned, else
         why not."""
@@ -180,7 +180,7 @@ class TimingSources:
             copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{library.name}"
             shutil.copyfile(library, copy)
             got: list = []
-            problem = self._try_library(copy, target, workload, args, out_specs, f"the baseline rebuilt from IR {shown}", got)
+            problem = self.try_library(copy, target, workload, args, out_specs, f"the baseline rebuilt from IR {shown}", got)
             if problem is None:
                 return got[0]
             if cached:  # a cached library is only a shortcut: drop it, build again once
