@@ -85,14 +85,14 @@ class Tvmperf:
     @property
     def preparer(self) -> Preparer:
         if self._prep is None:
-            self._prep = Preparer(self.session, self.target, self.nodeid, self._fail, self.progress)
+            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.progress)
         return self._prep
 
     @property
     def sources(self) -> TimingSources:
         if self._sources is None:
             self._sources = TimingSources(self.session, self.nodeid, self.test_id, self.executor, self.target,
-                                          self.baseline_file, self.peer_limits, self._fail, self.preparer.exports)
+                                          self.baseline_file, self.peer_limits, self.fail, self.preparer.exports)
         return self._sources
 
     def _prepare(self, workload: Workload, executor_name: str, where: str) -> Prepared:
@@ -105,7 +105,7 @@ class Tvmperf:
             get_executor(executor)  # an unknown name is an error here, not at timing
         return Variant(workload, executor, label)
 
-    def _add(self, outcome: Outcome) -> Outcome:
+    def add_outcome(self, outcome: Outcome) -> Outcome:
         """Keep the outcome for the summary and reports, and put its figures on the
         test's JUnit XML properties."""
         outcome = replace(outcome, location=self.location)
@@ -124,9 +124,9 @@ class Tvmperf:
     def target(self) -> str:
         return self.combo.target
 
-    def _fail(self, verdict: str, message: str, **fields) -> None:
+    def fail(self, verdict: str, message: str, **fields) -> None:
         __tracebackhide__ = True
-        self._add(Outcome(self.nodeid, self._outcome_id or self.test_id, self.executor, self.target, verdict,
+        self.add_outcome(Outcome(self.nodeid, self._outcome_id or self.test_id, self.executor, self.target, verdict,
                           message=message, **fields))
         pytest.fail(message, pytrace=False)
 
@@ -164,7 +164,7 @@ class Tvmperf:
             return self._check_untimed(prep, plan)
         peers = self.sources.peer_samplers(prep, where)
         exact = self.exact_metrics(prep)
-        baseline = self._baselines().get(self.test_id)
+        baseline = self.stored_baselines().get(self.test_id)
         notes: list[str] = []
         # Time the artifact as a later run will load it (exported and loaded back), so
         # a/b timing compares like with like: a JIT-compiled module in memory runs a few
@@ -291,7 +291,7 @@ class Tvmperf:
                 pytest.skip(f"target {self.target}: {preps[-1].target.not_run}: a time ratio needs the program run")
         label = f"{sides[0].describe(self.executor)} / {sides[1].describe(self.executor)}"
         if not self.timing:  # both sides compiled and checked; the ratio is a time: not measured
-            self._add(Outcome(self.nodeid, shown_id, self.executor, self.target, "not gated", note=UNTIMED_NOTE))
+            self.add_outcome(Outcome(self.nodeid, shown_id, self.executor, self.target, "not gated", note=UNTIMED_NOTE))
             return None  # type: ignore[return-value]
         samplers = []
         for i, prep in enumerate(preps):
@@ -306,7 +306,7 @@ class Tvmperf:
 
         def judge(samples: TimeSamples) -> RatioVerdict:
             if samples.baseline is None:
-                self._fail("error", f"tvmperf: {self.nodeid}: the timer returned no samples of the right side of "
+                self.fail("error", f"tvmperf: {self.nodeid}: the timer returned no samples of the right side of "
                                     f"{label}: a tvmperf_timer must time TimingTask.baseline too")
             return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
 
@@ -321,7 +321,7 @@ class Tvmperf:
         exact = [replace(p.compiled.static_metrics(), calls=p.compiled.executed_calls(p.args)) for p in preps]
         message = relation_message(label, verdict, exact[0], exact[1], notes)
         status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
-        self._add(Outcome(self.nodeid, shown_id, self.executor, self.target, status,
+        self.add_outcome(Outcome(self.nodeid, shown_id, self.executor, self.target, status,
                           message=message if status != "pass" else "", relation=verdict))
         if verdict.status == "exceeded":
             pytest.fail(message, pytrace=False)
@@ -335,7 +335,7 @@ class Tvmperf:
         __tracebackhide__ = True
         session = self.session
         exact = self.exact_metrics(prep, runs=plan.runs)
-        baseline = self._baselines().get(self.test_id)
+        baseline = self.stored_baselines().get(self.test_id)
         if not plan.runs:
             exact = with_baseline_calls(exact, baseline)
             session.report.not_measured.add(summary_line(self.target, plan.why,
@@ -411,13 +411,13 @@ class Tvmperf:
         if policy_name == "warn" and self.session.warns_inconclusive:  # else one summary line counts them
             warnings.warn(TvmperfInconclusive(message), stacklevel=2)
 
-    def _baselines(self) -> dict[str, Record]:
+    def stored_baselines(self) -> dict[str, Record]:
         __tracebackhide__ = True
         try:  # read even when updating: a broken file is reported, never overwritten
             return self.session.store.baselines(self.baseline_file)
         except BaselineError as exc:
             problem = str(exc)
-        self._fail("error", f"tvmperf: {problem}")  # outside the except: no chained traceback
+        self.fail("error", f"tvmperf: {problem}")  # outside the except: no chained traceback
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _peer_verdicts(self, record: Record) -> tuple[RatioVerdict, ...]:
@@ -426,7 +426,7 @@ class Tvmperf:
             verdicts = peer_verdicts(record.timing.samples, self.peer_limits, policy.alpha, policy.noise_ratio,
                                      wanted=self._peers_timed)
         except ValueError as exc:
-            self._fail("error", f"tvmperf: {self.nodeid}: {exc}")
+            self.fail("error", f"tvmperf: {self.nodeid}: {exc}")
         # a gate the confirmation re-measure did not bear out (each measurement alone
         # past the limit) is inconclusive, not failed
         return tuple(v.held() if v.name in self._peers_unconfirmed and v.status == "exceeded" else v
@@ -449,7 +449,7 @@ class Tvmperf:
         if gated:
             message = "\n".join([f"tvmperf: {self.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
                                   *peer_lines(peers)])
-        outcome = self._add(Outcome(self.nodeid, self.test_id, self.executor, self.target,
+        outcome = self.add_outcome(Outcome(self.nodeid, self.test_id, self.executor, self.target,
                                     "slower than peer" if any(p.status == "exceeded" for p in peers) else "recorded",
                                     record=record, peers=peers, message=message, note=note))
         if gated:
@@ -464,7 +464,7 @@ class Tvmperf:
         __tracebackhide__ = True
         shown_path = display_path(self.baseline_file, self.session.rootpath)
         if baseline is None:
-            self._fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path,
+            self.fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path,
                                                                    self.session.accept_command(self.nodeid)), record=record,
                        note="no baseline: run pytest --tvmperf-update to create it")
         extra, tuning_note = pipeline_notes(
@@ -504,7 +504,7 @@ class Tvmperf:
             word = "slower than its limit against" if decided.fails else "not clearly within its limit against"
             message = "\n".join([f"tvmperf: {self.nodeid}: TVM is {word} a peer framework (timed side by side; "
                                   f"the baseline comparison passed)", *peer_lines(peers), *(f"  note: {n}" for n in notes)])
-        outcome = self._add(Outcome(
+        outcome = self.add_outcome(Outcome(
             self.nodeid, self.test_id, self.executor, self.target, decided.verdict, record=record, baseline=baseline,
             comparison=comparison, message=message if decided.shown else "", peers=peers,
             note=outcome_note or "; ".join(n for n in (summary_note(self._threads_note, time_verdict.status, time_verdict.reason,

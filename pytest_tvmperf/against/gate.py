@@ -203,7 +203,7 @@ class AgainstPlugin:
             # under this run's machine (the record's tvm_version names the other version)
             then = replace(then, timings={machine.fingerprint: Timing(
                 machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
-        outcome = tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, comparison.status, record=record,
+        outcome = tv.add_outcome(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, comparison.status, record=record,
                                   baseline=then, comparison=comparison,
                                   message=message if (comparison.regressions or comparison.inconclusive) else "",
                                   note=line))
@@ -283,7 +283,7 @@ class AgainstPlugin:
 
         first = error_line(error)
         note = f"not compared: {what}" + (f": {first}" if first else "")
-        tv._add(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "not gated", note=note[:500],
+        tv.add_outcome(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "not gated", note=note[:500],
                         message=f"tvmperf: {tv.nodeid}: {what}; its error there:\n{error}" if error else ""))
         pytest.skip(note[:2000])
 

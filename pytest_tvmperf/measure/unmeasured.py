@@ -18,7 +18,7 @@ def settle(t: "Tvmperf", exact: ExactMetrics, collected: Collected) -> ExactMetr
     __tracebackhide__ = True
     if not collected.missing:
         return exact
-    baseline = t._baselines().get(t.test_id)
+    baseline = t.stored_baselines().get(t.test_id)
     stored = {} if baseline is None else baseline.exact.per_kernel
     if t.session.settings.update:
         exact, kept = keep_unmeasured(exact, None if baseline is None else baseline.exact, collected.missing)
@@ -30,7 +30,7 @@ def settle(t: "Tvmperf", exact: ExactMetrics, collected: Collected) -> ExactMetr
         from pytest_tvmperf.build.prepare import display_path
 
         why = collected.died[lost[0]]
-        t._fail("error", f"tvmperf: {t.nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "
+        t.fail("error", f"tvmperf: {t.nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "
                          f"{display_path(t.baseline_file, t.session.rootpath)} has them, so the test fails rather "
                          f"than pass with them ungated; run it again")
     return exact

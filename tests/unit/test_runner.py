@@ -141,7 +141,7 @@ def test_a_broken_baseline_file_fails_naming_it(tmp_path):
     tv.baseline_file.parent.mkdir(parents=True)
     tv.baseline_file.write_text("{not json")
     with pytest.raises(pytest.fail.Exception, match="t.json"):
-        tv._baselines()
+        tv.stored_baselines()
     assert verdict_of(tv) == Verdict.ERROR
 
 
