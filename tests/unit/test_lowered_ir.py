@@ -42,7 +42,8 @@ def test_encode_is_deterministic_and_round_trips_structurally_equal():
 
 
 @pytest.mark.parametrize("data, why", [(b"not gzip", "not gzip-compressed"),
-                                       (gzip.compress(b'{"root": 1, "nodes": "x"}'), "cannot load it")])
+                                       (gzip.compress(b'{"root": 1, "nodes": "x"}', mtime=0), "cannot load it")],
+                         ids=["not-gzip", "bad-graph"])  # ids fixed: xdist workers must collect the same ones
 def test_decode_says_why_this_tvm_cannot_load_it(data, why):
     with pytest.raises(lowered_ir.IRLoadError) as info:
         lowered_ir.decode(data)
