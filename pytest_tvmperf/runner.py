@@ -127,7 +127,7 @@ class Tvmperf:
     def fail(self, verdict: str, message: str, **fields) -> None:
         __tracebackhide__ = True
         self.add_outcome(Outcome(self.nodeid, self._outcome_id or self.test_id, self.executor, self.target, verdict,
-                          message=message, **fields))
+                                 message=message, **fields))
         pytest.fail(message, pytrace=False)
 
     def exact_metrics(self, prep: Prepared, runs: bool = True) -> ExactMetrics:
@@ -307,7 +307,7 @@ class Tvmperf:
         def judge(samples: TimeSamples) -> RatioVerdict:
             if samples.baseline is None:
                 self.fail("error", f"tvmperf: {self.nodeid}: the timer returned no samples of the right side of "
-                                    f"{label}: a tvmperf_timer must time TimingTask.baseline too")
+                                   f"{label}: a tvmperf_timer must time TimingTask.baseline too")
             return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
 
         def measure(n: int, fresh: bool = False) -> TimeSamples:
@@ -322,7 +322,7 @@ class Tvmperf:
         message = relation_message(label, verdict, exact[0], exact[1], notes)
         status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
         self.add_outcome(Outcome(self.nodeid, shown_id, self.executor, self.target, status,
-                          message=message if status != "pass" else "", relation=verdict))
+                                 message=message if status != "pass" else "", relation=verdict))
         if verdict.status == "exceeded":
             pytest.fail(message, pytrace=False)
         if verdict.status == "inconclusive":
@@ -450,8 +450,8 @@ class Tvmperf:
             message = "\n".join([f"tvmperf: {self.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
                                   *peer_lines(peers)])
         outcome = self.add_outcome(Outcome(self.nodeid, self.test_id, self.executor, self.target,
-                                    "slower than peer" if any(p.status == "exceeded" for p in peers) else "recorded",
-                                    record=record, peers=peers, message=message, note=note))
+                                           "slower than peer" if any(p.status == "exceeded" for p in peers) else "recorded",
+                                           record=record, peers=peers, message=message, note=note))
         if gated:
             self._gate_peers(peers, message)
         return outcome
@@ -465,8 +465,8 @@ class Tvmperf:
         shown_path = display_path(self.baseline_file, self.session.rootpath)
         if baseline is None:
             self.fail("no baseline", missing_baseline_message(self.nodeid, self.test_id, shown_path,
-                                                                   self.session.accept_command(self.nodeid)), record=record,
-                       note="no baseline: run pytest --tvmperf-update to create it")
+                                                                  self.session.accept_command(self.nodeid)), record=record,
+                      note="no baseline: run pytest --tvmperf-update to create it")
         extra, tuning_note = pipeline_notes(
             baseline.pipeline, record.pipeline, dict(baseline.target) == dict(record.target),
             (baseline.tuning or {}).get("records_hash"), (record.tuning or {}).get("records_hash"))

@@ -72,7 +72,7 @@ class Exporter:
         self.results[tv.nodeid] = {"status": "built", "record": plain(record.as_json()), "library": final.name,
                                    "sha256": pending.sha256}
         return tv.add_outcome(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "recorded", record=record,
-                               note=f"built with TVM {tvm.__version__} for --tvmperf-against-tvm"))
+                                      note=f"built with TVM {tvm.__version__} for --tvmperf-against-tvm"))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.passed and report.when == "call":

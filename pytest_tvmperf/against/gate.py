@@ -167,7 +167,7 @@ class AgainstPlugin:
         shutil.copyfile(build.library, copy)
         got: list = []
         problem = tv.sources.try_library(copy, prep.target, prep.workload, prep.args, prep.out_specs,
-                                          f"the build of TVM {other}", got)
+                                         f"the build of TVM {other}", got)
         machine = current_machine(prep.target.as_json())
         policy = session.time_policy()
         notes: list[str] = []
@@ -204,9 +204,9 @@ class AgainstPlugin:
             then = replace(then, timings={machine.fingerprint: Timing(
                 machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
         outcome = tv.add_outcome(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, comparison.status, record=record,
-                                  baseline=then, comparison=comparison,
-                                  message=message if (comparison.regressions or comparison.inconclusive) else "",
-                                  note=line))
+                                         baseline=then, comparison=comparison,
+                                         message=message if (comparison.regressions or comparison.inconclusive) else "",
+                                         note=line))
         if fails:
             pytest.fail(message, pytrace=False)
         if unclear:
@@ -284,7 +284,7 @@ class AgainstPlugin:
         first = error_line(error)
         note = f"not compared: {what}" + (f": {first}" if first else "")
         tv.add_outcome(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "not gated", note=note[:500],
-                        message=f"tvmperf: {tv.nodeid}: {what}; its error there:\n{error}" if error else ""))
+                               message=f"tvmperf: {tv.nodeid}: {what}; its error there:\n{error}" if error else ""))
         pytest.skip(note[:2000])
 
     # --- the suite ---------------------------------------------------------------------

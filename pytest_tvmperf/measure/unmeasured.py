@@ -31,6 +31,6 @@ def settle(t: "Tvmperf", exact: ExactMetrics, collected: Collected) -> ExactMetr
 
         why = collected.died[lost[0]]
         t.fail("error", f"tvmperf: {t.nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "
-                         f"{display_path(t.baseline_file, t.session.rootpath)} has them, so the test fails rather "
-                         f"than pass with them ungated; run it again")
+                        f"{display_path(t.baseline_file, t.session.rootpath)} has them, so the test fails rather "
+                        f"than pass with them ungated; run it again")
     return exact
