@@ -25,6 +25,10 @@ whether they are still what that derivation gives, ``--write`` rewrites them.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
+import struct
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -403,6 +407,32 @@ def _check_builtin(g: _Graph, i: int, kind: str, data: Any, form: str) -> None:
                               "which the plugin's own builds never store", name)
 
 
+#: the magic number TVM writes in front of a saved tensor
+TENSOR_MAGIC = 0xDD5E40F096B4A13F
+
+
+def tensor_problem(text: str) -> str | None:
+    """Why the base64 text of an ``ffi.Tensor`` node is not a tensor as TVM saves it
+    (magic, a CPU device, its byte size the product of its shape and its dtype, exactly
+    the bytes that follow), or None. TVM allocates what the header says: a header that
+    claims more than the file holds is refused here."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+        magic, _reserved, device_type, _device_id, ndim, _code, bits, lanes = struct.unpack_from("<QQiiiBBH", raw)
+        if not 0 <= ndim <= 32:
+            return f"a tensor of {ndim} dimensions"
+        shape = struct.unpack_from(f"<{ndim}q", raw, 32)
+        (size,) = struct.unpack_from("<q", raw, 32 + 8 * ndim)
+    except (binascii.Error, ValueError, struct.error):
+        return "a tensor that is not base64 of TVM's tensor format"
+    if magic != TENSOR_MAGIC or device_type != 1:
+        return "a tensor that is not TVM's saved CPU tensor"
+    if any(d < 0 for d in shape) or size != math.prod(shape) * ((bits * lanes + 7) // 8) \
+            or size != len(raw) - (40 + 8 * ndim):
+        return f"a tensor whose header (shape {list(shape)}, {size} bytes) does not match the {len(raw)} bytes it has"
+    return None
+
+
 def _check_object(g: _Graph, i: int, kind: str, data: Any) -> None:
     allow = g.allow
     if kind in allow.data_objects:
@@ -411,6 +441,8 @@ def _check_object(g: _Graph, i: int, kind: str, data: Any) -> None:
             raise _refuse(f"node {i} ({kind}) has data of the wrong form", kind)
         if kind == "ir.Op" and data not in allow.ops:
             raise _refuse(f"it uses the operator {data!r} (node {i}), which the plugin's own builds never use", data)
+        if kind == "ffi.Tensor" and tensor_problem(data) is not None:
+            raise _refuse(f"it holds {tensor_problem(data)} (node {i})", kind)
         if kind == "ir.EnvFunc" and data not in allow.env_funcs:
             raise _refuse(f"it names the global function {data!r} (an ir.EnvFunc, node {i}), which the plugin's own "
                           "builds never name", data)

@@ -239,3 +239,22 @@ def test_the_derivation_from_the_stored_ir_is_within_the_lists():
             assert all(have[name][k] == v for k, v in value.items()), name
         else:
             assert set(value) <= set(have[name]), (name, set(value) - set(have[name]))
+
+
+def test_a_tensor_whose_header_claims_more_bytes_than_it_has_is_refused():
+    """TVM allocates what a saved tensor's header says: a stored weight claiming 2**40
+    bytes would be a memory bomb."""
+    import base64
+    import struct
+
+    path = next(p for p in STORED if b"ffi.Tensor" in gzip.decompress(p.read_bytes()))
+    g = json.loads(gzip.decompress(path.read_bytes()))
+    node = next(n for n in g["nodes"] if n["type"] == "ffi.Tensor")
+    assert ir_check.tensor_problem(node["data"]) is None
+    raw = bytearray(base64.b64decode(node["data"]))
+    ndim = struct.unpack_from("<i", raw, 24)[0]
+    struct.pack_into("<q", raw, 32, 2**37)  # the first dimension
+    struct.pack_into("<q", raw, 32 + 8 * ndim, 2**40)  # and the byte size to match it
+    node["data"] = base64.b64encode(bytes(raw)).decode()
+    with pytest.raises(UnsafeIR, match=r"a tensor whose header .* does not match the \d+ bytes it has"):
+        check_graph(g)
