@@ -681,6 +681,97 @@ CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
     "update keeps a read-only baseline file's mode": case_read_only_baseline_mode,
 }
 
+# ----------------------------------------------------------------------------- issue 33 (sec1): code in baselines/
+# Cases 1-4 and 11 (a planted stored IR) and 5, 18 (a planted tuning record), built as the
+# pytester tests in tests/test_baselines_round2_code.py build them.
+
+def _round2():
+    sys.path.insert(0, str(ROOT / "tests"))
+    import test_baselines_round2_code as round2
+
+    return round2
+
+
+def case_round2_ir(key: str) -> Callable[[Projects], tuple[str, str]]:
+    def case(projects: Projects) -> tuple[str, str]:
+        project = projects.fresh(f"round2 {key}")
+        marker = project / "owned"
+        data, words = _round2()._attacks(marker)[key]
+        tests = entries(project)
+        path = project / "baselines" / tests["test_a[llvm-prim]"]["ir"]["path"]
+        path.write_bytes(gzip.compress(data, mtime=0))
+        for entry in tests.values():
+            if entry.get("ir", {}).get("path") == tests["test_a[llvm-prim]"]["ir"]["path"]:
+                entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        write_entries(project, tests)
+        ran = pytest_run(project)
+        built = list(project.glob(".tvmperf-cache/**/*.so"))
+        return judge(ran, words in ran.out and "is refused" in ran.out and ran.rc != 0 and not built,
+                     "the refusal naming the key", marker=marker, says="is refused")
+    return case
+
+
+def _tuned_project(projects: Projects, name: str) -> Path:
+    project = projects.tmp / f"round2-{name}"
+    project.mkdir()
+    (project / "conftest.py").write_text(FAKE_TIMER_CONFTEST)
+    (project / "test_perf.py").write_text(_round2().TUNED)
+    shutil.copytree(ROOT / "baselines" / "tuning", project / "baselines" / "tuning")
+    return project
+
+
+def case_round2_tuning_record(projects: Projects) -> tuple[str, str]:
+    """Case 5: an Annotate(pragma_import_llvm) instruction in a committed record."""
+    project = _tuned_project(projects, "pragma")
+    records = project / "baselines" / "tuning" / "database_tuning_record.json"
+    lines = records.read_text().splitlines()
+    row = json.loads(lines[0])
+    row[1][0][0].append(["Annotate", ["b0", json.dumps("define float @expf(float) { ret float 0.0 }")],
+                         ["pragma_import_llvm"], []])
+    lines[0] = json.dumps(row)
+    records.write_text("\n".join(lines) + "\n")
+    ran = pytest_run(project)
+    return judge(ran, "line 1: refused" in ran.out and "'pragma_import_llvm'" in ran.out and ran.rc != 0,
+                 "the refusal naming the file, line and key", says="line 1: refused")
+
+
+def case_round2_tuning_ref(projects: Projects) -> tuple[str, str]:
+    """Case 5: with --tvmperf-baselines-ref the database is read from the ref."""
+    project = _tuned_project(projects, "ref")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "main")
+    records = project / "baselines" / "tuning" / "database_tuning_record.json"
+    records.write_text(records.read_text().replace('"meta_schedule.parallel"', '"pragma_import_llvm"', 1))
+    ran = pytest_run(project, "--tvmperf-baselines-ref=main")
+    return judge(ran, "pragma_import_llvm" not in ran.out and "line 1" not in ran.out,
+                 "the ref's database used", says="baselines read from")
+
+
+def case_round2_tuning_deep(projects: Projects) -> tuple[str, str]:
+    """Case 18: a deeply nested line in the tuning database."""
+    project = _tuned_project(projects, "deep")
+    records = project / "baselines" / "tuning" / "database_tuning_record.json"
+    lines = records.read_text().splitlines()
+    lines.insert(1, "[0, " + "[" * 50_000 + "]" * 50_000 + "]")
+    records.write_text("\n".join(lines) + "\n")
+    ran = pytest_run(project)
+    return judge(ran, "line 2:" in ran.out and "nested more than" in ran.out and "RecursionError" not in ran.out,
+                 "an error naming the file and line", says="nested more than")
+
+
+CASES.update({
+    "issue 33 case 1: dangling global_symbol, T.call_extern('system')": case_round2_ir("case1"),
+    "issue 33 case 2: vm.builtin.invoke_debug_func": case_round2_ir("case2"),
+    "issue 33 case 3: external_mods holding an ffi.Module": case_round2_ir("case3"),
+    "issue 33 case 4: pragma_import_llvm loop annotation": case_round2_ir("case4"),
+    "issue 33 case 5: tuning record Annotate(pragma_import_llvm)": case_round2_tuning_record,
+    "issue 33 case 5: --tvmperf-baselines-ref reads the tuning database from the ref": case_round2_tuning_ref,
+    "issue 33 case 11: deeply nested IR JSON": case_round2_ir("case11"),
+    "issue 33 case 18: deeply nested tuning database line": case_round2_tuning_deep,
+})
+# ----------------------------------------------------------------------------- end of issue 33 (sec1)
+
 NEEDS = {"valgrind": ("valgrind",), "git": ("baselines-ref",), "cc": ("planted .so",)}
 
 

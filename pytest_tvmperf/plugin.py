@@ -222,12 +222,20 @@ def _baselines_at_ref(config: pytest.Config, settings: options.Settings):
                          "--tvmperf-update writes them in the work tree: use one or the other")
     ref = read_baselines(settings.baselines_ref, settings.baseline_dir)
     config.add_cleanup(lambda: shutil.rmtree(ref.directory, ignore_errors=True))
+    import os
+
     artifact_dir = settings.artifact_dir
     if artifact_dir is not None:
-        import os
-
         artifact_dir = ref.directory / os.path.relpath(os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir))
-    return dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir), ref
+    # the tuning database is what the baseline side was tuned with: read from the ref too (issue 33 case 5)
+    tuning_db = settings.tuning_db
+    if _inside(tuning_db, settings.baseline_dir):
+        tuning_db = ref.directory / os.path.relpath(os.path.realpath(tuning_db), os.path.realpath(settings.baseline_dir))
+    else:
+        db_ref = read_baselines(settings.baselines_ref, tuning_db)
+        config.add_cleanup(lambda: shutil.rmtree(db_ref.directory, ignore_errors=True))
+        tuning_db = db_ref.directory
+    return dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db), ref
 
 
 def _inside(path, directory) -> bool:

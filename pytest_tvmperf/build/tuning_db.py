@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from pytest_tvmperf.store import trace_check
+
 WORKLOAD_FILE = "database_workload.json"
 RECORD_FILE = "database_tuning_record.json"
 #: the command that creates or refreshes a database
@@ -50,7 +52,7 @@ def _check_files(db_dir: Path) -> bool:
                 continue
             problem = None
             try:
-                row = json.loads(line)
+                row = trace_check.parse_line(line)  # bounded: a deep line is an error, never a RecursionError
             except ValueError as exc:
                 problem = f"not JSON ({exc.args[0] if exc.args else exc})"
             else:
@@ -63,6 +65,7 @@ def _check_files(db_dir: Path) -> bool:
                 elif not 0 <= row[0] < counts[WORKLOAD_FILE]:
                     problem = (f"refers to workload {row[0]}, but {WORKLOAD_FILE} has "
                                f"{counts[WORKLOAD_FILE]} workload(s)")
+                problem = problem or trace_check.line_problem(name, row)  # issue 33: an allowlist before replay
             if problem:
                 raise TuningError(f"tuning database file {path}, line {number}: {problem}; fix the file, "
                                   f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}")

@@ -322,7 +322,7 @@ OPTIONS: tuple[Option, ...] = (
            "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
            f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})", False, parse_bool,
            metavar="on|off", env=ENV_TRUST_ARTIFACTS),
-    Option(OPT_BASELINES_REF, "baselines_ref", "read the baseline directory (JSON and IR files) as it is at this git "
+    Option(OPT_BASELINES_REF, "baselines_ref", "read the baseline directory (JSON, IR and tuning database files) as it is at this git "
            "revision, e.g. origin/main, so that a pull request is judged against the base branch's baselines and "
            "cannot change them; not with --tvmperf-update (also $" + ENV_BASELINES_REF + ")", None, parse_git_ref,
            metavar="REF", passthrough=False, env=ENV_BASELINES_REF),

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pytest_tvmperf.store import bounded_json, ir_check
 from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
 from pytest_tvmperf.store.record import IRRef
@@ -50,19 +51,40 @@ def encode(module: Any) -> bytes:
 
 
 def decode(data: bytes) -> Any:
-    """The module of :func:`encode`'s bytes; raises IRLoadError saying why not."""
+    """The module of :func:`encode`'s bytes; raises IRLoadError saying why not. Nothing
+    reaches TVM that store/ir_check.py refuses: an IR saved by another TVM version that
+    holds what this one's builds never store is not loaded (the gate falls back)."""
     import tvm
 
     try:
         text = gzip.decompress(data).decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise IRLoadError(f"not gzip-compressed UTF-8 text ({exc})") from None
+    problem = _refusal(text)
+    if problem is not None:
+        graph, exc = problem
+        saved = ir_check.saved_by(graph) or "an unknown version"
+        raise IRLoadError(f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
+                          f"nothing of it was built or run)")
     try:
         return tvm.ir.load_json(text)
     except Exception as exc:  # TVM raises its own error types
         first = str(exc).strip().splitlines()
         raise IRLoadError(f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: "
                           f"{first[-1][:300] if first else ''})") from None
+
+
+def _refusal(text: str) -> tuple[Any, Exception] | None:
+    """None when ``text`` is a graph store/ir_check.py allows, else (graph, why not)."""
+    try:
+        graph = bounded_json.loads(text, ir_check.MAX_JSON_DEPTH)
+    except ValueError as exc:  # too deep, or no JSON at all: TVM is not asked to read it
+        return None, exc
+    try:
+        ir_check.check_graph(graph)
+    except ir_check.UnsafeIR as exc:
+        return graph, exc
+    return None
 
 
 def save_pending(module: Any, artifact_dir: Path) -> PendingArtifact:
@@ -109,23 +131,31 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
 
 
 def check_safe(data: bytes, what: str, test_id: str) -> None:
-    """Raise IRFileError when the IR in ``data`` calls anything a compiled workload does
-    not (store/ir_check.py): a baseline file is data, and a change to it alone must not
-    make the gate build and run code nobody reviewed as code. Unreadable data passes
-    here: :func:`decode` says why it cannot be loaded."""
-    import json
-
-    from pytest_tvmperf.store.ir_check import UnsafeIR, check_graph
+    """Raise IRFileError when the IR in ``data`` holds anything the plugin's own builds do
+    not store (store/ir_check.py: an allowlist), or nests too deep to read: a baseline
+    file is data, and a change to it alone must not make the gate build and run code
+    nobody reviewed as code. Data that is no gzip'ed JSON passes here (:func:`decode`
+    says why it cannot be loaded), and so does an IR saved by another TVM version (its
+    decode refuses it, and the gate falls back to the stored numbers)."""
+    import tvm
 
     try:
-        graph = json.loads(gzip.decompress(data))
-    except (OSError, EOFError, ValueError):
+        text = gzip.decompress(data).decode("utf-8")
+    except (OSError, EOFError, UnicodeDecodeError):
         return
-    try:
-        check_graph(graph)
-    except UnsafeIR as exc:
-        raise IRFileError(f"{what} is refused: {exc}. Nothing of it was built or run. If that call is yours, run the "
-                          f"test with --tvmperf-update and review the new IR as code; otherwise {_fix(test_id)}") from None
+    problem = _refusal(text)
+    if problem is None:
+        return
+    graph, exc = problem
+    if isinstance(exc, bounded_json.TooDeep):
+        raise IRFileError(f"{what} is refused: its JSON is {exc}; nothing of it was read by TVM, built or run; "
+                          f"{_fix(test_id)}") from None
+    if graph is None or (ir_check.saved_by(graph) or tvm.__version__) != tvm.__version__:
+        return
+    raise IRFileError(f"{what} is refused: {exc}. Nothing of it was built or run. A stored IR may only hold what "
+                      f"the plugin's own builds store (the lists of pytest_tvmperf/store/ir_check.py). If it is "
+                      f"your own program's, it uses something the bundled workloads never do: extending those lists "
+                      f"is a change to review as code; otherwise {_fix(test_id)}") from None
 
 
 def load(path: Path) -> Any:
