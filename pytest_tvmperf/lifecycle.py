@@ -143,6 +143,8 @@ class TvmperfPlugin:
 
             terminalreporter.write_line(untuned_line(state.report.untuned_here, state.accept_command(
                 None, first=("--tvmperf-tune=64",)), state.invocation_dir, state.rootpath), yellow=True)
+        for line in dict.fromkeys(state.report.tuning_lines):
+            terminalreporter.write_line(line, yellow=True)
         rows = state.report.summary_rows()
         if not rows:
             return

@@ -469,7 +469,8 @@ class Tvmperf:
                       note="no baseline: run pytest --tvmperf-update to create it")
         extra, tuning_note = pipeline_notes(
             baseline.pipeline, record.pipeline, dict(baseline.target) == dict(record.target),
-            (baseline.tuning or {}).get("records_hash"), (record.tuning or {}).get("records_hash"))
+            (baseline.tuning or {}).get("records_hash"), (record.tuning or {}).get("records_hash"),
+            (record.tuning or {}).get("source", ""))
         notes.extend(extra)
         policy = self.session.time_policy()
         if plan.time:

@@ -160,11 +160,12 @@ def source_note(chosen: Sequence[Choice], tasks: int, here: str) -> str:
     return f"schedules tuned on {where}, applied on {here}: {len(chosen)} of {tasks} kernels{own}"
 
 
-def left_out_line(db_dir: str, left_out: Sequence[LeftOut], here: str) -> str:
-    """One summary line naming the records that cannot apply on this target."""
-    shown = "; ".join(item.describe() for item in left_out[:6]) + ("; ..." if len(left_out) > 6 else "")
-    return (f"tvmperf: tuning database {db_dir}: {len(left_out)} kernel record(s) left out on {here}, "
-            f"those kernels run untuned: {shown}")
+def left_out_line(db_dir: str, left_out: Sequence[str], here: str) -> str:
+    """One summary line naming the records (:meth:`LeftOut.describe`) that cannot apply
+    on this target."""
+    shown = "; ".join(left_out[:6]) + ("; ..." if len(left_out) > 6 else "")
+    return (f"tvmperf: tuning database {db_dir}: {len(left_out)} record(s) left out on {here} (their kernels run "
+            f"untuned unless another record applies): {shown}")
 
 
 # ---------------------------------------------------------------------------- TVM
