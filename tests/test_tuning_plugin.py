@@ -60,25 +60,46 @@ def test_tune_record_gate_and_stale_database(project):
     changed.assert_outcomes(passed=1)
     changed.stdout.fnmatch_lines(["*1 test(s): tuning database records changed since the baseline*"])
 
-    # tuned on another machine (another mcpu): shown as a skip with the reason, not failed
+    # tuned on another CPU (a real one, another model): its schedules apply here, the test is gated, and says so
     saved = records.read_text()
-    records.write_text(re.sub(r'"mcpu": "[^"]*"', '"mcpu": "othercpu"', saved))
+    records.write_text(re.sub(r'"mcpu": "[^"]*"', '"mcpu": "x86-64-v2"', re.sub(r',"mattr":\[[^]]*\]', "", saved)))
     elsewhere = project.run("-rs")
-    elsewhere.assert_outcomes(skipped=1)
+    elsewhere.assert_outcomes(passed=1)
+    assert "schedules tuned on x86-64-v2, applied on " in elsewhere.stdout.str()
+    assert ": 2 of 2 kernels" in elsewhere.stdout.str()
+    # the strict mode takes this target's own records only: shown as a skip with the reason, not failed
+    strict = project.run("-rs", "--tvmperf-tuned=exact")
+    strict.assert_outcomes(skipped=1)
     # the summary says what a newcomer runs to record them here (not only visible with -rs)
-    elsewhere.stdout.fnmatch_lines(["tvmperf: 1 tuned test(s) skipped: the tuning database has records for other CPUs "
-                                    "only; to tune and record them on this machine (*): pytest --tvmperf-tune=64 "
-                                    "--tvmperf-update 'test_perf.py::test_tuned[[]llvm-vm-bytecode[]]'"])
-    elsewhere.stdout.fnmatch_lines(["*the tuning database baselines/tuning has no records for this target (llvm: *, "
-                                    "2 of 2 kernel(s)) but has some for 1 other target(s); tune here with:*"])
+    strict.stdout.fnmatch_lines(["tvmperf: 1 tuned test(s) skipped: the tuning database has records for other CPUs "
+                                 "only; to tune and record them on this machine (*): pytest --tvmperf-tune=64 "
+                                 "--tvmperf-update --tvmperf-tuned=exact 'test_perf.py::test_tuned[[]llvm-vm-bytecode[]]'"])
+    strict.stdout.fnmatch_lines(["*the tuning database baselines/tuning has no records for this target (llvm: *, "
+                                 "2 of 2 kernel(s)) but has some for 1 other target(s) (--tvmperf-tuned=exact); "
+                                 "tune here with:*"])
     records.write_text(saved)
 
-    # the workload changed since tuning: its kernels have no records
+    # the workload changed since tuning: no record applies to any kernel; gated untuned, said in one line
     project.set_env("TINY_BATCH", "2")
-    stale = project.run("--tvmperf-update")
+    untuned = project.run("--tvmperf-update")
+    untuned.assert_outcomes(passed=1)
+    untuned.stdout.fnmatch_lines(["tvmperf: tuning database baselines/tuning has no record that applies to any kernel "
+                                  "of tiny_mlp(2) on *: gated untuned; tune here with: pytest --tvmperf-tune=TRIALS*"])
+    assert project.baselines()["tests"]["test_tuned[llvm-vm-bytecode]"]["tuning"]["source"].startswith(
+        "untuned: baselines/tuning has no record that applies here")
+    # ... and the strict mode fails it, naming the kernels
+    stale = project.run("--tvmperf-update", "--tvmperf-tuned=exact")
     stale.assert_outcomes(failed=1)
     stale.stdout.fnmatch_lines(["*the tuning database baselines/tuning is stale: 2 of 2 kernel(s) have no tuning record*",
-                                "*re-tune with: pytest --tvmperf-tune=TRIALS --tvmperf-update*"])
+                                "*re-tune with: pytest --tvmperf-tune=TRIALS --tvmperf-update --tvmperf-tuned=exact*"])
+
+
+def test_an_unparseable_budget_is_a_usage_error_listing_the_forms(project):
+    project.pytester.makepyfile(test_perf=TUNED_TEST)
+    result = project.run("--tvmperf-tune-budget=half an hour")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "accepted forms: 90s, 30m, 1.5h, 1h30m" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
 
 
 @pytest.mark.parametrize("where, args, shown", [
