@@ -11,6 +11,10 @@ import re
 
 import pytest
 
+import platform
+
+from pytest_tvmperf.build import host_cpu
+from tests.test_host_target import ZEN4_MODEL, _vm_without_avx512
 from tests.unit.test_tuning import SIZES, tiny_mlp
 
 TUNED_TEST = f'''
@@ -77,6 +81,20 @@ def test_tune_record_gate_and_stale_database(project):
     strict.stdout.fnmatch_lines(["*the tuning database baselines/tuning has no records for this target (llvm: *, "
                                  "2 of 2 kernel(s)) but has some for 1 other target(s) (--tvmperf-tuned=exact); "
                                  "tune here with:*"])
+
+    # tuned on a Zen 4 workstation (AVX-512), gated on a Zen 4 VM whose hypervisor hides AVX-512 (GitHub's hosted
+    # runners), emulated by injecting the host's model and flags as tests/test_host_target.py does
+    if host_cpu.is_x86(platform.machine() + "-"):
+        records.write_text(re.sub(r'"mcpu": "[^"]*"', '"mcpu": "znver4"', re.sub(r',"mattr":\[[^]]*\]', "", saved)))
+        conftest = project.pytester.path.joinpath("conftest.py").read_text()
+        project.pytester.makeconftest(conftest + ZEN4_MODEL)  # read by the subprocess only
+        project.set_env(host_cpu.CPUINFO_ENV, str(_vm_without_avx512(project.pytester.path)))
+        vm = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
+        vm.assert_outcomes(passed=1)
+        vm.stdout.fnmatch_lines(["*schedules tuned on znver4 with other CPU features or cores, applied on znver4: "
+                                 "2 of 2 kernels*"])
+        project.set_env(host_cpu.CPUINFO_ENV, "")
+        project.pytester.makeconftest(conftest)  # the in-process runs below must not take the emulated model
     records.write_text(saved)
 
     # the workload changed since tuning: no record applies to any kernel; gated untuned, said in one line

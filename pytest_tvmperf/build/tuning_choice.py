@@ -154,7 +154,7 @@ def source_note(chosen: Sequence[Choice], tasks: int, here: str) -> str:
     sources = sorted({c.source for c in portable})
     where = ", ".join(sources)
     if sources == [here]:
-        where = f"{here} (another target: other features or cores)"
+        where = f"{here} with other CPU features or cores"
     exact = len(chosen) - len(portable)
     own = f" ({exact} with this target's own records)" if exact else ""
     return f"schedules tuned on {where}, applied on {here}: {len(chosen)} of {tasks} kernels{own}"
