@@ -85,7 +85,8 @@ class Tvmperf:
     @property
     def preparer(self) -> Preparer:
         if self._prep is None:
-            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.progress)
+            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.progress,
+                                  baseline_tuning=lambda: getattr(self.stored_baselines().get(self.test_id), "tuning", None))
         return self._prep
 
     @property

@@ -70,6 +70,9 @@ class Preparer:
     progress: ProgressBar = no_progress
     #: compiled programs exported to run in the child first, by id (reused for a/b timing)
     exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
+    #: the tuning state the test's baseline was measured with (its ``records`` are kept
+    #: while the database holds them: another test's tuning never moves this one)
+    baseline_tuning: Callable[[], Any] = lambda: None
 
     def prepare(self, workload: Workload, executor_name: str, where: str) -> Prepared:
         """Compile ``workload`` (with its pipeline, and tuning database when tuned) and
@@ -194,7 +197,8 @@ class Preparer:
                 if wants_tuning and self.session.claim_tuning((workload.name, self.target_name, str(db))):
                     self._tune(module, tvm_target, db, workload, target)
                     tuned_now = True
-                state = tuning.inspect(module, tvm_target, db, settings.tuned)
+                pinned = None if tuned_now else self._pinned()
+                state = tuning.inspect(module, tvm_target, db, settings.tuned, pinned)
             problem = None
         except tuning.TuningError as exc:
             problem = str(exc)
@@ -222,7 +226,16 @@ class Preparer:
         elif state.missing:
             untuned = f"{len(state.missing)} untuned ({', '.join(state.missing[:4])}{', ...' if len(state.missing) > 4 else ''})"
             state = replace(state, source="; ".join(n for n in (state.source, untuned) if n))
-        return db, replace(state, db_dir=shown)
+        return tuning.TuningView(db, pinned, settings.tuned), replace(state, db_dir=shown)
+
+    def _pinned(self):
+        """The records (task -> digest) the test's baseline was measured with, if any."""
+        try:
+            stored = self.baseline_tuning()
+        except Exception:  # noqa: BLE001 - an unreadable baseline is reported where it is compared
+            return None
+        records = (stored or {}).get("records") if isinstance(stored, dict) else None
+        return {str(k): str(v) for k, v in records.items()} if isinstance(records, dict) else None
 
     def _tune(self, module, tvm_target, db: Path, workload: Workload, target) -> None:
         """Tune ``module`` into ``db`` (``--tvmperf-tune`` / ``--tvmperf-tune-budget``), a

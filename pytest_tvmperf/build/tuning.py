@@ -58,7 +58,7 @@ from pytest_tvmperf.build.tuning_db import (  # noqa: F401  (re-exported: Tuning
 )
 from pytest_tvmperf.build.tuning_budget import TaskPlan, over_budget, plan_trials, shares
 from pytest_tvmperf.build.tuning_choice import (  # noqa: F401
-    TUNED_MODES, resolve, source_note, target_json, target_key, target_label)
+    TUNED_MODES, record_digest, resolve, source_note, target_json, target_key, target_label)
 
 #: how a user creates or refreshes a tuning database
 #: the most candidates built and measured in one batch (one progress report each)
@@ -112,6 +112,9 @@ class TuningState:
     left_out: tuple[str, ...] = ()
     #: this run's target as a user names it (``znver3``)
     here: str = ""
+    #: the record each task uses, by its digest (tuning_choice.record_digest): what a
+    #: later run keeps using while the database holds it (``TuningView.pinned``)
+    records: Mapping[str, str] | None = None
 
     @property
     def complete(self) -> bool:
@@ -131,6 +134,7 @@ class TuningState:
             "source": self.source,
             "left_out": list(self.left_out),
             "here": self.here,
+            **({"records": dict(self.records)} if self.records else {}),
         }
 
     @classmethod
@@ -148,6 +152,7 @@ class TuningState:
                 source=str(data.get("source", "")),
                 left_out=tuple(str(t) for t in data.get("left_out", ())),
                 here=str(data.get("here", "")),
+                records={str(k): str(v) for k, v in data["records"].items()} if data.get("records") else None,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a tuning state: {data!r} ({exc})") from exc
@@ -156,15 +161,38 @@ class TuningState:
 # ---------------------------------------------------------------------------- tasks
 
 
-def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any") -> TuningState:
+@dataclass(frozen=True)
+class TuningView:
+    """One test's view of a shared tuning database: the directory, the records the
+    test's baseline was measured with (task -> record digest; kept while the database
+    holds them) and the mode (``--tvmperf-tuned``). The pipelines pass it to
+    :func:`apply` where they would pass the directory."""
+
+    path: Path
+    pinned: Mapping[str, str] | None = None
+    mode: str = "any"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+
+def _view(db_dir: Any, mode: str, pinned: Mapping[str, str] | None) -> tuple[Path, str, Mapping[str, str] | None]:
+    if isinstance(db_dir, TuningView):
+        return Path(db_dir.path), db_dir.mode, db_dir.pinned
+    return Path(db_dir), mode, pinned
+
+
+def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any",
+            pinned: Mapping[str, str] | None = None) -> TuningState:
     """Which tasks of ``mod`` have a record that applies to ``target`` in the database
     at ``db_dir`` (its own, else, unless ``mode`` is ``exact``, another target's that
     replays here: tuning_choice.py), and a hash of the records :func:`apply` uses.
     Raises :class:`TuningError` when the directory does not exist or its files are
     missing or malformed (the message names the file and the fix)."""
-    db = _open_database(Path(db_dir))
+    db_dir, mode, pinned = _view(db_dir, mode, pinned)
+    db = _open_database(db_dir)
     tunable, untunable = _split_tasks(mod, target)
-    found = resolve(db, [(name, task_mod) for name, task_mod, _ in tunable], target, mode)
+    found = resolve(db, [(name, task_mod) for name, task_mod, _ in tunable], target, mode, pinned)
     best = {name: choice.record for name, choice in found.chosen.items()}
     entries = [[str(best[name].workload.as_json()[0]), _plain(best[name].as_json())]
                for name, _, _ in tunable if name in best]
@@ -182,10 +210,12 @@ def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any") -> TuningSta
         source=source_note(chosen, len(tunable), here),
         left_out=tuple(item.describe() for item in found.left_out),
         here=here,
+        records={c.task: record_digest(c.record) for c in chosen} or None,
     )
 
 
-def apply(mod: Any, target: Any, db_dir: Path, mode: str = "any") -> Any:
+def apply(mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any",
+          pinned: Mapping[str, str] | None = None) -> Any:
     """``mod`` with the record :func:`inspect` chooses for each task applied (those
     functions get ``tirx.is_scheduled``). Tasks without a record that applies to
     ``target`` and untunable kernels keep their untuned form (:func:`inspect` reports
@@ -193,9 +223,10 @@ def apply(mod: Any, target: Any, db_dir: Path, mode: str = "any") -> Any:
     from tvm import relax, tirx
     from tvm.s_tir import meta_schedule as ms
 
-    db = _open_database(Path(db_dir))
+    db_dir, mode, pinned = _view(db_dir, mode, pinned)
+    db = _open_database(db_dir)
     tasks = tasks_of(mod, target)
-    found = resolve(db, tasks, target, mode)
+    found = resolve(db, tasks, target, mode, pinned)
     chosen = ms.database.MemoryDatabase(module_equality="structural")  # only the records used here
     for name, task_mod in tasks:
         choice = found.chosen.get(name)

@@ -75,6 +75,8 @@ class Choice:
     exact: bool
     #: where the record was measured (:func:`target_label` of its target)
     source: str
+    #: True when the record was taken because the test's baseline was measured with it
+    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -280,6 +282,17 @@ def why_not_here(record: Any, task_mod: Any, facts: _TargetFacts) -> str | None:
     return None
 
 
+def record_digest(record: Any) -> str:
+    """A record's identity (its kernel's structural hash, trace, run times, target and
+    arguments): sha256, first 16 hex digits. The same record in another copy of the
+    database has the same digest."""
+    import hashlib
+
+    text = json.dumps([str(record.workload.as_json()[0]), _plain(record.as_json())], sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def task_records(db: Any, task_mod: Any) -> list[Any]:
     """The successful records of one task, fastest first."""
     if not db.has_workload(task_mod):
@@ -288,9 +301,13 @@ def task_records(db: Any, task_mod: Any) -> list[Any]:
     return [r for r in db.get_top_k(workload, max(1, len(db))) if r.target is not None]
 
 
-def resolve(db: Any, tasks: Sequence[tuple[str, Any]], target: Any, mode: str = "any") -> Resolution:
+def resolve(db: Any, tasks: Sequence[tuple[str, Any]], target: Any, mode: str = "any",
+            pinned: Mapping[str, str] | None = None) -> Resolution:
     """The record each task uses on ``target`` (see the module's rules); ``mode``
-    ``exact`` takes the target's own records only."""
+    ``exact`` takes the target's own records only. ``pinned``: task -> the digest
+    (:func:`record_digest`) of the record the test's baseline was measured with; while
+    the database holds it (and it applies here) the task keeps it, whatever records
+    were added since (tuning isolation: another test's tuning never moves this test)."""
     if mode not in TUNED_MODES:
         raise ValueError(f"unknown tuned mode {mode!r}; expected one of {', '.join(TUNED_MODES)}")
     facts = _TargetFacts(target)
@@ -300,6 +317,13 @@ def resolve(db: Any, tasks: Sequence[tuple[str, Any]], target: Any, mode: str = 
     others: set[str] = set()
     for name, task_mod in tasks:
         records = [(target_key(r.target), r) for r in task_records(db, task_mod)]
+        pin = (pinned or {}).get(name)
+        held = next((r for _, r in records if pin and record_digest(r) == pin), None)
+        if held is not None:
+            exact = target_key(held.target) == facts.key
+            if exact or (mode != "exact" and why_not_here(held, task_mod, facts) is None):
+                chosen[name] = Choice(name, held, exact, target_label(target_json(held.target)), pinned=True)
+                continue
         own = next((r for k, r in records if k == facts.key), None)
         if own is not None:
             chosen[name] = Choice(name, own, True, facts.label)

@@ -194,3 +194,28 @@ def test_trials_already_measured_count_towards_the_target():
     plans = tuning_budget.plan_trials(["a", "b", "c"], 10, {"a": 4, "b": 1})
     assert [(p.target_trials, p.remaining) for p in plans] == [(4, 0), (4, 3), (4, 4)]
     assert [p.remaining for p in tuning_budget.plan_trials(["a"], None, {"a": 9})] == [None]  # the budget ends it
+
+
+def test_a_test_keeps_the_records_its_baseline_was_measured_with(vnni_db, tmp_path):
+    """Issue 37 §3: another test's tuning adds a faster record for a shared kernel; a test
+    whose baseline names its record keeps it (and its hash), until that record is gone."""
+    import shutil
+
+    from pytest_tvmperf.build.tuning_db import RECORD_FILE
+
+    db = tmp_path / "db"
+    shutil.copytree(vnni_db[0], db)
+    (old,) = (db / RECORD_FILE).read_text().splitlines()
+    before = tuning.inspect(vnni_db[1], _target(ICELAKE), db)
+    row = json.loads(old)
+    row[1][1] = [1e-7]  # the other test's record: the same schedule, measured faster
+    (db / RECORD_FILE).write_text(old + "\n" + json.dumps(row) + "\n")
+    unpinned = tuning.inspect(vnni_db[1], _target(ICELAKE), db)
+    assert unpinned.records_hash != before.records_hash  # without a view of its own, the test would move
+    kept = tuning.inspect(vnni_db[1], _target(ICELAKE), db, pinned=before.records)
+    assert kept.records_hash == before.records_hash and kept.records == before.records
+    view = tuning.TuningView(db, before.records)
+    assert tuning.apply(vnni_db[1], _target(ICELAKE), view).script() == tuning.apply(
+        vnni_db[1], _target(ICELAKE), vnni_db[0]).script()
+    (db / RECORD_FILE).write_text(json.dumps(row) + "\n")  # its record is gone: the best one now
+    assert tuning.inspect(vnni_db[1], _target(ICELAKE), db, pinned=before.records).records_hash == unpinned.records_hash
