@@ -226,6 +226,18 @@ def test_a_line_cut_short_by_a_kill_is_left_out_and_repaired_before_appending(tu
     assert (db / RECORD_FILE).read_text() == "\n".join(lines) + "\n"
 
 
+def test_a_spent_budget_ends_the_search_after_every_kernels_first_batch(monkeypatch, tmp_path, target, fused):
+    """--tvmperf-tune-budget: once the time is spent each kernel still gets its first
+    batch, then the search ends (here: 1 batch of 2 of the 4 trials each kernel may take)."""
+    monkeypatch.setattr(tuning, "MAX_TRIALS_PER_ITER", 2)
+    calls: list[tuple[str, int]] = []
+    state = tuning.tune(fused, target, tmp_path / "db", 8, budget_s=1e-3, seed=3,
+                        progress=lambda task, done, total, spent: calls.append((task, done)))
+    assert sorted(calls) == [("fused_matmul1_add1", 2), ("fused_matmul_add", 2)]
+    assert len((tmp_path / "db" / RECORD_FILE).read_text().splitlines()) == 4
+    assert state.complete
+
+
 def test_tune_needs_cloudpickle_and_psutil(monkeypatch, tmp_path, target, fused):
     import importlib.util
 
