@@ -219,3 +219,42 @@ def test_a_test_keeps_the_records_its_baseline_was_measured_with(vnni_db, tmp_pa
         vnni_db[1], _target(ICELAKE), vnni_db[0]).script()
     (db / RECORD_FILE).write_text(json.dumps(row) + "\n")  # its record is gone: the best one now
     assert tuning.inspect(vnni_db[1], _target(ICELAKE), db, pinned=before.records).records_hash == unpinned.records_hash
+
+
+GPU_LIMITS = {"max_shared_memory_per_block": 49152, "max_threads_per_block": 1024, "thread_warp_size": 32,
+              "registers_per_block": 65536}
+
+
+@pytest.mark.parametrize("threads, applies", [(256, True), (2048, False)])
+def test_a_cuda_record_of_another_architecture_applies_where_verify_gpu_code_accepts_it(threads, applies):
+    """cuda on another GPU architecture: the trace replays, then MetaSchedule's
+    VerifyGPUCode checks it against this GPU's limits (no GPU needed: nothing is built)."""
+    import tvm
+    from tvm import te
+    from tvm.s_tir import Schedule
+    from tvm.s_tir import meta_schedule as ms
+
+    from pytest_tvmperf.build.tuning_choice import resolve
+    from pytest_tvmperf.build.tuning_tasks import _task_module
+
+    a = te.placeholder((4096,), name="A")
+    func = te.create_prim_func([a, te.compute((4096,), lambda i: a[i] * 2, name="B")])
+    mod = _task_module(func)
+    sch = Schedule(mod)
+    (loop,) = sch.get_loops(sch.get_sblock("B"))
+    outer, inner = sch.split(loop, [None, threads])
+    sch.bind(outer, "blockIdx.x")
+    sch.bind(inner, "threadIdx.x")
+    db = ms.database.MemoryDatabase(module_equality="structural")
+    db.commit_tuning_record(ms.database.TuningRecord(
+        sch.trace, db.commit_workload(mod), [1e-6], tvm.target.Target({"kind": "cuda", "arch": "sm_80", **GPU_LIMITS}),
+        ms.arg_info.ArgInfo.from_prim_func(func)))
+    found = resolve(db, [("k", mod)], tvm.target.Target({"kind": "cuda", "arch": "sm_75", **GPU_LIMITS}))
+    if applies:
+        assert found.chosen["k"].source == "sm_80" and not found.chosen["k"].exact and found.left_out == ()
+    else:
+        assert found.chosen == {}
+        assert [item.describe() for item in found.left_out] == [
+            "k (tuned on sm_80: its kernel exceeds what sm_75 allows (MetaSchedule's VerifyGPUCode))"]
+    on_cpu = resolve(db, [("k", mod)], tvm.target.Target({"kind": "llvm"}))
+    assert on_cpu.chosen == {} and on_cpu.left_out[0].reason == "a cuda record, this target is llvm"
