@@ -12,10 +12,12 @@ committed next to the baselines.
 The *tasks* of a program are its kernels: for a Relax module after
 ``pipelines.fuse_relax`` the fused PrimFuncs (``relax_integration.extract_tasks``,
 which merges structurally equal ones), for a PrimFunc-only module each PrimFunc. A
-task's record is found by the kernel's structure (not its name) and the exact
-target, so a changed workload (another shape, another fusion) or another machine's
-target has no record and is reported ``missing`` by :func:`inspect` until it is
-tuned there. Kernels with symbolic shapes (a dynamic batch) and kernels already
+task's record is found by the kernel's structure (not its name), so a changed
+workload (another shape, another fusion) has no record and is reported ``missing``
+by :func:`inspect` until it is tuned again. Among a task's records, this target's own
+win; else another target's of the same kind applies where its trace replays here
+(tuning_choice.py), and a test keeps the records its baseline was measured with
+(:class:`TuningView`). Kernels with symbolic shapes (a dynamic batch) and kernels already
 scheduled cannot be tuned by MetaSchedule: they are left out of ``tasks``, listed in
 ``untunable``, and keep their untuned form.
 
