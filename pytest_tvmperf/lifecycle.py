@@ -77,6 +77,7 @@ class TvmperfPlugin:
             try:
                 payload = workers.worker_payload([dataclasses.asdict(o.summary_row()) for o in state.report.outcomes.values()],
                                                  state.report.result_entries(), sorted(state.report.not_measured))
+                payload["tuning_lines"] = list(dict.fromkeys(state.report.tuning_lines))  # strings: sent as they are
             except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
                 payload = {"error": f"its results could not be sent ({exc})"}
             workeroutput[workers.PAYLOAD_KEY] = payload
@@ -130,6 +131,7 @@ class TvmperfPlugin:
         state.report.worker_rows.extend(SummaryRow(**row) for row in payload["rows"])
         state.report.worker_entries.extend(payload["results"])
         state.report.not_measured.update(payload["not_measured"])
+        state.report.tuning_lines.extend(str(line) for line in payload.get("tuning_lines", ()))
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -143,6 +145,8 @@ class TvmperfPlugin:
 
             terminalreporter.write_line(untuned_line(state.report.untuned_here, state.accept_command(
                 None, first=("--tvmperf-tune=64",)), state.invocation_dir, state.rootpath), yellow=True)
+        for line in dict.fromkeys(state.report.tuning_lines):
+            terminalreporter.write_line(line, yellow=True)
         rows = state.report.summary_rows()
         if not rows:
             return

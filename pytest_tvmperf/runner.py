@@ -85,7 +85,8 @@ class Tvmperf:
     @property
     def preparer(self) -> Preparer:
         if self._prep is None:
-            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.progress)
+            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.progress,
+                                  baseline_tuning=lambda: getattr(self.stored_baselines().get(self.test_id), "tuning", None))
         return self._prep
 
     @property
@@ -469,7 +470,8 @@ class Tvmperf:
                       note="no baseline: run pytest --tvmperf-update to create it")
         extra, tuning_note = pipeline_notes(
             baseline.pipeline, record.pipeline, dict(baseline.target) == dict(record.target),
-            (baseline.tuning or {}).get("records_hash"), (record.tuning or {}).get("records_hash"))
+            (baseline.tuning or {}).get("records_hash"), (record.tuning or {}).get("records_hash"),
+            (record.tuning or {}).get("source", ""))
         notes.extend(extra)
         policy = self.session.time_policy()
         if plan.time:

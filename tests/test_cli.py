@@ -428,6 +428,31 @@ def test_tune_runs_pytest_with_tune_and_update():
     assert tune_argv(args) == ["--tvmperf-tune=2", "--tvmperf-tuning-db=mydb"]
 
 
+def test_tune_takes_a_wall_clock_budget():
+    from pytest_tvmperf.command.cli import build_parser, tune_argv
+
+    args = build_parser().parse_args(["tune", "--budget", "30m", "tests/perf", "-k", "dla"])
+    assert tune_argv(args) == ["tests/perf", "-k", "dla", "--tvmperf-tune-budget=30m", "--tvmperf-update"]
+    both = build_parser().parse_args(["tune", "--trials", "64", "--budget", "1h30m", "--no-update"])
+    assert tune_argv(both) == ["--tvmperf-tune=64", "--tvmperf-tune-budget=1h30m"]
+
+
+def test_tune_needs_trials_or_a_budget(capsys):
+    from pytest_tvmperf.command.cli import main
+
+    assert main(["tune", "tests/perf"]) == 2
+    assert "tune needs --trials N, --budget DURATION, or both" in capsys.readouterr().err
+
+
+def test_tune_rejects_an_unparseable_budget_listing_the_forms(capsys):
+    from pytest_tvmperf.command.cli import build_parser
+
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["tune", "--budget", "half an hour"])
+    assert exc.value.code == 2
+    assert "accepted forms: 90s, 30m, 1.5h, 1h30m" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("trials", ["0", "-3", "many"])
 def test_tune_rejects_bad_trials(trials, capsys):
     from pytest_tvmperf.command.cli import build_parser

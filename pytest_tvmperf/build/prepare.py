@@ -70,6 +70,9 @@ class Preparer:
     progress: ProgressBar = no_progress
     #: compiled programs exported to run in the child first, by id (reused for a/b timing)
     exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
+    #: the tuning state the test's baseline was measured with (its ``records`` are kept
+    #: while the database holds them: another test's tuning never moves this one)
+    baseline_tuning: Callable[[], Any] = lambda: None
 
     def prepare(self, workload: Workload, executor_name: str, where: str) -> Prepared:
         """Compile ``workload`` (with its pipeline, and tuning database when tuned) and
@@ -184,21 +187,18 @@ class Preparer:
         shown = display_path(db, self.session.rootpath)
         tvm_target = target.tvm_target()
         tuned_now = False
+        tune_here = self.session.accept_command(self.nodeid, first=("--tvmperf-tune=TRIALS",))
         try:
             module = tuning_module(workload, tvm_target)
             # the machine-wide lock: xdist workers tune one at a time, and never read a
             # database another worker is appending to
             with self.session.timing_lock():
-                if settings.tune_trials and self.session.claim_tuning((workload.name, self.target_name, str(db))):
-                    devices = None
-                    if target.remote is not None:  # measured on the key's devices (README, "Tuning on the farm")
-                        devices = tuning.RpcDevices(target.remote.tracker, target.remote.name.key)
-                        self.session.release_device(self.target_name)  # the runner asks the tracker for it
-                    where_measured = f" on rpc:{devices.key}" if devices else ""
-                    with self.progress(f"tuning {workload.name}{where_measured}") as progress:
-                        tuning.tune(module, tvm_target, db, settings.tune_trials, progress=progress, devices=devices)
+                wants_tuning = bool(settings.tune_trials or settings.tune_budget_s)
+                if wants_tuning and self.session.claim_tuning((workload.name, self.target_name, str(db))):
+                    self._tune(module, tvm_target, db, workload, target)
                     tuned_now = True
-                state = tuning.inspect(module, tvm_target, db)
+                pinned = None if tuned_now else self._pinned()
+                state = tuning.inspect(module, tvm_target, db, settings.tuned, pinned)
             problem = None
         except tuning.TuningError as exc:
             problem = str(exc)
@@ -206,25 +206,76 @@ class Preparer:
             problem = f"preparing the kernels to tune failed:\n{shorten_tvm_error(exc)}"
         if problem is not None:  # failed outside the except block: no chained traceback
             self.fail("error", f"tvmperf: {where}: {problem}")
-        if tuned_now and state.missing:
-            self.fail("error", f"tvmperf: {where}: tuning with {settings.tune_trials} trials found no valid schedule for "
+        if tuned_now and state.missing and not state.left_out:
+            self.fail("error", f"tvmperf: {where}: tuning found no valid schedule for "
                                 f"{len(state.missing)} of {len(state.tasks)} kernel(s) ({', '.join(state.missing[:6])}): "
-                                f"every candidate failed to build or run; raise --tvmperf-tune")
+                                f"every candidate failed to build or run; raise --tvmperf-tune or --tvmperf-tune-budget")
+        if state.left_out:
+            from pytest_tvmperf.build.tuning_choice import left_out_line
+
+            self.session.report.tuning_lines.append(left_out_line(shown, state.left_out, state.here))
+        if settings.tuned == "exact":
+            self._exact_only(state, shown, target, tvm_target, where, tune_here)
+        elif state.missing and state.records_hash is None and state.tasks:
+            # no record applies to any kernel: gated untuned, said once in the summary and in the test's note
+            self.session.report.tuning_lines.append(
+                f"tvmperf: tuning database {shown} has no record that applies to any kernel of {workload.name} on "
+                f"{state.here}: gated untuned; tune here with: {tune_here}")
+            state = replace(state, source=f"untuned: {shown} has no record that applies here "
+                                          f"({len(state.tasks)} kernel(s))")
+        elif state.missing:
+            untuned = f"{len(state.missing)} untuned ({', '.join(state.missing[:4])}{', ...' if len(state.missing) > 4 else ''})"
+            state = replace(state, source="; ".join(n for n in (state.source, untuned) if n))
+        return tuning.TuningView(db, pinned, settings.tuned), replace(state, db_dir=shown)
+
+    def _pinned(self):
+        """The records (task -> digest) the test's baseline was measured with, if any."""
+        try:
+            stored = self.baseline_tuning()
+        except Exception:  # noqa: BLE001 - an unreadable baseline is reported where it is compared
+            return None
+        records = (stored or {}).get("records") if isinstance(stored, dict) else None
+        return {str(k): str(v) for k, v in records.items()} if isinstance(records, dict) else None
+
+    def _tune(self, module, tvm_target, db: Path, workload: Workload, target) -> None:
+        """Tune ``module`` into ``db`` (``--tvmperf-tune`` / ``--tvmperf-tune-budget``), a
+        progress bar per kernel."""
+        from pytest_tvmperf.build import tuning
+
+        settings = self.session.settings
+        devices = None
+        if target.remote is not None:  # measured on the key's devices (README, "Tuning on the farm")
+            devices = tuning.RpcDevices(target.remote.tracker, target.remote.name.key)
+            self.session.release_device(self.target_name)  # the runner asks the tracker for it
+        where_measured = f" on rpc:{devices.key}" if devices else ""
+        with contextlib.ExitStack() as bars:
+            updates: dict[str, Any] = {}
+
+            def progress(task: str, done: int, total: int | None, _spent: float) -> None:
+                if task not in updates:
+                    updates[task] = bars.enter_context(self.progress(f"tuning {workload.name}{where_measured}: {task}"))
+                if updates[task] is not None:
+                    updates[task](done, total)
+
+            tuning.tune(module, tvm_target, db, settings.tune_trials, budget_s=settings.tune_budget_s,
+                        progress=progress, devices=devices)
+
+    def _exact_only(self, state, shown: str, target, tvm_target, where: str, tune_here: str) -> None:
+        """``--tvmperf-tuned=exact``: every kernel needs a record of this exact target."""
+        __tracebackhide__ = True
         if state.missing and set(state.missing) <= set(state.elsewhere):
             # tuned, but on another machine or for another target: like a time baseline of
             # another machine, shown (a skip with the reason), neither failed nor gated
             self.session.report.untuned_here.append(self.nodeid)  # the summary says what to run
             pytest.skip(f"the tuning database {shown} has no records for this target ({target.name}: "
                         f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
-                        f"but has some for {len(state.other_targets)} other target(s); tune here with: "
-                        f"{self.session.accept_command(self.nodeid, first=('--tvmperf-tune=TRIALS',))}")
+                        f"but has some for {len(state.other_targets)} other target(s) (--tvmperf-tuned=exact); "
+                        f"tune here with: {tune_here}")
         if state.missing:
             self.fail("error", f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
                                 f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
                                 f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
-                                f"or it was never tuned for this target.\nre-tune with: "
-                                f"{self.session.accept_command(self.nodeid, first=('--tvmperf-tune=TRIALS',))}")
-        return db, replace(state, db_dir=shown)
+                                f"or it was never tuned for this target.\nre-tune with: {tune_here}")
 
     def _check_symbolic(self, compiled, workload: Workload, where: str) -> None:
         """Run the compiled artifact on shapes and values drawn by Hypothesis

@@ -12,10 +12,12 @@ committed next to the baselines.
 The *tasks* of a program are its kernels: for a Relax module after
 ``pipelines.fuse_relax`` the fused PrimFuncs (``relax_integration.extract_tasks``,
 which merges structurally equal ones), for a PrimFunc-only module each PrimFunc. A
-task's record is found by the kernel's structure (not its name) and the exact
-target, so a changed workload (another shape, another fusion) or another machine's
-target has no record and is reported ``missing`` by :func:`inspect` until it is
-tuned there. Kernels with symbolic shapes (a dynamic batch) and kernels already
+task's record is found by the kernel's structure (not its name), so a changed
+workload (another shape, another fusion) has no record and is reported ``missing``
+by :func:`inspect` until it is tuned again. Among a task's records, this target's own
+win; else another target's of the same kind applies where its trace replays here
+(tuning_choice.py), and a test keeps the records its baseline was measured with
+(:class:`TuningView`). Kernels with symbolic shapes (a dynamic batch) and kernels already
 scheduled cannot be tuned by MetaSchedule: they are left out of ``tasks``, listed in
 ``untunable``, and keep their untuned form.
 
@@ -28,9 +30,9 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import math
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -48,15 +50,17 @@ from pytest_tvmperf.build.tuning_db import (  # noqa: F401  (re-exported: Tuning
     WORKLOAD_FILE,
     TuningError,
     load_tensor_intrinsics,
+    intact_text,
+    repair_torn,
     _recreate_hint,
     _check_files,
     _open_database,
     _records_hash,
     _plain,
-    _target_key,
-    _task_records,
-    _best_records,
 )
+from pytest_tvmperf.build.tuning_budget import TaskPlan, over_budget, plan_trials, shares
+from pytest_tvmperf.build.tuning_choice import (  # noqa: F401
+    TUNED_MODES, record_digest, resolve, source_note, target_json, target_key, target_label)
 
 #: how a user creates or refreshes a tuning database
 #: the most candidates built and measured in one batch (one progress report each)
@@ -97,8 +101,22 @@ class TuningState:
     #: the targets (as their JSON) that the missing tasks do have records for: tuned
     #: on another machine or for another target, rather than never tuned or changed
     other_targets: tuple[str, ...] = ()
-    #: the missing tasks that do have records for one of ``other_targets``
+    #: the tasks without a record of this exact target that do have records for one of
+    #: ``other_targets`` (applied here when they can be, else missing)
     elsewhere: tuple[str, ...] = ()
+    #: the tasks scheduled with another target's records (tuning_choice.py)
+    portable: tuple[str, ...] = ()
+    #: where the schedules came from, e.g. ``schedules tuned on znver4, applied on
+    #: znver3: 31 of 31 kernels`` ("" when every record is this target's own)
+    source: str = ""
+    #: the records of other targets that cannot apply here, one line each
+    #: (``fused_dense (tuned on cascadelake: tensorizes with dot_16x4_vnni, ...)``)
+    left_out: tuple[str, ...] = ()
+    #: this run's target as a user names it (``znver3``)
+    here: str = ""
+    #: the record each task uses, by its digest (tuning_choice.record_digest): what a
+    #: later run keeps using while the database holds it (``TuningView.pinned``)
+    records: Mapping[str, str] | None = None
 
     @property
     def complete(self) -> bool:
@@ -114,6 +132,11 @@ class TuningState:
             "untunable": list(self.untunable),
             "other_targets": list(self.other_targets),
             "elsewhere": list(self.elsewhere),
+            "portable": list(self.portable),
+            "source": self.source,
+            "left_out": list(self.left_out),
+            "here": self.here,
+            **({"records": dict(self.records)} if self.records else {}),
         }
 
     @classmethod
@@ -127,6 +150,11 @@ class TuningState:
                 untunable=tuple(str(t) for t in data.get("untunable", ())),
                 other_targets=tuple(str(t) for t in data.get("other_targets", ())),
                 elsewhere=tuple(str(t) for t in data.get("elsewhere", ())),
+                portable=tuple(str(t) for t in data.get("portable", ())),
+                source=str(data.get("source", "")),
+                left_out=tuple(str(t) for t in data.get("left_out", ())),
+                here=str(data.get("here", "")),
+                records={str(k): str(v) for k, v in data["records"].items()} if data.get("records") else None,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a tuning state: {data!r} ({exc})") from exc
@@ -135,56 +163,79 @@ class TuningState:
 # ---------------------------------------------------------------------------- tasks
 
 
-def inspect(mod: Any, target: Any, db_dir: Path) -> TuningState:
-    """Which tasks of ``mod`` have a record for ``target`` in the database at
-    ``db_dir``, and a hash of the records :func:`apply` would use. Raises
-    :class:`TuningError` when the directory does not exist or its files are missing
-    or malformed (the message names the file and the fix)."""
-    db = _open_database(Path(db_dir))
+@dataclass(frozen=True)
+class TuningView:
+    """One test's view of a shared tuning database: the directory, the records the
+    test's baseline was measured with (task -> record digest; kept while the database
+    holds them) and the mode (``--tvmperf-tuned``). The pipelines pass it to
+    :func:`apply` where they would pass the directory."""
+
+    path: Path
+    pinned: Mapping[str, str] | None = None
+    mode: str = "any"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+
+def _view(db_dir: Any, mode: str, pinned: Mapping[str, str] | None) -> tuple[Path, str, Mapping[str, str] | None]:
+    if isinstance(db_dir, TuningView):
+        return Path(db_dir.path), db_dir.mode, db_dir.pinned
+    return Path(db_dir), mode, pinned
+
+
+def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any",
+            pinned: Mapping[str, str] | None = None) -> TuningState:
+    """Which tasks of ``mod`` have a record that applies to ``target`` in the database
+    at ``db_dir`` (its own, else, unless ``mode`` is ``exact``, another target's that
+    replays here: tuning_choice.py), and a hash of the records :func:`apply` uses.
+    Raises :class:`TuningError` when the directory does not exist or its files are
+    missing or malformed (the message names the file and the fix)."""
+    db_dir, mode, pinned = _view(db_dir, mode, pinned)
+    db = _open_database(db_dir)
     tunable, untunable = _split_tasks(mod, target)
-    key = _target_key(target)
-    best: dict[str, Any] = {}
-    others: set[str] = set()  # targets the missing tasks do have records for
-    elsewhere: list[str] = []
-    for name, task_mod, _ in tunable:
-        records = _task_records(db, task_mod)
-        match = next((record for k, record in records if k == key), None)
-        if match is not None:
-            best[name] = match
-        elif records:
-            others |= {k for k, _ in records}
-            elsewhere.append(name)
+    found = resolve(db, [(name, task_mod) for name, task_mod, _ in tunable], target, mode, pinned)
+    best = {name: choice.record for name, choice in found.chosen.items()}
     entries = [[str(best[name].workload.as_json()[0]), _plain(best[name].as_json())]
                for name, _, _ in tunable if name in best]
+    chosen = [found.chosen[name] for name, _, _ in tunable if name in found.chosen]
+    here = target_label(target_json(target))
     return TuningState(
         db_dir=str(db_dir),
         records_hash=_records_hash(entries),
         tasks=tuple(name for name, _, _ in tunable),
         missing=tuple(name for name, _, _ in tunable if name not in best),
         untunable=tuple(untunable),
-        other_targets=tuple(sorted(others)),
-        elsewhere=tuple(elsewhere),
+        other_targets=found.other_targets,
+        elsewhere=found.elsewhere,
+        portable=tuple(c.task for c in chosen if not c.exact),
+        source=source_note(chosen, len(tunable), here),
+        left_out=tuple(item.describe() for item in found.left_out),
+        here=here,
+        records={c.task: record_digest(c.record) for c in chosen} or None,
     )
 
 
-def apply(mod: Any, target: Any, db_dir: Path) -> Any:
-    """``mod`` with the best schedule for ``target`` of each task from the database
-    at ``db_dir`` applied (those functions get ``tirx.is_scheduled``). Tasks without
-    a record for ``target`` and untunable kernels keep their untuned form
-    (:func:`inspect` reports them). Raises :class:`TuningError` as :func:`inspect`
-    does."""
+def apply(mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any",
+          pinned: Mapping[str, str] | None = None) -> Any:
+    """``mod`` with the record :func:`inspect` chooses for each task applied (those
+    functions get ``tirx.is_scheduled``). Tasks without a record that applies to
+    ``target`` and untunable kernels keep their untuned form (:func:`inspect` reports
+    them). Raises :class:`TuningError` as :func:`inspect` does."""
     from tvm import relax, tirx
     from tvm.s_tir import meta_schedule as ms
 
-    db = _open_database(Path(db_dir))
+    db_dir, mode, pinned = _view(db_dir, mode, pinned)
+    db = _open_database(db_dir)
     tasks = tasks_of(mod, target)
-    best = _best_records(db, tasks, target)
-    chosen = ms.database.MemoryDatabase(module_equality="structural")  # only the records for this target
+    found = resolve(db, tasks, target, mode, pinned)
+    chosen = ms.database.MemoryDatabase(module_equality="structural")  # only the records used here
     for name, task_mod in tasks:
-        record = best.get(name)
-        if record is not None:
+        choice = found.chosen.get(name)
+        if choice is not None:
+            record = choice.record
             chosen.commit_tuning_record(ms.database.TuningRecord(
-                record.trace, chosen.commit_workload(task_mod), record.run_secs, record.target, record.args_info))
+                record.trace, chosen.commit_workload(task_mod), record.run_secs, target, record.args_info))
     if _is_relax(mod):
         with target, chosen:
             return relax.transform.MetaScheduleApplyDatabase(enable_warning=False)(mod)
@@ -233,22 +284,106 @@ def _tuning_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _progress_callback(progress: Callable[[int, int], None], total: int) -> Any:
+#: a task's trial cap when only a time budget is given (the budget ends the search)
+BUDGET_ONLY_TRIALS = 1000
+
+#: progress(task, trials measured for the target so far, the task's trial target or None, seconds spent on it)
+Progress = Callable[[str, int, "int | None", float], None]
+
+
+class _EndOfTuning(Exception):
+    """Raised from the measure callback to end the search: the time budget is spent (or
+    Ctrl-C). The records measured so far are in the database already."""
+
+
+def _stopper(names: list[str], plans: list[TaskPlan], weights: list[float], budget_s: float | None,
+             progress: Progress | None) -> Any:
+    """The measure callback that reports each task's progress and ends a task once it
+    has its trials or has spent its share of the time budget (tuning_budget.py)."""
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 
     @derived_object
-    class _Progress(PyMeasureCallback):
-        """Reports (trials measured so far, trial budget) after each measured batch."""
-
+    class _Stopper(PyMeasureCallback):
         def __init__(self) -> None:
-            self.done = 0
+            n = len(names)
+            self.done = [0] * n
+            self.spent = [0.0] * n
+            self.best: list[float | None] = [None] * n
+            self.stopped = [False] * n
+            self.last = time.monotonic()
+            self.interrupted: BaseException | None = None
+            self.pending: set[int] = set()  # tasks that spent their allowance, ended at the next callback
 
         def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
-            self.done = min(total, self.done + len(measure_candidates))
-            progress(self.done, total)
+            now = time.monotonic()
+            self.spent[task_id] += now - self.last
+            self.done[task_id] += len(measure_candidates)
+            for result in runner_results:
+                if result.error_msg is None and result.run_secs:
+                    secs = sum(float(t) for t in result.run_secs) / len(result.run_secs)
+                    if self.best[task_id] is None or secs < self.best[task_id]:
+                        self.best[task_id] = secs
+            plan = plans[task_id]
+            try:
+                if progress is not None:
+                    progress(names[task_id], plan.done_before + self.done[task_id], plan.target_trials or None,
+                             self.spent[task_id])
+            except BaseException as exc:  # Ctrl-C (or a failing bar): the search ends, raised after it
+                self.interrupted = exc
+                raise _EndOfTuning() from None
+            if budget_s is not None:
+                self._budget(task_scheduler, task_id)
+            self.last = time.monotonic()
 
-    return _Progress()
+        def _budget(self, task_scheduler, task_id: int) -> None:
+            """End this task once it spent its allowance. MetaSchedule cannot end a task from
+            its own measure callback (it asks the task for candidates right after), so a task
+            is ended from the next callback of another one, and the search as a whole (by
+            raising) once every task is spent; a task not yet measured still gets its first
+            batch when the whole budget is spent."""
+            records = task_scheduler.tasks_
+            for i, record in enumerate(records):
+                self.stopped[i] = self.stopped[i] or bool(record.is_terminated)
+            share = shares(weights, self.best, [float(r.flop) for r in records])
+            if over_budget(budget_s, self.spent, share, [s or i in self.pending for i, s in enumerate(self.stopped)],
+                           task_id):
+                self.pending.add(task_id)
+            for i in sorted(self.pending - {task_id}):
+                if not self.stopped[i]:
+                    task_scheduler.terminate_task(i)
+                    self.stopped[i] = True
+            if all(s or i in self.pending for i, s in enumerate(self.stopped)):
+                raise _EndOfTuning()
+
+    return _Stopper()
+
+
+def measured_counts(db_dir: Path, db: Any, tasks: list[tuple[str, Any]], target: Any) -> dict[str, int]:
+    """How many trials each task already has measured for exactly ``target`` in the
+    database (successful or not): what an earlier, perhaps killed, tuning did."""
+    import json
+
+    key = target_key(target)
+    index_of: dict[str, str] = {}
+    for name, task_mod in tasks:
+        if db.has_workload(task_mod):
+            index_of[str(db.commit_workload(task_mod).as_json()[0])] = name
+    if not index_of:
+        return {}
+    shash_at: list[str] = []
+    for line in intact_text((Path(db_dir) / WORKLOAD_FILE).read_text(encoding="utf-8")).splitlines():
+        if line.strip():
+            shash_at.append(str(json.loads(line)[0]))
+    counts: dict[str, int] = {}
+    for line in intact_text((Path(db_dir) / RECORD_FILE).read_text(encoding="utf-8")).splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        name = index_of.get(shash_at[row[0]]) if 0 <= row[0] < len(shash_at) else None
+        if name is not None and len(row[1]) > 2 and json.dumps(row[1][2], sort_keys=True) == key:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 #: MetaSchedule's RPC runner: the longest one candidate's session (connect, upload, run) may
@@ -274,29 +409,38 @@ class RpcDevices:
         return ms.runner.RPCRunner(rpc_config=config, max_workers=1)
 
 
-def tune(mod: Any, target: Any, db_dir: Path, trials: int, *,
-         progress: Callable[[int, int], None] | None = None, seed: int = 0,
+def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
+         budget_s: float | None = None, progress: Progress | None = None, seed: int = 0,
          devices: RpcDevices | None = None) -> TuningState:
     """Tune the tasks of ``mod`` with MetaSchedule and add the records to the
     database at ``db_dir`` (created when missing); returns :func:`inspect` afterwards.
 
-    ``trials`` is the total budget of measured candidates, split evenly over the
-    tasks (each gets ``ceil(trials / tasks)`` until the budget runs out), measured
-    in batches of up to ``MAX_TRIALS_PER_ITER`` per task. There is no learned cost
-    model (``cost_model="random"``: no xgboost); the evolutionary search starts from
-    the best records already in the database (MetaSchedule takes them whatever their
-    target), so tuning again refines them. Builds and measurements run in worker
-    processes, whose native warnings go to file descriptor 2.
-    ``progress(done, total)`` is called after each measured batch with the trials
-    measured so far (the search may end a task early, so ``done`` can stay below
-    ``total``). ``seed`` seeds the search. Untunable kernels are skipped.
-    ``devices``: measure the candidates on RPC devices (MetaSchedule's RPC runner) instead
-    of this machine; ``target`` is then the device's.
+    ``trials``: each task is to have ``ceil(trials / tasks)`` trials measured for
+    ``target`` in all; trials an earlier or killed tuning measured count, so a re-run
+    measures only the missing ones (resume; raise ``trials`` to refine further).
+    ``budget_s``: a wall-clock budget spread over the tasks by their share of the run
+    time (tuning_budget.py); alone, each task may take up to ``BUDGET_ONLY_TRIALS``.
+    Candidates are measured in batches of up to ``MAX_TRIALS_PER_ITER`` per task and
+    each measured record is appended to the database at once (MetaSchedule's
+    JSONDatabase), so a killed tuning keeps every record it measured; a last line cut
+    short by the kill is dropped before appending again.
+
+    There is no learned cost model (``cost_model="random"``: no xgboost); the
+    evolutionary search starts from the best records already in the database.
+    ``progress(task, trials measured for the target, the task's trial target or None,
+    seconds spent)`` is called after each measured batch of a task. ``seed`` seeds the
+    search. Untunable kernels are skipped. ``devices``: measure the candidates on RPC
+    devices (MetaSchedule's RPC runner) instead of this machine; ``target`` is then the
+    device's.
     """
     from tvm.s_tir import meta_schedule as ms
 
-    if trials < 1:
+    if trials is None and budget_s is None:
+        raise ValueError("tune needs trials or a time budget")
+    if trials is not None and trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
+    if budget_s is not None and not budget_s > 0:
+        raise ValueError(f"the time budget must be > 0 s, got {budget_s}")
     db_dir = Path(db_dir)
     _require_tuning_packages()
     try:
@@ -306,12 +450,19 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int, *,
     for name in (WORKLOAD_FILE, RECORD_FILE):
         if not (db_dir / name).exists():
             (db_dir / name).touch()
+    _check_files(db_dir)
+    repair_torn(db_dir)  # a killed tuning's cut-short last line: the next record starts a line of its own
     database = _open_database(db_dir)
-    tasks, _ = _split_tasks(mod, target)
-    if not tasks:
+    all_tasks, _ = _split_tasks(mod, target)
+    done_before = measured_counts(db_dir, database, [(n, m) for n, m, _ in all_tasks], target)
+    plans_all = plan_trials([n for n, _, _ in all_tasks], trials, done_before)
+    todo = [(task, plan) for task, plan in zip(all_tasks, plans_all) if plan.remaining != 0]
+    if not todo:
         return inspect(mod, target, db_dir)
-
-    per_task = math.ceil(trials / len(tasks))
+    tasks = [task for task, _ in todo]
+    plans = [plan for _, plan in todo]
+    caps = [plan.remaining if plan.remaining is not None else BUDGET_ONLY_TRIALS for plan in plans]
+    per_task = max(caps)
     cores = _tuning_cores()
     load_tensor_intrinsics()  # the schedule rules for CPU targets load them
     contexts = [
@@ -327,16 +478,17 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int, *,
         ).clone()
         for (name, task_mod, _), rand_state in zip(tasks, ms.utils.fork_seed(seed, n=len(tasks)))
     ]
-    callbacks = list(ms.MeasureCallback.create("default"))
-    if progress is not None:
-        callbacks.append(_progress_callback(progress, trials))
+    weights = [weight for _, _, weight in tasks]
+    callbacks = list(ms.MeasureCallback.create("default"))  # the first one adds each record to the database
+    stopper = _stopper([name for name, _, _ in tasks], plans, weights, budget_s, progress)
+    callbacks.append(stopper)
     with tempfile.TemporaryDirectory(prefix="tvmperf-tune-") as work_dir:  # unused: the database is given
         try:
             ms.tune_tasks(
                 tasks=contexts,
-                task_weights=[weight for _, _, weight in tasks],
+                task_weights=weights,
                 work_dir=work_dir,
-                max_trials_global=max(trials, len(tasks)),  # every kernel gets a trial
+                max_trials_global=max(sum(caps), len(tasks)),  # every kernel gets a trial
                 max_trials_per_task=per_task,
                 num_trials_per_iter=max(1, min(per_task, MAX_TRIALS_PER_ITER)),
                 builder=ms.builder.LocalBuilder(max_workers=cores, f_build=_build),
@@ -346,8 +498,31 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int, *,
                 measure_callbacks=callbacks,
                 task_scheduler="round-robin",
             )
+        except KeyboardInterrupt:
+            raise
         except Exception as exc:  # TVM raises RuntimeError, TVMError, ... from the search
             text = [line for line in str(exc).strip().splitlines() if line.strip()]
-            raise TuningError(f"MetaSchedule tuning failed ({type(exc).__name__}: {text[-1] if text else ''}); "
-                              f"the records measured so far are kept in {db_dir}") from exc
+            if stopper.interrupted is None and _behind(exc, _EndOfTuning):  # the budget is spent: done
+                pass
+            elif stopper.interrupted is not None or _behind(exc, KeyboardInterrupt):
+                # Ctrl-C inside a Python callback reaches here through TVM as a RuntimeError
+                if isinstance(stopper.interrupted, Exception):
+                    raise stopper.interrupted
+                raise KeyboardInterrupt(f"tuning interrupted; the records measured so far are kept in {db_dir}") from None
+            else:
+                raise TuningError(f"MetaSchedule tuning failed ({type(exc).__name__}: {text[-1] if text else ''}); "
+                                  f"the records measured so far are kept in {db_dir}") from exc
     return inspect(mod, target, db_dir)
+
+
+def _behind(exc: BaseException, kind: type) -> bool:
+    """Whether an exception of ``kind`` is behind ``exc``: in its chain, or in the text TVM
+    made of a Python callback's exception."""
+    import traceback
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return kind.__name__ in "".join(traceback.format_exception(exc))

@@ -42,7 +42,7 @@ def _check_files(db_dir: Path) -> bool:
         if not path.is_file():
             raise TuningError(f"tuning database {db_dir}: {name} is missing; {_recreate_hint(db_dir)}")
         try:
-            text = path.read_text(encoding="utf-8")
+            text = intact_text(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise TuningError(f"tuning database file {path} cannot be read ({exc}); fix it, "
                               f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}") from exc
@@ -75,19 +75,79 @@ def _check_files(db_dir: Path) -> bool:
     return tensorizes
 
 
+def intact_text(text: str) -> str:
+    """A database file's text less a last line cut short by a killed tuning (MetaSchedule
+    appends one line per measured record; a kill in the middle of a line leaves it
+    without its newline). A last line that is whole but lacks its newline gets it."""
+    if not text or text.endswith("\n"):
+        return text
+    head, _, last = text.rpartition("\n")
+    try:
+        json.loads(last)
+    except ValueError:
+        return head + "\n" if head else ""
+    return text + "\n"
+
+
+def torn_files(db_dir: Path) -> dict[str, str]:
+    """The database files whose last line a killed tuning cut short, with their intact text."""
+    torn = {}
+    for name in (WORKLOAD_FILE, RECORD_FILE):
+        try:
+            text = (Path(db_dir) / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):  # _check_files names it
+            continue
+        if intact_text(text) != text:
+            torn[name] = intact_text(text)
+    return torn
+
+
+def repair_torn(db_dir: Path) -> list[str]:
+    """Rewrite (atomically) the files a killed tuning left with a cut-short last line, so
+    that the next record appended starts on a line of its own; returns their names."""
+    from pytest_tvmperf.store.files import atomic_write
+
+    torn = torn_files(db_dir)
+    for name, text in torn.items():
+        atomic_write(Path(db_dir) / name, text)
+    return sorted(torn)
+
+
 def _open_database(db_dir: Path) -> Any:
-    """The JSONDatabase in ``db_dir`` (which must exist, with both files well formed)."""
+    """The JSONDatabase in ``db_dir`` (which must exist, with both files well formed). A
+    last line cut short by a killed tuning is left out (read from an intact copy; the
+    files are not changed: the next tuning repairs them)."""
+    import shutil
+    import tempfile
+
     from tvm.s_tir import meta_schedule as ms
 
     if _check_files(db_dir):
         load_tensor_intrinsics()  # the records name intrinsics, which must be registered to load them
+    torn = torn_files(db_dir)
     try:
-        return ms.database.JSONDatabase(
-            path_workload=str(Path(db_dir) / WORKLOAD_FILE),
-            path_tuning_record=str(Path(db_dir) / RECORD_FILE),
-            allow_missing=False,
-            module_equality="structural",
-        )
+        if not torn:
+            return ms.database.JSONDatabase(
+                path_workload=str(Path(db_dir) / WORKLOAD_FILE),
+                path_tuning_record=str(Path(db_dir) / RECORD_FILE),
+                allow_missing=False,
+                module_equality="structural",
+            )
+        with tempfile.TemporaryDirectory(prefix="tvmperf-tuning-db-") as copy:
+            for name in (WORKLOAD_FILE, RECORD_FILE):
+                if name in torn:
+                    (Path(copy) / name).write_text(torn[name], encoding="utf-8")
+                else:
+                    shutil.copyfile(Path(db_dir) / name, Path(copy) / name)
+            db = ms.database.JSONDatabase(path_workload=str(Path(copy) / WORKLOAD_FILE),
+                                          path_tuning_record=str(Path(copy) / RECORD_FILE),
+                                          allow_missing=False, module_equality="structural")
+            memory = ms.database.MemoryDatabase(module_equality="structural")  # nothing points at the copy
+            for record in db.get_all_tuning_records():
+                memory.commit_tuning_record(ms.database.TuningRecord(
+                    record.trace, memory.commit_workload(record.workload.mod), record.run_secs, record.target,
+                    record.args_info))
+            return memory
     except Exception as exc:  # TVM raises TVMError, ValueError, ... on a bad entry
         first = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
         raise TuningError(f"tuning database {db_dir}: MetaSchedule cannot load {WORKLOAD_FILE} / {RECORD_FILE} "
@@ -103,40 +163,9 @@ def _records_hash(entries: Sequence[Any]) -> str | None:
 
 def _plain(value: Any) -> Any:
     """TVM containers in a record's JSON -> plain lists, dicts and scalars."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if hasattr(value, "__iter__"):
-        return [_plain(v) for v in value]
-    return str(value)
+    from pytest_tvmperf.build.tuning_choice import _plain as plain
 
-
-def _target_key(target: Any) -> str:
-    """A target as canonical JSON: records match a target only when this is equal."""
-    return json.dumps(_plain(target.export()), sort_keys=True)
-
-
-def _task_records(db: Any, task_mod: Any) -> list[tuple[str, Any]]:
-    """The successful records of one task, fastest first, each with its target's key."""
-    if not db.has_workload(task_mod):
-        return []
-    workload = db.commit_workload(task_mod)  # known: returns it, writes nothing
-    return [(_target_key(r.target), r) for r in db.get_top_k(workload, max(1, len(db))) if r.target is not None]
-
-
-def _best_records(db: Any, tasks: Sequence[tuple[str, Any]], target: Any) -> dict[str, Any]:
-    """The fastest record of each task measured for exactly ``target``, by task name
-    (tasks without one are left out). MetaSchedule's own look-up ignores the target,
-    so a database holding records of several machines or targets would otherwise
-    hand, say, a CPU schedule to a CUDA build."""
-    key = _target_key(target)
-    best: dict[str, Any] = {}
-    for name, task_mod in tasks:
-        match = next((record for k, record in _task_records(db, task_mod) if k == key), None)
-        if match is not None:
-            best[name] = match
-    return best
+    return plain(value)
 
 
 @contextlib.contextmanager

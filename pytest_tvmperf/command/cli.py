@@ -59,10 +59,12 @@ from pytest_tvmperf.config.options import (
     THRESHOLD_HELP,
     _argparse_type,
     parse_alpha,
+    parse_duration,
     parse_noise,
     parse_thresholds,
     time_policy,
 )
+from pytest_tvmperf.config.parsing import DURATION_FORMS
 from pytest_tvmperf.report.text import SummaryRow, regression_message, summary_notes, summary_table
 from pytest_tvmperf.report.results import ResultsError
 from pytest_tvmperf.store.files import BaselineError
@@ -153,7 +155,11 @@ def tune_argv(args: argparse.Namespace) -> list[str]:
     """The pytest command line ``tvmperf tune`` runs: the chosen tests with
     ``--tvmperf-tune`` (and ``--tvmperf-update``, so the baselines follow the new
     schedules, unless ``--no-update``)."""
-    argv = [*args.pytest_args, f"--tvmperf-tune={args.trials}"]
+    argv = list(args.pytest_args)
+    if args.trials is not None:
+        argv.append(f"--tvmperf-tune={args.trials}")
+    if getattr(args, "budget", None) is not None:
+        argv.append(f"--tvmperf-tune-budget={args.budget}")
     if args.db:
         argv.append(f"--tvmperf-tuning-db={args.db}")
     if not args.no_update:
@@ -164,6 +170,8 @@ def tune_argv(args: argparse.Namespace) -> list[str]:
 def cmd_tune(args: argparse.Namespace) -> int:
     import pytest
 
+    if args.trials is None and getattr(args, "budget", None) is None:
+        raise CliError("tune needs --trials N, --budget DURATION, or both (e.g. --budget 30m)")
     argv = tune_argv(args)
     print(f"{PROG} tune: pytest {' '.join(argv)}", flush=True)
     return int(pytest.main(argv))
@@ -199,13 +207,18 @@ def build_parser() -> argparse.ArgumentParser:
     diff.set_defaults(func=cmd_diff)
     tune = sub.add_parser(
         "tune", help="tune the kernels of the chosen tests' pipeline='tuned' workloads, then re-record their baselines",
-        description=("Run pytest on the chosen tests with --tvmperf-tune=TRIALS: every workload with pipeline='tuned' "
-                     "is tuned with MetaSchedule (TRIALS trials per workload, a progress bar each), its records are "
-                     "added to the tuning database, and (unless --no-update) its baseline is re-recorded. "
-                     "Arguments after the options go to pytest, e.g.: tvmperf tune --trials 64 tests/perf -k dla"),
+        description=("Run pytest on the chosen tests with --tvmperf-tune=TRIALS and/or --tvmperf-tune-budget=DURATION: "
+                     "every workload with pipeline='tuned' is tuned with MetaSchedule (a progress bar per kernel), "
+                     "each record is added to the tuning database as it is measured (a killed tuning keeps them; "
+                     "a re-run resumes), and (unless --no-update) its baseline is re-recorded. "
+                     "Arguments after the options go to pytest, e.g.: tvmperf tune --budget 30m tests/perf -k dla"),
     )
-    tune.add_argument("--trials", type=_argparse_type(_positive_trials), required=True, metavar="N",
-                      help="MetaSchedule trials per workload (split over its kernels)")
+    tune.add_argument("--trials", type=_argparse_type(_positive_trials), default=None, metavar="N",
+                      help="MetaSchedule trials per workload (split over its kernels; trials measured by an earlier "
+                           "or killed tuning count, so a re-run resumes)")
+    tune.add_argument("--budget", type=_argparse_type(_budget), default=None, metavar="DURATION",
+                      help=f"wall-clock time to tune each workload, spread over its kernels by their share of its "
+                           f"run time ({DURATION_FORMS})")
     tune.add_argument("--db", default=None, metavar="DIR",
                       help="tuning database directory, relative to the baseline directory (default: the ini or 'tuning')")
     tune.add_argument("--no-update", action="store_true", help="tune only; leave the baselines as they are")
@@ -219,6 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_history(sub)
     return parser
+
+
+def _budget(text: str) -> str:
+    """A duration as given (pytest parses it again), checked here for a clear usage error."""
+    parse_duration(text)
+    return text.strip()
 
 
 def _positive_trials(text: str) -> int:

@@ -53,6 +53,8 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_simulate,
     parse_targets,
     parse_thresholds,
+    parse_duration,
+    parse_tuned,
     peer_limits_from_marker,
     positive_int,
     thresholds_from_marker,
@@ -145,6 +147,8 @@ OPT_HISTORY = "tvmperf_history"
 OPT_PRUNE = "tvmperf_prune"
 OPT_TUNING_DB = "tvmperf_tuning_db"
 OPT_TUNE = "tvmperf_tune"
+OPT_TUNE_BUDGET = "tvmperf_tune_budget"
+OPT_TUNED = "tvmperf_tuned"
 OPT_PEERS = "tvmperf_peers"
 OPT_SIMULATE = "tvmperf_simulate"
 OPT_RPC = "tvmperf_rpc"
@@ -279,6 +283,14 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_TUNE, "tune_trials", "tune the kernels of the tests' pipeline='tuned' workloads with this many MetaSchedule "
            "trials per workload, adding the records to the tuning database, before measuring them",
            None, positive_int, ini=False, metavar="TRIALS"),
+    Option(OPT_TUNE_BUDGET, "tune_budget_s", "wall-clock time to tune each pipeline='tuned' workload, spread over its "
+           "kernels by their share of its run time, e.g. 30m (forms: 90s, 30m, 1.5h, 1h30m); alone it tunes "
+           "until the budget is spent, with --tvmperf-tune it also stops at TRIALS", None, parse_duration,
+           ini=False, metavar="DURATION"),
+    Option(OPT_TUNED, "tuned", "which tuning records a pipeline='tuned' build takes: any (default: this target's "
+           "own, else another CPU's or GPU's of the same kind where its schedule applies here) or exact (this "
+           "target's own only; a test whose kernels have none fails, or skips when other CPUs have some)",
+           "any", parse_tuned, metavar="any|exact", passthrough=True),
     Option(OPT_PEERS, "peers", f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
            "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)", (), parse_peers,
            marker_keys=tuple(PEER_MARKER_KEYS), marker_role="adds"),
@@ -384,6 +396,8 @@ class Settings:
     prune: bool = False
     tuning_db: Path = Path("baselines/tuning")
     tune_trials: int | None = None
+    tune_budget_s: float | None = None
+    tuned: str = "any"
     peers: tuple[str, ...] = ()
     #: --tvmperf-simulate and ini tvmperf_simulate ("on"/"off"; None: unset); a test's marker
     #: simulate= goes in between (runner.py puts it in place of the ini's)

@@ -334,3 +334,44 @@ def argparse_type(parser: Callable[[str], Any]) -> Callable[[str], Any]:
 
     convert.__name__ = parser.__name__
     return convert
+
+
+#: ``--tvmperf-tuned``: which tuning records a tuned build takes (build/tuning_choice.py)
+TUNED_MODES = ("any", "exact")
+
+
+def parse_tuned(text: str) -> str:
+    """``any`` (the default: this target's own records, else another target's of the same
+    kind that applies here) or ``exact`` (this target's own records only)."""
+    value = str(text).strip().lower()
+    if value not in TUNED_MODES:
+        raise ValueError(f"{text!r} is not a tuned mode; expected any (records of other CPUs or GPUs of the same "
+                         f"kind apply where they can) or exact (this target's own records only)")
+    return value
+
+
+#: the forms a duration takes, as every message about one lists them
+DURATION_FORMS = "90s, 30m, 1.5h, 1h30m, or a number of seconds (90)"
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """A wall-clock duration in seconds from ``90s``, ``30m``, ``1.5h``, ``1h30m`` or
+    ``90`` (seconds); it must be positive."""
+    import re
+
+    raw = str(text).strip().lower().replace(" ", "")
+    parts = re.fullmatch(r"((?:\d+(?:\.\d+)?[hms])+|\d+(?:\.\d+)?)", raw)
+    if not parts:
+        raise ValueError(f"{text!r} is not a duration; accepted forms: {DURATION_FORMS}")
+    if raw[-1].isdigit():
+        seconds = float(raw)
+    else:
+        units = re.findall(r"(\d+(?:\.\d+)?)([hms])", raw)
+        if len({unit for _, unit in units}) != len(units) or [u for _, u in units] != sorted(
+                (u for _, u in units), key="hms".index):
+            raise ValueError(f"{text!r} is not a duration; accepted forms: {DURATION_FORMS}")
+        seconds = sum(float(n) * _DURATION_UNITS[unit] for n, unit in units)
+    if not seconds > 0:
+        raise ValueError(f"{text!r}: a duration must be more than 0; accepted forms: {DURATION_FORMS}")
+    return seconds

@@ -174,16 +174,22 @@ def whole_verdict(comparison_status: str, regressed: bool, inconclusive: bool,
 
 
 def pipeline_notes(baseline_pipeline: str, pipeline: str, same_target: bool,
-                   baseline_records_hash: str | None, records_hash: str | None) -> tuple[list[str], str]:
+                   baseline_records_hash: str | None, records_hash: str | None,
+                   tuning_source: str = "") -> tuple[list[str], str]:
     """Notes on how the compile pipeline or tuning records changed since the baseline,
-    and the summary's short word for a tuning change ("" when none)."""
+    and the summary's short word for a tuning change ("" when none). ``records_hash``
+    covers only the records this test's own kernels use (tuning.inspect), so tuning
+    another test's kernels never shows here. ``tuning_source`` says where the schedules
+    came from when they are not all this target's own (``schedules tuned on znver4,
+    applied on znver3: 31 of 31 kernels``): a note, and the summary's word."""
+    source = [tuning_source] if tuning_source else []
     if baseline_pipeline != pipeline:
-        return [f"compile pipeline changed: {baseline_pipeline} -> {pipeline}"], ""
+        return [f"compile pipeline changed: {baseline_pipeline} -> {pipeline}", *source], tuning_source
     if same_target and baseline_records_hash != records_hash:  # each target has its own records
         return ([f"tuning database records changed since the baseline ({baseline_records_hash} -> {records_hash}): "
-                 f"re-record with pytest --tvmperf-update if the new schedules are intended"],
-                "tuning database records changed since the baseline")
-    return [], ""
+                 f"re-record with pytest --tvmperf-update if the new schedules are intended", *source],
+                "; ".join(["tuning database records changed since the baseline", *source]))
+    return source, tuning_source
 
 
 def confirmation_note(checked: "Confirmed", name: str = "time") -> str | None:

@@ -29,6 +29,8 @@ class RunReport:
     export_problem: str = ""
     #: node ids of tuned tests skipped: their tuning database has records for other CPUs only
     untuned_here: list[str] = field(default_factory=list)
+    #: summary lines about tuning records (left out here, none applies), each shown once
+    tuning_lines: list[str] = field(default_factory=list)
 
     def add(self, outcome: Outcome) -> None:
         self.outcomes[f"{outcome.nodeid}\0{outcome.test_id}"] = outcome

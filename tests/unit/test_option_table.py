@@ -40,6 +40,8 @@ SAMPLES = {
     options.OPT_HISTORY: "out/history.jsonl",
     options.OPT_TUNING_DB: "db",
     options.OPT_TUNE: "3",
+    options.OPT_TUNE_BUDGET: "30m",
+    options.OPT_TUNED: "exact",
     options.OPT_PEERS: "numpy,torch",
     options.OPT_SIMULATE: "off",
     options.OPT_RPC: "127.0.0.1:9190",
@@ -146,7 +148,7 @@ def test_command_line_beats_ini_beats_default_for_every_option_with_an_ini_key()
 def test_passthrough_options_come_from_the_table():
     assert set(options.PASSTHROUGH) == {"--tvmperf-baselines", "--tvmperf-artifacts", "--tvmperf-executors",
                                         "--tvmperf-targets", "--tvmperf-tuning-db", "--tvmperf-rpc",
-                                        "--tvmperf-llvm-target"}
+                                        "--tvmperf-llvm-target", "--tvmperf-tuned"}
 
 
 def test_an_option_with_an_environment_variable_takes_it_between_command_line_and_ini(monkeypatch):

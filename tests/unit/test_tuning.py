@@ -95,11 +95,29 @@ def fused(target):
 
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory, target, fused):
-    """The tiny MLP tuned once: (database dir, state returned by tune, progress calls)."""
+    """The tiny MLP tuned once, the way a killed tuning is resumed: the first tuning is
+    interrupted (KeyboardInterrupt, as Ctrl-C) after its first measured batch, the second
+    one finishes it. Returns (database dir, state returned by the second tune, progress
+    calls of both, records on disk after the kill)."""
     db = tmp_path_factory.mktemp("tuning") / "db"
-    calls: list[tuple[int, int]] = []
-    state = tuning.tune(fused, target, db, TRIALS, progress=lambda done, total: calls.append((done, total)), seed=3)
-    return db, state, calls
+    calls: list[tuple[str, int, int | None]] = []
+
+    def killed_after_one_batch(task, done, total, _spent):
+        calls.append((task, done, total))
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt, match="the records measured so far are kept"):
+        tuning.tune(fused, target, db, TRIALS, progress=killed_after_one_batch, seed=3)
+    kept = (db / RECORD_FILE).read_text().splitlines()
+    state = tuning.tune(fused, target, db, TRIALS, progress=lambda task, done, total, _s: calls.append((task, done, total)),
+                        seed=3)
+    return db, state, calls, kept
+
+
+def replace_db(state: TuningState, db: Path) -> TuningState:
+    import dataclasses
+
+    return dataclasses.replace(state, db_dir=str(db))
 
 
 def copy_db(tuned, tmp_path: Path) -> Path:
@@ -157,7 +175,7 @@ def test_symbolic_operator_is_untunable(target):
 
 
 def test_tune_records_every_task(tuned):
-    db, state, _ = tuned
+    db, state = tuned[:2]
     assert state.tasks == ("fused_matmul1_add1", "fused_matmul_add")
     assert state.missing == () and state.untunable == ()
     assert state.complete
@@ -176,9 +194,48 @@ def test_tune_writes_only_the_two_database_files(tuned):
 def test_progress_counts_up_to_the_budget(tuned):
     calls = tuned[2]
     assert calls, "progress was never called"
-    assert all(total == TRIALS for _, total in calls)
-    done = [d for d, _ in calls]
-    assert done == sorted(set(done)) and done[0] > 0 and done[-1] <= TRIALS
+    assert all(total == TRIALS // 2 for _, _, total in calls)  # a bar per kernel, each to its share of the trials
+    assert {task for task, _, _ in calls} == {"fused_matmul1_add1", "fused_matmul_add"}
+    assert all(0 < done <= TRIALS // 2 for _, done, _ in calls)
+
+
+def test_a_killed_tuning_keeps_its_records_and_resumes(tuned, target, fused):
+    """Issue 32: a killed tuning keeps every record it measured; a re-run measures only
+    what is missing, and one more re-run measures nothing."""
+    db, state, calls, kept = tuned
+    first_task = calls[0][0]
+    assert len(kept) == TRIALS // 2  # the first kernel's batch, written as it was measured
+    after = (db / RECORD_FILE).read_text().splitlines()
+    assert after[:len(kept)] == kept and len(after) == TRIALS  # kept, and only the other kernel's trials added
+    assert [task for task, _, _ in calls[1:]] == [t for t in state.tasks if t != first_task]
+    assert state.complete
+    again = tuning.tune(fused, target, db, TRIALS, progress=lambda *a: pytest.fail("nothing left to tune"))
+    assert (db / RECORD_FILE).read_text().splitlines() == after and again == state
+
+
+def test_a_line_cut_short_by_a_kill_is_left_out_and_repaired_before_appending(tuned, tmp_path, target, fused):
+    from pytest_tvmperf.build.tuning_db import repair_torn
+
+    db = copy_db(tuned, tmp_path)
+    lines = (db / RECORD_FILE).read_text().splitlines()
+    (db / RECORD_FILE).write_text("\n".join(lines) + "\n" + lines[0][:50])  # SIGKILL in the middle of a line
+    before = (db / RECORD_FILE).read_text()
+    assert tuning.inspect(fused, target, db) == replace_db(tuned[1], db)  # read as the intact records
+    assert (db / RECORD_FILE).read_text() == before  # reading changes nothing
+    assert repair_torn(db) == [RECORD_FILE]
+    assert (db / RECORD_FILE).read_text() == "\n".join(lines) + "\n"
+
+
+def test_a_spent_budget_ends_the_search_after_every_kernels_first_batch(monkeypatch, tmp_path, target, fused):
+    """--tvmperf-tune-budget: once the time is spent each kernel still gets its first
+    batch, then the search ends (here: 1 batch of 2 of the 4 trials each kernel may take)."""
+    monkeypatch.setattr(tuning, "MAX_TRIALS_PER_ITER", 2)
+    calls: list[tuple[str, int]] = []
+    state = tuning.tune(fused, target, tmp_path / "db", 8, budget_s=1e-3, seed=3,
+                        progress=lambda task, done, total, spent: calls.append((task, done)))
+    assert sorted(calls) == [("fused_matmul1_add1", 2), ("fused_matmul_add", 2)]
+    assert len((tmp_path / "db" / RECORD_FILE).read_text().splitlines()) == 4
+    assert state.complete
 
 
 def test_tune_needs_cloudpickle_and_psutil(monkeypatch, tmp_path, target, fused):
@@ -200,7 +257,7 @@ def test_tune_rejects_a_zero_budget(tmp_path, target, fused):
 
 
 def test_inspect_is_stable(tuned, target, fused):
-    db, state, _ = tuned
+    db, state = tuned[:2]
     again = tuning.inspect(fused, target, db)
     assert again == state
     assert tuning.inspect(fuse_relax(tiny_mlp().program, target), target, db) == state
@@ -215,14 +272,21 @@ def test_changed_workload_is_missing(tuned, target):
     assert state.records_hash is None and state.other_targets == ()  # stale, not tuned elsewhere
 
 
-def test_records_of_another_target_do_not_count(tuned, fused):
+def test_records_of_another_target_count_only_where_they_apply(tuned, fused):
     import tvm
 
-    generic = tvm.target.Target({"kind": "llvm"})  # the database was tuned for the host mcpu
-    state = tuning.inspect(fused, generic, tuned[0])
-    assert state.missing == state.tasks and state.records_hash is None
-    (host,) = state.other_targets  # tuned elsewhere, not changed: the runner skips rather than fails
-    assert '"mcpu"' in host and tuning.TuningState.from_json(state.as_json()) == state
+    generic = tvm.target.Target({"kind": "llvm", "mcpu": "x86-64-v2"})  # the database was tuned for the host mcpu
+    exact = tuning.inspect(fused, generic, tuned[0], "exact")
+    assert exact.missing == exact.tasks and exact.records_hash is None
+    (host,) = exact.other_targets  # tuned elsewhere, not changed: strict mode skips rather than fails
+    assert '"mcpu"' in host and tuning.TuningState.from_json(exact.as_json()) == exact
+    portable = tuning.inspect(fused, generic, tuned[0])  # the default: another CPU's schedules replay here
+    assert portable.missing == () and portable.portable == portable.tasks and portable.records_hash is not None
+    source = json.loads(host)["mcpu"]
+    assert portable.source == f"schedules tuned on {source}, applied on x86-64-v2: 2 of 2 kernels"
+    assert tuning.TuningState.from_json(portable.as_json()) == portable
+    mine = tuning.inspect(fused, tvm.target.Target(json.loads(host)), tuned[0])
+    assert mine.portable == () and mine.source == ""  # the exact target's own records: nothing to say
 
 
 def test_hash_follows_the_records(tuned, tmp_path, target, fused):
