@@ -105,6 +105,14 @@ def test_same_shaped_layers_match_in_order_and_blocked_layouts_by_size():
     assert pairs == {"c1": 1e-3, "c0": 5e-3}  # c1 takes the kernel fed by its input shape; c0 the other
 
 
+def test_a_padded_blocked_output_cut_back_by_a_later_node_matches():
+    tvm = kernel("fused_conv2d17_add9_relu9", 3.0, [(1, 512, 3, 3), (1000, 512, 1, 1)], (1, 1000, 3, 3))
+    conv = layer("r64_nchwc", "Conv", CONV, 0.1, [(1, 512, 3, 3), (1008, 512, 1, 1)], (1, 1008, 3, 3))
+    reorder = layer("reorder", "ReorderOutput", "", 0.01, [(1, 1008, 3, 3)], (1, 1000, 3, 3))
+    table = match(SideProfile("TVM", (tvm,), 3e-3), SideProfile("onnxruntime", (conv, reorder), 0.11e-3))
+    assert table.rows[0].matched and [c.name for c in table.rows[0].peer] == ["r64_nchwc", "reorder"]
+
+
 def test_table_text_json_and_summary():
     table = match(*two_convs_and_a_linear())
     lines = table_lines(table, limit=2)
@@ -118,6 +126,19 @@ def test_table_text_json_and_summary():
     assert line.startswith("  test_net[llvm-vm-bytecode]: layers losing most to torch: conv2 (Conv2d)")
     retotaled = with_totals(table, 60e-3, None)
     assert next(r for r in retotaled.rows if r.outside == "tvm").tvm_s == pytest.approx(60e-3 - 51.3e-3)
+
+
+def test_html_puts_a_bar_per_side_losers_first():
+    from pytest_tvmperf.report.html_layers import layers_section
+    from pytest_tvmperf.report.results import ResultEntry
+
+    table = match(*two_convs_and_a_linear())
+    html = layers_section([ResultEntry(nodeid="t.py::test_net", verdict="pass", layers=(table,))])
+    assert html.index("conv2 (Conv2d)") < html.index("conv1 (Conv2d)")
+    assert html.count('title="TVM ') == html.count('title="torch ') == len(table.rows)
+    assert layers_section([ResultEntry(nodeid="t.py::test_net", verdict="pass")]) == ""
+    entry = ResultEntry(nodeid="t.py::test_net", verdict="pass", layers=(table,))
+    assert ResultEntry.from_json(json.loads(json.dumps(entry.to_json()))).layers == (table,)
 
 
 def test_onnxruntime_profile_events():
@@ -138,3 +159,109 @@ def test_onnxruntime_profile_events():
     assert side.total_s == pytest.approx(501.5e-6)
     with pytest.raises(NoLayers):
         ort_events_profile(events[:3])
+
+
+# --- end to end, as a user runs it -----------------------------------------------------
+
+SLOW_NET = '''
+import pytest
+import torch
+from pytest_tvmperf.workloads import torch_workload
+
+
+class OneSlowConv(torch.nn.Module):
+    """Cheap layers around one 3x3 convolution: TVM's default pipeline computes it with
+    naive loops (no schedule), torch through oneDNN: tens of times slower under TVM."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(4, 16, 1)
+        self.slow = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.head = torch.nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        return self.head(self.pool(torch.relu(self.slow(torch.relu(self.stem(x))))))
+
+
+def workload():
+    torch.manual_seed(0)
+    return torch_workload(OneSlowConv(), (torch.randn(1, 4, 32, 32),))
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"], vs_torch=2.0)
+def test_gated(tvmperf):
+    tvmperf.check(workload())
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_free(tvmperf):
+    tvmperf.check(workload())
+'''
+
+
+@pytest.fixture
+def warm_torch_export():
+    """One export before pytester's runs (see tests/test_torch_workloads.py)."""
+    pytest.importorskip("torch")
+    from pytest_tvmperf.workloads import torch_workload
+
+    torch_workload(torch.nn.Linear(2, 2), (torch.zeros(2, 2),))
+
+
+def test_a_failed_vs_torch_names_the_slow_layer_first(project, warm_torch_export, capsys):
+    project.pytester.makepyfile(test_perf=SLOW_NET)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)  # recorded: TVM and torch times alike (fake timer)
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.05")  # the whole run: TVM 20x torch's time, past vs_torch=2
+    result = project.run("--tvmperf-peers=torch", "--tvmperf-json=out.json", "--tvmperf-html=out.html", "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    section = out[out.index("test_gated"):]
+    assert "per layer, TVM against torch" in section
+    first_row = next(line for line in section.splitlines() if line.strip().startswith("1  "))
+    assert first_row.split()[1] == "slow", first_row  # the naive 3x3 conv loses the most
+    assert "layers losing most to torch: slow (Conv2d 3x3 s1 p1)" in out  # the summary
+    entries = {e["nodeid"].split("::")[-1]: e for e in json.loads((project.pytester.path / "out.json").read_text())["tests"]}
+    (table,) = entries["test_gated[llvm-vm-bytecode]"]["layers"]
+    worst = max(table["rows"], key=lambda r: r["lost_s"])
+    assert worst["label"] == "slow (Conv2d 3x3 s1 p1)" and worst["tvm"][0]["name"].startswith("fused_conv2d")
+    assert worst["flops"] == 2 * 16 * 32 * 32 * 16 * 9
+    assert "layers" not in entries["test_free[llvm-vm-bytecode]"]  # passing, not asked for: nothing paid
+    html = (project.pytester.path / "out.html").read_text()
+    assert 'id="tvmperf-layers"' in html and html.index("slow (Conv2d 3x3 s1 p1)") < html.index("stem (Conv2d")
+    from pytest_tvmperf.command.cli import main
+
+    assert main(["show", str(project.pytester.path / "out.json")]) == 0
+    shown = capsys.readouterr().out
+    assert "test_gated[llvm-vm-bytecode]:" in shown and "per layer, TVM against torch" in shown
+    # asked for, on a passing test
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", "1")
+    result = project.run("--tvmperf-peers=torch", "--tvmperf-layers=on", "--tvmperf-json=out.json", "-k", "free")
+    result.assert_outcomes(passed=1)
+    (entry,) = json.loads((project.pytester.path / "out.json").read_text())["tests"]
+    assert max(entry["layers"][0]["rows"], key=lambda r: r["lost_s"])["label"] == "slow (Conv2d 3x3 s1 p1)"
+    assert "test_free[llvm-vm-bytecode]: layers losing most to torch: slow" in result.stdout.str()
+
+
+def test_onnxruntime_per_node_table_of_a_bundled_model():
+    """squeezenet (shipped with the onnx package) against onnxruntime's own per-node
+    profile: every convolution of TVM's is matched with one of onnxruntime's (which runs
+    them in its blocked NCHWc layout), and no time of either side is left out."""
+    pytest.importorskip("onnxruntime")
+    from pytest_tvmperf.build.executors import get_executor
+    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.measure.peer_layers import layer_tables
+    from pytest_tvmperf.workloads.onnx_model import bundled_onnx
+
+    workload = bundled_onnx("squeezenet", shapes={"data_0": [1, 3, 64, 64]}, random_weights=True)
+    compiled = get_executor("vm-bytecode").compile(workload, resolve_target("llvm"))
+    inputs = workload.inputs()
+    (table,), problems = layer_tables(compiled, workload.call_args(inputs), workload.program, inputs,
+                                      {"onnxruntime": workload.peers["onnxruntime"]}, runs=2)
+    assert problems == [] and table.peer == "onnxruntime"
+    convs = [r for r in table.rows if any(c.kind == CONV for c in r.tvm)]
+    assert len(convs) == 26 and all(r.matched for r in convs)  # squeezenet 1.0: 26 convolutions
+    assert all(r.gflops("tvm") and r.gflops("peer") for r in convs)
+    assert sum(r.tvm_s for r in table.rows) == pytest.approx(max(table.tvm_total_s, sum(
+        c.time_s for r in table.rows for c in r.tvm)))
+    assert sum(r.peer_s for r in table.rows) >= table.peer_total_s * 0.999

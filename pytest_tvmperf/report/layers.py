@@ -253,6 +253,18 @@ def groups(calls: Sequence[LayerCall]) -> list[_Group]:
     return out
 
 
+def _group_score(tvm: LayerCall, peer: _Group) -> int | None:
+    """:func:`_score` of the peer group's anchor, or 3 when only a later call of the group
+    gives TVM's output shape (onnxruntime pads a convolution's channels to its block size,
+    1008 for 1000, and a ReorderOutput node cuts them back)."""
+    anchor = peer.anchor
+    assert anchor is not None
+    score = _score(tvm, anchor)
+    if score is None and tvm.kind == anchor.kind and any(c.output == tvm.output for c in peer.calls[1:]):
+        return 3
+    return score
+
+
 def _score(tvm: LayerCall, peer: LayerCall) -> int | None:
     """How well a TVM anchor call fits a peer anchor call: None when it cannot be the same
     layer (another kind, or outputs of another size); 4 for the same output shape, 2 for
@@ -284,7 +296,7 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
         for ti, tg in enumerate(tvm_groups):
             if ti in used or tg.anchor is None:
                 continue
-            s = _score(tg.anchor, pg.anchor)
+            s = _group_score(tg.anchor, pg)
             if s is not None and (best is None or s > best[0]):
                 best = (s, ti)
         if best is not None:
