@@ -145,7 +145,8 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
     """Each kernel call of one run, in order, with its median time over ``runs``
     instrumented runs and its argument shapes (the last argument is its output:
     destination passing); VM builtins are left out of the calls (their time is the
-    table's "outside kernels" row)."""
+    table's "outside kernels" row). The whole run's time is the median of ``runs``
+    runs without the instrument."""
     executable = getattr(compiled, "executable", None)
     if executable is None or getattr(compiled, "exec_mode", "") != "bytecode":
         raise NoLayers("per-layer time needs the vm-bytecode executor run here (the VM's instrument times each "
@@ -174,13 +175,15 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
 
     entry = compiled.entry
     vm[entry](*device_args)  # warm-up
-    vm.set_instrument(instrument)
     totals = []
-    for i in range(runs):
-        times.append([])
+    for _ in range(runs):  # the whole run without the instrument, whose Python calls cost more than a small kernel
         start = clock()
         vm[entry](*device_args)
         totals.append(clock() - start)
+    vm.set_instrument(instrument)
+    for i in range(runs):
+        times.append([])
+        vm[entry](*device_args)
         first[0] = False
     counts = {len(t) for t in times}
     if counts != {len(seen)}:
@@ -258,9 +261,13 @@ def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
         return pre, post
 
     tensors = [tensor_from_numpy(torch, a) for a in inputs]
+    totals = []
     with torch.inference_mode():
         module(*tensors)  # warm-up, not hooked
-    totals = []
+        for _ in range(runs):  # the whole run without hooks
+            start = clock()
+            module(*tensors)
+            totals.append(clock() - start)
     try:
         for path, leaf in leaves:
             pre, post = make_hooks(path)
@@ -268,10 +275,8 @@ def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
             handles.append(leaf.register_forward_hook(post))
         for _ in range(runs):
             times.append([])
-            start = clock()
             with torch.inference_mode():
                 module(*tensors)
-            totals.append(clock() - start)
             first[0] = False
     finally:
         for h in handles:
