@@ -265,3 +265,24 @@ def test_onnxruntime_per_node_table_of_a_bundled_model():
     assert sum(r.tvm_s for r in table.rows) == pytest.approx(max(table.tvm_total_s, sum(
         c.time_s for r in table.rows for c in r.tvm)))
     assert sum(r.peer_s for r in table.rows) >= table.peer_total_s * 0.999
+
+
+def test_a_vm_compiled_build_is_timed_per_kernel_under_bytecode():
+    """vm-compiled has no instrument: the same lowered module is built as bytecode (and
+    the table says so); without a target to build it for, there is no TVM side."""
+    pytest.importorskip("torch")
+    from pytest_tvmperf.build.executors import get_executor
+    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.measure.peer_layers import tvm_profile
+    from pytest_tvmperf.workloads import torch_workload
+
+    torch.manual_seed(0)
+    workload = torch_workload(torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()), (torch.randn(2, 8),))
+    target = resolve_target("llvm")
+    compiled = get_executor("vm-compiled").compile(workload, target)
+    args = workload.call_args(workload.inputs())
+    side = tvm_profile(compiled, args, workload.program, runs=1, target=target.tvm_target())
+    (call,) = [c for c in side.calls if c.kind == MATMUL]
+    assert call.output == (2, 4) and call.flops == 2 * 2 * 4 * 8 and "vm-bytecode" in side.note
+    with pytest.raises(NoLayers, match="Relax VM"):
+        tvm_profile(compiled, args, workload.program, runs=1)

@@ -141,17 +141,23 @@ def _shape_of(value: Any) -> tuple[int, ...] | None:
 
 
 def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: int = RUNS,
-                clock: Clock = time.perf_counter) -> SideProfile:
+                clock: Clock = time.perf_counter, target: Any = None) -> SideProfile:
     """Each kernel call of one run, in order, with its median time over ``runs``
     instrumented runs and its argument shapes (the last argument is its output:
     destination passing); VM builtins are left out of the calls (their time is the
     table's "outside kernels" row). The whole run's time is the median of ``runs``
     runs without the instrument."""
-    executable = getattr(compiled, "executable", None)
-    if executable is None or getattr(compiled, "exec_mode", "") != "bytecode":
-        raise NoLayers("per-layer time needs the vm-bytecode executor run here (the VM's instrument times each "
-                       "kernel call); this test runs under another")
     from tvm import relax
+
+    executable, note = getattr(compiled, "executable", None), ""
+    if executable is not None and getattr(compiled, "exec_mode", "") == "compiled" and target is not None:
+        # the compiled mode has no instrument: the same lowered module (the same kernels) as bytecode
+        executable = relax.build(compiled.lowered, target, relax_pipeline=None, exec_mode="bytecode")
+        note = ("TVM's kernels timed under vm-bytecode, built from this test's lowered module (vm-compiled has no "
+                "instrument); the time outside kernels is vm-bytecode's")
+    elif executable is None or getattr(compiled, "exec_mode", "") != "bytecode":
+        raise NoLayers("per-layer time needs a Relax VM run here (the VM's instrument times each kernel call); "
+                       "this test runs under another executor or on a remote device")
 
     kernels = {gv.name_hint for gv in compiled.lowered.get_global_vars()}
     vm = relax.VirtualMachine(executable, compiled.dev)
@@ -194,7 +200,7 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
     for i, (name, shapes) in enumerate(seen):
         described = _describe_kernel(name, shapes[:-1], shapes[-1] if shapes else (), anchors)
         calls.append(_with_time(described, statistics.median(t[i] for t in times)))
-    return SideProfile("TVM", tuple(calls), float(statistics.median(totals)))
+    return SideProfile("TVM", tuple(calls), float(statistics.median(totals)), note)
 
 
 def _with_time(call: LayerCall, seconds: float) -> LayerCall:
@@ -371,14 +377,16 @@ def peer_profile(name: str, run: Any, inputs: Sequence[np.ndarray], runs: int = 
 
 
 def layer_tables(compiled: Any, args: Sequence[np.ndarray], program: Any, inputs: Sequence[np.ndarray],
-                 peers: Mapping[str, Callable[[], Any]], runs: int = RUNS) -> tuple[tuple[LayerTable, ...], list[str]]:
+                 peers: Mapping[str, Callable[[], Any]], runs: int = RUNS,
+                 target: Any = None) -> tuple[tuple[LayerTable, ...], list[str]]:
     """The layer table of TVM against each peer in ``peers`` (name -> factory), and why
-    a table could not be made (one line each)."""
+    a table could not be made (one line each). ``target``: the TVM target, to time a
+    ``vm-compiled`` build's kernels under ``vm-bytecode``."""
     from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 
     problems: list[str] = []
     try:
-        tvm_side = tvm_profile(compiled, args, program, runs)
+        tvm_side = tvm_profile(compiled, args, program, runs, target=target)
     except NoLayers as exc:
         return (), [str(exc)]
     tables = []
@@ -404,7 +412,8 @@ def for_test(tv: Any, prep: Any, samples: Any, verdicts: Sequence[Any]) -> tuple
     if not factories:
         return ()
     with session.timing_lock(tv.target):
-        tables, problems = layer_tables(prep.compiled, prep.args, prep.workload.program, prep.inputs, factories)
+        tables, problems = layer_tables(prep.compiled, prep.args, prep.workload.program, prep.inputs, factories,
+                                        target=prep.target.tvm_target() if prep.target.remote is None else None)
     session.report.not_measured.update(problems)
     out = []
     for table in tables:

@@ -146,6 +146,8 @@ class SideProfile:
     label: str
     calls: tuple[LayerCall, ...]
     total_s: float
+    #: how this side was timed, when it is not what the test ran (one line, or "")
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -326,7 +328,8 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
                          tvm_outside_s=tvm_out))
     rows.append(LayerRow(label=f"(outside layers) {peer.label}: functional ops, Python", outside="peer",
                          peer_outside_s=peer_out))
-    return LayerTable(peer=peer.label, rows=tuple(rows), tvm_total_s=tvm.total_s, peer_total_s=peer.total_s)
+    return LayerTable(peer=peer.label, rows=tuple(rows), tvm_total_s=tvm.total_s, peer_total_s=peer.total_s,
+                      notes=tuple(n for n in (tvm.note, peer.note) if n))
 
 
 def _label(anchor: LayerCall) -> str:
