@@ -326,7 +326,7 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
     peer_out = max(0.0, peer.total_s - sum(c.time_s for c in peer.calls))
     rows.append(LayerRow(label="(outside kernels) TVM: VM builtins, allocation, dispatch", outside="tvm",
                          tvm_outside_s=tvm_out))
-    rows.append(LayerRow(label=f"(outside layers) {peer.label}: functional ops, Python", outside="peer",
+    rows.append(LayerRow(label=f"(outside layers) {peer.label}: between its layers (functional ops, framework overhead)", outside="peer",
                          peer_outside_s=peer_out))
     return LayerTable(peer=peer.label, rows=tuple(rows), tvm_total_s=tvm.total_s, peer_total_s=peer.total_s,
                       notes=tuple(n for n in (tvm.note, peer.note) if n))
