@@ -169,6 +169,10 @@ class TvmperfPlugin:
             tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
             for line in peers:
                 tr.write_line(line)
+        from pytest_tvmperf.report.layers import summary_lines
+
+        for line in summary_lines((e.test_id or e.nodeid, e.layers) for e in state.report.result_entries()):
+            tr.write_line(line)
         for problem in sorted(state.report.not_measured):
             tr.write_line(f"tvmperf: {problem}", yellow=True)
         for line in state.report.report_lines:

@@ -29,6 +29,7 @@ from pytest_tvmperf.store.record import IRRef, Record, Timing
 from pytest_tvmperf.measure.plan import UNTIMED_NOTE, Mode, Plan, plan_for, summary_line, with_baseline_calls
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
 from pytest_tvmperf.report.text import missing_baseline_message, peer_lines, regression_message, relation_message
+from pytest_tvmperf.report.layers import with_layers
 from pytest_tvmperf.report.outcome import Outcome, junit_properties
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.measure.sources import TimingSources
@@ -81,6 +82,7 @@ class Tvmperf:
     _prep: Preparer | None = None
     _sources: TimingSources | None = None
     simulate: str | None = None  # the test's marker simulate= (measure/simulate.py)
+    _layers_prep: Prepared | None = None  # what the per-layer tables time (measure/peer_layers.py)
 
     @property
     def preparer(self) -> Preparer:
@@ -178,6 +180,7 @@ class Tvmperf:
             notes, peers)
         samples, make_record, pending = timed.samples, timed.make_record, timed.pending
         samples = self._confirm_peers(samples, timed.remeasure, notes)
+        self._layers_prep = prep
         keep = pending is not None and self.sources.keeps_library
         if pending is not None and not keep:
             discard(pending)
@@ -433,6 +436,14 @@ class Tvmperf:
         return tuple(v.held() if v.name in self._peers_unconfirmed and v.status == "exceeded" else v
                      for v in verdicts)
 
+    def _layers(self, record: Record, peers: tuple[RatioVerdict, ...]) -> tuple:
+        """The per-layer tables against the peers (issue 35): asked for, or a peer limit failed."""
+        if self._layers_prep is None or not peers:
+            return ()
+        from pytest_tvmperf.measure.peer_layers import for_test
+
+        return for_test(self, self._layers_prep, record.timing.samples if record.timing else None, peers)
+
     def _gate_peers(self, peers: tuple[RatioVerdict, ...], message: str) -> None:
         """Fail when TVM takes more than ``vs_<peer>`` times a peer's time."""
         __tracebackhide__ = True
@@ -450,9 +461,12 @@ class Tvmperf:
         if gated:
             message = "\n".join([f"tvmperf: {self.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
                                   *peer_lines(peers)])
+        layers = self._layers(record, peers)
+        if message:
+            message = with_layers(message, layers)
         outcome = self.add_outcome(Outcome(self.nodeid, self.test_id, self.executor, self.target,
                                            "slower than peer" if any(p.status == "exceeded" for p in peers) else "recorded",
-                                           record=record, peers=peers, message=message, note=note))
+                                           record=record, peers=peers, message=message, note=note, layers=layers))
         if gated:
             self._gate_peers(peers, message)
         return outcome
@@ -506,9 +520,11 @@ class Tvmperf:
             word = "slower than its limit against" if decided.fails else "not clearly within its limit against"
             message = "\n".join([f"tvmperf: {self.nodeid}: TVM is {word} a peer framework (timed side by side; "
                                   f"the baseline comparison passed)", *peer_lines(peers), *(f"  note: {n}" for n in notes)])
+        layers = self._layers(record, peers)
+        message = with_layers(message, layers)
         outcome = self.add_outcome(Outcome(
             self.nodeid, self.test_id, self.executor, self.target, decided.verdict, record=record, baseline=baseline,
-            comparison=comparison, message=message if decided.shown else "", peers=peers,
+            comparison=comparison, message=message if decided.shown else "", peers=peers, layers=layers,
             note=outcome_note or "; ".join(n for n in (summary_note(self._threads_note, time_verdict.status, time_verdict.reason,
                                                                     time_verdict.note, tuning_note),
                                                        simulated_gate_note(time_verdict.status, comparison)) if n)))

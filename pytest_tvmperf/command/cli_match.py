@@ -94,7 +94,19 @@ def show_lines(loaded: Loaded) -> list[str]:
             rows.extend(_show_rows(entry.nodeid, executor, _target_name(record, entry), record,
                                    (str(entry.verdict or "-"),)))
         head = f"{loaded.label}: {len(loaded.entries)} test(s), {len(loaded.records)} with measurements"
-    return [head, *text_table(header, rows)]
+    return [head, *text_table(header, rows), *_layer_lines(loaded)]
+
+
+def _layer_lines(loaded: Loaded, limit: int = 5) -> list[str]:
+    """A results file's per-layer tables (``--tvmperf-layers``, a failed ``vs_<peer>``):
+    per test, the ``limit`` layers where TVM loses the most to the peer."""
+    from pytest_tvmperf.report.layers import table_lines
+
+    lines: list[str] = []
+    for entry in sorted(loaded.entries, key=lambda e: e.nodeid) if loaded.kind != "baseline" else ():
+        for table in entry.layers:
+            lines += ["", f"{entry.nodeid}:", *table_lines(table, limit)]
+    return lines
 
 
 # ---------------------------------------------------------------- diff

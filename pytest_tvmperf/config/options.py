@@ -162,6 +162,7 @@ OPT_AGAINST_TVM = "tvmperf_against_tvm"
 OPT_AGAINST_TVM_REPORT_ONLY = "tvmperf_against_tvm_report_only"
 OPT_AGAINST_TVM_PACKAGES = "tvmperf_against_tvm_packages"
 OPT_TRUST_ARTIFACTS = "tvmperf_trust_artifacts"
+OPT_LAYERS = "tvmperf_layers"
 OPT_BASELINES_REF = "tvmperf_baselines_ref"
 #: the environment variables of --tvmperf-trust-artifacts and --tvmperf-baselines-ref
 ENV_TRUST_ARTIFACTS = "TVMPERF_TRUST_ARTIFACTS"
@@ -338,6 +339,10 @@ OPTIONS: tuple[Option, ...] = (
            "revision, e.g. origin/main, so that a pull request is judged against the base branch's baselines and "
            "cannot change them; not with --tvmperf-update (also $" + ENV_BASELINES_REF + ")", None, parse_git_ref,
            metavar="REF", passthrough=False, env=ENV_BASELINES_REF),
+    Option(OPT_LAYERS, "layers", "on: time each layer of TVM (its kernel calls, vm-bytecode) and of each peer "
+           "framework timed (torch leaf modules, onnxruntime nodes), match them and show where TVM loses time, "
+           "also on a passing test; off (default): only when a vs_<peer> limit fails", False, parse_bool,
+           metavar="on|off"),
 )
 
 
@@ -422,6 +427,8 @@ class Settings:
     trust_artifacts: bool = False
     #: --tvmperf-baselines-ref: the git revision the baselines are read from (None: the work tree)
     baselines_ref: str | None = None
+    #: --tvmperf-layers: the per-layer table against each peer on every timed test (measure/peer_layers.py)
+    layers: bool = False
 
     def timing_on(self, marker: bool | None = None) -> bool:
         """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""

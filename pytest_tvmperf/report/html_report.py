@@ -38,6 +38,7 @@ from pytest_tvmperf.report.html_parts import (
     verdict_of,
 )
 from pytest_tvmperf.report.html_failures import failures_section
+from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.report.text import fmt_time
 from pytest_tvmperf.report.results import HistoryRun, ResultEntry, TimeCell
@@ -209,6 +210,7 @@ def render_page(entries: Sequence[ResultEntry], created: str | None,
         kernels_section(entries),
         trends_section(created, entries, runs) if runs else "",
         _peers_section(entries),
+        layers_section(entries),
         _relations_section(entries),
         _table(entries),
         failures_section(entries),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
 from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.report.layers import LayerTable
 from pytest_tvmperf.report.text import SummaryRow
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
@@ -31,6 +32,8 @@ class Outcome:
     peers: tuple[RatioVerdict, ...] = ()
     #: the verdict of a ``tvmperf.assert_ratio`` (this outcome is then that relation's)
     relation: RatioVerdict | None = None
+    #: per layer, TVM against each peer (``--tvmperf-layers``, or a failed ``vs_<peer>``; report/layers.py)
+    layers: tuple[LayerTable, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Verdict(self.verdict))

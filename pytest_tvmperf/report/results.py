@@ -16,7 +16,10 @@ Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
                 "peers": [<peer cell>], "relation": <peer cell> | null,
                 "metrics": [{"metric", "status", "current", "baseline", "limit"}] (every gated metric's
                             verdict: time, instructions, cpu_instructions, ...),
-                "failed": [metric] (those that regressed: which metric failed the test)}]}
+                "failed": [metric] (those that regressed: which metric failed the test),
+                "layers": [{"peer", "tvm_total_s", "peer_total_s", "notes", "rows": [{"label", "tvm": [call],
+                            "peer": [call], "flops", "tvm_s", "peer_s", "lost_s", ...}]}] (optional: per
+                            layer against each peer, report/layers.py)}]}
 
     peer cell: {"name", "ratio", "low", "high", "limit", "status", "numerator_s", "denominator_s"}
 """
@@ -28,6 +31,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from pytest_tvmperf.report.layers import LayerTable
 from pytest_tvmperf.store.record import Record
 from pytest_tvmperf.store.schema import Fields, SchemaProblem, check_record, check_schema_version, is_int
 from pytest_tvmperf.store.files import read_regular_text
@@ -133,6 +137,8 @@ class ResultEntry:
     #: every gated metric's verdict, and the names of those that regressed
     metrics: tuple[MetricCell, ...] = ()
     failed: tuple[str, ...] = ()
+    #: per layer, TVM against each peer (report/layers.py)
+    layers: tuple[LayerTable, ...] = ()
 
     @classmethod
     def of(cls, outcome: Outcome) -> ResultEntry:
@@ -162,7 +168,7 @@ class ResultEntry:
                    relation=PeerCell.of(outcome.relation) if outcome.relation is not None else None,
                    metrics=tuple(MetricCell(v.metric, str(v.status), v.current, v.baseline, str(v.limit))
                                  for v in (outcome.comparison.verdicts if outcome.comparison is not None else ())),
-                   failed=outcome.failed_metrics)
+                   failed=outcome.failed_metrics, layers=outcome.layers)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -182,6 +188,7 @@ class ResultEntry:
             "relation": self.relation.to_dict() if self.relation is not None else None,
             "metrics": [m.to_json() for m in self.metrics],
             "failed": list(self.failed),
+            **({"layers": [t.to_json() for t in self.layers]} if self.layers else {}),
         }
 
     @classmethod
@@ -210,7 +217,22 @@ class ResultEntry:
             relation=PeerCell.from_dict(relation) if relation is not None else None,
             metrics=metrics,
             failed=tuple(m.metric for m in metrics if m.status == Verdict.REGRESSED),
+            layers=_layers(f),
         )
+
+
+def _layers(f: Fields) -> tuple[LayerTable, ...]:
+    """The per-layer tables (``layers``, optional): a wrong one names the field (strict)
+    or reads as none (lenient)."""
+    raw = f.raw("layers")
+    if raw is None:
+        return ()
+    try:
+        return tuple(LayerTable.from_json(t) for t in raw)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        if f.strict:
+            raise SchemaProblem(f.path("layers"), f"expected the per-layer tables tvmperf writes ({exc!r})") from None
+        return ()
 
 
 def _location(f: Fields) -> tuple[str, int]:

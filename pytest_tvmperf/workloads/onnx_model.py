@@ -144,14 +144,16 @@ def _onnxruntime_peer(model, names: list[str], what: str) -> PeerFactory:
 
     def factory() -> Callable[..., list[np.ndarray]]:
         ort = _require("onnxruntime", "the onnxruntime peer")
+        serialized = model.SerializeToString()
         try:
-            session = _onnxruntime_session(ort, model.SerializeToString())
+            session = _onnxruntime_session(ort, serialized)
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
             raise PeerUnavailable(f"onnxruntime cannot load {what}: {str(exc).strip().splitlines()[0]}") from exc
 
         def run(*arrays: np.ndarray) -> list[np.ndarray]:
             return session.run(None, dict(zip(names, arrays)))
 
+        run.onnx_model, run.onnx_inputs = serialized, list(names)  # type: ignore[attr-defined]  # measure/peer_layers.py
         return run
 
     return factory

@@ -74,6 +74,7 @@ def torch_runner(module: Any) -> Callable[..., list[np.ndarray]]:
             out = module(*(tensor_from_numpy(torch, a) for a in arrays))
         return _to_numpy(out)
 
+    run.torch_module = module  # type: ignore[attr-defined]  # its layers are timed by measure/peer_layers.py
     return run
 
 
