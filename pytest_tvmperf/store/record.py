@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from pytest_tvmperf.measure.machine import Machine
 from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.measure.kernel_identity import KernelId
 from pytest_tvmperf.measure.metrics import ExactMetrics
 
 
@@ -93,6 +94,9 @@ class Record:
     tuning: Mapping[str, Any] | None = None
     #: the program as IR before code generation (``--tvmperf-update``), rebuilt at gate time
     ir: IRRef | None = None
+    #: {kernel name: what it is} (measure/kernel_identity.py): kernels are matched with the
+    #: baseline's by structure, not by TVM's numbering; None in a baseline recorded before
+    kernels: Mapping[str, KernelId] | None = None
 
     @property
     def timing(self) -> Timing | None:
@@ -113,6 +117,7 @@ class Record:
             "pipeline": self.pipeline,
             **({"tuning": dict(self.tuning)} if self.tuning is not None else {}),
             **({"ir": self.ir.as_json()} if self.ir is not None else {}),
+            **({"kernels": {k: v.as_json() for k, v in sorted(self.kernels.items())}} if self.kernels else {}),
         }
 
     @classmethod
@@ -130,6 +135,7 @@ class Record:
             pipeline=str(data.get("pipeline", "default")),
             tuning=None if data.get("tuning") is None else dict(data["tuning"]),
             ir=IRRef.from_json(data.get("ir")),
+            kernels=None if not data.get("kernels") else {str(k): KernelId.from_json(v) for k, v in data["kernels"].items()},
         )
 
     def merged_over(self, old: "Record | None") -> "Record":

@@ -291,6 +291,20 @@ def check_record(data: Any) -> None:
         _str(record["pipeline"], "pipeline")
     _optional(record.get("tuning"), "tuning", _object)
     _optional(record.get("ir"), "ir", _ir)
+    _optional(record.get("kernels"), "kernels", _kernel_ids)
+
+
+#: the fields of a kernel's identity (measure/kernel_identity.py), all strings; ``layer`` optional
+_KERNEL_ID_FIELDS = ("key", "op", "shapes")
+
+
+def _kernel_ids(value: Any, field: str) -> None:
+    """``kernels``: {kernel name: {"key": hex, "op": str, "shapes": str[, "layer": str]}}."""
+    for name, ident in _object(value, field).items():
+        ident = _object(ident, f"{field}.{name}")
+        for key in _KERNEL_ID_FIELDS:
+            _str(_require(ident, key, f"{field}.{name}."), f"{field}.{name}.{key}")
+        _optional(ident.get("layer"), f"{field}.{name}.layer", _str)
 
 
 def combo_of(test_id: str) -> tuple[str, str, str] | None:
