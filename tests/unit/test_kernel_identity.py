@@ -126,3 +126,21 @@ def test_identities_round_trip_and_old_baselines_still_load():
         assert exc.field == "kernels.fused_conv2d_add_relu.key"
     else:
         raise AssertionError("a kernel identity without its key was accepted")
+
+
+def test_tvmperf_diff_names_the_changed_kernel(tmp_path, capsys):
+    """`tvmperf diff` prints the gate's message: the same matching by structure."""
+    from pytest_tvmperf.command import cli
+    from pytest_tvmperf.store.files import dump_baselines
+
+    base, now = records()
+    test = "test_net[llvm-vm-bytecode]"
+    old = tmp_path / "old.json"
+    new = tmp_path / "new.json"
+    old.write_text(dump_baselines({test: base}), encoding="utf-8")
+    new.write_text(dump_baselines({test: now}), encoding="utf-8")
+    assert cli.main(["diff", str(old), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "new: conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]" in out, out
+    slower = next(line for line in out.splitlines() if "kernels that take longer" in line)
+    assert "3x3" not in slower, slower
