@@ -45,6 +45,12 @@ TIMED = Plan(Mode.TIMED)
 _GATED = (Verdict.PASS, Verdict.IMPROVED, Verdict.REGRESSED)
 
 
+def ir_ref(pending: PendingArtifact, baseline_dir: Path) -> IRRef:
+    """The entry's ``ir`` field for a pending IR file (with the weights stored apart from it)."""
+    ref = getattr(pending, "ref", None)
+    return ref(baseline_dir) if ref is not None else IRRef(str(pending.final.relative_to(baseline_dir)), pending.sha256)
+
+
 @dataclass(frozen=True)
 class Timed:
     """What :meth:`Tvmperf.measure_time` measured: the samples, the record they make, the
@@ -227,7 +233,7 @@ class Tvmperf:
                 kernel_time_s=per_kernel,
                 pipeline=workload.pipeline,
                 tuning=prep.tuning.as_json() if prep.tuning else None,
-                ir=IRRef(str(ir.final.relative_to(self.session.settings.baseline_dir)), ir.sha256) if ir else None,
+                ir=ir_ref(ir, self.session.settings.baseline_dir) if ir else None,
                 kernels=kernels,
             )
 

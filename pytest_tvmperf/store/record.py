@@ -21,19 +21,51 @@ def _round(x: float) -> float:
 
 
 @dataclass(frozen=True)
-class IRRef:
-    """The IR file of a baseline entry: its path relative to the baseline directory, and
-    the sha256 of its bytes."""
+class WeightRef:
+    """A weight taken out of the IR (store/weights.py): the index of its tensor node in
+    the IR's graph, its file relative to the baseline directory, the sha256 of its bytes."""
 
+    node: int
     path: str
     sha256: str
 
-    def as_json(self) -> dict[str, str]:
-        return {"path": self.path, "sha256": self.sha256}
+    def as_json(self) -> dict[str, Any]:
+        return {"node": self.node, "path": self.path, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class IRRef:
+    """The IR file of a baseline entry: its path relative to the baseline directory, and
+    the sha256 of its bytes; and the weights stored apart from it (none in IR recorded
+    before weights were, or without large tensors)."""
+
+    path: str
+    sha256: str
+    weights: tuple[WeightRef, ...] = ()
+
+    @property
+    def program_key(self) -> str:
+        """What determines the program: the IR's sha256, with its weights' (the IR alone
+        holds zeros in their place, the same for every set of weights)."""
+        if not self.weights:
+            return self.sha256
+        import hashlib
+
+        text = self.sha256 + "".join(f";{w.node}:{w.sha256}" for w in self.weights)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "sha256": self.sha256}
+        if self.weights:
+            data["weights"] = [w.as_json() for w in self.weights]
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> "IRRef | None":
-        return None if data is None else cls(str(data["path"]), str(data["sha256"]))
+        if data is None:
+            return None
+        weights = tuple(WeightRef(int(w["node"]), str(w["path"]), str(w["sha256"])) for w in data.get("weights") or ())
+        return cls(str(data["path"]), str(data["sha256"]), weights)
 
 
 @dataclass(frozen=True)

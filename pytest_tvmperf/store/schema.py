@@ -366,6 +366,18 @@ def _ir(value: Any, field: str) -> None:
     sha = _require(ir, "sha256", f"{field}.")
     if not (isinstance(sha, str) and _SHA256.match(sha)):
         _fail(f"{field}.sha256", "64 lowercase hex digits", sha)
+    weights = ir.get("weights")
+    if weights is not None:  # the weights stored apart from the IR (store/weights.py)
+        if not isinstance(weights, list):
+            _fail(f"{field}.weights", "a list", weights)
+        for i, weight in enumerate(weights):
+            where = f"{field}.weights[{i}]"
+            weight = _object(weight, where)
+            _count(_require(weight, "node", f"{where}."), f"{where}.node")
+            _artifact_path(_require(weight, "path", f"{where}."), f"{where}.path")
+            wsha = _require(weight, "sha256", f"{where}.")
+            if not (isinstance(wsha, str) and _SHA256.match(wsha)):
+                _fail(f"{where}.sha256", "64 lowercase hex digits", wsha)
 
 
 def check_schema_version(value: Any, wanted: int) -> bool:
