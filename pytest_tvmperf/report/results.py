@@ -271,8 +271,10 @@ def _kernel_label(match, name: str) -> str:
         return name
     tag = f" ({status})" if str(status) in ("new", "changed") else ""
     old = match.old_of.get(name)
-    was = f" (was {old})" if old and old != name and str(status) == "same" else ""
-    return f"{match.label(name)}{was}{tag}"
+    was = f" (was {old})" if old and old != name else ""
+    ident = match.after.get(name)
+    # the name and the tag first (a bar's label is cut at 40 characters; its tooltip has it all)
+    return f"{name}{tag}{was}" + (f" · {ident.describe()}" if ident is not None else "")
 
 
 def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]:
