@@ -83,9 +83,10 @@ def identify(lowered: Any, layers: Mapping[str, str] | None = None) -> dict[str,
     return out
 
 
-def kernel_identities(compiled: Any) -> dict[str, KernelId] | None:
+def kernel_identities(compiled: Any, layers: Mapping[str, str] | None = None) -> dict[str, KernelId] | None:
     """The identities of a compiled program's kernels (None where it keeps no module: a
-    loaded library)."""
+    loaded library); ``layers``: {kernel name: source layer} where a mapping knows them
+    (the plug-in point for naming kernels by the layer they compute)."""
     from pytest_tvmperf.build.rebuild import lowered_module
 
-    return identify(lowered_module(compiled)) or None
+    return identify(lowered_module(compiled), layers) or None

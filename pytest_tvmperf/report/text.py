@@ -136,6 +136,16 @@ def _labels(match: "KernelMatch"):
     return labels.get
 
 
+def _was(match: "KernelMatch", name: str) -> str:
+    """' (was conv2d_add_relu(...3x3...) [fused_conv2d1_add_relu])', or ' (its code changed)'
+    when it computes what it did, on the same shapes."""
+    old = match.old_of[name]
+    before, after = match.before.get(old), match.after.get(name)
+    if before is not None and after is not None and before.describe() == after.describe():
+        return " (its code changed)" if old == name else f" (its code changed; was {old})"
+    return f" (was {match.label(old, old=True)})"
+
+
 def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
     """'new: conv2d_add_relu(...) [fused_conv2d1_add_relu]; changed: ... (was ...); removed: ...':
     the kernels added, changed and removed since the baseline (by structure), or ""."""
@@ -145,8 +155,7 @@ def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
     for status, title in (("new", "new"), ("changed", "changed")):
         names = sorted(n for n, s in match.status.items() if str(s) == status)
         if names:
-            shown = [match.label(n) + (f" (was {match.label(match.old_of[n], old=True)})" if status == "changed" else "")
-                     for n in names[:limit]]
+            shown = [match.label(n) + (_was(match, n) if status == "changed" else "") for n in names[:limit]]
             parts.append(f"{title}: " + ", ".join(shown) + (f", ... {len(names) - limit} more" if len(names) > limit else ""))
     if match.removed:
         shown = [match.label(n, old=True) for n in match.removed[:limit]]
@@ -195,8 +204,9 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
     diff = bytecode_diff(baseline.bytecode, match.listing(current.bytecode))
     if diff:
-        lines.append("VM bytecode, baseline -> now" + (" (kernels by their baseline names; [new], [changed]: see above)"
-                                                       if match.by_structure and match.status else "") + ":")
+        lines.append("VM bytecode, baseline -> now:")
+        if match.by_structure and any(str(s) != "same" or match.old_of.get(n) != n for n, s in match.status.items()):
+            lines.append("  (each kernel called under its baseline counterpart's name; [new], [changed]: see above)")
         lines.extend(f"  {line}" for line in diff)
     return "\n".join(lines)
 

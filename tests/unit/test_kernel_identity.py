@@ -86,10 +86,21 @@ def test_the_failure_names_the_changed_layers_kernel_and_no_unchanged_one():
     assert "3x3" not in changes and "removed" not in changes, changes
     grew = next(line for line in text.splitlines() if "kernels that grew" in line)
     assert "8x8x5x5" in grew and "3x3" not in grew, grew  # the simulated-cost line
-    diff = text.split("VM bytecode, baseline -> now")[1]
+    diff = text.split("VM bytecode, baseline -> now:")[1]
+    assert "under its baseline counterpart's name" in diff
     # the 3x3 call is the baseline's kernel under its baseline name: only the 5x5 call differs
     assert "+call fused_conv2d1_add_relu [new] in: %1" in diff and "fused_conv2d2" not in diff, diff
     assert "-call fused_conv2d1_add_relu in: %2" not in diff, diff
+
+
+def test_a_kernel_whose_code_changed_says_so():
+    from pytest_tvmperf.report.text import kernel_set_line
+
+    recoded = replace(K3, key="d" * 16)
+    line = kernel_set_line(match_kernels({"k": K3}, {"k": recoded}))
+    assert line == "changed: conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16 [k] (its code changed)"
+    line = kernel_set_line(match_kernels({"k": K3}, {"k1": K5}))
+    assert line.endswith("[k1] (was conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16 [k])"), line
 
 
 def test_by_name_the_same_records_blame_the_wrong_kernel():
