@@ -1,6 +1,7 @@
 """Size and cost of the IR form of a baseline: the lowered module of each workload as
-``tvm.ir.save_json`` text and gzip-compressed (what ``--tvmperf-update`` stores), against
-TVMScript, with the round trip's structural equality and the time to rebuild it.
+``tvm.ir.save_json`` text and gzip-compressed (what ``--tvmperf-update`` stored before its
+large tensors were stored apart: see benchmarks/baseline_size.py), against TVMScript, with
+the round trip's structural equality and the time to rebuild it.
 
     python benchmarks/ir_size.py
 """

@@ -17,6 +17,7 @@ from pytest_tvmperf.measure.disturbance import clean, device_disturbance
 from pytest_tvmperf.build.executors import get_executor
 from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, sample_in_looks, summary_note,
                    whole_verdict)
+from pytest_tvmperf.measure.kernel_identity import kernel_identities
 from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
 from pytest_tvmperf.measure.simulate import simulated_gate_note
 from pytest_tvmperf.measure.machine import current_machine
@@ -43,6 +44,12 @@ from pytest_tvmperf.config.parsing import TIME_METRIC
 TIMED = Plan(Mode.TIMED)
 #: the verdicts of metrics that were compared with the baseline
 _GATED = (Verdict.PASS, Verdict.IMPROVED, Verdict.REGRESSED)
+
+
+def ir_ref(pending: PendingArtifact, baseline_dir: Path) -> IRRef:
+    """The entry's ``ir`` field for a pending IR file (with the weights stored apart from it)."""
+    ref = getattr(pending, "ref", None)
+    return ref(baseline_dir) if ref is not None else IRRef(str(pending.final.relative_to(baseline_dir)), pending.sha256)
 
 
 @dataclass(frozen=True)
@@ -209,6 +216,7 @@ class Tvmperf:
         compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
         workload = prep.workload
         listing = compiled.listing()
+        kernels = kernel_identities(compiled)
         with self.session.timing_lock(self.target):
             per_kernel = kernel_times(compiled, args)
         target_json = target.as_json()
@@ -229,7 +237,8 @@ class Tvmperf:
                 kernel_time_s=per_kernel,
                 pipeline=workload.pipeline,
                 tuning=prep.tuning.as_json() if prep.tuning else None,
-                ir=IRRef(str(ir.final.relative_to(self.session.settings.baseline_dir)), ir.sha256) if ir else None,
+                ir=ir_ref(ir, self.session.settings.baseline_dir) if ir else None,
+                kernels=kernels,
             )
 
         pending = self.sources.export(compiled, machine.fingerprint)
@@ -348,7 +357,8 @@ class Tvmperf:
         record = Record(workload=prep.workload.name, executor=self.executor, target=target_json,
                         tvm_version=current_machine(target_json).tvm_version, exact=exact, timings={},
                         compile_s=prep.compile_s, bytecode=prep.compiled.listing(), kernel_time_s=None,
-                        pipeline=prep.workload.pipeline, tuning=prep.tuning.as_json() if prep.tuning else None)
+                        pipeline=prep.workload.pipeline, tuning=prep.tuning.as_json() if prep.tuning else None,
+                        kernels=kernel_identities(prep.compiled))
         if session.settings.update:
             return self._record(record, plan.outcome_note(exact, None), plan)
         return self._decide(record, baseline, None, None, [], plan)

@@ -131,7 +131,8 @@ def test_a_new_option_appears_in_the_reference_by_itself(monkeypatch):
                          marker_keys=("new_thing",), marker_role="sets")
     monkeypatch.setattr(options, "OPTIONS", (*options.OPTIONS, new))
     page = _render(_hook(), (DOCS / "reference.md").read_text(encoding="utf-8"))
-    assert "`--tvmperf-new-thing=VALUE`\n:   ini `tvmperf_new_thing` · environment `TVMPERF_NEW_THING` · marker `new_thing`" in page
+    assert ("- `--tvmperf-new-thing=VALUE`: does a &lt;new&gt; thing (ini `tvmperf_new_thing` · environment "
+            "`TVMPERF_NEW_THING` · marker `new_thing`)") in page
     assert "does a &lt;new&gt; thing" in page
     assert "| `TVMPERF_NEW_THING` | `--tvmperf-new-thing` |" in page
     assert "| `new_thing` | `--tvmperf-new-thing` |" in page
@@ -140,3 +141,40 @@ def test_a_new_option_appears_in_the_reference_by_itself(monkeypatch):
 def test_an_unknown_placeholder_fails_the_build():
     with pytest.raises(ValueError, match="unknown placeholder <!-- tvmperf:nothing -->"):
         _render(_hook(), "# x\n\n<!-- tvmperf:nothing -->\n")
+
+
+def test_the_pages_read_right_on_github():
+    """The generated sections are written into the Markdown files (issue 37): GitHub shows a
+    page's file as it is, so no bare placeholder and no include line is left for it to show,
+    and every section is what the code generates now (else: the command that rewrites them)."""
+    hook = _hook()
+    for page in sorted(DOCS.glob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*--8<--", text, re.MULTILINE), f"{page.name}: an include line GitHub shows as is"
+        for match in re.finditer(r"^<!-- tvmperf:[a-z]+.*-->$", text, re.MULTILINE):
+            if match.group() != hook.END:
+                assert text[match.end():].lstrip("\n") and not text[match.end():].lstrip("\n").startswith(hook.END), \
+                    f"{page.name}: {match.group()} has no generated text"
+    stale = hook.stale_pages()
+    assert not stale, (f"{', '.join(p.name for p in stale)}: generated sections out of date; "
+                       f"refresh them with: {hook.COMMAND}")
+    workloads = (DOCS / "workloads.md").read_text(encoding="utf-8")
+    for example in EXAMPLES:  # each example is in its page whole, as the file the tests run
+        assert example.read_text(encoding="utf-8").rstrip("\n") in workloads, example.name
+
+
+def test_a_stale_section_is_found_and_rewritten(tmp_path: Path):
+    """A page whose generated text no longer matches the code is named with the command;
+    rewriting it is idempotent, and an opening line with no end yet gets its section."""
+    hook = _hook()
+    (tmp_path / "a.md").write_text("# a\n\n<!-- tvmperf:env -->\n\n| old |\n\n<!-- tvmperf:end -->\n\ntext\n")
+    (tmp_path / "b.md").write_text("# b\n\n<!-- tvmperf:include docs/examples/github-workflow.yml -->\n\nafter\n")
+    assert [p.name for p in hook.stale_pages(tmp_path)] == ["a.md", "b.md"]
+    a = hook.render((tmp_path / "a.md").read_text())
+    assert "| old |" not in a and "| `TVMPERF_BASELINES_REF` |" in a and a.endswith("<!-- tvmperf:end -->\n\ntext\n")
+    assert hook.render(a) == a
+    b = hook.render((tmp_path / "b.md").read_text())
+    assert "```yaml\n" in b and b.endswith("<!-- tvmperf:end -->\n\nafter\n") and hook.render(b) == b
+    result = subprocess.run([sys.executable, str(DOCS / "hooks" / "reference.py"), "--check"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr

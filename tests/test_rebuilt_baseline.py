@@ -259,3 +259,25 @@ def test_an_old_form_library_planted_in_baselines_is_not_loaded_unless_trusted(p
     result.assert_outcomes(failed=2)
     assert owned.exists()  # loaded: in the child first (that is all the opt-in risks, and it is said)
     assert "compared without a/b timing" not in result.stdout.str()
+
+
+def test_weights_are_stored_once_apart_from_the_ir_and_pruned_when_unnamed(project):
+    """Issue 37: a network's bound weights made most of its IR file, one copy per test and
+    per re-record. They are stored once by content, apart from the IR; the rebuilt program
+    is the recorded one (it passes its a/b gate); an unnamed weight file is pruned."""
+    project.pytester.makepyfile(test_perf=MLP_TWO_EXECUTORS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    entries = project.baselines()["tests"]
+    named = {w["path"] for e in entries.values() for w in e["ir"]["weights"]}
+    stored = {str(p.relative_to(project.pytester.path / "baselines")) for p in _files(project, "*.npy.gz")}
+    assert named == stored and len(named) >= 2  # mlp's large weights, one file each, for both executors
+    (ir,) = _files(project, "*.json.gz")
+    assert ir.stat().st_size < 100_000 < sum((project.pytester.path / "baselines" / p).stat().st_size for p in named)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)  # a re-record adds no copy
+    assert {str(p.relative_to(project.pytester.path / "baselines")) for p in _files(project, "*.npy.gz")} == stored
+    result = project.run("-rA")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_mlp[[]llvm-vm-bytecode[]]*a/b, baseline rebuilt here*"])
+    project.pytester.makepyfile(test_perf=TESTS)  # the network's test is gone
+    project.run("--tvmperf-update", "--tvmperf-prune").assert_outcomes(passed=2)
+    assert _files(project, "*.npy.gz") == []

@@ -94,7 +94,9 @@ def test_a_bigger_kernel_fails_naming_it(sim_project):
     sim_project.set_env("SCALE_STEPS", "96")  # 50% more steps per element
     result = sim_project.run("--tvmperf-simulate=on", *GATE)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*cpu_instructions * -> *", "*kernels that grew: scale: * -> * instructions (+*%)*"])
+    result.stdout.fnmatch_lines(["*cpu_instructions * -> *", "*kernels that grew: scale(256) -> 256 [[]scale[]] (changed): * -> * instructions (+*%)*",
+                                 "*kernels since the baseline (matched by structure*): changed: scale(256) -> 256 [[]scale[]] "
+                                 "(its code changed)"])
 
 
 def _hide_valgrind(project, tmp_path: Path) -> None:

@@ -275,3 +275,74 @@ def test_torch_mlp(tvmperf):
     result = project.run("--tvmperf-peers=torch")
     result.assert_outcomes(passed=2)
     assert "tvm/torch" in result.stdout.str() and "peer torch not timed" not in result.stdout.str()
+
+
+# the per-kernel times of a project where they must not flake: each VM callee takes its
+# executed calls x the elements of its kernel's buffers x 1 ns (a builtin: 0.1 us a call)
+FAKE_KERNEL_TIMES = '''
+
+@pytest.fixture(autouse=True)
+def _fake_kernel_times(monkeypatch):
+    from pytest_tvmperf import runner
+
+    def kernel_times(compiled, args, runs=5):
+        sizes = {}
+        for gv, func in compiled.lowered.functions.items():
+            if hasattr(func, "params") and all(hasattr(p, "shape") for p in func.params):
+                n = 0
+                for p in func.params:
+                    size = 1
+                    for d in p.shape:
+                        size *= int(d)
+                    n += size
+                sizes[gv.name_hint] = n
+        calls = compiled.executed_calls(list(args))
+        return {name: count * sizes.get(name, 100) * 1e-9 for name, count in calls.items()}
+
+    monkeypatch.setattr(runner, "kernel_times", kernel_times)
+'''
+
+
+def test_a_changed_layer_is_blamed_not_the_renumbered_kernel(project, warm_torch_export):
+    """Issue 37: two identical 3x3 convs share one kernel; the first is made 5x5. TVM numbers
+    the new 5x5 kernel as the shared one was and renames the 3x3, so matching by name
+    compared two different kernels and blamed the unchanged one. Matched by structure, the
+    failure names the 5x5 layer's kernel as new and no unchanged kernel."""
+    project.pytester.makeconftest(project.pytester.path.joinpath("conftest.py").read_text() + FAKE_KERNEL_TIMES)
+    project.pytester.makepyfile(test_perf='''
+import os
+import pytest
+import torch
+from pytest_tvmperf.workloads import torch_workload
+
+
+class Net(torch.nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.a = torch.nn.Conv2d(8, 8, k, padding=k // 2)
+        self.b = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        return torch.relu(self.b(torch.relu(self.a(x))))
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_net(tvmperf):
+    torch.manual_seed(0)
+    tvmperf.check(torch_workload(Net(int(os.environ["NET_K"])).eval(), (torch.randn(1, 3, 16, 16),)))
+''')
+    project.set_env("NET_K", "3")
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    entry = project.baselines()["tests"]["test_net[llvm-vm-bytecode]"]
+    assert sorted(k["shapes"].split(",")[1] for k in entry["kernels"].values()) == ["8x3x3x3", "8x8x3x3"]
+    project.set_env("NET_K", "5")
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    changes = next(line for line in out.splitlines() if "kernels since the baseline" in line)
+    assert "new: conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16" in changes, changes
+    assert "3x3" not in changes and "changed" not in changes and "removed" not in changes, changes
+    slower = next(line for line in out.splitlines() if "kernels that take longer" in line)
+    assert "8x8x5x5" in slower and "3x3" not in slower, slower

@@ -183,10 +183,12 @@ def setup_difference(metric: str, baseline: Mapping[str, str], current: Mapping[
 
 
 def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str,
-                  limit: int = 6) -> str:
+                  limit: int = 6, label=None) -> str:
     """'fused_conv2d_add_relu: 1.82 G -> 2.01 G instructions (+10.4%), new_kernel: 3.1 M (new)',
     the kernels whose count grew, largest growth first (the runtime's line is no kernel:
-    see :func:`runtime_change`)."""
+    see :func:`runtime_change`). ``after`` is keyed like ``before`` (a build's kernels
+    under their baseline counterparts' names: report/kernel_match.py); ``label(name)``
+    says what a kernel is (None: its name)."""
     if not before or not after:
         return ""
     changes = []
@@ -194,10 +196,11 @@ def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | N
         old, new = before.get(name, 0), after.get(name, 0)
         if new <= old:
             continue
+        shown = (label(name) if label is not None else None) or name
         if name not in before:
-            text = f"{name}: {fmt_count(new)} {unit} (new)"
+            text = f"{shown}: {fmt_count(new)} {unit} (new)"
         else:
-            text = f"{name}: {fmt_count(old)} -> {fmt_count(new)} {unit} ({(new - old) / old * 100 if old else 0:+.1f}%)"
+            text = f"{shown}: {fmt_count(old)} -> {fmt_count(new)} {unit} ({(new - old) / old * 100 if old else 0:+.1f}%)"
         changes.append((new - old, text))
     changes.sort(key=lambda c: -c[0])
     return ", ".join(text for _, text in changes[:limit])

@@ -166,8 +166,8 @@ class TimingSources:
         fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
         for fresh in (False, True):
             try:
-                library, cached = rebuild.cached_library(fingerprint, self.executor, ref.sha256,
-                                                         lambda: lowered_ir.load(path), target, fresh=fresh)
+                library, cached = rebuild.cached_library(fingerprint, self.executor, ref.program_key,
+                                                         lambda: lowered_ir.load(path, ref), target, fresh=fresh)
             except lowered_ir.IRLoadError as exc:
                 notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")
                 return None
@@ -218,6 +218,9 @@ class TimingSources:
                        f"--tvmperf-artifacts=DIR); this test writes no baseline, the others keep theirs")
         else:
             self.session.exported.append(pending)  # removed at session end unless committed
+            for _, weight in pending.weights:  # stored apart from the IR, committed with it
+                self.session.exported.append(weight)
+                self.session.store.queue_artifact(weight)
             return pending
         self.fail("error", problem)  # outside the except: no chained traceback
 

@@ -268,10 +268,35 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
     from pytest_tvmperf.report.kernels import renamed
 
     before = (baseline.kernel_time_s if baseline is not None else None) or {}
+    if baseline is not None and baseline.kernels and record.kernels:  # by structure (report/kernel_match.py)
+        from pytest_tvmperf.report.kernel_match import match_kernels
+
+        match = match_kernels(baseline.kernels, record.kernels)
+
+        def then(name: str) -> float | None:  # the counterpart's time: a builtin by name, a kernel by structure
+            if match.status_of(name) is None:
+                return before.get(name)
+            return before.get(match.old_of[name]) if name in match.old_of else None
+
+        rows = [KernelTime(_kernel_label(match, name), t, then(name)) for name, t in record.kernel_time_s.items()]
+        return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
     old_of = renamed(before, record.kernel_time_s)  # a renamed kernel is compared with its old self
     rows = [KernelTime(name, t, before.get(name, before.get(old_of.get(name, ""))))
             for name, t in record.kernel_time_s.items()]
     return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
+
+
+def _kernel_label(match, name: str) -> str:
+    """A kernel's bar label: what it is, its name, and (new) or (changed) since the baseline."""
+    status = match.status_of(name)
+    if status is None:
+        return name
+    tag = f" ({status})" if str(status) in ("new", "changed") else ""
+    old = match.old_of.get(name)
+    was = f" (was {old})" if old and old != name else ""
+    ident = match.after.get(name)
+    # the name and the tag first (a bar's label is cut at 40 characters; its tooltip has it all)
+    return f"{name}{tag}{was}" + (f" · {ident.describe()}" if ident is not None else "")
 
 
 def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]:

@@ -6,13 +6,16 @@ import difflib
 import shlex
 from collections import Counter
 from dataclasses import dataclass, fields
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, RatioVerdict
 from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.store.record import Record
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_tvmperf.report.kernel_match import KernelMatch
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -58,7 +61,16 @@ def count_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None
     return ", ".join(parts)
 
 
-def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[str]:
+def kernel_match(current: Record, baseline: Record) -> "KernelMatch":
+    """The kernels of ``current`` matched with ``baseline``'s by structure (by name for a
+    baseline recorded before kernel identities were stored: report/kernel_match.py)."""
+    from pytest_tvmperf.report.kernel_match import match_kernels
+
+    names = lambda r: tuple(sorted(set(r.kernel_time_s or ()) | {k for m in r.exact.per_kernel.values() for k in m}))  # noqa: E731
+    return match_kernels(baseline.kernels, current.kernels, names(baseline), names(current))
+
+
+def _verdict_line(v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None) -> list[str]:
     if v.metric == "time":
         timing = current.timing
         samples = len(timing.samples.samples) if timing else 0
@@ -80,20 +92,22 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
     delta = (v.current or 0) - (v.baseline or 0)
     shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
     lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
+    match = match or kernel_match(current, baseline)
     if v.metric == "instructions":
-        by_callee = count_diff(baseline.exact.by_callee, current.exact.by_callee)
+        by_callee = count_diff(baseline.exact.by_callee, match.translate(current.exact.by_callee))
         if by_callee:
             lines.append(f"    by callee: {by_callee}")
         per_func = count_diff(baseline.exact.instructions, current.exact.instructions)
         if per_func:
             lines.append(f"    by function: {per_func}")
     elif v.metric == "calls":
-        by_callee = count_diff(baseline.exact.calls, current.exact.calls)
+        by_callee = count_diff(baseline.exact.calls, match.translate(current.exact.calls))
         if by_callee:
             lines.append(f"    executed calls by callee: {by_callee}")
     elif v.metric in current.exact.per_kernel:
         grown = grown_kernels(_named(current, baseline.exact.per_kernel.get(v.metric)),
-                              _named(current, current.exact.per_kernel.get(v.metric)), metric_unit(v.metric))
+                              _named(current, match.translate(current.exact.per_kernel.get(v.metric))),
+                              metric_unit(v.metric), label=_labels(match))
         if grown:
             lines.append(f"    kernels that grew: {grown}")
         runtime = runtime_change(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
@@ -110,6 +124,46 @@ def _named(record: Record, per_kernel: Mapping[str, int] | None) -> Mapping[str,
     return {(f"{record.workload} (main)" if name == "main" else name): n for name, n in per_kernel.items()}
 
 
+def _labels(match: "KernelMatch"):
+    """The label of each kernel of a translated map (keyed by baseline names): what it is,
+    and whether its code or shapes changed since the baseline."""
+    if not match.by_structure:
+        return None
+    labels = {old: match.label(old, old=True) for old in match.before}
+    for name, status in match.status.items():
+        shown = match.key_name(name)
+        labels[shown] = match.label(name) + (" (changed)" if str(status) == "changed" else "")
+    return labels.get
+
+
+def _was(match: "KernelMatch", name: str) -> str:
+    """' (was conv2d_add_relu(...3x3...) [fused_conv2d1_add_relu])', or ' (its code changed)'
+    when it computes what it did, on the same shapes."""
+    old = match.old_of[name]
+    before, after = match.before.get(old), match.after.get(name)
+    if before is not None and after is not None and before.describe() == after.describe():
+        return " (its code changed)" if old == name else f" (its code changed; was {old})"
+    return f" (was {match.label(old, old=True)})"
+
+
+def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
+    """'new: conv2d_add_relu(...) [fused_conv2d1_add_relu]; changed: ... (was ...); removed: ...':
+    the kernels added, changed and removed since the baseline (by structure), or ""."""
+    if not match.by_structure:
+        return ""
+    parts = []
+    for status, title in (("new", "new"), ("changed", "changed")):
+        names = sorted(n for n, s in match.status.items() if str(s) == status)
+        if names:
+            shown = [match.label(n) + (_was(match, n) if status == "changed" else "") for n in names[:limit]]
+            parts.append(f"{title}: " + ", ".join(shown) + (f", ... {len(names) - limit} more" if len(names) > limit else ""))
+    if match.removed:
+        shown = [match.label(n, old=True) for n in match.removed[:limit]]
+        parts.append("removed: " + ", ".join(shown) + (f", ... {len(match.removed) - limit} more"
+                                                        if len(match.removed) > limit else ""))
+    return "; ".join(parts)
+
+
 def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
                        notes: Sequence[str] = (), command: str | None = None) -> str:
     names = ", ".join(v.metric for v in comparison.regressions)
@@ -120,16 +174,22 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         why = (time_verdict.reason if time_verdict is not None and time_verdict.reason
                else "the noise is larger than the threshold")
         lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
+    match = kernel_match(current, baseline)
     for v in comparison.regressions:
-        lines.extend(_verdict_line(v, current, baseline))
-    slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s)
+        lines.extend(_verdict_line(v, current, baseline, match))
+    changed = kernel_set_line(match)
+    if changed:
+        lines.append(f"  kernels since the baseline (matched by structure, not by name): {changed}")
+    slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s, match=match)
     if slower:
         lines.append(f"  kernels that take longer than in the baseline: {slower}")
+    if match.note and current.kernels:
+        lines.append(f"  note: {match.note}")
     for note in notes:
         lines.append(f"  note: {note}")
     time_verdict = comparison.get("time")
     if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
-        first, *rest = _verdict_line(time_verdict, current, baseline)
+        first, *rest = _verdict_line(time_verdict, current, baseline, match)
         lines.append(f"{first} [{time_verdict.status}]")
         lines.extend(rest)
     for v in comparison.improvements:
@@ -142,24 +202,34 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     if current.tvm_version != baseline.tvm_version:
         lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
     lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
-    diff = bytecode_diff(baseline.bytecode, current.bytecode)
+    diff = bytecode_diff(baseline.bytecode, match.listing(current.bytecode))
     if diff:
         lines.append("VM bytecode, baseline -> now:")
+        if match.by_structure and any(str(s) != "same" or match.old_of.get(n) != n for n, s in match.status.items()):
+            lines.append("  (each kernel called under its baseline counterpart's name; [new], [changed]: see above)")
         lines.extend(f"  {line}" for line in diff)
     return "\n".join(lines)
 
 
-def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6) -> str:
+def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6,
+                     match: "KernelMatch | None" = None) -> str:
     """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first; a
     renamed kernel is matched to its old name ('fused_add1 (was fused_add) +2 ms'), and
-    changes under a microsecond are left out (see report/kernels.py)."""
+    changes under a microsecond are left out (see report/kernels.py). With a ``match`` by
+    structure, each kernel is compared with its counterpart whatever its name, and shown
+    as what it is ('conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]')."""
     from pytest_tvmperf.report.kernels import kernel_changes
 
     if before is None or after is None:
         return ""
+    by_structure = match is not None and match.by_structure
     parts = []
-    for delta, name, old, tag in kernel_changes(before, after)[:limit]:
-        parts.append(f"{name}{f' (was {old})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
+    for delta, name, old, tag in kernel_changes(before, after, match)[:limit]:
+        if by_structure and match.status_of(name) is not None:
+            was = f" (was {match.label(old, old=True)})" if tag == "changed" else (f" (was {old})" if old else "")
+            parts.append(f"{match.label(name)}{was} +{fmt_time(delta)}{f' ({tag})' if tag and tag != 'changed' else ''}")
+        else:
+            parts.append(f"{name}{f' (was {old})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
     return ", ".join(parts)
 
 

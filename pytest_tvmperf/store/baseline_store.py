@@ -198,4 +198,5 @@ def _named_files(records) -> list[str]:
         out.extend(t.artifact for t in record.timings.values() if t.artifact)
         if record.ir is not None:
             out.append(record.ir.path)
+            out.extend(w.path for w in record.ir.weights)
     return out

@@ -4,9 +4,9 @@ saved by ``--tvmperf-update`` and rebuilt for whatever machine runs the gate.
 
 One file per distinct module, ``<artifact dir>/ir/<first 24 hex digits of its
 sha256>.json.gz``: ``tvm.ir.save_json`` text, gzip-compressed with a fixed header (the
-same module gives the same bytes, so the same file). Bound weights are most of it
-(base64 in the JSON); gzip brings the JSON back to about the weights' binary size, so
-a side file for them would not be smaller. Written and committed like a compiled
+same module gives the same bytes, so the same file). Bound weights would be most of it:
+its large tensors are stored apart, once, by content (store/weights.py), and put back
+before the IR is built (:func:`load`). Written and committed like a compiled
 artifact (:mod:`pytest_tvmperf.store.artifacts`): a temporary file, renamed into place
 under the baseline lock right before the baseline file that names it is replaced.
 """
@@ -19,13 +19,14 @@ import hashlib
 import os
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_tvmperf.store import bounded_json, ir_check
 from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
-from pytest_tvmperf.store.record import IRRef
+from pytest_tvmperf.store.record import IRRef, WeightRef
 
 IR_DIR = "ir"
 IR_SUFFIX = ".json.gz"
@@ -87,14 +88,36 @@ def _refusal(text: str) -> tuple[Any, Exception] | None:
     return None
 
 
-def save_pending(module: Any, artifact_dir: Path) -> PendingArtifact:
-    """Write ``module`` under a temporary name in ``artifact_dir/ir``; the pending
-    file's final name carries its content hash (commit it with ``artifacts.commit``)."""
-    data = encode(module)
-    sha = hashlib.sha256(data).hexdigest()
-    directory = artifact_dir / IR_DIR
+def encode_split(module: Any) -> tuple[bytes, list]:
+    """``module`` as :func:`encode` writes it, with its large tensors taken out (zeros in
+    their place), and those tensors (store/weights.py ``Weight``)."""
+    import json
+
+    import tvm
+
+    from pytest_tvmperf.store import weights
+
+    graph = json.loads(tvm.ir.save_json(module))
+    taken = weights.split(graph)
+    text = json.dumps(graph, separators=(",", ":"))
+    return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0), taken
+
+
+@dataclass(frozen=True)
+class PendingIR(PendingArtifact):
+    """The pending IR file, and the pending files of the weights taken out of it (each
+    committed like the IR; ``refs`` gives their entries' ``ir.weights``)."""
+
+    weights: tuple[tuple[int, PendingArtifact], ...] = ()
+
+    def ref(self, baseline_dir: Path) -> IRRef:
+        return IRRef(str(self.final.relative_to(baseline_dir)), self.sha256,
+                     tuple(WeightRef(node, str(w.final.relative_to(baseline_dir)), w.sha256) for node, w in self.weights))
+
+
+def _write_pending(data: bytes, final: Path) -> PendingArtifact:
+    directory = final.parent
     directory.mkdir(parents=True, exist_ok=True)
-    final = directory / f"{sha[:24]}{IR_SUFFIX}"
     fd, temp = tempfile.mkstemp(prefix=temp_prefix(final.name), suffix=".tmp", dir=directory)
     try:
         os.fchmod(fd, file_mode())
@@ -106,7 +129,29 @@ def save_pending(module: Any, artifact_dir: Path) -> PendingArtifact:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    return PendingArtifact(Path(temp), final, sha)
+    return PendingArtifact(Path(temp), final, hashlib.sha256(data).hexdigest())
+
+
+def save_pending(module: Any, artifact_dir: Path) -> PendingIR:
+    """Write ``module`` under a temporary name in ``artifact_dir/ir``, and each of its
+    large tensors in ``artifact_dir/weights``; each pending file's final name carries its
+    content hash (commit them with ``artifacts.commit``)."""
+    from pytest_tvmperf.store.weights import WEIGHT_SUFFIX, WEIGHTS_DIR
+
+    data, taken = encode_split(module)
+    pending_weights = []
+    try:
+        for weight in taken:
+            final = artifact_dir / WEIGHTS_DIR / f"{weight.sha256[:32]}{WEIGHT_SUFFIX}"
+            pending_weights.append((weight.node, _write_pending(weight.data, final)))
+        sha = hashlib.sha256(data).hexdigest()
+        ir = _write_pending(data, artifact_dir / IR_DIR / f"{sha[:24]}{IR_SUFFIX}")
+    except BaseException:
+        for _, pending in pending_weights:
+            with contextlib.suppress(OSError):
+                os.unlink(pending.temp)
+        raise
+    return PendingIR(ir.temp, ir.final, ir.sha256, tuple(pending_weights))
 
 
 def _fix(test_id: str) -> str:
@@ -128,6 +173,29 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
                           f"(file {actual[:16]}..., recorded {ref.sha256[:16]}...): the file was changed or "
                           f"damaged; {_fix(test_id)}")
     check_safe(path.read_bytes(), f"baseline IR {shown} ({where})", test_id)
+    base = _baseline_dir(path, ref)
+    for i, weight in enumerate(ref.weights):
+        file = base / weight.path
+        what = (f"baseline weights {weight.path} (named by field {IR_FIELD}.weights[{i}].path of entry {test_id!r} "
+                f"in {baseline_file})")
+        if base.resolve() not in file.resolve().parents:
+            raise IRFileError(f"{what} lie outside the baseline directory; {_fix(test_id)}")
+        if not file.exists():
+            raise IRFileError(f"{what} are missing; {_fix(test_id)}")
+        if file.is_symlink() or not stat.S_ISREG(file.stat().st_mode):
+            raise IRFileError(f"{what} are not a regular file; {_fix(test_id)}")
+        actual = file_sha256(file)
+        if actual != weight.sha256:
+            raise IRFileError(f"{what} do not match field {IR_FIELD}.weights[{i}].sha256 (file {actual[:16]}..., "
+                              f"recorded {weight.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}")
+
+
+def _baseline_dir(path: Path, ref: IRRef) -> Path:
+    """The baseline directory: the IR file's path less the entry's relative path."""
+    base = path
+    for _ in Path(ref.path).parts:
+        base = base.parent
+    return base
 
 
 def check_safe(data: bytes, what: str, test_id: str) -> None:
@@ -158,6 +226,30 @@ def check_safe(data: bytes, what: str, test_id: str) -> None:
                       f"is a change to review as code; otherwise {_fix(test_id)}") from None
 
 
-def load(path: Path) -> Any:
-    """The module in the IR file at ``path`` (checked with :func:`check_file` first)."""
-    return decode(path.read_bytes())
+def load(path: Path, ref: IRRef | None = None) -> Any:
+    """The module in the IR file at ``path`` (checked with :func:`check_file` first), with
+    the weights ``ref`` names put back in place (the program that was recorded)."""
+    if ref is None or not ref.weights:
+        return decode(path.read_bytes())
+    import json
+
+    import tvm
+
+    from pytest_tvmperf.store.weights import WeightError, join
+
+    try:
+        graph = json.loads(gzip.decompress(path.read_bytes()))
+    except (OSError, EOFError, ValueError) as exc:
+        raise IRLoadError(f"not gzip-compressed JSON ({exc})") from None
+    base = _baseline_dir(path, ref)
+    for i, weight in enumerate(ref.weights):
+        try:
+            join(graph, weight.node, (base / weight.path).read_bytes(), f"weights {weight.path} ({IR_FIELD}.weights[{i}])")
+        except (WeightError, OSError) as exc:
+            raise IRLoadError(str(exc)) from None
+    try:
+        return tvm.ir.load_json(json.dumps(graph))
+    except Exception as exc:  # TVM raises its own error types
+        first = str(exc).strip().splitlines()
+        raise IRLoadError(f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: "
+                          f"{first[-1][:300] if first else ''})") from None

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from pytest_tvmperf.measure.machine import Machine
 from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.measure.kernel_identity import KernelId
 from pytest_tvmperf.measure.metrics import ExactMetrics
 
 
@@ -20,19 +21,51 @@ def _round(x: float) -> float:
 
 
 @dataclass(frozen=True)
-class IRRef:
-    """The IR file of a baseline entry: its path relative to the baseline directory, and
-    the sha256 of its bytes."""
+class WeightRef:
+    """A weight taken out of the IR (store/weights.py): the index of its tensor node in
+    the IR's graph, its file relative to the baseline directory, the sha256 of its bytes."""
 
+    node: int
     path: str
     sha256: str
 
-    def as_json(self) -> dict[str, str]:
-        return {"path": self.path, "sha256": self.sha256}
+    def as_json(self) -> dict[str, Any]:
+        return {"node": self.node, "path": self.path, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class IRRef:
+    """The IR file of a baseline entry: its path relative to the baseline directory, and
+    the sha256 of its bytes; and the weights stored apart from it (none in IR recorded
+    before weights were, or without large tensors)."""
+
+    path: str
+    sha256: str
+    weights: tuple[WeightRef, ...] = ()
+
+    @property
+    def program_key(self) -> str:
+        """What determines the program: the IR's sha256, with its weights' (the IR alone
+        holds zeros in their place, the same for every set of weights)."""
+        if not self.weights:
+            return self.sha256
+        import hashlib
+
+        text = self.sha256 + "".join(f";{w.node}:{w.sha256}" for w in self.weights)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "sha256": self.sha256}
+        if self.weights:
+            data["weights"] = [w.as_json() for w in self.weights]
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> "IRRef | None":
-        return None if data is None else cls(str(data["path"]), str(data["sha256"]))
+        if data is None:
+            return None
+        weights = tuple(WeightRef(int(w["node"]), str(w["path"]), str(w["sha256"])) for w in data.get("weights") or ())
+        return cls(str(data["path"]), str(data["sha256"]), weights)
 
 
 @dataclass(frozen=True)
@@ -93,6 +126,9 @@ class Record:
     tuning: Mapping[str, Any] | None = None
     #: the program as IR before code generation (``--tvmperf-update``), rebuilt at gate time
     ir: IRRef | None = None
+    #: {kernel name: what it is} (measure/kernel_identity.py): kernels are matched with the
+    #: baseline's by structure, not by TVM's numbering; None in a baseline recorded before
+    kernels: Mapping[str, KernelId] | None = None
 
     @property
     def timing(self) -> Timing | None:
@@ -113,6 +149,7 @@ class Record:
             "pipeline": self.pipeline,
             **({"tuning": dict(self.tuning)} if self.tuning is not None else {}),
             **({"ir": self.ir.as_json()} if self.ir is not None else {}),
+            **({"kernels": {k: v.as_json() for k, v in sorted(self.kernels.items())}} if self.kernels else {}),
         }
 
     @classmethod
@@ -130,6 +167,7 @@ class Record:
             pipeline=str(data.get("pipeline", "default")),
             tuning=None if data.get("tuning") is None else dict(data["tuning"]),
             ir=IRRef.from_json(data.get("ir")),
+            kernels=None if not data.get("kernels") else {str(k): KernelId.from_json(v) for k, v in data["kernels"].items()},
         )
 
     def merged_over(self, old: "Record | None") -> "Record":

@@ -291,6 +291,20 @@ def check_record(data: Any) -> None:
         _str(record["pipeline"], "pipeline")
     _optional(record.get("tuning"), "tuning", _object)
     _optional(record.get("ir"), "ir", _ir)
+    _optional(record.get("kernels"), "kernels", _kernel_ids)
+
+
+#: the fields of a kernel's identity (measure/kernel_identity.py), all strings; ``layer`` optional
+_KERNEL_ID_FIELDS = ("key", "op", "shapes")
+
+
+def _kernel_ids(value: Any, field: str) -> None:
+    """``kernels``: {kernel name: {"key": hex, "op": str, "shapes": str[, "layer": str]}}."""
+    for name, ident in _object(value, field).items():
+        ident = _object(ident, f"{field}.{name}")
+        for key in _KERNEL_ID_FIELDS:
+            _str(_require(ident, key, f"{field}.{name}."), f"{field}.{name}.{key}")
+        _optional(ident.get("layer"), f"{field}.{name}.layer", _str)
 
 
 def combo_of(test_id: str) -> tuple[str, str, str] | None:
@@ -352,6 +366,18 @@ def _ir(value: Any, field: str) -> None:
     sha = _require(ir, "sha256", f"{field}.")
     if not (isinstance(sha, str) and _SHA256.match(sha)):
         _fail(f"{field}.sha256", "64 lowercase hex digits", sha)
+    weights = ir.get("weights")
+    if weights is not None:  # the weights stored apart from the IR (store/weights.py)
+        if not isinstance(weights, list):
+            _fail(f"{field}.weights", "a list", weights)
+        for i, weight in enumerate(weights):
+            where = f"{field}.weights[{i}]"
+            weight = _object(weight, where)
+            _count(_require(weight, "node", f"{where}."), f"{where}.node")
+            _artifact_path(_require(weight, "path", f"{where}."), f"{where}.path")
+            wsha = _require(weight, "sha256", f"{where}.")
+            if not (isinstance(wsha, str) and _SHA256.match(wsha)):
+                _fail(f"{where}.sha256", "64 lowercase hex digits", wsha)
 
 
 def check_schema_version(value: Any, wanted: int) -> bool:

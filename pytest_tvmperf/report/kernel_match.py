@@ -1,0 +1,159 @@
+"""Pure: the kernels of a build matched with its baseline's by what they are, not by name.
+
+TVM numbers kernels in the order it meets them, so one changed layer renames the kernels
+after it (``conv2d19`` becomes ``conv2d20``), and matching by name compares two different
+kernels. With both sides' :class:`~pytest_tvmperf.measure.kernel_identity.KernelId`:
+
+1. same code (equal structural hash): the same kernel, whatever its name now;
+2. left over, same op and shapes: the same kernel with its code **changed** (a schedule,
+   a TVM upgrade);
+3. left over, same op: the kernel of the same layer **changed** shape (a 3x3 conv made
+   5x5), paired in name order;
+4. the rest: **new** kernels of this build, and kernels **removed** since the baseline.
+
+A baseline recorded before kernels were identified has no identities: kernels are then
+matched by name (a renamed one by its name without the numbering, report/kernels.py), and
+:attr:`KernelMatch.note` says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Mapping
+
+from pytest_tvmperf.measure.kernel_identity import KernelId
+
+
+class KernelStatus(str, Enum):
+    SAME = "same"        # same code (maybe under another name)
+    CHANGED = "changed"  # the baseline's kernel of the same op, with other code or shapes
+    NEW = "new"          # no counterpart in the baseline
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: the note of a match made by name
+BY_NAME_NOTE = ("kernels matched by name: the baseline has no kernel identities (recorded before tvmperf stored "
+                "them); a renumbered kernel may be compared with another one. Re-record it with --tvmperf-update "
+                "to match kernels by structure")
+
+
+@dataclass(frozen=True)
+class KernelMatch:
+    """old_of: {name now: its counterpart's name in the baseline}; status: {name now:
+    KernelStatus}; removed: the baseline's kernels with no counterpart; before/after: the
+    identities (empty when matched by name); by_structure: False when matched by name."""
+
+    old_of: Mapping[str, str] = field(default_factory=dict)
+    status: Mapping[str, KernelStatus] = field(default_factory=dict)
+    removed: tuple[str, ...] = ()
+    before: Mapping[str, KernelId] = field(default_factory=dict)
+    after: Mapping[str, KernelId] = field(default_factory=dict)
+    by_structure: bool = True
+
+    @property
+    def note(self) -> str:
+        return "" if self.by_structure else BY_NAME_NOTE
+
+    def status_of(self, name: str) -> KernelStatus | None:
+        """None for a name that is no kernel of this build (a VM builtin)."""
+        return self.status.get(name)
+
+    def listing(self, texts: Mapping[str, str] | None) -> dict[str, str] | None:
+        """VM bytecode with each ``call <kernel>`` naming the kernel as :meth:`shown_name`
+        does, so a diff with the baseline's shows changed calls, not renumbering."""
+        if texts is None or not self.by_structure:
+            return None if texts is None else dict(texts)
+        import re
+
+        def callee(m: re.Match) -> str:
+            return f"{m.group(1)}{self.shown_name(m.group(2))}{m.group(3)}"
+
+        return {fn: re.sub(r"^(call )(\S+)( |$)", callee, text, flags=re.MULTILINE) for fn, text in texts.items()}
+
+    def label(self, name: str, old: bool = False) -> str:
+        """What a user recognises: ``conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16
+        [fused_conv2d1_add_relu]``; the bare name where the kernel has no identity."""
+        ident = (self.before if old else self.after).get(name)
+        return f"{ident.describe()} [{name}]" if ident is not None else name
+
+    def translate(self, counts: Mapping[str, float] | None) -> dict[str, float] | None:
+        """A map keyed by this build's kernel names re-keyed by their baseline names (a new
+        kernel keeps its name, marked ``[new]`` if the baseline has a kernel of that name),
+        so that it compares with the baseline's map key by key."""
+        if counts is None:
+            return None
+        if not self.by_structure:  # matched by name: the names are compared as they are
+            return dict(counts)
+        out: dict[str, float] = {}
+        for name, value in counts.items():
+            key = self.key_name(name)
+            out[key] = out.get(key, 0) + value
+        return out
+
+    def key_name(self, name: str) -> str:
+        """This build's kernel under its baseline counterpart's name (changed or not); a new
+        kernel under its own name, with `` [new]`` if the baseline had one of that name."""
+        status = self.status.get(name)
+        if status is None or not self.by_structure:
+            return name
+        if status == KernelStatus.NEW:
+            return f"{name} [new]" if name in self.before else name
+        return self.old_of[name]
+
+    def shown_name(self, name: str) -> str:
+        """This build's kernel under its baseline name (``name [changed]`` for a changed one);
+        a new kernel's own name (with `` [new]`` if the baseline had one of that name)."""
+        status = self.status.get(name)
+        if status is None or not self.by_structure:
+            return name
+        if status == KernelStatus.NEW:
+            return f"{name} [new]" if name in self.before else name
+        old = self.old_of[name]
+        return f"{old} [changed]" if status == KernelStatus.CHANGED else old
+
+
+def match_kernels(before: Mapping[str, KernelId] | None, after: Mapping[str, KernelId] | None,
+                  before_names: tuple[str, ...] = (), after_names: tuple[str, ...] = ()) -> KernelMatch:
+    """Match this build's kernels (``after``) with the baseline's (``before``). Without
+    identities on either side, the kernels named in ``before_names`` / ``after_names``
+    (e.g. the keys of per-kernel times) are matched by name."""
+    if not before or not after:
+        return _by_name(before_names or tuple(before or ()), after_names or tuple(after or ()))
+    old_left = sorted(before)
+    new_left = sorted(after)
+    old_of: dict[str, str] = {}
+    status: dict[str, KernelStatus] = {}
+
+    def pair(key, kind: KernelStatus) -> None:
+        groups: dict[object, list[str]] = {}
+        for old in old_left:
+            groups.setdefault(key(before[old]), []).append(old)
+        for new in list(new_left):
+            candidates = groups.get(key(after[new]))
+            if not candidates:
+                continue
+            old = new if new in candidates else candidates[0]  # the same name first, else in name order
+            candidates.remove(old)
+            old_left.remove(old)
+            new_left.remove(new)
+            old_of[new], status[new] = old, kind
+
+    pair(lambda k: k.key, KernelStatus.SAME)
+    pair(lambda k: (k.op, k.shapes), KernelStatus.CHANGED)
+    pair(lambda k: k.op, KernelStatus.CHANGED)
+    status.update({new: KernelStatus.NEW for new in new_left})
+    return KernelMatch(old_of, status, tuple(old_left), dict(before), dict(after))
+
+
+def _by_name(before: tuple[str, ...], after: tuple[str, ...]) -> KernelMatch:
+    """The fallback: equal names, then renamed ones (report/kernels.py's heuristic)."""
+    from pytest_tvmperf.report.kernels import renamed
+
+    old_of = {n: n for n in after if n in before}
+    old_of.update(renamed({n: 0.0 for n in before}, {n: 0.0 for n in after}))
+    status = {n: (KernelStatus.SAME if n in old_of else KernelStatus.NEW) for n in after}
+    removed = tuple(sorted(set(before) - set(old_of.values())))
+    return KernelMatch(old_of, status, removed, by_structure=False)

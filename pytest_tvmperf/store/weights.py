@@ -1,0 +1,148 @@
+"""The weights of a baseline's IR, stored apart from it: once, content-addressed and
+compressed, shared by every test and re-record that has the same tensor.
+
+A network's bound weights are nearly all of its IR (61 MB of a DLA-34's). ``--tvmperf-update``
+takes each large tensor (``ffi.Tensor`` node of the ``tvm.ir.save_json`` graph, at least
+:data:`MIN_BYTES`) out of the IR: the IR keeps the tensor's header and zeros in place of its
+data (still a plain ``save_json`` graph that TVM loads, a few bytes once compressed), and the
+data goes to ``<artifact dir>/weights/<sha256>.npy.gz`` (NumPy's ``.npy``, gzip-compressed
+with a fixed header, so the same tensor is the same file). The baseline entry names them
+(``ir.weights``: the node, the file, its sha256); the gate puts them back before the IR is
+built, so the rebuilt program is the one recorded.
+
+Weight files are data from the repository: read with ``np.load(allow_pickle=False)``, their
+sha256 checked first, their size bounded by what the IR's header says before they are
+decompressed, and their dtype and shape checked against it.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import io
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+WEIGHTS_DIR = "weights"
+WEIGHT_SUFFIX = ".npy.gz"
+#: tensors smaller than this stay in the IR (shapes, scalars, small biases)
+MIN_BYTES = 4096
+#: ``tvm::runtime::Tensor`` serialization: magic, reserved, device, ndim, dtype, shape, byte size
+_MAGIC = 0xDD5E40F096B4A13F
+_HEAD = struct.Struct("<QQiiiBBH")
+#: DLPack type codes -> NumPy kinds (int, uint, float); other dtypes stay in the IR
+_KINDS = {0: "i", 1: "u", 2: "f"}
+#: the most a ``.npy`` header adds to the data
+_NPY_HEADER_MAX = 4096
+
+
+class WeightError(Exception):
+    """A weight file does not match what the IR's header says (or cannot be read)."""
+
+
+@dataclass(frozen=True)
+class TensorHeader:
+    """The header of one serialized tensor: what its data must be."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    nbytes: int
+    size: int  # bytes of the header itself
+
+    def describe(self) -> str:
+        return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
+
+
+def parse_header(raw: bytes) -> TensorHeader | None:
+    """The header of a serialized tensor, or None for one kept in the IR (another dtype, a
+    vector type, a size that does not add up)."""
+    if len(raw) < _HEAD.size:
+        return None
+    magic, _, _, _, ndim, code, bits, lanes = _HEAD.unpack_from(raw)
+    if magic != _MAGIC or not 0 <= ndim <= 32 or lanes != 1 or code not in _KINDS or bits not in (8, 16, 32, 64):
+        return None
+    end = _HEAD.size + 8 * ndim + 8
+    if len(raw) < end:
+        return None
+    shape = struct.unpack_from(f"<{ndim}q", raw, _HEAD.size)
+    (nbytes,) = struct.unpack_from("<q", raw, _HEAD.size + 8 * ndim)
+    count = 1
+    for d in shape:
+        count *= d
+    if any(d < 0 for d in shape) or nbytes != count * bits // 8 or len(raw) != end + nbytes:
+        return None
+    return TensorHeader(f"{_KINDS[code]}{bits // 8}", tuple(shape), nbytes, end)
+
+
+@dataclass(frozen=True)
+class Weight:
+    """One tensor taken out of the IR: the index of its node in the graph, and its file's bytes."""
+
+    node: int
+    data: bytes  # the compressed .npy file
+    sha256: str
+
+
+def encode_weight(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+    return gzip.compress(buf.getvalue(), compresslevel=6, mtime=0)
+
+
+def split(graph: dict[str, Any], min_bytes: int = MIN_BYTES) -> list[Weight]:
+    """Take the large tensors out of a ``save_json`` graph (in place): each node's data
+    becomes its header and zeros; returns the weights, in node order."""
+    out: list[Weight] = []
+    for index, node in enumerate(graph.get("nodes", ())):
+        if not isinstance(node, dict) or node.get("type") != "ffi.Tensor" or not isinstance(node.get("data"), str):
+            continue
+        if len(node["data"]) * 3 // 4 < min_bytes:
+            continue
+        raw = base64.b64decode(node["data"])
+        head = parse_header(raw)
+        if head is None or head.nbytes < min_bytes:
+            continue
+        array = np.frombuffer(raw, dtype=np.dtype(head.dtype).newbyteorder("<"), offset=head.size).reshape(head.shape)
+        data = encode_weight(array)
+        out.append(Weight(index, data, hashlib.sha256(data).hexdigest()))
+        node["data"] = base64.b64encode(raw[:head.size] + bytes(head.nbytes)).decode("ascii")
+    return out
+
+
+def read_weight(data: bytes, head: TensorHeader, what: str) -> bytes:
+    """The tensor's data from a weight file's bytes, checked against the IR's header:
+    decompressed no further than the header's size allows, loaded without pickle, of the
+    header's dtype and shape. Raises WeightError naming ``what``."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            npy = f.read(head.nbytes + _NPY_HEADER_MAX + 1)
+    except (OSError, EOFError) as exc:
+        raise WeightError(f"{what} is not gzip-compressed ({exc})") from None
+    if len(npy) > head.nbytes + _NPY_HEADER_MAX:
+        raise WeightError(f"{what} holds more than the {head.describe()} tensor the IR expects")
+    try:
+        array = np.load(io.BytesIO(npy), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise WeightError(f"{what} is not a NumPy .npy array ({exc})") from None
+    if not isinstance(array, np.ndarray) or array.dtype.newbyteorder("<") != np.dtype(head.dtype).newbyteorder("<") \
+            or tuple(array.shape) != head.shape:
+        raise WeightError(f"{what} holds {array.dtype}{list(getattr(array, 'shape', ()))}, the IR expects "
+                          f"{head.describe()}")
+    return np.ascontiguousarray(array, dtype=np.dtype(head.dtype).newbyteorder("<")).tobytes()
+
+
+def join(graph: dict[str, Any], node: int, data: bytes, what: str) -> None:
+    """Put a weight back into node ``node`` of the graph (in place), checked against the
+    header the IR kept there."""
+    nodes = graph.get("nodes", ())
+    if not 0 <= node < len(nodes) or not isinstance(nodes[node], dict) or nodes[node].get("type") != "ffi.Tensor":
+        raise WeightError(f"{what}: node {node} of the IR is no tensor")
+    raw = base64.b64decode(nodes[node].get("data", ""))
+    head = parse_header(raw)
+    if head is None:
+        raise WeightError(f"{what}: node {node} of the IR is no tensor this plugin takes weights out of")
+    nodes[node]["data"] = base64.b64encode(raw[:head.size] + read_weight(data, head, what)).decode("ascii")
