@@ -58,6 +58,48 @@ def stored_graphs() -> Iterable[tuple[str, dict]]:
         yield str(path.relative_to(ROOT)), json.loads(data)
 
 
+def network_cases() -> list:
+    """User-style networks (torch layers of every common kind, the ONNX models the onnx
+    package ships): what a user's own network stores, beyond the bundled suite (issue 33: an
+    allowlist that refuses a user's ordinary network would break every gate after its record)."""
+    import torch
+    from torch import nn
+    from pytest_tvmperf import workloads
+    torch.manual_seed(0)
+
+    class Convs(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Sequential(nn.Conv2d(3, 8, 7, 2, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                                   nn.Conv2d(8, 8, 3, 1, 1, groups=8), nn.Conv2d(8, 16, 1), nn.ReLU6(),
+                                   nn.ConvTranspose2d(16, 8, 2, 2), nn.AvgPool2d(2), nn.Upsample(scale_factor=2),
+                                   nn.Hardswish(), nn.SiLU(), nn.LeakyReLU(0.1), nn.Sigmoid())
+            self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10), nn.Softmax(-1))
+        def forward(self, x):
+            y = self.a(x)
+            return self.head(torch.cat([y, y * 2], 1))
+
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(32); self.att = nn.MultiheadAttention(32, 4, batch_first=True)
+            self.ff = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32), nn.Tanh())
+        def forward(self, x):
+            h = self.ln(x); a, _ = self.att(h, h, h)
+            return self.ff(x + a).mean(-1)
+
+    return [
+        ("llvm", "vm-bytecode", lambda: workloads.torch_workload(Convs(), (torch.randn(1, 3, 32, 32),), name="user convs")),
+        ("llvm", "vm-bytecode", lambda: workloads.torch_workload(Attn(), (torch.randn(2, 8, 32),), name="user attention")),
+        ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("squeezenet")),
+        ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("resnet50")),
+        ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("shufflenet")),
+        ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("densenet121")),
+        ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("inception_v1")),
+        ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("bvlc_alexnet")),
+    ]
+
+
 def built_graphs() -> Iterable[tuple[str, dict]]:
     """The IR each bundled workload stores, under each executor it runs on, per target."""
     import tvm
@@ -86,6 +128,10 @@ def built_graphs() -> Iterable[tuple[str, dict]]:
         ("cuda", "vm-bytecode", lambda: workloads.dla_conv("stem")),
         ("cuda", "vm-bytecode", lambda: workloads.mlp(batch=1)),
     ]
+    try:
+        cases += network_cases()
+    except ImportError as exc:  # torch missing: derive from the rest
+        print(f"  skipped the user networks: {exc}", file=sys.stderr)
     for target_name, executor, make in cases:
         try:
             workload = make()

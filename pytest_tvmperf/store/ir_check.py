@@ -234,9 +234,11 @@ ALLOWED_EXTERN_FUNCS: frozenset[str] = frozenset({
     'vm.builtin.check_tensor_info',
     'vm.builtin.make_shape',
     'vm.builtin.match_shape',
+    'vm.builtin.reshape',
 })
 ALLOWED_CALL_NAMES: frozenset[str] = frozenset()
 ALLOWED_ATTR_KEYS: frozenset[str] = frozenset({
+    'axis',
     'buffer_dim_align',
     'global_symbol',
     'meta_schedule.tiling_structure',
@@ -246,6 +248,7 @@ ALLOWED_ATTR_KEYS: frozenset[str] = frozenset({
     'pragma_unroll_explicit',
     'relax.force_pure',
     's_tir',
+    'schedule_rule',
     'tir_var_lower_bound',
     'tir_var_upper_bound',
     'tirx.is_host_func',
