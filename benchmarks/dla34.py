@@ -5,7 +5,8 @@ For each load level (idle, and with ``--busy`` CPU-bound jobs beside it) and eac
 (``default``; ``tuned`` with ``--tune-trials N``, which first tunes in its own process),
 in a fresh project and a fresh build cache each time:
 
-1. **plain**: a fresh process compiles the network (``tvm.compile``, the default pipeline,
+1. **plain**: a fresh process imports the network from torch (``torch.export`` and
+   ``from_exported_program``, as the test does) and compiles it (``tvm.compile``, the default pipeline,
    the tuned one with the database) and times it with ``time_evaluator`` in as many
    samples as the gate took (``--plain-rounds``, default: the gate's rounds), and eager
    PyTorch on the same input;
@@ -37,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _load import cpu_load  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+#: more pytest options for the record and gate runs (--pytest-args)
+EXTRA: list[str] = []
 
 TEST = '''
 import pytest
@@ -57,8 +60,8 @@ from pytest_tvmperf import workloads
 from pytest_tvmperf.build.executors import get_executor
 from pytest_tvmperf.build.targets import resolve_target
 size, width, pipeline, rounds, db = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+start = time.perf_counter()  # from the torch module: the export and import are part of a plain compile too
 w = workloads.dla34(size=size, width=width)
-start = time.perf_counter()
 if pipeline == "tuned":  # the plugin's own tuned build (the database's best schedules applied)
     ex = get_executor("vm-bytecode").compile(w.with_pipeline("tuned", tuning_db=db), resolve_target("llvm")).executable
 else:
@@ -91,7 +94,7 @@ def fresh_env(cache: Path) -> dict:
 
 def pytest_run(project: Path, cache: Path, *args: str) -> tuple[float, str]:
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:logging", "--durations=0",
-           "-vv", "--tvmperf-peers=torch", *args]
+           "-vv", "--tvmperf-peers=torch", *EXTRA, *args]
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=project, env=fresh_env(cache), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)
@@ -154,10 +157,13 @@ def main() -> None:
     parser.add_argument("--pipelines", default="default", help="default,tuned (tuned needs --tune-trials)")
     parser.add_argument("--tune-trials", type=int, default=None)
     parser.add_argument("--plain-rounds", type=int, default=None)
+    parser.add_argument("--pytest-args", default="", help="more options for the record and gate runs, e.g. "
+                        "'--tvmperf-simulate=off' (what the simulated cost adds)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
+    EXTRA.extend(shlex.split(args.pytest_args))
     rows = []
-    for busy in sorted({0, args.busy}):
+    for busy in sorted({0, args.busy}) if args.busy else (0,):
         for pipeline in args.pipelines.split(","):
             row = one(args.size, args.width, pipeline, busy, args.tune_trials, args.plain_rounds)
             rows.append(row)
