@@ -78,3 +78,18 @@ def test_a_failed_simulations_log_is_kept_where_the_next_run_leaves_it(tmp_path:
     assert kept is not None and kept.parent == tmp_path / "cache" / "simulate-logs"
     assert kept.read_text() == log.read_text()
     assert simulate.keep_log(tmp_path / "missing.log", root=tmp_path / "cache") is None
+
+
+def test_the_prediction_rests_on_a_warm_run_not_the_first():
+    """The checking run is a program's first call (one-time costs): a warm call decides."""
+    from types import SimpleNamespace
+
+    calls = []
+    ok = SimpleNamespace(compiled=SimpleNamespace(run=lambda args, specs: calls.append((args, specs))),
+                         args=["x"], out_specs=[((1,), "float32")])
+    assert simulate.warm_run_s(ok) >= 0 and calls == [(["x"], [((1,), "float32")])]
+
+    def broken(args, specs):
+        raise RuntimeError("device gone")
+
+    assert simulate.warm_run_s(SimpleNamespace(compiled=SimpleNamespace(run=broken), args=[], out_specs=[])) is None
