@@ -135,7 +135,8 @@ class TvmperfPlugin:
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        from pytest_tvmperf.report.text import inconclusive_line, peer_table, summary_legend, summary_notes, summary_table
+        from pytest_tvmperf.report.text import (hot_lines, inconclusive_line, peer_table, summary_legend, summary_notes,
+                                                 summary_table)
 
         state = self.session
         for error in state.write_errors:
@@ -158,7 +159,7 @@ class TvmperfPlugin:
         tr.write_sep("-", "tvmperf summary")
         for line in summary_table(rows):
             tr.write_line(line)
-        for line in summary_legend(rows) + summary_notes(rows):
+        for line in summary_legend(rows) + summary_notes(rows) + hot_lines(rows):
             tr.write_line(line)
         for line in inconclusive_line(rows, int(state.warns_inconclusive), state.settings.inconclusive):
             tr.write_line(line, yellow=True)

@@ -22,8 +22,9 @@ from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metr
 from pytest_tvmperf.measure.simulate import simulated_gate_note
 from pytest_tvmperf.measure.machine import current_machine
 from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.measure.budget import RoundsPlan, plan_rounds, precision
 from pytest_tvmperf.measure.timer import TimeSamples, Timer, TimingTask, kernel_times
-from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Limit
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
 from pytest_tvmperf.build.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
 from pytest_tvmperf.store.record import IRRef, Record, Timing
@@ -86,6 +87,10 @@ class Tvmperf:
     _outcome_id: str = ""  # the summary id of the assert_ratio under way
     _peers_unconfirmed: frozenset[str] = frozenset()
     _threads_note: str = ""  # the summary's word when timing fell back to fewer threads
+    #: seconds one test's time measurement may take (--tvmperf-time-budget, marker time_budget=)
+    time_budget_s: float = DEFAULT_TIME_BUDGET_S
+    _rounds: RoundsPlan | None = None  # the rounds of the last measure_time (measure/budget.py)
+    _budget_note: str = ""  # the rounds the budget allowed and the precision they reached
     _prep: Preparer | None = None
     _sources: TimingSources | None = None
     simulate: str | None = None  # the test's marker simulate= (measure/simulate.py)
@@ -200,7 +205,8 @@ class Tvmperf:
             kept, screened = clean(samples)  # the baseline keeps the rounds the machine left alone
             busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
                     f"trustworthy baseline" if screened is not None and screened.busy else "")
-            return self._record(make_record(kept, pending if keep else None, ir), busy)
+            budget = self._rounds.note() if self._rounds is not None else ""
+            return self._record(make_record(kept, pending if keep else None, ir), "; ".join(n for n in (busy, budget) if n))
         return self._decide(make_record(samples), baseline, timed.remeasure, make_record, notes)
 
     def measure_time(self, prep: Prepared, exact: ExactMetrics, baseline: Record | None,
@@ -217,8 +223,8 @@ class Tvmperf:
         workload = prep.workload
         listing = compiled.listing()
         kernels = kernel_identities(compiled)
-        with self.session.timing_lock(self.target):
-            per_kernel = kernel_times(compiled, args)
+        with self.session.timing_lock(self.target):  # a network of seconds: its per-kernel times from one run
+            per_kernel = kernel_times(compiled, args, runs=1 if (prep.run_s or 0) > 0.5 else 5)
         target_json = target.as_json()
         machine = current_machine(target_json) if target.remote is None else target.remote.machine(target_json)
 
@@ -250,7 +256,13 @@ class Tvmperf:
             baseline=baseline_sampler(machine),
             peers=peers or {},
         )
-        rounds = self.session.settings.repeat
+        settings = self.session.settings
+        # a network that runs for seconds is timed in fewer rounds, within the test's time budget
+        run_s = sum(per_kernel.values()) if per_kernel else None
+        heavy = 1 + (task.baseline is not None) + len(task.peers)
+        self._rounds = plan_rounds(run_s, heavy, int(task.reference is not None), settings.repeat, self.time_budget_s,
+                                   settings.min_repeat_ms / 1000)
+        rounds = self._rounds.rounds
         threads: list[int | None] = [None]  # None: TVM's own thread count
 
         def measure(n: int, fresh: bool = False) -> TimeSamples:
@@ -508,6 +520,10 @@ class Tvmperf:
             time_verdict = checked.verdicts["time"]
             if (note := confirmation_note(checked)) is not None:
                 notes.append(note)
+            if self._rounds is not None and self._rounds.cut:  # a network timed within its budget: how precise
+                d = time_verdict.decision
+                self._budget_note = self._rounds.note(precision(d.low, d.high, d.ratio) if d is not None else None)
+                notes.append(self._budget_note)
         else:
             time_verdict = MetricVerdict(TIME_METRIC, Verdict.NA, None, None,
                                          "timing off" if plan.mode == Mode.UNTIMED else self.thresholds[TIME_METRIC].describe())
@@ -535,7 +551,7 @@ class Tvmperf:
         outcome = self.add_outcome(Outcome(
             self.nodeid, self.test_id, self.executor, self.target, decided.verdict, record=record, baseline=baseline,
             comparison=comparison, message=message if decided.shown else "", peers=peers, layers=layers,
-            note=outcome_note or "; ".join(n for n in (summary_note(self._threads_note, time_verdict.status, time_verdict.reason,
+            note=outcome_note or "; ".join(n for n in (self._budget_note, summary_note(self._threads_note, time_verdict.status, time_verdict.reason,
                                                                     time_verdict.note, tuning_note),
                                                        simulated_gate_note(time_verdict.status, comparison)) if n)))
         if decided.fails:

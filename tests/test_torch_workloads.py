@@ -37,7 +37,7 @@ from pytest_tvmperf.build.correctness import check_outputs  # noqa: E402
 from pytest_tvmperf.build.executors import get_executor  # noqa: E402
 from pytest_tvmperf.build.targets import resolve_target  # noqa: E402
 from pytest_tvmperf.workload import PeerUnavailable, WorkloadError  # noqa: E402
-from pytest_tvmperf.workloads import dla_conv, mlp, onnx_model, rgb2yuv, torch_mlp, torch_workload  # noqa: E402
+from pytest_tvmperf.workloads import dla34, dla34_module, dla_conv, mlp, onnx_model, rgb2yuv, torch_mlp, torch_workload  # noqa: E402
 from pytest_tvmperf.workloads import torch_model  # noqa: E402
 
 
@@ -119,6 +119,33 @@ def test_torch_mlp_rejects_bad_batches():
     for batch in (0, "not a name", 1.5, True):
         with pytest.raises(ValueError, match="batch must be"):
             torch_mlp(batch=batch)
+
+
+# --- dla34 ------------------------------------------------------------------------------
+
+
+def test_dla34_is_timms_backbone_and_matches_eager_torch():
+    """DLA-34 as written here has timm's ``dla34`` parameters (15,742,104) less its
+    1000-class 1x1 head (512*1000 + 1000), and the small CI size compiles and matches
+    the eager module on all six level outputs."""
+    pytest.importorskip("torch")
+    net = dla34_module(width=1.0)
+    assert sum(p.numel() for p in net.parameters()) == 15_742_104 - 513_000
+    assert sum(isinstance(m, torch.nn.Conv2d) for m in net.modules()) == 37
+    workload = dla34(size=32, width=0.25)
+    assert workload.name == "dla34(size=32, width=0.25, batch=1, seed=0)"
+    assert set(workload.peers) == {"torch"}
+    outs = run_and_check(workload)
+    assert [o.shape for o in outs] == [(1, 4, 32, 32), (1, 8, 16, 16), (1, 16, 8, 8), (1, 32, 4, 4), (1, 64, 2, 2),
+                                       (1, 128, 1, 1)]
+
+
+def test_dla34_rejects_bad_sizes():
+    pytest.importorskip("torch")
+    for kwargs, match in (({"size": 16}, "size must be"), ({"size": 64.0}, "size must be"),
+                          ({"batch": 0}, "batch must be"), ({"width": 0}, "width must be")):
+        with pytest.raises(ValueError, match=match):
+            dla34(**kwargs)
 
 
 # --- torch_workload on a user's module ----------------------------------------------------

@@ -56,6 +56,9 @@ class Prepared:
     tuning: Any = None  # tuning.TuningState for pipeline="tuned"
     #: the CUDA kernels built to PTX and assembled (cuda_build.DeviceCode), cuda targets only
     device_code: Any = None
+    #: seconds of the checking run (one call, here, on the host): what the simulated cost
+    #: predicts its own duration from (measure/simulate.py); None where it did not run here
+    run_s: float | None = None
 
 
 @dataclass
@@ -105,13 +108,15 @@ class Preparer:
         out_specs = output_specs(expected)
         self._check_signature(workload, inputs, out_specs, where)
         self._run_in_child(compiled, executor_name, workload, args, out_specs, where)
-        mismatch = check_outputs(compiled.run(args, out_specs), expected, workload.rtol, workload.atol)
+        with stopwatch() as run_time:
+            got = compiled.run(args, out_specs)
+        mismatch = check_outputs(got, expected, workload.rtol, workload.atol)
         if mismatch:
             self.fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n" + mismatch.message(f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""))
         if workload.dim_ranges:
             self._check_symbolic(compiled, workload, where)
         return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0],
-                        tuning_state, device_code)
+                        tuning_state, device_code, run_s=run_time[0])
 
     def _device_code(self, compiled, target, where: str):
         """The CUDA kernels built to PTX and assembled with ``ptxas -v`` (the build check

@@ -20,6 +20,7 @@ from pytest_tvmperf.config.parsing import (
     Limit,
     parse_executors,
     parse_targets,
+    parse_duration,
     parse_simulate,
     parse_switch,
     peer_limits_from_marker,
@@ -43,6 +44,8 @@ class MarkerSettings:
     simulate: str | None = None
     #: ``timing=False``: correctness and exact metrics only (None: the run decides)
     timing: bool | None = None
+    #: ``time_budget="2m"``: seconds this test's time measurement may take (None: the run decides)
+    time_budget: float | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
@@ -54,6 +57,7 @@ class MarkerSettings:
             peer_limits=peer_limits_from_marker(kwargs),  # "bad vs_torch='x': ..." names it
             simulate=_keyword(kwargs, "simulate", parse_simulate),
             timing=_keyword(kwargs, "timing", parse_switch),
+            time_budget=_keyword(kwargs, "time_budget", parse_duration),
         )
 
 

@@ -50,6 +50,7 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_other_machine,
     parse_peer_limit,
     parse_peers,
+    parse_duration,
     parse_simulate,
     parse_targets,
     parse_thresholds,
@@ -151,6 +152,7 @@ OPT_TUNE_BUDGET = "tvmperf_tune_budget"
 OPT_TUNED = "tvmperf_tuned"
 OPT_PEERS = "tvmperf_peers"
 OPT_SIMULATE = "tvmperf_simulate"
+OPT_TIME_BUDGET = "tvmperf_time_budget"
 OPT_RPC = "tvmperf_rpc"
 OPT_RPC_TIMEOUT = "tvmperf_rpc_timeout"
 OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
@@ -177,6 +179,9 @@ DEFAULT_RPC_TIMEOUT_S = 300
 DEFAULT_CHILD_TIMEOUT_S = 600
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
+#: seconds one test's time measurement may take (before a confirmation): a network whose
+#: run takes seconds is timed in fewer rounds (measure/budget.py)
+DEFAULT_TIME_BUDGET_S = 60.0
 DEFAULT_EXAMPLES = 8
 
 
@@ -310,6 +315,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_TIMING, "timing", "on (default) or off: off checks correctness and the exact metrics only, with no "
            "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
            True, parse_bool, metavar="on|off", marker_keys=("timing",), marker_role="sets"),
+    Option(OPT_TIME_BUDGET, "time_budget", "the time one test's measurement may take, e.g. 60s or 2m (default "
+           f"{DEFAULT_TIME_BUDGET_S:g}s): a program whose rounds would take longer (a network running for seconds) is "
+           "timed in fewer rounds (at least 6; a confirmation takes twice as many) and its report states the precision "
+           "reached; marker time_budget=", None, parse_duration, metavar="DURATION", marker_keys=("time_budget",),
+           marker_role="sets"),
     Option(OPT_BENCHMARK_JSON, "benchmark_json_path", "also write the timings in pytest-benchmark's JSON format "
            "(read by pytest-benchmark compare/list and CI tools that read it)", ini=False, metavar="PATH",
            anchor="invocation"),
@@ -408,6 +418,10 @@ class Settings:
     #: simulate= goes in between (runner.py puts it in place of the ini's)
     cli_simulate: str | None = None
     ini_simulate: str | None = None
+    #: --tvmperf-time-budget and ini tvmperf_time_budget in seconds (None: unset); a test's
+    #: marker time_budget= goes in between (:meth:`time_budget_s`)
+    cli_time_budget: float | None = None
+    ini_time_budget: float | None = None
     rpc: tuple[str, int] | None = None
     rpc_timeout: int = DEFAULT_RPC_TIMEOUT_S
     baseline_program: str = "ir"
@@ -436,6 +450,13 @@ class Settings:
             if value is not None:
                 return bool(value)
         return True
+
+    def time_budget_s(self, marker: float | None = None) -> float:
+        """One test's time budget in seconds: command line > the test's marker > ini > default."""
+        for value in (self.cli_time_budget, marker, self.ini_time_budget):
+            if value is not None:
+                return float(value)
+        return DEFAULT_TIME_BUDGET_S
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:

@@ -38,6 +38,59 @@ X86 = ("x86_64", "amd64", "i686", "i386")
 STARTUP_TIMEOUT_S = 600.0
 REQUEST_TIMEOUT_S = 600.0
 HARNESS = Path(__file__).with_name("sim_harness.py")
+#: how many times its native run time one call takes under callgrind with the cache
+#: simulation (one TVM thread, the pinned build): measured 50-100x (docs/gate.md); the
+#: prediction takes the high end
+SLOWDOWN = 100.0
+#: the longest a test's simulated call may be predicted to take; past it the simulated
+#: cost is skipped up front with one line (never waited out): ~1.2 s of native run time
+SIMULATE_BUDGET_S = 120.0
+#: what to do about a simulated cost that cannot be counted (the docs' section)
+WHAT_TO_DO = ("give the workload a scaled-down simulate_as=smaller_workload (counted in its place), or "
+              "--tvmperf-simulate=off (marker simulate='off')")
+
+
+def predicted_s(run_s: float | None, slowdown: float = SLOWDOWN) -> float | None:
+    """Seconds one simulated call is predicted to take from one native call's seconds."""
+    return None if run_s is None or not run_s > 0 else run_s * slowdown
+
+
+def too_long(name: str, run_s: float | None, budget_s: float | None = None) -> str | None:
+    """The one line that says the simulated cost of ``name`` is skipped up front because
+    it would take longer than ``budget_s``; None when it fits (or nothing is known)."""
+    budget_s = SIMULATE_BUDGET_S if budget_s is None else budget_s
+    predicted = predicted_s(run_s)
+    if predicted is None or predicted <= budget_s:
+        return None
+    return (f"skipped {name} up front (not waited for): one run takes {run_s:.3g} s here, so ~{predicted:.0f} s "
+            f"under valgrind (~{SLOWDOWN:g}x), past its {budget_s:g} s budget; {WHAT_TO_DO}")
+
+
+def warm_run_s(prepared) -> float | None:
+    """Seconds of one more (warm) call of the prepared program, None where it cannot run."""
+    from pytest_tvmperf.measure.timer import stopwatch
+
+    try:
+        with stopwatch() as elapsed:
+            prepared.compiled.run(prepared.args, prepared.out_specs)
+    except Exception:  # noqa: BLE001 - the prediction only: the test's own run already passed
+        return None
+    return elapsed[0]
+
+
+def keep_log(log: Path, root: Path | None = None) -> Path | None:
+    """A copy of a failed measuring process's valgrind log where the next run does not
+    remove it (``$TVMPERF_CACHE_DIR/simulate-logs``); None where it cannot be copied."""
+    from pytest_tvmperf.store import user_cache
+
+    try:
+        folder = (root or user_cache.cache_root()) / "simulate-logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        kept = folder / f"valgrind-{os.getpid()}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        shutil.copyfile(log, kept)
+        return kept
+    except OSError:
+        return None
 
 
 class RequestFailed(SourceFailed):
@@ -156,8 +209,8 @@ class SimProcess:
             self._proc.stdin.flush()
         except OSError as exc:
             self.close()
-            raise SourceDied(f"the measuring process (valgrind) is gone{self._how}; see its log "
-                             f"{self.workdir / 'valgrind.log'}") from None
+            raise SourceDied(f"the measuring process (valgrind) is gone{self._how}; {self._kept_log()}; "
+                             f"{WHAT_TO_DO}") from None
         answer = self._read(REQUEST_TIMEOUT_S, f"simulating {func}")
         if not answer.get("ok"):
             raise RequestFailed(f"simulating {func} failed: {answer.get('error')}")
@@ -174,8 +227,13 @@ class SimProcess:
             self.close()
             why = "took longer than %ds" % timeout if not ready else "ended" + self._how
             error = SourceFailed if doing == "starting" else SourceDied  # it died measuring a test
-            raise error(f"the measuring process (valgrind) {why} while {doing}; see its log {self.workdir / 'valgrind.log'}")
+            raise error(f"the measuring process (valgrind) {why} while {doing}; {self._kept_log()}; {WHAT_TO_DO}")
         return json.loads(line)
+
+    def _kept_log(self) -> str:
+        """Where its log can be read: a copy the next run's clean-up of scratch folders leaves."""
+        kept = keep_log(self.workdir / "valgrind.log")
+        return f"its log is kept as {kept}" if kept is not None else f"see its log {self.workdir / 'valgrind.log'}"
 
     @property
     def _how(self) -> str:
@@ -270,6 +328,11 @@ class SimulatedCost:
 
         workload = prepared.workload.simulate_as or prepared.workload
         where = f"{workload.name} ({PINNED_DESCRIPTION})"
+        if prepared.workload.simulate_as is None and too_long(workload.name, getattr(prepared, "run_s", None)):
+            # the checking run was the program's first (one-time costs, a busy machine): a warm run decides
+            line = too_long(workload.name, warm_run_s(prepared))
+            if line:
+                raise SourceFailed(line)  # said up front: a network of seconds would hold the run for minutes
         try:
             compiled = get_executor(prepared.executor).compile(workload, TargetSpec("llvm-sim", dict(PINNED_TARGET)))
             # fixed-width names: the paths the child loads are the same length in every session (the

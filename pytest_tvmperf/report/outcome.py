@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
 from pytest_tvmperf.store.record import Record
 from pytest_tvmperf.report.layers import LayerTable
-from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.report.text import SummaryRow, hot_kernels
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 
@@ -69,6 +69,7 @@ class Outcome:
             cpu_instructions=_count(self.record, "cpu_instructions"),
             baseline_cpu_instructions=_count(self.baseline, "cpu_instructions"),
             failed=self.failed_metrics,
+            hot=hot_kernels(self.record.kernel_time_s) if self.record else "",
         )
 
     @property

@@ -277,6 +277,8 @@ class SummaryRow:
     baseline_cpu_instructions: int | None = None
     #: the metrics that regressed (``time``, ``cpu_instructions``, ...), in gate order
     failed: tuple[str, ...] = ()
+    #: where the time goes: ``conv2d14 26%, conv2d9 23%, ...`` (:func:`hot_kernels`), "" unknown
+    hot: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "failed", tuple(self.failed))
@@ -428,6 +430,28 @@ def untuned_line(nodeids: Sequence[str], command: str, invocation_dir=None, root
     listed = " ".join(shown[:4]) + (" ..." if len(shown) > 4 else "")
     return (f"tvmperf: {len(shown)} tuned test(s) skipped: the tuning database has records for other CPUs only; "
             f"to tune and record them on this machine (minutes per workload): {command} {listed}")
+
+
+#: a program of at least this many kernels (a network) gets its "most time" line
+HOT_MIN_KERNELS = 4
+
+
+def hot_kernels(kernel_time_s: Mapping[str, float] | None, top: int = 3) -> str:
+    """The kernels that take most of a run's time, with their share of the time spent in
+    all its callees: ``conv2d14 26%, conv2d9 23%, conv2d19 12% (of 49 callees)``; "" for
+    a program of fewer than :data:`HOT_MIN_KERNELS` callees, or none timed."""
+    times = {k: float(v) for k, v in (kernel_time_s or {}).items() if v and v > 0}
+    total = sum(times.values())
+    if len(times) < HOT_MIN_KERNELS or total <= 0:
+        return ""
+    ranked = sorted(times.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    shares = ", ".join(f"{name} {100 * t / total:.0f}%" for name, t in ranked)
+    return f"{shares} (of {len(times)} callees)"
+
+
+def hot_lines(rows: Iterable[SummaryRow]) -> list[str]:
+    """One ``most time:`` line per network test: which kernels to look at first."""
+    return [f"most time: {r.test}: {r.hot}" for r in rows if r.hot]
 
 
 def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
