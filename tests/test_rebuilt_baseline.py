@@ -65,7 +65,7 @@ def test_update_stores_ir_and_another_mcpu_gates_a_b_against_it_rebuilt(project)
     slower = project.run()
     slower.assert_outcomes(failed=2)
     slower.stdout.fnmatch_lines([
-        "*time 1.01 ms -> 1.11 ms (1.10x (97.5% CI 1.05-1.15x, a/b, baseline rebuilt here), limit +5%, 45 samples)*",
+        "*time 1.01 ms -> 1.11 ms (medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%, 45 samples*",
         "*compared: a/b, baseline rebuilt here: the baseline's IR rebuilt for this machine, timed side by side*",
     ])
 
@@ -138,7 +138,7 @@ def test_an_ir_this_tvm_cannot_load_falls_back_to_the_normalized_comparison_and_
     result = project.run()
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
-        "*time 1.01 ms -> 3.03 ms (3.00x (*, normalized)*",
+        "*time 1.01 ms -> 3.03 ms (stored median -> this run's); normalized ratio 3.00x (*",
         "*compared: normalized by the reference kernel*",
         "*note: baseline IR baselines/artifacts/ir/*.json.gz cannot be loaded: TVM 0.27* cannot load it (*"
         "NoSuchNodeOfAFutureTVM*); a/b timing is off for this test; the time falls back to the comparison with "

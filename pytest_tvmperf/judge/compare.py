@@ -187,9 +187,9 @@ def busy_widened_decision(now: Sequence[float], base: Sequence[float] | None, pr
     the measured one."""
     low_side, high_side = wait_bounds(now, preempted)
     wider = math.hypot(noise, load_noise(preempted))
-    plain = decide(now, base, threshold, alpha, wider, mode)  # type: ignore[arg-type]
-    low = decide(low_side, base, threshold, alpha, wider, mode).low  # type: ignore[arg-type]
-    high = decide(high_side, base, threshold, alpha, wider, mode).high  # type: ignore[arg-type]
+    plain = decide(now, base, threshold, alpha, wider, mode, "interval")  # type: ignore[arg-type]
+    low = decide(low_side, base, threshold, alpha, wider, mode, "interval").low  # type: ignore[arg-type]
+    high = decide(high_side, base, threshold, alpha, wider, mode, "interval").high  # type: ignore[arg-type]
     limit = 1 + threshold
     if low > limit:
         status = Verdict.REGRESSED
@@ -339,8 +339,9 @@ class RatioVerdict:
     framework (``TVM / peer``) or the other side of a relation (``a / b``).
 
     ``limit`` is the most the ratio may be (None: shown, not gated). Statuses:
-    ``pass`` (a ratio above the limit is ruled out, one-sided 90%), ``exceeded`` (the
-    whole interval lies above the limit), ``inconclusive`` (neither), ``not gated``.
+    ``pass`` (the whole interval lies at or under the limit), ``exceeded`` (the whole
+    interval lies above the limit), ``inconclusive`` (neither: it crosses the limit, or a busy
+    machine or two disagreeing measurements held it), ``not gated``.
     """
 
     name: str
@@ -391,16 +392,6 @@ class RatioVerdict:
         return f"{self.ratio:.2f}x ({self.decision.confidence * 100:.3g}% CI {self.low:.2f}-{self.high:.2f}x{widened})"
 
 
-def ratio_decision(decision: TimeDecision) -> TimeDecision:
-    """A ratio's decision (on ratio/limit, threshold 0) under the one rule of every printed
-    verdict: ``pass`` only when the whole interval shown lies at or under the limit (a pass
-    whose interval reaches past the limit, ``2.65x [2.26-3.10] <= 3``, is inconclusive);
-    ``exceeded`` (``regressed`` here) only when it lies wholly above."""
-    if decision.status in (Verdict.PASS, Verdict.IMPROVED) and decision.high > 1:
-        return replace(decision, status=Verdict.INCONCLUSIVE)
-    return decision
-
-
 def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, denominator_s: float,
                   limit: float | None, alpha: float, noise: float, reason: str = "",
                   busy: Sequence[float] | None = None) -> RatioVerdict:
@@ -415,7 +406,9 @@ def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, deno
         decision = busy_widened_decision(scaled, None, busy, 0.0, alpha, noise, "a/b", allow_pass=True)
         return RatioVerdict(name, limit, decision, numerator_s, denominator_s,
                             reason if decision.status == Verdict.INCONCLUSIVE else "", widened_note(busy))
-    decision = ratio_decision(decide(scaled, None, 0.0, alpha, noise, "a/b"))
+    # a pass needs the whole interval at or under the limit (``2.65x [2.26-3.10]`` against 3
+    # is no pass), as ``exceeded`` needs it wholly above
+    decision = decide(scaled, None, 0.0, alpha, noise, "a/b", "interval")
     return RatioVerdict(name, limit, _held(decision) if reason else decision, numerator_s, denominator_s, reason)
 
 

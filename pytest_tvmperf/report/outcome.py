@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
 from pytest_tvmperf.store.record import Record
-from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.report.text import SummaryRow, limit_sign
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 
@@ -41,7 +41,7 @@ class Outcome:
             return SummaryRow(test=self.test_id, executor=self.executor, target=self.target,
                               median_s=r.numerator_s, baseline_s=r.denominator_s, instructions=None,
                               baseline_instructions=None, verdict=self.verdict, note=self.note,
-                              ratio=r.ratio, low=r.low, high=r.high, mode=f"<= {r.limit:g}x")
+                              ratio=r.ratio, low=r.low, high=r.high, mode=f"{limit_sign(r.status)} {r.limit:g}x")
         time_now = self.record.timing.samples.median if self.record and self.record.timing else None
         time_base = None
         decision = None
