@@ -80,7 +80,7 @@ def test_an_old_so_baseline_still_works_and_update_migrates_it(project):
     project.set_env("TVMPERF_FAKE_SCALE", "1.10")
     old = project.run()
     old.assert_outcomes(failed=2)
-    old.stdout.fnmatch_lines(["*(1.10x (97.5% CI 1.05-1.15x, a/b), limit +5%*",
+    old.stdout.fnmatch_lines(["*(medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%*",
                               "*compared: the baseline's artifact timed side by side*"])
     # another machine cannot use the old form's library: shown, not gated
     native = tvm.target.codegen.llvm_get_system_cpu
