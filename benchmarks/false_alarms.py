@@ -88,8 +88,10 @@ def main() -> None:
                         out = run_pytest([*paths, f"--tvmperf-baselines={base}", "--tvmperf-inconclusive=pass", *extra],
                                          cwd=cwd, env=env)
                         rows[(t, name)].append(verdicts(out))
+                    so_far = tally(rows[(t, modes[0][1])]) if modes else {}
                     print(f"threads {t or 'default'}: process {i + 1}/{args.processes} done at "
-                          f"{time.time() - start:.0f} s", file=sys.stderr, flush=True)
+                          f"{time.time() - start:.0f} s; verdicts so far: {dict(so_far)}; load average "
+                          f"{os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
         suite = "bundled perf suite (tests/perf)" if args.suite == "bundled" else "A/A suite (mlp x2 executors, rgb2yuv x2 schedules)"
         print(f"{suite}, {args.processes} fresh processes per row, {args.gap:g} s apart, {args.load} competing "
               f"CPU-bound process(es), over {(time.time() - start) / 60:.1f} min")

@@ -80,6 +80,10 @@ class Workload:
         A smaller workload of the same computation whose simulated cost is counted
         instead of this one's (a scaled-down shape for a kernel too slow to simulate:
         valgrind runs ~100x native time). Named in the record's ``exact.measured_with``.
+    reference_name / made_by
+        What the reference is (``NumPy``, ``onnxruntime``, ``eager torch``) and the call
+        that made the workload (where ``rtol=``/``atol=`` are set): named in a
+        correctness failure, with the tolerance used.
     """
 
     name: str
@@ -97,6 +101,8 @@ class Workload:
     tuning_db: str | None = None
     peers: Mapping[str, PeerFactory] = field(default_factory=dict)
     simulate_as: "Workload | None" = None
+    reference_name: str = "NumPy"
+    made_by: str = "Workload"
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -129,6 +135,13 @@ class Workload:
             names = [gv.name_hint for gv in self.program.get_global_vars()]
             if self.entry not in names:
                 raise WorkloadError(f"workload {self.name}: entry {self.entry!r} not in the module (functions: {', '.join(sorted(names))})")
+
+    def tolerance_note(self) -> str:
+        """'tolerance rtol=0.0001, atol=0.0001 (|got - expected| <= atol + rtol * |expected|); to change
+        it: torch_workload(..., rtol=..., atol=...)'."""
+        return (f"tolerance rtol={self.rtol:g}, atol={self.atol:g} (|got - expected| <= atol + rtol * |expected|, "
+                f"against the {self.reference_name} reference); to change it: "
+                f"{self.made_by}(..., rtol=..., atol=...)")
 
     @property
     def kind(self) -> str:

@@ -48,12 +48,15 @@ def tvmperf_timer():
             scale, spread = float(os.environ["TVMPERF_FAKE_CONFIRM_SCALE"]), 0.0
         base = [1e-3 * (1 + 0.01 * (i % 3)) for i in range(rounds)]
         peer = float(os.environ.get("TVMPERF_FAKE_PEER_SCALE", "1"))  # peers take peer x 1 ms
+        # an emulated busy machine: every sample waited this share of its wall time for a CPU
+        wait = os.environ.get("TVMPERF_FAKE_PREEMPTED")
         return TimeSamples(
             tuple(scale * b * (1 + spread * ((i % 3) - 1)) for i, b in enumerate(base)),
             tuple(base) if task.reference is not None else None,
             task.reference_name,
             tuple(base) if task.baseline is not None else None,
             tuple((name, tuple(peer * b for b in base)) for name in sorted(task.peers)),
+            preempted=None if wait is None else (float(wait),) * rounds,
         )
     return timer
 '''
@@ -83,7 +86,7 @@ class Project:
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
     for name in ("TVMPERF_FAKE_SCALE", "TVMPERF_FAKE_SPREAD", "TVMPERF_FAKE_CONFIRM_SCALE", "TVMPERF_FAKE_PEER_SCALE",
-                 "TVMPERF_TRUST_ARTIFACTS", "TVMPERF_BASELINES_REF"):
+                 "TVMPERF_FAKE_PREEMPTED", "TVMPERF_TRUST_ARTIFACTS", "TVMPERF_BASELINES_REF"):
         monkeypatch.delenv(name, raising=False)
     # each project its own build cache (store/user_cache.py), so a test that damages a cached
     # build never touches another's; a test that wants the machine's cache sets it back

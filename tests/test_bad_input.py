@@ -180,6 +180,8 @@ def test_wrong_output_reports_error_and_where(project):
         "*output 0: 1 of 16 values differ from the reference beyond rtol=1e-05, atol=1e-05*",
         "*max abs error 1, max rel error 0.333333*",
         "*worst at (5,): got 2, expected 3*",
+        "*tolerance rtol=1e-05, atol=1e-05 (|got - expected| <= atol + rtol * |expected|, against the NumPy reference); "
+        "to change it: Workload(..., rtol=..., atol=...)*",
     ])
 
 

@@ -82,7 +82,7 @@ def test_time_gate_with_injected_slowdown(project):
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
         "*tvmperf: time regressed against the baseline in baselines/test_perf.json*",
-        "*time 1.01 ms -> 1.11 ms side by side (1.10x (97.5% CI 1.05-1.15x, a/b), limit +5%, 45 samples)*",
+        "*time 1.01 ms -> 1.11 ms (medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%, 45 samples*",
         "*compared: the baseline's artifact timed side by side*",
         "*note: first measurement regressed at 1.10x (97.5% CI 1.05-1.15x, a/b); re-measured with 45 samples in all: confirmed*",
     ])
@@ -175,7 +175,7 @@ def test_time_from_another_machine_is_compared_normalized_or_skipped(project):
     project.set_env("TVMPERF_FAKE_SCALE", "10")
     result = project.run("--tvmperf-other-machine=normalized")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*time 1.01 ms -> 10.1 ms (10.00x (97.5% CI *, normalized)*",
+    result.stdout.fnmatch_lines(["*time 1.01 ms -> 10.1 ms (stored median -> this run's); normalized ratio 10.00x (97.5% CI *",
                                  "*compared: vs another machine (*, *), normalized*"])
     result = project.run()  # the default: shown, not gated, and said so
     result.assert_outcomes(passed=2)

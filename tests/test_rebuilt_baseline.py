@@ -65,7 +65,7 @@ def test_update_stores_ir_and_another_mcpu_gates_a_b_against_it_rebuilt(project)
     slower = project.run()
     slower.assert_outcomes(failed=2)
     slower.stdout.fnmatch_lines([
-        "*time 1.01 ms -> 1.11 ms (1.10x (97.5% CI 1.05-1.15x, a/b, baseline rebuilt here), limit +5%, 45 samples)*",
+        "*time 1.01 ms -> 1.11 ms (medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%, 45 samples*",
         "*compared: a/b, baseline rebuilt here: the baseline's IR rebuilt for this machine, timed side by side*",
     ])
 
@@ -80,7 +80,7 @@ def test_an_old_so_baseline_still_works_and_update_migrates_it(project):
     project.set_env("TVMPERF_FAKE_SCALE", "1.10")
     old = project.run()
     old.assert_outcomes(failed=2)
-    old.stdout.fnmatch_lines(["*(1.10x (97.5% CI 1.05-1.15x, a/b), limit +5%*",
+    old.stdout.fnmatch_lines(["*(medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%*",
                               "*compared: the baseline's artifact timed side by side*"])
     # another machine cannot use the old form's library: shown, not gated
     native = tvm.target.codegen.llvm_get_system_cpu
@@ -139,7 +139,7 @@ def test_an_ir_this_tvm_cannot_load_falls_back_to_the_normalized_comparison_and_
     result = project.run()
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
-        "*time 1.01 ms -> 3.03 ms (3.00x (*, normalized)*",
+        "*time 1.01 ms -> 3.03 ms (stored median -> this run's); normalized ratio 3.00x (*",
         "*compared: normalized by the reference kernel*",
         "*note: baseline IR baselines/artifacts/ir/*.json.gz cannot be loaded: TVM 0.27* cannot load it (*"
         "NoSuchNodeOfAFutureTVM*); a/b timing is off for this test; the time falls back to the comparison with "

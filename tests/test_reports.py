@@ -147,3 +147,42 @@ def test_html_report_is_written(project, tmp_path):
     page = report.read_text()
     assert 'id="tvmperf-table"' in page and page.count('data-kind="ratio"') == 1
     assert "test_a[llvm-prim]" in page and "<script" not in page
+
+
+NOISY_LOGS_TEST = '''
+import logging
+import dataclasses
+import numpy as np
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_wrong(tvmperf):
+    trace = logging.getLogger("torch.__trace")  # torch sets this one to DEBUG itself
+    trace.setLevel(logging.DEBUG)
+    for i in range(300):
+        trace.debug("exported graph node %d", i)
+    logging.getLogger("tvm.relax.frontend").setLevel(logging.INFO)
+    logging.getLogger("tvm.relax.frontend").info("converting op")
+    logging.getLogger("torch.export").warning("a torch warning stays")
+    mine = logging.getLogger("myproject")
+    mine.setLevel(logging.DEBUG)
+    mine.debug("the user's own debug line stays")
+    w = workloads.multiply(m=8, n=8)
+    tvmperf.check(dataclasses.replace(w, reference=lambda a, b: np.zeros((8, 8), "float32")))
+'''
+
+
+def test_third_party_debug_logging_stays_out_of_the_failure_unless_asked_for(project):
+    """Issue 37: hundreds of ``DEBUG torch.__trace`` lines flooded a failure. The plugin's
+    failure keeps torch's and TVM's records below WARNING out; pytest's --log-level brings them back."""
+    project.pytester.makepyfile(test_perf=NOISY_LOGS_TEST)
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "does not match its NumPy reference" in out
+    assert "exported graph node" not in out and "converting op" not in out
+    assert "a torch warning stays" in out and "the user's own debug line stays" in out
+    asked = project.run("--tvmperf-update", "--log-level=DEBUG")
+    asked.assert_outcomes(failed=1)
+    assert asked.stdout.str().count("exported graph node") == 300 and "converting op" in asked.stdout.str()

@@ -1,4 +1,4 @@
-"""Pure comparison of a workload's outputs with its NumPy reference."""
+"""Pure comparison of a workload's outputs with its reference (NumPy, onnxruntime, eager torch, ...)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ class Mismatch:
     output: int
     problem: str
     detail: str = ""
+    #: the values differ beyond the tolerance (the message then says which tolerance, and how to change it)
+    tolerance: bool = False
 
     def message(self, where: str = "") -> str:
         head = f"output {self.output}{' ' + where if where else ''}: {self.problem}"
@@ -63,7 +65,7 @@ def check_outputs(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], 
         if not np.isfinite(e64).all():
             first = int(np.flatnonzero(~np.isfinite(e64))[0])
             return Mismatch(i, f"the reference has non-finite values (first at {_fmt_index(first, e.shape)})",
-                            "the NumPy reference must be finite to check against; fix the reference or its inputs")
+                            "the reference must be finite to check against; fix the reference or its inputs")
         diff = np.abs(a64 - e64)
         allowed = atol + rtol * np.abs(e64)
         over = diff > allowed
@@ -78,5 +80,13 @@ def check_outputs(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], 
                 f"  max abs error {float(diff.max()):.6g}, max rel error {float(rel.max()):.6g}\n"
                 f"  worst at {where}: got {a64.flat[worst]:.8g}, expected {e64.flat[worst]:.8g}\n"
                 + side_by_side(a64, e64, over),
+                tolerance=True,
             )
     return None
+
+
+def mismatch_text(workload, mismatch: Mismatch, where: str = "") -> str:
+    """The mismatch's message, with the tolerance used and how to change it when the values
+    differ beyond it (``workload``: a :class:`pytest_tvmperf.workload.Workload`)."""
+    text = mismatch.message(where)
+    return f"{text}\n  {workload.tolerance_note()}" if mismatch.tolerance else text

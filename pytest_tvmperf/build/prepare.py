@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, NoReturn
 
 import pytest
 
-from pytest_tvmperf.build.correctness import check_outputs
+from pytest_tvmperf.build.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.build.executors import CompileError, get_executor, shorten_tvm_error
 from pytest_tvmperf.measure.timer import stopwatch
 from pytest_tvmperf.workload import Workload, output_specs
@@ -112,7 +112,9 @@ class Preparer:
             got = compiled.run(args, out_specs)
         mismatch = check_outputs(got, expected, workload.rtol, workload.atol)
         if mismatch:
-            self.fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n" + mismatch.message(f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""))
+            self.fail("wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference\n"
+                      + mismatch_text(workload, mismatch, f"(dims {dict(workload.dims)}, seed {workload.seed})"
+                                      if workload.dims else ""))
         if workload.dim_ranges:
             self._check_symbolic(compiled, workload, where)
         return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0],
@@ -151,7 +153,7 @@ class Preparer:
                                     [(tuple(a.shape), str(a.dtype)) for a in inputs],
                                     [n for n, _ in workload.params], [(tuple(s), d) for s, d in out_specs])
         if problem is not None and problem.verdict == "wrong":
-            self.fail("wrong", f"tvmperf: {where} does not match its NumPy reference\n{problem.message}")
+            self.fail("wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference\n{problem.message}")
         if problem is not None:
             self.fail("error", f"tvmperf: {where}: {problem.message}")
 
@@ -301,7 +303,7 @@ class Preparer:
             got = compiled.run(workload.call_args(inputs), output_specs(expected))
             mismatch = check_outputs(got, expected, workload.rtol, workload.atol)
             if mismatch:
-                failures.append(mismatch.message(f"(dims {dims}, seed {seed})"))
+                failures.append(mismatch_text(workload, mismatch, f"(dims {dims}, seed {seed})"))
                 raise AssertionError(failures[-1])
 
         try:
@@ -309,4 +311,5 @@ class Preparer:
         except AssertionError:
             pass
         if failures:  # outside the except: the mismatch is printed once, not with a chained copy
-            self.fail("wrong", f"tvmperf: {where} does not match its NumPy reference on a Hypothesis-drawn shape\n{failures[-1]}")
+            self.fail("wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference on a "
+                               f"Hypothesis-drawn shape\n{failures[-1]}")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.measure.disturbance import clean, paired_under_load
+from pytest_tvmperf.measure.disturbance import clean, load_noise, paired_under_load, wait_bounds
 from pytest_tvmperf.measure.kernel_metrics import setup_difference
 from pytest_tvmperf.measure.timer import TimeSamples
 from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
@@ -174,6 +174,39 @@ def busy_paired_decision(decision: TimeDecision, threshold: float) -> TimeDecisi
     return decision
 
 
+def busy_widened_decision(now: Sequence[float], base: Sequence[float] | None, preempted: Sequence[float],
+                          threshold: float, alpha: float, noise: float, mode: str,
+                          allow_pass: bool = False) -> TimeDecision:
+    """A verdict on a busy machine from wall times: the interval widened by the most each
+    round's CPU wait could have moved it (its low end from every round's value less its
+    wait, its high end from every value over its run time: :func:`wait_bounds`), and by the
+    allowance the load adds. ``regressed`` when the whole widened interval lies above the
+    limit ``1 + threshold`` (no load explains it: 38x against a limit of 3x fails),
+    ``improved`` when it lies below ``1 / limit``, ``pass`` (``allow_pass``, a ratio's
+    verdict) when it lies at or under the limit, otherwise inconclusive. The ratio shown is
+    the measured one."""
+    low_side, high_side = wait_bounds(now, preempted)
+    wider = math.hypot(noise, load_noise(preempted))
+    plain = decide(now, base, threshold, alpha, wider, mode, "interval")  # type: ignore[arg-type]
+    low = decide(low_side, base, threshold, alpha, wider, mode, "interval").low  # type: ignore[arg-type]
+    high = decide(high_side, base, threshold, alpha, wider, mode, "interval").high  # type: ignore[arg-type]
+    limit = 1 + threshold
+    if low > limit:
+        status = Verdict.REGRESSED
+    elif high < 1 / limit:
+        status = Verdict.IMPROVED
+    elif allow_pass and high <= limit:
+        status = Verdict.PASS
+    else:
+        status = Verdict.INCONCLUSIVE
+    return replace(plain, status=status, low=low, high=high)
+
+
+def widened_note(preempted: Sequence[float]) -> str:
+    """'interval widened by each round's CPU wait (median 62%)'."""
+    return f"interval widened by each round's CPU wait (median {float(np.median(preempted)):.0%})"
+
+
 #: the mode of an a/b comparison against the baseline's IR rebuilt on this machine
 AB_REBUILT = "a/b, baseline rebuilt here"
 
@@ -196,8 +229,11 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
     where = ""
     reason = ""
     side_by_side: float | None = None
+    #: what the decision compared (this run's series, the baseline's, the noise): judged again when busy
+    series: tuple[Sequence[float], Sequence[float] | None, float] | None = None
     if ab_source == "rebuilt" and now.ab_ratios is not None and now.baseline:
         decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, AB_REBUILT)
+        series = (now.ab_ratios, None, policy.noise_ab)
         where = f"{AB_REBUILT}: the baseline's IR rebuilt for this machine, timed side by side"
         side_by_side = float(np.median(now.baseline))
     elif base_timing is None:
@@ -217,6 +253,7 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
             )
         decision = decide(now.normalized, other.samples.normalized, threshold, policy.alpha,
                           2 * policy.noise_normalized, "normalized")
+        series = (now.normalized, other.samples.normalized, 2 * policy.noise_normalized)
         base_timing = other
         where = f"vs another machine ({other.machine.cpu_model}, {other.machine.fingerprint}), normalized"
         if other.machine.cpu_model != timing.machine.cpu_model:
@@ -232,15 +269,18 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
             decision = _held(decision, allow_pass=True)
     elif now.ab_ratios is not None:
         decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, "a/b")
+        series = (now.ab_ratios, None, policy.noise_ab)
         where = "the baseline's artifact timed side by side"
         side_by_side = float(np.median(now.baseline))
     elif now.normalized is not None and base_timing.samples.normalized is not None \
             and now.reference_name == base_timing.samples.reference_name:
         decision = decide(now.normalized, base_timing.samples.normalized, threshold, policy.alpha,
                           policy.noise_normalized, "normalized")
+        series = (now.normalized, base_timing.samples.normalized, policy.noise_normalized)
         where = "normalized by the reference kernel"
     else:
         decision = decide(now.samples, base_timing.samples.samples, threshold, policy.alpha, policy.noise_raw, "raw")
+        series = (now.samples, base_timing.samples.samples, policy.noise_raw)
         where = "raw times (no common reference kernel)"
     if screened is not None and screened.describe():
         where = f"{where}; {screened.describe()}"
@@ -254,6 +294,15 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
                 tell = (1 + threshold) * math.sqrt(decision.high / decision.low)  # the interval above the limit
                 reason = (f"{screened.describe()}; paired, could tell a slowdown of {tell - 1:.0%} or more, "
                           f"saw {decision.ratio:.2f}x")
+        elif screened.busy and not reason and series is not None and now.preempted is not None \
+                and screened.source == "host":
+            # no pairs to judge by run time: the wall times, widened by what each round's wait
+            # could have moved them; a verdict far past the limit is no load's doing
+            decision = busy_widened_decision(series[0], series[1], now.preempted, threshold, policy.alpha,
+                                             series[2], decision.mode)
+            where = f"{where}; {widened_note(now.preempted)}"
+            if decision.status == Verdict.INCONCLUSIVE:
+                reason = screened.describe()
         elif screened.busy:
             reason = screened.describe()
             decision = _held(decision)
@@ -290,8 +339,9 @@ class RatioVerdict:
     framework (``TVM / peer``) or the other side of a relation (``a / b``).
 
     ``limit`` is the most the ratio may be (None: shown, not gated). Statuses:
-    ``pass`` (a ratio above the limit is ruled out, one-sided 90%), ``exceeded`` (the
-    whole interval lies above the limit), ``inconclusive`` (neither), ``not gated``.
+    ``pass`` (the whole interval lies at or under the limit), ``exceeded`` (the whole
+    interval lies above the limit), ``inconclusive`` (neither: it crosses the limit, or a busy
+    machine or two disagreeing measurements held it), ``not gated``.
     """
 
     name: str
@@ -301,6 +351,8 @@ class RatioVerdict:
     denominator_s: float
     #: why the evidence could not be trusted (a busy machine); "" when it could
     reason: str = ""
+    #: how the interval was widened for a busy machine ("" when it was not)
+    allowance: str = ""
 
     @property
     def status(self) -> RatioStatus:
@@ -336,16 +388,36 @@ class RatioVerdict:
 
     def describe(self) -> str:
         """'0.42x (99% CI 0.40-0.44x)'."""
-        return f"{self.ratio:.2f}x ({self.decision.confidence * 100:.3g}% CI {self.low:.2f}-{self.high:.2f}x)"
+        widened = f", {self.allowance}" if self.allowance else ""
+        return f"{self.ratio:.2f}x ({self.decision.confidence * 100:.3g}% CI {self.low:.2f}-{self.high:.2f}x{widened})"
 
 
 def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, denominator_s: float,
-                  limit: float | None, alpha: float, noise: float, reason: str = "") -> RatioVerdict:
+                  limit: float | None, alpha: float, noise: float, reason: str = "",
+                  busy: Sequence[float] | None = None) -> RatioVerdict:
     """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`);
-    ``reason`` (why the evidence cannot be trusted) holds it at inconclusive."""
+    ``reason`` (why the evidence cannot be trusted) holds it at inconclusive, unless
+    ``busy`` (the per-round CPU waits of a busy machine) bounds what the load could have
+    done: then the interval widened by them decides (:func:`busy_widened_decision`), and a
+    ratio far past its limit is ``exceeded``."""
     scale = limit or 1.0
-    decision = decide([r / scale for r in ratios], None, 0.0, alpha, noise, "a/b")
+    scaled = [r / scale for r in ratios]
+    if reason and busy is not None and len(busy) == len(scaled):
+        decision = busy_widened_decision(scaled, None, busy, 0.0, alpha, noise, "a/b", allow_pass=True)
+        return RatioVerdict(name, limit, decision, numerator_s, denominator_s,
+                            reason if decision.status == Verdict.INCONCLUSIVE else "", widened_note(busy))
+    # a pass needs the whole interval at or under the limit (``2.65x [2.26-3.10]`` against 3
+    # is no pass), as ``exceeded`` needs it wholly above
+    decision = decide(scaled, None, 0.0, alpha, noise, "a/b", "interval")
     return RatioVerdict(name, limit, _held(decision) if reason else decision, numerator_s, denominator_s, reason)
+
+
+def _busy_waits(samples: TimeSamples, screened) -> tuple[float, ...] | None:
+    """The per-round CPU waits of a busy host measurement (what bounds the load's effect);
+    None when it was not busy, or the screen was a device's (no waits to bound by)."""
+    if screened is None or not screened.busy or screened.source != "host":
+        return None
+    return samples.preempted
 
 
 def relation_verdict(name: str, samples: TimeSamples, limit: float, alpha: float, noise: float) -> RatioVerdict:
@@ -354,7 +426,7 @@ def relation_verdict(name: str, samples: TimeSamples, limit: float, alpha: float
     kept, screened = clean(samples)
     reason = screened.describe() if screened is not None and screened.busy else ""
     return ratio_verdict(name, kept.ab_ratios or (), kept.median, float(np.median(kept.baseline)), limit, alpha,
-                         noise, reason)
+                         noise, reason, _busy_waits(kept, screened))
 
 
 def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float,
@@ -376,5 +448,5 @@ def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: floa
             continue
         ratios = samples.peer_ratios(name) or ()
         out.append(ratio_verdict(name, ratios, samples.median, float(np.median(values)), limits.get(name), alpha,
-                                 noise, reason))
+                                 noise, reason, _busy_waits(samples, screened)))
     return tuple(out)

@@ -10,7 +10,11 @@ Four outcomes, with ``t`` the threshold (the smallest slowdown worth failing for
 - ``regressed``: the interval lies above 1 and the ratio is above ``1 + t``;
 - ``improved``: the interval lies below 1 and the ratio is below ``1 / (1 + t)``;
 - ``pass``: neither, and a slowdown of ``t`` or more is ruled out: the one-sided 90%
-  upper bound of the ratio is at most ``1 + t``;
+  upper bound of the ratio is at most ``1 + t``; a pass is given with the interval it was
+  decided on (80% two-sided, whose upper end is that bound), so that no line prints
+  ``pass`` beside an interval reaching past its limit. With ``pass_rule="interval"`` (a
+  ratio against a user's limit) a pass needs the whole (1 - alpha) interval at or under
+  ``1 + t`` instead;
 - ``inconclusive``: otherwise: the noise is larger than the threshold, so such a
   slowdown can be neither shown nor ruled out.
 
@@ -74,6 +78,7 @@ def decide(
     alpha: float,
     noise: float,
     mode: Mode,
+    pass_rule: Literal["one-sided", "interval"] = "one-sided",
 ) -> TimeDecision:
     """Decide from raw samples.
 
@@ -89,6 +94,10 @@ def decide(
     noise
         Extra standard deviation of the log ratio that the samples cannot show
         (process-to-process or machine-to-machine variation).
+    pass_rule
+        ``one-sided``: a pass rules the slowdown out at one-sided 90% and is shown with
+        that interval (80% two-sided); ``interval``: a pass needs the (1 - alpha)
+        interval at or under ``1 + threshold``, the interval shown with every verdict.
     """
     if not now or (base is not None and not base):
         raise ValueError("decide() needs samples on both sides")
@@ -105,8 +114,12 @@ def decide(
         status: TimeStatus = Verdict.REGRESSED
     elif high < 1 and ratio < 1 / (1 + threshold):
         status = Verdict.IMPROVED
+    elif pass_rule == "interval":
+        status = Verdict.PASS if high <= 1 + threshold else Verdict.INCONCLUSIVE
     elif upper90 <= 1 + threshold:
-        status = Verdict.PASS
+        # shown with the interval that decided it: its upper end is the one-sided 90% bound
+        return TimeDecision(Verdict.PASS, ratio, math.exp(log_ratio - Z_RULE_OUT * se), upper90,
+                            1 - 2 * (1 - NormalDist().cdf(Z_RULE_OUT)), mode, noise)
     else:
         status = Verdict.INCONCLUSIVE
     return TimeDecision(status, ratio, low, high, 1 - alpha, mode, noise)

@@ -88,6 +88,31 @@ def paired_under_load(samples: TimeSamples) -> PairedUnderLoad | None:
     return PairedUnderLoad(ratios, len(waits), float(np.median([max(waits[i]) for i in keep])))
 
 
+#: the factor a round is moved by when its wait is too large to bound its run time (a
+#: multi-threaded kernel's summed waits past 1 - MIN_RUN_SHARE): such a round carries no evidence
+UNBOUNDED = 1e-6
+
+
+def wait_bounds(values: Sequence[float], preempted: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per round, the least and the most a time (or a ratio of two times measured in that
+    round) can be once the CPU wait is taken out of it. ``preempted[i]`` is the largest share
+    of any sample's wall time in round ``i`` spent waiting, so each side's run time is at
+    least ``1 - preempted[i]`` of its wall time: a ratio ``x`` of two of them lies within
+    ``x * (1 - p)`` and ``x / (1 - p)`` whatever the load did to either side. A round whose
+    wait passes ``1 - MIN_RUN_SHARE`` bounds nothing (:data:`UNBOUNDED`)."""
+    low, high = [], []
+    for x, p in zip(values, preempted):
+        keep = 1 - p if p <= 1 - MIN_RUN_SHARE else UNBOUNDED
+        low.append(x * keep)
+        high.append(x / keep)
+    return tuple(low), tuple(high)
+
+
+def load_noise(preempted: Sequence[float]) -> float:
+    """The allowance the load adds beside the wait bounds (see :data:`LOAD_NOISE_PER_WAIT`)."""
+    return LOAD_NOISE_PER_WAIT * min(1.0, float(np.median(preempted))) if len(preempted) else 0.0
+
+
 @dataclass(frozen=True)
 class Screen:
     """The rounds kept after leaving out the disturbed ones."""

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_tvmperf.build import executors
 from pytest_tvmperf.store.artifacts import PendingArtifact, artifact_relpath, export_pending, problem as artifact_problem
-from pytest_tvmperf.build.correctness import check_outputs
+from pytest_tvmperf.build.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.build.executors import shorten_tvm_error
 from pytest_tvmperf.measure.timer import SampleFn, python_sampler
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
@@ -76,8 +76,8 @@ class TimingSources:
             got = [np.asarray(g) for g in got] if isinstance(got, (list, tuple)) else [np.asarray(got)]
             mismatch = check_outputs(got, prep.expected, workload.rtol, workload.atol)
             if mismatch:
-                self.fail("wrong", f"tvmperf: peer {name} of {where} does not match the NumPy reference, so their "
-                                    f"times are not comparable\n{mismatch.message('')}")
+                self.fail("wrong", f"tvmperf: peer {name} of {where} does not match the {workload.reference_name} "
+                                   f"reference, so their times are not comparable\n{mismatch_text(workload, mismatch)}")
             samplers[name] = python_sampler(run, prep.inputs, self.session.settings.min_repeat_ms)
         return samplers
 

@@ -40,7 +40,7 @@ from pytest_tvmperf.report.html_parts import (
 from pytest_tvmperf.report.html_failures import failures_section
 from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
-from pytest_tvmperf.report.text import fmt_time
+from pytest_tvmperf.report.text import fmt_time, limit_sign
 from pytest_tvmperf.report.results import HistoryRun, ResultEntry, TimeCell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
@@ -144,7 +144,9 @@ def _ratio_text(r: PeerCell) -> str:
         return "-"
     interval = f" [{low:.2f}-{high:.2f}]" if low is not None and high is not None else ""
     limit = positive(r.limit)
-    gate = f" &le; {limit:g}" if limit is not None else ""
+    # the sign the verdict means (report/text.limit_sign): pass <=, exceeded >, otherwise vs
+    sign = {"<=": "&le;", ">": "&gt;"}.get(limit_sign(str(r.status or "")), "vs")
+    gate = f" {sign} {limit:g}" if limit is not None else ""
     return f"{ratio:.2f}x{esc(interval)}{gate}"
 
 
@@ -188,7 +190,7 @@ def _relations_section(tests: Sequence[ResultEntry]) -> str:
                     f'<td class="num">{_ratio_text(r)}</td><td>{pill(verdict_of(t))}</td></tr>')
     if not rows:
         return ""
-    header = "".join(f"<th>{h}</th>" for h in ("test", "a / b", "a", "b", "ratio [interval] &le; limit", "verdict"))
+    header = "".join(f"<th>{h}</th>" for h in ("test", "a / b", "a", "b", "ratio [interval] vs limit", "verdict"))
     return ('<section class="relations"><h2>Relations (tvmperf.assert_ratio)</h2>'
             f'<div class="scroll"><table id="tvmperf-relations"><thead><tr>{header}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div></section>")

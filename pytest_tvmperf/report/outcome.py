@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
 from pytest_tvmperf.store.record import Record
 from pytest_tvmperf.report.layers import LayerTable
-from pytest_tvmperf.report.text import SummaryRow, hot_kernels
+from pytest_tvmperf.report.text import SummaryRow, hot_kernels, limit_sign
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 
@@ -44,7 +44,7 @@ class Outcome:
             return SummaryRow(test=self.test_id, executor=self.executor, target=self.target,
                               median_s=r.numerator_s, baseline_s=r.denominator_s, instructions=None,
                               baseline_instructions=None, verdict=self.verdict, note=self.note,
-                              ratio=r.ratio, low=r.low, high=r.high, mode=f"<= {r.limit:g}x")
+                              ratio=r.ratio, low=r.low, high=r.high, mode=f"{limit_sign(r.status)} {r.limit:g}x")
         time_now = self.record.timing.samples.median if self.record and self.record.timing else None
         time_base = None
         decision = None

@@ -72,23 +72,7 @@ def kernel_match(current: Record, baseline: Record) -> "KernelMatch":
 
 def _verdict_line(v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None) -> list[str]:
     if v.metric == "time":
-        timing = current.timing
-        samples = len(timing.samples.samples) if timing else 0
-        if v.decision is not None:
-            how = f"{v.decision.describe()}, limit {v.limit}, {samples} samples"
-        else:
-            how = f"{v.ratio:.2f}x, " if v.ratio else ""
-            how += f"limit {v.limit}, median of {samples} samples"
-        if v.stored_baseline is not None:  # a/b: lead with the medians of the side-by-side samples
-            lines = [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} side by side ({how})"]
-            lines.append(f"    compared: {v.note}" + (f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, "
-                                                       f"was measured in another run: not compared)"
-                                                       if fmt_time(v.stored_baseline) != fmt_time(v.baseline) else ""))
-            return lines
-        lines = [f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({how})"]
-        if v.note:
-            lines.append(f"    compared: {v.note}")
-        return lines
+        return _time_lines(v, current)
     delta = (v.current or 0) - (v.baseline or 0)
     shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
     lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
@@ -114,6 +98,38 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record, match: "K
                                  metric_unit(v.metric))
         if runtime:
             lines.append(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): {runtime}")
+    return lines
+
+
+def time_headline(v: MetricVerdict, samples: int) -> str:
+    """The time line of a message: the arrow and the ratio each say what they compare.
+    ``time 47.5 ms -> 51.3 ms (medians, side by side); a/b ratio 1.08x (95% CI 1.04-1.12x), ...``
+    (a/b: the medians of the baseline's program and of this build, timed in this run; the
+    ratio is the median of the per-round ratios), or ``time 1 ms -> 2.5 ms (stored median
+    -> this run's); raw ratio 2.50x (...)`` (the baseline's stored median; the ratio raw or
+    normalized by the reference kernel, as the comparison made it)."""
+    d = v.decision
+    side_by_side = v.stored_baseline is not None or (d is not None and d.mode.startswith("a/b"))
+    arrow = "medians, side by side" if side_by_side else ("stored median -> this run's" if v.baseline is not None
+                                                          else "this run's median")
+    head = f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({arrow})"
+    if d is not None:
+        ratio = (f"{d.mode.split(',')[0]} ratio {d.ratio:.2f}x ({d.confidence * 100:.3g}% CI "
+                 f"{d.low:.2f}-{d.high:.2f}x)")
+        return f"{head}; {ratio}, limit {v.limit}, {samples} samples"
+    ratio = f"ratio of medians {v.ratio:.2f}x, " if v.ratio else ""
+    return f"{head}; {ratio}limit {v.limit}, median of {samples} samples"
+
+
+def _time_lines(v: MetricVerdict, current: Record) -> list[str]:
+    timing = current.timing
+    lines = [time_headline(v, len(timing.samples.samples) if timing else 0)]
+    if v.stored_baseline is not None:  # a/b: the headline has the medians of the side-by-side samples
+        lines.append(f"    compared: {v.note}" + (f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, "
+                                                   f"was measured in another run: not compared)"
+                                                   if fmt_time(v.stored_baseline) != fmt_time(v.baseline) else ""))
+    elif v.note:
+        lines.append(f"    compared: {v.note}")
     return lines
 
 
@@ -180,7 +196,9 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     changed = kernel_set_line(match)
     if changed:
         lines.append(f"  kernels since the baseline (matched by structure, not by name): {changed}")
-    slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s, match=match)
+    time_verdict = comparison.get("time")
+    band = time_verdict.bound - 1 if time_verdict is not None and time_verdict.bound is not None else KERNEL_NOISE_BAND
+    slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s, match=match, band=band)
     if slower:
         lines.append(f"  kernels that take longer than in the baseline: {slower}")
     if match.note and current.kernels:
@@ -211,20 +229,44 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     return "\n".join(lines)
 
 
-def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6,
-                     match: "KernelMatch | None" = None) -> str:
-    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first; a
-    renamed kernel is matched to its old name ('fused_add1 (was fused_add) +2 ms'), and
-    changes under a microsecond are left out (see report/kernels.py). With a ``match`` by
-    structure, each kernel is compared with its counterpart whatever its name, and shown
-    as what it is ('conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]')."""
+#: a kernel that kept its place is listed as taking longer only when it grew by more than
+#: this share of its own baseline time (the time threshold when the test has one) ...
+KERNEL_NOISE_BAND = 0.05
+#: ... and by more than this share of the whole baseline's kernel time: one profiled run's
+#: per-kernel times move by a few percent, so unchanged code shows such noise (+18.6 ms of a
+#: 6 s network on an inconclusive run); noise is never listed as a slower kernel
+KERNEL_TOTAL_SHARE = 0.01
+
+
+def slower_kernels(before: Mapping[str, float], after: Mapping[str, float], band: float = KERNEL_NOISE_BAND,
+                   match: "KernelMatch | None" = None) -> list[tuple[float, str, str, str]]:
+    """The kernel changes (report/kernels.py) beyond noise: a new kernel (at least a
+    microsecond), or one that grew by more than ``band`` of its own time and
+    :data:`KERNEL_TOTAL_SHARE` of the baseline's total."""
     from pytest_tvmperf.report.kernels import kernel_changes
 
+    total = sum(before.values())
+    kept = []
+    for delta, name, old, tag in kernel_changes(before, after, match):
+        was = before.get(old or name)
+        if was is not None and (delta <= band * was or delta <= KERNEL_TOTAL_SHARE * total):
+            continue
+        kept.append((delta, name, old, tag))
+    return kept
+
+
+def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6,
+                     match: "KernelMatch | None" = None, band: float = KERNEL_NOISE_BAND) -> str:
+    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first; a
+    renamed kernel is matched to its old name ('fused_add1 (was fused_add) +2 ms'); changes
+    within the noise are left out (:func:`slower_kernels`). With a ``match`` by structure,
+    each kernel is compared with its counterpart whatever its name, and shown as what it is
+    ('conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]')."""
     if before is None or after is None:
         return ""
     by_structure = match is not None and match.by_structure
     parts = []
-    for delta, name, old, tag in kernel_changes(before, after, match)[:limit]:
+    for delta, name, old, tag in slower_kernels(before, after, band, match)[:limit]:
         if by_structure and match.status_of(name) is not None:
             was = f" (was {match.label(old, old=True)})" if tag == "changed" else (f" (was {old})" if old else "")
             parts.append(f"{match.label(name)}{was} +{fmt_time(delta)}{f' ({tag})' if tag and tag != 'changed' else ''}")
@@ -311,6 +353,13 @@ class SummaryRow:
         return f"{fmt_count(self.cpu_instructions)}/{base}".replace(" ", "")
 
 
+def limit_sign(status: str) -> str:
+    """How a ratio's interval stands against its limit, as its verdict says: ``<=`` for a
+    pass (the whole interval at or under it), ``>`` for exceeded (wholly above), ``vs`` for
+    anything else (crossing it, or held): ``2.65x [2.26-3.10] vs 3 inconclusive``."""
+    return {Verdict.PASS: "<=", Verdict.EXCEEDED: ">"}.get(Verdict.known(str(status)), "vs")  # type: ignore[call-overload]
+
+
 def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """Header and body of the peer ratio table: one row per test with peers, one
     column per peer."""
@@ -326,7 +375,7 @@ def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple
                 row.append("-")
                 continue
             p = cells[n]
-            gate = "" if p.limit is None else f" <= {p.limit:g} {p.status}"
+            gate = "" if p.limit is None else f" {limit_sign(p.status)} {p.limit:g} {p.status}"
             row.append(f"{p.ratio:.2f}x [{p.low:.2f}-{p.high:.2f}]{gate}")
         body.append(tuple(row))
     return header, body

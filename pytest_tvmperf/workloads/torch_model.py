@@ -225,6 +225,8 @@ def torch_workload(
         dim_ranges={dim: (low, high)} if dim is not None else {},
         seed=seed,
         peers={"torch": lambda: torch_runner(module)},
+        reference_name="eager torch",
+        made_by="torch_workload",
     )
 
 

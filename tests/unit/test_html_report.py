@@ -575,7 +575,7 @@ def test_peer_and_relation_sections():
                                entry("test_q[llvm-vm-bytecode]")))
     peers_html = page[page.index('id="tvmperf-peers"'):page.index("</table>", page.index('id="tvmperf-peers"'))]
     assert "tvm / numpy" in peers_html and "tvm / torch" in peers_html
-    assert "2.00x [1.90-2.10] &le; 1.2" in peers_html and "0.50x [0.45-0.55]" in peers_html
+    assert "2.00x [1.90-2.10] &gt; 1.2" in peers_html and "0.50x [0.45-0.55]" in peers_html
     assert "test_p[llvm-vm-bytecode]" in peers_html and "test_q" not in peers_html
     rel_html = page[page.index('id="tvmperf-relations"'):]
     assert "mlp(n) / mlp(1)" in rel_html and "1.20x [1.10-1.30] &le; 1.5" in rel_html

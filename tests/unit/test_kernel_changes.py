@@ -31,7 +31,23 @@ def test_sub_microsecond_deltas_are_left_out():
     before = {"vm.builtin.match_shape": 1e-7, "fused_add": 1e-3}
     after = {"vm.builtin.match_shape": 1.02e-7, "fused_add": 1.0005e-3}
     assert kernel_time_diff(before, after) == ""
-    assert kernel_time_diff({"a": 1e-3}, {"a": 1.002e-3}) == "a +2 us"
+    assert kernel_time_diff({"a": 1e-3}, {"a": 1.2e-3}) == "a +200 us"
+
+
+def test_noise_is_never_listed_as_a_slower_kernel():
+    """Issue 37: on unchanged code the inconclusive warning listed +18.6 ms of noise under
+    "kernels that take longer". A kernel is listed when it grew by more than the time
+    threshold of its own time and by more than 1% of the whole baseline."""
+    before = {"conv2d19": 0.400, "conv2d20": 0.250, "fused_add": 0.001, **{f"k{i}": 0.5 for i in range(11)}}
+    noise = {**before, "conv2d19": 0.4186, "fused_add": 0.0012}  # +4.7% of a kernel; +20 us of a tiny one
+    assert kernel_time_diff(before, noise) == ""
+    culprit = {**noise, "conv2d20": 0.686}  # +436 ms: beyond the band and 1% of 6.15 s
+    assert kernel_time_diff(before, culprit) == "conv2d20 +436 ms"
+    grown = {**before, "conv2d19": 0.47}  # +17.5% of its time, +1.1% of the whole
+    assert kernel_time_diff(before, grown, band=0.20) == ""  # within a 20% threshold
+    assert kernel_time_diff(before, grown, band=0.05) == "conv2d19 +70 ms"
+    assert kernel_time_diff(before, {**before, "conv2d19": 0.43}) == ""  # +7.5%, but +0.5% of the whole
+    assert kernel_time_diff(before, {**before, "transpose": 1e-5}) == "transpose +10 us (new)"  # new: always named
 
 
 def test_unlike_names_are_not_paired():

@@ -106,7 +106,7 @@ def test_peer_table_and_lines():
             SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass")]
     table = peer_table(rows)
     assert table[0].split() == ["test", "tvm", "tvm/numpy", "tvm/torch"]
-    assert "0.50x [0.45-0.55]" in table[1] and "2.00x [1.90-2.10] <= 1.2 exceeded" in table[1]
+    assert "0.50x [0.45-0.55]" in table[1] and "2.00x [1.90-2.10] > 1.2 exceeded" in table[1]
     assert len(table) == 2  # t2 has no peers
     assert peer_table(rows[1:]) == []
     verdict = ratio_verdict("torch", (2.0,) * 10, 2e-3, 1e-3, 1.2, 0.05, 0.02)
@@ -130,7 +130,7 @@ def test_markdown_summary_has_the_peer_table():
                               PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2)))]
     text = markdown_summary(rows)
     assert "| test | tvm | tvm/numpy | tvm/torch |" in text
-    assert "| `t1` | 2 ms | 0.50x [0.45-0.55] | 2.00x [1.90-2.10] <= 1.2 exceeded |" in text
+    assert "| `t1` | 2 ms | 0.50x [0.45-0.55] | 2.00x [1.90-2.10] > 1.2 exceeded |" in text
     assert "tvm/" not in markdown_summary(rows[:0] + [SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass")])
 
 
@@ -190,3 +190,48 @@ def test_merged_over_keeps_other_machines_unless_this_targets_records_changed():
     assert set(rec(machine, {"mcpu": "a"}, "h-a").merged_over(old).timings) == {machine.fingerprint, other.fingerprint}
     same_target_old = rec(other, {"mcpu": "a"}, "h-old")
     assert set(rec(machine, {"mcpu": "a"}, "h-new").merged_over(same_target_old).timings) == {machine.fingerprint}
+
+
+# --- one rule for every printed verdict and interval (issue 37, item 4) -----------------
+
+
+def test_a_ratio_whose_interval_crosses_its_limit_is_no_pass():
+    """Seen: ``tvm/torch 2.65x [2.26-3.10] <= 3 pass``: the 90% one-sided bound (2.9x) was
+    under 3, the interval printed beside it was not. A pass needs the whole printed interval
+    at or under the limit; the sign printed follows the verdict."""
+    spread = [1 + 0.02 * ((i % 5) - 2) for i in range(15)]
+    crossing = ratio_verdict("torch", tuple(2.65 * s for s in spread), 0.4, 0.15, 3.0, 0.025, 0.07)
+    assert crossing.low < 3.0 < crossing.high
+    assert crossing.status == "inconclusive"
+    under = ratio_verdict("torch", tuple(2.0 * s for s in spread), 0.3, 0.15, 3.0, 0.025, 0.07)
+    assert under.status == "pass" and under.high <= 3.0
+    over = ratio_verdict("torch", tuple(4.0 * s for s in spread), 0.6, 0.15, 3.0, 0.025, 0.07)
+    assert over.status == "exceeded" and over.low > 3.0
+    rows = [SummaryRow("t", "vm", "llvm", 0.4, None, None, None, "inconclusive", peers=(PeerCell.of(crossing),)),
+            SummaryRow("u", "vm", "llvm", 0.3, None, None, None, "pass", peers=(PeerCell.of(under),)),
+            SummaryRow("o", "vm", "llvm", 0.6, None, None, None, "slower than peer", peers=(PeerCell.of(over),))]
+    table = peer_table(rows)
+    assert table[1].endswith("vs 3 inconclusive") and table[2].endswith("<= 3 pass") and table[3].endswith("> 3 exceeded")
+
+
+@settings(max_examples=200, deadline=None)
+@given(ratio=st.floats(0.2, 5.0), jitter=st.floats(0.0, 0.3), limit=st.floats(0.5, 4.0),
+       alpha=st.floats(0.001, 0.2))
+def test_no_ratio_prints_a_verdict_its_interval_contradicts(ratio, jitter, limit, alpha):
+    ratios = tuple(ratio * (1 + jitter * ((i % 5) - 2) / 2) for i in range(15))
+    v = ratio_verdict("torch", ratios, 1.0, 1.0, limit, alpha, 0.07)
+    if v.status == "pass":
+        assert v.high <= limit * (1 + 1e-9)
+    if v.status == "exceeded":
+        assert v.low > limit
+
+
+def test_a_time_pass_is_printed_with_the_interval_that_decided_it():
+    """A time pass rules a slowdown past the threshold out at one-sided 90%: it is shown
+    with that interval (80% two-sided), whose upper end is at or under the limit."""
+    from pytest_tvmperf.judge.timestats import decide
+
+    d = decide([1.0] * 10, [1.0] * 10, 0.05, 0.005, 0.02, "a/b")
+    assert d.status == "pass" and d.high <= 1.05 and d.describe().startswith("1.00x (80% CI 0.97-1.03x")
+    inconclusive = decide([1.03] * 10, [1.0] * 10, 0.05, 0.005, 0.02, "a/b")
+    assert inconclusive.status == "inconclusive" and inconclusive.high > 1.05

@@ -153,7 +153,7 @@ def test_regression_message_time_with_improvement_and_workload_change():
     text = regression_message("n", "p.json", now, base, comparison)
     assert text.splitlines() == [
         "tvmperf: time regressed against the baseline in p.json",
-        "  time 1 ms -> 2.5 ms (2.50x (95% CI 1.79-3.49x, raw), limit +50%, 3 samples)",
+        "  time 1 ms -> 2.5 ms (stored median -> this run's); raw ratio 2.50x (95% CI 1.79-3.49x), limit +50%, 3 samples",
         "    compared: raw times (no common reference kernel)",
         "  (improved: kernels 3 -> 2)",
         "  workload was mlp-v1, now mlp-v2",
@@ -169,7 +169,8 @@ def test_regression_message_time_improvement_uses_time_format():
     assert text.splitlines() == [
         "tvmperf: storage_bytes regressed against the baseline in p.json",
         "  storage_bytes 100 -> 200 (+100, limit no increase)",
-        "  time 4 ms -> 1 ms (0.25x (95% CI 0.19-0.34x, raw), limit +50%, 1 samples) [improved]",
+        "  time 4 ms -> 1 ms (stored median -> this run's); raw ratio 0.25x (95% CI 0.19-0.34x), limit +50%, 1 samples "
+        "[improved]",
         "    compared: raw times (no common reference kernel)",
         "to accept these values as the new baseline: pytest --tvmperf-update n",
     ]
@@ -190,7 +191,8 @@ def test_regression_message_inconclusive_time_with_notes():
         "tvmperf: time inconclusive against the baseline in p.json: the noise is larger than the threshold",
         "  note: first measurement inconclusive at 1.00x; re-measured",
         "  note: baseline artifact gone",
-        "  time 1 ms -> 1 ms (1.00x (95% CI 0.82-1.22x, normalized), limit +5%, 10 samples) [inconclusive]",
+        "  time 1 ms -> 1 ms (stored median -> this run's); normalized ratio 1.00x (95% CI 0.82-1.22x), limit +5%, "
+        "10 samples [inconclusive]",
         "    compared: normalized by the reference kernel",
         "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
     ]
@@ -206,7 +208,7 @@ def test_regression_message_regressed_time_and_instructions_with_a_note():
         "  instructions 9 -> 10 (+1, limit no increase)",
         "    by callee: +1 vm.builtin.alloc_tensor",
         "    by function: +1 main",
-        "  time 1 ms -> 2 ms side by side (2.00x (95% CI 1.92-2.08x, a/b), limit +5%, 10 samples)",
+        "  time 1 ms -> 2 ms (medians, side by side); a/b ratio 2.00x (95% CI 1.92-2.08x), limit +5%, 10 samples",
         "    compared: the baseline's artifact timed side by side",
         "  note: re-measured: confirmed",
         "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
@@ -223,7 +225,7 @@ def test_ab_headline_leads_with_the_side_by_side_medians_not_the_stored_one():
     time_verdict = comparison.get("time")
     assert time_verdict.status == "regressed"
     lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
-    assert lines[4].startswith("  time 47.5 ms -> 51.3 ms side by side (1.08x (")
+    assert lines[4].startswith("  time 47.5 ms -> 51.3 ms (medians, side by side); a/b ratio 1.08x (")
     assert lines[5] == ("    compared: the baseline's artifact timed side by side (the baseline's stored median, "
                         "95.5 ms, was measured in another run: not compared)")
     assert "95.5 ms ->" not in "\n".join(lines)
@@ -249,7 +251,7 @@ def test_regression_message_time_not_gated_on_another_machine():
     lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
     assert lines[0] == "tvmperf: instructions regressed against the baseline in p.json"
     assert lines[4:6] == [
-        "  time - -> 2 ms (limit +5%, median of 1 samples) [not gated]",
+        "  time - -> 2 ms (this run's median); limit +5%, median of 1 samples [not gated]",
         f"    compared: no time baseline for this machine (fingerprint {here.fingerprint}); "
         "this run has no reference-kernel samples to normalize by",
     ]
@@ -261,7 +263,8 @@ def test_regression_message_time_off_has_no_decision_and_no_note():
     comparison = compare(now, base, {**DEFAULT_THRESHOLDS, "time": Limit(enabled=False)})
     lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
     assert lines[4:] == [
-        "  time 1 ms -> 2 ms (2.00x, limit off, median of 1 samples) [not gated]",
+        "  time 1 ms -> 2 ms (stored median -> this run's); ratio of medians 2.00x, limit off, median of 1 samples "
+        "[not gated]",
         "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
     ]
 

@@ -71,9 +71,14 @@ def test_decide_outcomes_with_no_sample_spread(now, noise, status):
     d = decide(now, BASE, threshold=0.05, alpha=0.05, noise=noise, mode="raw")
     assert d.status == status
     assert d.ratio == pytest.approx(now[0], rel=1e-12)
-    assert d.low == pytest.approx(now[0] * math.exp(-z(0.05) * noise), rel=1e-9)
-    assert d.high == pytest.approx(now[0] * math.exp(z(0.05) * noise), rel=1e-9)
-    assert (d.confidence, d.mode, d.noise) == (0.95, "raw", noise)
+    # a pass is shown with the interval it was decided on: 80% two-sided, its upper end the
+    # one-sided 90% bound (so no pass prints an interval reaching past its limit)
+    zz, confidence = (Z_RULE_OUT, 0.8) if status == "pass" else (z(0.05), 0.95)
+    assert d.low == pytest.approx(now[0] * math.exp(-zz * noise), rel=1e-9)
+    assert d.high == pytest.approx(now[0] * math.exp(zz * noise), rel=1e-9)
+    assert (round(d.confidence, 9), d.mode, d.noise) == (confidence, "raw", noise)
+    if status == "pass":
+        assert d.high <= 1.05
 
 
 def test_decide_regressed_example_values():
@@ -100,7 +105,7 @@ def test_decide_inconclusive_example_values():
 def test_decide_pass_example_values():
     d = decide([1.0] * 10, BASE, 0.05, 0.05, 0.01, "raw")
     assert d.status == "pass"
-    assert (round(d.low, 4), round(d.high, 4)) == (0.9806, 1.0198)
+    assert (round(d.low, 4), round(d.high, 4)) == (0.9873, 1.0129)  # exp(-+1.2816 * 0.01): 80%, one-sided 90%
 
 
 def test_decide_ratio_of_medians_ignores_outliers():
@@ -214,9 +219,12 @@ def test_identical_samples_never_regress(samples, threshold, alpha, noise, mode)
     d = decide(samples, list(samples), threshold, alpha, noise, mode)
     assert d.ratio == 1.0
     assert d.status not in ("regressed", "improved")
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    upper90 = d.high ** (Z_RULE_OUT / z)
-    assert d.status == ("inconclusive" if upper90 > 1 + threshold else "pass")
+    if d.status == "pass":  # shown with its one-sided 90% bound, at or under the limit
+        assert d.high <= 1 + threshold and d.confidence == pytest.approx(0.8)
+    else:
+        z = NormalDist().inv_cdf(1 - alpha / 2)
+        upper90 = d.high ** (Z_RULE_OUT / z)
+        assert d.status == "inconclusive" and upper90 > 1 + threshold
 
 
 @few
@@ -262,9 +270,10 @@ def test_decide_is_deterministic(now, base, threshold, alpha, noise, mode):
 def test_ci_contains_ratio_and_reports_its_inputs(now, base, threshold, alpha, noise, mode):
     d = decide(now, base, threshold, alpha, noise, mode)
     assert 0 < d.low <= d.ratio <= d.high
-    # the interval is at least as wide as the noise allowance alone
-    assert math.log(d.high) - math.log(d.low) >= 2 * z(alpha) * noise * (1 - 1e-9) - 1e-12
-    assert d.confidence == 1 - alpha
+    # the interval is at least as wide as the noise allowance alone (a pass: at its own 80%)
+    zz = Z_RULE_OUT if d.status == "pass" else z(alpha)
+    assert math.log(d.high) - math.log(d.low) >= 2 * zz * noise * (1 - 1e-9) - 1e-12
+    assert d.confidence == (pytest.approx(0.8) if d.status == "pass" else 1 - alpha)
     assert (d.mode, d.noise) == (mode, noise)
     assert d.status in ("pass", "regressed", "improved", "inconclusive")
 
