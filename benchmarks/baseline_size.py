@@ -4,6 +4,8 @@ against the IR without its weights plus the weight files (store/weights.py); and
 re-record adds, unchanged and with one layer changed (a 3x3 conv made 5x5).
 
     python benchmarks/baseline_size.py            # ~1 min (lowering only, no code generation)
+    python benchmarks/baseline_size.py --dla34    # the bundled workloads.dla34 at full size (224, width 1)
+                                                  # instead: its first record and an unchanged re-record
 """
 
 from __future__ import annotations
@@ -55,6 +57,16 @@ def net(k_last: int = 3):
     return model
 
 
+def lowered_dla34():
+    from pytest_tvmperf.build.pipelines import lower_relax
+    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.workloads import dla34, dla34_module
+
+    params = sum(p.numel() for p in dla34_module(1.0).parameters())
+    workload = dla34(size=224, width=1.0)
+    return lower_relax(workload.program, resolve_target("llvm").tvm_target(), "default"), params
+
+
 def lowered(k_last: int):
     import torch
 
@@ -69,10 +81,13 @@ def lowered(k_last: int):
 
 
 def main() -> None:
+    import sys
+
     from pytest_tvmperf.store import lowered_ir
 
+    full_dla34 = "--dla34" in sys.argv[1:]
     t0 = time.perf_counter()
-    module, params = lowered(3)
+    module, params = lowered_dla34() if full_dla34 else lowered(3)
     print(f"network: {params / 1e6:.1f} M parameters ({params * 4 / 1e6:.1f} MB float32), lowered in "
           f"{time.perf_counter() - t0:.0f} s")
     t0 = time.perf_counter()
@@ -86,6 +101,8 @@ def main() -> None:
     print(f"after: IR {len(ir) / 1e6:.2f} MB + {len(weights)} weight files {weight_bytes / 1e6:.1f} MB, "
           f"stored once ({split_s:.1f} s)")
     print(f"re-record, network unchanged: +0 MB (the same IR file and weight files, named by content)")
+    if full_dla34:
+        return
     changed, _ = lowered(5)
     ir5, weights5 = lowered_ir.encode_split(changed)
     old = {w.sha256 for w in weights}
