@@ -15,6 +15,23 @@ from pytest_tvmperf.store.record import Record
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 
+def safe(text: object) -> str:
+    """A string from data (a baseline file's test ids, workload and kernel names, VM
+    bytecode) as it may be printed: control characters escaped (``\\n``, ``\\x1b``: no
+    line, colour or cursor move of the file's), and a leading ``::`` (after blanks)
+    escaped as ``\\x3a:``, since GitHub Actions reads a line starting with ``::`` as a
+    workflow command (a fake annotation, or ``::stop-commands::``)."""
+    out = "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in str(text))
+    stripped = out.lstrip(" ")
+    if stripped.startswith("::"):
+        out = out[:len(out) - len(stripped)] + "\\x3a" + stripped[1:]
+    return out
+
+
+def _escaped(ch: str) -> str:
+    return repr(ch)[1:-1] if ch not in "\"'" else ch
+
+
 def fmt_time(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -52,7 +69,7 @@ def count_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None
     delta = Counter(dict(after))
     delta.subtract(dict(before))
     changes = sorted(((n, d) for n, d in delta.items() if d), key=lambda nd: (-abs(nd[1]), nd[0]))
-    parts = [f"{d:+d} {n}" for n, d in changes[:limit]]
+    parts = [f"{d:+d} {safe(n)}" for n, d in changes[:limit]]
     if len(changes) > limit:
         parts.append(f"... {len(changes) - limit} more")
     return ", ".join(parts)
@@ -95,7 +112,7 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record) -> list[s
         grown = grown_kernels(_named(current, baseline.exact.per_kernel.get(v.metric)),
                               _named(current, current.exact.per_kernel.get(v.metric)), metric_unit(v.metric))
         if grown:
-            lines.append(f"    kernels that grew: {grown}")
+            lines.append(f"    kernels that grew: {safe(grown)}")
         runtime = runtime_change(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
                                  metric_unit(v.metric))
         if runtime:
@@ -138,14 +155,14 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines.append(f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
                      f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})")
     if current.workload != baseline.workload:
-        lines.append(f"  workload was {baseline.workload}, now {current.workload}")
+        lines.append(f"  workload was {safe(baseline.workload)}, now {safe(current.workload)}")
     if current.tvm_version != baseline.tvm_version:
         lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
     lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
     diff = bytecode_diff(baseline.bytecode, current.bytecode)
     if diff:
         lines.append("VM bytecode, baseline -> now:")
-        lines.extend(f"  {line}" for line in diff)
+        lines.extend(f"  {safe(line)}" for line in diff)
     return "\n".join(lines)
 
 
@@ -159,7 +176,7 @@ def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, flo
         return ""
     parts = []
     for delta, name, old, tag in kernel_changes(before, after)[:limit]:
-        parts.append(f"{name}{f' (was {old})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
+        parts.append(f"{safe(name)}{f' (was {safe(old)})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
     return ", ".join(parts)
 
 

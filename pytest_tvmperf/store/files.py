@@ -24,6 +24,7 @@ from pytest_tvmperf.store.schema import (
     check_entry,
     check_schema_version,
     dotted,
+    find_duplicate_key,
     find_long_int,
     loads,
     long_int_problem,
@@ -101,6 +102,7 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
                 f"{long_int_problem(long_int)}; fix that field, or delete the entry and re-record it with "
                 f"`pytest --tvmperf-update` (or restore the file from version control)")
         raise BaselineError(f"baseline file {path}: field {dotted(where)}: {long_int_problem(long_int)}; {_fix_hint(path)}")
+    _no_duplicate_key(data, path)
     if not isinstance(data, dict) or "schema_version" not in data or not isinstance(data.get("tests"), dict):
         raise BaselineError(f"baseline file {path} is not a pytest-tvmperf baseline (needs 'schema_version' and 'tests'); {_fix_hint(path)}")
     if not check_schema_version(data["schema_version"], SCHEMA_VERSION):
@@ -120,6 +122,24 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise BaselineError(f"baseline file {path}: entry {test_id!r} is malformed ({type(exc).__name__}: {exc}); {_fix_hint(path)}") from None
     return records
+
+
+def _no_duplicate_key(data: Any, path: Path) -> None:
+    """BaselineError naming the file, the entry and the key written twice in one object:
+    JSON keeps the last silently, so a reviewer would read one value and the gate use
+    another."""
+    found = find_duplicate_key(data)
+    if found is None:
+        return
+    where, key = found
+    fix = ("keep one of them (the one you mean), or delete the entry and re-record it with "
+           "`pytest --tvmperf-update` (or restore the file from version control)")
+    if where == ("tests",):
+        raise BaselineError(f"baseline file {path}: entry {key!r} is written twice under 'tests'; {fix}")
+    if len(where) >= 2 and where[0] == "tests":
+        raise BaselineError(f"baseline file {path}: entry {where[1]!r} is malformed: key {key!r} is written twice in "
+                            f"{'field ' + dotted(where[2:]) if where[2:] else 'the entry itself'}; {fix}")
+    raise BaselineError(f"baseline file {path}: key {key!r} is written twice in {dotted(where) or 'the top level'}; {fix}")
 
 
 def load_baselines(path: Path) -> dict[str, Record]:
