@@ -45,6 +45,11 @@ def pytest_configure(config: pytest.Config) -> None:
             if path is not None:
                 outputs.check_writable(path, option)
         history = outputs.read_history(settings.history_path) if settings.history_path else []
+        from pytest_tvmperf.store.links import symlink_problem
+
+        linked = symlink_problem(settings.baseline_dir)  # before the artifact check: it resolves links
+        if linked is not None:
+            raise ValueError(linked)
         if settings.artifact_dir is not None and not _inside(settings.artifact_dir, settings.baseline_dir):
             raise ValueError(f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts') or config.getini('tvmperf_artifacts')}: "
                              f"the artifact directory must be inside the baseline directory {settings.baseline_dir} "

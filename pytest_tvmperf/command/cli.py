@@ -139,12 +139,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
         emit()
         emit(f"added (only in {b.path}, not compared):")
         for key in added:
-            emit(f"  {key}")
+            emit(f"  {safe(key)}")
     if removed:
         emit()
         emit(f"removed (only in {a.path}, not compared):")
         for key in removed:
-            emit(f"  {key}")
+            emit(f"  {safe(key)}")
     for message in messages:
         emit()
         emit(message)

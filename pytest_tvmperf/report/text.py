@@ -49,9 +49,11 @@ def fmt_number(value: float | None) -> str:
 
 
 def text_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
-    """``header`` and ``rows`` as lines of left-aligned columns, two spaces apart."""
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+    """``header`` and ``rows`` as lines of left-aligned columns, two spaces apart (each
+    cell through :func:`safe`: test ids and names may come from a file)."""
+    cells = [[safe(c) for c in row] for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
 
 
 def update_command(nodeid: str | None, options: Sequence[str] = (), first: Sequence[str] = ()) -> str:

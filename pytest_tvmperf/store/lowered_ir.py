@@ -53,8 +53,12 @@ def decode(data: bytes) -> Any:
     """The module of :func:`encode`'s bytes; raises IRLoadError saying why not."""
     import tvm
 
+    from pytest_tvmperf.store.inflate import TooLarge, inflate
+
     try:
-        text = gzip.decompress(data).decode("utf-8")
+        text = inflate(data).decode("utf-8")
+    except TooLarge as exc:
+        raise IRLoadError(str(exc)) from None
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise IRLoadError(f"not gzip-compressed UTF-8 text ({exc})") from None
     try:
@@ -115,10 +119,13 @@ def check_safe(data: bytes, what: str, test_id: str) -> None:
     here: :func:`decode` says why it cannot be loaded."""
     import json
 
+    from pytest_tvmperf.store.inflate import TooLarge, inflate
     from pytest_tvmperf.store.ir_check import UnsafeIR, check_graph
 
     try:
-        graph = json.loads(gzip.decompress(data))
+        graph = json.loads(inflate(data))
+    except TooLarge as exc:
+        raise IRFileError(f"{what} is refused: {exc}; {_fix(test_id)}") from None
     except (OSError, EOFError, ValueError):
         return
     try:

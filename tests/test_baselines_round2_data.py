@@ -1,0 +1,170 @@
+"""Issue 33, round 2 of the baselines' data safety, as a user meets it: a pull request
+edits baselines/ (links, duplicate keys, a gzip bomb, strings that are workflow
+commands), plants a library in the cache, or a kernel or baseline hangs, fills the
+disk, runs out of memory. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+PRIM_TEST = '''
+import os
+import numpy as np
+import pytest
+from tvm import te
+from pytest_tvmperf import Workload
+
+def scale(k: float, n: int = 64):
+    a = te.placeholder((n,), name="A")
+    b = te.compute((n,), lambda i: a[i] * k, name="B")
+    return Workload(name=f"scale{k:g}", program=te.create_prim_func([a, b]),
+                    make_inputs=lambda rng, dims: [np.ones(n, "float32")], reference=lambda x: x * np.float32(k))
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_a(tvmperf):
+    tvmperf.check(scale(2.0))
+'''
+
+ID = "test_a[llvm-prim]"
+
+
+def _recorded(project, module: str = "test_perf") -> Path:
+    project.pytester.makepyfile(**{module: PRIM_TEST})
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    return project.baseline_file(module)
+
+
+def _no_traceback(result: pytest.RunResult) -> None:
+    text = result.stdout.str() + result.stderr.str()
+    assert "Traceback (most recent call last)" not in text and "INTERNALERROR" not in text, text[-3000:]
+
+
+# ---------------------------------------------------------------- 19. a key written twice
+
+
+def test_a_key_written_twice_in_a_baseline_entry_is_refused_naming_file_test_and_key(project):
+    path = _recorded(project)
+    text = path.read_text()
+    assert '"kernels": 1,' in text
+    path.write_text(text.replace('"kernels": 1,', '"kernels": 1, "kernels": 7,', 1))  # the gate would use 7
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.re_match_lines([rf".*baseline file .*test_perf\.json: entry '{re.escape(ID)}' is malformed: "
+                                  r"key 'kernels' is written twice in field exact.*"])
+    _no_traceback(result)
+
+
+# ---------------------------------------------------------------- 17. a marker's 10**5000
+
+
+def test_a_marker_threshold_of_5000_digits_gets_the_threshold_hint(project):
+    project.pytester.makepyfile(test_perf=PRIM_TEST.replace('executors=["prim"]', 'executors=["prim"], '
+                                                                                  'instructions=10**5000'))
+    result = project.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert "bad threshold instructions=<a whole number of about 5001 digits>: write an allowed increase" in text
+    assert "integer string conversion" not in text
+
+
+# ---------------------------------------------------------------- 15. strings from data printed
+
+
+def test_strings_from_a_baseline_file_cannot_print_a_workflow_command_or_a_control_sequence(project):
+    path = _recorded(project)
+    data = json.loads(path.read_text())
+    entry = data["tests"][ID]
+    data["tests"]["gone\n::error file=x.py::owned by a pull request"] = json.loads(json.dumps(entry))
+    entry["workload"] = "scale2\n::stop-commands::token\x1b[2J"
+    path.write_text(json.dumps(data))
+    project.set_env("TVMPERF_FAKE_SCALE", "3")  # a regression: its message shows the stored workload name
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    lines = (result.stdout.str() + result.stderr.str()).splitlines()
+    assert not [line for line in lines if line.lstrip().startswith("::")], "a line a workflow command"
+    assert not [line for line in lines if "\x1b[2J" in line]
+    assert any("workload was scale2\\n::stop-commands::token\\x1b[2J, now scale2" in line for line in lines)
+    assert any("gone\\n::error file=x.py::owned" in line for line in lines)  # the unused-entry listing
+
+
+def test_tvmperf_show_prints_no_line_of_a_files_own(project):
+    path = _recorded(project)
+    data = json.loads(path.read_text())
+    data["tests"]["::error::owned\nby a pull request"] = data["tests"][ID]  # the first column of a line
+    path.write_text(json.dumps(data))
+    result = project.pytester.run(os.sys.executable, "-m", "pytest_tvmperf", "show", str(path))
+    assert result.ret == 0, result.stdout.str()
+    assert not [line for line in result.outlines if line.lstrip().startswith("::")]
+    assert any(line.startswith("\\x3a:error::owned\\nby a pull request") for line in result.outlines)
+
+
+# ---------------------------------------------------------------- 12. a gzip bomb as the stored IR
+
+
+def test_a_gzip_bomb_as_the_stored_ir_fails_the_test_clearly_without_inflating_it_whole(project):
+    path = _recorded(project)
+    data = json.loads(path.read_text())
+    ir = project.pytester.path / "baselines" / data["tests"][ID]["ir"]["path"]
+    ir.write_bytes(gzip.compress(b"{" + b" " * (3 * 2**20) + b"}", mtime=0))  # inflates to 3 MiB (the cap: 1 MiB)
+    data["tests"][ID]["ir"]["sha256"] = hashlib.sha256(ir.read_bytes()).hexdigest()
+    path.write_text(json.dumps(data))
+    project.set_env("TVMPERF_MAX_IR_MB", "1")
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*is refused: it inflates to more than 1 MiB ($TVMPERF_MAX_IR_MB)*"])
+    _no_traceback(result)
+
+
+# ---------------------------------------------------------------- 7, 16. links under baselines/
+
+
+def _linked(project, outside: Path) -> None:
+    project.pytester.mkdir("sub")
+    (project.pytester.path / "sub" / "test_perf.py").write_text(PRIM_TEST)
+    (project.pytester.path / "baselines").mkdir(exist_ok=True)
+    outside.mkdir()
+    (project.pytester.path / "baselines" / "sub").symlink_to(outside)
+
+
+def test_a_committed_link_under_baselines_is_never_written_through_by_an_update(project, tmp_path):
+    outside = tmp_path / "outside"
+    _linked(project, outside)
+    result = project.run("--tvmperf-update")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert f"baselines/sub is a symbolic link (to {outside}) under the baseline directory" in text
+    assert list(outside.iterdir()) == []
+
+
+def test_a_committed_link_under_baselines_is_never_read_through_by_the_gate(project, tmp_path):
+    _recorded(project)
+    artifacts = project.pytester.path / "baselines" / "artifacts"
+    ir = artifacts / "ir"
+    moved = tmp_path / "ir"
+    ir.rename(moved)
+    ir.symlink_to(moved)
+    result = project.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert f"baselines/artifacts/ir is a symbolic link (to {moved})" in text
+    assert "replace the link with the directory or file itself" in text
+
+
+def test_a_linked_artifact_directory_is_named_as_a_link_not_as_an_option_nobody_passed(project, tmp_path):
+    _recorded(project)
+    artifacts = project.pytester.path / "baselines" / "artifacts"
+    moved = tmp_path / "artifacts"
+    artifacts.rename(moved)
+    artifacts.symlink_to(moved)
+    result = project.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert f"baselines/artifacts is a symbolic link (to {moved})" in text
+    assert "--tvmperf-artifacts=" not in text
