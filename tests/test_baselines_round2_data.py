@@ -168,3 +168,34 @@ def test_a_linked_artifact_directory_is_named_as_a_link_not_as_an_option_nobody_
     text = result.stdout.str() + result.stderr.str()
     assert f"baselines/artifacts is a symbolic link (to {moved})" in text
     assert "--tvmperf-artifacts=" not in text
+
+
+# ---------------------------------------------------------------- 10. the timing lock held by a stopped run
+
+HOLD_LOCK = '''
+import sys
+from pytest_tvmperf.session import timing_lock_path
+from pytest_tvmperf.store.files import file_lock
+with file_lock(timing_lock_path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()  # held until the test closes stdin (a run stopped with Ctrl-Z holds it so)
+'''
+
+
+def test_a_test_waiting_for_a_held_timing_lock_fails_naming_the_holders_pid(project):
+    import subprocess
+    import sys
+
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(project.pytester.path.resolve())],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        result = project.run("--tvmperf-update", "--tvmperf-lock-timeout=1")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*waited 1 s (--tvmperf-lock-timeout) for the timing lock of *: process {holder.pid} "
+                                 f"holds the lock *end it (kill {holder.pid}) if it is stopped or hung*"])
+    _no_traceback(result)
