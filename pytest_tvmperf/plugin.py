@@ -50,6 +50,11 @@ def pytest_configure(config: pytest.Config) -> None:
         linked = symlink_problem(settings.baseline_dir)  # before the artifact check: it resolves links
         if linked is not None:
             raise ValueError(linked)
+        from pytest_tvmperf.store.user_cache import cache_problem
+
+        unsafe_cache = cache_problem()  # another user's, or writable by others: never used (as ssh)
+        if unsafe_cache is not None:
+            raise ValueError(unsafe_cache)
         if settings.artifact_dir is not None and not _inside(settings.artifact_dir, settings.baseline_dir):
             raise ValueError(f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts') or config.getini('tvmperf_artifacts')}: "
                              f"the artifact directory must be inside the baseline directory {settings.baseline_dir} "

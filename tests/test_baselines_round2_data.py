@@ -199,3 +199,53 @@ def test_a_test_waiting_for_a_held_timing_lock_fails_naming_the_holders_pid(proj
     result.stdout.fnmatch_lines([f"*waited 1 s (--tvmperf-lock-timeout) for the timing lock of *: process {holder.pid} "
                                  f"holds the lock *end it (kill {holder.pid}) if it is stopped or hung*"])
     _no_traceback(result)
+
+
+# ---------------------------------------------------------------- 6. the cache: a planted library, a shared directory
+
+PLANTED_LIBRARY = r'''
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) {
+    FILE *f = fopen(MARKER, "a");
+    if (f) { fputs("loaded\n", f); fclose(f); }
+}
+'''
+
+
+def _own_config(project) -> None:
+    project.set_env("XDG_CONFIG_HOME", str(project.pytester.path / ".config"))
+    project.monkeypatch.delenv("TVMPERF_CACHE_KEY", raising=False)
+
+
+@pytest.mark.skipif(__import__("shutil").which("cc") is None, reason="needs a C compiler to build the planted library")
+def test_a_library_planted_in_the_cache_with_its_sha256_beside_it_is_never_loaded(project):
+    import subprocess
+
+    _own_config(project)
+    _recorded(project)
+    project.run().assert_outcomes(passed=1)  # the baseline's IR rebuilt, and cached
+    cached = list((project.pytester.path / ".tvmperf-cache" / "builds").rglob("*.so"))
+    assert len(cached) == 1
+    marker = project.pytester.path / "owned"
+    source = project.pytester.path / "planted.c"
+    source.write_text(PLANTED_LIBRARY.replace("MARKER", json.dumps(str(marker))))
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(cached[0]), str(source)], check=True)
+    sidecar = cached[0].with_name(cached[0].name + ".sha256")
+    sidecar.write_text(hashlib.sha256(cached[0].read_bytes()).hexdigest() + "\n")
+    result = project.run()
+    result.assert_outcomes(passed=1)
+    assert not marker.exists()
+    assert sidecar.read_text().startswith("hmac-sha256:")  # rebuilt and sealed again
+
+
+def test_a_cache_directory_others_can_write_is_refused_with_the_fix(project):
+    _own_config(project)
+    _recorded(project)
+    cache = project.pytester.path / ".tvmperf-cache"
+    cache.mkdir(exist_ok=True)
+    cache.chmod(0o777)
+    result = project.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert f"the cache directory {cache} is writable by others (mode 777)" in text
+    assert f"chmod go-w {cache}" in text and "$TVMPERF_CACHE_DIR" in text

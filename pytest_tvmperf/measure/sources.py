@@ -151,7 +151,7 @@ class TimingSources:
         """The baseline's IR rebuilt for this machine (cached by IR hash and host)."""
         __tracebackhide__ = True
         from pytest_tvmperf.build import rebuild
-        from pytest_tvmperf.store import lowered_ir
+        from pytest_tvmperf.store import lowered_ir, user_cache
 
         settings = self.session.settings
         path = settings.baseline_dir / ref.path
@@ -170,6 +170,9 @@ class TimingSources:
                                                          lambda: lowered_ir.load(path), target, fresh=fresh)
             except lowered_ir.IRLoadError as exc:
                 notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")
+                return None
+            except user_cache.UnsafeCache as exc:  # never built into, nor loaded from, a directory of others'
+                notes.append(f"the baseline is not rebuilt: {exc}; {fallback}")
                 return None
             except Exception as exc:  # code generation failed: TVM's own error, shortened
                 import tvm
