@@ -249,3 +249,35 @@ def test_a_cache_directory_others_can_write_is_refused_with_the_fix(project):
     text = result.stdout.str() + result.stderr.str()
     assert f"the cache directory {cache} is writable by others (mode 777)" in text
     assert f"chmod go-w {cache}" in text and "$TVMPERF_CACHE_DIR" in text
+
+
+# ---------------------------------------------------------------- 14. a kernel that runs out of memory
+
+HUGE_TEST = '''
+import numpy as np
+import pytest
+from tvm.script import ir as I, relax as R
+from pytest_tvmperf import Workload
+
+@I.ir_module
+class Huge:
+    @R.function
+    def main(x: R.Tensor((16,), "float32")):
+        big = R.zeros(R.shape([2**38]), "float32")  # 1 TiB
+        return R.add(x, R.sum(big))
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_huge(tvmperf):
+    tvmperf.check(Workload(name="huge", program=Huge, make_inputs=lambda rng, dims: [np.ones(16, "float32")],
+                           reference=lambda x: x))
+'''
+
+
+def test_a_kernel_that_runs_out_of_memory_fails_saying_so_naming_the_test(project):
+    project.pytester.makepyfile(test_perf=HUGE_TEST)
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*_ test_huge[[]llvm-vm-bytecode[]] _*",
+                                 "tvmperf: huge on llvm/vm-bytecode: the kernel ran out of memory (*bad_alloc*)*"])
+    text = result.stdout.str()
+    assert "TvmperfSession(" not in text and "python/tvm_ffi" not in text
