@@ -281,3 +281,24 @@ def test_a_kernel_that_runs_out_of_memory_fails_saying_so_naming_the_test(projec
                                  "tvmperf: huge on llvm/vm-bytecode: the kernel ran out of memory (*bad_alloc*)*"])
     text = result.stdout.str()
     assert "TvmperfSession(" not in text and "python/tvm_ffi" not in text
+
+
+# ---------------------------------------------------------------- 13. no room to export the library
+
+FILE_SIZE_LIMIT = '''
+import resource
+
+def pytest_configure(config):
+    """``ulimit -f 4``: as a full disk, a write of more than 4 KiB fails (LLVM then ends the process)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+'''
+
+
+def test_no_room_to_export_the_library_fails_the_test_with_a_message_not_the_interpreter(project):
+    project.pytester.makepyfile(test_perf=PRIM_TEST)
+    project.pytester.makeconftest((project.pytester.path / "conftest.py").read_text() + FILE_SIZE_LIMIT)
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*_ test_a[[]llvm-prim[]] _*",
+                                 "tvmperf: scale2 on llvm/prim: the compiled library cannot be exported to run it in a "
+                                 "child process: this process may write files of at most 4 KiB (ulimit -f)*"])

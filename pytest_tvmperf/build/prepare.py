@@ -174,6 +174,12 @@ class Preparer:
         kernel that crashes fails this test, and the session goes on."""
         __tracebackhide__ = True
         path = self.session.scratch_dir() / f"isolated-{next(FILE_NUMBERS)}-{executor}.so"  # never a name loaded before
+        from pytest_tvmperf.store.disk import room_problem
+
+        no_room = room_problem(path.parent)  # LLVM ends the process on a failed write: checked first
+        if no_room is not None:
+            self.fail("error", f"tvmperf: {where}: the compiled library cannot be exported to run it in a child "
+                               f"process: {no_room}")
         try:
             compiled.export(str(path))
         except Exception:  # no toolchain to export with: it runs in the session, as a/b timing is off

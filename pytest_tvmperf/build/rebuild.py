@@ -58,6 +58,11 @@ def cached_library(fingerprint: str, executor: str, ir_sha256: str, load_module,
     path = cache_path(fingerprint, executor, ir_sha256)
     if not fresh and user_cache.lookup(path):
         return path, True
+    from pytest_tvmperf.store.disk import room_problem
+
+    no_room = room_problem(path.parent.parent)  # LLVM ends the process on a failed write: checked first
+    if no_room is not None:
+        raise OSError(no_room)
     module = load_module()
     user_cache.store(path, lambda temp: build_library(module, executor, target, temp), user_cache.builds_dir(),
                      file_mode())
