@@ -302,3 +302,40 @@ def test_no_room_to_export_the_library_fails_the_test_with_a_message_not_the_int
     result.stdout.fnmatch_lines(["*_ test_a[[]llvm-prim[]] _*",
                                  "tvmperf: scale2 on llvm/prim: the compiled library cannot be exported to run it in a "
                                  "child process: this process may write files of at most 4 KiB (ulimit -f)*"])
+
+
+# ---------------------------------------------------------------- 9. a stored IR that takes minutes to build
+
+UNROLLED = '''
+import sys
+import tvm
+from tvm.script import tirx as T
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for j in T.unroll(200000):  # LLVM takes minutes over it
+        for i in range(64):
+            B[i] = B[i] + A[i] * T.float32(j)
+
+sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
+'''
+
+
+def test_a_stored_ir_that_takes_minutes_to_build_is_stopped_and_the_gate_goes_on(project):
+    import subprocess
+    import sys
+
+    path = _recorded(project)
+    data = json.loads(path.read_text())
+    ir = project.pytester.path / "baselines" / data["tests"][ID]["ir"]["path"]
+    script = project.pytester.path / "make_ir.py"  # TVMScript reads its source from a file
+    script.write_text(UNROLLED)
+    text = subprocess.run([sys.executable, str(script)], capture_output=True, check=True).stdout
+    script.unlink()
+    ir.write_bytes(gzip.compress(text, mtime=0))
+    data["tests"][ID]["ir"]["sha256"] = hashlib.sha256(ir.read_bytes()).hexdigest()
+    path.write_text(json.dumps(data))
+    result = project.run("--tvmperf-child-timeout=3", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*cannot be rebuilt by TVM * (RebuildError: the build took longer than 3 s "
+                                 "(--tvmperf-child-timeout))*"])

@@ -166,8 +166,10 @@ class TimingSources:
         fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
         for fresh in (False, True):
             try:
+                builder = rebuild.build_in_child(self.session.sandbox(), path, self.executor, target)
                 library, cached = rebuild.cached_library(fingerprint, self.executor, ref.sha256,
-                                                         lambda: lowered_ir.load(path), target, fresh=fresh)
+                                                         lambda: lowered_ir.load(path), target, fresh=fresh,
+                                                         builder=builder)
             except lowered_ir.IRLoadError as exc:
                 notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")
                 return None
