@@ -844,7 +844,41 @@ def case_duplicate_key(projects: Projects) -> tuple[str, str]:
                  says="written twice")
 
 
+UNROLLED_IR = """
+import sys
+import tvm
+from tvm.script import tirx as T
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for j in T.unroll(200000):
+        for i in range(64):
+            B[i] = B[i] + A[i] * T.float32(j)
+
+sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
+"""
+
+
+def case_ir_minutes_to_build(projects: Projects) -> tuple[str, str]:
+    """A stored IR with T.unroll(200000) (minutes of LLVM), its sha256 updated."""
+    project = projects.fresh("ir minutes to build")
+    tests = entries(project)
+    rel = tests["test_a[llvm-prim]"]["ir"]["path"]
+    path = project / "baselines" / rel
+    script = project / "make_ir.py"
+    script.write_text(UNROLLED_IR)
+    text = subprocess.run([sys.executable, str(script)], capture_output=True, check=True, env=env_for()).stdout
+    path.write_bytes(gzip.compress(text, mtime=0))
+    for entry in tests.values():
+        if entry.get("ir", {}).get("path") == rel:
+            entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_entries(project, tests)
+    ran = pytest_run(project, "-v", "--tvmperf-child-timeout=20", env=_cache_env(project))
+    return judge(ran, ran.rc == 0 and "took longer than 20 s" in ran.out, "the stopped build", says="took longer")
+
+
 ROUND2_DATA_CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
+    "stored IR that takes minutes to build (T.unroll(200000))": case_ir_minutes_to_build,
     "cache: planted .so with its sha256 beside it": case_planted_cache_library,
     "cache: directory writable by others": case_cache_dir_others_write,
     "link: baselines/sub -> outside, then --tvmperf-update": case_symlink_update,
