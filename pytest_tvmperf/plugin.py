@@ -104,6 +104,25 @@ def pytest_configure(config: pytest.Config) -> None:
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir
     state.verbosity = int(config.getoption("verbose", 0) or 0)
+    state.last_words = _last_words(config)
+
+
+def _last_words(config: pytest.Config):
+    """Write a line to the terminal (pytest's own writer, outside any capture), else stderr."""
+    def write(message: str) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            import os
+
+            os.write(2, ("\n" + message + "\n").encode("utf-8", "replace"))
+            return
+        capture = config.pluginmanager.get_plugin("capturemanager")
+        if capture is not None:  # the test's output is captured: the terminal is behind it
+            capture.suspend_global_capture(in_=False)
+        reporter.ensure_newline()
+        reporter.write_line(message, red=True)
+        reporter.flush()
+    return write
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -72,6 +72,9 @@ class TvmperfSession:
     #: one summary line counts them); None outside a pytest run's configure (the fixture used
     #: directly): each inconclusive test warns
     verbosity: int | None = None
+    #: writes a message to the terminal from any thread, even while a test's output is
+    #: captured: the watchdog's last words (build/watchdog.py); None: to stderr
+    last_words: Callable[[str], None] | None = None
 
     @property
     def warns_inconclusive(self) -> bool:

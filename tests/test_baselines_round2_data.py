@@ -339,3 +339,49 @@ def test_a_stored_ir_that_takes_minutes_to_build_is_stopped_and_the_gate_goes_on
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*cannot be rebuilt by TVM * (RebuildError: the build took longer than 3 s "
                                  "(--tvmperf-child-timeout))*"])
+
+
+# ---------------------------------------------------------------- 8. a stored IR that loops forever on its second call
+
+SECOND_CALL_LOOPS = '''
+import sys
+import tvm
+from tvm.script import tirx as T
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    while A[0] > T.float32(5):  # true from the second call on: the first one wrote A[0]
+        B[1] = B[1] + T.float32(1)
+    for i in range(64):
+        B[i] = A[i] * T.float32(2)
+    A[0] = T.float32(7)
+
+sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
+'''
+
+
+def _stored_ir(project, script_text: str) -> None:
+    """The entry's IR replaced by the module ``script_text`` prints, its sha256 updated."""
+    import subprocess
+    import sys
+
+    path = project.baseline_file()
+    data = json.loads(path.read_text())
+    ir = project.pytester.path / "baselines" / data["tests"][ID]["ir"]["path"]
+    script = project.pytester.path / "make_ir.py"  # TVMScript reads its source from a file
+    script.write_text(script_text)
+    ir.write_bytes(gzip.compress(subprocess.run([sys.executable, str(script)], capture_output=True,
+                                                check=True).stdout, mtime=0))
+    script.unlink()
+    data["tests"][ID]["ir"]["sha256"] = hashlib.sha256(ir.read_bytes()).hexdigest()
+    path.write_text(json.dumps(data))
+
+
+def test_a_stored_ir_that_loops_on_its_second_call_stops_the_run_with_a_message_naming_the_test(project):
+    _recorded(project)
+    _stored_ir(project, SECOND_CALL_LOOPS)
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-child-timeout=5",
+                                                   timeout=300)  # before the fix: hung until this timeout
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["tvmperf: test_perf.py::test_a[[]llvm-prim[]]: the baseline rebuilt from IR * did not return within "
+                                 f"5 s (--tvmperf-child-timeout) when called in the session*"])

@@ -139,8 +139,16 @@ class TimingSources:
             return (f"{what} crashed the child process that loaded it ({crash.how}); "
                     f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)"
                     + crash_note(crash.how, target.config))
+        from pytest_tvmperf.build.watchdog import GuardedSampler
+
+        bound = float(self.session.settings.child_timeout)
+        stop = (f"tvmperf: {self.nodeid}: {what} did not return within {bound:g} s (--tvmperf-child-timeout) when "
+                f"called in the session (its one run in the child process returned): the run is stopped here, "
+                f"since a program that came with the baseline must not hang it. Re-record the baseline with "
+                f"--tvmperf-update, or restore the baseline directory from version control")
         try:
-            sampler = self.placed_sampler(copy, target, workload, self.executor, args, out_specs)
+            sampler = GuardedSampler(self.placed_sampler(copy, target, workload, self.executor, args, out_specs),
+                                     bound, stop, self.session.last_words)
             sampler()  # the old program must accept today's inputs
         except Exception as exc:  # an artifact of another signature or TVM
             return f"{what} cannot time today's inputs ({shorten_tvm_error(exc, 1)})"
