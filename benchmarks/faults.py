@@ -873,12 +873,49 @@ def case_ir_minutes_to_build(projects: Projects) -> tuple[str, str]:
         if entry.get("ir", {}).get("path") == rel:
             entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     write_entries(project, tests)
-    ran = pytest_run(project, "-v", "--tvmperf-child-timeout=20", env=_cache_env(project))
-    return judge(ran, ran.rc == 0 and "took longer than 20 s" in ran.out, "the stopped build", says="took longer")
+    ran = pytest_run(project, "-v", "--tvmperf-child-timeout=10", env=_cache_env(project))
+    return judge(ran, ran.rc == 0 and "took longer than 10 s" in ran.out, "the stopped build", says="took longer")
+
+
+SECOND_CALL_LOOPS = """
+import sys
+import tvm
+from tvm.script import tirx as T
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    while A[0] > T.float32(5):
+        B[1] = B[1] + T.float32(1)
+    for i in range(64):
+        B[i] = A[i] * T.float32(2)
+    A[0] = T.float32(7)
+
+sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
+"""
+
+
+def case_ir_loops_on_second_call(projects: Projects) -> tuple[str, str]:
+    """A stored IR that returns on its first call (the child's) and loops forever from its second on."""
+    project = projects.fresh("ir loops on second call")
+    tests = entries(project)
+    rel = tests["test_a[llvm-prim]"]["ir"]["path"]
+    path = project / "baselines" / rel
+    script = project / "make_ir.py"
+    script.write_text(SECOND_CALL_LOOPS)
+    text = subprocess.run([sys.executable, str(script)], capture_output=True, check=True, env=env_for()).stdout
+    path.write_bytes(gzip.compress(text, mtime=0))
+    for entry in tests.values():
+        if entry.get("ir", {}).get("path") == rel:
+            entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_entries(project, tests)
+    ran = pytest_run(project, "--tvmperf-child-timeout=10", env=_cache_env(project))
+    return judge(ran, ran.rc == 1 and "test_a[llvm-prim]: the baseline rebuilt from IR" in ran.out
+                 and "did not return within 10 s" in ran.out, "the test and the bound", says="did not return")
 
 
 ROUND2_DATA_CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
     "stored IR that takes minutes to build (T.unroll(200000))": case_ir_minutes_to_build,
+    "stored IR that loops forever on its second call": case_ir_loops_on_second_call,
     "cache: planted .so with its sha256 beside it": case_planted_cache_library,
     "cache: directory writable by others": case_cache_dir_others_write,
     "link: baselines/sub -> outside, then --tvmperf-update": case_symlink_update,
