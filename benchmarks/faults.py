@@ -873,7 +873,7 @@ def case_ir_minutes_to_build(projects: Projects) -> tuple[str, str]:
         if entry.get("ir", {}).get("path") == rel:
             entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     write_entries(project, tests)
-    ran = pytest_run(project, "-v", "--tvmperf-child-timeout=10", env=_cache_env(project))
+    ran = pytest_run(project, "-vv", "--tvmperf-child-timeout=10", env=_cache_env(project))  # -q -vv: -v
     return judge(ran, ran.rc == 0 and "took longer than 10 s" in ran.out, "the stopped build", says="took longer")
 
 
