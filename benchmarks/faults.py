@@ -653,6 +653,284 @@ def case_read_only_baseline_mode(projects: Projects) -> tuple[str, str]:
     return judge(ran, mode == 0o444, f"the file's mode (now {mode:o})", baseline_problems(project))
 
 
+# ----------------------------------------------------------------------------- issue 33, round 2: data (sec2's block)
+
+def _cache_env(project: Path, **extra: str) -> dict:
+    """A cache and a key of the project's own (the machine's cache left alone)."""
+    return env_for(TVMPERF_CACHE_DIR=str(project / ".user-cache"), XDG_CONFIG_HOME=str(project / ".config"), **extra)
+
+
+def case_planted_cache_library(projects: Projects) -> tuple[str, str]:
+    """A library planted in $TVMPERF_CACHE_DIR/builds with its sha256 beside it."""
+    project = projects.fresh("planted cache library")
+    pytest_run(project, env=_cache_env(project))  # the baselines' IR rebuilt and cached
+    marker = project / "owned"
+    source = project / "planted.c"
+    source.write_text(PLANTED_LIBRARY.replace("MARKER", json.dumps(str(marker))))
+    cached = sorted((project / ".user-cache" / "builds").rglob("*.so"))
+    for so in cached:
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(source)], check=True)
+        so.with_name(so.name + ".sha256").write_text(hashlib.sha256(so.read_bytes()).hexdigest() + "\n")
+    ran = pytest_run(project, env=_cache_env(project))
+    return judge(ran, bool(cached) and ran.rc == 0 and "2 passed" in ran.out, "a gate that rebuilt the baselines",
+                 marker=marker)
+
+
+def case_cache_dir_others_write(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("cache dir others write")
+    (project / ".user-cache").mkdir()
+    (project / ".user-cache").chmod(0o777)
+    ran = pytest_run(project, env=_cache_env(project))
+    return judge(ran, ran.rc == 4 and "is writable by others" in ran.out, "the refusal", says="writable by others")
+
+
+def case_symlink_update(projects: Projects) -> tuple[str, str]:
+    """A committed baselines/sub -> outside: an update must not write through it."""
+    project = projects.fresh("symlink update")
+    (project / "sub").mkdir()
+    shutil.copyfile(project / "test_perf.py", project / "sub" / "test_perf.py")
+    outside = project.parent / f"{project.name}-outside"
+    outside.mkdir()
+    (project / "baselines" / "sub").symlink_to(outside)
+    ran = pytest_run(project, "--tvmperf-update", env=env_for(FAULT_K="5"))
+    wrote = [f"written outside: {p.name}" for p in outside.rglob("*")]
+    return judge(ran, ran.rc == 4 and "is a symbolic link" in ran.out, "the link", wrote + baseline_problems(project),
+                 says="is a symbolic link")
+
+
+def case_symlink_ir(projects: Projects) -> tuple[str, str]:
+    """baselines/artifacts/ir replaced by a link to a directory outside."""
+    project = projects.fresh("symlink ir")
+    ir = project / "baselines" / "artifacts" / "ir"
+    moved = project.parent / f"{project.name}-ir"
+    ir.rename(moved)
+    ir.symlink_to(moved)
+    ran = pytest_run(project)
+    return judge(ran, ran.rc == 4 and "artifacts/ir is a symbolic link" in ran.out, "the link", says="is a symbolic link")
+
+
+def case_symlink_artifacts(projects: Projects) -> tuple[str, str]:
+    """baselines/artifacts a link: the message names the link, not an option nobody passed."""
+    project = projects.fresh("symlink artifacts")
+    artifacts = project / "baselines" / "artifacts"
+    moved = project.parent / f"{project.name}-artifacts"
+    artifacts.rename(moved)
+    artifacts.symlink_to(moved)
+    ran = pytest_run(project)
+    return judge(ran, ran.rc == 4 and "artifacts is a symbolic link" in ran.out and "--tvmperf-artifacts=" not in ran.out,
+                 "the link (not the option)", says="is a symbolic link")
+
+
+HOLD_TIMING_LOCK = """
+import sys
+from pytest_tvmperf.session import timing_lock_path
+from pytest_tvmperf.store.files import file_lock
+with file_lock(timing_lock_path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def case_timing_lock_held(projects: Projects) -> tuple[str, str]:
+    """Another run holds the timing lock (stopped, or hung)."""
+    project = projects.fresh("timing lock held")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_TIMING_LOCK, str(project.resolve())], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env_for())
+    try:
+        holder.stdout.readline()
+        ran = pytest_run(project, "--tvmperf-lock-timeout=2")
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    return judge(ran, ran.rc == 1 and f"process {holder.pid} holds the lock" in ran.out, "the holder's pid",
+                 says="holds the lock")
+
+
+def case_gzip_bomb(projects: Projects) -> tuple[str, str]:
+    """The stored IR replaced by a gzip bomb (here 64 MiB of blanks against a cap of 8 MiB), its sha256 updated."""
+    project = projects.fresh("gzip bomb")
+    tests = entries(project)
+    rel = tests["test_a[llvm-prim]"]["ir"]["path"]
+    path = project / "baselines" / rel
+    path.write_bytes(gzip.compress(b"{" + b" " * (64 * 2**20) + b"}", mtime=0))
+    for entry in tests.values():
+        if entry.get("ir", {}).get("path") == rel:
+            entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_entries(project, tests)
+    ran = pytest_run(project, env=env_for(TVMPERF_MAX_IR_MB="8"))
+    return judge(ran, ran.rc == 1 and "inflates to more than 8 MiB" in ran.out, "the cap", says="inflates to more than")
+
+
+FILE_SIZE_LIMIT = """
+import resource
+def pytest_configure(config):
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+"""
+
+
+def case_full_disk_export(projects: Projects) -> tuple[str, str]:
+    """ulimit -f 4 (a full disk): the export for the isolation child cannot be written."""
+    project = projects.fresh("full disk export")
+    (project / "fsize_limit.py").write_text(FILE_SIZE_LIMIT)
+    ran = pytest_run(project, "-p", "fsize_limit")
+    return judge(ran, ran.rc == 1 and "test_a[llvm-prim]" in ran.out and "cannot be exported" in ran.out,
+                 "the test and the reason", says="cannot be exported")
+
+
+HUGE_ALLOC = """
+import numpy as np
+import pytest
+from tvm.script import ir as I, relax as R
+from pytest_tvmperf import Workload
+
+@I.ir_module
+class Huge:
+    @R.function
+    def main(x: R.Tensor((16,), "float32")):
+        big = R.zeros(R.shape([2**38]), "float32")
+        return R.add(x, R.sum(big))
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_huge(tvmperf):
+    tvmperf.check(Workload(name="huge", program=Huge, make_inputs=lambda rng, dims: [np.ones(16, "float32")],
+                           reference=lambda x: x))
+"""
+
+
+def case_out_of_memory(projects: Projects) -> tuple[str, str]:
+    """A kernel that allocates 1 TiB."""
+    project = projects.fresh("out of memory")
+    (project / "test_huge.py").write_text(HUGE_ALLOC)
+    ran = pytest_run(project, "test_huge.py", "--tvmperf-update")
+    if "std::bad_alloc" in ran.out and "ran out of memory" not in ran.out:
+        return "crash", line_with(ran.out, "bad_alloc")
+    return judge(ran, ran.rc == 1 and "the kernel ran out of memory" in ran.out and "TvmperfSession(" not in ran.out,
+                 "the test and the reason", says="ran out of memory")
+
+
+def case_workflow_command_strings(projects: Projects) -> tuple[str, str]:
+    """Test-id keys and workload names that are GitHub Actions commands, printed by pytest and tvmperf show."""
+    project = projects.fresh("workflow command strings")
+    tests = entries(project)
+    tests["::error file=x.py::owned\n::stop-commands::t"] = json.loads(json.dumps(tests["test_a[llvm-prim]"]))
+    tests["test_a[llvm-prim]"]["workload"] = "scale2\n::warning::owned\x1b[2J"
+    write_entries(project, tests)
+    ran = pytest_run(project, env=env_for(TVMPERF_FAKE_SCALE="3"))
+    shown = tvmperf_run(project, "show", str(project / "baselines" / "test_perf.json"))
+    ran = Ran(ran.rc, ran.out + shown.out, ran.seconds)
+    commands = [ln for ln in ran.out.splitlines() if ln.lstrip().startswith("::") or "\x1b" in ln]
+    if commands:
+        return "silent", f"a line printed from data: {commands[0][:80]!r}"
+    return judge(ran, ran.rc == 1 and "workload was scale2\\n::warning" in ran.out, "the escaped strings",
+                 says="workload was")
+
+
+def case_marker_huge_int(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("marker huge int")
+    test = project / "test_perf.py"
+    test.write_text(test.read_text().replace('executors=["prim"])\ndef test_a', 'executors=["prim"], '
+                                             'instructions=10**5000)\ndef test_a', 1))
+    ran = pytest_run(project)
+    return judge(ran, ran.rc == 4 and "bad threshold instructions=<a whole number of" in ran.out
+                 and "integer string conversion" not in ran.out, "the threshold hint", says="bad threshold")
+
+
+def case_duplicate_key(projects: Projects) -> tuple[str, str]:
+    project = projects.fresh("duplicate key")
+    path = project / "baselines" / "test_perf.json"
+    path.write_text(path.read_text().replace('"kernels": 1,', '"kernels": 1, "kernels": 9,', 1))
+    ran = pytest_run(project)
+    return judge(ran, ran.rc == 1 and "key 'kernels' is written twice" in ran.out, "the file, entry and key",
+                 says="written twice")
+
+
+UNROLLED_IR = """
+import sys
+import tvm
+from tvm.script import tirx as T
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for j in T.unroll(200000):
+        for i in range(64):
+            B[i] = B[i] + A[i] * T.float32(j)
+
+sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
+"""
+
+
+def case_ir_minutes_to_build(projects: Projects) -> tuple[str, str]:
+    """A stored IR with T.unroll(200000) (minutes of LLVM), its sha256 updated."""
+    project = projects.fresh("ir minutes to build")
+    tests = entries(project)
+    rel = tests["test_a[llvm-prim]"]["ir"]["path"]
+    path = project / "baselines" / rel
+    script = project / "make_ir.py"
+    script.write_text(UNROLLED_IR)
+    text = subprocess.run([sys.executable, str(script)], capture_output=True, check=True, env=env_for()).stdout
+    path.write_bytes(gzip.compress(text, mtime=0))
+    for entry in tests.values():
+        if entry.get("ir", {}).get("path") == rel:
+            entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_entries(project, tests)
+    ran = pytest_run(project, "-vv", "--tvmperf-child-timeout=10", env=_cache_env(project))  # -q -vv: -v
+    return judge(ran, ran.rc == 0 and "took longer than 10 s" in ran.out, "the stopped build", says="took longer")
+
+
+SECOND_CALL_LOOPS = """
+import sys
+import tvm
+from tvm.script import tirx as T
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    while A[0] > T.float32(5):
+        B[1] = B[1] + T.float32(1)
+    for i in range(64):
+        B[i] = A[i] * T.float32(2)
+    A[0] = T.float32(7)
+
+sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
+"""
+
+
+def case_ir_loops_on_second_call(projects: Projects) -> tuple[str, str]:
+    """A stored IR that returns on its first call (the child's) and loops forever from its second on."""
+    project = projects.fresh("ir loops on second call")
+    tests = entries(project)
+    rel = tests["test_a[llvm-prim]"]["ir"]["path"]
+    path = project / "baselines" / rel
+    script = project / "make_ir.py"
+    script.write_text(SECOND_CALL_LOOPS)
+    text = subprocess.run([sys.executable, str(script)], capture_output=True, check=True, env=env_for()).stdout
+    path.write_bytes(gzip.compress(text, mtime=0))
+    for entry in tests.values():
+        if entry.get("ir", {}).get("path") == rel:
+            entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_entries(project, tests)
+    ran = pytest_run(project, "--tvmperf-child-timeout=10", env=_cache_env(project))
+    return judge(ran, ran.rc == 1 and "test_a[llvm-prim]: the baseline rebuilt from IR" in ran.out
+                 and "did not return within 10 s" in ran.out, "the test and the bound", says="did not return")
+
+
+ROUND2_DATA_CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
+    "stored IR that takes minutes to build (T.unroll(200000))": case_ir_minutes_to_build,
+    "stored IR that loops forever on its second call": case_ir_loops_on_second_call,
+    "cache: planted .so with its sha256 beside it": case_planted_cache_library,
+    "cache: directory writable by others": case_cache_dir_others_write,
+    "link: baselines/sub -> outside, then --tvmperf-update": case_symlink_update,
+    "link: baselines/artifacts/ir -> outside, gate": case_symlink_ir,
+    "link: baselines/artifacts -> outside (named, not the option)": case_symlink_artifacts,
+    "timing lock held by a stopped run": case_timing_lock_held,
+    "gzip bomb as the stored IR": case_gzip_bomb,
+    "ulimit -f during the export for the child": case_full_disk_export,
+    "kernel allocating 1 TiB": case_out_of_memory,
+    "workflow commands in test ids and workload names": case_workflow_command_strings,
+    "marker instructions=10**5000": case_marker_huge_int,
+    "a key written twice in a baseline entry": case_duplicate_key,
+}
+
+
 CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
     "planted IR calls system() (baselines/ change only)": case_planted_ir,
     "planted .so with a constructor (old form, sha256 updated)": case_planted_library,
@@ -679,6 +957,7 @@ CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
     "--tvmperf-trust-artifacts=maybe": case_bad_option("--tvmperf-trust-artifacts=maybe", "trust-artifacts"),
     "bad threshold's hint": case_threshold_hint,
     "update keeps a read-only baseline file's mode": case_read_only_baseline_mode,
+    **ROUND2_DATA_CASES,
 }
 
 # ----------------------------------------------------------------------------- issue 33 (sec1): code in baselines/
@@ -772,7 +1051,7 @@ CASES.update({
 })
 # ----------------------------------------------------------------------------- end of issue 33 (sec1)
 
-NEEDS = {"valgrind": ("valgrind",), "git": ("baselines-ref",), "cc": ("planted .so",)}
+NEEDS = {"valgrind": ("valgrind",), "git": ("baselines-ref",), "cc": ("planted .so",)}  # "planted .so" covers the cache's
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from pytest_tvmperf.report import outputs
 from pytest_tvmperf.report import workers
 from pytest_tvmperf.config.markers import marker_settings
 from pytest_tvmperf.report.outcome import producible_ids
-from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.report.text import SummaryRow, safe
 from pytest_tvmperf.combos import Combo
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import baseline_path
@@ -205,14 +205,14 @@ class TvmperfPlugin:
             tr.write_line(f"tvmperf: pruned {len(state.store.orphans_pruned)} artifact file(s) no baseline named: "
                           f"{', '.join(state.store.orphans_pruned)}")
         if state.store.pruned:
-            tr.write_line(f"tvmperf: pruned {len(state.store.pruned)} unused baseline(s): {', '.join(state.store.pruned)}")
+            tr.write_line(f"tvmperf: pruned {len(state.store.pruned)} unused baseline(s): {safe(', '.join(state.store.pruned))}")
         elif state.store.unused:
             count = sum(len(v) for v in state.store.unused.values())
             tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with "
                           f"{state.accept_command(None, extra=('--tvmperf-prune',))}):")
             for path, names in state.store.unused.items():
                 shown = path.relative_to(state.rootpath) if path.is_relative_to(state.rootpath) else path
-                tr.write_line(f"  {shown}: {', '.join(names)}")
+                tr.write_line(f"  {shown}: {safe(', '.join(names))}")
         if state.settings.update:
             if state.store.interrupted:
                 recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten

@@ -45,6 +45,16 @@ def pytest_configure(config: pytest.Config) -> None:
             if path is not None:
                 outputs.check_writable(path, option)
         history = outputs.read_history(settings.history_path) if settings.history_path else []
+        from pytest_tvmperf.store.links import symlink_problem
+
+        linked = symlink_problem(settings.baseline_dir)  # before the artifact check: it resolves links
+        if linked is not None:
+            raise ValueError(linked)
+        from pytest_tvmperf.store.user_cache import cache_problem
+
+        unsafe_cache = cache_problem()  # another user's, or writable by others: never used (as ssh)
+        if unsafe_cache is not None:
+            raise ValueError(unsafe_cache)
         if settings.artifact_dir is not None and not _inside(settings.artifact_dir, settings.baseline_dir):
             raise ValueError(f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts') or config.getini('tvmperf_artifacts')}: "
                              f"the artifact directory must be inside the baseline directory {settings.baseline_dir} "
@@ -94,6 +104,25 @@ def pytest_configure(config: pytest.Config) -> None:
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir
     state.verbosity = int(config.getoption("verbose", 0) or 0)
+    state.last_words = _last_words(config)
+
+
+def _last_words(config: pytest.Config):
+    """Write a line to the terminal (pytest's own writer, outside any capture), else stderr."""
+    def write(message: str) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            import os
+
+            os.write(2, ("\n" + message + "\n").encode("utf-8", "replace"))
+            return
+        capture = config.pluginmanager.get_plugin("capturemanager")
+        if capture is not None:  # the test's output is captured: the terminal is behind it
+            capture.suspend_global_capture(in_=False)
+        reporter.ensure_newline()
+        reporter.write_line(message, red=True)
+        reporter.flush()
+    return write
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -19,9 +19,23 @@ from pytest_tvmperf.workload import output_specs
 from pytest_tvmperf.config.options import Settings
 from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.report.run_report import RunReport
-from pytest_tvmperf.store.files import file_lock
+from pytest_tvmperf.store.files import LockTimeout, file_lock
 from pytest_tvmperf.build.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
+
+
+def timing_lock_path(where: str) -> Path:
+    """The timing lock of ``where`` (a project's absolute path, or ``rpc HOST:PORT``)."""
+    key = hashlib.sha256(where.encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"tvmperf-timing-{key}.lock"
+
+
+def lock_timeout_message(exc: LockTimeout, where: str) -> str:
+    """A test that waited too long for the timing lock: who holds it and what to do."""
+    kill = f"end it (kill {exc.holder}) if it is stopped or hung, " if exc.holder is not None else ""
+    return (f"tvmperf: waited {exc.timeout_s:g} s (--tvmperf-lock-timeout) for the timing lock of {where}: {exc}. "
+            f"Runs of one project (or on one RPC device) time one test at a time; {kill}wait for it to finish, "
+            f"or give a larger --tvmperf-lock-timeout")
 
 
 @dataclass
@@ -58,6 +72,9 @@ class TvmperfSession:
     #: one summary line counts them); None outside a pytest run's configure (the fixture used
     #: directly): each inconclusive test warns
     verbosity: int | None = None
+    #: writes a message to the terminal from any thread, even while a test's output is
+    #: captured: the watchdog's last words (build/watchdog.py); None: to stderr
+    last_words: Callable[[str], None] | None = None
 
     @property
     def warns_inconclusive(self) -> bool:
@@ -167,9 +184,18 @@ class TvmperfSession:
         where = str(self.rootpath.resolve())
         if target is not None and "@rpc:" in target:
             where = f"rpc {self.target(target).remote.server}"
-        key = hashlib.sha256(where.encode()).hexdigest()[:12]
-        with file_lock(Path(tempfile.gettempdir()) / f"tvmperf-timing-{key}.lock"):
-            yield
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(file_lock(timing_lock_path(where), float(self.settings.lock_timeout)))
+                message = None
+            except LockTimeout as exc:
+                message = lock_timeout_message(exc, where)
+            if message is None:
+                yield
+                return
+        import pytest
+
+        pytest.fail(message, pytrace=False)  # outside the except: no chained traceback
 
     def claim_tuning(self, key: tuple[str, str, str]) -> bool:
         """True the first time this run (any xdist worker) asks to tune ``key`` (workload,

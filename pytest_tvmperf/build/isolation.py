@@ -102,8 +102,32 @@ class Sandbox:
         self._requests += 1
         inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
         np.savez(inputs, *[np.asarray(a) for a in args])
-        request = json.dumps({"path": str(artifact), "executor": executor, "entry": entry, "device_type": device_type,
-                              "args": str(inputs), "out_specs": [[list(s), str(d)] for s, d in out_specs]})
+        try:
+            _, crash = self._call({"path": str(artifact), "executor": executor, "entry": entry,
+                                   "device_type": device_type, "args": str(inputs),
+                                   "out_specs": [[list(s), str(d)] for s, d in out_specs]})
+        finally:
+            inputs.unlink(missing_ok=True)
+        return crash
+
+    def build(self, ir_path: Path, executor: str, target_config: dict, device_type: str, out: Path,
+              ref: dict | None = None) -> dict:
+        """Rebuild the stored IR at ``ir_path`` for the target and export it to ``out``, in
+        the child: a build that takes longer than :attr:`timeout_s` (an IR that unrolls a
+        loop 200000 times) is killed, and so is one that crashes, and the session goes on.
+        Returns ``{"ok": True}``, or ``{"load_error": why}`` (this TVM cannot read the IR),
+        ``{"error": why}`` (code generation failed), ``{"crash": how}`` (it died or hung).
+        ``ref``: the entry's ``ir`` field (IRRef.as_json), naming the weights stored apart."""
+        reply, crash = self._call({"op": "build", "path": str(ir_path), "executor": executor, "target": target_config,
+                                   "device_type": device_type, "out": str(out), "ref": ref})
+        if crash is not None:
+            return {"crash": ("took longer than " + f"{self.timeout_s:g} s (--tvmperf-child-timeout)"
+                              if crash.how.startswith("hung") else f"crashed the child process ({crash.describe()})")}
+        return reply or {"error": "no answer"}
+
+    def _call(self, request: dict) -> tuple[dict | None, ChildCrash | None]:
+        """Send one request to the child; its reply, or how it died (killed when it did
+        not answer within :attr:`timeout_s`)."""
         self.start()
         proc = self._proc
         assert proc is not None and proc.stdout is not None
@@ -113,26 +137,27 @@ class Sandbox:
         offset = self._log.stat().st_size if self._log.exists() else 0
         try:
             assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(request.encode() + b"\n")
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
             proc.stdin.flush()
             reply = self._reply(proc)
         except (BrokenPipeError, OSError):
             reply = b""
-        finally:
-            inputs.unlink(missing_ok=True)
         if reply is None:  # no answer in time: a kernel that never returns
             proc.kill()
             proc.wait()
             self._proc = None
-            return ChildCrash(f"hung: no answer within {self.timeout_s:g} s (--tvmperf-child-timeout)", "")
+            return None, ChildCrash(f"hung: no answer within {self.timeout_s:g} s (--tvmperf-child-timeout)", "")
         if reply:
-            return None
+            try:
+                return json.loads(reply), None
+            except ValueError:
+                return {"error": reply.decode("utf-8", "replace")[:300]}, None
         returncode = proc.wait()
         self._proc = None
         with open(self._log, "rb") as f:
             f.seek(offset)
             stderr = f.read().decode("utf-8", "replace")
-        return ChildCrash(death(returncode), _tail(stderr))
+        return None, ChildCrash(death(returncode), _tail(stderr))
 
     def _reply(self, proc: subprocess.Popen) -> bytes | None:
         """The child's reply line; None when none came within :attr:`timeout_s`."""
@@ -178,6 +203,10 @@ def _serve() -> None:
     reply_to.flush()
     for line in sys.stdin:
         request = json.loads(line)
+        if request.get("op") == "build":
+            reply_to.write(json.dumps(_build(request)) + "\n")
+            reply_to.flush()
+            continue
         try:
             compiled = load_artifact(request["path"], request["executor"], request["entry"],
                                      TargetSpec("isolated", {}, device_type=request["device_type"]))
@@ -189,6 +218,26 @@ def _serve() -> None:
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
         reply_to.write(json.dumps(reply) + "\n")
         reply_to.flush()
+
+
+def _build(request: dict) -> dict:
+    """The child's side of :meth:`Sandbox.build`."""
+    from pytest_tvmperf.build.executors import shorten_tvm_error
+    from pytest_tvmperf.build.rebuild import build_library
+    from pytest_tvmperf.build.targets import TargetSpec
+    from pytest_tvmperf.store import lowered_ir
+    from pytest_tvmperf.store.record import IRRef
+
+    try:
+        module = lowered_ir.load(Path(request["path"]), IRRef.from_json(request.get("ref")))
+    except lowered_ir.IRLoadError as exc:
+        return {"load_error": str(exc)}
+    try:
+        build_library(module, request["executor"], TargetSpec("rebuilt", request["target"],
+                                                              device_type=request["device_type"]), Path(request["out"]))
+    except Exception as exc:  # code generation failed: TVM's own error, shortened
+        return {"error": shorten_tvm_error(exc, 2)}
+    return {"ok": True}
 
 
 if __name__ == "__main__":

@@ -33,6 +33,14 @@ def no_progress(_desc: str):
     yield None
 
 
+def out_of_memory(exc: BaseException) -> str | None:
+    """TVM's words for an allocation that failed (``std::bad_alloc``, a MemoryError), or None."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, MemoryError) or any(w in text for w in ("bad_alloc", "Out of memory", "out of memory")):
+        return shorten_tvm_error(exc, 1)
+    return None
+
+
 def display_path(path: Path, rootpath: Path) -> str:
     try:
         return str(path.relative_to(rootpath))
@@ -109,7 +117,7 @@ class Preparer:
         self._check_signature(workload, inputs, out_specs, where)
         self._run_in_child(compiled, executor_name, workload, args, out_specs, where)
         with stopwatch() as run_time:
-            got = compiled.run(args, out_specs)
+            got = self._first_run(compiled, args, out_specs, where)
         mismatch = check_outputs(got, expected, workload.rtol, workload.atol)
         if mismatch:
             self.fail("wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference\n"
@@ -119,6 +127,19 @@ class Preparer:
             self._check_symbolic(compiled, workload, where)
         return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0],
                         tuning_state, device_code, run_s=run_time[0])
+
+    def _first_run(self, compiled, args, out_specs, where: str):
+        """The program's outputs on ``args``; a kernel that runs out of memory fails the
+        test saying so (not TVM's raw ``std::bad_alloc`` under a dump of the session)."""
+        __tracebackhide__ = True
+        try:
+            return compiled.run(args, out_specs)
+        except Exception as exc:
+            problem = out_of_memory(exc)
+            if problem is None:
+                raise
+        self.fail("error", f"tvmperf: {where}: the kernel ran out of memory ({problem}); it allocates more than this "
+                           f"machine can give (check the shapes it allocates), or run it where more memory is free")
 
     def _device_code(self, compiled, target, where: str):
         """The CUDA kernels built to PTX and assembled with ``ptxas -v`` (the build check
@@ -162,6 +183,12 @@ class Preparer:
         kernel that crashes fails this test, and the session goes on."""
         __tracebackhide__ = True
         path = self.session.scratch_dir() / f"isolated-{next(FILE_NUMBERS)}-{executor}.so"  # never a name loaded before
+        from pytest_tvmperf.store.disk import room_problem
+
+        no_room = room_problem(path.parent)  # LLVM ends the process on a failed write: checked first
+        if no_room is not None:
+            self.fail("error", f"tvmperf: {where}: the compiled library cannot be exported to run it in a child "
+                               f"process: {no_room}")
         try:
             compiled.export(str(path))
         except Exception:  # no toolchain to export with: it runs in the session, as a/b timing is off

@@ -14,7 +14,7 @@ it first), it is deleted and rebuilt.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pytest_tvmperf.store import user_cache
 from pytest_tvmperf.store.files import file_mode
@@ -49,18 +49,50 @@ def cache_path(fingerprint: str, executor: str, ir_sha256: str) -> Path:
     return user_cache.builds_dir() / "ab" / fingerprint / f"{executor}-{ir_sha256[:32]}.so"
 
 
+class RebuildError(Exception):
+    """The stored IR could not be built here: code generation failed, or the build
+    crashed or ran past its time in the child process."""
+
+
+def build_in_child(sandbox: Any, ir_path: Path, executor: str, target: Any,
+                   ref: Any = None) -> Callable[[Path], None]:
+    """A builder for :func:`cached_library` that rebuilds the IR file in the session's
+    child process (build/isolation.py), bounded by ``--tvmperf-child-timeout``: a stored
+    IR is data, and one that takes minutes to build (or crashes TVM) must not hold or end
+    the session. ``ref`` (the entry's IRRef) names the weights stored apart from the IR,
+    put back in the child. Raises IRLoadError (this TVM cannot read it) or RebuildError."""
+    from pytest_tvmperf.build.targets import _plain
+    from pytest_tvmperf.store.lowered_ir import IRLoadError
+
+    def build(temp: Path) -> None:
+        reply = sandbox.build(ir_path, executor, _plain(dict(target.config)), target.device_type, temp,
+                              ref.as_json() if ref is not None else None)
+        if "load_error" in reply:
+            raise IRLoadError(reply["load_error"])
+        if not reply.get("ok"):
+            raise RebuildError(reply.get("error") or f"the build {reply.get('crash')}")
+    return build
+
+
 def cached_library(fingerprint: str, executor: str, ir_sha256: str, load_module,
-                   target: Any, fresh: bool = False) -> tuple[Path, bool]:
+                   target: Any, fresh: bool = False, builder: Callable[[Path], None] | None = None) -> tuple[Path, bool]:
     """The compiled library of the IR with ``ir_sha256`` for this host: from the cache
-    (whole and unaltered), or built now from ``load_module()`` and cached (``fresh``:
-    always built). Returns the path and whether it came from the cache. Raises what
-    the load or the build raises."""
+    (whole and unaltered), or built now and cached (``fresh``: always built): by
+    ``builder(path)`` (:func:`build_in_child`), else here from ``load_module()``.
+    Returns the path and whether it came from the cache. Raises what the load or the
+    build raises."""
     path = cache_path(fingerprint, executor, ir_sha256)
     if not fresh and user_cache.lookup(path):
         return path, True
-    module = load_module()
-    user_cache.store(path, lambda temp: build_library(module, executor, target, temp), user_cache.builds_dir(),
-                     file_mode())
+    from pytest_tvmperf.store.disk import room_problem
+
+    no_room = room_problem(path.parent.parent)  # LLVM ends the process on a failed write: checked first
+    if no_room is not None:
+        raise OSError(no_room)
+    if builder is None:
+        module = load_module()
+        builder = lambda temp: build_library(module, executor, target, temp)  # noqa: E731
+    user_cache.store(path, builder, user_cache.builds_dir(), file_mode())
     return path, False
 
 

@@ -65,7 +65,7 @@ from pytest_tvmperf.config.options import (
     time_policy,
 )
 from pytest_tvmperf.config.parsing import DURATION_FORMS
-from pytest_tvmperf.report.text import SummaryRow, regression_message, summary_notes, summary_table
+from pytest_tvmperf.report.text import SummaryRow, regression_message, safe, summary_notes, summary_table
 from pytest_tvmperf.report.results import ResultsError
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.judge.verdict import Verdict
@@ -73,12 +73,20 @@ from pytest_tvmperf.judge.verdict import Verdict
 PROG = "tvmperf"
 
 
+def emit(text: object = "") -> None:
+    """Print ``text`` read from files (test ids, workload names): each line through
+    :func:`~pytest_tvmperf.report.text.safe`, so no line of a file's becomes a terminal
+    control sequence or a GitHub Actions workflow command (``::error``)."""
+    for line in str(text).split("\n"):
+        print(safe(line))
+
+
 # ---------------------------------------------------------------- show
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     for line in show_lines(load_file(args.file)):
-        print(line)
+        emit(line)
     return 0
 
 
@@ -116,35 +124,35 @@ def cmd_diff(args: argparse.Namespace) -> int:
             messages.append(regression_message(key, str(a.path), current, baseline, comparison, machine_note, command))
             regressed.add(key)
 
-    print(f"tvmperf diff: {a.label} (old) -> {b.label} (new): {len(common)} test(s) compared, "
-          f"{len(added)} added, {len(removed)} removed")
+    emit(f"tvmperf diff: {a.label} (old) -> {b.label} (new): {len(common)} test(s) compared, "
+         f"{len(added)} added, {len(removed)} removed")
     for note in notes:
-        print(f"note: {note}")
+        emit(f"note: {note}")
     if rows:
-        print()
+        emit()
         for line in summary_table(rows):
-            print(line)
+            emit(line)
         for line in summary_notes(rows):
-            print(line)
+            emit(line)
         if counts.get(Verdict.INCONCLUSIVE):
-            print(f"{counts[Verdict.INCONCLUSIVE]} test(s): time inconclusive, the noise is larger than the threshold "
-                  f"(not a failure; more samples or a larger --threshold time=... decide it)")
+            emit(f"{counts[Verdict.INCONCLUSIVE]} test(s): time inconclusive, the noise is larger than the threshold "
+                 f"(not a failure; more samples or a larger --threshold time=... decide it)")
     if added:
-        print()
-        print(f"added (only in {b.path}, not compared):")
+        emit()
+        emit(f"added (only in {b.path}, not compared):")
         for key in added:
-            print(f"  {key}")
+            emit(f"  {safe(key)}")
     if removed:
-        print()
-        print(f"removed (only in {a.path}, not compared):")
+        emit()
+        emit(f"removed (only in {a.path}, not compared):")
         for key in removed:
-            print(f"  {key}")
+            emit(f"  {safe(key)}")
     for message in messages:
-        print()
-        print(message)
-    print()
+        emit()
+        emit(message)
+    emit()
     verdicts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing compared"
-    print(f"tvmperf diff: {len(regressed)} test(s) regressed ({verdicts})")
+    emit(f"tvmperf diff: {len(regressed)} test(s) regressed ({verdicts})")
     return 1 if regressed else 0
 
 

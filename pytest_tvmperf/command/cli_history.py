@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_tvmperf.report.results import HistoryRun, ResultsError
-from pytest_tvmperf.report.text import fmt_time, text_table
+from pytest_tvmperf.report.text import fmt_time, safe, text_table
 
 
 def _date(created: str | None) -> str:
@@ -72,7 +72,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     runs = load_runs(args.file)
     print(f"tvmperf history: {args.file}: {len(runs)} run(s)")
     for line in history_lines(runs, args.k or "", args.last):
-        print(line)
+        print(safe(line))
     return 0
 
 

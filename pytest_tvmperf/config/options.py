@@ -160,6 +160,7 @@ OPT_TIMING = "tvmperf_timing"
 OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
 OPT_LLVM_TARGET = "tvmperf_llvm_target"
 OPT_CHILD_TIMEOUT = "tvmperf_child_timeout"
+OPT_LOCK_TIMEOUT = "tvmperf_lock_timeout"
 OPT_AGAINST_TVM = "tvmperf_against_tvm"
 OPT_AGAINST_TVM_REPORT_ONLY = "tvmperf_against_tvm_report_only"
 OPT_AGAINST_TVM_PACKAGES = "tvmperf_against_tvm_packages"
@@ -177,6 +178,8 @@ DEFAULT_TUNING_DB = "tuning"
 DEFAULT_RPC_TIMEOUT_S = 300
 #: seconds the child process may take to run a compiled kernel once before it counts as hung
 DEFAULT_CHILD_TIMEOUT_S = 600
+#: seconds a test waits for the machine's timing lock (held by another run) before it fails
+DEFAULT_LOCK_TIMEOUT_S = 3600
 DEFAULT_REPEAT = 15
 DEFAULT_MIN_REPEAT_MS = 20
 #: seconds one test's time measurement may take (before a confirmation): a network whose
@@ -330,6 +333,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_CHILD_TIMEOUT, "child_timeout", "seconds a compiled kernel may take to run once in the child process "
            "that runs it before the session does; past it the kernel counts as hung and its test fails "
            f"(default {DEFAULT_CHILD_TIMEOUT_S})", DEFAULT_CHILD_TIMEOUT_S, parse_rpc_timeout, metavar="SECONDS"),
+    Option(OPT_LOCK_TIMEOUT, "lock_timeout", "seconds a test waits for the machine's timing lock while another "
+           "run of this project (or of the same RPC device) holds it; past it the test fails naming the holder's "
+           f"process id (default {DEFAULT_LOCK_TIMEOUT_S})", DEFAULT_LOCK_TIMEOUT_S, parse_rpc_timeout,
+           metavar="SECONDS"),
     Option(OPT_AGAINST_TVM, "against_tvm", "is the TVM upgrade safe? build every selected test with today's TVM and "
            "with apache-tvm VERSION (installed once into a venv under the user's cache directory, or "
            "$TVMPERF_CACHE_DIR), time both builds side by side, compare every exact and simulated metric and fail "
@@ -431,6 +438,8 @@ class Settings:
     #: --tvmperf-llvm-target: the host llvm target, None for the one resolved from the CPU
     llvm_target: Mapping[str, Any] | None = None
     child_timeout: int = DEFAULT_CHILD_TIMEOUT_S
+    #: --tvmperf-lock-timeout: the longest wait for the machine's timing lock
+    lock_timeout: int = DEFAULT_LOCK_TIMEOUT_S
     #: --tvmperf-against-tvm: the other apache-tvm version a test is compared with (None: off)
     against_tvm: str | None = None
     #: --tvmperf-against-tvm-report-only: report that comparison without failing

@@ -92,11 +92,30 @@ THRESHOLD_HELP = (
 )
 
 
+def _as_written(value: Any) -> tuple[str, Any]:
+    """``value`` as text, and as an error message shows it: a marker's ``10**5000`` is
+    no limit, and Python refuses to turn an int of over 4300 digits into text (its own
+    ValueError would stand in for the threshold's hint), so it reads as ``?`` and shows as
+    ``<a whole number of N digits>``."""
+    try:
+        return str(value).strip().lower(), value
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        digits = int(value.bit_length() * 0.30103) + 1 if isinstance(value, int) else 0
+        return "?", _Shown(f"<a whole number of about {digits} digits>" if digits else "<a value with no text form>")
+
+
+class _Shown(str):
+    """Text that an error message shows as it is (its ``repr`` is itself)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def parse_limit(metric: str, text: str) -> Limit:
     """Parse one LIMIT for ``metric``; raise ValueError naming what is wrong."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r} in threshold; known metrics: {', '.join(METRICS)}")
-    value = str(text).strip().lower()
+    value, text = _as_written(text)
     if "nan" in value or "inf" in value:
         value = "?"  # not a finite number: rejected below with the usual hint
     if value == "off":
@@ -177,7 +196,8 @@ def parse_peers(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def parse_peer_limit(key: str, value: Any) -> float:
     """``vs_torch=1.2`` (or '1.2x'): TVM may take at most 1.2 times the peer's time."""
-    text = str(value).strip().lower().removesuffix("x")
+    text, value = _as_written(value)
+    text = text.removesuffix("x")
     try:
         number = float(text)
     except ValueError:

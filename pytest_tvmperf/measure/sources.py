@@ -139,8 +139,16 @@ class TimingSources:
             return (f"{what} crashed the child process that loaded it ({crash.how}); "
                     f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)"
                     + crash_note(crash.how, target.config))
+        from pytest_tvmperf.build.watchdog import GuardedSampler
+
+        bound = float(self.session.settings.child_timeout)
+        stop = (f"tvmperf: {self.nodeid}: {what} did not return within {bound:g} s (--tvmperf-child-timeout) when "
+                f"called in the session (its one run in the child process returned): the run is stopped here, "
+                f"since a program that came with the baseline must not hang it. Re-record the baseline with "
+                f"--tvmperf-update, or restore the baseline directory from version control")
         try:
-            sampler = self.placed_sampler(copy, target, workload, self.executor, args, out_specs)
+            sampler = GuardedSampler(self.placed_sampler(copy, target, workload, self.executor, args, out_specs),
+                                     bound, stop, self.session.last_words)
             sampler()  # the old program must accept today's inputs
         except Exception as exc:  # an artifact of another signature or TVM
             return f"{what} cannot time today's inputs ({shorten_tvm_error(exc, 1)})"
@@ -151,7 +159,7 @@ class TimingSources:
         """The baseline's IR rebuilt for this machine (cached by IR hash and host)."""
         __tracebackhide__ = True
         from pytest_tvmperf.build import rebuild
-        from pytest_tvmperf.store import lowered_ir
+        from pytest_tvmperf.store import lowered_ir, user_cache
 
         settings = self.session.settings
         path = settings.baseline_dir / ref.path
@@ -166,10 +174,15 @@ class TimingSources:
         fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
         for fresh in (False, True):
             try:
+                builder = rebuild.build_in_child(self.session.sandbox(), path, self.executor, target, ref)
                 library, cached = rebuild.cached_library(fingerprint, self.executor, ref.program_key,
-                                                         lambda: lowered_ir.load(path, ref), target, fresh=fresh)
+                                                         lambda: lowered_ir.load(path, ref), target, fresh=fresh,
+                                                         builder=builder)
             except lowered_ir.IRLoadError as exc:
                 notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")
+                return None
+            except user_cache.UnsafeCache as exc:  # never built into, nor loaded from, a directory of others'
+                notes.append(f"the baseline is not rebuilt: {exc}; {fallback}")
                 return None
             except Exception as exc:  # code generation failed: TVM's own error, shortened
                 import tvm

@@ -18,6 +18,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.report.kernel_match import KernelMatch
 
 
+def safe(text: object) -> str:
+    """A string from data (a baseline file's test ids, workload and kernel names, VM
+    bytecode) as it may be printed: control characters escaped (``\\n``, ``\\x1b``: no
+    line, colour or cursor move of the file's), and a leading ``::`` (after blanks)
+    escaped as ``\\x3a:``, since GitHub Actions reads a line starting with ``::`` as a
+    workflow command (a fake annotation, or ``::stop-commands::``)."""
+    out = "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in str(text))
+    stripped = out.lstrip(" ")
+    if stripped.startswith("::"):
+        out = out[:len(out) - len(stripped)] + "\\x3a" + stripped[1:]
+    return out
+
+
+def _escaped(ch: str) -> str:
+    return repr(ch)[1:-1] if ch not in "\"'" else ch
+
+
 def fmt_time(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -35,9 +52,11 @@ def fmt_number(value: float | None) -> str:
 
 
 def text_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
-    """``header`` and ``rows`` as lines of left-aligned columns, two spaces apart."""
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+    """``header`` and ``rows`` as lines of left-aligned columns, two spaces apart (each
+    cell through :func:`safe`: test ids and names may come from a file)."""
+    cells = [[safe(c) for c in row] for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
 
 
 def update_command(nodeid: str | None, options: Sequence[str] = (), first: Sequence[str] = ()) -> str:
@@ -55,7 +74,7 @@ def count_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None
     delta = Counter(dict(after))
     delta.subtract(dict(before))
     changes = sorted(((n, d) for n, d in delta.items() if d), key=lambda nd: (-abs(nd[1]), nd[0]))
-    parts = [f"{d:+d} {n}" for n, d in changes[:limit]]
+    parts = [f"{d:+d} {safe(n)}" for n, d in changes[:limit]]
     if len(changes) > limit:
         parts.append(f"... {len(changes) - limit} more")
     return ", ".join(parts)
@@ -93,7 +112,7 @@ def _verdict_line(v: MetricVerdict, current: Record, baseline: Record, match: "K
                               _named(current, match.translate(current.exact.per_kernel.get(v.metric))),
                               metric_unit(v.metric), label=_labels(match))
         if grown:
-            lines.append(f"    kernels that grew: {grown}")
+            lines.append(f"    kernels that grew: {safe(grown)}")
         runtime = runtime_change(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
                                  metric_unit(v.metric))
         if runtime:
@@ -216,7 +235,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines.append(f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
                      f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})")
     if current.workload != baseline.workload:
-        lines.append(f"  workload was {baseline.workload}, now {current.workload}")
+        lines.append(f"  workload was {safe(baseline.workload)}, now {safe(current.workload)}")
     if current.tvm_version != baseline.tvm_version:
         lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
     lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
@@ -225,7 +244,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines.append("VM bytecode, baseline -> now:")
         if match.by_structure and any(str(s) != "same" or match.old_of.get(n) != n for n, s in match.status.items()):
             lines.append("  (each kernel called under its baseline counterpart's name; [new], [changed]: see above)")
-        lines.extend(f"  {line}" for line in diff)
+        lines.extend(f"  {safe(line)}" for line in diff)
     return "\n".join(lines)
 
 
@@ -269,9 +288,9 @@ def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, flo
     for delta, name, old, tag in slower_kernels(before, after, band, match)[:limit]:
         if by_structure and match.status_of(name) is not None:
             was = f" (was {match.label(old, old=True)})" if tag == "changed" else (f" (was {old})" if old else "")
-            parts.append(f"{match.label(name)}{was} +{fmt_time(delta)}{f' ({tag})' if tag and tag != 'changed' else ''}")
+            parts.append(f"{safe(match.label(name))}{safe(was)} +{fmt_time(delta)}{f' ({tag})' if tag and tag != 'changed' else ''}")
         else:
-            parts.append(f"{name}{f' (was {old})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
+            parts.append(f"{safe(name)}{f' (was {safe(old)})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
     return ", ".join(parts)
 
 

@@ -69,6 +69,7 @@ class BaselineStore:
         are deleted once no baseline file names them. Interrupted anywhere, each file
         still names artifacts that exist and match its sha256."""
         from pytest_tvmperf.store.files import baselines_lock, merge_updates
+        from pytest_tvmperf.store.links import symlink_problem
 
         base_dir = self.settings.baseline_dir
         # pending files by the path an entry will name; an IR file is named by its content,
@@ -86,6 +87,9 @@ class BaselineStore:
 
             try:
                 with baselines_lock(base_dir):
+                    linked = symlink_problem(base_dir)  # made during the run: never written through
+                    if linked is not None:
+                        raise BaselineError(linked)
                     before = merge_updates(path, records, place)
                     self.written.append(path)
                     superseded = set(_named_files(before[t] for t in records if t in before))

@@ -24,6 +24,7 @@ from pytest_tvmperf.store.schema import (
     check_entry,
     check_schema_version,
     dotted,
+    find_duplicate_key,
     find_long_int,
     loads,
     long_int_problem,
@@ -101,6 +102,7 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
                 f"{long_int_problem(long_int)}; fix that field, or delete the entry and re-record it with "
                 f"`pytest --tvmperf-update` (or restore the file from version control)")
         raise BaselineError(f"baseline file {path}: field {dotted(where)}: {long_int_problem(long_int)}; {_fix_hint(path)}")
+    _no_duplicate_key(data, path)
     if not isinstance(data, dict) or "schema_version" not in data or not isinstance(data.get("tests"), dict):
         raise BaselineError(f"baseline file {path} is not a pytest-tvmperf baseline (needs 'schema_version' and 'tests'); {_fix_hint(path)}")
     if not check_schema_version(data["schema_version"], SCHEMA_VERSION):
@@ -120,6 +122,24 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise BaselineError(f"baseline file {path}: entry {test_id!r} is malformed ({type(exc).__name__}: {exc}); {_fix_hint(path)}") from None
     return records
+
+
+def _no_duplicate_key(data: Any, path: Path) -> None:
+    """BaselineError naming the file, the entry and the key written twice in one object:
+    JSON keeps the last silently, so a reviewer would read one value and the gate use
+    another."""
+    found = find_duplicate_key(data)
+    if found is None:
+        return
+    where, key = found
+    fix = ("keep one of them (the one you mean), or delete the entry and re-record it with "
+           "`pytest --tvmperf-update` (or restore the file from version control)")
+    if where == ("tests",):
+        raise BaselineError(f"baseline file {path}: entry {key!r} is written twice under 'tests'; {fix}")
+    if len(where) >= 2 and where[0] == "tests":
+        raise BaselineError(f"baseline file {path}: entry {where[1]!r} is malformed: key {key!r} is written twice in "
+                            f"{'field ' + dotted(where[2:]) if where[2:] else 'the entry itself'}; {fix}")
+    raise BaselineError(f"baseline file {path}: key {key!r} is written twice in {dotted(where) or 'the top level'}; {fix}")
 
 
 def load_baselines(path: Path) -> dict[str, Record]:
@@ -207,15 +227,66 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+class LockTimeout(Exception):
+    """The lock was not free within the time given; ``holder`` is the process id that
+    holds it (None when it cannot be told)."""
+
+    def __init__(self, lock: Path, timeout_s: float, holder: int | None) -> None:
+        self.lock = lock
+        self.timeout_s = timeout_s
+        self.holder = holder
+        alive = holder is not None and _alive(holder)
+        who = (f"process {holder}" + ("" if alive else " (no longer running)") if holder is not None
+               else "another process")
+        super().__init__(f"{who} holds the lock {lock}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def holder_path(lock: Path) -> Path:
+    """Where the holder of ``lock`` writes its process id (read by whoever waits too long)."""
+    return lock.with_name(lock.name + ".pid")
+
+
+def lock_holder(lock: Path) -> int | None:
+    try:
+        text = holder_path(lock).read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() and len(text) < 12 else None
+
+
 @contextlib.contextmanager
-def file_lock(lock: Path) -> Iterator[None]:
+def file_lock(lock: Path, timeout_s: float | None = None) -> Iterator[None]:
     """Hold an exclusive lock on the file ``lock`` (created if missing, left in place)
     across processes, on every OS (``filelock``: ``flock`` on POSIX, ``msvcrt`` on
-    Windows). Not re-entrant."""
-    from filelock import FileLock
+    Windows). Not re-entrant. ``timeout_s``: raise :class:`LockTimeout` (naming the
+    holder's process id, which each holder writes beside the lock) when the lock is not
+    free by then; None waits as long as it takes."""
+    from filelock import FileLock, Timeout
 
-    with FileLock(lock):
+    try:
+        held = FileLock(lock, timeout=-1 if timeout_s is None else timeout_s)
+        held.acquire()
+    except Timeout:
+        raise LockTimeout(lock, timeout_s or 0.0, lock_holder(lock)) from None
+    try:
+        with contextlib.suppress(OSError):
+            fd, temp = tempfile.mkstemp(prefix=temp_prefix(lock.name), suffix=".tmp", dir=lock.parent)
+            with os.fdopen(fd, "w") as f:
+                f.write(f"{os.getpid()}\n")
+            os.replace(temp, holder_path(lock))
         yield
+    finally:
+        held.release()
 
 
 def lock_path(directory: Path) -> Path:

@@ -57,8 +57,12 @@ def decode(data: bytes) -> Any:
     holds what this one's builds never store is not loaded (the gate falls back)."""
     import tvm
 
+    from pytest_tvmperf.store.inflate import TooLarge, inflate
+
     try:
-        text = gzip.decompress(data).decode("utf-8")
+        text = inflate(data).decode("utf-8")
+    except TooLarge as exc:
+        raise IRLoadError(str(exc)) from None
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise IRLoadError(f"not gzip-compressed UTF-8 text ({exc})") from None
     problem = _refusal(text)
@@ -207,8 +211,12 @@ def check_safe(data: bytes, what: str, test_id: str) -> None:
     decode refuses it, and the gate falls back to the stored numbers)."""
     import tvm
 
+    from pytest_tvmperf.store.inflate import TooLarge, inflate
+
     try:
-        text = gzip.decompress(data).decode("utf-8")
+        text = inflate(data).decode("utf-8")
+    except TooLarge as exc:
+        raise IRFileError(f"{what} is refused: {exc}; {_fix(test_id)}") from None
     except (OSError, EOFError, UnicodeDecodeError):
         return
     problem = _refusal(text)
@@ -235,11 +243,12 @@ def load(path: Path, ref: IRRef | None = None) -> Any:
 
     import tvm
 
+    from pytest_tvmperf.store.inflate import TooLarge, inflate
     from pytest_tvmperf.store.weights import WeightError, join
 
     try:
-        graph = json.loads(gzip.decompress(path.read_bytes()))
-    except (OSError, EOFError, ValueError) as exc:
+        graph = json.loads(inflate(path.read_bytes()))
+    except (OSError, EOFError, ValueError, TooLarge) as exc:
         raise IRLoadError(f"not gzip-compressed JSON ({exc})") from None
     base = _baseline_dir(path, ref)
     for i, weight in enumerate(ref.weights):

@@ -59,7 +59,43 @@ def loads(text: str) -> Any:
     entry or field, or a number that overflows later."""
     import json
 
-    return json.loads(text, parse_int=_json_int)
+    return json.loads(text, parse_int=_json_int, object_pairs_hook=_json_object)
+
+
+class DuplicateKeys(dict):
+    """A JSON object, as :func:`loads` reads it, that holds a key more than once
+    (``json.loads`` keeps the last silently: a reviewer reads one value, the gate uses
+    another); ``duplicate`` is the first such key (see :func:`find_duplicate_key`)."""
+
+    duplicate: str = ""
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    marked = DuplicateKeys(obj)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            marked.duplicate = key
+            break
+        seen.add(key)
+    return marked
+
+
+def find_duplicate_key(data: Any) -> tuple[tuple[str | int, ...], str] | None:
+    """The path of the first object in ``data`` that holds a key twice, and that key."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, DuplicateKeys):
+            return path, value.duplicate
+        if isinstance(value, dict):
+            stack.extend((path + (k,), v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in reversed(list(enumerate(value))))
+    return None
 
 
 def find_long_int(data: Any) -> tuple[tuple[str | int, ...], LongInt] | None:

@@ -9,18 +9,36 @@ match a cache key there; and nothing in it is ever committed. Safe to delete at 
 time (what is missing is built again); CI can keep it between runs (docs, "In CI").
 The build cache is bounded: past ``$TVMPERF_CACHE_MAX_MB`` (default 2048) the least
 recently used builds are removed.
+
+Who else can write here? On a shared self-hosted runner, maybe another user or a job of
+another repository. So a cached build is used only when (docs/ci.md, "Threat model"):
+
+- the cache directory and every directory down to the build are this user's and not
+  writable by group or others (as ssh checks ``~/.ssh``), and
+- the seal beside it, an HMAC-SHA256 of the library's bytes under a key kept outside
+  the cache (``$TVMPERF_CACHE_KEY``, else a 0600 file in the user's config directory,
+  made on first use), matches: a writer of the cache who cannot read that key cannot
+  make a library pass, even with its hash beside it. Otherwise the build is made again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import os
+import secrets
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable, Mapping
 
 ENV_CACHE_DIR = "TVMPERF_CACHE_DIR"
+#: the cache's key as a secret (CI: a repository secret, which forks' pull requests do not get)
+ENV_CACHE_KEY = "TVMPERF_CACHE_KEY"
+#: the key file's name in the user's config directory
+KEY_FILE = "cache-key"
+SEAL = "hmac-sha256:"
 ENV_MAX_MB = "TVMPERF_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 2048
 #: a note for whoever points the cache into a repository
@@ -46,9 +64,105 @@ def max_bytes(environ: Mapping[str, str] | None = None) -> int:
     return int((mb if mb > 0 else DEFAULT_MAX_MB) * 2**20)
 
 
+class UnsafeCache(Exception):
+    """The cache directory (or one below it) can be written by someone else."""
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/pytest-tvmperf``, else ``~/.config/pytest-tvmperf``: where the key lives."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "pytest-tvmperf"
+
+
+def dir_problem(path: Path) -> str | None:
+    """Why a directory of the cache cannot be trusted (a link, another user's, writable by
+    group or others), with the fix; None when it is this user's own or does not exist."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"the cache directory {path} cannot be checked ({exc.strerror or exc})"
+    fix = (f"set ${ENV_CACHE_DIR} to a directory of your own (e.g. mkdir -m 700 ~/.cache/pytest-tvmperf), "
+           f"or remove {path} so that it is made again")
+    if stat.S_ISLNK(st.st_mode):
+        return f"the cache directory {path} is a symbolic link; {fix}"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"the cache directory {path} is not a directory; {fix}"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return (f"the cache directory {path} belongs to another user (uid {st.st_uid}), who could plant a "
+                f"library there; {fix}")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (f"the cache directory {path} is writable by {'others' if st.st_mode & stat.S_IWOTH else 'its group'} "
+                f"(mode {stat.S_IMODE(st.st_mode):o}), who could plant a library there; run chmod go-w {path}, or {fix}")
+    return None
+
+
+def cache_problem(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the cache directory cannot be used (see :func:`dir_problem`), or None."""
+    return dir_problem(cache_root(environ))
+
+
+def _private_dirs(folder: Path, root: Path) -> None:
+    """Make ``folder`` (below ``root``, or ``root`` itself) and its missing parents up to
+    ``root`` with mode 0700, whatever the umask; raise UnsafeCache when one of them, made
+    now or before, is not this user's own."""
+    chain = [folder, *[p for p in folder.parents if p == root or root in p.parents]]
+    chain[-1].parent.mkdir(parents=True, exist_ok=True)  # above the cache: the user's own (~/.cache)
+    for directory in reversed(chain):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)
+            os.chmod(directory, 0o700)
+        problem = dir_problem(directory)
+        if problem is not None:
+            raise UnsafeCache(problem)
+
+
+def cache_key(environ: Mapping[str, str] | None = None) -> bytes:
+    """The key the cache's seals are made with: ``$TVMPERF_CACHE_KEY``, else the key file
+    in the user's config directory (made with mode 0600 on first use). Where neither
+    can be had safely (a key file others can read or write, a read-only home), a random
+    key of this process: the cache is then a miss (rebuilt), never trusted blindly."""
+    env = os.environ if environ is None else environ
+    if env.get(ENV_CACHE_KEY):
+        return env[ENV_CACHE_KEY].encode()
+    path = config_dir(env) / KEY_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd) as f:
+            st = os.fstat(f.fileno())
+            if (hasattr(os, "getuid") and st.st_uid != os.getuid()) or st.st_mode & 0o077:
+                return secrets.token_bytes(32)
+            key = f.read().strip()
+    except OSError:
+        return secrets.token_bytes(32)
+    return key.encode() if len(key) >= 32 else secrets.token_bytes(32)
+
+
+def seal_of(path: Path, key: bytes) -> str:
+    """``hmac-sha256:<hex>`` of the file's bytes under ``key``."""
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            mac.update(block)
+    return SEAL + mac.hexdigest()
+
+
 def builds_dir(environ: Mapping[str, str] | None = None) -> Path:
-    folder = cache_root(environ) / "builds"
-    folder.mkdir(parents=True, exist_ok=True)
+    """The builds' directory, made private (0700) if missing; raises UnsafeCache when the
+    cache directory or it belongs to someone else or is writable by others."""
+    root = cache_root(environ)
+    folder = root / "builds"
+    _private_dirs(folder, root)
     ignore = folder.parent / ".gitignore"
     if not ignore.exists():
         with contextlib.suppress(OSError):
@@ -68,13 +182,21 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
 
-def lookup(path: Path) -> bool:
-    """Is a whole, unaltered build cached at ``path``? Its sha256 must match the one
-    written beside it when it was built (a truncated or replaced file does not); a hit
-    is marked used (the bound removes the least recently used first)."""
+def lookup(path: Path, root: Path | None = None) -> bool:
+    """Is a whole build this user made cached at ``path``? Every directory from ``root``
+    (default: the cache directory) down to it must be this user's own, and the seal
+    written beside it when it was built must match the file under the cache's key (a
+    truncated, replaced or planted file does not, even with a matching hash beside
+    it); a hit is marked used (the bound removes the least recently used first)."""
+    root = cache_root() if root is None else root
+    chain = [p for p in path.parents if p == root or root in p.parents] or [path.parent]
+    if any(dir_problem(d) is not None for d in chain):
+        return False
     try:
         recorded = _sidecar(path).read_text().strip()
-        if not path.is_file() or sha256_of(path) != recorded:
+        if path.is_symlink() or not path.is_file():
+            return False
+        if not hmac.compare_digest(seal_of(path, cache_key()), recorded):
             return False
         os.utime(path)
         return True
@@ -84,15 +206,16 @@ def lookup(path: Path) -> bool:
 
 def store(path: Path, build: Callable[[Path], None], root: Path, file_mode: int = 0o644) -> None:
     """Build into a temporary file beside ``path`` and rename it into place, with its
-    sha256 beside it (written first: a library without its hash is never used), then
-    trim the builds under ``root`` to the cache's bound."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    seal beside it (written first: a library without its seal is never used), then
+    trim the builds under ``root`` to the cache's bound. Raises UnsafeCache when a
+    directory on the way is not this user's own."""
+    _private_dirs(path.parent, root)
     fd, temp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp" + path.suffix, dir=path.parent)
     os.close(fd)
     try:
         build(Path(temp))
         os.chmod(temp, file_mode)
-        _write_atomic(_sidecar(path), sha256_of(Path(temp)) + "\n")
+        _write_atomic(_sidecar(path), seal_of(Path(temp), cache_key()) + "\n")
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):

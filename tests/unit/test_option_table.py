@@ -52,6 +52,7 @@ SAMPLES = {
     options.OPT_BENCHMARK_JSON: "out/benchmark.json",
     options.OPT_LLVM_TARGET: "x86-64-v3",
     options.OPT_CHILD_TIMEOUT: "30",
+    options.OPT_LOCK_TIMEOUT: "30",
     options.OPT_AGAINST_TVM: "0.26.0",
     options.OPT_AGAINST_TVM_PACKAGES: "onnx,torch==2.4.0",
     options.OPT_TRUST_ARTIFACTS: "on",

@@ -3,8 +3,12 @@ and its bound."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from pathlib import Path
+
+import pytest
 
 from pytest_tvmperf.store import user_cache
 
@@ -63,3 +67,67 @@ def test_past_its_bound_the_least_recently_used_builds_go(tmp_path, monkeypatch)
     assert user_cache.lookup(paths[0])  # used now: the most recent
     user_cache.store(paths[2], _build(b"x" * 1024), tmp_path)
     assert [p.exists() for p in paths] == [True, False, True]
+
+
+# ---------------------------------------------------------------- issue 33, case 6: who else writes the cache
+
+
+@pytest.fixture
+def own_config(tmp_path, monkeypatch):
+    """The key file in a config directory of the test's own (not the user's)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("TVMPERF_CACHE_KEY", raising=False)
+    return tmp_path / "config" / "pytest-tvmperf" / "cache-key"
+
+
+def test_a_planted_library_with_its_sha256_beside_it_is_no_hit(tmp_path, own_config):
+    root = tmp_path / "cache"
+    path = root / "ab" / "fp" / "prim-x.so"
+    user_cache.store(path, _build(b"library"), root)
+    assert user_cache.lookup(path, root)
+    path.write_bytes(b"planted library")  # a writer of the cache writes both files
+    path.with_name(path.name + ".sha256").write_text(hashlib.sha256(b"planted library").hexdigest() + "\n")
+    assert not user_cache.lookup(path, root)
+    forged = hmac.new(b"a key the planter guessed" * 2, b"planted library", hashlib.sha256).hexdigest()
+    path.with_name(path.name + ".sha256").write_text(f"hmac-sha256:{forged}\n")
+    assert not user_cache.lookup(path, root)
+    assert own_config.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_key_can_come_from_the_environment_and_a_key_file_others_can_read_is_not_used(tmp_path, own_config,
+                                                                                          monkeypatch):
+    monkeypatch.setenv("TVMPERF_CACHE_KEY", "k" * 40)
+    assert user_cache.cache_key() == b"k" * 40
+    monkeypatch.delenv("TVMPERF_CACHE_KEY")
+    key = user_cache.cache_key()
+    assert user_cache.cache_key() == key  # the same key from the file each time
+    own_config.chmod(0o644)  # readable by others: anyone could seal a planted library
+    assert user_cache.cache_key() != key and user_cache.cache_key() != user_cache.cache_key()
+
+
+@pytest.mark.parametrize("mode, says", [(0o775, "writable by its group (mode 775)"),
+                                        (0o757, "writable by others (mode 757)")], ids=["group", "others"])
+def test_a_cache_directory_others_can_write_is_refused_as_ssh_does(tmp_path, own_config, monkeypatch, mode, says):
+    root = tmp_path / "cache"
+    path = root / "builds" / "prim-x.so"
+    user_cache.store(path, _build(b"library"), root / "builds")
+    assert user_cache.lookup(path, root)
+    root.chmod(mode)
+    assert not user_cache.lookup(path, root)
+    monkeypatch.setenv("TVMPERF_CACHE_DIR", str(root))
+    problem = user_cache.cache_problem()
+    assert problem is not None and says in problem and f"chmod go-w {root}" in problem
+    with pytest.raises(user_cache.UnsafeCache, match="writable by"):
+        user_cache.builds_dir()
+    root.chmod(0o700)
+    assert user_cache.cache_problem() is None
+
+
+def test_new_cache_directories_are_private_whatever_the_umask(tmp_path, own_config, monkeypatch):
+    monkeypatch.setenv("TVMPERF_CACHE_DIR", str(tmp_path / "cache"))
+    old = os.umask(0o002)
+    try:
+        folder = user_cache.builds_dir()
+    finally:
+        os.umask(old)
+    assert [p.stat().st_mode & 0o777 for p in (folder.parent, folder)] == [0o700, 0o700]

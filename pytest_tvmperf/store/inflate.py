@@ -1,0 +1,39 @@
+"""gzip data inflated as a stream, with a cap: a stored IR file is untrusted, and 8 MB of
+gzip can inflate to 8 GiB (a "gzip bomb"); it is refused once its text passes the cap,
+never inflated whole."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+
+#: the most bytes a stored IR may inflate to (``$TVMPERF_MAX_IR_MB``, default 512): the
+#: JSON text of a program with its weights; the plugin's own models are far below it
+ENV_MAX_IR_MB = "TVMPERF_MAX_IR_MB"
+DEFAULT_MAX_IR_MB = 512
+
+
+class TooLarge(Exception):
+    """The data inflates past the cap."""
+
+
+def max_ir_bytes() -> int:
+    """The cap on a stored IR's inflated size; a value that is not a positive number is the default."""
+    try:
+        mb = float(os.environ.get(ENV_MAX_IR_MB, DEFAULT_MAX_IR_MB))
+    except ValueError:
+        mb = DEFAULT_MAX_IR_MB
+    return int((mb if mb > 0 else DEFAULT_MAX_IR_MB) * 2**20)
+
+
+def inflate(data: bytes, limit: int | None = None) -> bytes:
+    """The gzip ``data`` inflated, reading at most ``limit`` (default :func:`max_ir_bytes`)
+    bytes plus one; raises TooLarge past it, OSError/EOFError for data that is not gzip."""
+    limit = max_ir_bytes() if limit is None else limit
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+        out = f.read(limit + 1)
+    if len(out) > limit:
+        raise TooLarge(f"it inflates to more than {limit / 2**20:g} MiB (${ENV_MAX_IR_MB}), from "
+                       f"{len(data) / 2**20:.3g} MiB of gzip: no program the plugin stored is that large")
+    return out
