@@ -50,7 +50,6 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_other_machine,
     parse_peer_limit,
     parse_peers,
-    parse_duration,
     parse_simulate,
     parse_targets,
     parse_thresholds,

@@ -310,26 +310,6 @@ def parse_simulate(text: str | bool) -> str:
     return "on" if parse_switch(text) else "off"
 
 
-DURATION_FORMS = "seconds (90, 90s, 1.5s), minutes (2m) or hours (1h)"
-_DURATION_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: Any) -> float:
-    """A positive duration in seconds from ``90``, ``90s``, ``2m``, ``1.5m``, ``1h``;
-    the error lists the accepted forms."""
-    if isinstance(text, bool):
-        raise ValueError(f"expected a duration: {DURATION_FORMS}; got {text!r}")
-    word = str(text).strip().lower()
-    unit = word[-1:] if word[-1:] in ("s", "m", "h") else ""
-    try:
-        value = float(word[: len(word) - len(unit)]) * _DURATION_UNITS[unit]
-    except ValueError:
-        raise ValueError(f"expected a duration: {DURATION_FORMS}; got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise ValueError(f"a duration must be > 0, as {DURATION_FORMS}; got {text!r}")
-    return value
-
-
 #: the largest count TVM takes (its ``int`` arguments are 32-bit)
 INT32_MAX = 2**31 - 1
 

@@ -67,7 +67,7 @@ def test_bound_weights_not_slower_than_runtime_weights(tvmperf):
 
 
 @pytest.mark.tvmperf(executors=["vm-bytecode"], vs_torch=3.0)
-@pytest.mark.parametrize("pipeline", ["default"])
+@pytest.mark.parametrize("pipeline", ["default", "tuned"])
 def test_dla34(tvmperf, pipeline):
     """Seed slower-than-pytorch-after-tuning end to end: the DLA-34 backbone (CenterNet's,
     written here as a torch module) at the CI size (32x32, a quarter of the channels),

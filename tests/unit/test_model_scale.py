@@ -49,7 +49,7 @@ def test_parse_duration(text, seconds):
 
 @pytest.mark.parametrize("text", ["", "fast", "-5s", "0", "2 days", True])
 def test_a_budget_that_cannot_be_parsed_lists_the_accepted_forms(text):
-    with pytest.raises(ValueError, match=r"seconds \(90, 90s, 1.5s\), minutes \(2m\) or hours \(1h\)"):
+    with pytest.raises(ValueError, match=r"accepted forms: 90s, 30m, 1\.5h, 1h30m"):
         parse_duration(text)
 
 
