@@ -42,12 +42,12 @@ MAX_LITERAL = 256
 COMMITTED_KINDS: frozenset[str] = frozenset({
     "CacheWrite", "ComputeAt", "ComputeInline", "DecomposeReduction", "EnterPostproc", "Fuse", "GetChildBlocks",
     "GetConsumers", "GetLoops", "GetSBlock", "Parallel", "ReverseComputeAt", "Reorder", "SampleCategorical",
-    "SampleComputeLocation", "SamplePerfectTile", "Split", "Unannotate", "Annotate", "Vectorize",
+    "SampleComputeLocation", "SamplePerfectTile", "Split", "Unannotate", "Annotate", "Vectorize", "RFactor",
 })
 #: the other kinds MetaSchedule's default rules and postprocessors write for llvm and cuda
 #: (reviewed: each names loops and blocks of the kernel, or samples numbers; none carries code)
 RULE_KINDS: frozenset[str] = frozenset({
-    "Bind", "Unroll", "ReverseComputeInline", "CacheRead", "SetScope", "StorageAlign", "GetProducers", "RFactor",
+    "Bind", "Unroll", "ReverseComputeInline", "CacheRead", "SetScope", "StorageAlign", "GetProducers",
     "Blockize", "Tensorize", "AddUnitLoop", "SampleCategorical", "GetSBlock", "Annotate",
 })
 ALLOWED_KINDS: frozenset[str] = COMMITTED_KINDS | RULE_KINDS
@@ -56,13 +56,17 @@ ALLOWED_KINDS: frozenset[str] = COMMITTED_KINDS | RULE_KINDS
 COMMITTED_ANNOTATIONS: frozenset[str] = frozenset({
     "meta_schedule.parallel", "meta_schedule.vectorize", "meta_schedule.unroll_explicit",
     "meta_schedule.tiling_structure", "pragma_auto_unroll_max_step", "pragma_unroll_explicit",
+    # the pooling kernels' custom rule (a name MetaSchedule's search looks up under its own
+    # "s_tir.meta_schedule.<target>." prefix; replaying a trace calls nothing by it; the DLA-34's
+    # records Unannotate it)
+    "schedule_rule", "meta_schedule.random_compute_producer",
 })
 #: the other keys MetaSchedule's default rules write (reviewed: numbers and markers read by
 #: its own postprocessors; no ``pragma_import_*``, no key whose value becomes code)
 RULE_ANNOTATIONS: frozenset[str] = frozenset({
     "meta_schedule.unroll_implicit", "meta_schedule.cooperative_fetch", "meta_schedule.thread_extent_low_inclusive",
     "meta_schedule.thread_extent_high_inclusive", "meta_schedule.auto_tensorize", "meta_schedule.auto_tensorize_init",
-    "meta_schedule.random_compute_producer", "meta_schedule.layout_rewrite_preproc", "meta_schedule.adaptive_pool_avg",
+    "meta_schedule.layout_rewrite_preproc", "meta_schedule.adaptive_pool_avg",
     "meta_schedule.adaptive_pool_max", "meta_schedule.pool_avg", "meta_schedule.pool_max",
     "software_pipeline_stage", "software_pipeline_order", "software_pipeline_async_stages",
 })
