@@ -15,6 +15,7 @@ what ``--tvmperf-layers=on`` (or a failed ``vs_<peer>``) adds to a test.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import importlib
 import shlex
 import sys
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     workload, peer = _workload(args.workload, args.size, args.width)
     workload = workload.with_pipeline(args.pipeline, args.tuning_db if args.pipeline == "tuned" else None)
     start = time.perf_counter()
-    compiled = get_executor("vm-bytecode").compile(workload, resolve_target("llvm"))
+    compiled = get_executor("vm-bytecode").compile(workload, resolve_target("llvm"), Path(args.tuning_db).resolve())
     compile_s = time.perf_counter() - start
     inputs = workload.inputs()
     costs = []
