@@ -214,7 +214,8 @@ def test_diff_slower_time_fails(tmp_path, old, capsys):
     code, out, _ = run(capsys, "diff", old, new(tmp_path, {TEST: record(scale=2.0)}))
     assert code == 1, out
     assert "tvmperf: time regressed against the baseline" in out
-    assert f"time {fmt_time(timing(1.0).samples.median)} -> {fmt_time(timing(2.0).samples.median)} (2.00x" in out
+    assert (f"time {fmt_time(timing(1.0).samples.median)} -> {fmt_time(timing(2.0).samples.median)} "
+            f"(stored median -> this run's); normalized ratio 2.00x") in out
     assert "compared: normalized by the reference kernel" in out
     assert "instructions 17 -> " not in out  # only time regressed
     assert row_of(out, TEST).endswith("regressed")
