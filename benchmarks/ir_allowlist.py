@@ -40,7 +40,11 @@ INLINE = {0: "none", 1: "int", 2: "bool", 3: "float", 5: "dtype"}
 EXTRA_TYPES = ("tirx.Evaluate", "tirx.IfThenElse", "tirx.Bind", "tirx.DeclBuffer", "tirx.AllocBuffer", "tirx.While",
                "tirx.Break", "tirx.Continue", "tirx.AttrStmt", "s_tir.MatchBufferRegion", "ir.TupleGetItem",
                "ir.Constant", "ir.PointerType", "ir.FuncType", "relax.expr.DataflowBlock", "relax.expr.DataflowVar",
-               "relax.expr.If", "relax.expr.MatchCast", "relax.PackedFuncType", "relax.VDevice")
+               "relax.expr.If", "relax.expr.MatchCast", "relax.PackedFuncType", "relax.VDevice",
+               # source locations TVMScript keeps on a user's kernel (plain data)
+               "ir.Span", "ir.SequentialSpan",
+               # a buffer's layout as TVMScript writes it (plain data)
+               "tirx.Iter", "tirx.TileLayout")
 EXTRA_BUILTINS = ("float", "ffi.Shape")
 EXTRA_OPS = tuple(f"tirx.{name}" for name in (
     "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "erf", "exp",
@@ -219,10 +223,14 @@ def derive(graphs: Iterable[tuple[str, dict]]) -> dict[str, Any]:
 
     registered = {core._type_index_to_type_info(i).type_key for i in range(64, 4096)
                   if core._type_index_to_type_info(i) is not None}
+    tvm.ir.SequentialSpan([tvm.ir.Span(tvm.ir.SourceName(""), 0, 0, 0, 0)])  # registers the span types
+    registered = registered | {"ir.Span", "ir.SequentialSpan"}
     for kind in [k for k in registered if k.startswith("prim.")] + list(EXTRA_TYPES):
         if kind in registered:
             objects.setdefault(kind, _fields(kind))
     builtins |= set(EXTRA_BUILTINS)
+    data_objects.setdefault("ir.SourceName", "str")  # a Span's file name (TVMScript kernels)
+    data_objects.setdefault("tirx.Axis", "str")  # a layout axis's name (TVMScript kernels)
     op_names = {str(n) for n in tvm.get_global_func("ir.ListOpNames")()}
     ops |= {op for op in EXTRA_OPS if op in op_names}
     return {

@@ -94,6 +94,10 @@ ALLOWED_OBJECTS: Mapping[str, Mapping[str, str]] = MappingProxyType({
     'ir.IRModule': MappingProxyType({'attrs': 'ref', 'functions': 'ref', 'global_infos': 'ref', 'global_var_map_': 'ref', 'source_map': 'ref'}),
     'ir.IntImm': MappingProxyType({'span': 'ref', 'ty': 'ref', 'value': 'ref'}),
     'ir.PointerType': MappingProxyType({'element_type': 'ref', 'span': 'ref', 'storage_scope': 'ref'}),
+    'ir.SequentialSpan': MappingProxyType({'column': 'int', 'end_column': 'int', 'end_line': 'int', 'line': 'int', 'source_name': 'ref', 'spans': 'ref'}),
+    'ir.Span': MappingProxyType({'column': 'int', 'end_column': 'int', 'end_line': 'int', 'line': 'int', 'source_name': 'ref'}),
+    'tirx.Iter': MappingProxyType({'axis': 'ref', 'extent': 'ref', 'stride': 'ref'}),
+    'tirx.TileLayout': MappingProxyType({'offset': 'ref', 'replica': 'ref', 'shard': 'ref'}),
     'ir.PrimType': MappingProxyType({'dtype': 'dtype', 'span': 'ref'}),
     'ir.Range': MappingProxyType({'extent': 'ref', 'min': 'ref', 'span': 'ref'}),
     'ir.SourceMap': MappingProxyType({'source_map': 'ref'}),
@@ -172,7 +176,7 @@ ALLOWED_OBJECTS: Mapping[str, Mapping[str, str]] = MappingProxyType({
     'tirx.SeqStmt': MappingProxyType({'seq': 'ref', 'span': 'ref'}),
     'tirx.While': MappingProxyType({'body': 'ref', 'condition': 'ref', 'span': 'ref'}),
 })
-ALLOWED_DATA_OBJECTS: Mapping[str, str] = MappingProxyType({'ffi.Tensor': 'str', 'ir.EnvFunc': 'str', 'ir.Op': 'str'})
+ALLOWED_DATA_OBJECTS: Mapping[str, str] = MappingProxyType({'ffi.Tensor': 'str', 'ir.EnvFunc': 'str', 'ir.Op': 'str', 'ir.SourceName': 'str', 'tirx.Axis': 'str'})
 ALLOWED_OPS: frozenset[str] = frozenset({
     'prim.ceil',
     'prim.clz',
