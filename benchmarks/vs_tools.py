@@ -23,7 +23,9 @@ wall time of one run (the whole pytest/pyperf process, compile included).
     python benchmarks/vs_tools.py --trials 20 --load 2 --threads 1,2
 
 The kernel is compiled for ``llvm`` with the host's ``mcpu`` for pytest-benchmark and pyperf,
-and tvmperf resolves the same host target, so the three time the same machine code.
+as a user of those tools would; tvmperf builds for the same ``mcpu`` less the features the OS
+hides, so the three time the same machine code on a host that hides none (on one that hides
+AVX-512, the plain ``mcpu`` build of the other two dies of SIGILL: run it elsewhere).
 """
 
 from __future__ import annotations
