@@ -859,20 +859,26 @@ sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
 """
 
 
-def case_ir_minutes_to_build(projects: Projects) -> tuple[str, str]:
-    """A stored IR with T.unroll(200000) (minutes of LLVM), its sha256 updated."""
-    project = projects.fresh("ir minutes to build")
+def plant_ir(project: Path, script_text: str) -> None:
+    """Replace test_a[llvm-prim]'s stored IR with the module ``script_text`` prints (run in a
+    fresh process), and update the sha256 of every entry that names that file."""
     tests = entries(project)
     rel = tests["test_a[llvm-prim]"]["ir"]["path"]
     path = project / "baselines" / rel
     script = project / "make_ir.py"
-    script.write_text(UNROLLED_IR)
+    script.write_text(script_text)
     text = subprocess.run([sys.executable, str(script)], capture_output=True, check=True, env=env_for()).stdout
     path.write_bytes(gzip.compress(text, mtime=0))
     for entry in tests.values():
         if entry.get("ir", {}).get("path") == rel:
             entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     write_entries(project, tests)
+
+
+def case_ir_minutes_to_build(projects: Projects) -> tuple[str, str]:
+    """A stored IR with T.unroll(200000) (minutes of LLVM), its sha256 updated."""
+    project = projects.fresh("ir minutes to build")
+    plant_ir(project, UNROLLED_IR)
     ran = pytest_run(project, "-vv", "--tvmperf-child-timeout=10", env=_cache_env(project))  # -q -vv: -v
     return judge(ran, ran.rc == 0 and "took longer than 10 s" in ran.out, "the stopped build", says="took longer")
 
@@ -897,17 +903,7 @@ sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
 def case_ir_loops_on_second_call(projects: Projects) -> tuple[str, str]:
     """A stored IR that returns on its first call (the child's) and loops forever from its second on."""
     project = projects.fresh("ir loops on second call")
-    tests = entries(project)
-    rel = tests["test_a[llvm-prim]"]["ir"]["path"]
-    path = project / "baselines" / rel
-    script = project / "make_ir.py"
-    script.write_text(SECOND_CALL_LOOPS)
-    text = subprocess.run([sys.executable, str(script)], capture_output=True, check=True, env=env_for()).stdout
-    path.write_bytes(gzip.compress(text, mtime=0))
-    for entry in tests.values():
-        if entry.get("ir", {}).get("path") == rel:
-            entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    write_entries(project, tests)
+    plant_ir(project, SECOND_CALL_LOOPS)
     ran = pytest_run(project, "--tvmperf-child-timeout=10", env=_cache_env(project))
     return judge(ran, ran.rc == 1 and "test_a[llvm-prim]: the baseline rebuilt from IR" in ran.out
                  and "did not return within 10 s" in ran.out, "the test and the bound", says="did not return")
