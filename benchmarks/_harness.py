@@ -43,6 +43,10 @@ def test_busy(tvmperf):
 def run_pytest(args: list[str], cwd: Path = ROOT, env: dict | None = None) -> str:
     """Run pytest in a fresh process; its stdout (the summary table included)."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::UserWarning", *args]
+    # these scripts measure the timing path: an unchanged program (every A/A run) is timed
+    # side by side, not passed as the baseline's own (--tvmperf-same-program=skip, the default)
+    env = {**(os.environ if env is None else env)}
+    env.setdefault("TVMPERF_SAME_PROGRAM", "time")
     proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return proc.stdout
 

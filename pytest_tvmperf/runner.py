@@ -188,7 +188,7 @@ class Tvmperf:
             prep, exact, baseline, lambda machine: (
                 None if self.session.settings.update
                 else self.sources.baseline_sampler(baseline, machine.fingerprint, prep.target, workload, prep.args,
-                                                   prep.out_specs, notes)),
+                                                   prep.out_specs, notes, compiled=prep.compiled)),
             notes, peers)
         samples, make_record, pending = timed.samples, timed.make_record, timed.pending
         samples = self._confirm_peers(samples, timed.remeasure, notes)

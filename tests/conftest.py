@@ -106,6 +106,16 @@ def _no_simulated_cost(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
                             tuple(s for s in kernel_metrics.SOURCES if not s.endswith(":SimulatedCost")))
 
 
+@pytest.fixture(autouse=True)
+def _time_the_same_program(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin's own tests emulate a slowdown of an unchanged program (an injected
+    timer, TVMPERF_FAKE_SCALE), which the default --tvmperf-same-program=skip would pass
+    untimed: they time it (tests/test_same_program.py unsets this to test the default).
+    tests/perf keeps the default, as a user would; so do the unit tests of the options."""
+    if request.node.path.relative_to(Path(__file__).parent).parts[0] not in ("perf", "unit"):
+        monkeypatch.setenv("TVMPERF_SAME_PROGRAM", "time")
+
+
 @pytest.fixture
 def simulated_cost(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the simulated-cost source again (measure/simulate.py), also for the

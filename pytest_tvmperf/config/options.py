@@ -55,6 +55,7 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_thresholds,
     parse_duration,
     parse_tuned,
+    parse_same_program,
     peer_limits_from_marker,
     positive_int,
     thresholds_from_marker,
@@ -166,9 +167,12 @@ OPT_AGAINST_TVM_PACKAGES = "tvmperf_against_tvm_packages"
 OPT_TRUST_ARTIFACTS = "tvmperf_trust_artifacts"
 OPT_LAYERS = "tvmperf_layers"
 OPT_BASELINES_REF = "tvmperf_baselines_ref"
+OPT_SAME_PROGRAM = "tvmperf_same_program"
 #: the environment variables of --tvmperf-trust-artifacts and --tvmperf-baselines-ref
 ENV_TRUST_ARTIFACTS = "TVMPERF_TRUST_ARTIFACTS"
 ENV_BASELINES_REF = "TVMPERF_BASELINES_REF"
+#: the environment variable of --tvmperf-same-program
+ENV_SAME_PROGRAM = "TVMPERF_SAME_PROGRAM"
 #: the environment variable of --tvmperf-llvm-target (a runner's own setting)
 ENV_LLVM_TARGET = "TVMPERF_LLVM_TARGET"
 
@@ -359,6 +363,11 @@ OPTIONS: tuple[Option, ...] = (
            "framework timed (torch leaf modules, onnxruntime nodes), match them and show where TVM loses time, "
            "also on a passing test; off (default): only when a vs_<peer> limit fails", False, parse_bool,
            metavar="on|off"),
+    Option(OPT_SAME_PROGRAM, "same_program", "skip (default): a build whose program (lowered IR and weights) is "
+           "byte for byte the baseline's, under the TVM version that recorded it, passes the time gate without "
+           "being timed against it: the same code timed twice in one process can differ by where it lands in "
+           "memory (measured 1.24x), which is no regression; time: time it side by side all the same (also $"
+           + ENV_SAME_PROGRAM + ")", "skip", parse_same_program, metavar="skip|time", env=ENV_SAME_PROGRAM),
 )
 
 
@@ -451,6 +460,8 @@ class Settings:
     baselines_ref: str | None = None
     #: --tvmperf-layers: the per-layer table against each peer on every timed test (measure/peer_layers.py)
     layers: bool = False
+    #: --tvmperf-same-program: "skip" (an unchanged program is not timed against its baseline) or "time"
+    same_program: str = "skip"
 
     def timing_on(self, marker: bool | None = None) -> bool:
         """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""

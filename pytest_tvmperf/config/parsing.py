@@ -370,6 +370,21 @@ def parse_tuned(text: str) -> str:
     return value
 
 
+#: ``--tvmperf-same-program``: what a gate does when this build's program is the baseline's own
+SAME_PROGRAM_MODES = ("skip", "time")
+
+
+def parse_same_program(text: str) -> str:
+    """``skip`` (the default: a build whose lowered IR and weights are the baseline's own,
+    byte for byte, under the same TVM, is not timed against it) or ``time`` (timed side by
+    side all the same)."""
+    value = str(text).strip().lower()
+    if value not in SAME_PROGRAM_MODES:
+        raise ValueError(f"{text!r} is not a same-program mode; expected skip (an unchanged program is not timed "
+                         f"against its baseline) or time (it is timed side by side all the same)")
+    return value
+
+
 #: the forms a duration takes, as every message about one lists them
 DURATION_FORMS = "90s, 30m, 1.5h, 1h30m, or a number of seconds (90)"
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}

@@ -209,6 +209,13 @@ def widened_note(preempted: Sequence[float]) -> str:
 
 #: the mode of an a/b comparison against the baseline's IR rebuilt on this machine
 AB_REBUILT = "a/b, baseline rebuilt here"
+#: ``ab_source`` of a build that is the baseline's own program (measure/sources.py ``same_program``)
+AB_SAME = "same"
+#: the ratio cell of such a test in the summary table and the HTML report
+SAME_PROGRAM_CELL = "same program, not timed against it"
+SAME_PROGRAM_NOTE = ("same program as the baseline: its lowered IR and weights are the baseline's, byte for byte, "
+                     "under the same TVM version, so no code changed and it was not timed against the baseline "
+                     "(--tvmperf-same-program=time times it all the same)")
 
 
 def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = TimePolicy(),
@@ -225,6 +232,10 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
     if not limit.enabled:
         then = base_timing.samples.median if base_timing else None
         return MetricVerdict(TIME_METRIC, Verdict.NOT_GATED, then, now.median, "off")
+    if ab_source == AB_SAME:  # the same code: a side-by-side ratio could only measure where it landed in memory
+        stored = base_timing.samples.median if base_timing is not None else None
+        return MetricVerdict(TIME_METRIC, Verdict.PASS, stored, now.median, limit.describe(), note=SAME_PROGRAM_NOTE,
+                             bound=1 + (limit.relative if limit.relative is not None else 0.0))
     threshold = limit.relative if limit.relative is not None else 0.0
     where = ""
     reason = ""
@@ -311,6 +322,13 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
     return MetricVerdict(TIME_METRIC, decision.status, stored if side_by_side is None else side_by_side, now.median,
                          limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold,
                          stored_baseline=None if side_by_side is None else stored)
+
+
+def same_program_cell(comparison: "Comparison | None") -> str:
+    """:data:`SAME_PROGRAM_CELL` where ``comparison``'s time verdict found the baseline's
+    own program (no ratio measured), else ""."""
+    verdict = comparison.get(TIME_METRIC) if comparison is not None else None
+    return SAME_PROGRAM_CELL if verdict is not None and verdict.note == SAME_PROGRAM_NOTE else ""
 
 
 def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy(),

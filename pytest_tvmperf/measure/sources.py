@@ -3,6 +3,7 @@ peer frameworks, and today's program exported and loaded back as a later run wil
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from pytest_tvmperf.build import executors
 from pytest_tvmperf.store.artifacts import PendingArtifact, artifact_relpath, export_pending, problem as artifact_problem
 from pytest_tvmperf.build.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.build.executors import shorten_tvm_error
+from pytest_tvmperf.judge.compare import AB_SAME
 from pytest_tvmperf.measure.timer import SampleFn, python_sampler
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 from pytest_tvmperf.build.prepare import FILE_NUMBERS, Prepared, display_path
@@ -31,6 +33,29 @@ UNTRUSTED_NOTE = ("the baseline's compiled library {path} (the old form) is not 
                   "for baselines you trust)")
 UNTRUSTED_SUMMARY = ("baselines of the old form (a compiled .so) compared without a/b timing: their libraries are "
                      "not loaded unless --tvmperf-trust-artifacts=on (re-record with --tvmperf-update to store the IR)")
+
+
+def same_program(compiled, baseline) -> bool:
+    """Is ``compiled`` the program ``baseline`` recorded: its lowered IR encodes to the
+    same bytes as the stored IR file (store/lowered_ir.py, deterministic), its weights
+    are the same, and this is the TVM version that recorded it (another version's code
+    generation may differ for the same IR). Timing the two side by side would time the
+    same code twice."""
+    import tvm
+
+    from pytest_tvmperf.build.rebuild import lowered_module
+    from pytest_tvmperf.store import lowered_ir
+
+    ref = baseline.ir
+    module = lowered_module(compiled)
+    if ref is None or module is None or str(baseline.tvm_version) != str(tvm.__version__):
+        return False
+    try:
+        data, weights = lowered_ir.encode_split(module)
+    except Exception:  # noqa: BLE001 - an IR that does not serialize: not known to be the same
+        return False
+    return (hashlib.sha256(data).hexdigest() == ref.sha256
+            and sorted((w.node, w.sha256) for w in weights) == sorted((w.node, w.sha256) for w in ref.weights))
 
 
 @dataclass
@@ -85,14 +110,20 @@ class TimingSources:
     #: (the compiled library saved with the baseline), "rebuilt" (its IR, rebuilt here), "" (none)
     ab_source: str = ""
 
-    def baseline_sampler(self, baseline, fingerprint, target, workload, args, out_specs, notes):
+    def baseline_sampler(self, baseline, fingerprint, target, workload, args, out_specs, notes, compiled=None):
         """A sampler of the baseline's own program: its IR rebuilt for this machine (see
         rebuild.py), or for an entry of the old form without IR, the compiled artifact
         saved on this machine when it still matches; why not goes into ``notes``. A
-        damaged IR file fails the test."""
+        damaged IR file fails the test. None, with ``ab_source`` ``same``, when
+        ``compiled`` is the baseline's own program (:func:`same_program`) and
+        ``--tvmperf-same-program`` is ``skip``."""
         __tracebackhide__ = True
         self.ab_source = ""
         if baseline is None or self.session.settings.artifact_dir is None:
+            return None
+        if (baseline.ir is not None and compiled is not None and self.session.settings.same_program == "skip"
+                and same_program(compiled, baseline)):
+            self.ab_source = AB_SAME
             return None
         if baseline.ir is not None:  # the entry's program as last recorded (a kept .so may be older)
             sampler = self._rebuilt_sampler(baseline.ir, fingerprint, target, workload, args, out_specs, notes)

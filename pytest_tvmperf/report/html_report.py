@@ -40,6 +40,7 @@ from pytest_tvmperf.report.html_parts import (
 from pytest_tvmperf.report.html_failures import failures_section
 from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
+from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.report.text import fmt_time, limit_sign
 from pytest_tvmperf.report.results import HistoryRun, ResultEntry, TimeCell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
@@ -81,6 +82,8 @@ def _ratio_cell(time: TimeCell) -> str:
         if low is not None and high is not None:
             text += f" [{low:.2f}\u2013{high:.2f}]"
         return esc(text) + (f'<span class="mode">{esc(time.mode)}</span>' if time.mode else "")
+    if time.mode == SAME_PROGRAM_CELL:  # no ratio was measured (the baseline's own program): say why
+        return f'<span class="mode">{esc(time.mode)}</span>'
     median, base = positive(time.median_s), positive(time.baseline_s)
     if median is not None and base is not None:
         return esc(fmt_ratio(median / base))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
+from pytest_tvmperf.judge.compare import Comparison, RatioVerdict, same_program_cell
 from pytest_tvmperf.store.record import Record
 from pytest_tvmperf.report.layers import LayerTable
 from pytest_tvmperf.report.text import SummaryRow, hot_kernels, limit_sign
@@ -64,7 +64,7 @@ class Outcome:
             ratio=decision.ratio if decision else None,
             low=decision.low if decision else None,
             high=decision.high if decision else None,
-            mode=decision.mode if decision else "",
+            mode=decision.mode if decision else same_program_cell(self.comparison),
             peers=tuple(PeerCell.of(p) for p in self.peers),
             cpu_instructions=_count(self.record, "cpu_instructions"),
             baseline_cpu_instructions=_count(self.baseline, "cpu_instructions"),

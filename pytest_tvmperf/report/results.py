@@ -35,6 +35,7 @@ from pytest_tvmperf.report.layers import LayerTable
 from pytest_tvmperf.store.record import Record
 from pytest_tvmperf.store.schema import Fields, SchemaProblem, check_record, check_schema_version, is_int
 from pytest_tvmperf.store.files import read_regular_text
+from pytest_tvmperf.judge.compare import same_program_cell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ class ResultEntry:
                 low=decision.low if decision else None,
                 high=decision.high if decision else None,
                 confidence=decision.confidence if decision else None,
-                mode=decision.mode if decision else None,
+                mode=decision.mode if decision else (same_program_cell(outcome.comparison) or None),
                 samples_s=tuple(record.timing.samples.samples),
                 baseline_samples_s=tuple(base_timing.samples.samples) if base_timing else None,
             )

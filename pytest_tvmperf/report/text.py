@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, RatioVerdict
+from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL, Comparison, MetricVerdict, RatioVerdict
 from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.store.record import Record
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
@@ -441,6 +441,8 @@ def relation_message(label: str, verdict: RatioVerdict, exact_a: ExactMetrics, e
 def _ratio_cell(r: SummaryRow) -> str:
     if r.ratio is not None and r.low is not None and r.high is not None:
         return f"{r.ratio:.2f}x [{r.low:.2f}-{r.high:.2f}] {r.mode}"
+    if r.ratio is None and r.mode == SAME_PROGRAM_CELL:  # no ratio was measured (the baseline's own program): say why
+        return r.mode
     if r.median_s and r.baseline_s:
         return f"{r.median_s / r.baseline_s:.2f}x"
     return "-"

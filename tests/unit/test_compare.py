@@ -548,3 +548,24 @@ def test_compare_missing_metrics_are_na():
 def test_compare_needs_a_limit_per_metric():
     with pytest.raises(KeyError):
         compare(record(), record(), {"time": Limit()})
+
+
+def test_compare_time_same_program_passes_without_a_ratio_whatever_the_times():
+    from pytest_tvmperf.judge.compare import AB_SAME, SAME_PROGRAM_CELL, SAME_PROGRAM_NOTE, same_program_cell
+
+    base = with_timings([timing(BASE_NOW)])
+    now = record((3.0e-3,) * 10)  # 3x the stored median: the same code cannot have regressed
+    verdict = compare_time(now, base, Limit(relative=0.05), ab_source=AB_SAME)
+    assert verdict.status == "pass" and verdict.decision is None
+    assert verdict.note == SAME_PROGRAM_NOTE and "byte for byte" in verdict.note
+    assert same_program_cell(Comparison((verdict,))) == SAME_PROGRAM_CELL
+    other = compare_time(now, base, Limit(relative=0.05))  # timed: the same numbers regress
+    assert other.status == "regressed" and same_program_cell(Comparison((other,))) == ""
+    assert same_program_cell(None) == ""
+
+
+def test_compare_time_same_program_with_time_off_is_still_off():
+    from pytest_tvmperf.judge.compare import AB_SAME
+
+    verdict = compare_time(record(BASE_NOW), with_timings([timing(BASE_NOW)]), Limit(enabled=False), ab_source=AB_SAME)
+    assert verdict.status == "not gated"
