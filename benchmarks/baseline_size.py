@@ -58,8 +58,8 @@ def net(k_last: int = 3):
 
 
 def lowered_dla34():
-    from pytest_tvmperf.build.pipelines import lower_relax
-    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.builder.pipelines import lower_relax
+    from pytest_tvmperf.builder.targets import resolve_target
     from pytest_tvmperf.workloads import dla34, dla34_module
 
     params = sum(p.numel() for p in dla34_module(1.0).parameters())
@@ -70,8 +70,8 @@ def lowered_dla34():
 def lowered(k_last: int):
     import torch
 
-    from pytest_tvmperf.build.pipelines import lower_relax
-    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.builder.pipelines import lower_relax
+    from pytest_tvmperf.builder.targets import resolve_target
     from pytest_tvmperf.workloads import torch_workload
 
     module = net(k_last)

@@ -85,7 +85,7 @@ args = w.call_args(inputs)
 expected = w.expected(inputs)
 start = time.perf_counter()
 dev = tvm.cpu()
-from pytest_tvmperf.build.targets import resolve_target
+from pytest_tvmperf.builder.targets import resolve_target
 target = resolve_target("llvm").tvm_target()  # the host's target, as the gate builds for it
 if name == "test_mlp":
     exe = tvm.compile(w.program, target=target)

@@ -544,7 +544,7 @@ def case_tracker_advice(projects: Projects) -> tuple[str, str]:
     import shlex
     import socket
 
-    from pytest_tvmperf.build import tracker
+    from pytest_tvmperf.farm import tracker
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

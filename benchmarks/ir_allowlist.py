@@ -109,9 +109,9 @@ def built_graphs() -> Iterable[tuple[str, dict]]:
     import tvm
 
     from pytest_tvmperf import workloads
-    from pytest_tvmperf.build.executors import get_executor
-    from pytest_tvmperf.build.rebuild import lowered_module
-    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.rebuild import lowered_module
+    from pytest_tvmperf.builder.targets import resolve_target
 
     db = ROOT / "baselines" / "tuning"
     cases = [

@@ -37,13 +37,13 @@ from typing import Any, Callable
 import numpy as np
 
 from pytest_tvmperf import workloads
-from pytest_tvmperf.build.correctness import check_outputs
-from pytest_tvmperf.build.executors import CompileError, get_executor
+from pytest_tvmperf.builder.correctness import check_outputs
+from pytest_tvmperf.builder.executors import CompileError, get_executor
 from pytest_tvmperf.measure.machine import current_machine
 from pytest_tvmperf.measure.timer import TimingTask, TvmTimer, python_sampler
-from pytest_tvmperf.build.pipelines import tuning_module
+from pytest_tvmperf.builder.pipelines import tuning_module
 from pytest_tvmperf.report.text import fmt_time
-from pytest_tvmperf.build.targets import resolve_target
+from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 from pytest_tvmperf.judge.timestats import bootstrap_se_log_ratio
 from pytest_tvmperf.workload import PIPELINES, PeerUnavailable
@@ -122,7 +122,7 @@ def tune_hint(case: Case) -> str:
 
 def tuned_state(case: Case, workload: Any, target: Any, db: Path) -> tuple[str | None, str]:
     """(why 'tuned' cannot be timed or None, a note about it)."""
-    from pytest_tvmperf.build import tuning
+    from pytest_tvmperf.builder import tuning
     tvm_target = target.tvm_target()
     try:
         state = tuning.inspect(tuning_module(workload, tvm_target), tvm_target, db)

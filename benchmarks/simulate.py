@@ -75,9 +75,9 @@ def child(out: Path, host_mcpu: bool, only: str = "") -> None:
     import numpy as np
 
     from pytest_tvmperf import workloads
-    from pytest_tvmperf.build.executors import get_executor
-    from pytest_tvmperf.build.prepare import Prepared
-    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.builder.targets import resolve_target
     from pytest_tvmperf.measure.simulate import SimulatedCost
 
     target = resolve_target("llvm")  # the wall-time build's target; the simulated build is pinned regardless

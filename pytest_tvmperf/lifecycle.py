@@ -57,7 +57,7 @@ class TvmperfPlugin:
             items[:], self.left_out = left_out_items(self.session, items)
 
     def pytest_collection(self, session: pytest.Session) -> None:
-        """Start the child that runs each new build first (build/isolation.py) now, so it
+        """Start the child that runs each new build first (sandbox/child.py) now, so it
         imports TVM while this process collects the tests, not when the first test needs
         it. Not in an xdist controller (its workers run the tests) or a collect-only run."""
         config = session.config

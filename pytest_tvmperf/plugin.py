@@ -61,7 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
                              f"(baseline entries name their files relative to it): give a relative path such as "
                              f"'artifacts', or 'off'")
         if settings.llvm_target is not None:
-            from pytest_tvmperf.build.host_cpu import llvm_target_problem
+            from pytest_tvmperf.builder.host_cpu import llvm_target_problem
 
             problem = llvm_target_problem(settings.llvm_target)
             if problem is not None:
@@ -83,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                     "simulate where valgrind is installed, or pass --tvmperf-simulate=off")
     remote_keys = [t.split("@rpc:", 1)[1] for t in settings.targets if "@rpc:" in t]
     if remote_keys and not hasattr(config, "workerinput"):  # the controller checks once, before any test
-        from pytest_tvmperf.build.remote import check_farm
+        from pytest_tvmperf.farm.remote import check_farm
 
         problem = check_farm(settings.rpc, remote_keys)
         if problem:

@@ -14,7 +14,7 @@ from pytest_tvmperf.store.artifacts import PendingArtifact, discard
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.judge.compare import MetricVerdict, RatioVerdict, compare, compare_time, peer_verdicts, relation_verdict
 from pytest_tvmperf.measure.disturbance import clean, device_disturbance
-from pytest_tvmperf.build.executors import get_executor
+from pytest_tvmperf.builder.executors import get_executor
 from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, sample_in_looks, summary_note,
                    whole_verdict)
 from pytest_tvmperf.measure.kernel_identity import kernel_identities
@@ -26,7 +26,7 @@ from pytest_tvmperf.measure.budget import RoundsPlan, plan_rounds, precision
 from pytest_tvmperf.measure.timer import TimeSamples, Timer, TimingTask, kernel_times
 from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Limit
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
-from pytest_tvmperf.build.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
+from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
 from pytest_tvmperf.store.record import IRRef, Record, Timing
 from pytest_tvmperf.measure.plan import UNTIMED_NOTE, Mode, Plan, plan_for, summary_line, with_baseline_calls
 from pytest_tvmperf.measure.reference import REFERENCE_NAME

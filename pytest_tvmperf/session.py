@@ -14,13 +14,13 @@ from typing import Any, Callable, Iterator
 
 from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.judge.compare import TimePolicy
-from pytest_tvmperf.build.isolation import Sandbox
+from pytest_tvmperf.sandbox.child import Sandbox
 from pytest_tvmperf.workload import output_specs
 from pytest_tvmperf.config.options import Settings
 from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.report.run_report import RunReport
 from pytest_tvmperf.store.files import LockTimeout, file_lock
-from pytest_tvmperf.build.targets import TargetSpec, resolve_target
+from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
 
 
@@ -62,7 +62,7 @@ class TvmperfSession:
     #: where pytest was started: node ids in printed commands are relative to it
     invocation_dir: Path | None = None
     _metric_sources: tuple[MetricSource, ...] | None = None
-    #: the RPC devices this process holds (build/remote.py), for targets named llvm@rpc:KEY
+    #: the RPC devices this process holds (farm/remote.py), for targets named llvm@rpc:KEY
     _farm: Any = None
     #: ``--tvmperf-against-tvm``: the side that measures a test against another TVM version's
     #: build (against/gate.py), or in that version's own run, the side that exports its builds
@@ -73,7 +73,7 @@ class TvmperfSession:
     #: directly): each inconclusive test warns
     verbosity: int | None = None
     #: writes a message to the terminal from any thread, even while a test's output is
-    #: captured: the watchdog's last words (build/watchdog.py); None: to stderr
+    #: captured: the watchdog's last words (sandbox/watchdog.py); None: to stderr
     last_words: Callable[[str], None] | None = None
 
     @property
@@ -166,7 +166,7 @@ class TvmperfSession:
         """The reference kernel for ``target``, compiled once per run."""
         key = target.name if target.remote is None else f"{target.name}@{target.remote.server}"
         if key not in self._references:
-            from pytest_tvmperf.build.executors import PrimExecutor
+            from pytest_tvmperf.builder.executors import PrimExecutor
             from pytest_tvmperf.measure.reference import reference_workload
 
             ref = reference_workload()
@@ -225,7 +225,7 @@ class TvmperfSession:
     def farm(self):
         """The RPC devices of ``--tvmperf-rpc``'s tracker this process holds."""
         if self._farm is None:
-            from pytest_tvmperf.build.remote import Farm
+            from pytest_tvmperf.farm.remote import Farm
 
             if self.settings.rpc is None:
                 raise ValueError("targets named llvm@rpc:KEY need the tracker's address: --tvmperf-rpc=HOST:PORT "

@@ -14,7 +14,7 @@ Reference = Callable[..., "np.ndarray | Sequence[np.ndarray]"]
 #: imports what it needs, so a missing package raises ImportError (or PeerUnavailable)
 PeerFactory = Callable[[], Callable[..., Any]]
 
-#: how a program is compiled: see ``pytest_tvmperf.build.pipelines``
+#: how a program is compiled: see ``pytest_tvmperf.builder.pipelines``
 PIPELINES = ("default", "unfused", "dlight", "tuned")
 
 

@@ -18,7 +18,7 @@ import tvm.s_tir  # noqa: F401,E402
 import tvm.s_tir.dlight  # noqa: F401,E402
 import tvm.te  # noqa: F401,E402
 import tvm.tirx  # noqa: F401,E402
-from pytest_tvmperf.build import tuning  # noqa: E402
+from pytest_tvmperf.builder import tuning  # noqa: E402
 
 # MetaSchedule tuning imports tvm.s_tir.tensor_intrin, which cannot be imported twice
 tuning.load_tensor_intrinsics()

@@ -79,7 +79,7 @@ class RpcFarm:
         return self
 
     def free(self, key: str) -> int:
-        from pytest_tvmperf.build import tracker
+        from pytest_tvmperf.farm import tracker
 
         summary = tracker.summary(("127.0.0.1", self.port))
         return sum(o.free for o in tracker.offers(summary) if o.key == key)

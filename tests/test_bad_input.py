@@ -257,7 +257,7 @@ def test_cuda_without_gpu_or_nvcc_is_skipped_with_reason(project, tmp_path):
     project.set_env("PATH", str(tmp_path))  # no nvcc, no ptxas (built-only cuda needs them)
     project.set_env("CUDA_HOME", str(tmp_path / "no-cuda"))
     # nor NVIDIA's wheels (CI installs them where the machine has no nvcc on its PATH)
-    project.monkeypatch.setattr("pytest_tvmperf.build.cuda_toolchain._wheel_bins", lambda: [])
+    project.monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain._wheel_bins", lambda: [])
     project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
     result = project.run("-rs", "--tvmperf-targets=cuda")
     result.assert_outcomes(skipped=1)

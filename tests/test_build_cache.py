@@ -1,4 +1,4 @@
-"""The build cache (store/user_cache.py, build/rebuild.py): a library a project holds
+"""The build cache (store/user_cache.py, builder/rebuild.py): a library a project holds
 can never stand in for a build, and a build of the cache is used once it is whole."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_tvmperf.build.cuda_toolchain import find_toolchain
+from pytest_tvmperf.builder.cuda_toolchain import find_toolchain
 
 
 @pytest.fixture(autouse=True)

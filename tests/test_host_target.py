@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tvmperf.build import host_cpu
+from pytest_tvmperf.builder import host_cpu
 
 PRIM_TEST = '''
 import numpy as np

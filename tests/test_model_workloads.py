@@ -29,9 +29,9 @@ try:
 except ImportError:
     pass
 
-from pytest_tvmperf.build.correctness import check_outputs  # noqa: E402
-from pytest_tvmperf.build.executors import get_executor  # noqa: E402
-from pytest_tvmperf.build.targets import resolve_target  # noqa: E402
+from pytest_tvmperf.builder.correctness import check_outputs  # noqa: E402
+from pytest_tvmperf.builder.executors import get_executor  # noqa: E402
+from pytest_tvmperf.builder.targets import resolve_target  # noqa: E402
 from pytest_tvmperf.workload import WorkloadError  # noqa: E402
 from pytest_tvmperf.workloads import onnx_model  # noqa: E402
 from pytest_tvmperf.workloads.dla import DLA_LAYERS, conv2d_nchw_reference, dla_conv, scaled_layer  # noqa: E402

@@ -174,7 +174,7 @@ def test_the_advice_to_start_a_tracker_works_as_printed_on_a_port_above_9199():
     import subprocess
 
     from rpc_fixtures import START_TIMEOUT_S, RpcFarm, _wait_until
-    from pytest_tvmperf.build import tracker
+    from pytest_tvmperf.farm import tracker
 
     port = free_port()
     while port < 9200:  # the case of the issue

@@ -13,7 +13,7 @@ import pytest
 
 import platform
 
-from pytest_tvmperf.build import host_cpu
+from pytest_tvmperf.builder import host_cpu
 from tests.test_host_target import ZEN4_MODEL, _vm_without_avx512
 from tests.unit.test_tuning import SIZES, tiny_mlp
 

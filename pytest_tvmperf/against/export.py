@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.build.prepare import Prepared
+    from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.runner import Tvmperf
 
 #: the environment variable that turns this side on (the directory it writes to)

@@ -27,7 +27,7 @@ from pytest_tvmperf.against.env import OtherEnv
 from pytest_tvmperf.against.run import OtherBuilds, read_pass, run_dir, run_pass
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.build.prepare import Prepared
+    from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.report.results import ResultEntry
     from pytest_tvmperf.runner import Tvmperf
     from pytest_tvmperf.session import TvmperfSession
@@ -248,7 +248,7 @@ class AgainstPlugin:
         """Seconds a run in each kernel of the other version's build (``library``, already
         run in the isolation child and loaded here), measured in this process like today's
         (``vm-bytecode``: the VM's instrument; None where the executor has no per-call hook)."""
-        from pytest_tvmperf.build.executors import load_artifact
+        from pytest_tvmperf.builder.executors import load_artifact
         from pytest_tvmperf.measure.timer import kernel_times
 
         try:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from pytest_tvmperf.build.remote_names import format_address, parse_rpc_address
+from pytest_tvmperf.farm.names import format_address, parse_rpc_address
 from pytest_tvmperf.command.cli_match import CliError
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    from pytest_tvmperf.build import tracker
+    from pytest_tvmperf.farm import tracker
 
     try:
         address = parse_rpc_address(args.rpc)

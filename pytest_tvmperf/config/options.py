@@ -78,7 +78,7 @@ def _parse_packages(text: str) -> tuple[str, ...]:
 
 
 def _parse_rpc(text: str) -> tuple[str, int]:
-    from pytest_tvmperf.build.remote_names import parse_rpc_address
+    from pytest_tvmperf.farm.names import parse_rpc_address
 
     return parse_rpc_address(text)
 

@@ -217,7 +217,7 @@ def parse_executors(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def parse_targets(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    from pytest_tvmperf.build.remote_names import SEPARATOR, split_remote
+    from pytest_tvmperf.farm.names import SEPARATOR, split_remote
 
     items = [i.strip() for i in (text.split(",") if isinstance(text, str) else list(text))]
     remote = [i for i in items if SEPARATOR in i and split_remote(i)]  # llvm@rpc:KEY; a malformed one raises
@@ -356,7 +356,7 @@ def argparse_type(parser: Callable[[str], Any]) -> Callable[[str], Any]:
     return convert
 
 
-#: ``--tvmperf-tuned``: which tuning records a tuned build takes (build/tuning_choice.py)
+#: ``--tvmperf-tuned``: which tuning records a tuned build takes (builder/tuning_choice.py)
 TUNED_MODES = ("any", "exact")
 
 

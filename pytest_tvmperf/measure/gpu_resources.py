@@ -1,6 +1,6 @@
 """The GPU resources :class:`~pytest_tvmperf.measure.kernel_metrics.MetricSource`: per
 CUDA kernel, registers per thread, shared memory, local memory (stack frame), spill
-bytes and PTX instructions, from the kernels built by build/cuda_build.py. Exact on any
+bytes and PTX instructions, from the kernels built by builder/cuda_build.py. Exact on any
 machine, GPU or not: a schedule that adds spills or doubles registers fails CPU-only CI."""
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ class GpuResources:
     def unavailable(self, prepared, settings) -> str | None:
         if prepared.target.device_type != "cuda" or getattr(prepared, "device_code", None) is not None:
             return None  # other targets have no CUDA kernels: nothing to say
-        from pytest_tvmperf.build.cuda_toolchain import find_toolchain
+        from pytest_tvmperf.builder.cuda_toolchain import find_toolchain
 
         return find_toolchain().missing or None
 
     def setup(self, prepared, settings) -> str:
         """The arch and the ptxas version: registers and spills are ptxas's choices."""
-        from pytest_tvmperf.build.cuda_toolchain import find_toolchain, tool_version
+        from pytest_tvmperf.builder.cuda_toolchain import find_toolchain, tool_version
 
         code = getattr(prepared, "device_code", None)
         ptxas = find_toolchain().ptxas

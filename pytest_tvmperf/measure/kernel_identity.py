@@ -87,6 +87,6 @@ def kernel_identities(compiled: Any, layers: Mapping[str, str] | None = None) ->
     """The identities of a compiled program's kernels (None where it keeps no module: a
     loaded library); ``layers``: {kernel name: source layer} where a mapping knows them
     (the plug-in point for naming kernels by the layer they compute)."""
-    from pytest_tvmperf.build.rebuild import lowered_module
+    from pytest_tvmperf.builder.rebuild import lowered_module
 
     return identify(lowered_module(compiled), layers) or None

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Mapping, Protocol
 from pytest_tvmperf.measure.callgrind import RUNTIME_LINE
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pytest_tvmperf.build.prepare import Prepared
+    from pytest_tvmperf.builder.prepare import Prepared
 
 
 @dataclass(frozen=True)

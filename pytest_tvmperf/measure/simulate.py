@@ -241,7 +241,7 @@ class SimProcess:
         code = self._returncode
         if code is None:
             return ""
-        from pytest_tvmperf.build.isolation import death
+        from pytest_tvmperf.sandbox.child import death
 
         return f" ({'killed by ' if code < 0 else ''}{death(code)})"
 
@@ -323,8 +323,8 @@ class SimulatedCost:
     def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
         """Compile for the pinned target, export, simulate one call, read the dump. What
         fails here is a reason in the summary (SourceFailed), never the test's failure."""
-        from pytest_tvmperf.build.executors import CompileError, get_executor
-        from pytest_tvmperf.build.targets import TargetSpec
+        from pytest_tvmperf.builder.executors import CompileError, get_executor
+        from pytest_tvmperf.builder.targets import TargetSpec
 
         workload = prepared.workload.simulate_as or prepared.workload
         where = f"{workload.name} ({PINNED_DESCRIPTION})"

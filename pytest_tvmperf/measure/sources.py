@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn
 import numpy as np
 import pytest
 
-from pytest_tvmperf.build import executors
+from pytest_tvmperf.builder import executors
 from pytest_tvmperf.store.artifacts import PendingArtifact, artifact_relpath, export_pending, problem as artifact_problem
-from pytest_tvmperf.build.correctness import check_outputs, mismatch_text
-from pytest_tvmperf.build.executors import shorten_tvm_error
+from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
+from pytest_tvmperf.builder.executors import shorten_tvm_error
 from pytest_tvmperf.judge.compare import AB_SAME
 from pytest_tvmperf.measure.timer import SampleFn, python_sampler
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
-from pytest_tvmperf.build.prepare import FILE_NUMBERS, Prepared, display_path
+from pytest_tvmperf.builder.prepare import FILE_NUMBERS, Prepared, display_path
 from pytest_tvmperf.workload import PeerUnavailable, Workload
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def same_program(compiled, baseline) -> bool:
     same code twice."""
     import tvm
 
-    from pytest_tvmperf.build.rebuild import lowered_module
+    from pytest_tvmperf.builder.rebuild import lowered_module
     from pytest_tvmperf.store import lowered_ir
 
     ref = baseline.ir
@@ -165,12 +165,12 @@ class TimingSources:
         crash = (None if target.remote is not None  # an RPC device runs it in its own process
                  else self.session.sandbox().run(copy, self.executor, workload.entry, target.device_type, args, out_specs))
         if crash is not None:
-            from pytest_tvmperf.build.host_cpu import crash_note
+            from pytest_tvmperf.builder.host_cpu import crash_note
 
             return (f"{what} crashed the child process that loaded it ({crash.how}); "
                     f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)"
                     + crash_note(crash.how, target.config))
-        from pytest_tvmperf.build.watchdog import GuardedSampler
+        from pytest_tvmperf.sandbox.watchdog import GuardedSampler
 
         bound = float(self.session.settings.child_timeout)
         stop = (f"tvmperf: {self.nodeid}: {what} did not return within {bound:g} s (--tvmperf-child-timeout) when "
@@ -189,7 +189,7 @@ class TimingSources:
     def _rebuilt_sampler(self, ref, fingerprint, target, workload, args, out_specs, notes):
         """The baseline's IR rebuilt for this machine (cached by IR hash and host)."""
         __tracebackhide__ = True
-        from pytest_tvmperf.build import rebuild
+        from pytest_tvmperf.builder import rebuild
         from pytest_tvmperf.store import lowered_ir, user_cache
 
         settings = self.session.settings
@@ -245,7 +245,7 @@ class TimingSources:
         """``--tvmperf-update`` in the ``ir`` form: the program's IR before code
         generation, written under a temporary name (renamed into place with the baseline
         file); None when nothing is to be kept or the program has no IR at hand."""
-        from pytest_tvmperf.build.rebuild import lowered_module
+        from pytest_tvmperf.builder.rebuild import lowered_module
         from pytest_tvmperf.store import lowered_ir
 
         s = self.session.settings

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pytest_tvmperf.build.correctness import Mismatch, check_outputs
+from pytest_tvmperf.builder.correctness import Mismatch, check_outputs
 
 RTOL, ATOL = 1e-5, 1e-8
 

@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from pytest_tvmperf.build import targets
-from pytest_tvmperf.build.cuda_toolchain import find_toolchain
+from pytest_tvmperf.builder import targets
+from pytest_tvmperf.builder.cuda_toolchain import find_toolchain
 from pytest_tvmperf.measure.gpu_resources import GPU_METRIC_NAMES, GPU_RESOURCES, resource_counts
 from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS, SOURCES, load_sources
 from pytest_tvmperf.measure.ptxas_info import KernelResources, parse_ptxas_verbose, ptx_instruction_counts
@@ -101,7 +101,7 @@ def test_toolchain_says_what_is_missing_and_how_to_install_it(tmp_path, monkeypa
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "none"))
     monkeypatch.delenv("CUDA_PATH", raising=False)
     # nor NVIDIA's wheels (CI installs them where the machine has no nvcc on its PATH)
-    monkeypatch.setattr("pytest_tvmperf.build.cuda_toolchain._wheel_bins", lambda: [])
+    monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain._wheel_bins", lambda: [])
     chain = find_toolchain(path=str(tmp_path))
     assert chain.nvcc is None and chain.ptxas is None
     assert chain.missing == ("nvcc and ptxas are not installed (install the CUDA toolkit (nvcc, ptxas) "
@@ -131,7 +131,7 @@ def no_gpu(monkeypatch):
 
 
 def test_cuda_without_a_gpu_is_built_for_the_default_arch_not_run(no_gpu, monkeypatch, tmp_path):
-    monkeypatch.setattr("pytest_tvmperf.build.cuda_toolchain.find_toolchain",
+    monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain.find_toolchain",
                         lambda path=None: find_toolchain(path=str(tmp_path / "bin")))
     _tool(tmp_path / "bin", "nvcc"), _tool(tmp_path / "bin", "ptxas")
     spec = targets.resolve_target("cuda")
@@ -146,10 +146,10 @@ def test_cuda_without_a_gpu_is_built_for_the_default_arch_not_run(no_gpu, monkey
 
 
 def test_cuda_without_a_gpu_or_toolchain_is_skipped_with_the_reason(no_gpu, monkeypatch, tmp_path):
-    monkeypatch.setattr("pytest_tvmperf.build.cuda_toolchain.find_toolchain",
+    monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain.find_toolchain",
                         lambda path=None: find_toolchain(path=str(tmp_path)))
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "none"))
-    monkeypatch.setattr("pytest_tvmperf.build.cuda_toolchain._wheel_bins", lambda: [])  # nor NVIDIA's wheels
+    monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain._wheel_bins", lambda: [])  # nor NVIDIA's wheels
     spec = targets.resolve_target("cuda")
     assert spec.skip_reason.startswith("target cuda: no GPU on this machine, and nvcc and ptxas are not installed")
 
@@ -174,7 +174,7 @@ def test_a_gpu_is_in_the_fingerprint_and_cpu_fingerprints_are_unchanged():
 def test_tvm_needs_nvrtc_or_nvcc_to_compile_for_a_gpu(monkeypatch, tmp_path):
     import importlib.util
 
-    from pytest_tvmperf.build.cuda_toolchain import CudaToolchain
+    from pytest_tvmperf.builder.cuda_toolchain import CudaToolchain
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.startswith("cuda") else real(name, *a))

@@ -1,4 +1,4 @@
-"""Which CPU the kernels are built for (build/host_cpu.py): the CPU model LLVM names less
+"""Which CPU the kernels are built for (builder/host_cpu.py): the CPU model LLVM names less
 what the OS does not enable, tested with the /proc/cpuinfo flags of real machines
 (tests/unit/cpuinfo/*.flags) and LLVM's own feature lists of their models."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tvmperf.build import host_cpu
-from pytest_tvmperf.build.host_cpu import HostView, generic_level, resolve_host_cpu
+from pytest_tvmperf.builder import host_cpu
+from pytest_tvmperf.builder.host_cpu import HostView, generic_level, resolve_host_cpu
 
 CPUINFO = Path(__file__).parent / "cpuinfo"
 AVX512 = {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}

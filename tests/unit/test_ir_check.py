@@ -74,9 +74,9 @@ def test_the_bundled_suite_stores_some_ir():
 
 
 def test_what_the_plugin_stores_of_a_compiled_mlp_passes():
-    from pytest_tvmperf.build.executors import get_executor
-    from pytest_tvmperf.build.rebuild import lowered_module
-    from pytest_tvmperf.build.targets import resolve_target
+    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.rebuild import lowered_module
+    from pytest_tvmperf.builder.targets import resolve_target
 
     compiled = get_executor("vm-bytecode").compile(mlp(batch=1), resolve_target("llvm"), None)
     check_graph(graph(lowered_module(compiled)))

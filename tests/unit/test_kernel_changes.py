@@ -55,7 +55,7 @@ def test_unlike_names_are_not_paired():
 
 
 def test_a_one_line_tvm_error_keeps_its_statement():
-    from pytest_tvmperf.build.executors import shorten_tvm_error
+    from pytest_tvmperf.builder.executors import shorten_tvm_error
 
     exc = ValueError("Invalid A.shape[0] on argument #0 when calling:\n  `main(A: Tensor([256], float32), "
                      "B: Tensor([256], float32))`,\n  expected 256")

@@ -1,5 +1,5 @@
 """The baseline's program as IR: encoded, checked, named in the entry, compared a/b
-when rebuilt here (store/lowered_ir.py, build/rebuild.py, judge/compare.py)."""
+when rebuilt here (store/lowered_ir.py, builder/rebuild.py, judge/compare.py)."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def test_a_rebuilt_baseline_on_the_recording_machine_is_labelled_rebuilt():
 
 
 def test_the_library_cache_is_keyed_by_host_executor_and_ir_hash_and_ignored_by_git(tmp_path, monkeypatch):
-    from pytest_tvmperf.build import rebuild
+    from pytest_tvmperf.builder import rebuild
 
     monkeypatch.setenv("TVMPERF_CACHE_DIR", str(tmp_path / ".tvmperf-cache"))
 

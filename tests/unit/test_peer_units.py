@@ -161,8 +161,8 @@ def test_gpu_kernels_are_left_unscheduled_for_tuning():
     import tvm
 
     from pytest_tvmperf import workloads
-    from pytest_tvmperf.build import tuning
-    from pytest_tvmperf.build.pipelines import fuse_relax
+    from pytest_tvmperf.builder import tuning
+    from pytest_tvmperf.builder.pipelines import fuse_relax
 
     cuda = tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
     fused = fuse_relax(workloads.mlp(batch=1).program, cuda)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pytest_tvmperf.build.executors import get_executor, placed_sampler
-from pytest_tvmperf.build.targets import resolve_target
+from pytest_tvmperf.builder.executors import get_executor, placed_sampler
+from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.workload import Workload
 
 

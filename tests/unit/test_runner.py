@@ -153,7 +153,7 @@ def test_assert_ratio_validates_its_limit(tmp_path):
 
 
 def test_a_reloaded_task_loads_fresh_copies_of_what_can_be_reloaded():
-    from pytest_tvmperf.build.executors import PlacedSampler
+    from pytest_tvmperf.builder.executors import PlacedSampler
     from pytest_tvmperf.measure.timer import TimingTask
 
     loads = []

@@ -1,10 +1,10 @@
-"""The target plug-in point (build/targets.py): names -> TargetSpec through TARGET_KINDS."""
+"""The target plug-in point (builder/targets.py): names -> TargetSpec through TARGET_KINDS."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_tvmperf.build.targets import TARGET_KINDS, TargetSpec, resolve_target
+from pytest_tvmperf.builder.targets import TARGET_KINDS, TargetSpec, resolve_target
 from pytest_tvmperf.config.parsing import TARGETS
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tvmperf.build.tuning_db import RECORD_FILE, WORKLOAD_FILE, TuningError, _check_files
+from pytest_tvmperf.builder.tuning_db import RECORD_FILE, WORKLOAD_FILE, TuningError, _check_files
 from pytest_tvmperf.store import bounded_json, trace_check
 
 ROOT = Path(__file__).resolve().parents[2]

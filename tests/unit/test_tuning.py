@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import tvm_ffi
 
-from pytest_tvmperf.build import tuning
-from pytest_tvmperf.build.correctness import check_outputs
-from pytest_tvmperf.build.executors import get_executor
-from pytest_tvmperf.build.pipelines import fuse_relax
-from pytest_tvmperf.build.targets import resolve_target
-from pytest_tvmperf.build.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError, TuningState
+from pytest_tvmperf.builder import tuning
+from pytest_tvmperf.builder.correctness import check_outputs
+from pytest_tvmperf.builder.executors import get_executor
+from pytest_tvmperf.builder.pipelines import fuse_relax
+from pytest_tvmperf.builder.targets import resolve_target
+from pytest_tvmperf.builder.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError, TuningState
 from pytest_tvmperf.workload import Workload
 
 TRIALS = 4
@@ -214,7 +214,7 @@ def test_a_killed_tuning_keeps_its_records_and_resumes(tuned, target, fused):
 
 
 def test_a_line_cut_short_by_a_kill_is_left_out_and_repaired_before_appending(tuned, tmp_path, target, fused):
-    from pytest_tvmperf.build.tuning_db import repair_torn
+    from pytest_tvmperf.builder.tuning_db import repair_torn
 
     db = copy_db(tuned, tmp_path)
     lines = (db / RECORD_FILE).read_text().splitlines()

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from pytest_tvmperf.build import tuning, tuning_budget
-from pytest_tvmperf.build.tuning_choice import intrinsic_problem, left_out_line, required_features, source_note
+from pytest_tvmperf.builder import tuning, tuning_budget
+from pytest_tvmperf.builder.tuning_choice import intrinsic_problem, left_out_line, required_features, source_note
 from pytest_tvmperf.config.parsing import DURATION_FORMS, parse_duration, parse_tuned
 
 ZEN4 = {"kind": "llvm", "mcpu": "znver4"}  # has avx512vnni
@@ -39,8 +39,8 @@ def vnni_db(tmp_path_factory):
     from tvm.s_tir import Schedule
     from tvm.s_tir import meta_schedule as ms
 
-    from pytest_tvmperf.build.tuning_db import RECORD_FILE, WORKLOAD_FILE, load_tensor_intrinsics
-    from pytest_tvmperf.build.tuning_tasks import _task_module
+    from pytest_tvmperf.builder.tuning_db import RECORD_FILE, WORKLOAD_FILE, load_tensor_intrinsics
+    from pytest_tvmperf.builder.tuning_tasks import _task_module
 
     load_tensor_intrinsics()
     from tvm.s_tir.tensor_intrin.x86 import VNNI_DOT_16x4_INTRIN
@@ -106,7 +106,7 @@ def test_this_targets_own_record_wins(vnni_db, tmp_path):
     """A slower record of this exact target beats a faster one of another CPU."""
     import shutil
 
-    from pytest_tvmperf.build.tuning_db import RECORD_FILE
+    from pytest_tvmperf.builder.tuning_db import RECORD_FILE
 
     db = tmp_path / "db"
     shutil.copytree(vnni_db[0], db)
@@ -141,7 +141,7 @@ def test_intrinsic_problem_names_the_missing_feature_and_the_architecture():
 
 
 def test_source_note_counts_the_kernels_and_names_both_cpus():
-    from pytest_tvmperf.build.tuning_choice import Choice
+    from pytest_tvmperf.builder.tuning_choice import Choice
 
     chosen = [Choice(f"k{i}", None, False, "znver4") for i in range(31)]
     assert source_note(chosen, 31, "znver3") == "schedules tuned on znver4, applied on znver3: 31 of 31 kernels"
@@ -201,7 +201,7 @@ def test_a_test_keeps_the_records_its_baseline_was_measured_with(vnni_db, tmp_pa
     whose baseline names its record keeps it (and its hash), until that record is gone."""
     import shutil
 
-    from pytest_tvmperf.build.tuning_db import RECORD_FILE
+    from pytest_tvmperf.builder.tuning_db import RECORD_FILE
 
     db = tmp_path / "db"
     shutil.copytree(vnni_db[0], db)
@@ -234,8 +234,8 @@ def test_a_cuda_record_of_another_architecture_applies_where_verify_gpu_code_acc
     from tvm.s_tir import Schedule
     from tvm.s_tir import meta_schedule as ms
 
-    from pytest_tvmperf.build.tuning_choice import resolve
-    from pytest_tvmperf.build.tuning_tasks import _task_module
+    from pytest_tvmperf.builder.tuning_choice import resolve
+    from pytest_tvmperf.builder.tuning_tasks import _task_module
 
     a = te.placeholder((4096,), name="A")
     func = te.create_prim_func([a, te.compute((4096,), lambda i: a[i] * 2, name="B")])

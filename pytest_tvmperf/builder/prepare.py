@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, NoReturn
 
 import pytest
 
-from pytest_tvmperf.build.correctness import check_outputs, mismatch_text
-from pytest_tvmperf.build.executors import CompileError, get_executor, shorten_tvm_error
+from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
+from pytest_tvmperf.builder.executors import CompileError, get_executor, shorten_tvm_error
 from pytest_tvmperf.measure.timer import stopwatch
 from pytest_tvmperf.workload import Workload, output_specs
 
@@ -146,8 +146,8 @@ class Preparer:
         where no GPU runs them, and the GPU resource metrics); None without nvcc/ptxas
         on a GPU machine (TVM builds with its own compiler there)."""
         __tracebackhide__ = True
-        from pytest_tvmperf.build.cuda_build import DeviceCompileError, device_code
-        from pytest_tvmperf.build.cuda_toolchain import find_toolchain
+        from pytest_tvmperf.builder.cuda_build import DeviceCompileError, device_code
+        from pytest_tvmperf.builder.cuda_toolchain import find_toolchain
 
         toolchain = find_toolchain()
         if toolchain.missing:
@@ -162,8 +162,8 @@ class Preparer:
     def _check_signature(self, workload: Workload, inputs, out_specs, where: str) -> None:
         """A call the entry function cannot take fails here, naming the arguments."""
         __tracebackhide__ = True
-        from pytest_tvmperf.build.pipelines import prim_module
-        from pytest_tvmperf.build.signature import prim_signature, relax_signature, signature_problem
+        from pytest_tvmperf.builder.pipelines import prim_module
+        from pytest_tvmperf.builder.signature import prim_signature, relax_signature, signature_problem
 
         try:
             params = (relax_signature(workload.program, workload.entry) if workload.kind == "relax"
@@ -179,7 +179,7 @@ class Preparer:
             self.fail("error", f"tvmperf: {where}: {problem.message}")
 
     def _run_in_child(self, compiled, executor: str, workload: Workload, args, out_specs, where: str) -> None:
-        """Run the compiled artifact once in a child process first (isolation.py): a
+        """Run the compiled artifact once in a child process first (sandbox/child.py): a
         kernel that crashes fails this test, and the session goes on."""
         __tracebackhide__ = True
         path = self.session.scratch_dir() / f"isolated-{next(FILE_NUMBERS)}-{executor}.so"  # never a name loaded before
@@ -196,7 +196,7 @@ class Preparer:
         self.exports[id(compiled)] = (compiled, path)
         if getattr(compiled, "is_remote", False):  # an RPC device runs it in its own process
             return
-        from pytest_tvmperf.build.host_cpu import crash_note
+        from pytest_tvmperf.builder.host_cpu import crash_note
 
         target = self.session.target(self.target_name)
         crash = self.session.sandbox().run(path, executor, workload.entry, target.device_type, args, out_specs)
@@ -213,8 +213,8 @@ class Preparer:
         __tracebackhide__ = True
         if workload.pipeline != "tuned":
             return None, None
-        from pytest_tvmperf.build import tuning
-        from pytest_tvmperf.build.pipelines import tuning_module
+        from pytest_tvmperf.builder import tuning
+        from pytest_tvmperf.builder.pipelines import tuning_module
 
         settings = self.session.settings
         db = Path(self.session.rootpath, workload.tuning_db) if workload.tuning_db else settings.tuning_db
@@ -245,7 +245,7 @@ class Preparer:
                                 f"{len(state.missing)} of {len(state.tasks)} kernel(s) ({', '.join(state.missing[:6])}): "
                                 f"every candidate failed to build or run; raise --tvmperf-tune or --tvmperf-tune-budget")
         if state.left_out:
-            from pytest_tvmperf.build.tuning_choice import left_out_line
+            from pytest_tvmperf.builder.tuning_choice import left_out_line
 
             self.session.report.tuning_lines.append(left_out_line(shown, state.left_out, state.here))
         if settings.tuned == "exact":
@@ -274,7 +274,7 @@ class Preparer:
     def _tune(self, module, tvm_target, db: Path, workload: Workload, target) -> None:
         """Tune ``module`` into ``db`` (``--tvmperf-tune`` / ``--tvmperf-tune-budget``), a
         progress bar per kernel."""
-        from pytest_tvmperf.build import tuning
+        from pytest_tvmperf.builder import tuning
 
         settings = self.session.settings
         devices = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_tvmperf.build.executors import CompileError, VMExecutor, _VMCompiled, shorten_tvm_error
+from pytest_tvmperf.builder.executors import CompileError, VMExecutor, _VMCompiled, shorten_tvm_error
 
 CUDA_GRAPH_CONFIG = {"relax.backend.use_cuda_graph": True}
 
@@ -30,7 +30,7 @@ class CudaGraphExecutor:
         import tvm
         from tvm import relax
 
-        from pytest_tvmperf.build.pipelines import lower_relax
+        from pytest_tvmperf.builder.pipelines import lower_relax
 
         tvm_target = target.tvm_target()
         try:

@@ -1,4 +1,4 @@
-"""The tasks of a program for MetaSchedule (see :mod:`pytest_tvmperf.build.tuning`): its
+"""The tasks of a program for MetaSchedule (see :mod:`pytest_tvmperf.builder.tuning`): its
 tunable kernels, one per structure, and those left out (symbolic shapes, already
 scheduled). TVM is imported lazily."""
 

@@ -1,5 +1,5 @@
 """A bound on a call into code that came with the data: the baseline's program, rebuilt
-from its stored IR, is run once in the child process (build/isolation.py) and then timed
+from its stored IR, is run once in the child process (sandbox/child.py) and then timed
 here, in the session. An IR that loops forever on its *second* call would pass the child
 and hang the session in native code, where neither a Python exception nor Ctrl-C reaches
 it. TVM releases the GIL while a kernel runs, so a timer thread still runs: past the

@@ -28,9 +28,9 @@ from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.build import tracker
-from pytest_tvmperf.build.remote_names import RemoteName, format_address, split_remote
-from pytest_tvmperf.build.targets import TargetSpec
+from pytest_tvmperf.farm import tracker
+from pytest_tvmperf.farm.names import RemoteName, format_address, split_remote
+from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.measure.machine import Machine
 
 #: how long a test waits for a device of its key to be free (other workers hold them)
@@ -179,10 +179,10 @@ class RemoteDevice:
     def target_config(self) -> dict[str, Any]:
         """An llvm target for the device's own CPU (its triple where it is not the host's):
         its model less the features the device does not enable, resolved as the host's
-        (build/host_cpu.py), from what the device reports of itself."""
+        (builder/host_cpu.py), from what the device reports of itself."""
         import tvm
 
-        from pytest_tvmperf.build import host_cpu
+        from pytest_tvmperf.builder import host_cpu
 
         host_triple = str(tvm.target.codegen.llvm_get_system_triple())
         other_triple = bool(self.triple) and self.triple != host_triple
@@ -199,7 +199,7 @@ class RemoteDevice:
         """Whether code built for the device also runs on the host (same triple, and every
         feature its target uses enabled here): then the executed-calls count, which needs
         an instrumented VM, is taken on the host."""
-        from pytest_tvmperf.build import host_cpu
+        from pytest_tvmperf.builder import host_cpu
 
         config = self.target_config()
         if "mtriple" in config:
@@ -261,7 +261,7 @@ class RemoteDevice:
     def lost(self, what: str, exc: BaseException) -> NoReturn:
         import pytest
 
-        from pytest_tvmperf.build.executors import shorten_tvm_error
+        from pytest_tvmperf.builder.executors import shorten_tvm_error
 
         self.alive = False
         why = f"stopped answering while {what} ({exc})" if isinstance(exc, DeviceHung) else \
@@ -322,7 +322,7 @@ class RemoteCompiled:
         return inputs + outs, outs
 
     def run(self, args, out_specs):
-        from pytest_tvmperf.build.executors import _to_numpy_outputs
+        from pytest_tvmperf.builder.executors import _to_numpy_outputs
 
         def call():
             module = self._module()

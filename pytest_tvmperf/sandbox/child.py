@@ -13,7 +13,7 @@ words, and the next request starts a new child.
 Protocol: one JSON line per request on the child's stdin, one JSON line per reply on a
 copy of its stdout (its own fd 1 is pointed at stderr, so native prints cannot break
 the protocol). ``run_in_child`` is the parent side; ``main`` (``python -m
-pytest_tvmperf.build.isolation``) the child.
+pytest_tvmperf.sandbox.child``) the child.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class Sandbox:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([package_root, *[p for p in sys.path if p], env.get("PYTHONPATH", "")])
         with open(self._log, "ab") as log:
-            return subprocess.Popen([sys.executable, "-m", "pytest_tvmperf.build.isolation"], stdin=subprocess.PIPE,
+            return subprocess.Popen([sys.executable, "-m", "pytest_tvmperf.sandbox.child"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=log, env=env, cwd=str(self.scratch))
 
     def run(self, artifact: Path, executor: str, entry: str, device_type: str, args: Sequence[Any],
@@ -193,8 +193,8 @@ def _serve() -> None:
     os.dup2(2, 1)  # what native code prints goes to stderr, not into the replies
     import numpy as np
 
-    from pytest_tvmperf.build.executors import load_artifact
-    from pytest_tvmperf.build.targets import TargetSpec
+    from pytest_tvmperf.builder.executors import load_artifact
+    from pytest_tvmperf.builder.targets import TargetSpec
 
     import tvm  # noqa: F401  (imported before "ready": the session started this child early for it)
     from tvm import relax  # noqa: F401
@@ -222,9 +222,9 @@ def _serve() -> None:
 
 def _build(request: dict) -> dict:
     """The child's side of :meth:`Sandbox.build`."""
-    from pytest_tvmperf.build.executors import shorten_tvm_error
-    from pytest_tvmperf.build.rebuild import build_library
-    from pytest_tvmperf.build.targets import TargetSpec
+    from pytest_tvmperf.builder.executors import shorten_tvm_error
+    from pytest_tvmperf.builder.rebuild import build_library
+    from pytest_tvmperf.builder.targets import TargetSpec
     from pytest_tvmperf.store import lowered_ir
     from pytest_tvmperf.store.record import IRRef
 

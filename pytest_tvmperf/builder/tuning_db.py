@@ -1,4 +1,4 @@
-"""The files of a MetaSchedule tuning database (see :mod:`pytest_tvmperf.build.tuning`):
+"""The files of a MetaSchedule tuning database (see :mod:`pytest_tvmperf.builder.tuning`):
 checked before MetaSchedule reads them, opened, hashed, and searched for each
 kernel's best record on a target. TVM is imported lazily."""
 
@@ -163,7 +163,7 @@ def _records_hash(entries: Sequence[Any]) -> str | None:
 
 def _plain(value: Any) -> Any:
     """TVM containers in a record's JSON -> plain lists, dicts and scalars."""
-    from pytest_tvmperf.build.tuning_choice import _plain as plain
+    from pytest_tvmperf.builder.tuning_choice import _plain as plain
 
     return plain(value)
 

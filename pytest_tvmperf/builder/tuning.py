@@ -5,7 +5,7 @@ A tuning database is a directory holding MetaSchedule's two JSON-lines files,
 TIR) and ``database_tuning_record.json`` (one line per measured schedule: the
 kernel's line number, the schedule trace, its run times, the target and argument
 shapes). Nothing else is written there: MetaSchedule's log messages go to Python
-logging only (``pytest_tvmperf.build.tuning.<task>`` and ``tvm.s_tir.meta_schedule.*``,
+logging only (``pytest_tvmperf.builder.tuning.<task>`` and ``tvm.s_tir.meta_schedule.*``,
 silent unless configured), never to a ``logs`` directory, so the directory can be
 committed next to the baselines.
 
@@ -37,14 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from pytest_tvmperf.build.tuning_tasks import (  # noqa: F401  (tasks_of re-exported)
+from pytest_tvmperf.builder.tuning_tasks import (  # noqa: F401  (tasks_of re-exported)
     _is_relax,
     _tunable,
     _task_module,
     _split_tasks,
     tasks_of,
 )
-from pytest_tvmperf.build.tuning_db import (  # noqa: F401  (re-exported: TuningError and the file names)
+from pytest_tvmperf.builder.tuning_db import (  # noqa: F401  (re-exported: TuningError and the file names)
     RECORD_FILE,
     TUNE_COMMAND,
     WORKLOAD_FILE,
@@ -58,15 +58,15 @@ from pytest_tvmperf.build.tuning_db import (  # noqa: F401  (re-exported: Tuning
     _records_hash,
     _plain,
 )
-from pytest_tvmperf.build.tuning_budget import TaskPlan, over_budget, plan_trials, shares
-from pytest_tvmperf.build.tuning_choice import (  # noqa: F401
+from pytest_tvmperf.builder.tuning_budget import TaskPlan, over_budget, plan_trials, shares
+from pytest_tvmperf.builder.tuning_choice import (  # noqa: F401
     TUNED_MODES, record_digest, resolve, source_note, target_json, target_key, target_label)
 
 #: how a user creates or refreshes a tuning database
 #: the most candidates built and measured in one batch (one progress report each)
 MAX_TRIALS_PER_ITER = 16
 #: the loggers MetaSchedule's per-task messages go to (silent unless configured)
-LOGGER = "pytest_tvmperf.build.tuning"
+LOGGER = "pytest_tvmperf.builder.tuning"
 
 
 @dataclass(frozen=True)

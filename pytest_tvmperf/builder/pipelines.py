@@ -11,7 +11,7 @@
     (``tvm.s_tir.dlight``: GEMV and reduction rules on the CPU, the GPU rule set on GPUs).
 ``tuned``
     The default pipeline with the schedules of a MetaSchedule tuning database applied
-    to the fused kernels (see ``pytest_tvmperf.build.tuning``).
+    to the fused kernels (see ``pytest_tvmperf.builder.tuning``).
 
 Relax modules go through :func:`lower_relax`; PrimFunc programs through
 :func:`schedule_prim`. TVM is imported lazily.
@@ -94,7 +94,7 @@ def lower_relax(mod: Any, target: Any, pipeline: str, tuning_db: Path | None = N
         return relax.get_default_pipeline(target)(mod)
     fused = fuse_relax(mod, target)
     if pipeline == "tuned":
-        from pytest_tvmperf.build import tuning
+        from pytest_tvmperf.builder import tuning
         if tuning_db is None:
             raise ValueError("pipeline 'tuned' needs a tuning database directory")
         fused = tuning.apply(fused, target, tuning_db)
@@ -130,7 +130,7 @@ def schedule_prim(mod: Any, target: Any, pipeline: str, tuning_db: Path | None =
     if pipeline == "unfused":
         raise ValueError("pipeline 'unfused' applies to Relax programs (a PrimFunc has nothing to fuse); use 'default'")
     if pipeline == "tuned":
-        from pytest_tvmperf.build import tuning
+        from pytest_tvmperf.builder import tuning
         if tuning_db is None:
             raise ValueError("pipeline 'tuned' needs a tuning database directory")
         mod = tuning.apply(mod, target, tuning_db)

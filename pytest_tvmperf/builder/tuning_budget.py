@@ -1,5 +1,5 @@
 """How a tuning's trials and wall-clock budget are shared among a workload's kernels
-(pure: :mod:`pytest_tvmperf.build.tuning` feeds it what MetaSchedule measured).
+(pure: :mod:`pytest_tvmperf.builder.tuning` feeds it what MetaSchedule measured).
 
 Trials: each kernel (task) is to have ``ceil(trials / tasks)`` trials measured for the
 target; the trials a killed or earlier tuning already measured count (resume), so a

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_tvmperf.build.cuda_toolchain import CudaToolchain
+from pytest_tvmperf.builder.cuda_toolchain import CudaToolchain
 
 #: nvcc flags TVM itself uses for its kernels (tvm.support.nvcc._compile_cuda_nvcc)
 NVCC_FLAGS = ("-O3", "--use_fast_math", "--expt-relaxed-constexpr", "--expt-extended-lambda",

@@ -34,7 +34,7 @@ def build_library(module: Any, executor: str, target: Any, path: Path) -> None:
     import tvm
     from tvm import relax
 
-    from pytest_tvmperf.build.executors import _quiet_native_stderr
+    from pytest_tvmperf.builder.executors import _quiet_native_stderr
 
     tvm_target = target.tvm_target()
     if executor == "prim":
@@ -57,11 +57,11 @@ class RebuildError(Exception):
 def build_in_child(sandbox: Any, ir_path: Path, executor: str, target: Any,
                    ref: Any = None) -> Callable[[Path], None]:
     """A builder for :func:`cached_library` that rebuilds the IR file in the session's
-    child process (build/isolation.py), bounded by ``--tvmperf-child-timeout``: a stored
+    child process (sandbox/child.py), bounded by ``--tvmperf-child-timeout``: a stored
     IR is data, and one that takes minutes to build (or crashes TVM) must not hold or end
     the session. ``ref`` (the entry's IRRef) names the weights stored apart from the IR,
     put back in the child. Raises IRLoadError (this TVM cannot read it) or RebuildError."""
-    from pytest_tvmperf.build.targets import _plain
+    from pytest_tvmperf.builder.targets import _plain
     from pytest_tvmperf.store.lowered_ir import IRLoadError
 
     def build(temp: Path) -> None:

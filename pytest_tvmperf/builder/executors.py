@@ -20,7 +20,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from pytest_tvmperf.measure.metrics import ExactMetrics, kernel_count, parse_bytecode, planned_storage
-from pytest_tvmperf.build.targets import TargetSpec
+from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.workload import Workload
 
 OutSpec = tuple[tuple[int, ...], str]
@@ -214,7 +214,7 @@ class VMExecutor:
     def compile(self, workload, target, tuning_db=None):
         from tvm import relax
 
-        from pytest_tvmperf.build.pipelines import lower_relax
+        from pytest_tvmperf.builder.pipelines import lower_relax
 
         tvm_target = target.tvm_target()
         try:
@@ -280,7 +280,7 @@ class PrimExecutor:
     def compile(self, workload, target, tuning_db=None):
         import tvm
 
-        from pytest_tvmperf.build.pipelines import prim_module, schedule_prim
+        from pytest_tvmperf.builder.pipelines import prim_module, schedule_prim
 
         program = prim_module(workload.program, workload.entry)
         try:
@@ -373,7 +373,7 @@ def get_executor(name: str) -> Executor:
     if name == "prim":
         return PrimExecutor()
     if name == "vm-cudagraph":
-        from pytest_tvmperf.build.cudagraph import CudaGraphExecutor
+        from pytest_tvmperf.builder.cudagraph import CudaGraphExecutor
 
         return CudaGraphExecutor()
     raise ValueError(f"unknown executor {name!r}; choose from vm-bytecode, vm-compiled, prim, vm-cudagraph")

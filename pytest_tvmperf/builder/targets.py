@@ -23,7 +23,7 @@ class TargetSpec:
     skip_reason: str | None = None
     #: the TVM device type the compiled program runs on (``tvm.device(device_type, 0)``)
     device_type: str = "cpu"
-    #: the RPC device it runs on (build/remote.py), None for this machine
+    #: the RPC device it runs on (farm/remote.py), None for this machine
     remote: Any = None
     #: why this target is built and gated on its exact metrics but not run here (a
     #: ``cuda`` target on a machine without a GPU); None when it runs
@@ -66,13 +66,13 @@ def _plain(value: Any) -> Any:
 def host_llvm_config(override: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The host CPU as an llvm target (plain 'llvm' is generic x86-64 and runs rgb2yuv 4x
     slower than with the host mcpu): the model LLVM names, less every feature the OS does
-    not enable (build/host_cpu.py). ``override`` (``--tvmperf-llvm-target``) replaces it;
+    not enable (builder/host_cpu.py). ``override`` (``--tvmperf-llvm-target``) replaces it;
     ``num-cores`` is filled in where it does not say."""
     if override is not None:
         return {"kind": "llvm", "num-cores": os.cpu_count() or 1, **dict(override)}
     import tvm
 
-    from pytest_tvmperf.build import host_cpu
+    from pytest_tvmperf.builder import host_cpu
 
     model = str(tvm.target.codegen.llvm_get_system_cpu())
     triple = str(tvm.target.codegen.llvm_get_system_triple())
@@ -112,7 +112,7 @@ class CudaKind:
     def resolve(self, name: str, llvm: Mapping[str, Any] | None = None) -> TargetSpec:
         import tvm
 
-        from pytest_tvmperf.build.cuda_toolchain import find_toolchain
+        from pytest_tvmperf.builder.cuda_toolchain import find_toolchain
 
         override = os.environ.get(CUDA_ARCH_ENV, "").strip()
         if override and not override.startswith("sm_"):

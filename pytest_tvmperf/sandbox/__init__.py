@@ -1,0 +1,1 @@
+"""The isolation child: IR and libraries from the repository or the cache are built and first run in a separate process with time and memory bounds (child.py); a watchdog bounds calls made in the session (watchdog.py)."""
