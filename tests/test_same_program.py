@@ -79,3 +79,37 @@ def test_a_bad_same_program_value_is_a_usage_error_naming_the_choices(project):
     result = project.run("--tvmperf-same-program=sometimes")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*sometimes*not a same-program mode*skip*time*"])
+
+
+def test_same_program_knows_a_baseline_ir_of_either_form_and_refuses_other_versions():
+    """The IR of a baseline recorded before weights were stored apart holds them inline:
+    the same program in either form; another TVM version or another program is not."""
+    import hashlib
+    from dataclasses import dataclass
+
+    import tvm
+
+    from pytest_tvmperf import workloads
+    from pytest_tvmperf.builder import executors, targets
+    from pytest_tvmperf.builder.rebuild import lowered_module
+    from pytest_tvmperf.measure.sources import same_program
+    from pytest_tvmperf.store import lowered_ir
+    from pytest_tvmperf.store.record import IRRef, WeightRef
+
+    @dataclass
+    class Entry:
+        ir: IRRef
+        tvm_version: str = tvm.__version__
+
+    compiled = executors.get_executor("vm-bytecode").compile(workloads.mlp(batch=1), targets.resolve_target("llvm"))
+    module = lowered_module(compiled)
+    data, weights = lowered_ir.encode_split(module)
+    assert weights  # the MLP's weights are large enough to be stored apart
+    split = IRRef("ir.json.gz", hashlib.sha256(data).hexdigest(),
+                  tuple(WeightRef(w.node, f"{w.node}.npy.gz", w.sha256) for w in weights))
+    inline = IRRef("ir.json.gz", hashlib.sha256(lowered_ir.encode(module)).hexdigest())
+    assert same_program(compiled, Entry(split)) and same_program(compiled, Entry(inline))
+    assert not same_program(compiled, Entry(split, tvm_version="0.26.0"))
+    assert not same_program(compiled, Entry(IRRef("ir.json.gz", split.sha256)))  # its weights missing
+    other = IRRef("ir.json.gz", split.sha256, split.weights[:-1] + (WeightRef(split.weights[-1].node, "x", "0" * 64),))
+    assert not same_program(compiled, Entry(other))  # one weight differs
