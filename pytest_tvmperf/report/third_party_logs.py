@@ -33,8 +33,14 @@ class ThirdPartyFilter(logging.Filter):
 
 
 def user_asked_for_logs(config) -> bool:
-    """The user set pytest's log level (``--log-level`` or ``log_level`` in the ini)."""
-    return bool(config.getoption("log_level", None) or config.getini("log_level"))
+    """The user set pytest's log level (``--log-level`` or ``log_level`` in the ini); False
+    when pytest's logging plugin is off (``-p no:logging``: neither exists then)."""
+    if config.getoption("log_level", None):
+        return True
+    try:
+        return bool(config.getini("log_level"))
+    except ValueError:  # the ini key is unknown without the logging plugin
+        return False
 
 
 @contextmanager
