@@ -113,3 +113,17 @@ def test_same_program_knows_a_baseline_ir_of_either_form_and_refuses_other_versi
     assert not same_program(compiled, Entry(IRRef("ir.json.gz", split.sha256)))  # its weights missing
     other = IRRef("ir.json.gz", split.sha256, split.weights[:-1] + (WeightRef(split.weights[-1].node, "x", "0" * 64),))
     assert not same_program(compiled, Entry(other))  # one weight differs
+
+
+def test_a_damaged_ir_file_fails_an_unchanged_program_too(project):
+    """The IR is not needed to time the same program, but it is the baseline's: a missing
+    or damaged file still fails the test naming the file and the field."""
+    _default(project)
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    (entry,) = project.baselines()["tests"].values()
+    path = project.pytester.path / "baselines" / entry["ir"]["path"]
+    path.write_bytes(path.read_bytes()[:100])
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*baseline IR * (named by field ir.path of entry *) does not match field ir.sha256*"])

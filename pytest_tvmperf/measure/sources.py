@@ -126,6 +126,7 @@ class TimingSources:
             return None
         if (baseline.ir is not None and compiled is not None and self.session.settings.same_program == "skip"
                 and same_program(compiled, baseline)):
+            self._check_ir(baseline.ir)  # not needed to time, still the baseline's: a damaged file fails
             self.ab_source = AB_SAME
             return None
         if baseline.ir is not None:  # the entry's program as last recorded (a kept .so may be older)
@@ -189,14 +190,14 @@ class TimingSources:
         out.append(sampler)
         return None
 
-    def _rebuilt_sampler(self, ref, fingerprint, target, workload, args, out_specs, notes):
-        """The baseline's IR rebuilt for this machine (cached by IR hash and host)."""
+    def _check_ir(self, ref) -> tuple[Path, str]:
+        """The baseline's IR file (its path and how it is shown), checked against the
+        entry's sha256; a missing or damaged one fails the test naming the file, the test
+        and the field."""
         __tracebackhide__ = True
-        from pytest_tvmperf.builder import rebuild
-        from pytest_tvmperf.store import lowered_ir, user_cache
+        from pytest_tvmperf.store import lowered_ir
 
-        settings = self.session.settings
-        path = settings.baseline_dir / ref.path
+        path = self.session.settings.baseline_dir / ref.path
         shown = display_path(path, self.session.rootpath)
         try:
             lowered_ir.check_file(path, ref, shown, self.test_id, display_path(self.baseline_file, self.session.rootpath))
@@ -205,6 +206,16 @@ class TimingSources:
             problem = str(exc)
         if problem is not None:  # outside the except: no chained traceback
             self.fail("error", f"tvmperf: {self.nodeid}: {problem}")
+        return path, shown
+
+    def _rebuilt_sampler(self, ref, fingerprint, target, workload, args, out_specs, notes):
+        """The baseline's IR rebuilt for this machine (cached by IR hash and host)."""
+        __tracebackhide__ = True
+        from pytest_tvmperf.builder import rebuild
+        from pytest_tvmperf.store import lowered_ir, user_cache
+
+        settings = self.session.settings
+        path, shown = self._check_ir(ref)
         fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
         for fresh in (False, True):
             try:
