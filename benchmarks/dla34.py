@@ -2,7 +2,8 @@
 gated by the plugin in fresh processes, against a plain measurement of the same precision.
 
 For each load level (idle, and with ``--busy`` CPU-bound jobs beside it) and each pipeline
-(``default``; ``tuned`` with ``--tune-trials N``, which first tunes in its own process),
+(``default``; ``tuned`` with ``--tune-trials N``, which first tunes in its own process, or
+with ``--tuning-db DIR``, a database tuned before, such as the committed ``baselines/tuning``),
 in a fresh project and a fresh build cache each time:
 
 1. **plain**: a fresh process imports the network from torch (``torch.export`` and
@@ -19,6 +20,7 @@ and the gate's call phase against the plain compile + measurement (the goal: <= 
 
     python benchmarks/dla34.py --size 32 --width 0.25 --busy 2          # the CI size
     python benchmarks/dla34.py --size 224 --width 1.0 --busy 2          # the report's size
+    python benchmarks/dla34.py --pipelines default,tuned --tuning-db baselines/tuning   # the bundled tuned one
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -117,14 +120,17 @@ def gate_rounds(project: Path) -> int:
     return int(timing["stats"]["rounds"])
 
 
-def one(size: int, width: float, pipeline: str, busy: int, trials: int | None, plain_rounds: int | None) -> dict:
+def one(size: int, width: float, pipeline: str, busy: int, trials: int | None, plain_rounds: int | None,
+        tuning_db: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="tvmperf-dla34-bench-") as tmp:
         project = Path(tmp)
         (project / "test_perf.py").write_text(TEST.format(size=size, width=width, pipeline=pipeline))
         (project / "pytest.ini").write_text("[pytest]\ntvmperf_baselines = baselines\n")
         row: dict = {"pipeline": pipeline, "busy": busy}
         with cpu_load(busy, 3600):
-            if pipeline == "tuned":
+            if pipeline == "tuned" and tuning_db is not None:  # tuned before: the database is copied in
+                shutil.copytree(tuning_db, project / "baselines" / "tuning")
+            elif pipeline == "tuned":
                 row["tune_s"], out = pytest_run(project, project / "cache-tune", f"--tvmperf-tune={trials}",
                                                 "--tvmperf-timing=off")
             row["record_s"], out = pytest_run(project, project / "cache-record", "--tvmperf-update")
@@ -145,6 +151,12 @@ def one(size: int, width: float, pipeline: str, busy: int, trials: int | None, p
     return row
 
 
+def tuning(row: dict) -> str:
+    if row["pipeline"] != "tuned":
+        return "-"
+    return fmt(row["tune_s"]) if "tune_s" in row else "tuned before (--tuning-db)"
+
+
 def fmt(s: float | None) -> str:
     return "-" if s is None else (f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s")
 
@@ -154,8 +166,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=32)
     parser.add_argument("--width", type=float, default=0.25)
     parser.add_argument("--busy", type=int, default=2, help="CPU-bound jobs beside the loaded runs (0: idle only)")
-    parser.add_argument("--pipelines", default="default", help="default,tuned (tuned needs --tune-trials)")
+    parser.add_argument("--pipelines", default="default", help="default,tuned (tuned needs --tune-trials or --tuning-db)")
     parser.add_argument("--tune-trials", type=int, default=None)
+    parser.add_argument("--tuning-db", type=Path, default=None,
+                        help="for 'tuned': a tuning database made before (e.g. the committed baselines/tuning) "
+                             "instead of --tune-trials")
     parser.add_argument("--plain-rounds", type=int, default=None)
     parser.add_argument("--pytest-args", default="", help="more options for the record and gate runs, e.g. "
                         "'--tvmperf-simulate=off' (what the simulated cost adds)")
@@ -165,7 +180,10 @@ def main() -> None:
     rows = []
     for busy in sorted({0, args.busy}) if args.busy else (0,):
         for pipeline in args.pipelines.split(","):
-            row = one(args.size, args.width, pipeline, busy, args.tune_trials, args.plain_rounds)
+            if pipeline == "tuned" and args.tuning_db is None and not args.tune_trials:
+                parser.error("--pipelines tuned needs --tune-trials N or --tuning-db DIR")
+            row = one(args.size, args.width, pipeline, busy, args.tune_trials, args.plain_rounds,
+                      args.tuning_db.resolve() if args.tuning_db else None)
             rows.append(row)
             if "error" in row:
                 print(f"{pipeline} busy={busy}: failed\n{row['error']}", flush=True)
@@ -184,7 +202,7 @@ def main() -> None:
             continue
         ratio = r["call_s"] / r["wall_s"] if r.get("call_s") and r.get("wall_s") else None
         print(f"| {r['pipeline']} | {r['busy']} | {r['load']:.1f} | {fmt(r['tvm_s'])} | {fmt(r['torch_s'])} | "
-              f"{fmt(r['compile_s'])} | {fmt(r.get('tune_s'))} | {fmt(r['record_s'])} | {fmt(r['gate_s'])} | "
+              f"{fmt(r['compile_s'])} | {tuning(r)} | {fmt(r['record_s'])} | {fmt(r['gate_s'])} | "
               f"{fmt(r['call_s'])} | {fmt(r['wall_s'])} ({r['rounds']}) | "
               f"{'-' if ratio is None else f'{ratio:.1f}x'} |")
 

@@ -101,6 +101,7 @@ class TvmperfPlugin:
                 payload = workers.worker_payload([dataclasses.asdict(o.summary_row()) for o in state.report.outcomes.values()],
                                                  state.report.result_entries(), sorted(state.report.not_measured))
                 payload["tuning_lines"] = list(dict.fromkeys(state.report.tuning_lines))  # strings: sent as they are
+                payload["untuned_here"] = list(state.report.untuned_here)  # node ids: the summary's line on the controller
             except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
                 payload = {"error": f"its results could not be sent ({exc})"}
             workeroutput[workers.PAYLOAD_KEY] = payload
@@ -155,6 +156,7 @@ class TvmperfPlugin:
         state.report.worker_entries.extend(payload["results"])
         state.report.not_measured.update(payload["not_measured"])
         state.report.tuning_lines.extend(str(line) for line in payload.get("tuning_lines", ()))
+        state.report.untuned_here.extend(str(nodeid) for nodeid in payload.get("untuned_here", ()))
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -18,7 +18,7 @@ from pytest_tvmperf.builder.executors import get_executor
 from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, sample_in_looks, summary_note,
                    whole_verdict)
 from pytest_tvmperf.measure.kernel_identity import kernel_identities
-from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
+from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.measure.simulate import simulated_gate_note
 from pytest_tvmperf.measure.machine import current_machine
 from pytest_tvmperf.measure.metrics import ExactMetrics
@@ -145,18 +145,34 @@ class Tvmperf:
                                  message=message, **fields))
         pytest.fail(message, pytrace=False)
 
-    def exact_metrics(self, prep: Prepared, runs: bool = True) -> ExactMetrics:
+    def exact_metrics(self, prep: Prepared, runs: bool = True, baseline: Record | None = None) -> ExactMetrics:
         """The exact metrics of a prepared workload, with the metric sources' per-kernel
-        counts; ``runs``: the program runs here, so its executed calls are counted."""
+        counts; ``runs``: the program runs here, so its executed calls are counted.
+        ``baseline``: the stored one, whose counts are taken when this build is its own
+        program (:meth:`_same_counts`)."""
         exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
         settings = self.session.settings
         if self.simulate is not None:  # the test's marker: over the ini, under the command line
             settings = replace(settings, ini_simulate=self.simulate)
-        collected = collect_kernel_metrics(self.session.metric_sources(), prep, settings)
+        collected = collect_kernel_metrics(self.session.metric_sources(), prep, settings,
+                                           stored=self._same_counts(prep, baseline))
         self.session.report.not_measured.update(collected.skipped)
+        if collected.reused:
+            self.session.report.not_measured.add(REUSED_LINE.format(sources=", ".join(collected.reused)))
         from pytest_tvmperf.measure.unmeasured import settle  # kept on update, failed when the tool died (issue 23)
 
         return settle(self, replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected)
+
+    def _same_counts(self, prep: Prepared, baseline: Record | None) -> ExactMetrics | None:
+        """The baseline's exact metrics when a gate (not an update) builds the baseline's
+        own program (measure/sources.py ``same_program``, under ``--tvmperf-same-program=skip``)
+        and its inputs have fixed shapes (no symbolic dims, no smaller ``simulate_as``
+        workload): its per-kernel counts are the ones a new count would give."""
+        settings = self.session.settings
+        if (baseline is None or baseline.ir is None or settings.update or settings.same_program != "skip"
+                or settings.artifact_dir is None or prep.workload.dims or prep.workload.simulate_as is not None):
+            return None
+        return baseline.exact if self.sources.is_same_program(prep.compiled, baseline) else None
 
     def check(self, workload: Workload) -> Outcome:
         """Compile ``workload`` for this test's executor and target, check its output
@@ -178,8 +194,8 @@ class Tvmperf:
         if not plan.time:  # timing off, or a target built but not run here (cuda without a GPU)
             return self._check_untimed(prep, plan)
         peers = self.sources.peer_samplers(prep, where)
-        exact = self.exact_metrics(prep)
         baseline = self.stored_baselines().get(self.test_id)
+        exact = self.exact_metrics(prep, baseline=baseline)
         notes: list[str] = []
         # Time the artifact as a later run will load it (exported and loaded back), so
         # a/b timing compares like with like: a JIT-compiled module in memory runs a few
@@ -359,8 +375,8 @@ class Tvmperf:
         decision, from the measurements the plan takes (measure/plan.py)."""
         __tracebackhide__ = True
         session = self.session
-        exact = self.exact_metrics(prep, runs=plan.runs)
         baseline = self.stored_baselines().get(self.test_id)
+        exact = self.exact_metrics(prep, runs=plan.runs, baseline=baseline)
         if not plan.runs:
             exact = with_baseline_calls(exact, baseline)
             session.report.not_measured.add(summary_line(self.target, plan.why,

@@ -281,3 +281,42 @@ def test_weights_are_stored_once_apart_from_the_ir_and_pruned_when_unnamed(proje
     project.pytester.makepyfile(test_perf=TESTS)  # the network's test is gone
     project.run("--tvmperf-update", "--tvmperf-prune").assert_outcomes(passed=2)
     assert _files(project, "*.npy.gz") == []
+
+
+OFF_THE_LISTS = '''
+import numpy as np
+import pytest
+from tvm import te, tirx
+from pytest_tvmperf import Workload
+
+
+def kernel():
+    a = te.placeholder((8,), name="A")
+    # getpid() > 0 is 1: a harmless call, but one the plugin's own builds never make
+    b = te.compute((8,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "getpid") > 0), name="B")
+    return Workload(name="pid", program=te.create_prim_func([a, b]).with_attr("global_symbol", "pid"), entry="pid",
+                    make_inputs=lambda rng, dims: [rng.standard_normal(8).astype("float32")],
+                    reference=lambda x: x + np.float32(1))
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_pid(tvmperf):
+    tvmperf.check(kernel())
+'''
+
+
+def test_an_ir_the_gate_would_refuse_is_not_recorded_and_says_what_to_do(project):
+    """Issue 33 (left over): a user program with something off the stored-IR lists was
+    recorded, and every later gate then refused its baseline. The update now says so."""
+    project.pytester.makepyfile(test_perf=OFF_THE_LISTS)
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*tvmperf: test_perf.py::test_pid[[]llvm-prim[]]: the program's IR cannot be stored as its baseline: it calls "
+        "'getpid' (T.call_extern*so every later gate would refuse to rebuild it. This test writes no baseline, the "
+        "others keep theirs: record it with --tvmperf-baseline-program=so*"])
+    assert not project.baseline_file().exists() or "test_pid[llvm-prim]" not in project.baselines()["tests"]
+    assert not list((project.pytester.path / "baselines").glob("artifacts/ir/*"))
+    # the form the message names records it
+    project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=1)
+    assert "test_pid[llvm-prim]" in project.baselines()["tests"]

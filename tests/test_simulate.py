@@ -239,3 +239,40 @@ def test_a_simulation_predicted_too_long_is_skipped_up_front_with_what_to_do(sim
                                  "scaled-down simulate_as=smaller_workload (counted in its place), or "
                                  "--tvmperf-simulate=off*"])
     assert "per_kernel" not in sim_project.baselines()["tests"]["test_scale[llvm-prim]"]["exact"]
+
+
+def _broken_valgrind(project, tmp_path: Path) -> None:
+    """A valgrind that tells its version as the real one does and dies on any measurement."""
+    real = shutil.which("valgrind")
+    bin_dir = tmp_path / "broken-bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "valgrind"
+    fake.write_text(f'#!/bin/sh\nif [ "$1" = "--version" ]; then exec {real} --version; fi\nexit 3\n')
+    fake.chmod(0o755)
+    project.set_env("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+@needs_valgrind
+def test_an_unchanged_programs_counts_are_the_baselines_and_valgrind_does_not_run(sim_project, tmp_path: Path):
+    """issue 32 (model-scale cost): a gate of the baseline's own program (same lowered IR,
+    weights, TVM, fixed input shapes) measured the same way takes the stored counts: a new
+    count would be the same (deterministic), and a network's count costs minutes."""
+    sim_project.monkeypatch.delenv("TVMPERF_SAME_PROGRAM", raising=False)  # the default, skip
+    sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE).assert_outcomes(passed=1)
+    recorded = counts(sim_project)
+    _broken_valgrind(sim_project, tmp_path)
+    result = sim_project.run("--tvmperf-simulate=on", *GATE)
+    result.assert_outcomes(passed=1)  # valgrind, which would have died, was not asked
+    result.stdout.fnmatch_lines(["tvmperf: simulated cost: counts of unchanged programs taken from their baselines "
+                                 "(the same program, with fixed input shapes, measured the same way*"
+                                 "--tvmperf-same-program=time counts them again)"])
+    assert counts(sim_project) == recorded
+    # asked to count all the same, it counts: the broken valgrind is started, and says so
+    again = sim_project.run("--tvmperf-simulate=on", "--tvmperf-same-program=time", *GATE)
+    again.stdout.fnmatch_lines(["tvmperf: simulated cost: the measuring process (valgrind) ended (exit status 3)*"])
+    again.stdout.no_fnmatch_line("*counts of unchanged programs taken from their baselines*")
+    # another program is counted: the same
+    sim_project.set_env("SCALE_STEPS", "65")
+    changed = sim_project.run("--tvmperf-simulate=on", *GATE)
+    changed.stdout.fnmatch_lines(["tvmperf: simulated cost: the measuring process (valgrind) ended (exit status 3)*"])
+    changed.stdout.no_fnmatch_line("*counts of unchanged programs taken from their baselines*")

@@ -93,6 +93,12 @@ def test_tune_record_gate_and_stale_database(project):
     strict.stdout.fnmatch_lines(["*the tuning database baselines/tuning has no records for this target (llvm: *, "
                                  "2 of 2 kernel(s)) but has some for 1 other target(s) (--tvmperf-tuned=exact); "
                                  "tune here with:*"])
+    # under xdist the skip happens on a worker: the controller's summary still says what to run
+    workers = project.run("-rs", "--tvmperf-tuned=exact", "-n", "2")
+    workers.assert_outcomes(skipped=1)
+    workers.stdout.fnmatch_lines(["tvmperf: 1 tuned test(s) skipped: the tuning database has records for other CPUs "
+                                  "only; to tune and record them on this machine (*): pytest --tvmperf-tune=64 "
+                                  "--tvmperf-update --tvmperf-tuned=exact 'test_perf.py::test_tuned[[]llvm-vm-bytecode[]]'"])
 
     # tuned on a Zen 4 workstation (AVX-512), gated on a Zen 4 VM whose hypervisor hides AVX-512 (GitHub's hosted
     # runners), emulated by injecting the host's model and flags as tests/test_host_target.py does

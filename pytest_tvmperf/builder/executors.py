@@ -112,6 +112,13 @@ def _device_args(args: Sequence[np.ndarray], dev) -> list[Any]:
     return [tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in args]
 
 
+def _load_library(path: str, wrap: Callable[[Any], Any]) -> Any:
+    import tvm
+
+    with _quiet_native_stderr():  # TVM logs a "Scope Loaded" warning per VM executable
+        return wrap(tvm.runtime.load_module(path))
+
+
 @dataclass
 class _VMCompiled:
     executable: Any
@@ -119,11 +126,22 @@ class _VMCompiled:
     entry: str
     exec_mode: str
     dev: Any
+    #: the same executable loaded from its exported library (:meth:`run_from`), which runs
+    #: without compiling anything here
+    loaded: Any = None
 
     def _vm(self):
         from tvm import relax
 
-        return relax.VirtualMachine(self.executable, self.dev)
+        return relax.VirtualMachine(self.executable if self.loaded is None else self.loaded, self.dev)
+
+    def run_from(self, path: str) -> None:
+        """Run the library this build was exported to at ``path`` from now on: the same
+        machine code, without the JIT compilation that running the in-memory module
+        first costs (seconds for a network). Its export and IR stay the in-memory ones."""
+        from tvm import relax
+
+        self.loaded = _load_library(path, relax.VMExecutable)
 
     def run(self, args, out_specs):
         return _to_numpy_outputs(self._vm()[self.entry](*_device_args(args, self.dev)))
@@ -232,6 +250,8 @@ class _PrimCompiled:
     program: Any
     entry: str
     dev: Any
+    #: the same library loaded from its export (:meth:`run_from`)
+    loaded: Any = None
 
     def _args(self, args, out_specs):
         import tvm
@@ -239,14 +259,24 @@ class _PrimCompiled:
         outs = [tvm.runtime.empty(shape, dtype, self.dev) for shape, dtype in out_specs]
         return _device_args(args, self.dev) + outs, outs
 
+    @property
+    def _runs(self):
+        return self.lib if self.loaded is None else self.loaded
+
+    def run_from(self, path: str) -> None:
+        """As :meth:`_VMCompiled.run_from`."""
+        import tvm
+
+        self.loaded = _load_library(path, tvm.runtime.Executable)
+
     def run(self, args, out_specs):
         all_args, outs = self._args(args, out_specs)
-        self.lib[self.entry](*all_args)
+        self._runs[self.entry](*all_args)
         return [o.numpy() for o in outs]
 
     def sampler(self, args, out_specs, min_repeat_ms):
         all_args, _ = self._args(args, out_specs)
-        evaluator = self.lib.mod.time_evaluator(self.entry, self.dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
+        evaluator = self._runs.mod.time_evaluator(self.entry, self.dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
         return lambda: float(evaluator(*all_args).results[0])
 
     def static_metrics(self):

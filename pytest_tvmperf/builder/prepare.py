@@ -205,6 +205,12 @@ class Preparer:
                                 f"process; nothing was run in the session"
                                 + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else "")
                                 + crash_note(crash.how, target.config))
+        run_from = getattr(compiled, "run_from", None)
+        if run_from is not None and target.device_type == "cpu":  # the code the child ran, without a JIT compile here
+            try:
+                run_from(str(path))
+            except Exception:  # noqa: BLE001 - not loadable here: the in-memory module runs, as before
+                pass
 
     def _tuning(self, workload: Workload, target, where: str):
         """For ``pipeline="tuned"``: the tuning database (tuned first with

@@ -104,6 +104,26 @@ class Collected:
     missing: tuple[str, ...] = ()
     #: {metric: why} for the metrics of a source whose tool died while measuring this test
     died: Mapping[str, str] = field(default_factory=dict)
+    #: the sources whose counts were the baseline's own (the same program, measured the same way)
+    reused: tuple[str, ...] = ()
+
+
+#: the summary line of a run that took the counts of unchanged programs from their baselines
+REUSED_LINE = ("{sources}: counts of unchanged programs taken from their baselines (the same program, with "
+               "fixed input shapes, measured the same way: a new count would be the same; "
+               "--tvmperf-same-program=time counts them again)")
+
+
+def stored_counts(source: "MetricSource", described: str, stored) -> dict[str, Mapping[str, int]] | None:
+    """The counts of ``source``'s metrics stored in ``stored`` (the baseline's exact metrics
+    of this very program) when every one of them was measured with ``described``, the
+    setup this run would measure with; None when one is missing or measured otherwise."""
+    if stored is None or not described:
+        return None
+    names = [m.name for m in source.metrics]
+    if not all(stored.per_kernel.get(n) and stored.measured_with.get(n) == described for n in names):
+        return None
+    return {n: stored.per_kernel[n] for n in names}
 
 
 def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ...]:
@@ -116,18 +136,32 @@ def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ..
     return tuple(sources)
 
 
-def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings) -> Collected:
-    """Run each available source; a source that cannot measure here says why."""
+def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings, stored=None) -> Collected:
+    """Run each available source; a source that cannot measure here says why.
+    ``stored``: the baseline's exact metrics when this build is the baseline's own program
+    (measure/sources.py ``same_program``) with fixed input shapes; a source that describes
+    its setup and would measure the same way takes its counts from there (deterministic
+    counts: the same program, inputs and setup give the same count) instead of measuring."""
     per_kernel: dict[str, dict[str, int]] = {}
     measured_with: dict[str, str] = {}
     skipped: list[str] = []
     missing: list[str] = []
     died: dict[str, str] = {}
+    reused: list[str] = []
     for source in sources:
         reason = source.unavailable(prepared, settings)
         if reason:
             skipped.append(f"{source.name}: {reason}")
             missing.extend(m.name for m in source.metrics)
+            continue
+        setup = getattr(source, "setup", None)
+        same = stored_counts(source, setup(prepared, settings), stored) if setup is not None and stored is not None \
+            else None
+        if same is not None:
+            reused.append(source.name)
+            for metric, counts in same.items():
+                per_kernel[metric] = {str(k): int(v) for k, v in sorted(counts.items())}
+                measured_with[metric] = stored.measured_with[metric]
             continue
         try:
             measured = source.collect(prepared, settings)
@@ -137,13 +171,12 @@ def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings) -
             if isinstance(exc, SourceDied):
                 died.update({m.name: f"{source.name}: {exc}" for m in source.metrics})
             continue
-        setup = getattr(source, "setup", None)
         described = setup(prepared, settings) if setup is not None and measured else ""
         for metric, counts in measured.items():
             per_kernel[metric] = {str(k): int(v) for k, v in sorted(counts.items())}
             if described:
                 measured_with[metric] = described
-    return Collected(per_kernel, tuple(skipped), measured_with, tuple(missing), died)
+    return Collected(per_kernel, tuple(skipped), measured_with, tuple(missing), died, tuple(reused))
 
 
 #: the summary line of an update that kept stored counts it could not measure

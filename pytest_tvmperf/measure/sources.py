@@ -76,6 +76,8 @@ class TimingSources:
     fail: Callable[..., NoReturn]
     #: programs already exported to run in the child, by id (reused, not exported again)
     exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
+    #: :meth:`is_same_program`'s answers, by (id of the build, sha256 of the baseline's IR)
+    _same: dict[tuple[int, str | None], tuple[Any, bool]] = field(default_factory=dict)
 
     def peer_samplers(self, prep: Prepared, where: str) -> dict[str, SampleFn]:
         """Samplers of the peer frameworks asked for (``--tvmperf-peers``, and those
@@ -125,7 +127,7 @@ class TimingSources:
         if baseline is None or self.session.settings.artifact_dir is None:
             return None
         if (baseline.ir is not None and compiled is not None and self.session.settings.same_program == "skip"
-                and same_program(compiled, baseline)):
+                and self.is_same_program(compiled, baseline)):
             self._check_ir(baseline.ir)  # not needed to time, still the baseline's: a damaged file fails
             self.ab_source = AB_SAME
             return None
@@ -145,6 +147,14 @@ class TimingSources:
                 self.ab_source = "artifact"
             return sampler
         return None
+
+    def is_same_program(self, compiled, baseline) -> bool:
+        """:func:`same_program`, worked out once per build and baseline IR (the simulated
+        cost asks before the timing does)."""
+        key = (id(compiled), baseline.ir.sha256 if baseline.ir is not None else None)
+        if key not in self._same:
+            self._same[key] = (compiled, same_program(compiled, baseline))  # the build kept: its id stays its own
+        return self._same[key][1]
 
     def _artifact_sampler(self, timing, target, workload, args, out_specs, notes):
         path = self.session.settings.baseline_dir / timing.artifact
@@ -274,6 +284,13 @@ class TimingSources:
             problem = (f"tvmperf: {self.nodeid}: cannot write the program's IR into {where} "
                        f"({exc.strerror or exc}): make that directory writable (or give another with "
                        f"--tvmperf-artifacts=DIR); this test writes no baseline, the others keep theirs")
+        except lowered_ir.UnstorableIR as exc:  # recorded, the gate would refuse it: no baseline nobody can use
+            problem = (f"tvmperf: {self.nodeid}: the program's IR cannot be stored as its baseline: {exc}. A stored IR "
+                       f"may only hold what the plugin's own builds store (the lists of "
+                       f"pytest_tvmperf/store/ir_check.py), so every later gate would refuse to rebuild it. This test "
+                       f"writes no baseline, the others keep theirs: record it with --tvmperf-baseline-program=so "
+                       f"(the compiled library, usable on this machine only), or report the construct so the lists "
+                       f"can hold it")
         else:
             self.session.exported.append(pending)  # removed at session end unless committed
             for _, weight in pending.weights:  # stored apart from the IR, committed with it

@@ -136,13 +136,24 @@ def _write_pending(data: bytes, final: Path) -> PendingArtifact:
     return PendingArtifact(Path(temp), final, hashlib.sha256(data).hexdigest())
 
 
+class UnstorableIR(Exception):
+    """A program whose IR the gate would refuse to rebuild (store/ir_check.py's lists)."""
+
+
 def save_pending(module: Any, artifact_dir: Path) -> PendingIR:
     """Write ``module`` under a temporary name in ``artifact_dir/ir``, and each of its
     large tensors in ``artifact_dir/weights``; each pending file's final name carries its
-    content hash (commit them with ``artifacts.commit``)."""
+    content hash (commit them with ``artifacts.commit``). Raise :class:`UnstorableIR`,
+    writing nothing, for an IR the stored-IR check would refuse when the gate reads it
+    back (a baseline no gate could use)."""
+    import gzip
+
     from pytest_tvmperf.store.weights import WEIGHT_SUFFIX, WEIGHTS_DIR
 
     data, taken = encode_split(module)
+    problem = _refusal(gzip.decompress(data).decode("utf-8"))
+    if problem is not None:
+        raise UnstorableIR(str(problem[1]))
     pending_weights = []
     try:
         for weight in taken:
