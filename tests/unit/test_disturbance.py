@@ -294,7 +294,12 @@ pair_waits = st.tuples(st.floats(0.0, 0.9), st.floats(-0.3, 0.3)).map(lambda t: 
 def test_under_load_regressed_needs_the_run_time_of_the_waited_alike_pairs_to_show_it(rounds):
     verdict = compare_time(_busy([r for r, _ in rounds], [w for _, w in rounds]), _baseline(),
                            Limit(relative=0.05))
-    if verdict.status == "regressed":
+    if verdict.status == "regressed" and "interval widened by each round's CPU wait" in verdict.note:
+        # too few pairs waited alike: judged on every round, each bounded by its wait, and the
+        # whole widened interval lies above the limit (Hypothesis found rounds 1, 1, 2, 2, 2 whose
+        # last two waited 25% on one side: their run time still shows 2x)
+        assert verdict.decision.low > 1.05
+    elif verdict.status == "regressed":
         alike = [r for r, (a, b) in rounds if abs(a - b) <= 0.15]
         assert np.median(alike) > 1.05
         if verdict.reason or "paired" in verdict.note:  # judged on the pairs: the whole interval above the limit
