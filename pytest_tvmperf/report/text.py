@@ -89,7 +89,7 @@ def kernel_match(current: Record, baseline: Record) -> "KernelMatch":
     return match_kernels(baseline.kernels, current.kernels, names(baseline), names(current))
 
 
-def _verdict_line(v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None) -> list[str]:
+def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None) -> list[str]:
     if v.metric == "time":
         return _time_lines(v, current)
     delta = (v.current or 0) - (v.baseline or 0)
@@ -211,7 +211,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
     match = kernel_match(current, baseline)
     for v in comparison.regressions:
-        lines.extend(_verdict_line(v, current, baseline, match))
+        lines.extend(verdict_lines(v, current, baseline, match))
     changed = kernel_set_line(match)
     if changed:
         lines.append(f"  kernels since the baseline (matched by structure, not by name): {changed}")
@@ -226,7 +226,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines.append(f"  note: {note}")
     time_verdict = comparison.get("time")
     if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
-        first, *rest = _verdict_line(time_verdict, current, baseline, match)
+        first, *rest = verdict_lines(time_verdict, current, baseline, match)
         lines.append(f"{first} [{time_verdict.status}]")
         lines.extend(rest)
     for v in comparison.improvements:
