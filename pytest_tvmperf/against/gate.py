@@ -247,7 +247,7 @@ class AgainstPlugin:
     def message(self, tv: "Tvmperf", record, then, comparison, line: str, notes: Sequence[str]) -> str:
         """The test's upgrade verdict, then each metric that moved, as a baseline's
         regression message shows it (the other version in the baseline's place)."""
-        from pytest_tvmperf.report.text import verdict_lines
+        from pytest_tvmperf.report.regression import verdict_lines
 
         lines = [f"tvmperf: {tv.nodeid}: {line}",
                  f"  (TVM {self.other}'s build stands where the baseline would: left of each arrow)"]

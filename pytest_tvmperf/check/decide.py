@@ -26,7 +26,8 @@ from pytest_tvmperf.measure.plan import Mode, Plan
 from pytest_tvmperf.measure.simulate import simulated_gate_note
 from pytest_tvmperf.measure.timer import TimeSamples
 from pytest_tvmperf.report.outcome import Outcome
-from pytest_tvmperf.report.text import missing_baseline_message, peer_lines, regression_message
+from pytest_tvmperf.report.regression import missing_baseline_message, regression_message
+from pytest_tvmperf.report.text import peer_lines
 
 if TYPE_CHECKING:
     from pytest_tvmperf.report.layers import LayerTable

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
 from pytest_tvmperf.check.baseline import BaselineSource
-from pytest_tvmperf.check.decide import (TIMED, Decision, Identity, Measured, conclude, confirm_time, decide,
+from pytest_tvmperf.check.decide import (TIMED, Decision, Measured, conclude, confirm_time, decide,
                                          judged_peers, no_baseline, recorded)
 from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.compare import RatioVerdict
