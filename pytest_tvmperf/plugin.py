@@ -17,7 +17,7 @@ from pytest_tvmperf.config.markers import MARKER, MARKER_KEYS, MarkerError, mark
 from pytest_tvmperf.measure.timer import Timer, TvmTimer
 from pytest_tvmperf.report.results import ResultsError
 from pytest_tvmperf.combos import Combo
-from pytest_tvmperf.runner import Tvmperf
+from pytest_tvmperf.check.fixture import Tvmperf
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.lifecycle import TvmperfPlugin
 from pytest_tvmperf.store.files import baseline_path

@@ -92,7 +92,7 @@ def test_same_program_knows_a_baseline_ir_of_either_form_and_refuses_other_versi
     from pytest_tvmperf import workloads
     from pytest_tvmperf.builder import executors, targets
     from pytest_tvmperf.builder.rebuild import lowered_module
-    from pytest_tvmperf.measure.sources import same_program
+    from pytest_tvmperf.check.sources import same_program
     from pytest_tvmperf.store import lowered_ir
     from pytest_tvmperf.store.record import IRRef, WeightRef
 

@@ -310,7 +310,7 @@ FAKE_KERNEL_TIMES = '''
 
 @pytest.fixture(autouse=True)
 def _fake_kernel_times(monkeypatch):
-    from pytest_tvmperf import runner
+    from pytest_tvmperf.check import timed
 
     def kernel_times(compiled, args, runs=5):
         sizes = {}
@@ -326,7 +326,7 @@ def _fake_kernel_times(monkeypatch):
         calls = compiled.executed_calls(list(args))
         return {name: count * sizes.get(name, 100) * 1e-9 for name, count in calls.items()}
 
-    monkeypatch.setattr(runner, "kernel_times", kernel_times)
+    monkeypatch.setattr(timed, "kernel_times", kernel_times)
 '''
 
 

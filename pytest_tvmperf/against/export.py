@@ -23,7 +23,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.runner import Tvmperf
+    from pytest_tvmperf.check.fixture import Tvmperf
 
 #: the environment variable that turns this side on (the directory it writes to)
 ENV_EXPORT = "TVMPERF_AGAINST_EXPORT"

@@ -18,7 +18,7 @@ import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import pytest
 
@@ -29,7 +29,7 @@ from pytest_tvmperf.against.run import OtherBuilds, read_pass, run_dir, run_pass
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.report.results import ResultEntry
-    from pytest_tvmperf.runner import Tvmperf
+    from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.session import TvmperfSession
 
 _LLVM = re.compile(r"LLVM \d+")
@@ -145,11 +145,13 @@ class AgainstPlugin:
 
     def check(self, tv: "Tvmperf", prep: "Prepared"):
         """Time today's build of ``prep`` against the other version's, compare every
-        metric, and decide."""
+        metric, and decide, by the check pipeline's confirmation and conclusion
+        (check/decide.py), the other build being the :class:`BaselineSource`."""
         __tracebackhide__ = True
-        from pytest_tvmperf.judge.compare import compare
+        from pytest_tvmperf.check.baseline import BaselineSource
+        from pytest_tvmperf.check.decide import Decision, conclude
+        from pytest_tvmperf.judge.gate import whole_verdict
         from pytest_tvmperf.measure.machine import current_machine
-        from pytest_tvmperf.report.outcome import Outcome
         from pytest_tvmperf.store.record import Record, Timing
 
         session, other = tv.session, self.other
@@ -171,16 +173,18 @@ class AgainstPlugin:
         machine = current_machine(prep.target.as_json())
         policy = session.time_policy()
         notes: list[str] = []
+        source = BaselineSource(then, got[0] if got else None, "rebuilt", mode=words.mode(other),
+                                note=f"a/b: today's build and TVM {other}'s build timed side by side in this process")
         if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
             problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
             record = Record(workload=prep.workload.name, executor=tv.executor, target=prep.target.as_json(),
                             tvm_version=machine.tvm_version, exact=exact, timings={}, compile_s=prep.compile_s,
                             bytecode=prep.compiled.listing(), pipeline=prep.workload.pipeline)
-            comparison = compare(record, then, tv.thresholds, policy, "rebuilt")
+            comparison = source.compare(record, tv.thresholds, policy)
             time_verdict = comparison.get("time")
             notes.append(f"time not compared: {problem}")
         else:
-            record, comparison, time_verdict = self._timed(tv, prep, then, exact, got[0], policy, notes)
+            record, comparison, time_verdict = self._timed(tv, prep, source, exact, policy, notes)
             then = replace(then, kernel_time_s=self._kernel_times(tv, prep, copy))
         moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
         ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
@@ -193,8 +197,6 @@ class AgainstPlugin:
             line = line.replace("time not compared", f"time not compared ({problem.split(';')[0]})", 1)
         if time_verdict.reason:
             notes.append(time_verdict.reason)
-        fails = bool(comparison.regressions) and not self.report_only
-        unclear = comparison.inconclusive and not comparison.regressions and not self.report_only
         message = self.message(tv, record, then, comparison, line, notes)
         if record.timing is not None and record.timing.samples.baseline:  # the other build's samples, for the reports
             from pytest_tvmperf.measure.timer import TimeSamples
@@ -203,45 +205,29 @@ class AgainstPlugin:
             # under this run's machine (the record's tvm_version names the other version)
             then = replace(then, timings={machine.fingerprint: Timing(
                 machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
-        outcome = tv.add_outcome(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, comparison.status, record=record,
-                                         baseline=then, comparison=comparison,
-                                         message=message if (comparison.regressions or comparison.inconclusive) else "",
-                                         note=line))
-        if fails:
-            pytest.fail(message, pytrace=False)
-        if unclear:
-            tv._inconclusive(message)
-        return outcome
+        decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive, ())
+        decision = Decision(decided.verdict, record=record, baseline=then, comparison=comparison, message=message,
+                            note=line, shown=decided.shown, fails=decided.fails and not self.report_only,
+                            open=decided.open and not self.report_only)
+        return conclude(decision, tv.identity(), tv.add_outcome, tv.inconclusive)
 
-    def _timed(self, tv: "Tvmperf", prep: "Prepared", then, exact, theirs, policy, notes: list[str]):
-        """Today's build and the other version's (``theirs``, a sampler) timed side by
-        side by the measurement every timed mode uses (``Tvmperf.measure_time``: a/b
-        rounds, sequential looks, the busy-machine rules), confirmed, and compared:
-        (record, comparison, time verdict)."""
-        from pytest_tvmperf.judge.compare import compare, compare_time
-        from pytest_tvmperf.judge.gate import confirm, confirmation_note
-        from pytest_tvmperf.measure.timer import TimeSamples
+    def _timed(self, tv: "Tvmperf", prep: "Prepared", source, exact, policy, notes: list[str]):
+        """Today's build and the other version's (``source``: its record and sampler)
+        timed side by side by the measurement every timed mode uses
+        (check/timed.py :func:`measure_time`: a/b rounds, sequential looks, the
+        busy-machine rules), confirmed as every time verdict is (check/decide.py
+        :func:`confirm_time`), and compared: (record, comparison, time verdict)."""
+        from pytest_tvmperf.check.decide import confirm_time
+        from pytest_tvmperf.check.timed import measure_time
         from pytest_tvmperf.store.artifacts import discard
 
-        other = self.other
-        timed = tv.measure_time(prep, exact, then, lambda _machine: theirs, notes, ab_source="rebuilt")
-        if timed.pending is not None:
-            discard(timed.pending)
-        mode = words.mode(other)
-
-        def judge(samples: TimeSamples) -> dict[str, Any]:
-            v = compare_time(timed.make_record(samples), then, tv.thresholds["time"], policy, "rebuilt")
-            if v.decision is not None:
-                v = replace(v, decision=replace(v.decision, mode=mode),
-                            note=f"a/b: today's build and TVM {other}'s build timed side by side in this process")
-            return {"time": v}
-
-        checked = confirm(timed.samples, judge, timed.remeasure, tv.session.settings.confirm)
-        record = timed.make_record(checked.samples)
-        time_verdict = checked.verdicts["time"]
-        comparison = compare(record, then, tv.thresholds, policy, "rebuilt").with_verdict(time_verdict)
-        notes.extend(n for n in (confirmation_note(checked),) if n)
-        return record, comparison, time_verdict
+        measured = measure_time(tv, prep, exact, lambda _machine: source, notes)
+        if measured.pending is not None:
+            discard(measured.pending)
+        judged = confirm_time(measured, source, tv.thresholds["time"], policy, tv.session.settings.confirm)
+        comparison = source.compare(judged.record, tv.thresholds, policy).with_verdict(judged.verdict)
+        notes.extend(n for n in (judged.note,) if n)
+        return judged.record, comparison, judged.verdict
 
     @staticmethod
     def _kernel_times(tv: "Tvmperf", prep: "Prepared", library: Path) -> dict[str, float] | None:
@@ -261,7 +247,7 @@ class AgainstPlugin:
     def message(self, tv: "Tvmperf", record, then, comparison, line: str, notes: Sequence[str]) -> str:
         """The test's upgrade verdict, then each metric that moved, as a baseline's
         regression message shows it (the other version in the baseline's place)."""
-        from pytest_tvmperf.report.text import _verdict_line
+        from pytest_tvmperf.report.regression import verdict_lines
 
         lines = [f"tvmperf: {tv.nodeid}: {line}",
                  f"  (TVM {self.other}'s build stands where the baseline would: left of each arrow)"]
@@ -269,7 +255,7 @@ class AgainstPlugin:
             moved = v.metric == "time" or (v.current is not None and v.baseline is not None and v.current != v.baseline)
             if moved and v.status != "n/a":
                 try:
-                    lines += _verdict_line(v, record, then)
+                    lines += verdict_lines(v, record, then)
                 except Exception:  # the diagnosis is a help, never the failure
                     lines.append(f"  {v.metric} {v.baseline} -> {v.current} ({v.status})")
         lines += [f"  note: {n}" for n in notes]

@@ -65,7 +65,8 @@ from pytest_tvmperf.config.options import (
     time_policy,
 )
 from pytest_tvmperf.config.parsing import DURATION_FORMS
-from pytest_tvmperf.report.text import SummaryRow, regression_message, safe, summary_notes, summary_table
+from pytest_tvmperf.report.regression import regression_message
+from pytest_tvmperf.report.text import SummaryRow, safe, summary_notes, summary_table
 from pytest_tvmperf.report.results import ResultsError
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.judge.verdict import Verdict

@@ -430,7 +430,7 @@ class Settings:
     tuned: str = "any"
     peers: tuple[str, ...] = ()
     #: --tvmperf-simulate and ini tvmperf_simulate ("on"/"off"; None: unset); a test's marker
-    #: simulate= goes in between (runner.py puts it in place of the ini's)
+    #: simulate= goes in between (check/pipeline.py puts it in place of the ini's)
     cli_simulate: str | None = None
     ini_simulate: str | None = None
     #: --tvmperf-time-budget and ini tvmperf_time_budget in seconds (None: unset); a test's

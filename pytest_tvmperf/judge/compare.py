@@ -209,7 +209,7 @@ def widened_note(preempted: Sequence[float]) -> str:
 
 #: the mode of an a/b comparison against the baseline's IR rebuilt on this machine
 AB_REBUILT = "a/b, baseline rebuilt here"
-#: ``ab_source`` of a build that is the baseline's own program (measure/sources.py ``same_program``)
+#: ``ab_source`` of a build that is the baseline's own program (check/sources.py ``same_program``)
 AB_SAME = "same"
 #: the ratio cell of such a test in the summary table and the HTML report
 SAME_PROGRAM_CELL = "same program, not timed against it"

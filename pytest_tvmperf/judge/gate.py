@@ -141,7 +141,7 @@ def sample_in_looks(measure: Callable[[int], TimeSamples], rounds: int,
 
 @dataclass(frozen=True)
 class WholeVerdict:
-    """A test's whole verdict: its word, and what the runner does with it."""
+    """A test's whole verdict: its word, and what the check pipeline does with it."""
 
     verdict: Verdict
     #: the test fails (a metric regressed, or TVM is slower than a gated peer)

@@ -1,6 +1,6 @@
 """Pure: which measurements a test takes, by its mode. A mode is a choice of
 measurements, never another copy of the record, compare, decide and report sequence
-(runner.py runs that once, for every mode):
+(check/pipeline.py runs that once, for every mode):
 
 - ``timed`` (the default): correctness, executed calls, exact and per-kernel metrics,
   and time (a/b, peers);

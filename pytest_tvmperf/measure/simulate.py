@@ -101,7 +101,7 @@ class RequestFailed(SourceFailed):
 def simulate_choice(settings) -> tuple[str, str]:
     """("on" | "off" | "auto", where it was set) from the closest place that sets it:
     command line > the test's marker > ini > default ("auto": on where valgrind is present);
-    the runner puts a test's marker in place of the ini's value."""
+    the check pipeline puts a test's marker in place of the ini's value."""
     for value, where in ((getattr(settings, "cli_simulate", None), "--tvmperf-simulate=off"),
                          (getattr(settings, "ini_simulate", None), "simulate=off: ini or the test's marker")):
         if value in ("on", "off"):

@@ -104,9 +104,6 @@ def problem(path: Path, sha256: str | None, shown: str | None = None) -> str | N
     return None
 
 
-#: the old name of :func:`problem` (runner.py still imports it)
-
-
 # ----------------------------------------------------------------- which artifacts are still named
 
 

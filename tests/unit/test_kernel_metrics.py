@@ -15,7 +15,7 @@ from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure import kernel_metrics, metrics
 from pytest_tvmperf.measure.kernel_metrics import KernelMetric, collect, fmt_count, grown_kernels
 from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.report import text
+from pytest_tvmperf.report import regression
 from pytest_tvmperf.store.schema import SchemaProblem, check_exact
 
 WIDGETS = KernelMetric("widgets", "widgets", default_limit="1%")
@@ -68,7 +68,7 @@ def test_a_kernel_that_grew_past_the_allowance_regresses_and_is_named(widgets):
     now = record(metrics=with_widgets({"fused_matmul": 1_104_000, "fused_add": 5_000}))
     comparison = compare_module.compare(now, base, widgets)
     assert comparison.get("widgets").status == Verdict.REGRESSED
-    message = text.regression_message("t.py::test_a", "p.json", now, base, comparison)
+    message = regression.regression_message("t.py::test_a", "p.json", now, base, comparison)
     assert "widgets 1005000 -> 1109000" in message
     assert "kernels that grew: fused_matmul: 1 M -> 1.1 M widgets (+10.4%)" in message
     assert "fused_add" not in message
@@ -196,7 +196,7 @@ def test_the_message_puts_the_runtime_on_a_line_of_its_own(widgets):
 
     base = record(metrics=with_widgets({"fused_matmul": 400, RUNTIME_LINE: 4580}))
     now = record(metrics=with_widgets({"fused_matmul": 400, RUNTIME_LINE: 4770}))
-    message = text.regression_message("t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets))
+    message = regression.regression_message("t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets))
     assert "kernels that grew" not in message
     assert "outside the kernels (the VM runtime's own work, [runtime]): 4.58 k -> 4.77 k widgets (+4.1%)" in message
 
@@ -208,7 +208,7 @@ def test_a_primfunc_tests_kernel_is_named_after_its_workload(widgets):
 
     base = dataclasses.replace(record(metrics=with_widgets({"main": 1_000_000})), executor="prim", workload="rgb2yuv")
     now = dataclasses.replace(record(metrics=with_widgets({"main": 1_100_000})), executor="prim", workload="rgb2yuv")
-    message = text.regression_message("t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets))
+    message = regression.regression_message("t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets))
     assert "kernels that grew: rgb2yuv (main): 1 M -> 1.1 M widgets (+10.0%)" in message
 
 

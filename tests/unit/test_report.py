@@ -12,14 +12,13 @@ from hypothesis import strategies as st
 from pytest_tvmperf.judge.compare import compare
 from pytest_tvmperf.measure.metrics import ExactMetrics
 from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, Limit
+from pytest_tvmperf.report.regression import missing_baseline_message, regression_message
 from pytest_tvmperf.report.text import (
     SummaryRow,
     markdown_summary,
     count_diff,
     fmt_number,
     fmt_time,
-    missing_baseline_message,
-    regression_message,
     summary_legend,
     summary_notes,
     summary_table,

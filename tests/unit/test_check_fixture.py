@@ -1,5 +1,6 @@
-"""runner.Tvmperf without TVM: what a test's outcome, failure and queued baseline are for
-made-up records, timings and baselines (the decision wiring around judge/gate.py)."""
+"""check.fixture.Tvmperf without TVM: what a test's outcome, failure and queued baseline are
+for made-up records, timings and baselines (the check pipeline's decision wiring around
+judge/gate.py: check/pipeline.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from pathlib import Path
 import pytest
 from _factories import exact, machine, record
 
+from pytest_tvmperf.check import pipeline
+from pytest_tvmperf.check.baseline import BaselineSource
+from pytest_tvmperf.check.decide import Measured
+from pytest_tvmperf.check.fixture import Tvmperf
 from pytest_tvmperf.combos import Combo, TvmperfInconclusive
 from pytest_tvmperf.config.options import Settings
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.timer import TimeSamples
-from pytest_tvmperf.runner import Tvmperf
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.record import Record, Timing
 
@@ -29,7 +33,7 @@ def fixture_tvmperf(tmp_path: Path, **settings) -> Tvmperf:
 
 
 def make_record(metrics=None):
-    """``make_record(samples)`` as runner.check builds it: today's build timed a/b against
+    """``make_record(samples)`` as a timed check builds it: today's build timed a/b against
     the baseline's artifact (``samples.baseline``)."""
     mach = machine()
 
@@ -62,7 +66,7 @@ def decide(tv: Tvmperf, first: TimeSamples, again: TimeSamples | None = None, me
     remeasure = Remeasure(again or first)
     make = make_record(metrics)
     baseline = record(FAST, metrics=base_metrics or exact())
-    outcome = tv._decide(make(first), baseline, remeasure, make, [])
+    outcome = pipeline.gate(tv, make(first), BaselineSource(baseline), Measured(first, make, remeasure), [])
     return outcome, remeasure
 
 
@@ -115,14 +119,14 @@ def test_missing_baseline_fails_naming_the_command(tmp_path):
     tv = fixture_tvmperf(tmp_path)
     make = make_record()
     with pytest.raises(pytest.fail.Exception, match="--tvmperf-update"):
-        tv._decide(make(ab(FAST, FAST)), None, Remeasure(ab(FAST, FAST)), make, [])
+        pipeline.gate(tv, make(ab(FAST, FAST)), BaselineSource(None), Measured(ab(FAST, FAST), make, Remeasure(ab(FAST, FAST))), [])
     assert verdict_of(tv) == Verdict.NO_BASELINE
 
 
 def test_recording_queues_the_update_and_writes_nothing_yet(tmp_path):
     tv = fixture_tvmperf(tmp_path, update=True)
     rec = make_record()(TimeSamples(FAST))
-    outcome = tv._record(rec)
+    outcome = pipeline.record(tv, rec)
     assert outcome.verdict == Verdict.RECORDED
     assert tv.session.store.updates == {tv.baseline_file: {"test_a[llvm-vm-bytecode]": rec}}
     assert not tv.baseline_file.exists()

@@ -1,5 +1,8 @@
-"""What is timed beside today's program: the baseline's own compiled artifact (a/b),
-peer frameworks, and today's program exported and loaded back as a later run will load it."""
+"""What is timed beside today's program, and the store and build work it takes: the
+baseline's own program (its IR checked and rebuilt here, or its old-form compiled
+artifact) as a :class:`~pytest_tvmperf.check.baseline.BaselineSource`, peer frameworks,
+and today's program exported and loaded back as a later run will load it (or its IR
+saved for ``--tvmperf-update``). Fails a test only through the ``fail`` callable given."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from pytest_tvmperf.judge.compare import AB_SAME
 from pytest_tvmperf.measure.timer import SampleFn, python_sampler
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 from pytest_tvmperf.builder.prepare import FILE_NUMBERS, Prepared, display_path
+from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.workload import PeerUnavailable, Workload
 
 if TYPE_CHECKING:
@@ -111,42 +115,35 @@ class TimingSources:
             samplers[name] = python_sampler(run, prep.inputs, self.session.settings.min_repeat_ms)
         return samplers
 
-    #: where the a/b baseline of the last :meth:`baseline_sampler` came from: "artifact"
-    #: (the compiled library saved with the baseline), "rebuilt" (its IR, rebuilt here), "" (none)
-    ab_source: str = ""
-
-    def baseline_sampler(self, baseline, fingerprint, target, workload, args, out_specs, notes, compiled=None):
-        """A sampler of the baseline's own program: its IR rebuilt for this machine (see
-        rebuild.py), or for an entry of the old form without IR, the compiled artifact
-        saved on this machine when it still matches; why not goes into ``notes``. A
-        damaged IR file fails the test. None, with ``ab_source`` ``same``, when
-        ``compiled`` is the baseline's own program (:func:`same_program`) and
-        ``--tvmperf-same-program`` is ``skip``."""
+    def baseline_source(self, baseline, fingerprint, target, workload, args, out_specs, notes,
+                        compiled=None) -> BaselineSource:
+        """The stored ``baseline`` as what today's program is judged against, with a
+        sampler of its own program where one can run here: its IR rebuilt for this machine
+        (see rebuild.py, ``ab`` ``rebuilt``), or for an entry of the old form without IR,
+        the compiled artifact saved on this machine when it still matches (``artifact``);
+        why not goes into ``notes`` (no sampler, ``ab`` ""). A damaged IR file fails the
+        test. No sampler, with ``ab`` ``same``, when ``compiled`` is the baseline's own
+        program (:func:`same_program`) and ``--tvmperf-same-program`` is ``skip``."""
         __tracebackhide__ = True
-        self.ab_source = ""
+        stored = BaselineSource(baseline)
         if baseline is None or self.session.settings.artifact_dir is None:
-            return None
+            return stored
         if (baseline.ir is not None and compiled is not None and self.session.settings.same_program == "skip"
                 and self.is_same_program(compiled, baseline)):
             self._check_ir(baseline.ir)  # not needed to time, still the baseline's: a damaged file fails
-            self.ab_source = AB_SAME
-            return None
+            return BaselineSource(baseline, ab=AB_SAME)
         if baseline.ir is not None:  # the entry's program as last recorded (a kept .so may be older)
             sampler = self._rebuilt_sampler(baseline.ir, fingerprint, target, workload, args, out_specs, notes)
-            if sampler is not None:
-                self.ab_source = "rebuilt"
-            return sampler
+            return BaselineSource(baseline, sampler, "rebuilt") if sampler is not None else stored
         timing = baseline.timings.get(fingerprint)
         if timing is not None and timing.artifact is not None:  # the old form: this machine's library
             if not self.session.settings.trust_artifacts:  # native code from baselines/: never loaded unasked
                 notes.append(UNTRUSTED_NOTE.format(path=timing.artifact))
                 self.session.report.not_measured.add(UNTRUSTED_SUMMARY)
-                return None
+                return stored
             sampler = self._artifact_sampler(timing, target, workload, args, out_specs, notes)
-            if sampler is not None:
-                self.ab_source = "artifact"
-            return sampler
-        return None
+            return BaselineSource(baseline, sampler, "artifact") if sampler is not None else stored
+        return stored
 
     def is_same_program(self, compiled, baseline) -> bool:
         """:func:`same_program`, worked out once per build and baseline IR (the simulated

@@ -1,0 +1,253 @@
+"""The values one check passes from step to step (pipeline.py), and its decision, pure:
+:class:`Measured` (what a timed measurement took) -> :func:`confirm_time` (a suspected
+time failure measured again: :class:`TimeJudged`) -> :func:`decide` (a
+:class:`Decision`, without TVM, files or the fixture) -> :func:`conclude` (the outcome
+kept, then pass, fail or ``--tvmperf-inconclusive``). Every mode, and the comparison
+with another TVM version (against/gate.py), confirms and concludes here; what a run is
+judged against is a :class:`~pytest_tvmperf.check.baseline.BaselineSource`."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+import pytest
+
+from pytest_tvmperf.check.baseline import BaselineSource
+from pytest_tvmperf.combos import TvmperfInconclusive
+from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.config.parsing import TIME_METRIC
+from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, RatioVerdict, TimePolicy, peer_verdicts
+from pytest_tvmperf.judge.gate import confirm, confirmation_note, pipeline_notes, summary_note, whole_verdict
+from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.measure.budget import RoundsPlan, precision
+from pytest_tvmperf.measure.plan import Mode, Plan
+from pytest_tvmperf.measure.simulate import simulated_gate_note
+from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.report.outcome import Outcome
+from pytest_tvmperf.report.regression import missing_baseline_message, regression_message
+from pytest_tvmperf.report.text import peer_lines
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.report.layers import LayerTable
+    from pytest_tvmperf.store.artifacts import PendingArtifact
+    from pytest_tvmperf.store.record import Record
+
+#: the plan of a test that is timed (measure/plan.py)
+TIMED = Plan(Mode.TIMED)
+#: the verdicts of metrics that were compared with the baseline
+_GATED = (Verdict.PASS, Verdict.IMPROVED, Verdict.REGRESSED)
+NO_BASELINE_NOTE = "no baseline: run pytest --tvmperf-update to create it"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a check is for, as its messages and outcome name it."""
+
+    nodeid: str
+    test_id: str
+    executor: str
+    target: str
+    #: the test's baseline file, as shown
+    shown_file: str = ""
+    #: the command that records the test's baseline
+    accept_command: str = ""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a timed measurement took (timed.py): the samples, the record they make, the
+    confirmation's re-measure (both programs loaded anew), today's exported build, and
+    how it was timed."""
+
+    samples: TimeSamples
+    make_record: Callable[..., "Record"]
+    remeasure: Callable[[], TimeSamples]
+    pending: "PendingArtifact | None" = None
+    #: the rounds the time budget allowed (measure/budget.py); None: not planned
+    rounds: RoundsPlan | None = None
+    #: the summary's word when timing fell back to fewer threads ("" when not)
+    threads_note: str = ""
+    #: the peers timed beside (their ratios are judged only for these)
+    peers_timed: tuple[str, ...] = ()
+    #: gated peers whose two measurements disagreed (:func:`confirm_peers`): held, not failed
+    peers_unconfirmed: frozenset[str] = frozenset()
+    #: what the samples were judged against (the program timed beside today's, if any)
+    source: BaselineSource = BaselineSource(None)
+
+
+@dataclass(frozen=True)
+class TimeJudged:
+    """The time verdict after confirmation, the record of the samples that decided it,
+    and the message's note on the re-measure (None when not re-measured)."""
+
+    record: "Record"
+    verdict: MetricVerdict
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A test's decided outcome: its verdict, what it shows, and whether it fails or is
+    left to ``--tvmperf-inconclusive``."""
+
+    verdict: Verdict
+    record: "Record | None" = None
+    baseline: "Record | None" = None
+    comparison: Comparison | None = None
+    message: str = ""
+    note: str = ""
+    peers: tuple[RatioVerdict, ...] = ()
+    layers: tuple["LayerTable", ...] = ()
+    fails: bool = False
+    open: bool = False
+    #: the message is kept with the outcome (else only a failure shows it)
+    shown: bool = True
+    #: the outcome's test id ("" : the identity's)
+    shown_id: str = ""
+    relation: RatioVerdict | None = None
+
+    def outcome(self, who: Identity) -> Outcome:
+        return Outcome(who.nodeid, self.shown_id or who.test_id, who.executor, who.target, self.verdict,
+                       record=self.record, baseline=self.baseline, comparison=self.comparison,
+                       message=self.message if self.shown else "", peers=self.peers, layers=self.layers,
+                       note=self.note, relation=self.relation)
+
+
+def inconclusive(policy: str, warns: bool, message: str) -> None:
+    """An inconclusive test under ``--tvmperf-inconclusive=policy``: failed (``fail``), a
+    warning (``warn``, when ``warns``: else one summary line counts them), or passed."""
+    __tracebackhide__ = True
+    if policy == "fail":
+        pytest.fail(message + "\n(--tvmperf-inconclusive=fail)", pytrace=False)
+    if policy == "warn" and warns:
+        warnings.warn(TvmperfInconclusive(message), stacklevel=2)
+
+
+def conclude(decision: Decision, who: Identity, add_outcome: Callable[[Outcome], Outcome],
+             on_inconclusive: Callable[[str], None]) -> Outcome:
+    """Keep the decision's outcome, then fail the test or leave it to ``--tvmperf-inconclusive``."""
+    __tracebackhide__ = True
+    outcome = add_outcome(decision.outcome(who))
+    if decision.fails:
+        pytest.fail(decision.message, pytrace=False)
+    if decision.open:
+        on_inconclusive(decision.message)
+    return outcome
+
+
+def confirm_time(measured: Measured, source: BaselineSource, limit: Limit, policy: TimePolicy,
+                 enabled: bool) -> TimeJudged:
+    """Judge the measured time against ``source``; a suspected failure (or an unclear
+    answer) is measured again and the pooled samples decide (judge/gate.py)."""
+    def judge(samples: TimeSamples) -> dict[str, MetricVerdict]:
+        return {"time": source.judge_time(measured.make_record(samples), limit, policy)}
+
+    checked = confirm(measured.samples, judge, measured.remeasure, enabled)
+    return TimeJudged(measured.make_record(checked.samples), checked.verdicts["time"], confirmation_note(checked))
+
+
+def confirm_peers(measured: Measured, peer_limits: Mapping[str, float], policy: TimePolicy,
+                  notes: list[str]) -> Measured:
+    """A gated peer past its limit (or unclear) is measured again, as a time
+    regression is: the pooled samples decide, and a gate fails only when each
+    measurement alone is past the limit too."""
+    def gated(s: TimeSamples) -> dict[str, RatioVerdict]:
+        try:
+            verdicts = peer_verdicts(s, peer_limits, policy.alpha, policy.noise_ratio, wanted=measured.peers_timed)
+        except ValueError:
+            return {}  # reported by judged_peers
+        return {v.name: v for v in verdicts if v.limit is not None}
+
+    checked = confirm(measured.samples, gated, measured.remeasure)
+    if checked.second is None:
+        return measured
+    for name, v in checked.first.items():
+        if v.status != "pass" and name in checked.second:
+            notes.append(f"peer {name}: first measurement {v.status} at {v.describe()}, then "
+                         f"{checked.second[name].describe()}; the pooled samples decide")
+    return replace(measured, samples=checked.samples, peers_unconfirmed=checked.disagreed)
+
+
+def judged_peers(samples: TimeSamples, peer_limits: Mapping[str, float], policy: TimePolicy,
+                 peers_timed: tuple[str, ...] = (), unconfirmed: frozenset[str] = frozenset()) -> tuple[RatioVerdict, ...]:
+    """TVM against each peer timed beside; a gate the confirmation re-measure did not bear
+    out (each measurement alone past the limit) is inconclusive, not failed. Raises
+    ValueError when the timer returned no samples of a peer."""
+    verdicts = peer_verdicts(samples, peer_limits, policy.alpha, policy.noise_ratio, wanted=peers_timed)
+    return tuple(v.held() if v.name in unconfirmed and v.status == "exceeded" else v
+                 for v in verdicts)
+
+
+def no_baseline(record: "Record", who: Identity) -> Decision:
+    return Decision(Verdict.NO_BASELINE, record=record, fails=True, note=NO_BASELINE_NOTE,
+                    message=missing_baseline_message(who.nodeid, who.test_id, who.shown_file, who.accept_command))
+
+
+def decide(record: "Record", baseline: "Record", time: TimeJudged | None, thresholds: Mapping[str, Limit],
+           policy: TimePolicy, who: Identity, notes: Sequence[str] = (), plan: Plan = TIMED,
+           peers: tuple[RatioVerdict, ...] = (), ab: str = "", rounds: RoundsPlan | None = None,
+           threads_note: str = "") -> Decision:
+    """Compare ``record`` with ``baseline`` and decide the test, for every mode: a timed
+    record's time verdict comes confirmed (``time``, :func:`confirm_time`; its record
+    replaces ``record``); a mode without time compares the rest (measure/plan.py).
+    ``notes``: the message's notes so far; ``peers``: TVM against the peers timed beside;
+    ``ab``: what the a/b samples timed; ``rounds``: the rounds the budget allowed."""
+    notes = list(notes)
+    extra, tuning_note = pipeline_notes(
+        baseline.pipeline, record.pipeline, dict(baseline.target) == dict(record.target),
+        (baseline.tuning or {}).get("records_hash"), (record.tuning or {}).get("records_hash"),
+        (record.tuning or {}).get("source", ""))
+    notes.extend(extra)
+    budget_note = ""
+    if plan.time:
+        assert time is not None
+        record, time_verdict = time.record, time.verdict
+        if time.note is not None:
+            notes.append(time.note)
+        if rounds is not None and rounds.cut:  # a network timed within its budget: how precise
+            d = time_verdict.decision
+            budget_note = rounds.note(precision(d.low, d.high, d.ratio) if d is not None else None)
+            notes.append(budget_note)
+    else:
+        time_verdict = MetricVerdict(TIME_METRIC, Verdict.NA, None, None,
+                                     "timing off" if plan.mode == Mode.UNTIMED else thresholds[TIME_METRIC].describe())
+    source = BaselineSource(baseline, ab=ab)
+    comparison = source.compare(record, thresholds, policy, timed=plan.time).with_verdict(time_verdict)
+    outcome_note = plan.outcome_note(record.exact, sum(v.status in _GATED for v in comparison.verdicts))
+    if plan.mode == Mode.UNTIMED:  # and what the simulated cost did in the time's place
+        outcome_note = "; ".join(n for n in (outcome_note, simulated_gate_note(Verdict.NOT_GATED, comparison)) if n)
+    if not plan.time:
+        notes.append(plan.message_note(outcome_note))
+    decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive,
+                            [p.status for p in peers])
+    if not decided.peers_lead:
+        message = regression_message(who.nodeid, who.shown_file, record, baseline, comparison, notes,
+                                     who.accept_command)
+        if peers:
+            message += "\nagainst peer frameworks, timed side by side:\n" + "\n".join(peer_lines(peers))
+    else:
+        word = "slower than its limit against" if decided.fails else "not clearly within its limit against"
+        message = "\n".join([f"tvmperf: {who.nodeid}: TVM is {word} a peer framework (timed side by side; "
+                             f"the baseline comparison passed)", *peer_lines(peers), *(f"  note: {n}" for n in notes)])
+    note = outcome_note or "; ".join(n for n in (
+        budget_note, summary_note(threads_note, time_verdict.status, time_verdict.reason, time_verdict.note, tuning_note),
+        simulated_gate_note(time_verdict.status, comparison)) if n)
+    return Decision(decided.verdict, record=record, baseline=baseline, comparison=comparison, message=message,
+                    note=note, peers=peers, fails=decided.fails, open=decided.open, shown=decided.shown)
+
+
+def recorded(record: "Record", who: Identity, peers: tuple[RatioVerdict, ...] = (), note: str = "") -> Decision:
+    """An update's outcome: the record queued; a gated peer past its limit (or unclear)
+    still fails (or is inconclusive), the baseline recorded all the same."""
+    gated = [p for p in peers if p.status in ("exceeded", "inconclusive")]
+    message = ""
+    if gated:
+        message = "\n".join([f"tvmperf: {who.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
+                             *peer_lines(peers)])
+    exceeded = any(p.status == "exceeded" for p in peers)
+    return Decision(Verdict.SLOWER_THAN_PEER if exceeded else Verdict.RECORDED, record=record, peers=peers,
+                    message=message, note=note, fails=exceeded,
+                    open=not exceeded and any(p.status == "inconclusive" for p in peers))
+

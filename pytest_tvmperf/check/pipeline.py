@@ -1,0 +1,106 @@
+"""One check, prepare -> measure -> decide, for every mode: the steps around the pure
+decision (decide.py) that read the store, run TVM or keep the outcome. A mode (timed.py,
+untimed.py, ratio.py) is a choice of measurements; each ends here, by :func:`gate`
+(compare with the baseline and decide) or :func:`record` (``--tvmperf-update``). The
+fixture (fixture.py) is read here, never written: what one step hands the next is a
+frozen value (:class:`~pytest_tvmperf.check.decide.Measured`, ``Decision``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Sequence
+
+from pytest_tvmperf.check.baseline import BaselineSource
+from pytest_tvmperf.check.decide import (TIMED, Decision, Measured, conclude, confirm_time, decide,
+                                         judged_peers, no_baseline, recorded)
+from pytest_tvmperf.check.unmeasured import settle
+from pytest_tvmperf.judge.compare import RatioVerdict
+from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.measure.plan import Plan
+from pytest_tvmperf.report.layers import with_layers
+from pytest_tvmperf.report.outcome import Outcome
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.store.record import Record
+
+
+def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True) -> ExactMetrics:
+    """The exact metrics of a prepared workload, with the metric sources' per-kernel
+    counts; ``runs``: the program runs here, so its executed calls are counted."""
+    exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
+    session = tv.session
+    settings = session.settings
+    if tv.simulate is not None:  # the test's marker: over the ini, under the command line
+        settings = replace(settings, ini_simulate=tv.simulate)
+    collected = collect_kernel_metrics(session.metric_sources(), prep, settings)
+    session.report.not_measured.update(collected.skipped)
+    # kept on update, failed when the tool died (issue 23)
+    return settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
+                  lambda: tv.stored_baselines().get(tv.test_id), settings.update, session.report.not_measured,
+                  tv.fail, tv.nodeid, tv.identity().shown_file)
+
+
+def peers_of(tv: "Tvmperf", record: "Record", measured: Measured | None) -> tuple[RatioVerdict, ...]:
+    """TVM against the peers timed beside (a timer that left one out fails the test)."""
+    __tracebackhide__ = True
+    timed, unconfirmed = (measured.peers_timed, measured.peers_unconfirmed) if measured else ((), frozenset())
+    try:
+        return judged_peers(record.timing.samples, tv.peer_limits, tv.session.time_policy(), timed, unconfirmed)
+    except ValueError as exc:
+        tv.fail("error", f"tvmperf: {tv.nodeid}: {exc}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def layers_of(tv: "Tvmperf", prep: "Prepared | None", record: "Record", peers: tuple[RatioVerdict, ...]) -> tuple:
+    """The per-layer tables against the peers (issue 35): asked for, or a peer limit failed."""
+    if prep is None or not peers:
+        return ()
+    from pytest_tvmperf.measure.peer_layers import for_test
+
+    return for_test(tv, prep, record.timing.samples if record.timing else None, peers)
+
+
+def with_layer_tables(tv: "Tvmperf", prep: "Prepared | None", decision: Decision) -> Decision:
+    layers = layers_of(tv, prep, decision.record, decision.peers)
+    return replace(decision, message=with_layers(decision.message, layers), layers=layers)
+
+
+def finish(tv: "Tvmperf", decision: Decision) -> Outcome:
+    """Keep the decision's outcome, then pass, fail, or leave it to ``--tvmperf-inconclusive``."""
+    __tracebackhide__ = True
+    return conclude(decision, tv.identity(), tv.add_outcome, tv.inconclusive)
+
+
+def gate(tv: "Tvmperf", record: "Record", source: BaselineSource, measured: Measured | None, notes: Sequence[str],
+         plan: Plan = TIMED, prep: "Prepared | None" = None) -> Outcome:
+    """Compare ``record`` with what ``source`` holds and decide the test, for every mode:
+    a timed record's time is judged (and confirmed by ``measured.remeasure``); a mode
+    without time compares the rest (measure/plan.py)."""
+    __tracebackhide__ = True
+    who = tv.identity()
+    if source.record is None:
+        return finish(tv, no_baseline(record, who))
+    session = tv.session
+    policy = session.time_policy()
+    time = peers = None
+    if plan.time:
+        assert measured is not None
+        time = confirm_time(measured, source, tv.thresholds["time"], policy, session.settings.confirm)
+        peers = peers_of(tv, time.record, measured)
+    decision = decide(record, source.record, time, tv.thresholds, policy, who, notes, plan, peers or (), source.ab,
+                      measured.rounds if measured else None, measured.threads_note if measured else "")
+    return finish(tv, with_layer_tables(tv, prep, decision))
+
+
+def record(tv: "Tvmperf", record: "Record", note: str = "", plan: Plan = TIMED, measured: Measured | None = None,
+           prep: "Prepared | None" = None) -> Outcome:
+    """``--tvmperf-update``: queue ``record`` as the test's baseline (written at the
+    session's end); a gated peer past its limit still fails."""
+    __tracebackhide__ = True
+    tv.session.store.queue_update(tv.baseline_file, tv.test_id, record)
+    peers = peers_of(tv, record, measured) if plan.time else ()
+    return finish(tv, with_layer_tables(tv, prep, recorded(record, tv.identity(), peers, note)))
+

@@ -1,0 +1,76 @@
+"""The ratio mode, ``tvmperf.assert_ratio(a, b, at_most)``: two programs compiled, checked
+and timed side by side in this process, judged by their time ratio (no baseline),
+confirmed and concluded as every mode is (decide.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Sequence
+
+import pytest
+
+from pytest_tvmperf.check.decide import Decision, conclude
+from pytest_tvmperf.combos import Variant
+from pytest_tvmperf.judge.compare import RatioVerdict, relation_verdict
+from pytest_tvmperf.judge.gate import confirm, confirmation_note
+from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.measure.plan import UNTIMED_NOTE
+from pytest_tvmperf.measure.timer import TimeSamples, TimingTask
+from pytest_tvmperf.report.outcome import Outcome
+from pytest_tvmperf.report.text import relation_message
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.check.fixture import Tvmperf
+
+
+def assert_ratio(tv: "Tvmperf", sides: Sequence[Variant], at_most: float, number: int) -> RatioVerdict:
+    """The ``number``-th ``assert_ratio`` of test ``tv``: its outcome is named
+    ``<test id> ratio [number]`` in the summary, and by its sides in the message and JSON."""
+    __tracebackhide__ = True
+    shown_id = f"{tv.test_id} ratio" + (f" {number}" if number > 1 else "")
+    fail = tv.failing_as(shown_id)
+    preparer = tv.preparer_failing(fail)
+    preps = []
+    for side in sides:
+        executor = side.executor or tv.executor
+        preps.append(preparer.prepare(side.workload, executor, f"{side.workload.name} on {tv.target}/{executor}"))
+        if not preps[-1].target.runnable:
+            pytest.skip(f"target {tv.target}: {preps[-1].target.not_run}: a time ratio needs the program run")
+    label = f"{sides[0].describe(tv.executor)} / {sides[1].describe(tv.executor)}"
+    if not tv.timing:  # both sides compiled and checked; the ratio is a time: not measured
+        tv.add_outcome(Outcome(tv.nodeid, shown_id, tv.executor, tv.target, "not gated", note=UNTIMED_NOTE))
+        return None  # type: ignore[return-value]
+    session = tv.session
+    samplers = []
+    for i, prep in enumerate(preps):
+        pending = tv.sources.export(prep.compiled, "relation", side=f"ratio{number}.{i}")
+        if pending is not None:
+            samplers.append(tv.sources.placed_sampler(pending.temp, prep.target, prep.workload, prep.executor,
+                                                      prep.args, prep.out_specs))
+        else:
+            samplers.append(prep.compiled.sampler(prep.args, prep.out_specs, session.settings.min_repeat_ms))
+    task = TimingTask(workload=samplers[0], baseline=samplers[1])
+    policy = session.time_policy()
+    rounds = session.settings.repeat
+
+    def judge(samples: TimeSamples) -> RatioVerdict:
+        if samples.baseline is None:
+            fail("error", f"tvmperf: {tv.nodeid}: the timer returned no samples of the right side of "
+                          f"{label}: a tvmperf_timer must time TimingTask.baseline too")
+        return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
+
+    def measure(n: int, fresh: bool = False) -> TimeSamples:
+        with session.timing_lock(tv.target):
+            return tv.timer(task.reloaded() if fresh else task, n)
+
+    checked = confirm(measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds, fresh=True),
+                      session.settings.confirm)
+    verdict = checked.verdicts[label]
+    notes = [n for n in (confirmation_note(checked, label),) if n is not None]
+    exact = [replace(p.compiled.static_metrics(), calls=p.compiled.executed_calls(p.args)) for p in preps]
+    message = relation_message(label, verdict, exact[0], exact[1], notes)
+    status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
+    conclude(Decision(Verdict(status), message=message, shown=status != "pass", relation=verdict, shown_id=shown_id,
+                      fails=verdict.status == "exceeded", open=verdict.status == "inconclusive"),
+             tv.identity(), tv.add_outcome, tv.inconclusive)
+    return verdict

@@ -1,0 +1,185 @@
+"""The timed mode (the default): today's build (exported and loaded back), the reference
+kernel, the program it is judged against and the peers, timed side by side in rounds;
+then recorded (``--tvmperf-update``) or gated (pipeline.py). :func:`measure_time` is the
+time measurement of every timed mode, the comparison with another TVM version's build
+(against/gate.py) included."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping
+
+from pytest_tvmperf.check import pipeline
+from pytest_tvmperf.check.baseline import BaselineSource
+from pytest_tvmperf.check.decide import Measured, confirm_peers
+from pytest_tvmperf.judge.gate import sample_in_looks
+from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.measure.budget import plan_rounds
+from pytest_tvmperf.measure.disturbance import clean, device_disturbance
+from pytest_tvmperf.measure.kernel_identity import kernel_identities
+from pytest_tvmperf.measure.machine import current_machine
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.measure.reference import REFERENCE_NAME
+from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
+from pytest_tvmperf.measure.timer import TimeSamples, TimingTask, kernel_times
+from pytest_tvmperf.store.artifacts import PendingArtifact, discard
+from pytest_tvmperf.store.record import IRRef, Record, Timing
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.report.outcome import Outcome
+
+
+def ir_ref(pending: PendingArtifact, baseline_dir: Path) -> IRRef:
+    """The entry's ``ir`` field for a pending IR file (with the weights stored apart from it)."""
+    ref = getattr(pending, "ref", None)
+    return ref(baseline_dir) if ref is not None else IRRef(str(pending.final.relative_to(baseline_dir)), pending.sha256)
+
+
+def check(tv: "Tvmperf", prep: "Prepared", where: str) -> "Outcome":
+    """The rest of ``tvmperf.check`` for a timed test: measure, then record or gate."""
+    __tracebackhide__ = True
+    session = tv.session
+    workload = prep.workload
+    peers = tv.sources.peer_samplers(prep, where)
+    exact = pipeline.exact_metrics(tv, prep)
+    baseline = tv.stored_baselines().get(tv.test_id)
+    notes: list[str] = []
+    # Time the artifact as a later run will load it (exported and loaded back), so
+    # a/b timing compares like with like: a JIT-compiled module in memory runs a few
+    # percent apart from the same code loaded from a shared library.
+    measured = measure_time(
+        tv, prep, exact, lambda machine: (
+            BaselineSource(baseline) if session.settings.update
+            else tv.sources.baseline_source(baseline, machine.fingerprint, prep.target, workload, prep.args,
+                                            prep.out_specs, notes, compiled=prep.compiled)),
+        notes, peers)
+    if session.settings.confirm and tv.peer_limits:
+        measured = confirm_peers(measured, tv.peer_limits, session.time_policy(), notes)
+    pending = measured.pending
+    keep = pending is not None and tv.sources.keeps_library
+    if pending is not None and not keep:
+        discard(pending)
+    if session.settings.update:
+        if keep:
+            session.store.queue_artifact(pending)
+        ir = tv.sources.save_ir(prep.compiled)  # the ir form (the default): the IR, rebuilt where the gate runs
+        if ir is not None:
+            session.store.queue_artifact(ir)
+        kept, screened = clean(measured.samples)  # the baseline keeps the rounds the machine left alone
+        busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
+                f"trustworthy baseline" if screened is not None and screened.busy else "")
+        budget = measured.rounds.note() if measured.rounds is not None else ""
+        return pipeline.record(tv, measured.make_record(kept, pending if keep else None, ir),
+                               "; ".join(n for n in (busy, budget) if n), measured=measured, prep=prep)
+    return pipeline.gate(tv, measured.make_record(measured.samples), measured.source, measured, notes, prep=prep)
+
+
+def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
+                 source_for: Callable[..., BaselineSource], notes: list[str],
+                 peers: Mapping | None = None) -> Measured:
+    """The time measurement of every timed mode: today's build (exported and loaded
+    back), the reference kernel and the program it is judged against
+    (``source_for(machine)``: the baseline's, another TVM version's, or none) timed side
+    by side in rounds, in looks that stop at a decisive pass (sequential sampling), at
+    fewer threads on a machine too busy for the asked ones. The caller judges the
+    samples (``Measured.make_record``, ``Measured.remeasure`` for the confirmation)."""
+    session, settings = tv.session, tv.session.settings
+    compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
+    workload = prep.workload
+    listing = compiled.listing()
+    kernels = kernel_identities(compiled)
+    with session.timing_lock(tv.target):  # a network of seconds: its per-kernel times from one run
+        per_kernel = kernel_times(compiled, args, runs=1 if (prep.run_s or 0) > 0.5 else 5)
+    target_json = target.as_json()
+    machine = current_machine(target_json) if target.remote is None else target.remote.machine(target_json)
+
+    def make_record(samples: TimeSamples, artifact: PendingArtifact | None = None,
+                    ir: PendingArtifact | None = None) -> Record:
+        relpath = str(artifact.final.relative_to(settings.baseline_dir)) if artifact else None
+        return Record(
+            workload=workload.name,
+            executor=tv.executor,
+            target=target_json,
+            tvm_version=machine.tvm_version,
+            exact=exact,
+            timings={machine.fingerprint: Timing(machine, samples, relpath, artifact.sha256 if artifact else None)},
+            compile_s=prep.compile_s,
+            bytecode=listing,
+            kernel_time_s=per_kernel,
+            pipeline=workload.pipeline,
+            tuning=prep.tuning.as_json() if prep.tuning else None,
+            ir=ir_ref(ir, settings.baseline_dir) if ir else None,
+            kernels=kernels,
+        )
+
+    pending = tv.sources.export(compiled, machine.fingerprint)
+    workload_sampler = (tv.sources.placed_sampler(pending.temp, target, workload, tv.executor, args, out_specs)
+                        if pending else compiled.sampler(args, out_specs, settings.min_repeat_ms))
+    reference = session.reference_sampler(target)
+    source = source_for(machine)
+    task = TimingTask(workload=workload_sampler, reference=reference, reference_name=REFERENCE_NAME,
+                      baseline=source.sampler, peers=peers or {})
+    # a network that runs for seconds is timed in fewer rounds, within the test's time budget
+    run_s = sum(per_kernel.values()) if per_kernel else None
+    heavy = 1 + (task.baseline is not None) + len(task.peers)
+    rounds_plan = plan_rounds(run_s, heavy, int(task.reference is not None), settings.repeat, tv.time_budget_s,
+                              settings.min_repeat_ms / 1000)
+    rounds = rounds_plan.rounds
+    threads: list[int | None] = [None]  # None: TVM's own thread count
+
+    def measure(n: int, fresh: bool = False) -> TimeSamples:
+        """``fresh``: a confirming re-measure, with both programs loaded anew (new
+        memory placements), so it cannot inherit the first measurement's placement bias."""
+        with session.timing_lock(tv.target), tvm_thread_count(threads[0]), same_threads(tvm_threads()):
+            got = tv.timer(task.reloaded() if fresh else task, n)
+        if target.remote is None:
+            return got
+        # this process's CPU wait says nothing about an RPC device's: the reference kernel,
+        # timed on the device in the same rounds, stands in for it (measure/disturbance.py)
+        return replace(got, preempted=device_disturbance(got.reference), screened_by="device")
+
+    settled = _settled(tv, source, make_record)
+    samples = sample_in_looks(measure, rounds, settled).samples
+    fewer = _fewer_threads(tv, samples, task) if target.remote is None else None  # the device's threads are its own
+    threads_note = ""
+    if fewer is not None:
+        threads[0], note = fewer
+        notes.append(note)
+        threads_note = f"timed at {threads[0]} TVM thread(s): machine busy"
+        samples = sample_in_looks(measure, rounds, settled).samples
+    return Measured(samples, make_record, lambda: measure(2 * rounds, fresh=True), pending, rounds_plan,
+                    threads_note, tuple(sorted(peers or {})), source=source)
+
+
+def _settled(tv: "Tvmperf", source: BaselineSource,
+             make_record: Callable[..., Record]) -> Callable[[TimeSamples], bool] | None:
+    """When the time samples so far already decide the test (a pass: a slowdown of the
+    threshold is ruled out, or time is not gated), for sequential sampling
+    (judge/gate.py :func:`sample_in_looks`); None when every round is needed: a
+    recording run, no baseline, or peers to gate (their ratios need every round)."""
+    if tv.session.settings.update or source.record is None or tv.peer_limits:
+        return None
+    policy, limit = tv.session.time_policy(), tv.thresholds["time"]
+
+    def settled(samples: TimeSamples) -> bool:
+        verdict = source.judge_time(make_record(samples), limit, policy)
+        return verdict.status in (Verdict.PASS, Verdict.NOT_GATED)
+    return settled
+
+
+def _fewer_threads(tv: "Tvmperf", samples: TimeSamples, task: TimingTask) -> tuple[int, str] | None:
+    """A multi-threaded kernel on a machine too busy to give it its threads (one
+    descheduled thread stalls the kernel at its barrier): time at one thread instead,
+    both sides of the a/b pair alike. Only for the a/b comparison, whose two sides
+    share the thread pool; stored samples of another thread count are not comparable."""
+    asked = tvm_threads()
+    if asked <= 1 or task.baseline is None or tv.session.settings.update:
+        return None
+    _, screened = clean(samples)
+    if screened is None or not screened.busy:
+        return None
+    return 1, (f"timed at 1 of {asked} TVM threads, both sides alike: the machine could not give {asked} "
+               f"({screened.share_disturbed:.0%} of samples preempted at {asked})")

@@ -1,0 +1,35 @@
+"""Per-kernel counts a run could not measure (issue 23): an update keeps the stored ones
+(as a timing-off run keeps the timings), and a gate whose measuring tool died while
+measuring a test fails that test's counts with the reason instead of passing ungated."""
+
+from __future__ import annotations
+
+from typing import Callable, NoReturn
+
+from pytest_tvmperf.measure.kernel_metrics import KEPT_LINE, Collected, keep_unmeasured
+from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.store.record import Record
+
+
+def settle(exact: ExactMetrics, collected: Collected, baseline: Callable[[], Record | None], update: bool,
+           not_measured: set[str], fail: Callable[..., NoReturn], nodeid: str, shown_file: str) -> ExactMetrics:
+    """``exact`` as it is recorded or gated, given what the sources did not measure:
+    ``baseline()`` reads the test's stored entry (only when something was not measured),
+    ``not_measured`` takes the run's summary line, ``fail(verdict, message)`` fails the
+    test, ``shown_file`` is its baseline file as shown."""
+    __tracebackhide__ = True
+    if not collected.missing:
+        return exact
+    stored_record = baseline()
+    stored = {} if stored_record is None else stored_record.exact.per_kernel
+    if update:
+        exact, kept = keep_unmeasured(exact, None if stored_record is None else stored_record.exact, collected.missing)
+        if kept:
+            not_measured.add(KEPT_LINE.format(metrics=", ".join(kept)))
+        return exact
+    lost = [m for m in collected.died if m in stored]
+    if lost:
+        why = collected.died[lost[0]]
+        fail("error", f"tvmperf: {nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "
+                      f"{shown_file} has them, so the test fails rather than pass with them ungated; run it again")
+    return exact

@@ -1,0 +1,41 @@
+"""The modes without time (measure/plan.py): ``untimed`` (``--tvmperf-timing=off``,
+marker ``timing=False``) and ``built only`` (a target built but not run here): the same
+record and the same decision as the timed mode (pipeline.py), from the measurements the
+plan takes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pytest_tvmperf.check import pipeline
+from pytest_tvmperf.check.baseline import BaselineSource
+from pytest_tvmperf.measure.kernel_identity import kernel_identities
+from pytest_tvmperf.measure.machine import current_machine
+from pytest_tvmperf.measure.plan import Plan, summary_line, with_baseline_calls
+from pytest_tvmperf.store.record import Record
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.report.outcome import Outcome
+
+
+def check(tv: "Tvmperf", prep: "Prepared", plan: Plan) -> "Outcome":
+    """The rest of ``tvmperf.check`` for a mode without time."""
+    __tracebackhide__ = True
+    session = tv.session
+    exact = pipeline.exact_metrics(tv, prep, runs=plan.runs)
+    baseline = tv.stored_baselines().get(tv.test_id)
+    if not plan.runs:
+        exact = with_baseline_calls(exact, baseline)
+        session.report.not_measured.add(summary_line(tv.target, plan.why,
+                                                     "recorded" if session.settings.update else "gated"))
+    target_json = prep.target.as_json()
+    record = Record(workload=prep.workload.name, executor=tv.executor, target=target_json,
+                    tvm_version=current_machine(target_json).tvm_version, exact=exact, timings={},
+                    compile_s=prep.compile_s, bytecode=prep.compiled.listing(), kernel_time_s=None,
+                    pipeline=prep.workload.pipeline, tuning=prep.tuning.as_json() if prep.tuning else None,
+                    kernels=kernel_identities(prep.compiled))
+    if session.settings.update:
+        return pipeline.record(tv, record, plan.outcome_note(exact, None), plan)
+    return pipeline.gate(tv, record, BaselineSource(baseline), None, [], plan)

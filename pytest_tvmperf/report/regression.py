@@ -1,0 +1,253 @@
+"""Pure text: a failed comparison's message, metric by metric (the regression message,
+its kernel, time and bytecode diffs), and a missing baseline's; the end-of-run summary
+and the other messages are in text.py."""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
+from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
+from pytest_tvmperf.report.text import count_diff, fmt_number, fmt_time, safe, update_command
+from pytest_tvmperf.store.record import Record
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_tvmperf.report.kernel_match import KernelMatch
+
+
+def kernel_match(current: Record, baseline: Record) -> "KernelMatch":
+    """The kernels of ``current`` matched with ``baseline``'s by structure (by name for a
+    baseline recorded before kernel identities were stored: report/kernel_match.py)."""
+    from pytest_tvmperf.report.kernel_match import match_kernels
+
+    names = lambda r: tuple(sorted(set(r.kernel_time_s or ()) | {k for m in r.exact.per_kernel.values() for k in m}))  # noqa: E731
+    return match_kernels(baseline.kernels, current.kernels, names(baseline), names(current))
+
+
+def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None) -> list[str]:
+    if v.metric == "time":
+        return _time_lines(v, current)
+    delta = (v.current or 0) - (v.baseline or 0)
+    shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
+    lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
+    match = match or kernel_match(current, baseline)
+    if v.metric == "instructions":
+        by_callee = count_diff(baseline.exact.by_callee, match.translate(current.exact.by_callee))
+        if by_callee:
+            lines.append(f"    by callee: {by_callee}")
+        per_func = count_diff(baseline.exact.instructions, current.exact.instructions)
+        if per_func:
+            lines.append(f"    by function: {per_func}")
+    elif v.metric == "calls":
+        by_callee = count_diff(baseline.exact.calls, match.translate(current.exact.calls))
+        if by_callee:
+            lines.append(f"    executed calls by callee: {by_callee}")
+    elif v.metric in current.exact.per_kernel:
+        grown = grown_kernels(_named(current, baseline.exact.per_kernel.get(v.metric)),
+                              _named(current, match.translate(current.exact.per_kernel.get(v.metric))),
+                              metric_unit(v.metric), label=_labels(match))
+        if grown:
+            lines.append(f"    kernels that grew: {safe(grown)}")
+        runtime = runtime_change(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
+                                 metric_unit(v.metric))
+        if runtime:
+            lines.append(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): {runtime}")
+    return lines
+
+
+def time_headline(v: MetricVerdict, samples: int) -> str:
+    """The time line of a message: the arrow and the ratio each say what they compare.
+    ``time 47.5 ms -> 51.3 ms (medians, side by side); a/b ratio 1.08x (95% CI 1.04-1.12x), ...``
+    (a/b: the medians of the baseline's program and of this build, timed in this run; the
+    ratio is the median of the per-round ratios), or ``time 1 ms -> 2.5 ms (stored median
+    -> this run's); raw ratio 2.50x (...)`` (the baseline's stored median; the ratio raw or
+    normalized by the reference kernel, as the comparison made it)."""
+    d = v.decision
+    side_by_side = v.stored_baseline is not None or (d is not None and d.mode.startswith("a/b"))
+    arrow = "medians, side by side" if side_by_side else ("stored median -> this run's" if v.baseline is not None
+                                                          else "this run's median")
+    head = f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({arrow})"
+    if d is not None:
+        ratio = (f"{d.mode.split(',')[0]} ratio {d.ratio:.2f}x ({d.confidence * 100:.3g}% CI "
+                 f"{d.low:.2f}-{d.high:.2f}x)")
+        return f"{head}; {ratio}, limit {v.limit}, {samples} samples"
+    ratio = f"ratio of medians {v.ratio:.2f}x, " if v.ratio else ""
+    return f"{head}; {ratio}limit {v.limit}, median of {samples} samples"
+
+
+def _time_lines(v: MetricVerdict, current: Record) -> list[str]:
+    timing = current.timing
+    lines = [time_headline(v, len(timing.samples.samples) if timing else 0)]
+    if v.stored_baseline is not None:  # a/b: the headline has the medians of the side-by-side samples
+        lines.append(f"    compared: {v.note}" + (f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, "
+                                                   f"was measured in another run: not compared)"
+                                                   if fmt_time(v.stored_baseline) != fmt_time(v.baseline) else ""))
+    elif v.note:
+        lines.append(f"    compared: {v.note}")
+    return lines
+
+
+def _named(record: Record, per_kernel: Mapping[str, int] | None) -> Mapping[str, int] | None:
+    """A PrimFunc test's kernel under its workload's name (every TE test's kernel is ``main``)."""
+    if per_kernel is None or record.executor != "prim" or "main" not in per_kernel:
+        return per_kernel
+    return {(f"{record.workload} (main)" if name == "main" else name): n for name, n in per_kernel.items()}
+
+
+def _labels(match: "KernelMatch"):
+    """The label of each kernel of a translated map (keyed by baseline names): what it is,
+    and whether its code or shapes changed since the baseline."""
+    if not match.by_structure:
+        return None
+    labels = {old: match.label(old, old=True) for old in match.before}
+    for name, status in match.status.items():
+        shown = match.key_name(name)
+        labels[shown] = match.label(name) + (" (changed)" if str(status) == "changed" else "")
+    return labels.get
+
+
+def _was(match: "KernelMatch", name: str) -> str:
+    """' (was conv2d_add_relu(...3x3...) [fused_conv2d1_add_relu])', or ' (its code changed)'
+    when it computes what it did, on the same shapes."""
+    old = match.old_of[name]
+    before, after = match.before.get(old), match.after.get(name)
+    if before is not None and after is not None and before.describe() == after.describe():
+        return " (its code changed)" if old == name else f" (its code changed; was {old})"
+    return f" (was {match.label(old, old=True)})"
+
+
+def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
+    """'new: conv2d_add_relu(...) [fused_conv2d1_add_relu]; changed: ... (was ...); removed: ...':
+    the kernels added, changed and removed since the baseline (by structure), or ""."""
+    if not match.by_structure:
+        return ""
+    parts = []
+    for status, title in (("new", "new"), ("changed", "changed")):
+        names = sorted(n for n, s in match.status.items() if str(s) == status)
+        if names:
+            shown = [match.label(n) + (_was(match, n) if status == "changed" else "") for n in names[:limit]]
+            parts.append(f"{title}: " + ", ".join(shown) + (f", ... {len(names) - limit} more" if len(names) > limit else ""))
+    if match.removed:
+        shown = [match.label(n, old=True) for n in match.removed[:limit]]
+        parts.append("removed: " + ", ".join(shown) + (f", ... {len(match.removed) - limit} more"
+                                                        if len(match.removed) > limit else ""))
+    return "; ".join(parts)
+
+
+def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
+                       notes: Sequence[str] = (), command: str | None = None) -> str:
+    names = ", ".join(v.metric for v in comparison.regressions)
+    if names:
+        lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
+    else:
+        time_verdict = comparison.get("time")
+        why = (time_verdict.reason if time_verdict is not None and time_verdict.reason
+               else "the noise is larger than the threshold")
+        lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
+    match = kernel_match(current, baseline)
+    for v in comparison.regressions:
+        lines.extend(verdict_lines(v, current, baseline, match))
+    changed = kernel_set_line(match)
+    if changed:
+        lines.append(f"  kernels since the baseline (matched by structure, not by name): {changed}")
+    time_verdict = comparison.get("time")
+    band = time_verdict.bound - 1 if time_verdict is not None and time_verdict.bound is not None else KERNEL_NOISE_BAND
+    slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s, match=match, band=band)
+    if slower:
+        lines.append(f"  kernels that take longer than in the baseline: {slower}")
+    if match.note and current.kernels:
+        lines.append(f"  note: {match.note}")
+    for note in notes:
+        lines.append(f"  note: {note}")
+    time_verdict = comparison.get("time")
+    if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
+        first, *rest = verdict_lines(time_verdict, current, baseline, match)
+        lines.append(f"{first} [{time_verdict.status}]")
+        lines.extend(rest)
+    for v in comparison.improvements:
+        if v.metric == "time":
+            continue
+        lines.append(f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
+                     f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})")
+    if current.workload != baseline.workload:
+        lines.append(f"  workload was {safe(baseline.workload)}, now {safe(current.workload)}")
+    if current.tvm_version != baseline.tvm_version:
+        lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
+    lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
+    diff = bytecode_diff(baseline.bytecode, match.listing(current.bytecode))
+    if diff:
+        lines.append("VM bytecode, baseline -> now:")
+        if match.by_structure and any(str(s) != "same" or match.old_of.get(n) != n for n, s in match.status.items()):
+            lines.append("  (each kernel called under its baseline counterpart's name; [new], [changed]: see above)")
+        lines.extend(f"  {safe(line)}" for line in diff)
+    return "\n".join(lines)
+
+
+#: a kernel that kept its place is listed as taking longer only when it grew by more than
+#: this share of its own baseline time (the time threshold when the test has one) ...
+KERNEL_NOISE_BAND = 0.05
+#: ... and by more than this share of the whole baseline's kernel time: one profiled run's
+#: per-kernel times move by a few percent, so unchanged code shows such noise (+18.6 ms of a
+#: 6 s network on an inconclusive run); noise is never listed as a slower kernel
+KERNEL_TOTAL_SHARE = 0.01
+
+
+def slower_kernels(before: Mapping[str, float], after: Mapping[str, float], band: float = KERNEL_NOISE_BAND,
+                   match: "KernelMatch | None" = None) -> list[tuple[float, str, str, str]]:
+    """The kernel changes (report/kernels.py) beyond noise: a new kernel (at least a
+    microsecond), or one that grew by more than ``band`` of its own time and
+    :data:`KERNEL_TOTAL_SHARE` of the baseline's total."""
+    from pytest_tvmperf.report.kernels import kernel_changes
+
+    total = sum(before.values())
+    kept = []
+    for delta, name, old, tag in kernel_changes(before, after, match):
+        was = before.get(old or name)
+        if was is not None and (delta <= band * was or delta <= KERNEL_TOTAL_SHARE * total):
+            continue
+        kept.append((delta, name, old, tag))
+    return kept
+
+
+def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6,
+                     match: "KernelMatch | None" = None, band: float = KERNEL_NOISE_BAND) -> str:
+    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first; a
+    renamed kernel is matched to its old name ('fused_add1 (was fused_add) +2 ms'); changes
+    within the noise are left out (:func:`slower_kernels`). With a ``match`` by structure,
+    each kernel is compared with its counterpart whatever its name, and shown as what it is
+    ('conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]')."""
+    if before is None or after is None:
+        return ""
+    by_structure = match is not None and match.by_structure
+    parts = []
+    for delta, name, old, tag in slower_kernels(before, after, band, match)[:limit]:
+        if by_structure and match.status_of(name) is not None:
+            was = f" (was {match.label(old, old=True)})" if tag == "changed" else (f" (was {old})" if old else "")
+            parts.append(f"{safe(match.label(name))}{safe(was)} +{fmt_time(delta)}{f' ({tag})' if tag and tag != 'changed' else ''}")
+        else:
+            parts.append(f"{safe(name)}{f' (was {safe(old)})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
+    return ", ".join(parts)
+
+
+def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
+    """Unified diff of the VM bytecode of the functions that changed, baseline -> now."""
+    if before is None or after is None:
+        return []
+    lines: list[str] = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name, ""), after.get(name, "")
+        if old == new:
+            continue
+        lines.extend(difflib.unified_diff(old.splitlines(), new.splitlines(), f"baseline @{name}", f"now @{name}", lineterm="", n=1))
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"... {len(lines) - max_lines} more diff lines"]
+    return lines
+
+
+def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None) -> str:
+    return (
+        f"tvmperf: no baseline for {test_id} in {path}\n"
+        f"create it with: {command or update_command(nodeid)}"
+    )
