@@ -109,7 +109,7 @@ def built_graphs() -> Iterable[tuple[str, dict]]:
     import tvm
 
     from pytest_tvmperf import workloads
-    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.executor_choice import get_executor
     from pytest_tvmperf.builder.rebuild import lowered_module
     from pytest_tvmperf.builder.targets import resolve_target
 

@@ -21,7 +21,7 @@ import shlex
 import sys
 import time
 
-from pytest_tvmperf.builder.executors import get_executor
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.measure.peer_layers import RUNS, layer_tables
 from pytest_tvmperf.report.layers import table_lines

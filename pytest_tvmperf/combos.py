@@ -18,7 +18,7 @@ class Combo:
 
     @property
     def id(self) -> str:
-        from pytest_tvmperf.farm.names import shown_target
+        from pytest_tvmperf.values.remote_names import shown_target
 
         return f"{shown_target(self.target)}-{self.executor}"
 

@@ -13,21 +13,22 @@ import pytest
 from pytest_tvmperf.store.artifacts import PendingArtifact, discard
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.judge.compare import MetricVerdict, RatioVerdict, compare, compare_time, peer_verdicts, relation_verdict
-from pytest_tvmperf.measure.disturbance import clean, device_disturbance
-from pytest_tvmperf.builder.executors import get_executor
+from pytest_tvmperf.judge.disturbance import clean, device_disturbance
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.judge.gate import (confirm, confirmation_note, pipeline_notes, sample_in_looks, summary_note,
                    whole_verdict)
 from pytest_tvmperf.measure.kernel_identity import kernel_identities
 from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
 from pytest_tvmperf.measure.simulate import simulated_gate_note
 from pytest_tvmperf.measure.machine import current_machine
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.budget import RoundsPlan, plan_rounds, precision
-from pytest_tvmperf.measure.timer import TimeSamples, Timer, TimingTask, kernel_times
+from pytest_tvmperf.measure.timer import Timer, TimingTask, kernel_times
+from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Limit
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
 from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
-from pytest_tvmperf.store.record import IRRef, Record, Timing
+from pytest_tvmperf.values.record import IRRef, Record, Timing
 from pytest_tvmperf.measure.plan import UNTIMED_NOTE, Mode, Plan, plan_for, summary_line, with_baseline_calls
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
 from pytest_tvmperf.report.text import missing_baseline_message, peer_lines, regression_message, relation_message
@@ -273,7 +274,7 @@ class Tvmperf:
             if target.remote is None:
                 return got
             # this process's CPU wait says nothing about an RPC device's: the reference kernel,
-            # timed on the device in the same rounds, stands in for it (measure/disturbance.py)
+            # timed on the device in the same rounds, stands in for it (judge/disturbance.py)
             return replace(got, preempted=device_disturbance(got.reference), screened_by="device")
 
         settled = self._settled(baseline, make_record, ab_source)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pytest_tvmperf.store import artifacts
-from pytest_tvmperf.judge.compare import TimePolicy
+from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.sandbox.child import Sandbox
 from pytest_tvmperf.workload import output_specs
 from pytest_tvmperf.config.options import Settings

@@ -150,7 +150,7 @@ class AgainstPlugin:
         from pytest_tvmperf.judge.compare import compare
         from pytest_tvmperf.measure.machine import current_machine
         from pytest_tvmperf.report.outcome import Outcome
-        from pytest_tvmperf.store.record import Record, Timing
+        from pytest_tvmperf.values.record import Record, Timing
 
         session, other = tv.session, self.other
         if not prep.target.runnable or prep.target.remote is not None:
@@ -197,7 +197,7 @@ class AgainstPlugin:
         unclear = comparison.inconclusive and not comparison.regressions and not self.report_only
         message = self.message(tv, record, then, comparison, line, notes)
         if record.timing is not None and record.timing.samples.baseline:  # the other build's samples, for the reports
-            from pytest_tvmperf.measure.timer import TimeSamples
+            from pytest_tvmperf.values.samples import TimeSamples
 
             s = record.timing.samples
             # under this run's machine (the record's tvm_version names the other version)
@@ -220,7 +220,7 @@ class AgainstPlugin:
         (record, comparison, time verdict)."""
         from pytest_tvmperf.judge.compare import compare, compare_time
         from pytest_tvmperf.judge.gate import confirm, confirmation_note
-        from pytest_tvmperf.measure.timer import TimeSamples
+        from pytest_tvmperf.values.samples import TimeSamples
         from pytest_tvmperf.store.artifacts import discard
 
         other = self.other

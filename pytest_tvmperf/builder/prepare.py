@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, NoReturn
 import pytest
 
 from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
-from pytest_tvmperf.builder.executors import CompileError, get_executor, shorten_tvm_error
+from pytest_tvmperf.builder.executors import CompileError, shorten_tvm_error
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.measure.timer import stopwatch
 from pytest_tvmperf.workload import Workload, output_specs
 

@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import Sequence
 
 from pytest_tvmperf.judge.compare import Comparison
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.report.text import SummaryRow, fmt_number, fmt_time, text_table
 from pytest_tvmperf.report.results import ResultEntry, ResultsError
 from pytest_tvmperf.judge.verdict import Verdict

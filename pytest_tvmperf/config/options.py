@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
     DEFAULT_ALPHA,
@@ -49,36 +49,25 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_noise,
     parse_other_machine,
     parse_peer_limit,
+    parse_packages,
     parse_peers,
     parse_simulate,
     parse_targets,
     parse_thresholds,
     parse_duration,
     parse_tuned,
+    parse_version,
     parse_same_program,
     peer_limits_from_marker,
     positive_int,
     thresholds_from_marker,
 )
 
-if TYPE_CHECKING:
-    from pytest_tvmperf.judge.compare import TimePolicy
-
-
-def _parse_tvm_version(text: str) -> str:
-    from pytest_tvmperf.against.env import parse_version
-
-    return parse_version(text)
-
-
-def _parse_packages(text: str) -> tuple[str, ...]:
-    from pytest_tvmperf.against.env import parse_packages
-
-    return parse_packages(text)
+from pytest_tvmperf.config.time_policy import TimePolicy
 
 
 def _parse_rpc(text: str) -> tuple[str, int]:
-    from pytest_tvmperf.farm.names import parse_rpc_address
+    from pytest_tvmperf.values.remote_names import parse_rpc_address
 
     return parse_rpc_address(text)
 
@@ -344,12 +333,12 @@ OPTIONS: tuple[Option, ...] = (
            "with apache-tvm VERSION (installed once into a venv under the user's cache directory, or "
            "$TVMPERF_CACHE_DIR), time both builds side by side, compare every exact and simulated metric and fail "
            "a test that today's TVM makes worse past the thresholds (llvm targets; no baseline is read or written)",
-           None, _parse_tvm_version, metavar="VERSION"),
+           None, parse_version, metavar="VERSION"),
     Option(OPT_AGAINST_TVM_REPORT_ONLY, "against_tvm_report_only", "with --tvmperf-against-tvm: report the "
            "upgrade's verdicts without failing a test for them", False, ini=False, switch=True),
     Option(OPT_AGAINST_TVM_PACKAGES, "against_tvm_packages", "with --tvmperf-against-tvm: more packages the other "
            "version's environment needs to build the tests' workloads, e.g. onnx,onnxruntime,torch (each at today's "
-           "installed version unless given as NAME==VERSION; default none)", (), _parse_packages, metavar="PKG,..."),
+           "installed version unless given as NAME==VERSION; default none)", (), parse_packages, metavar="PKG,..."),
     Option(OPT_TRUST_ARTIFACTS, "trust_artifacts", "on: load the compiled libraries (.so) that baselines of the old "
            "form name (--tvmperf-baseline-program=so) for a/b timing. They are native code that runs in this process, "
            "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
@@ -385,12 +374,10 @@ def addoption(parser) -> None:
             parser.addini(opt.dest, opt.help, default="")
 
 
-def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, comparisons: int = 1) -> "TimePolicy":
+def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, comparisons: int = 1) -> TimePolicy:
     """The one constructor of the time verdict's policy: the false-alarm rate ``alpha`` is
     split evenly over the ``comparisons`` (Bonferroni), so a suite of many cases does not
     fail by chance; ``noise`` per mode as :func:`parse_noise` gives it."""
-    from pytest_tvmperf.judge.compare import TimePolicy  # compare imports Limit and the metric names from here
-
     return TimePolicy(
         alpha=alpha / max(1, comparisons),
         noise_ab=noise["ab"],
@@ -486,7 +473,7 @@ class Settings:
         merged.update(self.cli_thresholds)
         return merged
 
-    def time_policy(self, comparisons: int = 1) -> "TimePolicy":
+    def time_policy(self, comparisons: int = 1) -> TimePolicy:
         """The time verdict's policy of this run with ``comparisons`` timed comparisons."""
         return time_policy(self.alpha, self.noise, self.other_machine, comparisons)
 

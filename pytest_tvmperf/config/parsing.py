@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS
+from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
 
 EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim", "vm-cudagraph")
 #: what a run selects unless told: vm-cudagraph (cuda only) is asked for by name
@@ -24,7 +25,7 @@ TARGETS: tuple[str, ...] = ("llvm", "cuda")
 #: metrics that can carry a threshold, and what a bare number means for each
 TIME_METRIC = "time"
 EXACT_METRICS: tuple[str, ...] = ("instructions", "calls", "kernels", "storage_bytes")
-#: per-kernel metrics of the registered metric sources (measure/kernel_metrics.py)
+#: per-kernel metrics of the registered metric sources (values/kernel_metrics.py)
 KERNEL_METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in KERNEL_METRICS)
 METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS, *KERNEL_METRIC_NAMES)
 
@@ -36,12 +37,12 @@ PEER_MARKER_KEYS: dict[str, str] = {f"vs_{p}": p for p in PEERS}
 #: significant (see timestats.py), so the threshold can sit below the noise of one
 #: sample: 5% lets a real 10% slowdown be caught (benchmarks/, README).
 DEFAULT_TIME_THRESHOLD = "5%"
-#: the run's false-alarm rate (also the default of ``compare.TimePolicy``)
+#: the run's false-alarm rate (also the default of ``config.time_policy.TimePolicy``)
 DEFAULT_ALPHA = 0.05
 INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
 OTHER_MACHINE_POLICIES = ("normalized", "skip")
 NOISE_MODES = ("ab", "normalized", "raw", "ratio")
-#: The one place of the noise defaults (``compare.TimePolicy`` and ``--tvmperf-noise``).
+#: The one place of the noise defaults (``config.time_policy.TimePolicy`` and ``--tvmperf-noise``).
 #: ``ratio``: TVM over a peer framework, or one build over another (assert_ratio), in one
 #: process. The normalized false-alarm benchmark puts the difference of two such in-process
 #: ratios of different programs (workload over reference kernel) between processes at
@@ -217,7 +218,7 @@ def parse_executors(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def parse_targets(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    from pytest_tvmperf.farm.names import SEPARATOR, split_remote
+    from pytest_tvmperf.values.remote_names import SEPARATOR, split_remote
 
     items = [i.strip() for i in (text.split(",") if isinstance(text, str) else list(text))]
     remote = [i for i in items if SEPARATOR in i and split_remote(i)]  # llvm@rpc:KEY; a malformed one raises
@@ -393,7 +394,6 @@ _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 def parse_duration(text: str) -> float:
     """A wall-clock duration in seconds from ``90s``, ``30m``, ``1.5h``, ``1h30m`` or
     ``90`` (seconds); it must be positive."""
-    import re
 
     raw = str(text).strip().lower().replace(" ", "")
     parts = re.fullmatch(r"((?:\d+(?:\.\d+)?[hms])+|\d+(?:\.\d+)?)", raw)
@@ -410,3 +410,28 @@ def parse_duration(text: str) -> float:
     if not seconds > 0:
         raise ValueError(f"{text!r}: a duration must be more than 0; accepted forms: {DURATION_FORMS}")
     return seconds
+
+
+#: ``--tvmperf-against-tvm``: a release of apache-tvm (against/env.py builds its environment)
+_VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
+
+
+def parse_version(text: str) -> str:
+    """``--tvmperf-against-tvm``'s value: a release of apache-tvm such as ``0.26.0``."""
+    text = str(text).strip()
+    if text.startswith("apache-tvm=="):
+        text = text[len("apache-tvm=="):]
+    if not _VERSION.match(text):
+        raise ValueError(f"{text!r} is not a version of apache-tvm: give one such as 0.26.0")
+    return text
+
+
+def parse_packages(text) -> tuple[str, ...]:
+    """``--tvmperf-against-tvm-packages``: more packages the other environment needs to
+    build the tests' workloads (``onnx,onnxruntime,torch``), each a name with an
+    optional ``==VERSION`` (a bare name gets today's installed version)."""
+    items = [p for p in re.split(r"[,\s]+", str(text).strip()) if p]
+    for item in items:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*(==[0-9][0-9A-Za-z.+!-]*)?", item):
+            raise ValueError(f"{item!r} is not a package name (with an optional ==VERSION), e.g. onnx or torch==2.4.0")
+    return tuple(items)

@@ -29,9 +29,9 @@ from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence
 import numpy as np
 
 from pytest_tvmperf.farm import tracker
-from pytest_tvmperf.farm.names import RemoteName, format_address, split_remote
+from pytest_tvmperf.values.remote_names import RemoteName, format_address, split_remote
 from pytest_tvmperf.builder.targets import TargetSpec
-from pytest_tvmperf.measure.machine import Machine
+from pytest_tvmperf.values.machine import Machine
 
 #: how long a test waits for a device of its key to be free (other workers hold them)
 DEFAULT_WAIT_S = 600.0

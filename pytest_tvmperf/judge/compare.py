@@ -8,37 +8,18 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.measure.disturbance import clean, load_noise, paired_under_load, wait_bounds
-from pytest_tvmperf.measure.kernel_metrics import setup_difference
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.judge.disturbance import clean, load_noise, paired_under_load, wait_bounds
+from pytest_tvmperf.values.kernel_metrics import setup_difference
+from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
-from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, KERNEL_METRIC_NAMES
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
+from pytest_tvmperf.config.time_policy import TimePolicy
+from pytest_tvmperf.values.record import Record, Timing
 from pytest_tvmperf.judge.timestats import TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, RatioStatus, Verdict
 
 #: the verdict of one metric (kept under its old name)
 Status = MetricStatus
-
-
-@dataclass(frozen=True)
-class TimePolicy:
-    """How the time verdict weighs its evidence.
-
-    alpha: two-sided false-alarm probability of one comparison (the run's rate divided
-    by the number of timed tests); noise_*: standard deviation of the log ratio that
-    the samples cannot show, per mode (a/b against the baseline's artifact timed side
-    by side; normalized by the reference kernel; raw); other_machine: "normalized"
-    compares with another machine's baseline in normalized form (noise doubled),
-    "skip" shows the time without gating it.
-    """
-
-    alpha: float = DEFAULT_ALPHA
-    noise_ab: float = DEFAULT_NOISE["ab"]
-    noise_normalized: float = DEFAULT_NOISE["normalized"]
-    noise_raw: float = DEFAULT_NOISE["raw"]
-    other_machine: str = "normalized"
-    noise_ratio: float = DEFAULT_NOISE["ratio"]
 
 
 @dataclass(frozen=True)

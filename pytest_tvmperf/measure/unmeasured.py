@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_tvmperf.measure.kernel_metrics import KEPT_LINE, Collected, keep_unmeasured
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 if TYPE_CHECKING:
     from pytest_tvmperf.runner import Tvmperf

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL, Comparison, MetricVerdict, RatioVerdict
-from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.config.options import Settings
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.files import BaselineError, load_baselines
 
 
@@ -149,7 +149,7 @@ class BaselineStore:
                 records = self.baselines(path)
             except BaselineError:
                 continue
-            from pytest_tvmperf.farm.names import local_test_id
+            from pytest_tvmperf.values.remote_names import local_test_id
 
             used = self.collected.get(path, set())  # a remote device's entry: any key the test may run on
             names = sorted(n for n in records if n not in used and local_test_id(n) not in used)

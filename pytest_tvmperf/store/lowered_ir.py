@@ -26,7 +26,7 @@ from typing import Any
 from pytest_tvmperf.store import bounded_json, ir_check
 from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
-from pytest_tvmperf.store.record import IRRef, WeightRef
+from pytest_tvmperf.values.record import IRRef, WeightRef
 
 IR_DIR = "ir"
 IR_SUFFIX = ".json.gz"

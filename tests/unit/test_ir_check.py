@@ -74,7 +74,7 @@ def test_the_bundled_suite_stores_some_ir():
 
 
 def test_what_the_plugin_stores_of_a_compiled_mlp_passes():
-    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.executor_choice import get_executor
     from pytest_tvmperf.builder.rebuild import lowered_module
     from pytest_tvmperf.builder.targets import resolve_target
 

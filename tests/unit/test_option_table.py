@@ -14,7 +14,7 @@ import pytest
 from pytest_tvmperf.config import markers
 from pytest_tvmperf.config import options
 from pytest_tvmperf.config import parsing
-from pytest_tvmperf.judge.compare import TimePolicy
+from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.config.markers import MarkerSettings
 from pytest_tvmperf.config.options import OPTIONS, Limit, Settings
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tvmperf.farm.remote import RemoteDevice, check_farm
-from pytest_tvmperf.farm.names import RemoteName, parse_rpc_address, shown_target, split_remote
+from pytest_tvmperf.values.remote_names import RemoteName, parse_rpc_address, shown_target, split_remote
 from pytest_tvmperf.farm.tracker import offer_lines, offers, unknown_key_message
 from pytest_tvmperf.combos import Combo
 from pytest_tvmperf.config.parsing import parse_targets
@@ -141,7 +141,7 @@ def test_connections_to_a_hung_peer_are_shut_and_others_left_alone():
 
 
 def test_a_remote_test_id_made_local_for_prune():
-    from pytest_tvmperf.farm.names import local_test_id
+    from pytest_tvmperf.values.remote_names import local_test_id
 
     assert local_test_id("test_mlp[rpc:my-board-llvm-vm-bytecode-bound]") == "test_mlp[llvm-vm-bytecode-bound]"
     assert local_test_id("test_mlp[llvm-prim]") == "test_mlp[llvm-prim]"

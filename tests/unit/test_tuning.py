@@ -19,7 +19,7 @@ import tvm_ffi
 
 from pytest_tvmperf.builder import tuning
 from pytest_tvmperf.builder.correctness import check_outputs
-from pytest_tvmperf.builder.executors import get_executor
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.pipelines import fuse_relax
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.builder.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError, TuningState

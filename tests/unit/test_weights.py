@@ -17,8 +17,9 @@ from _factories import record
 from pytest_tvmperf.store import lowered_ir, weights
 from pytest_tvmperf.store.artifacts import commit
 from pytest_tvmperf.store.baseline_store import _named_files
-from pytest_tvmperf.store.record import IRRef, Record, WeightRef
-from pytest_tvmperf.store.schema import SchemaProblem, check_record
+from pytest_tvmperf.values.record import IRRef, Record, WeightRef
+from pytest_tvmperf.store.schema import check_record
+from pytest_tvmperf.values.json_fields import SchemaProblem
 
 SHA = "ab" * 32
 

@@ -10,10 +10,10 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from pytest_tvmperf.measure.machine import Machine
-from pytest_tvmperf.measure.timer import TimeSamples
-from pytest_tvmperf.measure.kernel_identity import KernelId
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.values.samples import TimeSamples
+from pytest_tvmperf.values.kernel_id import KernelId
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 
 def _round(x: float) -> float:
@@ -126,7 +126,7 @@ class Record:
     tuning: Mapping[str, Any] | None = None
     #: the program as IR before code generation (``--tvmperf-update``), rebuilt at gate time
     ir: IRRef | None = None
-    #: {kernel name: what it is} (measure/kernel_identity.py): kernels are matched with the
+    #: {kernel name: what it is} (values/kernel_id.py): kernels are matched with the
     #: baseline's by structure, not by TVM's numbering; None in a baseline recorded before
     kernels: Mapping[str, KernelId] | None = None
 
