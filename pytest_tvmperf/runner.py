@@ -27,7 +27,8 @@ from pytest_tvmperf.measure.timer import Timer, TimingTask, kernel_times
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Limit
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
-from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
+from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, no_progress
+from pytest_tvmperf.values.node_ids import display_path
 from pytest_tvmperf.values.record import IRRef, Record, Timing
 from pytest_tvmperf.measure.plan import UNTIMED_NOTE, Mode, Plan, plan_for, summary_line, with_baseline_calls
 from pytest_tvmperf.measure.reference import REFERENCE_NAME

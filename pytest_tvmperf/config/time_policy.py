@@ -4,6 +4,7 @@ applies (config's, so that the options build it without importing the judge)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE
 
@@ -26,3 +27,17 @@ class TimePolicy:
     noise_raw: float = DEFAULT_NOISE["raw"]
     other_machine: str = "normalized"
     noise_ratio: float = DEFAULT_NOISE["ratio"]
+
+
+def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, comparisons: int = 1) -> TimePolicy:
+    """The one constructor of the time verdict's policy: the false-alarm rate ``alpha`` is
+    split evenly over the ``comparisons`` (Bonferroni), so a suite of many cases does not
+    fail by chance; ``noise`` per mode as :func:`parse_noise` gives it."""
+    return TimePolicy(
+        alpha=alpha / max(1, comparisons),
+        noise_ab=noise["ab"],
+        noise_normalized=noise["normalized"],
+        noise_raw=noise["raw"],
+        noise_ratio=noise["ratio"],
+        other_machine=other_machine,
+    )

@@ -27,7 +27,7 @@ def settle(t: "Tvmperf", exact: ExactMetrics, collected: Collected) -> ExactMetr
         return exact
     lost = [m for m in collected.died if m in stored]
     if lost:
-        from pytest_tvmperf.builder.prepare import display_path
+        from pytest_tvmperf.values.node_ids import display_path
 
         why = collected.died[lost[0]]
         t.fail("error", f"tvmperf: {t.nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import pytest
 from _factories import exact, record
 
-from pytest_tvmperf.config.parsing import DEFAULT_THRESHOLDS, Limit, parse_limit
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_limit
 from pytest_tvmperf.judge import compare as compare_module
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure import kernel_metrics
@@ -123,9 +123,9 @@ def test_fmt_count(value, shown):
 
 
 def test_a_source_metric_takes_the_usual_threshold_syntax(widgets, monkeypatch):
-    from pytest_tvmperf.config import parsing
+    from pytest_tvmperf.config import limits
 
-    monkeypatch.setattr(parsing, "METRICS", (*parsing.METRICS, "widgets"))
+    monkeypatch.setattr(limits, "METRICS", (*limits.METRICS, "widgets"))
     assert parse_limit("widgets", "2%") == Limit(relative=0.02)
     with pytest.raises(ValueError, match="widgets"):
         parse_limit("widgets", "lots")

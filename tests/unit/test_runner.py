@@ -10,7 +10,7 @@ import pytest
 from _factories import exact, machine, record
 
 from pytest_tvmperf.combos import Combo, TvmperfInconclusive
-from pytest_tvmperf.config.options import Settings
+from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.runner import Tvmperf
