@@ -196,7 +196,7 @@ class TvmperfPlugin:
             tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
             for line in peers:
                 tr.write_line(line)
-        from pytest_tvmperf.report.layers import summary_lines
+        from pytest_tvmperf.report.layers_text import summary_lines
 
         for line in summary_lines((e.test_id or e.nodeid, e.layers) for e in state.report.result_entries()):
             tr.write_line(line)

@@ -33,7 +33,7 @@ from pytest_tvmperf.values.record import IRRef, Record, Timing
 from pytest_tvmperf.measure.plan import UNTIMED_NOTE, Mode, Plan, plan_for, summary_line, with_baseline_calls
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
 from pytest_tvmperf.report.text import missing_baseline_message, peer_lines, regression_message, relation_message
-from pytest_tvmperf.report.layers import with_layers
+from pytest_tvmperf.report.layers_text import with_layers
 from pytest_tvmperf.report.outcome import Outcome, junit_properties
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.measure.sources import TimingSources

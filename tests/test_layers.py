@@ -18,8 +18,8 @@ except ImportError:
     torch = None
 
 from pytest_tvmperf.measure.peer_layers import NoLayers, ort_events_profile, with_totals
-from pytest_tvmperf.report.layers import (CONV, MATMUL, LayerCall, LayerTable, SideProfile, fused_ops, loser_line,
-                                          match, summary_lines, table_lines, tvm_anchor, with_layers)
+from pytest_tvmperf.report.layers import CONV, MATMUL, LayerCall, LayerTable, SideProfile, fused_ops, match, tvm_anchor
+from pytest_tvmperf.report.layers_text import loser_line, summary_lines, table_lines, with_layers
 
 
 def kernel(name, ms, inputs=(), output=(), flops=None):

@@ -100,7 +100,7 @@ def show_lines(loaded: Loaded) -> list[str]:
 def _layer_lines(loaded: Loaded, limit: int = 5) -> list[str]:
     """A results file's per-layer tables (``--tvmperf-layers``, a failed ``vs_<peer>``):
     per test, the ``limit`` layers where TVM loses the most to the peer."""
-    from pytest_tvmperf.report.layers import table_lines
+    from pytest_tvmperf.report.layers_text import table_lines
 
     lines: list[str] = []
     for entry in sorted(loaded.entries, key=lambda e: e.nodeid) if loaded.kind != "baseline" else ():

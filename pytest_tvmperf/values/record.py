@@ -121,7 +121,7 @@ class Record:
     bytecode: Mapping[str, str] | None = None
     kernel_time_s: Mapping[str, float] | None = None
     #: the compile pipeline (see pipelines.py), and for ``tuned`` the tuning database
-    #: state it was built with (``tuning.TuningState.as_json()``)
+    #: state it was built with (``builder/tuning_state.TuningState.as_json()``)
     pipeline: str = "default"
     tuning: Mapping[str, Any] | None = None
     #: the program as IR before code generation (``--tvmperf-update``), rebuilt at gate time

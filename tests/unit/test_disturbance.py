@@ -254,7 +254,7 @@ def test_under_load_regressed_needs_the_whole_widened_interval_above_the_limit()
     for the interval above 1: on a busy machine the pairs lean a few percent beyond their
     spread. An interval above 1 that reaches under the limit is held, with the size that
     could have been told; one above the limit still fails."""
-    from pytest_tvmperf.judge.compare import busy_paired_decision
+    from pytest_tvmperf.judge.busy import busy_paired_decision
     from pytest_tvmperf.judge.timestats import TimeDecision
 
     leaning = TimeDecision("regressed", 1.08, 1.02, 1.14, 0.95, "a/b", 0.06)
