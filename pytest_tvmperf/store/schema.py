@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.values.json_fields import SchemaProblem, fail_field, is_int, is_number, kind_of
 from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.values.record import RECORD_FIELDS, FieldCheck, Presence
 
 Check = Callable[[Any, str], "str | None"]
 
@@ -172,22 +173,22 @@ def check_exact_for(executor: str, exact: Mapping[str, Any], field: str = "exact
 
 def check_record(data: Any) -> None:
     """Raise SchemaProblem for the first field of ``data`` that a Record cannot be built
-    from as written: every key ``Record.as_json`` writes is required, with its type."""
+    from as written: every key ``Record.as_json`` writes is required, with its type
+    (field by field of values/record.py's ``RECORD_FIELDS``, in its order)."""
     record = _object(data, "entry")
-    for key in ("workload", "executor", "tvm_version"):
-        _str(_require(record, key, ""), key)
-    _object(_require(record, "target", ""), "target")
-    check_exact(_require(record, "exact", ""))
-    for fp, timing in _object(_require(record, "timings", ""), "timings").items():
-        check_timing(timing, f"timings.{fp}", fp)
-    _optional(record.get("compile_s"), "compile_s", _seconds)
-    _optional(record.get("bytecode"), "bytecode", _lines_map)
-    _optional(record.get("kernel_time_s"), "kernel_time_s", _times_map)
-    if "pipeline" in record:
-        _str(record["pipeline"], "pipeline")
-    _optional(record.get("tuning"), "tuning", _object)
-    _optional(record.get("ir"), "ir", _ir)
-    _optional(record.get("kernels"), "kernels", _kernel_ids)
+    for f in RECORD_FIELDS:
+        check = _CHECKS[f.check]
+        if f.presence is Presence.REQUIRED:
+            check(_require(record, f.key, ""), f.key)
+        elif f.presence is Presence.NULLABLE:
+            _optional(record.get(f.key), f.key, check)
+        elif f.key in record:
+            check(record[f.key], f.key)
+
+
+def _timings(value: Any, field: str) -> None:
+    for fp, timing in _object(value, field).items():
+        check_timing(timing, f"{field}.{fp}", fp)
 
 
 #: the fields of a kernel's identity (values/kernel_id.py), all strings; ``layer`` optional
@@ -276,3 +277,15 @@ def _ir(value: Any, field: str) -> None:
                 fail_field(f"{where}.sha256", "64 lowercase hex digits", wsha)
 
 
+#: how each kind of record field is checked (values/record.py's ``RECORD_FIELDS`` names the kind)
+_CHECKS: Mapping[FieldCheck, Callable[[Any, str], Any]] = {
+    FieldCheck.TEXT: _str,
+    FieldCheck.OBJECT: _object,
+    FieldCheck.EXACT: check_exact,
+    FieldCheck.TIMINGS: _timings,
+    FieldCheck.SECONDS: _seconds,
+    FieldCheck.LINES: _lines_map,
+    FieldCheck.TIMES: _times_map,
+    FieldCheck.IR: _ir,
+    FieldCheck.KERNELS: _kernel_ids,
+}
