@@ -91,3 +91,29 @@ def test_a_bad_option_is_still_a_usage_error_in_a_run_without_tvmperf_tests(pyte
     result = pytester.runpytest("-p", "no:cacheprovider", "--tvmperf-repeat=0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
+
+
+TWO_TESTS = '''
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_a(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+
+def test_plain():
+    assert True
+'''
+
+
+def test_a_run_registered_at_its_first_tvmperf_test_records_and_gates_as_before(project):
+    """No option, no ini, no environment: the session is made while collecting, and the
+    run says what a run registered at configure says (no baseline; recorded; passed)."""
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    first = project.run()
+    first.assert_outcomes(failed=1, passed=1)
+    first.stdout.fnmatch_lines(["*no baseline for test_a[[]llvm-prim[]]*", "*tvmperf summary*"])
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    gated = project.run()
+    gated.assert_outcomes(passed=2)
+    gated.stdout.fnmatch_lines(["*tvmperf summary*"])
