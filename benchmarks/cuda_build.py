@@ -12,7 +12,7 @@ import time
 from pytest_tvmperf import workloads
 from pytest_tvmperf.builder.cuda_build import device_code
 from pytest_tvmperf.builder.cuda_toolchain import find_toolchain
-from pytest_tvmperf.builder.executors import get_executor
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.measure.gpu_resources import resource_counts
 

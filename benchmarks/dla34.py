@@ -60,7 +60,7 @@ import numpy as np
 import tvm
 from tvm import relax
 from pytest_tvmperf import workloads
-from pytest_tvmperf.builder.executors import get_executor
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.targets import resolve_target
 size, width, pipeline, rounds, db = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 start = time.perf_counter()  # from the torch module: the export and import are part of a plain compile too

@@ -1,11 +1,11 @@
-"""Derive the allowlists of ``pytest_tvmperf/store/ir_check.py`` from what the plugin
+"""Derive the allowlists of ``pytest_tvmperf/store/ir_allowlist.py`` from what the plugin
 itself stores: every IR the bundled suite stores (``baselines/artifacts/ir``) and the IR
 the bundled workloads produce (the module ``--tvmperf-update`` keeps, ``rebuild.lowered_module``)
 under each executor, on ``llvm`` and ``cuda`` (built without a GPU).
 
     python benchmarks/ir_allowlist.py            # print what it derives, and how it differs
-    python benchmarks/ir_allowlist.py --check    # exit 1 when ir_check.py's lists differ
-    python benchmarks/ir_allowlist.py --write    # rewrite the derived block of ir_check.py
+    python benchmarks/ir_allowlist.py --check    # exit 1 when ir_allowlist.py's lists differ
+    python benchmarks/ir_allowlist.py --write    # rewrite the derived block of ir_allowlist.py
 
 A node type's fields and their kinds (a reference, or an inline int, bool, float, dtype)
 come from TVM's own reflection, as ``tvm.ir.save_json`` writes them.
@@ -24,9 +24,9 @@ from typing import Any, Iterable
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_tvmperf.store import ir_check  # noqa: E402
+from pytest_tvmperf.store import ir_allowlist  # noqa: E402
 
-MODULE = ROOT / "pytest_tvmperf" / "store" / "ir_check.py"
+MODULE = ROOT / "pytest_tvmperf" / "store" / "ir_allowlist.py"
 BEGIN = "# --- derived by benchmarks/ir_allowlist.py: begin"
 END = "# --- derived by benchmarks/ir_allowlist.py: end ---"
 #: TVM's static type indices of the values a field holds inline (tvm/ffi/c_api.h)
@@ -109,7 +109,7 @@ def built_graphs() -> Iterable[tuple[str, dict]]:
     import tvm
 
     from pytest_tvmperf import workloads
-    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.executor_choice import get_executor
     from pytest_tvmperf.builder.rebuild import lowered_module
     from pytest_tvmperf.builder.targets import resolve_target
 
@@ -187,11 +187,11 @@ def derive(graphs: Iterable[tuple[str, dict]]) -> dict[str, Any]:
         name_maps: set[int] = set()
         for i, node in enumerate(nodes):
             kind, data = node["type"], node.get("data")
-            if kind in ir_check.BUILTIN_KINDS:
+            if kind in ir_allowlist.BUILTIN_KINDS:
                 builtins.add(kind)
                 if kind in ("ffi.Map", "ffi.Dict"):
                     for k, v in zip(data[0::2], data[1::2]):
-                        if string(k) in ir_check.NAME_VALUED_ATTRS:
+                        if string(k) in ir_allowlist.NAME_VALUED_ATTRS:
                             name_maps.add(v)
                 continue
             if not isinstance(data, dict):
@@ -213,7 +213,7 @@ def derive(graphs: Iterable[tuple[str, dict]]) -> dict[str, Any]:
                 attr_keys.add(string(data["attr_key"]))
             elif kind in ("ir.Call", "tirx.Call", "relax.expr.Call"):
                 op = nodes[data["op"]]
-                if op["type"] == "ir.Op" and op["data"] in ir_check.CALL_BY_NAME_OPS:
+                if op["type"] == "ir.Op" and op["data"] in ir_allowlist.CALL_BY_NAME_OPS:
                     calls.add(string(nodes[data["args"]]["data"][0]))
         for i, node in enumerate(nodes):
             if node["type"] in ("ffi.Map", "ffi.Dict") and i not in name_maps:
@@ -236,7 +236,7 @@ def derive(graphs: Iterable[tuple[str, dict]]) -> dict[str, Any]:
     return {
         "ALLOWED_BUILTINS": builtins, "ALLOWED_OBJECTS": objects, "ALLOWED_DATA_OBJECTS": data_objects,
         "ALLOWED_OPS": ops, "ALLOWED_ENV_FUNCS": env_funcs, "ALLOWED_EXTERN_FUNCS": extern,
-        "ALLOWED_CALL_NAMES": calls - ir_check.MATH_FUNCTIONS, "ALLOWED_ATTR_KEYS": attr_keys,
+        "ALLOWED_CALL_NAMES": calls - ir_allowlist.MATH_FUNCTIONS, "ALLOWED_ATTR_KEYS": attr_keys,
         "ALLOWED_MODULE_ATTRS": module_attrs, "ALLOWED_METADATA": metadata,
     }
 
@@ -263,9 +263,9 @@ def render(derived: dict[str, Any]) -> str:
 
 
 def current() -> dict[str, Any]:
-    return {name: (dict((k, dict(v)) for k, v in getattr(ir_check, name).items()) if name == "ALLOWED_OBJECTS"
-                   else dict(getattr(ir_check, name)) if name == "ALLOWED_DATA_OBJECTS"
-                   else set(getattr(ir_check, name)))
+    return {name: (dict((k, dict(v)) for k, v in getattr(ir_allowlist, name).items()) if name == "ALLOWED_OBJECTS"
+                   else dict(getattr(ir_allowlist, name)) if name == "ALLOWED_DATA_OBJECTS"
+                   else set(getattr(ir_allowlist, name)))
             for name in ("ALLOWED_BUILTINS", "ALLOWED_OBJECTS", "ALLOWED_DATA_OBJECTS", "ALLOWED_OPS",
                          "ALLOWED_ENV_FUNCS", "ALLOWED_EXTERN_FUNCS", "ALLOWED_CALL_NAMES", "ALLOWED_ATTR_KEYS",
                          "ALLOWED_MODULE_ATTRS", "ALLOWED_METADATA")}
@@ -273,8 +273,8 @@ def current() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="exit 1 when ir_check.py's lists differ")
-    parser.add_argument("--write", action="store_true", help="rewrite the derived block of ir_check.py")
+    parser.add_argument("--check", action="store_true", help="exit 1 when ir_allowlist.py's lists differ")
+    parser.add_argument("--write", action="store_true", help="rewrite the derived block of ir_allowlist.py")
     parser.add_argument("--stored-only", action="store_true", help="derive from baselines/artifacts/ir only")
     args = parser.parse_args(argv)
     graphs = list(stored_graphs())
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {MODULE.relative_to(ROOT)}")
         return 0
     if args.check and differs:
-        print("ir_check.py's lists differ from the derivation: review the difference, then run with --write")
+        print("ir_allowlist.py's lists differ from the derivation: review the difference, then run with --write")
         return 1
     return 0
 

@@ -15,7 +15,7 @@ import tvm
 from tvm_ffi.structural import structural_equal
 
 from pytest_tvmperf import workloads
-from pytest_tvmperf.builder.executors import get_executor
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.rebuild import build_library, lowered_module
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.store import lowered_ir

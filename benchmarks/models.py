@@ -38,7 +38,8 @@ import numpy as np
 
 from pytest_tvmperf import workloads
 from pytest_tvmperf.builder.correctness import check_outputs
-from pytest_tvmperf.builder.executors import CompileError, get_executor
+from pytest_tvmperf.builder.executors import CompileError
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.measure.machine import current_machine
 from pytest_tvmperf.measure.timer import TimingTask, TvmTimer, python_sampler
 from pytest_tvmperf.builder.pipelines import tuning_module

@@ -75,7 +75,7 @@ def child(out: Path, host_mcpu: bool, only: str = "") -> None:
     import numpy as np
 
     from pytest_tvmperf import workloads
-    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.executor_choice import get_executor
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.builder.targets import resolve_target
     from pytest_tvmperf.measure.simulate import SimulatedCost

@@ -5,8 +5,15 @@ warning of an open verdict."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from pytest_tvmperf.workload import Workload
+from pytest_tvmperf.config.markers import MARKER
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_tvmperf.workload import Workload
+
+#: the fixture (and parameter) of a tvmperf test
+FIXTURE = "tvmperf"
 
 
 @dataclass(frozen=True)
@@ -18,9 +25,21 @@ class Combo:
 
     @property
     def id(self) -> str:
-        from pytest_tvmperf.farm.names import shown_target
+        from pytest_tvmperf.values.remote_names import shown_target
 
         return f"{shown_target(self.target)}-{self.executor}"
+
+
+def combo_of(item: Any) -> Combo | None:
+    """The executor x target a collected test runs under: None for an item that is no
+    tvmperf test (or one whose test has no combination left: its skipped ``none``)."""
+    param = getattr(getattr(item, "callspec", None), "params", {}).get(FIXTURE)
+    return param if isinstance(param, Combo) else None
+
+
+def asks_for_tvmperf(item: Any) -> bool:
+    """Does a collected test use the ``tvmperf`` fixture or marker?"""
+    return FIXTURE in getattr(item, "fixturenames", ()) or item.get_closest_marker(MARKER) is not None
 
 
 @dataclass(frozen=True)

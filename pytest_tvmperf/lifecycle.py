@@ -1,5 +1,5 @@
-"""The run's session-level hooks, as one plugin object (registered by ``plugin.py`` in
-``pytest_configure``, like pytest's own ``LFPlugin``): which tests were collected,
+"""The run's session-level hooks, as one plugin object (registered by ``plugin.py`` once the
+run is a tvmperf run: in ``pytest_configure``, or at its first tvmperf test): which tests were collected,
 the xdist hand-over, writing baselines and reports at the end, the terminal summary."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from pytest_tvmperf.report import workers
 from pytest_tvmperf.config.markers import marker_settings
 from pytest_tvmperf.report.outcome import producible_ids
 from pytest_tvmperf.report.text import SummaryRow, safe
-from pytest_tvmperf.combos import Combo
+from pytest_tvmperf.combos import FIXTURE, Combo, combo_of
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import baseline_path
+from pytest_tvmperf.values.node_ids import display_path, test_id
 
 
 class TvmperfPlugin:
@@ -30,7 +31,7 @@ class TvmperfPlugin:
         (report/third_party_logs.py), unless the user set pytest's log level."""
         from pytest_tvmperf.report.third_party_logs import quiet_third_party, user_asked_for_logs
 
-        if "tvmperf" not in getattr(item, "fixturenames", ()) or user_asked_for_logs(item.config):
+        if FIXTURE not in getattr(item, "fixturenames", ()) or user_asked_for_logs(item.config):
             return (yield)
         with quiet_third_party():
             return (yield)
@@ -60,7 +61,10 @@ class TvmperfPlugin:
         """Start the child that runs each new build first (sandbox/child.py) now, so it
         imports TVM while this process collects the tests, not when the first test needs
         it. Not in an xdist controller (its workers run the tests) or a collect-only run."""
-        config = session.config
+        self.start_early_child(session.config)
+
+    def start_early_child(self, config: pytest.Config) -> None:
+        """:meth:`pytest_collection`'s work, for a plugin registered after collection began."""
         controller = getattr(config, "workerinput", None) is None and bool(getattr(config.option, "numprocesses", None))
         if not (controller or config.option.collectonly):
             self.session.sandbox().start()
@@ -70,8 +74,7 @@ class TvmperfPlugin:
         which baseline entries they use (for the unused-baseline listing)."""
         config = session.config
         state = self.session
-        timed = [item for item in session.items
-                 if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
+        timed = [item for item in session.items if combo_of(item) is not None]
         # each gated peer (vs_<peer>) is one more comparison that can fail the run by chance
         gated_peers = sum(len(marker_settings(item).peer_limits) for item in timed)
         state.timed_tests = max(1, len(timed) + gated_peers)
@@ -83,7 +86,7 @@ class TvmperfPlugin:
                 combo = params["tvmperf"]
                 path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
                 state.store.collected.setdefault(path, set()).update(producible_ids(
-                    "::".join(item.nodeid.split("::")[1:]), combo.id if isinstance(combo, Combo) else "none"))
+                    test_id(item.nodeid), combo.id if isinstance(combo, Combo) else "none"))
         if config.option.keyword or config.option.markexpr or any("::" in str(a) for a in config.args):
             state.store.partial_run = True
 
@@ -195,7 +198,7 @@ class TvmperfPlugin:
             tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
             for line in peers:
                 tr.write_line(line)
-        from pytest_tvmperf.report.layers import summary_lines
+        from pytest_tvmperf.report.layers_text import summary_lines
 
         for line in summary_lines((e.test_id or e.nodeid, e.layers) for e in state.report.result_entries()):
             tr.write_line(line)
@@ -213,8 +216,7 @@ class TvmperfPlugin:
             tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with "
                           f"{state.accept_command(None, extra=('--tvmperf-prune',))}):")
             for path, names in state.store.unused.items():
-                shown = path.relative_to(state.rootpath) if path.is_relative_to(state.rootpath) else path
-                tr.write_line(f"  {shown}: {safe(', '.join(names))}")
+                tr.write_line(f"  {display_path(path, state.rootpath)}: {safe(', '.join(names))}")
         if state.settings.update:
             if state.store.interrupted:
                 recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten

@@ -76,14 +76,15 @@ class LeftOut:
 def left_out_items(session, items: list) -> tuple[list, LeftOut]:
     """``items`` without the combinations that can never run, judged from each module's
     baseline file (an unreadable file leaves everything in: its tests report it)."""
-    from pytest_tvmperf.combos import Combo
+    from pytest_tvmperf.combos import combo_of
+    from pytest_tvmperf.values.node_ids import test_id as test_id_of
     from pytest_tvmperf.store.files import BaselineError, baseline_path
 
     kept, relax_prim, prim_vm = [], 0, 0
     kinds_of: dict = {}
     for item in items:
-        combo = getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf")
-        if not isinstance(combo, Combo):
+        combo = combo_of(item)
+        if combo is None:
             kept.append(item)
             continue
         path = baseline_path(session.settings.baseline_dir, session.rootpath, item.path)
@@ -93,7 +94,7 @@ def left_out_items(session, items: list) -> tuple[list, LeftOut]:
             except BaselineError:
                 records = {}
             kinds_of[path] = recorded_kinds({tid: r.executor for tid, r in records.items()})
-        test_id = "::".join(item.nodeid.split("::")[1:])
+        test_id = test_id_of(item.nodeid)
         kinds = kinds_of[path].get(without_combo(test_id), frozenset())
         if never_runs(combo.executor, kinds):
             if combo.executor in PRIM_EXECUTORS:

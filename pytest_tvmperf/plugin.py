@@ -1,30 +1,41 @@
-"""The entry point: options, the run's set-up (``pytest_configure`` registers the
-:class:`~pytest_tvmperf.lifecycle.TvmperfPlugin`), test generation per executor x target
-and the ``tvmperf`` fixture. TVM is imported only when a test runs."""
+"""The entry point: options, the run's set-up, test generation per executor x target and
+the ``tvmperf`` fixture. TVM is imported only when a test runs.
+
+Like pytest's junitxml and stepwise, the plugin's session machinery (the
+:class:`~pytest_tvmperf.lifecycle.TvmperfPlugin` and its :class:`TvmperfSession`) is
+registered only when the run is a tvmperf run: at ``pytest_configure`` when a tvmperf
+option is set (command line, ini or environment) or in an xdist controller (its workers
+collect), else when collection meets the first tvmperf test (its ``tvmperf`` fixture or
+marker). A run without either pays for the options and their checks only."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import uuid
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
 
 from pytest_tvmperf.config import options
-from pytest_tvmperf.report import outputs
+from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.markers import MARKER, MARKER_KEYS, MarkerError, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
-from pytest_tvmperf.measure.timer import Timer, TvmTimer
-from pytest_tvmperf.report.results import ResultsError
-from pytest_tvmperf.combos import Combo
-from pytest_tvmperf.check.fixture import Tvmperf
-from pytest_tvmperf.session import TvmperfSession
-from pytest_tvmperf.lifecycle import TvmperfPlugin
-from pytest_tvmperf.store.files import baseline_path
+from pytest_tvmperf.combos import FIXTURE, Combo, asks_for_tvmperf, combo_of
+from pytest_tvmperf.values.node_ids import test_id
 
-SESSION_KEY = pytest.StashKey[TvmperfSession]()
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_tvmperf.measure.timer import Timer
+    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.session import TvmperfSession
+
+SESSION_KEY = pytest.StashKey["TvmperfSession"]()
 #: the bad ``@pytest.mark.tvmperf`` markers met while parametrizing, reported when collection is done
 MARKER_ERRORS = pytest.StashKey[list]()
+#: what ``pytest_configure`` checked, kept for the session made when the run turns out to be a tvmperf run
+SETUP_KEY = pytest.StashKey["RunSetup"]()
+#: the name the session's plugin object is registered under
+PLUGIN_NAME = "tvmperf-run"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,13 +49,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "restrict a tvmperf test's executors/targets, set its thresholds and its limits against peer frameworks",
     )
     try:
-        settings = options.Settings.from_config(config)
-        for path, option in ((settings.json_path, "--tvmperf-json"), (settings.html_path, "--tvmperf-html"),
-                             (settings.history_path, "--tvmperf-history"),
-                             (settings.benchmark_json_path, "--tvmperf-benchmark-json")):
-            if path is not None:
-                outputs.check_writable(path, option)
-        history = outputs.read_history(settings.history_path) if settings.history_path else []
+        settings = Settings.from_config(config)
+        history = _check_outputs(settings)
         from pytest_tvmperf.store.links import symlink_problem
 
         linked = symlink_problem(settings.baseline_dir)  # before the artifact check: it resolves links
@@ -69,7 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ref_baselines = None
         if settings.baselines_ref is not None:
             settings, ref_baselines = _baselines_at_ref(config, settings)
-    except (ValueError, ResultsError) as exc:
+    except ValueError as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
     if settings.update and settings.cli_timing is False:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-update records time baselines: drop --tvmperf-timing=off "
@@ -90,13 +96,84 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"pytest-tvmperf: {problem}")
     if settings.prune and not settings.update:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
+    config.stash[SETUP_KEY] = RunSetup(settings, history, ref_baselines)
+    if _configured_for_tvmperf(config):
+        activate(config)
+
+
+def _check_outputs(settings: Settings) -> list:
+    """The report files can be written; the history read (a ValueError saying why not)."""
+    paths = ((settings.json_path, "--tvmperf-json"), (settings.html_path, "--tvmperf-html"),
+             (settings.history_path, "--tvmperf-history"), (settings.benchmark_json_path, "--tvmperf-benchmark-json"))
+    if all(path is None for path, _ in paths):
+        return []
+    from pytest_tvmperf.report import outputs
+    from pytest_tvmperf.report.results import ResultsError
+
+    try:
+        for path, option in paths:
+            if path is not None:
+                outputs.check_writable(path, option)
+        return outputs.read_history(settings.history_path) if settings.history_path else []
+    except ResultsError as exc:
+        raise ValueError(str(exc)) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSetup:
+    """What ``pytest_configure`` read and checked: the session is made from it."""
+
+    settings: Settings
+    history: list
+    ref_baselines: object = None
+
+
+def _configured_for_tvmperf(config: pytest.Config) -> bool:
+    """A tvmperf option set (command line, ini or environment), the other TVM version's
+    child run, or an xdist run: its controller collects no test (it cannot wait for one)
+    and expects every worker's results (so a worker registers from the start too)."""
+    import os
+
+    from pytest_tvmperf.against.export import ENV_EXPORT
+
+    for opt in options.OPTIONS:
+        given = config.getoption(opt.dest, None)
+        if (given is True) if opt.switch else (given is not None):  # a switch is False unless given
+            return True
+        if opt.ini and config.getini(opt.dest):
+            return True
+        if opt.env and os.environ.get(opt.env):
+            return True
+    if os.environ.get(ENV_EXPORT):
+        return True
+    return (hasattr(config, "workerinput") or bool(getattr(config.option, "numprocesses", None))
+            or bool(getattr(config.option, "tx", None)))
+
+
+def active_session(config: pytest.Config) -> "TvmperfSession | None":
+    """The run's session, None while the run is not (yet) a tvmperf run."""
+    return config.stash.get(SESSION_KEY, None)
+
+
+def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession":
+    """Make the run's session and register its plugin object (once); ``collecting``: the
+    first tvmperf test was met while collecting, after pytest_collection began."""
+    state = active_session(config)
+    if state is not None:
+        return state
+    from pytest_tvmperf.lifecycle import TvmperfPlugin
+    from pytest_tvmperf.session import TvmperfSession
+
+    setup = config.stash[SETUP_KEY]
+    settings, history, ref_baselines = setup.settings, setup.history, setup.ref_baselines
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
     state = TvmperfSession(settings, config.rootpath, run_id=run_id)
     state.report.history = history
     if ref_baselines is not None:
         state.report.not_measured.add(ref_baselines.summary())  # one summary line
     config.stash[SESSION_KEY] = state
-    config.pluginmanager.register(TvmperfPlugin(state), "tvmperf-run")
+    plugin = TvmperfPlugin(state)
+    config.pluginmanager.register(plugin, PLUGIN_NAME)
     from pytest_tvmperf.against.gate import configure as configure_against
 
     configure_against(config, state)  # --tvmperf-against-tvm=VERSION (and that version's own run)
@@ -105,6 +182,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state.invocation_dir = config.invocation_params.dir
     state.verbosity = int(config.getoption("verbose", 0) or 0)
     state.last_words = _last_words(config)
+    if collecting:  # its pytest_collection has passed: start the early child now
+        plugin.start_early_child(config)
+    return state
 
 
 def _last_words(config: pytest.Config):
@@ -126,9 +206,9 @@ def _last_words(config: pytest.Config):
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "tvmperf" not in metafunc.fixturenames:
+    if FIXTURE not in metafunc.fixturenames:
         return
-    settings = metafunc.config.stash[SESSION_KEY].settings
+    settings = activate(metafunc.config, collecting=True).settings
     try:
         marker = marker_settings(metafunc.definition)
     except MarkerError as exc:  # a usage error once collection is done (below): one line, no traceback, exit 4
@@ -150,14 +230,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              ids=["none"], indirect=True)
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A test with the tvmperf marker (or fixture) makes the run a tvmperf run."""
+    if active_session(item.config) is None and asks_for_tvmperf(item):
+        activate(item.config, collecting=True)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """A bad marker is a usage error naming the test and the keyword (exit 4), not a collection
     error under pytest's and pluggy's traceback: pytest_generate_tests cannot raise one itself
     (an exception there becomes a CollectError of the module)."""
     errors = list(session.config.stash.get(MARKER_ERRORS, []))
+    if active_session(session.config) is None:  # no tvmperf test: no tvmperf parameter either
+        return
     for item in session.items:  # a parameter's own marker (pytest.param(..., marks=...))
-        if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo):
+        if combo_of(item) is not None:
             try:
                 marker_settings(item)
             except MarkerError as exc:
@@ -175,9 +263,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture
-def tvmperf_timer(request: pytest.FixtureRequest) -> Timer:
+def tvmperf_timer(request: pytest.FixtureRequest) -> "Timer":
     """How the tvmperf fixture times a compiled workload. Override this fixture to
     inject a timer (tests of the gate use one that cannot flake)."""
+    from pytest_tvmperf.measure.timer import TvmTimer
+
     return TvmTimer()
 
 
@@ -213,19 +303,22 @@ def _progress_bars(config: pytest.Config):
 
 
 @pytest.fixture
-def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
+def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer") -> "Tvmperf":
     """Compile, check, measure and gate a workload: ``tvmperf.check(workload)``."""
+    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.store.files import baseline_path
+
     combo = getattr(request, "param", None)
     if not isinstance(combo, Combo):
         raise pytest.UsageError("the tvmperf fixture must be requested by the test function (it is parametrized per executor x target)")
-    session = request.config.stash[SESSION_KEY]
+    session = activate(request.config)
     node = request.node
     marker = marker_settings(node)  # parsed at collection (pytest_collection_finish)
     return Tvmperf(
         session=session,
         combo=combo,
         nodeid=node.nodeid,
-        test_id="::".join(node.nodeid.split("::")[1:]),
+        test_id=test_id(node.nodeid),
         baseline_file=baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
         thresholds=session.settings.thresholds(marker.thresholds),
         peer_limits=dict(marker.peer_limits),
@@ -239,7 +332,7 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: Timer) -> Tvmperf:
     )
 
 
-def _baselines_at_ref(config: pytest.Config, settings: options.Settings):
+def _baselines_at_ref(config: pytest.Config, settings: Settings):
     """``--tvmperf-baselines-ref``: the settings with the baseline (and artifact) directory
     replaced by a copy of it at that git revision, removed when the run ends."""
     import dataclasses

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from pytest_tvmperf.store import artifacts
-from pytest_tvmperf.judge.compare import TimePolicy
+from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.sandbox.child import Sandbox
 from pytest_tvmperf.workload import output_specs
-from pytest_tvmperf.config.options import Settings
+from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.report.run_report import RunReport
 from pytest_tvmperf.store.files import LockTimeout, file_lock

@@ -26,7 +26,7 @@ tuning.load_tensor_intrinsics()
 FAKE_TIMER_CONFTEST = '''
 import os
 import pytest
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.values.samples import TimeSamples
 
 
 def pytest_configure(config):

@@ -14,7 +14,7 @@ from pathlib import Path
 import tvm
 from tvm import relax, te, tirx
 
-from pytest_tvmperf.store import ir_check
+from pytest_tvmperf.store import ir_allowlist
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,10 +49,10 @@ def _in_front(graph: dict, *extra: dict) -> dict:
     by, nodes = len(extra), list(extra)
     for node in graph["nodes"]:
         kind, data = node["type"], node.get("data")
-        if ir_check.BUILTIN_KINDS.get(kind) in ("refs", "pairs"):
+        if ir_allowlist.BUILTIN_KINDS.get(kind) in ("refs", "pairs"):
             data = [x + by for x in data]
         elif isinstance(data, dict):
-            data = {k: v + by if ir_check.ALLOWED_OBJECTS[kind][k] == "ref" else v for k, v in data.items()}
+            data = {k: v + by if ir_allowlist.ALLOWED_OBJECTS[kind][k] == "ref" else v for k, v in data.items()}
         nodes.append({**node, "data": data} if "data" in node else node)
     return {**graph, "root_index": graph["root_index"] + by, "nodes": nodes}
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from pytest_tvmperf.command import cli
-from pytest_tvmperf.measure.machine import Machine
-from pytest_tvmperf.measure.timer import TimeSamples
-from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.values.samples import TimeSamples
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.record import Record, Timing
 from pytest_tvmperf.report.text import fmt_time
 from pytest_tvmperf.report.results import ResultEntry, results_json
 from pytest_tvmperf.store.files import dump_baselines

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_tvmperf.measure.machine import Machine
+from pytest_tvmperf.values.machine import Machine
 
 MLP_TEST = '''
 import os
@@ -295,7 +295,7 @@ THREAD_AWARE_TIMER = '''
 import os
 import pytest
 import tvm
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.values.samples import TimeSamples
 
 
 @pytest.fixture

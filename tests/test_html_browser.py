@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from pytest_tvmperf.report.html_report import VERDICT_COLOURS, render_html
-from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.record import Record
 
 CHROMIUM = Path("/usr/bin/chromium")
 TIMEOUT_S = 60

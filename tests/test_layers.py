@@ -18,8 +18,8 @@ except ImportError:
     torch = None
 
 from pytest_tvmperf.measure.peer_layers import NoLayers, ort_events_profile, with_totals
-from pytest_tvmperf.report.layers import (CONV, MATMUL, LayerCall, LayerTable, SideProfile, fused_ops, loser_line,
-                                          match, summary_lines, table_lines, tvm_anchor, with_layers)
+from pytest_tvmperf.report.layers import CONV, MATMUL, LayerCall, LayerTable, SideProfile, fused_ops, match, tvm_anchor
+from pytest_tvmperf.report.layers_text import loser_line, summary_lines, table_lines, with_layers
 
 
 def kernel(name, ms, inputs=(), output=(), flops=None):
@@ -248,7 +248,7 @@ def test_onnxruntime_per_node_table_of_a_bundled_model():
     profile: every convolution of TVM's is matched with one of onnxruntime's (which runs
     them in its blocked NCHWc layout), and no time of either side is left out."""
     pytest.importorskip("onnxruntime")
-    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.executor_choice import get_executor
     from pytest_tvmperf.builder.targets import resolve_target
     from pytest_tvmperf.measure.peer_layers import layer_tables
     from pytest_tvmperf.workloads.onnx_model import bundled_onnx
@@ -272,7 +272,7 @@ def test_a_vm_compiled_build_is_timed_per_kernel_under_bytecode():
     the table says so); without a target to build it for, there is no TVM side. (A Relax
     module built without torch.export: an export after pytester's runs cannot import
     torch's lazily registered libraries again.)"""
-    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.executor_choice import get_executor
     from pytest_tvmperf.builder.targets import resolve_target
     from pytest_tvmperf.measure.peer_layers import tvm_profile
     from pytest_tvmperf.workloads.dla import dla_conv

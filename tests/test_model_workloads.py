@@ -30,7 +30,7 @@ except ImportError:
     pass
 
 from pytest_tvmperf.builder.correctness import check_outputs  # noqa: E402
-from pytest_tvmperf.builder.executors import get_executor  # noqa: E402
+from pytest_tvmperf.builder.executor_choice import get_executor  # noqa: E402
 from pytest_tvmperf.builder.targets import resolve_target  # noqa: E402
 from pytest_tvmperf.workload import WorkloadError  # noqa: E402
 from pytest_tvmperf.workloads import onnx_model  # noqa: E402

@@ -217,7 +217,7 @@ def test_a_timer_that_drops_peers_is_an_error_not_a_silent_pass(project):
     project.pytester.makepyfile(test_perf=PEER_TEST)
     project.pytester.makeconftest('''
 import pytest
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.values.samples import TimeSamples
 
 @pytest.fixture
 def tvmperf_timer():

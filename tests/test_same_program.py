@@ -90,18 +90,18 @@ def test_same_program_knows_a_baseline_ir_of_either_form_and_refuses_other_versi
     import tvm
 
     from pytest_tvmperf import workloads
-    from pytest_tvmperf.builder import executors, targets
+    from pytest_tvmperf.builder import executor_choice, targets
     from pytest_tvmperf.builder.rebuild import lowered_module
     from pytest_tvmperf.check.sources import same_program
     from pytest_tvmperf.store import lowered_ir
-    from pytest_tvmperf.store.record import IRRef, WeightRef
+    from pytest_tvmperf.values.record import IRRef, WeightRef
 
     @dataclass
     class Entry:
         ir: IRRef
         tvm_version: str = tvm.__version__
 
-    compiled = executors.get_executor("vm-bytecode").compile(workloads.mlp(batch=1), targets.resolve_target("llvm"))
+    compiled = executor_choice.get_executor("vm-bytecode").compile(workloads.mlp(batch=1), targets.resolve_target("llvm"))
     module = lowered_module(compiled)
     data, weights = lowered_ir.encode_split(module)
     assert weights  # the MLP's weights are large enough to be stored apart

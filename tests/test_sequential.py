@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_tvmperf.judge.gate import looks, sample_in_looks
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.values.samples import TimeSamples
 
 
 def test_the_default_fifteen_rounds_are_judged_after_6_10_and_15():

@@ -34,7 +34,7 @@ except ImportError:
     pass
 
 from pytest_tvmperf.builder.correctness import check_outputs  # noqa: E402
-from pytest_tvmperf.builder.executors import get_executor  # noqa: E402
+from pytest_tvmperf.builder.executor_choice import get_executor  # noqa: E402
 from pytest_tvmperf.builder.targets import resolve_target  # noqa: E402
 from pytest_tvmperf.workload import PeerUnavailable, WorkloadError  # noqa: E402
 from pytest_tvmperf.workloads import dla34, dla34_module, dla_conv, mlp, onnx_model, rgb2yuv, torch_mlp, torch_workload  # noqa: E402

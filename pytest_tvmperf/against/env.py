@@ -38,7 +38,6 @@ MARKER = "tvmperf-env.json"
 #: this plugin's own run-time dependencies, installed at today's versions (so the child's
 #: pytest behaves as this one), TVM and NumPy aside
 PLUGIN_DEPS = ("pytest", "pytest-benchmark", "hypothesis", "tqdm", "cloudpickle", "psutil", "threadpoolctl", "filelock")
-_VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
 
 
 class EnvError(Exception):
@@ -58,16 +57,6 @@ class OtherEnv:
         return self.path / "bin" / "python"
 
 
-def parse_version(text: str) -> str:
-    """``--tvmperf-against-tvm``'s value: a release of apache-tvm such as ``0.26.0``."""
-    text = str(text).strip()
-    if text.startswith("apache-tvm=="):
-        text = text[len("apache-tvm=="):]
-    if not _VERSION.match(text):
-        raise ValueError(f"{text!r} is not a version of apache-tvm: give one such as 0.26.0")
-    return text
-
-
 def _installed(name: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -75,17 +64,6 @@ def _installed(name: str) -> str | None:
         return version(name)
     except PackageNotFoundError:
         return None
-
-
-def parse_packages(text) -> tuple[str, ...]:
-    """``--tvmperf-against-tvm-packages``: more packages the other environment needs to
-    build the tests' workloads (``onnx,onnxruntime,torch``), each a name with an
-    optional ``==VERSION`` (a bare name gets today's installed version)."""
-    items = [p for p in re.split(r"[,\s]+", str(text).strip()) if p]
-    for item in items:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*(==[0-9][0-9A-Za-z.+!-]*)?", item):
-            raise ValueError(f"{item!r} is not a package name (with an optional ==VERSION), e.g. onnx or torch==2.4.0")
-    return tuple(items)
 
 
 def requirements(version: str, packages: tuple[str, ...] = ()) -> list[str]:

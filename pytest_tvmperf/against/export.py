@@ -55,7 +55,7 @@ class Exporter:
 
         from pytest_tvmperf.report.outcome import Outcome
         from pytest_tvmperf.store.artifacts import export_pending
-        from pytest_tvmperf.store.record import Record
+        from pytest_tvmperf.values.record import Record
 
         if not prep.target.runnable or prep.target.remote is not None:
             pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {tv.target} is not")

@@ -152,7 +152,7 @@ class AgainstPlugin:
         from pytest_tvmperf.check.decide import Decision, conclude
         from pytest_tvmperf.judge.gate import whole_verdict
         from pytest_tvmperf.measure.machine import current_machine
-        from pytest_tvmperf.store.record import Record, Timing
+        from pytest_tvmperf.values.record import Record, Timing
 
         session, other = tv.session, self.other
         if not prep.target.runnable or prep.target.remote is not None:

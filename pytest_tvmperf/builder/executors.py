@@ -19,7 +19,8 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.measure.metrics import ExactMetrics, kernel_count, parse_bytecode, planned_storage
+from pytest_tvmperf.measure.metrics import kernel_count, parse_bytecode, planned_storage
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.workload import Workload
 
@@ -393,17 +394,3 @@ def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, ar
             samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
         return samplers
     return PlacedSampler(load)
-
-
-def get_executor(name: str) -> Executor:
-    if name == "vm-bytecode":
-        return VMExecutor("bytecode")
-    if name == "vm-compiled":
-        return VMExecutor("compiled")
-    if name == "prim":
-        return PrimExecutor()
-    if name == "vm-cudagraph":
-        from pytest_tvmperf.builder.cudagraph import CudaGraphExecutor
-
-        return CudaGraphExecutor()
-    raise ValueError(f"unknown executor {name!r}; choose from vm-bytecode, vm-compiled, prim, vm-cudagraph")

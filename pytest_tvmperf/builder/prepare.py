@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, NoReturn
 import pytest
 
 from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
-from pytest_tvmperf.builder.executors import CompileError, get_executor, shorten_tvm_error
+from pytest_tvmperf.builder.executors import CompileError, shorten_tvm_error
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.measure.timer import stopwatch
 from pytest_tvmperf.workload import Workload, output_specs
+from pytest_tvmperf.values.node_ids import display_path
 
 if TYPE_CHECKING:
     from pytest_tvmperf.session import TvmperfSession
@@ -39,13 +41,6 @@ def out_of_memory(exc: BaseException) -> str | None:
     if isinstance(exc, MemoryError) or any(w in text for w in ("bad_alloc", "Out of memory", "out of memory")):
         return shorten_tvm_error(exc, 1)
     return None
-
-
-def display_path(path: Path, rootpath: Path) -> str:
-    try:
-        return str(path.relative_to(rootpath))
-    except ValueError:
-        return str(path)
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,9 @@ import importlib.util
 import logging
 import os
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from pytest_tvmperf.builder.tuning_tasks import (  # noqa: F401  (tasks_of re-exported)
     _is_relax,
@@ -58,7 +57,10 @@ from pytest_tvmperf.builder.tuning_db import (  # noqa: F401  (re-exported: Tuni
     _records_hash,
     _plain,
 )
-from pytest_tvmperf.builder.tuning_budget import TaskPlan, over_budget, plan_trials, shares
+from pytest_tvmperf.builder.tuning_budget import plan_trials
+from pytest_tvmperf.builder.tuning_state import TuningState, TuningView, view_of
+from pytest_tvmperf.builder.tuning_progress import (BUDGET_ONLY_TRIALS, EndOfTuning, Progress, budget_stopper,
+                                                     measured_counts)
 from pytest_tvmperf.builder.tuning_choice import (  # noqa: F401
     TUNED_MODES, record_digest, resolve, source_note, target_json, target_key, target_label)
 
@@ -69,121 +71,6 @@ MAX_TRIALS_PER_ITER = 16
 LOGGER = "pytest_tvmperf.builder.tuning"
 
 
-@dataclass(frozen=True)
-class TuningState:
-    """What a tuning database holds for one program.
-
-    db_dir
-        The database directory, as given (for display).
-    records_hash
-        sha256 (first 16 hex digits) over the canonical JSON (sorted keys) of the
-        record :func:`apply` uses for each task, in task order: the kernel's
-        structural hash, and the record's trace, run times, target and argument
-        shapes. The run times are in on purpose: a re-tune that re-measures or
-        replaces a schedule gives another hash, so the hash names the database a
-        measurement was taken with; the same files always give the same hash. None
-        when no task has a record.
-    tasks
-        The tunable kernels (PrimFunc names), sorted.
-    missing
-        Tasks without a successful record for the target (never tuned, tuned for
-        another target, or the workload changed since); they are compiled untuned.
-    untunable
-        Kernels MetaSchedule cannot tune (symbolic shapes, already scheduled); they
-        are always compiled untuned and never count as missing.
-    """
-
-    db_dir: str
-    records_hash: str | None
-    tasks: tuple[str, ...]
-    missing: tuple[str, ...]
-    untunable: tuple[str, ...] = ()
-    #: the targets (as their JSON) that the missing tasks do have records for: tuned
-    #: on another machine or for another target, rather than never tuned or changed
-    other_targets: tuple[str, ...] = ()
-    #: the tasks without a record of this exact target that do have records for one of
-    #: ``other_targets`` (applied here when they can be, else missing)
-    elsewhere: tuple[str, ...] = ()
-    #: the tasks scheduled with another target's records (tuning_choice.py)
-    portable: tuple[str, ...] = ()
-    #: where the schedules came from, e.g. ``schedules tuned on znver4, applied on
-    #: znver3: 31 of 31 kernels`` ("" when every record is this target's own)
-    source: str = ""
-    #: the records of other targets that cannot apply here, one line each
-    #: (``fused_dense (tuned on cascadelake: tensorizes with dot_16x4_vnni, ...)``)
-    left_out: tuple[str, ...] = ()
-    #: this run's target as a user names it (``znver3``)
-    here: str = ""
-    #: the record each task uses, by its digest (tuning_choice.record_digest): what a
-    #: later run keeps using while the database holds it (``TuningView.pinned``)
-    records: Mapping[str, str] | None = None
-
-    @property
-    def complete(self) -> bool:
-        """True when every tunable task has a record."""
-        return not self.missing
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "db_dir": self.db_dir,
-            "records_hash": self.records_hash,
-            "tasks": list(self.tasks),
-            "missing": list(self.missing),
-            "untunable": list(self.untunable),
-            "other_targets": list(self.other_targets),
-            "elsewhere": list(self.elsewhere),
-            "portable": list(self.portable),
-            "source": self.source,
-            "left_out": list(self.left_out),
-            "here": self.here,
-            **({"records": dict(self.records)} if self.records else {}),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "TuningState":
-        try:
-            return cls(
-                db_dir=str(data["db_dir"]),
-                records_hash=None if data.get("records_hash") is None else str(data["records_hash"]),
-                tasks=tuple(str(t) for t in data.get("tasks", ())),
-                missing=tuple(str(t) for t in data.get("missing", ())),
-                untunable=tuple(str(t) for t in data.get("untunable", ())),
-                other_targets=tuple(str(t) for t in data.get("other_targets", ())),
-                elsewhere=tuple(str(t) for t in data.get("elsewhere", ())),
-                portable=tuple(str(t) for t in data.get("portable", ())),
-                source=str(data.get("source", "")),
-                left_out=tuple(str(t) for t in data.get("left_out", ())),
-                here=str(data.get("here", "")),
-                records={str(k): str(v) for k, v in data["records"].items()} if data.get("records") else None,
-            )
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"not a tuning state: {data!r} ({exc})") from exc
-
-
-# ---------------------------------------------------------------------------- tasks
-
-
-@dataclass(frozen=True)
-class TuningView:
-    """One test's view of a shared tuning database: the directory, the records the
-    test's baseline was measured with (task -> record digest; kept while the database
-    holds them) and the mode (``--tvmperf-tuned``). The pipelines pass it to
-    :func:`apply` where they would pass the directory."""
-
-    path: Path
-    pinned: Mapping[str, str] | None = None
-    mode: str = "any"
-
-    def __fspath__(self) -> str:
-        return str(self.path)
-
-
-def _view(db_dir: Any, mode: str, pinned: Mapping[str, str] | None) -> tuple[Path, str, Mapping[str, str] | None]:
-    if isinstance(db_dir, TuningView):
-        return Path(db_dir.path), db_dir.mode, db_dir.pinned
-    return Path(db_dir), mode, pinned
-
-
 def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any",
             pinned: Mapping[str, str] | None = None) -> TuningState:
     """Which tasks of ``mod`` have a record that applies to ``target`` in the database
@@ -191,7 +78,7 @@ def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any",
     replays here: tuning_choice.py), and a hash of the records :func:`apply` uses.
     Raises :class:`TuningError` when the directory does not exist or its files are
     missing or malformed (the message names the file and the fix)."""
-    db_dir, mode, pinned = _view(db_dir, mode, pinned)
+    db_dir, mode, pinned = view_of(db_dir, mode, pinned)
     db = _open_database(db_dir)
     tunable, untunable = _split_tasks(mod, target)
     found = resolve(db, [(name, task_mod) for name, task_mod, _ in tunable], target, mode, pinned)
@@ -225,7 +112,7 @@ def apply(mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any",
     from tvm import relax, tirx
     from tvm.s_tir import meta_schedule as ms
 
-    db_dir, mode, pinned = _view(db_dir, mode, pinned)
+    db_dir, mode, pinned = view_of(db_dir, mode, pinned)
     db = _open_database(db_dir)
     tasks = tasks_of(mod, target)
     found = resolve(db, tasks, target, mode, pinned)
@@ -282,108 +169,6 @@ def _tuning_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
-
-
-#: a task's trial cap when only a time budget is given (the budget ends the search)
-BUDGET_ONLY_TRIALS = 1000
-
-#: progress(task, trials measured for the target so far, the task's trial target or None, seconds spent on it)
-Progress = Callable[[str, int, "int | None", float], None]
-
-
-class _EndOfTuning(Exception):
-    """Raised from the measure callback to end the search: the time budget is spent (or
-    Ctrl-C). The records measured so far are in the database already."""
-
-
-def _stopper(names: list[str], plans: list[TaskPlan], weights: list[float], budget_s: float | None,
-             progress: Progress | None) -> Any:
-    """The measure callback that reports each task's progress and ends a task once it
-    has its trials or has spent its share of the time budget (tuning_budget.py)."""
-    from tvm.ir.utils import derived_object
-    from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
-
-    @derived_object
-    class _Stopper(PyMeasureCallback):
-        def __init__(self) -> None:
-            n = len(names)
-            self.done = [0] * n
-            self.spent = [0.0] * n
-            self.best: list[float | None] = [None] * n
-            self.stopped = [False] * n
-            self.last = time.monotonic()
-            self.interrupted: BaseException | None = None
-            self.pending: set[int] = set()  # tasks that spent their allowance, ended at the next callback
-
-        def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
-            now = time.monotonic()
-            self.spent[task_id] += now - self.last
-            self.done[task_id] += len(measure_candidates)
-            for result in runner_results:
-                if result.error_msg is None and result.run_secs:
-                    secs = sum(float(t) for t in result.run_secs) / len(result.run_secs)
-                    if self.best[task_id] is None or secs < self.best[task_id]:
-                        self.best[task_id] = secs
-            plan = plans[task_id]
-            try:
-                if progress is not None:
-                    progress(names[task_id], plan.done_before + self.done[task_id], plan.target_trials or None,
-                             self.spent[task_id])
-            except BaseException as exc:  # Ctrl-C (or a failing bar): the search ends, raised after it
-                self.interrupted = exc
-                raise _EndOfTuning() from None
-            if budget_s is not None:
-                self._budget(task_scheduler, task_id)
-            self.last = time.monotonic()
-
-        def _budget(self, task_scheduler, task_id: int) -> None:
-            """End this task once it spent its allowance. MetaSchedule cannot end a task from
-            its own measure callback (it asks the task for candidates right after), so a task
-            is ended from the next callback of another one, and the search as a whole (by
-            raising) once every task is spent; a task not yet measured still gets its first
-            batch when the whole budget is spent."""
-            records = task_scheduler.tasks_
-            for i, record in enumerate(records):
-                self.stopped[i] = self.stopped[i] or bool(record.is_terminated)
-            share = shares(weights, self.best, [float(r.flop) for r in records])
-            if over_budget(budget_s, self.spent, share, [s or i in self.pending for i, s in enumerate(self.stopped)],
-                           task_id):
-                self.pending.add(task_id)
-            for i in sorted(self.pending - {task_id}):
-                if not self.stopped[i]:
-                    task_scheduler.terminate_task(i)
-                    self.stopped[i] = True
-            if all(s or i in self.pending for i, s in enumerate(self.stopped)):
-                raise _EndOfTuning()
-
-    return _Stopper()
-
-
-def measured_counts(db_dir: Path, db: Any, tasks: list[tuple[str, Any]], target: Any) -> dict[str, int]:
-    """How many trials each task already has measured for exactly ``target`` in the
-    database (successful or not): what an earlier, perhaps killed, tuning did."""
-    import json
-
-    key = target_key(target)
-    index_of: dict[str, str] = {}
-    for name, task_mod in tasks:
-        if db.has_workload(task_mod):
-            index_of[str(db.commit_workload(task_mod).as_json()[0])] = name
-    if not index_of:
-        return {}
-    shash_at: list[str] = []
-    for line in intact_text((Path(db_dir) / WORKLOAD_FILE).read_text(encoding="utf-8")).splitlines():
-        if line.strip():
-            shash_at.append(str(json.loads(line)[0]))
-    counts: dict[str, int] = {}
-    for line in intact_text((Path(db_dir) / RECORD_FILE).read_text(encoding="utf-8")).splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        name = index_of.get(shash_at[row[0]]) if 0 <= row[0] < len(shash_at) else None
-        if name is not None and len(row[1]) > 2 and json.dumps(row[1][2], sort_keys=True) == key:
-            counts[name] = counts.get(name, 0) + 1
-    return counts
 
 
 #: MetaSchedule's RPC runner: the longest one candidate's session (connect, upload, run) may
@@ -480,7 +265,7 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
     ]
     weights = [weight for _, _, weight in tasks]
     callbacks = list(ms.MeasureCallback.create("default"))  # the first one adds each record to the database
-    stopper = _stopper([name for name, _, _ in tasks], plans, weights, budget_s, progress)
+    stopper = budget_stopper([name for name, _, _ in tasks], plans, weights, budget_s, progress)
     callbacks.append(stopper)
     with tempfile.TemporaryDirectory(prefix="tvmperf-tune-") as work_dir:  # unused: the database is given
         try:
@@ -502,7 +287,7 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
             raise
         except Exception as exc:  # TVM raises RuntimeError, TVMError, ... from the search
             text = [line for line in str(exc).strip().splitlines() if line.strip()]
-            if stopper.interrupted is None and _behind(exc, _EndOfTuning):  # the budget is spent: done
+            if stopper.interrupted is None and _behind(exc, EndOfTuning):  # the budget is spent: done
                 pass
             elif stopper.interrupted is not None or _behind(exc, KeyboardInterrupt):
                 # Ctrl-C inside a Python callback reaches here through TVM as a RuntimeError

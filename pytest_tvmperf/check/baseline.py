@@ -13,7 +13,7 @@ from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy, 
 from pytest_tvmperf.config.options import Limit
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.store.record import Record
+    from pytest_tvmperf.values.record import Record
 
 SampleFn = Callable[[], float]
 

@@ -32,7 +32,7 @@ from pytest_tvmperf.report.text import peer_lines
 if TYPE_CHECKING:
     from pytest_tvmperf.report.layers import LayerTable
     from pytest_tvmperf.store.artifacts import PendingArtifact
-    from pytest_tvmperf.store.record import Record
+    from pytest_tvmperf.values.record import Record
 
 #: the plan of a test that is timed (measure/plan.py)
 TIMED = Plan(Mode.TIMED)

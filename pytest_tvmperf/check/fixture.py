@@ -12,22 +12,23 @@ from typing import Callable, Mapping, NoReturn
 
 import pytest
 
-from pytest_tvmperf.builder.executors import get_executor
-from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, display_path, no_progress
+from pytest_tvmperf.builder.executor_choice import get_executor
+from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, no_progress
+from pytest_tvmperf.values.node_ids import display_path
 from pytest_tvmperf.check import pipeline, ratio, timed, untimed
 from pytest_tvmperf.check.decide import Identity, inconclusive
 from pytest_tvmperf.check.sources import TimingSources
 from pytest_tvmperf.combos import Combo, Variant
 from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Limit
 from pytest_tvmperf.judge.compare import RatioVerdict
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.plan import plan_for
 from pytest_tvmperf.measure.timer import Timer
 from pytest_tvmperf.report.outcome import Outcome, junit_properties
 from pytest_tvmperf.report.workers import plain
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import BaselineError
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.workload import Workload
 
 

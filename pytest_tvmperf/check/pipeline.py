@@ -15,32 +15,48 @@ from pytest_tvmperf.check.decide import (TIMED, Decision, Measured, conclude, co
                                          judged_peers, no_baseline, recorded)
 from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.compare import RatioVerdict
-from pytest_tvmperf.measure.kernel_metrics import collect as collect_kernel_metrics
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.plan import Plan
-from pytest_tvmperf.report.layers import with_layers
+from pytest_tvmperf.report.layers_text import with_layers
 from pytest_tvmperf.report.outcome import Outcome
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.check.fixture import Tvmperf
-    from pytest_tvmperf.store.record import Record
+    from pytest_tvmperf.values.record import Record
 
 
-def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True) -> ExactMetrics:
+def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: "Record | None" = None) -> ExactMetrics:
     """The exact metrics of a prepared workload, with the metric sources' per-kernel
-    counts; ``runs``: the program runs here, so its executed calls are counted."""
+    counts; ``runs``: the program runs here, so its executed calls are counted.
+    ``baseline``: the stored one, whose counts are taken when this build is its own
+    program (:func:`same_counts`)."""
     exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
     session = tv.session
     settings = session.settings
     if tv.simulate is not None:  # the test's marker: over the ini, under the command line
         settings = replace(settings, ini_simulate=tv.simulate)
-    collected = collect_kernel_metrics(session.metric_sources(), prep, settings)
+    collected = collect_kernel_metrics(session.metric_sources(), prep, settings, stored=same_counts(tv, prep, baseline))
     session.report.not_measured.update(collected.skipped)
+    if collected.reused:
+        session.report.not_measured.add(REUSED_LINE.format(sources=", ".join(collected.reused)))
     # kept on update, failed when the tool died (issue 23)
     return settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
                   lambda: tv.stored_baselines().get(tv.test_id), settings.update, session.report.not_measured,
                   tv.fail, tv.nodeid, tv.identity().shown_file)
+
+
+def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> ExactMetrics | None:
+    """The baseline's exact metrics when a gate (not an update) builds the baseline's own
+    program (check/sources.py ``same_program``, under ``--tvmperf-same-program=skip``) and
+    its inputs have fixed shapes (no symbolic dims, no smaller ``simulate_as`` workload):
+    its per-kernel counts are the ones a new count would give."""
+    settings = tv.session.settings
+    if (baseline is None or baseline.ir is None or settings.update or settings.same_program != "skip"
+            or settings.artifact_dir is None or prep.workload.dims or prep.workload.simulate_as is not None):
+        return None
+    return baseline.exact if tv.sources.is_same_program(prep.compiled, baseline) else None
 
 
 def peers_of(tv: "Tvmperf", record: "Record", measured: Measured | None) -> tuple[RatioVerdict, ...]:

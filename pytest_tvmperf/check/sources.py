@@ -22,7 +22,8 @@ from pytest_tvmperf.builder.executors import shorten_tvm_error
 from pytest_tvmperf.judge.compare import AB_SAME
 from pytest_tvmperf.measure.timer import SampleFn, python_sampler
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
-from pytest_tvmperf.builder.prepare import FILE_NUMBERS, Prepared, display_path
+from pytest_tvmperf.builder.prepare import FILE_NUMBERS, Prepared
+from pytest_tvmperf.values.node_ids import display_path
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.workload import PeerUnavailable, Workload
 

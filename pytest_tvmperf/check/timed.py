@@ -16,15 +16,15 @@ from pytest_tvmperf.check.decide import Measured, confirm_peers
 from pytest_tvmperf.judge.gate import sample_in_looks
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import plan_rounds
-from pytest_tvmperf.measure.disturbance import clean, device_disturbance
+from pytest_tvmperf.judge.disturbance import clean, device_disturbance
 from pytest_tvmperf.measure.kernel_identity import kernel_identities
 from pytest_tvmperf.measure.machine import current_machine
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
 from pytest_tvmperf.measure.timer import TimeSamples, TimingTask, kernel_times
 from pytest_tvmperf.store.artifacts import PendingArtifact, discard
-from pytest_tvmperf.store.record import IRRef, Record, Timing
+from pytest_tvmperf.values.record import IRRef, Record, Timing
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
@@ -44,8 +44,8 @@ def check(tv: "Tvmperf", prep: "Prepared", where: str) -> "Outcome":
     session = tv.session
     workload = prep.workload
     peers = tv.sources.peer_samplers(prep, where)
-    exact = pipeline.exact_metrics(tv, prep)
     baseline = tv.stored_baselines().get(tv.test_id)
+    exact = pipeline.exact_metrics(tv, prep, baseline=baseline)
     notes: list[str] = []
     # Time the artifact as a later run will load it (exported and loaded back), so
     # a/b timing compares like with like: a JIT-compiled module in memory runs a few
@@ -138,7 +138,7 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
         if target.remote is None:
             return got
         # this process's CPU wait says nothing about an RPC device's: the reference kernel,
-        # timed on the device in the same rounds, stands in for it (measure/disturbance.py)
+        # timed on the device in the same rounds, stands in for it (judge/disturbance.py)
         return replace(got, preempted=device_disturbance(got.reference), screened_by="device")
 
     settled = _settled(tv, source, make_record)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Callable, NoReturn
 
 from pytest_tvmperf.measure.kernel_metrics import KEPT_LINE, Collected, keep_unmeasured
-from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.record import Record
 
 
 def settle(exact: ExactMetrics, collected: Collected, baseline: Callable[[], Record | None], update: bool,

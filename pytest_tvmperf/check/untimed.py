@@ -12,7 +12,7 @@ from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.measure.kernel_identity import kernel_identities
 from pytest_tvmperf.measure.machine import current_machine
 from pytest_tvmperf.measure.plan import Plan, summary_line, with_baseline_calls
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.record import Record
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
@@ -24,8 +24,8 @@ def check(tv: "Tvmperf", prep: "Prepared", plan: Plan) -> "Outcome":
     """The rest of ``tvmperf.check`` for a mode without time."""
     __tracebackhide__ = True
     session = tv.session
-    exact = pipeline.exact_metrics(tv, prep, runs=plan.runs)
     baseline = tv.stored_baselines().get(tv.test_id)
+    exact = pipeline.exact_metrics(tv, prep, runs=plan.runs, baseline=baseline)
     if not plan.runs:
         exact = with_baseline_calls(exact, baseline)
         session.report.not_measured.add(summary_line(tv.target, plan.why,

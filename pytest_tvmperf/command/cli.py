@@ -62,8 +62,8 @@ from pytest_tvmperf.config.options import (
     parse_duration,
     parse_noise,
     parse_thresholds,
-    time_policy,
 )
+from pytest_tvmperf.config.time_policy import time_policy
 from pytest_tvmperf.config.parsing import DURATION_FORMS
 from pytest_tvmperf.report.regression import regression_message
 from pytest_tvmperf.report.text import SummaryRow, safe, summary_notes, summary_table

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from pytest_tvmperf.farm.names import format_address, parse_rpc_address
+from pytest_tvmperf.values.remote_names import format_address, parse_rpc_address
 from pytest_tvmperf.command.cli_match import CliError
 
 

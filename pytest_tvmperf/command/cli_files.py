@@ -12,7 +12,7 @@ from pytest_tvmperf.command.cli_match import CliError, Loaded, results_records
 from pytest_tvmperf.report.text import update_command
 from pytest_tvmperf.report.results import RESULTS_KIND, parse_results
 from pytest_tvmperf.store.files import parse_baselines, read_regular_text
-from pytest_tvmperf.store.schema import dotted, find_long_int, loads, long_int_problem
+from pytest_tvmperf.values.json_fields import dotted, find_long_int, loads, long_int_problem
 
 #: the "kind" of pytest-tvmperf's other JSON files (results, history lines), found even in a truncated one
 _TVMPERF_KIND_RE = re.compile(r'"kind"\s*:\s*"(pytest-tvmperf-[A-Za-z0-9_-]*)"')

@@ -2,7 +2,7 @@
 
 The marker's keywords are the ``marker_keys`` of the option table (``executors``,
 ``targets``, one per metric, ``vs_<peer>``). Its thresholds sit between the command line
-and the ini (:meth:`Settings.thresholds <pytest_tvmperf.config.options.Settings.thresholds>`);
+and the ini (:meth:`Settings.thresholds <pytest_tvmperf.config.settings.Settings.thresholds>`);
 its executors and targets say which the test supports, and the test runs those of the
 run's selection; a ``vs_<peer>`` limit times that peer and gates TVM's time against it.
 An error names the test's node id and the bad keyword.
@@ -17,15 +17,13 @@ import pytest
 
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.config.parsing import (
-    Limit,
     parse_executors,
     parse_targets,
     parse_duration,
     parse_simulate,
     parse_switch,
-    peer_limits_from_marker,
-    thresholds_from_marker,
 )
+from pytest_tvmperf.config.limits import Limit, peer_limits_from_marker, thresholds_from_marker
 
 MARKER = "tvmperf"
 MARKER_KEYS: tuple[str, ...] = tuple(key for opt in OPTIONS for key in opt.marker_keys)

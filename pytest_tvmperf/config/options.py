@@ -9,20 +9,19 @@ command line > marker > ini > default. Only the thresholds can be set by a test'
 apart (:meth:`Settings.thresholds` puts the marker in between); a marker's
 ``executors``/``targets`` narrow what the run selects instead (see markers.py).
 
-The value parsers live in parsing.py; their names are importable from here as well.
+The value parsers live in parsing.py and limits.py, the settings the table fills in
+settings.py; the parsers' names are importable from here as well.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
     DEFAULT_ALPHA,
     DEFAULT_EXECUTORS,
     DEFAULT_NOISE,
-    DEFAULT_THRESHOLDS,
     DEFAULT_TIME_THRESHOLD,
     EXACT_METRICS,
     EXECUTORS,
@@ -33,52 +32,42 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     PEER_MARKER_KEYS,
     PEERS,
     TARGETS,
-    THRESHOLD_HELP,
     TIME_METRIC,
-    Limit,
-    Thresholds,
     argparse_type,
     parse_alpha,
     parse_baseline_program,
     parse_bool,
     parse_executors,
     parse_inconclusive,
-    parse_limit,
     parse_min_repeat_ms,
     parse_rpc_timeout,
     parse_noise,
     parse_other_machine,
-    parse_peer_limit,
+    parse_packages,
     parse_peers,
     parse_simulate,
     parse_targets,
-    parse_thresholds,
     parse_duration,
     parse_tuned,
+    parse_version,
     parse_same_program,
-    peer_limits_from_marker,
     positive_int,
+)
+from pytest_tvmperf.config.limits import (  # noqa: F401  (re-exported, as the parsers above)
+    DEFAULT_THRESHOLDS,
+    THRESHOLD_HELP,
+    Limit,
+    Thresholds,
+    parse_limit,
+    parse_peer_limit,
+    parse_thresholds,
+    peer_limits_from_marker,
     thresholds_from_marker,
 )
 
-if TYPE_CHECKING:
-    from pytest_tvmperf.judge.compare import TimePolicy
-
-
-def _parse_tvm_version(text: str) -> str:
-    from pytest_tvmperf.against.env import parse_version
-
-    return parse_version(text)
-
-
-def _parse_packages(text: str) -> tuple[str, ...]:
-    from pytest_tvmperf.against.env import parse_packages
-
-    return parse_packages(text)
-
 
 def _parse_rpc(text: str) -> tuple[str, int]:
-    from pytest_tvmperf.farm.names import parse_rpc_address
+    from pytest_tvmperf.values.remote_names import parse_rpc_address
 
     return parse_rpc_address(text)
 
@@ -344,12 +333,12 @@ OPTIONS: tuple[Option, ...] = (
            "with apache-tvm VERSION (installed once into a venv under the user's cache directory, or "
            "$TVMPERF_CACHE_DIR), time both builds side by side, compare every exact and simulated metric and fail "
            "a test that today's TVM makes worse past the thresholds (llvm targets; no baseline is read or written)",
-           None, _parse_tvm_version, metavar="VERSION"),
+           None, parse_version, metavar="VERSION"),
     Option(OPT_AGAINST_TVM_REPORT_ONLY, "against_tvm_report_only", "with --tvmperf-against-tvm: report the "
            "upgrade's verdicts without failing a test for them", False, ini=False, switch=True),
     Option(OPT_AGAINST_TVM_PACKAGES, "against_tvm_packages", "with --tvmperf-against-tvm: more packages the other "
            "version's environment needs to build the tests' workloads, e.g. onnx,onnxruntime,torch (each at today's "
-           "installed version unless given as NAME==VERSION; default none)", (), _parse_packages, metavar="PKG,..."),
+           "installed version unless given as NAME==VERSION; default none)", (), parse_packages, metavar="PKG,..."),
     Option(OPT_TRUST_ARTIFACTS, "trust_artifacts", "on: load the compiled libraries (.so) that baselines of the old "
            "form name (--tvmperf-baseline-program=so) for a/b timing. They are native code that runs in this process, "
            "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
@@ -383,141 +372,6 @@ def addoption(parser) -> None:
                             type=None if opt.parse is None else argparse_type(opt.parse))
         if opt.ini:
             parser.addini(opt.dest, opt.help, default="")
-
-
-def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, comparisons: int = 1) -> "TimePolicy":
-    """The one constructor of the time verdict's policy: the false-alarm rate ``alpha`` is
-    split evenly over the ``comparisons`` (Bonferroni), so a suite of many cases does not
-    fail by chance; ``noise`` per mode as :func:`parse_noise` gives it."""
-    from pytest_tvmperf.judge.compare import TimePolicy  # compare imports Limit and the metric names from here
-
-    return TimePolicy(
-        alpha=alpha / max(1, comparisons),
-        noise_ab=noise["ab"],
-        noise_normalized=noise["normalized"],
-        noise_raw=noise["raw"],
-        noise_ratio=noise["ratio"],
-        other_machine=other_machine,
-    )
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The run's options, each from the closest place that sets it (see :data:`OPTIONS`)."""
-
-    executors: tuple[str, ...] = DEFAULT_EXECUTORS
-    targets: tuple[str, ...] = ("llvm",)
-    update: bool = False
-    baseline_dir: Path = Path("baselines")
-    cli_thresholds: Mapping[str, Limit] = field(default_factory=dict)
-    ini_thresholds: Mapping[str, Limit] = field(default_factory=dict)
-    repeat: int = DEFAULT_REPEAT
-    min_repeat_ms: int = DEFAULT_MIN_REPEAT_MS
-    hypothesis_examples: int = DEFAULT_EXAMPLES
-    alpha: float = DEFAULT_ALPHA
-    inconclusive: str = "warn"
-    other_machine: str = "skip"
-    confirm: bool = True
-    noise: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_NOISE))
-    artifact_dir: Path | None = Path("baselines/artifacts")
-    json_path: Path | None = None
-    html_path: Path | None = None
-    history_path: Path | None = None
-    prune: bool = False
-    tuning_db: Path = Path("baselines/tuning")
-    tune_trials: int | None = None
-    tune_budget_s: float | None = None
-    tuned: str = "any"
-    peers: tuple[str, ...] = ()
-    #: --tvmperf-simulate and ini tvmperf_simulate ("on"/"off"; None: unset); a test's marker
-    #: simulate= goes in between (check/pipeline.py puts it in place of the ini's)
-    cli_simulate: str | None = None
-    ini_simulate: str | None = None
-    #: --tvmperf-time-budget and ini tvmperf_time_budget in seconds (None: unset); a test's
-    #: marker time_budget= goes in between (:meth:`time_budget_s`)
-    cli_time_budget: float | None = None
-    ini_time_budget: float | None = None
-    rpc: tuple[str, int] | None = None
-    rpc_timeout: int = DEFAULT_RPC_TIMEOUT_S
-    baseline_program: str = "ir"
-    cli_timing: bool | None = None
-    ini_timing: bool | None = None
-    benchmark_json_path: Path | None = None
-    #: --tvmperf-llvm-target: the host llvm target, None for the one resolved from the CPU
-    llvm_target: Mapping[str, Any] | None = None
-    child_timeout: int = DEFAULT_CHILD_TIMEOUT_S
-    #: --tvmperf-lock-timeout: the longest wait for the machine's timing lock
-    lock_timeout: int = DEFAULT_LOCK_TIMEOUT_S
-    #: --tvmperf-against-tvm: the other apache-tvm version a test is compared with (None: off)
-    against_tvm: str | None = None
-    #: --tvmperf-against-tvm-report-only: report that comparison without failing
-    against_tvm_report_only: bool = False
-    #: --tvmperf-against-tvm-packages: more packages for the other version's environment
-    against_tvm_packages: tuple[str, ...] = ()
-    #: --tvmperf-trust-artifacts: load old-form compiled baseline artifacts (.so)
-    trust_artifacts: bool = False
-    #: --tvmperf-baselines-ref: the git revision the baselines are read from (None: the work tree)
-    baselines_ref: str | None = None
-    #: --tvmperf-layers: the per-layer table against each peer on every timed test (measure/peer_layers.py)
-    layers: bool = False
-    #: --tvmperf-same-program: "skip" (an unchanged program is not timed against its baseline) or "time"
-    same_program: str = "skip"
-
-    def timing_on(self, marker: bool | None = None) -> bool:
-        """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""
-        for value in (self.cli_timing, marker, self.ini_timing):
-            if value is not None:
-                return bool(value)
-        return True
-
-    def time_budget_s(self, marker: float | None = None) -> float:
-        """One test's time budget in seconds: command line > the test's marker > ini > default."""
-        for value in (self.cli_time_budget, marker, self.ini_time_budget):
-            if value is not None:
-                return float(value)
-        return DEFAULT_TIME_BUDGET_S
-
-    def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
-        """Effective thresholds of one test, per metric from the closest place that sets it:
-        command line > the test's marker > ini > default."""
-        merged = dict(DEFAULT_THRESHOLDS)
-        merged.update(self.ini_thresholds)
-        merged.update(marker or {})
-        merged.update(self.cli_thresholds)
-        return merged
-
-    def time_policy(self, comparisons: int = 1) -> "TimePolicy":
-        """The time verdict's policy of this run with ``comparisons`` timed comparisons."""
-        return time_policy(self.alpha, self.noise, self.other_machine, comparisons)
-
-    @classmethod
-    def from_config(cls, config) -> "Settings":
-        """Build from the command line and the ini, row by row of :data:`OPTIONS`; a bad
-        ini value raises ValueError naming the key."""
-        values: dict[str, Any] = {}
-        for opt in OPTIONS:
-            cli, ini = opt.from_cli(config), opt.from_ini(config)
-            if cli is None:
-                cli = opt.from_env()
-            if opt.marker_role == "sets":  # the marker goes in between: keep both layers
-                unset = {} if isinstance(opt.default, Mapping) else None
-                values[f"cli_{opt.field}"] = cli if cli is not None else unset
-                values[f"ini_{opt.field}"] = ini if ini is not None else unset
-                continue
-            value = cli if cli is not None else ini if ini is not None else opt.default
-            values[opt.field] = _anchored(opt, dict(value) if isinstance(value, Mapping) else value, config, values)
-        return cls(**values)
-
-
-def _anchored(opt: Option, value: Any, config, values: Mapping[str, Any]) -> Any:
-    """A path option's value as a Path (None for an unset one, or "off")."""
-    if not opt.anchor or value is None:
-        return value
-    if opt.may_be_off and str(value).strip().lower() == "off":
-        return None
-    base = {"rootdir": lambda: config.rootpath, "baselines": lambda: values["baseline_dir"],
-            "invocation": lambda: config.invocation_params.dir}[opt.anchor]()
-    return Path(base, value)
 
 
 #: options an accept command repeats: they decide which tests exist and where baselines go

@@ -10,11 +10,11 @@ into one that names the test. Nothing here reads pytest's configuration.
 from __future__ import annotations
 
 import argparse
-import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS
+from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
 
 EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim", "vm-cudagraph")
 #: what a run selects unless told: vm-cudagraph (cuda only) is asked for by name
@@ -24,7 +24,7 @@ TARGETS: tuple[str, ...] = ("llvm", "cuda")
 #: metrics that can carry a threshold, and what a bare number means for each
 TIME_METRIC = "time"
 EXACT_METRICS: tuple[str, ...] = ("instructions", "calls", "kernels", "storage_bytes")
-#: per-kernel metrics of the registered metric sources (measure/kernel_metrics.py)
+#: per-kernel metrics of the registered metric sources (values/kernel_metrics.py)
 KERNEL_METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in KERNEL_METRICS)
 METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS, *KERNEL_METRIC_NAMES)
 
@@ -36,142 +36,17 @@ PEER_MARKER_KEYS: dict[str, str] = {f"vs_{p}": p for p in PEERS}
 #: significant (see timestats.py), so the threshold can sit below the noise of one
 #: sample: 5% lets a real 10% slowdown be caught (benchmarks/, README).
 DEFAULT_TIME_THRESHOLD = "5%"
-#: the run's false-alarm rate (also the default of ``compare.TimePolicy``)
+#: the run's false-alarm rate (also the default of ``config.time_policy.TimePolicy``)
 DEFAULT_ALPHA = 0.05
 INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
 OTHER_MACHINE_POLICIES = ("normalized", "skip")
 NOISE_MODES = ("ab", "normalized", "raw", "ratio")
-#: The one place of the noise defaults (``compare.TimePolicy`` and ``--tvmperf-noise``).
+#: The one place of the noise defaults (``config.time_policy.TimePolicy`` and ``--tvmperf-noise``).
 #: ``ratio``: TVM over a peer framework, or one build over another (assert_ratio), in one
 #: process. The normalized false-alarm benchmark puts the difference of two such in-process
 #: ratios of different programs (workload over reference kernel) between processes at
 #: ~10%, so one ratio moves by ~10%/sqrt(2) = 7%.
 DEFAULT_NOISE: Mapping[str, float] = {"ab": 0.02, "normalized": 0.10, "raw": 0.15, "ratio": 0.07}
-
-
-@dataclass(frozen=True)
-class Limit:
-    """How much a metric may grow before it counts as a regression.
-
-    ``relative`` is a fraction of the baseline (0.15 for "15%"), ``absolute`` an amount
-    in the metric's unit; both ``None`` means no growth is allowed. ``enabled=False``
-    switches the gate off for that metric ("off").
-    """
-
-    relative: float | None = None
-    absolute: float | None = None
-    enabled: bool = True
-
-    def allowed_max(self, baseline: float) -> float:
-        if not self.enabled:
-            return float("inf")
-        if self.relative is not None:
-            return baseline * (1.0 + self.relative)
-        if self.absolute is not None:
-            return baseline + self.absolute
-        return baseline
-
-    def describe(self) -> str:
-        if not self.enabled:
-            return "off"
-        if self.relative is not None:
-            return f"+{self.relative * 100:g}%"
-        if self.absolute is not None:
-            return f"+{self.absolute:g}"
-        return "no increase"
-
-
-Thresholds = Mapping[str, Limit]
-
-
-THRESHOLD_HELP = (
-    "comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: "
-    + ", ".join(METRICS)
-    + ". time takes a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
-    "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric."
-)
-
-
-def _as_written(value: Any) -> tuple[str, Any]:
-    """``value`` as text, and as an error message shows it: a marker's ``10**5000`` is
-    no limit, and Python refuses to turn an int of over 4300 digits into text (its own
-    ValueError would stand in for the threshold's hint), so it reads as ``?`` and shows as
-    ``<a whole number of N digits>``."""
-    try:
-        return str(value).strip().lower(), value
-    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
-        digits = int(value.bit_length() * 0.30103) + 1 if isinstance(value, int) else 0
-        return "?", _Shown(f"<a whole number of about {digits} digits>" if digits else "<a value with no text form>")
-
-
-class _Shown(str):
-    """Text that an error message shows as it is (its ``repr`` is itself)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def parse_limit(metric: str, text: str) -> Limit:
-    """Parse one LIMIT for ``metric``; raise ValueError naming what is wrong."""
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r} in threshold; known metrics: {', '.join(METRICS)}")
-    value, text = _as_written(text)
-    if "nan" in value or "inf" in value:
-        value = "?"  # not a finite number: rejected below with the usual hint
-    if value == "off":
-        return Limit(enabled=False)
-    try:
-        if not math.isfinite(float(value.rstrip("%x") or "nan")):
-            raise ValueError  # 1e400 is inf: no limit is written so
-        if value.endswith("%"):
-            number = float(value[:-1])
-            if number < 0:
-                raise ValueError
-            return Limit(relative=number / 100.0)
-        if value.endswith("x"):
-            number = float(value[:-1])
-            if number < 1:
-                raise ValueError
-            return Limit(relative=number - 1.0)
-        if metric == TIME_METRIC:
-            raise ValueError
-        number = float(value)
-        if number < 0:
-            raise ValueError
-        return Limit(absolute=number)
-    except ValueError:
-        if metric == TIME_METRIC:
-            hint = f"a percentage or a ratio, e.g. {metric}=25% or {metric}=1.25x"
-        else:
-            hint = (f"an allowed increase or a percentage, e.g. {metric}=0 (no increase), {metric}=2 "
-                    f"or {metric}=5%")
-        raise ValueError(f"bad threshold {metric}={text!r}: write {hint}; or {metric}=off to stop gating it") from None
-
-
-def parse_thresholds(text: str) -> dict[str, Limit]:
-    """Parse 'time=25%,instructions=0' into {metric: Limit}."""
-    result: dict[str, Limit] = {}
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "=" not in part:
-            raise ValueError(f"bad threshold {part!r}: expected METRIC=LIMIT, e.g. 'time=25%'")
-        metric, _, value = part.partition("=")
-        result[metric.strip()] = parse_limit(metric.strip(), value)
-    return result
-
-
-DEFAULT_THRESHOLDS: dict[str, Limit] = {
-    TIME_METRIC: parse_limit(TIME_METRIC, DEFAULT_TIME_THRESHOLD),
-    **{m: Limit() for m in EXACT_METRICS},
-    **{m.name: parse_limit(m.name, m.default_limit) for m in KERNEL_METRICS},
-}
-
-
-def thresholds_from_marker(kwargs: Mapping[str, Any]) -> dict[str, Limit]:
-    """Threshold keywords of ``@pytest.mark.tvmperf(time="25%", instructions=2)``."""
-    return {k: parse_limit(k, v) for k, v in kwargs.items() if k in METRICS}
 
 
 def _parse_choices(text: str | list[str] | tuple[str, ...], known: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -194,30 +69,12 @@ def parse_peers(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return _parse_choices(text, PEERS, "peer")
 
 
-def parse_peer_limit(key: str, value: Any) -> float:
-    """``vs_torch=1.2`` (or '1.2x'): TVM may take at most 1.2 times the peer's time."""
-    text, value = _as_written(value)
-    text = text.removesuffix("x")
-    try:
-        number = float(text)
-    except ValueError:
-        number = float("nan")
-    if not (number > 0 and number < float("inf")):
-        raise ValueError(f"bad {key}={value!r}: write the most TVM may take relative to the peer, e.g. {key}=1.2 (or '1.2x')")
-    return number
-
-
-def peer_limits_from_marker(kwargs: Mapping[str, Any]) -> dict[str, float]:
-    """``@pytest.mark.tvmperf(vs_torch=1.2)`` -> {"torch": 1.2}."""
-    return {PEER_MARKER_KEYS[k]: parse_peer_limit(k, v) for k, v in kwargs.items() if k in PEER_MARKER_KEYS}
-
-
 def parse_executors(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return _parse_choices(text, EXECUTORS, "executor")
 
 
 def parse_targets(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    from pytest_tvmperf.farm.names import SEPARATOR, split_remote
+    from pytest_tvmperf.values.remote_names import SEPARATOR, split_remote
 
     items = [i.strip() for i in (text.split(",") if isinstance(text, str) else list(text))]
     remote = [i for i in items if SEPARATOR in i and split_remote(i)]  # llvm@rpc:KEY; a malformed one raises
@@ -393,7 +250,6 @@ _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 def parse_duration(text: str) -> float:
     """A wall-clock duration in seconds from ``90s``, ``30m``, ``1.5h``, ``1h30m`` or
     ``90`` (seconds); it must be positive."""
-    import re
 
     raw = str(text).strip().lower().replace(" ", "")
     parts = re.fullmatch(r"((?:\d+(?:\.\d+)?[hms])+|\d+(?:\.\d+)?)", raw)
@@ -410,3 +266,28 @@ def parse_duration(text: str) -> float:
     if not seconds > 0:
         raise ValueError(f"{text!r}: a duration must be more than 0; accepted forms: {DURATION_FORMS}")
     return seconds
+
+
+#: ``--tvmperf-against-tvm``: a release of apache-tvm (against/env.py builds its environment)
+_VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
+
+
+def parse_version(text: str) -> str:
+    """``--tvmperf-against-tvm``'s value: a release of apache-tvm such as ``0.26.0``."""
+    text = str(text).strip()
+    if text.startswith("apache-tvm=="):
+        text = text[len("apache-tvm=="):]
+    if not _VERSION.match(text):
+        raise ValueError(f"{text!r} is not a version of apache-tvm: give one such as 0.26.0")
+    return text
+
+
+def parse_packages(text) -> tuple[str, ...]:
+    """``--tvmperf-against-tvm-packages``: more packages the other environment needs to
+    build the tests' workloads (``onnx,onnxruntime,torch``), each a name with an
+    optional ``==VERSION`` (a bare name gets today's installed version)."""
+    items = [p for p in re.split(r"[,\s]+", str(text).strip()) if p]
+    for item in items:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*(==[0-9][0-9A-Za-z.+!-]*)?", item):
+            raise ValueError(f"{item!r} is not a package name (with an optional ==VERSION), e.g. onnx or torch==2.4.0")
+    return tuple(items)

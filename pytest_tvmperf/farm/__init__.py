@@ -1,1 +1,1 @@
-"""RPC devices: a TVM tracker and its servers run the targets named llvm@rpc:KEY (remote.py), their names (names.py), a tracker started for a run (tracker.py)."""
+"""RPC devices: a TVM tracker and its servers run the targets named llvm@rpc:KEY (remote.py, its connection bounded by connection.py), a tracker started for a run (tracker.py); their names are values/remote_names.py."""

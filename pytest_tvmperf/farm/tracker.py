@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pytest_tvmperf.farm.names import format_address
+from pytest_tvmperf.values.remote_names import format_address
 
 #: seconds to connect to the tracker and get its answer to a summary
 CONNECT_TIMEOUT_S = 10.0

@@ -8,37 +8,19 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.measure.disturbance import clean, load_noise, paired_under_load, wait_bounds
-from pytest_tvmperf.measure.kernel_metrics import setup_difference
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.judge.disturbance import clean, paired_under_load
+from pytest_tvmperf.values.kernel_metrics import setup_difference
+from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
-from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, KERNEL_METRIC_NAMES
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
+from pytest_tvmperf.config.time_policy import TimePolicy
+from pytest_tvmperf.values.record import Record, Timing
+from pytest_tvmperf.judge.busy import busy_paired_decision, busy_widened_decision, held_decision, widened_note
 from pytest_tvmperf.judge.timestats import TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, RatioStatus, Verdict
 
 #: the verdict of one metric (kept under its old name)
 Status = MetricStatus
-
-
-@dataclass(frozen=True)
-class TimePolicy:
-    """How the time verdict weighs its evidence.
-
-    alpha: two-sided false-alarm probability of one comparison (the run's rate divided
-    by the number of timed tests); noise_*: standard deviation of the log ratio that
-    the samples cannot show, per mode (a/b against the baseline's artifact timed side
-    by side; normalized by the reference kernel; raw); other_machine: "normalized"
-    compares with another machine's baseline in normalized form (noise doubled),
-    "skip" shows the time without gating it.
-    """
-
-    alpha: float = DEFAULT_ALPHA
-    noise_ab: float = DEFAULT_NOISE["ab"]
-    noise_normalized: float = DEFAULT_NOISE["normalized"]
-    noise_raw: float = DEFAULT_NOISE["raw"]
-    other_machine: str = "normalized"
-    noise_ratio: float = DEFAULT_NOISE["ratio"]
 
 
 @dataclass(frozen=True)
@@ -153,60 +135,6 @@ def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
     return (same_cpu or usable or [None])[0]
 
 
-def _held(decision: TimeDecision, allow_pass: bool = False) -> TimeDecision:
-    """The decision held at inconclusive (a pass may stand where ``allow_pass``)."""
-    if decision.status == Verdict.PASS and allow_pass:
-        return decision
-    return replace(decision, status=Verdict.INCONCLUSIVE)
-
-
-def busy_paired_decision(decision: TimeDecision, threshold: float) -> TimeDecision:
-    """On a busy machine the pairs' ratios can lean a few percent either way beyond what
-    their spread shows (the side preempted more often also refills its caches more often),
-    so a verdict there asks more than on a quiet one: ``regressed`` only when the whole
-    widened interval lies above the limit (not merely above 1), ``improved`` only when it
-    lies below 1/limit; otherwise inconclusive with the size it could have told."""
-    limit = 1 + threshold
-    if decision.status == Verdict.REGRESSED and decision.low <= limit:
-        return replace(decision, status=Verdict.INCONCLUSIVE)
-    if decision.status == Verdict.IMPROVED and decision.high >= 1 / limit:
-        return replace(decision, status=Verdict.INCONCLUSIVE)
-    return decision
-
-
-def busy_widened_decision(now: Sequence[float], base: Sequence[float] | None, preempted: Sequence[float],
-                          threshold: float, alpha: float, noise: float, mode: str,
-                          allow_pass: bool = False) -> TimeDecision:
-    """A verdict on a busy machine from wall times: the interval widened by the most each
-    round's CPU wait could have moved it (its low end from every round's value less its
-    wait, its high end from every value over its run time: :func:`wait_bounds`), and by the
-    allowance the load adds. ``regressed`` when the whole widened interval lies above the
-    limit ``1 + threshold`` (no load explains it: 38x against a limit of 3x fails),
-    ``improved`` when it lies below ``1 / limit``, ``pass`` (``allow_pass``, a ratio's
-    verdict) when it lies at or under the limit, otherwise inconclusive. The ratio shown is
-    the measured one."""
-    low_side, high_side = wait_bounds(now, preempted)
-    wider = math.hypot(noise, load_noise(preempted))
-    plain = decide(now, base, threshold, alpha, wider, mode, "interval")  # type: ignore[arg-type]
-    low = decide(low_side, base, threshold, alpha, wider, mode, "interval").low  # type: ignore[arg-type]
-    high = decide(high_side, base, threshold, alpha, wider, mode, "interval").high  # type: ignore[arg-type]
-    limit = 1 + threshold
-    if low > limit:
-        status = Verdict.REGRESSED
-    elif high < 1 / limit:
-        status = Verdict.IMPROVED
-    elif allow_pass and high <= limit:
-        status = Verdict.PASS
-    else:
-        status = Verdict.INCONCLUSIVE
-    return replace(plain, status=status, low=low, high=high)
-
-
-def widened_note(preempted: Sequence[float]) -> str:
-    """'interval widened by each round's CPU wait (median 62%)'."""
-    return f"interval widened by each round's CPU wait (median {float(np.median(preempted)):.0%})"
-
-
 #: the mode of an a/b comparison against the baseline's IR rebuilt on this machine
 AB_REBUILT = "a/b, baseline rebuilt here"
 #: ``ab_source`` of a build that is the baseline's own program (check/sources.py ``same_program``)
@@ -271,13 +199,13 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
             # the reference kernel does not scale like the workload across micro-architectures
             # (measured: unchanged code 2.6-2.7x apart between AMD and Intel): shown, never failed
             reason = f"baseline from another CPU model ({other.machine.cpu_model}): normalized times do not carry across CPU models"
-            decision = _held(decision, allow_pass=True)
+            decision = held_decision(decision, allow_pass=True)
         elif other.machine.target != timing.machine.target:
             # the same CPU name (clouds report generic ones, "AMD EPYC") but code built for
             # another CPU: measured, znver4 vs x86-64-v2 code 1.7-1.8x apart: shown, never failed
             reason = (f"baseline built for another target ({other.machine.target}): normalized times do not "
                       f"carry across instruction sets")
-            decision = _held(decision, allow_pass=True)
+            decision = held_decision(decision, allow_pass=True)
     elif now.ab_ratios is not None:
         decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, "a/b")
         series = (now.ab_ratios, None, policy.noise_ab)
@@ -316,7 +244,7 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
                 reason = screened.describe()
         elif screened.busy:
             reason = screened.describe()
-            decision = _held(decision)
+            decision = held_decision(decision)
     # a/b rebuilt here: this machine may have no stored timing (the baseline recorded elsewhere)
     stored = base_timing.samples.median if base_timing is not None else None
     return MetricVerdict(TIME_METRIC, decision.status, stored if side_by_side is None else side_by_side, now.median,
@@ -394,7 +322,7 @@ class RatioVerdict:
 
     def held(self) -> "RatioVerdict":
         """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
-        return replace(self, decision=_held(self.decision))
+        return replace(self, decision=held_decision(self.decision))
 
     @property
     def low(self) -> float:
@@ -427,7 +355,7 @@ def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, deno
     # a pass needs the whole interval at or under the limit (``2.65x [2.26-3.10]`` against 3
     # is no pass), as ``exceeded`` needs it wholly above
     decision = decide(scaled, None, 0.0, alpha, noise, "a/b", "interval")
-    return RatioVerdict(name, limit, _held(decision) if reason else decision, numerator_s, denominator_s, reason)
+    return RatioVerdict(name, limit, held_decision(decision) if reason else decision, numerator_s, denominator_s, reason)
 
 
 def _busy_waits(samples: TimeSamples, screened) -> tuple[float, ...] | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.judge.verdict import Verdict
 
 

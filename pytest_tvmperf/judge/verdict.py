@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
-from pytest_tvmperf.store.schema import Fields, SchemaProblem
+from pytest_tvmperf.values.json_fields import Fields, SchemaProblem
 
 
 class Verdict(str, Enum):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS, KernelMetric
+from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
 from pytest_tvmperf.measure.ptxas_info import parse_ptxas_verbose, ptx_instruction_counts
 
 GPU_METRIC_NAMES = ("gpu_registers", "gpu_shared_bytes", "gpu_local_bytes", "gpu_spill_bytes", "ptx_instructions")

@@ -1,63 +1,14 @@
-"""What each kernel of a build is, independent of the name TVM gave it.
-
-TVM numbers its kernels in the order it meets them (``fused_conv2d19_add8``): change one
-layer and the kernels after it are renamed, so names cannot match a build with its
-baseline. A kernel's :class:`KernelId` says what it is: the structural hash of its
-PrimFunc (its code, without its name), its anchor op and its buffers' shapes, and where
-known the source layer. ``report/kernel_match.py`` matches builds by it; the name is only
-shown.
-
-:func:`identify` reads a lowered module (TVM); the rest is pure. Naming is pluggable: a
+"""What each kernel of a build is, read from a lowered module (TVM); the value,
+:class:`KernelId`, is in values/kernel_id.py. Naming is pluggable: a
 ``layers`` mapping (kernel name -> source layer, e.g. from ``torch.export``'s module
 stack) fills :attr:`KernelId.layer`.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
-#: the shapes shown of a kernel's inputs (its last parameter, the output, is always shown)
-SHOWN_INPUTS = 2
-
-
-@dataclass(frozen=True)
-class KernelId:
-    """key: structural hash of the PrimFunc without its name (hex); op: its anchor op and
-    the ops fused into it, without TVM's numbering (``conv2d_add_relu``); shapes: its
-    parameters' shapes, inputs then output (``1x8x16x16,8x8x3x3,1x8x1x1,1x8x16x16``);
-    layer: the source layer it computes, where the importer kept it ("" if unknown)."""
-
-    key: str
-    op: str
-    shapes: str
-    layer: str = ""
-
-    def describe(self) -> str:
-        """``conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16``, and `` in layer1.conv2``."""
-        shapes = [s for s in self.shapes.split(",") if s]
-        *inputs, out = shapes or [""]
-        shown = ", ".join(inputs[:SHOWN_INPUTS]) + (", ..." if len(inputs) > SHOWN_INPUTS else "")
-        text = f"{self.op}({shown})" + (f" -> {out}" if out else "")
-        return text + (f" in {self.layer}" if self.layer else "")
-
-    def as_json(self) -> dict[str, str]:
-        data = {"key": self.key, "op": self.op, "shapes": self.shapes}
-        if self.layer:
-            data["layer"] = self.layer
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "KernelId":
-        return cls(str(data["key"]), str(data["op"]), str(data["shapes"]), str(data.get("layer", "")))
-
-
-def op_of(name: str) -> str:
-    """The ops a kernel name lists, without TVM's numbering and the ``fused_`` prefix:
-    ``fused_conv2d19_add8_relu8`` -> ``conv2d_add_relu``."""
-    stem = re.sub(r"\d+(?=_|$)", "", name)
-    return stem.removeprefix("fused_") or name
+from pytest_tvmperf.values.kernel_id import KernelId, op_of
 
 
 def _dims(shape: Any) -> str:

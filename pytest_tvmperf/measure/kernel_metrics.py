@@ -25,36 +25,11 @@ from typing import TYPE_CHECKING, Mapping, Protocol
 
 # the per-kernel line of what runs outside the kernels (the FFI call, the VM, allocation): no kernel
 from pytest_tvmperf.measure.callgrind import RUNTIME_LINE
+from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.builder.prepare import Prepared
 
-
-@dataclass(frozen=True)
-class KernelMetric:
-    """One per-kernel metric: its name (a threshold key and marker keyword), the unit
-    shown in messages, and the threshold it gets by default (``parse_limit`` syntax)."""
-
-    name: str
-    unit: str
-    default_limit: str = "0"
-    doc: str = ""
-
-
-#: Every per-kernel metric a registered source can produce (threshold keys, docs).
-KERNEL_METRICS: tuple[KernelMetric, ...] = (
-    # measure/simulate.py: callgrind, for the pinned target llvm -mcpu=haswell (README, "Simulated cost")
-    KernelMetric("cpu_instructions", "instructions", default_limit="1%",
-                 doc="instructions executed per kernel under valgrind's callgrind (pinned target llvm -mcpu=haswell)"),
-    KernelMetric("est_cycles", "cycles", default_limit="1%",
-                 doc="Ir + 10 x L1 misses + 100 x LL misses per kernel, pinned cache model (measure/callgrind.py)"),
-    # GPU resources of CUDA kernels, from ptxas -v (measure/gpu_resources.py)
-    KernelMetric("gpu_registers", "registers/thread", "0", "registers per thread of each CUDA kernel (ptxas -v)"),
-    KernelMetric("gpu_shared_bytes", "B shared", "0", "static shared memory per block of each CUDA kernel (ptxas -v)"),
-    KernelMetric("gpu_local_bytes", "B local", "0", "stack frame in local memory per thread of each CUDA kernel (ptxas -v)"),
-    KernelMetric("gpu_spill_bytes", "B spilled", "0", "register spill stores + loads of each CUDA kernel (ptxas -v)"),
-    KernelMetric("ptx_instructions", "PTX instructions", "1%", "PTX instructions in each CUDA kernel's body"),
-)
 
 #: Registered sources, as "module:ATTRIBUTE" (imported lazily, in this order); an
 #: ATTRIBUTE that is a class is instantiated once per session.
@@ -203,16 +178,6 @@ def keep_unmeasured(exact, baseline_exact, missing) -> tuple[object, tuple[str, 
     measured_with = {**exact.measured_with,
                      **{m: baseline_exact.measured_with[m] for m in kept if m in baseline_exact.measured_with}}
     return replace(exact, per_kernel=per_kernel, measured_with=measured_with), kept
-
-
-def setup_difference(metric: str, baseline: Mapping[str, str], current: Mapping[str, str]) -> str:
-    """Why ``metric``'s counts cannot be compared ("" when they can): both sides say how
-    they were measured, and not the same way. A baseline that does not say (recorded
-    before setups were stored) is compared as before."""
-    old, new = baseline.get(metric), current.get(metric)
-    if not old or not new or old == new:
-        return ""
-    return f"measured with {new} here, {old} in the baseline"
 
 
 def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str,

@@ -1,49 +1,14 @@
-"""The machine fingerprint that time baselines belong to."""
+"""The machine this process runs on, read from the OS and TVM (the value it makes,
+:class:`Machine`, is in values/machine.py)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
-from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-
-@dataclass(frozen=True)
-class Machine:
-    cpu_model: str
-    logical_cores: int
-    tvm_threads: int
-    tvm_version: str
-    llvm_version: str
-    target: str
-    #: the GPU a ``cuda`` target was timed on: name, driver and CUDA versions ("" on CPU
-    #: targets, left out of the fingerprint and the JSON so CPU fingerprints are unchanged)
-    gpu: str = ""
-
-    def _fields(self) -> dict[str, Any]:
-        data = asdict(self)
-        if not data["gpu"]:
-            del data["gpu"]
-        return data
-
-    @property
-    def fingerprint(self) -> str:
-        """Short stable id: time samples are only comparable between equal fingerprints."""
-        blob = json.dumps(self._fields(), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:12]
-
-    def as_json(self) -> dict[str, Any]:
-        return self._fields()
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Machine":
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k != "gpu" or k in data})
-
-    def describe(self) -> str:
-        gpu = f", GPU {self.gpu}" if self.gpu else ""
-        return f"{self.cpu_model}, {self.logical_cores} cores, {self.tvm_threads} TVM threads, TVM {self.tvm_version}, LLVM {self.llvm_version}{gpu}"
+from pytest_tvmperf.values.machine import Machine
 
 
 def gpu_description(name: Any, driver: Any, cuda_version: Any) -> str:

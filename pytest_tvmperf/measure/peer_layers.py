@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, window
 from pytest_tvmperf.report.layers import (PEER_ANCHORS, LayerCall, LayerTable, SideProfile, conv_flops, fused_ops,
                                           match, matmul_flops, tvm_anchor)
 
@@ -34,87 +35,6 @@ class NoLayers(Exception):
 
 
 # ---------------------------------------------------------------- TVM
-
-
-@dataclass(frozen=True)
-class RelaxAnchor:
-    """An anchor op of the Relax program before fusion, with its attributes."""
-
-    op: str
-    inputs: tuple[tuple[int, ...], ...]
-    output: tuple[int, ...]
-    attrs: str
-    flops: int | None
-
-
-def _type_of(expr: Any) -> Any:
-    """An expression's type: ``struct_info`` before TVM 0.27, ``ty`` since."""
-    return getattr(expr, "struct_info", None) if hasattr(type(expr), "struct_info") else getattr(expr, "ty", None)
-
-
-def _static_shape(sinfo: Any) -> tuple[int, ...] | None:
-    shape = getattr(sinfo, "shape", None)
-    if shape is None:
-        return None
-    try:
-        return tuple(int(d) for d in shape)
-    except (TypeError, ValueError):  # a symbolic dim
-        return None
-
-
-def _ints(values: Any) -> list[int]:
-    return [int(v) for v in values] if values is not None else []
-
-
-def _window(kernel: Sequence[int], strides: Sequence[int], padding: Sequence[int], groups: int = 1,
-            dilation: Sequence[int] = ()) -> str:
-    parts = ["x".join(map(str, kernel))]
-    if strides:
-        parts.append("s" + "x".join(map(str, sorted(set(strides)))))
-    if padding:
-        parts.append("p" + "x".join(map(str, sorted(set(padding)))))
-    if dilation and set(dilation) != {1}:
-        parts.append("d" + "x".join(map(str, sorted(set(dilation)))))
-    if groups != 1:
-        parts.append(f"g{groups}")
-    return " ".join(parts)
-
-
-def relax_anchors(program: Any, entry: str = "main") -> list[RelaxAnchor]:
-    """The anchor ops of ``program``'s ``entry`` before any pass (convolutions, matmuls,
-    pools), with their strides, padding and shapes: what a fused kernel's name and
-    argument shapes do not say."""
-    from tvm import relax
-
-    func = program[entry] if entry in [gv.name_hint for gv in program.get_global_vars()] else None
-    if func is None or not isinstance(func, relax.Function):
-        return []
-    out: list[RelaxAnchor] = []
-    body = func.body
-    for block in getattr(body, "blocks", ()):
-        for binding in block.bindings:
-            call = getattr(binding, "value", None)
-            if not isinstance(call, relax.Call) or not hasattr(call.op, "name"):
-                continue
-            op = str(call.op.name).removeprefix("relax.").removeprefix("nn.")
-            if not tvm_anchor(op):
-                continue
-            shapes = tuple(s for s in (_static_shape(_type_of(a)) for a in call.args) if s is not None)
-            result = _static_shape(_type_of(binding.var))
-            if result is None:
-                continue
-            attrs, flops = "", None
-            a = call.attrs
-            if op.startswith("conv") and len(shapes) >= 2:
-                attrs = _window(shapes[1][2:], _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None)),
-                                int(getattr(a, "groups", 1) or 1), _ints(getattr(a, "dilation", None)))
-                flops = conv_flops(result, shapes[1])
-            elif op in ("matmul", "dense") and shapes:
-                flops = matmul_flops(shapes[0], result)
-            elif "pool" in op and hasattr(a, "pool_size"):
-                attrs = _window(_ints(a.pool_size), _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None)))
-            out.append(RelaxAnchor(op, shapes, result, attrs, flops))
-    return out
 
 
 def _describe_kernel(name: str, inputs: tuple, output: tuple, anchors: Sequence[RelaxAnchor]) -> LayerCall:
@@ -224,7 +144,7 @@ def _torch_call(path: str, module: Any, inputs: Sequence[Any], output: Any) -> L
     if kind == "conv" and weight is not None:
         w = tuple(int(d) for d in weight.shape)
         in_shapes = in_shapes + (w,)
-        attrs = _window(w[2:], list(module.stride), list(module.padding) if not isinstance(module.padding, str) else [],
+        attrs = window(w[2:], list(module.stride), list(module.padding) if not isinstance(module.padding, str) else [],
                         int(module.groups), list(module.dilation))
         flops = conv_flops(out_shape, w)
     elif kind == "matmul" and weight is not None and in_shapes:
@@ -234,7 +154,7 @@ def _torch_call(path: str, module: Any, inputs: Sequence[Any], output: Any) -> L
         k = module.kernel_size if isinstance(module.kernel_size, (tuple, list)) else (module.kernel_size,) * 2
         s = module.stride if isinstance(module.stride, (tuple, list)) else (module.stride,) * 2
         p = module.padding if isinstance(module.padding, (tuple, list)) else (module.padding,) * 2
-        attrs = _window(list(k), list(s), list(p))
+        attrs = window(list(k), list(s), list(p))
     return LayerCall(name=path or op, op=op, kind=kind, time_s=0.0, inputs=in_shapes, output=out_shape,
                      attrs=attrs, flops=flops)
 

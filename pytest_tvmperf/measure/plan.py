@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from pytest_tvmperf.config.parsing import EXACT_METRICS, KERNEL_METRIC_NAMES
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 #: the summary note of every untimed test (one summary line counts them)
 UNTIMED_NOTE = "timing off: correctness and exact metrics only, time not measured (--tvmperf-timing=off)"

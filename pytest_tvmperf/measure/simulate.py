@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pytest_tvmperf.measure import callgrind
-from pytest_tvmperf.measure.kernel_metrics import KERNEL_METRICS, KernelMetric, SourceDied, SourceFailed
+from pytest_tvmperf.measure.kernel_metrics import SourceDied, SourceFailed
+from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
 
 #: the target the simulated build is compiled for, on every machine
 PINNED_TARGET: Mapping[str, Any] = {"kind": "llvm", "mcpu": "haswell", "num-cores": 1}
@@ -323,7 +324,8 @@ class SimulatedCost:
     def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
         """Compile for the pinned target, export, simulate one call, read the dump. What
         fails here is a reason in the summary (SourceFailed), never the test's failure."""
-        from pytest_tvmperf.builder.executors import CompileError, get_executor
+        from pytest_tvmperf.builder.executors import CompileError
+        from pytest_tvmperf.builder.executor_choice import get_executor
         from pytest_tvmperf.builder.targets import TargetSpec
 
         workload = prepared.workload.simulate_as or prepared.workload

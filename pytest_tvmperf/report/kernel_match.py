@@ -2,7 +2,7 @@
 
 TVM numbers kernels in the order it meets them, so one changed layer renames the kernels
 after it (``conv2d19`` becomes ``conv2d20``), and matching by name compares two different
-kernels. With both sides' :class:`~pytest_tvmperf.measure.kernel_identity.KernelId`:
+kernels. With both sides' :class:`~pytest_tvmperf.values.kernel_id.KernelId`:
 
 1. same code (equal structural hash): the same kernel, whatever its name now;
 2. left over, same op and shapes: the same kernel with its code **changed** (a schedule,
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Mapping
 
-from pytest_tvmperf.measure.kernel_identity import KernelId
+from pytest_tvmperf.values.kernel_id import KernelId
 
 
 class KernelStatus(str, Enum):

@@ -10,7 +10,8 @@ kind and output shape (then input and weight shapes, then order); a group that m
 nothing, and the time of either side outside every call (the VM's builtins and dispatch,
 torch's functional ops and Python), are rows of their own: no time is dropped.
 
-Nothing here imports TVM, torch or onnxruntime (``measure/peer_layers.py`` times them).
+Nothing here imports TVM, torch or onnxruntime (``measure/peer_layers.py`` times them);
+the table as text is layers_text.py.
 """
 
 from __future__ import annotations
@@ -312,7 +313,7 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
             pg = peer_groups[matched_tvm[ti]]
             anchor = pg.anchor
             assert anchor is not None and tg.anchor is not None
-            rows.append(LayerRow(label=_label(anchor), tvm=tuple(tg.calls), peer=tuple(pg.calls),
+            rows.append(LayerRow(label=anchor_label(anchor), tvm=tuple(tg.calls), peer=tuple(pg.calls),
                                  flops=anchor.flops if anchor.flops is not None else tg.anchor.flops))
         else:
             first = tg.calls[0]
@@ -332,76 +333,5 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
                       notes=tuple(n for n in (tvm.note, peer.note) if n))
 
 
-def _label(anchor: LayerCall) -> str:
+def anchor_label(anchor: LayerCall) -> str:
     return f"{anchor.name} ({anchor.op}{' ' + anchor.attrs if anchor.attrs else ''})"
-
-
-# ---------------------------------------------------------------- text
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3f}"
-
-
-def _gf(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
-
-
-def table_lines(table: LayerTable, limit: int | None = None) -> list[str]:
-    """The table as text: the layers that lose the most first (``limit`` of them, then a
-    line summing the rest), each with both sides' time, GFLOPS, and what TVM ran."""
-    from pytest_tvmperf.report.text import text_table
-
-    losers = table.losers()
-    rest = [r for r in table.rows if r not in losers]
-    shown = losers if limit is None else losers[:limit]
-    header = ["#", "layer", "TVM ms", f"{table.peer} ms", "lost ms", "TVM/peer", "TVM GFLOPS",
-              f"{table.peer} GFLOPS", "TVM kernels"]
-    body = []
-    for i, row in enumerate(shown + ([] if limit is not None else rest), 1):
-        body.append([str(i), row.label, _ms(row.tvm_s), _ms(row.peer_s), _ms(row.lost_s),
-                     "-" if row.ratio is None else f"{row.ratio:.2f}x", _gf(row.gflops("tvm")), _gf(row.gflops("peer")),
-                     ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-"])
-    lines = [f"per layer, TVM against {table.peer} (whole run: TVM {_ms(table.tvm_total_s)} ms, "
-             f"{table.peer} {_ms(table.peer_total_s)} ms; layers where TVM loses the most first):"]
-    lines += ["  " + line for line in text_table(header, body)]
-    if limit is not None:
-        others = [r for r in table.rows if r not in shown]
-        if others:
-            lines.append(f"  ... {len(others)} more row(s): TVM {_ms(sum(r.tvm_s for r in others))} ms, "
-                         f"{table.peer} {_ms(sum(r.peer_s for r in others))} ms")
-    lines += [f"  note: {n}" for n in table.notes]
-    return lines
-
-
-def loser_line(table: LayerTable, n: int = 3) -> str:
-    """One summary line: the ``n`` layers that lose the most time to the peer."""
-    losers = [r for r in table.losers(n) if r.lost_s > 0]
-    if not losers:
-        return f"no layer is slower under TVM than under {table.peer}"
-    parts = []
-    for r in losers:
-        ratio = f", {r.ratio:.1f}x" if r.ratio is not None else ""
-        parts.append(f"{r.label}: +{_ms(r.lost_s)} ms{ratio}")
-    return f"layers losing most to {table.peer}: " + "; ".join(parts)
-
-
-#: layers shown in a failure message (the rest summed on one line)
-MESSAGE_LAYERS = 5
-
-
-def with_layers(message: str, tables: Sequence[LayerTable]) -> str:
-    """A failure message with the per-layer tables after it (the layers that lose the most)."""
-    if not tables or not message:
-        return message
-    return "\n".join([message, *(line for t in tables for line in table_lines(t, MESSAGE_LAYERS))])
-
-
-def summary_lines(tests: Iterable[tuple[str, Sequence[LayerTable]]], n: int = 3) -> list[str]:
-    """The terminal summary's lines: per test with tables, the ``n`` layers that lose the most."""
-    lines = []
-    for test_id, tables in tests:
-        for table in tables:
-            lines.append(f"  {test_id}: {loser_line(table, n)}")
-    return (["tvmperf: per layer, where TVM loses time to its peers (--tvmperf-layers; tables in the "
-             "failure messages, the JSON and the HTML report):"] + lines) if lines else []

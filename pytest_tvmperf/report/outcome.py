@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_tvmperf.judge.compare import Comparison, RatioVerdict, same_program_cell
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.report.layers import LayerTable
 from pytest_tvmperf.report.text import SummaryRow, hot_kernels, limit_sign
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict

@@ -11,7 +11,7 @@ from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.report.text import count_diff, fmt_number, fmt_time, safe, update_command
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.record import Record
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.report.kernel_match import KernelMatch

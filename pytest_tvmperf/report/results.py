@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from pytest_tvmperf.report.layers import LayerTable
-from pytest_tvmperf.store.record import Record
-from pytest_tvmperf.store.schema import Fields, SchemaProblem, check_record, check_schema_version, is_int
+from pytest_tvmperf.values.record import Record
+from pytest_tvmperf.store.schema import check_record
+from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, is_int
 from pytest_tvmperf.store.files import read_regular_text
 from pytest_tvmperf.judge.compare import same_program_cell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
@@ -310,16 +311,16 @@ def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]
 
 
 def _loads(text: str) -> Any:
-    """JSON with whole numbers too long for int() read as a marker (store/schema.py), so
+    """JSON with whole numbers too long for int() read as a marker (values/json_fields.py), so
     that the error can name the file and the field."""
-    from pytest_tvmperf.store.schema import loads
+    from pytest_tvmperf.values.json_fields import loads
 
     return loads(text)
 
 
 def _no_long_int(data: Any, where: str, fix: str) -> None:
     """ResultsError naming ``where`` and the field of a whole number too long to be a value."""
-    from pytest_tvmperf.store.schema import dotted, find_long_int, long_int_problem
+    from pytest_tvmperf.values.json_fields import dotted, find_long_int, long_int_problem
 
     found = find_long_int(data)
     if found is not None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL, RatioVerdict
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 

@@ -226,7 +226,7 @@ def _build(request: dict) -> dict:
     from pytest_tvmperf.builder.rebuild import build_library
     from pytest_tvmperf.builder.targets import TargetSpec
     from pytest_tvmperf.store import lowered_ir
-    from pytest_tvmperf.store.record import IRRef
+    from pytest_tvmperf.values.record import IRRef
 
     try:
         module = lowered_ir.load(Path(request["path"]), IRRef.from_json(request.get("ref")))

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_tvmperf.store import artifacts
-from pytest_tvmperf.config.options import Settings
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.config.settings import Settings
+from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.files import BaselineError, load_baselines
+from pytest_tvmperf.values.node_ids import display_path
 
 
 @dataclass
@@ -121,7 +122,7 @@ class BaselineStore:
         self.updates.clear()
 
         def names(paths) -> str:
-            shown = [str(p.relative_to(self.rootpath)) if p.is_relative_to(self.rootpath) else str(p) for p in paths]
+            shown = [display_path(p, self.rootpath) for p in paths]
             return ", ".join(shown) or "none"
 
         self.write_errors.append(
@@ -149,7 +150,7 @@ class BaselineStore:
                 records = self.baselines(path)
             except BaselineError:
                 continue
-            from pytest_tvmperf.farm.names import local_test_id
+            from pytest_tvmperf.values.remote_names import local_test_id
 
             used = self.collected.get(path, set())  # a remote device's entry: any key the test may run on
             names = sorted(n for n in records if n not in used and local_test_id(n) not in used)
@@ -167,7 +168,7 @@ class BaselineStore:
         for path, names in unused.items():
             for record in remove_entries(path, set(names), lock_dir=base_dir):
                 candidates.update(_named_files([record]))
-            self.pruned.extend(f"{path.relative_to(self.rootpath) if path.is_relative_to(self.rootpath) else path}::{n}" for n in names)
+            self.pruned.extend(f"{display_path(path, self.rootpath)}::{n}" for n in names)
         with baselines_lock(base_dir):
             artifacts.delete_unnamed(candidates, base_dir, self.settings.artifact_dir, self._not_baselines())
 

@@ -18,17 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from pytest_tvmperf.store.record import Record
-from pytest_tvmperf.store.schema import (
-    SchemaProblem,
-    check_entry,
-    check_schema_version,
-    dotted,
-    find_duplicate_key,
-    find_long_int,
-    loads,
-    long_int_problem,
-)
+from pytest_tvmperf.values.record import Record
+from pytest_tvmperf.store.schema import check_entry
+from pytest_tvmperf.values.json_fields import SchemaProblem, check_schema_version, dotted, find_duplicate_key, find_long_int, loads, long_int_problem
 
 SCHEMA_VERSION = 1
 #: where the baselines of test modules outside pytest's rootdir go, under their absolute path

@@ -26,7 +26,7 @@ from typing import Any
 from pytest_tvmperf.store import bounded_json, ir_check
 from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
-from pytest_tvmperf.store.record import IRRef, WeightRef
+from pytest_tvmperf.values.record import IRRef, WeightRef
 
 IR_DIR = "ir"
 IR_SUFFIX = ".json.gz"
@@ -215,7 +215,7 @@ def _baseline_dir(path: Path, ref: IRRef) -> Path:
 
 def check_safe(data: bytes, what: str, test_id: str) -> None:
     """Raise IRFileError when the IR in ``data`` holds anything the plugin's own builds do
-    not store (store/ir_check.py: an allowlist), or nests too deep to read: a baseline
+    not store (store/ir_check.py, against the allowlist of store/ir_allowlist.py), or nests too deep to read: a baseline
     file is data, and a change to it alone must not make the gate build and run code
     nobody reviewed as code. Data that is no gzip'ed JSON passes here (:func:`decode`
     says why it cannot be loaded), and so does an IR saved by another TVM version (its
@@ -240,7 +240,7 @@ def check_safe(data: bytes, what: str, test_id: str) -> None:
     if graph is None or (ir_check.saved_by(graph) or tvm.__version__) != tvm.__version__:
         return
     raise IRFileError(f"{what} is refused: {exc}. Nothing of it was built or run. A stored IR may only hold what "
-                      f"the plugin's own builds store (the lists of pytest_tvmperf/store/ir_check.py). If it is "
+                      f"the plugin's own builds store (the lists of pytest_tvmperf/store/ir_allowlist.py). If it is "
                       f"your own program's, it uses something the bundled workloads never do: extending those lists "
                       f"is a change to review as code; otherwise {_fix(test_id)}") from None
 

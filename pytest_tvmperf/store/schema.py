@@ -2,176 +2,37 @@
 checked field by field before it is used: a missing key or a value of the wrong type
 is an error naming the field, never a gate silently switched off.
 
-Pure: JSON data in, the first problem out (``"exact.instructions: missing"``).
+Pure: JSON data in, the first problem out (``"exact.instructions: missing"``); the
+field-by-field reading it builds on is values/json_fields.py.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Callable, Mapping
 
-from pytest_tvmperf.measure.machine import Machine
+from pytest_tvmperf.values.json_fields import SchemaProblem, fail_field, is_int, is_number, kind_of
+from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.values.record import RECORD_FIELDS, FieldCheck, Presence
 
 Check = Callable[[Any, str], "str | None"]
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-class SchemaProblem(Exception):
-    """One field of a record that is missing or of the wrong type: ``field`` is its
-    dotted path (``timings.<fingerprint>.samples_s``), ``within`` what holds that
-    record, if anything (``record``: a results entry's)."""
-
-    def __init__(self, field: str, problem: str, within: str = "") -> None:
-        super().__init__(f"{within + ' ' if within else ''}field {field}: {problem}")
-        self.field = field
-        self.problem = problem
-        self.within = within
-
-
-#: the most digits an integer in one of our files has (2**64 has 20): a longer one is no
-#: count, size or version, and one of over 4300 digits makes Python's ``int()`` raise
-MAX_INT_DIGITS = 20
-
-
-class LongInt:
-    """An integer literal of more than :data:`MAX_INT_DIGITS` digits, as :func:`loads`
-    reads it, never converted (Python refuses to convert one of over 4300 digits)."""
-
-    __slots__ = ("digits",)
-
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
-
-    def __repr__(self) -> str:
-        return f"<a whole number of {self.digits} digits>"
-
-
-def _json_int(text: str) -> int | LongInt:
-    digits = len(text.lstrip("-"))
-    return LongInt(digits) if digits > MAX_INT_DIGITS else int(text)
-
-
-def loads(text: str) -> Any:
-    """``json.loads``, but an integer of more than :data:`MAX_INT_DIGITS` digits reads as a
-    :class:`LongInt` (see :func:`find_long_int`) instead of a ValueError with no file,
-    entry or field, or a number that overflows later."""
-    import json
-
-    return json.loads(text, parse_int=_json_int, object_pairs_hook=_json_object)
-
-
-class DuplicateKeys(dict):
-    """A JSON object, as :func:`loads` reads it, that holds a key more than once
-    (``json.loads`` keeps the last silently: a reviewer reads one value, the gate uses
-    another); ``duplicate`` is the first such key (see :func:`find_duplicate_key`)."""
-
-    duplicate: str = ""
-
-
-def _json_object(pairs: list[tuple[str, Any]]) -> dict:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    marked = DuplicateKeys(obj)
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            marked.duplicate = key
-            break
-        seen.add(key)
-    return marked
-
-
-def find_duplicate_key(data: Any) -> tuple[tuple[str | int, ...], str] | None:
-    """The path of the first object in ``data`` that holds a key twice, and that key."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, DuplicateKeys):
-            return path, value.duplicate
-        if isinstance(value, dict):
-            stack.extend((path + (k,), v) for k, v in reversed(list(value.items())))
-        elif isinstance(value, list):
-            stack.extend((path + (i,), v) for i, v in reversed(list(enumerate(value))))
-    return None
-
-
-def find_long_int(data: Any) -> tuple[tuple[str | int, ...], LongInt] | None:
-    """The path (keys and list indices) of the first :class:`LongInt` in ``data``, and it."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, LongInt):
-            return path, value
-        if isinstance(value, dict):
-            stack.extend((path + (k,), v) for k, v in reversed(list(value.items())))
-        elif isinstance(value, list):
-            stack.extend((path + (i,), v) for i, v in reversed(list(enumerate(value))))
-    return None
-
-
-def dotted(path: tuple[str | int, ...]) -> str:
-    """``("exact", "instructions", "main")`` -> ``exact.instructions.main``; ``("samples_s", 0)`` -> ``samples_s[0]``."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def long_int_problem(found: LongInt) -> str:
-    return f"a whole number of {found.digits} digits: no value of this file is that large (the most is {MAX_INT_DIGITS} digits)"
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, LongInt):
-        return repr(value)[1:-1]
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the string {value!r}" if len(value) < 40 else "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _fail(field: str, wanted: str, value: Any) -> None:
-    raise SchemaProblem(field, f"expected {wanted}, got {_kind(value)}")
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value: Any) -> bool:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int too large to be a float
-        return False
-
-
 def _str(value: Any, field: str) -> None:
     if not isinstance(value, str):
-        _fail(field, "a string", value)
+        fail_field(field, "a string", value)
 
 
 def _count(value: Any, field: str) -> None:
     if not is_int(value) or value < 0:
-        _fail(field, "a whole number >= 0", value)
+        fail_field(field, "a whole number >= 0", value)
 
 
 def _object(value: Any, field: str) -> Mapping[str, Any]:
     if not isinstance(value, dict):
-        _fail(field, "an object", value)
+        fail_field(field, "an object", value)
     return value
 
 
@@ -187,10 +48,10 @@ def _counts_map(value: Any, field: str) -> None:
 
 def _samples(value: Any, field: str) -> None:
     if not isinstance(value, list) or not value:
-        _fail(field, "a non-empty list of seconds", value)
+        fail_field(field, "a non-empty list of seconds", value)
     for i, s in enumerate(value):
         if not is_number(s) or s <= 0:
-            _fail(f"{field}[{i}]", "a positive number of seconds", s)
+            fail_field(f"{field}[{i}]", "a positive number of seconds", s)
 
 
 def _require(data: Mapping[str, Any], key: str, field: str) -> Any:
@@ -230,7 +91,7 @@ def _artifact_path(value: Any, field: str) -> None:
     _str(value, field)
     parts = value.replace("\\", "/").split("/")
     if value.startswith(("/", "\\")) or ".." in parts or not value or ":" in parts[0]:
-        _fail(field, "a path inside the baseline directory (relative, without '..')", value)
+        fail_field(field, "a path inside the baseline directory (relative, without '..')", value)
 
 
 def check_timing(data: Any, field: str, fingerprint: str | None = None) -> None:
@@ -241,7 +102,7 @@ def check_timing(data: Any, field: str, fingerprint: str | None = None) -> None:
                                         f"({machine.fingerprint}): the timing was edited or copied under another machine")
     _samples(_require(timing, "samples_s", f"{field}."), f"{field}.samples_s")
     if "median_s" in timing and not is_number(timing["median_s"]):
-        _fail(f"{field}.median_s", "a number of seconds", timing["median_s"])
+        fail_field(f"{field}.median_s", "a number of seconds", timing["median_s"])
     _optional(timing.get("stats"), f"{field}.stats", _object)
     ref = timing.get("reference")
     if ref is not None:
@@ -254,7 +115,7 @@ def check_timing(data: Any, field: str, fingerprint: str | None = None) -> None:
         _artifact_path(_require(art, "path", f"{field}.artifact."), f"{field}.artifact.path")
         sha = _require(art, "sha256", f"{field}.artifact.")
         if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
-            _fail(f"{field}.artifact.sha256", "64 lowercase hex digits", sha)
+            fail_field(f"{field}.artifact.sha256", "64 lowercase hex digits", sha)
     peers = timing.get("peers")
     if peers is not None:
         for name, peer in _object(peers, f"{field}.peers").items():
@@ -265,18 +126,18 @@ def check_timing(data: Any, field: str, fingerprint: str | None = None) -> None:
 def _lines_map(value: Any, field: str) -> None:
     for key, lines in _object(value, field).items():
         if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
-            _fail(f"{field}.{key}", "a list of strings", lines)
+            fail_field(f"{field}.{key}", "a list of strings", lines)
 
 
 def _times_map(value: Any, field: str) -> None:
     for key, t in _object(value, field).items():
         if not is_number(t) or t < 0:
-            _fail(f"{field}.{key}", "a number of seconds", t)
+            fail_field(f"{field}.{key}", "a number of seconds", t)
 
 
 def _seconds(value: Any, field: str) -> None:
     if not is_number(value) or value < 0:
-        _fail(field, "a number of seconds", value)
+        fail_field(field, "a number of seconds", value)
 
 
 #: The exact metrics each executor always measures (null there is an edit, not "n/a"),
@@ -307,30 +168,30 @@ def check_exact_for(executor: str, exact: Mapping[str, Any], field: str = "exact
     for key in sorted(never):
         if exact.get(key) is not None:
             raise SchemaProblem(f"{field}.{key}", f"expected null, as {executor} does not measure {key} ({why}), "
-                                                  f"got {_kind(exact[key])}")
+                                                  f"got {kind_of(exact[key])}")
 
 
 def check_record(data: Any) -> None:
     """Raise SchemaProblem for the first field of ``data`` that a Record cannot be built
-    from as written: every key ``Record.as_json`` writes is required, with its type."""
+    from as written: every key ``Record.as_json`` writes is required, with its type
+    (field by field of values/record.py's ``RECORD_FIELDS``, in its order)."""
     record = _object(data, "entry")
-    for key in ("workload", "executor", "tvm_version"):
-        _str(_require(record, key, ""), key)
-    _object(_require(record, "target", ""), "target")
-    check_exact(_require(record, "exact", ""))
-    for fp, timing in _object(_require(record, "timings", ""), "timings").items():
-        check_timing(timing, f"timings.{fp}", fp)
-    _optional(record.get("compile_s"), "compile_s", _seconds)
-    _optional(record.get("bytecode"), "bytecode", _lines_map)
-    _optional(record.get("kernel_time_s"), "kernel_time_s", _times_map)
-    if "pipeline" in record:
-        _str(record["pipeline"], "pipeline")
-    _optional(record.get("tuning"), "tuning", _object)
-    _optional(record.get("ir"), "ir", _ir)
-    _optional(record.get("kernels"), "kernels", _kernel_ids)
+    for f in RECORD_FIELDS:
+        check = _CHECKS[f.check]
+        if f.presence is Presence.REQUIRED:
+            check(_require(record, f.key, ""), f.key)
+        elif f.presence is Presence.NULLABLE:
+            _optional(record.get(f.key), f.key, check)
+        elif f.key in record:
+            check(record[f.key], f.key)
 
 
-#: the fields of a kernel's identity (measure/kernel_identity.py), all strings; ``layer`` optional
+def _timings(value: Any, field: str) -> None:
+    for fp, timing in _object(value, field).items():
+        check_timing(timing, f"{field}.{fp}", fp)
+
+
+#: the fields of a kernel's identity (values/kernel_id.py), all strings; ``layer`` optional
 _KERNEL_ID_FIELDS = ("key", "op", "shapes")
 
 
@@ -390,7 +251,7 @@ def check_id(test_id: str, data: Mapping[str, Any]) -> None:
                                         + fix.format(want=executor))
     kind = data["target"].get("kind")
     if kind != target:
-        said = repr(kind) if isinstance(kind, str) else "no kind" if kind is None else _kind(kind)
+        said = repr(kind) if isinstance(kind, str) else "no kind" if kind is None else kind_of(kind)
         raise SchemaProblem("target.kind", f"the test id says {target!r}, the entry says {said}; "
                                            + fix.format(want=target))
 
@@ -401,11 +262,11 @@ def _ir(value: Any, field: str) -> None:
     _artifact_path(_require(ir, "path", f"{field}."), f"{field}.path")
     sha = _require(ir, "sha256", f"{field}.")
     if not (isinstance(sha, str) and _SHA256.match(sha)):
-        _fail(f"{field}.sha256", "64 lowercase hex digits", sha)
+        fail_field(f"{field}.sha256", "64 lowercase hex digits", sha)
     weights = ir.get("weights")
     if weights is not None:  # the weights stored apart from the IR (store/weights.py)
         if not isinstance(weights, list):
-            _fail(f"{field}.weights", "a list", weights)
+            fail_field(f"{field}.weights", "a list", weights)
         for i, weight in enumerate(weights):
             where = f"{field}.weights[{i}]"
             weight = _object(weight, where)
@@ -413,106 +274,18 @@ def _ir(value: Any, field: str) -> None:
             _artifact_path(_require(weight, "path", f"{where}."), f"{where}.path")
             wsha = _require(weight, "sha256", f"{where}.")
             if not (isinstance(wsha, str) and _SHA256.match(wsha)):
-                _fail(f"{where}.sha256", "64 lowercase hex digits", wsha)
+                fail_field(f"{where}.sha256", "64 lowercase hex digits", wsha)
 
 
-def check_schema_version(value: Any, wanted: int) -> bool:
-    """True for the integer ``wanted`` (``true`` equals 1 in Python, but is no version)."""
-    return is_int(value) and value == wanted
-
-
-_MISSING = object()
-
-
-class Fields:
-    """The fields of one JSON object (a results entry, a peer cell), read one by one and
-    named by their dotted path when wrong (``time.ratio: expected a number, got ...``).
-
-    Strict (the default), a missing required field or a value of the wrong type raises
-    :class:`SchemaProblem`; lenient (``strict=False``, for showing whatever a page is
-    handed), it reads as the default instead."""
-
-    def __init__(self, data: Any, where: str = "", strict: bool = True) -> None:
-        if not isinstance(data, Mapping):
-            if strict:
-                _fail(where or "entry", "an object", data)
-            data = {}
-        self.data, self.where, self.strict = data, where, strict
-
-    def path(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
-
-    def _get(self, key: str, required: bool) -> Any:
-        if key not in self.data:
-            if required and self.strict:
-                raise SchemaProblem(self.path(key), "missing")
-            return _MISSING
-        return self.data[key]
-
-    def _bad(self, key: str, wanted: str, default: Any) -> Any:
-        if self.strict:
-            _fail(self.path(key), wanted, self.data[key])
-        return default
-
-    def text(self, key: str, default: str = "", required: bool = False, nullable: bool = False) -> str:
-        """A string (with ``nullable``, null reads as ``default``)."""
-        value = self._get(key, required)
-        if value is _MISSING or (value is None and nullable):
-            return default
-        return value if isinstance(value, str) else self._bad(key, "a string", default)
-
-    def number(self, key: str, required: bool = False) -> float | None:
-        """A number, or null where not ``required`` (a non-finite float is a number too:
-        a page leaves it out)."""
-        value = self._get(key, required)
-        if value is _MISSING:
-            return None
-        if value is None:
-            return self._bad(key, "a number", None) if required else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value
-        return self._bad(key, "a number", None)
-
-    def obj(self, key: str, required: bool = False) -> Fields | None:
-        """A nested object (None for null or missing)."""
-        value = self._get(key, required)
-        if value is _MISSING or value is None:
-            return None
-        if not isinstance(value, Mapping):
-            return self._bad(key, "an object", None)
-        return Fields(value, self.path(key), self.strict)
-
-    def raw(self, key: str) -> Any:
-        """The value as written (None when missing), for a field checked elsewhere."""
-        value = self._get(key, False)
-        return None if value is _MISSING else value
-
-    def objects(self, key: str) -> list[Fields]:
-        """A list of objects (empty for null or missing); lenient, items that are not
-        objects are left out."""
-        value = self._get(key, False)
-        if value is _MISSING or value is None:
-            return []
-        if not isinstance(value, list):
-            return self._bad(key, "a list", [])
-        out = []
-        for i, item in enumerate(value):
-            if isinstance(item, Mapping):
-                out.append(Fields(item, f"{self.path(key)}[{i}]", self.strict))
-            elif self.strict:
-                _fail(f"{self.path(key)}[{i}]", "an object", item)
-        return out
-
-    def numbers(self, key: str) -> tuple[float, ...] | None:
-        """A list of numbers, or None for null or missing."""
-        value = self._get(key, False)
-        if value is _MISSING or value is None:
-            return None
-        if not isinstance(value, list):
-            return self._bad(key, "a list of numbers", None)
-        for i, item in enumerate(value):
-            if not isinstance(item, (int, float)) or isinstance(item, bool):
-                if self.strict:
-                    _fail(f"{self.path(key)}[{i}]", "a number", item)
-                return None
-        return tuple(value)
+#: how each kind of record field is checked (values/record.py's ``RECORD_FIELDS`` names the kind)
+_CHECKS: Mapping[FieldCheck, Callable[[Any, str], Any]] = {
+    FieldCheck.TEXT: _str,
+    FieldCheck.OBJECT: _object,
+    FieldCheck.EXACT: check_exact,
+    FieldCheck.TIMINGS: _timings,
+    FieldCheck.SECONDS: _seconds,
+    FieldCheck.LINES: _lines_map,
+    FieldCheck.TIMES: _times_map,
+    FieldCheck.IR: _ir,
+    FieldCheck.KERNELS: _kernel_ids,
+}

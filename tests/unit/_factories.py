@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pytest_tvmperf.measure.machine import Machine
-from pytest_tvmperf.measure.timer import TimeSamples
-from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.values.samples import TimeSamples
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.record import Record, Timing
 
 REF = "matmul-test/v1"
 

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_tvmperf.against import env, run
+from pytest_tvmperf.config import parsing
 from pytest_tvmperf.against.gate import same_setup, upgrade_summary
 from pytest_tvmperf.against.reports import benchmark_sides
 from pytest_tvmperf.against.verdict import (Change, UpgradeRow, UpgradeSummary, changes, classify, kernel_moved,
@@ -163,11 +164,11 @@ def test_simulated_counts_of_another_llvm_are_compared_not_held():
 
 
 def test_versions_are_checked_before_anything_is_installed():
-    assert env.parse_version("0.26.0") == "0.26.0"
-    assert env.parse_version(" apache-tvm==0.25.0 ") == "0.25.0"
+    assert parsing.parse_version("0.26.0") == "0.26.0"
+    assert parsing.parse_version(" apache-tvm==0.25.0 ") == "0.25.0"
     for bad in ("", "latest", "0.26; rm -rf /", "--index-url=x"):
         with pytest.raises(ValueError, match="not a version of apache-tvm"):
-            env.parse_version(bad)
+            parsing.parse_version(bad)
 
 
 def test_the_cache_directory_and_the_environments_key(tmp_path):
@@ -243,9 +244,9 @@ def test_the_error_named_is_pytests_last_E_line():
 
 
 def test_more_packages_for_the_other_environment():
-    assert env.parse_packages("onnx, onnxruntime torch==2.4.0") == ("onnx", "onnxruntime", "torch==2.4.0")
+    assert parsing.parse_packages("onnx, onnxruntime torch==2.4.0") == ("onnx", "onnxruntime", "torch==2.4.0")
     with pytest.raises(ValueError, match="not a package name"):
-        env.parse_packages("onnx;rm -rf /")
+        parsing.parse_packages("onnx;rm -rf /")
     reqs = env.requirements("0.26.0", ("torch==2.4.0", "no-such-package-here"))
     assert reqs[-2:] == ["torch==2.4.0", "no-such-package-here"]
     assert env.env_dir("0.26.0", Path("/c"), reqs) != env.env_dir("0.26.0", Path("/c"))

@@ -9,7 +9,7 @@ from _factories import exact, record
 
 from pytest_tvmperf.measure.plan import measured_count, summary_line, with_baseline_calls
 from pytest_tvmperf.judge.compare import compare
-from pytest_tvmperf.config.parsing import DEFAULT_THRESHOLDS
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS
 from pytest_tvmperf.judge.verdict import Verdict
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tvmperf.config.options import Settings
+from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.parsing import parse_simulate
 from pytest_tvmperf.measure import callgrind, kernel_metrics
 from pytest_tvmperf.measure.callgrind import RUNTIME_LINE, est_cycles, kernel_of, parse, per_kernel

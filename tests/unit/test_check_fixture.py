@@ -15,11 +15,11 @@ from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import Measured
 from pytest_tvmperf.check.fixture import Tvmperf
 from pytest_tvmperf.combos import Combo, TvmperfInconclusive
-from pytest_tvmperf.config.options import Settings
+from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.timer import TimeSamples
 from pytest_tvmperf.session import TvmperfSession
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.values.record import Record, Timing
 
 FAST = tuple(1e-3 * (1 + 0.001 * (i % 5)) for i in range(20))
 SLOW = tuple(1.3 * s for s in FAST)

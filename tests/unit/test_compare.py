@@ -10,7 +10,8 @@ from _factories import exact, machine, record, timing, with_timings
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy, compare, compare_exact, compare_time
+from pytest_tvmperf.config.time_policy import TimePolicy
+from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare, compare_exact, compare_time
 from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, EXACT_METRICS, Limit
 from pytest_tvmperf.judge.timestats import Z_RULE_OUT, decide
 

@@ -12,14 +12,14 @@ from _factories import exact, machine, record
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import (Decision, Identity, Measured, conclude, confirm_time, decide, no_baseline,
                                          recorded)
-from pytest_tvmperf.config.options import Settings
+from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.judge.compare import RatioVerdict, TimePolicy
 from pytest_tvmperf.judge.timestats import TimeDecision
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import Mode, Plan
 from pytest_tvmperf.measure.timer import TimeSamples
 from pytest_tvmperf.report.outcome import Outcome
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.values.record import Record, Timing
 
 FAST = tuple(1e-3 * (1 + 0.001 * (i % 5)) for i in range(20))
 SLOW = tuple(1.3 * s for s in FAST)

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_tvmperf.judge.compare import compare_time, peer_verdicts, relation_verdict
-from pytest_tvmperf.measure.disturbance import MIN_CLEAN_ROUNDS, PREEMPTED_LIMIT, clean, screen
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.judge.disturbance import MIN_CLEAN_ROUNDS, PREEMPTED_LIMIT, clean, screen
+from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.options import Limit
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.values.record import Record, Timing
 
 BASE = tuple(1e-3 * (1 + 0.01 * (i % 3)) for i in range(15))
 
@@ -178,7 +178,7 @@ def test_peers_run_with_the_blas_threads_held_at_tvms_count():
 
 
 def test_device_disturbance_is_the_reference_kernels_excess_over_its_lower_quartile():
-    from pytest_tvmperf.measure.disturbance import device_disturbance
+    from pytest_tvmperf.judge.disturbance import device_disturbance
 
     assert device_disturbance(None) is None and device_disturbance(()) is None
     # lower quartile of (1.0, 1.0, 1.5, 0.8, 1.2) is 1.0
@@ -186,7 +186,7 @@ def test_device_disturbance_is_the_reference_kernels_excess_over_its_lower_quart
 
 
 def device_samples(reference):
-    from pytest_tvmperf.measure.disturbance import device_disturbance
+    from pytest_tvmperf.judge.disturbance import device_disturbance
 
     n = len(reference)
     return TimeSamples(tuple([1e-3] * n), tuple(reference), "ref", tuple([1e-3] * n),
@@ -254,7 +254,7 @@ def test_under_load_regressed_needs_the_whole_widened_interval_above_the_limit()
     for the interval above 1: on a busy machine the pairs lean a few percent beyond their
     spread. An interval above 1 that reaches under the limit is held, with the size that
     could have been told; one above the limit still fails."""
-    from pytest_tvmperf.judge.compare import busy_paired_decision
+    from pytest_tvmperf.judge.busy import busy_paired_decision
     from pytest_tvmperf.judge.timestats import TimeDecision
 
     leaning = TimeDecision("regressed", 1.08, 1.02, 1.14, 0.95, "a/b", 0.06)

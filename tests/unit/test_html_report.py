@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from pytest_tvmperf.report.html_report import MAX_KERNELS, NEUTRAL, NEUTRAL_MARK, VERDICT_COLOURS, render_html
 from pytest_tvmperf.report.html_plot import axis_ends
-from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.record import Record
 
 SVG_NS = "http://www.w3.org/2000/svg"
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}

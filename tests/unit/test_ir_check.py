@@ -12,7 +12,7 @@ import pytest
 import tvm
 from tvm import relax, te, tirx
 
-from pytest_tvmperf.store import bounded_json, ir_check, lowered_ir
+from pytest_tvmperf.store import bounded_json, ir_allowlist, ir_check, lowered_ir
 from pytest_tvmperf.store.ir_check import UnsafeIR, check_graph
 from pytest_tvmperf.workloads import mlp
 
@@ -43,10 +43,10 @@ def _shift(g: dict, by: int) -> dict:
     for node in g["nodes"]:
         node = dict(node)
         kind, data = node["type"], node.get("data")
-        if ir_check.BUILTIN_KINDS.get(kind) in ("refs", "pairs"):
+        if ir_allowlist.BUILTIN_KINDS.get(kind) in ("refs", "pairs"):
             node["data"] = [x + by for x in data]
         elif isinstance(data, dict):
-            fields = ir_check.ALLOWED_OBJECTS[kind]
+            fields = ir_allowlist.ALLOWED_OBJECTS[kind]
             node["data"] = {k: (v + by if fields[k] == "ref" else v) for k, v in data.items()}
         nodes.append(node)
     return {**g, "root_index": g["root_index"] + by, "nodes": nodes}
@@ -74,7 +74,7 @@ def test_the_bundled_suite_stores_some_ir():
 
 
 def test_what_the_plugin_stores_of_a_compiled_mlp_passes():
-    from pytest_tvmperf.builder.executors import get_executor
+    from pytest_tvmperf.builder.executor_choice import get_executor
     from pytest_tvmperf.builder.rebuild import lowered_module
     from pytest_tvmperf.builder.targets import resolve_target
 
@@ -89,11 +89,11 @@ def test_math_functions_and_plain_kernels_pass():
 
 
 def test_the_lists_are_frozen_data():
-    assert isinstance(ir_check.ALLOWED_OPS, frozenset) and isinstance(ir_check.ALLOWED_EXTERN_FUNCS, frozenset)
+    assert isinstance(ir_allowlist.ALLOWED_OPS, frozenset) and isinstance(ir_allowlist.ALLOWED_EXTERN_FUNCS, frozenset)
     with pytest.raises(TypeError):
-        ir_check.ALLOWED_OBJECTS["ffi.Module"] = {}  # type: ignore[index]
-    assert not any(name.startswith("vm.builtin.invoke") for name in ir_check.ALLOWED_EXTERN_FUNCS)
-    assert "pragma_import_llvm" not in ir_check.ALLOWED_ATTR_KEYS and "external_mods" not in ir_check.ALLOWED_MODULE_ATTRS
+        ir_allowlist.ALLOWED_OBJECTS["ffi.Module"] = {}  # type: ignore[index]
+    assert not any(name.startswith("vm.builtin.invoke") for name in ir_allowlist.ALLOWED_EXTERN_FUNCS)
+    assert "pragma_import_llvm" not in ir_allowlist.ALLOWED_ATTR_KEYS and "external_mods" not in ir_allowlist.ALLOWED_MODULE_ATTRS
 
 
 # --- calls by name ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pytest_tvmperf.measure.kernel_identity import KernelId, op_of
 from pytest_tvmperf.report.kernel_match import BY_NAME_NOTE, KernelStatus, match_kernels
 from pytest_tvmperf.report.results import kernel_rows
 from pytest_tvmperf.report.regression import regression_message
-from pytest_tvmperf.store.record import Record
+from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.schema import SchemaProblem, check_record
 
 # the network: a stem conv, then two identical 3x3 convs sharing one kernel; one

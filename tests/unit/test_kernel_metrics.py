@@ -9,12 +9,12 @@ from dataclasses import dataclass, replace
 import pytest
 from _factories import exact, record
 
-from pytest_tvmperf.config.parsing import DEFAULT_THRESHOLDS, Limit, parse_limit
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_limit
 from pytest_tvmperf.judge import compare as compare_module
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure import kernel_metrics, metrics
 from pytest_tvmperf.measure.kernel_metrics import KernelMetric, collect, fmt_count, grown_kernels
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.report import regression
 from pytest_tvmperf.store.schema import SchemaProblem, check_exact
 
@@ -216,7 +216,7 @@ def test_an_update_keeps_only_the_unmeasured_counts_of_the_same_program():
     """issue 23: counts this run could not measure are kept from the baseline while the
     program's other exact metrics are unchanged (as a timing-off run keeps the timings)."""
     from pytest_tvmperf.measure.kernel_metrics import keep_unmeasured
-    from pytest_tvmperf.measure.metrics import ExactMetrics
+    from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
     stored = ExactMetrics(kernels=2, per_kernel={"cpu_instructions": {"k": 10}, "est_cycles": {"k": 20}},
                           measured_with={"cpu_instructions": "setup", "est_cycles": "setup"})

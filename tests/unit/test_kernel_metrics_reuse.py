@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_tvmperf.measure.kernel_metrics import KernelMetric, collect, stored_counts
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 SETUP = "llvm -mcpu=haswell, LLVM 20; valgrind-3.19.0; caches LL=8388608,16,64"
 METRICS = (KernelMetric("cpu_instructions", "instructions"), KernelMetric("est_cycles", "cycles"))

@@ -13,10 +13,11 @@ import pytest
 from _factories import machine, record, timing, with_timings
 
 from pytest_tvmperf.config.options import Limit
-from pytest_tvmperf.judge.compare import AB_REBUILT, TimePolicy, compare_time
+from pytest_tvmperf.config.time_policy import TimePolicy
+from pytest_tvmperf.judge.compare import AB_REBUILT, compare_time
 from pytest_tvmperf.store import lowered_ir
 from pytest_tvmperf.store.files import BaselineError, dump_baselines, parse_baselines
-from pytest_tvmperf.store.record import IRRef, Record
+from pytest_tvmperf.values.record import IRRef, Record
 
 PATH = Path("baselines/test_x.json")
 SHA = "ab" * 32

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Settings
+from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S
+from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.parsing import parse_duration
 from pytest_tvmperf.measure import simulate
 from pytest_tvmperf.measure.budget import MIN_ROUNDS, plan_rounds, precision

@@ -14,9 +14,10 @@ import pytest
 from pytest_tvmperf.config import markers
 from pytest_tvmperf.config import options
 from pytest_tvmperf.config import parsing
-from pytest_tvmperf.judge.compare import TimePolicy
+from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.config.markers import MarkerSettings
-from pytest_tvmperf.config.options import OPTIONS, Limit, Settings
+from pytest_tvmperf.config.options import OPTIONS, Limit
+from pytest_tvmperf.config.settings import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -18,7 +18,6 @@ from pytest_tvmperf.config.options import (
     METRICS,
     TARGETS,
     Limit,
-    Settings,
     parse_alpha,
     parse_bool,
     parse_executors,
@@ -30,6 +29,7 @@ from pytest_tvmperf.config.options import (
     parse_thresholds,
     thresholds_from_marker,
 )
+from pytest_tvmperf.config.settings import Settings
 
 # --------------------------------------------------------------------------- parse_limit
 

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from pytest_tvmperf.config import options
 from pytest_tvmperf.judge.compare import peer_verdicts, ratio_verdict
-from pytest_tvmperf.measure.machine import Machine
-from pytest_tvmperf.measure.timer import TimeSamples
-from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.values.samples import TimeSamples
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.record import Record, Timing
 from pytest_tvmperf.report.text import SummaryRow, peer_lines, peer_table, relation_message
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pytest_tvmperf.builder.executors import get_executor, placed_sampler
+from pytest_tvmperf.builder.executor_choice import get_executor
+from pytest_tvmperf.builder.executors import placed_sampler
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.workload import Workload
 

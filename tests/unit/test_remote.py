@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tvmperf.farm.remote import RemoteDevice, check_farm
-from pytest_tvmperf.farm.names import RemoteName, parse_rpc_address, shown_target, split_remote
+from pytest_tvmperf.values.remote_names import RemoteName, parse_rpc_address, shown_target, split_remote
 from pytest_tvmperf.farm.tracker import offer_lines, offers, unknown_key_message
 from pytest_tvmperf.combos import Combo
 from pytest_tvmperf.config.parsing import parse_targets
@@ -94,7 +94,7 @@ def test_device_target_is_built_for_its_cpu_and_triple():
 def test_a_blocked_read_ends_at_the_deadline_with_device_hung():
     import socket
 
-    from pytest_tvmperf.farm.remote import DeviceHung, deadline
+    from pytest_tvmperf.farm.connection import DeviceHung, deadline
 
     ours, silent = socket.socketpair()  # nothing is ever written to ``ours``
     with ours, silent, pytest.raises(DeviceHung, match=r"no answer within 0.2 s \(--tvmperf-rpc-timeout\)"):
@@ -105,7 +105,7 @@ def test_a_blocked_read_ends_at_the_deadline_with_device_hung():
 def test_an_alarm_already_set_is_kept_and_its_handler_restored():
     import signal
 
-    from pytest_tvmperf.farm.remote import deadline
+    from pytest_tvmperf.farm.connection import deadline
 
     def theirs(signum, frame):  # e.g. pytest-timeout's
         raise AssertionError("the earlier alarm fired")
@@ -127,7 +127,7 @@ def test_an_alarm_already_set_is_kept_and_its_handler_restored():
 def test_connections_to_a_hung_peer_are_shut_and_others_left_alone():
     import socket
 
-    from pytest_tvmperf.farm.remote import shut_connections_to
+    from pytest_tvmperf.farm.connection import shut_connections_to
 
     with socket.create_server(("127.0.0.1", 0)) as server, socket.create_server(("127.0.0.1", 0)) as other:
         hung = socket.create_connection(server.getsockname())
@@ -141,7 +141,7 @@ def test_connections_to_a_hung_peer_are_shut_and_others_left_alone():
 
 
 def test_a_remote_test_id_made_local_for_prune():
-    from pytest_tvmperf.farm.names import local_test_id
+    from pytest_tvmperf.values.remote_names import local_test_id
 
     assert local_test_id("test_mlp[rpc:my-board-llvm-vm-bytecode-bound]") == "test_mlp[llvm-vm-bytecode-bound]"
     assert local_test_id("test_mlp[llvm-prim]") == "test_mlp[llvm-prim]"

@@ -23,7 +23,7 @@ from pytest_tvmperf.report.results import (  # noqa: I001
     parse_results,
     results_json,
 )
-from pytest_tvmperf.store.schema import SchemaProblem
+from pytest_tvmperf.values.json_fields import SchemaProblem
 from pytest_tvmperf.judge.timestats import decide
 from pytest_tvmperf.judge.verdict import FAILING, TEST_VERDICTS, PeerCell, Verdict
 from pytest_tvmperf.report.workers import received, worker_payload

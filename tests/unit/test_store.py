@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_tvmperf.store import files as store
-from pytest_tvmperf.measure.machine import Machine
-from pytest_tvmperf.measure.timer import TimeSamples, TimingTask, TvmTimer
-from pytest_tvmperf.measure.metrics import ExactMetrics
-from pytest_tvmperf.store.record import Record, Timing
+from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.measure.timer import TimingTask, TvmTimer
+from pytest_tvmperf.values.samples import TimeSamples
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.record import Record, Timing
 from pytest_tvmperf.store.files import (
     SCHEMA_VERSION,
     BaselineError,

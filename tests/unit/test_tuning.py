@@ -19,10 +19,11 @@ import tvm_ffi
 
 from pytest_tvmperf.builder import tuning
 from pytest_tvmperf.builder.correctness import check_outputs
-from pytest_tvmperf.builder.executors import get_executor
+from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.pipelines import fuse_relax
 from pytest_tvmperf.builder.targets import resolve_target
-from pytest_tvmperf.builder.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError, TuningState
+from pytest_tvmperf.builder.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError
+from pytest_tvmperf.builder.tuning_state import TuningState
 from pytest_tvmperf.workload import Workload
 
 TRIALS = 4

@@ -17,8 +17,9 @@ from _factories import record
 from pytest_tvmperf.store import lowered_ir, weights
 from pytest_tvmperf.store.artifacts import commit
 from pytest_tvmperf.store.baseline_store import _named_files
-from pytest_tvmperf.store.record import IRRef, Record, WeightRef
-from pytest_tvmperf.store.schema import SchemaProblem, check_record
+from pytest_tvmperf.values.record import IRRef, Record, WeightRef
+from pytest_tvmperf.store.schema import check_record
+from pytest_tvmperf.values.json_fields import SchemaProblem
 
 SHA = "ab" * 32
 
@@ -36,7 +37,7 @@ def _module(seed: int = 0, n: int = 256):
     with bb.function("main", [x]):
         y = bb.emit(relax.op.add(relax.op.matmul(x, w), b))
         bb.emit_func_output(y)
-    # after the default pipeline, as the IR the plugin stores is (store/ir_check.py's allowlist
+    # after the default pipeline, as the IR the plugin stores is (store/ir_allowlist.py's allowlist
     # holds what a pipeline hands to code generation, not high-level operators)
     return relax.get_default_pipeline(tvm.target.Target("llvm"))(bb.get())
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from enum import Enum
+from typing import Any, Callable, Mapping
 
-from pytest_tvmperf.measure.machine import Machine
-from pytest_tvmperf.measure.timer import TimeSamples
-from pytest_tvmperf.measure.kernel_identity import KernelId
-from pytest_tvmperf.measure.metrics import ExactMetrics
+from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.values.samples import TimeSamples
+from pytest_tvmperf.values.kernel_id import KernelId
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 
 def _round(x: float) -> float:
@@ -121,12 +122,12 @@ class Record:
     bytecode: Mapping[str, str] | None = None
     kernel_time_s: Mapping[str, float] | None = None
     #: the compile pipeline (see pipelines.py), and for ``tuned`` the tuning database
-    #: state it was built with (``tuning.TuningState.as_json()``)
+    #: state it was built with (``builder/tuning_state.TuningState.as_json()``)
     pipeline: str = "default"
     tuning: Mapping[str, Any] | None = None
     #: the program as IR before code generation (``--tvmperf-update``), rebuilt at gate time
     ir: IRRef | None = None
-    #: {kernel name: what it is} (measure/kernel_identity.py): kernels are matched with the
+    #: {kernel name: what it is} (values/kernel_id.py): kernels are matched with the
     #: baseline's by structure, not by TVM's numbering; None in a baseline recorded before
     kernels: Mapping[str, KernelId] | None = None
 
@@ -136,39 +137,18 @@ class Record:
         return next(iter(self.timings.values()), None)
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "executor": self.executor,
-            "target": dict(self.target),
-            "tvm_version": self.tvm_version,
-            "exact": self.exact.as_json(),
-            "compile_s": None if self.compile_s is None else _round(self.compile_s),
-            "timings": {fp: t.as_json() for fp, t in sorted(self.timings.items())},
-            "bytecode": None if self.bytecode is None else {k: v.splitlines() for k, v in sorted(self.bytecode.items())},
-            "kernel_time_s": None if self.kernel_time_s is None else {k: _round(v) for k, v in sorted(self.kernel_time_s.items())},
-            "pipeline": self.pipeline,
-            **({"tuning": dict(self.tuning)} if self.tuning is not None else {}),
-            **({"ir": self.ir.as_json()} if self.ir is not None else {}),
-            **({"kernels": {k: v.as_json() for k, v in sorted(self.kernels.items())}} if self.kernels else {}),
-        }
+        """The record as JSON, field by field of :data:`RECORD_FIELDS`."""
+        out: dict[str, Any] = {}
+        for f in RECORD_FIELDS:
+            value = getattr(self, f.key)
+            if f.written is Written.ALWAYS or (value is not None if f.written is Written.IF_SET else bool(value)):
+                out[f.key] = f.write(value)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Record":
-        return cls(
-            workload=str(data["workload"]),
-            executor=str(data["executor"]),
-            target=dict(data["target"]),
-            tvm_version=str(data["tvm_version"]),
-            exact=ExactMetrics.from_json(data["exact"]),
-            timings={fp: Timing.from_json(t) for fp, t in data.get("timings", {}).items()},
-            compile_s=data.get("compile_s"),
-            bytecode=None if data.get("bytecode") is None else {k: "\n".join(v) for k, v in data["bytecode"].items()},
-            kernel_time_s=None if data.get("kernel_time_s") is None else {k: float(v) for k, v in data["kernel_time_s"].items()},
-            pipeline=str(data.get("pipeline", "default")),
-            tuning=None if data.get("tuning") is None else dict(data["tuning"]),
-            ir=IRRef.from_json(data.get("ir")),
-            kernels=None if not data.get("kernels") else {str(k): KernelId.from_json(v) for k, v in data["kernels"].items()},
-        )
+        """The record from JSON that store/schema.py checked, field by field of :data:`RECORD_FIELDS`."""
+        return cls(**{f.key: f.read(data) for f in RECORD_FIELDS})
 
     def merged_over(self, old: "Record | None") -> "Record":
         """This record as the new baseline, keeping ``old``'s timings from other
@@ -181,3 +161,85 @@ class Record:
         timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
         timings.update(self.timings)
         return replace(self, timings=timings)
+
+
+class Presence(Enum):
+    """Whether a record's JSON must hold a field: ``REQUIRED``, ``NULLABLE`` (missing or
+    null reads as unset) or ``OPTIONAL`` (may be missing; when present, never null)."""
+
+    REQUIRED = "required"
+    NULLABLE = "nullable"
+    OPTIONAL = "optional"
+
+
+class Written(Enum):
+    """When :meth:`Record.as_json` writes a field: ``ALWAYS`` (null where unset),
+    ``IF_SET`` (not None) or ``IF_ANY`` (not None and not empty)."""
+
+    ALWAYS = "always"
+    IF_SET = "if set"
+    IF_ANY = "if any"
+
+
+class FieldCheck(str, Enum):
+    """The shape store/schema.py checks a field's JSON value against."""
+
+    TEXT = "a string"
+    OBJECT = "an object"
+    EXACT = "exact metrics"
+    TIMINGS = "timings by machine fingerprint"
+    SECONDS = "a number of seconds"
+    LINES = "{name: [line, ...]}"
+    TIMES = "{name: seconds}"
+    IR = "an IR file"
+    KERNELS = "{kernel name: identity}"
+
+
+@dataclass(frozen=True)
+class RecordField:
+    """One field of a :class:`Record`: its key (the dataclass field and the JSON key alike),
+    how its JSON is checked (store/schema.py), read and written."""
+
+    key: str
+    check: FieldCheck
+    presence: Presence
+    written: Written
+    read: Callable[[Mapping[str, Any]], Any]
+    write: Callable[[Any], Any]
+
+
+def _optional_map(data: Mapping[str, Any], key: str, value: Callable[[Any], Any]) -> dict[str, Any] | None:
+    return None if data.get(key) is None else {k: value(v) for k, v in data[key].items()}
+
+
+#: The one table of a record's fields, in the order store/schema.py checks them (the first
+#: wrong field is the one named); files are written with sorted keys.
+RECORD_FIELDS: tuple[RecordField, ...] = (
+    RecordField("workload", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["workload"]), lambda v: v),
+    RecordField("executor", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["executor"]), lambda v: v),
+    RecordField("tvm_version", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["tvm_version"]),
+                lambda v: v),
+    RecordField("target", FieldCheck.OBJECT, Presence.REQUIRED, Written.ALWAYS, lambda d: dict(d["target"]), dict),
+    RecordField("exact", FieldCheck.EXACT, Presence.REQUIRED, Written.ALWAYS, lambda d: ExactMetrics.from_json(d["exact"]),
+                lambda v: v.as_json()),
+    RecordField("timings", FieldCheck.TIMINGS, Presence.REQUIRED, Written.ALWAYS,
+                lambda d: {fp: Timing.from_json(t) for fp, t in d.get("timings", {}).items()},
+                lambda v: {fp: t.as_json() for fp, t in sorted(v.items())}),
+    RecordField("compile_s", FieldCheck.SECONDS, Presence.NULLABLE, Written.ALWAYS, lambda d: d.get("compile_s"),
+                lambda v: None if v is None else _round(v)),
+    RecordField("bytecode", FieldCheck.LINES, Presence.NULLABLE, Written.ALWAYS,
+                lambda d: _optional_map(d, "bytecode", "\n".join),
+                lambda v: None if v is None else {k: text.splitlines() for k, text in sorted(v.items())}),
+    RecordField("kernel_time_s", FieldCheck.TIMES, Presence.NULLABLE, Written.ALWAYS,
+                lambda d: _optional_map(d, "kernel_time_s", float),
+                lambda v: None if v is None else {k: _round(s) for k, s in sorted(v.items())}),
+    RecordField("pipeline", FieldCheck.TEXT, Presence.OPTIONAL, Written.ALWAYS, lambda d: str(d.get("pipeline", "default")),
+                lambda v: v),
+    RecordField("tuning", FieldCheck.OBJECT, Presence.NULLABLE, Written.IF_SET,
+                lambda d: None if d.get("tuning") is None else dict(d["tuning"]), dict),
+    RecordField("ir", FieldCheck.IR, Presence.NULLABLE, Written.IF_SET, lambda d: IRRef.from_json(d.get("ir")),
+                lambda v: v.as_json()),
+    RecordField("kernels", FieldCheck.KERNELS, Presence.NULLABLE, Written.IF_ANY,
+                lambda d: None if not d.get("kernels") else {str(k): KernelId.from_json(v) for k, v in d["kernels"].items()},
+                lambda v: {k: ident.as_json() for k, ident in sorted(v.items())}),
+)

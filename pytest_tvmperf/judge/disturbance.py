@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.values.samples import TimeSamples
 
 #: a round whose threads waited for a CPU for more than this share of a sample's wall
 #: time is disturbed (idle: under 1%; one competing CPU-bound job per core: ~60%)

@@ -1,0 +1,83 @@
+"""An RPC device's connection, bounded: a call that does not return within its deadline
+raises :class:`DeviceHung`, and the connections to a device that hangs are shut before its
+session says goodbye; :class:`DeviceLost`, a device that stopped answering."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+
+class DeviceLost(Exception):
+    """The RPC device stopped answering."""
+
+
+class DeviceHung(Exception):
+    """A call to the RPC device did not return within its deadline (the device holds its
+    connection open but does not answer: stopped, swapping, wedged)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float, what: str) -> Iterator[None]:
+    """Raise :class:`DeviceHung` in the main thread when the block takes longer than
+    ``seconds``: TVM's RPC socket reads check Python's signals when interrupted, so a
+    SIGALRM handler's exception ends a read that would wait forever. Elsewhere than the
+    main thread (no signals there) the block runs unbounded. An alarm already set (e.g.
+    pytest-timeout's) is kept: it bounds the block itself when it comes first, and is set
+    again for what is left of it afterwards."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending, interval = signal.getitimer(signal.ITIMER_REAL)
+    if pending and pending <= seconds:  # an earlier alarm bounds the block already
+        yield
+        return
+
+    def expired(signum, frame):
+        raise DeviceHung(f"no answer within {seconds:g} s (--tvmperf-rpc-timeout)")
+
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if pending:
+            signal.setitimer(signal.ITIMER_REAL, max(pending - (time.monotonic() - started), 1e-3), interval)
+
+
+def shut_connections_to(peer: tuple[str, int], fd_dir: Path = Path("/proc/self/fd")) -> int:
+    """Shut down (both ways) this process's TCP connections to ``peer``, found among its
+    open file descriptors; returns how many. An RPC session's destructor says goodbye to
+    its server and waits for the answer: a device that hangs would hang it too, unless its
+    connection is shut first (the read then ends at once). Linux only (elsewhere: 0)."""
+    import socket
+
+    shut = 0
+    try:
+        fds = [int(name) for name in os.listdir(fd_dir)]
+    except OSError:
+        return 0
+    for fd in fds:
+        try:
+            if not os.readlink(fd_dir / str(fd)).startswith("socket:"):
+                continue
+            conn = socket.socket(fileno=os.dup(fd))  # a duplicate: the session keeps its own descriptor
+        except OSError:
+            continue
+        try:
+            if conn.family in (socket.AF_INET, socket.AF_INET6) and conn.getpeername()[:2] == tuple(peer):
+                conn.shutdown(socket.SHUT_RDWR)
+                shut += 1
+        except OSError:
+            pass
+        finally:
+            conn.close()
+    return shut

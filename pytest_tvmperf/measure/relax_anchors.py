@@ -1,0 +1,91 @@
+"""The anchor ops of a Relax program before fusion (convolutions, matmuls), with their
+shapes, attributes and FLOPs: what names the kernel that computes each in the per-layer
+table (measure/peer_layers.py). TVM is imported lazily."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from pytest_tvmperf.report.layers import conv_flops, matmul_flops, tvm_anchor
+
+
+@dataclass(frozen=True)
+class RelaxAnchor:
+    """An anchor op of the Relax program before fusion, with its attributes."""
+
+    op: str
+    inputs: tuple[tuple[int, ...], ...]
+    output: tuple[int, ...]
+    attrs: str
+    flops: int | None
+
+
+def _type_of(expr: Any) -> Any:
+    """An expression's type: ``struct_info`` before TVM 0.27, ``ty`` since."""
+    return getattr(expr, "struct_info", None) if hasattr(type(expr), "struct_info") else getattr(expr, "ty", None)
+
+
+def _static_shape(sinfo: Any) -> tuple[int, ...] | None:
+    shape = getattr(sinfo, "shape", None)
+    if shape is None:
+        return None
+    try:
+        return tuple(int(d) for d in shape)
+    except (TypeError, ValueError):  # a symbolic dim
+        return None
+
+
+def _ints(values: Any) -> list[int]:
+    return [int(v) for v in values] if values is not None else []
+
+
+def window(kernel: Sequence[int], strides: Sequence[int], padding: Sequence[int], groups: int = 1,
+           dilation: Sequence[int] = ()) -> str:
+    parts = ["x".join(map(str, kernel))]
+    if strides:
+        parts.append("s" + "x".join(map(str, sorted(set(strides)))))
+    if padding:
+        parts.append("p" + "x".join(map(str, sorted(set(padding)))))
+    if dilation and set(dilation) != {1}:
+        parts.append("d" + "x".join(map(str, sorted(set(dilation)))))
+    if groups != 1:
+        parts.append(f"g{groups}")
+    return " ".join(parts)
+
+
+def relax_anchors(program: Any, entry: str = "main") -> list[RelaxAnchor]:
+    """The anchor ops of ``program``'s ``entry`` before any pass (convolutions, matmuls,
+    pools), with their strides, padding and shapes: what a fused kernel's name and
+    argument shapes do not say."""
+    from tvm import relax
+
+    func = program[entry] if entry in [gv.name_hint for gv in program.get_global_vars()] else None
+    if func is None or not isinstance(func, relax.Function):
+        return []
+    out: list[RelaxAnchor] = []
+    body = func.body
+    for block in getattr(body, "blocks", ()):
+        for binding in block.bindings:
+            call = getattr(binding, "value", None)
+            if not isinstance(call, relax.Call) or not hasattr(call.op, "name"):
+                continue
+            op = str(call.op.name).removeprefix("relax.").removeprefix("nn.")
+            if not tvm_anchor(op):
+                continue
+            shapes = tuple(s for s in (_static_shape(_type_of(a)) for a in call.args) if s is not None)
+            result = _static_shape(_type_of(binding.var))
+            if result is None:
+                continue
+            attrs, flops = "", None
+            a = call.attrs
+            if op.startswith("conv") and len(shapes) >= 2:
+                attrs = window(shapes[1][2:], _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None)),
+                                int(getattr(a, "groups", 1) or 1), _ints(getattr(a, "dilation", None)))
+                flops = conv_flops(result, shapes[1])
+            elif op in ("matmul", "dense") and shapes:
+                flops = matmul_flops(shapes[0], result)
+            elif "pool" in op and hasattr(a, "pool_size"):
+                attrs = window(_ints(a.pool_size), _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None)))
+            out.append(RelaxAnchor(op, shapes, result, attrs, flops))
+    return out

@@ -1,0 +1,121 @@
+"""Raw time samples of one measurement, with the samples taken beside them (pure: the
+clock that takes them is measure/timer.py)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class TimeSamples:
+    """Raw seconds-per-call samples of one measurement.
+
+    ``reference`` holds the reference kernel's samples and ``baseline`` those of the
+    baseline's own compiled artifact, taken in the same rounds and interleaved with
+    the workload's (``samples[i]``, ``reference[i]`` and ``baseline[i]`` are neighbours
+    in time): ``normalized`` and ``ab_ratios`` cancel what the process and the machine
+    did to all of them.
+    """
+
+    samples: tuple[float, ...]
+    reference: tuple[float, ...] | None = None
+    reference_name: str | None = None
+    baseline: tuple[float, ...] | None = None
+    #: peer frameworks' samples, ``((name, samples), ...)``, taken in the same rounds
+    peers: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    #: per round, the largest share of a sample's wall time that this process's threads
+    #: spent waiting for a CPU (runnable, not running: preempted by other jobs); None
+    #: where the kernel does not tell (see :func:`cpu_wait_s`)
+    preempted: tuple[float, ...] | None = None
+    #: what ``preempted`` measures: ``host``, this process's CPU wait; ``device``, on an RPC
+    #: device, how far the reference kernel's round ran over its lower quartile (its CPU wait
+    #: cannot be read from the host; see judge/disturbance.py)
+    screened_by: str = "host"
+    #: per round, the share of each a/b sample's wall time that the process's threads
+    #: waited for a CPU: ``(workload's, baseline program's)``. The pair's samples are
+    #: neighbours in time; judge/disturbance.py judges pairs under load by them
+    ab_waits: tuple[tuple[float, float], ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.samples:
+            raise ValueError("TimeSamples needs at least one sample")
+        if self.preempted is not None:
+            if len(self.preempted) != len(self.samples):
+                raise ValueError("preempted shares must pair one to one with the time samples")
+            if any(not (0 <= p < float("inf")) for p in self.preempted):
+                raise ValueError(f"preempted shares must be finite and >= 0, got {self.preempted}")
+        if self.ab_waits is not None and (len(self.ab_waits) != len(self.samples) or self.baseline is None
+                                          or any(len(w) != 2 or not all(0 <= x < float("inf") for x in w)
+                                                 for w in self.ab_waits)):
+            raise ValueError("a/b waits must be (workload, baseline) shares, finite and >= 0, one per a/b round")
+        for name, values in (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline),
+                             *((f"peer {n}", v) for n, v in self.peers)):
+            if values is None:
+                continue
+            if any(not (s > 0 and s < float("inf")) for s in values):
+                raise ValueError(f"{name} samples must be positive and finite, got {values}")
+            if len(values) != len(self.samples):
+                raise ValueError(f"{name} samples must pair one to one with the time samples")
+
+    @property
+    def median(self) -> float:
+        return float(statistics.median(self.samples))
+
+    @property
+    def normalized(self) -> tuple[float, ...] | None:
+        """Workload time over the neighbouring reference time, per round."""
+        if self.reference is None:
+            return None
+        return tuple(s / r for s, r in zip(self.samples, self.reference))
+
+    @property
+    def ab_ratios(self) -> tuple[float, ...] | None:
+        """Workload time over the neighbouring baseline-artifact time, per round."""
+        if self.baseline is None:
+            return None
+        return tuple(s / b for s, b in zip(self.samples, self.baseline))
+
+    def peer(self, name: str) -> tuple[float, ...] | None:
+        return dict(self.peers).get(name)
+
+    def peer_ratios(self, name: str) -> tuple[float, ...] | None:
+        """TVM time over the neighbouring peer-framework time, per round."""
+        peer = self.peer(name)
+        return None if peer is None else tuple(s / p for s, p in zip(self.samples, peer))
+
+    def __add__(self, other: "TimeSamples") -> "TimeSamples":
+        """Pool two measurements of the same workload (a confirmation re-measure)."""
+        paired = self.reference is not None and other.reference is not None and self.reference_name == other.reference_name
+        both_ab = self.baseline is not None and other.baseline is not None
+        theirs = dict(other.peers)
+        return TimeSamples(
+            self.samples + other.samples,
+            (self.reference or ()) + (other.reference or ()) if paired else None,
+            self.reference_name if paired else None,
+            (self.baseline or ()) + (other.baseline or ()) if both_ab else None,
+            tuple((n, v + theirs[n]) for n, v in self.peers if n in theirs),
+            self.preempted + other.preempted if self.preempted is not None and other.preempted is not None else None,
+            self.screened_by,
+            self.ab_waits + other.ab_waits if both_ab and self.ab_waits is not None
+            and other.ab_waits is not None else None,
+        )
+
+    def rounds(self, keep: Sequence[int]) -> "TimeSamples":
+        """Only the rounds numbered in ``keep`` (every series cut alike, pairs kept)."""
+        def cut(values):
+            return None if values is None else tuple(values[i] for i in keep)
+        return TimeSamples(cut(self.samples), cut(self.reference), self.reference_name, cut(self.baseline),
+                           tuple((n, cut(v)) for n, v in self.peers), cut(self.preempted), self.screened_by,
+                           cut(self.ab_waits))
+
+    def stats(self) -> dict[str, float]:
+        """Summary statistics from pytest-benchmark's ``Stats`` (min, median, iqr, ...)."""
+        from pytest_benchmark.stats import Stats
+
+        st = Stats()
+        for s in self.samples:
+            st.update(s)
+        keep = ("min", "max", "mean", "median", "stddev", "iqr", "q1", "q3", "rounds", "outliers")
+        return {k: v for k, v in st.as_dict().items() if k in keep}
