@@ -11,12 +11,13 @@ from _factories import exact, record
 
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.measure.kernel_identity import KernelId, op_of
+from pytest_tvmperf.values.kernel_id import KernelId, op_of
 from pytest_tvmperf.report.kernel_match import BY_NAME_NOTE, KernelStatus, match_kernels
 from pytest_tvmperf.report.results import kernel_rows
 from pytest_tvmperf.report.regression import regression_message
 from pytest_tvmperf.values.record import Record
-from pytest_tvmperf.store.schema import SchemaProblem, check_record
+from pytest_tvmperf.store.schema import check_record
+from pytest_tvmperf.values.json_fields import SchemaProblem
 
 # the network: a stem conv, then two identical 3x3 convs sharing one kernel; one
 # of them is made 5x5. TVM numbers the new 5x5 kernel conv2d1 and renames the 3x3 conv2d2.

@@ -12,11 +12,14 @@ from _factories import exact, record
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_limit
 from pytest_tvmperf.judge import compare as compare_module
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.measure import kernel_metrics, metrics
-from pytest_tvmperf.measure.kernel_metrics import KernelMetric, collect, fmt_count, grown_kernels
+from pytest_tvmperf.measure import kernel_metrics
+from pytest_tvmperf.values import exact_metrics
+from pytest_tvmperf.measure.kernel_metrics import collect, fmt_count, grown_kernels
+from pytest_tvmperf.values.kernel_metrics import KernelMetric
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.report import regression
-from pytest_tvmperf.store.schema import SchemaProblem, check_exact
+from pytest_tvmperf.store.schema import check_exact
+from pytest_tvmperf.values.json_fields import SchemaProblem
 
 WIDGETS = KernelMetric("widgets", "widgets", default_limit="1%")
 
@@ -40,7 +43,7 @@ class FakeSource:
 def widgets(monkeypatch):
     """Register the made-up metric 'widgets' as a metric source would."""
     monkeypatch.setattr(kernel_metrics, "KERNEL_METRICS", (WIDGETS,))
-    monkeypatch.setattr(metrics, "KERNEL_METRICS", (WIDGETS,))
+    monkeypatch.setattr(exact_metrics, "KERNEL_METRICS", (WIDGETS,))
     monkeypatch.setattr(compare_module, "KERNEL_METRIC_NAMES", ("widgets",))
     return {**DEFAULT_THRESHOLDS, "widgets": Limit(relative=0.01)}
 
@@ -120,9 +123,9 @@ def test_fmt_count(value, shown):
 
 
 def test_a_source_metric_takes_the_usual_threshold_syntax(widgets, monkeypatch):
-    from pytest_tvmperf.config import parsing
+    from pytest_tvmperf.config import limits
 
-    monkeypatch.setattr(parsing, "METRICS", (*parsing.METRICS, "widgets"))
+    monkeypatch.setattr(limits, "METRICS", (*limits.METRICS, "widgets"))
     assert parse_limit("widgets", "2%") == Limit(relative=0.02)
     with pytest.raises(ValueError, match="widgets"):
         parse_limit("widgets", "lots")
