@@ -66,7 +66,10 @@ size, width, pipeline, rounds, db = int(sys.argv[1]), float(sys.argv[2]), sys.ar
 start = time.perf_counter()  # from the torch module: the export and import are part of a plain compile too
 w = workloads.dla34(size=size, width=width)
 if pipeline == "tuned":  # the plugin's own tuned build (the database's best schedules applied)
-    ex = get_executor("vm-bytecode").compile(w.with_pipeline("tuned", tuning_db=db), resolve_target("llvm")).executable
+    from pathlib import Path
+    from pytest_tvmperf.builder.tuning_state import TuningView
+    ex = get_executor("vm-bytecode").compile(w.with_pipeline("tuned"), resolve_target("llvm"),
+                                             TuningView(Path(db))).executable
 else:
     target = tvm.target.Target("llvm")
     ex = tvm.compile(w.program, target=target, relax_pipeline=relax.get_default_pipeline(target))
@@ -146,6 +149,9 @@ def one(size: int, width: float, pipeline: str, busy: int, trials: int | None, p
             plain = subprocess.run([sys.executable, "-c", PLAIN, str(size), str(width), pipeline, str(rounds),
                                     str(project / "baselines" / "tuning")], env=fresh_env(project / "cache-plain"),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if plain.returncode != 0 or not plain.stdout.strip():
+                row["error"] = f"the plain measurement failed:\n{plain.stderr[-3000:]}"
+                return row
             row.update(json.loads(plain.stdout.strip().splitlines()[-1]))
             row["load"] = os.getloadavg()[0]
     return row

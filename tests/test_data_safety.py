@@ -256,6 +256,9 @@ SIGINT_IN_THE_SECOND_WRITE = '''
 import os, signal
 from pytest_tvmperf.store import files
 
+# Ctrl-C raises KeyboardInterrupt even where the suite was started in the background of a
+# non-interactive shell, which starts it (and so this process) with SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 _write = files.atomic_write
 _calls = []
 
