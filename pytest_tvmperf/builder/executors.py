@@ -342,8 +342,7 @@ def load_artifact(path: str, executor: str, entry: str, target: TargetSpec) -> C
     import tvm
     from tvm import relax
 
-    with _quiet_native_stderr():  # TVM logs a "Scope Loaded" warning per VM executable
-        module = tvm.runtime.load_module(path)
+    module = _load_library(path, lambda loaded: loaded)
     dev = target.device()
     if executor == "prim":
         return _PrimCompiled(tvm.runtime.Executable(module), None, entry, dev)
