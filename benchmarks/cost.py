@@ -13,6 +13,9 @@ Per workload:
   confirmation re-measure (forced by a 0.1% time threshold: the answer stays open), and
   with the simulated cost on, counted (``TVMPERF_SIMULATE_CACHE=off``) and from the
   stored counts of an earlier run (the default).
+- **the peers, in the same run**: the same kernel as a pytest-benchmark test
+  (``benchmark(f, *args)``, compiled in the test: its call phase) and as a pyperf script
+  (``--fast``: the whole command's wall, its worker processes included).
 - **where the time goes**: the first pass under cProfile, its call phase split into the
   plugin's steps (compile, the isolation child, the correctness checks and Hypothesis
   shapes, exact metrics, the baseline rebuilt from IR, the reference kernel, timing).
@@ -32,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 from _harness import ROOT
@@ -101,6 +105,56 @@ else:
 print("PLAIN", time.perf_counter() - start)
 '''
 
+#: the same three kernels as a pytest-benchmark user and a pyperf user would time them
+PEER_KERNELS = '''
+import sys
+import tvm
+from tvm import relax
+sys.path.insert(0, {project!r})
+from pytest_tvmperf import workloads
+from pytest_tvmperf.builder.targets import resolve_target
+from test_cost import reduction
+
+MAKERS = {{"test_reduction": reduction, "test_rgb2yuv": workloads.rgb2yuv, "test_mlp": lambda: workloads.mlp(batch=1)}}
+
+
+def build(name):
+    w = MAKERS[name]()
+    dev = tvm.cpu()
+    args = [tvm.runtime.tensor(a, dev) for a in w.call_args(w.inputs())]
+    target = resolve_target("llvm").tvm_target()
+    if name == "test_mlp":
+        return relax.VirtualMachine(tvm.compile(w.program, target=target), dev)[w.entry], args
+    outs = [tvm.runtime.empty(e.shape, str(e.dtype), dev) for e in w.expected(w.inputs())]
+    return tvm.compile(w.program, target=target).mod[w.entry], args + outs
+'''
+
+PYTEST_BENCHMARK = PEER_KERNELS + '''
+
+def test_reduction(benchmark):
+    f, args = build("test_reduction")
+    benchmark(f, *args)
+
+
+def test_rgb2yuv(benchmark):
+    f, args = build("test_rgb2yuv")
+    benchmark(f, *args)
+
+
+def test_mlp(benchmark):
+    f, args = build("test_mlp")
+    benchmark(f, *args)
+'''
+
+PYPERF = PEER_KERNELS + '''
+import pyperf
+
+runner = pyperf.Runner(add_cmdline_args=lambda cmd, args: cmd.extend(("--kernel", args.kernel)))
+runner.argparser.add_argument("--kernel", choices=sorted(MAKERS), required=True)
+f, args = build(runner.parse_args().kernel)
+runner.bench_func("kernel", f, *args)
+'''
+
 TESTS = ("test_reduction", "test_rgb2yuv", "test_mlp")
 #: the plugin's steps, by the function that does each (cumulative seconds under cProfile)
 STEPS = (
@@ -155,6 +209,10 @@ def main() -> None:
         (project / "test_cost.py").write_text(PROJECT_TEST)
         env = dict(os.environ, TVMPERF_CACHE_DIR=str(project / "cache"), PYTHONPATH=str(ROOT))
         run(pytest_cmd("--tvmperf-update"), project, env)  # the baselines (and the simulated counts, stored)
+        (project / "peers").mkdir()
+        (project / "peers" / "test_bench.py").write_text(PYTEST_BENCHMARK.format(project=str(project)))
+        (project / "peers" / "pytest.ini").write_text("[pytest]\n")
+        (project / "peers" / "bench_pyperf.py").write_text(PYPERF.format(project=str(project)))
         rows = []
         steps: dict[str, dict[str, float]] = {}
         for test in tests:
@@ -177,14 +235,26 @@ def main() -> None:
             out = run([sys.executable, "-m", "cProfile", "-o", str(profile), *pytest_cmd(*select, "--tvmperf-simulate=off")[1:]],
                       project, env)
             steps[test] = {"call phase (under cProfile)": call_phase(out, test), **breakdown(profile)}
-            rows.append((test, t_plain, first, confirmed, counted, stored))
+            peers = project / "peers"
+            bench = call_phase(run([sys.executable, "-m", "pytest", "-q", "-p", "no:tvmperf", "-p", "no:cacheprovider",
+                                    "--durations=0", "-vv", "-k", test, "test_bench.py"], peers, env), test)
+            start = time.perf_counter()
+            done = run([sys.executable, "bench_pyperf.py", "--fast", "--quiet", "--kernel", test,
+                        "-o", str(peers / f"{test}.json")], peers, env)
+            pyperf_s = time.perf_counter() - start
+            if "Mean" not in done and not (peers / f"{test}.json").exists():
+                raise SystemExit(f"pyperf failed on {test}:\n{done[-3000:]}")
+            rows.append((test, t_plain, first, confirmed, counted, stored, bench, pyperf_s))
     load = f"load {args.load} (CPU-bound jobs beside it on {os.cpu_count()} cores)" if args.load else "idle"
     print(f"cost of one test's call phase, {load}; median of {args.repeat} fresh processes per cell; "
           f"ratio to plain = compile + one time_evaluator(repeat=15, min_repeat_ms=20)")
-    print(f"{'test':16} {'plain':>8} {'gate 1st pass':>15} {'+ confirmation':>16} {'+ simulated':>15} {'+ sim. stored':>15}")
+    print(f"{'test':16} {'plain':>8} {'gate 1st pass':>15} {'+ confirmation':>16} {'+ simulated':>15} {'+ sim. stored':>15}"
+          f" {'pytest-benchmark':>17} {'pyperf --fast':>15}")
     for test, t_plain, *gate in rows:
         cells = " ".join(f"{g:6.2f} s {g / t_plain:4.1f}x" for g in gate)
         print(f"{test:16} {t_plain:6.2f} s {cells}")
+    print("pytest-benchmark: its test's call phase (compile + benchmark(f, *args), its default rounds); "
+          "pyperf --fast: the whole command (its 10 worker processes each import TVM and compile)")
     print("\nwhere the first pass's call phase goes (cumulative seconds under cProfile; steps nest: the "
           "isolation child and the correctness checks are inside compile's neighbour, prepare):")
     labels = list(next(iter(steps.values())))
