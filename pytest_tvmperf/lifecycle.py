@@ -4,8 +4,6 @@ the xdist hand-over, writing baselines and reports at the end, the terminal summ
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from pytest_tvmperf.report import outputs
@@ -100,11 +98,9 @@ class TvmperfPlugin:
         state = self.session
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: hand the summary to the controller
-            try:
-                payload = workers.worker_payload([dataclasses.asdict(o.summary_row()) for o in state.report.outcomes.values()],
-                                                 state.report.result_entries(), sorted(state.report.not_measured))
-                payload["tuning_lines"] = list(dict.fromkeys(state.report.tuning_lines))  # strings: sent as they are
-                payload["untuned_here"] = list(state.report.untuned_here)  # node ids: the summary's line on the controller
+            try:  # each test's outcome once, as its results entry; the controller derives its summary row
+                payload = workers.worker_payload(state.report.result_entries(), sorted(state.report.not_measured),
+                                                 state.report.tuning_lines, state.report.untuned_here)
             except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
                 payload = {"error": f"its results could not be sent ({exc})"}
             workeroutput[workers.PAYLOAD_KEY] = payload
@@ -144,8 +140,9 @@ class TvmperfPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        """xdist controller: collect the rows each worker measured, for one summary; a
-        worker whose results did not arrive fails the run."""
+        """xdist controller: collect each worker's results entries (each of its tests'
+        outcome, once), for one summary and one set of report files; a worker whose
+        results did not arrive fails the run."""
         state = self.session
         output = getattr(node, "workeroutput", None) or {}
         errors, unwritten = output.get("tvmperf_write_errors", ([], 0))
@@ -155,7 +152,6 @@ class TvmperfPlugin:
         if lost is not None:
             state.write_errors.append(lost)
             return
-        state.report.worker_rows.extend(SummaryRow(**row) for row in payload["rows"])
         state.report.worker_entries.extend(payload["results"])
         state.report.not_measured.update(payload["not_measured"])
         state.report.tuning_lines.extend(str(line) for line in payload.get("tuning_lines", ()))

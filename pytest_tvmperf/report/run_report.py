@@ -4,7 +4,7 @@ workers'), and the lines the terminal summary prints at the end."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pytest_tvmperf.report.outcome import Outcome
 from pytest_tvmperf.report.text import SummaryRow
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @dataclass
 class RunReport:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
-    worker_rows: list[SummaryRow] = field(default_factory=list)
+    #: the results entries xdist workers handed over: each of their tests' outcome, once
     worker_entries: list["ResultEntry"] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)
     #: lines on the report files written (paths), and the CI annotations
@@ -41,7 +41,7 @@ class RunReport:
 
         return [ResultEntry.of(o) for o in self.outcomes.values()] + self.worker_entries
 
-    def summary_rows(self) -> list[SummaryRow]:
-        """Rows of this process's tests, then those reported by xdist workers."""
-        return [o.summary_row() for o in self.outcomes.values()] + self.worker_rows
-
+    def summary_rows(self, entries: "Sequence[ResultEntry] | None" = None) -> list[SummaryRow]:
+        """Rows of this process's tests, then those reported by xdist workers: each
+        derived from its results entry (``entries``, when the caller has them already)."""
+        return [SummaryRow.of(e) for e in (self.result_entries() if entries is None else entries)]
