@@ -10,11 +10,10 @@ from pytest_tvmperf.report import outputs
 from pytest_tvmperf.report import workers
 from pytest_tvmperf.config.markers import marker_settings
 from pytest_tvmperf.report.outcome import producible_ids
-from pytest_tvmperf.report.text import SummaryRow, safe
 from pytest_tvmperf.combos import FIXTURE, Combo, combo_of
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import baseline_path
-from pytest_tvmperf.values.node_ids import display_path, test_id
+from pytest_tvmperf.values.node_ids import test_id
 
 
 class TvmperfPlugin:
@@ -159,69 +158,27 @@ class TvmperfPlugin:
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        from pytest_tvmperf.report.text import (hot_lines, inconclusive_line, peer_table, summary_legend, summary_notes,
-                                                 summary_table)
+        """Write the lines report/terminal.py makes of this run."""
+        from pytest_tvmperf.report import terminal
+
+        for line in terminal.end_of_run(self.end_of_run(exitstatus)):
+            line.write_to(terminalreporter)
+
+    def end_of_run(self, exitstatus: int):
+        """The run's values the end-of-run lines are made of (report/terminal.py)."""
+        from pytest_tvmperf.report.terminal import EndOfRun
 
         state = self.session
-        for error in state.write_errors:
-            terminalreporter.write_line(f"tvmperf: {error}", red=True)
-        if state.report.untuned_here:
-            from pytest_tvmperf.report.text import untuned_line
-
-            terminalreporter.write_line(untuned_line(state.report.untuned_here, state.accept_command(
-                None, first=("--tvmperf-tune=64",)), state.invocation_dir, state.rootpath), yellow=True)
-        for line in dict.fromkeys(state.report.tuning_lines):
-            terminalreporter.write_line(line, yellow=True)
-        rows = state.report.summary_rows()
-        if not rows:
-            return
-        if state.report.export_problem:
-            terminalreporter.write_line(f"tvmperf: {state.report.export_problem}", yellow=True)
-        for line in state.report.annotation_lines:
-            terminalreporter.write_line(line)
-        tr = terminalreporter
-        tr.write_sep("-", "tvmperf summary")
-        for line in summary_table(rows):
-            tr.write_line(line)
-        for line in summary_legend(rows) + summary_notes(rows) + hot_lines(rows):
-            tr.write_line(line)
-        for line in inconclusive_line(rows, int(state.warns_inconclusive), state.settings.inconclusive):
-            tr.write_line(line, yellow=True)
-        if self.left_out is not None and self.left_out.line():
-            tr.write_line(self.left_out.line())
-        peers = peer_table(rows)
-        if peers:
-            tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
-            for line in peers:
-                tr.write_line(line)
-        from pytest_tvmperf.report.layers_text import summary_lines
-
-        for line in summary_lines((e.test_id or e.nodeid, e.layers) for e in state.report.result_entries()):
-            tr.write_line(line)
-        for problem in sorted(state.report.not_measured):
-            tr.write_line(f"tvmperf: {problem}", yellow=True)
-        for line in state.report.report_lines:
-            tr.write_line(f"tvmperf {line}")
-        if state.store.orphans_pruned:
-            tr.write_line(f"tvmperf: pruned {len(state.store.orphans_pruned)} artifact file(s) no baseline named: "
-                          f"{', '.join(state.store.orphans_pruned)}")
-        if state.store.pruned:
-            tr.write_line(f"tvmperf: pruned {len(state.store.pruned)} unused baseline(s): {safe(', '.join(state.store.pruned))}")
-        elif state.store.unused:
-            count = sum(len(v) for v in state.store.unused.values())
-            tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with "
-                          f"{state.accept_command(None, extra=('--tvmperf-prune',))}):")
-            for path, names in state.store.unused.items():
-                tr.write_line(f"  {display_path(path, state.rootpath)}: {safe(', '.join(names))}")
-        if state.settings.update:
-            if state.store.interrupted:
-                recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten
-                tr.write_line(f"run interrupted while writing the baselines: written for {recorded} test(s), NOT "
-                              f"written for {state.store.unwritten} test(s) (see above)", red=True)
-            elif exitstatus == pytest.ExitCode.INTERRUPTED:
-                tr.write_line("run interrupted: no baseline file was changed")
-            else:
-                recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten
-                tr.write_line(f"baselines written for {recorded} test(s) under {state.settings.baseline_dir}"
-                              + (f"; NOT written for {state.store.unwritten} test(s) (see above)" if state.store.unwritten else ""),
-                              red=bool(state.store.unwritten))
+        report, store, settings = state.report, state.store, state.settings
+        return EndOfRun(
+            entries=report.result_entries(), write_errors=list(state.write_errors), untuned_here=report.untuned_here,
+            tune_command=state.accept_command(None, first=("--tvmperf-tune=64",)) if report.untuned_here else "",
+            invocation_dir=state.invocation_dir, rootpath=state.rootpath, tuning_lines=report.tuning_lines,
+            export_problem=report.export_problem, annotation_lines=report.annotation_lines,
+            verbosity=int(state.warns_inconclusive), inconclusive=settings.inconclusive,
+            left_out=self.left_out.line() if self.left_out is not None else "", not_measured=sorted(report.not_measured),
+            report_lines=report.report_lines, orphans_pruned=store.orphans_pruned, pruned=store.pruned,
+            unused=store.unused,
+            prune_command=state.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
+            update=settings.update, baseline_dir=settings.baseline_dir, writing_interrupted=store.interrupted,
+            run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, unwritten=store.unwritten)

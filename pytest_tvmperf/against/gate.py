@@ -120,14 +120,12 @@ class AgainstPlugin:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.worker:
             return
+        from pytest_tvmperf.report.terminal import upgrade_lines
+
         summary = self.summary()
-        if not summary.rows:
-            return
-        terminalreporter.write_sep("-", f"tvmperf: upgrade TVM {summary.other} -> {summary.today}")
-        for i, line in enumerate(summary.lines()):
-            terminalreporter.write_line(line, bold=i == 0)
-        if self.report_only:
-            terminalreporter.write_line("(--tvmperf-against-tvm-report-only: reported, no test failed for it)")
+        for line in upgrade_lines(summary.today, summary.other, summary.lines() if summary.rows else (),
+                                  self.report_only):
+            line.write_to(terminalreporter)
 
     # --- the pass --------------------------------------------------------------------
 
