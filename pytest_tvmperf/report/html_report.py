@@ -42,7 +42,8 @@ from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.report.text import fmt_time, limit_sign
-from pytest_tvmperf.report.results import HistoryRun, ResultEntry, TimeCell
+from pytest_tvmperf.report.history import HistoryRun
+from pytest_tvmperf.report.results import ResultEntry, TimeCell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 __all__ = ["MAX_KERNELS", "NEUTRAL", "NEUTRAL_MARK", "VERDICT_COLOURS", "render_html", "render_page"]

@@ -11,13 +11,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_tvmperf.report.text import SummaryRow, github_annotation, markdown_summary
-from pytest_tvmperf.report.results import (
-    ResultEntry,
-    ResultsError,
-    history_line,
-    parse_history,
-    results_json,
-)
+from pytest_tvmperf.report.history import history_line, parse_history
+from pytest_tvmperf.report.results import ResultEntry, ResultsError, results_json
 from pytest_tvmperf.store.files import atomic_write, read_regular_text
 from pytest_tvmperf.judge.verdict import FAILING
 

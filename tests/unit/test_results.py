@@ -18,10 +18,10 @@ from pytest_tvmperf.report.results import (  # noqa: I001
     ResultEntry,
     ResultsError,
     TimeCell,
-    history_line,
     parse_results,
     results_json,
 )
+from pytest_tvmperf.report.history import history_line
 from pytest_tvmperf.values.json_fields import SchemaProblem
 from pytest_tvmperf.judge.timestats import decide
 from pytest_tvmperf.judge.verdict import FAILING, TEST_VERDICTS, PeerCell, Verdict
