@@ -124,11 +124,11 @@ class TvmperfPlugin:
             s = state.settings
             entries = state.report.result_entries()  # built once, for the report files and the annotations
             state.report.annotation_lines = outputs.annotations(entries)
-            try:
+            try:  # each file once, with what other parts of the run add to it (the upgrade summary)
                 state.report.report_lines = outputs.write_reports(
-                    entries, state.report.summary_rows(), json_path=s.json_path, html_path=s.html_path,
+                    entries, state.report.summary_rows(entries), json_path=s.json_path, html_path=s.html_path,
                     history_path=s.history_path, history=state.report.history,
-                    benchmark_json_path=s.benchmark_json_path)
+                    benchmark_json_path=s.benchmark_json_path, sections=state.report.report_sections(entries))
             except OSError as exc:
                 state.write_errors.append(f"reports not written: {exc}")
         if state.write_errors:

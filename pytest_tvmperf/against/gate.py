@@ -8,8 +8,9 @@ gate; ``--tvmperf-against-tvm-report-only`` reports without failing.
 Wired into the run by :class:`AgainstPlugin` (registered in ``pytest_configure`` only
 when the option is given): the other version's environment is made (or found) at the
 start, a bad version being one usage error; its pass runs at the first test
-(run.py); the suite's upgrade summary goes to the terminal, the JSON results, the
-HTML report and the pytest-benchmark JSON at the end.
+(run.py); the suite's upgrade summary goes to the terminal (report/terminal.py), and
+into the JSON results, the HTML report and the pytest-benchmark JSON as each is written,
+once, at the end (against/reports.py, a section handed to report/outputs.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pytest_tvmperf.against.run import OtherBuilds, read_pass, run_dir, run_pass
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.report.outputs import ReportSection
     from pytest_tvmperf.report.results import ResultEntry
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.session import TvmperfSession
@@ -110,12 +112,13 @@ class AgainstPlugin:
             return
         shutil.rmtree(run_dir(self.run_key), ignore_errors=True)
         Path(str(run_dir(self.run_key)) + ".lock").unlink(missing_ok=True)
-        from pytest_tvmperf.against.reports import amend_reports
 
-        try:
-            amend_reports(self.session.settings, self.summary(), self.session.report.result_entries())
-        except OSError as exc:
-            self.session.write_errors.append(f"upgrade summary not written to the reports: {exc}")
+    def report_section(self, entries: Sequence["ResultEntry"]) -> "ReportSection | None":
+        """The upgrade summary's part of the report files (against/reports.py), asked by
+        the writer before it writes them (``RunReport.section_makers``)."""
+        from pytest_tvmperf.against.reports import upgrade_section
+
+        return upgrade_section(upgrade_summary(entries, self.today, self.other), entries)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.worker:
@@ -358,4 +361,5 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
         remove_stale_passes()
     plugin = AgainstPlugin(config, session, env, bool(getattr(settings, "against_tvm_report_only", False)))
     session.against = plugin
+    session.report.section_makers.append(plugin.report_section)
     config.pluginmanager.register(plugin, "tvmperf-against")

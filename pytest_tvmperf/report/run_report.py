@@ -10,6 +10,7 @@ from pytest_tvmperf.report.outcome import Outcome
 from pytest_tvmperf.report.text import SummaryRow
 
 if TYPE_CHECKING:
+    from pytest_tvmperf.report.outputs import ReportSection
     from pytest_tvmperf.report.results import ResultEntry
 
 
@@ -31,6 +32,12 @@ class RunReport:
     untuned_here: list[str] = field(default_factory=list)
     #: summary lines about tuning records (left out here, none applies), each shown once
     tuning_lines: list[str] = field(default_factory=list)
+    #: what other parts of the run add to the report files, from the run's entries (the
+    #: upgrade summary of ``--tvmperf-against-tvm``): asked before the files are written, once
+    section_makers: list[Callable[[Sequence["ResultEntry"]], "ReportSection | None"]] = field(default_factory=list)
+
+    def report_sections(self, entries: Sequence["ResultEntry"]) -> list["ReportSection"]:
+        return [s for make in self.section_makers if (s := make(entries)) is not None]
 
     def add(self, outcome: Outcome) -> None:
         self.outcomes[f"{outcome.nodeid}\0{outcome.test_id}"] = outcome
