@@ -97,10 +97,9 @@ class AgainstPlugin:
     # --- hooks -----------------------------------------------------------------------
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_tvmperf.combos import Combo
+        from pytest_tvmperf.combos import combo_of
 
-        self.nodeids = [item.nodeid for item in session.items
-                        if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
+        self.nodeids = [item.nodeid for item in session.items if combo_of(item) is not None]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
@@ -151,6 +150,7 @@ class AgainstPlugin:
         __tracebackhide__ = True
         from pytest_tvmperf.check.baseline import BaselineSource
         from pytest_tvmperf.check.decide import Decision, conclude
+        from pytest_tvmperf.check.untimed import untimed_record
         from pytest_tvmperf.judge.gate import whole_verdict
         from pytest_tvmperf.measure.machine import current_machine
         from pytest_tvmperf.values.record import Record, Timing
@@ -178,9 +178,7 @@ class AgainstPlugin:
                                 note=f"a/b: today's build and TVM {other}'s build timed side by side in this process")
         if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
             problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
-            record = Record(workload=prep.workload.name, executor=tv.executor, target=prep.target.as_json(),
-                            tvm_version=machine.tvm_version, exact=exact, timings={}, compile_s=prep.compile_s,
-                            bytecode=prep.compiled.listing(), pipeline=prep.workload.pipeline)
+            record = untimed_record(tv, prep, exact)  # the record of a mode without time
             comparison = source.compare(record, tv.thresholds, policy)
             time_verdict = comparison.get("time")
             notes.append(f"time not compared: {problem}")
