@@ -4,19 +4,16 @@ the xdist hand-over, writing baselines and reports at the end, the terminal summ
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from pytest_tvmperf.report import outputs
 from pytest_tvmperf.report import workers
 from pytest_tvmperf.config.markers import marker_settings
 from pytest_tvmperf.report.outcome import producible_ids
-from pytest_tvmperf.report.text import SummaryRow, safe
 from pytest_tvmperf.combos import FIXTURE, Combo, combo_of
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import baseline_path
-from pytest_tvmperf.values.node_ids import display_path, test_id
+from pytest_tvmperf.values.node_ids import test_id
 
 
 class TvmperfPlugin:
@@ -100,11 +97,9 @@ class TvmperfPlugin:
         state = self.session
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: hand the summary to the controller
-            try:
-                payload = workers.worker_payload([dataclasses.asdict(o.summary_row()) for o in state.report.outcomes.values()],
-                                                 state.report.result_entries(), sorted(state.report.not_measured))
-                payload["tuning_lines"] = list(dict.fromkeys(state.report.tuning_lines))  # strings: sent as they are
-                payload["untuned_here"] = list(state.report.untuned_here)  # node ids: the summary's line on the controller
+            try:  # each test's outcome once, as its results entry; the controller derives its summary row
+                payload = workers.worker_payload(state.report.result_entries(), sorted(state.report.not_measured),
+                                                 state.report.tuning_lines, state.report.untuned_here)
             except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
                 payload = {"error": f"its results could not be sent ({exc})"}
             workeroutput[workers.PAYLOAD_KEY] = payload
@@ -129,11 +124,11 @@ class TvmperfPlugin:
             s = state.settings
             entries = state.report.result_entries()  # built once, for the report files and the annotations
             state.report.annotation_lines = outputs.annotations(entries)
-            try:
+            try:  # each file once, with what other parts of the run add to it (the upgrade summary)
                 state.report.report_lines = outputs.write_reports(
-                    entries, state.report.summary_rows(), json_path=s.json_path, html_path=s.html_path,
+                    entries, state.report.summary_rows(entries), json_path=s.json_path, html_path=s.html_path,
                     history_path=s.history_path, history=state.report.history,
-                    benchmark_json_path=s.benchmark_json_path)
+                    benchmark_json_path=s.benchmark_json_path, sections=state.report.report_sections(entries))
             except OSError as exc:
                 state.write_errors.append(f"reports not written: {exc}")
         if state.write_errors:
@@ -144,8 +139,9 @@ class TvmperfPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        """xdist controller: collect the rows each worker measured, for one summary; a
-        worker whose results did not arrive fails the run."""
+        """xdist controller: collect each worker's results entries (each of its tests'
+        outcome, once), for one summary and one set of report files; a worker whose
+        results did not arrive fails the run."""
         state = self.session
         output = getattr(node, "workeroutput", None) or {}
         errors, unwritten = output.get("tvmperf_write_errors", ([], 0))
@@ -155,7 +151,6 @@ class TvmperfPlugin:
         if lost is not None:
             state.write_errors.append(lost)
             return
-        state.report.worker_rows.extend(SummaryRow(**row) for row in payload["rows"])
         state.report.worker_entries.extend(payload["results"])
         state.report.not_measured.update(payload["not_measured"])
         state.report.tuning_lines.extend(str(line) for line in payload.get("tuning_lines", ()))
@@ -163,69 +158,27 @@ class TvmperfPlugin:
 
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        from pytest_tvmperf.report.text import (hot_lines, inconclusive_line, peer_table, summary_legend, summary_notes,
-                                                 summary_table)
+        """Write the lines report/terminal.py makes of this run."""
+        from pytest_tvmperf.report import terminal
+
+        for line in terminal.end_of_run(self.end_of_run(exitstatus)):
+            line.write_to(terminalreporter)
+
+    def end_of_run(self, exitstatus: int):
+        """The run's values the end-of-run lines are made of (report/terminal.py)."""
+        from pytest_tvmperf.report.terminal import EndOfRun
 
         state = self.session
-        for error in state.write_errors:
-            terminalreporter.write_line(f"tvmperf: {error}", red=True)
-        if state.report.untuned_here:
-            from pytest_tvmperf.report.text import untuned_line
-
-            terminalreporter.write_line(untuned_line(state.report.untuned_here, state.accept_command(
-                None, first=("--tvmperf-tune=64",)), state.invocation_dir, state.rootpath), yellow=True)
-        for line in dict.fromkeys(state.report.tuning_lines):
-            terminalreporter.write_line(line, yellow=True)
-        rows = state.report.summary_rows()
-        if not rows:
-            return
-        if state.report.export_problem:
-            terminalreporter.write_line(f"tvmperf: {state.report.export_problem}", yellow=True)
-        for line in state.report.annotation_lines:
-            terminalreporter.write_line(line)
-        tr = terminalreporter
-        tr.write_sep("-", "tvmperf summary")
-        for line in summary_table(rows):
-            tr.write_line(line)
-        for line in summary_legend(rows) + summary_notes(rows) + hot_lines(rows):
-            tr.write_line(line)
-        for line in inconclusive_line(rows, int(state.warns_inconclusive), state.settings.inconclusive):
-            tr.write_line(line, yellow=True)
-        if self.left_out is not None and self.left_out.line():
-            tr.write_line(self.left_out.line())
-        peers = peer_table(rows)
-        if peers:
-            tr.write_sep("-", "tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)")
-            for line in peers:
-                tr.write_line(line)
-        from pytest_tvmperf.report.layers_text import summary_lines
-
-        for line in summary_lines((e.test_id or e.nodeid, e.layers) for e in state.report.result_entries()):
-            tr.write_line(line)
-        for problem in sorted(state.report.not_measured):
-            tr.write_line(f"tvmperf: {problem}", yellow=True)
-        for line in state.report.report_lines:
-            tr.write_line(f"tvmperf {line}")
-        if state.store.orphans_pruned:
-            tr.write_line(f"tvmperf: pruned {len(state.store.orphans_pruned)} artifact file(s) no baseline named: "
-                          f"{', '.join(state.store.orphans_pruned)}")
-        if state.store.pruned:
-            tr.write_line(f"tvmperf: pruned {len(state.store.pruned)} unused baseline(s): {safe(', '.join(state.store.pruned))}")
-        elif state.store.unused:
-            count = sum(len(v) for v in state.store.unused.values())
-            tr.write_line(f"tvmperf: {count} baseline(s) no test used (remove them with "
-                          f"{state.accept_command(None, extra=('--tvmperf-prune',))}):")
-            for path, names in state.store.unused.items():
-                tr.write_line(f"  {display_path(path, state.rootpath)}: {safe(', '.join(names))}")
-        if state.settings.update:
-            if state.store.interrupted:
-                recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten
-                tr.write_line(f"run interrupted while writing the baselines: written for {recorded} test(s), NOT "
-                              f"written for {state.store.unwritten} test(s) (see above)", red=True)
-            elif exitstatus == pytest.ExitCode.INTERRUPTED:
-                tr.write_line("run interrupted: no baseline file was changed")
-            else:
-                recorded = sum(r.verdict == "recorded" for r in rows) - state.store.unwritten
-                tr.write_line(f"baselines written for {recorded} test(s) under {state.settings.baseline_dir}"
-                              + (f"; NOT written for {state.store.unwritten} test(s) (see above)" if state.store.unwritten else ""),
-                              red=bool(state.store.unwritten))
+        report, store, settings = state.report, state.store, state.settings
+        return EndOfRun(
+            entries=report.result_entries(), write_errors=list(state.write_errors), untuned_here=report.untuned_here,
+            tune_command=state.accept_command(None, first=("--tvmperf-tune=64",)) if report.untuned_here else "",
+            invocation_dir=state.invocation_dir, rootpath=state.rootpath, tuning_lines=report.tuning_lines,
+            export_problem=report.export_problem, annotation_lines=report.annotation_lines,
+            verbosity=int(state.warns_inconclusive), inconclusive=settings.inconclusive,
+            left_out=self.left_out.line() if self.left_out is not None else "", not_measured=sorted(report.not_measured),
+            report_lines=report.report_lines, orphans_pruned=store.orphans_pruned, pruned=store.pruned,
+            unused=store.unused,
+            prune_command=state.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
+            update=settings.update, baseline_dir=settings.baseline_dir, writing_interrupted=store.interrupted,
+            run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, unwritten=store.unwritten)

@@ -8,7 +8,7 @@ import subprocess
 
 from pytest_tvmperf.command import cli
 from pytest_tvmperf.command.cli_history import history_lines
-from pytest_tvmperf.report.results import HistoryRun
+from pytest_tvmperf.report.history import HistoryRun
 
 from test_gate import TWO_TESTS
 

@@ -60,8 +60,10 @@ def test_plain_rebuilds_ffi_strings_and_names_what_cannot_be_sent():
     got = plain({"target": {"mcpu": String("sapphirerapids"), "keys": (String("cpu"),)}, "n": True})
     assert type(got["target"]["mcpu"]) is str and type(got["target"]["keys"][0]) is str
     assert got["n"] is True
-    with pytest.raises(PayloadError, match=r"payload\.rows\[0\]\.x holds a builtins\.object"):
-        worker_payload([{"x": object()}], [], [])
+    from pytest_tvmperf.report.results import ResultEntry
+
+    with pytest.raises(PayloadError, match=r"payload\.results\[0\]\.note holds a builtins\.object"):
+        worker_payload([ResultEntry("t.py::a", "pass", note=object())], [])
 
 
 def test_received_reports_a_payload_that_names_its_error():
@@ -71,5 +73,5 @@ def test_received_reports_a_payload_that_names_its_error():
 
     payload, lost = received(Node(), None)
     assert payload is None and "gw1" in lost and "boom" in lost
-    Node.workeroutput = {"tvmperf": {"rows": [], "results": [], "not_measured": []}}
-    assert received(Node(), None) == ({"rows": [], "results": [], "not_measured": []}, None)
+    Node.workeroutput = {"tvmperf": {"results": [], "not_measured": []}}
+    assert received(Node(), None) == ({"results": [], "not_measured": []}, None)

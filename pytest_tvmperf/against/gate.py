@@ -8,8 +8,9 @@ gate; ``--tvmperf-against-tvm-report-only`` reports without failing.
 Wired into the run by :class:`AgainstPlugin` (registered in ``pytest_configure`` only
 when the option is given): the other version's environment is made (or found) at the
 start, a bad version being one usage error; its pass runs at the first test
-(run.py); the suite's upgrade summary goes to the terminal, the JSON results, the
-HTML report and the pytest-benchmark JSON at the end.
+(run.py); the suite's upgrade summary goes to the terminal (report/terminal.py), and
+into the JSON results, the HTML report and the pytest-benchmark JSON as each is written,
+once, at the end (against/reports.py, a section handed to report/outputs.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pytest_tvmperf.against.run import OtherBuilds, read_pass, run_dir, run_pass
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.report.outputs import ReportSection
     from pytest_tvmperf.report.results import ResultEntry
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.session import TvmperfSession
@@ -95,10 +97,9 @@ class AgainstPlugin:
     # --- hooks -----------------------------------------------------------------------
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_tvmperf.combos import Combo
+        from pytest_tvmperf.combos import combo_of
 
-        self.nodeids = [item.nodeid for item in session.items
-                        if isinstance(getattr(getattr(item, "callspec", None), "params", {}).get("tvmperf"), Combo)]
+        self.nodeids = [item.nodeid for item in session.items if combo_of(item) is not None]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
@@ -110,24 +111,23 @@ class AgainstPlugin:
             return
         shutil.rmtree(run_dir(self.run_key), ignore_errors=True)
         Path(str(run_dir(self.run_key)) + ".lock").unlink(missing_ok=True)
-        from pytest_tvmperf.against.reports import amend_reports
 
-        try:
-            amend_reports(self.session.settings, self.summary(), self.session.report.result_entries())
-        except OSError as exc:
-            self.session.write_errors.append(f"upgrade summary not written to the reports: {exc}")
+    def report_section(self, entries: Sequence["ResultEntry"]) -> "ReportSection | None":
+        """The upgrade summary's part of the report files (against/reports.py), asked by
+        the writer before it writes them (``RunReport.section_makers``)."""
+        from pytest_tvmperf.against.reports import upgrade_section
+
+        return upgrade_section(upgrade_summary(entries, self.today, self.other), entries)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.worker:
             return
+        from pytest_tvmperf.report.terminal import upgrade_lines
+
         summary = self.summary()
-        if not summary.rows:
-            return
-        terminalreporter.write_sep("-", f"tvmperf: upgrade TVM {summary.other} -> {summary.today}")
-        for i, line in enumerate(summary.lines()):
-            terminalreporter.write_line(line, bold=i == 0)
-        if self.report_only:
-            terminalreporter.write_line("(--tvmperf-against-tvm-report-only: reported, no test failed for it)")
+        for line in upgrade_lines(summary.today, summary.other, summary.lines() if summary.rows else (),
+                                  self.report_only):
+            line.write_to(terminalreporter)
 
     # --- the pass --------------------------------------------------------------------
 
@@ -150,6 +150,7 @@ class AgainstPlugin:
         __tracebackhide__ = True
         from pytest_tvmperf.check.baseline import BaselineSource
         from pytest_tvmperf.check.decide import Decision, conclude
+        from pytest_tvmperf.check.untimed import untimed_record
         from pytest_tvmperf.judge.gate import whole_verdict
         from pytest_tvmperf.measure.machine import current_machine
         from pytest_tvmperf.values.record import Record, Timing
@@ -177,9 +178,7 @@ class AgainstPlugin:
                                 note=f"a/b: today's build and TVM {other}'s build timed side by side in this process")
         if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
             problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
-            record = Record(workload=prep.workload.name, executor=tv.executor, target=prep.target.as_json(),
-                            tvm_version=machine.tvm_version, exact=exact, timings={}, compile_s=prep.compile_s,
-                            bytecode=prep.compiled.listing(), pipeline=prep.workload.pipeline)
+            record = untimed_record(tv, prep, exact)  # the record of a mode without time
             comparison = source.compare(record, tv.thresholds, policy)
             time_verdict = comparison.get("time")
             notes.append(f"time not compared: {problem}")
@@ -360,4 +359,5 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
         remove_stale_passes()
     plugin = AgainstPlugin(config, session, env, bool(getattr(settings, "against_tvm_report_only", False)))
     session.against = plugin
+    session.report.section_makers.append(plugin.report_section)
     config.pluginmanager.register(plugin, "tvmperf-against")

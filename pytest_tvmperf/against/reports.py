@@ -1,5 +1,6 @@
-"""The upgrade summary in the run's report files, added after they are written (at the
-end of the run, by :class:`~pytest_tvmperf.against.gate.AgainstPlugin`):
+"""The upgrade summary's part of the run's report files, handed to the writer
+(report/outputs.py ``ReportSection``) before each file is written, once (asked at the end
+of the run through :class:`~pytest_tvmperf.against.gate.AgainstPlugin`):
 
 - results JSON (``--tvmperf-json``): a top-level ``"upgrade"`` object,
   ``{"today", "other", "counts": {class: n}, "tests": [{"test", "class", "line", "ratio",
@@ -14,13 +15,13 @@ end of the run, by :class:`~pytest_tvmperf.against.gate.AgainstPlugin`):
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from pytest_tvmperf.against.verdict import MODE_PREFIX, UpgradeSummary
 
 if TYPE_CHECKING:
+    from pytest_tvmperf.report.outputs import ReportSection
     from pytest_tvmperf.report.results import ResultEntry
 
 
@@ -60,23 +61,12 @@ def benchmark_sides(bench: dict[str, Any], entries: Sequence["ResultEntry"], tod
     return {**bench, "benchmarks": out}
 
 
-def amend_reports(settings, summary: UpgradeSummary, entries: Sequence["ResultEntry"]) -> None:
-    """Add the upgrade summary to the report files this run wrote."""
-    from pytest_tvmperf.store.files import atomic_write
+def upgrade_section(summary: UpgradeSummary, entries: Sequence["ResultEntry"]) -> "ReportSection | None":
+    """The upgrade summary's part of each report file, handed to the writer
+    (report/outputs.py) before it writes them; None when no test was compared."""
+    from pytest_tvmperf.report.outputs import ReportSection
 
     if not summary.rows:
-        return
-    if settings.json_path is not None and settings.json_path.is_file():
-        data = json.loads(settings.json_path.read_text())
-        data["upgrade"] = summary.to_json()
-        atomic_write(settings.json_path, json.dumps(data, indent=2, sort_keys=True) + "\n")
-    if settings.html_path is not None and settings.html_path.is_file():
-        page = settings.html_path.read_text()
-        section = html_section(summary, entries)
-        anchor = "</header>" if "</header>" in page else "<main>"  # after the page's header
-        page = page.replace(anchor, anchor + section, 1) if anchor in page else page + section
-        atomic_write(settings.html_path, page)
-    if settings.benchmark_json_path is not None and settings.benchmark_json_path.is_file():
-        bench = json.loads(settings.benchmark_json_path.read_text())
-        atomic_write(settings.benchmark_json_path,
-                     json.dumps(benchmark_sides(bench, entries, summary.today, summary.other), indent=4) + "\n")
+        return None
+    return ReportSection(json={"upgrade": summary.to_json()}, html=html_section(summary, entries),
+                         benchmark=lambda bench: benchmark_sides(bench, entries, summary.today, summary.other))

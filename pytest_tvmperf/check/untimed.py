@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.report.outcome import Outcome
+    from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 
 def check(tv: "Tvmperf", prep: "Prepared", plan: Plan) -> "Outcome":
@@ -30,12 +31,19 @@ def check(tv: "Tvmperf", prep: "Prepared", plan: Plan) -> "Outcome":
         exact = with_baseline_calls(exact, baseline)
         session.report.not_measured.add(summary_line(tv.target, plan.why,
                                                      "recorded" if session.settings.update else "gated"))
-    target_json = prep.target.as_json()
-    record = Record(workload=prep.workload.name, executor=tv.executor, target=target_json,
-                    tvm_version=current_machine(target_json).tvm_version, exact=exact, timings={},
-                    compile_s=prep.compile_s, bytecode=prep.compiled.listing(), kernel_time_s=None,
-                    pipeline=prep.workload.pipeline, tuning=prep.tuning.as_json() if prep.tuning else None,
-                    kernels=kernel_identities(prep.compiled))
+    record = untimed_record(tv, prep, exact)
     if session.settings.update:
         return pipeline.record(tv, record, plan.outcome_note(exact, None), plan)
     return pipeline.gate(tv, record, BaselineSource(baseline), None, [], plan)
+
+
+def untimed_record(tv: "Tvmperf", prep: "Prepared", exact: "ExactMetrics") -> Record:
+    """The record of ``prep``'s build without time: its exact metrics (``exact``), what
+    it was built from and how, no timing (a mode without time; ``--tvmperf-against-tvm``
+    where the other version's build cannot be loaded here)."""
+    target_json = prep.target.as_json()
+    return Record(workload=prep.workload.name, executor=tv.executor, target=target_json,
+                  tvm_version=current_machine(target_json).tvm_version, exact=exact, timings={},
+                  compile_s=prep.compile_s, bytecode=prep.compiled.listing(), kernel_time_s=None,
+                  pipeline=prep.workload.pipeline, tuning=prep.tuning.as_json() if prep.tuning else None,
+                  kernels=kernel_identities(prep.compiled))

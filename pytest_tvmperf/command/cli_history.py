@@ -8,7 +8,8 @@ import argparse
 from pathlib import Path
 from typing import Any, Sequence
 
-from pytest_tvmperf.report.results import HistoryRun, ResultsError
+from pytest_tvmperf.report.history import HistoryRun
+from pytest_tvmperf.report.results import ResultsError
 from pytest_tvmperf.report.text import fmt_time, safe, text_table
 
 

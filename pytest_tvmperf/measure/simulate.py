@@ -14,11 +14,9 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import platform
 import select
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -27,18 +25,26 @@ from typing import Any, Mapping, Sequence
 
 from pytest_tvmperf.measure import callgrind
 from pytest_tvmperf.measure.kernel_metrics import SourceDied, SourceFailed
+# the measuring process's command and environment (sim_env.py), named here too: tests
+# replace host_problem on this module
+from pytest_tvmperf.measure.sim_env import (  # noqa: F401
+    HARNESS,
+    PINNED_DESCRIPTION,
+    describe_setup,
+    harness_env,
+    host_problem,
+    valgrind_command,
+    valgrind_version,
+)
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
 
 #: the target the simulated build is compiled for, on every machine
 PINNED_TARGET: Mapping[str, Any] = {"kind": "llvm", "mcpu": "haswell", "num-cores": 1}
-PINNED_DESCRIPTION = "llvm -mcpu=haswell, 1 thread"
 METRICS = tuple(m for m in KERNEL_METRICS if m.name in ("cpu_instructions", "est_cycles"))
 EXECUTORS = ("prim", "vm-bytecode", "vm-compiled")
-X86 = ("x86_64", "amd64", "i686", "i386")
 #: bounded waits: the measuring process's start-up, and one kernel's simulation
 STARTUP_TIMEOUT_S = 600.0
 REQUEST_TIMEOUT_S = 600.0
-HARNESS = Path(__file__).with_name("sim_harness.py")
 #: how many times its native run time one call takes under callgrind with the cache
 #: simulation (one TVM thread, the pinned build): measured 50-100x (docs/gate.md); the
 #: prediction takes the high end
@@ -120,60 +126,6 @@ def simulated_gate_note(time_status: str, comparison) -> str:
     gated = [m.name for m in METRICS if (v := comparison.get(m.name)) is not None
              and v.status not in (Verdict.NA, Verdict.NOT_GATED)]
     return f"simulated cost gated ({', '.join(gated)})" if gated else ""
-
-
-def host_problem(which=shutil.which, machine: str | None = None) -> str | None:
-    """Why this machine cannot simulate (no valgrind, not x86), or None."""
-    arch = (machine or platform.machine()).lower()
-    if arch not in X86:
-        return f"simulated cost needs an x86-64 host (valgrind's x86 simulation); this one is {arch}"
-    if which("valgrind") is None:
-        return "valgrind is not installed (apt-get install valgrind)"
-    return None
-
-
-def valgrind_version(run=subprocess.run) -> str:
-    """'valgrind-3.19.0' (what ``valgrind --version`` prints), or 'valgrind (version unknown)'."""
-    try:
-        out = run(["valgrind", "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        out = ""
-    return out or "valgrind (version unknown)"
-
-
-def describe_setup(llvm_major: str, valgrind: str) -> str:
-    """What simulated counts depend on besides the code, stored with them in the record
-    (``exact.measured_with``): counts are compared only with a baseline of the same setup."""
-    caches = " ".join(option.lstrip("-") for option in callgrind.CACHE_MODEL)
-    return f"{PINNED_DESCRIPTION}, LLVM {llvm_major}; {valgrind}; caches {caches}"
-
-
-def valgrind_command(out_file: Path, python: str = sys.executable) -> list[str]:
-    return [shutil.which("valgrind") or "valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes", *callgrind.CACHE_MODEL,
-            "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no",
-            f"--callgrind-out-file={out_file}", python, str(HARNESS)]
-
-
-#: what the measuring process keeps of the session's environment: what finds Python's
-#: packages, TVM and valgrind (python and valgrind are started by absolute path). Nothing
-#: else: the environment is copied onto the process's stack and into Python's heap at
-#: start-up, and a variable that changed from session to session (PYTEST_CURRENT_TEST names
-#: the test that started the process, xdist adds its worker's, an activated venv changes
-#: PATH) moved the heap every request starts from, and with it the simulated cache misses
-KEPT_ENV = ("HOME", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
-            "TVMPERF_TVM_RUNTIME", "TVMPERF_PRELOAD_RUNTIME", "TVMPERF_ALLOW_TORCH")
-KEPT_ENV_PREFIXES = ("TVM_FFI_", "VALGRIND_")
-
-
-def harness_env(base: Mapping[str, str], out_file: Path) -> dict[str, str]:
-    """The measuring process's environment: the variables it needs from ``base`` (sorted,
-    so the same set of values is the same environment), one TVM thread (a spinning worker
-    would count its waits), a fixed hash seed and malloc threshold (the same heap layout, so
-    the same simulated cache conflicts), no torch import by tvm_ffi."""
-    kept = {k: v for k, v in sorted(base.items()) if k in KEPT_ENV or k.startswith(KEPT_ENV_PREFIXES)}
-    return {**kept, "TVMPERF_CG_OUT": str(out_file), "PYTHONHASHSEED": "0", "TVM_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536"}
 
 
 @dataclass

@@ -27,7 +27,8 @@ from pytest_tvmperf.report.html_parts import (
     verdict_of,
 )
 from pytest_tvmperf.report.text import fmt_time
-from pytest_tvmperf.report.results import HistoryRun, KernelTime, ResultEntry
+from pytest_tvmperf.report.history import HistoryRun
+from pytest_tvmperf.report.results import KernelTime, ResultEntry
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.report.kernels import MIN_KERNEL_DELTA_S
 

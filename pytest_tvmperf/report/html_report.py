@@ -42,7 +42,8 @@ from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.report.text import fmt_time, limit_sign
-from pytest_tvmperf.report.results import HistoryRun, ResultEntry, TimeCell
+from pytest_tvmperf.report.history import HistoryRun
+from pytest_tvmperf.report.results import ResultEntry, TimeCell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 __all__ = ["MAX_KERNELS", "NEUTRAL", "NEUTRAL_MARK", "VERDICT_COLOURS", "render_html", "render_page"]
@@ -203,14 +204,16 @@ def _relations_section(tests: Sequence[ResultEntry]) -> str:
 
 
 def render_page(entries: Sequence[ResultEntry], created: str | None,
-                history: Sequence[Mapping[str, Any]] | None = None) -> str:
+                history: Sequence[Mapping[str, Any]] | None = None, after_header: Sequence[str] = ()) -> str:
     """One self-contained HTML page for a run's entries; ``history`` holds earlier runs,
     oldest first, as history-file lines (``{"created", "tests": {nodeid: {"median_s",
-    "verdict"}}}``, read leniently)."""
+    "verdict"}}}``, read leniently); ``after_header``: sections another part of the run
+    adds (report/outputs.py ``ReportSection.html``), put right after the page's header."""
     runs = [HistoryRun.read(r) for r in history or () if isinstance(r, Mapping)]
     title = "pytest-tvmperf report" + (f" \u2014 {created}" if created else "")
     body = [
         _header(created, entries),
+        *after_header,
         ratio_plot(entries),
         kernels_section(entries),
         trends_section(created, entries, runs) if runs else "",

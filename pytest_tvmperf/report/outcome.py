@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_tvmperf.judge.compare import Comparison, RatioVerdict, same_program_cell
+from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.report.layers import LayerTable
-from pytest_tvmperf.report.text import SummaryRow, hot_kernels, limit_sign
-from pytest_tvmperf.judge.verdict import PeerCell, Verdict
+from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.judge.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -39,48 +39,15 @@ class Outcome:
         object.__setattr__(self, "verdict", Verdict(self.verdict))
 
     def summary_row(self) -> SummaryRow:
-        if self.relation is not None:
-            r = self.relation
-            return SummaryRow(test=self.test_id, executor=self.executor, target=self.target,
-                              median_s=r.numerator_s, baseline_s=r.denominator_s, instructions=None,
-                              baseline_instructions=None, verdict=self.verdict, note=self.note,
-                              ratio=r.ratio, low=r.low, high=r.high, mode=f"{limit_sign(r.status)} {r.limit:g}x")
-        time_now = self.record.timing.samples.median if self.record and self.record.timing else None
-        time_base = None
-        decision = None
-        if self.comparison is not None and (tv := self.comparison.get("time")) is not None:
-            time_base = tv.baseline
-            decision = tv.decision
-        return SummaryRow(
-            test=self.test_id,
-            executor=self.executor,
-            target=self.target,
-            median_s=time_now,
-            baseline_s=time_base,
-            instructions=self.record.exact.scalar("instructions") if self.record else None,
-            baseline_instructions=self.baseline.exact.scalar("instructions") if self.baseline else None,
-            verdict=self.verdict,
-            note=self.note,
-            ratio=decision.ratio if decision else None,
-            low=decision.low if decision else None,
-            high=decision.high if decision else None,
-            mode=decision.mode if decision else same_program_cell(self.comparison),
-            peers=tuple(PeerCell.of(p) for p in self.peers),
-            cpu_instructions=_count(self.record, "cpu_instructions"),
-            baseline_cpu_instructions=_count(self.baseline, "cpu_instructions"),
-            failed=self.failed_metrics,
-            hot=hot_kernels(self.record.kernel_time_s) if self.record else "",
-        )
+        """Its summary row, derived (as every row is) from its results entry."""
+        from pytest_tvmperf.report.results import ResultEntry
+
+        return SummaryRow.of(ResultEntry.of(self))
 
     @property
     def failed_metrics(self) -> tuple[str, ...]:
         """The metrics that regressed against the baseline (the comparison's order)."""
         return tuple(v.metric for v in self.comparison.regressions) if self.comparison is not None else ()
-
-
-def _count(record: Record | None, metric: str) -> int | None:
-    value = record.exact.scalar(metric) if record is not None else None
-    return None if value is None else int(value)
 
 
 def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:

@@ -6,18 +6,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from pytest_tvmperf.report.text import SummaryRow, github_annotation, markdown_summary
-from pytest_tvmperf.report.results import (
-    ResultEntry,
-    ResultsError,
-    history_line,
-    parse_history,
-    results_json,
-)
+from pytest_tvmperf.report.history import history_line, parse_history
+from pytest_tvmperf.report.results import ResultEntry, ResultsError, results_json
 from pytest_tvmperf.store.files import atomic_write, read_regular_text
 from pytest_tvmperf.judge.verdict import FAILING
 
@@ -51,13 +47,30 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
+@dataclass(frozen=True)
+class ReportSection:
+    """What another part of the run (``--tvmperf-against-tvm``'s upgrade summary) adds
+    to the report files, handed to :func:`write_reports` so that each file is written
+    once, whole."""
+
+    #: top-level keys of the results JSON (``--tvmperf-json``)
+    json: Mapping[str, Any] = field(default_factory=dict)
+    #: HTML put right after the page's header (``--tvmperf-html``)
+    html: str = ""
+    #: the pytest-benchmark JSON document (``--tvmperf-benchmark-json``) as it is to be written
+    benchmark: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+
 def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *, json_path: Path | None,
                   html_path: Path | None, history_path: Path | None, history: list[dict[str, Any]],
-                  benchmark_json_path: Path | None = None) -> list[str]:
-    """Write what was asked for; returns lines to show (what was written where)."""
+                  benchmark_json_path: Path | None = None, sections: Sequence[ReportSection] = ()) -> list[str]:
+    """Write what was asked for, each file once with every section in it; returns lines
+    to show (what was written where)."""
     created = now_iso()
     shown: list[str] = []
     results = results_json(entries, created)
+    for section in sections:
+        results.update(section.json)
     if json_path is not None:
         atomic_write(json_path, json.dumps(results, indent=2, sort_keys=True) + "\n")
         shown.append(f"results JSON: {json_path}")
@@ -65,8 +78,12 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
         from pytest_tvmperf.report.benchmark_json import benchmark_json
 
         bench = benchmark_json(entries, created)
+        timed = len(bench["benchmarks"])  # each timed test once (an upgrade's two sides count as one)
+        for section in sections:
+            if section.benchmark is not None:
+                bench = section.benchmark(bench)
         atomic_write(benchmark_json_path, json.dumps(bench, indent=4) + "\n")
-        shown.append(f"pytest-benchmark JSON ({len(bench['benchmarks'])} timed tests): {benchmark_json_path}")
+        shown.append(f"pytest-benchmark JSON ({timed} timed tests): {benchmark_json_path}")
     if history_path is not None:
         line = history_line(entries, created, _commit())
         history = [*history, line]
@@ -76,7 +93,8 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
     if html_path is not None:
         from pytest_tvmperf.report.html_report import render_page
 
-        atomic_write(html_path, render_page(entries, created, history if history_path is not None else None))
+        atomic_write(html_path, render_page(entries, created, history if history_path is not None else None,
+                                            after_header=[s.html for s in sections if s.html]))
         shown.append(f"HTML report: {html_path}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and rows:

@@ -310,7 +310,7 @@ def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]
     }
 
 
-def _loads(text: str) -> Any:
+def loads(text: str) -> Any:
     """JSON with whole numbers too long for int() read as a marker (values/json_fields.py), so
     that the error can name the file and the field."""
     from pytest_tvmperf.values.json_fields import loads
@@ -318,7 +318,7 @@ def _loads(text: str) -> Any:
     return loads(text)
 
 
-def _no_long_int(data: Any, where: str, fix: str) -> None:
+def no_long_int(data: Any, where: str, fix: str) -> None:
     """ResultsError naming ``where`` and the field of a whole number too long to be a value."""
     from pytest_tvmperf.values.json_fields import dotted, find_long_int, long_int_problem
 
@@ -332,12 +332,12 @@ def parse_results(text: str, path: Path) -> list[ResultEntry]:
     """A results file's entries; ResultsError names the file, the entry, the field and the fix."""
     hint = f"re-create it with `pytest --tvmperf-json={path}`"
     try:
-        data = _loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsError(f"results file {path} is not valid JSON ({exc.msg} at line {exc.lineno}); it may be truncated: {hint}") from None
     except (ValueError, RecursionError) as exc:
         raise ResultsError(f"results file {path} cannot be read as JSON ({exc}); {hint}") from None
-    _no_long_int(data, f"results file {path}", hint)
+    no_long_int(data, f"results file {path}", hint)
     if not isinstance(data, dict) or data.get("kind") != RESULTS_KIND or not isinstance(data.get("tests"), list):
         raise ResultsError(f"results file {path} is not a pytest-tvmperf results file; {hint}")
     if not check_schema_version(data.get("schema_version"), RESULTS_SCHEMA_VERSION):
@@ -364,67 +364,3 @@ def load_results(path: Path) -> list[ResultEntry]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"results file {path} cannot be read ({exc})") from None
     return parse_results(text, Path(path))
-
-
-HISTORY_KIND = "pytest-tvmperf-history"
-
-
-def history_line(entries: Iterable[ResultEntry], created: str, commit: str | None = None) -> dict[str, Any]:
-    """One run of ``--tvmperf-history``: per node id, its median time and verdict, and
-    the commit measured (git, when there is one)."""
-    return {
-        "schema_version": RESULTS_SCHEMA_VERSION,
-        "kind": HISTORY_KIND,
-        "created": created,
-        **({"commit": commit} if commit else {}),
-        # relations (tvmperf.assert_ratio) share their test's node id and have no time of their own
-        "tests": {e.nodeid: {"median_s": e.time.median_s if e.time is not None else None, "verdict": str(e.verdict)}
-                  for e in entries if e.relation is None},
-    }
-
-
-@dataclass(frozen=True)
-class HistoryRun:
-    """One run of a history file, read leniently for the page's trends: a test whose
-    point is not an object, or a median that is not a number, reads as no point."""
-
-    created: str | None
-    #: node id -> (median_s or None, verdict)
-    tests: dict[str, tuple[float | None, str]]
-    #: the git commit the run measured (``abc123def456+dirty``); None when not recorded
-    commit: str | None = None
-
-    @classmethod
-    def read(cls, data: Any) -> HistoryRun:
-        f = Fields(data, "", strict=False)
-        tests = f.obj("tests")
-        points = {}
-        for nodeid in tests.data if tests is not None else ():
-            point = tests.obj(nodeid)
-            if point is not None:
-                points[nodeid] = (point.number("median_s"), point.text("verdict", nullable=True))
-        return cls(f.text("created", None, nullable=True), points, f.text("commit", None, nullable=True))
-
-
-def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
-    """The runs of a history file (one JSON object per line), oldest first."""
-    runs = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        fix = "remove that line or the file to start a new history"
-        try:
-            run = _loads(line)
-        except json.JSONDecodeError:
-            raise ResultsError(f"history file {path}, line {number}, is not valid JSON (truncated?); {fix}") from None
-        except (ValueError, RecursionError) as exc:
-            raise ResultsError(f"history file {path}, line {number}, cannot be read as JSON ({exc}); {fix}") from None
-        _no_long_int(run, f"history file {path}, line {number}", fix)
-        if not isinstance(run, dict) or run.get("kind") != HISTORY_KIND:
-            raise ResultsError(f"history file {path}, line {number}, is not a pytest-tvmperf history line; "
-                               f"point --tvmperf-history at another file")
-        if not check_schema_version(run.get("schema_version"), RESULTS_SCHEMA_VERSION):
-            raise ResultsError(f"history file {path}, line {number}, has schema version {run.get('schema_version')!r}, "
-                               f"this pytest-tvmperf reads version {RESULTS_SCHEMA_VERSION}; start a new history file")
-        runs.append(run)
-    return runs

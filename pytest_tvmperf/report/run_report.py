@@ -4,19 +4,20 @@ workers'), and the lines the terminal summary prints at the end."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pytest_tvmperf.report.outcome import Outcome
 from pytest_tvmperf.report.text import SummaryRow
 
 if TYPE_CHECKING:
+    from pytest_tvmperf.report.outputs import ReportSection
     from pytest_tvmperf.report.results import ResultEntry
 
 
 @dataclass
 class RunReport:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
-    worker_rows: list[SummaryRow] = field(default_factory=list)
+    #: the results entries xdist workers handed over: each of their tests' outcome, once
     worker_entries: list["ResultEntry"] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)
     #: lines on the report files written (paths), and the CI annotations
@@ -31,6 +32,12 @@ class RunReport:
     untuned_here: list[str] = field(default_factory=list)
     #: summary lines about tuning records (left out here, none applies), each shown once
     tuning_lines: list[str] = field(default_factory=list)
+    #: what other parts of the run add to the report files, from the run's entries (the
+    #: upgrade summary of ``--tvmperf-against-tvm``): asked before the files are written, once
+    section_makers: list[Callable[[Sequence["ResultEntry"]], "ReportSection | None"]] = field(default_factory=list)
+
+    def report_sections(self, entries: Sequence["ResultEntry"]) -> list["ReportSection"]:
+        return [s for make in self.section_makers if (s := make(entries)) is not None]
 
     def add(self, outcome: Outcome) -> None:
         self.outcomes[f"{outcome.nodeid}\0{outcome.test_id}"] = outcome
@@ -41,7 +48,7 @@ class RunReport:
 
         return [ResultEntry.of(o) for o in self.outcomes.values()] + self.worker_entries
 
-    def summary_rows(self) -> list[SummaryRow]:
-        """Rows of this process's tests, then those reported by xdist workers."""
-        return [o.summary_row() for o in self.outcomes.values()] + self.worker_rows
-
+    def summary_rows(self, entries: "Sequence[ResultEntry] | None" = None) -> list[SummaryRow]:
+        """Rows of this process's tests, then those reported by xdist workers: each
+        derived from its results entry (``entries``, when the caller has them already)."""
+        return [SummaryRow.of(e) for e in (self.result_entries() if entries is None else entries)]

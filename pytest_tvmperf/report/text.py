@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
-from dataclasses import dataclass, fields
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL, RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.values.record import Record
 
 
 def safe(text: object) -> str:
@@ -103,17 +107,37 @@ class SummaryRow:
     def __post_init__(self) -> None:
         object.__setattr__(self, "failed", tuple(self.failed))
 
-    def to_dict(self) -> dict[str, Any]:
-        """Builtin types only (the xdist hand-over)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {**data, "verdict": str(self.verdict), "peers": [p.to_dict() for p in self.peers],
-                "failed": list(self.failed)}
-
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SummaryRow:
-        """Read back :meth:`to_dict`'s output (or ``dataclasses.asdict``'s)."""
-        return cls(**{**data, "verdict": Verdict(data["verdict"]),
-                      "peers": tuple(PeerCell.from_dict(p) for p in data.get("peers", ()))})
+    def of(cls, entry: "ResultEntry") -> SummaryRow:
+        """The row of one test's results entry (report/results.py): the one form a test's
+        outcome is kept in, shipped over xdist and written to the results JSON."""
+        if entry.relation is not None:
+            r = entry.relation
+            return cls(test=entry.test_id, executor=entry.executor, target=entry.target, median_s=r.numerator_s,
+                       baseline_s=r.denominator_s, instructions=None, baseline_instructions=None,
+                       verdict=entry.verdict, note=entry.note, ratio=r.ratio, low=r.low, high=r.high,
+                       mode=f"{limit_sign(r.status)} {r.limit:g}x")
+        record, baseline, time = entry.record, entry.baseline, entry.time
+        return cls(
+            test=entry.test_id,
+            executor=entry.executor,
+            target=entry.target,
+            median_s=time.median_s if time is not None else None,
+            baseline_s=time.baseline_s if time is not None else None,
+            instructions=record.exact.scalar("instructions") if record is not None else None,
+            baseline_instructions=baseline.exact.scalar("instructions") if baseline is not None else None,
+            verdict=entry.verdict,
+            note=entry.note,
+            ratio=time.ratio if time is not None else None,
+            low=time.low if time is not None else None,
+            high=time.high if time is not None else None,
+            mode=(time.mode or "") if time is not None else "",
+            peers=entry.peers,
+            cpu_instructions=_count(record, "cpu_instructions"),
+            baseline_cpu_instructions=_count(baseline, "cpu_instructions"),
+            failed=entry.failed,
+            hot=hot_kernels(record.kernel_time_s) if record is not None else "",
+        )
 
     @property
     def verdict_cell(self) -> str:
@@ -129,6 +153,11 @@ class SummaryRow:
             return "n/a"
         base = "-" if self.baseline_cpu_instructions is None else fmt_count(self.baseline_cpu_instructions)
         return f"{fmt_count(self.cpu_instructions)}/{base}".replace(" ", "")
+
+
+def _count(record: "Record | None", metric: str) -> int | None:
+    value = record.exact.scalar(metric) if record is not None else None
+    return None if value is None else int(value)
 
 
 def limit_sign(status: str) -> str:

@@ -153,6 +153,36 @@ def test_benchmark_json_gets_both_sides_named_by_version():
     assert got[1]["stats"]["data"] == [1e-3, 1e-3, 1e-3]
 
 
+def test_the_upgrade_summary_goes_into_each_report_file_as_it_is_written_once(tmp_path, monkeypatch):
+    """The writer (report/outputs.py) takes the upgrade's section before it writes: each
+    file once, the section in it (a top-level "upgrade", an HTML section after the header,
+    both sides of each compared test in the pytest-benchmark JSON)."""
+    from pytest_tvmperf.against.reports import upgrade_section
+    from pytest_tvmperf.report import outputs
+    from pytest_tvmperf.report.results import MetricCell, ResultEntry, TimeCell
+
+    entry = ResultEntry(nodeid="t.py::a[x]", verdict="regressed", test_id="a[x]", executor="prim", target="llvm",
+                        note="TVM 0.27.0 vs 0.26.0: 1.50x slower (a/b)",
+                        time=TimeCell(1.5e-3, 1e-3, 1.5, 1.4, 1.6, 0.99, mode("0.26.0"), (1.5e-3,) * 3, (1e-3,) * 3),
+                        metrics=(MetricCell("time", "regressed", 1.5e-3, 1e-3),))
+    summary = upgrade_summary([entry], "0.27.0", "0.26.0")
+    assert upgrade_section(upgrade_summary([], "0.27.0", "0.26.0"), []) is None  # nothing compared: no section
+    written: list[Path] = []
+    atomic_write = outputs.atomic_write
+    monkeypatch.setattr(outputs, "atomic_write", lambda path, text: (written.append(path), atomic_write(path, text)))
+    paths = {"json_path": tmp_path / "r.json", "html_path": tmp_path / "r.html",
+             "benchmark_json_path": tmp_path / "b.json"}
+    shown = outputs.write_reports([entry], [], history_path=None, history=[], **paths,
+                                  sections=[upgrade_section(summary, [entry])])
+    assert sorted(written) == sorted(paths.values())  # each file once
+    assert json.loads(paths["json_path"].read_text())["upgrade"] == summary.to_json()
+    page = paths["html_path"].read_text()
+    assert page.index("</header>") + len("</header>") == page.index('<section id="upgrade">')
+    names = [b["name"] for b in json.loads(paths["benchmark_json_path"].read_text())["benchmarks"]]
+    assert names == ["a[x] [TVM 0.27.0]", "a[x] [TVM 0.26.0]"]
+    assert any(line.startswith("pytest-benchmark JSON (1 timed tests)") for line in shown)
+
+
 def test_simulated_counts_of_another_llvm_are_compared_not_held():
     now = {"cpu_instructions": "llvm -mcpu=haswell, LLVM 20; valgrind-3.19.0; caches I1=32768"}
     then = {"cpu_instructions": "llvm -mcpu=haswell, LLVM 19; valgrind-3.19.0; caches I1=32768",

@@ -170,7 +170,8 @@ def test_gpu_kernels_are_left_unscheduled_for_tuning():
 
 
 def test_history_leaves_relations_out_and_keeps_the_check():
-    from pytest_tvmperf.report.results import ResultEntry, TimeCell, history_line
+    from pytest_tvmperf.report.history import history_line
+    from pytest_tvmperf.report.results import ResultEntry, TimeCell
 
     entries = [ResultEntry("t.py::x", Verdict.PASS, time=TimeCell(median_s=1e-3), relation=None),
                ResultEntry("t.py::x", Verdict.REGRESSED, time=None,

@@ -1,5 +1,5 @@
 """The typed outcome values: Verdict words, PeerCell, ResultEntry (read once, named
-errors, old files), SummaryRow and the xdist hand-over."""
+errors, old files), and the xdist hand-over (each outcome once, as its entry)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,16 @@ from _factories import record
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare_exact, ratio_verdict
 from pytest_tvmperf.config.options import Limit
 from pytest_tvmperf.report.outcome import Outcome, junit_properties
-from pytest_tvmperf.report.text import SummaryRow
 from pytest_tvmperf.report.results import (  # noqa: I001
     MetricCell,
     KernelTime,
     ResultEntry,
     ResultsError,
     TimeCell,
-    history_line,
     parse_results,
     results_json,
 )
+from pytest_tvmperf.report.history import history_line
 from pytest_tvmperf.values.json_fields import SchemaProblem
 from pytest_tvmperf.judge.timestats import decide
 from pytest_tvmperf.judge.verdict import FAILING, TEST_VERDICTS, PeerCell, Verdict
@@ -183,24 +182,63 @@ def test_results_document_and_history_line():
     assert history_line([plain], "now")["tests"] == {"a.py::b": {"median_s": 2e-3, "verdict": "pass"}}
 
 
-# ---------------------------------------------------------------- SummaryRow and the xdist hand-over
+# ---------------------------------------------------------------- the xdist hand-over: one serialized outcome
 
 
-def test_summary_rows_and_entries_cross_the_xdist_boundary_as_builtin_types_and_come_back_typed():
-    row = SummaryRow("t", "vm", "llvm", 2e-3, None, 17, 17, Verdict.SLOWER_THAN_PEER, peers=(TORCH, NUMPY))
-    payload = worker_payload([row], [full_entry()], ["torch is missing"])
+class _Node:
+    gateway = type("G", (), {"id": "gw0"})()
+
+    def __init__(self, payload: dict) -> None:
+        self.workeroutput = {"tvmperf": payload}
+
+
+def test_the_results_entry_crosses_the_xdist_boundary_as_builtin_types_and_comes_back_typed():
+    payload = worker_payload([full_entry()], ["torch is missing"], ["a tuning line", "a tuning line"], ["t.py::x"])
     assert json.loads(json.dumps(payload)) == payload
-    assert payload["rows"][0]["peers"][0] == TORCH.to_dict() and type(payload["rows"][0]["verdict"]) is str
-
-    class Node:
-        gateway = type("G", (), {"id": "gw0"})()
-        workeroutput = {"tvmperf": payload}
-
-    got, lost = received(Node(), None)
+    assert payload["results"][0]["peers"][0] == TORCH.to_dict() and type(payload["results"][0]["verdict"]) is str
+    got, lost = received(_Node(payload), None)
     assert lost is None
-    assert SummaryRow(**got["rows"][0]) == row and got["results"] == [full_entry()]
+    assert got["results"] == [full_entry()]
     assert got["not_measured"] == ["torch is missing"]
-    assert SummaryRow.from_dict(row.to_dict()) == row
+    assert (got["tuning_lines"], got["untuned_here"]) == (["a tuning line"], ["t.py::x"])
+
+
+def test_a_worker_hands_each_outcome_over_once_and_the_controller_derives_its_summary_and_json():
+    from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS
+    from pytest_tvmperf.judge.compare import compare
+    from pytest_tvmperf.report.run_report import RunReport
+    from pytest_tvmperf.report.text import summary_table
+
+    from _factories import exact
+
+    now = record((1.2e-3, 1.3e-3, 1.2e-3), metrics=exact(instructions=12))
+    base = record((1e-3, 1e-3, 1e-3))
+    torch = ratio_verdict("torch", (2.0,) * 10, 2e-3, 1e-3, 1.2, 0.05, 0.02)
+    outcomes = [
+        Outcome("t.py::a[llvm-prim]", "a[llvm-prim]", "prim", "llvm", "regressed", record=now, baseline=base,
+                comparison=compare(now, base, DEFAULT_THRESHOLDS), note="a note", message="tvmperf: regressed",
+                location=("t.py", 3), peers=(torch,)),
+        Outcome("t.py::a[llvm-prim]", "a[llvm-prim] a / b", "prim", "llvm", "pass",
+                relation=ratio_verdict("a / b", (1.2,) * 10, 1.2e-3, 1e-3, 1.5, 0.05, 0.02)),
+        Outcome("t.py::b[llvm-prim]", "b[llvm-prim]", "prim", "llvm", "recorded", record=record(samples=None)),
+    ]
+    worker = RunReport()
+    for o in outcomes:
+        worker.add(o)
+    payload = worker_payload(worker.result_entries(), [])
+    # one serialized form: each outcome once, as its results entry (no summary rows beside them)
+    assert sorted(payload) == ["not_measured", "results", "tuning_lines", "untuned_here"]
+    assert [(t["nodeid"], t["test_id"]) for t in payload["results"]] == [(o.nodeid, o.test_id) for o in outcomes]
+    got, lost = received(_Node(json.loads(json.dumps(payload))), None)
+    assert lost is None
+    controller = RunReport(worker_entries=got["results"])
+    # the controller's summary rows and results JSON are derived from those entries: the worker's own
+    rows = controller.summary_rows()
+    assert rows == worker.summary_rows() == [o.summary_row() for o in outcomes]
+    assert summary_table(rows) == summary_table(worker.summary_rows())
+    assert rows[0].failed == ("instructions",) and rows[0].peers == (PeerCell.of(torch),)
+    assert rows[1].mode == "<= 1.5x" and rows[2].median_s is None
+    assert results_json(controller.result_entries(), "now") == results_json(worker.result_entries(), "now")
 
 
 def test_the_benchmark_json_says_which_metric_failed_the_test():

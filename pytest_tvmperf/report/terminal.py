@@ -1,0 +1,177 @@
+"""Pure: every line tvmperf writes to the terminal at the end of a run, in order, from
+the run's values (:class:`EndOfRun`). The ``pytest_terminal_summary`` hooks
+(lifecycle.py, against/gate.py) only write what these functions return:
+
+    for line in terminal.end_of_run(run):
+        line.write_to(terminalreporter)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from pytest_tvmperf.report.text import (
+    SummaryRow,
+    hot_lines,
+    inconclusive_line,
+    peer_table,
+    safe,
+    summary_legend,
+    summary_notes,
+    summary_table,
+    untuned_line,
+)
+from pytest_tvmperf.values.node_ids import display_path
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.report.results import ResultEntry
+
+
+@dataclass(frozen=True)
+class Line:
+    """One terminal line: its text, pytest's markup for it (``red``, ``yellow``,
+    ``bold``), or a separator line titled ``text`` (``sep``)."""
+
+    text: str
+    markup: tuple[str, ...] = ()
+    sep: bool = False
+
+    def write_to(self, terminalreporter: Any) -> None:
+        """Write it with pytest's terminal reporter (the hooks' one line of work)."""
+        if self.sep:
+            terminalreporter.write_sep("-", self.text)
+        else:
+            terminalreporter.write_line(self.text, **dict.fromkeys(self.markup, True))
+
+
+def _plain(lines: Sequence[str], *markup: str) -> list[Line]:
+    return [Line(text, tuple(markup)) for text in lines]
+
+
+@dataclass(frozen=True)
+class EndOfRun:
+    """What the end-of-run lines are made of: the run's results entries (this process's
+    and its xdist workers'), and what the session knows besides."""
+
+    entries: Sequence["ResultEntry"] = ()
+    #: baseline or report files not written (each a red line, first)
+    write_errors: Sequence[str] = ()
+    #: tuned tests skipped (their tuning records are for other CPUs), and the command that
+    #: tunes them here (without the node ids)
+    untuned_here: Sequence[str] = ()
+    tune_command: str = ""
+    invocation_dir: Path | None = None
+    rootpath: Path | None = None
+    tuning_lines: Sequence[str] = ()
+    export_problem: str = ""
+    annotation_lines: Sequence[str] = ()
+    #: inconclusive tests are shown as warnings (``-v``): where the inconclusive line points
+    verbosity: int = 0
+    #: ``--tvmperf-inconclusive``
+    inconclusive: str = "warn"
+    #: combinations left out as they can never run (never_run.py), "" none
+    left_out: str = ""
+    not_measured: Sequence[str] = ()
+    #: the report files written ("results JSON: PATH", ...)
+    report_lines: Sequence[str] = ()
+    orphans_pruned: Sequence[str] = ()
+    pruned: Sequence[str] = ()
+    #: baseline file -> names of its entries no test used
+    unused: Mapping[Path, Sequence[str]] = field(default_factory=dict)
+    prune_command: str = ""
+    #: ``--tvmperf-update``: where the baselines go, and what became of them
+    update: bool = False
+    baseline_dir: Path | None = None
+    writing_interrupted: bool = False
+    run_interrupted: bool = False
+    unwritten: int = 0
+
+
+def end_of_run(run: EndOfRun) -> list[Line]:
+    """Every line of tvmperf's part of the terminal summary, in order."""
+    lines = _plain([f"tvmperf: {error}" for error in run.write_errors], "red")
+    if run.untuned_here:
+        lines.append(Line(untuned_line(run.untuned_here, run.tune_command, run.invocation_dir, run.rootpath),
+                          ("yellow",)))
+    lines += _plain(list(dict.fromkeys(run.tuning_lines)), "yellow")
+    rows = [SummaryRow.of(e) for e in run.entries]
+    if not rows:
+        return lines
+    if run.export_problem:
+        lines.append(Line(f"tvmperf: {run.export_problem}", ("yellow",)))
+    lines += _plain(run.annotation_lines)
+    lines += summary_section(rows, run.verbosity, run.inconclusive)
+    if run.left_out:
+        lines.append(Line(run.left_out))
+    lines += peer_section(rows)
+    from pytest_tvmperf.report.layers_text import summary_lines
+
+    lines += _plain(summary_lines((e.test_id or e.nodeid, e.layers) for e in run.entries))
+    lines += _plain([f"tvmperf: {problem}" for problem in sorted(run.not_measured)], "yellow")
+    lines += _plain([f"tvmperf {line}" for line in run.report_lines])
+    lines += baseline_files_lines(run)
+    if run.update:
+        lines += update_lines(run, sum(r.verdict == "recorded" for r in rows))
+    return lines
+
+
+def summary_section(rows: Sequence[SummaryRow], verbosity: int, inconclusive: str) -> list[Line]:
+    """The ``tvmperf summary`` table, its legend, notes and hot kernels, and the line on
+    inconclusive tests."""
+    return [Line("tvmperf summary", sep=True), *_plain(summary_table(rows)),
+            *_plain(summary_legend(rows) + summary_notes(rows) + hot_lines(rows)),
+            *_plain(inconclusive_line(rows, verbosity, inconclusive), "yellow")]
+
+
+def peer_section(rows: Sequence[SummaryRow]) -> list[Line]:
+    """TVM time over each peer framework's, when some test timed peers."""
+    table = peer_table(rows)
+    if not table:
+        return []
+    return [Line("tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)", sep=True),
+            *_plain(table)]
+
+
+def baseline_files_lines(run: EndOfRun) -> list[Line]:
+    """What was pruned from the baseline files, or which entries no test used."""
+    lines = []
+    if run.orphans_pruned:
+        lines.append(Line(f"tvmperf: pruned {len(run.orphans_pruned)} artifact file(s) no baseline named: "
+                          f"{', '.join(run.orphans_pruned)}"))
+    if run.pruned:
+        lines.append(Line(f"tvmperf: pruned {len(run.pruned)} unused baseline(s): {safe(', '.join(run.pruned))}"))
+    elif run.unused:
+        count = sum(len(v) for v in run.unused.values())
+        lines.append(Line(f"tvmperf: {count} baseline(s) no test used (remove them with {run.prune_command}):"))
+        for path, names in run.unused.items():
+            shown = display_path(path, run.rootpath) if run.rootpath is not None else str(path)
+            lines.append(Line(f"  {shown}: {safe(', '.join(names))}"))
+    return lines
+
+
+def update_lines(run: EndOfRun, recorded: int) -> list[Line]:
+    """``--tvmperf-update``: for how many tests baselines were written, and where
+    (``recorded``: the tests recorded, some of whose writes may have failed)."""
+    written = recorded - run.unwritten
+    if run.writing_interrupted:
+        return [Line(f"run interrupted while writing the baselines: written for {written} test(s), NOT "
+                     f"written for {run.unwritten} test(s) (see above)", ("red",))]
+    if run.run_interrupted:
+        return [Line("run interrupted: no baseline file was changed")]
+    return [Line(f"baselines written for {written} test(s) under {run.baseline_dir}"
+                 + (f"; NOT written for {run.unwritten} test(s) (see above)" if run.unwritten else ""),
+                 ("red",) if run.unwritten else ())]
+
+
+def upgrade_lines(today: str, other: str, summary_lines: Sequence[str], report_only: bool) -> list[Line]:
+    """``--tvmperf-against-tvm``'s section: the upgrade summary's lines (against/verdict.py
+    ``UpgradeSummary.lines``, its headline first), none when no test was compared."""
+    if not summary_lines:
+        return []
+    lines = [Line(f"tvmperf: upgrade TVM {other} -> {today}", sep=True),
+             *(Line(text, ("bold",) if i == 0 else ()) for i, text in enumerate(summary_lines))]
+    if report_only:
+        lines.append(Line("(--tvmperf-against-tvm-report-only: reported, no test failed for it)"))
+    return lines
