@@ -23,6 +23,18 @@ from pytest_tvmperf.builder import tuning  # noqa: E402
 # MetaSchedule tuning imports tvm.s_tir.tensor_intrin, which cannot be imported twice
 tuning.load_tensor_intrinsics()
 
+# The same snapshots make a test's patch of a plugin module miss: a module the plugin imports
+# lazily during a run (kernel_metrics.load_sources imports the simulated-cost source) is
+# dropped from sys.modules when that run's test ends, but stays an attribute of its package,
+# so a later test's ``from pytest_tvmperf.measure import simulate`` patches that stale module
+# while its own run imports a fresh one (tests/test_simulate.py's up-front skip then started
+# valgrind and counted, in whatever order followed another simulated run). Imported here,
+# before any snapshot, the module a test patches is the module its runs use (the same for the
+# other lazily imported modules that tests patch: check.timed, builder.cuda_toolchain).
+from pytest_tvmperf.builder import cuda_toolchain  # noqa: F401,E402
+from pytest_tvmperf.check import timed  # noqa: F401,E402
+from pytest_tvmperf.measure import sim_cache, simulate  # noqa: F401,E402
+
 FAKE_TIMER_CONFTEST = '''
 import os
 import pytest

@@ -225,7 +225,12 @@ def test_a_simulation_predicted_too_long_is_skipped_up_front_with_what_to_do(sim
     """issue 32: a network of seconds held the run for valgrind's 600 s timeout and gave
     nothing. The simulated call's duration is predicted from the native run (x SLOWDOWN);
     past the budget it is skipped before valgrind starts, in one line that says what to do."""
+    import sys
+
     from pytest_tvmperf.measure import simulate
+
+    # the patches below reach the run only on the module it imports (tests/conftest.py)
+    assert sys.modules.get(simulate.__name__) is simulate, "a stale copy of measure/simulate.py: the patches would miss"
 
     def never(self):
         raise AssertionError("valgrind was started for a simulation predicted past its budget")
