@@ -58,7 +58,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from _harness import ROOT, run_pytest, verdicts
+from _harness import BUSY_WORKLOAD, ROOT, run_pytest, verdicts
 from _load import cpu_load
 
 KERNEL_NAMES = ("reduction", "rgb2yuv", "mlp")
@@ -107,25 +107,11 @@ def mlp(s):
 KERNELS = {"reduction": reduction, "rgb2yuv": rgb2yuv, "mlp": mlp}
 '''
 
-TVMPERF_TEST = '''
-import os
-import numpy as np
-import pytest
-from tvm import te
-from pytest_tvmperf import Workload, workloads
+#: the busy workload of benchmarks/_harness.py, and one test per kernel
+TVMPERF_TEST = BUSY_WORKLOAD + '''
+from pytest_tvmperf import workloads
 
 S = float(os.environ.get("BUSY_SLOWDOWN_PCT", "0")) / 100
-
-
-def busy(steps):
-    n = 1 << 14
-    a = te.placeholder((n,), name="A")
-    k = te.reduce_axis((0, steps), name="k")
-    out = te.compute((n,), lambda i: te.sum(a[i] * (k.astype("float32") * 1e-3 + 1.0), axis=k), name="B")
-    factor = float(np.sum(np.arange(steps, dtype=np.float64) * 1e-3 + 1.0))
-    return Workload(name=f"busy(steps={steps})", program=te.create_prim_func([a, out]),
-                    make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
-                    reference=lambda x: x * np.float32(factor), rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.tvmperf(executors=["prim"])
