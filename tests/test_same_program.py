@@ -33,6 +33,47 @@ def test_an_unchanged_program_passes_untimed_against_its_baseline_and_says_so(pr
     assert "regressed" not in result.stdout.str()
 
 
+LOGGING_TIMER = '''
+import json
+
+
+@pytest.fixture
+def tvmperf_timer(tvmperf_timer):
+    """The project's fake timer, logging what each measurement was asked to time."""
+    def timer(task, rounds):
+        with open(os.environ["TIMER_LOG"], "a") as log:
+            log.write(json.dumps({"rounds": rounds, "reference": task.reference is not None,
+                                  "baseline": task.baseline is not None}) + "\\n")
+        return tvmperf_timer(task, rounds)
+    return timer
+'''
+
+
+def test_an_unchanged_program_is_timed_for_the_record_only_without_the_reference_kernel(project):
+    """Nothing timed decides a same-program pass, so it costs the first look's rounds of
+    today's build alone: no reference kernel is compiled or timed, and no look is judged
+    (issue 36: what buys no evidence is taken out); a program timed side by side keeps both."""
+    _default(project)
+    project.pytester.makepyfile(test_perf=TESTS + LOGGING_TIMER)  # the test file's fixture wins over conftest's
+    log = project.pytester.path / "timer.jsonl"
+    project.set_env("TIMER_LOG", str(log))
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    recorded = [json.loads(line) for line in log.read_text().splitlines()]
+    assert recorded == [{"rounds": 15, "reference": True, "baseline": False}]
+    log.unlink()
+    result = project.run("-rA", "--tvmperf-json=out.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*same program, not timed against it*pass*"])
+    gated = [json.loads(line) for line in log.read_text().splitlines()]
+    assert gated == [{"rounds": 6, "reference": False, "baseline": False}]
+    time = json.loads((project.pytester.path / "out.json").read_text())["tests"][0]["time"]
+    assert len(time["samples_s"]) == 6 and time["median_s"] > 0
+    log.unlink()
+    project.run("--tvmperf-same-program=time").assert_outcomes(passed=1)  # timed side by side: all of it
+    side_by_side = [json.loads(line) for line in log.read_text().splitlines()]
+    assert side_by_side[0] == {"rounds": 6, "reference": True, "baseline": True}
+
+
 def test_same_program_time_times_it_side_by_side_all_the_same(project):
     _default(project)
     project.pytester.makepyfile(test_perf=TESTS)

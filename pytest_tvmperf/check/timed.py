@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Callable, Mapping
 from pytest_tvmperf.check import pipeline
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import Measured, confirm_peers
-from pytest_tvmperf.judge.gate import sample_in_looks
+from pytest_tvmperf.judge.compare import AB_SAME
+from pytest_tvmperf.judge.gate import FIRST_LOOK, sample_in_looks
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import plan_rounds
 from pytest_tvmperf.judge.disturbance import clean, device_disturbance
@@ -118,8 +119,12 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
     pending = tv.sources.export(compiled, machine.fingerprint)
     workload_sampler = (tv.sources.placed_sampler(pending.temp, target, workload, tv.executor, args, out_specs)
                         if pending else compiled.sampler(args, out_specs, settings.min_repeat_ms))
-    reference = session.reference_sampler(target)
     source = source_for(machine)
+    # the baseline's own program (a same-program pass, judge/compare.py): nothing timed
+    # decides the test, so no reference kernel is compiled or timed, and the first look's
+    # rounds give the summary its time and the history its point
+    unjudged = source.ab == AB_SAME and not peers
+    reference = None if unjudged else session.reference_sampler(target)
     task = TimingTask(workload=workload_sampler, reference=reference, reference_name=REFERENCE_NAME,
                       baseline=source.sampler, peers=peers or {})
     # a network that runs for seconds is timed in fewer rounds, within the test's time budget
@@ -127,7 +132,7 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
     heavy = 1 + (task.baseline is not None) + len(task.peers)
     rounds_plan = plan_rounds(run_s, heavy, int(task.reference is not None), settings.repeat, tv.time_budget_s,
                               settings.min_repeat_ms / 1000)
-    rounds = rounds_plan.rounds
+    rounds = min(rounds_plan.rounds, FIRST_LOOK) if unjudged else rounds_plan.rounds
     threads: list[int | None] = [None]  # None: TVM's own thread count
 
     def measure(n: int, fresh: bool = False) -> TimeSamples:
@@ -141,7 +146,7 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
         # timed on the device in the same rounds, stands in for it (judge/disturbance.py)
         return replace(got, preempted=device_disturbance(got.reference), screened_by="device")
 
-    settled = _settled(tv, source, make_record)
+    settled = None if unjudged else _settled(tv, source, make_record)
     samples = sample_in_looks(measure, rounds, settled).samples
     fewer = _fewer_threads(tv, samples, task) if target.remote is None else None  # the device's threads are its own
     threads_note = ""
