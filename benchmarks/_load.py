@@ -1,5 +1,6 @@
 """Competing CPU-bound jobs for the load benchmarks: N processes that spin until a
-deadline and then stop by themselves; also stopped by their own pid on exit."""
+deadline, or until the benchmark that started them is gone, and then stop by themselves;
+also stopped by their own pid on exit."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import subprocess
 import sys
 from typing import Iterator
 
-SPIN = "import time\nend = time.monotonic() + {seconds}\nx = 0\nwhile time.monotonic() < end:\n    x += 1\n"
+#: spins until the deadline, or until the benchmark that started it is gone (killed without
+#: its cleanup: its parent pid changes), checked every few million steps
+SPIN = ("import os, time\nparent = os.getppid()\nend = time.monotonic() + {seconds}\nx = 0\n"
+        "while time.monotonic() < end and (x % 4000000 or os.getppid() == parent):\n    x += 1\n")
 
 
 @contextlib.contextmanager

@@ -9,10 +9,13 @@ Per workload:
   (TVM's import left out on both sides: a test session imports TVM once for all its
   tests).
 - **gate**: the test's call phase (``pytest --durations``) in a fresh pytest process,
-  its baseline recorded before: the first pass (simulated cost off), with the
-  confirmation re-measure (forced by a 0.1% time threshold: the answer stays open), and
-  with the simulated cost on, counted (``TVMPERF_SIMULATE_CACHE=off``) and from the
-  stored counts of an earlier run (the default).
+  its baseline recorded before. Unchanged (the common case in CI: the baseline's own
+  program, timed for the record only), with the simulated cost off and on (its counts
+  are the baseline's). Then as a changed program is (``TVMPERF_SAME_PROGRAM=time``:
+  timed side by side with the baseline's program rebuilt from its IR): the first pass,
+  with the confirmation re-measure (forced by a 0.1% time threshold: the answer stays
+  open), and with the simulated cost counted (``TVMPERF_SIMULATE_CACHE=off``) and from
+  the plugin's cache of an earlier count (the default).
 - **the peers, in the same run**: the same kernel as a pytest-benchmark test
   (``benchmark(f, *args)``, compiled in the test: its call phase) and as a pyperf script
   (``--fast``: the whole command's wall, its worker processes included).
@@ -229,10 +232,15 @@ def main() -> None:
                 return statistics.median(call_phase(run(pytest_cmd(*select, *opts), project, env), test)
                                          for _ in range(args.repeat))
 
-            first = cell("--tvmperf-simulate=off")
-            confirmed = cell("--tvmperf-simulate=off", "--tvmperf-threshold=time=0.1%")
-            counted = cell("--tvmperf-simulate=on", env=dict(env, TVMPERF_SIMULATE_CACHE="off"))
-            stored = cell("--tvmperf-simulate=on")
+            first = cell("--tvmperf-simulate=off")  # unchanged: the baseline's own program
+            unchanged_sim = cell("--tvmperf-simulate=on")  # its simulated counts are the baseline's
+            # a changed program's path: timed side by side with the baseline's (rebuilt from its
+            # IR), as TVMPERF_SAME_PROGRAM=time makes the unchanged one
+            changed = dict(env, TVMPERF_SAME_PROGRAM="time")
+            side = cell("--tvmperf-simulate=off", env=changed)
+            confirmed = cell("--tvmperf-simulate=off", "--tvmperf-threshold=time=0.1%", env=changed)
+            counted = cell("--tvmperf-simulate=on", env=dict(changed, TVMPERF_SIMULATE_CACHE="off"))
+            stored = cell("--tvmperf-simulate=on", env=changed)
             profile = project / f"{test}.prof"
             out = run([sys.executable, "-m", "cProfile", "-o", str(profile), *pytest_cmd(*select, "--tvmperf-simulate=off")[1:]],
                       project, env)
@@ -246,15 +254,20 @@ def main() -> None:
             pyperf_s = time.perf_counter() - start
             if "Mean" not in done and not (peers / f"{test}.json").exists():
                 raise SystemExit(f"pyperf failed on {test}:\n{done[-3000:]}")
-            rows.append((test, t_plain, first, confirmed, counted, stored, bench, pyperf_s))
+            rows.append((test, t_plain, first, unchanged_sim, side, confirmed, counted, stored, bench, pyperf_s))
     load = f"load {args.load} (CPU-bound jobs beside it on {os.cpu_count()} cores)" if args.load else "idle"
     print(f"cost of one test's call phase, {load}; median of {args.repeat} fresh processes per cell; "
           f"ratio to plain = compile + one time_evaluator(repeat=15, min_repeat_ms=20)")
-    print(f"{'test':16} {'plain':>8} {'gate 1st pass':>15} {'+ confirmation':>16} {'+ simulated':>15} {'+ sim. stored':>15}"
-          f" {'pytest-benchmark':>17} {'pyperf --fast':>15}")
+    print(f"{'test':16} {'plain':>8} {'unchanged':>15} {'+ sim. (base)':>15} {'changed: a/b':>15} {'+ confirmation':>15}"
+          f" {'+ simulated':>15} {'+ sim. cached':>15} {'pytest-benchmark':>17} {'pyperf --fast':>15}")
     for test, t_plain, *gate in rows:
         cells = " ".join(f"{g:6.2f} s {g / t_plain:4.1f}x" for g in gate)
         print(f"{test:16} {t_plain:6.2f} s {cells}")
+    print("unchanged: the baseline's own program (the default path: 6 rounds of it alone, no reference "
+          "kernel), + its simulated counts (the baseline's); changed: the same test with "
+          "TVMPERF_SAME_PROGRAM=time, timed side by side with the baseline's program rebuilt from its IR as a "
+          "changed program is, + the confirmation forced (0.1% threshold), + the simulated cost counted "
+          "(valgrind), + counted once before (the plugin's cache)")
     print("pytest-benchmark: its test's call phase (compile + benchmark(f, *args), its default rounds); "
           "pyperf --fast: the whole command (its 10 worker processes each import TVM and compile)")
     print("\nwhere the first pass's call phase goes (cumulative seconds under cProfile; steps nest: the "
