@@ -166,7 +166,7 @@ simulate.SimProcess.measure = measure
 STOP_SERVER = '''
 import os, signal
 import pytest
-from pytest_tvmperf.measure.timer import TvmTimer
+from pytest_tvmperf.builder.timer import TvmTimer
 
 @pytest.fixture
 def tvmperf_timer():

@@ -24,7 +24,7 @@ import time
 from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.measure.peer_layers import RUNS, layer_tables
-from pytest_tvmperf.report.layers_text import table_lines
+from pytest_tvmperf.result.layers_text import table_lines
 
 
 def _workload(name: str, size: int, width: float):

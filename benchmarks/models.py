@@ -41,9 +41,9 @@ from pytest_tvmperf.builder.correctness import check_outputs
 from pytest_tvmperf.builder.executors import CompileError
 from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.measure.machine import current_machine
-from pytest_tvmperf.measure.timer import TimingTask, TvmTimer, python_sampler
+from pytest_tvmperf.builder.timer import TimingTask, TvmTimer, python_sampler
 from pytest_tvmperf.builder.pipelines import tuning_module
-from pytest_tvmperf.report.text import fmt_time
+from pytest_tvmperf.result.text import fmt_time
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 from pytest_tvmperf.judge.timestats import bootstrap_se_log_ratio

@@ -9,7 +9,7 @@ import pytest
 from pytest_tvmperf.report import outputs
 from pytest_tvmperf.report import workers
 from pytest_tvmperf.config.markers import marker_settings
-from pytest_tvmperf.report.outcome import producible_ids
+from pytest_tvmperf.result.outcome import producible_ids
 from pytest_tvmperf.combos import FIXTURE, Combo, combo_of
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import baseline_path

@@ -25,7 +25,7 @@ from pytest_tvmperf.combos import FIXTURE, Combo, asks_for_tvmperf, combo_of
 from pytest_tvmperf.values.node_ids import test_id
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pytest_tvmperf.measure.timer import Timer
+    from pytest_tvmperf.builder.timer import Timer
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.session import TvmperfSession
 
@@ -108,7 +108,7 @@ def _check_outputs(settings: Settings) -> list:
     if all(path is None for path, _ in paths):
         return []
     from pytest_tvmperf.report import outputs
-    from pytest_tvmperf.report.results import ResultsError
+    from pytest_tvmperf.result.entry import ResultsError
 
     try:
         for path, option in paths:
@@ -266,7 +266,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def tvmperf_timer(request: pytest.FixtureRequest) -> "Timer":
     """How the tvmperf fixture times a compiled workload. Override this fixture to
     inject a timer (tests of the gate use one that cannot flake)."""
-    from pytest_tvmperf.measure.timer import TvmTimer
+    from pytest_tvmperf.builder.timer import TvmTimer
 
     return TvmTimer()
 

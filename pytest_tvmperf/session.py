@@ -10,7 +10,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator
 
 from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.config.time_policy import TimePolicy
@@ -18,23 +18,10 @@ from pytest_tvmperf.sandbox.child import Sandbox
 from pytest_tvmperf.workload import output_specs
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.store.baseline_store import BaselineStore
-from pytest_tvmperf.report.run_report import RunReport
+from pytest_tvmperf.result.run_report import RunReport
 from pytest_tvmperf.store.files import LockTimeout, file_lock
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
-
-if TYPE_CHECKING:
-    from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.check.fixture import Tvmperf
-    from pytest_tvmperf.report.outcome import Outcome
-
-
-class AgainstSide(Protocol):
-    """``--tvmperf-against-tvm``'s side of a test, taking over after compiling: today's
-    run (against/gate.py ``AgainstPlugin``) or the other version's (against/export.py
-    ``Exporter``)."""
-
-    def check(self, tv: "Tvmperf", prep: "Prepared") -> "Outcome": ...
 
 
 def timing_lock_path(where: str) -> Path:
@@ -79,8 +66,9 @@ class TvmperfSession:
     _farm: Any = None
     #: ``--tvmperf-against-tvm``: the side that measures a test against another TVM version's
     #: build (against/gate.py), or in that version's own run, the side that exports its builds
-    #: (against/export.py); None otherwise. Its ``check(tv, prep)`` takes over after compiling.
-    against: AgainstSide | None = None
+    #: (against/export.py); None otherwise. Its ``check(tv, prep)`` takes over after compiling:
+    #: an ``AgainstSide`` (check/fixture.py, the one caller; the session sits below the fixture)
+    against: Any = None
     #: pytest's -v count: an inconclusive test's details are a warning only from -v on (else
     #: one summary line counts them); None outside a pytest run's configure (the fixture used
     #: directly): each inconclusive test warns
@@ -100,7 +88,7 @@ class TvmperfSession:
     def accept_command(self, nodeid: str | None, first: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
         """The command that records ``nodeid``'s baseline, runnable as printed from
         where this run was started."""
-        from pytest_tvmperf.report.text import update_command
+        from pytest_tvmperf.result.text import update_command
 
         if nodeid and self.invocation_dir is not None and self.invocation_dir.resolve() != self.rootpath.resolve():
             file, sep, rest = nodeid.partition("::")

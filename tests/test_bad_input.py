@@ -347,7 +347,7 @@ def test_a_huge_number_in_a_baseline_fails_naming_file_test_and_field(project, n
 
 
 def test_a_huge_number_in_the_history_file_is_a_usage_error_naming_file_line_and_field(project, tmp_path):
-    """issue 23: report/results.py caught only JSONDecodeError: a 5000-digit whole number in
+    """issue 23: result/entry.py caught only JSONDecodeError: a 5000-digit whole number in
     a --tvmperf-history file was Python's int() error, naming no file."""
     project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
     history = tmp_path / "history.jsonl"

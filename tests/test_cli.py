@@ -20,8 +20,8 @@ from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record, Timing
-from pytest_tvmperf.report.text import fmt_time
-from pytest_tvmperf.report.results import ResultEntry, results_json
+from pytest_tvmperf.result.text import fmt_time
+from pytest_tvmperf.result.entry import ResultEntry, results_json
 from pytest_tvmperf.store.files import dump_baselines
 
 REF = "matmul128-te-default/v1"

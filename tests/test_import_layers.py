@@ -5,8 +5,11 @@ fails this test with import-linter's report of the chain that breaks it."""
 from __future__ import annotations
 
 import os
+import pkgutil
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,31 @@ def test_the_import_contracts_are_kept(tmp_path: Path):
     run = _lint_imports(ROOT / "pyproject.toml", tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert " 0 broken" in run.stdout and "BROKEN" not in run.stdout, run.stdout
+
+
+def test_the_layers_contract_names_every_top_level_module():
+    """The full layer order lists every top-level module and package of pytest_tvmperf
+    (``exhaustive``, with nothing left out by ``exhaustive_ignores``), each once, so a new
+    one cannot slip in unlisted; and it counts every import (no ignored or type-checking
+    imports left out, no indirect chain allowed)."""
+    import pytest_tvmperf
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = [c for c in config["contracts"] if c.get("id") == "layers"]
+    assert len(layers) == 1, layers
+    contract = layers[0]
+    assert contract["type"] == "layers" and contract["containers"] == ["pytest_tvmperf"], contract
+    assert contract.get("exhaustive") is True and not contract.get("exhaustive_ignores"), contract
+    for loosening in ("ignore_imports", "exclude_type_checking_imports", "allow_indirect_imports",
+                      "unmatched_ignore_imports_alerting"):
+        assert loosening not in contract, loosening
+    assert not config.get("exclude_type_checking_imports"), config
+    listed = [name for layer in contract["layers"] for name in re.split(r"[|:]", layer)]
+    listed = [name.strip() for name in listed]
+    assert len(listed) == len(set(listed)), listed
+    modules = {m.name for m in pkgutil.iter_modules(pytest_tvmperf.__path__)}
+    assert modules, pytest_tvmperf.__path__
+    assert set(listed) == modules, (sorted(modules - set(listed)), sorted(set(listed) - modules))
 
 
 def test_a_broken_contract_fails(tmp_path: Path):

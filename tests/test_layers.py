@@ -18,8 +18,8 @@ except ImportError:
     torch = None
 
 from pytest_tvmperf.measure.peer_layers import NoLayers, ort_events_profile, with_totals
-from pytest_tvmperf.report.layers import CONV, MATMUL, LayerCall, LayerTable, SideProfile, fused_ops, match, tvm_anchor
-from pytest_tvmperf.report.layers_text import loser_line, summary_lines, table_lines, with_layers
+from pytest_tvmperf.judge.layers import CONV, MATMUL, LayerCall, LayerTable, SideProfile, fused_ops, match, tvm_anchor
+from pytest_tvmperf.result.layers_text import loser_line, summary_lines, table_lines, with_layers
 
 
 def kernel(name, ms, inputs=(), output=(), flops=None):
@@ -130,7 +130,7 @@ def test_table_text_json_and_summary():
 
 def test_html_puts_a_bar_per_side_losers_first():
     from pytest_tvmperf.report.html_layers import layers_section
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.entry import ResultEntry
 
     table = match(*two_convs_and_a_linear())
     html = layers_section([ResultEntry(nodeid="t.py::test_net", verdict="pass", layers=(table,))])

@@ -52,7 +52,7 @@ def test_b(tvmperf):
 KILL_BEFORE_TIMING = '''
 import os, signal
 import pytest
-from pytest_tvmperf.measure.timer import TvmTimer
+from pytest_tvmperf.builder.timer import TvmTimer
 
 @pytest.fixture
 def tvmperf_timer():
@@ -77,7 +77,7 @@ DISTURB_DEVICE = '''
 import os
 from dataclasses import replace
 import pytest
-from pytest_tvmperf.measure.timer import TvmTimer
+from pytest_tvmperf.builder.timer import TvmTimer
 
 @pytest.fixture
 def tvmperf_timer():

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from pytest_tvmperf.report.workers import PayloadError, plain, received, worker_payload
+from pytest_tvmperf.report.workers import received, worker_payload
+from pytest_tvmperf.values.builtin_types import PayloadError, plain
 from test_gate import TWO_TESTS
 
 # On Intel Xeons LLVM names the host CPU with a name that TVM hands back as a
@@ -60,7 +61,7 @@ def test_plain_rebuilds_ffi_strings_and_names_what_cannot_be_sent():
     got = plain({"target": {"mcpu": String("sapphirerapids"), "keys": (String("cpu"),)}, "n": True})
     assert type(got["target"]["mcpu"]) is str and type(got["target"]["keys"][0]) is str
     assert got["n"] is True
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.entry import ResultEntry
 
     with pytest.raises(PayloadError, match=r"payload\.results\[0\]\.note holds a builtins\.object"):
         worker_payload([ResultEntry("t.py::a", "pass", note=object())], [])

@@ -53,7 +53,7 @@ class Exporter:
         __tracebackhide__ = True
         import tvm
 
-        from pytest_tvmperf.report.outcome import Outcome
+        from pytest_tvmperf.result.outcome import Outcome
         from pytest_tvmperf.store.artifacts import export_pending
         from pytest_tvmperf.values.record import Record
 
@@ -67,7 +67,7 @@ class Exporter:
                         tvm_version=str(tvm.__version__), exact=exact, timings={}, compile_s=prep.compile_s,
                         bytecode=prep.compiled.listing(), pipeline=prep.workload.pipeline,
                         tuning=prep.tuning.as_json() if prep.tuning else None)
-        from pytest_tvmperf.report.workers import plain
+        from pytest_tvmperf.values.builtin_types import plain
 
         self.results[tv.nodeid] = {"status": "built", "record": plain(record.as_json()), "library": final.name,
                                    "sha256": pending.sha256}

@@ -29,8 +29,8 @@ from pytest_tvmperf.against.run import OtherBuilds, read_pass, run_dir, run_pass
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.report.outputs import ReportSection
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.run_report import ReportSection
+    from pytest_tvmperf.result.entry import ResultEntry
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.session import TvmperfSession
 
@@ -198,7 +198,7 @@ class AgainstPlugin:
             notes.append(time_verdict.reason)
         message = self.message(tv, record, then, comparison, line, notes)
         if record.timing is not None and record.timing.samples.baseline:  # the other build's samples, for the reports
-            from pytest_tvmperf.measure.timer import TimeSamples
+            from pytest_tvmperf.builder.timer import TimeSamples
 
             s = record.timing.samples
             # under this run's machine (the record's tvm_version names the other version)
@@ -234,7 +234,7 @@ class AgainstPlugin:
         run in the isolation child and loaded here), measured in this process like today's
         (``vm-bytecode``: the VM's instrument; None where the executor has no per-call hook)."""
         from pytest_tvmperf.builder.executors import load_artifact
-        from pytest_tvmperf.measure.timer import kernel_times
+        from pytest_tvmperf.builder.timer import kernel_times
 
         try:
             with tv.session.timing_lock(tv.target):
@@ -246,7 +246,7 @@ class AgainstPlugin:
     def message(self, tv: "Tvmperf", record, then, comparison, line: str, notes: Sequence[str]) -> str:
         """The test's upgrade verdict, then each metric that moved, as a baseline's
         regression message shows it (the other version in the baseline's place)."""
-        from pytest_tvmperf.report.regression import verdict_lines
+        from pytest_tvmperf.result.regression import verdict_lines
 
         lines = [f"tvmperf: {tv.nodeid}: {line}",
                  f"  (TVM {self.other}'s build stands where the baseline would: left of each arrow)"]
@@ -264,7 +264,7 @@ class AgainstPlugin:
 
     def _not_compared(self, tv: "Tvmperf", what: str, error: str) -> None:
         __tracebackhide__ = True
-        from pytest_tvmperf.report.outcome import Outcome
+        from pytest_tvmperf.result.outcome import Outcome
 
         first = error_line(error)
         note = f"not compared: {what}" + (f": {first}" if first else "")

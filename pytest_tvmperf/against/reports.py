@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from pytest_tvmperf.against.verdict import MODE_PREFIX, UpgradeSummary
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.report.outputs import ReportSection
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.run_report import ReportSection
+    from pytest_tvmperf.result.entry import ResultEntry
 
 
 def html_section(summary: UpgradeSummary, entries: Sequence["ResultEntry"]) -> str:
@@ -64,7 +64,7 @@ def benchmark_sides(bench: dict[str, Any], entries: Sequence["ResultEntry"], tod
 def upgrade_section(summary: UpgradeSummary, entries: Sequence["ResultEntry"]) -> "ReportSection | None":
     """The upgrade summary's part of each report file, handed to the writer
     (report/outputs.py) before it writes them; None when no test was compared."""
-    from pytest_tvmperf.report.outputs import ReportSection
+    from pytest_tvmperf.result.run_report import ReportSection
 
     if not summary.rows:
         return None

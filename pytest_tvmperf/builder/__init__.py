@@ -1,1 +1,1 @@
-"""Build and check: compile a workload per executor and target, run it once in a child, compare with NumPy."""
+"""Build and check: compile a workload per executor and target, run it once in a child, compare with NumPy; the clock (timer.py) and the VM program's exact metrics (vm_metrics.py) that compiling uses."""

@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.measure.metrics import kernel_count, parse_bytecode, planned_storage
+from pytest_tvmperf.builder.vm_metrics import kernel_count, parse_bytecode, planned_storage
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.workload import Workload

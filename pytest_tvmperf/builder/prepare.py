@@ -16,12 +16,12 @@ import pytest
 from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.builder.executors import CompileError, shorten_tvm_error
 from pytest_tvmperf.builder.executor_choice import get_executor
-from pytest_tvmperf.measure.timer import stopwatch
+from pytest_tvmperf.builder.timer import stopwatch
 from pytest_tvmperf.workload import Workload, output_specs
 from pytest_tvmperf.values.node_ids import display_path
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.session import TvmperfSession
+    from pytest_tvmperf.builder.context import BuildContext
 
 #: numbers of the files a session loads from its scratch directory: a loaded library's
 #: name is never reused (the loader would hand back the library loaded before)
@@ -68,7 +68,8 @@ class Prepared:
 class Preparer:
     """Compiles and checks the workloads of one test (one target)."""
 
-    session: "TvmperfSession"
+    #: the run's session (session.py's ``TvmperfSession``), as the builder sees it
+    session: "BuildContext"
     target_name: str
     nodeid: str
     #: records the outcome and fails the test: ``fail(verdict, message)``

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
-from pytest_tvmperf.report.workers import NOT_SCALAR, builtin_scalar
+from pytest_tvmperf.values.builtin_types import NOT_SCALAR, builtin_scalar
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import RoundsPlan, precision
 from pytest_tvmperf.measure.plan import Mode, Plan
 from pytest_tvmperf.measure.simulate import simulated_gate_note
-from pytest_tvmperf.measure.timer import TimeSamples
-from pytest_tvmperf.report.outcome import Outcome
-from pytest_tvmperf.report.regression import missing_baseline_message, regression_message
-from pytest_tvmperf.report.text import peer_lines
+from pytest_tvmperf.builder.timer import TimeSamples
+from pytest_tvmperf.result.outcome import Outcome
+from pytest_tvmperf.result.regression import missing_baseline_message, regression_message
+from pytest_tvmperf.result.text import peer_lines
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.report.layers import LayerTable
+    from pytest_tvmperf.judge.layers import LayerTable
     from pytest_tvmperf.store.artifacts import PendingArtifact
     from pytest_tvmperf.values.record import Record
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, NoReturn
+from typing import Callable, Mapping, NoReturn, Protocol
 
 import pytest
 
@@ -23,13 +23,21 @@ from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Limit
 from pytest_tvmperf.judge.compare import RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.plan import plan_for
-from pytest_tvmperf.measure.timer import Timer
-from pytest_tvmperf.report.outcome import Outcome, junit_properties
-from pytest_tvmperf.report.workers import plain
+from pytest_tvmperf.builder.timer import Timer
+from pytest_tvmperf.result.outcome import Outcome, junit_properties
+from pytest_tvmperf.values.builtin_types import plain
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.workload import Workload
+
+
+class AgainstSide(Protocol):
+    """``--tvmperf-against-tvm``'s side of a test, taking over after compiling: today's
+    run (against/gate.py ``AgainstPlugin``) or the other version's (against/export.py
+    ``Exporter``); the session's ``against``."""
+
+    def check(self, tv: "Tvmperf", prep: Prepared) -> Outcome: ...
 
 
 @dataclass
@@ -73,8 +81,9 @@ class Tvmperf:
             raise TypeError(f"tvmperf.check() takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
         where = f"{workload.name} on {self.target}/{self.executor}"
         prep = self.preparer.prepare(workload, self.executor, where)
-        if self.session.against is not None:  # --tvmperf-against-tvm: another TVM version's build in the baseline's place
-            return self.session.against.check(self, prep)
+        against: AgainstSide | None = self.session.against
+        if against is not None:  # --tvmperf-against-tvm: another TVM version's build in the baseline's place
+            return against.check(self, prep)
         plan = plan_for(prep.target.runnable, prep.target.not_run, self.timing)
         if not plan.time:  # timing off, or a target built but not run here (cuda without a GPU)
             return untimed.check(self, prep, plan)

@@ -18,8 +18,8 @@ from pytest_tvmperf.judge.compare import RatioVerdict
 from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.plan import Plan
-from pytest_tvmperf.report.layers_text import with_layers
-from pytest_tvmperf.report.outcome import Outcome
+from pytest_tvmperf.result.layers_text import with_layers
+from pytest_tvmperf.result.outcome import Outcome
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared

@@ -15,9 +15,9 @@ from pytest_tvmperf.judge.compare import RatioVerdict, relation_verdict
 from pytest_tvmperf.judge.gate import confirm, confirmation_note
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import UNTIMED_NOTE
-from pytest_tvmperf.measure.timer import TimeSamples, TimingTask
-from pytest_tvmperf.report.outcome import Outcome
-from pytest_tvmperf.report.text import relation_message
+from pytest_tvmperf.builder.timer import TimeSamples, TimingTask
+from pytest_tvmperf.result.outcome import Outcome
+from pytest_tvmperf.result.text import relation_message
 
 if TYPE_CHECKING:
     from pytest_tvmperf.check.fixture import Tvmperf

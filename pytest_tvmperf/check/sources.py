@@ -20,7 +20,7 @@ from pytest_tvmperf.store.artifacts import PendingArtifact, artifact_relpath, ex
 from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.builder.executors import shorten_tvm_error
 from pytest_tvmperf.judge.compare import AB_SAME
-from pytest_tvmperf.measure.timer import SampleFn, python_sampler
+from pytest_tvmperf.builder.timer import SampleFn, python_sampler
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 from pytest_tvmperf.builder.prepare import FILE_NUMBERS, Prepared
 from pytest_tvmperf.values.node_ids import display_path

@@ -23,14 +23,14 @@ from pytest_tvmperf.measure.machine import current_machine
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
-from pytest_tvmperf.measure.timer import TimeSamples, TimingTask, kernel_times
+from pytest_tvmperf.builder.timer import TimeSamples, TimingTask, kernel_times
 from pytest_tvmperf.store.artifacts import PendingArtifact, discard
 from pytest_tvmperf.values.record import IRRef, Record, Timing
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.check.fixture import Tvmperf
-    from pytest_tvmperf.report.outcome import Outcome
+    from pytest_tvmperf.result.outcome import Outcome
 
 
 def ir_ref(pending: PendingArtifact, baseline_dir: Path) -> IRRef:

@@ -17,7 +17,7 @@ from pytest_tvmperf.values.record import Record
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.check.fixture import Tvmperf
-    from pytest_tvmperf.report.outcome import Outcome
+    from pytest_tvmperf.result.outcome import Outcome
     from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 

@@ -65,9 +65,9 @@ from pytest_tvmperf.config.options import (
 )
 from pytest_tvmperf.config.time_policy import time_policy
 from pytest_tvmperf.config.parsing import DURATION_FORMS
-from pytest_tvmperf.report.regression import regression_message
-from pytest_tvmperf.report.text import SummaryRow, safe, summary_notes, summary_table
-from pytest_tvmperf.report.results import ResultsError
+from pytest_tvmperf.result.regression import regression_message
+from pytest_tvmperf.result.text import SummaryRow, safe, summary_notes, summary_table
+from pytest_tvmperf.result.entry import ResultsError
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.judge.verdict import Verdict
 
@@ -76,7 +76,7 @@ PROG = "tvmperf"
 
 def emit(text: object = "") -> None:
     """Print ``text`` read from files (test ids, workload names): each line through
-    :func:`~pytest_tvmperf.report.text.safe`, so no line of a file's becomes a terminal
+    :func:`~pytest_tvmperf.result.text.safe`, so no line of a file's becomes a terminal
     control sequence or a GitHub Actions workflow command (``::error``)."""
     for line in str(text).split("\n"):
         print(safe(line))

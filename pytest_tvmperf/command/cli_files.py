@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from pytest_tvmperf.command.cli_match import CliError, Loaded, results_records
-from pytest_tvmperf.report.text import update_command
-from pytest_tvmperf.report.results import RESULTS_KIND, parse_results
+from pytest_tvmperf.result.text import update_command
+from pytest_tvmperf.result.entry import RESULTS_KIND, parse_results
 from pytest_tvmperf.store.files import parse_baselines, read_regular_text
 from pytest_tvmperf.values.json_fields import dotted, find_long_int, loads, long_int_problem
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_tvmperf.report.history import HistoryRun
-from pytest_tvmperf.report.results import ResultsError
-from pytest_tvmperf.report.text import fmt_time, safe, text_table
+from pytest_tvmperf.result.entry import ResultsError
+from pytest_tvmperf.result.text import fmt_time, safe, text_table
 
 
 def _date(created: str | None) -> str:

@@ -9,8 +9,8 @@ from typing import Sequence
 
 from pytest_tvmperf.judge.compare import Comparison
 from pytest_tvmperf.values.record import Record
-from pytest_tvmperf.report.text import SummaryRow, fmt_number, fmt_time, text_table
-from pytest_tvmperf.report.results import ResultEntry, ResultsError
+from pytest_tvmperf.result.text import SummaryRow, fmt_number, fmt_time, text_table
+from pytest_tvmperf.result.entry import ResultEntry, ResultsError
 from pytest_tvmperf.judge.verdict import Verdict
 
 
@@ -100,7 +100,7 @@ def show_lines(loaded: Loaded) -> list[str]:
 def _layer_lines(loaded: Loaded, limit: int = 5) -> list[str]:
     """A results file's per-layer tables (``--tvmperf-layers``, a failed ``vs_<peer>``):
     per test, the ``limit`` layers where TVM loses the most to the peer."""
-    from pytest_tvmperf.report.layers_text import table_lines
+    from pytest_tvmperf.result.layers_text import table_lines
 
     lines: list[str] = []
     for entry in sorted(loaded.entries, key=lambda e: e.nodeid) if loaded.kind != "baseline" else ():

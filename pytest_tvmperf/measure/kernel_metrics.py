@@ -114,7 +114,7 @@ def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ..
 def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings, stored=None) -> Collected:
     """Run each available source; a source that cannot measure here says why.
     ``stored``: the baseline's exact metrics when this build is the baseline's own program
-    (measure/sources.py ``same_program``) with fixed input shapes; a source that describes
+    (check/sources.py ``same_program``) with fixed input shapes; a source that describes
     its setup and would measure the same way takes its counts from there (deterministic
     counts: the same program, inputs and setup give the same count) instead of measuring."""
     per_kernel: dict[str, dict[str, int]] = {}
@@ -185,7 +185,7 @@ def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | N
     """'fused_conv2d_add_relu: 1.82 G -> 2.01 G instructions (+10.4%), new_kernel: 3.1 M (new)',
     the kernels whose count grew, largest growth first (the runtime's line is no kernel:
     see :func:`runtime_change`). ``after`` is keyed like ``before`` (a build's kernels
-    under their baseline counterparts' names: report/kernel_match.py); ``label(name)``
+    under their baseline counterparts' names: result/kernel_match.py); ``label(name)``
     says what a kernel is (None: its name)."""
     if not before or not after:
         return ""

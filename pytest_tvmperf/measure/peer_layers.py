@@ -1,7 +1,7 @@
 """Per-layer time of both sides of a peer comparison (issue 35): TVM's kernel calls, each
 timed by the VM's instrument with its argument shapes, and the peer's layers (torch: a
 forward pre/post hook on each leaf module; onnxruntime: its own per-node profile). The
-matching and the table are pure (``report/layers.py``).
+matching and the table are pure (``judge/layers.py``).
 
 What it costs: a few instrumented runs of each side (:data:`RUNS`) after the test's
 timing, paid only when asked for (``--tvmperf-layers=on``) or when a ``vs_<peer>`` limit
@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, window
-from pytest_tvmperf.report.layers import (PEER_ANCHORS, LayerCall, LayerTable, SideProfile, conv_flops, fused_ops,
+from pytest_tvmperf.judge.layers import (PEER_ANCHORS, LayerCall, LayerTable, SideProfile, conv_flops, fused_ops,
                                           match, matmul_flops, tvm_anchor)
 
 #: instrumented runs of each side (after one warm-up run); each call's time is its median
@@ -165,7 +165,7 @@ def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
     calls), with its median time over ``runs`` runs, timed by a forward pre-hook and a
     forward hook; its module path, shapes and attributes."""
     torch = __import__("torch")
-    from pytest_tvmperf.workloads.torch_model import tensor_from_numpy
+    from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 
     leaves = [(path, m) for path, m in module.named_modules() if not any(True for _ in m.children())]
     seen: list[LayerCall] = []

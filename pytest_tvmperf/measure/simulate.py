@@ -75,7 +75,7 @@ def too_long(name: str, run_s: float | None, budget_s: float | None = None) -> s
 
 def warm_run_s(prepared) -> float | None:
     """Seconds of one more (warm) call of the prepared program, None where it cannot run."""
-    from pytest_tvmperf.measure.timer import stopwatch
+    from pytest_tvmperf.builder.timer import stopwatch
 
     try:
         with stopwatch() as elapsed:

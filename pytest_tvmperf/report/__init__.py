@@ -1,1 +1,2 @@
-"""Report: outcomes, results and history files, text, HTML, the xdist hand-over."""
+"""Report, at the end of the run: terminal lines, the report files (results JSON, HTML,
+history, pytest-benchmark JSON), the xdist hand-over. What a test found is result/."""

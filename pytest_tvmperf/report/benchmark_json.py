@@ -24,7 +24,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
-from pytest_tvmperf.report.results import ResultEntry
+from pytest_tvmperf.result.entry import ResultEntry
 
 
 def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:

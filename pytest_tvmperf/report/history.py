@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from pytest_tvmperf.report.results import RESULTS_SCHEMA_VERSION, ResultEntry, ResultsError, loads, no_long_int
+from pytest_tvmperf.result.entry import RESULTS_SCHEMA_VERSION, ResultEntry, ResultsError, loads, no_long_int
 from pytest_tvmperf.values.json_fields import Fields, check_schema_version
 
 HISTORY_KIND = "pytest-tvmperf-history"

@@ -8,7 +8,7 @@ from typing import Sequence
 
 from pytest_tvmperf.report.html_parts import esc, pill, test_label, verdict_of
 from pytest_tvmperf.judge.verdict import FAILING
-from pytest_tvmperf.report.results import ResultEntry
+from pytest_tvmperf.result.entry import ResultEntry
 
 #: the section's own style (the page's CSS is in html_parts.py)
 STYLE = (".failures details { margin: 8px 0; border: 1px solid #dde3ea; border-radius: 6px; padding: 6px 10px; }"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from pytest_tvmperf.report.html_parts import esc, test_label
-from pytest_tvmperf.report.layers import LayerRow, LayerTable
-from pytest_tvmperf.report.results import ResultEntry
-from pytest_tvmperf.report.text import fmt_time
+from pytest_tvmperf.judge.layers import LayerRow, LayerTable
+from pytest_tvmperf.result.entry import ResultEntry
+from pytest_tvmperf.result.text import fmt_time
 
 #: rows shown per table (the rest summed in one row)
 MAX_ROWS = 25

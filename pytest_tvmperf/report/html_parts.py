@@ -7,7 +7,7 @@ import html
 import math
 from typing import Any
 
-from pytest_tvmperf.report.results import ResultEntry
+from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.judge.verdict import Verdict
 
 # verdict -> (solid colour for dots, bars and pills, text colour on it)

@@ -26,11 +26,11 @@ from pytest_tvmperf.report.html_parts import (
     time_verdict_of,
     verdict_of,
 )
-from pytest_tvmperf.report.text import fmt_time
+from pytest_tvmperf.result.text import fmt_time
 from pytest_tvmperf.report.history import HistoryRun
-from pytest_tvmperf.report.results import KernelTime, ResultEntry
+from pytest_tvmperf.result.entry import KernelTime, ResultEntry
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.report.kernels import MIN_KERNEL_DELTA_S
+from pytest_tvmperf.result.kernels import MIN_KERNEL_DELTA_S
 
 #: a kernel bar is drawn red only when the kernel takes this much longer than in the baseline
 KERNEL_RED_RATIO = 1.10

@@ -1,4 +1,4 @@
-"""Pure HTML: one self-contained page for a run's results (the ``results.py`` schema).
+"""Pure HTML: one self-contained page for a run's results (the ``result/entry.py`` schema).
 
 ``render_page(entries, created, history)`` returns a page with inline CSS and inline SVG (drawn
 in ``html_plot.py``; colours and CSS in ``html_parts.py``):
@@ -41,9 +41,9 @@ from pytest_tvmperf.report.html_failures import failures_section
 from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
-from pytest_tvmperf.report.text import fmt_time, limit_sign
+from pytest_tvmperf.result.text import fmt_time, limit_sign
 from pytest_tvmperf.report.history import HistoryRun
-from pytest_tvmperf.report.results import ResultEntry, TimeCell
+from pytest_tvmperf.result.entry import ResultEntry, TimeCell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 __all__ = ["MAX_KERNELS", "NEUTRAL", "NEUTRAL_MARK", "VERDICT_COLOURS", "render_html", "render_page"]
@@ -148,7 +148,7 @@ def _ratio_text(r: PeerCell) -> str:
         return "-"
     interval = f" [{low:.2f}-{high:.2f}]" if low is not None and high is not None else ""
     limit = positive(r.limit)
-    # the sign the verdict means (report/text.limit_sign): pass <=, exceeded >, otherwise vs
+    # the sign the verdict means (result/text.limit_sign): pass <=, exceeded >, otherwise vs
     sign = {"<=": "&le;", ">": "&gt;"}.get(limit_sign(str(r.status or "")), "vs")
     gate = f" {sign} {limit:g}" if limit is not None else ""
     return f"{ratio:.2f}x{esc(interval)}{gate}"
@@ -234,7 +234,7 @@ def render_page(entries: Sequence[ResultEntry], created: str | None,
 
 
 def render_html(results: Mapping[str, Any], history: list[dict] | None = None) -> str:
-    """The page of a results document as JSON (see ``results.py``), read leniently: a page
+    """The page of a results document as JSON (see ``result/entry.py``), read leniently: a page
     shows what it can of whatever it is handed."""
     results = results if isinstance(results, Mapping) else {}
     raw = results.get("tests")

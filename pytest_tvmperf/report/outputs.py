@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Sequence
 
-from pytest_tvmperf.report.text import SummaryRow, github_annotation, markdown_summary
+from pytest_tvmperf.result.text import SummaryRow, github_annotation, markdown_summary
 from pytest_tvmperf.report.history import history_line, parse_history
-from pytest_tvmperf.report.results import ResultEntry, ResultsError, results_json
+from pytest_tvmperf.result.entry import ResultEntry, ResultsError, results_json
+from pytest_tvmperf.result.run_report import ReportSection
 from pytest_tvmperf.store.files import atomic_write, read_regular_text
 from pytest_tvmperf.judge.verdict import FAILING
 
@@ -45,20 +45,6 @@ def read_history(path: Path) -> list[dict[str, Any]]:
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
-@dataclass(frozen=True)
-class ReportSection:
-    """What another part of the run (``--tvmperf-against-tvm``'s upgrade summary) adds
-    to the report files, handed to :func:`write_reports` so that each file is written
-    once, whole."""
-
-    #: top-level keys of the results JSON (``--tvmperf-json``)
-    json: Mapping[str, Any] = field(default_factory=dict)
-    #: HTML put right after the page's header (``--tvmperf-html``)
-    html: str = ""
-    #: the pytest-benchmark JSON document (``--tvmperf-benchmark-json``) as it is to be written
-    benchmark: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *, json_path: Path | None,

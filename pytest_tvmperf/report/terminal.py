@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from pytest_tvmperf.report.text import (
+from pytest_tvmperf.result.text import (
     SummaryRow,
     hot_lines,
     inconclusive_line,
@@ -26,7 +26,7 @@ from pytest_tvmperf.report.text import (
 from pytest_tvmperf.values.node_ids import display_path
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.entry import ResultEntry
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def end_of_run(run: EndOfRun) -> list[Line]:
     if run.left_out:
         lines.append(Line(run.left_out))
     lines += peer_section(rows)
-    from pytest_tvmperf.report.layers_text import summary_lines
+    from pytest_tvmperf.result.layers_text import summary_lines
 
     lines += _plain(summary_lines((e.test_id or e.nodeid, e.layers) for e in run.entries))
     lines += _plain([f"tvmperf: {problem}" for problem in sorted(run.not_measured)], "yellow")

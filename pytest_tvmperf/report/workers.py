@@ -3,50 +3,20 @@ arrived.
 
 execnet sends only builtin types: a ``tvm_ffi.core.String`` (or any other TVM object)
 anywhere in the payload makes the worker go down at session end, silently losing its
-results. So the payload is checked here, where the error can name the
-field, and a worker whose payload did not arrive fails the run.
+results. So the payload is checked here (values/builtin_types.py's ``plain``), where the
+error can name the field, and a worker whose payload did not arrive fails the run.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
-from pytest_tvmperf.report.results import ResultEntry
+from pytest_tvmperf.result.entry import ResultEntry
+# the payload's check (values/builtin_types.py): PayloadError names where a non-builtin value is
+from pytest_tvmperf.values.builtin_types import PayloadError, plain  # noqa: F401
 
 PAYLOAD_KEY = "tvmperf"
-
-
-class PayloadError(ValueError):
-    pass
-
-
-NOT_SCALAR = object()
-
-
-def builtin_scalar(value: Any) -> Any:
-    """``value`` as its builtin scalar type (``tvm_ffi.core.String`` -> ``str``, ...),
-    None for None, or ``NOT_SCALAR`` when it is not a scalar."""
-    if value is None:
-        return None
-    for kind in (bool, str, int, float):  # bool before int: True is an int too
-        if isinstance(value, kind):
-            return kind(value)
-    return NOT_SCALAR
-
-
-def plain(value: Any, where: str = "payload") -> Any:
-    """``value`` rebuilt from builtin types only (dict with str keys, list, str, int,
-    float, bool, None); anything else is a :class:`PayloadError` naming where it is."""
-    scalar = builtin_scalar(value)
-    if scalar is not NOT_SCALAR:
-        return scalar
-    if isinstance(value, Mapping):
-        return {str(k): plain(v, f"{where}.{k}") for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    raise PayloadError(f"{where} holds a {type(value).__module__}.{type(value).__qualname__}, "
-                       f"which cannot be sent between processes")
 
 
 def worker_payload(results: Sequence[ResultEntry], not_measured: Sequence[str], tuning_lines: Sequence[str] = (),

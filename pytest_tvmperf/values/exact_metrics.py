@@ -1,5 +1,5 @@
 """Exact metrics: the same on every machine for the same TVM, target and workload (pure:
-the value and its JSON; measure/metrics.py counts them)."""
+the value and its JSON; builder/vm_metrics.py counts them)."""
 
 from __future__ import annotations
 

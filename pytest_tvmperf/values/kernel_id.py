@@ -5,7 +5,7 @@ TVM numbers its kernels in the order it meets them (``fused_conv2d19_add8``): ch
 layer and the kernels after it are renamed, so names cannot match a build with its
 baseline. A kernel's :class:`KernelId` says what it is: the structural hash of its
 PrimFunc (its code, without its name), its anchor op and its buffers' shapes, and where
-known the source layer. ``report/kernel_match.py`` matches builds by it; the name is only
+known the source layer. ``result/kernel_match.py`` matches builds by it; the name is only
 shown.
 """
 

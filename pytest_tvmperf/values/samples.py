@@ -1,5 +1,5 @@
 """Raw time samples of one measurement, with the samples taken beside them (pure: the
-clock that takes them is measure/timer.py)."""
+clock that takes them is builder/timer.py)."""
 
 from __future__ import annotations
 

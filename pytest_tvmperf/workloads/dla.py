@@ -103,7 +103,8 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
 
     def torch_peer():
         """The same convolution in eager PyTorch (``torch.nn.functional.conv2d``)."""
-        from pytest_tvmperf.workloads.torch_model import require_torch, tensor_from_numpy
+        from pytest_tvmperf.workloads.torch_model import require_torch
+        from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 
         torch = require_torch()
         weight = torch.from_numpy(w)

@@ -59,7 +59,8 @@ def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed
 
     def torch_peer():
         """The same dense+bias layers in eager PyTorch (``torch.nn.functional.linear``)."""
-        from pytest_tvmperf.workloads.torch_model import require_torch, tensor_from_numpy
+        from pytest_tvmperf.workloads.torch_model import require_torch
+        from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 
         torch = require_torch()
         layers = [(torch.from_numpy(w[f"fc{i}.weight"]), torch.from_numpy(w[f"fc{i}.bias"])) for i in range(3)]

@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 from pytest_tvmperf.workload import Workload, WorkloadError, random_input
 from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
 
@@ -52,15 +53,6 @@ def _flatten(out: Any) -> list[Any]:
 
 def _to_numpy(out: Any) -> list[np.ndarray]:
     return [t.detach().cpu().numpy() for t in _flatten(out)]
-
-
-def tensor_from_numpy(torch: Any, array: np.ndarray) -> Any:
-    """A tensor sharing ``array``'s memory (a copy only when it is not contiguous or is
-    read-only, which torch.from_numpy does not accept without a warning)."""
-    array = np.ascontiguousarray(array)
-    if not array.flags.writeable:
-        array = array.copy()
-    return torch.from_numpy(array)
 
 
 def torch_runner(module: Any) -> Callable[..., list[np.ndarray]]:

@@ -124,7 +124,7 @@ def test_the_summary_counts_and_puts_the_largest_changes_first():
 
 
 def test_the_summary_is_built_from_result_entries():
-    from pytest_tvmperf.report.results import MetricCell, ResultEntry, TimeCell
+    from pytest_tvmperf.result.entry import MetricCell, ResultEntry, TimeCell
 
     entries = [
         ResultEntry(nodeid="t.py::a", verdict="regressed", test_id="a", note="TVM b vs a: 1.50x slower (a/b)",
@@ -142,7 +142,7 @@ def test_the_summary_is_built_from_result_entries():
 
 def test_benchmark_json_gets_both_sides_named_by_version():
     from pytest_tvmperf.report.benchmark_json import benchmark_entry
-    from pytest_tvmperf.report.results import ResultEntry, TimeCell
+    from pytest_tvmperf.result.entry import ResultEntry, TimeCell
 
     entry = ResultEntry(nodeid="t.py::a[x]", verdict="pass", test_id="a[x]", executor="prim", target="llvm",
                         time=TimeCell(1e-3, 1e-3, 1.0, 0.9, 1.1, 0.99, mode("0.26.0"), (1e-3, 1.1e-3, 0.9e-3),
@@ -159,7 +159,7 @@ def test_the_upgrade_summary_goes_into_each_report_file_as_it_is_written_once(tm
     both sides of each compared test in the pytest-benchmark JSON)."""
     from pytest_tvmperf.against.reports import upgrade_section
     from pytest_tvmperf.report import outputs
-    from pytest_tvmperf.report.results import MetricCell, ResultEntry, TimeCell
+    from pytest_tvmperf.result.entry import MetricCell, ResultEntry, TimeCell
 
     entry = ResultEntry(nodeid="t.py::a[x]", verdict="regressed", test_id="a[x]", executor="prim", target="llvm",
                         note="TVM 0.27.0 vs 0.26.0: 1.50x slower (a/b)",
@@ -283,7 +283,7 @@ def test_more_packages_for_the_other_environment():
 
 
 def test_a_build_that_cannot_run_here_is_compared_by_its_counts():
-    from pytest_tvmperf.report.results import MetricCell, ResultEntry
+    from pytest_tvmperf.result.entry import MetricCell, ResultEntry
 
     entry = ResultEntry(nodeid="t.py::d", verdict="pass", test_id="d",
                         note="TVM b vs a: time not compared (the build of TVM a crashed ... (SIGSEGV)), no metric moved",

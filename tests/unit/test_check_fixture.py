@@ -17,7 +17,7 @@ from pytest_tvmperf.check.fixture import Tvmperf
 from pytest_tvmperf.combos import Combo, TvmperfInconclusive
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.measure.timer import TimeSamples
+from pytest_tvmperf.builder.timer import TimeSamples
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.values.record import Record, Timing
 
@@ -158,7 +158,7 @@ def test_assert_ratio_validates_its_limit(tmp_path):
 
 def test_a_reloaded_task_loads_fresh_copies_of_what_can_be_reloaded():
     from pytest_tvmperf.builder.executors import PlacedSampler
-    from pytest_tvmperf.measure.timer import TimingTask
+    from pytest_tvmperf.builder.timer import TimingTask
 
     loads = []
 

@@ -17,8 +17,8 @@ from pytest_tvmperf.judge.compare import RatioVerdict, TimePolicy
 from pytest_tvmperf.judge.timestats import TimeDecision
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import Mode, Plan
-from pytest_tvmperf.measure.timer import TimeSamples
-from pytest_tvmperf.report.outcome import Outcome
+from pytest_tvmperf.builder.timer import TimeSamples
+from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.values.record import Record, Timing
 
 FAST = tuple(1e-3 * (1 + 0.001 * (i % 5)) for i in range(20))

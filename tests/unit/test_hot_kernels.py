@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.report.text import SummaryRow, hot_kernels, hot_lines
+from pytest_tvmperf.result.text import SummaryRow, hot_kernels, hot_lines
 
 
 def test_hot_kernels_ranks_the_largest_shares_of_all_callees():
@@ -28,7 +28,7 @@ def test_hot_lines_name_each_network_test_and_survive_the_xdist_hand_over():
     from dataclasses import replace
 
     from _factories import record
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.entry import ResultEntry
 
     measured = replace(record(), kernel_time_s={"conv2d14": 0.53, "conv2d9": 0.26, "conv2d1": 0.11, "add": 0.1})
     entry = ResultEntry("t.py::test_dla34[llvm-vm-bytecode-default]", Verdict("recorded"),

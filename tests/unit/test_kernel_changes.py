@@ -3,8 +3,8 @@ noise dropped."""
 
 from __future__ import annotations
 
-from pytest_tvmperf.report.kernels import kernel_changes, renamed
-from pytest_tvmperf.report.regression import kernel_time_diff
+from pytest_tvmperf.result.kernels import kernel_changes, renamed
+from pytest_tvmperf.result.regression import kernel_time_diff
 
 
 def test_a_renamed_fused_kernel_is_matched_to_its_old_self():

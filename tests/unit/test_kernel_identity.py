@@ -12,9 +12,9 @@ from _factories import exact, record
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.values.kernel_id import KernelId, op_of
-from pytest_tvmperf.report.kernel_match import BY_NAME_NOTE, KernelStatus, match_kernels
-from pytest_tvmperf.report.results import kernel_rows
-from pytest_tvmperf.report.regression import regression_message
+from pytest_tvmperf.result.kernel_match import BY_NAME_NOTE, KernelStatus, match_kernels
+from pytest_tvmperf.result.entry import kernel_rows
+from pytest_tvmperf.result.regression import regression_message
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.schema import check_record
 from pytest_tvmperf.values.json_fields import SchemaProblem
@@ -95,7 +95,7 @@ def test_the_failure_names_the_changed_layers_kernel_and_no_unchanged_one():
 
 
 def test_a_kernel_whose_code_changed_says_so():
-    from pytest_tvmperf.report.regression import kernel_set_line
+    from pytest_tvmperf.result.regression import kernel_set_line
 
     recoded = replace(K3, key="d" * 16)
     line = kernel_set_line(match_kernels({"k": K3}, {"k": recoded}))

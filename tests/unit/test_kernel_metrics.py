@@ -17,7 +17,7 @@ from pytest_tvmperf.values import exact_metrics
 from pytest_tvmperf.measure.kernel_metrics import collect, fmt_count, grown_kernels
 from pytest_tvmperf.values.kernel_metrics import KernelMetric
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
-from pytest_tvmperf.report import regression
+from pytest_tvmperf.result import regression
 from pytest_tvmperf.store.schema import check_exact
 from pytest_tvmperf.values.json_fields import SchemaProblem
 

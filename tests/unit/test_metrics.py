@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.measure.metrics import Bytecode, parse_bytecode
+from pytest_tvmperf.builder.vm_metrics import Bytecode, parse_bytecode
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 # A real `as_text()` of a 3-layer MLP (vm-bytecode executor).

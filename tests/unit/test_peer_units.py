@@ -15,7 +15,7 @@ from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record, Timing
-from pytest_tvmperf.report.text import SummaryRow, peer_lines, peer_table, relation_message
+from pytest_tvmperf.result.text import SummaryRow, peer_lines, peer_table, relation_message
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 
@@ -123,7 +123,7 @@ def test_relation_message_shows_both_sides():
 
 
 def test_markdown_summary_has_the_peer_table():
-    from pytest_tvmperf.report.text import markdown_summary
+    from pytest_tvmperf.result.text import markdown_summary
 
     rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass",
                        peers=(PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),
@@ -171,7 +171,7 @@ def test_gpu_kernels_are_left_unscheduled_for_tuning():
 
 def test_history_leaves_relations_out_and_keeps_the_check():
     from pytest_tvmperf.report.history import history_line
-    from pytest_tvmperf.report.results import ResultEntry, TimeCell
+    from pytest_tvmperf.result.entry import ResultEntry, TimeCell
 
     entries = [ResultEntry("t.py::x", Verdict.PASS, time=TimeCell(median_s=1e-3), relation=None),
                ResultEntry("t.py::x", Verdict.REGRESSED, time=None,

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from pytest_tvmperf.judge.compare import compare
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, Limit
-from pytest_tvmperf.report.regression import missing_baseline_message, regression_message
-from pytest_tvmperf.report.text import (
+from pytest_tvmperf.result.regression import missing_baseline_message, regression_message
+from pytest_tvmperf.result.text import (
     SummaryRow,
     markdown_summary,
     count_diff,
@@ -229,8 +229,8 @@ def test_ab_headline_leads_with_the_side_by_side_medians_not_the_stored_one():
                         "95.5 ms, was measured in another run: not compared)")
     assert "95.5 ms ->" not in "\n".join(lines)
     # the summary row, the JUnit properties and the results JSON show the same numbers
-    from pytest_tvmperf.report.outcome import Outcome, junit_properties
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.outcome import Outcome, junit_properties
+    from pytest_tvmperf.result.entry import ResultEntry
 
     outcome = Outcome("t.py::a", "a", "prim", "llvm", "regressed", record=now, baseline=base, comparison=comparison)
     row = outcome.summary_row()
@@ -328,7 +328,7 @@ def test_the_summary_names_the_metric_that_failed_and_shows_the_simulated_cost()
     assert "simulated instructions now/base" in markdown and "❌ regressed (cpu_instructions)" in markdown
     # the xdist hand-over (a results entry, from which the controller derives the row) keeps them
     from pytest_tvmperf.judge.verdict import Verdict
-    from pytest_tvmperf.report.results import MetricCell, ResultEntry
+    from pytest_tvmperf.result.entry import MetricCell, ResultEntry
 
     entry = ResultEntry("t.py::test_mlp", Verdict.REGRESSED, test_id="test_mlp", failed=("time", "instructions"),
                         metrics=(MetricCell("time", "regressed"), MetricCell("instructions", "regressed")))

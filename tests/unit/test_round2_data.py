@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tvmperf.config.limits import parse_limit, parse_peer_limit
-from pytest_tvmperf.report.text import safe, text_table
+from pytest_tvmperf.result.text import safe, text_table
 from pytest_tvmperf.store import disk, files, inflate, links
 from pytest_tvmperf.values.json_fields import find_duplicate_key, loads
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_tvmperf.store import files as store
 from pytest_tvmperf.values.machine import Machine
-from pytest_tvmperf.measure.timer import TimingTask, TvmTimer
+from pytest_tvmperf.builder.timer import TimingTask, TvmTimer
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record, Timing
@@ -597,7 +597,7 @@ def test_save_updates_with_no_updates_normalises(tmp_path):
 
 
 def test_results_file_with_a_malformed_entry_is_named(tmp_path):
-    from pytest_tvmperf.report.results import ResultsError, load_results
+    from pytest_tvmperf.result.entry import ResultsError, load_results
 
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "x",

@@ -8,9 +8,9 @@ from pathlib import Path
 from _factories import record
 
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
-from pytest_tvmperf.report.results import ResultEntry, TimeCell
+from pytest_tvmperf.result.entry import ResultEntry, TimeCell
 from pytest_tvmperf.report.terminal import EndOfRun, Line, end_of_run, upgrade_lines
-from pytest_tvmperf.report.text import SummaryRow, peer_table, summary_legend, summary_table
+from pytest_tvmperf.result.text import SummaryRow, peer_table, summary_legend, summary_table
 
 TORCH = PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2, 2e-3, 1e-3)
 

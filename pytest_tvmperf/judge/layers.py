@@ -11,7 +11,7 @@ nothing, and the time of either side outside every call (the VM's builtins and d
 torch's functional ops and Python), are rows of their own: no time is dropped.
 
 Nothing here imports TVM, torch or onnxruntime (``measure/peer_layers.py`` times them);
-the table as text is layers_text.py.
+the table as text is result/layers_text.py.
 """
 
 from __future__ import annotations

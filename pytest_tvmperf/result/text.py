@@ -13,7 +13,7 @@ from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.entry import ResultEntry
     from pytest_tvmperf.values.record import Record
 
 
@@ -109,7 +109,7 @@ class SummaryRow:
 
     @classmethod
     def of(cls, entry: "ResultEntry") -> SummaryRow:
-        """The row of one test's results entry (report/results.py): the one form a test's
+        """The row of one test's results entry (result/entry.py): the one form a test's
         outcome is kept in, shipped over xdist and written to the results JSON."""
         if entry.relation is not None:
             r = entry.relation

@@ -12,7 +12,7 @@ kernels. With both sides' :class:`~pytest_tvmperf.values.kernel_id.KernelId`:
 4. the rest: **new** kernels of this build, and kernels **removed** since the baseline.
 
 A baseline recorded before kernels were identified has no identities: kernels are then
-matched by name (a renamed one by its name without the numbering, report/kernels.py), and
+matched by name (a renamed one by its name without the numbering, result/kernels.py), and
 :attr:`KernelMatch.note` says so.
 """
 
@@ -149,8 +149,8 @@ def match_kernels(before: Mapping[str, KernelId] | None, after: Mapping[str, Ker
 
 
 def _by_name(before: tuple[str, ...], after: tuple[str, ...]) -> KernelMatch:
-    """The fallback: equal names, then renamed ones (report/kernels.py's heuristic)."""
-    from pytest_tvmperf.report.kernels import renamed
+    """The fallback: equal names, then renamed ones (result/kernels.py's heuristic)."""
+    from pytest_tvmperf.result.kernels import renamed
 
     old_of = {n: n for n in after if n in before}
     old_of.update(renamed({n: 0.0 for n in before}, {n: 0.0 for n in after}))

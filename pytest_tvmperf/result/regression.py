@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
-from pytest_tvmperf.report.text import count_diff, fmt_number, fmt_time, safe, update_command
+from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
 from pytest_tvmperf.values.record import Record
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pytest_tvmperf.report.kernel_match import KernelMatch
+    from pytest_tvmperf.result.kernel_match import KernelMatch
 
 
 def kernel_match(current: Record, baseline: Record) -> "KernelMatch":
     """The kernels of ``current`` matched with ``baseline``'s by structure (by name for a
-    baseline recorded before kernel identities were stored: report/kernel_match.py)."""
-    from pytest_tvmperf.report.kernel_match import match_kernels
+    baseline recorded before kernel identities were stored: result/kernel_match.py)."""
+    from pytest_tvmperf.result.kernel_match import match_kernels
 
     names = lambda r: tuple(sorted(set(r.kernel_time_s or ()) | {k for m in r.exact.per_kernel.values() for k in m}))  # noqa: E731
     return match_kernels(baseline.kernels, current.kernels, names(baseline), names(current))
@@ -196,10 +196,10 @@ KERNEL_TOTAL_SHARE = 0.01
 
 def slower_kernels(before: Mapping[str, float], after: Mapping[str, float], band: float = KERNEL_NOISE_BAND,
                    match: "KernelMatch | None" = None) -> list[tuple[float, str, str, str]]:
-    """The kernel changes (report/kernels.py) beyond noise: a new kernel (at least a
+    """The kernel changes (result/kernels.py) beyond noise: a new kernel (at least a
     microsecond), or one that grew by more than ``band`` of its own time and
     :data:`KERNEL_TOTAL_SHARE` of the baseline's total."""
-    from pytest_tvmperf.report.kernels import kernel_changes
+    from pytest_tvmperf.result.kernels import kernel_changes
 
     total = sum(before.values())
     kept = []

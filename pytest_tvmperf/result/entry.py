@@ -19,7 +19,7 @@ Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
                 "failed": [metric] (those that regressed: which metric failed the test),
                 "layers": [{"peer", "tvm_total_s", "peer_total_s", "notes", "rows": [{"label", "tvm": [call],
                             "peer": [call], "flops", "tvm_s", "peer_s", "lost_s", ...}]}] (optional: per
-                            layer against each peer, report/layers.py)}]}
+                            layer against each peer, judge/layers.py)}]}
 
     peer cell: {"name", "ratio", "low", "high", "limit", "status", "numerator_s", "denominator_s"}
 """
@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from pytest_tvmperf.report.layers import LayerTable
+from pytest_tvmperf.judge.layers import LayerTable
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.schema import check_record
 from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, is_int
@@ -40,7 +40,7 @@ from pytest_tvmperf.judge.compare import same_program_cell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.report.outcome import Outcome
+    from pytest_tvmperf.result.outcome import Outcome
 
 RESULTS_SCHEMA_VERSION = 1
 RESULTS_KIND = "pytest-tvmperf-results"
@@ -139,7 +139,7 @@ class ResultEntry:
     #: every gated metric's verdict, and the names of those that regressed
     metrics: tuple[MetricCell, ...] = ()
     failed: tuple[str, ...] = ()
-    #: per layer, TVM against each peer (report/layers.py)
+    #: per layer, TVM against each peer (judge/layers.py)
     layers: tuple[LayerTable, ...] = ()
 
     @classmethod
@@ -267,11 +267,11 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
     """Per-kernel time now and in the baseline, slowest added time first."""
     if record is None or record.kernel_time_s is None:
         return ()
-    from pytest_tvmperf.report.kernels import renamed
+    from pytest_tvmperf.result.kernels import renamed
 
     before = (baseline.kernel_time_s if baseline is not None else None) or {}
-    if baseline is not None and baseline.kernels and record.kernels:  # by structure (report/kernel_match.py)
-        from pytest_tvmperf.report.kernel_match import match_kernels
+    if baseline is not None and baseline.kernels and record.kernels:  # by structure (result/kernel_match.py)
+        from pytest_tvmperf.result.kernel_match import match_kernels
 
         match = match_kernels(baseline.kernels, record.kernels)
 

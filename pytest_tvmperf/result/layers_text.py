@@ -1,11 +1,11 @@
 """Pure: the per-layer table as text (issue 35): its lines, the layers that lose most to
-the peer in a failure message, and the run summary's lines (the matching is layers.py)."""
+the peer in a failure message, and the run summary's lines (the matching is judge/layers.py)."""
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from pytest_tvmperf.report.layers import LayerTable, anchor_label
+from pytest_tvmperf.judge.layers import LayerTable, anchor_label
 
 
 def _ms(seconds: float) -> str:
@@ -19,7 +19,7 @@ def _gf(value: float | None) -> str:
 def table_lines(table: LayerTable, limit: int | None = None) -> list[str]:
     """The table as text: the layers that lose the most first (``limit`` of them, then a
     line summing the rest), each with both sides' time, GFLOPS, and what TVM ran."""
-    from pytest_tvmperf.report.text import text_table
+    from pytest_tvmperf.result.text import text_table
 
     losers = table.losers()
     rest = [r for r in table.rows if r not in losers]

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pytest_tvmperf.report.kernel_match import KernelMatch
+    from pytest_tvmperf.result.kernel_match import KernelMatch
 
 #: per-kernel changes smaller than this are noise of the per-kernel timer, not shown
 MIN_KERNEL_DELTA_S = 1e-6
@@ -52,7 +52,7 @@ def kernel_changes(before: Mapping[str, float], after: Mapping[str, float],
     """(added seconds, name, old name or "", tag) per kernel that takes longer now, largest
     first; tag "new" for a kernel with no counterpart in the baseline ("changed" for one
     whose code or shapes changed, with ``match``). Changes under :data:`MIN_KERNEL_DELTA_S`
-    are left out. ``match`` (report/kernel_match.py) pairs kernels by structure; without
+    are left out. ``match`` (result/kernel_match.py) pairs kernels by structure; without
     one, or one made by name, a kernel is matched by its name or renamed one."""
     by_structure = match is not None and match.by_structure
     old_of = dict(match.old_of) if by_structure else renamed(before, after)

@@ -4,14 +4,27 @@ workers'), and the lines the terminal summary prints at the end."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from pytest_tvmperf.report.outcome import Outcome
-from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.result.outcome import Outcome
+from pytest_tvmperf.result.text import SummaryRow
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.report.outputs import ReportSection
-    from pytest_tvmperf.report.results import ResultEntry
+    from pytest_tvmperf.result.entry import ResultEntry
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """What another part of the run (``--tvmperf-against-tvm``'s upgrade summary) adds
+    to the report files, handed to report/outputs.py's :func:`write_reports` so that each file is written
+    once, whole."""
+
+    #: top-level keys of the results JSON (``--tvmperf-json``)
+    json: Mapping[str, Any] = field(default_factory=dict)
+    #: HTML put right after the page's header (``--tvmperf-html``)
+    html: str = ""
+    #: the pytest-benchmark JSON document (``--tvmperf-benchmark-json``) as it is to be written
+    benchmark: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 @dataclass
@@ -36,7 +49,7 @@ class RunReport:
     #: upgrade summary of ``--tvmperf-against-tvm``): asked before the files are written, once
     section_makers: list[Callable[[Sequence["ResultEntry"]], "ReportSection | None"]] = field(default_factory=list)
 
-    def report_sections(self, entries: Sequence["ResultEntry"]) -> list["ReportSection"]:
+    def report_sections(self, entries: Sequence["ResultEntry"]) -> list[ReportSection]:
         return [s for make in self.section_makers if (s := make(entries)) is not None]
 
     def add(self, outcome: Outcome) -> None:
@@ -44,7 +57,7 @@ class RunReport:
 
     def result_entries(self) -> list["ResultEntry"]:
         """Results-JSON entries of this process's tests, then those of xdist workers."""
-        from pytest_tvmperf.report.results import ResultEntry
+        from pytest_tvmperf.result.entry import ResultEntry
 
         return [ResultEntry.of(o) for o in self.outcomes.values()] + self.worker_entries
 

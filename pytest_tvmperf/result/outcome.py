@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
 from pytest_tvmperf.values.record import Record
-from pytest_tvmperf.report.layers import LayerTable
-from pytest_tvmperf.report.text import SummaryRow
+from pytest_tvmperf.judge.layers import LayerTable
+from pytest_tvmperf.result.text import SummaryRow
 from pytest_tvmperf.judge.verdict import Verdict
 
 
@@ -32,7 +32,7 @@ class Outcome:
     peers: tuple[RatioVerdict, ...] = ()
     #: the verdict of a ``tvmperf.assert_ratio`` (this outcome is then that relation's)
     relation: RatioVerdict | None = None
-    #: per layer, TVM against each peer (``--tvmperf-layers``, or a failed ``vs_<peer>``; report/layers.py)
+    #: per layer, TVM against each peer (``--tvmperf-layers``, or a failed ``vs_<peer>``; judge/layers.py)
     layers: tuple[LayerTable, ...] = ()
 
     def __post_init__(self) -> None:
@@ -40,7 +40,7 @@ class Outcome:
 
     def summary_row(self) -> SummaryRow:
         """Its summary row, derived (as every row is) from its results entry."""
-        from pytest_tvmperf.report.results import ResultEntry
+        from pytest_tvmperf.result.entry import ResultEntry
 
         return SummaryRow.of(ResultEntry.of(self))
 
