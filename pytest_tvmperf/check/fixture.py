@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, NoReturn, Protocol
+from typing import Callable, Mapping, NoReturn
 
 import pytest
 
@@ -30,14 +30,6 @@ from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.workload import Workload
-
-
-class AgainstSide(Protocol):
-    """``--tvmperf-against-tvm``'s side of a test, taking over after compiling: today's
-    run (against/gate.py ``AgainstPlugin``) or the other version's (against/export.py
-    ``Exporter``); the session's ``against``."""
-
-    def check(self, tv: "Tvmperf", prep: Prepared) -> Outcome: ...
 
 
 @dataclass
@@ -81,7 +73,7 @@ class Tvmperf:
             raise TypeError(f"tvmperf.check() takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
         where = f"{workload.name} on {self.target}/{self.executor}"
         prep = self.preparer.prepare(workload, self.executor, where)
-        against: AgainstSide | None = self.session.against
+        against = self.session.against
         if against is not None:  # --tvmperf-against-tvm: another TVM version's build in the baseline's place
             return against.check(self, prep)
         plan = plan_for(prep.target.runnable, prep.target.not_run, self.timing)
