@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -47,35 +48,74 @@ class Timer(Protocol):
 _SCHEDSTAT = "/proc/self/task"
 
 
-def cpu_wait_s() -> float | None:
-    """Seconds this process's threads have spent runnable but waiting for a CPU, summed
-    over its threads (Linux ``/proc/self/task/*/schedstat``, second field); None where
-    the kernel does not report it. Its growth over a sample is time the sample lost
-    to other jobs: a thread of a parallel kernel that waits stalls the kernel at its
-    barrier, so the sum over threads is the right measure for those too."""
-    total = 0
+#: a thread counts as one of a sample's own threads when it ran on a CPU for at least this
+#: share of the sample's wall time (a worker of a parallel kernel does, even at a few busy
+#: jobs per core; another side's pool, asleep or only woken meanwhile, does not)
+ACTIVE_SHARE = 0.10
+
+#: per thread id: (nanoseconds on a CPU, nanoseconds runnable but waiting for one)
+ThreadTimes = Mapping[int, tuple[int, int]]
+
+
+def thread_times() -> ThreadTimes | None:
+    """Each of this process's threads' time on a CPU and time waiting for one so far
+    (Linux ``/proc/self/task/*/schedstat``, first and second fields); None where the
+    kernel does not report them."""
     try:
         tids = os.listdir(_SCHEDSTAT)
     except OSError:
         return None
+    out: dict[int, tuple[int, int]] = {}
     for tid in tids:
         try:
             with open(f"{_SCHEDSTAT}/{tid}/schedstat", "rb") as f:
-                total += int(f.read().split()[1])
+                fields = f.read().split()
+            out[int(tid)] = (int(fields[0]), int(fields[1]))
         except (OSError, ValueError, IndexError):
             continue  # a thread that ended meanwhile
-    return total / 1e9
+    return out
 
 
-def probed(fn: SampleFn, wait: Callable[[], float | None] = cpu_wait_s) -> tuple[float, float | None]:
-    """One sample of ``fn`` and the share of its wall time the process's threads
-    waited for a CPU (None where unknown)."""
-    before, start = wait(), time.perf_counter()
+def cpu_wait_s() -> float | None:
+    """Seconds this process's threads have spent runnable but waiting for a CPU, summed
+    over its threads; None where the kernel does not report it."""
+    times = thread_times()
+    return None if times is None else sum(w for _, w in times.values()) / 1e9
+
+
+@dataclass(frozen=True)
+class Waited:
+    """What the machine took from one sample: ``own``, the largest share of its wall time
+    that any of its own threads (the caller's, and each that ran for
+    :data:`ACTIVE_SHARE` of it) spent waiting for a CPU; a parallel kernel waits at its
+    barrier for its slowest thread, so the most of them, not their sum, is what one
+    side lost. Another side's threads (a peer framework's pool, asleep meanwhile) do not
+    count."""
+
+    own: float
+
+
+def waited(before: ThreadTimes, after: ThreadTimes, elapsed_s: float, caller: int) -> Waited:
+    """The :class:`Waited` of one sample from the thread times around it (pure)."""
+    own = 0.0
+    span = elapsed_s * 1e9
+    for tid, (cpu, wait) in after.items():
+        cpu0, wait0 = before.get(tid, (0, 0))
+        ran, waits = max(0, cpu - cpu0), max(0, wait - wait0)
+        if tid == caller or ran >= ACTIVE_SHARE * span:
+            own = max(own, waits / span)
+    return Waited(own)
+
+
+def probed(fn: SampleFn, times: Callable[[], ThreadTimes | None] = thread_times) -> tuple[float, Waited | None]:
+    """One sample of ``fn`` and what the machine took from it (None where unknown)."""
+    caller = threading.get_native_id()
+    before, start = times(), time.perf_counter()
     value = fn()
-    elapsed, after = time.perf_counter() - start, wait()
+    elapsed, after = time.perf_counter() - start, times()
     if before is None or after is None or elapsed <= 0:
         return value, None
-    return value, max(0.0, after - before) / elapsed
+    return value, waited(before, after, elapsed, caller)
 
 
 @dataclass(frozen=True)
@@ -83,10 +123,11 @@ class TvmTimer:
     """``rounds`` rounds, each timing the workload, the reference and the baseline
     artifact once, in an order that rotates every round (so a steady drift touches
     all of them alike), after one dropped warm-up round. Each sample is probed for the
-    time the process's threads waited for a CPU (``wait``: seconds so far); a round's
-    ``preempted`` share is its worst sample's."""
+    time its own threads waited for a CPU (``times``: the threads' times so far): each
+    series keeps its own waits (``TimeSamples.waits``), and a round's ``preempted``
+    share is its most waited sample's."""
 
-    wait: Callable[[], float | None] = cpu_wait_s
+    times: Callable[[], ThreadTimes | None] = thread_times
 
     def __call__(self, task: TimingTask, rounds: int) -> TimeSamples:
         kernels = {"workload": task.workload}
@@ -103,7 +144,8 @@ class TvmTimer:
         units += [(name,) for name in names if name not in ("workload", "baseline")]
         got: dict[str, list[float]] = {name: [] for name in names}
         preempted: list[float | None] = []
-        pair_waits: list[tuple[float, float] | None] = []
+        own: dict[str, list[float]] = {name: [] for name in names}
+        told = True
         for fn in kernels.values():  # warm-up
             fn()
         for i in range(rounds):
@@ -112,15 +154,15 @@ class TvmTimer:
                 turn.reverse()
             order = [name for unit in turn for name in (unit[::-1] if i % 2 else unit)]
             worst: float | None = 0.0
-            waits: dict[str, float | None] = {}
             for name in order:
-                value, waited = probed(kernels[name], self.wait)
+                value, took = probed(kernels[name], self.times)
                 got[name].append(value)
-                waits[name] = waited
-                worst = None if waited is None or worst is None else max(worst, waited)
+                if took is None:
+                    told, worst = False, None
+                    continue
+                own[name].append(took.own)
+                worst = None if worst is None else max(worst, took.own)
             preempted.append(worst)
-            pair = (waits.get("workload"), waits.get("baseline"))
-            pair_waits.append(None if None in pair else pair)  # type: ignore[arg-type]
         return TimeSamples(
             tuple(got["workload"]),
             tuple(got["reference"]) if "reference" in got else None,
@@ -128,8 +170,12 @@ class TvmTimer:
             tuple(got["baseline"]) if "baseline" in got else None,
             tuple((peer, tuple(got[f"peer:{peer}"])) for peer in sorted(task.peers)),
             None if None in preempted else tuple(preempted),
-            ab_waits=None if "baseline" not in got or None in pair_waits else tuple(pair_waits),  # type: ignore[arg-type]
+            waits=tuple((_SERIES.get(name, name), tuple(own[name])) for name in names) if told else (),
         )
+
+
+#: the timer's kernel names as TimeSamples' series names
+_SERIES = {"workload": "time"}
 
 
 def python_sampler(fn: Callable[..., Any], args: Sequence[Any], min_repeat_ms: int) -> SampleFn:

@@ -144,7 +144,7 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
             return got
         # this process's CPU wait says nothing about an RPC device's: the reference kernel,
         # timed on the device in the same rounds, stands in for it (judge/disturbance.py)
-        return replace(got, preempted=device_disturbance(got.reference), screened_by="device")
+        return replace(got, preempted=device_disturbance(got.reference), screened_by="device", waits=())
 
     settled = None if unjudged else _settled(tv, source, make_record)
     samples = sample_in_looks(measure, rounds, settled).samples

@@ -50,6 +50,8 @@ def busy_widened_decision(now: Sequence[float], base: Sequence[float] | None, pr
     low_side, high_side = wait_bounds(now, preempted)
     wider = math.hypot(noise, load_noise(preempted))
     plain = decide(now, base, threshold, alpha, wider, mode, "interval")  # type: ignore[arg-type]
+    if not low_side:  # no round whose run time can be told: nothing bounds it
+        return held_decision(plain)
     low = decide(low_side, base, threshold, alpha, wider, mode, "interval").low  # type: ignore[arg-type]
     high = decide(high_side, base, threshold, alpha, wider, mode, "interval").high  # type: ignore[arg-type]
     limit = 1 + threshold

@@ -8,7 +8,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.judge.disturbance import clean, paired_under_load
+from pytest_tvmperf.judge.disturbance import clean
+from pytest_tvmperf.judge.own_time import OwnTimes, own_times
 from pytest_tvmperf.values.kernel_metrics import setup_difference
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
@@ -16,7 +17,7 @@ from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.values.record import Record, Timing
 from pytest_tvmperf.judge.busy import busy_paired_decision, busy_widened_decision, held_decision, widened_note
-from pytest_tvmperf.judge.timestats import TimeDecision, decide
+from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, RatioStatus, Verdict
 
 #: the verdict of one metric (kept under its old name)
@@ -221,35 +222,71 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         decision = decide(now.samples, base_timing.samples.samples, threshold, policy.alpha, policy.noise_raw, "raw")
         series = (now.samples, base_timing.samples.samples, policy.noise_raw)
         where = "raw times (no common reference kernel)"
+    current = now.median
     if screened is not None and screened.describe():
         where = f"{where}; {screened.describe()}"
-        paired = paired_under_load(timing.samples) if screened.busy and decision.mode.startswith("a/b") else None
-        if paired is not None:  # the pairs still carry their ratio: judged, with the allowance the load adds
-            decision = busy_paired_decision(decide(paired.ratios, None, threshold, policy.alpha,
-                                                   math.hypot(policy.noise_ab, paired.extra_noise), decision.mode),
-                                            threshold)
-            where = f"{where}; {paired.describe()}"
+        own = (_own_times_for(decision.mode, timing.samples)
+               if screened.busy and screened.source == "host" and not reason and series is not None else None)
+        if own is not None and not own.lost and series is not None:
+            # each side by its own run time: what the load took from it is out of its samples
+            decision, current, side = _own_time_decision(own, series, threshold, policy.alpha, decision.mode)
+            side_by_side = side if side is not None else side_by_side
+            where = f"{where}; {own.describe()}"
             if decision.status == Verdict.INCONCLUSIVE:
                 tell = (1 + threshold) * math.sqrt(decision.high / decision.low)  # the interval above the limit
-                reason = (f"{screened.describe()}; paired, could tell a slowdown of {tell - 1:.0%} or more, "
-                          f"saw {decision.ratio:.2f}x")
+                reason = (f"{screened.describe()}; by each side's own run time, could tell a slowdown of "
+                          f"{tell - 1:.0%} or more, saw {decision.ratio:.2f}x")
+        elif own is not None:
+            reason = f"{screened.describe()}; {own.lost}"
+            decision = held_decision(decision)
         elif screened.busy and not reason and series is not None and now.preempted is not None \
                 and screened.source == "host":
-            # no pairs to judge by run time: the wall times, widened by what each round's wait
-            # could have moved them; a verdict far past the limit is no load's doing
+            # no per-side waits (an injected timer): the wall times, widened by what each
+            # round's wait could have moved them; a verdict far past the limit is no load's doing
             decision = busy_widened_decision(series[0], series[1], now.preempted, threshold, policy.alpha,
                                              series[2], decision.mode)
             where = f"{where}; {widened_note(now.preempted)}"
             if decision.status == Verdict.INCONCLUSIVE:
                 reason = screened.describe()
         elif screened.busy:
-            reason = screened.describe()
+            reason = reason or screened.describe()
             decision = held_decision(decision)
     # a/b rebuilt here: this machine may have no stored timing (the baseline recorded elsewhere)
     stored = base_timing.samples.median if base_timing is not None else None
-    return MetricVerdict(TIME_METRIC, decision.status, stored if side_by_side is None else side_by_side, now.median,
+    return MetricVerdict(TIME_METRIC, decision.status, stored if side_by_side is None else side_by_side, current,
                          limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold,
                          stored_baseline=None if side_by_side is None else stored)
+
+
+def _own_times_for(mode: str, samples: TimeSamples) -> OwnTimes | None:
+    """The own run times of the sides a comparison of ``mode`` timed in this run."""
+    if mode.startswith("a/b"):
+        return own_times(samples, ("time", "baseline"))
+    if mode == "normalized":
+        return own_times(samples, ("time", "reference"))
+    return own_times(samples, ("time",))
+
+
+def _own_time_decision(own: OwnTimes, series: tuple[Sequence[float], Sequence[float] | None, float],
+                       threshold: float, alpha: float, mode: str) -> tuple[TimeDecision, float, float | None]:
+    """The decision from each side's own run time, with the allowance the load adds: like a
+    quiet machine's, except that an a/b ``regressed`` (``improved``) needs the whole interval
+    past the limit (a preempted side also refills its caches: the pair's ratio can lean a
+    few percent beyond its spread; a normalized or raw interval already carries the
+    process-to-process noise). Returns the decision, today's median run time, and the baseline
+    program's (a/b; None otherwise), from the same rounds as the ratio."""
+    noise = math.hypot(series[2], own.allowance)
+    if mode.startswith("a/b"):
+        now, base, side = own.ratios("time", "baseline"), None, own.median("baseline")
+    elif mode == "normalized":
+        now, base, side = own.ratios("time", "reference"), series[1], None
+    else:
+        now, base, side = own.series("time"), series[1], None
+    decision = decide(now, base, threshold, alpha, noise, mode)  # type: ignore[arg-type]
+    if mode.startswith("a/b"):  # the pair's ratio can lean beyond its spread; the others carry the process noise
+        decision = busy_paired_decision(decision, threshold)
+    decision = replace(decision, estimate=OWN_RUN_TIME)
+    return decision, own.median("time"), side
 
 
 def same_program_cell(comparison: "Comparison | None") -> str:
@@ -366,13 +403,35 @@ def _busy_waits(samples: TimeSamples, screened) -> tuple[float, ...] | None:
     return samples.preempted
 
 
+def _side_ratio(name: str, samples: TimeSamples, screened, numerator: str, denominator: str,
+                limit: float | None, alpha: float, noise: float) -> RatioVerdict:
+    """One ratio, ``numerator`` over ``denominator`` (series names), judged on each side's
+    own run time where the machine was busy and the samples carry each side's waits, else
+    on the screened wall times (widened by the rounds' waits where only those are known)."""
+    reason = screened.describe() if screened is not None and screened.busy else ""
+    if reason and screened.source == "host":
+        own = own_times(samples, (numerator, denominator))
+        if own is not None and own.lost:
+            return ratio_verdict(name, samples.ratios(numerator, denominator), samples.median,
+                                 float(np.median(samples.series(denominator))), limit, alpha, noise,
+                                 f"{reason}; {own.lost}")
+        if own is not None:
+            scale = limit or 1.0
+            decision = decide([r / scale for r in own.ratios(numerator, denominator)], None, 0.0, alpha,
+                              math.hypot(noise, own.allowance), "a/b", "interval")
+            decision = replace(decision, estimate=OWN_RUN_TIME)
+            return RatioVerdict(name, limit, decision, own.median(numerator), own.median(denominator),
+                                reason if decision.status == Verdict.INCONCLUSIVE else "", own.describe())
+    return ratio_verdict(name, samples.ratios(numerator, denominator), samples.median,
+                         float(np.median(samples.series(denominator))), limit, alpha, noise, reason,
+                         _busy_waits(samples, screened))
+
+
 def relation_verdict(name: str, samples: TimeSamples, limit: float, alpha: float, noise: float) -> RatioVerdict:
     """``assert_ratio``: the workload side (``samples``) over the other side (timed as
     ``baseline``), after leaving out the rounds the machine disturbed."""
     kept, screened = clean(samples)
-    reason = screened.describe() if screened is not None and screened.busy else ""
-    return ratio_verdict(name, kept.ab_ratios or (), kept.median, float(np.median(kept.baseline)), limit, alpha,
-                         noise, reason, _busy_waits(kept, screened))
+    return _side_ratio(name, kept, screened, "time", "baseline", limit, alpha, noise)
 
 
 def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float,
@@ -387,12 +446,5 @@ def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: floa
         raise ValueError(f"the timer returned no samples of peer(s) {', '.join(lost)}: a tvmperf_timer must time "
                          f"TimingTask.peers and return them in TimeSamples.peers")
     samples, screened = clean(samples)
-    reason = screened.describe() if screened is not None and screened.busy else ""
-    out = []
-    for name, values in samples.peers:
-        if wanted is not None and name not in wanted:
-            continue
-        ratios = samples.peer_ratios(name) or ()
-        out.append(ratio_verdict(name, ratios, samples.median, float(np.median(values)), limits.get(name), alpha,
-                                 noise, reason, _busy_waits(samples, screened)))
-    return tuple(out)
+    return tuple(_side_ratio(name, samples, screened, "time", f"peer:{name}", limits.get(name), alpha, noise)
+                 for name, _ in samples.peers if wanted is None or name in wanted)

@@ -38,59 +38,14 @@ MIN_CLEAN_ROUNDS = 5
 DEVICE_LIMIT = 0.25
 
 
-#: under load, an a/b pair is judged when its two samples waited for a CPU alike: their
-#: shares of wall time spent waiting at most this far apart
-PAIR_IMBALANCE_LIMIT = 0.15
-#: ... and each side ran for at least this share of its wall time (a multi-threaded kernel's
-#: summed waits can pass 1: its run time cannot be told, and its pairs are not judged)
+#: a side that waited for a CPU past ``1 - MIN_RUN_SHARE`` of a sample's wall time ran for
+#: too little of it to tell its run time: that round carries no evidence
 MIN_RUN_SHARE = 0.05
-#: the allowance an a/b comparison adds under load, as the standard deviation of the log
-#: ratio per unit of the kept pairs' median CPU wait (at a 67% wait: +6.7%). Measured with
-#: 2 CPU-bound jobs beside a ~90 ms kernel on 2 cores: A/A run-time ratios per measurement
-#: had medians 0.94-1.01 (wall-time ratios 0.88-0.98), so the widened interval holds them
+#: the allowance a comparison adds under load, as the standard deviation of the log ratio
+#: per unit of the rounds' median CPU wait (at a 67% wait: +6.7%). Measured with 2 CPU-bound
+#: jobs beside a ~90 ms kernel on 2 cores: A/A run-time ratios per measurement had medians
+#: 0.94-1.01 (wall-time ratios 0.88-0.98), so the widened interval holds them
 LOAD_NOISE_PER_WAIT = 0.10
-
-
-@dataclass(frozen=True)
-class PairedUnderLoad:
-    """The a/b pairs of a busy measurement whose two sides waited alike, as ratios of run
-    time (wall time less the CPU wait), with the allowance the load adds."""
-
-    ratios: tuple[float, ...]
-    total: int
-    #: median share of wall time the kept pairs waited for a CPU
-    load: float
-
-    @property
-    def extra_noise(self) -> float:
-        return LOAD_NOISE_PER_WAIT * self.load
-
-    def describe(self) -> str:
-        return (f"busy machine judged on the {len(self.ratios)} of {self.total} a/b pairs whose sides waited alike "
-                f"(median wait {self.load:.0%}), by run time (wall time less CPU wait), allowance "
-                f"+{self.extra_noise:.1%}")
-
-
-def paired_under_load(samples: TimeSamples) -> PairedUnderLoad | None:
-    """The pairs of a busy a/b measurement that still carry their ratio, or None when too
-    few do (or the samples carry no per-side waits: an RPC device, an injected timer). Both
-    samples of a pair ran back to back, so a load that slows both alike leaves their ratio
-    fair; a pair one side of which waited more than the other is out, and each sample's
-    wait is taken out of its time."""
-    waits, base = samples.ab_waits, samples.baseline
-    if waits is None or base is None or samples.screened_by != "host":
-        return None
-    keep = [i for i, (a, b) in enumerate(waits)
-            if abs(a - b) <= PAIR_IMBALANCE_LIMIT and max(a, b) <= 1 - MIN_RUN_SHARE]
-    if len(keep) < max(MIN_CLEAN_ROUNDS, math.ceil(MIN_CLEAN_SHARE * len(waits))):
-        return None
-    ratios = tuple(samples.samples[i] * (1 - waits[i][0]) / (base[i] * (1 - waits[i][1])) for i in keep)
-    return PairedUnderLoad(ratios, len(waits), float(np.median([max(waits[i]) for i in keep])))
-
-
-#: the factor a round is moved by when its wait is too large to bound its run time (a
-#: multi-threaded kernel's summed waits past 1 - MIN_RUN_SHARE): such a round carries no evidence
-UNBOUNDED = 1e-6
 
 
 def wait_bounds(values: Sequence[float], preempted: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -99,12 +54,13 @@ def wait_bounds(values: Sequence[float], preempted: Sequence[float]) -> tuple[tu
     of any sample's wall time in round ``i`` spent waiting, so each side's run time is at
     least ``1 - preempted[i]`` of its wall time: a ratio ``x`` of two of them lies within
     ``x * (1 - p)`` and ``x / (1 - p)`` whatever the load did to either side. A round whose
-    wait passes ``1 - MIN_RUN_SHARE`` bounds nothing (:data:`UNBOUNDED`)."""
+    wait passes ``1 - MIN_RUN_SHARE`` bounds nothing and is left out (no interval may rest
+    on a round that cannot be told)."""
     low, high = [], []
     for x, p in zip(values, preempted):
-        keep = 1 - p if p <= 1 - MIN_RUN_SHARE else UNBOUNDED
-        low.append(x * keep)
-        high.append(x / keep)
+        if p <= 1 - MIN_RUN_SHARE:
+            low.append(x * (1 - p))
+            high.append(x / (1 - p))
     return tuple(low), tuple(high)
 
 

@@ -38,6 +38,10 @@ from pytest_tvmperf.judge.verdict import TimeStatus, Verdict
 Mode = Literal["a/b", "a/b, baseline rebuilt here", "normalized", "raw"]
 
 BOOTSTRAP_RESAMPLES = 2000
+#: the estimates a time decision can be made on: the samples' wall time (a quiet machine),
+#: or each side's own run time, its wall time less its own threads' CPU wait (a busy one)
+WALL_TIME = "wall time"
+OWN_RUN_TIME = "own run time"
 #: one-sided 90% quantile: how sure "a slowdown of the threshold is ruled out" must be
 Z_RULE_OUT = NormalDist().inv_cdf(0.90)
 
@@ -51,6 +55,8 @@ class TimeDecision:
     confidence: float
     mode: Mode
     noise: float
+    #: what the samples measured: :data:`WALL_TIME` or :data:`OWN_RUN_TIME`
+    estimate: str = WALL_TIME
 
     def describe(self) -> str:
         """'1.12x (99.5% CI 1.08-1.16x, a/b)'."""

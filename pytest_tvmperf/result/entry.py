@@ -9,7 +9,8 @@ Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
                 "location": [path, line],
                 "time": {"median_s", "baseline_s" (mode a/b: the side-by-side median of the baseline's
                          artifact in this run; else the stored median), "ratio", "low", "high", "mode",
-                         "confidence", "samples_s", "baseline_samples_s"} | null,
+                         "confidence", "samples_s", "baseline_samples_s", "estimate" ("wall time" or "own run
+                         time": each side's wall time less its own threads' CPU wait, on a busy machine)} | null,
                 "kernels": [{"name", "time_s", "baseline_time_s"}] (per-kernel time, may be empty),
                 "record": <baseline-entry JSON of this run> | null,
                 "baseline": <baseline-entry JSON it was compared with> | null,
@@ -63,6 +64,9 @@ class TimeCell:
     mode: str | None = None
     samples_s: tuple[float, ...] | None = None
     baseline_samples_s: tuple[float, ...] | None = None
+    #: what median_s, baseline_s and the ratio measured: "wall time", or "own run time" (each
+    #: side's wall time less its own threads' CPU wait, on a busy machine)
+    estimate: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -74,7 +78,8 @@ class TimeCell:
     def read(cls, f: Fields) -> TimeCell:
         return cls(**{k: f.number(k) for k in ("median_s", "baseline_s", "ratio", "low", "high", "confidence")},
                    mode=f.text("mode", None, nullable=True),
-                   samples_s=f.numbers("samples_s"), baseline_samples_s=f.numbers("baseline_samples_s"))
+                   samples_s=f.numbers("samples_s"), baseline_samples_s=f.numbers("baseline_samples_s"),
+                   estimate=f.text("estimate", None, nullable=True))
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,9 @@ class ResultEntry:
             decision = verdict.decision if verdict is not None else None
             base_timing = baseline.timings.get(record.timing.machine.fingerprint) if baseline is not None else None
             time = TimeCell(
-                median_s=record.timing.samples.median,
+                # the median the verdict's ratio was judged with (under load: today's own run time)
+                median_s=verdict.current if verdict is not None and verdict.current is not None
+                else record.timing.samples.median,
                 baseline_s=verdict.baseline if verdict is not None else None,
                 ratio=decision.ratio if decision else None,
                 low=decision.low if decision else None,
@@ -161,6 +168,7 @@ class ResultEntry:
                 mode=decision.mode if decision else (same_program_cell(outcome.comparison) or None),
                 samples_s=tuple(record.timing.samples.samples),
                 baseline_samples_s=tuple(base_timing.samples.samples) if base_timing else None,
+                estimate=decision.estimate if decision else None,
             )
         return cls(nodeid=outcome.nodeid, verdict=outcome.verdict, test_id=outcome.test_id,
                    executor=outcome.executor, target=outcome.target, note=outcome.note, time=time,

@@ -27,16 +27,18 @@ class TimeSamples:
     peers: tuple[tuple[str, tuple[float, ...]], ...] = ()
     #: per round, the largest share of a sample's wall time that this process's threads
     #: spent waiting for a CPU (runnable, not running: preempted by other jobs); None
-    #: where the kernel does not tell (see :func:`cpu_wait_s`)
+    #: where the kernel does not tell (see builder/timer.py)
     preempted: tuple[float, ...] | None = None
     #: what ``preempted`` measures: ``host``, this process's CPU wait; ``device``, on an RPC
     #: device, how far the reference kernel's round ran over its lower quartile (its CPU wait
     #: cannot be read from the host; see judge/disturbance.py)
     screened_by: str = "host"
-    #: per round, the share of each a/b sample's wall time that the process's threads
-    #: waited for a CPU: ``(workload's, baseline program's)``. The pair's samples are
-    #: neighbours in time; judge/disturbance.py judges pairs under load by them
-    ab_waits: tuple[tuple[float, float], ...] | None = None
+    #: per series (``time``, ``reference``, ``baseline``, ``peer:<name>``), per round, the share
+    #: of that sample's wall time that its own threads (those that ran or waited to run
+    #: during it) waited for a CPU, the most of any of them: what the load took from that
+    #: side alone (builder/timer.py). judge/own_time.py judges each side by its wall time
+    #: less this wait on a busy machine. Empty where the timer does not tell
+    waits: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.samples:
@@ -46,10 +48,9 @@ class TimeSamples:
                 raise ValueError("preempted shares must pair one to one with the time samples")
             if any(not (0 <= p < float("inf")) for p in self.preempted):
                 raise ValueError(f"preempted shares must be finite and >= 0, got {self.preempted}")
-        if self.ab_waits is not None and (len(self.ab_waits) != len(self.samples) or self.baseline is None
-                                          or any(len(w) != 2 or not all(0 <= x < float("inf") for x in w)
-                                                 for w in self.ab_waits)):
-            raise ValueError("a/b waits must be (workload, baseline) shares, finite and >= 0, one per a/b round")
+        for name, shares in self.waits:
+            if len(shares) != len(self.samples) or any(not (0 <= x < float("inf")) for x in shares):
+                raise ValueError(f"the waits of series {name!r} must be finite shares >= 0, one per round")
         for name, values in (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline),
                              *((f"peer {n}", v) for n, v in self.peers)):
             if values is None:
@@ -77,8 +78,25 @@ class TimeSamples:
             return None
         return tuple(s / b for s, b in zip(self.samples, self.baseline))
 
+    def wait(self, series: str) -> tuple[float, ...] | None:
+        """The own-thread wait shares of ``series`` per round (see :attr:`waits`), or None."""
+        return dict(self.waits).get(series)
+
+    def series(self, name: str) -> tuple[float, ...] | None:
+        """The samples of ``time``, ``reference``, ``baseline`` or ``peer:<name>``."""
+        if name == "time":
+            return self.samples
+        if name.startswith("peer:"):
+            return self.peer(name[len("peer:"):])
+        return {"reference": self.reference, "baseline": self.baseline}.get(name)
+
     def peer(self, name: str) -> tuple[float, ...] | None:
         return dict(self.peers).get(name)
+
+    def ratios(self, numerator: str, denominator: str) -> tuple[float, ...]:
+        """Per round, the sample of series ``numerator`` over that of ``denominator``."""
+        top, bottom = self.series(numerator), self.series(denominator)
+        return () if top is None or bottom is None else tuple(a / b for a, b in zip(top, bottom))
 
     def peer_ratios(self, name: str) -> tuple[float, ...] | None:
         """TVM time over the neighbouring peer-framework time, per round."""
@@ -98,8 +116,7 @@ class TimeSamples:
             tuple((n, v + theirs[n]) for n, v in self.peers if n in theirs),
             self.preempted + other.preempted if self.preempted is not None and other.preempted is not None else None,
             self.screened_by,
-            self.ab_waits + other.ab_waits if both_ab and self.ab_waits is not None
-            and other.ab_waits is not None else None,
+            tuple((n, v + dict(other.waits)[n]) for n, v in self.waits if n in dict(other.waits)),
         )
 
     def rounds(self, keep: Sequence[int]) -> "TimeSamples":
@@ -108,7 +125,7 @@ class TimeSamples:
             return None if values is None else tuple(values[i] for i in keep)
         return TimeSamples(cut(self.samples), cut(self.reference), self.reference_name, cut(self.baseline),
                            tuple((n, cut(v)) for n, v in self.peers), cut(self.preempted), self.screened_by,
-                           cut(self.ab_waits))
+                           tuple((n, cut(v)) for n, v in self.waits))
 
     def stats(self) -> dict[str, float]:
         """Summary statistics from pytest-benchmark's ``Stats`` (min, median, iqr, ...)."""

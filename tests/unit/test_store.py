@@ -141,7 +141,7 @@ class _Kernel:
 def test_tvm_timer_rotates_the_order_and_drops_the_warm_up():
     log: list[str] = []
     task = TimingTask(_Kernel("w", 2.0, log), _Kernel("r", 1.0, log), "ref", _Kernel("b", 4.0, log))
-    samples = TvmTimer(wait=lambda: None)(task, 7)
+    samples = TvmTimer(times=lambda: None)(task, 7)
     assert samples == TimeSamples((2.0,) * 7, (1.0,) * 7, "ref", (4.0,) * 7)
     warm_up, rounds = log[:3], [log[3 + 3 * i: 6 + 3 * i] for i in range(7)]
     assert warm_up == ["w", "r", "b"]
@@ -156,7 +156,7 @@ def test_tvm_timer_rotates_the_order_and_drops_the_warm_up():
 
 def test_tvm_timer_workload_only():
     log: list[str] = []
-    samples = TvmTimer(wait=lambda: None)(TimingTask(_Kernel("w", 3.0, log), reference_name="ignored"), 4)
+    samples = TvmTimer(times=lambda: None)(TimingTask(_Kernel("w", 3.0, log), reference_name="ignored"), 4)
     assert samples == TimeSamples((3.0,) * 4)
     assert samples.reference_name is None
     assert log == ["w"] * 5
@@ -164,7 +164,7 @@ def test_tvm_timer_workload_only():
 
 def test_tvm_timer_with_reference_only():
     log: list[str] = []
-    samples = TvmTimer(wait=lambda: None)(TimingTask(_Kernel("w", 3.0, log), _Kernel("r", 1.5, log), "ref"), 4)
+    samples = TvmTimer(times=lambda: None)(TimingTask(_Kernel("w", 3.0, log), _Kernel("r", 1.5, log), "ref"), 4)
     assert samples == TimeSamples((3.0,) * 4, (1.5,) * 4, "ref")
     assert log == ["w", "r", "w", "r", "r", "w", "r", "w", "w", "r"]
 
@@ -606,22 +606,46 @@ def test_results_file_with_a_malformed_entry_is_named(tmp_path):
         load_results(path)
 
 
-def test_tvm_timer_keeps_each_rounds_worst_preempted_share():
-    """Each sample is probed; a round carries its worst sample's share of wall time spent
-    waiting for a CPU (here the baseline kernel waits 1 s of each call)."""
+def test_tvm_timer_keeps_each_sides_own_wait_and_each_rounds_most_waited_share():
+    """Each sample is probed; each side keeps its own threads' wait, and a round carries its
+    most waited sample's share (here the baseline kernel's thread waits 1 s of each call)."""
+    import threading
+
     log: list[str] = []
-    waited = [0.0]
+    me = threading.get_native_id()
+    clock = {me: [0, 0], 99: [0, 0]}
 
     class Waits(_Kernel):
         def __call__(self) -> float:
-            waited[0] += 1.0 if self.name == "b" else 0.0
+            clock[me][1] += 10**9 if self.name == "b" else 0
             return super().__call__()
 
+    def times():
+        return {tid: (cpu, wait) for tid, (cpu, wait) in clock.items()}
+
     task = TimingTask(Waits("w", 2.0, log), None, None, Waits("b", 4.0, log))
-    samples = TvmTimer(wait=lambda: waited[0])(task, 4)
+    samples = TvmTimer(times=times)(task, 4)
     assert samples.preempted is not None and len(samples.preempted) == 4
     assert all(p > 1000 for p in samples.preempted)  # 1 s waited in a sample of microseconds
-    assert TvmTimer(wait=lambda: None)(task, 4).preempted is None
+    assert samples.wait("time") == (0.0,) * 4 and all(w > 1000 for w in samples.wait("baseline"))
+    assert TvmTimer(times=lambda: None)(task, 4).preempted is None
+    assert TvmTimer(times=lambda: None)(task, 4).waits == ()
+
+
+def test_a_sides_own_wait_is_its_most_waited_active_thread_not_a_sleeping_pools():
+    from pytest_tvmperf.builder.timer import waited
+
+    before = {1: (0, 0), 2: (0, 0), 3: (0, 0)}
+    # 1 s sample: thread 1 (the caller) ran 0.5 s and waited 0.5 s; thread 2 (a worker of the
+    # same kernel) ran 0.3 s and waited 0.6 s; thread 3 (a peer's pool) waited 0.1 s only
+    after = {1: (5 * 10**8, 5 * 10**8), 2: (3 * 10**8, 6 * 10**8), 3: (0, 10**8)}
+    assert waited(before, after, 1.0, caller=1).own == pytest.approx(0.6)
+    # a peer's pool thread, woken but never run while TVM's caller ran: not TVM's wait
+    after = {1: (10**9, 0), 3: (10**6, 9 * 10**8)}
+    assert waited(before, after, 1.0, caller=1).own == 0.0
+    # a worker that ran 20% of the sample at a few busy jobs per core is one of its threads
+    after = {1: (10**9, 0), 3: (2 * 10**8, 7 * 10**8)}
+    assert waited(before, after, 1.0, caller=1).own == pytest.approx(0.7)
 
 
 # --------------------------------------------------------------------------- the entry schema
