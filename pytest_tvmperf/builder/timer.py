@@ -95,27 +95,35 @@ class Waited:
     own: float
 
 
-def waited(before: ThreadTimes, after: ThreadTimes, elapsed_s: float, caller: int) -> Waited:
-    """The :class:`Waited` of one sample from the thread times around it (pure)."""
+def waited(before: ThreadTimes, after: ThreadTimes, elapsed_s: float, caller: int,
+           caller_cpu_s: float | None = None) -> Waited:
+    """The :class:`Waited` of one sample from the thread times around it (pure). A thread's
+    wait is credited when it gets a CPU back, so a wait that began before the sample can
+    be counted in it: each thread's wait is bounded by the sample's wall time less that
+    thread's time on a CPU (``caller_cpu_s``, the calling thread's from its own CPU clock,
+    is exact where schedstat's lags by up to a scheduler tick)."""
     own = 0.0
     span = elapsed_s * 1e9
     for tid, (cpu, wait) in after.items():
         cpu0, wait0 = before.get(tid, (0, 0))
         ran, waits = max(0, cpu - cpu0), max(0, wait - wait0)
+        if tid == caller and caller_cpu_s is not None:
+            ran = int(caller_cpu_s * 1e9)
         if tid == caller or ran >= ACTIVE_SHARE * span:
-            own = max(own, waits / span)
+            own = max(own, min(waits, max(0.0, span - ran)) / span)
     return Waited(own)
 
 
-def probed(fn: SampleFn, times: Callable[[], ThreadTimes | None] = thread_times) -> tuple[float, Waited | None]:
+def probed(fn: SampleFn, times: Callable[[], ThreadTimes | None] = thread_times,
+           cpu_clock: Callable[[], float] = time.thread_time) -> tuple[float, Waited | None]:
     """One sample of ``fn`` and what the machine took from it (None where unknown)."""
     caller = threading.get_native_id()
-    before, start = times(), time.perf_counter()
+    before, cpu, start = times(), cpu_clock(), time.perf_counter()
     value = fn()
-    elapsed, after = time.perf_counter() - start, times()
+    elapsed, cpu, after = time.perf_counter() - start, cpu_clock() - cpu, times()
     if before is None or after is None or elapsed <= 0:
         return value, None
-    return value, waited(before, after, elapsed, caller)
+    return value, waited(before, after, elapsed, caller, cpu)
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,8 @@ class TvmTimer:
     share is its most waited sample's."""
 
     times: Callable[[], ThreadTimes | None] = thread_times
+    #: the calling thread's CPU time so far
+    cpu_clock: Callable[[], float] = time.thread_time
 
     def __call__(self, task: TimingTask, rounds: int) -> TimeSamples:
         kernels = {"workload": task.workload}
@@ -155,7 +165,7 @@ class TvmTimer:
             order = [name for unit in turn for name in (unit[::-1] if i % 2 else unit)]
             worst: float | None = 0.0
             for name in order:
-                value, took = probed(kernels[name], self.times)
+                value, took = probed(kernels[name], self.times, self.cpu_clock)
                 got[name].append(value)
                 if took is None:
                     told, worst = False, None

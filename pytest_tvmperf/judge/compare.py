@@ -62,6 +62,11 @@ class MetricVerdict:
         """The measured time ratio alone is past the threshold."""
         return self.decision is not None and self.bound is not None and self.decision.ratio > self.bound
 
+    @property
+    def by_own_run_time(self) -> bool:
+        """Decided on each side's own run time (a busy machine), not on wall times."""
+        return self.decision is not None and self.decision.estimate == OWN_RUN_TIME
+
     def held(self) -> "MetricVerdict":
         """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
         decision = None if self.decision is None else replace(self.decision, status=Verdict.INCONCLUSIVE)
@@ -232,10 +237,9 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
             decision, current, side = _own_time_decision(own, series, threshold, policy.alpha, decision.mode)
             side_by_side = side if side is not None else side_by_side
             where = f"{where}; {own.describe()}"
-            if decision.status == Verdict.INCONCLUSIVE:
+            if decision.status == Verdict.INCONCLUSIVE:  # no reason held it: more rounds can decide it
                 tell = (1 + threshold) * math.sqrt(decision.high / decision.low)  # the interval above the limit
-                reason = (f"{screened.describe()}; by each side's own run time, could tell a slowdown of "
-                          f"{tell - 1:.0%} or more, saw {decision.ratio:.2f}x")
+                where = f"{where}; could tell a slowdown of {tell - 1:.0%} or more, saw {decision.ratio:.2f}x"
         elif own is not None:
             reason = f"{screened.describe()}; {own.lost}"
             decision = held_decision(decision)
@@ -357,6 +361,11 @@ class RatioVerdict:
         """The measured ratio alone is above its limit."""
         return self.limit is not None and self.ratio > self.limit
 
+    @property
+    def by_own_run_time(self) -> bool:
+        """Decided on each side's own run time (a busy machine), not on wall times."""
+        return self.decision.estimate == OWN_RUN_TIME
+
     def held(self) -> "RatioVerdict":
         """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
         return replace(self, decision=held_decision(self.decision))
@@ -420,8 +429,9 @@ def _side_ratio(name: str, samples: TimeSamples, screened, numerator: str, denom
             decision = decide([r / scale for r in own.ratios(numerator, denominator)], None, 0.0, alpha,
                               math.hypot(noise, own.allowance), "a/b", "interval")
             decision = replace(decision, estimate=OWN_RUN_TIME)
-            return RatioVerdict(name, limit, decision, own.median(numerator), own.median(denominator),
-                                reason if decision.status == Verdict.INCONCLUSIVE else "", own.describe())
+            # an inconclusive ratio carries no reason: more rounds (the confirmation) can decide it
+            return RatioVerdict(name, limit, decision, own.median(numerator), own.median(denominator), "",
+                                own.describe())
     return ratio_verdict(name, samples.ratios(numerator, denominator), samples.median,
                          float(np.median(samples.series(denominator))), limit, alpha, noise, reason,
                          _busy_waits(samples, screened))

@@ -5,7 +5,9 @@ that suspects a failure, or cannot tell, is measured again with twice the rounds
 pooled samples decide, and a failure stands only when the first measurement failed on its
 own and the re-measure alone was past the limit too: a re-measure confirms a suspected
 failure, it never turns an open first answer into one, so one disturbed measurement cannot
-fail a test.
+fail a test. On a busy machine, judged on each side's own run time, a failure needs the
+whole interval past the limit: there an open first answer past the limit is a suspicion
+that the re-measure can confirm.
 """
 
 from __future__ import annotations
@@ -74,11 +76,20 @@ def confirm(samples: TimeSamples, judge: Callable[[TimeSamples], Mapping[str, J]
     final = dict(judge(pooled))
     disagreed = frozenset(
         name for name, v in final.items()
-        if Verdict(v.status).fails and not (Verdict(first[name].status).fails and first[name].past_limit
+        if Verdict(v.status).fails and not (_suspected(first[name]) and first[name].past_limit
                                             and name in second and second[name].past_limit))
     for name in disagreed:
         final[name] = final[name].held()
     return Confirmed(pooled, first, second, final, disagreed)
+
+
+def _suspected(first: Judged) -> bool:
+    """The first measurement suspected a failure: it failed, or, judged on each side's own
+    run time on a busy machine (where a failure needs the whole interval past the limit),
+    it was open with its ratio past the limit (the confirmation then has both
+    measurements past the limit and the pooled interval wholly past it)."""
+    return Verdict(first.status).fails or (getattr(first, "by_own_run_time", False)
+                                           and first.status == Verdict.INCONCLUSIVE)
 
 
 # --- sequential sampling: stop when the answer is already a pass ----------------------

@@ -18,6 +18,7 @@ class Fake:
     status: str
     ratio: float
     limit: float = 1.1
+    by_own_run_time: bool = False
 
     @property
     def past_limit(self) -> bool:
@@ -103,3 +104,21 @@ def test_the_note_says_what_each_measurement_found():
     held = confirm(samples(1.07), judge, lambda: samples(1.5))
     assert confirmation_note(held).endswith("fails on all samples, but the measurements disagree (1.07x, then "
                                             "1.50x): inconclusive")
+
+
+def test_under_load_an_open_first_look_past_the_limit_is_confirmed_by_a_second_past_it():
+    """Seen under load: ``1.21x (95% CI 1.11-1.31x, a/b)`` against a 10% limit, held
+    inconclusive: the first look (15 rounds) was open, so the pooled failure was held. Judged on
+    each side's own run time, a failure needs the whole interval past the limit; an open first
+    look past the limit is a suspicion, confirmed when the re-measure is past it too."""
+    def busy(samples: TimeSamples) -> dict[str, Fake]:
+        ratio = sum(samples.samples) / len(samples.samples)
+        status = "inconclusive" if len(samples.samples) <= 3 else ("regressed" if ratio > 1.1 else "pass")
+        return {"time": Fake(status, ratio, by_own_run_time=True)}
+
+    got = confirm(TimeSamples((1.21,) * 3), busy, lambda: TimeSamples((1.22,) * 6))
+    assert got.first["time"].status == "inconclusive" and got.verdicts["time"].status == "regressed"
+    assert not got.disagreed
+    # the re-measure not past the limit: held
+    got = confirm(TimeSamples((1.21,) * 3), busy, lambda: TimeSamples((1.05,) * 6))
+    assert got.verdicts["time"].status != "regressed"

@@ -248,8 +248,11 @@ def test_unchanged_code_on_a_busy_machine_is_held_with_the_size_it_could_tell():
     ratios = [1 + 0.08 * ((i % 5) - 2) for i in range(15)]
     verdict = compare_time(_busy(ratios, [(0.65, 0.6)] * 15), _baseline(), Limit(relative=0.05))
     assert verdict.status == "inconclusive"
-    assert verdict.reason.startswith("machine busy: 100% of samples preempted")
-    assert "by each side's own run time, could tell a slowdown of" in verdict.reason and "saw 1.00x" in verdict.reason
+    assert "machine busy: 100% of samples preempted" in verdict.note
+    assert "could tell a slowdown of" in verdict.note and "saw 1.00x" in verdict.note
+    # no reason holds it: a re-measure (the confirmation's twice the rounds) can decide it
+    from pytest_tvmperf.judge.gate import worth_remeasuring
+    assert not verdict.reason and worth_remeasuring(verdict)
 
 
 def test_under_load_regressed_needs_the_whole_widened_interval_above_the_limit():
@@ -268,7 +271,7 @@ def test_under_load_regressed_needs_the_whole_widened_interval_above_the_limit()
     assert busy_paired_decision(TimeDecision("improved", 0.7, 0.6, 0.8, 0.95, "a/b", 0.06), 0.05).status == "improved"
     ratios = [1.08 * (1 + 0.01 * ((i % 5) - 2)) for i in range(15)]
     verdict = compare_time(_busy(ratios, [(0.6, 0.62)] * 15), _baseline(), Limit(relative=0.05))
-    assert verdict.status == "inconclusive" and "saw 1.08x" in verdict.reason, verdict
+    assert verdict.status == "inconclusive" and "saw 1.08x" in verdict.note, verdict
 
 
 def test_an_interval_wholly_past_the_limit_under_load_is_regressed_whatever_each_side_waited():
@@ -316,10 +319,10 @@ def test_under_load_regressed_needs_the_run_time_ratio_wholly_past_the_limit(rou
 def test_a_measurement_held_because_the_machine_is_busy_is_not_measured_again():
     from pytest_tvmperf.judge.gate import confirm, worth_remeasuring
 
-    record = _busy([1.0] * 15, [(0.7, 0.1)] * 15)
+    record = _busy([1.0] * 15, [(0.97, 0.1)] * 15)  # today's build's run time cannot be told
     verdict = compare_time(record, _baseline(), Limit(relative=0.05))
     assert verdict.status == "inconclusive" and not worth_remeasuring(verdict)
-    assert verdict.reason.startswith("machine busy")
+    assert verdict.reason.startswith("machine busy") and "cannot be told" in verdict.reason
     again = []
     got = confirm(record.timing.samples, lambda s: {"time": verdict}, lambda: again.append(1) or record.timing.samples)
     assert got.second is None and again == []  # the second measurement would be held for the same reason

@@ -624,10 +624,10 @@ def test_tvm_timer_keeps_each_sides_own_wait_and_each_rounds_most_waited_share()
         return {tid: (cpu, wait) for tid, (cpu, wait) in clock.items()}
 
     task = TimingTask(Waits("w", 2.0, log), None, None, Waits("b", 4.0, log))
-    samples = TvmTimer(times=times)(task, 4)
+    samples = TvmTimer(times=times, cpu_clock=lambda: 0.0)(task, 4)  # the caller never ran: all wait
     assert samples.preempted is not None and len(samples.preempted) == 4
-    assert all(p > 1000 for p in samples.preempted)  # 1 s waited in a sample of microseconds
-    assert samples.wait("time") == (0.0,) * 4 and all(w > 1000 for w in samples.wait("baseline"))
+    assert all(p == 1.0 for p in samples.preempted)  # 1 s waited in a sample of microseconds: all of it
+    assert samples.wait("time") == (0.0,) * 4 and samples.wait("baseline") == (1.0,) * 4
     assert TvmTimer(times=lambda: None)(task, 4).preempted is None
     assert TvmTimer(times=lambda: None)(task, 4).waits == ()
 
@@ -646,6 +646,10 @@ def test_a_sides_own_wait_is_its_most_waited_active_thread_not_a_sleeping_pools(
     # a worker that ran 20% of the sample at a few busy jobs per core is one of its threads
     after = {1: (10**9, 0), 3: (2 * 10**8, 7 * 10**8)}
     assert waited(before, after, 1.0, caller=1).own == pytest.approx(0.7)
+    # a wait credited in the sample but begun before it: no more than the sample less the time run
+    after = {1: (4 * 10**8, 9 * 10**8)}
+    assert waited(before, after, 1.0, caller=1).own == pytest.approx(0.6)
+    assert waited(before, after, 1.0, caller=1, caller_cpu_s=0.3).own == pytest.approx(0.7)  # the exact CPU clock
 
 
 # --------------------------------------------------------------------------- the entry schema
