@@ -1,0 +1,171 @@
+"""Time verdicts on a loaded runner: what the gate catches and what it falsely fails, idle and
+beside CPU-bound jobs, at 1 and 2 TVM threads, each run a fresh pytest process.
+
+Four tests in one generated project, judged in every run:
+
+- ``test_ab``: the synthetic reduction (``_harness.busy``), slowed by a real compute change
+  that keeps its inputs (K = 200 * (1 + s) steps): gated a/b against the baseline's program;
+- ``test_shape``: the same kernel slowed by a larger input (n = 16384 * (1 + s) elements,
+  the workload's name unchanged): the baseline cannot time today's inputs, so the gate
+  falls back to the normalized comparison with the stored numbers;
+- ``test_peer_far``: the seed's rgb2yuv (parallel) against NumPy with ``vs_numpy`` set to half
+  the ratio measured idle (the ratio is 2x past its limit): must be ``exceeded``;
+- ``test_peer_aa``: the same with ``vs_numpy`` at 3x the idle ratio: must never fail.
+
+Per load (``--loads``: CPU-bound jobs, benchmarks/_load.py, stopped at the end of the block)
+and thread count (``--threads``: TVM_NUM_THREADS), after recording the baselines idle at that
+thread count: ``--aa`` runs unchanged (the A/A false failures of test_ab and test_shape), then
+``--trials`` runs at each slowdown of ``--slowdowns`` (caught: ``regressed``). The peer tests
+are judged in every run. The blocks of one round are interleaved (each load and thread count
+once per round) so that the machine's drift touches them alike.
+
+    python benchmarks/under_load.py                                   # the full table (hours)
+    python benchmarks/under_load.py --aa 5 --trials 3 --threads 1     # a reduced pass
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from _harness import BUSY_WORKLOAD, run_pytest
+from _load import cpu_load
+
+TESTS = BUSY_WORKLOAD + '''
+from pytest_tvmperf import workloads
+
+SLOWDOWN = float(os.environ.get("BUSY_SLOWDOWN_PCT", "0"))
+
+def shaped(scale):
+    n = int(round((1 << 14) * scale / 64)) * 64
+    steps = 200
+    a = te.placeholder((n,), name="A")
+    k = te.reduce_axis((0, steps), name="k")
+    out = te.compute((n,), lambda i: te.sum(a[i] * (k.astype("float32") * 1e-3 + 1.0), axis=k), name="B")
+    factor = float(np.sum(np.arange(steps, dtype=np.float64) * 1e-3 + 1.0))
+    return Workload(name="shaped", program=te.create_prim_func([a, out]),
+                    make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
+                    reference=lambda x: x * np.float32(factor), rtol=1e-3, atol=1e-3)
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_ab(tvmperf):
+    tvmperf.check(busy(round(200 * (1 + SLOWDOWN / 100))))
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_shape(tvmperf):
+    tvmperf.check(shaped(1 + SLOWDOWN / 100))
+
+@pytest.mark.tvmperf(executors=["prim"], vs_numpy=float(os.environ.get("PEER_FAR", "100")))
+def test_peer_far(tvmperf):
+    tvmperf.check(workloads.rgb2yuv("parallel"))
+
+@pytest.mark.tvmperf(executors=["prim"], vs_numpy=float(os.environ.get("PEER_AA", "100")))
+def test_peer_aa(tvmperf):
+    tvmperf.check(workloads.rgb2yuv("parallel"))
+'''
+
+
+def machine_state() -> str:
+    return "load " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def run(project: Path, env: dict, *extra: str) -> dict[str, dict]:
+    """One fresh pytest process; test function -> its results entry."""
+    report = project / "out.json"
+    report.unlink(missing_ok=True)
+    out = run_pytest(["--tvmperf-json=out.json", *extra], cwd=project, env=env)
+    if not report.exists():
+        raise SystemExit(f"no results file; pytest said:\n{out[-3000:]}")
+    return {t["test_id"].split("[")[0]: t for t in json.loads(report.read_text())["tests"]}
+
+
+def peer_ratio(entry: dict) -> tuple[float, str] | None:
+    peer = next(iter(entry.get("peers") or []), None)
+    return None if peer is None else (peer["ratio"], peer["status"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loads", default="0,2,4")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--aa", type=int, default=50, help="unchanged runs per load and thread count")
+    parser.add_argument("--trials", type=int, default=10, help="runs per slowdown, load and thread count")
+    parser.add_argument("--slowdowns", default="10,25,50")
+    args = parser.parse_args()
+    loads = [int(x) for x in args.loads.split(",")]
+    threads = [t for t in args.threads.split(",") if t]
+    slowdowns = [0] * args.aa + [int(s) for s in args.slowdowns.split(",") for _ in range(args.trials)]
+    start = time.time()
+    print(f"machine at start: {machine_state()}", flush=True)
+    # (load, threads, test, slowdown) -> Counter of verdicts; peers: (load, threads, test) -> statuses
+    counts: dict[tuple, Counter] = defaultdict(Counter)
+    shown: dict[tuple, list[str]] = defaultdict(list)
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        (project / "test_load.py").write_text(TESTS)
+        (project / "pytest.ini").write_text("[pytest]\ntvmperf_threshold = time=10%\n")
+        envs = {}
+        for t in threads:
+            env = dict(os.environ, TVM_NUM_THREADS=t, BUSY_SLOWDOWN_PCT="0")
+            base = project / f"baselines-{t}"
+            recorded = run(project, env, "--tvmperf-update", f"--tvmperf-baselines={base}")
+            ratio = statistics.median(r for r in (peer_ratio(recorded["test_peer_aa"]),
+                                                  peer_ratio(recorded["test_peer_far"])) if r for r in [r[0]])
+            envs[t] = dict(env, PEER_FAR=f"{ratio / 2:.4g}", PEER_AA=f"{ratio * 3:.4g}")
+            print(f"threads {t}: TVM / NumPy idle {ratio:.3f}x: vs_numpy {ratio / 2:.4g} (far), "
+                  f"{ratio * 3:.4g} (A/A)", flush=True)
+        for i, slowdown in enumerate(slowdowns):
+            for load in loads:
+                with cpu_load(load, 3600):
+                    for t in threads:
+                        env = dict(envs[t], BUSY_SLOWDOWN_PCT=str(slowdown))
+                        got = run(project, env, f"--tvmperf-baselines={project / f'baselines-{t}'}")
+                        for name in ("test_ab", "test_shape"):
+                            entry = got.get(name)
+                            verdict = entry["verdict"] if entry else "missing"
+                            counts[(load, t, name, slowdown)][verdict] += 1
+                            time_cell = (entry or {}).get("time") or {}
+                            if time_cell.get("ratio"):
+                                shown[(load, t, name, slowdown)].append(
+                                    f"{time_cell['ratio']:.2f}[{time_cell['low']:.2f}-{time_cell['high']:.2f}]")
+                        for name in ("test_peer_far", "test_peer_aa"):
+                            cell = peer_ratio(got[name]) if name in got else None
+                            counts[(load, t, name, None)][cell[1] if cell else "missing"] += 1
+                            if cell:
+                                shown[(load, t, name, None)].append(f"{cell[0]:.2f}")
+            print(f"run {i + 1}/{len(slowdowns)} (slowdown {slowdown}%) at {time.time() - start:.0f} s, "
+                  f"{machine_state()}", file=sys.stderr, flush=True)
+    print(f"command: python benchmarks/under_load.py --loads {args.loads} --threads {args.threads} "
+          f"--aa {args.aa} --trials {args.trials} --slowdowns {args.slowdowns}")
+    print(f"{(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}")
+    print("| busy jobs | threads | a/b A/A false failures | a/b +" + " | a/b +".join(args.slowdowns.split(","))
+          + " | shape A/A false failures | shape +" + " | shape +".join(args.slowdowns.split(","))
+          + " | peer 2x past its limit: exceeded | peer A/A: false failures |")
+    for load in loads:
+        for t in threads:
+            cells = []
+            for name in ("test_ab", "test_shape"):
+                for s in [0] + [int(x) for x in args.slowdowns.split(",")]:
+                    c = counts[(load, t, name, s)]
+                    total = sum(c.values())
+                    hit = c["regressed"] if s else c["regressed"] + c["failed"]
+                    cells.append(f"{hit}/{total}")
+            far, aa = counts[(load, t, "test_peer_far", None)], counts[(load, t, "test_peer_aa", None)]
+            cells.append(f"{far['exceeded']}/{sum(far.values())}")
+            cells.append(f"{aa['exceeded']}/{sum(aa.values())}")
+            print(f"| {load} | {t} | " + " | ".join(cells) + " |")
+    print("\nratios [intervals] seen:")
+    for key, values in sorted(shown.items(), key=lambda kv: str(kv[0])):
+        print(f"  load {key[0]} threads {key[1]} {key[2]} +{key[3] if key[3] is not None else '-'}%: "
+              + " ".join(values))
+
+
+if __name__ == "__main__":
+    main()
