@@ -17,6 +17,7 @@ from pytest_tvmperf.judge.compare import AB_SAME
 from pytest_tvmperf.judge.gate import FIRST_LOOK, sample_in_looks
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import plan_rounds
+from pytest_tvmperf.judge.own_time import as_run_times
 from pytest_tvmperf.judge.disturbance import clean, device_disturbance
 from pytest_tvmperf.measure.kernel_identity import kernel_identities
 from pytest_tvmperf.measure.machine import current_machine
@@ -72,6 +73,9 @@ def check(tv: "Tvmperf", prep: "Prepared", where: str) -> "Outcome":
         kept, screened = clean(measured.samples)  # the baseline keeps the rounds the machine left alone
         busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
                 f"trustworthy baseline" if screened is not None and screened.busy else "")
+        run_times = as_run_times(measured.samples) if busy and screened.source == "host" else None
+        if run_times is not None:  # no clean rounds to keep: each side's own run time is stored
+            kept, busy = run_times, f"{busy}; stored as each side's own run time (wall time less its own CPU wait)"
         budget = measured.rounds.note() if measured.rounds is not None else ""
         return pipeline.record(tv, measured.make_record(kept, pending if keep else None, ir),
                                "; ".join(n for n in (busy, budget) if n), measured=measured, prep=prep)

@@ -86,3 +86,22 @@ def own_times(samples: TimeSamples, sides: Sequence[str]) -> OwnTimes | None:
                  for s, v, w in zip(sides, values, waits))
     load = float(np.median([max(w[i] for w in waits) for i in kept]))  # type: ignore[index]
     return OwnTimes(runs, kept, total, load)
+
+
+def as_run_times(samples: TimeSamples) -> TimeSamples | None:
+    """The samples with every series replaced by its own run time (wall time less its own
+    threads' wait), the rounds whose run time cannot be told left out: what a baseline
+    recorded on a busy machine stores. None where the samples carry no per-side waits, or
+    too few rounds can be told."""
+    names = ["time", *(n for n in ("reference", "baseline") if samples.series(n) is not None),
+             *(f"peer:{n}" for n, _ in samples.peers)]
+    own = own_times(samples, names)
+    if own is None or own.lost:
+        return None
+    cut = samples.rounds(own.kept)
+    return TimeSamples(own.series("time"),
+                       own.series("reference") if cut.reference is not None else None, cut.reference_name,
+                       own.series("baseline") if cut.baseline is not None else None,
+                       tuple((n, own.series(f"peer:{n}")) for n, _ in cut.peers),
+                       tuple(0.0 for _ in own.kept), cut.screened_by,
+                       tuple((n, tuple(0.0 for _ in own.kept)) for n in names))

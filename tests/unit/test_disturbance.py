@@ -388,3 +388,17 @@ def test_a_slowdown_with_new_inputs_under_load_is_caught_by_the_normalized_run_t
     assert verdict.status == "regressed", verdict.describe()
     assert verdict.decision.ratio == pytest.approx(1.3, rel=0.03)
     assert verdict.current == pytest.approx(1.3e-3, rel=0.03)  # today's median run time, shown with the ratio
+
+
+def test_a_baseline_recorded_under_load_stores_each_sides_own_run_time():
+    from pytest_tvmperf.judge.own_time import as_run_times
+
+    n = 10
+    samples = TimeSamples((2e-3,) * n, reference=(1e-3,) * n, reference_name="ref", peers=(("numpy", (4e-3,) * n),),
+                          preempted=(0.75,) * n,
+                          waits=(("time", (0.5,) * n), ("reference", (0.75,) * (n - 1) + (0.99,)),
+                                 ("peer:numpy", (0.75,) * n)))
+    stored = as_run_times(samples)
+    assert stored.samples == pytest.approx((1e-3,) * (n - 1))  # the round whose reference cannot be told: out
+    assert stored.reference == pytest.approx((2.5e-4,) * (n - 1)) and stored.peer("numpy") == pytest.approx((1e-3,) * (n - 1))
+    assert as_run_times(dataclasses.replace(samples, waits=())) is None  # no per-side waits: nothing to take out
