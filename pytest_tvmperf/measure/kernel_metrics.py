@@ -181,18 +181,20 @@ def keep_unmeasured(exact, baseline_exact, missing) -> tuple[object, tuple[str, 
 
 
 def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str,
-                  limit: int = 6, label=None) -> str:
+                  limit: int = 6, label=None, within: float | None = None) -> str:
     """'fused_conv2d_add_relu: 1.82 G -> 2.01 G instructions (+10.4%), new_kernel: 3.1 M (new)',
     the kernels whose count grew, largest growth first (the runtime's line is no kernel:
     see :func:`runtime_change`). ``after`` is keyed like ``before`` (a build's kernels
     under their baseline counterparts' names: result/kernel_match.py); ``label(name)``
-    says what a kernel is (None: its name)."""
+    says what a kernel is (None: its name). ``within``: a kernel that grew by at most this
+    share of its own count (the metric's relative limit) is noise, not growth, and is not
+    listed."""
     if not before or not after:
         return ""
     changes = []
     for name in (set(after) | set(before)) - {RUNTIME_LINE}:
         old, new = before.get(name, 0), after.get(name, 0)
-        if new <= old:
+        if new <= old or (within is not None and name in before and new <= old * (1 + within)):
             continue
         shown = (label(name) if label is not None else None) or name
         if name not in before:

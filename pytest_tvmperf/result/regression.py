@@ -47,7 +47,7 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
     elif v.metric in current.exact.per_kernel:
         grown = grown_kernels(_named(current, baseline.exact.per_kernel.get(v.metric)),
                               _named(current, match.translate(current.exact.per_kernel.get(v.metric))),
-                              metric_unit(v.metric), label=_labels(match))
+                              metric_unit(v.metric), label=_labels(match), within=_relative(v.limit))
         if grown:
             lines.append(f"    kernels that grew: {safe(grown)}")
         runtime = runtime_change(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
@@ -55,6 +55,16 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
         if runtime:
             lines.append(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): {runtime}")
     return lines
+
+
+def _relative(limit: str) -> float | None:
+    """The relative limit a verdict shows (``+1%`` -> 0.01), or None (an absolute one, none)."""
+    if limit.startswith("+") and limit.endswith("%"):
+        try:
+            return float(limit[1:-1]) / 100
+        except ValueError:
+            return None
+    return None
 
 
 def time_headline(v: MetricVerdict, samples: int) -> str:

@@ -230,3 +230,13 @@ def test_an_update_keeps_only_the_unmeasured_counts_of_the_same_program():
     assert keep_unmeasured(now, None, ("cpu_instructions",)) == (now, ())  # no baseline
     changed = ExactMetrics(kernels=3)  # another program: its old counts are not its own
     assert keep_unmeasured(changed, stored, ("cpu_instructions",)) == (changed, ())
+
+
+def test_a_kernel_that_moved_within_the_metrics_limit_is_not_listed_as_grown():
+    """Seen on ResNet-18: ``kernels that grew: ... 615 M -> 615 M cycles (+0.0%)`` beside the one
+    kernel that changed: a kernel within the limit is noise, not growth."""
+    before = {"conv2d6": 615_000_000, "conv2d7": 100_000_000}
+    after = {"conv2d6": 615_100_000, "conv2d7": 150_000_000, "new": 5}
+    got = grown_kernels(before, after, "cycles", within=0.01)
+    assert got == "conv2d7: 100 M -> 150 M cycles (+50.0%), new: 5 cycles (new)"
+    assert "conv2d6" in grown_kernels(before, after, "cycles")  # without a limit every growth is listed
