@@ -5,6 +5,7 @@ and the other messages are in text.py."""
 from __future__ import annotations
 
 import difflib
+import re
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
@@ -241,16 +242,38 @@ def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, flo
     return ", ".join(parts)
 
 
+#: what a change elsewhere in a function renumbers: its registers and its constant indices
+_RENUMBERED = (re.compile(r"%\d+"), re.compile(r"c\[\d+\]"))
+
+
+def _shape(line: str) -> str:
+    """A bytecode line with its register numbers and constant indices left out: an unchanged
+    instruction after an added one reads the same though every number after it shifted."""
+    return _RENUMBERED[1].sub("c[_]", _RENUMBERED[0].sub("%_", line))
+
+
 def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
-    """Unified diff of the VM bytecode of the functions that changed, baseline -> now."""
+    """Diff of the VM bytecode of the functions that changed, baseline -> now, aligned on the
+    instructions with their registers and constant indices left out: one added kernel call
+    shows as its few added lines, not as every later line renumbered. Each hunk shows the
+    lines as they are, with one line of context."""
     if before is None or after is None:
         return []
     lines: list[str] = []
     for name in sorted(set(before) | set(after)):
-        old, new = before.get(name, ""), after.get(name, "")
-        if old == new:
+        old, new = before.get(name, "").splitlines(), after.get(name, "").splitlines()
+        if [_shape(x) for x in old] == [_shape(x) for x in new]:
             continue
-        lines.extend(difflib.unified_diff(old.splitlines(), new.splitlines(), f"baseline @{name}", f"now @{name}", lineterm="", n=1))
+        lines += [f"--- baseline @{name}", f"+++ now @{name}"]
+        matcher = difflib.SequenceMatcher(None, [_shape(x) for x in old], [_shape(x) for x in new], autojunk=False)
+        for group in matcher.get_grouped_opcodes(1):
+            first, last = group[0], group[-1]
+            lines.append(f"@@ -{first[1] + 1},{last[2] - first[1]} +{first[3] + 1},{last[4] - first[3]} @@")
+            for op, i1, i2, j1, j2 in group:
+                if op == "equal":
+                    lines += [f" {x}" for x in new[j1:j2]]
+                    continue
+                lines += [f"-{x}" for x in old[i1:i2]] + [f"+{x}" for x in new[j1:j2]]
     if len(lines) > max_lines:
         lines = lines[:max_lines] + [f"... {len(lines) - max_lines} more diff lines"]
     return lines

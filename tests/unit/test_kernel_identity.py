@@ -156,3 +156,24 @@ def test_tvmperf_diff_names_the_changed_kernel(tmp_path, capsys):
     assert "new: conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]" in out, out
     slower = next(line for line in out.splitlines() if "kernels that take longer" in line)
     assert "3x3" not in slower, slower
+
+
+def test_one_added_kernel_call_reads_as_its_few_lines_not_every_renumbered_one():
+    """Seen: one conv added to MobileNetV3 gave '... 532 more diff lines', every register %N and
+    constant c[N] after it shifted. Aligned with the numbers left out, it is its own lines."""
+    from pytest_tvmperf.result.regression import bytecode_diff
+
+    def block(i: int, reg: int, const: int) -> list[str]:
+        return [f"call vm.builtin.alloc_storage in: %vm, c[{const}], i0, c[{const + 1}] dst: %{reg}",
+                f"call vm.builtin.alloc_tensor in: %{reg}, i0, c[{const + 2}], c[0] dst: %{reg + 1}",
+                f"call conv2d{i} in: %{reg - 1}, %1, %{reg + 1} dst: %void"]
+
+    before = [line for i in range(40) for line in block(i, 2 + 2 * i, 3 + 3 * i)] + ["ret %81"]
+    after = [line for i in range(20) for line in block(i, 2 + 2 * i, 3 + 3 * i)]
+    after += block(99, 42, 63)  # the added layer: every later register and constant shifts
+    after += [line for i in range(20, 40) for line in block(i, 4 + 2 * i, 6 + 3 * i)] + ["ret %83"]
+    diff = bytecode_diff({"main": "\n".join(before)}, {"main": "\n".join(after)})
+    changed = [x for x in diff if x[:1] in "+-" and not x.startswith(("---", "+++"))]
+    assert len(changed) <= 10, diff
+    assert any("conv2d99" in x for x in changed) and not any(x.startswith("-") for x in changed)
+    assert bytecode_diff({"main": "\n".join(before)}, {"main": "\n".join(before)}) == []
