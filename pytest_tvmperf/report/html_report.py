@@ -41,6 +41,7 @@ from pytest_tvmperf.report.html_failures import failures_section
 from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
+from pytest_tvmperf.measure.kernel_metrics import fmt_count
 from pytest_tvmperf.result.text import fmt_time, limit_sign
 from pytest_tvmperf.report.history import HistoryRun
 from pytest_tvmperf.result.entry import ResultEntry, TimeCell
@@ -95,12 +96,20 @@ def _instr_cell(test: ResultEntry, metric: str = "instructions") -> str:
     now, base = (r.exact.scalar(metric) if r is not None else None for r in (test.record, test.baseline))
     if now is None and base is None:
         return "n/a"
-    now_s = "n/a" if now is None else str(now)
-    base_s = "n/a" if base is None else str(base)
     cls = ""
     if now is not None and base is not None and now != base:
         cls = ' class="worse"' if now > base else ' class="better"'
-    return f"<span{cls}>{esc(now_s)}</span> / {esc(base_s)}"
+    return f"<span{cls}>{_count_html(now)}</span> / {_count_html(base)}"
+
+
+def _count_html(value: float | None) -> str:
+    """A count as people read it (``1.28 G``), the exact number on hover; small ones as they are."""
+    if value is None:
+        return "n/a"
+    exact = str(int(value)) if float(value).is_integer() else str(value)
+    if abs(value) < 10_000:
+        return esc(exact)
+    return f'<span title="{esc(exact)}">{esc(fmt_count(value))}</span>'
 
 
 def _failed_cell(test: ResultEntry, verdict: str) -> str:

@@ -658,3 +658,11 @@ def test_trend_over_several_days_shows_both_dates():
 ])
 def test_axis_ends(first, last, labels):
     assert axis_ends(first, last) == labels
+
+
+def test_large_counts_read_as_people_read_them_with_the_exact_number_on_hover():
+    """Seen: a cpu_instructions cell printed ``1275084586``."""
+    from pytest_tvmperf.report.html_report import _count_html
+
+    assert _count_html(1275084586) == '<span title="1275084586">1.28 G</span>'
+    assert _count_html(17) == "17" and _count_html(None) == "n/a"
