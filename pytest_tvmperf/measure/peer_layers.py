@@ -5,8 +5,8 @@ calls, its whole run and its time outside every call are taken from the same rou
 (judge/layer_rounds.py), so that the rows add up to the whole run they are shown with.
 The matching and the table are pure (``judge/layers.py``).
 
-What it costs: a few rounds of each side (:data:`RUNS`, each a plain and an instrumented
-run) after the test's timing, paid only when asked for (``--tvmperf-layers=on``) or when a ``vs_<peer>`` limit
+What it costs: a few instrumented runs of each side (:data:`RUNS`) after the test's
+timing, paid only when asked for (``--tvmperf-layers=on``) or when a ``vs_<peer>`` limit
 fails. TVM, torch and onnxruntime are imported lazily.
 """
 
@@ -73,9 +73,8 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
     """Each kernel call of one run, in order, with its argument shapes (the last argument
     is its output: destination passing), its time, the whole run's and the time outside
     kernels, all from the same ``runs`` instrumented runs (judge/layer_rounds.py). The
-    instrument times every call, kernels and VM builtins alike: the cheapest builtin's
-    window is its own time inside a window, the smallest gap between two calls its own
-    time outside one."""
+    instrument times every call, kernels and VM builtins alike (the builtins are the time
+    outside kernels); its own time is read from the gaps between the calls."""
     from tvm import relax
 
     executable, note = getattr(compiled, "executable", None), ""
@@ -112,30 +111,20 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
     vm.set_instrument(instrument)
     vm[entry](*device_args)  # warm-up, learning the calls
     learning[0] = False
+    kernel = [call is not None for call in seen]
     rounds = []
     for _ in range(runs):
         spans.clear()
         start = clock()
         vm[entry](*device_args)
-        wall_s = clock() - start
+        end = clock()
         if len(spans) != len(seen):
             raise NoLayers(f"the VM made {len(spans)} calls in one run and {len(seen)} in another: the program's "
                            f"control flow depends on its inputs")
-        rounds.append(_vm_round(wall_s, spans, [call is not None for call in seen]))
+        rounds.append(Round.of_vm(start, end, [(a, b) for a, b in spans], kernel))
     anchors = relax_anchors(program, entry)
     return _side("TVM", [_describe_kernel(name, shapes[:-1], shapes[-1] if shapes else (), anchors)
                          for name, shapes in (c for c in seen if c is not None)], rounds, note)
-
-
-def _vm_round(wall_s: float, spans: Sequence[Sequence[float]], timed: Sequence[bool]) -> Round:
-    """One instrumented VM run as a round: the timed calls' windows; the cheapest
-    untimed call's window (a builtin) and the smallest gap between two calls as the
-    instrument's own time inside and outside a window."""
-    windows = [end - start for start, end in spans]
-    gaps = [b[0] - a[1] for a, b in zip(spans, spans[1:]) if b[0] >= a[1]]
-    return Round(wall_s, tuple(w for w, t in zip(windows, timed) if t), hooks=len(spans),
-                 inside_s=min((w for w, t in zip(windows, timed) if not t), default=0.0),
-                 between_s=min(gaps, default=0.0))
 
 
 def _side(label: str, calls: Sequence[LayerCall], rounds: Sequence[Round], note: str = "") -> SideProfile:
@@ -186,7 +175,8 @@ def _torch_call(path: str, module: Any, inputs: Sequence[Any], output: Any) -> L
 EMPTY_CALLS = 8
 
 
-def _hook_time(module: Any, bare: Any, x: Any, windows: list[float], clock: Clock) -> tuple[float, float]:
+def _hook_time(module: Any, bare: Any, x: Any, windows: list[tuple[float, float]],
+               clock: Clock) -> tuple[float, float]:
     """The hooks' own time per call, inside a window and outside it: ``module`` is an
     empty module with the hooks (each call appends its window to ``windows``), ``bare``
     one without them."""
@@ -201,7 +191,7 @@ def _hook_time(module: Any, bare: Any, x: Any, windows: list[float], clock: Cloc
         for _ in range(EMPTY_CALLS):
             bare(x)
         bare_s.append((clock() - start) / EMPTY_CALLS)
-    inside = min(windows, default=0.0)
+    inside = min((end - start for start, end in windows), default=0.0)
     windows.clear()
     return inside, max(0.0, min(hooked_s) - min(bare_s) - inside)
 
@@ -218,7 +208,7 @@ def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
 
     leaves = [(path, m) for path, m in module.named_modules() if not any(True for _ in m.children())]
     seen: list[LayerCall] = []
-    windows: list[float] = []
+    windows: list[tuple[float, float]] = []  # each hooked call of a run: (start, end)
     started: list[float] = []
     learning = [True]
 
@@ -227,7 +217,7 @@ def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
             started.append(clock())
 
         def post(mod, args, output):
-            windows.append(clock() - started.pop())
+            windows.append((started.pop(), clock()))
             if learning[0] and path is not None:
                 seen.append(_torch_call(path, mod, args, output))
 
@@ -246,12 +236,12 @@ def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
                 windows.clear()
                 start = clock()
                 module(*tensors)
-                wall_s = clock() - start
+                end = clock()
                 if len(windows) != len(seen):
                     raise NoLayers("torch called a different number of leaf modules in each run")
-                calls = tuple(windows)
+                spans = tuple(windows)
                 inside, between = _hook_time(empty, bare, tensors[0], windows, clock)
-                rounds.append(Round(wall_s, calls, hooks=len(seen), inside_s=inside, between_s=between))
+                rounds.append(Round.of_hooks(start, end, spans, inside, between))
     finally:
         for h in handles:
             h.remove()
@@ -301,7 +291,8 @@ def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1
         calls.append(LayerCall(name=name, op=op, kind=kind, time_s=0.0, inputs=inputs,
                                output=outputs[0] if outputs else (), flops=flops))
     # the profiler's own time is inside the runs it times: nothing to remove
-    rounds = [Round(run["dur"] / 1e6, tuple(e["dur"] / 1e6 for e in nodes_of), hooks=len(nodes_of))
+    rounds = [Round.of_hooks(run["ts"] / 1e6, (run["ts"] + run["dur"]) / 1e6,
+                             [(e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6) for e in nodes_of])
               for run, nodes_of in zip(timed, per_run)]
     return _side("onnxruntime", calls, rounds)
 
