@@ -10,8 +10,8 @@ kind and output shape (then input and weight shapes, then order); a group that m
 nothing, and the time of either side outside every call (the VM's builtins and dispatch,
 torch's functional ops and Python), are rows of their own: no time is dropped. Each
 side's calls, its whole run and its time outside come from the same runs
-(judge/layer_rounds.py): the rows add up to the whole run, within the noise of the time
-outside, which is not ranked among the losers while within that noise of zero.
+(judge/layer_rounds.py): the rows add up to the whole run; the time outside, shown with
+its noise, is not ranked among the losers while within that noise of zero.
 
 Nothing here imports TVM, torch or onnxruntime (``measure/peer_layers.py`` times them);
 the table as text is result/layers_text.py.
@@ -144,9 +144,8 @@ class LayerCall:
 
 @dataclass(frozen=True)
 class SideProfile:
-    """One side's timed calls in execution order, the median time of a whole run timed
-    in the same rounds, and the time outside every call as measured in those rounds
-    (judge/layer_rounds.py), with its noise."""
+    """One side's timed calls in execution order, its whole run and its time outside
+    every call with its noise, all from the same runs (judge/layer_rounds.py)."""
 
     label: str
     calls: tuple[LayerCall, ...]
@@ -213,8 +212,8 @@ class LayerRow:
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "tvm": [c.to_json() for c in self.tvm], "peer": [c.to_json() for c in self.peer],
                 "flops": self.flops, "outside": self.outside, "tvm_outside_s": self.tvm_outside_s,
-                "peer_outside_s": self.peer_outside_s, "noise_s": self.noise_s, "tvm_s": self.tvm_s, "peer_s": self.peer_s,
-                "lost_s": self.lost_s}
+                "peer_outside_s": self.peer_outside_s, "noise_s": self.noise_s, "tvm_s": self.tvm_s,
+                "peer_s": self.peer_s, "lost_s": self.lost_s}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LayerRow":
