@@ -1,10 +1,11 @@
-"""Per layer, TVM against its peer (issue 35): the table ``--tvmperf-layers`` prints, for
+"""Per layer, TVM against its peer: the table ``--tvmperf-layers`` prints, for
 one bundled workload, with what making it costs.
 
 The workload is compiled for the host ``llvm`` target under ``vm-bytecode`` with the
 given pipeline, then ``measure/peer_layers.layer_tables`` times each side layer by layer
 (TVM's kernel calls by the VM's instrument, torch's leaf modules by hooks, onnxruntime
-by its node profile), ``RUNS`` runs each after a warm-up, and prints the table with the
+by its node profile), ``RUNS`` instrumented runs each after a warm-up (each call, the
+whole run and the time outside every call from the same runs), and prints the table with the
 ``--top`` layers where TVM loses the most. The cost line is the wall time of that step:
 what ``--tvmperf-layers=on`` (or a failed ``vs_<peer>``) adds to a test.
 
@@ -68,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         matched = sum(r.matched for r in table.rows)
         print(f"{matched} matched layer(s) of {len(table.rows)} row(s); per-layer timing took {costs[1]:.2f} s "
-              f"(cold, first use of both sides in the process: {costs[0]:.2f} s; {args.runs} plain and {args.runs} "
-              f"instrumented runs + 1 warm-up per side; the whole runs: TVM "
-              f"{table.tvm_total_s * 1e3:.1f} ms, {peer} {table.peer_total_s * 1e3:.1f} ms)")
+              f"(cold, first use of both sides in the process: {costs[0]:.2f} s; {args.runs} instrumented runs "
+              f"+ 1 warm-up per side; rows of TVM summed: {sum(r.tvm_s for r in table.rows) * 1e3:.1f} ms, of "
+              f"{peer}: {sum(r.peer_s for r in table.rows) * 1e3:.1f} ms)")
     for problem in problems:
         print(problem)
     return 0 if tables else 1

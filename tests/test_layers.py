@@ -17,7 +17,7 @@ try:  # imported at collection: pytester's in-process runs cannot import torch o
 except ImportError:
     torch = None
 
-from pytest_tvmperf.measure.peer_layers import NoLayers, ort_events_profile, with_totals
+from pytest_tvmperf.measure.peer_layers import NoLayers, ort_events_profile, with_test_medians
 from pytest_tvmperf.judge.layers import CONV, MATMUL, LayerCall, LayerTable, SideProfile, fused_ops, match, tvm_anchor
 from pytest_tvmperf.result.layers_text import loser_line, summary_lines, table_lines, with_layers
 
@@ -124,8 +124,30 @@ def test_table_text_json_and_summary():
     assert with_layers("", (table,)) == ""
     (head, line) = summary_lines([("test_net[llvm-vm-bytecode]", (table,))])
     assert line.startswith("  test_net[llvm-vm-bytecode]: layers losing most to torch: conv2 (Conv2d)")
-    retotaled = with_totals(table, 60e-3, None)
-    assert next(r for r in retotaled.rows if r.outside == "tvm").tvm_s == pytest.approx(60e-3 - 51.3e-3)
+    noted = with_test_medians(table, 60e-3, None)
+    assert noted.rows == table.rows and noted.tvm_total_s == table.tvm_total_s  # the table's own whole run kept
+    assert "the test's own medians, timed before them: TVM 60.000 ms" in noted.notes[-1]
+
+
+def with_outside(side: SideProfile, outside_ms: float, noise_ms: float) -> SideProfile:
+    """``side`` with its time outside every call measured (``outside_ms`` +- ``noise_ms``)
+    and its whole run the calls plus that."""
+    calls_s = sum(c.time_s for c in side.calls)
+    return SideProfile(side.label, side.calls, calls_s + outside_ms / 1e3, outside_s=outside_ms / 1e3,
+                       outside_noise_s=noise_ms / 1e3)
+
+
+def test_the_outside_row_is_the_measured_time_and_unranked_within_its_noise():
+    tvm, peer = two_convs_and_a_linear(slow_ms=1.0)  # no layer loses: only the time outside could
+    noisy = match(with_outside(tvm, 3.0, 4.0), peer)
+    outside = next(r for r in noisy.rows if r.outside == "tvm")
+    assert outside.tvm_s == pytest.approx(3e-3) and outside.noise_s == pytest.approx(4e-3)
+    assert sum(r.tvm_s for r in noisy.rows) == pytest.approx(noisy.tvm_total_s)
+    assert outside not in noisy.losers() and "outside kernels" not in loser_line(noisy)
+    assert "3.000±4.000" in "\n".join(table_lines(noisy))
+    clear = match(with_outside(tvm, 3.0, 0.5), peer)  # beyond its noise: ranked, first
+    assert clear.losers()[0].outside == "tvm" and "(outside kernels)" in loser_line(clear)
+    assert LayerTable.from_json(json.loads(json.dumps(noisy.to_json()))) == noisy
 
 
 def test_html_puts_a_bar_per_side_losers_first():
@@ -225,6 +247,13 @@ def test_a_failed_vs_torch_names_the_slow_layer_first(project, warm_torch_export
     (table,) = entries["test_gated[llvm-vm-bytecode]"]["layers"]
     worst = max(table["rows"], key=lambda r: r["lost_s"])
     assert worst["label"] == "slow (Conv2d 3x3 s1 p1)" and worst["tvm"][0]["name"].startswith("fused_conv2d")
+    # the rows add up to the whole run printed with them (timed in the same runs; the fake timer's
+    # whole-run samples are no part of the table)
+    for side in ("tvm", "peer"):
+        rows_s, whole_s = sum(r[f"{side}_s"] for r in table["rows"]), table[f"{side}_total_s"]
+        assert abs(rows_s - whole_s) <= 0.1 * whole_s, (side, rows_s, whole_s)
+    assert (f"whole run, timed with the rows: TVM {table['tvm_total_s'] * 1e3:.3f} ms, "
+            f"torch {table['peer_total_s'] * 1e3:.3f} ms") in section
     assert worst["flops"] == 2 * 16 * 32 * 32 * 16 * 9
     assert "layers" not in entries["test_free[llvm-vm-bytecode]"]  # passing, not asked for: nothing paid
     html = (project.pytester.path / "out.html").read_text()
@@ -262,9 +291,10 @@ def test_onnxruntime_per_node_table_of_a_bundled_model():
     convs = [r for r in table.rows if any(c.kind == CONV for c in r.tvm)]
     assert len(convs) == 26 and all(r.matched for r in convs)  # squeezenet 1.0: 26 convolutions
     assert all(r.gflops("tvm") and r.gflops("peer") for r in convs)
-    assert sum(r.tvm_s for r in table.rows) == pytest.approx(max(table.tvm_total_s, sum(
-        c.time_s for r in table.rows for c in r.tvm)))
-    assert sum(r.peer_s for r in table.rows) >= table.peer_total_s * 0.999
+    for side, total in (("tvm", table.tvm_total_s), ("peer", table.peer_total_s)):  # within the outside row's noise
+        (outside,) = [r for r in table.rows if r.outside == side]
+        rows_s = sum(r.tvm_s if side == "tvm" else r.peer_s for r in table.rows)
+        assert abs(rows_s - total) <= outside.noise_s + 1e-12, (side, rows_s, total, outside.noise_s)
 
 
 def test_a_vm_compiled_build_is_timed_per_kernel_under_bytecode():

@@ -73,6 +73,23 @@ def test_peer_ratio_is_recorded_gated_and_tabled(project):
     assert abs(gated["peers"][0]["ratio"] - 2.0) < 1e-6
 
 
+
+def test_a_recording_run_counts_and_names_a_baseline_whose_peer_check_failed(project):
+    """A recording run whose gated peer is past its limit writes the baseline all the
+    same: the test fails for the peer, its verdict says ``recorded`` with the peer
+    failure beside it, and the count of baselines written includes it."""
+    project.pytester.makepyfile(test_perf=PEER_TEST)
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.5")  # TVM takes 2x NumPy's time: past vs_numpy=1.5
+    result = project.run("--tvmperf-update", "-k", "gated or shown", "--tvmperf-json=out.json")
+    result.assert_outcomes(passed=1, failed=1)
+    assert set(project.baselines()["tests"]) == {"test_gated[llvm-prim]", "test_shown[llvm-prim]"}
+    result.stdout.fnmatch_lines(["*test_gated[[]llvm-prim[]]*recorded; slower than peer numpy 2.00x > 1.5*",
+                                 "*baselines written for 2 test(s) under *"])
+    results = json.loads((project.pytester.path / "out.json").read_text())
+    gated = next(t for t in results["tests"] if t["test_id"] == "test_gated[llvm-prim]")
+    assert gated["verdict"] == "recorded" and gated["peers"][0]["status"] == "exceeded"
+
+
 FAR_PEER_TEST = '''
 import dataclasses
 import numpy as np

@@ -239,15 +239,15 @@ def decide(record: "Record", baseline: "Record", time: TimeJudged | None, thresh
 
 
 def recorded(record: "Record", who: Identity, peers: tuple[RatioVerdict, ...] = (), note: str = "") -> Decision:
-    """An update's outcome: the record queued; a gated peer past its limit (or unclear)
-    still fails (or is inconclusive), the baseline recorded all the same."""
+    """An update's outcome: the record queued, the verdict ``recorded``; a gated peer past
+    its limit (or unclear) still fails (or is inconclusive) the test, the baseline recorded
+    all the same (the summary's verdict says both: judge/verdict.py ``peer_failures``)."""
     gated = [p for p in peers if p.status in ("exceeded", "inconclusive")]
     message = ""
     if gated:
         message = "\n".join([f"tvmperf: {who.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
                              *peer_lines(peers)])
     exceeded = any(p.status == "exceeded" for p in peers)
-    return Decision(Verdict.SLOWER_THAN_PEER if exceeded else Verdict.RECORDED, record=record, peers=peers,
-                    message=message, note=note, fails=exceeded,
+    return Decision(Verdict.RECORDED, record=record, peers=peers, message=message, note=note, fails=exceeded,
                     open=not exceeded and any(p.status == "inconclusive" for p in peers))
 

@@ -1,4 +1,4 @@
-"""Pure: which layer loses to the peer framework (issue 35).
+"""Pure: which layer loses to the peer framework.
 
 Each side of a test is a sequence of timed calls in execution order: TVM's kernel calls
 (from the VM's instrument) and the peer's layers (torch leaf modules, onnxruntime nodes).
@@ -8,7 +8,10 @@ join its group, on both sides, because TVM fuses them into or next to the anchor
 kernel while the peer runs them as layers of their own. Groups are matched by anchor
 kind and output shape (then input and weight shapes, then order); a group that matches
 nothing, and the time of either side outside every call (the VM's builtins and dispatch,
-torch's functional ops and Python), are rows of their own: no time is dropped.
+torch's functional ops and Python), are rows of their own: no time is dropped. Each
+side's calls, its whole run and its time outside come from the same runs
+(judge/layer_rounds.py): the rows add up to the whole run; the time outside, shown with
+its noise, is not ranked among the losers while within that noise of zero.
 
 Nothing here imports TVM, torch or onnxruntime (``measure/peer_layers.py`` times them);
 the table as text is result/layers_text.py.
@@ -141,14 +144,21 @@ class LayerCall:
 
 @dataclass(frozen=True)
 class SideProfile:
-    """One side's timed calls in execution order, and the median time of a whole run
-    (the time outside every call is ``total_s`` minus their sum)."""
+    """One side's timed calls in execution order, its whole run and its time outside
+    every call with its noise, all from the same runs (judge/layer_rounds.py)."""
 
     label: str
     calls: tuple[LayerCall, ...]
     total_s: float
     #: how this side was timed, when it is not what the test ran (one line, or "")
     note: str = ""
+    #: the time outside every call, measured run by run; None: ``total_s`` less the calls
+    outside_s: float | None = None
+    outside_noise_s: float = 0.0
+
+    @property
+    def outside(self) -> float:
+        return self.total_s - sum(c.time_s for c in self.calls) if self.outside_s is None else self.outside_s
 
 
 @dataclass(frozen=True)
@@ -165,6 +175,8 @@ class LayerRow:
     outside: str = ""
     tvm_outside_s: float = 0.0
     peer_outside_s: float = 0.0
+    #: how far the time outside (``outside``) can be off: a row within it of zero is not ranked
+    noise_s: float = 0.0
 
     @property
     def tvm_s(self) -> float:
@@ -178,6 +190,12 @@ class LayerRow:
     def lost_s(self) -> float:
         """Seconds TVM spends on this layer beyond the peer (negative: TVM is faster)."""
         return self.tvm_s - self.peer_s
+
+    @property
+    def ranked(self) -> bool:
+        """Can this row be among the layers that lose most? Not the time outside every
+        call when it is within its noise of zero."""
+        return not self.outside or abs(self.lost_s) > self.noise_s
 
     @property
     def matched(self) -> bool:
@@ -194,15 +212,16 @@ class LayerRow:
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "tvm": [c.to_json() for c in self.tvm], "peer": [c.to_json() for c in self.peer],
                 "flops": self.flops, "outside": self.outside, "tvm_outside_s": self.tvm_outside_s,
-                "peer_outside_s": self.peer_outside_s, "tvm_s": self.tvm_s, "peer_s": self.peer_s,
-                "lost_s": self.lost_s}
+                "peer_outside_s": self.peer_outside_s, "noise_s": self.noise_s, "tvm_s": self.tvm_s,
+                "peer_s": self.peer_s, "lost_s": self.lost_s}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LayerRow":
         return cls(label=str(data["label"]), tvm=tuple(LayerCall.from_json(c) for c in data.get("tvm", ())),
                    peer=tuple(LayerCall.from_json(c) for c in data.get("peer", ())),
                    flops=None if data.get("flops") is None else int(data["flops"]), outside=str(data.get("outside", "")),
-                   tvm_outside_s=float(data.get("tvm_outside_s", 0.0)), peer_outside_s=float(data.get("peer_outside_s", 0.0)))
+                   tvm_outside_s=float(data.get("tvm_outside_s", 0.0)), peer_outside_s=float(data.get("peer_outside_s", 0.0)),
+                   noise_s=float(data.get("noise_s", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -217,9 +236,10 @@ class LayerTable:
     notes: tuple[str, ...] = ()
 
     def losers(self, n: int | None = None) -> list[LayerRow]:
-        """The rows where TVM loses the most time to the peer, most first (ties: table order)."""
+        """The rows where TVM loses the most time to the peer, most first (ties: table
+        order); the time outside every call only beyond its noise."""
         order = sorted(range(len(self.rows)), key=lambda i: (-self.rows[i].lost_s, i))
-        losing = [self.rows[i] for i in order if self.rows[i].lost_s > 0]
+        losing = [self.rows[i] for i in order if self.rows[i].lost_s > 0 and self.rows[i].ranked]
         return losing if n is None else losing[:n]
 
     def to_json(self) -> dict[str, Any]:
@@ -323,12 +343,10 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
         if pi not in pairs:
             rows.append(LayerRow(label=f"({peer.label} only) {pg.calls[0].name}", peer=tuple(pg.calls),
                                  flops=pg.anchor.flops if pg.anchor is not None else None))
-    tvm_out = max(0.0, tvm.total_s - sum(c.time_s for c in tvm.calls))
-    peer_out = max(0.0, peer.total_s - sum(c.time_s for c in peer.calls))
     rows.append(LayerRow(label="(outside kernels) TVM: VM builtins, allocation, dispatch", outside="tvm",
-                         tvm_outside_s=tvm_out))
-    rows.append(LayerRow(label=f"(outside layers) {peer.label}: between its layers (functional ops, framework overhead)", outside="peer",
-                         peer_outside_s=peer_out))
+                         tvm_outside_s=tvm.outside, noise_s=tvm.outside_noise_s))
+    rows.append(LayerRow(label=f"(outside layers) {peer.label}: between its layers (functional ops, framework overhead)",
+                         outside="peer", peer_outside_s=peer.outside, noise_s=peer.outside_noise_s))
     return LayerTable(peer=peer.label, rows=tuple(rows), tvm_total_s=tvm.total_s, peer_total_s=peer.total_s,
                       notes=tuple(n for n in (tvm.note, peer.note) if n))
 

@@ -121,3 +121,10 @@ class PeerCell:
                    low=f.number("low", required=True), high=f.number("high", required=True),
                    status=read_verdict(f, "status"), limit=f.number("limit"),
                    numerator_s=f.number("numerator_s"), denominator_s=f.number("denominator_s"))
+
+
+def peer_failures(peers: Any) -> str:
+    """The gated peers past their limit, in words (``slower than peer torch 3.10x > 1.5``),
+    "" when none: what fails a test whose baseline was recorded all the same."""
+    over = [p for p in peers if p.status == Verdict.EXCEEDED and p.limit is not None]
+    return "; ".join(f"{Verdict.SLOWER_THAN_PEER} {p.name} {p.ratio:.2f}x > {p.limit:g}" for p in over)

@@ -1,7 +1,9 @@
-"""Per-layer time of both sides of a peer comparison (issue 35): TVM's kernel calls, each
-timed by the VM's instrument with its argument shapes, and the peer's layers (torch: a
-forward pre/post hook on each leaf module; onnxruntime: its own per-node profile). The
-matching and the table are pure (``judge/layers.py``).
+"""Per-layer time of both sides of a peer comparison: TVM's kernel calls, each timed by
+the VM's instrument with its argument shapes, and the peer's layers (torch: a forward
+pre/post hook on each leaf module; onnxruntime: its own per-node profile). Each side's
+calls, its whole run and its time outside every call are taken from the same rounds
+(judge/layer_rounds.py), so that the rows add up to the whole run they are shown with.
+The matching and the table are pure (``judge/layers.py``).
 
 What it costs: a few instrumented runs of each side (:data:`RUNS`) after the test's
 timing, paid only when asked for (``--tvmperf-layers=on``) or when a ``vs_<peer>`` limit
@@ -15,16 +17,16 @@ import os
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from pytest_tvmperf.judge.layer_rounds import Round, apportion
 from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, window
 from pytest_tvmperf.judge.layers import (PEER_ANCHORS, LayerCall, LayerTable, SideProfile, conv_flops, fused_ops,
                                           match, matmul_flops, tvm_anchor)
 
-#: instrumented runs of each side (after one warm-up run); each call's time is its median
+#: rounds of each side (after one warm-up); each call's time is its median over them
 RUNS = 5
 
 Clock = Callable[[], float]
@@ -60,13 +62,19 @@ def _shape_of(value: Any) -> tuple[int, ...] | None:
         return None
 
 
+def _relax_functions(lowered: Any) -> set[str]:
+    from tvm import relax
+
+    return {gv.name_hint for gv, f in lowered.functions.items() if isinstance(f, relax.Function)}
+
+
 def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: int = RUNS,
                 clock: Clock = time.perf_counter, target: Any = None) -> SideProfile:
-    """Each kernel call of one run, in order, with its median time over ``runs``
-    instrumented runs and its argument shapes (the last argument is its output:
-    destination passing); VM builtins are left out of the calls (their time is the
-    table's "outside kernels" row). The whole run's time is the median of ``runs``
-    runs without the instrument."""
+    """Each kernel call of one run, in order, with its argument shapes (the last argument
+    is its output: destination passing), its time, the whole run's and the time outside
+    kernels, all from the same ``runs`` instrumented runs (judge/layer_rounds.py). The
+    instrument times every call, kernels and VM builtins alike (the builtins are the time
+    outside kernels); its own time is read from the gaps between the calls."""
     from tvm import relax
 
     executable, note = getattr(compiled, "executable", None), ""
@@ -79,48 +87,52 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
         raise NoLayers("per-layer time needs a Relax VM run here (the VM's instrument times each kernel call); "
                        "this test runs under another executor or on a remote device")
 
-    kernels = {gv.name_hint for gv in compiled.lowered.get_global_vars()}
+    kernels = {gv.name_hint for gv in compiled.lowered.get_global_vars()} - _relax_functions(compiled.lowered)
     vm = relax.VirtualMachine(executable, compiled.dev)
     device_args = [__import__("tvm").runtime.tensor(np.ascontiguousarray(a), compiled.dev) for a in args]
-    seen: list[tuple[str, tuple]] = []
-    times: list[list[float]] = []
-    started: list[float] = []
-    first = [True]
+    seen: list[tuple[str, tuple] | None] = []  # each call of a run: (kernel, shapes), or None for a builtin
+    spans: list[list[float]] = []  # each call of a run: [start, end]
+    open_calls: list[int] = []
+    learning = [True]
 
     def instrument(func, func_symbol, before_run, ret_value, *call_args):
-        name = str(func_symbol)
-        if name not in kernels:
-            return 0
         if before_run:
-            if first[0]:
-                seen.append((name, tuple(s for s in (_shape_of(a) for a in call_args) if s is not None)))
-            started.append(clock())
+            if learning[0]:
+                name = str(func_symbol)
+                seen.append((name, tuple(s for s in (_shape_of(a) for a in call_args) if s is not None))
+                            if name in kernels else None)
+            open_calls.append(len(spans))
+            spans.append([clock(), 0.0])
         else:
-            times[-1].append(clock() - started.pop())
+            spans[open_calls.pop()][1] = clock()
         return 0
 
     entry = compiled.entry
-    vm[entry](*device_args)  # warm-up
-    totals = []
-    for _ in range(runs):  # the whole run without the instrument, whose Python calls cost more than a small kernel
+    vm.set_instrument(instrument)
+    vm[entry](*device_args)  # warm-up, learning the calls
+    learning[0] = False
+    kernel = [call is not None for call in seen]
+    rounds = []
+    for _ in range(runs):
+        spans.clear()
         start = clock()
         vm[entry](*device_args)
-        totals.append(clock() - start)
-    vm.set_instrument(instrument)
-    for i in range(runs):
-        times.append([])
-        vm[entry](*device_args)
-        first[0] = False
-    counts = {len(t) for t in times}
-    if counts != {len(seen)}:
-        raise NoLayers(f"the VM called a different number of kernels in each run ({sorted(counts)}): the program's "
-                       f"control flow depends on its inputs")
+        end = clock()
+        if len(spans) != len(seen):
+            raise NoLayers(f"the VM made {len(spans)} calls in one run and {len(seen)} in another: the program's "
+                           f"control flow depends on its inputs")
+        rounds.append(Round.of_vm(start, end, [(a, b) for a, b in spans], kernel))
     anchors = relax_anchors(program, entry)
-    calls = []
-    for i, (name, shapes) in enumerate(seen):
-        described = _describe_kernel(name, shapes[:-1], shapes[-1] if shapes else (), anchors)
-        calls.append(_with_time(described, statistics.median(t[i] for t in times)))
-    return SideProfile("TVM", tuple(calls), float(statistics.median(totals)), note)
+    return _side("TVM", [_describe_kernel(name, shapes[:-1], shapes[-1] if shapes else (), anchors)
+                         for name, shapes in (c for c in seen if c is not None)], rounds, note)
+
+
+def _side(label: str, calls: Sequence[LayerCall], rounds: Sequence[Round], note: str = "") -> SideProfile:
+    """``calls`` timed by ``rounds`` (judge/layer_rounds.py): each call's time, the whole
+    run and the time outside every call, from the same runs."""
+    parts = apportion(rounds)
+    return SideProfile(label, tuple(_with_time(c, t) for c, t in zip(calls, parts.calls_s)), parts.total_s, note,
+                       outside_s=parts.outside_s, outside_noise_s=parts.outside_noise_s)
 
 
 def _with_time(call: LayerCall, seconds: float) -> LayerCall:
@@ -159,58 +171,81 @@ def _torch_call(path: str, module: Any, inputs: Sequence[Any], output: Any) -> L
                      attrs=attrs, flops=flops)
 
 
+#: calls of an empty module per measurement of the hooks' own time (the least of three is taken)
+EMPTY_CALLS = 8
+
+
+def _hook_time(module: Any, bare: Any, x: Any, windows: list[tuple[float, float]],
+               clock: Clock) -> tuple[float, float]:
+    """The hooks' own time per call, inside a window and outside it: ``module`` is an
+    empty module with the hooks (each call appends its window to ``windows``), ``bare``
+    one without them."""
+    hooked_s, bare_s = [], []
+    for _ in range(3):
+        windows.clear()
+        start = clock()
+        for _ in range(EMPTY_CALLS):
+            module(x)
+        hooked_s.append((clock() - start) / EMPTY_CALLS)
+        start = clock()
+        for _ in range(EMPTY_CALLS):
+            bare(x)
+        bare_s.append((clock() - start) / EMPTY_CALLS)
+    inside = min((end - start for start, end in windows), default=0.0)
+    windows.clear()
+    return inside, max(0.0, min(hooked_s) - min(bare_s) - inside)
+
+
 def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
                   clock: Clock = time.perf_counter) -> SideProfile:
     """Each leaf module call of one forward, in order (a module called twice is two
-    calls), with its median time over ``runs`` runs, timed by a forward pre-hook and a
-    forward hook; its module path, shapes and attributes."""
+    calls), timed by a forward pre-hook and a forward hook; its module path, shapes and
+    attributes. Its time, the whole forward's and the time between leaves come from the
+    same ``runs`` hooked forwards (judge/layer_rounds.py); the hooks' own time, from an
+    empty module with and without them in each round, is removed."""
     torch = __import__("torch")
     from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 
     leaves = [(path, m) for path, m in module.named_modules() if not any(True for _ in m.children())]
     seen: list[LayerCall] = []
-    times: list[list[float]] = []
+    windows: list[tuple[float, float]] = []  # each hooked call of a run: (start, end)
     started: list[float] = []
-    first = [True]
-    handles = []
+    learning = [True]
 
-    def make_hooks(path: str):
+    def hook(leaf: Any, path: str | None) -> list[Any]:
         def pre(mod, args):
             started.append(clock())
 
         def post(mod, args, output):
-            elapsed = clock() - started.pop()
-            times[-1].append(elapsed)
-            if first[0]:
+            windows.append((started.pop(), clock()))
+            if learning[0] and path is not None:
                 seen.append(_torch_call(path, mod, args, output))
 
-        return pre, post
+        return [leaf.register_forward_pre_hook(pre), leaf.register_forward_hook(post)]
 
     tensors = [tensor_from_numpy(torch, a) for a in inputs]
-    totals = []
-    with torch.inference_mode():
-        module(*tensors)  # warm-up, not hooked
-        for _ in range(runs):  # the whole run without hooks
-            start = clock()
-            module(*tensors)
-            totals.append(clock() - start)
+    empty, bare = torch.nn.Identity(), torch.nn.Identity()
+    hook(empty, None)
+    handles = [h for path, leaf in leaves for h in hook(leaf, path)]
+    rounds = []
     try:
-        for path, leaf in leaves:
-            pre, post = make_hooks(path)
-            handles.append(leaf.register_forward_pre_hook(pre))
-            handles.append(leaf.register_forward_hook(post))
-        for _ in range(runs):
-            times.append([])
-            with torch.inference_mode():
+        with torch.inference_mode():
+            module(*tensors)  # warm-up, learning the calls
+            learning[0] = False
+            for _ in range(runs):
+                windows.clear()
+                start = clock()
                 module(*tensors)
-            first[0] = False
+                end = clock()
+                if len(windows) != len(seen):
+                    raise NoLayers("torch called a different number of leaf modules in each run")
+                spans = tuple(windows)
+                inside, between = _hook_time(empty, bare, tensors[0], windows, clock)
+                rounds.append(Round.of_hooks(start, end, spans, inside, between))
     finally:
         for h in handles:
             h.remove()
-    if {len(t) for t in times} != {len(seen)}:
-        raise NoLayers("torch called a different number of leaf modules in each run")
-    calls = tuple(_with_time(c, statistics.median(t[i] for t in times)) for i, c in enumerate(seen))
-    return SideProfile("torch", calls, float(statistics.median(totals)))
+    return _side("torch", seen, rounds)
 
 
 # ---------------------------------------------------------------- onnxruntime
@@ -226,7 +261,8 @@ def _ort_shapes(entries: Any) -> tuple[tuple[int, ...], ...]:
 
 def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1) -> SideProfile:
     """Pure: onnxruntime's profile (its JSON list of trace events) as one run's node
-    calls, in order, each with its median time over the runs after ``warmup_runs``."""
+    calls, in order, each with its median time over the runs after ``warmup_runs``; the
+    whole run and the time between nodes from the same runs (each run's ``model_run``)."""
     runs = sorted((e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"),
                   key=lambda e: e["ts"])
     if len(runs) <= warmup_runs:
@@ -241,7 +277,7 @@ def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1
     if len({len(r) for r in per_run}) != 1 or not per_run[0]:
         raise NoLayers("onnxruntime ran a different number of nodes in each run")
     calls = []
-    for i, event in enumerate(per_run[0]):
+    for event in per_run[0]:
         args = event.get("args", {})
         op = str(args.get("op_name", ""))
         inputs, outputs = _ort_shapes(args.get("input_type_shape")), _ort_shapes(args.get("output_type_shape"))
@@ -252,10 +288,13 @@ def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1
         elif kind == "matmul" and inputs and outputs:
             flops = matmul_flops(inputs[0], outputs[0])
         name = str(event["name"]).removesuffix("_kernel_time")
-        calls.append(LayerCall(name=name, op=op, kind=kind,
-                               time_s=statistics.median(r[i]["dur"] for r in per_run) / 1e6,
-                               inputs=inputs, output=outputs[0] if outputs else (), flops=flops))
-    return SideProfile("onnxruntime", tuple(calls), statistics.median(r["dur"] for r in timed) / 1e6)
+        calls.append(LayerCall(name=name, op=op, kind=kind, time_s=0.0, inputs=inputs,
+                               output=outputs[0] if outputs else (), flops=flops))
+    # the profiler's own time is inside the runs it times: nothing to remove
+    rounds = [Round.of_hooks(run["ts"] / 1e6, (run["ts"] + run["dur"]) / 1e6,
+                             [(e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6) for e in nodes_of])
+              for run, nodes_of in zip(timed, per_run)]
+    return _side("onnxruntime", calls, rounds)
 
 
 def ort_profile(model: bytes, names: Sequence[str], inputs: Sequence[np.ndarray], runs: int = RUNS) -> SideProfile:
@@ -322,8 +361,8 @@ def layer_tables(compiled: Any, args: Sequence[np.ndarray], program: Any, inputs
 def for_test(tv: Any, prep: Any, samples: Any, verdicts: Sequence[Any]) -> tuple[LayerTable, ...]:
     """The tables of one test (``tv``: its ``Tvmperf``): against every peer timed when
     ``--tvmperf-layers=on``, else against the peers whose ``vs_<peer>`` limit failed,
-    else none (nothing is paid). The whole-run medians of the test's own samples are the
-    tables' totals (the instrumented runs are slower by the instrument's own calls)."""
+    else none (nothing is paid). Each table's whole runs are the ones timed with its rows;
+    a note gives the test's own medians, timed before them."""
     session = tv.session
     timed = dict(samples.peers) if samples is not None else {}
     failed = {v.name for v in verdicts if str(v.status) == "exceeded"}
@@ -338,25 +377,19 @@ def for_test(tv: Any, prep: Any, samples: Any, verdicts: Sequence[Any]) -> tuple
     out = []
     for table in tables:
         peer_samples = timed.get(table.peer)
-        out.append(with_totals(table, statistics.median(samples.samples) if samples is not None else None,
-                               statistics.median(peer_samples) if peer_samples else None))
+        out.append(with_test_medians(table, statistics.median(samples.samples) if samples is not None else None,
+                                     statistics.median(peer_samples) if peer_samples else None))
     return tuple(out)
 
 
-def with_totals(table: LayerTable, tvm_total_s: float | None, peer_total_s: float | None) -> LayerTable:
-    """``table`` with the whole-run times of the test's own (uninstrumented) samples: the
-    rows of time outside every call are recomputed from them."""
+def with_test_medians(table: LayerTable, tvm_s: float | None, peer_s: float | None) -> LayerTable:
+    """``table`` with a note giving the test's own whole-run medians (timed before the
+    rows, maybe under another load), beside the table's (timed with its rows)."""
     from dataclasses import replace
 
-    tvm_total = table.tvm_total_s if tvm_total_s is None else tvm_total_s
-    peer_total = table.peer_total_s if peer_total_s is None else peer_total_s
-    rows = []
-    for row in table.rows:
-        if row.outside == "tvm":
-            inside = sum(r.tvm_s for r in table.rows if not r.outside)
-            row = replace(row, tvm_outside_s=max(0.0, tvm_total - inside))
-        elif row.outside == "peer":
-            inside = sum(r.peer_s for r in table.rows if not r.outside)
-            row = replace(row, peer_outside_s=max(0.0, peer_total - inside))
-        rows.append(row)
-    return replace(table, rows=tuple(rows), tvm_total_s=tvm_total, peer_total_s=peer_total)
+    shown = [f"{side} {s * 1e3:.3f} ms" for side, s in (("TVM", tvm_s), (table.peer, peer_s)) if s is not None]
+    if not shown:
+        return table
+    note = ("whole runs timed in the same rounds as the rows (each row and the time outside from the same runs); "
+            f"the test's own medians, timed before them: {', '.join(shown)}")
+    return replace(table, notes=table.notes + (note,))

@@ -1,4 +1,4 @@
-"""Pure HTML: per layer, TVM beside its peer framework (issue 35): one row per layer, the
+"""Pure HTML: per layer, TVM beside its peer framework: one row per layer, the
 layers where TVM loses the most first, a bar for each side on one scale."""
 
 from __future__ import annotations
@@ -21,6 +21,13 @@ def _bar(seconds: float, longest: float, colour: str, title: str) -> str:
             f'width:{width:.2f}%;min-width:{1 if seconds > 0 else 0}px"></div>')
 
 
+def _time(row: LayerRow, side: str) -> str:
+    """A side's time; the time outside every call with its noise."""
+    seconds = row.tvm_s if side == "tvm" else row.peer_s
+    noise = f" ± {fmt_time(row.noise_s)}" if row.outside == side and row.noise_s > 0 else ""
+    return esc(fmt_time(seconds) + noise)
+
+
 def _gflops(row: LayerRow, side: str) -> str:
     value = row.gflops(side)
     return "-" if value is None else f"{value:.1f}"
@@ -38,7 +45,7 @@ def _table(test: ResultEntry, table: LayerTable) -> str:
         bars = (_bar(row.tvm_s, longest, _TVM, f"TVM {fmt_time(row.tvm_s)}")
                 + _bar(row.peer_s, longest, _PEER, f"{table.peer} {fmt_time(row.peer_s)}"))
         rows.append(f'<tr><td class="test">{esc(row.label)}</td><td style="min-width:12em">{bars}</td>'
-                    f'<td class="num">{esc(fmt_time(row.tvm_s))}</td><td class="num">{esc(fmt_time(row.peer_s))}</td>'
+                    f'<td class="num">{_time(row, "tvm")}</td><td class="num">{_time(row, "peer")}</td>'
                     f'<td class="num">{esc(ratio)}</td><td class="num">{_gflops(row, "tvm")}</td>'
                     f'<td class="num">{_gflops(row, "peer")}</td><td>{esc(kernels)}</td></tr>')
     if rest:
@@ -49,7 +56,7 @@ def _table(test: ResultEntry, table: LayerTable) -> str:
         "layer", f"TVM (red) / {table.peer} (blue)", "TVM", table.peer, "TVM / peer", "TVM GFLOPS",
         f"{table.peer} GFLOPS", "TVM kernels"))
     notes = "".join(f"<p>{esc(n)}</p>" for n in table.notes)
-    return (f"<h3>{esc(test_label(test))} against {esc(table.peer)} (whole run: TVM {esc(fmt_time(table.tvm_total_s))}, "
+    return (f"<h3>{esc(test_label(test))} against {esc(table.peer)} (whole run, timed with the rows: TVM {esc(fmt_time(table.tvm_total_s))}, "
             f"{esc(table.peer)} {esc(fmt_time(table.peer_total_s))})</h3>{notes}"
             f'<div class="scroll"><table class="tvmperf-layers"><thead><tr>{header}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>")
@@ -61,5 +68,6 @@ def layers_section(tests: Sequence[ResultEntry]) -> str:
     if not parts:
         return ""
     return ('<section class="layers" id="tvmperf-layers"><h2>Per layer: where TVM loses time to its peers '
-            "(layers losing the most first; time outside every kernel or layer is a row of its own)</h2>"
+            "(layers losing the most first; time outside every kernel or layer is a row of its own, measured in the "
+            "same runs as the rows and the whole run, with its noise)</h2>"
             f"{''.join(parts)}</section>")

@@ -15,7 +15,7 @@ from pytest_tvmperf.report.history import history_line, parse_history
 from pytest_tvmperf.result.entry import ResultEntry, ResultsError, results_json
 from pytest_tvmperf.result.run_report import ReportSection
 from pytest_tvmperf.store.files import atomic_write, read_regular_text
-from pytest_tvmperf.judge.verdict import FAILING
+from pytest_tvmperf.judge.verdict import FAILING, peer_failures
 
 
 def check_writable(path: Path, option: str) -> None:
@@ -109,7 +109,7 @@ def annotations(entries: Sequence[ResultEntry]) -> list[str]:
         return []
     out = []
     for e in entries:
-        if e.verdict in FAILING and e.message:
+        if (e.verdict in FAILING or peer_failures(e.peers)) and e.message:
             path, line = e.location
             out.append(github_annotation(path or e.nodeid.split("::")[0], int(line or 1), e.verdict, e.message))
     return out

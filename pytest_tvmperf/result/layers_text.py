@@ -1,15 +1,21 @@
-"""Pure: the per-layer table as text (issue 35): its lines, the layers that lose most to
+"""Pure: the per-layer table as text: its lines, the layers that lose most to
 the peer in a failure message, and the run summary's lines (the matching is judge/layers.py)."""
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from pytest_tvmperf.judge.layers import LayerTable, anchor_label
+from pytest_tvmperf.judge.layers import LayerRow, LayerTable
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f}"
+
+
+def _cell(row: LayerRow, side: str) -> str:
+    """A side's time in ms; the time outside every call with its noise (``0.120±0.050``)."""
+    seconds = row.tvm_s if side == "tvm" else row.peer_s
+    return f"{_ms(seconds)}±{_ms(row.noise_s)}" if row.outside == side and row.noise_s > 0 else _ms(seconds)
 
 
 def _gf(value: float | None) -> str:
@@ -28,11 +34,12 @@ def table_lines(table: LayerTable, limit: int | None = None) -> list[str]:
               f"{table.peer} GFLOPS", "TVM kernels"]
     body = []
     for i, row in enumerate(shown + ([] if limit is not None else rest), 1):
-        body.append([str(i), row.label, _ms(row.tvm_s), _ms(row.peer_s), _ms(row.lost_s),
+        body.append([str(i), row.label, _cell(row, "tvm"), _cell(row, "peer"), _ms(row.lost_s),
                      "-" if row.ratio is None else f"{row.ratio:.2f}x", _gf(row.gflops("tvm")), _gf(row.gflops("peer")),
                      ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-"])
-    lines = [f"per layer, TVM against {table.peer} (whole run: TVM {_ms(table.tvm_total_s)} ms, "
-             f"{table.peer} {_ms(table.peer_total_s)} ms; layers where TVM loses the most first):"]
+    lines = [f"per layer, TVM against {table.peer} (whole run, timed with the rows: TVM {_ms(table.tvm_total_s)} ms, "
+             f"{table.peer} {_ms(table.peer_total_s)} ms; layers where TVM loses the most first; the time outside "
+             f"every call with its noise, not ranked within it of zero):"]
     lines += ["  " + line for line in text_table(header, body)]
     if limit is not None:
         others = [r for r in table.rows if r not in shown]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL, RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
-from pytest_tvmperf.judge.verdict import PeerCell, Verdict
+from pytest_tvmperf.judge.verdict import PeerCell, Verdict, peer_failures
 
 if TYPE_CHECKING:
     from pytest_tvmperf.result.entry import ResultEntry
@@ -141,7 +141,10 @@ class SummaryRow:
 
     @property
     def verdict_cell(self) -> str:
-        """``regressed (cpu_instructions)``: the verdict, with the metrics that failed it."""
+        """``regressed (cpu_instructions)``: the verdict, with the metrics that failed it;
+        ``recorded; slower than peer torch 3.10x > 1.5``: a recorded test a peer failed."""
+        if self.verdict == Verdict.RECORDED and peer_failures(self.peers):
+            return f"{self.verdict}; {peer_failures(self.peers)}"
         return f"{self.verdict} ({', '.join(self.failed)})" if self.failed else str(self.verdict)
 
     @property
