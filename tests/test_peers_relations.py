@@ -230,6 +230,21 @@ def test_a_gate_past_its_limit_only_once_is_inconclusive(project):
     result.stdout.fnmatch_lines(["*TvmperfInconclusive*"])
 
 
+def test_the_step_summary_headline_counts_an_inconclusive_peer_gate_as_inconclusive(project, tmp_path):
+    """A test whose only gate that could not tell is a peer's passes, but the GitHub step
+    summary's headline does not count it as a pass."""
+    project.pytester.makepyfile(test_perf=PEER_TEST)
+    project.run("--tvmperf-update", "-k", "gated").assert_outcomes(passed=1)
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.69")    # TVM 1.45x NumPy, not clearly within 1.5
+    project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.173")  # the re-measure: 1.70x, the two disagree
+    summary = tmp_path / "step-summary.md"
+    project.set_env("GITHUB_STEP_SUMMARY", str(summary))
+    project.run("-k", "gated", "--tvmperf-threshold=time=off").assert_outcomes(passed=1)
+    markdown = summary.read_text(encoding="utf-8")
+    assert markdown.startswith("### pytest-tvmperf: 1 inconclusive\n"), markdown
+    assert "⚠️ pass (vs numpy inconclusive)" in markdown
+
+
 def test_a_timer_that_drops_peers_is_an_error_not_a_silent_pass(project):
     project.pytester.makepyfile(test_perf=PEER_TEST)
     project.pytester.makeconftest('''

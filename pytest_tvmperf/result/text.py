@@ -140,6 +140,19 @@ class SummaryRow:
         )
 
     @property
+    def held_peers(self) -> tuple[str, ...]:
+        """The gated peers whose ratio could not be told against its limit (inconclusive)."""
+        return tuple(p.name for p in self.peers if p.limit is not None and p.status == Verdict.INCONCLUSIVE)
+
+    @property
+    def headline_verdict(self) -> Verdict | str:
+        """What the step summary's headline counts this test as: a test that passed while a
+        peer gate of it was inconclusive is inconclusive there, never a pass."""
+        if self.verdict in (Verdict.PASS, Verdict.IMPROVED) and self.held_peers:
+            return Verdict.INCONCLUSIVE
+        return self.verdict
+
+    @property
     def verdict_cell(self) -> str:
         """``regressed (cpu_instructions)``: the verdict, with the metrics that failed it;
         ``recorded; slower than peer torch 3.10x > 1.5``: a recorded test a peer failed."""
@@ -323,7 +336,7 @@ def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
 
 def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     """The summary table as Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
-    counts = Counter(r.verdict for r in rows)
+    counts = Counter(str(r.headline_verdict) for r in rows)
     head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
     sim = any(r.cpu_instructions is not None for r in rows)
     columns = ["test", "executor", "target", "median", "baseline", "ratio [CI]", "instructions now/base",
@@ -332,7 +345,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
         cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
-                 _instr_cell(r), *([r.cpu_cell] if sim else []), f"{icon.get(r.verdict, '')} {r.verdict_cell}".strip()]
+                 _instr_cell(r), *([r.cpu_cell] if sim else []), _markdown_verdict(r, icon)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     notes = summary_legend(rows) + summary_notes(rows)
     if notes:
@@ -343,6 +356,15 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
                   "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join([f"`{row[0]}`", *row[1:]]) + " |" for row in body]
     return "\n".join(lines) + "\n"
+
+
+def _markdown_verdict(row: SummaryRow, icon: Mapping[Verdict, str]) -> str:
+    """The verdict column of the step summary: ``⚠️ pass (vs numpy inconclusive)`` for a test
+    that passed while a peer gate of it could not tell."""
+    cell = row.verdict_cell
+    if row.headline_verdict != row.verdict:
+        cell += f" (vs {', '.join(row.held_peers)} inconclusive)"
+    return f"{icon.get(Verdict.known(str(row.headline_verdict)), '')} {cell}".strip()  # type: ignore[call-overload]
 
 
 def github_annotation(path: str, line: int, verdict: str, message: str) -> str:

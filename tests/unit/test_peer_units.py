@@ -134,6 +134,20 @@ def test_markdown_summary_has_the_peer_table():
     assert "tvm/" not in markdown_summary(rows[:0] + [SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass")])
 
 
+def test_the_markdown_headline_counts_an_inconclusive_peer_gate_as_inconclusive():
+    from pytest_tvmperf.result.text import markdown_summary
+
+    held = PeerCell("torch", 1.1, 0.9, 1.3, Verdict.INCONCLUSIVE, 1.2)
+    shown = PeerCell("numpy", 1.1, 0.9, 1.3, Verdict.INCONCLUSIVE, None)  # not gated: only shown
+    rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass", peers=(held,)),
+            SummaryRow("t2", "vm", "llvm", 2e-3, None, None, None, "pass", peers=(shown,)),
+            SummaryRow("t3", "vm", "llvm", 2e-3, None, None, None, "regressed", peers=(held,))]
+    text = markdown_summary(rows)
+    assert text.startswith("### pytest-tvmperf: 1 inconclusive, 1 pass, 1 regressed\n")
+    assert "| ⚠️ pass (vs torch inconclusive) |" in text
+    assert "| ✔️ pass |" in text and "| ❌ regressed |" in text
+
+
 def test_random_input_by_dtype():
     import numpy as np
 
