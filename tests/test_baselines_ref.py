@@ -35,12 +35,13 @@ def test_a_pull_request_is_judged_against_the_baselines_of_a_git_ref(project):
 
     project.run().assert_outcomes(passed=1)  # judged against its own baselines: nothing to fail
 
+    copies = set(Path(tempfile.gettempdir()).glob("tvmperf-run-ref-*"))  # other runs' (on a shared /tmp)
     result = project.run("--tvmperf-baselines-ref=main")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*instructions*regressed against the baseline*",
                                  "*baselines read from baselines/ at main (commit *), not from the work tree*"])
     assert project.baseline_file().read_text() == recorded  # the work tree is not touched
-    assert not list(Path(tempfile.gettempdir()).glob(f"tvmperf-{os.getpid()}-ref-*"))  # the copy is removed
+    assert set(Path(tempfile.gettempdir()).glob("tvmperf-run-ref-*")) <= copies  # the copy is removed
 
     project.set_env("TVMPERF_BASELINES_REF", "main")  # also from the environment (and the ini)
     project.run().assert_outcomes(failed=1)
@@ -62,3 +63,25 @@ def test_a_baselines_ref_that_does_not_exist_or_with_update_is_a_usage_error(pro
     result = project.run("--tvmperf-baselines-ref=--output=x")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert not (root / "baselines").exists()
+
+
+def test_failures_under_a_baselines_ref_name_the_file_at_the_ref_not_a_temporary_copy(project):
+    """The ref's baselines are read from a temporary copy deleted at exit: a message names
+    the file as it is in the repository, at the ref (``baselines/test_perf.json at main``)."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "no baselines yet")
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*no baseline for test_a[[]llvm-prim[]] in baselines/test_perf.json at main*"])
+    assert "tvmperf-run-ref" not in result.stdout.str()
+
+    project.baseline_file().parent.mkdir()
+    project.baseline_file().write_text("{not json")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "a damaged baseline file")
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.stdout.fnmatch_lines(["*baseline file baselines/test_perf.json at main is not valid JSON*"])
+    assert "tvmperf-run-ref" not in result.stdout.str()
