@@ -124,6 +124,9 @@ class TvmperfPlugin:
             s = state.settings
             entries = state.report.result_entries()  # built once, for the report files and the annotations
             state.report.annotation_lines = outputs.annotations(entries)
+            ab_off = _ab_off_by_configuration(session.config, s, entries)
+            if ab_off:
+                state.report.config_notes.add(ab_off)
             # each file once, with what other parts of the run add to it (the upgrade summary)
             state.report.report_lines, errors = outputs.write_reports(
                 entries, state.report.summary_rows(entries), json_path=s.json_path, html_path=s.html_path,
@@ -182,3 +185,21 @@ class TvmperfPlugin:
             prune_command=state.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
             update=settings.update, baseline_dir=settings.baseline_dir, writing_interrupted=store.interrupted,
             run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, unwritten=store.unwritten)
+
+
+def _ab_off_by_configuration(config: pytest.Config, settings, entries) -> str | None:
+    """The line saying the configuration switched a/b timing off (``tvmperf_artifacts =
+    off``) while tests had no time baseline of this machine: no time gate at all."""
+    if settings.artifact_dir is not None:
+        return None
+    not_gated = sum("no time baseline for this machine" in (e.note or "") for e in entries)
+    if not not_gated:
+        return None
+    from pytest_tvmperf.config.gate_settings import ab_off_line
+
+    if config.getoption("tvmperf_artifacts", None):
+        where = f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts')}"
+    else:
+        inifile = config.inipath.name if config.inipath is not None else "the pytest configuration"
+        where = f"tvmperf_artifacts = {config.getini('tvmperf_artifacts')} in {inifile}"
+    return ab_off_line(where, not_gated)

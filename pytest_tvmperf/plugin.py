@@ -178,6 +178,10 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
     state.report.history = history
     if ref_baselines is not None:
         state.report.not_measured.add(ref_baselines.summary())  # one summary line
+        if not hasattr(config, "workerinput"):  # settings of this change that can loosen its gate: named
+            from pytest_tvmperf.store.ref_config import loosening_lines
+
+            state.report.config_notes.update(loosening_lines(config, ref_baselines))
     config.stash[SESSION_KEY] = state
     plugin = TvmperfPlugin(state)
     config.pluginmanager.register(plugin, PLUGIN_NAME)

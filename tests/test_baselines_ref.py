@@ -85,3 +85,50 @@ def test_failures_under_a_baselines_ref_name_the_file_at_the_ref_not_a_temporary
     result = project.run("--tvmperf-baselines-ref=main")
     result.stdout.fnmatch_lines(["*baseline file baselines/test_perf.json at main is not valid JSON*"])
     assert "tvmperf-run-ref" not in result.stdout.str()
+
+
+def test_settings_of_a_change_that_loosen_the_gate_are_named_against_the_ref(project, tmp_path):
+    """A pull request that adds ``tvmperf_artifacts = off`` (and a 500% threshold) to
+    pytest.ini switches off a/b timing, the only time gate on hosted CI: with the trusted
+    ref, the run names every tvmperf setting that differs from the ref's, in the summary
+    and the step summary."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    (root / "pytest.ini").write_text("[pytest]\ntvmperf_layers = off\ntvmperf_threshold = time=5%\n")
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "baselines")
+    (root / "pytest.ini").write_text("[pytest]\ntvmperf_layers = on\ntvmperf_threshold = time = 5%\n"
+                                     "tvmperf_artifacts = off\ntvmperf_inconclusive = pass\n")
+    summary = tmp_path / "summary.md"
+    project.set_env("GITHUB_STEP_SUMMARY", str(summary))
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines_random([
+        "*pytest.ini sets tvmperf_artifacts = 'off', pytest.ini at main leaves tvmperf_artifacts unset (its default): "
+        "a setting of this change that can loosen the gate*",
+        "*pytest.ini sets tvmperf_inconclusive = 'pass', pytest.ini at main leaves tvmperf_inconclusive unset*"])
+    out = result.stdout.str()
+    assert "tvmperf_threshold" not in out  # the same threshold, written otherwise
+    assert "tvmperf_layers" not in out  # shows more, loosens nothing
+    text = summary.read_text()
+    assert "tvmperf_artifacts = 'off'" in text and "tvmperf_inconclusive = 'pass'" in text
+
+
+def test_a_configuration_that_switches_ab_timing_off_says_it_weakens_the_time_gate(project):
+    """Without a ref: the time of a test with no time baseline for this machine is shown,
+    not gated, and a/b timing is off by the configuration: the run says so."""
+    from test_gate import _move_timings_to_another_machine
+
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    _move_timings_to_another_machine(project, tvm_threads=7)  # recorded on another machine, as on hosted CI
+    (root / "pytest.ini").write_text("[pytest]\ntvmperf_artifacts = off\n")
+    project.set_env("TVMPERF_FAKE_SCALE", "20")
+    result = project.run()
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*a/b timing is off (tvmperf_artifacts = off in pytest.ini): 2 test(s) with no time "
+                                 "baseline for this machine were shown, not gated; the configuration weakens the time "
+                                 "gate*"])

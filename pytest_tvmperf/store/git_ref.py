@@ -38,6 +38,8 @@ class RefBaselines:
     inside: str
     #: False when the revision has no such directory (every test then has no baseline)
     found: bool
+    #: the repository's top directory
+    root: Path | None = None
     #: the run's hold on ``directory`` (store/sweep.py ``OwnedDir``); None for a given ``into``
     owner: Any = field(default=None, compare=False, repr=False)
 
@@ -103,7 +105,25 @@ def read_baselines(ref: str, baseline_dir: Path, into: Path | None = None) -> Re
         if owner is not None:
             owner.remove()
         raise
-    return RefBaselines(ref, sha, directory, inside or ".", found, owner)
+    return RefBaselines(ref, sha, directory, inside or ".", found, root, owner)
+
+
+def text_at(ref: RefBaselines, path: Path) -> str | None:
+    """The text of the file ``path`` (of the work tree) as it is at the ref's commit;
+    None when the revision has no such file, or it is outside the repository."""
+    if ref.root is None:
+        return None
+    try:
+        rel = Path(os.path.realpath(path)).relative_to(ref.root).as_posix()
+    except ValueError:
+        return None
+    shown = _git(ref.root, "cat-file", "-e", f"{ref.commit}:{rel}")
+    if shown.returncode != 0:
+        return None
+    blob = _git(ref.root, "cat-file", "blob", f"{ref.commit}:{rel}", binary=True)
+    if blob.returncode != 0:
+        return None
+    return blob.stdout.decode("utf-8", "replace")
 
 
 def _extract(root: Path, sha: str, inside: str, directory: Path) -> bool:
