@@ -172,8 +172,9 @@ def test_the_upgrade_summary_goes_into_each_report_file_as_it_is_written_once(tm
     monkeypatch.setattr(outputs, "atomic_write", lambda path, text: (written.append(path), atomic_write(path, text)))
     paths = {"json_path": tmp_path / "r.json", "html_path": tmp_path / "r.html",
              "benchmark_json_path": tmp_path / "b.json"}
-    shown = outputs.write_reports([entry], [], history_path=None, history=[], **paths,
+    shown, errors = outputs.write_reports([entry], [], history_path=None, history=[], **paths,
                                   sections=[upgrade_section(summary, [entry])])
+    assert errors == []
     assert sorted(written) == sorted(paths.values())  # each file once
     assert json.loads(paths["json_path"].read_text())["upgrade"] == summary.to_json()
     page = paths["html_path"].read_text()
