@@ -64,7 +64,20 @@ class OwnedDir:
 def make_owned(kind: str, parent: Path | None = None) -> OwnedDir:
     """A new private (0700) directory ``tvmperf-run-<kind>-<random>`` in the system's
     temporary directory (or ``parent``), with the marker and the held lock in it."""
-    path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-", dir=parent))
+    return _own(Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-", dir=parent)))
+
+
+def claim(kind: str, key: str) -> OwnedDir:
+    """A new private directory ``tvmperf-run-<kind>-<key>`` of the system's temporary
+    directory, named for others to find (xdist workers); FileExistsError when it exists."""
+    path = Path(tempfile.gettempdir()) / f"{PREFIX}{kind}-{key}"
+    os.mkdir(path, 0o700)
+    os.chmod(path, 0o700)  # whatever the umask
+    return _own(path)
+
+
+def _own(path: Path) -> OwnedDir:
+    """Put the marker and the held lock into the new directory ``path``."""
     fd = None
     fcntl = _flock()
     try:
