@@ -147,7 +147,14 @@ class TvmperfSession:
         problem = user_cache.root_problem()
         if problem is None:
             return None
-        self._private_cache = sweep.make_owned("cache")
+        try:
+            self._private_cache = sweep.make_owned("cache")
+        except OSError as exc:  # no temporary directory either: said, never silent
+            line = (f"{problem}, nor a private temporary one ({type(exc).__name__}: {exc.strerror or exc}): the "
+                    f"baseline's IR cannot be rebuilt here, so a/b timing cannot run; set ${user_cache.ENV_CACHE_DIR} "
+                    f"to a writable directory of your own")
+            self.report.not_measured.add(line)
+            return line
         self._cache_env = os.environ.get(user_cache.ENV_CACHE_DIR)
         os.environ[user_cache.ENV_CACHE_DIR] = str(self._private_cache.path)
         line = (f"{problem}: this run keeps its builds in a private temporary directory (mode 700), removed at its "
