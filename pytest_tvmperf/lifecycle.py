@@ -124,13 +124,16 @@ class TvmperfPlugin:
             s = state.settings
             entries = state.report.result_entries()  # built once, for the report files and the annotations
             state.report.annotation_lines = outputs.annotations(entries)
-            try:  # each file once, with what other parts of the run add to it (the upgrade summary)
-                state.report.report_lines = outputs.write_reports(
-                    entries, state.report.summary_rows(entries), json_path=s.json_path, html_path=s.html_path,
-                    history_path=s.history_path, history=state.report.history,
-                    benchmark_json_path=s.benchmark_json_path, sections=state.report.report_sections(entries))
-            except OSError as exc:
-                state.write_errors.append(f"reports not written: {exc}")
+            ab_off = _ab_off_by_configuration(session.config, s, entries)
+            if ab_off:
+                state.report.config_notes.add(ab_off)
+            # each file once, with what other parts of the run add to it (the upgrade summary)
+            state.report.report_lines, errors = outputs.write_reports(
+                entries, state.report.summary_rows(entries), json_path=s.json_path, html_path=s.html_path,
+                history_path=s.history_path, history=state.report.history,
+                benchmark_json_path=s.benchmark_json_path, sections=state.report.report_sections(entries),
+                notes=sorted(state.report.config_notes))
+            state.write_errors.extend(errors)
         if state.write_errors:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if state.store.interrupted:
@@ -176,9 +179,27 @@ class TvmperfPlugin:
             invocation_dir=state.invocation_dir, rootpath=state.rootpath, tuning_lines=report.tuning_lines,
             export_problem=report.export_problem, annotation_lines=report.annotation_lines,
             verbosity=int(state.warns_inconclusive), inconclusive=settings.inconclusive,
-            left_out=self.left_out.line() if self.left_out is not None else "", not_measured=sorted(report.not_measured),
+            left_out=self.left_out.line() if self.left_out is not None else "", not_measured=sorted(report.not_measured | report.config_notes),
             report_lines=report.report_lines, orphans_pruned=store.orphans_pruned, pruned=store.pruned,
             unused=store.unused,
             prune_command=state.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
             update=settings.update, baseline_dir=settings.baseline_dir, writing_interrupted=store.interrupted,
             run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, unwritten=store.unwritten)
+
+
+def _ab_off_by_configuration(config: pytest.Config, settings, entries) -> str | None:
+    """The line saying the configuration switched a/b timing off (``tvmperf_artifacts =
+    off``) while tests had no time baseline of this machine: no time gate at all."""
+    if settings.artifact_dir is not None:
+        return None
+    not_gated = sum("no time baseline for this machine" in (e.note or "") for e in entries)
+    if not not_gated:
+        return None
+    from pytest_tvmperf.config.gate_settings import ab_off_line
+
+    if config.getoption("tvmperf_artifacts", None):
+        where = f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts')}"
+    else:
+        inifile = config.inipath.name if config.inipath is not None else "the pytest configuration"
+        where = f"tvmperf_artifacts = {config.getini('tvmperf_artifacts')} in {inifile}"
+    return ab_off_line(where, not_gated)

@@ -22,7 +22,7 @@ from pytest_tvmperf.config import options
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.markers import MARKER, MARKER_KEYS, MarkerError, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
 from pytest_tvmperf.combos import FIXTURE, Combo, asks_for_tvmperf, combo_of
-from pytest_tvmperf.values.node_ids import test_id
+from pytest_tvmperf.values.node_ids import RefView, test_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.builder.timer import Timer
@@ -50,15 +50,15 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     try:
         settings = Settings.from_config(config)
-        history = _check_outputs(settings)
+        history, history_warning = _check_outputs(settings)
         from pytest_tvmperf.store.links import symlink_problem
 
         linked = symlink_problem(settings.baseline_dir)  # before the artifact check: it resolves links
         if linked is not None:
             raise ValueError(linked)
-        from pytest_tvmperf.store.user_cache import cache_problem
+        from pytest_tvmperf.store.user_cache import cache_problem, max_mb_problem
 
-        unsafe_cache = cache_problem()  # another user's, or writable by others: never used (as ssh)
+        unsafe_cache = cache_problem() or max_mb_problem()  # another user's, or writable by others: never used (as ssh)
         if unsafe_cache is not None:
             raise ValueError(unsafe_cache)
         if settings.artifact_dir is not None and not _inside(settings.artifact_dir, settings.baseline_dir):
@@ -72,9 +72,9 @@ def pytest_configure(config: pytest.Config) -> None:
             problem = llvm_target_problem(settings.llvm_target)
             if problem is not None:
                 raise ValueError(f"--tvmperf-llvm-target: {problem}")
-        ref_baselines = None
+        ref_baselines = ref_view = None
         if settings.baselines_ref is not None:
-            settings, ref_baselines = _baselines_at_ref(config, settings)
+            settings, ref_baselines, ref_view = _baselines_at_ref(config, settings)
     except ValueError as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
     if settings.update and settings.cli_timing is False:
@@ -96,17 +96,20 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"pytest-tvmperf: {problem}")
     if settings.prune and not settings.update:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
-    config.stash[SETUP_KEY] = RunSetup(settings, history, ref_baselines)
+    if history_warning is not None:
+        config.issue_config_time_warning(pytest.PytestWarning(f"pytest-tvmperf: {history_warning}"), stacklevel=2)
+    config.stash[SETUP_KEY] = RunSetup(settings, history, ref_baselines, ref_view)
     if _configured_for_tvmperf(config):
         activate(config)
 
 
-def _check_outputs(settings: Settings) -> list:
-    """The report files can be written; the history read (a ValueError saying why not)."""
+def _check_outputs(settings: Settings) -> tuple[list, str | None]:
+    """The report files can be written; the history read (a ValueError saying why not),
+    with a warning when its torn last line is left out."""
     paths = ((settings.json_path, "--tvmperf-json"), (settings.html_path, "--tvmperf-html"),
              (settings.history_path, "--tvmperf-history"), (settings.benchmark_json_path, "--tvmperf-benchmark-json"))
     if all(path is None for path, _ in paths):
-        return []
+        return [], None
     from pytest_tvmperf.report import outputs
     from pytest_tvmperf.result.entry import ResultsError
 
@@ -114,7 +117,9 @@ def _check_outputs(settings: Settings) -> list:
         for path, option in paths:
             if path is not None:
                 outputs.check_writable(path, option)
-        return outputs.read_history(settings.history_path) if settings.history_path else []
+        if settings.history_path is None:
+            return [], None
+        return outputs.read_history_warned(settings.history_path)
     except ResultsError as exc:
         raise ValueError(str(exc)) from None
 
@@ -126,6 +131,8 @@ class RunSetup:
     settings: Settings
     history: list
     ref_baselines: object = None
+    #: --tvmperf-baselines-ref: how the files of its temporary copies are named
+    ref_view: RefView | None = None
 
 
 def _configured_for_tvmperf(config: pytest.Config) -> bool:
@@ -167,17 +174,22 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
     setup = config.stash[SETUP_KEY]
     settings, history, ref_baselines = setup.settings, setup.history, setup.ref_baselines
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
-    state = TvmperfSession(settings, config.rootpath, run_id=run_id)
+    state = TvmperfSession(settings, config.rootpath, run_id=run_id, ref_view=setup.ref_view)
     state.report.history = history
     if ref_baselines is not None:
         state.report.not_measured.add(ref_baselines.summary())  # one summary line
+        if not hasattr(config, "workerinput"):  # settings of this change that can loosen its gate: named
+            from pytest_tvmperf.store.ref_config import loosening_lines
+
+            state.report.config_notes.update(loosening_lines(config, ref_baselines))
     config.stash[SESSION_KEY] = state
     plugin = TvmperfPlugin(state)
     config.pluginmanager.register(plugin, PLUGIN_NAME)
     from pytest_tvmperf.against.gate import configure as configure_against
 
     configure_against(config, state)  # --tvmperf-against-tvm=VERSION (and that version's own run)
-    state.remove_leftovers()  # temporary files of crashed or killed runs
+    state.remove_leftovers()  # the temporary directories of runs that are over
+    state.private_cache_if_needed()  # a cache directory that cannot be made: a private one for this run
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir
     state.verbosity = int(config.getoption("verbose", 0) or 0)
@@ -336,7 +348,6 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
     """``--tvmperf-baselines-ref``: the settings with the baseline (and artifact) directory
     replaced by a copy of it at that git revision, removed when the run ends."""
     import dataclasses
-    import shutil
 
     from pytest_tvmperf.store.git_ref import read_baselines
 
@@ -344,7 +355,7 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
         raise ValueError(f"--tvmperf-baselines-ref={settings.baselines_ref} reads the baselines from git and "
                          "--tvmperf-update writes them in the work tree: use one or the other")
     ref = read_baselines(settings.baselines_ref, settings.baseline_dir)
-    config.add_cleanup(lambda: shutil.rmtree(ref.directory, ignore_errors=True))
+    config.add_cleanup(ref.remove)
     import os
 
     artifact_dir = settings.artifact_dir
@@ -352,13 +363,17 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
         artifact_dir = ref.directory / os.path.relpath(os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir))
     # the tuning database is what the baseline side was tuned with: read from the ref too (issue 33 case 5)
     tuning_db = settings.tuning_db
+    copies = [(ref.directory, ref.inside)]
     if _inside(tuning_db, settings.baseline_dir):
         tuning_db = ref.directory / os.path.relpath(os.path.realpath(tuning_db), os.path.realpath(settings.baseline_dir))
     else:
         db_ref = read_baselines(settings.baselines_ref, tuning_db)
-        config.add_cleanup(lambda: shutil.rmtree(db_ref.directory, ignore_errors=True))
+        config.add_cleanup(db_ref.remove)
         tuning_db = db_ref.directory
-    return dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db), ref
+        copies.append((db_ref.directory, db_ref.inside))
+    view = RefView(settings.baselines_ref, tuple(copies))
+    return (dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db),
+            ref, view)
 
 
 def _inside(path, directory) -> bool:

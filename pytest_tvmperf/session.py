@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
-from pytest_tvmperf.store import artifacts
+from pytest_tvmperf.store import artifacts, sweep
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.sandbox.child import Sandbox
 from pytest_tvmperf.workload import output_specs
@@ -20,6 +20,7 @@ from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.result.run_report import RunReport
 from pytest_tvmperf.store.files import LockTimeout, file_lock
+from pytest_tvmperf.values.node_ids import RefView, display_path
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
 
@@ -65,7 +66,11 @@ class TvmperfSession:
     exported: list[artifacts.PendingArtifact] = field(default_factory=list)
     timed_tests: int = 1
     _references: dict[str, Callable[[], float]] = field(default_factory=dict)
-    _scratch: Path | None = None
+    _scratch: sweep.OwnedDir | None = None
+    #: the private cache of a run whose cache directory cannot be made, and the
+    #: ``$TVMPERF_CACHE_DIR`` it replaced for the run
+    _private_cache: sweep.OwnedDir | None = None
+    _cache_env: str | None = None
     _tuning_markers: list[Path] = field(default_factory=list)
     #: this run's id, shared by its xdist workers (their ``testrunuid``)
     run_id: str = ""
@@ -85,6 +90,8 @@ class TvmperfSession:
     #: one summary line counts them); None outside a pytest run's configure (the fixture used
     #: directly): each inconclusive test warns
     verbosity: int | None = None
+    #: --tvmperf-baselines-ref: how files of the revision's temporary copy are named
+    ref_view: RefView | None = None
     #: writes a message to the terminal from any thread, even while a test's output is
     #: captured: the watchdog's last words (sandbox/watchdog.py); None: to stderr
     last_words: Callable[[str], None] | None = None
@@ -95,7 +102,12 @@ class TvmperfSession:
         return self.verbosity is None or self.verbosity > 0
 
     def __post_init__(self) -> None:
-        self.store = BaselineStore(self.settings, self.rootpath, self.write_errors)
+        self.store = BaselineStore(self.settings, self.rootpath, self.write_errors, ref_view=self.ref_view)
+
+    def shown(self, path: Path) -> str:
+        """How messages name ``path``: relative to the rootdir, a file of the baselines
+        ref's copy as that revision's file (``baselines/test_k.json at origin/main``)."""
+        return display_path(path, self.rootpath, self.ref_view)
 
     def accept_command(self, nodeid: str | None, first: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
         """The command that records ``nodeid``'s baseline, runnable as printed from
@@ -119,26 +131,42 @@ class TvmperfSession:
             self._sandbox = None
 
     def remove_leftovers(self) -> list[Path]:
-        """At session start: temporary files and scratch directories that crashed or
-        killed runs left behind (a live run's are kept)."""
-        s = self.settings
-        removed = artifacts.remove_leftovers([s.baseline_dir])
-        removed += artifacts.remove_leftovers(
-            [p.parent for p in (s.json_path, s.html_path, s.history_path) if p is not None], recursive=False)
-        for scratch in Path(tempfile.gettempdir()).glob("tvmperf-*-*"):
-            pid = scratch.name.split("-")[1]
-            if scratch.is_dir() and pid.isdigit() and artifacts.is_leftover(f".x.{pid}.y.tmp", 0.0, 0.0):
-                import shutil
+        """At session start: the temporary directories of runs that are over, and only
+        those a run of this plugin provably made (store/sweep.py): nothing is removed by
+        its name, its age or a process id."""
+        return sweep.sweep()
 
-                shutil.rmtree(scratch, ignore_errors=True)
-                removed.append(scratch)
-        return removed
+    def private_cache_if_needed(self) -> str | None:
+        """Where the plugin's cache directory cannot be made (a read-only home, as in many
+        CI containers), a private temporary one (mode 0700, made by this run and removed
+        at its end) takes its place for this run, so the baseline's IR is still rebuilt
+        and timed side by side: a missing cache never turns a gate off. Returns the
+        summary line saying so, None when the cache directory is usable."""
+        from pytest_tvmperf.store import user_cache
+
+        problem = user_cache.root_problem()
+        if problem is None:
+            return None
+        try:
+            self._private_cache = sweep.make_owned("cache")
+        except OSError as exc:  # no temporary directory either: said, never silent
+            line = (f"{problem}, nor a private temporary one ({type(exc).__name__}: {exc.strerror or exc}): the "
+                    f"baseline's IR cannot be rebuilt here, so a/b timing cannot run; set ${user_cache.ENV_CACHE_DIR} "
+                    f"to a writable directory of your own")
+            self.report.not_measured.add(line)
+            return line
+        self._cache_env = os.environ.get(user_cache.ENV_CACHE_DIR)
+        os.environ[user_cache.ENV_CACHE_DIR] = str(self._private_cache.path)
+        line = (f"{problem}: this run keeps its builds in a private temporary directory (mode 700), removed at its "
+                f"end; set ${user_cache.ENV_CACHE_DIR} to a writable directory of your own to keep them between runs")
+        self.report.not_measured.add(line)
+        return line
 
     def scratch_dir(self) -> Path:
         """A temporary directory for this run's exported artifacts (removed at the end)."""
         if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-"))
-        return self._scratch
+            self._scratch = sweep.make_owned("scratch")
+        return self._scratch.path
 
     def cleanup(self) -> None:
         """Remove the scratch directory and every exported artifact not committed
@@ -159,10 +187,18 @@ class TvmperfSession:
             marker.unlink(missing_ok=True)
         self._tuning_markers.clear()
         if self._scratch is not None:
-            import shutil
-
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch.remove()
             self._scratch = None
+        if self._private_cache is not None:
+            from pytest_tvmperf.store.user_cache import ENV_CACHE_DIR
+
+            if os.environ.get(ENV_CACHE_DIR) == str(self._private_cache.path):
+                if self._cache_env is None:
+                    os.environ.pop(ENV_CACHE_DIR, None)
+                else:
+                    os.environ[ENV_CACHE_DIR] = self._cache_env
+            self._private_cache.remove()
+            self._private_cache = None
 
     def time_policy(self) -> TimePolicy:
         """The time verdict's policy; the run's false-alarm rate is split evenly over its

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 from tests.test_rebuilt_baseline import PLANTED_LIBRARY, TESTS
 
@@ -37,3 +38,37 @@ def test_a_library_planted_where_the_cache_used_to_be_is_never_loaded(project, t
     assert not owned.exists()
     (rebuilt,) = (tmp_path / "user-cache").rglob("prim-*.so")
     assert rebuilt.read_bytes() != old_place.read_bytes()
+
+
+def test_a_cache_directory_that_cannot_be_made_falls_back_to_a_private_one(project, tmp_path):
+    """A home that cannot hold the cache (as in many CI containers): the baseline's IR is
+    rebuilt all the same in a private temporary cache (removed at the end), never blamed
+    on TVM, and a/b timing stays on."""
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    import pytest
+
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs /proc: a directory nobody, not even root, can make a directory in")
+    blocker = Path("/proc/tvmperf-no-such-home")  # mkdir there: FileNotFoundError, as for a missing home
+    project.monkeypatch.delenv("TVMPERF_CACHE_DIR")
+    project.set_env("XDG_CACHE_HOME", str(blocker / ".cache"))
+    result = project.run("-rA")
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert "cannot be rebuilt by TVM" not in out
+    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
+                                 f"*the cache directory {blocker / '.cache'}/pytest-tvmperf cannot be made*private "
+                                 f"temporary directory (mode 700), removed at its end*"])
+    import os
+    assert os.environ.get("TVMPERF_CACHE_DIR") is None  # the run's own, given back
+
+
+def test_a_cache_bound_of_inf_is_a_usage_error_naming_the_variable(project):
+    project.pytester.makepyfile(test_perf=TESTS)
+    project.set_env("TVMPERF_CACHE_MAX_MB", "inf")
+    result = project.run()
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*environment variable TVMPERF_CACHE_MAX_MB='inf': the build cache's bound must be "
+                                 "a positive number of MB*"])
+    assert "TVM 0" not in result.stderr.str() + result.stdout.str()

@@ -4,6 +4,7 @@ GitHub step summary and annotations, JUnit properties, history, unused baselines
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -79,9 +80,9 @@ def test_history_appends_one_line_per_run(project, tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ('{"kind": "pytest-tvmperf-history", "schema_version": 1, "created": "x", "tes', "*history file *h.jsonl, line 1, is not valid JSON (truncated?)*"),
+    ('{"kind": "pytest-tvmperf-history", "schema_version": 1, "created": "x", "tes', "*--tvmperf-history=*h.jsonl: that file is not a pytest-tvmperf history file*left as it is*"),
     ('{"kind": "pytest-tvmperf-history", "schema_version": 7, "created": "x", "tests": {}}', "*line 1, has schema version 7*"),
-    ('{"something": "else"}', "*line 1, is not a pytest-tvmperf history line*"),
+    ('{"something": "else"}', "*--tvmperf-history=*h.jsonl: that file is not a pytest-tvmperf history file*"),
 ])
 def test_bad_history_file_is_a_usage_error(project, tmp_path, content, message):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
@@ -90,6 +91,85 @@ def test_bad_history_file_is_a_usage_error(project, tmp_path, content, message):
     result = project.run(f"--tvmperf-history={history}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+HISTORY_LINE = '{"kind": "pytest-tvmperf-history", "schema_version": 1, "created": "x", "tests": {}}'
+
+
+def test_a_torn_last_history_line_is_dropped_with_a_warning_and_replaced(project, tmp_path):
+    """A line appended on a full disk is cut short: the next run warns, leaves it out and
+    writes its own line in its place, instead of refusing to start until it is edited."""
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    history = tmp_path / "h.jsonl"
+    history.write_text(HISTORY_LINE + "\n" + HISTORY_LINE[:40])  # no line end: the write stopped there
+    result = project.run("--tvmperf-update", f"--tvmperf-history={history}")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([f"*history file {history}: its last line was cut short*left out*"])
+    runs = [json.loads(line) for line in history.read_text().splitlines()]
+    assert len(runs) == 2 and history.read_text().endswith("\n")
+
+
+def test_the_history_is_appended_whole_or_not_at_all(project, tmp_path, monkeypatch):
+    """A full disk while appending leaves the history as it was, and the run names the file."""
+    import errno
+
+    from pytest_tvmperf.store import files
+
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    history = tmp_path / "h.jsonl"
+    history.write_text(HISTORY_LINE + "\n")
+    real = files.os.fsync
+
+    def full(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(tmp_path / ".h.jsonl")):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd)
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    result = project.run(f"--tvmperf-history={history}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"*history {history} not written: No space left on device*"])
+    assert history.read_text() == HISTORY_LINE + "\n"
+
+
+def test_a_baseline_file_given_as_the_history_is_refused_and_kept(project):
+    """--tvmperf-history pointed at a committed baseline file: a usage error naming the
+    option and the file, with no advice to delete it, and the file unchanged."""
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    before = project.baseline_file().read_text()
+    result = project.run(f"--tvmperf-history={project.baseline_file()}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--tvmperf-history={project.baseline_file()}: that file is a pytest-tvmperf "
+                                 f"baseline file; it was left as it is: point --tvmperf-history at a file of its own*"])
+    assert "remove" not in result.stderr.str() and "delete" not in result.stderr.str()
+    assert project.baseline_file().read_text() == before
+
+
+def test_a_report_that_cannot_be_written_is_named_and_the_others_are_written(project, tmp_path, monkeypatch):
+    """The results JSON on a full disk: the HTML report and the step summary are written
+    all the same, and the run fails naming the file that was not."""
+    import errno
+
+    from pytest_tvmperf.report import outputs
+
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    real = outputs.atomic_write
+
+    def full(path, text):
+        if path.name == "r.json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, text)
+
+    monkeypatch.setattr(outputs, "atomic_write", full)
+    summary = tmp_path / "summary.md"
+    project.set_env("GITHUB_STEP_SUMMARY", str(summary))
+    result = project.run(f"--tvmperf-json={tmp_path / 'r.json'}", f"--tvmperf-html={tmp_path / 'r.html'}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"*results JSON {tmp_path / 'r.json'} not written: No space left on device*"])
+    assert (tmp_path / "r.html").is_file() and "pytest-tvmperf" in summary.read_text()
+    assert not (tmp_path / "r.json").exists()
 
 
 @pytest.mark.parametrize("option", ["--tvmperf-json", "--tvmperf-html", "--tvmperf-history"])

@@ -26,6 +26,7 @@ import pytest
 from pytest_tvmperf.against import verdict as words
 from pytest_tvmperf.against.env import OtherEnv
 from pytest_tvmperf.against.run import OtherBuilds, read_pass, run_dir, run_pass
+from pytest_tvmperf.store.sweep import claim
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
@@ -83,6 +84,8 @@ class AgainstPlugin:
         #: names the directory of the other version's pass: the controller's run id, handed to
         #: its xdist workers (pytest_configure_node), so they share one pass and it removes it
         self.run_key = getattr(config, "workerinput", {}).get(RUN_KEY) or session.run_id
+        #: the controller holds the pass's directory for the run (a later run's sweep keeps it)
+        self._pass_dir = None if self.worker else claim("against", self.run_key)
 
     @property
     def other(self) -> str:
@@ -109,7 +112,9 @@ class AgainstPlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.worker:
             return
-        shutil.rmtree(run_dir(self.run_key), ignore_errors=True)
+        if self._pass_dir is not None:
+            self._pass_dir.remove()
+            self._pass_dir = None
         Path(str(run_dir(self.run_key)) + ".lock").unlink(missing_ok=True)
 
     def report_section(self, entries: Sequence["ResultEntry"]) -> "ReportSection | None":
@@ -307,23 +312,6 @@ def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) ->
     return words.UpgradeSummary(today, other, tuple(rows))
 
 
-def remove_stale_passes(max_age_s: float = 86400.0) -> list[Path]:
-    """The pass directories of killed runs (a finished run removes its own), a day on."""
-    import tempfile
-    import time
-
-    removed = []
-    for path in Path(tempfile.gettempdir()).glob("tvmperf-against-*"):
-        try:
-            stale = time.time() - path.stat().st_mtime > max_age_s
-        except OSError:
-            continue
-        if stale:
-            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
-
-
 def configure(config: pytest.Config, session: "TvmperfSession") -> None:
     """``pytest_configure``: in the other version's child run, the export side; with
     ``--tvmperf-against-tvm=VERSION``, that version's environment (made once per machine:
@@ -355,8 +343,6 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
     except EnvError as exc:
         raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-against-tvm={version}: the environment of apache-tvm "
                                 f"{version} cannot be made: {exc}") from None
-    if not hasattr(config, "workerinput"):
-        remove_stale_passes()
     plugin = AgainstPlugin(config, session, env, bool(getattr(settings, "against_tvm_report_only", False)))
     session.against = plugin
     session.report.section_makers.append(plugin.report_section)

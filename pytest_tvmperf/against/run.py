@@ -55,7 +55,10 @@ class OtherBuilds:
 
 
 def run_dir(run_id: str) -> Path:
-    return Path(tempfile.gettempdir()) / f"tvmperf-against-{run_id}"
+    """The pass's directory: claimed by the controller for the run (store/sweep.py)."""
+    from pytest_tvmperf.store.sweep import PREFIX
+
+    return Path(tempfile.gettempdir()) / f"{PREFIX}against-{run_id}"
 
 
 def child_args(nodeids: Sequence[str], rootdir: Path, inipath: Path | None, options: Sequence[str]) -> list[str]:

@@ -18,7 +18,6 @@ from pytest_tvmperf.builder.executors import CompileError, shorten_tvm_error
 from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.timer import stopwatch
 from pytest_tvmperf.workload import Workload, output_specs
-from pytest_tvmperf.values.node_ids import display_path
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.context import BuildContext
@@ -220,7 +219,7 @@ class Preparer:
 
         settings = self.session.settings
         db = Path(self.session.rootpath, workload.tuning_db) if workload.tuning_db else settings.tuning_db
-        shown = display_path(db, self.session.rootpath)
+        shown = self.session.shown(db)
         tvm_target = target.tvm_target()
         tuned_now = False
         tune_here = self.session.accept_command(self.nodeid, first=("--tvmperf-tune=TRIALS",))

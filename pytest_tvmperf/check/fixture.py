@@ -14,7 +14,6 @@ import pytest
 
 from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, no_progress
-from pytest_tvmperf.values.node_ids import display_path
 from pytest_tvmperf.check import pipeline, ratio, timed, untimed
 from pytest_tvmperf.check.decide import Identity, inconclusive
 from pytest_tvmperf.check.sources import TimingSources
@@ -133,7 +132,7 @@ class Tvmperf:
     def identity(self) -> Identity:
         """Who this test's check is for, as its messages and outcome name it."""
         return Identity(self.nodeid, self.test_id, self.executor, self.target,
-                        display_path(self.baseline_file, self.session.rootpath), self.session.accept_command(self.nodeid))
+                        self.session.shown(self.baseline_file), self.session.accept_command(self.nodeid))
 
     def add_outcome(self, outcome: Outcome) -> Outcome:
         """Keep the outcome for the summary and reports, and put its figures on the

@@ -156,7 +156,7 @@ class TimingSources:
 
     def _artifact_sampler(self, timing, target, workload, args, out_specs, notes):
         path = self.session.settings.baseline_dir / timing.artifact
-        shown = display_path(path, self.session.rootpath)
+        shown = self.session.shown(path)
         problem = artifact_problem(path, timing.artifact_sha256, shown)
         copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{path.name}"
         if problem is None:  # what runs is a private copy, checked again and run in a child first
@@ -206,9 +206,9 @@ class TimingSources:
         from pytest_tvmperf.store import lowered_ir
 
         path = self.session.settings.baseline_dir / ref.path
-        shown = display_path(path, self.session.rootpath)
+        shown = self.session.shown(path)
         try:
-            lowered_ir.check_file(path, ref, shown, self.test_id, display_path(self.baseline_file, self.session.rootpath))
+            lowered_ir.check_file(path, ref, shown, self.test_id, self.session.shown(self.baseline_file))
             problem = None
         except lowered_ir.IRFileError as exc:
             problem = str(exc)
@@ -236,6 +236,10 @@ class TimingSources:
                 return None
             except user_cache.UnsafeCache as exc:  # never built into, nor loaded from, a directory of others'
                 notes.append(f"the baseline is not rebuilt: {exc}; {fallback}")
+                return None
+            except OSError as exc:  # the cache cannot be written (a full disk): no fault of TVM's
+                notes.append(f"baseline IR {shown} is not rebuilt: its build cannot be written in the plugin's cache "
+                             f"{user_cache.cache_root()} ({type(exc).__name__}: {exc.strerror or exc}); {fallback}")
                 return None
             except Exception as exc:  # code generation failed: TVM's own error, shortened
                 import tvm

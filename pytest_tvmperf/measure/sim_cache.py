@@ -8,7 +8,12 @@ harness and dump reader): the measurement is deterministic given those (docs/gat
 count stored under their hash is the count a new measurement would give. Anything
 else (another build, other inputs, another valgrind) is another key. Entries are
 small JSON files, written atomically; ``TVMPERF_SIMULATE_CACHE=off`` measures every
-time (the plugin's own tests of the measurement do)."""
+time (the plugin's own tests of the measurement do).
+
+Counts get the protection the cache's builds get (store/user_cache.py): every directory
+from the cache directory down is this user's own with mode 0700 (whatever the umask),
+and each file carries a seal under the cache's key; a count whose directories or seal
+do not check out is not reused but measured again."""
 
 from __future__ import annotations
 
@@ -16,7 +21,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -50,9 +54,13 @@ def _path(digest: str) -> Path:
 
 
 def load(digest: str) -> dict[str, dict[str, int]] | None:
-    """The stored counts, or None (none stored, or a file that is not a count)."""
+    """The stored counts, or None (none stored, a file whose directories or seal do not
+    check out, or a file that is not a count)."""
+    path = _path(digest)
+    if not user_cache.lookup(path):
+        return None
     try:
-        data = json.loads(_path(digest).read_text())
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     if not (isinstance(data, dict) and data and all(
@@ -63,16 +71,9 @@ def load(digest: str) -> dict[str, dict[str, int]] | None:
 
 
 def save(digest: str, counts: Mapping[str, Mapping[str, int]]) -> None:
-    """Store the counts (a failure to write is no failure of the test: counted again)."""
+    """Store the counts, sealed (a failure to write is no failure of the test: counted again)."""
     path = _path(digest)
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{digest[:12]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump({m: dict(v) for m, v in counts.items()}, f, sort_keys=True)
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+    text = json.dumps({m: dict(v) for m, v in counts.items()}, sort_keys=True)
+    root = user_cache.cache_root()
+    with contextlib.suppress(OSError, user_cache.UnsafeCache):
+        user_cache.store(path, lambda temp: temp.write_text(text), root, 0o600, trim_root=root / "simulated")

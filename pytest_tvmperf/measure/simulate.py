@@ -17,7 +17,6 @@ import os
 import select
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,7 +241,7 @@ class SimulatedCost:
     name: str = "simulated cost"
     metrics: tuple[KernelMetric, ...] = METRICS
     _process: SimProcess | None = None
-    _workdir: Path | None = None
+    _workdir: Any = None  #: store/sweep.py OwnedDir
     _broken: str | None = None  # the measuring process failed: no further test tries it
     _requests: Any = field(default_factory=lambda: itertools.count())
     _setup: str | None = None
@@ -330,8 +329,10 @@ class SimulatedCost:
 
     def workdir(self) -> Path:
         if self._workdir is None:
-            self._workdir = Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid():08d}-sim-"))
-        return self._workdir
+            from pytest_tvmperf.store.sweep import make_owned
+
+            self._workdir = make_owned("sim")
+        return self._workdir.path
 
     def process(self) -> SimProcess:
         if self._process is None:
@@ -344,11 +345,12 @@ class SimulatedCost:
             self._process.close()
             self._process = None
         if self._workdir is not None:
-            log = self._workdir / "valgrind.log"
+            log = self._workdir.path / "valgrind.log"
             if self._broken is not None and log.is_file():  # a message names it: kept (the next run removes it)
-                for child in self._workdir.iterdir():
-                    if child != log:
+                for child in self._workdir.path.iterdir():
+                    if child != log and not child.name.startswith(".tvmperf-run"):
                         shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
+                self._workdir.release()
             else:
-                shutil.rmtree(self._workdir, ignore_errors=True)
+                self._workdir.remove()
             self._workdir = None

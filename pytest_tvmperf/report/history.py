@@ -59,24 +59,67 @@ class HistoryRun:
 
 
 def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
-    """The runs of a history file (one JSON object per line), oldest first."""
+    """The runs of a history file (one JSON object per line), oldest first; a torn last
+    line is left out (see :func:`read_runs`)."""
+    return read_runs(text, path)[0]
+
+
+def torn_tail(text: str) -> str | None:
+    """The last line when a write was cut short: it has no line end and is not JSON
+    (every line written ends with one); None when the file ends whole."""
+    if not text or text.endswith("\n"):
+        return None
+    last = text.rsplit("\n", 1)[-1]
+    try:
+        loads(last)
+    except (ValueError, RecursionError):
+        return last
+    return None
+
+
+def _not_a_history(text: str, path: Path) -> ResultsError:
+    """A file that is no history at all (a baseline file, another tool's): left alone."""
+    try:
+        whole = loads(text)
+    except (ValueError, RecursionError):
+        whole = None
+    what = ("a pytest-tvmperf baseline file" if isinstance(whole, dict) and "tests" in whole and "schema_version" in whole
+            and whole.get("kind") != HISTORY_KIND else "not a pytest-tvmperf history file (its first line is no history line)")
+    return ResultsError(f"--tvmperf-history={path}: that file is {what}; it was left as it is: point --tvmperf-history "
+                        f"at a file of its own, e.g. tvmperf-history.jsonl")
+
+
+def read_runs(text: str, path: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """The runs of a history file, oldest first, and a warning when its last line was
+    torn (a write cut short, as on a full disk): that line is left out, and replaced by
+    the next run's line. Raises ResultsError naming the file and the line otherwise."""
+    torn = torn_tail(text)
+    warning = None
+    if torn is not None:
+        text = text[: len(text) - len(torn)]
+        warning = (f"history file {path}: its last line was cut short (a write that did not finish, e.g. on a full "
+                   f"disk) and is left out ({len(torn)} characters); this run's line replaces it")
     runs = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        fix = "remove that line or the file to start a new history"
+        fix = "remove that line (the other runs are kept), or point --tvmperf-history at another file"
         try:
             run = loads(line)
         except json.JSONDecodeError:
-            raise ResultsError(f"history file {path}, line {number}, is not valid JSON (truncated?); {fix}") from None
+            if not runs:
+                raise _not_a_history(text, path) from None
+            raise ResultsError(f"history file {path}, line {number}, is not valid JSON; {fix}") from None
         except (ValueError, RecursionError) as exc:
             raise ResultsError(f"history file {path}, line {number}, cannot be read as JSON ({exc}); {fix}") from None
         no_long_int(run, f"history file {path}, line {number}", fix)
         if not isinstance(run, dict) or run.get("kind") != HISTORY_KIND:
-            raise ResultsError(f"history file {path}, line {number}, is not a pytest-tvmperf history line; "
-                               f"point --tvmperf-history at another file")
+            if not runs:
+                raise _not_a_history(text, path) from None
+            raise ResultsError(f"history file {path}, line {number}, is not a pytest-tvmperf history line; {fix}")
         if not check_schema_version(run.get("schema_version"), RESULTS_SCHEMA_VERSION):
             raise ResultsError(f"history file {path}, line {number}, has schema version {run.get('schema_version')!r}, "
-                               f"this pytest-tvmperf reads version {RESULTS_SCHEMA_VERSION}; start a new history file")
+                               f"this pytest-tvmperf reads version {RESULTS_SCHEMA_VERSION}; point --tvmperf-history "
+                               f"at a new file")
         runs.append(run)
-    return runs
+    return runs, warning

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_tvmperf.result.text import SummaryRow, github_annotation, markdown_summary
-from pytest_tvmperf.report.history import history_line, parse_history
+from pytest_tvmperf.report.history import history_line, read_runs, torn_tail
 from pytest_tvmperf.result.entry import ResultEntry, ResultsError, results_json
 from pytest_tvmperf.result.run_report import ReportSection
 from pytest_tvmperf.store.files import atomic_write, read_regular_text
@@ -34,13 +34,33 @@ def check_writable(path: Path, option: str) -> None:
 
 def read_history(path: Path) -> list[dict[str, Any]]:
     """Previous runs of a history file; an empty list when it does not exist yet."""
+    return read_history_warned(path)[0]
+
+
+def read_history_warned(path: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """Previous runs of a history file, and a warning when its torn last line is left out."""
     try:
         text = read_regular_text(path)
     except FileNotFoundError:
-        return []
+        return [], None
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"history file {path} cannot be read ({exc})") from None
-    return parse_history(text, path)
+    return read_runs(text, path)
+
+
+def append_history(path: Path, line: dict[str, Any]) -> None:
+    """Add one run's line to the history file, atomically (a full disk leaves the file as
+    it was, never a torn line); a torn last line of an older write is replaced."""
+    try:
+        text = read_regular_text(path)
+    except FileNotFoundError:
+        text = ""
+    torn = torn_tail(text)
+    if torn is not None:
+        text = text[: len(text) - len(torn)]
+    if text and not text.endswith("\n"):
+        text += "\n"
+    atomic_write(path, text + json.dumps(line, sort_keys=True) + "\n")
 
 
 def now_iso() -> str:
@@ -49,44 +69,68 @@ def now_iso() -> str:
 
 def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *, json_path: Path | None,
                   html_path: Path | None, history_path: Path | None, history: list[dict[str, Any]],
-                  benchmark_json_path: Path | None = None, sections: Sequence[ReportSection] = ()) -> list[str]:
-    """Write what was asked for, each file once with every section in it; returns lines
-    to show (what was written where)."""
+                  benchmark_json_path: Path | None = None, sections: Sequence[ReportSection] = (),
+                  notes: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """Write what was asked for, each file once with every section in it, each on its own:
+    one that cannot be written (a full disk) does not keep the others from being written.
+    Returns lines to show (what was written where) and the errors, each naming its file.
+    ``notes``: lines for the step summary under the table (settings that weaken the gate)."""
     created = now_iso()
     shown: list[str] = []
+    errors: list[str] = []
+
+    def attempt(what: str, path: Path | str, write) -> None:
+        try:
+            write()
+        except OSError as exc:
+            errors.append(f"{what} {path} not written: {exc.strerror or exc}")
+
     results = results_json(entries, created)
     for section in sections:
         results.update(section.json)
     if json_path is not None:
-        atomic_write(json_path, json.dumps(results, indent=2, sort_keys=True) + "\n")
-        shown.append(f"results JSON: {json_path}")
+        def write_json() -> None:
+            atomic_write(json_path, json.dumps(results, indent=2, sort_keys=True) + "\n")
+            shown.append(f"results JSON: {json_path}")
+        attempt("results JSON", json_path, write_json)
     if benchmark_json_path is not None:
-        from pytest_tvmperf.report.benchmark_json import benchmark_json
+        def write_benchmark() -> None:
+            from pytest_tvmperf.report.benchmark_json import benchmark_json
 
-        bench = benchmark_json(entries, created)
-        timed = len(bench["benchmarks"])  # each timed test once (an upgrade's two sides count as one)
-        for section in sections:
-            if section.benchmark is not None:
-                bench = section.benchmark(bench)
-        atomic_write(benchmark_json_path, json.dumps(bench, indent=4) + "\n")
-        shown.append(f"pytest-benchmark JSON ({timed} timed tests): {benchmark_json_path}")
+            bench = benchmark_json(entries, created)
+            timed = len(bench["benchmarks"])  # each timed test once (an upgrade's two sides count as one)
+            for section in sections:
+                if section.benchmark is not None:
+                    bench = section.benchmark(bench)
+            atomic_write(benchmark_json_path, json.dumps(bench, indent=4) + "\n")
+            shown.append(f"pytest-benchmark JSON ({timed} timed tests): {benchmark_json_path}")
+        attempt("pytest-benchmark JSON", benchmark_json_path, write_benchmark)
     if history_path is not None:
         line = history_line(entries, created, _commit())
         history = [*history, line]
-        with open(history_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(line, sort_keys=True) + "\n")
-        shown.append(f"history ({len(history)} runs): {history_path}")
-    if html_path is not None:
-        from pytest_tvmperf.report.html_report import render_page
 
-        atomic_write(html_path, render_page(entries, created, history if history_path is not None else None,
-                                            after_header=[s.html for s in sections if s.html]))
-        shown.append(f"HTML report: {html_path}")
+        def write_history() -> None:
+            append_history(history_path, line)
+            shown.append(f"history ({len(history)} runs): {history_path}")
+        attempt("history", history_path, write_history)
+    if html_path is not None:
+        def write_html() -> None:
+            from pytest_tvmperf.report.html_report import render_page
+
+            atomic_write(html_path, render_page(entries, created, history if history_path is not None else None,
+                                                after_header=[s.html for s in sections if s.html]))
+            shown.append(f"HTML report: {html_path}")
+        attempt("HTML report", html_path, write_html)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary and rows:
-        with open(summary, "a", encoding="utf-8") as f:
-            f.write(markdown_summary(rows))
-    return shown
+    if summary and (rows or notes):
+        def write_summary() -> None:
+            text = markdown_summary(rows) if rows else "### pytest-tvmperf\n"
+            if notes:
+                text += "\n" + "".join(f"- ⚠️ {n}\n" for n in notes)
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(text)
+        attempt("step summary ($GITHUB_STEP_SUMMARY)", summary, write_summary)
+    return shown, errors
 
 
 def _commit() -> str | None:

@@ -39,6 +39,9 @@ class RunReport:
     #: why something asked for was not measured here (a peer framework whose package is
     #: missing, a metric source without its tool), one summary line per reason
     not_measured: set[str] = field(default_factory=set)
+    #: settings of this run that weaken the gate (against the trusted ref's, or a/b timing
+    #: switched off by the configuration): shown in the summary and the step summary
+    config_notes: set[str] = field(default_factory=set)
     #: why compiled artifacts could not be exported here (a/b timing off)
     export_problem: str = ""
     #: node ids of tuned tests skipped: their tuning database has records for other CPUs only

@@ -16,11 +16,9 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import shutil
 import stat
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -154,51 +152,3 @@ def delete_unnamed(candidates: set[str], baseline_dir: Path, artifact_dir: Path 
             (baseline_dir / rel).unlink()
             deleted.append(rel)
     return deleted
-
-
-# ----------------------------------------------------------------- leftovers of crashed runs
-
-_TEMP_NAME = re.compile(r"^\..*\.(?P<pid>\d+)\.[^.]+\.tmp(\.so)?$")
-_OLD_TEMP_NAME = re.compile(r"^\..*\.tmp(\.so)?$")
-#: a temporary file without a writer's process id (older versions) counts as left over after this long
-STALE_AFTER_S = 3600.0
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-
-
-def is_leftover(name: str, mtime: float, now: float) -> bool:
-    """A temporary file of a writer that is gone: its process id (in the name) is not
-    running, or (a name without one) it is older than an hour."""
-    match = _TEMP_NAME.match(name)
-    if match:
-        return not _alive(int(match.group("pid")))
-    return bool(_OLD_TEMP_NAME.match(name)) and now - mtime > STALE_AFTER_S
-
-
-def remove_leftovers(directories: Iterable[Path], recursive: bool = True) -> list[Path]:
-    """Remove temporary files (``.<name>.<pid>.<random>.tmp[.so]``) that crashed or
-    killed runs left in ``directories``; a live writer's files are kept."""
-    removed: list[Path] = []
-    now = time.time()
-    for directory in directories:
-        if not directory.is_dir():
-            continue
-        for path in directory.rglob(".*.tmp*") if recursive else directory.glob(".*.tmp*"):
-            try:
-                st = path.lstat()
-                if stat.S_ISREG(st.st_mode) and is_leftover(path.name, st.st_mtime, now):
-                    path.unlink()
-                    removed.append(path)
-            except OSError:
-                continue
-    return removed

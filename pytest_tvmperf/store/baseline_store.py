@@ -10,7 +10,7 @@ from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.files import BaselineError, load_baselines
-from pytest_tvmperf.values.node_ids import display_path
+from pytest_tvmperf.values.node_ids import RefView, display_path
 
 
 @dataclass
@@ -36,14 +36,18 @@ class BaselineStore:
     #: artifact files (IR, compiled libraries) that no entry named, removed by --tvmperf-prune
     orphans_pruned: list[str] = field(default_factory=list)
     _baselines: dict[Path, dict[str, Record] | BaselineError] = field(default_factory=dict)
+    #: --tvmperf-baselines-ref: how the files of the revision's copy are named
+    ref_view: RefView | None = None
 
     def baselines(self, path: Path) -> dict[str, Record]:
         """Records of one baseline file, read once per run; raises BaselineError."""
         if path not in self._baselines:
             try:
                 self._baselines[path] = load_baselines(path)
-            except BaselineError as exc:
-                self._baselines[path] = exc
+            except BaselineError as exc:  # a git revision's copy: named as that revision's file
+                shown = display_path(path, self.rootpath, self.ref_view)
+                self._baselines[path] = exc if shown == display_path(path, self.rootpath) else BaselineError(
+                    str(exc).replace(str(path), shown))
         cached = self._baselines[path]
         if isinstance(cached, BaselineError):
             raise cached
@@ -122,7 +126,7 @@ class BaselineStore:
         self.updates.clear()
 
         def names(paths) -> str:
-            shown = [display_path(p, self.rootpath) for p in paths]
+            shown = [display_path(p, self.rootpath, self.ref_view) for p in paths]
             return ", ".join(shown) or "none"
 
         self.write_errors.append(

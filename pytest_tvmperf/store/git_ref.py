@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import subprocess
 import tarfile
-import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pytest_tvmperf.store.sweep import make_owned
 
 #: seconds one git command may take (a local repository answers in well under one)
 GIT_TIMEOUT_S = 120
@@ -37,6 +38,15 @@ class RefBaselines:
     inside: str
     #: False when the revision has no such directory (every test then has no baseline)
     found: bool
+    #: the repository's top directory
+    root: Path | None = None
+    #: the run's hold on ``directory`` (store/sweep.py ``OwnedDir``); None for a given ``into``
+    owner: Any = field(default=None, compare=False, repr=False)
+
+    def remove(self) -> None:
+        """Remove the copy (at the end of the run)."""
+        if self.owner is not None:
+            self.owner.remove()
 
     def summary(self) -> str:
         where = f"{self.inside}/ at {self.ref} (commit {self.commit[:12]})"
@@ -86,14 +96,34 @@ def read_baselines(ref: str, baseline_dir: Path, into: Path | None = None) -> Re
         raise RefError(f"--tvmperf-baselines-ref={ref}: no such git revision in {root} (for a branch of another "
                        f"clone, fetch it first, e.g. git fetch origin main; a CI checkout may need fetch-depth: 0)")
     sha = commit.stdout.strip()
-    directory = into if into is not None else Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-ref-"))
+    owner = make_owned("ref") if into is None else None
+    directory = into if owner is None else owner.path / "baselines"
     try:
+        directory.mkdir(exist_ok=True)
         found = _extract(root, sha, inside, directory)
     except BaseException:
-        if into is None:
-            shutil.rmtree(directory, ignore_errors=True)
+        if owner is not None:
+            owner.remove()
         raise
-    return RefBaselines(ref, sha, directory, inside or ".", found)
+    return RefBaselines(ref, sha, directory, inside or ".", found, root, owner)
+
+
+def text_at(ref: RefBaselines, path: Path) -> str | None:
+    """The text of the file ``path`` (of the work tree) as it is at the ref's commit;
+    None when the revision has no such file, or it is outside the repository."""
+    if ref.root is None:
+        return None
+    try:
+        rel = Path(os.path.realpath(path)).relative_to(ref.root).as_posix()
+    except ValueError:
+        return None
+    shown = _git(ref.root, "cat-file", "-e", f"{ref.commit}:{rel}")
+    if shown.returncode != 0:
+        return None
+    blob = _git(ref.root, "cat-file", "blob", f"{ref.commit}:{rel}", binary=True)
+    if blob.returncode != 0:
+        return None
+    return blob.stdout.decode("utf-8", "replace")
 
 
 def _extract(root: Path, sha: str, inside: str, directory: Path) -> bool:

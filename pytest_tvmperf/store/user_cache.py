@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import math
 import os
 import secrets
 import stat
@@ -55,13 +56,44 @@ def cache_root(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def max_bytes(environ: Mapping[str, str] | None = None) -> int:
-    """The build cache's bound; a value that is not a positive number is the default."""
+    """The build cache's bound; a value that is not a positive finite number is the
+    default (a run refuses such a value at its start: :func:`max_mb_problem`)."""
     env = os.environ if environ is None else environ
     try:
         mb = float(env.get(ENV_MAX_MB, DEFAULT_MAX_MB))
     except ValueError:
         mb = DEFAULT_MAX_MB
-    return int((mb if mb > 0 else DEFAULT_MAX_MB) * 2**20)
+    return int((mb if math.isfinite(mb) and mb > 0 else DEFAULT_MAX_MB) * 2**20)
+
+
+def max_mb_problem(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why ``$TVMPERF_CACHE_MAX_MB`` is no bound (not a positive finite number of MB:
+    ``inf``, ``nan``, ``0``, a word), naming the variable; None when unset or good."""
+    env = os.environ if environ is None else environ
+    raw = env.get(ENV_MAX_MB, "")
+    if not raw.strip():
+        return None
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = math.nan
+    if math.isfinite(mb) and mb > 0:
+        return None
+    return (f"environment variable {ENV_MAX_MB}={raw!r}: the build cache's bound must be a positive number of MB "
+            f"such as {DEFAULT_MAX_MB} (the default, when it is unset); the cache is always bounded")
+
+
+def root_problem(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the cache directory cannot be made here (a read-only or missing home, as in
+    many CI containers), or None when it can (or is unsafe: :func:`cache_problem`)."""
+    root = cache_root(environ)
+    try:
+        _private_dirs(root, root)
+    except UnsafeCache:
+        return None
+    except OSError as exc:
+        return f"the cache directory {root} cannot be made ({type(exc).__name__}: {exc.strerror or exc})"
+    return None
 
 
 class UnsafeCache(Exception):
@@ -80,7 +112,7 @@ def dir_problem(path: Path) -> str | None:
     group or others), with the fix; None when it is this user's own or does not exist."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # missing (a file where a directory above it should be)
         return None
     except OSError as exc:
         return f"the cache directory {path} cannot be checked ({exc.strerror or exc})"
@@ -204,11 +236,13 @@ def lookup(path: Path, root: Path | None = None) -> bool:
         return False
 
 
-def store(path: Path, build: Callable[[Path], None], root: Path, file_mode: int = 0o644) -> None:
+def store(path: Path, build: Callable[[Path], None], root: Path, file_mode: int = 0o644,
+          trim_root: Path | None = None) -> None:
     """Build into a temporary file beside ``path`` and rename it into place, with its
     seal beside it (written first: a library without its seal is never used), then
-    trim the builds under ``root`` to the cache's bound. Raises UnsafeCache when a
-    directory on the way is not this user's own."""
+    trim the builds under ``trim_root`` (default ``root``) to the cache's bound. Every
+    directory from ``root`` down is made private (0700); raises UnsafeCache when one on
+    the way is not this user's own."""
     _private_dirs(path.parent, root)
     fd, temp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp" + path.suffix, dir=path.parent)
     os.close(fd)
@@ -221,7 +255,7 @@ def store(path: Path, build: Callable[[Path], None], root: Path, file_mode: int 
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    trim(root, max_bytes(), keep=path)
+    trim(trim_root or root, max_bytes(), keep=path)
 
 
 def _write_atomic(path: Path, text: str) -> None:

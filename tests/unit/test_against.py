@@ -172,8 +172,9 @@ def test_the_upgrade_summary_goes_into_each_report_file_as_it_is_written_once(tm
     monkeypatch.setattr(outputs, "atomic_write", lambda path, text: (written.append(path), atomic_write(path, text)))
     paths = {"json_path": tmp_path / "r.json", "html_path": tmp_path / "r.html",
              "benchmark_json_path": tmp_path / "b.json"}
-    shown = outputs.write_reports([entry], [], history_path=None, history=[], **paths,
+    shown, errors = outputs.write_reports([entry], [], history_path=None, history=[], **paths,
                                   sections=[upgrade_section(summary, [entry])])
+    assert errors == []
     assert sorted(written) == sorted(paths.values())  # each file once
     assert json.loads(paths["json_path"].read_text())["upgrade"] == summary.to_json()
     page = paths["html_path"].read_text()
@@ -292,18 +293,23 @@ def test_a_build_that_cannot_run_here_is_compared_by_its_counts():
     assert row.cls == "exact only" and "SIGSEGV" in row.line
 
 
-def test_the_pass_directories_of_killed_runs_go_after_a_day(tmp_path, monkeypatch):
+def test_only_the_pass_directories_of_runs_that_are_over_are_removed(tmp_path, monkeypatch):
+    """A pass directory is claimed by its run's controller (marker and held lock): a later
+    run's sweep keeps it while that run lives and removes it once it is over; a directory
+    merely named like one (a user's, however old) is kept."""
     import os
     import tempfile
 
-    from pytest_tvmperf.against.gate import remove_stale_passes
+    from pytest_tvmperf.against.run import run_dir
+    from pytest_tvmperf.store.sweep import claim, sweep
 
-    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
-    old, new = tmp_path / "tvmperf-against-old", tmp_path / "tvmperf-against-new"
-    for d in (old, new):
-        (d / "x").mkdir(parents=True)
-    (tmp_path / "tvmperf-against-old.lock").write_text("")
-    for p in (old, tmp_path / "tvmperf-against-old.lock"):
-        os.utime(p, (1, 1))
-    assert sorted(p.name for p in remove_stale_passes()) == ["tvmperf-against-old", "tvmperf-against-old.lock"]
-    assert new.exists() and not old.exists()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    users = tmp_path / "tvmperf-against-old"
+    (users / "x").mkdir(parents=True)
+    os.utime(users, (1, 1))
+    live, dead = claim("against", "live"), claim("against", "dead")
+    assert live.path == run_dir("live")
+    dead.release()  # its run was killed
+    assert sweep() == [run_dir("dead")]
+    assert live.path.is_dir() and users.is_dir()
+    live.remove()

@@ -131,3 +131,48 @@ def test_new_cache_directories_are_private_whatever_the_umask(tmp_path, own_conf
     finally:
         os.umask(old)
     assert [p.stat().st_mode & 0o777 for p in (folder.parent, folder)] == [0o700, 0o700]
+
+
+def test_simulated_counts_get_the_builds_protection_under_umask_000(tmp_path, monkeypatch):
+    """Under umask 000 the counts' directories were made 0777 and a count replaced by
+    another user (a 12x regression read as 1.85k/1.85k) was reused: now every directory
+    from the cache directory down is 0700 and a count whose seal does not match is not
+    reused."""
+    import json
+
+    from pytest_tvmperf.measure import sim_cache
+
+    monkeypatch.setenv("TVMPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TVMPERF_CACHE_KEY", "k" * 64)
+    digest = "ab" + "0" * 62
+    old = os.umask(0)
+    try:
+        sim_cache.save(digest, {"main": {"cpu_instructions": 22_200}})
+    finally:
+        os.umask(old)
+    path = sim_cache._path(digest)
+    for directory in (tmp_path / "cache", tmp_path / "cache" / "simulated", path.parent):
+        assert oct(os.stat(directory).st_mode & 0o777) == oct(0o700), directory
+    assert sim_cache.load(digest) == {"main": {"cpu_instructions": 22_200}}
+    path.write_text(json.dumps({"main": {"cpu_instructions": 1_850}}))  # replaced by someone else
+    assert sim_cache.load(digest) is None  # measured again
+
+
+def test_a_cache_bound_that_is_no_number_is_a_clear_error_and_never_crashes_a_build():
+    """``TVMPERF_CACHE_MAX_MB=inf`` made the bound's int() fail inside the rebuild, and that
+    was reported as TVM failing to rebuild the baseline (a/b timing turned off)."""
+    assert user_cache.max_bytes({"TVMPERF_CACHE_MAX_MB": "inf"}) == 2048 * 2**20
+    assert user_cache.max_bytes({"TVMPERF_CACHE_MAX_MB": "nan"}) == 2048 * 2**20
+    for raw in ("inf", "nan", "0", "lots"):
+        problem = user_cache.max_mb_problem({"TVMPERF_CACHE_MAX_MB": raw})
+        assert problem is not None and f"TVMPERF_CACHE_MAX_MB={raw!r}" in problem and "TVM " not in problem
+    assert user_cache.max_mb_problem({"TVMPERF_CACHE_MAX_MB": "512"}) is None
+    assert user_cache.max_mb_problem({}) is None
+
+
+def test_a_cache_directory_that_cannot_be_made_is_named(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    problem = user_cache.root_problem({"TVMPERF_CACHE_DIR": str(blocker / "cache")})
+    assert problem is not None and str(blocker / "cache") in problem
+    assert user_cache.root_problem({"TVMPERF_CACHE_DIR": str(tmp_path / "fine")}) is None
