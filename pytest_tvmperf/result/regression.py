@@ -124,7 +124,7 @@ def _was(match: "KernelMatch", name: str) -> str:
     when it computes what it did, on the same shapes."""
     old = match.old_of[name]
     before, after = match.before.get(old), match.after.get(name)
-    if before is not None and after is not None and before.describe() == after.describe():
+    if before is not None and after is not None and (before.op, before.shapes) == (after.op, after.shapes):
         return " (its code changed)" if old == name else f" (its code changed; was {old})"
     return f" (was {match.label(old, old=True)})"
 
