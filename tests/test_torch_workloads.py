@@ -369,7 +369,46 @@ def test_net(tvmperf):
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     changes = next(line for line in out.splitlines() if "kernels since the baseline" in line)
-    assert "new: conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16" in changes, changes
+    assert "new: a (Conv2d 5x5) [fused_conv2d1_add_relu]" in changes, changes
     assert "3x3" not in changes and "changed" not in changes and "removed" not in changes, changes
     slower = next(line for line in out.splitlines() if "kernels that take longer" in line)
-    assert "8x8x5x5" in slower and "3x3" not in slower, slower
+    assert "a (Conv2d 5x5)" in slower and "3x3" not in slower, slower
+
+
+def test_without_timing_the_failure_names_the_changed_layer(project, warm_torch_export):
+    """A net of three convs, two alike sharing one kernel; one of those made 5x5 adds a
+    kernel, and the untimed gate's failure names its layer by its module path, read from
+    the exported graph (no per-layer timing), and each layer of the shared kernel."""
+    project.pytester.makepyfile(test_perf='''
+import os
+import pytest
+import torch
+from pytest_tvmperf.workloads import torch_workload
+
+
+def net(k):
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.Conv2d(4, 4, k, padding=k // 2),
+                               torch.nn.Conv2d(4, 4, 3, padding=1))
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"], timing=False)
+def test_net(tvmperf):
+    torch.manual_seed(0)
+    convs = torch.nn.Sequential()
+    convs.add_module("convs", net(int(os.environ["NET_K"])))
+    tvmperf.check(torch_workload(convs.eval(), (torch.randn(1, 3, 8, 8),)))
+''')
+    project.set_env("NET_K", "3")
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    kernels = project.baselines()["tests"]["test_net[llvm-vm-bytecode]"]["kernels"]
+    assert sorted(k.get("layer", "") for k in kernels.values() if "conv2d" in k["op"]) == [
+        "convs.0 (Conv2d 3x3)", "convs.1, convs.2 (Conv2d 3x3)"]
+    project.set_env("NET_K", "5")
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    regressed = next(line for line in out.splitlines() if "regressed against the baseline" in line)
+    assert "kernels" in regressed, regressed
+    changes = next(line for line in out.splitlines() if "kernels since the baseline" in line)
+    assert "new: convs.1 (Conv2d 5x5) [fused_conv2d" in changes, changes
+    assert "convs.0" not in changes and "convs.2" not in changes, changes
