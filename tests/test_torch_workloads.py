@@ -193,6 +193,49 @@ def test_torch_workload_errors_name_the_fix(monkeypatch):
         workload.peers["torch"]()
 
 
+# --- source layers: what names each kernel ---------------------------------------------------
+
+
+def test_torch_workload_keeps_each_layers_module_path():
+    """Read from the exported graph: module path, class, window or features, shapes (a
+    dynamic batch as torch's symbol); a functional op is named by its op."""
+    pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1),
+                                            torch.nn.Conv2d(4, 4, 5, stride=2, padding=2, groups=2))
+            self.pool = torch.nn.MaxPool2d(2)
+            self.head = torch.nn.Linear(16, 10)
+
+        def forward(self, x):
+            return self.head(self.pool(self.body(x)).flatten(1)) @ torch.ones(10, 3)
+
+    layers = torch_workload(Net(), (torch.randn(2, 3, 8, 8),), dynamic_batch=True).layers
+    assert [l.describe() for l in layers] == ["body.0 (Conv2d 3x3)", "body.1 (Conv2d 5x5 s2 g2)",
+                                              "pool (MaxPool2d 2x2)", "head (Linear 16->10)", "matmul (matmul 10->3)"]
+    assert layers[1].inputs[1] == "4x2x5x5" and layers[1].output.endswith("x4x4x4")
+    assert not layers[1].output.split("x")[0].isdigit()  # the dynamic batch
+
+
+def test_onnx_workload_keeps_each_nodes_name():
+    """Named nodes by their name, unnamed ones by their output; shapes by ONNX's inference."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = [numpy_helper.from_array(np.ones(s, dtype="float32"), n) for n, s in (("w0", (4, 3, 3, 3)), ("w1", (4, 4, 5, 5)))]
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["h"], name="stem/conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("Conv", ["r", "w1"], ["y"], kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[2, 2])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    layers = onnx_model.onnx_workload(model, reference="numpy").layers
+    assert [l.describe() for l in layers] == ["stem/conv (Conv 3x3)", "y (Conv 5x5 s2)"]
+    assert (layers[0].inputs, layers[0].output) == (("1x3x8x8", "4x3x3x3"), "1x4x8x8")
+
+
 # --- peers ----------------------------------------------------------------------------------
 
 
