@@ -88,7 +88,9 @@ def assign(kernels: Mapping[str, KernelId], layers: Sequence[SourceLayer],
 
 def layers_text(layers: Sequence[SourceLayer]) -> str:
     """``convs.0 (Conv2d 3x3)``; ``a, b (Conv2d 3x3)`` for one kernel of two layers alike;
-    ``a (Conv2d 3x3), b (Conv2d 3x3 s2)`` otherwise; past :data:`SHOWN_LAYERS`, ``+N more``."""
+    ``a (Conv2d 3x3), b (Conv2d 3x3 s2)`` otherwise; past :data:`SHOWN_LAYERS`, ``+N more``;
+    a module called twice once."""
+    layers = list(dict.fromkeys(layers))
     shown, more = layers[:SHOWN_LAYERS], len(layers) - SHOWN_LAYERS
     tail = f", +{more} more" if more > 0 else ""
     if len({(l.kind, l.attrs) for l in layers}) == 1:

@@ -65,6 +65,7 @@ def test_many_layers_of_one_kernel_are_cut_and_unlike_ones_described_each():
     many = tuple(replace(B3, path=f"blocks.{i}") for i in range(5))
     assert layers_text(many) == "blocks.0, blocks.1, blocks.2, +2 more (Conv2d 3x3)"
     assert layers_text((B3, replace(C3, attrs="3x3 s2"))) == "convs.2 (Conv2d 3x3), convs.3 (Conv2d 3x3 s2)"
+    assert layers_text((B3, B3)) == "convs.2 (Conv2d 3x3)"  # one module called twice
 
 
 def test_the_label_names_the_layer_and_keeps_the_shapes_where_none_is_known():
