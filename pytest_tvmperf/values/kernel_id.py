@@ -35,13 +35,14 @@ class KernelId:
     def describe(self) -> str:
         """The source layer where known (``layer3.0.conv2 (Conv2d 5x5)``), else what the
         kernel computes: ``conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16``."""
-        if self.layer:
-            return self.layer
+        return self.layer or self.computes()
+
+    def computes(self) -> str:
+        """What the kernel computes, on which shapes: ``conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16``."""
         shapes = [s for s in self.shapes.split(",") if s]
         *inputs, out = shapes or [""]
         shown = ", ".join(inputs[:SHOWN_INPUTS]) + (", ..." if len(inputs) > SHOWN_INPUTS else "")
-        text = f"{self.op}({shown})" + (f" -> {out}" if out else "")
-        return text
+        return f"{self.op}({shown})" + (f" -> {out}" if out else "")
 
     def as_json(self) -> dict[str, str]:
         data = {"key": self.key, "op": self.op, "shapes": self.shapes}

@@ -90,3 +90,12 @@ def test_the_layer_is_shown_never_matched_by():
     old = K3.as_json()
     assert "layer" not in old and KernelId.from_json(json.loads(json.dumps(old))) == K3
     assert KernelId.from_json(before.as_json()) == before
+
+
+def test_a_layer_whose_channels_changed_shows_its_shapes():
+    """Its label reads as it did (``Conv2d 3x3``): what it computes tells the change."""
+    before = replace(K3, layer="convs.2 (Conv2d 3x3)")
+    wider = KernelId("9" * 16, "conv2d_add_relu", "1x8x16x16,16x8x3x3,1x16x1x1,1x16x16x16", "convs.2 (Conv2d 3x3)")
+    assert kernel_set_line(match_kernels({"k": before}, {"k": wider})) == (
+        "changed: convs.2 (Conv2d 3x3) [k] (computes conv2d_add_relu(1x8x16x16, 16x8x3x3, ...) -> 1x16x16x16, "
+        "was conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16)")
