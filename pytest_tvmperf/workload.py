@@ -7,6 +7,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from pytest_tvmperf.values.source_layer import SourceLayer
+
 InputMaker = Callable[[np.random.Generator, Mapping[str, int]], Sequence[np.ndarray]]
 Reference = Callable[..., "np.ndarray | Sequence[np.ndarray]"]
 #: ``factory() -> run`` where ``run(*inputs)`` computes the workload's outputs in a peer
@@ -84,6 +86,10 @@ class Workload:
         What the reference is (``NumPy``, ``onnxruntime``, ``eager torch``) and the call
         that made the workload (where ``rtol=``/``atol=`` are set): named in a
         correctness failure, with the tolerance used.
+    layers
+        The layers of the model it was imported from (convolutions, linears, pools, with
+        their module path or node name and shapes; ``torch_workload`` and ``onnx_model``
+        fill it): each kernel in a failure is named by the layers it computes.
     """
 
     name: str
@@ -103,6 +109,7 @@ class Workload:
     simulate_as: "Workload | None" = None
     reference_name: str = "NumPy"
     made_by: str = "Workload"
+    layers: tuple[SourceLayer, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name:

@@ -193,6 +193,49 @@ def test_torch_workload_errors_name_the_fix(monkeypatch):
         workload.peers["torch"]()
 
 
+# --- source layers: what names each kernel ---------------------------------------------------
+
+
+def test_torch_workload_keeps_each_layers_module_path():
+    """Read from the exported graph: module path, class, window or features, shapes (a
+    dynamic batch as torch's symbol); a functional op is named by its op."""
+    pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1),
+                                            torch.nn.Conv2d(4, 4, 5, stride=2, padding=2, groups=2))
+            self.pool = torch.nn.MaxPool2d(2)
+            self.head = torch.nn.Linear(16, 10)
+
+        def forward(self, x):
+            return self.head(self.pool(self.body(x)).flatten(1)) @ torch.ones(10, 3)
+
+    layers = torch_workload(Net(), (torch.randn(2, 3, 8, 8),), dynamic_batch=True).layers
+    assert [l.describe() for l in layers] == ["body.0 (Conv2d 3x3)", "body.1 (Conv2d 5x5 s2 g2)",
+                                              "pool (MaxPool2d 2x2)", "head (Linear 16->10)", "matmul (matmul 10->3)"]
+    assert layers[1].inputs[1] == "4x2x5x5" and layers[1].output.endswith("x4x4x4")
+    assert not layers[1].output.split("x")[0].isdigit()  # the dynamic batch
+
+
+def test_onnx_workload_keeps_each_nodes_name():
+    """Named nodes by their name, unnamed ones by their output; shapes by ONNX's inference."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = [numpy_helper.from_array(np.ones(s, dtype="float32"), n) for n, s in (("w0", (4, 3, 3, 3)), ("w1", (4, 4, 5, 5)))]
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["h"], name="stem/conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("Conv", ["r", "w1"], ["y"], kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[2, 2])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    layers = onnx_model.onnx_workload(model, reference="numpy").layers
+    assert [l.describe() for l in layers] == ["stem/conv (Conv 3x3)", "y (Conv 5x5 s2)"]
+    assert (layers[0].inputs, layers[0].output) == (("1x3x8x8", "4x3x3x3"), "1x4x8x8")
+
+
 # --- peers ----------------------------------------------------------------------------------
 
 
@@ -369,7 +412,46 @@ def test_net(tvmperf):
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     changes = next(line for line in out.splitlines() if "kernels since the baseline" in line)
-    assert "new: conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16" in changes, changes
+    assert "new: a (Conv2d 5x5) [fused_conv2d1_add_relu]" in changes, changes
     assert "3x3" not in changes and "changed" not in changes and "removed" not in changes, changes
     slower = next(line for line in out.splitlines() if "kernels that take longer" in line)
-    assert "8x8x5x5" in slower and "3x3" not in slower, slower
+    assert "a (Conv2d 5x5)" in slower and "3x3" not in slower, slower
+
+
+def test_without_timing_the_failure_names_the_changed_layer(project, warm_torch_export):
+    """A net of three convs, two alike sharing one kernel; one of those made 5x5 adds a
+    kernel, and the untimed gate's failure names its layer by its module path, read from
+    the exported graph (no per-layer timing), and each layer of the shared kernel."""
+    project.pytester.makepyfile(test_perf='''
+import os
+import pytest
+import torch
+from pytest_tvmperf.workloads import torch_workload
+
+
+def net(k):
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.Conv2d(4, 4, k, padding=k // 2),
+                               torch.nn.Conv2d(4, 4, 3, padding=1))
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"], timing=False)
+def test_net(tvmperf):
+    torch.manual_seed(0)
+    convs = torch.nn.Sequential()
+    convs.add_module("convs", net(int(os.environ["NET_K"])))
+    tvmperf.check(torch_workload(convs.eval(), (torch.randn(1, 3, 8, 8),)))
+''')
+    project.set_env("NET_K", "3")
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    kernels = project.baselines()["tests"]["test_net[llvm-vm-bytecode]"]["kernels"]
+    assert sorted(k.get("layer", "") for k in kernels.values() if "conv2d" in k["op"]) == [
+        "convs.0 (Conv2d 3x3)", "convs.1, convs.2 (Conv2d 3x3)"]
+    project.set_env("NET_K", "5")
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    regressed = next(line for line in out.splitlines() if "regressed against the baseline" in line)
+    assert "kernels" in regressed, regressed
+    changes = next(line for line in out.splitlines() if "kernels since the baseline" in line)
+    assert "new: convs.1 (Conv2d 5x5) [fused_conv2d" in changes, changes
+    assert "convs.0" not in changes and "convs.2" not in changes, changes

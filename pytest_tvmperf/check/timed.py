@@ -95,7 +95,7 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
     compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
     workload = prep.workload
     listing = compiled.listing()
-    kernels = kernel_identities(compiled)
+    kernels = kernel_identities(compiled, sources=workload.layers)
     with session.timing_lock(tv.target):  # a network of seconds: its per-kernel times from one run
         per_kernel = kernel_times(compiled, args, runs=1 if (prep.run_s or 0) > 0.5 else 5)
     target_json = target.as_json()

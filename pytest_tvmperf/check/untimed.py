@@ -46,4 +46,4 @@ def untimed_record(tv: "Tvmperf", prep: "Prepared", exact: "ExactMetrics") -> Re
                   tvm_version=current_machine(target_json).tvm_version, exact=exact, timings={},
                   compile_s=prep.compile_s, bytecode=prep.compiled.listing(), kernel_time_s=None,
                   pipeline=prep.workload.pipeline, tuning=prep.tuning.as_json() if prep.tuning else None,
-                  kernels=kernel_identities(prep.compiled))
+                  kernels=kernel_identities(prep.compiled, sources=prep.workload.layers))

@@ -1,14 +1,18 @@
 """What each kernel of a build is, read from a lowered module (TVM); the value,
 :class:`KernelId`, is in values/kernel_id.py. Naming is pluggable: a
-``layers`` mapping (kernel name -> source layer, e.g. from ``torch.export``'s module
-stack) fills :attr:`KernelId.layer`.
+``layers`` mapping (kernel name -> source layer) fills :attr:`KernelId.layer`; by default
+it is made from the workload's source layers (``torch.export``'s module paths, ONNX node
+names), matched with the kernels by judge/source_layers.py.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
 
+from pytest_tvmperf.judge.source_layers import call_order, kernel_layers
 from pytest_tvmperf.values.kernel_id import KernelId, op_of
+from pytest_tvmperf.values.source_layer import SourceLayer
 
 
 def _dims(shape: Any) -> str:
@@ -34,10 +38,16 @@ def identify(lowered: Any, layers: Mapping[str, str] | None = None) -> dict[str,
     return out
 
 
-def kernel_identities(compiled: Any, layers: Mapping[str, str] | None = None) -> dict[str, KernelId] | None:
+def kernel_identities(compiled: Any, layers: Mapping[str, str] | None = None,
+                      sources: Sequence[SourceLayer] = ()) -> dict[str, KernelId] | None:
     """The identities of a compiled program's kernels (None where it keeps no module: a
-    loaded library); ``layers``: {kernel name: source layer} where a mapping knows them
-    (the plug-in point for naming kernels by the layer they compute)."""
+    loaded library); ``layers``: {kernel name: source layer} where a mapping knows them;
+    else ``sources``, the workload's source layers (``Workload.layers``), each kernel
+    named by those it computes (judge/source_layers.py, in the order of the VM's calls)."""
     from pytest_tvmperf.builder.rebuild import lowered_module
 
-    return identify(lowered_module(compiled), layers) or None
+    found = identify(lowered_module(compiled), layers)
+    if found and sources and layers is None:
+        named = kernel_layers(found, sources, call_order(compiled.listing()))
+        found = {name: replace(ident, layer=named.get(name, "")) for name, ident in found.items()}
+    return found or None

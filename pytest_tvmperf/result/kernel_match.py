@@ -74,8 +74,10 @@ class KernelMatch:
         return {fn: re.sub(r"^(call )(\S+)( |$)", callee, text, flags=re.MULTILINE) for fn, text in texts.items()}
 
     def label(self, name: str, old: bool = False) -> str:
-        """What a user recognises: ``conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16
-        [fused_conv2d1_add_relu]``; the bare name where the kernel has no identity."""
+        """What a user recognises: the source layer, ``layer3.0.conv2 (Conv2d 5x5)
+        [fused_conv2d1_add_relu]``, or where none is known what the kernel computes,
+        ``conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]``;
+        the bare name where the kernel has no identity."""
         ident = (self.before if old else self.after).get(name)
         return f"{ident.describe()} [{name}]" if ident is not None else name
 

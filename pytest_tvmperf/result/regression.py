@@ -121,11 +121,14 @@ def _labels(match: "KernelMatch"):
 
 def _was(match: "KernelMatch", name: str) -> str:
     """' (was conv2d_add_relu(...3x3...) [fused_conv2d1_add_relu])', or ' (its code changed)'
-    when it computes what it did, on the same shapes."""
+    when it computes what it did, on the same shapes; a layer that reads as it did (its
+    channels changed) is told apart by its shapes: ' (computes conv2d(...) -> ..., was ...)'."""
     old = match.old_of[name]
     before, after = match.before.get(old), match.after.get(name)
-    if before is not None and after is not None and before.describe() == after.describe():
+    if before is not None and after is not None and (before.op, before.shapes) == (after.op, after.shapes):
         return " (its code changed)" if old == name else f" (its code changed; was {old})"
+    if before is not None and after is not None and before.layer and before.describe() == after.describe():
+        return f" (computes {after.computes()}, was {before.computes()}" + (f" [{old}])" if old != name else ")")
     return f" (was {match.label(old, old=True)})"
 
 

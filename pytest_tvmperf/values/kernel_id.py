@@ -24,7 +24,8 @@ class KernelId:
     """key: structural hash of the PrimFunc without its name (hex); op: its anchor op and
     the ops fused into it, without TVM's numbering (``conv2d_add_relu``); shapes: its
     parameters' shapes, inputs then output (``1x8x16x16,8x8x3x3,1x8x1x1,1x8x16x16``);
-    layer: the source layer it computes, where the importer kept it ("" if unknown)."""
+    layer: the source layers it computes, where the importer kept them
+    (``layer3.0.conv2 (Conv2d 5x5)``; "" if unknown): shown, never matched by."""
 
     key: str
     op: str
@@ -32,12 +33,16 @@ class KernelId:
     layer: str = ""
 
     def describe(self) -> str:
-        """``conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16``, and `` in layer1.conv2``."""
+        """The source layer where known (``layer3.0.conv2 (Conv2d 5x5)``), else what the
+        kernel computes: ``conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16``."""
+        return self.layer or self.computes()
+
+    def computes(self) -> str:
+        """What the kernel computes, on which shapes: ``conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16``."""
         shapes = [s for s in self.shapes.split(",") if s]
         *inputs, out = shapes or [""]
         shown = ", ".join(inputs[:SHOWN_INPUTS]) + (", ..." if len(inputs) > SHOWN_INPUTS else "")
-        text = f"{self.op}({shown})" + (f" -> {out}" if out else "")
-        return text + (f" in {self.layer}" if self.layer else "")
+        return f"{self.op}({shown})" + (f" -> {out}" if out else "")
 
     def as_json(self) -> dict[str, str]:
         data = {"key": self.key, "op": self.op, "shapes": self.shapes}

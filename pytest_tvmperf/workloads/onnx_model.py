@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from pytest_tvmperf.workload import PeerFactory, PeerUnavailable, Workload, WorkloadError, random_input
+from pytest_tvmperf.workloads.onnx_layers import source_layers
 
 EXTRA_HINT = "pip install 'pytest-tvmperf[onnx]'"
 
@@ -272,6 +273,7 @@ def onnx_workload(
         peers={"onnxruntime": _onnxruntime_peer(checked_model, names, name), **(peers or {})},
         reference_name=reference_name,
         made_by="onnx_workload",
+        layers=source_layers(checked_model),
     )
 
 

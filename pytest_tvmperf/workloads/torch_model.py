@@ -26,6 +26,7 @@ import numpy as np
 from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 from pytest_tvmperf.workload import Workload, WorkloadError, random_input
 from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
+from pytest_tvmperf.workloads.torch_layers import source_layers
 
 TORCH_HINT = ("torch is not installed: pip install 'pytest-tvmperf[torch]' "
               "(CPU build: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
@@ -146,7 +147,9 @@ def torch_workload(
     transposes of ``nn.Linear`` away, as ``mlp(bind_params=True)`` does. A module with
     one output returns it unwrapped (``unwrap_unit_return_tuple=True``); several
     outputs return a flat tuple, in ``torch.utils._pytree`` order, as the reference does.
-    ``peers["torch"]`` runs the eager module (see :func:`torch_runner`).
+    ``peers["torch"]`` runs the eager module (see :func:`torch_runner`). Each conv,
+    linear and pool of the exported graph is kept with its module path
+    (``Workload.layers``): a failure names the layer each kernel computes.
     """
     torch = require_torch()
     if not isinstance(module, torch.nn.Module):
@@ -219,6 +222,7 @@ def torch_workload(
         peers={"torch": lambda: torch_runner(module)},
         reference_name="eager torch",
         made_by="torch_workload",
+        layers=source_layers(exported),
     )
 
 
