@@ -10,28 +10,12 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL, RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 if TYPE_CHECKING:
     from pytest_tvmperf.result.entry import ResultEntry
     from pytest_tvmperf.values.record import Record
-
-
-def safe(text: object) -> str:
-    """A string from data (a baseline file's test ids, workload and kernel names, VM
-    bytecode) as it may be printed: control characters escaped (``\\n``, ``\\x1b``: no
-    line, colour or cursor move of the file's), and a leading ``::`` (after blanks)
-    escaped as ``\\x3a:``, since GitHub Actions reads a line starting with ``::`` as a
-    workflow command (a fake annotation, or ``::stop-commands::``)."""
-    out = "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in str(text))
-    stripped = out.lstrip(" ")
-    if stripped.startswith("::"):
-        out = out[:len(out) - len(stripped)] + "\\x3a" + stripped[1:]
-    return out
-
-
-def _escaped(ch: str) -> str:
-    return repr(ch)[1:-1] if ch not in "\"'" else ch
 
 
 def fmt_time(seconds: float | None) -> str:
