@@ -58,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise ValueError(linked)
         from pytest_tvmperf.store.user_cache import cache_problem
 
+        _check_size_variables()
         unsafe_cache = cache_problem()  # another user's, or writable by others: never used (as ssh)
         if unsafe_cache is not None:
             raise ValueError(unsafe_cache)
@@ -182,6 +183,7 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
     state.invocation_dir = config.invocation_params.dir
     state.verbosity = int(config.getoption("verbose", 0) or 0)
     state.last_words = _last_words(config)
+    state.store.notify = _notice(config)
     if collecting:  # its pytest_collection has passed: start the early child now
         plugin.start_early_child(config)
     return state
@@ -202,6 +204,35 @@ def _last_words(config: pytest.Config):
         reporter.ensure_newline()
         reporter.write_line(message, red=True)
         reporter.flush()
+    return write
+
+
+def _check_size_variables() -> None:
+    """The size caps read from the environment: ValueError naming the variable for one
+    that is not a positive number (``inf``, ``nan``, ``1e400``)."""
+    import os
+
+    from pytest_tvmperf.config.parsing import parse_size_mb
+    from pytest_tvmperf.store import inflate, user_cache
+
+    for name, default in ((inflate.ENV_MAX_IR_MB, inflate.DEFAULT_MAX_IR_MB),
+                          (user_cache.ENV_MAX_MB, user_cache.DEFAULT_MAX_MB)):
+        parse_size_mb(name, os.environ.get(name), default)
+
+
+def _notice(config: pytest.Config):
+    """Write one line to the terminal now, even while a test's output is captured (the
+    capture resumes after it), else to stderr: a wait for a busy lock."""
+    def write(message: str) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        capture = config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:
+            print(message, file=sys.stderr, flush=True)
+            return
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            reporter.ensure_newline()
+            reporter.write_line(message, yellow=True)
+            reporter.flush()
     return write
 
 

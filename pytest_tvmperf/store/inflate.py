@@ -8,6 +8,8 @@ import gzip
 import io
 import os
 
+from pytest_tvmperf.config.parsing import parse_size_mb
+
 #: the most bytes a stored IR may inflate to (``$TVMPERF_MAX_IR_MB``, default 512): the
 #: JSON text of a program with its weights; the plugin's own models are far below it
 ENV_MAX_IR_MB = "TVMPERF_MAX_IR_MB"
@@ -19,12 +21,12 @@ class TooLarge(Exception):
 
 
 def max_ir_bytes() -> int:
-    """The cap on a stored IR's inflated size; a value that is not a positive number is the default."""
+    """The cap on a stored IR's inflated size. A pytest run refuses a bad value at its
+    start (a usage error naming the variable); here it is the default."""
     try:
-        mb = float(os.environ.get(ENV_MAX_IR_MB, DEFAULT_MAX_IR_MB))
+        return parse_size_mb(ENV_MAX_IR_MB, os.environ.get(ENV_MAX_IR_MB), DEFAULT_MAX_IR_MB)
     except ValueError:
-        mb = DEFAULT_MAX_IR_MB
-    return int((mb if mb > 0 else DEFAULT_MAX_IR_MB) * 2**20)
+        return DEFAULT_MAX_IR_MB * 2**20
 
 
 def inflate(data: bytes, limit: int | None = None) -> bytes:
