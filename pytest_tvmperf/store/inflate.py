@@ -14,6 +14,8 @@ from pytest_tvmperf.config.parsing import parse_size_mb
 #: JSON text of a program with its weights; the plugin's own models are far below it
 ENV_MAX_IR_MB = "TVMPERF_MAX_IR_MB"
 DEFAULT_MAX_IR_MB = 512
+#: the piece inflated at a time
+CHUNK_BYTES = 1 << 20
 
 
 class TooLarge(Exception):
@@ -33,8 +35,16 @@ def inflate(data: bytes, limit: int | None = None) -> bytes:
     """The gzip ``data`` inflated, reading at most ``limit`` (default :func:`max_ir_bytes`)
     bytes plus one; raises TooLarge past it, OSError/EOFError for data that is not gzip."""
     limit = max_ir_bytes() if limit is None else limit
+    chunks: list[bytes] = []
+    size = 0
     with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-        out = f.read(limit + 1)
+        while size <= limit:  # in pieces: a large cap reserves no memory up front
+            chunk = f.read(min(limit + 1 - size, CHUNK_BYTES))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    out = b"".join(chunks)
     if len(out) > limit:
         raise TooLarge(f"it inflates to more than {limit / 2**20:g} MiB (${ENV_MAX_IR_MB}), from "
                        f"{len(data) / 2**20:.3g} MiB of gzip: no program the plugin stored is that large")
