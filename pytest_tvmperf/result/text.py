@@ -3,6 +3,7 @@ every message uses (a failed comparison's message is in regression.py)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass
@@ -312,18 +313,42 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     lines = [f"### pytest-tvmperf: {head}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
-        cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
+        cells = [r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
                  _instr_cell(r), *([r.cpu_cell] if sim else []), f"{icon.get(r.verdict, '')} {r.verdict_cell}".strip()]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join([md_code(r.test), *(c.replace("|", "\\|") for c in cells)]) + " |")
     notes = summary_legend(rows) + summary_notes(rows)
     if notes:
-        lines += [""] + [f"- {n}" for n in notes]
+        lines += [""] + [f"- {md_text(n)}" for n in notes]
     head, body = _peer_cells(rows)
     if body:
         lines += ["", "#### TVM time / peer framework time (side by side; below 1: TVM is faster)", "",
                   "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join([f"`{row[0]}`", *row[1:]]) + " |" for row in body]
+        lines += ["| " + " | ".join([md_code(row[0]), *row[1:]]) + " |" for row in body]
     return "\n".join(lines) + "\n"
+
+
+#: what Markdown reads as inline syntax (links, images, emphasis, HTML, code, tables), escaped in text
+_MARKDOWN_PUNCTUATION = frozenset("\\`*_[]<|!~&")
+
+
+def md_text(text: object) -> str:
+    """Text as it may stand in a Markdown list item (a note of the step summary): through
+    :func:`safe`, then every character Markdown reads as inline syntax backslash-escaped,
+    and a leading ``#``, ``+``, ``-`` or ``>`` too (a name from data cannot make a link,
+    an image, HTML, a heading or another list)."""
+    shown = "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in safe(text))
+    return "\\" + shown if shown[:1] in ("#", "+", "-", ">") else shown
+
+
+def md_code(text: object) -> str:
+    """Text as a Markdown code span in a table cell: its fence is longer than any run of
+    backticks inside (so none ends it), padded where the text starts or ends with one;
+    ``|`` is escaped (a table reads it before the span)."""
+    shown = safe(text)
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{shown.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
 def github_annotation(path: str, line: int, verdict: str, message: str) -> str:
