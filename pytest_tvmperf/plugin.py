@@ -56,9 +56,10 @@ def pytest_configure(config: pytest.Config) -> None:
         linked = symlink_problem(settings.baseline_dir)  # before the artifact check: it resolves links
         if linked is not None:
             raise ValueError(linked)
+        from pytest_tvmperf.store.inflate import check_size_variables
         from pytest_tvmperf.store.user_cache import cache_problem
 
-        _check_size_variables()
+        check_size_variables()
         unsafe_cache = cache_problem()  # another user's, or writable by others: never used (as ssh)
         if unsafe_cache is not None:
             raise ValueError(unsafe_cache)
@@ -205,19 +206,6 @@ def _last_words(config: pytest.Config):
         reporter.write_line(message, red=True)
         reporter.flush()
     return write
-
-
-def _check_size_variables() -> None:
-    """The size caps read from the environment: ValueError naming the variable for one
-    that is not a positive number (``inf``, ``nan``, ``1e400``)."""
-    import os
-
-    from pytest_tvmperf.config.parsing import parse_size_mb
-    from pytest_tvmperf.store import inflate, user_cache
-
-    for name, default in ((inflate.ENV_MAX_IR_MB, inflate.DEFAULT_MAX_IR_MB),
-                          (user_cache.ENV_MAX_MB, user_cache.DEFAULT_MAX_MB)):
-        parse_size_mb(name, os.environ.get(name), default)
 
 
 def _notice(config: pytest.Config):

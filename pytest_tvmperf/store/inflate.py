@@ -31,6 +31,15 @@ def max_ir_bytes() -> int:
         return DEFAULT_MAX_IR_MB * 2**20
 
 
+def check_size_variables() -> None:
+    """The size caps read from the environment (this one and the build cache's): ValueError
+    naming the variable for one that is not a positive number (``inf``, ``nan``, ``1e400``)."""
+    from pytest_tvmperf.store import user_cache
+
+    for name, default in ((ENV_MAX_IR_MB, DEFAULT_MAX_IR_MB), (user_cache.ENV_MAX_MB, user_cache.DEFAULT_MAX_MB)):
+        parse_size_mb(name, os.environ.get(name), default)
+
+
 def inflate(data: bytes, limit: int | None = None) -> bytes:
     """The gzip ``data`` inflated, reading at most ``limit`` (default :func:`max_ir_bytes`)
     bytes plus one; raises TooLarge past it, OSError/EOFError for data that is not gzip."""
