@@ -13,6 +13,8 @@ from pytest_tvmperf.result.outcome import producible_ids
 from pytest_tvmperf.combos import FIXTURE, Combo, combo_of
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import baseline_path
+from pytest_tvmperf.store.baseline_store import lock_error_text
+from pytest_tvmperf.store.locks import LockError
 from pytest_tvmperf.values.node_ids import test_id
 
 
@@ -111,10 +113,13 @@ class TvmperfPlugin:
                     state.store.flush_updates()
                 if workeroutput is None:
                     state.store.unused = state.store.find_unused()
-                    if state.settings.prune and state.store.unused:
-                        state.store.prune(state.store.unused)
-                    if state.settings.prune:  # then the files no entry names (a killed update's, issue 23)
-                        state.store.prune_orphans()
+                    try:
+                        if state.settings.prune and state.store.unused:
+                            state.store.prune(state.store.unused)
+                        if state.settings.prune:  # then the files no entry names (a killed update's)
+                            state.store.prune_orphans()
+                    except LockError as exc:
+                        state.write_errors.append(f"unused entries and artifacts not pruned: {lock_error_text(exc)}")
             except KeyboardInterrupt:  # Ctrl-C while writing: each file is whole (old or new); say which
                 state.store.stop_writing()
         state.cleanup()

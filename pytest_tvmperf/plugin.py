@@ -56,9 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
         linked = symlink_problem(settings.baseline_dir)  # before the artifact check: it resolves links
         if linked is not None:
             raise ValueError(linked)
-        from pytest_tvmperf.store.user_cache import cache_problem, max_mb_problem
+        from pytest_tvmperf.store.inflate import check_size_variables
+        from pytest_tvmperf.store.user_cache import cache_problem
 
-        unsafe_cache = cache_problem() or max_mb_problem()  # another user's, or writable by others: never used (as ssh)
+        check_size_variables()
+        unsafe_cache = cache_problem()  # another user's, or writable by others: never used (as ssh)
         if unsafe_cache is not None:
             raise ValueError(unsafe_cache)
         if settings.artifact_dir is not None and not _inside(settings.artifact_dir, settings.baseline_dir):
@@ -194,6 +196,7 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
     state.invocation_dir = config.invocation_params.dir
     state.verbosity = int(config.getoption("verbose", 0) or 0)
     state.last_words = _last_words(config)
+    state.store.notify = _notice(config)
     if collecting:  # its pytest_collection has passed: start the early child now
         plugin.start_early_child(config)
     return state
@@ -214,6 +217,22 @@ def _last_words(config: pytest.Config):
         reporter.ensure_newline()
         reporter.write_line(message, red=True)
         reporter.flush()
+    return write
+
+
+def _notice(config: pytest.Config):
+    """Write one line to the terminal now, even while a test's output is captured (the
+    capture resumes after it), else to stderr: a wait for a busy lock."""
+    def write(message: str) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        capture = config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:
+            print(message, file=sys.stderr, flush=True)
+            return
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            reporter.ensure_newline()
+            reporter.write_line(message, yellow=True)
+            reporter.flush()
     return write
 
 

@@ -19,7 +19,7 @@ from pytest_tvmperf.workload import output_specs
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.result.run_report import RunReport
-from pytest_tvmperf.store.files import LockTimeout, file_lock
+from pytest_tvmperf.store.locks import LockError, LockTimeout, file_lock, lock_dir
 from pytest_tvmperf.values.node_ids import RefView, display_path
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
@@ -39,14 +39,18 @@ class AgainstSide(Protocol):
 
 
 def timing_lock_path(where: str) -> Path:
-    """The timing lock of ``where`` (a project's absolute path, or ``rpc HOST:PORT``)."""
+    """The timing lock of ``where`` (a project's absolute path, or ``rpc HOST:PORT``), in
+    this user's lock directory (store/locks.py; LockError when it cannot be used)."""
     key = hashlib.sha256(where.encode()).hexdigest()[:12]
-    return Path(tempfile.gettempdir()) / f"tvmperf-timing-{key}.lock"
+    return lock_dir() / f"tvmperf-timing-{key}.lock"
 
 
-def lock_timeout_message(exc: LockTimeout, where: str) -> str:
-    """A test that waited too long for the timing lock: who holds it and what to do."""
-    kill = f"end it (kill {exc.holder}) if it is stopped or hung, " if exc.holder is not None else ""
+def lock_timeout_message(exc: LockError, where: str) -> str:
+    """A test that waited too long for the timing lock (who holds it and what to do), or
+    whose timing lock cannot be used (the path and the fix)."""
+    if not isinstance(exc, LockTimeout):
+        return f"tvmperf: the timing lock of {where} cannot be used: {exc}"
+    kill = f"end it (kill {exc.holder.pid}) if it is stopped or hung, " if exc.holder is not None else ""
     return (f"tvmperf: waited {exc.timeout_s:g} s (--tvmperf-lock-timeout) for the timing lock of {where}: {exc}. "
             f"Runs of one project (or on one RPC device) time one test at a time; {kill}wait for it to finish, "
             f"or give a larger --tvmperf-lock-timeout")
@@ -95,6 +99,11 @@ class TvmperfSession:
     #: writes a message to the terminal from any thread, even while a test's output is
     #: captured: the watchdog's last words (sandbox/watchdog.py); None: to stderr
     last_words: Callable[[str], None] | None = None
+
+    def notice(self, line: str) -> None:
+        """One line on the terminal while a test runs (its output captured), such as the
+        wait for a busy lock: through ``notify`` (pytest's writer), else stderr."""
+        self.store.say(line)
 
     @property
     def warns_inconclusive(self) -> bool:
@@ -235,9 +244,10 @@ class TvmperfSession:
             where = f"rpc {self.target(target).remote.server}"
         with contextlib.ExitStack() as held:
             try:
-                held.enter_context(file_lock(timing_lock_path(where), float(self.settings.lock_timeout)))
+                held.enter_context(file_lock(timing_lock_path(where), float(self.settings.lock_timeout),
+                                             f"timing lock of {where}", self.notice))
                 message = None
-            except LockTimeout as exc:
+            except LockError as exc:
                 message = lock_timeout_message(exc, where)
             if message is None:
                 yield

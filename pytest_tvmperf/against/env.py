@@ -20,6 +20,7 @@ environment or none), under a file lock (two runs at once build it once).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -29,7 +30,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from pytest_tvmperf.store.user_cache import cache_root  # the plugin's one cache directory (re-exported)
 
@@ -115,19 +116,35 @@ def _run(cmd: list[str], what: str, timeout: float) -> str:
     return done.stdout
 
 
-def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None] = lambda s: None,
-               timeout: float = 1800, packages: tuple[str, ...] = ()) -> OtherEnv:
-    """The environment of apache-tvm ``version`` (with ``packages``): the cached one, or
-    made now. Raises EnvError naming the version and pip's last lines when it cannot be made."""
-    from filelock import FileLock
+@contextlib.contextmanager
+def _building_lock(final: Path, version: str, timeout_s: float, log: Callable[[str], None]) -> Iterator[None]:
+    """The lock of the environment ``final`` while it is built: a line when another run
+    holds it, and an EnvError naming the holder once ``timeout_s`` (its build's bound) passes."""
+    from pytest_tvmperf.store.locks import LockError, file_lock
 
+    held = contextlib.ExitStack()
+    try:
+        held.enter_context(file_lock(Path(str(final) + ".lock"), timeout_s, f"lock of the apache-tvm {version} "
+                                     f"environment", log, option="the bound of another run's build of it"))
+    except LockError as exc:
+        raise EnvError(f"the environment of apache-tvm {version} ({final}) cannot be made: {exc}") from None
+    with held:
+        yield
+
+
+def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None] = lambda s: None,
+               timeout: float = 1800, packages: tuple[str, ...] = (), lock_timeout_s: float | None = None) -> OtherEnv:
+    """The environment of apache-tvm ``version`` (with ``packages``): the cached one, or
+    made now. Raises EnvError naming the version and pip's last lines when it cannot be made.
+    Another run building it is waited for at most ``lock_timeout_s`` (default: its build's
+    bound), with a line through ``log`` naming it."""
     reqs = requirements(version, packages)
     final = env_dir(version, root, reqs)
     found = _read(final)
     if found is not None:
         return found
     final.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(final) + ".lock"):
+    with _building_lock(final, version, timeout + 900 if lock_timeout_s is None else lock_timeout_s, log):
         found = _read(final)  # another run made it while this one waited
         if found is not None:
             return found

@@ -67,6 +67,7 @@ from pytest_tvmperf.config.time_policy import time_policy
 from pytest_tvmperf.config.parsing import DURATION_FORMS
 from pytest_tvmperf.result.regression import regression_message
 from pytest_tvmperf.result.text import SummaryRow, safe, summary_notes, summary_table
+from pytest_tvmperf.values.printable import safe_lines
 from pytest_tvmperf.result.entry import ResultsError
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.judge.verdict import Verdict
@@ -264,11 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (CliError, BaselineError, ResultsError) as exc:  # any unusable input: exit 2, never 1 ("regressed")
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {safe_lines(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - an input no check foresaw: still exit 2, never 1 ("regressed")
         files = [str(f) for f in (getattr(args, "file", None), getattr(args, "a", None), getattr(args, "b", None)) if f]
-        print(f"{PROG}: error: {args.command} {' '.join(files)}: could not use the input ({type(exc).__name__}: {exc}); "
+        print(f"{PROG}: error: {args.command} {' '.join(files)}: could not use the input ({type(exc).__name__}: {safe(exc)}); "
               f"if the files are ones pytest-tvmperf wrote, this is a bug: please report it with the files",
               file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.remote_names import format_address, parse_rpc_address
 from pytest_tvmperf.command.cli_match import CliError
 
@@ -14,14 +15,14 @@ def cmd_devices(args: argparse.Namespace) -> int:
 
     try:
         address = parse_rpc_address(args.rpc)
-        found = tracker.offers(tracker.summary(address))
+        found = tracker.offers(tracker.summary(address), address)
     except (ValueError, tracker.TrackerError) as exc:
         raise CliError(str(exc)) from None
     print(f"RPC tracker {format_address(address)}")
     for line in tracker.offer_lines(found):
         print(line)
     if found:
-        print(f"time on a key with: pytest --tvmperf-rpc={format_address(address)} --tvmperf-targets=llvm@rpc:{found[0].key}")
+        print(safe(f"time on a key with: pytest --tvmperf-rpc={format_address(address)} --tvmperf-targets=llvm@rpc:{found[0].key}"))
     return 0
 
 

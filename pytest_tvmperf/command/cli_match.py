@@ -10,6 +10,7 @@ from typing import Sequence
 from pytest_tvmperf.judge.compare import Comparison
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.result.text import SummaryRow, fmt_number, fmt_time, text_table
+from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.result.entry import ResultEntry, ResultsError
 from pytest_tvmperf.judge.verdict import Verdict
 
@@ -41,7 +42,7 @@ def results_records(entries: Sequence[ResultEntry], path: Path) -> dict[str, Rec
         if entry.record is None:
             continue
         if entry.nodeid in records:
-            raise ResultsError(f"results file {path}: test entry {number} ({entry.nodeid}) is malformed: its node id "
+            raise ResultsError(f"results file {path}: test entry {number} ({safe(entry.nodeid)}) is malformed: its node id "
                                f"appears twice; re-create it with `pytest --tvmperf-json={path}`")
         records[entry.nodeid] = entry.record
     return records
@@ -148,7 +149,7 @@ def _by_test_id(results: Loaded, baseline: Loaded) -> tuple[dict[str, Record], s
             test_id = _test_id(nodeid)
             if test_id in keyed:
                 raise CliError(
-                    f"results file {results.path} holds test id {test_id!r} in several modules ({where[test_id]}, {nodeid}) "
+                    f"results file {results.path} holds test id {test_id!r} in several modules ({safe(where[test_id])}, {safe(nodeid)}) "
                     f"and none matches the baseline file {baseline.path}; compare the baseline file at its place "
                     f"baselines/<module path>.json, or compare two results files"
                 )

@@ -187,6 +187,27 @@ def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[
     return parse
 
 
+#: the largest size an environment variable in MB may give: a pebibyte (past it no cap means anything)
+MAX_SIZE_MB = 2**30
+
+
+def parse_size_mb(name: str, raw: str | None, default: int) -> int:
+    """Bytes from the environment variable ``name`` in MB (``raw`` its text; unset or
+    empty: ``default`` MB). Anything but a positive number up to :data:`MAX_SIZE_MB`
+    (``inf``, ``nan``, ``1e400``, a word) raises ValueError naming the variable."""
+    if raw is None or not str(raw).strip():
+        return int(default) * 2**20
+    try:
+        mb = float(str(raw).strip())
+    except ValueError:
+        mb = float("nan")
+    if not 0 < mb <= MAX_SIZE_MB:  # also nan and inf
+        shown = raw if len(str(raw)) <= 40 else f"{str(raw)[:20]}... ({len(str(raw))} characters)"
+        raise ValueError(f"environment variable {name}={shown!r}: expected a positive number of MB up to "
+                         f"{MAX_SIZE_MB} (default {default}); set a number such as {name}={default}, or unset it")
+    return max(1, int(mb * 2**20))
+
+
 #: any count option: a positive whole number that a 32-bit int holds
 positive_int = bounded_int(1, INT32_MAX, "a positive integer")
 positive_int.__name__ = "positive_int"

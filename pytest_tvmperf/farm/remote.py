@@ -319,7 +319,7 @@ class Farm:
     def check(self, keys: Sequence[str]) -> None:
         """At start-up: the tracker answers and has a device for every key (TrackerError
         with the keys it has otherwise)."""
-        found = tracker.offers(tracker.summary(self.tracker))
+        found = tracker.offers(tracker.summary(self.tracker), self.tracker)
         for key in keys:
             if not any(o.key == key and o.servers for o in found):
                 raise tracker.TrackerError(tracker.unknown_key_message(key, self.tracker, found))

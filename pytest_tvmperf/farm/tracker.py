@@ -9,15 +9,23 @@ never frees up is an error after ``wait_s``.
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
+import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable
 
+from pytest_tvmperf.farm.connection import DeviceHung, deadline
+from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.remote_names import format_address
 
-#: seconds to connect to the tracker and get its answer to a summary
+#: seconds to connect to the tracker and get its answer to a summary (each a deadline)
 CONNECT_TIMEOUT_S = 10.0
+#: the largest answer frame read from a tracker (a summary of many servers is kilobytes)
+MAX_FRAME_BYTES = 16 << 20
+#: the clock every deadline here is on (a test gives its own)
+clock: Callable[[], float] = time.monotonic
 
 
 class TrackerError(Exception):
@@ -35,16 +43,50 @@ class DeviceOffer:
     addresses: tuple[str, ...] = ()
 
 
-def offers(summary: Mapping[str, Any]) -> list[DeviceOffer]:
-    """The tracker's ``summary()`` (``queue_info``, ``server_info``) as one offer per key."""
-    addresses: dict[str, list[str]] = {}
-    for server in summary.get("server_info", []):
-        key = str(server.get("key", "")).split(":", 1)[-1]  # 'server:my-board' -> 'my-board'
-        addresses.setdefault(key, []).append(":".join(map(str, server.get("addr", []))))
+def offers(summary: Any, tracker: tuple[str, int] | None = None) -> list[DeviceOffer]:
+    """The tracker's ``summary()`` (``queue_info``, ``server_info``) as one offer per key.
+    The summary is the tracker's (untrusted): a field of the wrong type is a TrackerError
+    naming the tracker and the field."""
+    where = f"the RPC tracker at {format_address(tracker)}" if tracker is not None else "the RPC tracker"
+
+    def bad(field: str, value: Any, expected: str) -> TrackerError:
+        shown = json.dumps(value, default=repr)[:80] if not isinstance(value, str) else repr(value[:80])
+        return TrackerError(f"{where} sent a summary that is not one (field {field}: expected {expected}, got "
+                            f"{shown}); is it a TVM RPC tracker (python -m tvm.exec.rpc_tracker) of a "
+                            f"compatible version? Fix --tvmperf-rpc (ini tvmperf_rpc) or restart the tracker")
+
+    if not isinstance(summary, dict):
+        raise bad("(the summary)", summary, "an object")
+    servers = summary.get("server_info", [])
     queue = summary.get("queue_info", {})
-    keys = sorted(set(queue) | set(addresses))
-    return [DeviceOffer(k, len(addresses.get(k, [])), int(queue.get(k, {}).get("free", 0)),
-                        int(queue.get(k, {}).get("pending", 0)), tuple(sorted(addresses.get(k, [])))) for k in keys]
+    if not isinstance(servers, list):
+        raise bad("server_info", servers, "a list")
+    if not isinstance(queue, dict):
+        raise bad("queue_info", queue, "an object")
+    addresses: dict[str, list[str]] = {}
+    for number, server in enumerate(servers):
+        if not isinstance(server, dict):
+            raise bad(f"server_info[{number}]", server, "an object")
+        key, addr = server.get("key", ""), server.get("addr", [])
+        if not isinstance(key, str):
+            raise bad(f"server_info[{number}].key", key, "a string")
+        if not isinstance(addr, list) or not all(isinstance(a, (str, int)) and not isinstance(a, bool) for a in addr):
+            raise bad(f"server_info[{number}].addr", addr, "a list of host and port")
+        addresses.setdefault(key.split(":", 1)[-1], []).append(":".join(map(str, addr)))  # 'server:my-board'
+    counts: dict[str, tuple[int, int]] = {}
+    for key, info in queue.items():
+        if not isinstance(info, dict):
+            raise bad(f"queue_info.{key}", info, "an object")
+        numbers = []
+        for name in ("free", "pending"):
+            value = info.get(name, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 31:
+                raise bad(f"queue_info.{key}.{name}", value, "a count")
+            numbers.append(value)
+        counts[key] = (numbers[0], numbers[1])
+    keys = sorted(set(counts) | set(addresses))
+    return [DeviceOffer(k, len(addresses.get(k, [])), *counts.get(k, (0, 0)), tuple(sorted(addresses.get(k, []))))
+            for k in keys]
 
 
 def offer_lines(found: list[DeviceOffer]) -> list[str]:
@@ -55,20 +97,38 @@ def offer_lines(found: list[DeviceOffer]) -> list[str]:
     lines = [f"{'key':<{width}}  servers  free  pending  addresses"]
     lines += [f"{o.key:<{width}}  {o.servers:<7d}  {o.free:<4d}  {o.pending:<7d}  {', '.join(o.addresses) or '-'}"
               for o in found]
-    return lines
+    return [safe(line) for line in lines]  # keys and addresses are the tracker's
 
 
 def unknown_key_message(key: str, tracker: tuple[str, int], found: list[DeviceOffer]) -> str:
-    have = ", ".join(o.key for o in found if o.servers) or "none"
+    have = safe(", ".join(o.key for o in found if o.servers) or "none")
     return (f"the RPC tracker at {format_address(tracker)} has no device with key {key!r} (its keys: {have}); "
             f"start one with: python -m tvm.exec.rpc_server --tracker {format_address(tracker)} --key {key}, "
             f"or target a key it has (--tvmperf-targets=llvm@rpc:KEY)\n" + "\n".join(offer_lines(found)))
+
+
+def _recv_exact(sock: socket.socket, size: int, until: float) -> bytes:
+    """``size`` bytes from ``sock`` by the deadline ``until`` (on :data:`clock`): a peer
+    that sends a byte now and then cannot stretch the wait (socket.timeout once it passes);
+    ConnectionError when the peer closes first."""
+    data = bytearray()
+    while len(data) < size:
+        left = until - clock()
+        if left <= 0:
+            raise socket.timeout("deadline passed")
+        sock.settimeout(left if left < 1e6 else None)
+        chunk = sock.recv(min(size - len(data), 1 << 16))
+        if not chunk:
+            raise ConnectionError(f"the connection closed after {len(data)} of {size} bytes")
+        data += chunk
+    return bytes(data)
 
 
 def _connect(tracker: tuple[str, int], timeout: float) -> socket.socket:
     from tvm.rpc import base
 
     where = format_address(tracker)
+    until = clock() + timeout
     try:
         sock = socket.create_connection(tracker, timeout=timeout)
     except OSError as exc:
@@ -77,8 +137,11 @@ def _connect(tracker: tuple[str, int], timeout: float) -> socket.socket:
                            f"--tvmperf-rpc (ini tvmperf_rpc)") from None
     try:
         sock.sendall(struct.pack("<i", base.RPC_TRACKER_MAGIC))
-        magic = struct.unpack("<i", base.recvall(sock, 4))[0]
-    except (OSError, AssertionError, struct.error) as exc:
+        magic = struct.unpack("<i", _recv_exact(sock, 4, until))[0]
+    except socket.timeout:
+        sock.close()
+        raise TrackerError(f"{where} did not answer as an RPC tracker within {timeout:g} s") from None
+    except (OSError, struct.error) as exc:
         sock.close()
         raise TrackerError(f"{where} did not answer as an RPC tracker ({exc})") from None
     if magic != base.RPC_TRACKER_MAGIC:
@@ -87,26 +150,49 @@ def _connect(tracker: tuple[str, int], timeout: float) -> socket.socket:
     return sock
 
 
+def _answer(sock: socket.socket, until: float, where: str, what: str) -> Any:
+    """The tracker's answer frame (``<i`` length, then JSON ``[code, value]``), read by the
+    deadline; TrackerError for a frame that is not one."""
+    size = struct.unpack("<i", _recv_exact(sock, 4, until))[0]
+    if not 0 < size <= MAX_FRAME_BYTES:
+        raise TrackerError(f"the RPC tracker at {where} answered {what} with a frame of {size} bytes "
+                           f"(at most {MAX_FRAME_BYTES}); is it a TVM RPC tracker?")
+    text = _recv_exact(sock, size, until)
+    try:
+        value = json.loads(text.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deeply" if isinstance(exc, RecursionError) else f"not JSON: {exc}"
+        raise TrackerError(f"the RPC tracker at {where} answered {what} with a frame that is {problem}; "
+                           f"is it a TVM RPC tracker?") from None
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], int) and not isinstance(value[0], bool)):
+        shown = json.dumps(value)[:80] if not isinstance(value, (list, dict)) or len(value) < 20 else type(value).__name__
+        raise TrackerError(f"the RPC tracker at {where} answered {what} with {shown}, not [code, value]; "
+                           f"is it a TVM RPC tracker (python -m tvm.exec.rpc_tracker) of a compatible version?")
+    return value
+
+
 def _exchange(tracker: tuple[str, int], message: list, what: str, timeout: float = CONNECT_TIMEOUT_S,
               waiting: str = "") -> Any:
     """Send one message to the tracker and return the value of its SUCCESS answer
-    (TrackerError otherwise). ``waiting``: the error when ``timeout`` passes first."""
+    (TrackerError otherwise). ``timeout`` bounds the whole answer (a deadline, not one per
+    read); ``waiting``: the error when it passes first."""
     from tvm.rpc import base
 
     where = format_address(tracker)
     sock = _connect(tracker, CONNECT_TIMEOUT_S)
     try:
-        sock.settimeout(timeout)
+        until = clock() + timeout
+        sock.settimeout(min(max(until - clock(), 1e-3), 1e6))
         base.sendjson(sock, message)
-        value = base.recvjson(sock)
+        value = _answer(sock, until, where, what)
     except socket.timeout:
         raise TrackerError(waiting or f"the RPC tracker at {where} did not answer {what} within {timeout:.0f} s") from None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, struct.error) as exc:
         raise TrackerError(f"the RPC tracker at {where} failed {what} ({exc})") from None
     finally:
         sock.close()
     if value[0] != base.TrackerCode.SUCCESS:
-        raise TrackerError(f"the RPC tracker at {where} answered {value!r} to {what}")
+        raise TrackerError(f"the RPC tracker at {where} answered {json.dumps(value)[:200]} to {what}")
     return value[1]
 
 
@@ -124,15 +210,25 @@ def request(tracker: tuple[str, int], key: str, wait_s: float) -> tuple[Any, tup
     from tvm import rpc
     from tvm.rpc import base
 
-    found = offers(summary(tracker))
+    found = offers(summary(tracker), tracker)
     if not any(o.key == key and o.servers for o in found):
         raise TrackerError(unknown_key_message(key, tracker, found))
-    url, port, matchkey = _exchange(
+    given = _exchange(
         tracker, [base.TrackerCode.REQUEST, key, "", 1], f"a request for {key!r}", wait_s,
         waiting=(f"no device with key {key!r} became free at the RPC tracker {format_address(tracker)} "
                  f"within {wait_s:.0f} s (all busy)\n" + "\n".join(offer_lines(found))))
+    if not (isinstance(given, list) and len(given) == 3 and isinstance(given[0], str) and isinstance(given[2], str)
+            and isinstance(given[1], int) and not isinstance(given[1], bool) and 0 < given[1] < 65536):
+        raise TrackerError(f"the RPC tracker at {format_address(tracker)} answered a request for {key!r} with "
+                           f"{safe(json.dumps(given)[:200])}, not [host, port, key]; is it a TVM RPC tracker?")
+    url, port, matchkey = given
     try:
-        session = rpc.connect(url, port, matchkey, session_timeout=0)
+        with deadline(CONNECT_TIMEOUT_S, f"opening a session with the device {key!r}"):
+            session = rpc.connect(url, port, matchkey, session_timeout=0)
+    except DeviceHung:
+        raise TrackerError(f"the device {key!r} the tracker gave ({safe(url)}:{port}) did not open a session within "
+                           f"{CONNECT_TIMEOUT_S:g} s") from None
     except Exception as exc:  # TVM raises its own error types
-        raise TrackerError(f"the device {key!r} the tracker gave ({url}:{port}) refused the session ({exc})") from None
-    return session, (str(url), int(port))
+        raise TrackerError(f"the device {key!r} the tracker gave ({safe(url)}:{port}) refused the session "
+                           f"({safe(exc)})") from None
+    return session, (url, port)

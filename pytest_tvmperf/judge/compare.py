@@ -11,6 +11,7 @@ import numpy as np
 from pytest_tvmperf.judge.disturbance import clean
 from pytest_tvmperf.judge.own_time import OwnTimes, own_times
 from pytest_tvmperf.values.kernel_metrics import setup_difference
+from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
 from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
@@ -200,11 +201,11 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
                           2 * policy.noise_normalized, "normalized")
         series = (now.normalized, other.samples.normalized, 2 * policy.noise_normalized)
         base_timing = other
-        where = f"vs another machine ({other.machine.cpu_model}, {other.machine.fingerprint}), normalized"
+        where = f"vs another machine ({safe(other.machine.cpu_model)}, {safe(other.machine.fingerprint)}), normalized"
         if other.machine.cpu_model != timing.machine.cpu_model:
             # the reference kernel does not scale like the workload across micro-architectures
             # (measured: unchanged code 2.6-2.7x apart between AMD and Intel): shown, never failed
-            reason = f"baseline from another CPU model ({other.machine.cpu_model}): normalized times do not carry across CPU models"
+            reason = f"baseline from another CPU model ({safe(other.machine.cpu_model)}): normalized times do not carry across CPU models"
             decision = held_decision(decision, allow_pass=True)
         elif other.machine.target != timing.machine.target:
             # the same CPU name (clouds report generic ones, "AMD EPYC") but code built for

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 
+from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.judge.verdict import Verdict
 
@@ -195,9 +196,9 @@ def pipeline_notes(baseline_pipeline: str, pipeline: str, same_target: bool,
     applied on znver3: 31 of 31 kernels``): a note, and the summary's word."""
     source = [tuning_source] if tuning_source else []
     if baseline_pipeline != pipeline:
-        return [f"compile pipeline changed: {baseline_pipeline} -> {pipeline}", *source], tuning_source
+        return [f"compile pipeline changed: {safe(baseline_pipeline)} -> {pipeline}", *source], tuning_source
     if same_target and baseline_records_hash != records_hash:  # each target has its own records
-        return ([f"tuning database records changed since the baseline ({baseline_records_hash} -> {records_hash}): "
+        return ([f"tuning database records changed since the baseline ({safe(baseline_records_hash)} -> {records_hash}): "
                  f"re-record with pytest --tvmperf-update if the new schedules are intended", *source],
                 "; ".join(["tuning database records changed since the baseline", *source]))
     return source, tuning_source

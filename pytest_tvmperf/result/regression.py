@@ -188,7 +188,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     if current.workload != baseline.workload:
         lines.append(f"  workload was {safe(baseline.workload)}, now {safe(current.workload)}")
     if current.tvm_version != baseline.tvm_version:
-        lines.append(f"  TVM was {baseline.tvm_version}, now {current.tvm_version}")
+        lines.append(f"  TVM was {safe(baseline.tvm_version)}, now {safe(current.tvm_version)}")
     lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
     diff = bytecode_diff(baseline.bytecode, match.listing(current.bytecode))
     if diff:

@@ -3,6 +3,7 @@ every message uses (a failed comparison's message is in regression.py)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass
@@ -10,28 +11,12 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL, RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, peer_failures
 
 if TYPE_CHECKING:
     from pytest_tvmperf.result.entry import ResultEntry
     from pytest_tvmperf.values.record import Record
-
-
-def safe(text: object) -> str:
-    """A string from data (a baseline file's test ids, workload and kernel names, VM
-    bytecode) as it may be printed: control characters escaped (``\\n``, ``\\x1b``: no
-    line, colour or cursor move of the file's), and a leading ``::`` (after blanks)
-    escaped as ``\\x3a:``, since GitHub Actions reads a line starting with ``::`` as a
-    workflow command (a fake annotation, or ``::stop-commands::``)."""
-    out = "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in str(text))
-    stripped = out.lstrip(" ")
-    if stripped.startswith("::"):
-        out = out[:len(out) - len(stripped)] + "\\x3a" + stripped[1:]
-    return out
-
-
-def _escaped(ch: str) -> str:
-    return repr(ch)[1:-1] if ch not in "\"'" else ch
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -344,17 +329,17 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     lines = [f"### pytest-tvmperf: {head}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
-        cells = [f"`{r.test}`", r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
+        cells = [r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
                  _instr_cell(r), *([r.cpu_cell] if sim else []), _markdown_verdict(r, icon)]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join([md_code(r.test), *(c.replace("|", "\\|") for c in cells)]) + " |")
     notes = summary_legend(rows) + summary_notes(rows)
     if notes:
-        lines += [""] + [f"- {n}" for n in notes]
+        lines += [""] + [f"- {md_text(n)}" for n in notes]
     head, body = _peer_cells(rows)
     if body:
         lines += ["", "#### TVM time / peer framework time (side by side; below 1: TVM is faster)", "",
                   "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join([f"`{row[0]}`", *row[1:]]) + " |" for row in body]
+        lines += ["| " + " | ".join([md_code(row[0]), *row[1:]]) + " |" for row in body]
     return "\n".join(lines) + "\n"
 
 
@@ -365,6 +350,30 @@ def _markdown_verdict(row: SummaryRow, icon: Mapping[Verdict, str]) -> str:
     if row.headline_verdict != row.verdict:
         cell += f" (vs {', '.join(row.held_peers)} inconclusive)"
     return f"{icon.get(Verdict.known(str(row.headline_verdict)), '')} {cell}".strip()  # type: ignore[call-overload]
+
+
+#: what Markdown reads as inline syntax (links, images, emphasis, HTML, code, tables), escaped in text
+_MARKDOWN_PUNCTUATION = frozenset("\\`*_[]<|!~&")
+
+
+def md_text(text: object) -> str:
+    """Text as it may stand in a Markdown list item (a note of the step summary): through
+    :func:`safe`, then every character Markdown reads as inline syntax backslash-escaped,
+    and a leading ``#``, ``+``, ``-`` or ``>`` too (a name from data cannot make a link,
+    an image, HTML, a heading or another list)."""
+    shown = "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in safe(text))
+    return "\\" + shown if shown[:1] in ("#", "+", "-", ">") else shown
+
+
+def md_code(text: object) -> str:
+    """Text as a Markdown code span in a table cell: its fence is longer than any run of
+    backticks inside (so none ends it), padded where the text starts or ends with one;
+    ``|`` is escaped (a table reads it before the span)."""
+    shown = safe(text)
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{shown.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
 def github_annotation(path: str, line: int, verdict: str, message: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.config.settings import Settings
@@ -38,6 +39,24 @@ class BaselineStore:
     _baselines: dict[Path, dict[str, Record] | BaselineError] = field(default_factory=dict)
     #: --tvmperf-baselines-ref: how the files of the revision's copy are named
     ref_view: RefView | None = None
+    #: writes one line to the terminal (outside pytest's capture): the wait for a busy lock
+    notify: Callable[[str], None] | None = None
+
+    def lock(self):
+        """The baseline directory's lock, bounded by --tvmperf-lock-timeout, with a line
+        when it is busy (LockTimeout naming the holder when the bound passes)."""
+        from pytest_tvmperf.store.files import baselines_lock
+
+        return baselines_lock(self.settings.baseline_dir, float(self.settings.lock_timeout), self.say)
+
+    def say(self, line: str) -> None:
+        """One line to the terminal: through ``notify``, else stderr."""
+        if self.notify is not None:
+            self.notify(line)
+        else:
+            import sys
+
+            print(line, file=sys.stderr, flush=True)
 
     def baselines(self, path: Path) -> dict[str, Record]:
         """Records of one baseline file, read once per run; raises BaselineError."""
@@ -73,7 +92,8 @@ class BaselineStore:
         into place, the file is replaced, and the artifacts the new entries superseded
         are deleted once no baseline file names them. Interrupted anywhere, each file
         still names artifacts that exist and match its sha256."""
-        from pytest_tvmperf.store.files import baselines_lock, merge_updates
+        from pytest_tvmperf.store.files import merge_updates
+        from pytest_tvmperf.store.locks import LockError
         from pytest_tvmperf.store.links import symlink_problem
 
         base_dir = self.settings.baseline_dir
@@ -91,7 +111,7 @@ class BaselineStore:
                     artifacts.commit(pending)
 
             try:
-                with baselines_lock(base_dir):
+                with self.lock():
                     linked = symlink_problem(base_dir)  # made during the run: never written through
                     if linked is not None:
                         raise BaselineError(linked)
@@ -100,8 +120,8 @@ class BaselineStore:
                     superseded = set(_named_files(before[t] for t in records if t in before))
                     superseded -= set(named)
                     artifacts.delete_unnamed(superseded, base_dir, self.settings.artifact_dir, self._not_baselines())
-            except (BaselineError, OSError) as exc:
-                self.write_errors.append(f"baselines not written to {path} ({len(records)} test(s)): {exc}")
+            except (BaselineError, LockError, OSError) as exc:
+                self.write_errors.append(f"baselines not written to {path} ({len(records)} test(s)): {lock_error_text(exc)}")
                 self.unwritten += len(records)
                 for pending in mine:  # another file's entries may name the same IR
                     by_relpath.setdefault(str(pending.final.relative_to(base_dir)), []).append(pending)
@@ -165,15 +185,15 @@ class BaselineStore:
     def prune(self, unused: dict[Path, list[str]]) -> None:
         """Remove unused entries (``--tvmperf-update --tvmperf-prune``), then their
         artifacts that no entry of any baseline file names any more."""
-        from pytest_tvmperf.store.files import baselines_lock, remove_entries
+        from pytest_tvmperf.store.files import remove_entries
 
         base_dir = self.settings.baseline_dir
         candidates: set[str] = set()
         for path, names in unused.items():
-            for record in remove_entries(path, set(names), lock_dir=base_dir):
+            for record in remove_entries(path, set(names), base_dir, float(self.settings.lock_timeout), self.say):
                 candidates.update(_named_files([record]))
             self.pruned.extend(f"{display_path(path, self.rootpath)}::{n}" for n in names)
-        with baselines_lock(base_dir):
+        with self.lock():
             artifacts.delete_unnamed(candidates, base_dir, self.settings.artifact_dir, self._not_baselines())
 
     def prune_orphans(self) -> None:
@@ -182,12 +202,10 @@ class BaselineStore:
         replacing the baseline file, or by a baseline file edited by hand
         (``--tvmperf-update --tvmperf-prune``). A file named anywhere in a file that cannot
         be parsed is kept; a live writer's temporary files are not candidates."""
-        from pytest_tvmperf.store.files import baselines_lock
-
         base_dir, artifact_dir = self.settings.baseline_dir, self.settings.artifact_dir
         if artifact_dir is None or not artifact_dir.is_dir():
             return
-        with baselines_lock(base_dir):
+        with self.lock():
             candidates = {str(p.relative_to(base_dir)) for p in artifact_dir.rglob("*")
                           if not p.name.startswith(".") and p.name.endswith((".json.gz", ".so")) and p.is_file()
                           and not p.is_symlink()}
@@ -197,6 +215,17 @@ class BaselineStore:
         """Directories under the baseline directory that hold no baseline files."""
         return [p for p in (self.settings.artifact_dir, self.settings.tuning_db) if p is not None]
 
+
+
+def lock_error_text(exc: Exception) -> str:
+    """A write error's text; a lock still held after the bound says what to do."""
+    from pytest_tvmperf.store.locks import LockTimeout
+
+    if not isinstance(exc, LockTimeout):
+        return str(exc)
+    kill = f"end it (kill {exc.holder.pid}) if it is stopped or hung, " if exc.holder is not None else ""
+    return (f"waited {exc.timeout_s:g} s (--tvmperf-lock-timeout) for the baselines lock: {exc}; {kill}"
+            f"or wait for it to finish, then run the update again (or give a larger --tvmperf-lock-timeout)")
 
 
 def _named_files(records) -> list[str]:

@@ -20,11 +20,16 @@ from typing import Any, Callable, Iterator, Mapping
 
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.schema import check_entry
+from pytest_tvmperf.store.locks import LockError, LockHolder, LockTimeout, file_lock, holder_path, lock_dir, lock_holder
 from pytest_tvmperf.values.json_fields import SchemaProblem, check_schema_version, dotted, find_duplicate_key, find_long_int, loads, long_int_problem
 
 SCHEMA_VERSION = 1
 #: where the baselines of test modules outside pytest's rootdir go, under their absolute path
 OUTSIDE_ROOTDIR = "_outside_rootdir"
+#: the longest a writer outside a pytest run waits for the baselines lock (the run gives its --tvmperf-lock-timeout)
+DEFAULT_BASELINES_LOCK_S = 900.0
+
+__all__ = ["LockError", "LockHolder", "LockTimeout", "file_lock", "holder_path", "lock_holder"]
 
 
 class BaselineError(Exception):
@@ -219,80 +224,21 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-class LockTimeout(Exception):
-    """The lock was not free within the time given; ``holder`` is the process id that
-    holds it (None when it cannot be told)."""
-
-    def __init__(self, lock: Path, timeout_s: float, holder: int | None) -> None:
-        self.lock = lock
-        self.timeout_s = timeout_s
-        self.holder = holder
-        alive = holder is not None and _alive(holder)
-        who = (f"process {holder}" + ("" if alive else " (no longer running)") if holder is not None
-               else "another process")
-        super().__init__(f"{who} holds the lock {lock}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-def holder_path(lock: Path) -> Path:
-    """Where the holder of ``lock`` writes its process id (read by whoever waits too long)."""
-    return lock.with_name(lock.name + ".pid")
-
-
-def lock_holder(lock: Path) -> int | None:
-    try:
-        text = holder_path(lock).read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() and len(text) < 12 else None
-
-
-@contextlib.contextmanager
-def file_lock(lock: Path, timeout_s: float | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on the file ``lock`` (created if missing, left in place)
-    across processes, on every OS (``filelock``: ``flock`` on POSIX, ``msvcrt`` on
-    Windows). Not re-entrant. ``timeout_s``: raise :class:`LockTimeout` (naming the
-    holder's process id, which each holder writes beside the lock) when the lock is not
-    free by then; None waits as long as it takes."""
-    from filelock import FileLock, Timeout
-
-    try:
-        held = FileLock(lock, timeout=-1 if timeout_s is None else timeout_s)
-        held.acquire()
-    except Timeout:
-        raise LockTimeout(lock, timeout_s or 0.0, lock_holder(lock)) from None
-    try:
-        with contextlib.suppress(OSError):
-            fd, temp = tempfile.mkstemp(prefix=temp_prefix(lock.name), suffix=".tmp", dir=lock.parent)
-            with os.fdopen(fd, "w") as f:
-                f.write(f"{os.getpid()}\n")
-            os.replace(temp, holder_path(lock))
-        yield
-    finally:
-        held.release()
-
-
 def lock_path(directory: Path) -> Path:
-    """The lock of a baseline directory: in the system's temporary directory, named
+    """The lock of a baseline directory: in this user's lock directory (locks.py), named
     after the directory's absolute path, so no lock file lands among the baselines."""
     key = hashlib.sha256(str(Path(directory).resolve()).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"tvmperf-baselines-{key}.lock"
+    return lock_dir() / f"tvmperf-baselines-{key}.lock"
 
 
 @contextlib.contextmanager
-def baselines_lock(directory: Path) -> Iterator[None]:
+def baselines_lock(directory: Path, timeout_s: float | None = DEFAULT_BASELINES_LOCK_S,
+                   on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
     """Held while baseline files and artifacts under ``directory`` change, so concurrent
-    writers (xdist workers, two runs) merge one after another. Not re-entrant."""
-    with file_lock(lock_path(directory)):
+    writers (xdist workers, two runs) merge one after another. Not re-entrant. Bounded by
+    ``timeout_s`` (:class:`LockTimeout` naming the holder); ``on_wait`` gets one line
+    when the lock is busy."""
+    with file_lock(lock_path(directory), timeout_s, f"baselines lock of {directory}", on_wait):
         yield
 
 
@@ -320,10 +266,12 @@ def save_updates(path: Path, updates: Mapping[str, Record], lock_dir: Path | Non
         return merge_updates(path, updates, place)
 
 
-def remove_entries(path: Path, test_ids: set[str], lock_dir: Path | None = None) -> list[Record]:
+def remove_entries(path: Path, test_ids: set[str], lock_dir: Path | None = None,
+                   timeout_s: float | None = DEFAULT_BASELINES_LOCK_S,
+                   on_wait: Callable[[str], None] | None = None) -> list[Record]:
     """Remove ``test_ids`` from the file at ``path`` (the file itself when nothing is
     left); returns the removed records (their artifacts can then be deleted)."""
-    with baselines_lock(lock_dir or path.parent):
+    with baselines_lock(lock_dir or path.parent, timeout_s, on_wait):
         records = load_baselines(path)
         removed = [records.pop(t) for t in sorted(test_ids) if t in records]
         if records:

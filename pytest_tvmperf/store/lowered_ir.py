@@ -26,6 +26,7 @@ from typing import Any
 from pytest_tvmperf.store import bounded_json, ir_check
 from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
+from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.record import IRRef, WeightRef
 
 IR_DIR = "ir"
@@ -178,6 +179,7 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
     """Raise IRFileError when the file at ``path`` is not the one ``ref`` records,
     naming the file, the test, the baseline's field and the fix."""
     where = f"named by field {IR_FIELD}.path of entry {test_id!r} in {baseline_file}"
+    shown = safe(shown)  # the entry's path: data
     if not path.exists():
         raise IRFileError(f"baseline IR {shown} ({where}) is missing; {_fix(test_id)}")
     if not stat.S_ISREG(path.stat().st_mode):
@@ -191,7 +193,7 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
     base = _baseline_dir(path, ref)
     for i, weight in enumerate(ref.weights):
         file = base / weight.path
-        what = (f"baseline weights {weight.path} (named by field {IR_FIELD}.weights[{i}].path of entry {test_id!r} "
+        what = (f"baseline weights {safe(weight.path)} (named by field {IR_FIELD}.weights[{i}].path of entry {test_id!r} "
                 f"in {baseline_file})")
         if base.resolve() not in file.resolve().parents:
             raise IRFileError(f"{what} lie outside the baseline directory; {_fix(test_id)}")

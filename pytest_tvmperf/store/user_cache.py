@@ -68,19 +68,16 @@ def max_bytes(environ: Mapping[str, str] | None = None) -> int:
 
 def max_mb_problem(environ: Mapping[str, str] | None = None) -> str | None:
     """Why ``$TVMPERF_CACHE_MAX_MB`` is no bound (not a positive finite number of MB:
-    ``inf``, ``nan``, ``0``, a word), naming the variable; None when unset or good."""
+    ``inf``, ``nan``, ``0``, a word), naming the variable; None when unset or good (the
+    shared size parser's rule and words, config/parsing.parse_size_mb)."""
+    from pytest_tvmperf.config.parsing import parse_size_mb
+
     env = os.environ if environ is None else environ
-    raw = env.get(ENV_MAX_MB, "")
-    if not raw.strip():
-        return None
     try:
-        mb = float(raw)
-    except ValueError:
-        mb = math.nan
-    if math.isfinite(mb) and mb > 0:
-        return None
-    return (f"environment variable {ENV_MAX_MB}={raw!r}: the build cache's bound must be a positive number of MB "
-            f"such as {DEFAULT_MAX_MB} (the default, when it is unset); the cache is always bounded")
+        parse_size_mb(ENV_MAX_MB, env.get(ENV_MAX_MB), DEFAULT_MAX_MB)
+    except ValueError as exc:
+        return f"{exc}; the cache is always bounded"
+    return None
 
 
 def root_problem(environ: Mapping[str, str] | None = None) -> str | None:

@@ -8,6 +8,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from pytest_tvmperf.values.printable import safe
+
 
 @dataclass(frozen=True)
 class Machine:
@@ -42,4 +44,5 @@ class Machine:
 
     def describe(self) -> str:
         gpu = f", GPU {self.gpu}" if self.gpu else ""
-        return f"{self.cpu_model}, {self.logical_cores} cores, {self.tvm_threads} TVM threads, TVM {self.tvm_version}, LLVM {self.llvm_version}{gpu}"
+        return safe(f"{self.cpu_model}, {self.logical_cores} cores, {self.tvm_threads} TVM threads, TVM {self.tvm_version}, "
+                    f"LLVM {self.llvm_version}{gpu}")  # a baseline file's: escaped

@@ -233,7 +233,40 @@ def test_an_install_that_fails_is_one_error_and_leaves_nothing(tmp_path, monkeyp
     monkeypatch.setattr(env, "_run", fake_run)
     with pytest.raises(env.EnvError, match=r"(?s)pip install apache-tvm==0.0.1 failed .*No matching distribution"):
         env.ensure_env("0.0.1", tmp_path)
-    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith((".lock", ".lock.pid"))] == []
+
+
+HOLD_ENV_LOCK = '''
+import sys
+from pathlib import Path
+from pytest_tvmperf.store.locks import file_lock
+with file_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()
+'''
+
+
+def test_a_run_waiting_for_another_runs_build_of_the_environment_says_so_and_is_bounded(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(env, "_run", lambda *a, **k: pytest.fail("pip ran"))
+    lock = Path(str(env.env_dir("0.0.2", tmp_path, env.requirements("0.0.2"))) + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "hold.py").write_text(HOLD_ENV_LOCK)
+    holder = subprocess.Popen([sys.executable, "hold.py", str(lock)], cwd=tmp_path, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(env.EnvError, match=rf"cannot be made: process {holder.pid} \(python hold.py .*\) holds the lock"):
+            env.ensure_env("0.0.2", tmp_path, log=lines.append, lock_timeout_s=0.2)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert len(lines) == 1 and lines[0].startswith("tvmperf: waiting up to 0.2 s (the bound of another run's build of it) "
+                                                   "for the lock of the apache-tvm 0.0.2 environment")
+    assert f"held by process {holder.pid} (python hold.py " in lines[0]
 
 
 # --------------------------------------------------------------------------- the child pass

@@ -82,4 +82,5 @@ def test_a_lock_timeout_names_the_holder(tmp_path):
     with files.file_lock(lock):
         assert files.lock_holder(lock) is not None
         error = files.LockTimeout(lock, 1.0, files.lock_holder(lock))
-    assert str(error) == f"process {files.lock_holder(lock)} holds the lock {lock}"
+    holder = files.lock_holder(lock)
+    assert str(error) == f"process {holder.pid} ({holder.command}) holds the lock {lock}"
