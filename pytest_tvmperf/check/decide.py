@@ -18,7 +18,8 @@ from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.combos import TvmperfInconclusive
 from pytest_tvmperf.config.options import Limit
 from pytest_tvmperf.config.parsing import TIME_METRIC
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, RatioVerdict, TimePolicy, peer_verdicts
+from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
+from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
 from pytest_tvmperf.judge.gate import confirm, confirmation_note, pipeline_notes, summary_note, whole_verdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import RoundsPlan, precision

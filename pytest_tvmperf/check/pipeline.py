@@ -14,7 +14,7 @@ from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import (TIMED, Decision, Measured, conclude, confirm_time, decide,
                                          judged_peers, no_baseline, recorded)
 from pytest_tvmperf.check.unmeasured import settle
-from pytest_tvmperf.judge.compare import RatioVerdict
+from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.plan import Plan

@@ -67,7 +67,7 @@ TimeStatus = Literal[Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.
 #: one metric against its baseline (``compare.MetricVerdict``)
 MetricStatus = Literal[Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE, Verdict.NA,
                        Verdict.NOT_GATED]
-#: a ratio against its limit (``compare.RatioVerdict``: a peer framework, an ``assert_ratio`` relation)
+#: a ratio against its limit (``ratios.RatioVerdict``: a peer framework, an ``assert_ratio`` relation)
 RatioStatus = Literal[Verdict.PASS, Verdict.EXCEEDED, Verdict.INCONCLUSIVE, Verdict.NOT_GATED]
 
 #: the verdicts a test as a whole can get (the summary table's last column)
@@ -104,7 +104,7 @@ class PeerCell:
 
     @classmethod
     def of(cls, v: Any) -> PeerCell:
-        """The cell of a ``compare.RatioVerdict``."""
+        """The cell of a ``ratios.RatioVerdict``."""
         return cls(v.name, v.ratio, v.low, v.high, v.status, v.limit, v.numerator_s, v.denominator_s)
 
     def to_dict(self) -> dict[str, Any]:

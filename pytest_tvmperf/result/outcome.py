@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_tvmperf.judge.compare import Comparison, RatioVerdict
+from pytest_tvmperf.judge.compare import Comparison
+from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.judge.layers import LayerTable
 from pytest_tvmperf.result.text import SummaryRow

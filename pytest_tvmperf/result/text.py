@@ -9,7 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL, RatioVerdict
+from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
+from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, peer_failures

@@ -13,7 +13,8 @@ from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import (Decision, Identity, Measured, conclude, confirm_time, decide, no_baseline,
                                          recorded)
 from pytest_tvmperf.config.settings import Settings
-from pytest_tvmperf.judge.compare import RatioVerdict, TimePolicy
+from pytest_tvmperf.judge.compare import TimePolicy
+from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.judge.timestats import TimeDecision
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import Mode, Plan

@@ -11,7 +11,8 @@ from _factories import machine, with_timings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf.judge.compare import compare_time, peer_verdicts, relation_verdict
+from pytest_tvmperf.judge.compare import compare_time
+from pytest_tvmperf.judge.ratios import peer_verdicts, relation_verdict
 from pytest_tvmperf.judge.disturbance import MIN_CLEAN_ROUNDS, PREEMPTED_LIMIT, clean, screen
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.options import Limit

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_tvmperf.config import options
-from pytest_tvmperf.judge.compare import peer_verdicts, ratio_verdict
+from pytest_tvmperf.judge.ratios import peer_verdicts, ratio_verdict
 from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.values.exact_metrics import ExactMetrics

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from _factories import record
 
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare_exact, ratio_verdict
+from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare_exact
+from pytest_tvmperf.judge.ratios import ratio_verdict
 from pytest_tvmperf.config.options import Limit
 from pytest_tvmperf.result.outcome import Outcome, junit_properties
 from pytest_tvmperf.result.entry import (  # noqa: I001
