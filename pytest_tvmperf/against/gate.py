@@ -25,7 +25,7 @@ import pytest
 
 from pytest_tvmperf.against import verdict as words
 from pytest_tvmperf.against.env import OtherEnv
-from pytest_tvmperf.against.run import OtherBuilds, read_pass, run_dir, run_pass
+from pytest_tvmperf.against.run import OtherBuilds, pass_bound_s, read_pass, run_dir, run_pass
 from pytest_tvmperf.store.sweep import claim
 
 if TYPE_CHECKING:
@@ -143,7 +143,9 @@ class AgainstPlugin:
                 self._builds = read_pass(out, self.other)
             else:
                 self._builds = run_pass(self.env, self.nodeids, self.session.rootpath, self.config.inipath,
-                                        child_options(self.session.settings, self.config), out)
+                                        child_options(self.session.settings, self.config), out,
+                                        pass_bound_s(len(self.nodeids), self.session.settings.lock_timeout),
+                                        self.session.store.say)
         return self._builds
 
     # --- one test --------------------------------------------------------------------

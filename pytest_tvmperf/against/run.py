@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Callable, Any, Mapping, Sequence
 
 from pytest_tvmperf.against.env import OtherEnv
 from pytest_tvmperf.against.export import ENV_EXPORT, RESULTS
@@ -83,30 +83,68 @@ def link_dir(scratch: Path) -> Path:
     return here
 
 
+#: the seconds the other version's pass may take per test (compile, check, time), on top
+#: of the run's lock bound: past it the pass is stopped, and each test says so
+PASS_S_PER_TEST = 300
+
+
+def pass_bound_s(tests: int, lock_timeout_s: float) -> float:
+    """How long the other version's pass of ``tests`` tests may run (and another run, or
+    an xdist worker, wait for it)."""
+    return float(lock_timeout_s) + PASS_S_PER_TEST * max(1, tests)
+
+
 def run_pass(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Path | None, options: Sequence[str],
-             out: Path) -> OtherBuilds:
-    """Run the other version's pass into ``out`` once (a finished one is read back)."""
-    from filelock import FileLock
+             out: Path, bound_s: float | None = None, on_wait: Callable[[str], None] | None = None,
+             wait_s: float | None = None) -> OtherBuilds:
+    """Run the other version's pass into ``out`` once (a finished one is read back). The
+    pass is stopped after ``bound_s`` seconds, and a run that finds it running waits for
+    it at most ``wait_s`` (default: a minute past that), with a line naming its holder
+    (None: no bound)."""
+    from pytest_tvmperf.store.locks import LockError, LockTimeout, file_lock
 
     out.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(out) + ".lock"):
-        if not (out / RESULTS).exists():
-            argsfile = out / "args.txt"
-            argsfile.write_text("\n".join(child_args(nodeids, rootdir, inipath, options)) + "\n")
-            environ = dict(os.environ)
-            environ[ENV_EXPORT] = str(out)
-            environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(link_dir(out)), os.environ.get("PYTHONPATH", "")) if p)
-            # only this plugin (named on the command line): no entry point loads it a second time
-            # (a checkout with its egg-info on sys.path), and no other plugin of that environment runs
-            environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-            environ.pop("PYTEST_ADDOPTS", None)
-            environ.pop("PYTEST_XDIST_WORKER", None)
-            environ.pop("PYTEST_CURRENT_TEST", None)
-            environ.pop("VIRTUAL_ENV", None)
-            with open(out / "child.log", "wb") as log:
-                subprocess.run([str(env.python), "-m", "pytest", *PLUGINS, f"@{argsfile}"], stdout=log, stderr=subprocess.STDOUT,
-                               cwd=str(rootdir), env=environ, stdin=subprocess.DEVNULL)
+    try:
+        if wait_s is None and bound_s is not None:
+            wait_s = bound_s + 60
+        with file_lock(Path(str(out) + ".lock"), wait_s,
+                       f"lock of the apache-tvm {env.tvm_version} pass", on_wait):
+            if not (out / RESULTS).exists():
+                _run_child(env, nodeids, rootdir, inipath, options, out, bound_s)
+    except LockTimeout as exc:
+        builds = OtherBuilds(tvm_version=env.tvm_version)
+        builds.problem = (f"the apache-tvm {env.tvm_version} pass of another run was not over within {wait_s:.0f} s "
+                          f"(--tvmperf-lock-timeout plus {PASS_S_PER_TEST} s per test): {exc}")
+        return builds
+    except LockError as exc:
+        builds = OtherBuilds(tvm_version=env.tvm_version)
+        builds.problem = str(exc)
+        return builds
     return read_pass(out, env.tvm_version)
+
+
+def _run_child(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Path | None,
+               options: Sequence[str], out: Path, bound_s: float | None) -> None:
+    argsfile = out / "args.txt"
+    argsfile.write_text("\n".join(child_args(nodeids, rootdir, inipath, options)) + "\n")
+    environ = dict(os.environ)
+    environ[ENV_EXPORT] = str(out)
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(link_dir(out)), os.environ.get("PYTHONPATH", "")) if p)
+    # only this plugin (named on the command line): no entry point loads it a second time
+    # (a checkout with its egg-info on sys.path), and no other plugin of that environment runs
+    environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    environ.pop("PYTEST_ADDOPTS", None)
+    environ.pop("PYTEST_XDIST_WORKER", None)
+    environ.pop("PYTEST_CURRENT_TEST", None)
+    environ.pop("VIRTUAL_ENV", None)
+    with open(out / "child.log", "wb") as log:
+        try:
+            subprocess.run([str(env.python), "-m", "pytest", *PLUGINS, f"@{argsfile}"], stdout=log,
+                           stderr=subprocess.STDOUT, cwd=str(rootdir), env=environ, stdin=subprocess.DEVNULL,
+                           timeout=bound_s)
+        except subprocess.TimeoutExpired:
+            log.write(f"\ntvmperf: the apache-tvm {env.tvm_version} pass was stopped after {bound_s:.0f} s "
+                      f"({PASS_S_PER_TEST} s per test beyond --tvmperf-lock-timeout)\n".encode())
 
 
 def read_pass(out: Path, tvm_version: str = "") -> OtherBuilds:

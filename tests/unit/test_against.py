@@ -346,3 +346,35 @@ def test_only_the_pass_directories_of_runs_that_are_over_are_removed(tmp_path, m
     assert sweep() == [run_dir("dead")]
     assert live.path.is_dir() and users.is_dir()
     live.remove()
+
+
+def test_a_pass_another_run_holds_is_waited_for_with_a_line_and_a_bound(tmp_path):
+    """The lock of the other version's pass had no bound: a run waited on a stopped pass forever,
+    silently. Now one line names the holder at once, and past the bound the tests say so."""
+    import os
+
+    from pytest_tvmperf.against.env import OtherEnv
+    from pytest_tvmperf.against.run import run_pass
+    from pytest_tvmperf.store.locks import file_lock
+
+    out = tmp_path / "pass"
+    out.mkdir()
+    said: list[str] = []
+    with file_lock(tmp_path / "pass.lock"):
+        builds = run_pass(OtherEnv(tmp_path / "env", "0.26.0", "0.26.0"), ["t.py::x"], tmp_path, None, [], out,
+                          bound_s=100.0, on_wait=said.append, wait_s=0.05)
+    assert len(said) == 1 and "lock of the apache-tvm 0.26.0 pass" in said[0] and str(os.getpid()) in said[0]
+    assert builds.problem and "0.26.0 pass" in builds.problem and not (out / "child.log").exists()
+
+
+def test_a_pass_past_its_bound_is_stopped_and_its_tests_say_so(tmp_path):
+    from pytest_tvmperf.against import run
+    from pytest_tvmperf.against.env import OtherEnv
+
+    env = OtherEnv(tmp_path / "env", "0.26.0", "0.26.0")
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    python = env.python
+    python.write_text("#!/bin/sh\nexec sleep 30\n")  # a pass that never ends
+    python.chmod(0o755)
+    builds = run.run_pass(env, ["t.py::x"], tmp_path, None, [], tmp_path / "pass", bound_s=0.2)
+    assert "pass was stopped after 0 s" in builds.problem and "per test beyond --tvmperf-lock-timeout" in builds.problem
