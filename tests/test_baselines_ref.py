@@ -17,6 +17,13 @@ def _git(root, *args):
     return subprocess.run([*git, *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
 
 
+def _first_commit(root, message: str) -> None:
+    """A new repository on ``main`` holding everything under ``root``."""
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", message)
+
+
 def test_a_pull_request_is_judged_against_the_baselines_of_a_git_ref(project):
     """A pull request that regresses the code and re-records baselines/ passed its own
     gate. With --tvmperf-baselines-ref=main the baselines are read from main, whatever
@@ -24,9 +31,7 @@ def test_a_pull_request_is_judged_against_the_baselines_of_a_git_ref(project):
     root = project.pytester.path
     project.pytester.makepyfile(test_perf=MLP_TEST)
     project.run("--tvmperf-update").assert_outcomes(passed=1)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "baselines")
+    _first_commit(root, "baselines")
     _git(root, "checkout", "-qb", "pr")
     project.set_env("MLP_BIND", "0")  # the pull request's slower variant ...
     project.run("--tvmperf-update").assert_outcomes(passed=1)  # ... with its baselines re-recorded
@@ -50,9 +55,7 @@ def test_a_pull_request_is_judged_against_the_baselines_of_a_git_ref(project):
 def test_a_baselines_ref_that_does_not_exist_or_with_update_is_a_usage_error(project):
     root = project.pytester.path
     project.pytester.makepyfile(test_perf=TWO_TESTS)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "first")
+    _first_commit(root, "first")
     result = project.run("--tvmperf-baselines-ref=origin/nosuch")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--tvmperf-baselines-ref=origin/nosuch: no such git revision in *git fetch*"])
@@ -70,9 +73,7 @@ def test_failures_under_a_baselines_ref_name_the_file_at_the_ref_not_a_temporary
     the file as it is in the repository, at the ref (``baselines/test_perf.json at main``)."""
     root = project.pytester.path
     project.pytester.makepyfile(test_perf=TWO_TESTS)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "no baselines yet")
+    _first_commit(root, "no baselines yet")
     result = project.run("--tvmperf-baselines-ref=main")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*no baseline for test_a[[]llvm-prim[]] in baselines/test_perf.json at main*"])
@@ -96,9 +97,7 @@ def test_settings_of_a_change_that_loosen_the_gate_are_named_against_the_ref(pro
     project.pytester.makepyfile(test_perf=TWO_TESTS)
     (root / "pytest.ini").write_text("[pytest]\ntvmperf_layers = off\ntvmperf_threshold = time=5%\n")
     project.run("--tvmperf-update").assert_outcomes(passed=2)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "baselines")
+    _first_commit(root, "baselines")
     (root / "pytest.ini").write_text("[pytest]\ntvmperf_layers = on\ntvmperf_threshold = time = 5%\n"
                                      "tvmperf_artifacts = off\ntvmperf_inconclusive = pass\n")
     summary = tmp_path / "summary.md"

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from scale_workload import SCALE_WORKLOAD
 
 SMALL_RELAX = '''
 import numpy as np
@@ -32,20 +33,7 @@ def test_add(tvmperf):
     tvmperf.check(add_one())
 '''
 
-PRIM_TEST = '''
-import os
-import numpy as np
-import pytest
-from tvm import te
-from pytest_tvmperf import Workload
-
-def scale(k: float, n: int = 64):
-    a = te.placeholder((n,), name="A")
-    b = te.compute((n,), lambda i: a[i] * k, name="B")
-    return Workload(name=f"scale{k:g}", program=te.create_prim_func([a, b]),
-                    make_inputs=lambda rng, dims: [np.ones(n, "float32")], reference=lambda x: x * np.float32(k))
-
-@pytest.mark.tvmperf(executors=["prim"])
+PRIM_TEST = SCALE_WORKLOAD + '''@pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(scale(float(os.environ.get("SCALE_A", "2"))))
 

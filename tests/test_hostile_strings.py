@@ -9,20 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
+from scale_workload import SCALE_WORKLOAD
 
-PRIM_TEST = '''
-import numpy as np
-import pytest
-from tvm import te
-from pytest_tvmperf import Workload
-
-def scale(k: float, n: int = 64):
-    a = te.placeholder((n,), name="A")
-    b = te.compute((n,), lambda i: a[i] * k, name="B")
-    return Workload(name=f"scale{k:g}", program=te.create_prim_func([a, b]),
-                    make_inputs=lambda rng, dims: [np.ones(n, "float32")], reference=lambda x: x * np.float32(k))
-
-@pytest.mark.tvmperf(executors=["prim"])
+PRIM_TEST = SCALE_WORKLOAD + '''@pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(scale(2.0))
 '''
