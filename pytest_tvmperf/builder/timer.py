@@ -76,13 +76,6 @@ def thread_times() -> ThreadTimes | None:
     return out
 
 
-def cpu_wait_s() -> float | None:
-    """Seconds this process's threads have spent runnable but waiting for a CPU, summed
-    over its threads; None where the kernel does not report it."""
-    times = thread_times()
-    return None if times is None else sum(w for _, w in times.values()) / 1e9
-
-
 @dataclass(frozen=True)
 class Waited:
     """What the machine took from one sample: ``own``, the largest share of its wall time

@@ -121,13 +121,10 @@ def _side_ratio(name: str, samples: TimeSamples, screened, numerator: str, denom
     own run time where the machine was busy and the samples carry each side's waits, else
     on the screened wall times (widened by the rounds' waits where only those are known)."""
     reason = screened.describe() if screened is not None and screened.busy else ""
+    waits = _busy_waits(samples, screened)
     if reason and screened.source == "host":
         own = own_times(samples, (numerator, denominator))
-        if own is not None and own.lost:
-            return ratio_verdict(name, samples.ratios(numerator, denominator), samples.median,
-                                 float(np.median(samples.series(denominator))), limit, alpha, noise,
-                                 f"{reason}; {own.lost}")
-        if own is not None:
+        if own is not None and not own.lost:
             scale = limit or 1.0
             decision = decide([r / scale for r in own.ratios(numerator, denominator)], None, 0.0, alpha,
                               math.hypot(noise, own.allowance), "a/b", "interval")
@@ -135,9 +132,10 @@ def _side_ratio(name: str, samples: TimeSamples, screened, numerator: str, denom
             # an inconclusive ratio carries no reason: more rounds (the confirmation) can decide it
             return RatioVerdict(name, limit, decision, own.median(numerator), own.median(denominator), "",
                                 own.describe())
+        if own is not None:  # a side whose run time cannot be told: held with that reason, not widened
+            reason, waits = f"{reason}; {own.lost}", None
     return ratio_verdict(name, samples.ratios(numerator, denominator), samples.median,
-                         float(np.median(samples.series(denominator))), limit, alpha, noise, reason,
-                         _busy_waits(samples, screened))
+                         float(np.median(samples.series(denominator))), limit, alpha, noise, reason, waits)
 
 
 def relation_verdict(name: str, samples: TimeSamples, limit: float, alpha: float, noise: float) -> RatioVerdict:

@@ -57,27 +57,13 @@ def cache_root(environ: Mapping[str, str] | None = None) -> Path:
 
 def max_bytes(environ: Mapping[str, str] | None = None) -> int:
     """The build cache's bound; a value that is not a positive finite number is the
-    default (a run refuses such a value at its start: :func:`max_mb_problem`)."""
+    default (a run refuses such a value at its start: store/inflate.check_size_variables)."""
     env = os.environ if environ is None else environ
     try:
         mb = float(env.get(ENV_MAX_MB, DEFAULT_MAX_MB))
     except ValueError:
         mb = DEFAULT_MAX_MB
     return int((mb if math.isfinite(mb) and mb > 0 else DEFAULT_MAX_MB) * 2**20)
-
-
-def max_mb_problem(environ: Mapping[str, str] | None = None) -> str | None:
-    """Why ``$TVMPERF_CACHE_MAX_MB`` is no bound (not a positive finite number of MB:
-    ``inf``, ``nan``, ``0``, a word), naming the variable; None when unset or good (the
-    shared size parser's rule and words, config/parsing.parse_size_mb)."""
-    from pytest_tvmperf.config.parsing import parse_size_mb
-
-    env = os.environ if environ is None else environ
-    try:
-        parse_size_mb(ENV_MAX_MB, env.get(ENV_MAX_MB), DEFAULT_MAX_MB)
-    except ValueError as exc:
-        return f"{exc}; the cache is always bounded"
-    return None
 
 
 def root_problem(environ: Mapping[str, str] | None = None) -> str | None:

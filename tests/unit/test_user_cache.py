@@ -163,11 +163,14 @@ def test_a_cache_bound_that_is_no_number_is_a_clear_error_and_never_crashes_a_bu
     was reported as TVM failing to rebuild the baseline (a/b timing turned off)."""
     assert user_cache.max_bytes({"TVMPERF_CACHE_MAX_MB": "inf"}) == 2048 * 2**20
     assert user_cache.max_bytes({"TVMPERF_CACHE_MAX_MB": "nan"}) == 2048 * 2**20
-    for raw in ("inf", "nan", "0", "lots"):
-        problem = user_cache.max_mb_problem({"TVMPERF_CACHE_MAX_MB": raw})
-        assert problem is not None and f"TVMPERF_CACHE_MAX_MB={raw!r}" in problem and "TVM " not in problem
-    assert user_cache.max_mb_problem({"TVMPERF_CACHE_MAX_MB": "512"}) is None
-    assert user_cache.max_mb_problem({}) is None
+    from pytest_tvmperf.config.parsing import parse_size_mb
+
+    for raw in ("inf", "nan", "0", "lots"):  # what a run checks at its start (store/inflate.check_size_variables)
+        with pytest.raises(ValueError) as problem:
+            parse_size_mb("TVMPERF_CACHE_MAX_MB", raw, user_cache.DEFAULT_MAX_MB)
+        assert f"TVMPERF_CACHE_MAX_MB={raw!r}" in str(problem.value) and "TVM " not in str(problem.value)
+    assert parse_size_mb("TVMPERF_CACHE_MAX_MB", "512", user_cache.DEFAULT_MAX_MB) == 512 * 2**20
+    assert parse_size_mb("TVMPERF_CACHE_MAX_MB", None, user_cache.DEFAULT_MAX_MB) == 2048 * 2**20
 
 
 def test_a_cache_directory_that_cannot_be_made_is_named(tmp_path):
