@@ -68,3 +68,17 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(tmp_path: Path):
     assert {"onnx", "torch", "peers"} <= set(meta.get_all("Provides-Extra"))
     assert "tvmperf = pytest_tvmperf.plugin" in entry_points  # pytest finds the plugin once installed
     assert "pytest_tvmperf/workloads/__init__.py" in names
+
+
+def test_every_test_module_has_its_own_basename():
+    """The suite runs in pytest's default import mode (no ``__init__.py`` in tests/): two test
+    modules of one basename stop the whole run at collection ("import file mismatch"), as
+    ``tests/test_locks.py`` and ``tests/unit/test_locks.py`` did at one stop's CI."""
+    tests = PYPROJECT.parent / "tests"
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted(tests.rglob("test_*.py")):
+        if path.name in seen:
+            clashes.append(f"{seen[path.name]} and {path}")
+        seen.setdefault(path.name, path)
+    assert not clashes, "rename one of each: " + "; ".join(clashes)
