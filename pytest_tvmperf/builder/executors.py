@@ -19,12 +19,19 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from pytest_tvmperf.builder.code_size import CodeSize, kernel_names, measure_code_size
+from pytest_tvmperf.builder.vm_alloc import AllocCounter, Allocations
 from pytest_tvmperf.builder.vm_metrics import kernel_count, parse_bytecode, planned_storage
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.workload import Workload
 
 OutSpec = tuple[tuple[int, ...], str]
+
+#: why an executor cannot read what the VM allocates at run time (alloc_bytes n/a)
+NOT_INSTRUMENTED = ("vm-compiled runs no VM instructions to instrument: its allocations are compiled into the "
+                    "host code (vm-bytecode counts them)")
+NO_VM = "prim calls one kernel with no VM: the harness allocates its outputs, the program nothing"
 
 
 class CompileError(Exception):
@@ -81,6 +88,15 @@ class Compiled(Protocol):
 
     def executed_calls(self, args: Sequence[np.ndarray]) -> dict[str, int] | None: ...
 
+    def executed_allocations(self, args: Sequence[np.ndarray]) -> "Allocations | str":
+        """What one call of the entry allocates at run time (builder/vm_alloc.py), or why
+        this executor cannot tell (n/a, never 0)."""
+        ...
+
+    def code_size(self) -> "CodeSize | str":
+        """The compiled code's size by kernel (builder/code_size.py), or why it cannot be read."""
+        ...
+
 
 class Executor(Protocol):
     name: str
@@ -130,6 +146,8 @@ class _VMCompiled:
     #: the same executable loaded from its exported library (:meth:`run_from`), which runs
     #: without compiling anything here
     loaded: Any = None
+    #: the last instrumented call's arguments and what it counted (:meth:`_instrumented`)
+    _last_instrumented: Any = None
 
     def _vm(self):
         from tvm import relax
@@ -201,17 +219,37 @@ class _VMCompiled:
     def executed_calls(self, args):
         if self.exec_mode != "bytecode":
             return None
-        calls: dict[str, int] = {}
+        return self._instrumented(args)[0]
 
-        def count(func, func_symbol, before_run, ret_value, *_args):
+    def executed_allocations(self, args):
+        if self.exec_mode != "bytecode":
+            return NOT_INSTRUMENTED
+        return self._instrumented(args)[1]
+
+    def _instrumented(self, args) -> tuple[dict[str, int], Allocations]:
+        """One call of the entry under ``vm.set_instrument``: the calls it executed by
+        callee, and what it allocated (builder/vm_alloc.py); kept for the same ``args``."""
+        if self._last_instrumented is not None and self._last_instrumented[0] is args:
+            return self._last_instrumented[1]
+        calls: dict[str, int] = {}
+        allocs = AllocCounter()
+
+        def count(func, func_symbol, before_run, ret_value, *call_args):
+            name = str(func_symbol)
             if before_run:
-                calls[str(func_symbol)] = calls.get(str(func_symbol), 0) + 1
+                calls[name] = calls.get(name, 0) + 1
+            allocs.observe(name, before_run, ret_value, call_args)
             return 0
 
         vm = self._vm()
         vm.set_instrument(count)
         vm[self.entry](*_device_args(args, self.dev))
-        return calls
+        measured = (calls, allocs.result())
+        self._last_instrumented = (args, measured)
+        return measured
+
+    def code_size(self):
+        return measure_code_size(self.executable.mod, kernel_names(self.lowered) if self.lowered is not None else ())
 
 
 @dataclass(frozen=True)
@@ -294,6 +332,12 @@ class _PrimCompiled:
 
     def executed_calls(self, args):
         return None
+
+    def executed_allocations(self, args):
+        return NO_VM
+
+    def code_size(self):
+        return measure_code_size(self.lib.mod, kernel_names(self.program) if self.program is not None else ())
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
+from pytest_tvmperf.values.resources import RESOURCE_NAMES
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,11 @@ class ExactMetrics:
     (``measure/kernel_metrics.py``); a metric's gated number is its total
     measured_with: {metric: what its counts depend on besides the code} (the pinned
     target, the tool's version); counts are compared only between equal setups
+    resources: the resource metrics measured (values/resources.py), {metric: total}
+    resource_parts: {metric: {site or kernel: bytes}}, what each total is made of
+    not_measured: {resource metric: why it is n/a here} (never 0)
+    predates: resource metrics a stored record has no key for (recorded before they
+    existed): not gated against it, recorded at the next update
     """
 
     instructions: Mapping[str, int] | None = None
@@ -31,6 +37,17 @@ class ExactMetrics:
     storage_bytes: int | None = None
     per_kernel: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     measured_with: Mapping[str, str] = field(default_factory=dict)
+    resources: Mapping[str, int] = field(default_factory=dict)
+    resource_parts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    not_measured: Mapping[str, str] = field(default_factory=dict)
+    predates: frozenset[str] = frozenset()
+
+    def without_resources(self) -> "ExactMetrics":
+        """These metrics less the resource metrics: what says the code is the same (a
+        record's timings are kept across updates while it is; code_bytes also moves with
+        the target's CPU)."""
+        return ExactMetrics(self.instructions, self.by_callee, self.calls, self.kernels, self.storage_bytes,
+                            self.per_kernel, {k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES})
 
     def scalar(self, metric: str) -> int | None:
         """The gated number for ``metric`` (totals of the per-function/callee maps)."""
@@ -42,6 +59,8 @@ class ExactMetrics:
             return self.kernels
         if metric == "storage_bytes":
             return self.storage_bytes
+        if metric in RESOURCE_NAMES:
+            return self.resources.get(metric)
         if metric in self.per_kernel:
             return sum(self.per_kernel[metric].values())
         if any(m.name == metric for m in KERNEL_METRICS):
@@ -63,10 +82,21 @@ class ExactMetrics:
             out["per_kernel"] = {m: plain(counts) for m, counts in sorted(self.per_kernel.items())}
         if self.measured_with:
             out["measured_with"] = dict(sorted(self.measured_with.items()))
+        for name in RESOURCE_NAMES:  # null: n/a, with its reason in not_measured
+            if name in self.resources or name in self.not_measured:
+                out[name] = self.resources.get(name)
+        if self.resource_parts:
+            out["resource_parts"] = {m: plain(parts) for m, parts in sorted(self.resource_parts.items())}
+        if self.not_measured:
+            out["not_measured"] = dict(sorted(self.not_measured.items()))
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ExactMetrics":
         fields = {k: data.get(k) for k in ("instructions", "by_callee", "calls", "kernels", "storage_bytes")}
+        resources = {m: int(data[m]) for m in RESOURCE_NAMES if data.get(m) is not None}
         return cls(**fields, per_kernel=dict(data.get("per_kernel") or {}),
-                   measured_with=dict(data.get("measured_with") or {}))
+                   measured_with=dict(data.get("measured_with") or {}), resources=resources,
+                   resource_parts={m: dict(p) for m, p in (data.get("resource_parts") or {}).items()},
+                   not_measured=dict(data.get("not_measured") or {}),
+                   predates=frozenset(m for m in RESOURCE_NAMES if m not in data))

@@ -1,0 +1,98 @@
+"""``alloc_bytes``: what the VM allocates at run time in one call, read by the instrument
+that counts its executed calls (``vm.set_instrument`` sees every call with its arguments
+and, after it, its result).
+
+Each ``vm.builtin.alloc_storage`` call allocates ``size x dtype`` bytes (its size a shape
+computed at run time: dynamic shapes included). Its site is where the storage goes: the
+first call other than a VM builtin that is handed a tensor made from it (``output of
+fused_matmul_add``); a storage no kernel is handed is ``returned or unused``. The tensors
+``vm.builtin.alloc_tensor`` makes from a storage are views of it and allocate nothing.
+The bytes asked of the allocator are counted, not what it reserves (a pooled allocator
+reuses blocks): the same on every machine.
+
+:class:`AllocCounter` is the instrument's state, fed by :meth:`AllocCounter.observe`;
+its arithmetic on the calls' arguments is the only TVM it touches (their ``shape``,
+``dtype`` and ``same_as``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+ALLOC_STORAGE = "vm.builtin.alloc_storage"
+ALLOC_TENSOR = "vm.builtin.alloc_tensor"
+BUILTIN_PREFIX = "vm.builtin."
+#: the site of a storage that no kernel was handed (the result, or nothing)
+UNUSED_SITE = "returned or unused"
+
+
+@dataclass(frozen=True)
+class Allocations:
+    """One call's allocations: total bytes and bytes by site."""
+
+    total: int
+    sites: Mapping[str, int]
+
+
+def _bytes_of(size: Any, dtype: Any) -> int:
+    """``alloc_storage``'s size (a shape, a count of ``dtype`` elements) in bytes."""
+    count = 1
+    for dim in (size if hasattr(size, "__len__") else [size]):
+        count *= int(dim)
+    bits = _dtype_bits(str(dtype))
+    return count * max(bits // 8, 1)
+
+
+def _dtype_bits(dtype: str) -> int:
+    import re
+
+    match = re.match(r"^[a-z]+?(\d+)(x\d+)?$", dtype.strip())
+    if not match:
+        return 8
+    lanes = int(match.group(2)[1:]) if match.group(2) else 1
+    return int(match.group(1)) * lanes
+
+
+@dataclass
+class AllocCounter:
+    """The allocations of the calls it observes (one entry call: a fresh counter each)."""
+
+    #: [site or None, bytes] per storage allocated, in order
+    storages: list[list[Any]] = field(default_factory=list)
+    #: (tensor, index into storages) of the views made from each storage, not yet handed to a kernel
+    views: list[tuple[Any, int]] = field(default_factory=list)
+    pending: list[Any] = field(default_factory=list)
+
+    def observe(self, name: str, before_run: bool, ret_value: Any, args: tuple) -> None:
+        if name == ALLOC_STORAGE and not before_run and len(args) >= 4:
+            self.storages.append([None, _bytes_of(args[1], args[3]), ret_value])
+        elif name == ALLOC_TENSOR and not before_run and args:
+            index = next((i for i, s in enumerate(self.storages) if s[2] is not None and _same(s[2], args[0])), None)
+            if index is not None:
+                self.views.append((ret_value, index))
+        elif before_run and not name.startswith(BUILTIN_PREFIX) and self.views:
+            kept = []
+            for tensor, index in self.views:
+                if any(_same(tensor, a) for a in args):
+                    shape = "x".join(str(int(d)) for d in getattr(tensor, "shape", ()))
+                    if self.storages[index][0] is None:
+                        self.storages[index][0] = f"output of {name} ({getattr(tensor, 'dtype', '?')}[{shape}])"
+                else:
+                    kept.append((tensor, index))
+            self.views = kept
+
+    def result(self) -> Allocations:
+        sites: dict[str, int] = {}
+        for site, size, _ in self.storages:
+            key = site or UNUSED_SITE
+            sites[key] = sites.get(key, 0) + size
+        return Allocations(sum(size for _, size, _ in self.storages), sites)
+
+
+def _same(a: Any, b: Any) -> bool:
+    same_as = getattr(a, "same_as", None)
+    try:
+        return bool(same_as(b)) if same_as is not None else a is b
+    except Exception:  # an argument of another kind (an int, a string)
+        return False

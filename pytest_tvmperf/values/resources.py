@@ -1,0 +1,77 @@
+"""The resources a deployment pays besides time and counts (issue 48): their names
+(threshold keys and marker keywords), units, default limits and short aliases; and the
+pure text about them (pure: option parsing and the reports read this; the builder
+measures them, builder/vm_alloc.py and builder/code_size.py).
+
+``alloc_bytes``: bytes the VM allocates at run time in one call of the entry, read from
+its ``alloc_storage`` calls as they execute (dynamic shapes included), by site.
+``code_bytes``: the size of the compiled library's code, by kernel (function symbols
+of the object LLVM emits; the CUDA module's size for ``cuda``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+
+@dataclass(frozen=True)
+class ResourceMetric:
+    """One resource metric: its name (threshold key, marker keyword, JSON key), the unit
+    its values are shown in, its default threshold (``parse_limit`` syntax), a short
+    alias a threshold may use (``code=1%``), what its parts are (``by site``), and a line
+    of documentation."""
+
+    name: str
+    unit: str
+    default_limit: str
+    alias: str
+    parts: str
+    doc: str
+
+
+ALLOC_BYTES = "alloc_bytes"
+CODE_BYTES = "code_bytes"
+
+RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
+    ResourceMetric(ALLOC_BYTES, "B", "0", "alloc", "by allocation site",
+                   "bytes the VM allocates at run time in one call of the entry (its alloc_storage calls as they "
+                   "execute, dynamic shapes included); exact on every machine"),
+    ResourceMetric(CODE_BYTES, "B", "1%", "code", "by kernel",
+                   "code size of the compiled library: function symbols of the object LLVM emits (the CUDA "
+                   "module's size for cuda); exact for a TVM version, LLVM and target"),
+)
+RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
+#: ``code=1%`` is ``code_bytes=1%``
+RESOURCE_ALIASES: Mapping[str, str] = {m.alias: m.name for m in RESOURCE_METRICS}
+
+
+def resource(name: str) -> ResourceMetric:
+    return next(m for m in RESOURCE_METRICS if m.name == name)
+
+
+def fmt_bytes(value: float | None) -> str:
+    """``14,336 B``; ``n/a`` for None."""
+    return "n/a" if value is None else f"{int(value):,} B"
+
+
+def parts_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None, limit: int = 8) -> str:
+    """The parts that changed, largest change first: ``output of fused_add (float32[3, 512]): 0 -> 6,144 B
+    (+6,144)``; "" when none did (or a side has no parts)."""
+    if before is None or after is None:
+        return ""
+    moved = [(name, before.get(name, 0), after.get(name, 0)) for name in sorted(set(before) | set(after))]
+    moved = [m for m in moved if m[1] != m[2]]
+    moved.sort(key=lambda m: (-abs(m[2] - m[1]), m[0]))
+    shown = [f"{name}: {b:,} -> {a:,} B ({a - b:+,})" for name, b, a in moved[:limit]]
+    if len(moved) > limit:
+        shown.append(f"... {len(moved) - limit} more")
+    return "; ".join(shown)
+
+
+def predates_line(metrics: Iterable[str]) -> str:
+    """The one line for a baseline recorded before ``metrics`` existed ("" for none)."""
+    names = sorted(set(metrics))
+    if not names:
+        return ""
+    return (f"the baseline predates {', '.join(names)}: not gated against it; they will be recorded at the next "
+            f"--tvmperf-update")
