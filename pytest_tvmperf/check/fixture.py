@@ -28,6 +28,7 @@ from pytest_tvmperf.values.builtin_types import plain
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.values.record import Record
+from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.workload import Workload
 
 
@@ -51,6 +52,8 @@ class Tvmperf:
     #: seconds one test's time measurement may take (--tvmperf-time-budget, marker time_budget=)
     time_budget_s: float = DEFAULT_TIME_BUDGET_S
     simulate: str | None = None  # the test's marker simulate= (measure/simulate.py)
+    #: the resource metrics measured (--tvmperf-resources, marker resources=; values/resources.py)
+    resources: tuple[str, ...] = RESOURCE_NAMES
     _checked: bool = False
     _ratios: int = 0  # the assert_ratio calls so far (each outcome is named by its number)
     _prep: Preparer | None = None

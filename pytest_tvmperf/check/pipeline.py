@@ -17,7 +17,9 @@ from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.resources import predates_line
 from pytest_tvmperf.measure.plan import Plan
+from pytest_tvmperf.measure.resources import with_resources
 from pytest_tvmperf.result.layers_text import with_layers
 from pytest_tvmperf.result.outcome import Outcome
 
@@ -42,9 +44,10 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
     if collected.reused:
         session.report.not_measured.add(REUSED_LINE.format(sources=", ".join(collected.reused)))
     # kept on update, failed when the tool died (issue 23)
-    return settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
-                  lambda: tv.stored_baselines().get(tv.test_id), settings.update, session.report.not_measured,
-                  tv.fail, tv.nodeid, tv.identity().shown_file)
+    settled = settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
+                     lambda: tv.stored_baselines().get(tv.test_id), settings.update, session.report.not_measured,
+                     tv.fail, tv.nodeid, tv.identity().shown_file)
+    return with_resources(settled, prep.compiled, prep.args, runs, tv.resources, prep.target)
 
 
 def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> ExactMetrics | None:
@@ -100,6 +103,10 @@ def gate(tv: "Tvmperf", record: "Record", source: BaselineSource, measured: Meas
     if source.record is None:
         return finish(tv, no_baseline(record, who))
     session = tv.session
+    predates = predates_line(source.record.exact.predates & set(tv.resources))
+    if predates:  # one line for the run (not one per test and metric), and a note on this test's message
+        session.report.not_measured.add(predates.replace("the baseline predates", "baselines predate", 1))
+        notes = [*notes, predates]
     policy = session.time_policy()
     time = peers = None
     if plan.time:

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pytest_tvmperf.config.parsing import (DEFAULT_TIME_THRESHOLD, EXACT_METRICS, METRICS, PEER_MARKER_KEYS,
-                                           TIME_METRIC)
+                                           TIME_METRIC, canonical_metric)
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
+from pytest_tvmperf.values.resources import RESOURCE_ALIASES, RESOURCE_METRICS
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,9 @@ THRESHOLD_HELP = (
     "comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: "
     + ", ".join(METRICS)
     + ". time takes a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
-    "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric."
+    "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric. "
+    + ", ".join(f"{alias} is {name}" for alias, name in RESOURCE_ALIASES.items())
+    + " (defaults " + ", ".join(f"{m.name}={m.default_limit}" for m in RESOURCE_METRICS) + ")."
 )
 
 
@@ -78,6 +81,7 @@ class _Shown(str):
 
 def parse_limit(metric: str, text: str) -> Limit:
     """Parse one LIMIT for ``metric``; raise ValueError naming what is wrong."""
+    metric = canonical_metric(metric)
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r} in threshold; known metrics: {', '.join(METRICS)}")
     value, text = _as_written(text)
@@ -123,7 +127,7 @@ def parse_thresholds(text: str) -> dict[str, Limit]:
         if "=" not in part:
             raise ValueError(f"bad threshold {part!r}: expected METRIC=LIMIT, e.g. 'time=25%'")
         metric, _, value = part.partition("=")
-        result[metric.strip()] = parse_limit(metric.strip(), value)
+        result[canonical_metric(metric.strip())] = parse_limit(metric.strip(), value)
     return result
 
 
@@ -131,12 +135,14 @@ DEFAULT_THRESHOLDS: dict[str, Limit] = {
     TIME_METRIC: parse_limit(TIME_METRIC, DEFAULT_TIME_THRESHOLD),
     **{m: Limit() for m in EXACT_METRICS},
     **{m.name: parse_limit(m.name, m.default_limit) for m in KERNEL_METRICS},
+    **{m.name: parse_limit(m.name, m.default_limit) for m in RESOURCE_METRICS},
 }
 
 
 def thresholds_from_marker(kwargs: Mapping[str, Any]) -> dict[str, Limit]:
     """Threshold keywords of ``@pytest.mark.tvmperf(time="25%", instructions=2)``."""
-    return {k: parse_limit(k, v) for k, v in kwargs.items() if k in METRICS}
+    return {canonical_metric(k): parse_limit(k, v) for k, v in kwargs.items()
+            if k in METRICS or k in RESOURCE_ALIASES}
 
 
 def parse_peer_limit(key: str, value: Any) -> float:

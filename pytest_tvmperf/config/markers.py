@@ -20,6 +20,7 @@ from pytest_tvmperf.config.parsing import (
     parse_executors,
     parse_targets,
     parse_duration,
+    parse_resources,
     parse_simulate,
     parse_switch,
 )
@@ -44,6 +45,8 @@ class MarkerSettings:
     timing: bool | None = None
     #: ``time_budget="2m"``: seconds this test's time measurement may take (None: the run decides)
     time_budget: float | None = None
+    #: ``resources="code_bytes"`` or ``"none"``: the resource metrics this test measures (None: the run decides)
+    resources: tuple[str, ...] | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
@@ -56,6 +59,7 @@ class MarkerSettings:
             simulate=_keyword(kwargs, "simulate", parse_simulate),
             timing=_keyword(kwargs, "timing", parse_switch),
             time_budget=_keyword(kwargs, "time_budget", parse_duration),
+            resources=_keyword(kwargs, "resources", parse_resources),
         )
 
 

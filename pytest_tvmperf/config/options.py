@@ -31,9 +31,11 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     OTHER_MACHINE_POLICIES,
     PEER_MARKER_KEYS,
     PEERS,
+    RESOURCE_METRICS,
     TARGETS,
     TIME_METRIC,
     argparse_type,
+    parse_resources,
     parse_alpha,
     parse_baseline_program,
     parse_bool,
@@ -53,6 +55,7 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_same_program,
     positive_int,
 )
+from pytest_tvmperf.values.resources import RESOURCE_ALIASES
 from pytest_tvmperf.config.limits import (  # noqa: F401  (re-exported, as the parsers above)
     DEFAULT_THRESHOLDS,
     THRESHOLD_HELP,
@@ -157,6 +160,7 @@ OPT_TRUST_ARTIFACTS = "tvmperf_trust_artifacts"
 OPT_LAYERS = "tvmperf_layers"
 OPT_BASELINES_REF = "tvmperf_baselines_ref"
 OPT_SAME_PROGRAM = "tvmperf_same_program"
+OPT_RESOURCES = "tvmperf_resources"
 #: the environment variables of --tvmperf-trust-artifacts and --tvmperf-baselines-ref
 ENV_TRUST_ARTIFACTS = "TVMPERF_TRUST_ARTIFACTS"
 ENV_BASELINES_REF = "TVMPERF_BASELINES_REF"
@@ -252,7 +256,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_BASELINES, "baseline_dir", "directory of baseline JSON files, relative to the rootdir (default: baselines)",
            "baselines", metavar="DIR", anchor="rootdir", passthrough=True),
     Option(OPT_THRESHOLD, "thresholds", THRESHOLD_HELP, DEFAULT_THRESHOLDS, parse_thresholds, metavar="EXPR",
-           marker_keys=METRICS, marker_role="sets"),
+           marker_keys=(*METRICS, *RESOURCE_ALIASES), marker_role="sets"),
     Option(OPT_REPEAT, "repeat", f"time samples per test (default {DEFAULT_REPEAT})", DEFAULT_REPEAT, positive_int),
     Option(OPT_MIN_REPEAT_MS, "min_repeat_ms", f"minimum duration of one time sample in ms (default {DEFAULT_MIN_REPEAT_MS})",
            DEFAULT_MIN_REPEAT_MS, parse_min_repeat_ms),
@@ -359,6 +363,10 @@ OPTIONS: tuple[Option, ...] = (
            "being timed against it: the same code timed twice in one process can differ by where it lands in "
            "memory (measured 1.24x), which is no regression; time: time it side by side all the same (also $"
            + ENV_SAME_PROGRAM + ")", "skip", parse_same_program, metavar="skip|time", env=ENV_SAME_PROGRAM),
+    Option(OPT_RESOURCES, "resources", "the resources measured and gated beside time and counts: alloc_bytes "
+           "(bytes the VM allocates at run time in one call, vm-bytecode) and code_bytes (the compiled code's size "
+           "by kernel); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
+           None, parse_resources, metavar="LIST|all|none", marker_keys=("resources",), marker_role="sets"),
 )
 
 

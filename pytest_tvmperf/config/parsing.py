@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
+from pytest_tvmperf.values.resources import RESOURCE_ALIASES, RESOURCE_NAMES
 
 EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim", "vm-cudagraph")
 #: what a run selects unless told: vm-cudagraph (cuda only) is asked for by name
@@ -26,7 +27,27 @@ TIME_METRIC = "time"
 EXACT_METRICS: tuple[str, ...] = ("instructions", "calls", "kernels", "storage_bytes")
 #: per-kernel metrics of the registered metric sources (values/kernel_metrics.py)
 KERNEL_METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in KERNEL_METRICS)
-METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS, *KERNEL_METRIC_NAMES)
+#: resources a deployment pays (values/resources.py): alloc_bytes, code_bytes
+RESOURCE_METRICS: tuple[str, ...] = RESOURCE_NAMES
+METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS, *KERNEL_METRIC_NAMES, *RESOURCE_METRICS)
+
+
+def canonical_metric(name: str) -> str:
+    """A threshold's metric under its own name (``code`` is ``code_bytes``)."""
+    return RESOURCE_ALIASES.get(name, name)
+
+
+def parse_resources(text: str | bool | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """``--tvmperf-resources`` / ``resources=``: the resource metrics measured, e.g.
+    ``alloc_bytes`` (``code`` for ``code_bytes``), ``all`` or ``none`` (also on/off)."""
+    if isinstance(text, bool):
+        return RESOURCE_METRICS if text else ()
+    if isinstance(text, str) and text.strip().lower() in ("all", *SWITCH_ON):
+        return RESOURCE_METRICS
+    if isinstance(text, str) and text.strip().lower() in ("none", *SWITCH_OFF):
+        return ()
+    items = text.split(",") if isinstance(text, str) else list(text)
+    return _parse_choices([canonical_metric(str(i).strip()) for i in items], RESOURCE_METRICS, "resource metric")
 
 #: peer frameworks a workload can be timed against, and the marker keyword gating each
 PEERS: tuple[str, ...] = ("numpy", "torch", "onnxruntime")

@@ -88,6 +88,19 @@ class Settings:
     layers: bool = False
     #: --tvmperf-same-program: "skip" (an unchanged program is not timed against its baseline) or "time"
     same_program: str = "skip"
+    #: --tvmperf-resources and ini tvmperf_resources (None: unset, all measured); a test's
+    #: marker resources= goes in between (:meth:`resources_on`)
+    cli_resources: tuple[str, ...] | None = None
+    ini_resources: tuple[str, ...] | None = None
+
+    def resources_on(self, marker: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        """The resource metrics one test measures: command line > the test's marker > ini > all."""
+        from pytest_tvmperf.config.parsing import RESOURCE_METRICS
+
+        for value in (self.cli_resources, marker, self.ini_resources):
+            if value is not None:
+                return tuple(value)
+        return RESOURCE_METRICS
 
     def timing_on(self, marker: bool | None = None) -> bool:
         """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""

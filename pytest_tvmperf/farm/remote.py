@@ -297,6 +297,16 @@ class RemoteCompiled:
             return None
         return self.local.executed_calls(args)
 
+    def executed_allocations(self, args):
+        if self.local is None or not self.device.runs_host_code:
+            return "the program runs on a remote device, whose VM calls cannot be instrumented from here"
+        return self.local.executed_allocations(args)
+
+    def code_size(self):
+        if self.local is None:
+            return "the program was built on the remote device's side only"
+        return self.local.code_size()
+
     def export(self, path):
         self.local.export(path)
 

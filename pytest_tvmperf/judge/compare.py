@@ -13,7 +13,8 @@ from pytest_tvmperf.judge.own_time import OwnTimes, own_times
 from pytest_tvmperf.values.kernel_metrics import setup_difference
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.samples import TimeSamples
-from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
+from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, EXACT_METRICS, TIME_METRIC, Limit
+from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.values.record import Record, Timing
@@ -76,6 +77,8 @@ class MetricVerdict:
 
 #: the limit shown for a per-kernel metric not gated because the baseline measured it another way
 HELD = "held"
+#: the resource metrics' own defaults, for thresholds built before they existed
+DEFAULT_RESOURCE_LIMITS: Mapping[str, Limit] = {m: DEFAULT_THRESHOLDS[m] for m in RESOURCE_NAMES}
 
 
 @dataclass(frozen=True)
@@ -312,5 +315,27 @@ def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], 
                                           HELD, reason=differs))
         else:
             verdicts.append(compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]))
+    verdicts.extend(compare_resources(current, baseline, thresholds))
     verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy, ab_source))
     return Comparison(tuple(verdicts))
+
+
+def compare_resources(current: Record, baseline: Record, thresholds: Mapping[str, Limit]) -> list[MetricVerdict]:
+    """The resource metrics' verdicts (values/resources.py): n/a with the reason where
+    this run could not read one, or the baseline predates it; held where the baseline
+    measured it on another setup (code_bytes of another TVM, LLVM or target)."""
+    verdicts = []
+    for m in RESOURCE_NAMES:
+        now, then = current.exact.scalar(m), baseline.exact.scalar(m)
+        limit = thresholds.get(m) or DEFAULT_RESOURCE_LIMITS[m]
+        if now is None or then is None:
+            why = (current.exact.not_measured.get(m) or
+                   ("the baseline predates it" if m in baseline.exact.predates else baseline.exact.not_measured.get(m, "")))
+            verdicts.append(MetricVerdict(m, Verdict.NA, then, now, limit.describe(), note=why))
+            continue
+        differs = setup_difference(m, baseline.exact.measured_with, current.exact.measured_with)
+        if differs:
+            verdicts.append(MetricVerdict(m, Verdict.NOT_GATED, then, now, HELD, reason=differs))
+        else:
+            verdicts.append(compare_exact(m, then, now, limit))
+    return verdicts

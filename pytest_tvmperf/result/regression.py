@@ -13,6 +13,7 @@ from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
 from pytest_tvmperf.values.record import Record
+from pytest_tvmperf.values.resources import RESOURCE_NAMES, fmt_bytes, parts_diff, resource
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.result.kernel_match import KernelMatch
@@ -30,6 +31,8 @@ def kernel_match(current: Record, baseline: Record) -> "KernelMatch":
 def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None) -> list[str]:
     if v.metric == "time":
         return _time_lines(v, current)
+    if v.metric in RESOURCE_NAMES:
+        return resource_lines(v, current, baseline)
     delta = (v.current or 0) - (v.baseline or 0)
     shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
     lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
@@ -56,6 +59,26 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
         if runtime:
             lines.append(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): {runtime}")
     return lines
+
+
+def resource_lines(v: MetricVerdict, current: Record, baseline: Record) -> list[str]:
+    """A resource metric's lines: before, after, the limit and its allowed maximum, and
+    where it grew (by allocation site, by kernel)."""
+    delta = int((v.current or 0) - (v.baseline or 0))
+    relative = _relative(v.limit)
+    allowed = (f", at most {fmt_bytes(int(v.baseline * (1 + relative)))}"
+               if relative is not None and v.baseline is not None else "")
+    lines = [f"  {v.metric} {fmt_bytes(v.baseline)} -> {fmt_bytes(v.current)} ({delta:+,} B, limit {v.limit}{allowed})"]
+    where = parts_diff(baseline.exact.resource_parts.get(v.metric), current.exact.resource_parts.get(v.metric))
+    if where:
+        lines.append(f"    {resource(v.metric).parts}: {safe(where)}")
+    return lines
+
+
+def _not_measured_lines(comparison: Comparison) -> list[str]:
+    """``  code_bytes n/a: <why>`` for each resource metric that could not be read here."""
+    return [f"  {v.metric} n/a: {v.note}" for v in comparison.verdicts
+            if v.metric in RESOURCE_NAMES and v.status == Verdict.NA and v.note and v.current is None]
 
 
 def _relative(limit: str) -> float | None:
@@ -175,6 +198,7 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
         lines.append(f"  note: {match.note}")
     for note in notes:
         lines.append(f"  note: {note}")
+    lines.extend(_not_measured_lines(comparison))
     time_verdict = comparison.get("time")
     if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
         first, *rest = verdict_lines(time_verdict, current, baseline, match)

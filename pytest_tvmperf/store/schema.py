@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 from pytest_tvmperf.values.json_fields import SchemaProblem, fail_field, is_int, is_number, kind_of
 from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.record import RECORD_FIELDS, FieldCheck, Presence
+from pytest_tvmperf.values.resources import RESOURCE_NAMES
 
 Check = Callable[[Any, str], "str | None"]
 
@@ -72,6 +73,15 @@ def check_exact(data: Any, field: str = "exact") -> None:
     if "measured_with" in exact:  # {metric: how its counts were measured}
         for metric, setup in _object(exact["measured_with"], f"{field}.measured_with").items():
             _str(setup, f"{field}.measured_with.{metric}")
+    for key in RESOURCE_NAMES:  # absent in a record from before they existed; null: n/a
+        if key in exact:
+            _optional(exact[key], f"{field}.{key}", _count)
+    if "resource_parts" in exact:  # {metric: {site or kernel: bytes}}
+        for metric, parts in _object(exact["resource_parts"], f"{field}.resource_parts").items():
+            _counts_map(parts, f"{field}.resource_parts.{metric}")
+    if "not_measured" in exact:  # {metric: why it is n/a}
+        for metric, why in _object(exact["not_measured"], f"{field}.not_measured").items():
+            _str(why, f"{field}.not_measured.{metric}")
 
 
 def check_machine(data: Any, field: str) -> Machine:

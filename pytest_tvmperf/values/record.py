@@ -155,7 +155,7 @@ class Record:
         machines while the exact metrics (the code that was timed) are unchanged."""
         same_records = dict(old.target) != dict(self.target) or (  # each target has its own tuning records
             (old.tuning or {}).get("records_hash") == (self.tuning or {}).get("records_hash")) if old else False
-        if (old is None or old.exact != self.exact or old.workload != self.workload or old.pipeline != self.pipeline
+        if (old is None or old.exact.without_resources() != self.exact.without_resources() or old.workload != self.workload or old.pipeline != self.pipeline
                 or not same_records):
             return self
         timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}

@@ -1,0 +1,69 @@
+"""The resource metrics of one build (values/resources.py), put into its exact metrics:
+``alloc_bytes`` from one instrumented call (builder/vm_alloc.py), ``code_bytes`` from the
+compiled module (builder/code_size.py). A metric that cannot be read here, or that the
+test leaves out, is n/a with its reason (never 0)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any, Sequence
+
+from pytest_tvmperf.builder.code_size import CodeSize
+from pytest_tvmperf.builder.vm_alloc import Allocations
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.resources import ALLOC_BYTES, CODE_BYTES, RESOURCE_NAMES
+
+LEFT_OUT = "left out (--tvmperf-resources or the marker's resources=)"
+NOT_RUN = "the program does not run on this machine, so its run-time allocations cannot be read"
+
+
+def with_resources(exact: ExactMetrics, compiled: Any, args: Sequence[Any], runs: bool, wanted: Sequence[str],
+                   target: Any = None) -> ExactMetrics:
+    """``exact`` with the resource metrics of ``compiled`` (``wanted``: those measured;
+    ``runs``: the program runs here; ``target``: the TargetSpec its code is for)."""
+    resources: dict[str, int] = {}
+    parts: dict[str, dict[str, int]] = {}
+    reasons: dict[str, str] = {}
+    setups = dict(exact.measured_with)
+    for name in RESOURCE_NAMES:
+        if name not in wanted:
+            reasons[name] = LEFT_OUT
+            continue
+        value = _measure(name, compiled, args, runs)
+        if isinstance(value, str):
+            reasons[name] = value
+            continue
+        resources[name], parts[name] = value.total, dict(value.parts if isinstance(value, CodeSize) else value.sites)
+        if isinstance(value, CodeSize):
+            setups[name] = value.measured_with + (f", target {_target_text(target)}" if target is not None else "")
+    return replace(exact, resources=resources, resource_parts=parts, not_measured=reasons, measured_with=setups)
+
+
+def _measure(name: str, compiled: Any, args: Sequence[Any], runs: bool) -> "Allocations | CodeSize | str":
+    if name == ALLOC_BYTES:
+        if not runs:
+            return NOT_RUN
+        method = getattr(compiled, "executed_allocations", None)
+        return method(args) if method is not None else "this executor cannot read its run-time allocations"
+    assert name == CODE_BYTES
+    method = getattr(compiled, "code_size", None)
+    try:
+        return method() if method is not None else "this executor has no compiled module to measure"
+    except Exception as exc:  # a module TVM cannot write: n/a, never a failed test
+        return f"the compiled module could not be measured ({type(exc).__name__}: {exc})"
+
+
+def _target_text(target: Any) -> str:
+    config = getattr(target, "config", None)
+    if config is None:
+        return str(target)
+    return json.dumps(_plain(config), sort_keys=True, separators=(",", ":"))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
