@@ -326,6 +326,8 @@ def compare_resources(current: Record, baseline: Record, thresholds: Mapping[str
     measured it on another setup (code_bytes of another TVM, LLVM or target)."""
     verdicts = []
     for m in RESOURCE_NAMES:
+        if m not in current.exact.resources and m not in current.exact.not_measured:
+            continue  # a record made without them (no build measured it): nothing to show
         now, then = current.exact.scalar(m), baseline.exact.scalar(m)
         limit = thresholds.get(m) or DEFAULT_RESOURCE_LIMITS[m]
         if now is None or then is None:

@@ -40,7 +40,7 @@ class ExactMetrics:
     resources: Mapping[str, int] = field(default_factory=dict)
     resource_parts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     not_measured: Mapping[str, str] = field(default_factory=dict)
-    predates: frozenset[str] = frozenset()
+    predates: frozenset[str] = field(default=frozenset(), compare=False)
 
     def without_resources(self) -> "ExactMetrics":
         """These metrics less the resource metrics: what says the code is the same (a

@@ -18,7 +18,7 @@ from typing import Iterable, Mapping
 class ResourceMetric:
     """One resource metric: its name (threshold key, marker keyword, JSON key), the unit
     its values are shown in, its default threshold (``parse_limit`` syntax), a short
-    alias a threshold may use (``code=1%``), what its parts are (``by site``), and a line
+    alias a threshold may use (``code=1%``; "" for none), what its parts are (``by site``), and a line
     of documentation."""
 
     name: str
@@ -33,7 +33,7 @@ ALLOC_BYTES = "alloc_bytes"
 CODE_BYTES = "code_bytes"
 
 RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
-    ResourceMetric(ALLOC_BYTES, "B", "0", "alloc", "by allocation site",
+    ResourceMetric(ALLOC_BYTES, "B", "0", "", "by allocation site",
                    "bytes the VM allocates at run time in one call of the entry (its alloc_storage calls as they "
                    "execute, dynamic shapes included); exact on every machine"),
     ResourceMetric(CODE_BYTES, "B", "1%", "code", "by kernel",
@@ -42,7 +42,7 @@ RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
 )
 RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
 #: ``code=1%`` is ``code_bytes=1%``
-RESOURCE_ALIASES: Mapping[str, str] = {m.alias: m.name for m in RESOURCE_METRICS}
+RESOURCE_ALIASES: Mapping[str, str] = {m.alias: m.name for m in RESOURCE_METRICS if m.alias}
 
 
 def resource(name: str) -> ResourceMetric:

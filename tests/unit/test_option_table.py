@@ -60,6 +60,7 @@ SAMPLES = {
     options.OPT_BASELINES_REF: "origin/main",
     options.OPT_LAYERS: "on",
     options.OPT_SAME_PROGRAM: "time",
+    options.OPT_RESOURCES: "code",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
 OTHER_CLI = {options.OPT_AGAINST_TVM: "0.25.0", options.OPT_RPC: ("10.0.0.1", 1), options.OPT_BASELINES_REF: "HEAD~1", options.OPT_LLVM_TARGET: {"kind": "llvm", "mcpu": "haswell"}}
@@ -123,8 +124,9 @@ def test_settings_round_trip_command_line_and_ini(opt):
     assert from_ini.thresholds() == from_cli.thresholds()
     assert from_ini.timing_on() == from_cli.timing_on()
     assert from_ini.time_budget_s() == from_cli.time_budget_s()
+    assert from_ini.resources_on() == from_cli.resources_on()
     layers = dict(cli_thresholds={}, ini_thresholds={}, cli_simulate=None, ini_simulate=None, cli_timing=None,
-                  ini_timing=None, cli_time_budget=None, ini_time_budget=None)
+                  ini_timing=None, cli_time_budget=None, ini_time_budget=None, cli_resources=None, ini_resources=None)
     assert dataclasses.replace(from_ini, **layers) == dataclasses.replace(from_cli, **layers)
 
 
@@ -191,8 +193,8 @@ def test_settings_time_policy_carries_every_field():
 
 
 def test_marker_keys_come_from_the_table():
-    assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, *parsing.PEER_MARKER_KEYS, "simulate",
-                                   "timing", "time_budget")
+    assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, "code", *parsing.PEER_MARKER_KEYS,
+                                   "simulate", "timing", "time_budget", "resources")
 
 
 def test_marker_settings_from_kwargs():
