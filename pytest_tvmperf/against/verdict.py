@@ -68,7 +68,7 @@ class Change:
     kernel: str = ""  #: the kernel that moved most (per-kernel metrics)
 
     def describe(self) -> str:
-        if self.metric in ("instructions", "kernels", "calls", "storage_bytes"):
+        if self.metric in ("instructions", "kernels", "calls", "storage_bytes", "alloc_bytes"):
             text = f"{self.metric} {self.then:g} -> {self.now:g}"
         else:
             text = f"{self.metric} {_pct(self.now, self.then)}"

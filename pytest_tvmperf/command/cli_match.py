@@ -61,11 +61,12 @@ def _target_name(record: Record | None, entry: ResultEntry | None = None) -> str
 
 def _show_rows(test: str, executor: str, target: str, record: Record | None, extra: Sequence[str]) -> list[list[str]]:
     if record is None:
-        first = [test, executor, target, "-", "-", "-", "-"]
+        first = [test, executor, target, "-", "-", "-", "-", "-", "-"]
         return [first + ["-", "-", "-", "-", *extra]]
     exact = record.exact
     first = [test, executor, target, record.workload, fmt_number(exact.scalar("instructions")),
-             fmt_number(exact.scalar("kernels")), fmt_number(exact.scalar("storage_bytes"))]
+             fmt_number(exact.scalar("kernels")), fmt_number(exact.scalar("storage_bytes")),
+             _resource_cell(exact, "alloc_bytes"), _resource_cell(exact, "code_bytes")]
     blank = [""] * len(first)
     timings = sorted(record.timings.items())
     if not timings:
@@ -78,10 +79,19 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
     return rows
 
 
+def _resource_cell(exact, metric: str) -> str:
+    """A resource metric's value; ``n/a`` where it could not be read, ``-`` in a record
+    from before it existed."""
+    value = exact.scalar(metric)
+    if value is not None:
+        return fmt_number(value)
+    return "-" if metric in exact.predates else "n/a"
+
+
 def show_lines(loaded: Loaded) -> list[str]:
     """``tvmperf show``: a line naming the file, then its table (one row per test and machine)."""
     header = ["test", "executor", "target", "workload", "instructions", "kernels", "storage_bytes",
-              "median", "samples", "machine", "cpu"]
+              "alloc_bytes", "code_bytes", "median", "samples", "machine", "cpu"]
     rows: list[list[str]] = []
     if loaded.kind == "baseline":
         for test_id, record in sorted(loaded.records.items()):
@@ -208,4 +218,6 @@ def diff_row(test: str, current: Record, baseline: Record, comparison: Compariso
         low=decision.low if decision else None,
         high=decision.high if decision else None,
         mode=decision.mode if decision else "",
+        alloc_bytes=current.exact.scalar("alloc_bytes"),
+        code_bytes=current.exact.scalar("code_bytes"),
     )

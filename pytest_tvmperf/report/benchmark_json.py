@@ -49,9 +49,12 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
     if entry.failed:  # which metric failed the test (time, instructions, cpu_instructions, ...)
         extra["tvmperf_failed_metrics"] = list(entry.failed)
     for record, prefix in ((entry.record, ""), (entry.baseline, "baseline_")):
-        count = record.exact.scalar("cpu_instructions") if record is not None else None
-        if count is not None:
-            extra[f"tvmperf_{prefix}cpu_instructions"] = int(count)
+        for metric in ("cpu_instructions", "alloc_bytes", "code_bytes"):  # the last two: values/resources.py
+            count = record.exact.scalar(metric) if record is not None else None
+            if count is not None:
+                extra[f"tvmperf_{prefix}{metric}"] = int(count)
+    for metric, why in (entry.record.exact.not_measured.items() if entry.record is not None else ()):
+        extra[f"tvmperf_{metric}_na"] = why  # n/a, with the reason (never 0)
     return {
         "group": None,
         "name": name,

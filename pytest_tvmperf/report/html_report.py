@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
+from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.report.html_parts import (
     CSS,
     NEUTRAL,
@@ -94,12 +95,14 @@ def _ratio_cell(time: TimeCell) -> str:
 
 def _instr_cell(test: ResultEntry, metric: str = "instructions") -> str:
     now, base = (r.exact.scalar(metric) if r is not None else None for r in (test.record, test.baseline))
+    why = test.record.exact.not_measured.get(metric, "") if test.record is not None else ""
     if now is None and base is None:
-        return "n/a"
+        return f'<span title="{esc(why)}">n/a</span>' if why else "n/a"
     cls = ""
     if now is not None and base is not None and now != base:
         cls = ' class="worse"' if now > base else ' class="better"'
-    return f"<span{cls}>{_count_html(now)}</span> / {_count_html(base)}"
+    shown = f'<span title="{esc(why)}">n/a</span>' if now is None and why else _count_html(now)
+    return f"<span{cls}>{shown}</span> / {_count_html(base)}"
 
 
 def _count_html(value: float | None) -> str:
@@ -121,8 +124,10 @@ def _failed_cell(test: ResultEntry, verdict: str) -> str:
 def _table(tests: Sequence[ResultEntry]) -> str:
     sim = any(r is not None and r.exact.scalar("cpu_instructions") is not None
               for t in tests for r in (t.record, t.baseline))
+    res = [m for m in RESOURCE_NAMES if any(r is not None and (r.exact.scalar(m) is not None or m in r.exact.not_measured)
+                                            for t in tests for r in (t.record, t.baseline))]
     head = ("test", "executor", "target", "median", "baseline", "ratio [interval] mode", "instr now / base",
-            *(("simulated instr now / base",) if sim else ()), "verdict")
+            *(("simulated instr now / base",) if sim else ()), *(f"{m} now / base" for m in res), "verdict")
     rows = []
     for t in tests:
         time = t.time or TimeCell()
@@ -138,6 +143,7 @@ def _table(tests: Sequence[ResultEntry]) -> str:
             f'<td class="num">{_ratio_cell(time)}</td>'
             f'<td class="num">{_instr_cell(t)}</td>'
             + (f'<td class="num">{_instr_cell(t, "cpu_instructions")}</td>' if sim else "")
+            + "".join(f'<td class="num">{_instr_cell(t, m)}</td>' for m in res)
             + f"<td>{_failed_cell(t, verdict)}</td>"
             "</tr>"
         )

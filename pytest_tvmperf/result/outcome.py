@@ -68,10 +68,12 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
     if outcome.failed_metrics:
         props.append(("tvmperf_failed_metrics", ",".join(outcome.failed_metrics)))
     if outcome.record is not None:
-        for metric in ("kernels", "storage_bytes", "calls", "cpu_instructions", "est_cycles"):
+        for metric in ("kernels", "storage_bytes", "calls", "cpu_instructions", "est_cycles", "alloc_bytes", "code_bytes"):
             value = outcome.record.exact.scalar(metric)
             if value is not None:
                 props.append((f"tvmperf_{metric}", value))
+        for metric, why in sorted(outcome.record.exact.not_measured.items()):  # n/a with the reason, never 0
+            props.append((f"tvmperf_{metric}", f"n/a: {why}"))
     return props
 
 

@@ -89,6 +89,9 @@ class SummaryRow:
     failed: tuple[str, ...] = ()
     #: where the time goes: ``conv2d14 26%, conv2d9 23%, ...`` (:func:`hot_kernels`), "" unknown
     hot: str = ""
+    #: the resource metrics of this run (values/resources.py): run-time allocations and code size
+    alloc_bytes: int | None = None
+    code_bytes: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "failed", tuple(self.failed))
@@ -123,6 +126,8 @@ class SummaryRow:
             baseline_cpu_instructions=_count(baseline, "cpu_instructions"),
             failed=entry.failed,
             hot=hot_kernels(record.kernel_time_s) if record is not None else "",
+            alloc_bytes=_count(record, "alloc_bytes"),
+            code_bytes=_count(record, "code_bytes"),
         )
 
     @property
@@ -155,6 +160,24 @@ class SummaryRow:
             return "n/a"
         base = "-" if self.baseline_cpu_instructions is None else fmt_count(self.baseline_cpu_instructions)
         return f"{fmt_count(self.cpu_instructions)}/{base}".replace(" ", "")
+
+    @property
+    def resources_cell(self) -> str:
+        """Run-time allocations and code size, ``10.5KiB/13.6KiB`` (``n/a`` for one not read)."""
+        return f"{fmt_kib(self.alloc_bytes)}/{fmt_kib(self.code_bytes)}"
+
+
+def fmt_kib(value: int | None) -> str:
+    """``10.5KiB``, ``512B``; ``n/a`` for None."""
+    if value is None:
+        return "n/a"
+    if value < 1024:
+        return f"{value}B"
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            return f"{value:.3g}{unit}"
+    return "n/a"  # pragma: no cover
 
 
 def _count(record: "Record | None", metric: str) -> int | None:
@@ -247,12 +270,14 @@ def _instr_cell(r: SummaryRow) -> str:
 def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     """The end-of-run table; the simulated cost gets its column where some row has it."""
     sim = any(r.cpu_instructions is not None for r in rows)
+    res = any(r.alloc_bytes is not None or r.code_bytes is not None for r in rows)
     header = ("test", "executor", "target", "median", "baseline", "ratio [CI]", "instr now/base",
-              *(("cpu_instr now/base",) if sim else ()), "verdict")
+              *(("cpu_instr now/base",) if sim else ()), *(("alloc/code",) if res else ()), "verdict")
     body = []
     for r in rows:
         body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
-                     _instr_cell(r), *((r.cpu_cell,) if sim else ()), r.verdict_cell))
+                     _instr_cell(r), *((r.cpu_cell,) if sim else ()), *((r.resources_cell,) if res else ()),
+                     r.verdict_cell))
     return text_table(header, body)
 
 
