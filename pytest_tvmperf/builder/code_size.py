@@ -89,7 +89,7 @@ def by_kernel(functions: Mapping[str, int], kernels: Iterable[str]) -> dict[str,
     names = sorted(set(kernels), key=len, reverse=True)
     parts: dict[str, int] = {}
     for symbol, size in functions.items():
-        bare = symbol[len(_FFI_PREFIX):] if symbol.startswith(_FFI_PREFIX) else symbol
+        bare = symbol.removeprefix(_FFI_PREFIX)
         owner = next((k for k in names if bare == k or bare.startswith(k + "_")), RUNTIME_PART)
         parts[owner] = parts.get(owner, 0) + size
     return parts

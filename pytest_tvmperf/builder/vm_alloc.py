@@ -5,7 +5,7 @@ and, after it, its result).
 Each ``vm.builtin.alloc_storage`` call allocates ``size x dtype`` bytes (its size a shape
 computed at run time: dynamic shapes included). Its site is where the storage goes: the
 first call other than a VM builtin that is handed a tensor made from it (``output of
-fused_matmul_add``); a storage no kernel is handed is ``returned or unused``. The tensors
+fused_matmul_add``; the storages of a kernel called twice add up under it); a storage no kernel is handed is ``returned or unused``. The tensors
 ``vm.builtin.alloc_tensor`` makes from a storage are views of it and allocate nothing.
 The bytes asked of the allocator are counted, not what it reserves (a pooled allocator
 reuses blocks): the same on every machine.
@@ -75,9 +75,8 @@ class AllocCounter:
             kept = []
             for tensor, index in self.views:
                 if any(_same(tensor, a) for a in args):
-                    shape = "x".join(str(int(d)) for d in getattr(tensor, "shape", ()))
                     if self.storages[index][0] is None:
-                        self.storages[index][0] = f"output of {name} ({getattr(tensor, 'dtype', '?')}[{shape}])"
+                        self.storages[index][0] = f"output of {name}"
                 else:
                     kept.append((tensor, index))
             self.views = kept

@@ -55,7 +55,7 @@ def fmt_bytes(value: float | None) -> str:
 
 
 def parts_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None, limit: int = 8) -> str:
-    """The parts that changed, largest change first: ``output of fused_add (float32[3, 512]): 0 -> 6,144 B
+    """The parts that changed, largest change first: ``output of fused_add: 6,144 -> 12,288 B
     (+6,144)``; "" when none did (or a side has no parts)."""
     if before is None or after is None:
         return ""
