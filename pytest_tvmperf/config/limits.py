@@ -135,7 +135,8 @@ DEFAULT_THRESHOLDS: dict[str, Limit] = {
     TIME_METRIC: parse_limit(TIME_METRIC, DEFAULT_TIME_THRESHOLD),
     **{m: Limit() for m in EXACT_METRICS},
     **{m.name: parse_limit(m.name, m.default_limit) for m in KERNEL_METRICS},
-    **{m.name: parse_limit(m.name, m.default_limit) for m in RESOURCE_METRICS},
+    # "0": no increase, as for the exact metrics above
+    **{m.name: Limit() if m.default_limit == "0" else parse_limit(m.name, m.default_limit) for m in RESOURCE_METRICS},
 }
 
 
