@@ -115,9 +115,14 @@ def _kind(module: Any) -> str:
     return str(getattr(module, "kind", None) or getattr(module, "type_key", ""))
 
 
-def measure_code_size(module: Any, kernels: Iterable[str]) -> CodeSize | str:
+def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None = None) -> CodeSize | str:
     """The code size of ``module`` (a compiled runtime module and its imports) by kernel,
-    or why it cannot be read (the n/a reason)."""
+    or why it cannot be read (the n/a reason). ``library``: the module already exported as
+    a shared library (to run it in the isolation child): its function symbols are those of
+    the objects LLVM emitted (the linker's start-up code has no sizes), read without
+    generating the code again; without one, or where it has no symbol table, each LLVM
+    module is written as an object (the code generated once more: a second or so for a
+    network)."""
     import tvm
 
     llvm = [m for m in _modules(module) if _kind(m) == "llvm"]
@@ -125,8 +130,11 @@ def measure_code_size(module: Any, kernels: Iterable[str]) -> CodeSize | str:
     if not llvm:
         return "the compiled module has no LLVM code to measure"
     parts: dict[str, int] = {}
+    from_library = _library_functions(library)
     with tempfile.TemporaryDirectory(prefix="tvmperf-code-") as tmp:
-        for i, m in enumerate(llvm):
+        for name, size in by_kernel(from_library or {}, kernels).items():
+            parts[name] = parts.get(name, 0) + size
+        for i, m in enumerate(llvm if not from_library else ()):
             path = Path(tmp) / f"code{i}.o"
             try:
                 m.write_to_file(str(path))
@@ -145,6 +153,16 @@ def measure_code_size(module: Any, kernels: Iterable[str]) -> CodeSize | str:
                 return f"the CUDA module cannot be saved to read its size ({type(exc).__name__}: {exc})"
             parts[CUDA_PART] = parts.get(CUDA_PART, 0) + path.stat().st_size
     return CodeSize(sum(parts.values()), parts, f"tvm {tvm.__version__}, llvm {_llvm_version()}")
+
+
+def _library_functions(library: Path | None) -> dict[str, int] | None:
+    """The function sizes of an exported library, or None (none given, gone, no symbols)."""
+    if library is None:
+        return None
+    try:
+        return elf_function_sizes(Path(library).read_bytes()) or None
+    except (OSError, NotElf):
+        return None
 
 
 def _llvm_version() -> str:

@@ -93,8 +93,10 @@ class Compiled(Protocol):
         this executor cannot tell (n/a, never 0)."""
         ...
 
-    def code_size(self) -> "CodeSize | str":
-        """The compiled code's size by kernel (builder/code_size.py), or why it cannot be read."""
+    def code_size(self, library: Path | None = None) -> "CodeSize | str":
+        """The compiled code's size by kernel (builder/code_size.py), or why it cannot be
+        read; ``library``: this build exported as a shared library, read instead of
+        generating the code again."""
         ...
 
 
@@ -248,8 +250,9 @@ class _VMCompiled:
         self._last_instrumented = (args, measured)
         return measured
 
-    def code_size(self):
-        return measure_code_size(self.executable.mod, kernel_names(self.lowered) if self.lowered is not None else ())
+    def code_size(self, library=None):
+        return measure_code_size(self.executable.mod, kernel_names(self.lowered) if self.lowered is not None else (),
+                                 library)
 
 
 @dataclass(frozen=True)
@@ -336,8 +339,8 @@ class _PrimCompiled:
     def executed_allocations(self, args):
         return NO_VM
 
-    def code_size(self):
-        return measure_code_size(self.lib.mod, kernel_names(self.program) if self.program is not None else ())
+    def code_size(self, library=None):
+        return measure_code_size(self.lib.mod, kernel_names(self.program) if self.program is not None else (), library)
 
 
 @dataclass(frozen=True)

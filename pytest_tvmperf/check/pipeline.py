@@ -47,7 +47,9 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
     settled = settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
                      lambda: tv.stored_baselines().get(tv.test_id), settings.update, session.report.not_measured,
                      tv.fail, tv.nodeid, tv.identity().shown_file)
-    return with_resources(settled, prep.compiled, prep.args, runs, tv.resources, prep.target)
+    export = tv.preparer.exports.get(id(prep.compiled))
+    return with_resources(settled, prep.compiled, prep.args, runs, tv.resources, prep.target,
+                          export[1] if export is not None and export[0] is prep.compiled else None)
 
 
 def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> ExactMetrics | None:

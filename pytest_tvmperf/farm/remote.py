@@ -302,10 +302,10 @@ class RemoteCompiled:
             return "the program runs on a remote device, whose VM calls cannot be instrumented from here"
         return self.local.executed_allocations(args)
 
-    def code_size(self):
+    def code_size(self, library=None):
         if self.local is None:
             return "the program was built on the remote device's side only"
-        return self.local.code_size()
+        return self.local.code_size(library)
 
     def export(self, path):
         self.local.export(path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_tvmperf.builder.code_size import CodeSize
@@ -19,9 +20,10 @@ NOT_RUN = "the program does not run on this machine, so its run-time allocations
 
 
 def with_resources(exact: ExactMetrics, compiled: Any, args: Sequence[Any], runs: bool, wanted: Sequence[str],
-                   target: Any = None) -> ExactMetrics:
+                   target: Any = None, library: Path | None = None) -> ExactMetrics:
     """``exact`` with the resource metrics of ``compiled`` (``wanted``: those measured;
-    ``runs``: the program runs here; ``target``: the TargetSpec its code is for)."""
+    ``runs``: the program runs here; ``target``: the TargetSpec its code is for;
+    ``library``: its export, where it was exported to run in the isolation child)."""
     resources: dict[str, int] = {}
     parts: dict[str, dict[str, int]] = {}
     reasons: dict[str, str] = {}
@@ -30,7 +32,7 @@ def with_resources(exact: ExactMetrics, compiled: Any, args: Sequence[Any], runs
         if name not in wanted:
             reasons[name] = LEFT_OUT
             continue
-        value = _measure(name, compiled, args, runs)
+        value = _measure(name, compiled, args, runs, library)
         if isinstance(value, str):
             reasons[name] = value
             continue
@@ -40,7 +42,8 @@ def with_resources(exact: ExactMetrics, compiled: Any, args: Sequence[Any], runs
     return replace(exact, resources=resources, resource_parts=parts, not_measured=reasons, measured_with=setups)
 
 
-def _measure(name: str, compiled: Any, args: Sequence[Any], runs: bool) -> "Allocations | CodeSize | str":
+def _measure(name: str, compiled: Any, args: Sequence[Any], runs: bool,
+             library: Path | None) -> "Allocations | CodeSize | str":
     if name == ALLOC_BYTES:
         if not runs:
             return NOT_RUN
@@ -49,7 +52,7 @@ def _measure(name: str, compiled: Any, args: Sequence[Any], runs: bool) -> "Allo
     assert name == CODE_BYTES
     method = getattr(compiled, "code_size", None)
     try:
-        return method() if method is not None else "this executor has no compiled module to measure"
+        return method(library) if method is not None else "this executor has no compiled module to measure"
     except Exception as exc:  # a module TVM cannot write: n/a, never a failed test
         return f"the compiled module could not be measured ({type(exc).__name__}: {exc})"
 
