@@ -6,7 +6,8 @@ a TVM version, an LLVM and a target, and free of the system linker's start-up co
 exported ``.so`` adds the toolchain's own). Each function is put under the kernel it
 belongs to (``__tvm_ffi_fused_add`` and ``fused_add_compute_`` under ``fused_add``); the
 rest (the VM functions of ``vm-compiled``, TVM's helpers) under :data:`RUNTIME_PART`.
-For ``cuda`` the device code is the CUDA module's (its saved binary's size).
+For ``cuda`` the device code is the CUDA module serialized into the exported library
+(the size of its ``__tvm_ffi__library_bin``: the module cannot be written by itself).
 
 :func:`elf_function_sizes` is pure (bytes in); :func:`measure_code_size` writes the
 module's objects to a temporary directory."""
@@ -23,8 +24,10 @@ from typing import Any, Iterable, Mapping
 RUNTIME_PART = "(runtime and VM functions)"
 #: the part that is the CUDA module's device code
 CUDA_PART = "(cuda module)"
+#: the data object of an exported library that holds its imported modules (the CUDA module, serialized)
+LIBRARY_BIN = "__tvm_ffi__library_bin"
 _SHT_SYMTAB = 2
-_STT_FUNC = 2
+_STT_OBJECT = 1
 _SHN_UNDEF = 0
 _FFI_PREFIX = "__tvm_ffi_"
 
@@ -41,9 +44,9 @@ class NotElf(ValueError):
     """The bytes are not an ELF object this reader takes."""
 
 
-def elf_function_sizes(data: bytes) -> dict[str, int]:
-    """{symbol: size} of the defined function symbols of an ELF object (32 or 64 bit,
-    either byte order); raises :class:`NotElf` for anything else."""
+def elf_function_sizes(data: bytes, symbol_type: int = 2) -> dict[str, int]:
+    """{symbol: size} of the defined function symbols (``symbol_type`` 1: data objects) of an ELF
+    object (32 or 64 bit, either byte order); raises :class:`NotElf` for anything else."""
     if len(data) < 52 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
         raise NotElf("not an ELF object")
     is64, end = data[4] == 2, "<" if data[5] == 1 else ">"
@@ -74,7 +77,7 @@ def elf_function_sizes(data: bytes) -> dict[str, int]:
                     name, info, _, shndx, _, sym_size = struct.unpack_from(end + "IBBHQQ", data, base)
                 else:
                     name, _, sym_size, info, _, shndx = struct.unpack_from(end + "IIIBBH", data, base)
-                if info & 0xF != _STT_FUNC or shndx == _SHN_UNDEF or not sym_size:
+                if info & 0xF != symbol_type or shndx == _SHN_UNDEF or not sym_size:
                     continue
                 label = strings[name:strings.index(b"\0", name)].decode("utf-8", "replace")
                 sizes[label] = sizes.get(label, 0) + sym_size
@@ -130,8 +133,14 @@ def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None 
     if not llvm:
         return "the compiled module has no LLVM code to measure"
     parts: dict[str, int] = {}
-    from_library = _library_functions(library)
     with tempfile.TemporaryDirectory(prefix="tvmperf-code-") as tmp:
+        if cuda and _library_functions(library) is None:  # its device code is read from an exported library only
+            library = Path(tmp) / "exported.so"
+            try:
+                module.export_library(str(library))
+            except Exception as exc:  # no host toolchain to link with
+                return f"the CUDA module's size is read from the exported library, which could not be made ({exc})"
+        from_library = _library_functions(library)
         for name, size in by_kernel(from_library or {}, kernels).items():
             parts[name] = parts.get(name, 0) + size
         for i, m in enumerate(llvm if not from_library else ()):
@@ -145,14 +154,19 @@ def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None 
                 return f"the LLVM module cannot be written as an object ({type(exc).__name__}: {exc})"
             for name, size in by_kernel(functions, kernels).items():
                 parts[name] = parts.get(name, 0) + size
-        for i, m in enumerate(cuda):
-            path = Path(tmp) / f"device{i}.cubin"
-            try:
-                m.write_to_file(str(path))
-            except Exception as exc:
-                return f"the CUDA module cannot be saved to read its size ({type(exc).__name__}: {exc})"
-            parts[CUDA_PART] = parts.get(CUDA_PART, 0) + path.stat().st_size
+        if cuda:
+            device = _library_objects(library).get(LIBRARY_BIN)
+            if device is None:
+                return "the exported library holds no serialized CUDA module to measure"
+            parts[CUDA_PART] = device
     return CodeSize(sum(parts.values()), parts, f"tvm {tvm.__version__}, llvm {_llvm_version()}")
+
+
+def _library_objects(library: Path | None) -> dict[str, int]:
+    try:
+        return elf_function_sizes(Path(library).read_bytes(), _STT_OBJECT) if library is not None else {}
+    except (OSError, NotElf):
+        return {}
 
 
 def _library_functions(library: Path | None) -> dict[str, int] | None:

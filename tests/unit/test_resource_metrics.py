@@ -101,6 +101,7 @@ def test_elf_function_sizes_and_kernels():
     functions = elf_function_sizes(data)
     assert functions == {"__tvm_ffi_fused_add": 100, "fused_add_compute_": 20, "helper": 7}
     assert by_kernel(functions, ["fused_add", "fused"]) == {"fused_add": 120, RUNTIME_PART: 7}
+    assert elf_function_sizes(data, 1) == {"a_variable": 8}  # data objects (a library's serialized CUDA module)
     for bad in (b"MZ" + bytes(100), data[:80]):
         with pytest.raises(NotElf):
             elf_function_sizes(bad)
