@@ -228,7 +228,7 @@ class _VMCompiled:
             return NOT_INSTRUMENTED
         return self._instrumented(args)[1]
 
-    def _instrumented(self, args) -> tuple[dict[str, int], Allocations]:
+    def _instrumented(self, args) -> tuple[dict[str, int], "Allocations | str"]:
         """One call of the entry under ``vm.set_instrument``: the calls it executed by
         callee, and what it allocated (builder/vm_alloc.py); kept for the same ``args``."""
         if self._last_instrumented is not None and self._last_instrumented[0] is args:

@@ -58,13 +58,23 @@ def _dtype_bits(dtype: str) -> int:
 class AllocCounter:
     """The allocations of the calls it observes (one entry call: a fresh counter each)."""
 
-    #: [site or None, bytes] per storage allocated, in order
+    #: [site or None, bytes, the storage] per storage allocated, in order
     storages: list[list[Any]] = field(default_factory=list)
     #: (tensor, index into storages) of the views made from each storage, not yet handed to a kernel
     views: list[tuple[Any, int]] = field(default_factory=list)
-    pending: list[Any] = field(default_factory=list)
+    #: why the allocations could not be read (an argument of a form not known here): n/a, never a failed run
+    problem: str = ""
 
     def observe(self, name: str, before_run: bool, ret_value: Any, args: tuple) -> None:
+        """One call as the instrument sees it; it never raises (the VM would stop)."""
+        if self.problem:
+            return
+        try:
+            self._observe(name, before_run, ret_value, args)
+        except Exception as exc:  # noqa: BLE001  (any: the program's run must go on)
+            self.problem = f"{name}'s arguments could not be read ({type(exc).__name__}: {exc})"
+
+    def _observe(self, name: str, before_run: bool, ret_value: Any, args: tuple) -> None:
         if name == ALLOC_STORAGE and not before_run and len(args) >= 4:
             self.storages.append([None, _bytes_of(args[1], args[3]), ret_value])
         elif name == ALLOC_TENSOR and not before_run and args:
@@ -81,7 +91,10 @@ class AllocCounter:
                     kept.append((tensor, index))
             self.views = kept
 
-    def result(self) -> Allocations:
+    def result(self) -> "Allocations | str":
+        """The allocations, or why they could not be read."""
+        if self.problem:
+            return self.problem
         sites: dict[str, int] = {}
         for site, size, _ in self.storages:
             key = site or UNUSED_SITE

@@ -123,3 +123,6 @@ def test_alloc_counter_sites():
     counter.observe("fused_add", False, None, (object(), t1))
     assert counter.result().total == 48 + 8
     assert counter.result().sites == {"output of fused_add": 48, UNUSED_SITE: 8}
+    broken = AllocCounter()  # a size of a form not known here: n/a with the reason, and the run goes on
+    broken.observe("vm.builtin.alloc_storage", False, s1, ("vm", ("?",), 0, "float32", "global"))
+    assert broken.result().startswith("vm.builtin.alloc_storage's arguments could not be read (ValueError")
