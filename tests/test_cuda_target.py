@@ -82,8 +82,8 @@ def test_cuda_is_recorded_and_gated_on_exact_metrics_without_a_gpu(project):
     gated.assert_outcomes(passed=2)
     gated.stdout.fnmatch_lines([
         "*test_matmul[[]cuda-prim[]]*prim*cuda*pass*",
-        "*no GPU: built and gated 6 exact metrics, not run*",  # matmul: kernels, 5 GPU resources
-        "*no GPU: built and gated 8 exact metrics, not run*",  # mlp: + VM instructions, planned bytes
+        "*no GPU: built and gated 7 exact metrics, not run*",  # matmul: kernels, code bytes, 5 GPU resources
+        "*no GPU: built and gated 9 exact metrics, not run*",  # mlp: + VM instructions, planned bytes
         "*target cuda: no GPU on this machine: built and gated the exact metrics only*"
         "correctness, executed calls and time were not checked*",
     ])

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from pytest_tvmperf.values.resources import ALLOC_BYTES, RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import EXACT_METRICS, KERNEL_METRIC_NAMES
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
@@ -71,14 +72,25 @@ def plan_for(runnable: bool, not_run: str | None, timing: bool) -> Plan:
 def with_baseline_calls(exact: ExactMetrics, baseline) -> ExactMetrics:
     """Executed calls are counted only where the program runs: when everything else
     matches the baseline, its calls stand, so a GPU machine's timings and a CPU-only
-    machine's build share one baseline entry."""
-    if baseline is not None and replace(baseline.exact, calls=None) == exact:
+    machine's build share one baseline entry. So do its run-time allocations
+    (``alloc_bytes``, n/a where the program does not run)."""
+    if baseline is not None and _without_run(replace(baseline.exact, calls=None)) == _without_run(exact):
         return baseline.exact
     return exact
 
 
+def _without_run(exact: ExactMetrics) -> ExactMetrics:
+    """``exact`` less what only a run measures: its alloc_bytes, measured or n/a."""
+    def drop(mapping):
+        return {k: v for k, v in mapping.items() if k != ALLOC_BYTES}
+
+    return replace(exact, resources=drop(exact.resources), resource_parts=drop(exact.resource_parts),
+                   not_measured=drop(exact.not_measured))
+
+
 def measured_count(exact: ExactMetrics) -> int:
-    return sum(exact.scalar(m) is not None for m in (*EXACT_METRICS, *KERNEL_METRIC_NAMES) if m != "calls")
+    return sum(exact.scalar(m) is not None for m in (*EXACT_METRICS, *KERNEL_METRIC_NAMES, *RESOURCE_NAMES)
+               if m != "calls")
 
 
 def summary_line(target: str, why: str, verb: str = "gated") -> str:

@@ -69,6 +69,17 @@ def test_compare_gates_grows_and_says_why_not():
     assert {x.status for x in v.values()} == {"n/a"} and v["code_bytes"].note == "the baseline predates it"
 
 
+def test_a_build_that_does_not_run_keeps_the_baselines_run_time_counts():
+    from dataclasses import replace
+
+    from pytest_tvmperf.measure.plan import with_baseline_calls
+
+    ran = replace(MEASURED, calls={"k": 1})  # recorded where it runs (a GPU machine)
+    here = replace(MEASURED, resources={"code_bytes": 1000}, resource_parts={}, not_measured={"alloc_bytes": "not run"})
+    assert with_baseline_calls(here, _record(ran)) == ran
+    assert with_baseline_calls(replace(here, kernels=3), _record(ran)).kernels == 3
+
+
 def test_lines():
     assert parts_diff({"a": 1, "b": 5}, {"a": 1, "b": 2, "c": 9}) == "c: 0 -> 9 B (+9); b: 5 -> 2 B (-3)"
     assert predates_line(["code_bytes", "alloc_bytes"]).startswith("the baseline predates alloc_bytes, code_bytes:")
