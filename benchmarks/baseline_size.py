@@ -100,7 +100,7 @@ def main() -> None:
     print(f"before (IR with its weights, one file per test and re-record): {len(whole) / 1e6:.1f} MB ({whole_s:.1f} s)")
     print(f"after: IR {len(ir) / 1e6:.2f} MB + {len(weights)} weight files {weight_bytes / 1e6:.1f} MB, "
           f"stored once ({split_s:.1f} s)")
-    print(f"re-record, network unchanged: +0 MB (the same IR file and weight files, named by content)")
+    print("re-record, network unchanged: +0 MB (the same IR file and weight files, named by content)")
     if full_dla34:
         return
     changed, _ = lowered(5)

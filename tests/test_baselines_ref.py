@@ -3,7 +3,6 @@ that a pull request cannot change what it is judged against."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from pathlib import Path

@@ -292,7 +292,7 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
             elif stopper.interrupted is not None or _behind(exc, KeyboardInterrupt):
                 # Ctrl-C inside a Python callback reaches here through TVM as a RuntimeError
                 if isinstance(stopper.interrupted, Exception):
-                    raise stopper.interrupted
+                    raise stopper.interrupted from exc
                 raise KeyboardInterrupt(f"tuning interrupted; the records measured so far are kept in {db_dir}") from None
             else:
                 raise TuningError(f"MetaSchedule tuning failed ({type(exc).__name__}: {text[-1] if text else ''}); "

@@ -222,7 +222,6 @@ class TimingSources:
         from pytest_tvmperf.builder import rebuild
         from pytest_tvmperf.store import lowered_ir, user_cache
 
-        settings = self.session.settings
         path, shown = self._check_ir(ref)
         fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
         for fresh in (False, True):

@@ -15,8 +15,8 @@ settings.py; the parsers' names are importable from here as well.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
 
 from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
     DEFAULT_ALPHA,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS

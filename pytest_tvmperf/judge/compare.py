@@ -21,6 +21,8 @@ from pytest_tvmperf.judge.busy import busy_paired_decision, busy_widened_decisio
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, Verdict
 
+DEFAULT_TIME_POLICY = TimePolicy()
+
 #: the verdict of one metric (kept under its old name)
 Status = MetricStatus
 
@@ -153,7 +155,7 @@ SAME_PROGRAM_NOTE = ("same program as the baseline: its lowered IR and weights a
                      "(--tvmperf-same-program=time times it all the same)")
 
 
-def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = TimePolicy(),
+def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = DEFAULT_TIME_POLICY,
                  ab_source: str = "artifact") -> MetricVerdict:
     """``ab_source``: what the a/b samples (if any) timed: ``artifact``, the compiled
     library saved with the baseline on this machine; ``rebuilt``, the baseline's IR
@@ -301,7 +303,7 @@ def same_program_cell(comparison: "Comparison | None") -> str:
     return SAME_PROGRAM_CELL if verdict is not None and verdict.note == SAME_PROGRAM_NOTE else ""
 
 
-def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy(),
+def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = DEFAULT_TIME_POLICY,
             ab_source: str = "artifact") -> Comparison:
     kernel_metrics = [m for m in KERNEL_METRIC_NAMES if m in current.exact.per_kernel or m in baseline.exact.per_kernel]
     verdicts = [compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS]

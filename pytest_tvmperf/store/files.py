@@ -163,8 +163,8 @@ def _read_hint(path: Path, exc: OSError) -> str:
         return (f"make it readable by this user (e.g. chmod u+r {path}, or run as its owner); "
                 f"it was left as it is")
     if isinstance(exc, IsADirectoryError) or "not a regular file" in str(exc):
-        return (f"a baseline file must be a regular file: move it out of the way, then "
-                f"`pytest --tvmperf-update` records the baseline again")
+        return ("a baseline file must be a regular file: move it out of the way, then "
+                "`pytest --tvmperf-update` records the baseline again")
     return "check the file and the disk it is on; it was left as it is"
 
 

@@ -28,7 +28,7 @@ import math
 import struct
 from typing import Any
 
-from pytest_tvmperf.store.ir_allowlist import (BUILTIN_KINDS, CALL_BY_NAME_OPS, DEFAULT, FIELD_KINDS, NAME_VALUED_ATTRS,
+from pytest_tvmperf.store.ir_allowlist import (BUILTIN_KINDS, CALL_BY_NAME_OPS, DEFAULT, NAME_VALUED_ATTRS,
                                                Allowlist)
 
 #: a stored IR nests 4 levels of JSON and some 50 levels of IR; these bounds are far above
