@@ -20,9 +20,10 @@ import pytest
 
 from pytest_tvmperf.config import options
 from pytest_tvmperf.config.settings import Settings
-from pytest_tvmperf.config.markers import MARKER, MARKER_KEYS, MarkerError, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
+from pytest_tvmperf.config.markers import MARKER, MarkerError, marker_settings
 from pytest_tvmperf.combos import FIXTURE, Combo, asks_for_tvmperf, combo_of
 from pytest_tvmperf.values.node_ids import RefView, test_id
+from pytest_tvmperf.values.remote_names import base_of, is_remote, split_remote
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.builder.timer import Timer
@@ -89,7 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if problem is not None:
             raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-simulate=on: {problem}; leave the option out to "
                                     "simulate where valgrind is installed, or pass --tvmperf-simulate=off")
-    remote_keys = [t.split("@rpc:", 1)[1] for t in settings.targets if "@rpc:" in t]
+    remote_keys = [split_remote(t).key for t in settings.targets if is_remote(t)]
     if remote_keys and not hasattr(config, "workerinput"):  # the controller checks once, before any test
         from pytest_tvmperf.farm.remote import check_farm
 
@@ -250,7 +251,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     executors = settings.executors if marker.executors is None else marker.executors
     targets = settings.targets if marker.targets is None else marker.targets
     chosen_executors = [e for e in settings.executors if e in executors]
-    chosen_targets = [t for t in settings.targets if t in targets or t.split("@rpc:")[0] in targets]  # llvm admits llvm@rpc:KEY
+    chosen_targets = [t for t in settings.targets if t in targets or base_of(t) in targets]  # llvm admits llvm@rpc:KEY
     combos = [Combo(t, e) for t in chosen_targets for e in chosen_executors]
     if combos:
         metafunc.parametrize("tvmperf", combos, ids=[c.id for c in combos], indirect=True)
@@ -380,7 +381,7 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
     artifact_dir = settings.artifact_dir
     if artifact_dir is not None:
         artifact_dir = ref.directory / os.path.relpath(os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir))
-    # the tuning database is what the baseline side was tuned with: read from the ref too (issue 33 case 5)
+    # the tuning database is what the baseline side was tuned with: read from the ref too
     tuning_db = settings.tuning_db
     copies = [(ref.directory, ref.inside)]
     if _inside(tuning_db, settings.baseline_dir):

@@ -21,6 +21,7 @@ from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.result.run_report import RunReport
 from pytest_tvmperf.store.locks import LockError, LockTimeout, file_lock, lock_dir
 from pytest_tvmperf.values.node_ids import RefView, display_path
+from pytest_tvmperf.values.remote_names import is_remote
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
 
@@ -240,7 +241,7 @@ class TvmperfSession:
         runs of this project) time one at a time, so they do not disturb each other. On
         an RPC device (``target`` llvm@rpc:KEY) the lock is that device's, not the host's."""
         where = str(self.rootpath.resolve())
-        if target is not None and "@rpc:" in target:
+        if target is not None and is_remote(target):
             where = f"rpc {self.target(target).remote.server}"
         with contextlib.ExitStack() as held:
             try:
@@ -275,7 +276,7 @@ class TvmperfSession:
         return self._metric_sources
 
     def target(self, name: str) -> TargetSpec:
-        if "@rpc:" in name:  # a device of the tracker, held for the run
+        if is_remote(name):  # a device of the tracker, held for the run
             return self.farm().target(name)
         if name not in self._targets:
             self._targets[name] = resolve_target(name, self.settings.llvm_target)

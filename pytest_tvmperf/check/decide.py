@@ -16,7 +16,7 @@ import pytest
 
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.combos import TvmperfInconclusive
-from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts

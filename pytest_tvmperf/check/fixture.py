@@ -18,7 +18,8 @@ from pytest_tvmperf.check import pipeline, ratio, timed, untimed
 from pytest_tvmperf.check.decide import Identity, inconclusive
 from pytest_tvmperf.check.sources import TimingSources
 from pytest_tvmperf.combos import Combo, Variant
-from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Limit
+from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.plan import plan_for

@@ -41,7 +41,7 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
     session.report.not_measured.update(collected.skipped)
     if collected.reused:
         session.report.not_measured.add(REUSED_LINE.format(sources=", ".join(collected.reused)))
-    # kept on update, failed when the tool died (issue 23)
+    # kept on update, failed when the tool died
     return settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
                   lambda: tv.stored_baselines().get(tv.test_id), settings.update, session.report.not_measured,
                   tv.fail, tv.nodeid, tv.identity().shown_file)
@@ -71,7 +71,7 @@ def peers_of(tv: "Tvmperf", record: "Record", measured: Measured | None) -> tupl
 
 
 def layers_of(tv: "Tvmperf", prep: "Prepared | None", record: "Record", peers: tuple[RatioVerdict, ...]) -> tuple:
-    """The per-layer tables against the peers (issue 35): asked for, or a peer limit failed."""
+    """The per-layer tables against the peers: asked for, or a peer limit failed."""
     if prep is None or not peers:
         return ()
     from pytest_tvmperf.measure.peer_layers import for_test

@@ -10,7 +10,7 @@ apart (:meth:`Settings.thresholds` puts the marker in between); a marker's
 ``executors``/``targets`` narrow what the run selects instead (see markers.py).
 
 The value parsers live in parsing.py and limits.py, the settings the table fills in
-settings.py; the parsers' names are importable from here as well.
+settings.py.
 """
 
 from __future__ import annotations
@@ -18,25 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
+from pytest_tvmperf.config.parsing import (
     DEFAULT_ALPHA,
     DEFAULT_EXECUTORS,
     DEFAULT_NOISE,
-    DEFAULT_TIME_THRESHOLD,
-    EXACT_METRICS,
     EXECUTORS,
-    INCONCLUSIVE_POLICIES,
     METRICS,
-    NOISE_MODES,
-    OTHER_MACHINE_POLICIES,
     PEER_MARKER_KEYS,
     PEERS,
     TARGETS,
-    TIME_METRIC,
     argparse_type,
     parse_alpha,
     parse_baseline_program,
-    parse_bool,
+    parse_switch,
     parse_executors,
     parse_inconclusive,
     parse_min_repeat_ms,
@@ -53,16 +47,10 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     parse_same_program,
     positive_int,
 )
-from pytest_tvmperf.config.limits import (  # noqa: F401  (re-exported, as the parsers above)
+from pytest_tvmperf.config.limits import (
     DEFAULT_THRESHOLDS,
     THRESHOLD_HELP,
-    Limit,
-    Thresholds,
-    parse_limit,
-    parse_peer_limit,
     parse_thresholds,
-    peer_limits_from_marker,
-    thresholds_from_marker,
 )
 
 
@@ -112,10 +100,6 @@ def parse_git_ref(text: Any) -> str:
         raise ValueError(f"{text!r} is not a git revision (such as origin/main, HEAD~1 or a commit hash)")
     return text
 
-
-#: the former private names, still used by cli.py and the tests
-_positive_int = positive_int
-_argparse_type = argparse_type
 
 OPT_EXECUTORS = "tvmperf_executors"
 OPT_TARGETS = "tvmperf_targets"
@@ -266,7 +250,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_OTHER_MACHINE, "other_machine",
            "with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)",
            "skip", parse_other_machine),
-    Option(OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_bool),
+    Option(OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_switch),
     Option(OPT_NOISE, "noise", "process-to-process noise the samples cannot show, per mode, e.g. "
            "'ab=2%,normalized=10%,raw=15%,ratio=7%' (the defaults; ratio: peers and assert_ratio)", DEFAULT_NOISE, parse_noise),
     Option(OPT_ARTIFACTS, "artifact_dir", "where --tvmperf-update saves compiled artifacts for a/b timing, relative to the "
@@ -310,7 +294,7 @@ OPTIONS: tuple[Option, ...] = (
            "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),
     Option(OPT_TIMING, "timing", "on (default) or off: off checks correctness and the exact metrics only, with no "
            "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
-           True, parse_bool, metavar="on|off", marker_keys=("timing",), marker_role="sets"),
+           True, parse_switch, metavar="on|off", marker_keys=("timing",), marker_role="sets"),
     Option(OPT_TIME_BUDGET, "time_budget", "the time one test's measurement may take, e.g. 60s or 2m (default "
            f"{DEFAULT_TIME_BUDGET_S:g}s): a program whose rounds would take longer (a network running for seconds) is "
            "timed in fewer rounds (at least 6; a confirmation takes twice as many) and its report states the precision "
@@ -344,7 +328,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_TRUST_ARTIFACTS, "trust_artifacts", "on: load the compiled libraries (.so) that baselines of the old "
            "form name (--tvmperf-baseline-program=so) for a/b timing. They are native code that runs in this process, "
            "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
-           f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})", False, parse_bool,
+           f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})", False, parse_switch,
            metavar="on|off", env=ENV_TRUST_ARTIFACTS),
     Option(OPT_BASELINES_REF, "baselines_ref", "read the baseline directory (JSON, IR and tuning database files) as it is at this git "
            "revision, e.g. origin/main, so that a pull request is judged against the base branch's baselines and "
@@ -352,7 +336,7 @@ OPTIONS: tuple[Option, ...] = (
            metavar="REF", passthrough=False, env=ENV_BASELINES_REF),
     Option(OPT_LAYERS, "layers", "on: time each layer of TVM (its kernel calls, vm-bytecode) and of each peer "
            "framework timed (torch leaf modules, onnxruntime nodes), match them and show where TVM loses time, "
-           "also on a passing test; off (default): only when a vs_<peer> limit fails", False, parse_bool,
+           "also on a passing test; off (default): only when a vs_<peer> limit fails", False, parse_switch,
            metavar="on|off"),
     Option(OPT_SAME_PROGRAM, "same_program", "skip (default): a build whose program (lowered IR and weights) is "
            "byte for byte the baseline's, under the TVM version that recorded it, passes the time gate without "

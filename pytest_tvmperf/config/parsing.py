@@ -157,9 +157,6 @@ def parse_switch(value: Any) -> bool:
     raise ValueError(f"expected {SWITCH_WORDS}, got {value!r}")
 
 
-#: the former name of :func:`parse_switch`
-parse_bool = parse_switch
-
 
 def parse_simulate(text: str | bool) -> str:
     """``--tvmperf-simulate`` / ``simulate=``: "on" or "off", from any word of :func:`parse_switch`."""

@@ -8,22 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_tvmperf.config.options import (
-    DEFAULT_ALPHA,
-    DEFAULT_CHILD_TIMEOUT_S,
-    DEFAULT_EXAMPLES,
-    DEFAULT_EXECUTORS,
-    DEFAULT_LOCK_TIMEOUT_S,
-    DEFAULT_MIN_REPEAT_MS,
-    DEFAULT_NOISE,
-    DEFAULT_REPEAT,
-    DEFAULT_RPC_TIMEOUT_S,
-    DEFAULT_THRESHOLDS,
-    DEFAULT_TIME_BUDGET_S,
-    OPTIONS,
-    Limit,
-    Option,
-)
+from pytest_tvmperf.config.options import DEFAULT_CHILD_TIMEOUT_S, DEFAULT_EXAMPLES, DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MIN_REPEAT_MS, DEFAULT_REPEAT, DEFAULT_RPC_TIMEOUT_S, DEFAULT_TIME_BUDGET_S, OPTIONS, Option
+from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_EXECUTORS, DEFAULT_NOISE
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.config.time_policy import TimePolicy, time_policy
 
 

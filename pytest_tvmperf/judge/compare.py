@@ -13,7 +13,8 @@ from pytest_tvmperf.judge.own_time import OwnTimes, own_times
 from pytest_tvmperf.values.kernel_metrics import setup_difference
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.samples import TimeSamples
-from pytest_tvmperf.config.options import EXACT_METRICS, TIME_METRIC, Limit
+from pytest_tvmperf.config.parsing import EXACT_METRICS, TIME_METRIC
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.values.record import Record, Timing
@@ -22,9 +23,6 @@ from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, Verdict
 
 DEFAULT_TIME_POLICY = TimePolicy()
-
-#: the verdict of one metric (kept under its old name)
-Status = MetricStatus
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,6 @@ class UnsafeIR(Exception):
     def __init__(self, message: str, what: str) -> None:
         super().__init__(message)
         self.what = what
-        #: kept for callers of the first version of this check
-        self.symbol = what
 
 
 def _refuse(message: str, what: str) -> UnsafeIR:

@@ -2,7 +2,7 @@
 request can change, and the gate replays their traces on today's build: an
 ``Annotate(..., "pragma_import_llvm", "<LLVM IR>")`` instruction links that text into the
 kernel. So before MetaSchedule reads the files, each line is checked against an
-**allowlist of what the plugin's own tuning writes** (issue 33, cases 5 and 18):
+**allowlist of what the plugin's own tuning writes**:
 
 - a record line (``database_tuning_record.json``) is ``[workload, [trace, run_secs,
   target, args_info]]``; its trace's instructions are of the kinds listed below, and its

@@ -16,7 +16,8 @@ from pytest_tvmperf.config import options
 from pytest_tvmperf.config import parsing
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.config.markers import MarkerSettings
-from pytest_tvmperf.config.options import OPTIONS, Limit
+from pytest_tvmperf.config.options import OPTIONS
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.config.settings import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -175,7 +176,6 @@ def test_noise_and_alpha_defaults_live_in_one_place():
     assert (TimePolicy().noise_ab, TimePolicy().noise_normalized, TimePolicy().noise_raw, TimePolicy().noise_ratio) == (
         parsing.DEFAULT_NOISE["ab"], parsing.DEFAULT_NOISE["normalized"], parsing.DEFAULT_NOISE["raw"],
         parsing.DEFAULT_NOISE["ratio"])
-    assert options.DEFAULT_NOISE is parsing.DEFAULT_NOISE
 
 
 def test_settings_time_policy_carries_every_field():
