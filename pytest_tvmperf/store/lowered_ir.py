@@ -28,6 +28,7 @@ from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.record import IRRef, WeightRef
+from pytest_tvmperf.values.seeded_weight import SeededWeight
 
 IR_DIR = "ir"
 IR_SUFFIX = ".json.gz"
@@ -72,12 +73,34 @@ def decode(data: bytes) -> Any:
         saved = ir_check.saved_by(graph) or "an unknown version"
         raise IRLoadError(f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
                           f"nothing of it was built or run)")
+    if _unfilled(text):
+        raise IRLoadError("it holds weights stored without their values, and no description of them to seed them "
+                          f"from (field {IR_FIELD}.seeded)")
     try:
         return tvm.ir.load_json(text)
     except Exception as exc:  # TVM raises its own error types
         first = str(exc).strip().splitlines()
         raise IRLoadError(f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: "
                           f"{first[-1][:300] if first else ''})") from None
+
+
+def _unfilled(text: str) -> bool:
+    """Does the IR text hold a tensor stored without its data (store/seeded.py)? TVM is
+    never given one."""
+    import json
+
+    from pytest_tvmperf.store import seeded
+
+    try:
+        return bool(seeded.unfilled(json.loads(text)))
+    except (ValueError, RecursionError):
+        return False
+
+
+def _unfilled_graph(graph: Any) -> bool:
+    from pytest_tvmperf.store import seeded
+
+    return bool(seeded.unfilled(graph))
 
 
 def _refusal(text: str) -> tuple[Any, Exception] | None:
@@ -108,16 +131,35 @@ def encode_split(module: Any) -> tuple[bytes, list]:
     return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0), taken
 
 
+def encode_seeded(module: Any) -> tuple[bytes, list, list[SeededWeight]]:
+    """``module`` as :func:`encode` writes it, without its weights' values: its
+    floating-point weights described only (store/seeded.py), its other large tensors
+    taken out as weight files (store/weights.py ``Weight``)."""
+    import json
+
+    import tvm
+
+    from pytest_tvmperf.store import seeded
+
+    graph = json.loads(tvm.ir.save_json(module))
+    files, described = seeded.split_seeded(graph)
+    text = json.dumps(graph, separators=(",", ":"))
+    return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0), files, described
+
+
 @dataclass(frozen=True)
 class PendingIR(PendingArtifact):
     """The pending IR file, and the pending files of the weights taken out of it (each
     committed like the IR; ``refs`` gives their entries' ``ir.weights``)."""
 
     weights: tuple[tuple[int, PendingArtifact], ...] = ()
+    #: the weights stored as their description only (``ir.seeded``)
+    seeded: tuple[SeededWeight, ...] = ()
 
     def ref(self, baseline_dir: Path) -> IRRef:
         return IRRef(str(self.final.relative_to(baseline_dir)), self.sha256,
-                     tuple(WeightRef(node, str(w.final.relative_to(baseline_dir)), w.sha256) for node, w in self.weights))
+                     tuple(WeightRef(node, str(w.final.relative_to(baseline_dir)), w.sha256) for node, w in self.weights),
+                     self.seeded)
 
 
 def _write_pending(data: bytes, final: Path) -> PendingArtifact:
@@ -141,17 +183,21 @@ class UnstorableIR(Exception):
     """A program whose IR the gate would refuse to rebuild (store/ir_check.py's lists)."""
 
 
-def save_pending(module: Any, artifact_dir: Path) -> PendingIR:
+def save_pending(module: Any, artifact_dir: Path, seeded: bool = False) -> PendingIR:
     """Write ``module`` under a temporary name in ``artifact_dir/ir``, and each of its
     large tensors in ``artifact_dir/weights``; each pending file's final name carries its
-    content hash (commit them with ``artifacts.commit``). Raise :class:`UnstorableIR`,
-    writing nothing, for an IR the stored-IR check would refuse when the gate reads it
-    back (a baseline no gate could use)."""
+    content hash (commit them with ``artifacts.commit``). ``seeded``: its floating-point
+    weights are not written, only described (store/seeded.py). Raise
+    :class:`UnstorableIR`, writing nothing, for an IR the stored-IR check would refuse
+    when the gate reads it back (a baseline no gate could use)."""
     import gzip
 
     from pytest_tvmperf.store.weights import WEIGHT_SUFFIX, WEIGHTS_DIR
 
-    data, taken = encode_split(module)
+    if seeded:
+        data, taken, described = encode_seeded(module)
+    else:
+        (data, taken), described = encode_split(module), []
     problem = _refusal(gzip.decompress(data).decode("utf-8"))
     if problem is not None:
         raise UnstorableIR(str(problem[1]))
@@ -167,7 +213,7 @@ def save_pending(module: Any, artifact_dir: Path) -> PendingIR:
             with contextlib.suppress(OSError):
                 os.unlink(pending.temp)
         raise
-    return PendingIR(ir.temp, ir.final, ir.sha256, tuple(pending_weights))
+    return PendingIR(ir.temp, ir.final, ir.sha256, tuple(pending_weights), tuple(described))
 
 
 def _fix(test_id: str) -> str:
@@ -205,6 +251,38 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
         if actual != weight.sha256:
             raise IRFileError(f"{what} do not match field {IR_FIELD}.weights[{i}].sha256 (file {actual[:16]}..., "
                               f"recorded {weight.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}")
+    _check_seeded(path, ref, f"baseline IR {shown} ({where})", test_id, baseline_file)
+
+
+def _check_seeded(path: Path, ref: IRRef, what: str, test_id: str, baseline_file: str) -> None:
+    """Raise IRFileError when the IR's weights stored without values (store/seeded.py) do
+    not match the entry's ``ir.seeded``: none described although the IR has such
+    weights (the entry lost its digests), or another number, dtype or shape. Nothing is
+    allocated: only the headers are read, and the total is bounded."""
+    import json
+
+    from pytest_tvmperf.store import seeded
+    from pytest_tvmperf.store.inflate import TooLarge, inflate, max_ir_bytes
+
+    try:
+        graph = json.loads(inflate(path.read_bytes()))
+    except (OSError, EOFError, ValueError, UnicodeDecodeError, TooLarge, RecursionError):
+        return  # not JSON: decode() says why it cannot be loaded
+    if not ref.seeded:
+        tensors = seeded.unfilled(graph)
+        if tensors:
+            shown = ", ".join(f"{d}[{','.join(map(str, s))}]" for _, d, s, _ in tensors[:4])
+            more = f" and {len(tensors) - 4} more" if len(tensors) > 4 else ""
+            raise IRFileError(
+                f"{what} holds {len(tensors)} weight(s) stored without their values ({shown}{more}), and the entry "
+                f"has neither their files (field {IR_FIELD}.weights) nor their digests (field {IR_FIELD}.seeded), so "
+                f"the program cannot be rebuilt: the entry's field {IR_FIELD}.seeded was removed or lost. Restore "
+                f"{safe(baseline_file)} from version control, or re-record the test with `pytest --tvmperf-update` "
+                f"(test id {test_id})")
+        return
+    problem = seeded.mismatch(graph, ref.seeded, max_ir_bytes())
+    if problem is not None:
+        raise IRFileError(f"{what} does not match its entry: {problem}; {_fix(test_id)}")
 
 
 def _baseline_dir(path: Path, ref: IRRef) -> Path:
@@ -250,7 +328,7 @@ def check_safe(data: bytes, what: str, test_id: str) -> None:
 def load(path: Path, ref: IRRef | None = None) -> Any:
     """The module in the IR file at ``path`` (checked with :func:`check_file` first), with
     the weights ``ref`` names put back in place (the program that was recorded)."""
-    if ref is None or not ref.weights:
+    if ref is None or (not ref.weights and not ref.seeded):
         return decode(path.read_bytes())
     import json
 
@@ -269,6 +347,17 @@ def load(path: Path, ref: IRRef | None = None) -> Any:
             join(graph, weight.node, (base / weight.path).read_bytes(), f"weights {weight.path} ({IR_FIELD}.weights[{i}])")
         except (WeightError, OSError) as exc:
             raise IRLoadError(str(exc)) from None
+    if ref.seeded:  # the weights stored as descriptions: seeded values of their dtypes and shapes
+        from pytest_tvmperf.store import seeded
+        from pytest_tvmperf.store.inflate import max_ir_bytes
+
+        try:
+            seeded.fill(graph, ref.seeded, max_ir_bytes())
+        except WeightError as exc:
+            raise IRLoadError(f"its seeded weights ({IR_FIELD}.seeded): {exc}") from None
+    if _unfilled_graph(graph):
+        raise IRLoadError(f"it holds weights stored without their values, and no description of them to seed them "
+                          f"from (field {IR_FIELD}.seeded)")
     try:
         return tvm.ir.load_json(json.dumps(graph))
     except Exception as exc:  # TVM raises its own error types
