@@ -1,11 +1,17 @@
-"""What a network's baseline costs in the repository: the IR file of a DLA-34-sized torch
-network (16 M float32 parameters, bound as constants) stored whole, as before issue 37,
-against the IR without its weights plus the weight files (store/weights.py); and what a
-re-record adds, unchanged and with one layer changed (a 3x3 conv made 5x5).
+"""What a network's baseline costs in the repository, in each form the IR can be stored in:
+the IR with its weights inline (before issue 37); the IR with its weights as files, stored
+once by content (issue 37; ``--tvmperf-baseline-weights=exact`` now); and the IR without
+the weights' values, each described by dtype, shape and sha256 in the entry (issue 47, the
+default: the gate rebuilds it with seeded values). For each: the first record, and what a
+re-record adds, unchanged and with one layer changed (a 3x3 conv of the last stage made 5x5,
+the other weights the same).
 
-    python benchmarks/baseline_size.py            # ~1 min (lowering only, no code generation)
+    python benchmarks/baseline_size.py            # a DLA-34-sized torch net (16.4 M parameters), 64x64
     python benchmarks/baseline_size.py --dla34    # the bundled workloads.dla34 at full size (224, width 1)
-                                                  # instead: its first record and an unchanged re-record
+
+Lowering only, no code generation (~1-2 min). "Adds" counts the new files (named by content:
+an unchanged file is not stored again) and, for the seeded form, the entry's lines that
+changed (its ``ir.seeded`` list in the baseline JSON file).
 """
 
 from __future__ import annotations
@@ -57,13 +63,24 @@ def net(k_last: int = 3):
     return model
 
 
-def lowered_dla34():
+def lowered_dla34(changed: bool = False):
+    """The bundled DLA-34 lowered; ``changed``: its level 5's last 3x3 conv made 5x5 (its
+    weights seeded, every other weight the same)."""
+    import torch
+
     from pytest_tvmperf.builder.pipelines import lower_relax
     from pytest_tvmperf.builder.targets import resolve_target
-    from pytest_tvmperf.workloads import dla34, dla34_module
+    from pytest_tvmperf.workloads import dla34_module, torch_workload
 
-    params = sum(p.numel() for p in dla34_module(1.0).parameters())
-    workload = dla34(size=224, width=1.0)
+    net = dla34_module(1.0)
+    if changed:
+        parent, name, conv = [(m, n, c) for m in net.level5.modules() for n, c in m.named_children()
+                              if isinstance(c, torch.nn.Conv2d) and c.kernel_size == (3, 3)][-1]
+        torch.manual_seed(1)
+        setattr(parent, name, torch.nn.Conv2d(conv.in_channels, conv.out_channels, 5, conv.stride, 2, bias=False))
+        net.eval()
+    params = sum(p.numel() for p in net.parameters())
+    workload = torch_workload(net, (torch.zeros(1, 3, 224, 224),), name="dla34", rtol=1e-4, atol=1e-4)
     return lower_relax(workload.program, resolve_target("llvm").tvm_target(), "default"), params
 
 
@@ -80,36 +97,58 @@ def lowered(k_last: int):
     return lower_relax(workload.program, resolve_target("llvm").tvm_target(), "default"), params
 
 
-def main() -> None:
-    import sys
+def _seeded_lines(described) -> bytes:
+    """The entry's ``ir.seeded`` list as the baseline file writes it (indent 2, one line each)."""
+    import json
 
+    return json.dumps([w.as_text() for w in described], indent=2).encode()
+
+
+def forms(module):
+    """(inline IR, (IR, {weight file sha: bytes}), (IR, {weight file sha: bytes}, seeded lines))."""
     from pytest_tvmperf.store import lowered_ir
+
+    whole = lowered_ir.encode(module)
+    ir, files = lowered_ir.encode_split(module)
+    sir, sfiles, described = lowered_ir.encode_seeded(module)
+    return whole, (ir, {w.sha256: len(w.data) for w in files}), (sir, {w.sha256: len(w.data) for w in sfiles},
+                                                                  described)
+
+
+def main() -> None:
+    import difflib
+    import sys
 
     full_dla34 = "--dla34" in sys.argv[1:]
     t0 = time.perf_counter()
     module, params = lowered_dla34() if full_dla34 else lowered(3)
-    print(f"network: {params / 1e6:.1f} M parameters ({params * 4 / 1e6:.1f} MB float32), lowered in "
+    changed, _ = lowered_dla34(changed=True) if full_dla34 else lowered(5)
+    print(f"network: {'workloads.dla34(size=224, width=1.0)' if full_dla34 else 'DLA-34-sized net, 64x64'}: "
+          f"{params / 1e6:.1f} M parameters ({params * 4 / 1e6:.1f} MB float32), both versions lowered in "
           f"{time.perf_counter() - t0:.0f} s")
-    t0 = time.perf_counter()
-    whole = lowered_ir.encode(module)
-    whole_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    ir, weights = lowered_ir.encode_split(module)
-    split_s = time.perf_counter() - t0
-    weight_bytes = sum(len(w.data) for w in weights)
-    print(f"before (IR with its weights, one file per test and re-record): {len(whole) / 1e6:.1f} MB ({whole_s:.1f} s)")
-    print(f"after: IR {len(ir) / 1e6:.2f} MB + {len(weights)} weight files {weight_bytes / 1e6:.1f} MB, "
-          f"stored once ({split_s:.1f} s)")
-    print(f"re-record, network unchanged: +0 MB (the same IR file and weight files, named by content)")
-    if full_dla34:
-        return
-    changed, _ = lowered(5)
-    ir5, weights5 = lowered_ir.encode_split(changed)
-    old = {w.sha256 for w in weights}
-    new_bytes = sum(len(w.data) for w in weights5 if w.sha256 not in old)
-    print(f"re-record, one 3x3 conv made 5x5: +{(len(ir5) + new_bytes) / 1e6:.2f} MB (a new IR file "
-          f"{len(ir5) / 1e6:.2f} MB + the changed layer's weights {new_bytes / 1e6:.2f} MB); before: "
-          f"+{len(lowered_ir.encode(changed)) / 1e6:.1f} MB")
+    whole, (ir, files), (sir, sfiles, described) = forms(module)
+    whole5, (ir5, files5), (sir5, sfiles5, described5) = forms(changed)
+    mb = lambda n: f"{n / 1e6:.2f} MB"  # noqa: E731
+    kb = lambda n: f"{n / 1e3:.0f} kB"  # noqa: E731
+    print(f"inline (weights in the IR): first record {mb(len(whole))}; re-record, one layer changed: "
+          f"+{mb(len(whole5))}")
+    new_files = sum(n for sha, n in files5.items() if sha not in files)
+    print(f"exact (weights as files): first record {mb(len(ir) + sum(files.values()))} (IR {mb(len(ir))} + "
+          f"{len(files)} weight files {mb(sum(files.values()))}); re-record, one layer changed: "
+          f"+{mb(len(ir5) + new_files)} (IR {mb(len(ir5))} + changed weights {mb(new_files)})")
+    lines, lines5 = _seeded_lines(described), _seeded_lines(described5)
+    diff = [d for d in difflib.unified_diff(lines.decode().splitlines(), lines5.decode().splitlines(), lineterm="", n=0)
+            if d[:1] in "+-" and d[:3] not in ("+++", "---")]
+    diff_bytes = sum(len(d) for d in diff if d.startswith("+"))
+    new_sfiles = sum(n for sha, n in sfiles5.items() if sha not in sfiles)
+    first = len(sir) + sum(sfiles.values()) + len(lines)
+    print(f"seeded (the default: no weight values): first record {kb(first)} (IR {kb(len(sir))} + "
+          f"{len(sfiles)} weight files {kb(sum(sfiles.values()))} + the entry's {len(described)} weight lines "
+          f"{kb(len(lines))}); re-record, one layer changed: +{kb(len(sir5) + new_sfiles + diff_bytes)} "
+          f"(IR {kb(len(sir5))} + weight files {kb(new_sfiles)} + {len([d for d in diff if d[0] == '+'])} entry "
+          f"lines {kb(diff_bytes)})")
+    print("re-record, network unchanged: +0 in every form but inline (the same files, named by content; "
+          "the same entry lines)")
 
 
 if __name__ == "__main__":
