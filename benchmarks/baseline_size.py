@@ -97,22 +97,33 @@ def lowered(k_last: int):
     return lower_relax(workload.program, resolve_target("llvm").tvm_target(), "default"), params
 
 
-def _seeded_lines(described) -> bytes:
-    """The entry's ``ir.seeded`` list as the baseline file writes it (indent 2, one line each)."""
+def _entry_lines(described, pieces) -> list[str]:
+    """The entry's ``ir.seeded`` and ``ir.functions`` lists as the baseline file writes them
+    (indent 2 in the entry: one line each)."""
+    import hashlib
+
+    return ([json_line(w.as_text()) for w in described]
+            + [json_line(f"{name} {hashlib.sha256(piece).hexdigest()}") for name, piece in pieces])
+
+
+def json_line(text: str) -> str:
     import json
 
-    return json.dumps([w.as_text() for w in described], indent=2).encode()
+    return "        " + json.dumps(text) + ","
 
 
 def forms(module):
-    """(inline IR, (IR, {weight file sha: bytes}), (IR, {weight file sha: bytes}, seeded lines))."""
+    """(inline IR, (IR, {weight file sha: bytes}), (IR, {file sha: bytes}, entry lines))."""
+    import hashlib
+
     from pytest_tvmperf.store import lowered_ir
 
     whole = lowered_ir.encode(module)
     ir, files = lowered_ir.encode_split(module)
-    sir, sfiles, described = lowered_ir.encode_seeded(module)
-    return whole, (ir, {w.sha256: len(w.data) for w in files}), (sir, {w.sha256: len(w.data) for w in sfiles},
-                                                                  described)
+    sir, sfiles, described, pieces = lowered_ir.encode_stored(module)
+    stored = {w.sha256: len(w.data) for w in sfiles} | {hashlib.sha256(p).hexdigest(): len(p) for _, p in pieces}
+    return whole, (ir, {w.sha256: len(w.data) for w in files}), (sir, stored, _entry_lines(described, pieces),
+                                                                  len(described), len(pieces))
 
 
 def main() -> None:
@@ -126,8 +137,8 @@ def main() -> None:
     print(f"network: {'workloads.dla34(size=224, width=1.0)' if full_dla34 else 'DLA-34-sized net, 64x64'}: "
           f"{params / 1e6:.1f} M parameters ({params * 4 / 1e6:.1f} MB float32), both versions lowered in "
           f"{time.perf_counter() - t0:.0f} s")
-    whole, (ir, files), (sir, sfiles, described) = forms(module)
-    whole5, (ir5, files5), (sir5, sfiles5, described5) = forms(changed)
+    whole, (ir, files), (sir, sfiles, lines, n_weights, n_kernels) = forms(module)
+    whole5, (ir5, files5), (sir5, sfiles5, lines5, _, _) = forms(changed)
     mb = lambda n: f"{n / 1e6:.2f} MB"  # noqa: E731
     kb = lambda n: f"{n / 1e3:.0f} kB"  # noqa: E731
     print(f"inline (weights in the IR): first record {mb(len(whole))}; re-record, one layer changed: "
@@ -136,17 +147,16 @@ def main() -> None:
     print(f"exact (weights as files): first record {mb(len(ir) + sum(files.values()))} (IR {mb(len(ir))} + "
           f"{len(files)} weight files {mb(sum(files.values()))}); re-record, one layer changed: "
           f"+{mb(len(ir5) + new_files)} (IR {mb(len(ir5))} + changed weights {mb(new_files)})")
-    lines, lines5 = _seeded_lines(described), _seeded_lines(described5)
-    diff = [d for d in difflib.unified_diff(lines.decode().splitlines(), lines5.decode().splitlines(), lineterm="", n=0)
-            if d[:1] in "+-" and d[:3] not in ("+++", "---")]
-    diff_bytes = sum(len(d) for d in diff if d.startswith("+"))
+    added = [d for d in difflib.unified_diff(lines, lines5, lineterm="", n=0) if d[:1] == "+" and d[:3] != "+++"]
+    added_bytes = sum(len(d) for d in added)
     new_sfiles = sum(n for sha, n in sfiles5.items() if sha not in sfiles)
-    first = len(sir) + sum(sfiles.values()) + len(lines)
-    print(f"seeded (the default: no weight values): first record {kb(first)} (IR {kb(len(sir))} + "
-          f"{len(sfiles)} weight files {kb(sum(sfiles.values()))} + the entry's {len(described)} weight lines "
-          f"{kb(len(lines))}); re-record, one layer changed: +{kb(len(sir5) + new_sfiles + diff_bytes)} "
-          f"(IR {kb(len(sir5))} + weight files {kb(new_sfiles)} + {len([d for d in diff if d[0] == '+'])} entry "
-          f"lines {kb(diff_bytes)})")
+    text = sum(len(line) + 1 for line in lines)
+    print(f"seeded (the default: no weight values, each kernel a file of its own): first record "
+          f"{kb(len(sir) + sum(sfiles.values()) + text)} (IR {kb(len(sir))} + {len(sfiles)} kernel files "
+          f"{kb(sum(sfiles.values()))} + the entry's {n_weights} ir.seeded and {n_kernels} ir.functions lines "
+          f"{kb(text)}); re-record, one layer changed: +{kb(len(sir5) + new_sfiles + added_bytes)} (IR "
+          f"{kb(len(sir5))} + {len([s for s in sfiles5 if s not in sfiles])} new kernel files {kb(new_sfiles)} + "
+          f"{len(added)} changed entry lines {kb(added_bytes)})")
     print("re-record, network unchanged: +0 in every form but inline (the same files, named by content; "
           "the same entry lines)")
 

@@ -31,8 +31,11 @@ def test_a_bound_weights_baseline_stores_no_values_gates_a_b_and_names_a_changed
     assert "weights" not in entry["ir"] and _stored(project, "*.npy.gz") == []  # no weight value stored
     # mlp's three weight matrices (2.6 MB of float32) and biases: dtype, shape and digest only
     assert [line.split()[0] for line in entry["ir"]["seeded"]][:2] == ["float32[1024,512]", "float32[512]"]
-    (ir,) = _stored(project, "*.json.gz")
-    assert ir.stat().st_size < 20_000
+    # the IR and each kernel in a file of its own, all small
+    stored = {str(p.relative_to(project.pytester.path / "baselines")) for p in _stored(project, "*.json.gz")}
+    kernels = {f"artifacts/ir/{line.split()[1][:24]}.json.gz" for line in entry["ir"]["functions"]}
+    assert stored == {entry["ir"]["path"]} | kernels and len(kernels) >= 3
+    assert sum(p.stat().st_size for p in _stored(project, "*.json.gz")) < 30_000
 
     result = project.run("-rA")  # rebuilt with seeded weights, timed side by side
     result.assert_outcomes(passed=1)
@@ -53,7 +56,7 @@ def test_a_bound_weights_baseline_stores_no_values_gates_a_b_and_names_a_changed
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*baseline IR baselines/artifacts/ir/*.json.gz (named by field ir.path of entry "
-        "'test_perf.py::test_mlp[[]llvm-vm-bytecode[]]' in baselines/test_perf.json) holds * weight(s) stored "
+        "'test_mlp[[]llvm-vm-bytecode[]]' in baselines/test_perf.json) holds 6 weight(s) stored "
         "without their values (float32[[]1024,512[]], *), and the entry has neither their files (field ir.weights) "
         "nor their digests (field ir.seeded)*Restore baselines/test_perf.json from version control, or re-record "
         "the test with `pytest --tvmperf-update`*"])

@@ -70,18 +70,21 @@ def program_check(compiled, baseline) -> ProgramCheck:
     same_tvm = str(baseline.tvm_version) == str(tvm.__version__)
     node = lambda w: (f"the tensor at IR node {w.node}", w.sha256)  # noqa: E731
     try:
-        if ref.seeded:
-            data, files, described = lowered_ir.encode_seeded(module)
+        kernels = True
+        if ref.seeded or ref.functions:
+            data, files, described, pieces = lowered_ir.encode_stored(module)
             before = [(w.describe(), w.sha256) for w in ref.seeded] + [node(w) for w in ref.weights]
             after = [(w.describe(), w.sha256) for w in described] + [node(w) for w in files]
+            kernels = sorted((f.name, f.sha256) for f in ref.functions) == \
+                sorted((name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces)
         else:
             data, files = lowered_ir.encode_split(module)
             before, after = [node(w) for w in ref.weights], [node(w) for w in files]
         weights = change_line(before, after) if ref.weights or ref.seeded else ""
-        if hashlib.sha256(data).hexdigest() == ref.sha256 and sorted(before) == sorted(after):
+        if hashlib.sha256(data).hexdigest() == ref.sha256 and sorted(before) == sorted(after) and kernels:
             return ProgramCheck(same_tvm, weights)
         # an IR recorded before weights were stored apart holds them inline
-        inline = (not ref.seeded and bool(files) and not ref.weights
+        inline = (not ref.seeded and not ref.functions and bool(files) and not ref.weights
                   and hashlib.sha256(lowered_ir.encode(module)).hexdigest() == ref.sha256)
         return ProgramCheck(inline and same_tvm, weights)
     except Exception:  # noqa: BLE001 - an IR that does not serialize: not known to be the same
@@ -340,9 +343,9 @@ class TimingSources:
                        f"can hold it")
         else:
             self.session.exported.append(pending)  # removed at session end unless committed
-            for _, weight in pending.weights:  # stored apart from the IR, committed with it
-                self.session.exported.append(weight)
-                self.session.store.queue_artifact(weight)
+            for part in pending.parts:  # weights and kernels stored apart from the IR, committed with it
+                self.session.exported.append(part)
+                self.session.store.queue_artifact(part)
             return pending
         self.fail("error", problem)  # outside the except: no chained traceback
 

@@ -21,6 +21,7 @@ from pytest_tvmperf.store.schema import check_record
 from pytest_tvmperf.store.weight_changes import change_line
 from pytest_tvmperf.values.json_fields import SchemaProblem
 from pytest_tvmperf.values.record import IRRef, Record
+from pytest_tvmperf.values.ir_function import FunctionRef
 from pytest_tvmperf.values.seeded_weight import SeededWeight
 
 SHA = "ab" * 32
@@ -28,8 +29,8 @@ SHA = "ab" * 32
 
 def _save(module, base, seeded_form=True):
     pending = lowered_ir.save_pending(module, base / "artifacts", seeded=seeded_form)
-    for _, w in pending.weights:
-        commit(w)
+    for part in pending.parts:
+        commit(part)
     commit(pending)
     return pending.ref(base)
 
@@ -191,8 +192,67 @@ def test_program_check_tells_the_same_program_from_one_with_other_weights(tmp_pa
         lowered: object
 
     module = _module()
-    data, _files, described = lowered_ir.encode_seeded(module)
-    ref = IRRef("ir.json.gz", hashlib.sha256(data).hexdigest(), seeded=tuple(described))
+    data, _files, described, pieces = lowered_ir.encode_stored(module)
+    ref = IRRef("ir.json.gz", hashlib.sha256(data).hexdigest(), seeded=tuple(described),
+                functions=tuple(FunctionRef(name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces))
     assert program_check(Built(module), Entry(ref)) == ProgramCheck(same=True)
     changed = program_check(Built(_module(1)), Entry(ref))
     assert not changed.same and changed.weights == "1 of 2 weight(s) changed (by sha256): #1 float32[256,64]"
+
+
+# ------------------------------------------------------------------ kernels stored once, by content
+
+
+def test_each_kernel_is_a_file_of_its_own_shared_by_every_record_and_rebuilt_whole(tmp_path):
+    """A one-layer change adds its changed kernels' files and a small IR, not every kernel's
+    TIR again (issue 47: a re-record after a one-layer change adds under 100 kB)."""
+    import tvm
+    from tvm_ffi.structural import structural_equal
+
+    ref = _save(_module(), tmp_path)
+    assert [f.name for f in ref.functions] == ["add", "matmul"]
+    files = {f.path(ref.path) for f in ref.functions}
+    assert all((tmp_path / p).is_file() for p in files)
+    assert _named_files([dataclasses.replace(record(), ir=ref)]) == ["artifacts/ir/" + ref.path.split("/")[-1],
+                                                                     *[f.path(ref.path) for f in ref.functions]]
+    rest, pieces = lowered_ir.split_functions(_module())
+    back = lowered_ir.decode(lowered_ir.encode(rest))  # the stubs' module, each kernel put back
+    for name, piece in pieces:
+        ((_, func),) = lowered_ir.decode(piece).functions.items()
+        back[back.get_global_var(name)] = func.with_attr("global_symbol", name)
+    assert structural_equal(back, _module(), map_free_vars=True)  # the program, whole
+    wider = _save(_module(n=128), tmp_path)  # another matmul; the same add kernel, the same file
+    assert {f.path(wider.path) for f in wider.functions} & files == {f.path(ref.path) for f in ref.functions
+                                                                      if f.name == "add"}
+    tvm.relax.build(lowered_ir.load(tmp_path / ref.path, ref), "llvm", relax_pipeline=None)  # builds
+
+
+def test_a_missing_changed_or_dropped_kernel_file_is_refused(tmp_path):
+    ref = _save(_module(), tmp_path)
+    kernel = tmp_path / ref.functions[1].path(ref.path)
+    data = kernel.read_bytes()
+    kernel.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(lowered_ir.IRFileError, match=r"ir\.functions\[1\].*changed or damaged"):
+        lowered_ir.check_file(tmp_path / ref.path, ref, "ir", "t", "f")
+    kernel.unlink()
+    with pytest.raises(lowered_ir.IRFileError, match=r"ir\.functions\[1\].*missing"):
+        lowered_ir.check_file(tmp_path / ref.path, ref, "ir", "t", "f")
+    # an entry that drops a kernel would run its empty stub: never built
+    with pytest.raises(lowered_ir.IRLoadError, match="do not match the stubs"):
+        lowered_ir.load(tmp_path / ref.path, dataclasses.replace(ref, functions=ref.functions[:1]))
+
+
+def test_a_kernel_file_an_entry_names_by_its_line_is_never_pruned(tmp_path):
+    from pytest_tvmperf.store.artifacts import delete_unnamed
+
+    ref = _save(_module(), tmp_path)
+    rec = dataclasses.replace(record(), ir=ref)
+    (tmp_path / "test_perf.json").write_text(json.dumps({"schema_version": 1, "tests": {"t": rec.as_json()}}))
+    kernels = {f.path(ref.path) for f in ref.functions}
+    orphan = tmp_path / "artifacts" / "ir" / ("0" * 24 + ".json.gz")
+    orphan.write_bytes(b"x")
+    candidates = kernels | {ref.path, "artifacts/ir/" + orphan.name}
+    assert delete_unnamed(candidates, tmp_path, tmp_path / "artifacts") == ["artifacts/ir/" + orphan.name]
+    assert all((tmp_path / k).is_file() for k in kernels)
+    (tmp_path / "test_perf.json").write_text("{not json " + ref.functions[0].sha256)  # unreadable: kept by its hash
+    assert delete_unnamed(kernels, tmp_path, tmp_path / "artifacts") == [ref.functions[1].path(ref.path)]
