@@ -8,6 +8,8 @@ the other weights the same).
 
     python benchmarks/baseline_size.py            # a DLA-34-sized torch net (16.4 M parameters), 64x64
     python benchmarks/baseline_size.py --dla34    # the bundled workloads.dla34 at full size (224, width 1)
+    python benchmarks/baseline_size.py --committed  # this repository's baselines/ as a re-record would store
+                                                    # them now (reads only; nothing is re-recorded)
 
 Lowering only, no code generation (~1-2 min). "Adds" counts the new files (named by content:
 an unchanged file is not stored again) and, for the seeded form, the entry's lines that
@@ -126,10 +128,48 @@ def forms(module):
                                                                   len(described), len(pieces))
 
 
+def committed(base=None) -> None:
+    """What re-recording the baselines in ``base`` (this repository's ``baselines/``) would
+    store in the default form: each stored program loaded (its weights put back) and encoded
+    as ``--tvmperf-update`` stores it now. Reads only."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from pytest_tvmperf.store import lowered_ir
+    from pytest_tvmperf.values.record import IRRef
+
+    base = Path(base or Path(__file__).resolve().parents[1] / "baselines")
+    refs = {}
+    for path in sorted(base.rglob("*.json")):
+        if "artifacts" in path.parts or "tuning" in path.parts:
+            continue
+        for entry in json.loads(path.read_text()).get("tests", {}).values():
+            if entry.get("ir"):
+                refs[entry["ir"]["path"]] = IRRef.from_json(entry["ir"])
+    now = [p for p in (base / "artifacts").rglob("*") if p.is_file()]
+    files: dict[str, int] = {}
+    lines = 0
+    for path, ref in refs.items():
+        data, weights, described, pieces = lowered_ir.encode_stored(lowered_ir.load(base / path, ref))
+        files[hashlib.sha256(data).hexdigest()] = len(data)
+        files.update({w.sha256: len(w.data) for w in weights})
+        kernels = {hashlib.sha256(p).hexdigest(): (name, len(p)) for name, p in pieces}
+        files.update({sha: n for sha, (_, n) in kernels.items()})
+        lines += sum(len(json_line(t)) + 1 for t in [w.as_text() for w in described]
+                     + [f"{name} {sha}" for sha, (name, _) in kernels.items()])
+    print(f"{base}/artifacts now: {sum(p.stat().st_size for p in now) / 1e6:.1f} MB in {len(now)} files; the same "
+          f"{len(refs)} programs re-recorded in the default form: {sum(files.values()) / 1e6:.2f} MB in {len(files)} "
+          f"files, + {lines / 1e3:.0f} kB of ir.seeded and ir.functions lines in the baseline files")
+
+
 def main() -> None:
     import difflib
     import sys
 
+    if "--committed" in sys.argv[1:]:
+        committed()
+        return
     full_dla34 = "--dla34" in sys.argv[1:]
     t0 = time.perf_counter()
     module, params = lowered_dla34() if full_dla34 else lowered(3)
