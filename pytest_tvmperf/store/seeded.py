@@ -34,12 +34,19 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from pytest_tvmperf.store.weights import MIN_BYTES as FILE_MIN_BYTES
-from pytest_tvmperf.store.weights import Weight, WeightError, encode_weight, parse_header, parse_header_only
+from pytest_tvmperf.store.weights import (
+    Weight,
+    WeightError,
+    encode_weight,
+    parse_header,
+    parse_header_only,
+)
 from pytest_tvmperf.values.seeded_weight import DTYPES, SeededWeight
 
 #: floating-point tensors from this size on are seeded (smaller ones: scalars, a few

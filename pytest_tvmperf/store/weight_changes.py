@@ -6,7 +6,7 @@ tensor's node in the IR."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 Described = tuple[str, str]  # (description, sha256)
 

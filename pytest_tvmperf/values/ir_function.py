@@ -32,7 +32,7 @@ class FunctionRef:
         return str(PurePosixPath(ir_path).parent / f"{self.sha256[:24]}.json.gz")
 
     @classmethod
-    def parse(cls, text: object) -> "FunctionRef":
+    def parse(cls, text: object) -> FunctionRef:
         """The function a line of ``ir.functions`` names; ValueError saying what is wrong."""
         match = _LINE.fullmatch(text) if isinstance(text, str) else None
         if match is None:

@@ -46,7 +46,7 @@ class SeededWeight:
         return f"{self.describe()} {self.sha256}"
 
     @classmethod
-    def parse(cls, text: object) -> "SeededWeight":
+    def parse(cls, text: object) -> SeededWeight:
         """The weight a line of ``ir.seeded`` describes; ValueError saying what is wrong."""
         if not isinstance(text, str) or len(text) > 200:
             raise ValueError("a line such as 'float32[64,3,7,7] <64 hex digits of its sha256>'")

@@ -19,9 +19,9 @@ from pytest_tvmperf.store.baseline_store import _named_files
 from pytest_tvmperf.store.inflate import inflate
 from pytest_tvmperf.store.schema import check_record
 from pytest_tvmperf.store.weight_changes import change_line
+from pytest_tvmperf.values.ir_function import FunctionRef
 from pytest_tvmperf.values.json_fields import SchemaProblem
 from pytest_tvmperf.values.record import IRRef, Record
-from pytest_tvmperf.values.ir_function import FunctionRef
 from pytest_tvmperf.values.seeded_weight import SeededWeight
 
 SHA = "ab" * 32
