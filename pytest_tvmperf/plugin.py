@@ -359,6 +359,7 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer") -> "Tvmperf"
         timer=tvmperf_timer,
         timing=session.settings.timing_on(marker.timing),
         time_budget_s=session.settings.time_budget_s(marker.time_budget),
+        baseline_weights=session.settings.baseline_weights(marker.baseline_weights),
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
     )

@@ -52,6 +52,8 @@ class Tvmperf:
     #: seconds one test's time measurement may take (--tvmperf-time-budget, marker time_budget=)
     time_budget_s: float = DEFAULT_TIME_BUDGET_S
     simulate: str | None = None  # the test's marker simulate= (measure/simulate.py)
+    #: what an update stores of the weights: seeded or exact (--tvmperf-baseline-weights, marker baseline_weights=)
+    baseline_weights: str = "seeded"
     _checked: bool = False
     _ratios: int = 0  # the assert_ratio calls so far (each outcome is named by its number)
     _prep: Preparer | None = None
@@ -127,7 +129,8 @@ class Tvmperf:
     def sources(self) -> TimingSources:
         if self._sources is None:
             self._sources = TimingSources(self.session, self.nodeid, self.test_id, self.executor, self.target,
-                                          self.baseline_file, self.peer_limits, self.fail, self.preparer.exports)
+                                          self.baseline_file, self.peer_limits, self.fail, self.preparer.exports,
+                                          baseline_weights=self.baseline_weights)
         return self._sources
 
     def identity(self) -> Identity:

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.config.parsing import (
+    parse_baseline_weights,
     parse_executors,
     parse_targets,
     parse_duration,
@@ -44,6 +45,8 @@ class MarkerSettings:
     timing: bool | None = None
     #: ``time_budget="2m"``: seconds this test's time measurement may take (None: the run decides)
     time_budget: float | None = None
+    #: ``baseline_weights="exact"``: what an update stores of this test's weights (None: the run decides)
+    baseline_weights: str | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
@@ -56,6 +59,7 @@ class MarkerSettings:
             simulate=_keyword(kwargs, "simulate", parse_simulate),
             timing=_keyword(kwargs, "timing", parse_switch),
             time_budget=_keyword(kwargs, "time_budget", parse_duration),
+            baseline_weights=_keyword(kwargs, "baseline_weights", parse_baseline_weights),
         )
 
 

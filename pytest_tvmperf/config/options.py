@@ -30,6 +30,7 @@ from pytest_tvmperf.config.parsing import (
     argparse_type,
     parse_alpha,
     parse_baseline_program,
+    parse_baseline_weights,
     parse_switch,
     parse_executors,
     parse_inconclusive,
@@ -129,6 +130,7 @@ OPT_TIME_BUDGET = "tvmperf_time_budget"
 OPT_RPC = "tvmperf_rpc"
 OPT_RPC_TIMEOUT = "tvmperf_rpc_timeout"
 OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
+OPT_BASELINE_WEIGHTS = "tvmperf_baseline_weights"
 OPT_TIMING = "tvmperf_timing"
 OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
 OPT_LLVM_TARGET = "tvmperf_llvm_target"
@@ -292,6 +294,13 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_BASELINE_PROGRAM, "baseline_program", "what --tvmperf-update stores of each test's program for a/b "
            "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
            "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),
+    Option(OPT_BASELINE_WEIGHTS, "baseline_weights", "what --tvmperf-update stores of a program's bound weights: "
+           "seeded (default: each floating-point weight's dtype, shape and sha256 only; the gate rebuilds the "
+           "baseline's program with seeded values of those shapes, since kernel timing does not depend on finite, "
+           "normal values, and reports a changed weight by its digest) or exact (their values, bit for bit, for "
+           "programs whose time depends on them: data-dependent control flow, zero-skipping, value-dependent "
+           "shapes); marker baseline_weights=", None, parse_baseline_weights, metavar="seeded|exact",
+           marker_keys=("baseline_weights",), marker_role="sets"),
     Option(OPT_TIMING, "timing", "on (default) or off: off checks correctness and the exact metrics only, with no "
            "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
            True, parse_switch, metavar="on|off", marker_keys=("timing",), marker_role="sets"),

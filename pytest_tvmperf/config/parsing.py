@@ -116,6 +116,15 @@ def parse_baseline_program(text: str) -> str:
     return _parse_one(text, BASELINE_PROGRAMS, "baseline program form")
 
 
+#: what --tvmperf-update stores of a program's weights: seeded (dtype, shape and digest;
+#: rebuilt with seeded values, store/seeded.py) or exact (their values, bit for bit)
+BASELINE_WEIGHTS = ("seeded", "exact")
+
+
+def parse_baseline_weights(text: str) -> str:
+    return _parse_one(text, BASELINE_WEIGHTS, "baseline weights form")
+
+
 def parse_noise(text: str) -> dict[str, float]:
     """'normalized=3%,ab=1%' -> {mode: fraction}; modes not named keep their default."""
     result = dict(DEFAULT_NOISE)

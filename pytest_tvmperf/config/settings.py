@@ -53,6 +53,10 @@ class Settings:
     rpc: tuple[str, int] | None = None
     rpc_timeout: int = DEFAULT_RPC_TIMEOUT_S
     baseline_program: str = "ir"
+    #: --tvmperf-baseline-weights and ini tvmperf_baseline_weights (None: unset); a test's
+    #: marker baseline_weights= goes in between (:meth:`baseline_weights`)
+    cli_baseline_weights: str | None = None
+    ini_baseline_weights: str | None = None
     cli_timing: bool | None = None
     ini_timing: bool | None = None
     benchmark_json_path: Path | None = None
@@ -89,6 +93,14 @@ class Settings:
             if value is not None:
                 return float(value)
         return DEFAULT_TIME_BUDGET_S
+
+    def baseline_weights(self, marker: str | None = None) -> str:
+        """What an update stores of one test's weights (``seeded`` or ``exact``): command
+        line > the test's marker > ini > seeded."""
+        for value in (self.cli_baseline_weights, marker, self.ini_baseline_weights):
+            if value is not None:
+                return str(value)
+        return "seeded"
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:

@@ -14,6 +14,8 @@ from typing import Any, Callable, Mapping
 from pytest_tvmperf.values.json_fields import SchemaProblem, fail_field, is_int, is_number, kind_of
 from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.record import RECORD_FIELDS, FieldCheck, Presence
+from pytest_tvmperf.values.ir_function import MAX_FUNCTIONS, FunctionRef
+from pytest_tvmperf.values.seeded_weight import MAX_WEIGHTS, SeededWeight
 
 Check = Callable[[Any, str], "str | None"]
 
@@ -275,6 +277,28 @@ def _ir(value: Any, field: str) -> None:
             wsha = _require(weight, "sha256", f"{where}.")
             if not (isinstance(wsha, str) and _SHA256.match(wsha)):
                 fail_field(f"{where}.sha256", "64 lowercase hex digits", wsha)
+    seeded = ir.get("seeded")
+    if seeded is not None:  # the weights stored as dtype, shape and digest only (values/seeded_weight.py)
+        if not isinstance(seeded, list):
+            fail_field(f"{field}.seeded", "a list", seeded)
+        if len(seeded) > MAX_WEIGHTS:
+            fail_field(f"{field}.seeded", f"at most {MAX_WEIGHTS} weights", f"{len(seeded)} of them")
+        for i, line in enumerate(seeded):
+            try:
+                SeededWeight.parse(line)
+            except ValueError as exc:
+                fail_field(f"{field}.seeded[{i}]", str(exc), line)
+    functions = ir.get("functions")
+    if functions is not None:  # the kernels stored in files of their own (values/ir_function.py)
+        if not isinstance(functions, list):
+            fail_field(f"{field}.functions", "a list", functions)
+        if len(functions) > MAX_FUNCTIONS:
+            fail_field(f"{field}.functions", f"at most {MAX_FUNCTIONS} functions", f"{len(functions)} of them")
+        for i, line in enumerate(functions):
+            try:
+                FunctionRef.parse(line)
+            except ValueError as exc:
+                fail_field(f"{field}.functions[{i}]", str(exc), line)
 
 
 #: how each kind of record field is checked (values/record.py's ``RECORD_FIELDS`` names the kind)

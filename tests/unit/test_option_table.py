@@ -49,6 +49,7 @@ SAMPLES = {
     options.OPT_RPC: "127.0.0.1:9190",
     options.OPT_RPC_TIMEOUT: "45",
     options.OPT_BASELINE_PROGRAM: "so",
+    options.OPT_BASELINE_WEIGHTS: "exact",
     options.OPT_TIMING: "off",
     options.OPT_TIME_BUDGET: "2m",
     options.OPT_BENCHMARK_JSON: "out/benchmark.json",
@@ -124,8 +125,10 @@ def test_settings_round_trip_command_line_and_ini(opt):
     assert from_ini.thresholds() == from_cli.thresholds()
     assert from_ini.timing_on() == from_cli.timing_on()
     assert from_ini.time_budget_s() == from_cli.time_budget_s()
+    assert from_ini.baseline_weights() == from_cli.baseline_weights()
     layers = dict(cli_thresholds={}, ini_thresholds={}, cli_simulate=None, ini_simulate=None, cli_timing=None,
-                  ini_timing=None, cli_time_budget=None, ini_time_budget=None)
+                  ini_timing=None, cli_time_budget=None, ini_time_budget=None, cli_baseline_weights=None,
+                  ini_baseline_weights=None)
     assert dataclasses.replace(from_ini, **layers) == dataclasses.replace(from_cli, **layers)
 
 
@@ -192,7 +195,7 @@ def test_settings_time_policy_carries_every_field():
 
 def test_marker_keys_come_from_the_table():
     assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, *parsing.PEER_MARKER_KEYS, "simulate",
-                                   "timing", "time_budget")
+                                   "baseline_weights", "timing", "time_budget")
 
 
 def test_marker_settings_from_kwargs():
