@@ -41,7 +41,7 @@ def mismatches(comparison: Comparison) -> list[str]:
         show = fmt_time if v.metric == "time" else fmt_number
         word = "higher" if v.status == Verdict.REGRESSED else "lower"
         out.append(f"  {v.metric}: the entry says {show(v.baseline)}, this code measures {show(v.current)} "
-                   f"({word}, limit {v.limit})")
+                   f"({word}; limit {v.limit}, both ways for a re-recorded entry)")
     return out
 
 

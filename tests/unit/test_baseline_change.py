@@ -61,5 +61,5 @@ def test_a_metric_past_its_limit_either_way_is_a_mismatch():
         MetricVerdict("time", Verdict.NOT_GATED, None, 1e-3, "off"),
     ))
     assert mismatches(comparison) == [
-        "  instructions: the entry says 60, this code measures 28 (lower, limit +0)",
-        "  calls: the entry says 20, this code measures 27 (higher, limit +0)"]
+        "  instructions: the entry says 60, this code measures 28 (lower; limit +0, both ways for a re-recorded entry)",
+        "  calls: the entry says 20, this code measures 27 (higher; limit +0, both ways for a re-recorded entry)"]
