@@ -216,3 +216,20 @@ def test_approval_belongs_to_a_pull_requests_gate_and_never_to_its_configuration
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*addopts in pytest.ini passes --tvmperf-approved-change: the approval of a pull "
                                  "request's baselines comes from the CI job*"])
+
+
+def test_a_changes_unreadable_baselines_fail_as_they_would_without_a_ref(project):
+    """issue 45, bad input: the pull request's own baseline file, broken, fails its tests with
+    the error a run without a ref gives (naming the file), never silently ignored."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    _first_commit(root, "baselines")
+    project.baseline_file().write_text("{not json")
+    without_ref = project.run()
+    without_ref.assert_outcomes(failed=2)
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([f"*baseline file {project.baseline_file()} is not valid JSON*"])
+    wanted = [line for line in without_ref.stdout.lines if "is not valid JSON" in line]
+    assert wanted and all(line in result.stdout.lines for line in wanted)
