@@ -295,7 +295,7 @@ def test_the_workflow_gates_a_users_repository_run_by_run(repo):
     assert again.rc == 0, again.output
     assert runner.history_lines(1000 + runner.runs) == 2
 
-    # (1) an unchanged pull request passes
+    # (1) an unchanged pull request passes (its history: the last push's, and its own run)
     _branch_from_main(runner, dev, "docs")
     runner.push(dev, "docs", {"README.md": "words\n"}, "docs only")
     unchanged = runner.run("perf", Event("pull_request", "docs", base="main", action="opened"))
@@ -313,6 +313,7 @@ def test_the_workflow_gates_a_users_repository_run_by_run(repo):
             "baselines/tests/perf/test_model.json at origin/main") in slower.output, slower.output
     assert "on a pull request that changes this on purpose" in slower.output
     assert "/tmp" not in slower.output.split("baseline in ", 1)[1].split("\n", 1)[0]
+    assert runner.history_lines(1000 + runner.runs) == 3  # read back from the last push, not from a PR's run
 
     # (3) the same change with its baselines re-recorded: fails, showing the change and how to approve ...
     _record(dev)
