@@ -76,6 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
             if problem is not None:
                 raise ValueError(f"--tvmperf-llvm-target: {problem}")
         ref_baselines = ref_view = None
+        _check_approval(config, settings)
         if settings.baselines_ref is not None:
             settings, ref_baselines, ref_view = _baselines_at_ref(config, settings)
     except ValueError as exc:
@@ -185,6 +186,11 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
             from pytest_tvmperf.store.ref_config import loosening_lines
 
             state.report.config_notes.update(loosening_lines(config, ref_baselines))
+            from pytest_tvmperf.report.baseline_changes import section_maker
+
+            state.report.section_makers.append(section_maker(  # the change's re-recorded baselines
+                settings.baseline_dir, setup.ref_view.worktree, config.rootpath, str(settings.baselines_ref),
+                settings.approved_change))
     config.stash[SESSION_KEY] = state
     plugin = TvmperfPlugin(state)
     config.pluginmanager.register(plugin, PLUGIN_NAME)
@@ -365,6 +371,27 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer") -> "Tvmperf"
     )
 
 
+def _check_approval(config: pytest.Config, settings: Settings) -> None:
+    """``--tvmperf-approved-change`` and ``--tvmperf-changes-md`` belong to a pull request's
+    gate (``--tvmperf-baselines-ref``), and the approval comes from the CI job (its
+    command line or environment), never from the project's configuration (``addopts``),
+    which the pull request itself can change. A ValueError says why not."""
+    addopts = config.getini("addopts")
+    addopts = " ".join(addopts) if isinstance(addopts, list) else str(addopts or "")
+    if "--tvmperf-approved-change" in addopts:
+        where = config.inipath.name if config.inipath is not None else "the pytest configuration"
+        raise ValueError(f"addopts in {where} passes --tvmperf-approved-change: the approval of a pull request's "
+                         "baselines comes from the CI job (a label only maintainers can set, turned into the option "
+                         "by the workflow), never from the project's configuration, which the pull request can "
+                         "change; remove it from addopts")
+    if settings.baselines_ref is None:
+        for flag, given in (("--tvmperf-approved-change", settings.approved_change),
+                            ("--tvmperf-changes-md", settings.changes_md_path is not None)):
+            if given:
+                raise ValueError(f"{flag} is for a pull request's gate against its base branch: give "
+                                 "--tvmperf-baselines-ref=origin/<base> too")
+
+
 def _baselines_at_ref(config: pytest.Config, settings: Settings):
     """``--tvmperf-baselines-ref``: the settings with the baseline (and artifact) directory
     replaced by a copy of it at that git revision, removed when the run ends."""
@@ -377,6 +404,14 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
                          "--tvmperf-update writes them in the work tree: use one or the other")
     ref = read_baselines(settings.baselines_ref, settings.baseline_dir)
     config.add_cleanup(ref.remove)
+    if not ref.found and not settings.approved_change:
+        ref.remove()
+        raise ValueError(f"--tvmperf-baselines-ref={settings.baselines_ref}: {ref.inside}/ does not exist at "
+                         f"{settings.baselines_ref} (commit {ref.commit[:12]}), so there is nothing to judge this "
+                         f"change against: check that the ref is the base branch and the baseline directory "
+                         f"(--tvmperf-baselines) is where it keeps them; if this change adds the first baselines, a "
+                         f"maintainer approves them with --tvmperf-approved-change=on (the workflow's "
+                         f"perf-change-approved label) and the gate verifies them here")
     import os
 
     artifact_dir = settings.artifact_dir
@@ -393,6 +428,7 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
         tuning_db = db_ref.directory
         copies.append((db_ref.directory, db_ref.inside))
     view = RefView(settings.baselines_ref, tuple(copies))
+    view = dataclasses.replace(view, worktree=settings.baseline_dir)
     return (dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db),
             ref, view)
 

@@ -100,6 +100,8 @@ class TvmperfSession:
     #: writes a message to the terminal from any thread, even while a test's output is
     #: captured: the watchdog's last words (sandbox/watchdog.py); None: to stderr
     last_words: Callable[[str], None] | None = None
+    #: --tvmperf-baselines-ref: the work tree's baseline files (:attr:`pr_store`)
+    _pr_store: BaselineStore | None = field(default=None, init=False)
 
     def notice(self, line: str) -> None:
         """One line on the terminal while a test runs (its output captured), such as the
@@ -113,6 +115,26 @@ class TvmperfSession:
 
     def __post_init__(self) -> None:
         self.store = BaselineStore(self.settings, self.rootpath, self.write_errors, ref_view=self.ref_view)
+
+    def pr_baseline_file(self, baseline_file: Path) -> Path | None:
+        """``--tvmperf-baselines-ref``: the work tree's counterpart (the pull request's own)
+        of a baseline file of the ref's copy; None without a ref."""
+        worktree = self.ref_view.worktree if self.ref_view is not None else None
+        if worktree is None:
+            return None
+        return worktree / Path(baseline_file).relative_to(self.settings.baseline_dir)
+
+    @property
+    def pr_store(self) -> BaselineStore:
+        """The work tree's baseline files under ``--tvmperf-baselines-ref``: read only, to
+        show and verify what the pull request changed (never written)."""
+        if self._pr_store is None:
+            import dataclasses
+
+            assert self.ref_view is not None and self.ref_view.worktree is not None
+            settings = dataclasses.replace(self.settings, baseline_dir=self.ref_view.worktree)
+            self._pr_store = BaselineStore(settings, self.rootpath, [])
+        return self._pr_store
 
     def shown(self, path: Path) -> str:
         """How messages name ``path``: relative to the rootdir, a file of the baselines

@@ -135,8 +135,11 @@ class Tvmperf:
 
     def identity(self) -> Identity:
         """Who this test's check is for, as its messages and outcome name it."""
+        from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST
+
         return Identity(self.nodeid, self.test_id, self.executor, self.target,
-                        self.session.shown(self.baseline_file), self.session.accept_command(self.nodeid))
+                        self.session.shown(self.baseline_file), self.session.accept_command(self.nodeid),
+                        ON_A_PULL_REQUEST if self.session.settings.baselines_ref is not None else "")
 
     def add_outcome(self, outcome: Outcome) -> Outcome:
         """Keep the outcome for the summary and reports, and put its figures on the

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
+from pytest_tvmperf.check.approval import with_change
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import (TIMED, Decision, Measured, conclude, confirm_time, decide,
                                          judged_peers, no_baseline, recorded)
@@ -98,7 +99,7 @@ def gate(tv: "Tvmperf", record: "Record", source: BaselineSource, measured: Meas
     __tracebackhide__ = True
     who = tv.identity()
     if source.record is None:
-        return finish(tv, no_baseline(record, who))
+        return finish(tv, with_change(tv, record, source, no_baseline(record, who), measured, plan))
     session = tv.session
     policy = session.time_policy()
     time = peers = None
@@ -108,7 +109,7 @@ def gate(tv: "Tvmperf", record: "Record", source: BaselineSource, measured: Meas
         peers = peers_of(tv, time.record, measured)
     decision = decide(record, source.record, time, tv.thresholds, policy, who, notes, plan, peers or (), source.ab,
                       measured.rounds if measured else None, measured.threads_note if measured else "")
-    return finish(tv, with_layer_tables(tv, prep, decision))
+    return finish(tv, with_change(tv, record, source, with_layer_tables(tv, prep, decision), measured, plan))
 
 
 def record(tv: "Tvmperf", record: "Record", note: str = "", plan: Plan = TIMED, measured: Measured | None = None,

@@ -143,6 +143,10 @@ OPT_TRUST_ARTIFACTS = "tvmperf_trust_artifacts"
 OPT_LAYERS = "tvmperf_layers"
 OPT_BASELINES_REF = "tvmperf_baselines_ref"
 OPT_SAME_PROGRAM = "tvmperf_same_program"
+OPT_APPROVED_CHANGE = "tvmperf_approved_change"
+OPT_CHANGES_MD = "tvmperf_changes_md"
+#: the environment variable of --tvmperf-approved-change (the CI job's, never the project's configuration)
+ENV_APPROVED_CHANGE = "TVMPERF_APPROVED_CHANGE"
 #: the environment variables of --tvmperf-trust-artifacts and --tvmperf-baselines-ref
 ENV_TRUST_ARTIFACTS = "TVMPERF_TRUST_ARTIFACTS"
 ENV_BASELINES_REF = "TVMPERF_BASELINES_REF"
@@ -352,6 +356,16 @@ OPTIONS: tuple[Option, ...] = (
            "being timed against it: the same code timed twice in one process can differ by where it lands in "
            "memory (measured 1.24x), which is no regression; time: time it side by side all the same (also $"
            + ENV_SAME_PROGRAM + ")", "skip", parse_same_program, metavar="skip|time", env=ENV_SAME_PROGRAM),
+    Option(OPT_APPROVED_CHANGE, "approved_change", "with --tvmperf-baselines-ref: a maintainer approved the baselines "
+           "this pull request re-recorded (in CI: a PR label only maintainers can set). Each entry of the work tree's "
+           "baselines that differs from the ref's is then verified here, by the gate against it (exact metrics as "
+           "measured, times within their noise), and passes only where it is what this code measures; without it "
+           "such an entry fails, showing the change. Command line or $" + ENV_APPROVED_CHANGE + " only: the "
+           "project's own configuration, part of the pull request, cannot approve it", False, parse_switch,
+           metavar="on|off", ini=False, env=ENV_APPROVED_CHANGE),
+    Option(OPT_CHANGES_MD, "changes_md_path", "with --tvmperf-baselines-ref: write the baseline changes of this pull "
+           "request (each changed entry, metric old -> new, whether approved and verified) as Markdown, ready for a "
+           "PR comment; also in the GitHub step summary", ini=False, metavar="PATH", anchor="invocation"),
 )
 
 

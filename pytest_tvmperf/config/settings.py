@@ -75,6 +75,10 @@ class Settings:
     trust_artifacts: bool = False
     #: --tvmperf-baselines-ref: the git revision the baselines are read from (None: the work tree)
     baselines_ref: str | None = None
+    #: --tvmperf-approved-change: a maintainer approved the pull request's baseline changes
+    approved_change: bool = False
+    #: --tvmperf-changes-md: the Markdown of the pull request's baseline changes
+    changes_md_path: Path | None = None
     #: --tvmperf-layers: the per-layer table against each peer on every timed test (measure/peer_layers.py)
     layers: bool = False
     #: --tvmperf-same-program: "skip" (an unchanged program is not timed against its baseline) or "time"

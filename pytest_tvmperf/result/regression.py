@@ -151,7 +151,8 @@ def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
 
 
 def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
-                       notes: Sequence[str] = (), command: str | None = None) -> str:
+                       notes: Sequence[str] = (), command: str | None = None, advice: str = "") -> str:
+    """``advice``: a line after the accept command (what to do on a pull request, under a ref)."""
     names = ", ".join(v.metric for v in comparison.regressions)
     if names:
         lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
@@ -190,6 +191,8 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     if current.tvm_version != baseline.tvm_version:
         lines.append(f"  TVM was {safe(baseline.tvm_version)}, now {safe(current.tvm_version)}")
     lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
+    if advice:
+        lines.append(advice)
     diff = bytecode_diff(baseline.bytecode, match.listing(current.bytecode))
     if diff:
         lines.append("VM bytecode, baseline -> now:")
@@ -282,8 +285,9 @@ def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | N
     return lines
 
 
-def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None) -> str:
+def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None,
+                             advice: str = "") -> str:
     return (
         f"tvmperf: no baseline for {test_id} in {path}\n"
         f"create it with: {command or update_command(nodeid)}"
-    )
+    ) + (f"\n{advice}" if advice else "")

@@ -62,6 +62,8 @@ SAMPLES = {
     options.OPT_BASELINES_REF: "origin/main",
     options.OPT_LAYERS: "on",
     options.OPT_SAME_PROGRAM: "time",
+    options.OPT_APPROVED_CHANGE: "on",
+    options.OPT_CHANGES_MD: "out/changes.md",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
 OTHER_CLI = {options.OPT_AGAINST_TVM: "0.25.0", options.OPT_RPC: ("10.0.0.1", 1), options.OPT_BASELINES_REF: "HEAD~1", options.OPT_LLVM_TARGET: {"kind": "llvm", "mcpu": "haswell"}}

@@ -513,7 +513,7 @@ SWITCH_OPTIONS = [opt for opt in options.OPTIONS if opt.parse in (parse_switch, 
 
 
 def test_every_on_off_option_is_known():
-    assert sorted(opt.dest for opt in SWITCH_OPTIONS) == ["tvmperf_confirm", "tvmperf_layers", "tvmperf_simulate",
+    assert sorted(opt.dest for opt in SWITCH_OPTIONS) == ["tvmperf_approved_change", "tvmperf_confirm", "tvmperf_layers", "tvmperf_simulate",
                                                           "tvmperf_timing", "tvmperf_trust_artifacts"]
 
 
