@@ -26,6 +26,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Mapping, TypeVar
 
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.kernel_id import KernelId
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -111,6 +112,21 @@ def keyed_by_identity(record: "Record") -> "Record":
     return replace(record, exact=exact, kernel_time_s=_rename(record.kernel_time_s, names),
                    bytecode=keyed_bytecode(record.bytecode, names),
                    kernels={names[name]: ident for name, ident in record.kernels.items()})
+
+
+def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) -> ExactMetrics:
+    """A stored entry's exact metrics keyed by identity, back under the names this build
+    gave the same kernels (``build``: its {name: identity}): the baseline's counts of its
+    own program, taken as this build's, then read as this build's own. A key no kernel of
+    this build has stays as it is; unchanged without identities."""
+    if not build:
+        return exact
+    back = {key: name for name, key in stable_names(build).items()}
+    if not any(k in back for k in (*(exact.by_callee or ()), *(exact.calls or ()),
+                                   *(k for counts in exact.per_kernel.values() for k in counts))):
+        return exact
+    return replace(exact, by_callee=_rename(exact.by_callee, back), calls=_rename(exact.calls, back),
+                   per_kernel={metric: _rename(counts, back) for metric, counts in exact.per_kernel.items()})
 
 
 def key_problem(name: str, ident: KernelId) -> str | None:

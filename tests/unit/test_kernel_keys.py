@@ -151,3 +151,19 @@ def test_merging_into_a_by_name_file_keeps_other_machines_timings(tmp_path):
     assert set(entry.timings) == {other.fingerprint, machine().fingerprint}
     assert set(entry.kernels) == {stable_key(k) for k in LAYERS}
     assert "test_other[llvm-vm-bytecode]" in load_baselines(path)
+
+
+def test_stored_counts_read_back_under_the_builds_names():
+    """The baseline's counts of its own program (reused on a gate, kept on an update when
+    valgrind is missing) compare with this build's: keyed by identity, they are read back
+    under the names this build gave the same kernels; a key it has not stays a key."""
+    from pytest_tvmperf.values.kernel_keys import in_build_names
+
+    rec = network(LAYERS)
+    keyed = keyed_by_identity(rec)
+    assert keyed.exact != rec.exact
+    assert in_build_names(keyed.exact, rec.kernels) == rec.exact
+    assert in_build_names(rec.exact, rec.kernels) == rec.exact  # a file keyed by name: as it is
+    fewer = dict(list(rec.kernels.items())[:-1])
+    back = in_build_names(keyed.exact, fewer)
+    assert stable_key(LAYERS[-1]) in back.calls and "fused_conv2d_add_relu" in back.calls
