@@ -118,12 +118,15 @@ class KernelMatch:
         return f"{old} [changed]" if status == KernelStatus.CHANGED else old
 
     def new_name(self, name: str) -> str:
-        """A new kernel under its identity key, as a re-recorded baseline stores it
-        (``conv2d_add_relu@02f7e9c10c [new]``, values/kernel_keys.py), never under its TVM
-        name: TVM may have given that name to a kernel the baseline has, another one (a new
-        5x5 conv numbered ``conv2d1`` as the baseline's 3x3 was)."""
+        """A new kernel under its TVM name, unless the baseline has a kernel of that name,
+        another one (a new 5x5 conv numbered ``conv2d1`` as the baseline's 3x3 was, in a
+        file keyed by TVM name): then under its identity key, as a re-recorded baseline
+        stores it (``conv2d_add_relu@02f7e9c10c [new]``, values/kernel_keys.py). A new
+        kernel never shows under a name the baseline gives another kernel."""
         ident = self.after.get(name)
-        return f"{stable_key(ident) if ident is not None else name} [new]"
+        if name not in self.before or ident is None:
+            return name
+        return f"{stable_key(ident)} [new]"
 
 
 def match_kernels(before: Mapping[str, KernelId] | None, after: Mapping[str, KernelId] | None,

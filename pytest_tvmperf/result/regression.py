@@ -11,7 +11,7 @@ from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
-from pytest_tvmperf.values.kernel_keys import is_keyed, without_numbers
+from pytest_tvmperf.values.kernel_keys import without_numbers
 from pytest_tvmperf.values.record import Record
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -252,12 +252,10 @@ def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | N
     """Diff of the VM bytecode of the functions that changed, baseline -> now, aligned on the
     instructions with their registers and constant indices left out: one added kernel call
     shows as its few added lines, not as every later line renumbered. Each hunk shows the
-    lines as they are, with one line of context; against a baseline stored keyed by kernel
-    identity (its numbers left out, values/kernel_keys.py) this build's lines read so too."""
+    lines as they are (a baseline stored keyed by kernel identity keeps its lines without
+    the numbers, values/kernel_keys.py), with one line of context."""
     if before is None or after is None:
         return []
-    if is_keyed(before):
-        after = {fn: "\n".join(_shape(x) for x in text.splitlines()) for fn, text in after.items()}
     lines: list[str] = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name, "").splitlines(), after.get(name, "").splitlines()

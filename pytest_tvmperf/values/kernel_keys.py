@@ -79,11 +79,6 @@ def without_numbers(line: str) -> str:
     return _CONSTANT.sub("c[_]", _REGISTER.sub("%_", line))
 
 
-def is_keyed(bytecode: Mapping[str, str] | None) -> bool:
-    """Whether a stored listing is in the keyed form (its numbers left out)."""
-    return bool(bytecode) and not any(_REGISTER.search(text) or _CONSTANT.search(text) for text in bytecode.values())
-
-
 def _rename(counts: Mapping[str, V] | None, names: Mapping[str, str]) -> dict[str, V] | None:
     return None if counts is None else {names.get(k, k): v for k, v in counts.items()}
 
