@@ -15,6 +15,7 @@ from pytest_tvmperf.report.html_parts import (
     VERDICT_COLOURS,
     VERDICT_ORDER,
     coord,
+    cut_label,
     esc,
     fmt_ratio,
     mark,
@@ -209,7 +210,7 @@ def _kernel_chart(test: ResultEntry, rows: list[tuple[str, float | None, float |
                      f'baseline {esc(fmt_time(base))}</title>')
         label_y = (y + bar_h + gap / 2 + 4) if any_base else (y + bar_h / 2 + 4)
         parts.append(f'<text x="{coord(left - 10)}" y="{coord(label_y)}" text-anchor="end" font-size="12" '
-                     f'fill="{INK}">{esc(truncate(name, label_chars))}</text>')
+                     f'fill="{INK}">{esc(cut_label(name, label_chars))}</text>')
         if base is not None:
             parts.append(f'<rect class="tvmperf-bar-baseline" x="{coord(x0)}" y="{coord(y)}" width="{coord(w(base))}" '
                          f'height="{bar_h}" rx="2" fill="{BASELINE_BAR}"/>')

@@ -666,3 +666,18 @@ def test_large_counts_read_as_people_read_them_with_the_exact_number_on_hover():
 
     assert _count_html(1275084586) == '<span title="1275084586">1.28 G</span>'
     assert _count_html(17) == "17" and _count_html(None) == "n/a"
+
+
+def test_a_kernel_label_is_cut_between_its_parts_never_inside_a_shape():
+    """Issue 47: a bar's label read 'conv2d6 (new) · conv…6x5x5) -> 1x256x7x7', cut in the
+    middle of a shape. It is cut at its end, at a break between its parts; the tooltip has it all."""
+    from pytest_tvmperf.report.html_parts import cut_label
+
+    label = "conv2d6 (new) \u00b7 conv2d(1x256x7x7, 256x256x5x5, ...) -> 1x256x7x7"
+    assert cut_label(label, 40) == "conv2d6 (new) \u00b7 conv2d(1x256x7x7\u2026"
+    assert cut_label(label, len(label)) == label
+    shapes = set(re.findall(r"\d+x\d+(?:x\d+)*", label))
+    for chars in range(8, len(label)):
+        cut = cut_label(label, chars)
+        assert len(cut) <= chars and cut.endswith("\u2026")
+        assert set(re.findall(r"\d+x\d+(?:x\d+)*", cut)) <= shapes, cut  # each shape shown is whole
