@@ -8,6 +8,7 @@ when it is installed, else with the small PNG decoder below (zlib and NumPy only
 
 from __future__ import annotations
 
+import copy
 import os
 import struct
 import subprocess
@@ -320,8 +321,11 @@ def test_all_tests_shows_the_verdict_at_a_laptops_width(chromium: Path, tmp_path
     network["time"] = dict(network["time"], mode="a/b, baseline rebuilt here")
     data = {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "2025-06-01T12:00:00+00:00",
             "tests": [*TESTS, network]}
+    history = copy.deepcopy(HISTORY)
+    for run in history:  # test_mlp compared with another baseline before: re-recorded since, marked on its trend
+        run["tests"][TESTS[0]["nodeid"]]["baseline"] = "0123456789ab"
     page = tmp_path / "report.html"
-    page.write_text(render_html(data, HISTORY).replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    page.write_text(render_html(data, history).replace("</body>", PROBE + "</body>"), encoding="utf-8")
     dom = run_chromium(chromium, tmp_path / "profile", "--window-size=1400,900", "--dump-dom",
                        page.as_uri()).stdout.decode("utf-8")
     parsed = Elements()
@@ -331,3 +335,5 @@ def test_all_tests_shows_the_verdict_at_a_laptops_width(chromium: Path, tmp_path
     assert window == 1400, probe
     assert scroll <= client, f"the table scrolls: {scroll} px wide in a {client} px box"
     assert verdict_right <= window, f"the verdict column ends at {verdict_right} px"
+    marks = [anc for tag, a, anc in parsed.found if tag == "g" and a.get("class") == "tvmperf-rerecord"]
+    assert len(marks) == 1 and any(a.get("data-test") == TESTS[0]["test_id"] for _, a in marks[0]), marks

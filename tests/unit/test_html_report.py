@@ -681,3 +681,28 @@ def test_a_kernel_label_is_cut_between_its_parts_never_inside_a_shape():
         cut = cut_label(label, chars)
         assert len(cut) <= chars and cut.endswith("\u2026")
         assert set(re.findall(r"\d+x\d+(?:x\d+)*", cut)) <= shapes, cut  # each shape shown is whole
+
+
+def test_a_trend_marks_where_the_baseline_was_re_recorded():
+    """Issue 47: the trend ran across an accepted re-record with no marker. Each history line
+    names the baseline each test was compared with; where it changes, the trend marks it."""
+    from pytest_tvmperf.report.history import baseline_digest, history_line
+    from pytest_tvmperf.result.entry import ResultEntry
+
+    data = results(entry("t1", base_instr=18), entry("t2"))
+    t1, t2 = (t["nodeid"] for t in data["tests"])
+    now = [ResultEntry.from_json(t) for t in data["tests"]]
+    line = history_line(now, "2025-06-01T12:00:00+00:00")
+    assert line["tests"][t1]["baseline"] == baseline_digest(now[0]) != baseline_digest(now[1])
+    old = baseline_digest(ResultEntry.from_json(entry("t1", base_instr=17)))  # the baseline before its re-record
+    history = history_of(3, [t1, t2])
+    for run in history:  # t1 compared with its old baseline, then re-recorded before this run; t2 unchanged
+        run["tests"][t1]["baseline"] = old
+        run["tests"][t2]["baseline"] = baseline_digest(now[1])
+    history[0]["tests"][t1].pop("baseline")  # a line written before baselines were named: no mark
+    page = render_html(data, history)
+    first, second = plots(parse(page), "trend")
+    (mark,) = first.classed("tvmperf-rerecord", "g")
+    assert "baseline re-recorded before 2025-06-01" in mark.text
+    assert second.classed("tvmperf-rerecord") == []
+    assert "the baseline was re-recorded (accepted) between two runs" in page
