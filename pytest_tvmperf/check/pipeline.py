@@ -18,6 +18,7 @@ from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.kernel_keys import STABLE_KEY, in_build_names
 from pytest_tvmperf.measure.plan import Plan
 from pytest_tvmperf.result.layers_text import with_layers
 from pytest_tvmperf.result.outcome import Outcome
@@ -38,14 +39,29 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
     settings = session.settings
     if tv.simulate is not None:  # the test's marker: over the ini, under the command line
         settings = replace(settings, ini_simulate=tv.simulate)
-    collected = collect_kernel_metrics(session.metric_sources(), prep, settings, stored=same_counts(tv, prep, baseline))
+    collected = collect_kernel_metrics(session.metric_sources(), prep, settings,
+                                       stored=_in_build_names(prep, same_counts(tv, prep, baseline)))
     session.report.not_measured.update(collected.skipped)
     if collected.reused:
         session.report.not_measured.add(REUSED_LINE.format(sources=", ".join(collected.reused)))
     # kept on update, failed when the tool died
+    def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
+        entry = tv.stored_baselines().get(tv.test_id)
+        return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
+
     return settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
-                  lambda: tv.stored_baselines().get(tv.test_id), settings.update, session.report.not_measured,
-                  tv.fail, tv.nodeid, tv.identity().shown_file)
+                  stored, settings.update, session.report.not_measured, tv.fail, tv.nodeid, tv.identity().shown_file)
+
+
+def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetrics | None:
+    """A stored entry's exact metrics with the kernels it keys by identity under the names
+    this build gave them (values/kernel_keys.py), so they compare with this build's."""
+    if exact is None or not any(STABLE_KEY.match(k) for k in (*(exact.by_callee or ()), *(exact.calls or ()),
+                                                               *(k for m in exact.per_kernel.values() for k in m))):
+        return exact
+    from pytest_tvmperf.measure.kernel_identity import kernel_identities
+
+    return in_build_names(exact, kernel_identities(prep.compiled, sources=prep.workload.layers))
 
 
 def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> ExactMetrics | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
+from pytest_tvmperf.values.kernel_id import KernelId
+from pytest_tvmperf.values.kernel_keys import key_problem
 from pytest_tvmperf.values.json_fields import SchemaProblem, fail_field, is_int, is_number, kind_of
 from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.record import RECORD_FIELDS, FieldCheck, Presence
@@ -198,12 +200,19 @@ _KERNEL_ID_FIELDS = ("key", "op", "shapes")
 
 
 def _kernel_ids(value: Any, field: str) -> None:
-    """``kernels``: {kernel name: {"key": hex, "op": str, "shapes": str[, "layer": str]}}."""
+    """``kernels``: {kernel: {"key": hex, "op": str, "shapes": str[, "layer": str]}}, each
+    kernel under its identity key (``conv2d_add_relu@02f7e9c10c``, values/kernel_keys.py)
+    or, in a file written before baselines were keyed so, its TVM name. A kernel under an
+    identity key carries that identity: an edited key or entry is an error naming it."""
     for name, ident in _object(value, field).items():
         ident = _object(ident, f"{field}.{name}")
         for key in _KERNEL_ID_FIELDS:
             _str(_require(ident, key, f"{field}.{name}."), f"{field}.{name}.{key}")
         _optional(ident.get("layer"), f"{field}.{name}.layer", _str)
+        problem = key_problem(name, KernelId.from_json(ident))
+        if problem is not None:
+            raise SchemaProblem(f"{field}.{name}", f"{problem}: the entry was edited; record it again with "
+                                                   f"`pytest --tvmperf-update`")
 
 
 def combo_of(test_id: str) -> tuple[str, str, str] | None:
