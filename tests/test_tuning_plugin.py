@@ -178,6 +178,9 @@ class _FakeTuner:
     def __init__(self, clock):
         self.clock = clock
 
+    def start(self):
+        pass
+
     def tune(self, kernel, trials, on_batch):
         while trials > 0:
             n = min(16, trials)
@@ -208,14 +211,14 @@ def test_a_budget_run_prints_its_estimate_first_then_plain_lines_in_a_log(projec
     err = result.stderr.str()
     lines = [line for line in err.splitlines() if line.startswith(("tuning tiny_mlp", "tvmperf tune"))]
     assert lines == [  # 5 s a trial: 2 x 10 s for a first batch each, the 220 s left by share
-        "tvmperf tune tiny_mlp(4): 2 kernel(s), 47 trials, about 4 min of the 4 min budget "
+        "tvmperf tune tiny_mlp(4): 2 kernel(s), 47 trials, about 3.9 min of the 4 min budget "
         "(first batch: 2 trial(s) in 10 s)",
         "tuning tiny_mlp(4): 1/2 kernels fused_matmul_add: 2/31 trials, 10 s",  # the largest kernel first
         "tuning tiny_mlp(4): 1/2 kernels fused_matmul_add: 18/31 trials, 90 s",
-        "tuning tiny_mlp(4): 1/2 kernels fused_matmul_add: done, 31/31 trials in 3 min",
+        "tuning tiny_mlp(4): 1/2 kernels fused_matmul_add: done, 31/31 trials in 2.6 min",
         "tuning tiny_mlp(4): 2/2 kernels fused_matmul1_add1: 16/17 trials, 80 s",  # its own clock
         "tuning tiny_mlp(4): 2/2 kernels fused_matmul1_add1: done, 17/17 trials in 85 s",
-        "tvmperf tune tiny_mlp(4): 4 min used of the 4 min budget, 48 trial(s) on 2 kernel(s), 0 record(s) written",
+        "tvmperf tune tiny_mlp(4): 4.0 min used of the 4 min budget, 48 trial(s) on 2 kernel(s), 0 record(s) written",
     ]
     assert "\r" not in err and "\x1b" not in err  # stderr is not a terminal here: no tqdm codes
 

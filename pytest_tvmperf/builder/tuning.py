@@ -229,6 +229,7 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
         raise ValueError(f"trials must be >= 1, got {trials}")
     if budget_s is not None and not budget_s > 0:
         raise ValueError(f"the time budget must be > 0 s, got {budget_s}")
+    began = clock()
     db_dir = Path(db_dir)
     display = display if display is not None else NoDisplay()
     _require_tuning_packages()
@@ -251,12 +252,10 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
     tasks = [task for task, _ in todo]
     share = shares([weight for _, _, weight in tasks], [None] * len(tasks), [_flops(m) for _, m, _ in tasks])
     kernels = [Kernel(name, sh, plan.remaining) for (name, _, _), sh, (_, plan) in zip(tasks, share, todo)]
-    if tuner is None:
-        load_tensor_intrinsics()  # the schedule rules for CPU targets load them
     measure = tuner(kernels) if tuner is not None else _MetaSchedule(tasks, target, database, devices, seed, db_dir)
     records_before = _record_count(db_dir)
     try:
-        outcome = run(workload or "the workload", kernels, budget_s, measure, clock, display)
+        outcome = run(workload or "the workload", kernels, budget_s, measure, clock, display, began)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"tuning interrupted; the records measured so far are kept in {db_dir}") from None
     display.summary(summary_line(workload or "the workload", outcome.used_s, budget_s, outcome.trials,
@@ -279,14 +278,75 @@ def _record_count(db_dir: Path) -> int:
                if line.strip())
 
 
+def _in_process_builder() -> Any:
+    """A MetaSchedule builder that builds the candidates here, one after another: its
+    LocalBuilder starts a fresh pool of worker processes for every batch, each importing
+    TVM (8 s on a busy 2-core machine), which made a kernel's first batch take 20 s and the
+    smallest budget minutes. Building a scheduled kernel is LLVM codegen in TVM's C++; the
+    candidates still run in the runner's worker process, so one that crashes when run
+    does not take this process with it."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
+    from tvm.s_tir.meta_schedule.builder.local_builder import default_export
+
+    @derived_object
+    class _InProcess(PyBuilder):
+        def build(self, build_inputs: list) -> list:
+            results = []
+            for build_input in build_inputs:
+                try:
+                    results.append(BuilderResult(default_export(_build(build_input.mod, build_input.target, None)),
+                                                 None))
+                except Exception as exc:  # noqa: BLE001 - this candidate fails to build: MetaSchedule's own result
+                    results.append(BuilderResult(None, f"in-process build: {type(exc).__name__}: {exc}"))
+            return results
+
+    return _InProcess()
+
+
+#: build the candidates in this process (True) or in MetaSchedule's worker pool per batch
+BUILD_IN_PROCESS = True
+#: the evolutionary search's population and rounds of mutation (MetaSchedule's defaults:
+#: 512 and 4, for its learned cost model to rank). With the random cost model every
+#: candidate ranks by chance, so more of them only cost time: two thirds of a batch's time
+#: went to mutating and sampling them (ms.Profiler, tiny MLP), which made the smallest
+#: budget one batch per kernel allows minutes. The mutants still start from the best
+#: records in the database.
+SEARCH_POPULATION = 64
+SEARCH_ROUNDS = 1
+
+
+def _search() -> Any:
+    from tvm.s_tir import meta_schedule as ms
+
+    return ms.search_strategy.EvolutionarySearch(population_size=SEARCH_POPULATION, init_min_unmeasured=16,
+                                                 genetic_num_iters=SEARCH_ROUNDS)
+
+
 class _MetaSchedule:
     """The :class:`~tuning_run.Tuner` of MetaSchedule: one ``tune_tasks`` call per kernel
-    and share, ended after a batch by the run (tuning_progress.batch_callback)."""
+    and share, ended after a batch by the run (tuning_progress.batch_callback). The
+    builder and the runner (its worker process) are made once and kept for all calls."""
 
     def __init__(self, tasks: list, target: Any, database: Any, devices: RpcDevices | None, seed: int,
                  db_dir: Path) -> None:
         self.tasks, self.target, self.database, self.devices = tasks, target, database, devices
         self.seed, self.db_dir, self.calls = seed, db_dir, 0
+        self._builder: Any = None
+        self._runner: Any = None
+
+    def start(self) -> None:
+        load_tensor_intrinsics()  # the schedule rules for CPU targets load them
+        self._measure()
+
+    def _measure(self) -> tuple[Any, Any]:
+        from tvm.s_tir import meta_schedule as ms
+
+        if self._builder is None:
+            self._builder = (_in_process_builder() if BUILD_IN_PROCESS
+                             else ms.builder.LocalBuilder(max_workers=_tuning_cores(), f_build=_build))
+            self._runner = self.devices.runner() if self.devices is not None else ms.runner.LocalRunner()
+        return self._builder, self._runner
 
     def tune(self, kernel: int, trials: int, on_batch: Callable[[int], bool]) -> None:
         from tvm.s_tir import meta_schedule as ms
@@ -298,13 +358,14 @@ class _MetaSchedule:
             mod=task_mod,
             target=self.target,
             space_generator="post-order-apply",
-            search_strategy="evolutionary",
+            search_strategy=_search(),
             task_name=name,
             rand_state=ms.utils.fork_seed(self.seed + kernel, n=self.calls)[-1],
             num_threads=cores,
             logger=logging.getLogger(f"{LOGGER}.{name}"),
         ).clone()
         callback = batch_callback(on_batch)
+        builder, runner = self._measure()
         with tempfile.TemporaryDirectory(prefix="tvmperf-tune-") as work_dir:  # unused: the database is given
             try:
                 ms.tune_tasks(
@@ -314,8 +375,8 @@ class _MetaSchedule:
                     max_trials_global=trials,
                     max_trials_per_task=trials,
                     num_trials_per_iter=max(1, min(trials, MAX_TRIALS_PER_ITER)),
-                    builder=ms.builder.LocalBuilder(max_workers=cores, f_build=_build),
-                    runner=self.devices.runner() if self.devices is not None else "local",
+                    builder=builder,
+                    runner=runner,
                     database=self.database,
                     cost_model="random",
                     # the first one adds each record to the database

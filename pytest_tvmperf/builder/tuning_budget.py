@@ -136,22 +136,26 @@ class Estimate:
     #: the measured first batch: its trials and seconds
     probe_trials: int
     probe_s: float
+    #: seconds before the first batch (finding the kernels, starting the workers)
+    setup_s: float = 0.0
 
     def line(self, workload: str) -> str:
-        within = f" of the {describe_seconds(self.budget_s)} budget" if self.budget_s is not None else ""
+        within = f" of the {describe_budget(self.budget_s)} budget" if self.budget_s is not None else ""
+        setup = f", after {describe_seconds(self.setup_s)} to start" if self.setup_s >= 1 else ""
         return (f"tvmperf tune {workload}: {self.kernels} kernel(s), {self.trials} trials, about "
                 f"{describe_seconds(self.seconds)}{within} (first batch: {self.probe_trials} trial(s) in "
-                f"{describe_seconds(self.probe_s)})")
+                f"{describe_seconds(self.probe_s)}{setup})")
 
 
 def estimate(shares_: Sequence[KernelShare], trial_s: float, budget_s: float | None, probe_trials: int,
-             probe_s: float) -> Estimate:
-    """The estimate of a tuning whose kernels have ``shares_`` (their trials)."""
+             probe_s: float, setup_s: float = 0.0) -> Estimate:
+    """The estimate of a tuning whose kernels have ``shares_`` (their trials), after
+    ``setup_s`` seconds of getting ready."""
     trials = sum(k.trials for k in shares_)
-    seconds = trials * trial_s
+    seconds = setup_s + trials * trial_s
     if budget_s is not None:
         seconds = min(seconds, budget_s)
-    return Estimate(len(shares_), trials, seconds, budget_s, probe_trials, probe_s)
+    return Estimate(len(shares_), trials, seconds, budget_s, probe_trials, probe_s, setup_s)
 
 
 def duration_option(seconds: float) -> str:
@@ -166,7 +170,7 @@ def duration_option(seconds: float) -> str:
 def summary_line(workload: str, used_s: float, budget_s: float | None, trials: int, records: int,
                  kernels: int) -> str:
     """The line after a tuning: time used against the budget, records written."""
-    against = f" of the {describe_seconds(budget_s)} budget" if budget_s is not None else ""
+    against = f" of the {describe_budget(budget_s)} budget" if budget_s is not None else ""
     over = (f" ({describe_seconds(used_s - budget_s)} over: the last batch)"
             if budget_s is not None and used_s > budget_s else "")
     return (f"tvmperf tune {workload}: {describe_seconds(used_s)} used{against}{over}, {trials} trial(s) on "
@@ -174,9 +178,18 @@ def summary_line(workload: str, used_s: float, budget_s: float | None, trials: i
 
 
 def describe_seconds(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``1.5 h``."""
+    """``45 s``, ``2.5 min``, ``12 min``, ``1.5 h``."""
     if seconds < 120:
         return f"{seconds:.0f} s"
+    if seconds < 600:
+        return f"{seconds / 60:.1f} min"
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def describe_budget(seconds: float) -> str:
+    """A budget as given, in words: ``90 s``, ``4 min``, ``2.5 min``, ``1.5 h``."""
+    if 120 <= seconds < 7200 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    return describe_seconds(seconds)

@@ -59,6 +59,10 @@ class RunOutcome:
 
 
 class Tuner(Protocol):
+    def start(self) -> None:
+        """Get ready to measure (start worker processes): timed with the budget, before the
+        first batch, so its time does not price every kernel's first batch."""
+
     def tune(self, kernel: int, trials: int, on_batch: Callable[[int], bool]) -> None:
         """Measure up to ``trials`` trials of kernel ``kernel`` (its index in the list the
         run was given), calling ``on_batch(trials measured in the batch)`` after each
@@ -93,13 +97,14 @@ class BudgetTooSmall(Exception):
     """The time budget cannot tune every kernel once: a usage error."""
 
     def __init__(self, workload: str, budget_s: float, smallest_s: float, kernels: int, probe_s: float,
-                 probe_trials: int) -> None:
+                 probe_trials: int, setup_s: float = 0.0) -> None:
         self.smallest = duration_option(smallest_s)
         super().__init__(
             f"the tuning budget {_as_given(budget_s)} is too small "
             f"for {workload}: its {kernels} kernel(s) need at least {MIN_TRIALS} trials each to build one valid "
-            f"schedule, and the first batch took {probe_s:.1f} s for {probe_trials} trial(s); the smallest budget "
-            f"that would do: {self.smallest}")
+            f"schedule, and the first batch took {probe_s:.1f} s for {probe_trials} trial(s)"
+            + (f" after {setup_s:.0f} s to start" if setup_s >= 1 else "")
+            + f"; the smallest budget that would do: {self.smallest}")
 
 
 def _as_given(seconds: float) -> str:
@@ -110,9 +115,11 @@ def _as_given(seconds: float) -> str:
 
 
 def run(workload: str, kernels: Sequence[Kernel], budget_s: float | None, tuner: Tuner, clock: Callable[[], float],
-        display: Display) -> RunOutcome:
-    """Tune ``kernels`` with ``tuner`` within ``budget_s`` (or their trial caps)."""
-    start = clock()
+        display: Display, began: float | None = None) -> RunOutcome:
+    """Tune ``kernels`` with ``tuner`` within ``budget_s`` (or their trial caps). The
+    budget counts from ``began`` (the clock when the tuning began, before its kernels were
+    found; else now), the tuner's start included."""
+    start = clock() if began is None else began
     order = sorted(range(len(kernels)), key=lambda i: -kernels[i].share)
     n = len(order)
     if n == 0:
@@ -131,22 +138,25 @@ def run(workload: str, kernels: Sequence[Kernel], budget_s: float | None, tuner:
 
         tuner.tune(order[k], trials, counted)
 
+    tuner.start()
     probe_trials = min(MIN_TRIALS, caps[0]) if caps[0] is not None else MIN_TRIALS
+    probe_start = clock()
+    setup_s = probe_start - start  # finding the kernels, starting the tuner's workers
     tune(0, probe_trials, lambda _measured: False)  # the first batch alone
-    probe_s = clock() - start
+    probe_s = clock() - probe_start
     trial_s = probe_s / max(1, done[0])
     first_batch_s = probe_s * probe_trials / max(1, done[0])  # a kernel's first batch (the largest kernel's)
     if budget_s is not None:
-        smallest = smallest_budget_s(n, trial_s, probe_trials, first_batch_s)
+        smallest = setup_s + smallest_budget_s(n, trial_s, probe_trials, first_batch_s)
         if budget_s < smallest * (1 - 1e-9):  # (not for a float rounding)
-            raise BudgetTooSmall(workload, budget_s, smallest, n, probe_s, done[0])
-    plan = _plan(budget_s, names, shares, trial_s, caps, first_batch_s)
-    display.estimate(estimate(plan, trial_s, budget_s, done[0], probe_s).line(workload))
-    kernel_start = start
+            raise BudgetTooSmall(workload, budget_s, smallest, n, probe_s, done[0], setup_s)
+    plan = _plan(None if budget_s is None else budget_s - setup_s, names, shares, trial_s, caps, first_batch_s)
+    display.estimate(estimate(plan, trial_s, budget_s, done[0], probe_s, setup_s).line(workload))
+    kernel_start = probe_start
     for k in range(n):
         if k > 0:
             spent = clock() - start
-            trial_s = spent / max(1, sum(done))  # the price measured so far
+            trial_s = (clock() - probe_start) / max(1, sum(done))  # the price measured so far
             left = None if budget_s is None else budget_s - spent
             plan[k:] = _plan(left, names[k:], shares[k:], trial_s, caps[k:], first_batch_s)
             kernel_start = clock()

@@ -31,9 +31,12 @@ class FakeTuner:
     """Measures batches of up to ``BATCH`` trials of ``trial_s[kernel]`` seconds each
     (plus ``batch_s`` a batch) on the fake clock."""
 
-    def __init__(self, clock: FakeClock, trial_s: list[float], batch_s: float = 0.0) -> None:
-        self.clock, self.trial_s, self.batch_s = clock, trial_s, batch_s
+    def __init__(self, clock: FakeClock, trial_s: list[float], batch_s: float = 0.0, start_s: float = 0.0) -> None:
+        self.clock, self.trial_s, self.batch_s, self.start_s = clock, trial_s, batch_s, start_s
         self.batches: list[tuple[int, int]] = []  # (kernel, trials)
+
+    def start(self) -> None:
+        self.clock.now += self.start_s
 
     def tune(self, kernel, trials, on_batch) -> None:
         left = trials
@@ -103,7 +106,7 @@ def test_the_estimate_comes_first_after_the_first_batch_of_the_largest_kernel():
     assert tuner.batches[0] == (1, MIN_TRIALS)  # the largest share first, one batch alone
     kind, line = shown.events[0]
     assert kind == "estimate"
-    assert line == ("tvmperf tune resnet18: 3 kernel(s), 119 trials, about 10 min of the 10 min budget "
+    assert line == ("tvmperf tune resnet18: 3 kernel(s), 119 trials, about 9.9 min of the 10 min budget "
                     "(first batch: 2 trial(s) in 10 s)")
     assert [p.name for k, p in shown.events if k == "kernel" and p.finished] == ["k1", "k2", "k0"]
     assert all(p.count == 3 for k, p in shown.events if k == "kernel")
@@ -174,17 +177,17 @@ def test_a_log_file_gets_plain_lines_with_k_of_n_kernels_and_each_kernels_time()
     assert lines[0].startswith("tvmperf tune resnet18: 2 kernel(s), ")
     assert lines[1:6] == ["tuning resnet18: 1/2 kernels k0: 2/52 trials, 10 s",  # the first batch
                           "tuning resnet18: 1/2 kernels k0: 18/52 trials, 90 s",
-                          "tuning resnet18: 1/2 kernels k0: 34/52 trials, 3 min",
-                          "tuning resnet18: 1/2 kernels k0: 50/52 trials, 4 min",
-                          "tuning resnet18: 1/2 kernels k0: done, 52/52 trials in 4 min"]
+                          "tuning resnet18: 1/2 kernels k0: 34/52 trials, 2.8 min",
+                          "tuning resnet18: 1/2 kernels k0: 50/52 trials, 4.2 min",
+                          "tuning resnet18: 1/2 kernels k0: done, 52/52 trials in 4.3 min"]
     assert lines[-2] == "tuning resnet18: 2/2 kernels k1: done, 8/8 trials in 40 s"
-    assert lines[-1] == "tvmperf tune resnet18: 5 min used of the 5 min budget, 60 trial(s) on 2 kernel(s), 60 record(s) written"
+    assert lines[-1] == "tvmperf tune resnet18: 5.0 min used of the 5 min budget, 60 trial(s) on 2 kernel(s), 60 record(s) written"
     assert not any("\r" in line or "\x1b" in line for line in lines)
 
 
 def test_the_summary_says_when_the_last_batch_went_over():
     line = summary_line("w", 250.0, 240.0, 40, 38, 3)
-    assert line == "tvmperf tune w: 4 min used of the 4 min budget (10 s over: the last batch), 40 trial(s) on 3 kernel(s), 38 record(s) written"
+    assert line == "tvmperf tune w: 4.2 min used of the 4 min budget (10 s over: the last batch), 40 trial(s) on 3 kernel(s), 38 record(s) written"
     assert kernel_line("w", KernelProgress(2, 19, "fused_conv2d", 4, 10, 61.0)) == "tuning w: 2/19 kernels fused_conv2d: 4/10 trials, 61 s"
 
 
@@ -207,3 +210,14 @@ def test_a_terminal_gets_a_bar_per_kernel_with_its_own_clock_and_share():
     shown = terminal.getvalue()
     assert "tuning w: 1/2 kernels k0: 100%" in shown and "52/52" in shown
     assert "tuning w: 2/2 kernels k1: 100%" in shown and "8/8" in shown
+
+
+def test_starting_the_tuner_counts_in_the_budget_but_does_not_price_the_batches():
+    clock = FakeClock()
+    with pytest.raises(BudgetTooSmall, match=r"the first batch took 10.0 s for 2 trial\(s\) after 30 s to start; "
+                                             r"the smallest budget that would do: 70s"):
+        run("w", kernels(0.4, 0.3, 0.2, 0.1), 60.0, FakeTuner(clock, [5.0] * 4, start_s=30.0), clock, Recorder())
+    clock, shown = FakeClock(), Recorder()
+    outcome = run("w", kernels(0.4, 0.3, 0.2, 0.1), 240.0, FakeTuner(clock, [5.0] * 4, start_s=30.0), clock, shown)
+    assert outcome.used_s <= 240.0 + BATCH * 5.0
+    assert shown.events[0][1].endswith("(first batch: 2 trial(s) in 10 s, after 30 s to start)")
