@@ -28,9 +28,6 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _load import cpu_load  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
 
 TEST = '''
@@ -92,6 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--budget", default="2m", help="the tuning budget (default 2m)")
     parser.add_argument("--size", type=int, default=112, help="the image's height and width (default 112)")
+    parser.add_argument("--log", default=None, help="write the command's whole output to this file")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tvmperf-tune-budget-") as tmp:
@@ -102,7 +100,7 @@ def main() -> None:
                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
         cmd = [sys.executable, "-m", "pytest_tvmperf", "tune", "--budget", args.budget, "test_resnet.py",
                "-p", "no:cacheprovider", "-q", "-W", "ignore::UserWarning"]
-        print(f"$ {' '.join(cmd[1:])}   (in a fresh project; load average {cpu_load():.1f})", flush=True)
+        print(f"$ {' '.join(cmd[1:])}   (in a fresh project; load average {os.getloadavg()[0]:.1f})", flush=True)
         start = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
@@ -114,11 +112,16 @@ def main() -> None:
         wall = time.monotonic() - start
 
     lines = [text for _, text in stamped]
+    if args.log:
+        Path(args.log).write_text("".join(f"{t:7.1f} {text}\n" for t, text in stamped))
     tune_lines = [(t, text) for t, text in stamped if text.startswith(("tvmperf tune resnet18", "tuning resnet18"))]
     estimate = next((text for _, text in tune_lines if " kernel(s), " in text and "trials, about" in text), None)
     summary = next((text for _, text in tune_lines if " used" in text and "record(s) written" in text), None)
     refused = next((text for text in lines if "is too small for resnet18" in text), None)
     print(f"exit status {rc}; the whole command: {wall:.0f} s")
+    for text in lines:  # pytest's verdict: what failed, if anything
+        if text.startswith(("FAILED", "ERROR")) or " passed" in text or " failed" in text:
+            print(f"  {text}")
     if refused is not None:
         print(f"refused before tuning: {refused.strip(' !')}")
         return

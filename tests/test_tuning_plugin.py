@@ -186,7 +186,7 @@ class _FakeTuner:
             n = min(16, trials)
             self.clock.now += 5.0 * n
             trials -= n
-            if not on_batch(n):
+            if not on_batch(n, n):
                 return
 
 

@@ -348,7 +348,7 @@ class _MetaSchedule:
             self._runner = self.devices.runner() if self.devices is not None else ms.runner.LocalRunner()
         return self._builder, self._runner
 
-    def tune(self, kernel: int, trials: int, on_batch: Callable[[int], bool]) -> None:
+    def tune(self, kernel: int, trials: int, on_batch: Callable[[int, int], bool]) -> None:
         from tvm.s_tir import meta_schedule as ms
 
         name, task_mod, weight = self.tasks[kernel]

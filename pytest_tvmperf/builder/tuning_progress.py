@@ -16,8 +16,9 @@ class EndOfTuning(Exception):
     its time (or Ctrl-C). The records measured so far are in the database already."""
 
 
-def batch_callback(on_batch: Callable[[int], bool]) -> Any:
-    """The measure callback that calls ``on_batch(candidates measured)`` after each batch
+def batch_callback(on_batch: Callable[[int, int], bool]) -> Any:
+    """The measure callback that calls ``on_batch(candidates measured, of them valid: built
+    and ran)`` after each batch
     and ends the search (raising :class:`EndOfTuning`) when it returns False. An
     exception of ``on_batch`` (Ctrl-C in a progress bar) ends it too, kept in
     ``interrupted`` to be raised after the search."""
@@ -31,7 +32,8 @@ def batch_callback(on_batch: Callable[[int], bool]) -> Any:
 
         def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
             try:
-                go_on = on_batch(len(measure_candidates))
+                ok = sum(1 for result in runner_results if result.error_msg is None and result.run_secs)
+                go_on = on_batch(len(measure_candidates), ok)
             except BaseException as exc:  # Ctrl-C (or a failing display): the search ends, raised after it
                 self.interrupted = exc
                 raise EndOfTuning() from None

@@ -10,7 +10,9 @@ gives MetaSchedule as the :class:`Tuner`; tests give a fake one and a fake clock
 3. The estimate (kernels, trials, minutes) is shown, then each kernel is tuned for its
    share (tuning_budget.spread: the budget left, spread again over the kernels left at the
    price measured so far). After each batch it stops once it has its trials or has spent
-   its time; the budget is never passed by more than the batch in flight.
+   its time; the budget is passed by no more than the batch in flight, where the kernels'
+   first batches take about what the first one took. A kernel whose trials gave no valid
+   schedule gets up to :data:`RETRIES` more first batches, past its share.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from typing import Callable, Protocol, Sequence
 
 from pytest_tvmperf.builder.tuning_budget import (MIN_TRIALS, KernelShare, duration_option, estimate,
                                                   smallest_budget_s, spread)
+
+#: batches of :data:`~tuning_budget.MIN_TRIALS` more for a kernel whose trials gave no valid
+#: schedule (every candidate failed to build or run), even past its share of the budget
+RETRIES = 2
+
 
 @dataclass(frozen=True)
 class Kernel:
@@ -63,10 +70,10 @@ class Tuner(Protocol):
         """Get ready to measure (start worker processes): timed with the budget, before the
         first batch, so its time does not price every kernel's first batch."""
 
-    def tune(self, kernel: int, trials: int, on_batch: Callable[[int], bool]) -> None:
+    def tune(self, kernel: int, trials: int, on_batch: Callable[[int, int], bool]) -> None:
         """Measure up to ``trials`` trials of kernel ``kernel`` (its index in the list the
-        run was given), calling ``on_batch(trials measured in the batch)`` after each
-        batch; stop when it returns False."""
+        run was given), calling ``on_batch(trials measured in the batch, of them valid:
+        built and ran)`` after each batch; stop when it returns False."""
 
 
 class Display(Protocol):
@@ -131,9 +138,12 @@ def run(workload: str, kernels: Sequence[Kernel], budget_s: float | None, tuner:
         raise ValueError("a run without a time budget needs every kernel's trial cap")
     done = [0] * n
 
+    valid = [0] * n
+
     def tune(k: int, trials: int, on_batch: Callable[[int], bool]) -> None:
-        def counted(measured: int) -> bool:
+        def counted(measured: int, ok: int) -> bool:
             done[k] += measured
+            valid[k] += ok
             return on_batch(measured)
 
         tuner.tune(order[k], trials, counted)
@@ -171,6 +181,13 @@ def run(workload: str, kernels: Sequence[Kernel], budget_s: float | None, tuner:
 
         if done[k] < share.trials and (budget_s is None or clock() - kernel_start < share.seconds):
             tune(k, share.trials - done[k], go_on)
+        for _ in range(RETRIES):  # no valid schedule yet: another first batch, past its share and trials
+            if valid[k]:
+                break
+            measured_before = done[k]
+            tune(k, MIN_TRIALS, lambda _measured: False)
+            if done[k] == measured_before:  # nothing left to measure (the search space is spent)
+                break
         display.kernel(KernelProgress(k + 1, n, names[k], done[k], max(share.trials, done[k]),
                                       clock() - kernel_start, finished=True))
     return RunOutcome(clock() - start, budget_s, sum(done), n)

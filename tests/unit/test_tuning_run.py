@@ -31,8 +31,10 @@ class FakeTuner:
     """Measures batches of up to ``BATCH`` trials of ``trial_s[kernel]`` seconds each
     (plus ``batch_s`` a batch) on the fake clock."""
 
-    def __init__(self, clock: FakeClock, trial_s: list[float], batch_s: float = 0.0, start_s: float = 0.0) -> None:
+    def __init__(self, clock: FakeClock, trial_s: list[float], batch_s: float = 0.0, start_s: float = 0.0,
+                 failing: int = 0) -> None:
         self.clock, self.trial_s, self.batch_s, self.start_s = clock, trial_s, batch_s, start_s
+        self.failing = failing  # the first this many trials fail to build or run
         self.batches: list[tuple[int, int]] = []  # (kernel, trials)
 
     def start(self) -> None:
@@ -45,7 +47,9 @@ class FakeTuner:
             self.clock.now += self.batch_s + n * self.trial_s[kernel]
             self.batches.append((kernel, n))
             left -= n
-            if not on_batch(n):
+            ok = max(0, n - self.failing)
+            self.failing = max(0, self.failing - n)
+            if not on_batch(n, ok):
                 return
 
 
@@ -221,3 +225,10 @@ def test_starting_the_tuner_counts_in_the_budget_but_does_not_price_the_batches(
     outcome = run("w", kernels(0.4, 0.3, 0.2, 0.1), 240.0, FakeTuner(clock, [5.0] * 4, start_s=30.0), clock, shown)
     assert outcome.used_s <= 240.0 + BATCH * 5.0
     assert shown.events[0][1].endswith("(first batch: 2 trial(s) in 10 s, after 30 s to start)")
+
+
+def test_a_kernel_without_a_valid_schedule_gets_another_first_batch():
+    clock, shown = FakeClock(), Recorder()
+    tuner = FakeTuner(clock, [5.0, 5.0], failing=2)  # the first batch (the probe) fails to build
+    run("w", kernels(0.5, 0.5, cap=2), None, tuner, clock, shown)
+    assert tuner.batches == [(0, 2), (0, 2), (1, 2)]
