@@ -336,8 +336,34 @@ class _MetaSchedule:
         self._runner: Any = None
 
     def start(self) -> None:
-        load_tensor_intrinsics()  # the schedule rules for CPU targets load them
+        """Load the tensor intrinsics (the schedule rules for CPU targets use them) while
+        the runner's worker process starts (it imports TVM): both take seconds, and the
+        worker's import runs on another core."""
+        import threading
+
+        made: dict[str, Any] = {}
+
+        def make_runner() -> None:
+            try:
+                made["runner"] = self._new_runner()
+            except BaseException as exc:  # noqa: BLE001 - raised below, in this thread
+                made["error"] = exc
+
+        worker = threading.Thread(target=make_runner, name="tvmperf-tuning-runner", daemon=True)
+        worker.start()
+        try:
+            load_tensor_intrinsics()
+        finally:
+            worker.join()
+        if "error" in made:
+            raise made["error"]
+        self._runner = made["runner"]
         self._measure()
+
+    def _new_runner(self) -> Any:
+        from tvm.s_tir import meta_schedule as ms
+
+        return self.devices.runner() if self.devices is not None else ms.runner.LocalRunner()
 
     def _measure(self) -> tuple[Any, Any]:
         from tvm.s_tir import meta_schedule as ms
@@ -345,7 +371,8 @@ class _MetaSchedule:
         if self._builder is None:
             self._builder = (_in_process_builder() if BUILD_IN_PROCESS
                              else ms.builder.LocalBuilder(max_workers=_tuning_cores(), f_build=_build))
-            self._runner = self.devices.runner() if self.devices is not None else ms.runner.LocalRunner()
+        if self._runner is None:
+            self._runner = self._new_runner()
         return self._builder, self._runner
 
     def tune(self, kernel: int, trials: int, on_batch: Callable[[int, int], bool]) -> None:
