@@ -159,11 +159,14 @@ def estimate(shares_: Sequence[KernelShare], trial_s: float, budget_s: float | N
 
 
 def duration_option(seconds: float) -> str:
-    """``seconds`` rounded up to a duration the budget option takes: ``50s``, ``7m``, ``2h``."""
+    """``seconds`` rounded up (to 10 s, or to half an hour past 90 min) as the budget option
+    takes it: ``50s``, ``2m20s``, ``7m``, ``2.5h``."""
     if seconds <= 110:
         return f"{max(10, math.ceil(seconds / 10) * 10)}s"
     if seconds <= 5400:
-        return f"{math.ceil(seconds / 60)}m"
+        tens = math.ceil(seconds / 10)
+        minutes, rest = divmod(tens * 10, 60)
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
     return f"{math.ceil(seconds / 3600 * 2) / 2:g}h"
 
 

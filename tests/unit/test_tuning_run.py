@@ -97,7 +97,7 @@ def test_spread_stays_within_the_budget_and_gives_each_kernel_its_minimum(shares
 
 def test_the_smallest_budget_is_said_as_the_option_takes_it():
     assert smallest_budget_s(19, 5.0) == 190.0
-    assert [duration_option(s) for s in (3, 41, 110, 190, 3600, 9000)] == ["10s", "50s", "110s", "4m", "60m", "2.5h"]
+    assert [duration_option(s) for s in (3, 41, 110, 190, 3600, 9000)] == ["10s", "50s", "110s", "3m10s", "60m", "2.5h"]
 
 
 # --- the run -----------------------------------------------------------------------------
@@ -156,8 +156,8 @@ def test_a_budget_too_small_for_one_schedule_per_kernel_is_refused_with_the_smal
         run("resnet18", kernels(*[1.0] * 19), 60.0, tuner, clock, shown)
     assert str(refused.value) == (
         "the tuning budget 60s is too small for resnet18: its 19 kernel(s) need at least 2 trials each to build one "
-        "valid schedule, and the first batch took 10.0 s for 2 trial(s); the smallest budget that would do: 4m")
-    assert refused.value.smallest == "4m"
+        "valid schedule, and the first batch took 10.0 s for 2 trial(s); the smallest budget that would do: 3m10s")
+    assert refused.value.smallest == "3m10s"
     assert tuner.batches == [(0, MIN_TRIALS)] and shown.events == []  # nothing more measured, nothing shown
 
 
