@@ -323,7 +323,8 @@ def _tuning_io(config: pytest.Config, tuner: "TunerChoice") -> "TuningIO":
     def uncaptured():
         return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
 
-    return TuningIO(display=lambda workload: display_for(workload, lambda: sys.stderr, uncaptured), tuner=tuner)
+    return TuningIO(display=lambda workload: display_for(workload, lambda: sys.stderr, uncaptured), tuner=tuner,
+                    exits=not hasattr(config, "workerinput"))
 
 
 @pytest.fixture

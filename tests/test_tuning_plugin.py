@@ -232,3 +232,13 @@ def test_a_budget_too_small_for_one_schedule_per_kernel_is_a_usage_error(project
                                  "batch took 10.0 s for 2 trial(s); the smallest budget that would do: 20s. Run again "
                                  "with --tvmperf-tune-budget=20s (or: tvmperf tune --budget 20s)*"])
     assert "tvmperf tune tiny_mlp(4): 2 kernel(s)" not in result.stderr.str()  # no estimate: nothing more is tuned
+
+
+def test_under_xdist_a_budget_too_small_fails_the_test_with_the_message(project):
+    """A pytest.exit in an xdist worker is an internal error that loses the message."""
+    _fake_tuner_project(project)
+    result = project.run("--tvmperf-tune-budget=15", "-n", "2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the tuning budget 15s is too small for tiny_mlp(4)*the smallest budget that would "
+                                 "do: 20s. Run again with --tvmperf-tune-budget=20s*"])
+    assert "INTERNALERROR" not in result.stdout.str()

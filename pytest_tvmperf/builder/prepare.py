@@ -237,8 +237,11 @@ class Preparer:
         except Exception as exc:  # the fused module itself failed to build: TVM's own error, shortened
             problem = f"preparing the kernels to tune failed:\n{shorten_tvm_error(exc)}"
         if too_small is not None:  # a usage error: the run stops (exit 4, as a bad option)
-            pytest.exit(f"tvmperf: {where}: {too_small}. Run again with --tvmperf-tune-budget={too_small.smallest} "
-                        f"(or: tvmperf tune --budget {too_small.smallest})", returncode=pytest.ExitCode.USAGE_ERROR)
+            message = (f"tvmperf: {where}: {too_small}. Run again with --tvmperf-tune-budget={too_small.smallest} "
+                       f"(or: tvmperf tune --budget {too_small.smallest})")
+            if not self.tuning_io.exits:  # an xdist worker: the test fails with it
+                self.fail("error", message)
+            pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
         if problem is not None:  # failed outside the except block: no chained traceback
             self.fail("error", f"tvmperf: {where}: {problem}")
         if tuned_now and state.missing and not state.left_out:

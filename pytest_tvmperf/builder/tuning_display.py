@@ -32,6 +32,9 @@ class TuningIO:
     #: the display for a workload's run, given its name
     display: Callable[[str], Display] = field(default=lambda _workload: NoDisplay())
     tuner: TunerChoice = field(default_factory=TunerChoice)
+    #: a budget too small ends the run as a usage error (pytest.exit); False in an xdist
+    #: worker, where an exit is an internal error that loses the message: the test fails
+    exits: bool = True
 
 
 def kernel_line(workload: str, p: KernelProgress) -> str:
