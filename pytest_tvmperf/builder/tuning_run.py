@@ -136,9 +136,8 @@ def run(workload: str, kernels: Sequence[Kernel], budget_s: float | None, tuner:
     caps = [kernels[i].cap for i in order]
     if budget_s is None and None in caps:
         raise ValueError("a run without a time budget needs every kernel's trial cap")
-    done = [0] * n
-
-    valid = [0] * n
+    done = [0] * n  # trials measured in this run, per kernel (in tuning order)
+    valid = [0] * n  # of them, the ones that built and ran
 
     def tune(k: int, trials: int, on_batch: Callable[[int], bool]) -> None:
         def counted(measured: int, ok: int) -> bool:
