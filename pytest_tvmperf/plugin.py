@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import sys
 import uuid
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,6 +27,7 @@ from pytest_tvmperf.values.remote_names import base_of, is_remote, split_remote
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.builder.timer import Timer
+    from pytest_tvmperf.builder.tuning_display import TunerChoice, TuningIO
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.session import TvmperfSession
 
@@ -309,39 +310,32 @@ def tvmperf_timer(request: pytest.FixtureRequest) -> "Timer":
     return TvmTimer()
 
 
-def _progress_bars(config: pytest.Config):
-    """A tqdm progress bar on the terminal (through pytest's output capture) for long
-    steps inside a test, such as tuning."""
+@pytest.fixture
+def tvmperf_tuner() -> "TunerChoice":
+    """Which tuner and clock ``--tvmperf-tune`` / ``--tvmperf-tune-budget`` use:
+    MetaSchedule and the wall clock. Override this fixture to inject others (tests of the
+    budget use a fake tuner and a fake clock)."""
+    from pytest_tvmperf.builder.tuning_display import TunerChoice
+
+    return TunerChoice()
+
+
+def _tuning_io(config: pytest.Config, tuner: "TunerChoice") -> "TuningIO":
+    """A tuning's display on stderr, through pytest's output capture: progress bars on a
+    terminal, plain lines in a log file (builder/tuning_display.py)."""
+    from pytest_tvmperf.builder.tuning_display import TuningIO, display_for
+
     capman = config.pluginmanager.getplugin("capturemanager")
 
     def uncaptured():
         return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
 
-    @contextlib.contextmanager
-    def bar(desc: str) -> Iterator[Callable[[int, int], None]]:
-        from tqdm import tqdm
-
-        box: list = []
-
-        def update(done: int, total: int) -> None:
-            with uncaptured():
-                if not box:
-                    sys.stderr.write("\n")
-                    box.append(tqdm(total=total, desc=desc, unit="trial", file=sys.stderr, dynamic_ncols=True))
-                box[0].update(max(0, done - box[0].n))
-
-        try:
-            yield update
-        finally:
-            if box:
-                with uncaptured():
-                    box[0].close()
-
-    return bar
+    return TuningIO(display=lambda workload: display_for(workload, lambda: sys.stderr, uncaptured), tuner=tuner,
+                    exits=not hasattr(config, "workerinput"))
 
 
 @pytest.fixture
-def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer") -> "Tvmperf":
+def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer", tvmperf_tuner: "TunerChoice") -> "Tvmperf":
     """Compile, check, measure and gate a workload: ``tvmperf.check(workload)``."""
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.store.files import baseline_path
@@ -361,7 +355,7 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer") -> "Tvmperf"
         thresholds=session.settings.thresholds(marker.thresholds),
         peer_limits=dict(marker.peer_limits),
         simulate=marker.simulate,
-        progress=_progress_bars(request.config),
+        tuning_io=_tuning_io(request.config, tvmperf_tuner),
         timer=tvmperf_timer,
         timing=session.settings.timing_on(marker.timing),
         time_budget_s=session.settings.time_budget_s(marker.time_budget),

@@ -13,7 +13,8 @@ from typing import Callable, Mapping, NoReturn
 import pytest
 
 from pytest_tvmperf.builder.executor_choice import get_executor
-from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, no_progress
+from pytest_tvmperf.builder.prepare import Prepared, Preparer
+from pytest_tvmperf.builder.tuning_display import TuningIO
 from pytest_tvmperf.check import pipeline, ratio, timed, untimed
 from pytest_tvmperf.check.decide import Identity, inconclusive
 from pytest_tvmperf.check.sources import TimingSources
@@ -46,7 +47,8 @@ class Tvmperf:
     location: tuple[str, int] = ("", 0)
     user_properties: list = field(default_factory=list)
     peer_limits: Mapping[str, float] = field(default_factory=dict)
-    progress: ProgressBar = no_progress
+    #: how a tuning is shown and measured (--tvmperf-tune)
+    tuning_io: TuningIO = field(default_factory=TuningIO)
     #: False: correctness and exact metrics only (--tvmperf-timing=off, marker timing=False)
     timing: bool = True
     #: seconds one test's time measurement may take (--tvmperf-time-budget, marker time_budget=)
@@ -116,7 +118,7 @@ class Tvmperf:
     @property
     def preparer(self) -> Preparer:
         if self._prep is None:
-            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.progress,
+            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.tuning_io,
                                   baseline_tuning=lambda: getattr(self.stored_baselines().get(self.test_id), "tuning", None))
         return self._prep
 
