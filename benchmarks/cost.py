@@ -228,7 +228,7 @@ def main() -> None:
             t_plain = float(found.group(1))
             select = ["-k", test]
 
-            def cell(*opts: str, env: dict = env) -> float:
+            def cell(*opts: str, env: dict = env, select: list = select, test: str = test) -> float:
                 return statistics.median(call_phase(run(pytest_cmd(*select, *opts), project, env), test)
                                          for _ in range(args.repeat))
 

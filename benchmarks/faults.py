@@ -958,13 +958,13 @@ CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
 
 # ----------------------------------------------------------------------------- issue 33 (sec1): code in baselines/
 # Cases 1-4 and 11 (a planted stored IR) and 5, 18 (a planted tuning record), built as the
-# pytester tests in tests/test_baselines_round2_code.py build them.
+# pytester tests in tests/test_baselines_code_execution.py build them.
 
 def _round2():
     sys.path.insert(0, str(ROOT / "tests"))
-    import test_baselines_round2_code as round2
+    import test_baselines_code_execution as code_execution
 
-    return round2
+    return code_execution
 
 
 def case_round2_ir(key: str) -> Callable[[Projects], tuple[str, str]]:

@@ -176,16 +176,16 @@ def derive(graphs: Iterable[tuple[str, dict]]) -> dict[str, Any]:
         nodes = graph["nodes"]
         metadata |= set(graph.get("metadata", {}))
 
-        def string(i):
+        def string(i, nodes=nodes):
             t, d = nodes[i]["type"], nodes[i].get("data")
             if t == "ffi.String":
                 return d
             if t.endswith("StringImm"):
-                return string(d["value"])
+                return string(d["value"], nodes)
             return None
 
         name_maps: set[int] = set()
-        for i, node in enumerate(nodes):
+        for node in nodes:
             kind, data = node["type"], node.get("data")
             if kind in ir_allowlist.BUILTIN_KINDS:
                 builtins.add(kind)

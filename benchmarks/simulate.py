@@ -41,7 +41,6 @@ SLOWDOWNS = (0, 1, 2, 5, 10)
 
 def busy(steps: int, n: int = 1 << 14):
     """The known-cost harness's workload (benchmarks/_harness.py): K steps per element."""
-    import numpy as np
     from tvm import te
 
     from pytest_tvmperf import Workload
@@ -72,7 +71,6 @@ def matmul(n: int, transposed_b: bool):
 
 def child(out: Path, host_mcpu: bool, only: str = "") -> None:
     """One fresh process: compile, then simulate each workload in one measuring process."""
-    import numpy as np
 
     from pytest_tvmperf import workloads
     from pytest_tvmperf.builder.executor_choice import get_executor

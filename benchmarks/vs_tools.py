@@ -333,8 +333,9 @@ def main() -> None:
         tools_of: dict[str, list] = {}
         for thread in threads:
             (root / thread).mkdir()
-            made = {"tvmperf": lambda: Tvmperf(root / thread), "pytest-benchmark": lambda: PytestBenchmark(root / thread),
-                    "pyperf": lambda: Pyperf(root / thread, args.pyperf_processes)}
+            made = {"tvmperf": lambda t=thread: Tvmperf(root / t),
+                    "pytest-benchmark": lambda t=thread: PytestBenchmark(root / t),
+                    "pyperf": lambda t=thread: Pyperf(root / t, args.pyperf_processes)}
             tools_of[thread] = [make() for name, make in made.items() if name in chosen]
             for tool in tools_of[thread]:
                 tool.record(dict(env0, TVM_NUM_THREADS=thread))
@@ -363,7 +364,7 @@ def main() -> None:
                                 loadavg[load].append(os.getloadavg()[0])
                                 for criterion, per_kernel in results.items():
                                     walls[(criterion, load, thread)].append(wall)
-                                    for kernel, result in per_kernel.items():
+                                    for _kernel, result in per_kernel.items():
                                         caught[(criterion, load, thread, s)].append(result.failed)
                                         if s == 0 and result.ratio is not None:
                                             spread[(criterion, load, thread)].append(abs(result.ratio - 1))

@@ -137,7 +137,7 @@ class TvmperfPlugin:
                 entries, state.report.summary_rows(entries), json_path=s.json_path, html_path=s.html_path,
                 history_path=s.history_path, history=state.report.history,
                 benchmark_json_path=s.benchmark_json_path, sections=state.report.report_sections(entries),
-                notes=sorted(state.report.config_notes))
+                notes=sorted(state.report.config_notes), markdown_path=s.changes_md_path)
             state.write_errors.extend(errors)
         if state.write_errors:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

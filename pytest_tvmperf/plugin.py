@@ -14,18 +14,20 @@ import contextlib
 import dataclasses
 import sys
 import uuid
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_tvmperf.config import options
 from pytest_tvmperf.config.settings import Settings
-from pytest_tvmperf.config.markers import MARKER, MARKER_KEYS, MarkerError, marker_settings  # noqa: F401  (MARKER_KEYS: kept importable here)
+from pytest_tvmperf.config.markers import MARKER, MarkerError, marker_settings
 from pytest_tvmperf.combos import FIXTURE, Combo, asks_for_tvmperf, combo_of
 from pytest_tvmperf.values.node_ids import RefView, test_id
+from pytest_tvmperf.values.remote_names import base_of, is_remote, split_remote
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.builder.timer import Timer
+    from pytest_tvmperf.builder.tuning_display import TunerChoice, TuningIO
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.session import TvmperfSession
 
@@ -75,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
             if problem is not None:
                 raise ValueError(f"--tvmperf-llvm-target: {problem}")
         ref_baselines = ref_view = None
+        _check_approval(config, settings)
         if settings.baselines_ref is not None:
             settings, ref_baselines, ref_view = _baselines_at_ref(config, settings)
     except ValueError as exc:
@@ -89,7 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if problem is not None:
             raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-simulate=on: {problem}; leave the option out to "
                                     "simulate where valgrind is installed, or pass --tvmperf-simulate=off")
-    remote_keys = [t.split("@rpc:", 1)[1] for t in settings.targets if "@rpc:" in t]
+    remote_keys = [split_remote(t).key for t in settings.targets if is_remote(t)]
     if remote_keys and not hasattr(config, "workerinput"):  # the controller checks once, before any test
         from pytest_tvmperf.farm.remote import check_farm
 
@@ -184,6 +187,11 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
             from pytest_tvmperf.store.ref_config import loosening_lines
 
             state.report.config_notes.update(loosening_lines(config, ref_baselines))
+            from pytest_tvmperf.report.baseline_changes import section_maker
+
+            state.report.section_makers.append(section_maker(  # the change's re-recorded baselines
+                settings.baseline_dir, setup.ref_view.worktree, config.rootpath, str(settings.baselines_ref),
+                settings.approved_change))
     config.stash[SESSION_KEY] = state
     plugin = TvmperfPlugin(state)
     config.pluginmanager.register(plugin, PLUGIN_NAME)
@@ -250,7 +258,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     executors = settings.executors if marker.executors is None else marker.executors
     targets = settings.targets if marker.targets is None else marker.targets
     chosen_executors = [e for e in settings.executors if e in executors]
-    chosen_targets = [t for t in settings.targets if t in targets or t.split("@rpc:")[0] in targets]  # llvm admits llvm@rpc:KEY
+    chosen_targets = [t for t in settings.targets if t in targets or base_of(t) in targets]  # llvm admits llvm@rpc:KEY
     combos = [Combo(t, e) for t in chosen_targets for e in chosen_executors]
     if combos:
         metafunc.parametrize("tvmperf", combos, ids=[c.id for c in combos], indirect=True)
@@ -302,39 +310,32 @@ def tvmperf_timer(request: pytest.FixtureRequest) -> "Timer":
     return TvmTimer()
 
 
-def _progress_bars(config: pytest.Config):
-    """A tqdm progress bar on the terminal (through pytest's output capture) for long
-    steps inside a test, such as tuning."""
+@pytest.fixture
+def tvmperf_tuner() -> "TunerChoice":
+    """Which tuner and clock ``--tvmperf-tune`` / ``--tvmperf-tune-budget`` use:
+    MetaSchedule and the wall clock. Override this fixture to inject others (tests of the
+    budget use a fake tuner and a fake clock)."""
+    from pytest_tvmperf.builder.tuning_display import TunerChoice
+
+    return TunerChoice()
+
+
+def _tuning_io(config: pytest.Config, tuner: "TunerChoice") -> "TuningIO":
+    """A tuning's display on stderr, through pytest's output capture: progress bars on a
+    terminal, plain lines in a log file (builder/tuning_display.py)."""
+    from pytest_tvmperf.builder.tuning_display import TuningIO, display_for
+
     capman = config.pluginmanager.getplugin("capturemanager")
 
     def uncaptured():
         return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
 
-    @contextlib.contextmanager
-    def bar(desc: str) -> Iterator[Callable[[int, int], None]]:
-        from tqdm import tqdm
-
-        box: list = []
-
-        def update(done: int, total: int) -> None:
-            with uncaptured():
-                if not box:
-                    sys.stderr.write("\n")
-                    box.append(tqdm(total=total, desc=desc, unit="trial", file=sys.stderr, dynamic_ncols=True))
-                box[0].update(max(0, done - box[0].n))
-
-        try:
-            yield update
-        finally:
-            if box:
-                with uncaptured():
-                    box[0].close()
-
-    return bar
+    return TuningIO(display=lambda workload: display_for(workload, lambda: sys.stderr, uncaptured), tuner=tuner,
+                    exits=not hasattr(config, "workerinput"))
 
 
 @pytest.fixture
-def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer") -> "Tvmperf":
+def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer", tvmperf_tuner: "TunerChoice") -> "Tvmperf":
     """Compile, check, measure and gate a workload: ``tvmperf.check(workload)``."""
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.store.files import baseline_path
@@ -354,14 +355,36 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer") -> "Tvmperf"
         thresholds=session.settings.thresholds(marker.thresholds),
         peer_limits=dict(marker.peer_limits),
         simulate=marker.simulate,
-        progress=_progress_bars(request.config),
+        tuning_io=_tuning_io(request.config, tvmperf_tuner),
         timer=tvmperf_timer,
         timing=session.settings.timing_on(marker.timing),
         time_budget_s=session.settings.time_budget_s(marker.time_budget),
         resources=session.settings.resources_on(marker.resources),
+        baseline_weights=session.settings.baseline_weights(marker.baseline_weights),
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
     )
+
+
+def _check_approval(config: pytest.Config, settings: Settings) -> None:
+    """``--tvmperf-approved-change`` and ``--tvmperf-changes-md`` belong to a pull request's
+    gate (``--tvmperf-baselines-ref``), and the approval comes from the CI job (its
+    command line or environment), never from the project's configuration (``addopts``),
+    which the pull request itself can change. A ValueError says why not."""
+    addopts = config.getini("addopts")
+    addopts = " ".join(addopts) if isinstance(addopts, list) else str(addopts or "")
+    if "--tvmperf-approved-change" in addopts:
+        where = config.inipath.name if config.inipath is not None else "the pytest configuration"
+        raise ValueError(f"addopts in {where} passes --tvmperf-approved-change: the approval of a pull request's "
+                         "baselines comes from the CI job (a label only maintainers can set, turned into the option "
+                         "by the workflow), never from the project's configuration, which the pull request can "
+                         "change; remove it from addopts")
+    if settings.baselines_ref is None:
+        for flag, given in (("--tvmperf-approved-change", settings.approved_change),
+                            ("--tvmperf-changes-md", settings.changes_md_path is not None)):
+            if given:
+                raise ValueError(f"{flag} is for a pull request's gate against its base branch: give "
+                                 "--tvmperf-baselines-ref=origin/<base> too")
 
 
 def _baselines_at_ref(config: pytest.Config, settings: Settings):
@@ -376,12 +399,20 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
                          "--tvmperf-update writes them in the work tree: use one or the other")
     ref = read_baselines(settings.baselines_ref, settings.baseline_dir)
     config.add_cleanup(ref.remove)
+    if not ref.found and not settings.approved_change:
+        ref.remove()
+        raise ValueError(f"--tvmperf-baselines-ref={settings.baselines_ref}: {ref.inside}/ does not exist at "
+                         f"{settings.baselines_ref} (commit {ref.commit[:12]}), so there is nothing to judge this "
+                         f"change against: check that the ref is the base branch and the baseline directory "
+                         f"(--tvmperf-baselines) is where it keeps them; if this change adds the first baselines, a "
+                         f"maintainer approves them with --tvmperf-approved-change=on (the workflow's "
+                         f"perf-change-approved label) and the gate verifies them here")
     import os
 
     artifact_dir = settings.artifact_dir
     if artifact_dir is not None:
         artifact_dir = ref.directory / os.path.relpath(os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir))
-    # the tuning database is what the baseline side was tuned with: read from the ref too (issue 33 case 5)
+    # the tuning database is what the baseline side was tuned with: read from the ref too
     tuning_db = settings.tuning_db
     copies = [(ref.directory, ref.inside)]
     if _inside(tuning_db, settings.baseline_dir):
@@ -392,6 +423,7 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
         tuning_db = db_ref.directory
         copies.append((db_ref.directory, db_ref.inside))
     view = RefView(settings.baselines_ref, tuple(copies))
+    view = dataclasses.replace(view, worktree=settings.baseline_dir)
     return (dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db),
             ref, view)
 

@@ -21,6 +21,7 @@ from pytest_tvmperf.store.baseline_store import BaselineStore
 from pytest_tvmperf.result.run_report import RunReport
 from pytest_tvmperf.store.locks import LockError, LockTimeout, file_lock, lock_dir
 from pytest_tvmperf.values.node_ids import RefView, display_path
+from pytest_tvmperf.values.remote_names import is_remote
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
 
@@ -99,6 +100,8 @@ class TvmperfSession:
     #: writes a message to the terminal from any thread, even while a test's output is
     #: captured: the watchdog's last words (sandbox/watchdog.py); None: to stderr
     last_words: Callable[[str], None] | None = None
+    #: --tvmperf-baselines-ref: the work tree's baseline files (:attr:`pr_store`)
+    _pr_store: BaselineStore | None = field(default=None, init=False)
 
     def notice(self, line: str) -> None:
         """One line on the terminal while a test runs (its output captured), such as the
@@ -112,6 +115,26 @@ class TvmperfSession:
 
     def __post_init__(self) -> None:
         self.store = BaselineStore(self.settings, self.rootpath, self.write_errors, ref_view=self.ref_view)
+
+    def pr_baseline_file(self, baseline_file: Path) -> Path | None:
+        """``--tvmperf-baselines-ref``: the work tree's counterpart (the pull request's own)
+        of a baseline file of the ref's copy; None without a ref."""
+        worktree = self.ref_view.worktree if self.ref_view is not None else None
+        if worktree is None:
+            return None
+        return worktree / Path(baseline_file).relative_to(self.settings.baseline_dir)
+
+    @property
+    def pr_store(self) -> BaselineStore:
+        """The work tree's baseline files under ``--tvmperf-baselines-ref``: read only, to
+        show and verify what the pull request changed (never written)."""
+        if self._pr_store is None:
+            import dataclasses
+
+            assert self.ref_view is not None and self.ref_view.worktree is not None
+            settings = dataclasses.replace(self.settings, baseline_dir=self.ref_view.worktree)
+            self._pr_store = BaselineStore(settings, self.rootpath, [])
+        return self._pr_store
 
     def shown(self, path: Path) -> str:
         """How messages name ``path``: relative to the rootdir, a file of the baselines
@@ -240,7 +263,7 @@ class TvmperfSession:
         runs of this project) time one at a time, so they do not disturb each other. On
         an RPC device (``target`` llvm@rpc:KEY) the lock is that device's, not the host's."""
         where = str(self.rootpath.resolve())
-        if target is not None and "@rpc:" in target:
+        if target is not None and is_remote(target):
             where = f"rpc {self.target(target).remote.server}"
         with contextlib.ExitStack() as held:
             try:
@@ -275,7 +298,7 @@ class TvmperfSession:
         return self._metric_sources
 
     def target(self, name: str) -> TargetSpec:
-        if "@rpc:" in name:  # a device of the tracker, held for the run
+        if is_remote(name):  # a device of the tracker, held for the run
             return self.farm().target(name)
         if name not in self._targets:
             self._targets[name] = resolve_target(name, self.settings.llvm_target)

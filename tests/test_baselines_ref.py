@@ -3,7 +3,7 @@ that a pull request cannot change what it is judged against."""
 
 from __future__ import annotations
 
-import os
+import json
 import subprocess
 import tempfile
 from pathlib import Path
@@ -74,12 +74,26 @@ def test_failures_under_a_baselines_ref_name_the_file_at_the_ref_not_a_temporary
     root = project.pytester.path
     project.pytester.makepyfile(test_perf=TWO_TESTS)
     _first_commit(root, "no baselines yet")
+    result = project.run("--tvmperf-baselines-ref=main")  # issue 45: no baselines/ at all there: one line
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--tvmperf-baselines-ref=main: baselines/ does not exist at main (commit *), so "
+                                 "there is nothing to judge this change against: check that the ref is the base "
+                                 "branch*; if this change adds the first baselines, a maintainer approves them with "
+                                 "--tvmperf-approved-change=on*"])
+    (root / "baselines").mkdir()
+    (root / "baselines" / ".gitkeep").write_text("")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "a baseline directory without this module's file")
     result = project.run("--tvmperf-baselines-ref=main")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*no baseline for test_a[[]llvm-prim[]] in baselines/test_perf.json at main*"])
+    result.stdout.fnmatch_lines(["*no baseline for test_a[[]llvm-prim[]] in baselines/test_perf.json at main*",
+                                 "*create it with: pytest --tvmperf-update*",
+                                 "*on a pull request that changes this on purpose: run that command, commit "
+                                 "baselines/, and a maintainer who has reviewed the change approves it with "
+                                 "--tvmperf-approved-change=on*"])
     assert "tvmperf-run-ref" not in result.stdout.str()
 
-    project.baseline_file().parent.mkdir()
+    project.baseline_file().parent.mkdir(exist_ok=True)
     project.baseline_file().write_text("{not json")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "a damaged baseline file")
@@ -131,3 +145,90 @@ def test_a_configuration_that_switches_ab_timing_off_says_it_weakens_the_time_ga
     result.stdout.fnmatch_lines(["*a/b timing is off (tvmperf_artifacts = off in pytest.ini): 2 test(s) with no time "
                                  "baseline for this machine were shown, not gated; the configuration weakens the time "
                                  "gate*"])
+
+
+def _entry_of_pr(project):
+    return project.baselines()["tests"]["test_mlp[llvm-vm-bytecode]"]
+
+
+def test_an_intended_change_fails_until_approved_then_its_baselines_are_verified(project, tmp_path):
+    """issue 45: a pull request that changes the program on purpose and commits its
+    re-recorded baselines fails against the base branch, saying what it re-recorded and
+    how a maintainer approves it; with the approval the same gate judges it against its own
+    entry, which is what this code measures: it passes, naming the approved change. A
+    baseline edited by hand fails even with the approval, naming the entry and why."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=MLP_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    _first_commit(root, "baselines")
+    before = _entry_of_pr(project)["exact"]["instructions"]["forward"]
+    _git(root, "checkout", "-qb", "pr")
+    project.set_env("MLP_BIND", "0")  # the change: weights passed at run time, more instructions
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    _git(root, "commit", "-qam", "re-record")
+    after = _entry_of_pr(project)["exact"]["instructions"]["forward"]
+    assert after != before
+
+    summary, md = tmp_path / "summary.md", tmp_path / "changes.md"
+    project.set_env("GITHUB_STEP_SUMMARY", str(summary))
+    result = project.run("--tvmperf-baselines-ref=main", f"--tvmperf-changes-md={md}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*instructions*regressed against the baseline in baselines/test_perf.json at main*",
+        "*this change re-recorded the baseline of test_mlp[[]llvm-vm-bytecode[]] in baselines/test_perf.json "
+        "(against baselines/test_perf.json at main)*",
+        f"*instructions {before} -> {after} (+{after - before})*",
+        "*to approve: a maintainer who has reviewed the change approves it with --tvmperf-approved-change=on*"])
+    for text in (md.read_text(), summary.read_text()):
+        assert "this change re-recorded 1 baseline(s) against `main` (1 not approved)" in text
+        assert f"instructions {before} -> {after}" in text and "**To approve:**" in text
+    assert "unapproved change" in summary.read_text()
+
+    summary.write_text("")
+    result = project.run("--tvmperf-baselines-ref=main", "--tvmperf-approved-change=on", f"--tvmperf-changes-md={md}")
+    result.assert_outcomes(passed=1)
+    assert "(1 approved, verified)" in md.read_text() and "(1 approved, verified)" in summary.read_text()
+
+    entry = project.baselines()  # by hand: a looser number than the code measures
+    entry["tests"]["test_mlp[llvm-vm-bytecode]"]["exact"]["instructions"]["forward"] = after + 40
+    project.baseline_file().write_text(json.dumps(entry))
+    _git(root, "commit", "-qam", "edited by hand")
+    project.set_env("TVMPERF_APPROVED_CHANGE", "on")  # also from the environment
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*the approved baseline of test_mlp[[]llvm-vm-bytecode[]] in baselines/test_perf.json does not match what "
+        "this code measures here*",
+        f"*instructions: the entry says {after + 40}, this code measures {after} (lower; limit no increase, both ways for a re-recorded entry)*"])
+
+
+def test_approval_belongs_to_a_pull_requests_gate_and_never_to_its_configuration(project):
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    result = project.run("--tvmperf-approved-change=on")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--tvmperf-approved-change is for a pull request's gate against its base branch: "
+                                 "give --tvmperf-baselines-ref=origin/<base> too*"])
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --tvmperf-approved-change=on\n")
+    _first_commit(root, "first")
+    result = project.run("--tvmperf-baselines-ref=main")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*addopts in pytest.ini passes --tvmperf-approved-change: the approval of a pull "
+                                 "request's baselines comes from the CI job*"])
+
+
+def test_a_changes_unreadable_baselines_fail_as_they_would_without_a_ref(project):
+    """issue 45, bad input: the pull request's own baseline file, broken, fails its tests with
+    the error a run without a ref gives (naming the file), never silently ignored."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    _first_commit(root, "baselines")
+    project.baseline_file().write_text("{not json")
+    without_ref = project.run()
+    without_ref.assert_outcomes(failed=2)
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([f"*baseline file {project.baseline_file()} is not valid JSON*"])
+    wanted = [line for line in without_ref.stdout.lines if "is not valid JSON" in line]
+    assert wanted and all(line in result.stdout.lines for line in wanted)

@@ -8,6 +8,7 @@ when it is installed, else with the small PNG decoder below (zlib and NumPy only
 
 from __future__ import annotations
 
+import copy
 import os
 import struct
 import subprocess
@@ -295,3 +296,44 @@ def test_a_test_failed_by_its_simulated_cost_shows_that_metric(chromium: Path, t
     if shots:
         Path(shots).mkdir(parents=True, exist_ok=True)
         Path(shots, png.name).write_bytes(png.read_bytes())
+
+
+# --------------------------------------------------------------------------- a laptop's width
+
+#: measures the "All tests" table where Chromium laid it out, into an attribute --dump-dom shows
+#: (added to a copy of the report for this test: the report itself holds no script)
+PROBE = """<script>addEventListener("load", () => {
+  const table = document.getElementById("tvmperf-table"), box = table.parentElement;
+  const verdict = [...table.querySelectorAll("th")].pop().getBoundingClientRect();
+  document.body.setAttribute("data-probe", [box.scrollWidth, box.clientWidth, Math.ceil(verdict.right),
+                                            innerWidth].join(","));
+});</script>"""
+
+
+def test_all_tests_shows_the_verdict_at_a_laptops_width(chromium: Path, tmp_path: Path):
+    """Issue 47: at 1400 px the "All tests" table hid its verdict column behind a horizontal
+    scrollbar (its headers did not wrap). With a network's row (a long test id, the a/b mode
+    of a rebuilt baseline, the simulated-cost column, three failed metrics) it fits."""
+    network = dict(TESTS[1], test_id="test_dla34[llvm-vm-bytecode-tuned]",
+                   nodeid="tests/perf/test_models.py::test_dla34[llvm-vm-bytecode-tuned]",
+                   record=_sim_record(1275084586), baseline=_sim_record(615084586),
+                   failed=["time", "cpu_instructions", "est_cycles"])
+    network["time"] = dict(network["time"], mode="a/b, baseline rebuilt here")
+    data = {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "2025-06-01T12:00:00+00:00",
+            "tests": [*TESTS, network]}
+    history = copy.deepcopy(HISTORY)
+    for run in history:  # test_mlp compared with another baseline before: re-recorded since, marked on its trend
+        run["tests"][TESTS[0]["nodeid"]]["baseline"] = "0123456789ab"
+    page = tmp_path / "report.html"
+    page.write_text(render_html(data, history).replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = run_chromium(chromium, tmp_path / "profile", "--window-size=1400,900", "--dump-dom",
+                       page.as_uri()).stdout.decode("utf-8")
+    parsed = Elements()
+    parsed.feed(dom)
+    (probe,) = [a["data-probe"] for tag, a, _ in parsed.found if tag == "body" and "data-probe" in a]
+    scroll, client, verdict_right, window = (int(float(x)) for x in probe.split(","))
+    assert window == 1400, probe
+    assert scroll <= client, f"the table scrolls: {scroll} px wide in a {client} px box"
+    assert verdict_right <= window, f"the verdict column ends at {verdict_right} px"
+    marks = [anc for tag, a, anc in parsed.found if tag == "g" and a.get("class") == "tvmperf-rerecord"]
+    assert len(marks) == 1 and any(a.get("data-test") == TESTS[0]["test_id"] for _, a in marks[0]), marks

@@ -176,7 +176,9 @@ def test_executors_of_one_relax_program_share_one_ir_file(project):
     project.run("--tvmperf-update").assert_outcomes(passed=2)
     entries = project.baselines()["tests"]
     paths = {e["ir"]["path"] for e in entries.values()}
-    assert len(paths) == 1 and len(_files(project, "*.json.gz")) == 1
+    kernels = {f"artifacts/ir/{line.split()[1][:24]}.json.gz" for e in entries.values() for line in e["ir"]["functions"]}
+    stored = {str(p.relative_to(project.pytester.path / "baselines")) for p in _files(project, "*.json.gz")}
+    assert len(paths) == 1 and stored == paths | kernels  # one IR file and its kernels' files (issue 47), shared
     assert not [p for p in (project.pytester.path / "baselines").rglob("*") if ".tmp" in p.name]
     result = project.run("-rA")
     result.assert_outcomes(passed=2)
@@ -266,6 +268,7 @@ def test_weights_are_stored_once_apart_from_the_ir_and_pruned_when_unnamed(proje
     per re-record. They are stored once by content, apart from the IR; the rebuilt program
     is the recorded one (it passes its a/b gate); an unnamed weight file is pruned."""
     project.pytester.makepyfile(test_perf=MLP_TWO_EXECUTORS)
+    project.set_env("PYTEST_ADDOPTS", "--tvmperf-baseline-weights=exact")  # stored bit for bit (issue 47: not the default)
     project.run("--tvmperf-update").assert_outcomes(passed=2)
     entries = project.baselines()["tests"]
     named = {w["path"] for e in entries.values() for w in e["ir"]["weights"]}

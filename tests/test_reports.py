@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -16,8 +17,12 @@ def test_message_explains_a_bytecode_change(project):
     project.pytester.makepyfile(test_perf=MLP_TEST)
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     entry = project.baselines()["tests"]["test_mlp[llvm-vm-bytecode]"]
-    assert "call fused_matmul_add in: %0, c[6], c[7], %2 dst: %void" in entry["bytecode"]["forward"]
-    assert set(entry["kernel_time_s"]) >= {"fused_matmul_add", "fused_matmul1_add1", "fused_matmul2_add2"}
+    # stored keyed by kernel identity, the numbers left out (issue 47: values/kernel_keys.py)
+    keys = {name for name, ident in entry["kernels"].items() if ident["op"] == "matmul_add"}
+    assert len(keys) == 3 and all(re.fullmatch(r"matmul_add@[0-9a-f]{10}", k) for k in keys), keys
+    assert any(re.fullmatch(r"call matmul_add@[0-9a-f]{10} in: %_, c\[_\], c\[_\], %_ dst: %void", line)
+               for line in entry["bytecode"]["forward"]), entry["bytecode"]
+    assert set(entry["kernel_time_s"]) >= keys
 
     project.set_env("MLP_BIND", "0")
     result = project.run()

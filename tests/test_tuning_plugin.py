@@ -156,3 +156,89 @@ def test_tuned(tvmperf):
     result = project.run("--tvmperf-update", *args)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([shown])
+
+
+# --- issue 47: tuning keeps its budget (a fake tuner on a fake clock: nothing is measured) ----
+
+FAKE_TUNER = '''
+
+from pytest_tvmperf.builder.tuning_display import TunerChoice
+
+
+class _FakeClock:
+    now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class _FakeTuner:
+    """Each trial takes 5 s of the fake clock, in batches of up to 16; nothing is measured."""
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def start(self):
+        pass
+
+    def tune(self, kernel, trials, on_batch):
+        while trials > 0:
+            n = min(16, trials)
+            self.clock.now += 5.0 * n
+            trials -= n
+            if not on_batch(n, n):
+                return
+
+
+@pytest.fixture
+def tvmperf_tuner():
+    clock = _FakeClock()
+    return TunerChoice(make=lambda kernels: _FakeTuner(clock), clock=clock)
+'''
+
+
+def _fake_tuner_project(project):
+    project.pytester.makepyfile(test_perf=TUNED_TEST)
+    conftest = project.pytester.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + FAKE_TUNER)
+
+
+def test_a_budget_run_prints_its_estimate_first_then_plain_lines_in_a_log(project):
+    _fake_tuner_project(project)
+    result = project.run("--tvmperf-tune-budget=4m")
+    result.assert_outcomes(failed=1)  # the fake tuner measured nothing: no valid schedule, said so
+    result.stdout.fnmatch_lines(["*tuning found no valid schedule for 2 of 2 kernel(s)*"])
+    err = result.stderr.str()
+    lines = [line for line in err.splitlines() if line.startswith(("tuning tiny_mlp", "tvmperf tune"))]
+    assert lines == [  # 5 s a trial: 2 x 10 s for a first batch each, the 220 s left by share
+        "tvmperf tune tiny_mlp(4): 2 kernel(s), 47 trials, about 3.9 min of the 4 min budget "
+        "(first batch: 2 trial(s) in 10 s)",
+        "tuning tiny_mlp(4): 1/2 kernels fused_matmul_add: 2/31 trials, 10 s",  # the largest kernel first
+        "tuning tiny_mlp(4): 1/2 kernels fused_matmul_add: 18/31 trials, 90 s",
+        "tuning tiny_mlp(4): 1/2 kernels fused_matmul_add: done, 31/31 trials in 2.6 min",
+        "tuning tiny_mlp(4): 2/2 kernels fused_matmul1_add1: 16/17 trials, 80 s",  # its own clock
+        "tuning tiny_mlp(4): 2/2 kernels fused_matmul1_add1: done, 17/17 trials in 85 s",
+        "tvmperf tune tiny_mlp(4): 4.0 min used of the 4 min budget, 48 trial(s) on 2 kernel(s), 0 record(s) written",
+    ]
+    assert "\r" not in err and "\x1b" not in err  # stderr is not a terminal here: no tqdm codes
+
+
+def test_a_budget_too_small_for_one_schedule_per_kernel_is_a_usage_error(project):
+    _fake_tuner_project(project)
+    result = project.run("--tvmperf-tune-budget=15")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # as an unparseable --tvmperf-tune-budget
+    result.stdout.fnmatch_lines(["*tiny_mlp(4) on llvm/vm-bytecode: the tuning budget 15s is too small for tiny_mlp(4): "
+                                 "its 2 kernel(s) need at least 2 trials each to build one valid schedule, and the first "
+                                 "batch took 10.0 s for 2 trial(s); the smallest budget that would do: 20s. Run again "
+                                 "with --tvmperf-tune-budget=20s (or: tvmperf tune --budget 20s)*"])
+    assert "tvmperf tune tiny_mlp(4): 2 kernel(s)" not in result.stderr.str()  # no estimate: nothing more is tuned
+
+
+def test_under_xdist_a_budget_too_small_fails_the_test_with_the_message(project):
+    """A pytest.exit in an xdist worker is an internal error that loses the message."""
+    _fake_tuner_project(project)
+    result = project.run("--tvmperf-tune-budget=15", "-n", "2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the tuning budget 15s is too small for tiny_mlp(4)*the smallest budget that would "
+                                 "do: 20s. Run again with --tvmperf-tune-budget=20s*"])
+    assert "INTERNALERROR" not in result.stdout.str()

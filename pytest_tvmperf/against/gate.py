@@ -27,6 +27,7 @@ from pytest_tvmperf.against import verdict as words
 from pytest_tvmperf.against.env import OtherEnv
 from pytest_tvmperf.against.run import OtherBuilds, pass_bound_s, read_pass, run_dir, run_pass
 from pytest_tvmperf.store.sweep import claim
+from pytest_tvmperf.values.remote_names import is_remote
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
@@ -332,7 +333,7 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
     if settings.update:
         raise pytest.UsageError("pytest-tvmperf: --tvmperf-against-tvm compares today's TVM with another version and "
                                 "records no baseline: drop --tvmperf-update")
-    if any("@rpc:" in t or t != "llvm" and not t.startswith("llvm") for t in settings.targets):
+    if any(is_remote(t) or t != "llvm" and not t.startswith("llvm") for t in settings.targets):
         raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-against-tvm times both builds on this machine's CPU: "
                                 f"select llvm targets only (--tvmperf-targets={','.join(settings.targets)})")
 

@@ -142,8 +142,8 @@ def resolve_host_cpu(model: str, model_features: Iterable[str] | None, host: Hos
     if not x86:
         return HostCpu(model or "generic", why="the CPU model LLVM names (not x86: no feature check)")
     if not host.known:
-        return HostCpu("x86-64-v2", why=f"nothing tells which CPU features the OS enables; "
-                                        f"x86-64-v2 runs on every x86-64 CPU of the last 15 years")
+        return HostCpu("x86-64-v2", why="nothing tells which CPU features the OS enables; "
+                                        "x86-64-v2 runs on every x86-64 CPU of the last 15 years")
     if not model or model == "generic" or not model_features:
         level = generic_level(host)
         return HostCpu(level, why=f"LLVM does not know the CPU model {model or '(none)'!r}; {level} is the highest "

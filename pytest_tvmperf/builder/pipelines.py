@@ -24,14 +24,6 @@ from typing import Any
 
 from pytest_tvmperf.workload import PIPELINES
 
-DESCRIPTIONS = {
-    "default": "Relax default pipeline (fused, unscheduled kernels)",
-    "unfused": "tvm.compile's own pipeline (no fusion)",
-    "dlight": "default pipeline + dlight default schedules",
-    "tuned": "default pipeline + MetaSchedule tuning database",
-}
-
-
 def check_pipeline(name: str) -> str:
     if name not in PIPELINES:
         raise ValueError(f"unknown pipeline {name!r}; choose from {', '.join(PIPELINES)}")

@@ -9,7 +9,7 @@ import contextlib
 import itertools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 import pytest
 
@@ -17,6 +17,7 @@ from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.builder.executors import CompileError, shorten_tvm_error
 from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.timer import stopwatch
+from pytest_tvmperf.builder.tuning_display import TuningIO
 from pytest_tvmperf.workload import Workload, output_specs
 
 if TYPE_CHECKING:
@@ -25,14 +26,6 @@ if TYPE_CHECKING:
 #: numbers of the files a session loads from its scratch directory: a loaded library's
 #: name is never reused (the loader would hand back the library loaded before)
 FILE_NUMBERS = itertools.count()
-
-ProgressBar = Callable[[str], ContextManager[Callable[[int, int], None]]]
-
-
-@contextlib.contextmanager
-def no_progress(_desc: str):
-    yield None
-
 
 def out_of_memory(exc: BaseException) -> str | None:
     """TVM's words for an allocation that failed (``std::bad_alloc``, a MemoryError), or None."""
@@ -73,7 +66,8 @@ class Preparer:
     nodeid: str
     #: records the outcome and fails the test: ``fail(verdict, message)``
     fail: Callable[..., NoReturn]
-    progress: ProgressBar = no_progress
+    #: how a tuning is shown and measured (builder/tuning_display.py)
+    tuning_io: TuningIO = field(default_factory=TuningIO)
     #: compiled programs exported to run in the child first, by id (reused for a/b timing)
     exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
     #: the tuning state the test's baseline was measured with (its ``records`` are kept
@@ -222,6 +216,7 @@ class Preparer:
         shown = self.session.shown(db)
         tvm_target = target.tvm_target()
         tuned_now = False
+        too_small = None
         tune_here = self.session.accept_command(self.nodeid, first=("--tvmperf-tune=TRIALS",))
         try:
             module = tuning_module(workload, tvm_target)
@@ -235,10 +230,18 @@ class Preparer:
                 pinned = None if tuned_now else self._pinned()
                 state = tuning.inspect(module, tvm_target, db, settings.tuned, pinned)
             problem = None
+        except tuning.BudgetTooSmall as exc:
+            problem, too_small = None, exc
         except tuning.TuningError as exc:
             problem = str(exc)
         except Exception as exc:  # the fused module itself failed to build: TVM's own error, shortened
             problem = f"preparing the kernels to tune failed:\n{shorten_tvm_error(exc)}"
+        if too_small is not None:  # a usage error: the run stops (exit 4, as a bad option)
+            message = (f"tvmperf: {where}: {too_small}. Run again with --tvmperf-tune-budget={too_small.smallest} "
+                       f"(or: tvmperf tune --budget {too_small.smallest})")
+            if not self.tuning_io.exits:  # an xdist worker: the test fails with it
+                self.fail("error", message)
+            pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
         if problem is not None:  # failed outside the except block: no chained traceback
             self.fail("error", f"tvmperf: {where}: {problem}")
         if tuned_now and state.missing and not state.left_out:
@@ -273,8 +276,8 @@ class Preparer:
         return {str(k): str(v) for k, v in records.items()} if isinstance(records, dict) else None
 
     def _tune(self, module, tvm_target, db: Path, workload: Workload, target) -> None:
-        """Tune ``module`` into ``db`` (``--tvmperf-tune`` / ``--tvmperf-tune-budget``), a
-        progress bar per kernel."""
+        """Tune ``module`` into ``db`` (``--tvmperf-tune`` / ``--tvmperf-tune-budget``): the
+        estimate line, a progress bar (or plain lines) per kernel, the summary line."""
         from pytest_tvmperf.builder import tuning
 
         settings = self.session.settings
@@ -283,17 +286,10 @@ class Preparer:
             devices = tuning.RpcDevices(target.remote.tracker, target.remote.name.key)
             self.session.release_device(self.target_name)  # the runner asks the tracker for it
         where_measured = f" on rpc:{devices.key}" if devices else ""
-        with contextlib.ExitStack() as bars:
-            updates: dict[str, Any] = {}
-
-            def progress(task: str, done: int, total: int | None, _spent: float) -> None:
-                if task not in updates:
-                    updates[task] = bars.enter_context(self.progress(f"tuning {workload.name}{where_measured}: {task}"))
-                if updates[task] is not None:
-                    updates[task](done, total)
-
-            tuning.tune(module, tvm_target, db, settings.tune_trials, budget_s=settings.tune_budget_s,
-                        progress=progress, devices=devices)
+        label = f"{workload.name}{where_measured}"
+        tuning.tune(module, tvm_target, db, settings.tune_trials, budget_s=settings.tune_budget_s,
+                    display=self.tuning_io.display(label), devices=devices, workload=label,
+                    clock=self.tuning_io.tuner.clock, tuner=self.tuning_io.tuner.make)
 
     def _exact_only(self, state, shown: str, target, tvm_target, where: str, tune_here: str) -> None:
         """``--tvmperf-tuned=exact``: every kernel needs a record of this exact target."""

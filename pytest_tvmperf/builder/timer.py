@@ -1,4 +1,4 @@
-"""The only module that reads clocks: compile stopwatch and the time samples.
+"""The only module that reads clocks: compile stopwatch, the time samples, the tuning clock.
 
 A :class:`Timer` turns a :class:`TimingTask` (sample functions built on TVM's
 ``time_evaluator``, which syncs the device and loops in C++) into :class:`TimeSamples`.
@@ -217,3 +217,8 @@ def stopwatch() -> Iterator[list[float]]:
         yield box
     finally:
         box.append(time.perf_counter() - start)
+
+
+def wall_clock() -> float:
+    """Seconds on a monotonic wall clock: the tuning run's (tuning_run.py; tests inject their own)."""
+    return time.monotonic()

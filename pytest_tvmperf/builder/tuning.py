@@ -29,12 +29,8 @@ TVM is imported lazily.
 from __future__ import annotations
 
 import importlib.util
-import logging
-import os
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from pytest_tvmperf.builder.tuning_tasks import (  # noqa: F401  (tasks_of re-exported)
     _is_relax,
@@ -57,19 +53,16 @@ from pytest_tvmperf.builder.tuning_db import (  # noqa: F401  (re-exported: Tuni
     _records_hash,
     _plain,
 )
-from pytest_tvmperf.builder.tuning_budget import plan_trials
+from pytest_tvmperf.builder.timer import wall_clock
+from pytest_tvmperf.builder.tuning_budget import plan_trials, shares, summary_line
 from pytest_tvmperf.builder.tuning_state import TuningState, TuningView, view_of
-from pytest_tvmperf.builder.tuning_progress import (BUDGET_ONLY_TRIALS, EndOfTuning, Progress, budget_stopper,
-                                                     measured_counts)
+from pytest_tvmperf.builder.tuning_progress import measured_counts
+from pytest_tvmperf.builder.tuning_ms import (  # noqa: F401  (re-exported: RpcDevices, the search's sizes)
+    BUILD_IN_PROCESS, LOGGER, MAX_TRIALS_PER_ITER, SEARCH_POPULATION, SEARCH_ROUNDS, RpcDevices, _MetaSchedule, _build)
+from pytest_tvmperf.builder.tuning_run import (  # noqa: F401  (BudgetTooSmall, KernelProgress re-exported)
+    BudgetTooSmall, Display, Kernel, KernelProgress, NoDisplay, Tuner, run)
 from pytest_tvmperf.builder.tuning_choice import (  # noqa: F401
     TUNED_MODES, record_digest, resolve, source_note, target_json, target_key, target_label)
-
-#: how a user creates or refreshes a tuning database
-#: the most candidates built and measured in one batch (one progress report each)
-MAX_TRIALS_PER_ITER = 16
-#: the loggers MetaSchedule's per-task messages go to (silent unless configured)
-LOGGER = "pytest_tvmperf.builder.tuning"
-
 
 def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any",
             pinned: Mapping[str, str] | None = None) -> TuningState:
@@ -144,19 +137,6 @@ def apply(mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any",
 # --------------------------------------------------------------------------- tuning
 
 
-def _build(mod: Any, target: Any, _params: Any) -> Any:
-    """MetaSchedule's default build function without its import of the tensor
-    intrinsics: that import takes 30-40 s in each fresh builder worker (one is started
-    per batch) with torch installed, past the build timeout, so every candidate
-    failed. A candidate's IR is already scheduled (a tensorized block carries the
-    intrinsic's implementation), so building it does not need them."""
-    import tvm
-    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
-
-    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
-    return tvm.tirx.build(mod, target)
-
-
 def _require_tuning_packages() -> None:
     missing = [name for name in ("cloudpickle", "psutil") if importlib.util.find_spec(name) is None]
     if missing:
@@ -164,39 +144,10 @@ def _require_tuning_packages() -> None:
                           f"in worker processes); install with: pip install {' '.join(missing)}")
 
 
-def _tuning_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-#: MetaSchedule's RPC runner: the longest one candidate's session (connect, upload, run) may
-#: take on a device before it counts as failed (its default, 10 s, is short for a busy device)
-RPC_SESSION_TIMEOUT_S = 120
-
-
-@dataclass(frozen=True)
-class RpcDevices:
-    """Where to measure tuning candidates instead of this machine: the devices a TVM
-    RPC tracker offers under ``key`` (MetaSchedule's RPC runner asks it for one per
-    candidate batch; the builds stay on the host)."""
-
-    tracker: tuple[str, int]
-    key: str
-
-    def runner(self) -> Any:
-        from tvm.s_tir import meta_schedule as ms
-
-        host, port = self.tracker
-        config = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=self.key,
-                                     session_priority=1, session_timeout_sec=RPC_SESSION_TIMEOUT_S)
-        return ms.runner.RPCRunner(rpc_config=config, max_workers=1)
-
-
 def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
-         budget_s: float | None = None, progress: Progress | None = None, seed: int = 0,
-         devices: RpcDevices | None = None) -> TuningState:
+         budget_s: float | None = None, display: Display | None = None, seed: int = 0,
+         devices: RpcDevices | None = None, workload: str = "", clock: Callable[[], float] = wall_clock,
+         tuner: Callable[[Sequence[Kernel]], Tuner] | None = None) -> TuningState:
     """Tune the tasks of ``mod`` with MetaSchedule and add the records to the
     database at ``db_dir`` (created when missing); returns :func:`inspect` afterwards.
 
@@ -204,29 +155,31 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
     ``target`` in all; trials an earlier or killed tuning measured count, so a re-run
     measures only the missing ones (resume; raise ``trials`` to refine further).
     ``budget_s``: a wall-clock budget spread over the tasks by their share of the run
-    time (tuning_budget.py); alone, each task may take up to ``BUDGET_ONLY_TRIALS``.
-    Candidates are measured in batches of up to ``MAX_TRIALS_PER_ITER`` per task and
-    each measured record is appended to the database at once (MetaSchedule's
-    JSONDatabase), so a killed tuning keeps every record it measured; a last line cut
-    short by the kill is dropped before appending again.
+    time (tuning_budget.py); the run (tuning_run.py) measures the first batch alone, raises
+    :class:`~tuning_run.BudgetTooSmall` for a budget that cannot tune every task once,
+    and ends within the budget plus the batch in flight. The tasks are tuned one at a time,
+    in batches of up to ``MAX_TRIALS_PER_ITER``; each measured record is appended to the
+    database at once (MetaSchedule's JSONDatabase), so a killed tuning keeps every record
+    it measured; a last line cut short by the kill is dropped before appending again.
 
     There is no learned cost model (``cost_model="random"``: no xgboost); the
     evolutionary search starts from the best records already in the database.
-    ``progress(task, trials measured for the target, the task's trial target or None,
-    seconds spent)`` is called after each measured batch of a task. ``seed`` seeds the
-    search. Untunable kernels are skipped. ``devices``: measure the candidates on RPC
-    devices (MetaSchedule's RPC runner) instead of this machine; ``target`` is then the
-    device's.
+    ``display`` gets the estimate line, each task's progress after each batch and the
+    summary line (time used, records written); ``workload`` names the program in them.
+    ``clock`` is the run's clock and ``tuner`` makes the run's tuner for its kernels (tests
+    inject fakes; None: MetaSchedule). ``seed`` seeds the search.
+    Untunable kernels are skipped. ``devices``: measure the candidates on RPC devices
+    (MetaSchedule's RPC runner) instead of this machine; ``target`` is then the device's.
     """
-    from tvm.s_tir import meta_schedule as ms
-
     if trials is None and budget_s is None:
         raise ValueError("tune needs trials or a time budget")
     if trials is not None and trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
     if budget_s is not None and not budget_s > 0:
         raise ValueError(f"the time budget must be > 0 s, got {budget_s}")
+    began = clock()
     db_dir = Path(db_dir)
+    display = display if display is not None else NoDisplay()
     _require_tuning_packages()
     try:
         db_dir.mkdir(parents=True, exist_ok=True)
@@ -245,69 +198,29 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
     if not todo:
         return inspect(mod, target, db_dir)
     tasks = [task for task, _ in todo]
-    plans = [plan for _, plan in todo]
-    caps = [plan.remaining if plan.remaining is not None else BUDGET_ONLY_TRIALS for plan in plans]
-    per_task = max(caps)
-    cores = _tuning_cores()
-    load_tensor_intrinsics()  # the schedule rules for CPU targets load them
-    contexts = [
-        ms.TuneContext(
-            mod=task_mod,
-            target=target,
-            space_generator="post-order-apply",
-            search_strategy="evolutionary",
-            task_name=name,
-            rand_state=rand_state,
-            num_threads=cores,
-            logger=logging.getLogger(f"{LOGGER}.{name}"),
-        ).clone()
-        for (name, task_mod, _), rand_state in zip(tasks, ms.utils.fork_seed(seed, n=len(tasks)))
-    ]
-    weights = [weight for _, _, weight in tasks]
-    callbacks = list(ms.MeasureCallback.create("default"))  # the first one adds each record to the database
-    stopper = budget_stopper([name for name, _, _ in tasks], plans, weights, budget_s, progress)
-    callbacks.append(stopper)
-    with tempfile.TemporaryDirectory(prefix="tvmperf-tune-") as work_dir:  # unused: the database is given
-        try:
-            ms.tune_tasks(
-                tasks=contexts,
-                task_weights=weights,
-                work_dir=work_dir,
-                max_trials_global=max(sum(caps), len(tasks)),  # every kernel gets a trial
-                max_trials_per_task=per_task,
-                num_trials_per_iter=max(1, min(per_task, MAX_TRIALS_PER_ITER)),
-                builder=ms.builder.LocalBuilder(max_workers=cores, f_build=_build),
-                runner=devices.runner() if devices is not None else "local",
-                database=database,
-                cost_model="random",
-                measure_callbacks=callbacks,
-                task_scheduler="round-robin",
-            )
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # TVM raises RuntimeError, TVMError, ... from the search
-            text = [line for line in str(exc).strip().splitlines() if line.strip()]
-            if stopper.interrupted is None and _behind(exc, EndOfTuning):  # the budget is spent: done
-                pass
-            elif stopper.interrupted is not None or _behind(exc, KeyboardInterrupt):
-                # Ctrl-C inside a Python callback reaches here through TVM as a RuntimeError
-                if isinstance(stopper.interrupted, Exception):
-                    raise stopper.interrupted
-                raise KeyboardInterrupt(f"tuning interrupted; the records measured so far are kept in {db_dir}") from None
-            else:
-                raise TuningError(f"MetaSchedule tuning failed ({type(exc).__name__}: {text[-1] if text else ''}); "
-                                  f"the records measured so far are kept in {db_dir}") from exc
+    share = shares([weight for _, _, weight in tasks], [None] * len(tasks), [_flops(m) for _, m, _ in tasks])
+    kernels = [Kernel(name, sh, plan.remaining) for (name, _, _), sh, (_, plan) in zip(tasks, share, todo)]
+    measure = tuner(kernels) if tuner is not None else _MetaSchedule(tasks, target, database, devices, seed, db_dir)
+    records_before = _record_count(db_dir)
+    try:
+        outcome = run(workload or "the workload", kernels, budget_s, measure, clock, display, began)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"tuning interrupted; the records measured so far are kept in {db_dir}") from None
+    display.summary(summary_line(workload or "the workload", outcome.used_s, budget_s, outcome.trials,
+                                 _record_count(db_dir) - records_before, outcome.kernels))
     return inspect(mod, target, db_dir)
 
 
-def _behind(exc: BaseException, kind: type) -> bool:
-    """Whether an exception of ``kind`` is behind ``exc``: in its chain, or in the text TVM
-    made of a Python callback's exception."""
-    import traceback
+def _flops(task_mod: Any) -> float:
+    """A task's estimated FLOPs (0 where TVM cannot estimate them)."""
+    from tvm.s_tir.analysis import estimate_tir_flops
 
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, kind):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return kind.__name__ in "".join(traceback.format_exception(exc))
+    try:
+        return max(0.0, float(estimate_tir_flops(task_mod)))
+    except Exception:  # noqa: BLE001 - an estimate only: the task gets the smallest share
+        return 0.0
+
+
+def _record_count(db_dir: Path) -> int:
+    return sum(1 for line in intact_text((db_dir / RECORD_FILE).read_text(encoding="utf-8")).splitlines()
+               if line.strip())

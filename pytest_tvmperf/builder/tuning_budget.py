@@ -6,11 +6,12 @@ target; the trials a killed or earlier tuning already measured count (resume), s
 re-run measures only what is missing.
 
 Time: a budget of ``B`` seconds is spread over the kernels by their share of the
-program's run time, ``weight x best time measured so far`` (before a kernel is first
-measured, its estimated FLOPs stand in, scaled like the measured kernels). A kernel
-stops once it has spent its allowance, ``(B - time spent by the kernels that stopped) x
-share / sum of the running kernels' shares``: the time a kernel leaves unused (its
-search ended early) goes to the others. Every kernel gets at least its first batch.
+program's run time (``weight x estimated FLOPs``, :func:`shares`): each kernel first gets
+the time of :data:`MIN_TRIALS` trials (one batch, enough for a valid schedule), the rest
+goes by share, as trials at the time a trial took in the measured first batch
+(:func:`spread`). A budget under :func:`smallest_budget_s` cannot tune every kernel once
+and is refused. tuning_run.py spreads what is left again before each kernel, so the time
+a kernel leaves unused goes to the ones after it.
 """
 
 from __future__ import annotations
@@ -73,29 +74,125 @@ def shares(weights: Sequence[float], best_s: Sequence[float | None], flops: Sequ
     return [r / total for r in raw]
 
 
-def allowances(budget_s: float, spent_s: Sequence[float], share: Sequence[float],
-               stopped: Sequence[bool]) -> list[float]:
-    """Each running task's time allowance (stopped tasks: what they spent)."""
-    left = budget_s - sum(s for s, done in zip(spent_s, stopped) if done)
-    running = sum(sh for sh, done in zip(share, stopped) if not done)
+#: the fewest trials a kernel is tuned with: its first batch, enough for a valid schedule
+MIN_TRIALS = 2
+
+
+@dataclass(frozen=True)
+class KernelShare:
+    """One kernel's part of a time budget."""
+
+    name: str
+    #: the trials it is to measure (at least :data:`MIN_TRIALS`, at most its trial cap)
+    trials: int
+    #: the seconds it may take (its minimum batch's time plus its share of the rest)
+    seconds: float
+
+
+def smallest_budget_s(kernels: int, trial_s: float, min_trials: int = MIN_TRIALS,
+                      first_batch_s: float | None = None) -> float:
+    """The least time that tunes every kernel once: a first batch of ``min_trials`` each
+    (``first_batch_s`` as measured, else at ``trial_s`` seconds a trial)."""
+    return kernels * max(min_trials * max(trial_s, 0.0), first_batch_s or 0.0)
+
+
+def spread(budget_s: float, names: Sequence[str], share: Sequence[float], trial_s: float,
+           caps: Sequence[int | None] | None = None, min_trials: int = MIN_TRIALS,
+           first_batch_s: float | None = None) -> list[KernelShare]:
+    """The budget spread over the kernels: each gets the time of its first batch of
+    ``min_trials`` (``first_batch_s``, as measured; else ``min_trials`` x ``trial_s``), then
+    the rest of the budget by its ``share`` of the run time, as further trials at
+    ``trial_s`` seconds each (a kernel's trial cap bounds its trials). The seconds sum to
+    the budget (or to the kernels' first batches, where the budget is smaller:
+    :func:`smallest_budget_s` says when; the caller refuses such a budget)."""
+    n = len(names)
+    if n == 0:
+        return []
+    trial_s = max(trial_s, 1e-9)
+    floor_s = max(min_trials * trial_s, first_batch_s or 0.0)
+    spare = max(0.0, budget_s - n * floor_s)
+    total = sum(max(0.0, s) for s in share)
+    weights = [max(0.0, s) / total for s in share] if total > 0 else [1.0 / n] * n
+    caps = list(caps) if caps is not None else [None] * n
     out = []
-    for s, sh, done in zip(spent_s, share, stopped):
-        out.append(s if done else (max(0.0, left) * sh / running if running > 0 else 0.0))
+    for name, w, cap in zip(names, weights, caps):
+        seconds = floor_s + spare * w
+        trials = min_trials + int(spare * w / trial_s + 1e-9)
+        if cap is not None:
+            trials = max(min(trials, cap), min(min_trials, cap))
+        out.append(KernelShare(name, trials, seconds))
     return out
 
 
-def over_budget(budget_s: float, spent_s: Sequence[float], share: Sequence[float], stopped: Sequence[bool],
-                task: int) -> bool:
-    """Whether ``task`` has spent its allowance (or the whole budget is spent)."""
-    if sum(spent_s) >= budget_s:
-        return True
-    return spent_s[task] >= allowances(budget_s, spent_s, share, stopped)[task]
+@dataclass(frozen=True)
+class Estimate:
+    """What a tuning is expected to take, from a measured first batch: printed before the
+    rest of the tuning starts."""
+
+    kernels: int
+    trials: int
+    seconds: float
+    budget_s: float | None
+    #: the measured first batch: its trials and seconds
+    probe_trials: int
+    probe_s: float
+    #: seconds before the first batch (finding the kernels, starting the workers)
+    setup_s: float = 0.0
+
+    def line(self, workload: str) -> str:
+        within = f" of the {describe_budget(self.budget_s)} budget" if self.budget_s is not None else ""
+        setup = f", after {describe_seconds(self.setup_s)} to start" if self.setup_s >= 1 else ""
+        return (f"tvmperf tune {workload}: {self.kernels} kernel(s), {self.trials} trials, about "
+                f"{describe_seconds(self.seconds)}{within} (first batch: {self.probe_trials} trial(s) in "
+                f"{describe_seconds(self.probe_s)}{setup})")
+
+
+def estimate(shares_: Sequence[KernelShare], trial_s: float, budget_s: float | None, probe_trials: int,
+             probe_s: float, setup_s: float = 0.0) -> Estimate:
+    """The estimate of a tuning whose kernels have ``shares_`` (their trials), after
+    ``setup_s`` seconds of getting ready."""
+    trials = sum(k.trials for k in shares_)
+    seconds = setup_s + trials * trial_s
+    if budget_s is not None:
+        seconds = min(seconds, budget_s)
+    return Estimate(len(shares_), trials, seconds, budget_s, probe_trials, probe_s, setup_s)
+
+
+def duration_option(seconds: float) -> str:
+    """``seconds`` rounded up (to 10 s, or to half an hour past 90 min) as the budget option
+    takes it: ``50s``, ``2m20s``, ``7m``, ``2.5h``."""
+    if seconds <= 110:
+        return f"{max(10, math.ceil(seconds / 10) * 10)}s"
+    if seconds <= 5400:
+        tens = math.ceil(seconds / 10)
+        minutes, rest = divmod(tens * 10, 60)
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+    return f"{math.ceil(seconds / 3600 * 2) / 2:g}h"
+
+
+def summary_line(workload: str, used_s: float, budget_s: float | None, trials: int, records: int,
+                 kernels: int) -> str:
+    """The line after a tuning: time used against the budget, records written."""
+    against = f" of the {describe_budget(budget_s)} budget" if budget_s is not None else ""
+    over = (f" ({describe_seconds(used_s - budget_s)} over: the last batch)"
+            if budget_s is not None and used_s > budget_s else "")
+    return (f"tvmperf tune {workload}: {describe_seconds(used_s)} used{against}{over}, {trials} trial(s) on "
+            f"{kernels} kernel(s), {records} record(s) written")
 
 
 def describe_seconds(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``1.5 h``."""
+    """``45 s``, ``2.5 min``, ``12 min``, ``1.5 h``."""
     if seconds < 120:
         return f"{seconds:.0f} s"
+    if seconds < 600:
+        return f"{seconds / 60:.1f} min"
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def describe_budget(seconds: float) -> str:
+    """A budget as given, in words: ``90 s``, ``4 min``, ``2.5 min``, ``1.5 h``."""
+    if 120 <= seconds < 7200 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    return describe_seconds(seconds)

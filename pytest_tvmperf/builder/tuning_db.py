@@ -65,7 +65,7 @@ def _check_files(db_dir: Path) -> bool:
                 elif not 0 <= row[0] < counts[WORKLOAD_FILE]:
                     problem = (f"refers to workload {row[0]}, but {WORKLOAD_FILE} has "
                                f"{counts[WORKLOAD_FILE]} workload(s)")
-                problem = problem or trace_check.line_problem(name, row)  # issue 33: an allowlist before replay
+                problem = problem or trace_check.line_problem(name, row)  # an allowlist before replay
             if problem:
                 raise TuningError(f"tuning database file {path}, line {number}: {problem}; fix the file, "
                                   f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}")

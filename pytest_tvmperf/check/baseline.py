@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy, compare, compare_time
-from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.config.limits import Limit
 
 if TYPE_CHECKING:
     from pytest_tvmperf.values.record import Record

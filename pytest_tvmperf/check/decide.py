@@ -16,7 +16,7 @@ import pytest
 
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.combos import TvmperfInconclusive
-from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
@@ -54,6 +54,8 @@ class Identity:
     shown_file: str = ""
     #: the command that records the test's baseline
     accept_command: str = ""
+    #: the line after that command on what to do on a pull request ("" : none)
+    advice: str = ""
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,8 @@ def judged_peers(samples: TimeSamples, peer_limits: Mapping[str, float], policy:
 
 def no_baseline(record: "Record", who: Identity) -> Decision:
     return Decision(Verdict.NO_BASELINE, record=record, fails=True, note=NO_BASELINE_NOTE,
-                    message=missing_baseline_message(who.nodeid, who.test_id, who.shown_file, who.accept_command))
+                    message=missing_baseline_message(who.nodeid, who.test_id, who.shown_file, who.accept_command,
+                                                     who.advice))
 
 
 def decide(record: "Record", baseline: "Record", time: TimeJudged | None, thresholds: Mapping[str, Limit],
@@ -225,7 +228,7 @@ def decide(record: "Record", baseline: "Record", time: TimeJudged | None, thresh
                             [p.status for p in peers])
     if not decided.peers_lead:
         message = regression_message(who.nodeid, who.shown_file, record, baseline, comparison, notes,
-                                     who.accept_command)
+                                     who.accept_command, who.advice)
         if peers:
             message += "\nagainst peer frameworks, timed side by side:\n" + "\n".join(peer_lines(peers))
     else:

@@ -13,12 +13,14 @@ from typing import Callable, Mapping, NoReturn
 import pytest
 
 from pytest_tvmperf.builder.executor_choice import get_executor
-from pytest_tvmperf.builder.prepare import Prepared, Preparer, ProgressBar, no_progress
+from pytest_tvmperf.builder.prepare import Prepared, Preparer
+from pytest_tvmperf.builder.tuning_display import TuningIO
 from pytest_tvmperf.check import pipeline, ratio, timed, untimed
 from pytest_tvmperf.check.decide import Identity, inconclusive
 from pytest_tvmperf.check.sources import TimingSources
 from pytest_tvmperf.combos import Combo, Variant
-from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S, Limit
+from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.plan import plan_for
@@ -46,7 +48,8 @@ class Tvmperf:
     location: tuple[str, int] = ("", 0)
     user_properties: list = field(default_factory=list)
     peer_limits: Mapping[str, float] = field(default_factory=dict)
-    progress: ProgressBar = no_progress
+    #: how a tuning is shown and measured (--tvmperf-tune)
+    tuning_io: TuningIO = field(default_factory=TuningIO)
     #: False: correctness and exact metrics only (--tvmperf-timing=off, marker timing=False)
     timing: bool = True
     #: seconds one test's time measurement may take (--tvmperf-time-budget, marker time_budget=)
@@ -54,6 +57,8 @@ class Tvmperf:
     simulate: str | None = None  # the test's marker simulate= (measure/simulate.py)
     #: the resource metrics measured (--tvmperf-resources, marker resources=; values/resources.py)
     resources: tuple[str, ...] = RESOURCE_NAMES
+    #: what an update stores of the weights: seeded or exact (--tvmperf-baseline-weights, marker baseline_weights=)
+    baseline_weights: str = "seeded"
     _checked: bool = False
     _ratios: int = 0  # the assert_ratio calls so far (each outcome is named by its number)
     _prep: Preparer | None = None
@@ -116,7 +121,7 @@ class Tvmperf:
     @property
     def preparer(self) -> Preparer:
         if self._prep is None:
-            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.progress,
+            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.tuning_io,
                                   baseline_tuning=lambda: getattr(self.stored_baselines().get(self.test_id), "tuning", None))
         return self._prep
 
@@ -129,13 +134,17 @@ class Tvmperf:
     def sources(self) -> TimingSources:
         if self._sources is None:
             self._sources = TimingSources(self.session, self.nodeid, self.test_id, self.executor, self.target,
-                                          self.baseline_file, self.peer_limits, self.fail, self.preparer.exports)
+                                          self.baseline_file, self.peer_limits, self.fail, self.preparer.exports,
+                                          baseline_weights=self.baseline_weights)
         return self._sources
 
     def identity(self) -> Identity:
         """Who this test's check is for, as its messages and outcome name it."""
+        from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST
+
         return Identity(self.nodeid, self.test_id, self.executor, self.target,
-                        self.session.shown(self.baseline_file), self.session.accept_command(self.nodeid))
+                        self.session.shown(self.baseline_file), self.session.accept_command(self.nodeid),
+                        ON_A_PULL_REQUEST if self.session.settings.baselines_ref is not None else "")
 
     def add_outcome(self, outcome: Outcome) -> Outcome:
         """Keep the outcome for the summary and reports, and put its figures on the

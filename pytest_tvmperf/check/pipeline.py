@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
+from pytest_tvmperf.check.approval import with_change
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import (TIMED, Decision, Measured, conclude, confirm_time, decide,
                                          judged_peers, no_baseline, recorded)
@@ -18,6 +19,7 @@ from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.resources import predates_line
+from pytest_tvmperf.values.kernel_keys import STABLE_KEY, in_build_names
 from pytest_tvmperf.measure.plan import Plan
 from pytest_tvmperf.measure.resources import with_resources
 from pytest_tvmperf.result.layers_text import with_layers
@@ -39,17 +41,33 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
     settings = session.settings
     if tv.simulate is not None:  # the test's marker: over the ini, under the command line
         settings = replace(settings, ini_simulate=tv.simulate)
-    collected = collect_kernel_metrics(session.metric_sources(), prep, settings, stored=same_counts(tv, prep, baseline))
+    collected = collect_kernel_metrics(session.metric_sources(), prep, settings,
+                                       stored=_in_build_names(prep, same_counts(tv, prep, baseline)))
     session.report.not_measured.update(collected.skipped)
     if collected.reused:
         session.report.not_measured.add(REUSED_LINE.format(sources=", ".join(collected.reused)))
-    # kept on update, failed when the tool died (issue 23)
+    # kept on update, failed when the tool died
+    def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
+        entry = tv.stored_baselines().get(tv.test_id)
+        return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
+
     settled = settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
-                     lambda: tv.stored_baselines().get(tv.test_id), settings.update, session.report.not_measured,
-                     tv.fail, tv.nodeid, tv.identity().shown_file)
+                     stored, settings.update, session.report.not_measured, tv.fail, tv.nodeid,
+                     tv.identity().shown_file)
     export = tv.preparer.exports.get(id(prep.compiled))
     return with_resources(settled, prep.compiled, prep.args, runs, tv.resources, prep.target,
                           export[1] if export is not None and export[0] is prep.compiled else None)
+
+
+def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetrics | None:
+    """A stored entry's exact metrics with the kernels it keys by identity under the names
+    this build gave them (values/kernel_keys.py), so they compare with this build's."""
+    if exact is None or not any(STABLE_KEY.match(k) for k in (*(exact.by_callee or ()), *(exact.calls or ()),
+                                                               *(k for m in exact.per_kernel.values() for k in m))):
+        return exact
+    from pytest_tvmperf.measure.kernel_identity import kernel_identities
+
+    return in_build_names(exact, kernel_identities(prep.compiled, sources=prep.workload.layers))
 
 
 def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> ExactMetrics | None:
@@ -76,7 +94,7 @@ def peers_of(tv: "Tvmperf", record: "Record", measured: Measured | None) -> tupl
 
 
 def layers_of(tv: "Tvmperf", prep: "Prepared | None", record: "Record", peers: tuple[RatioVerdict, ...]) -> tuple:
-    """The per-layer tables against the peers (issue 35): asked for, or a peer limit failed."""
+    """The per-layer tables against the peers: asked for, or a peer limit failed."""
     if prep is None or not peers:
         return ()
     from pytest_tvmperf.measure.peer_layers import for_test
@@ -103,7 +121,7 @@ def gate(tv: "Tvmperf", record: "Record", source: BaselineSource, measured: Meas
     __tracebackhide__ = True
     who = tv.identity()
     if source.record is None:
-        return finish(tv, no_baseline(record, who))
+        return finish(tv, with_change(tv, record, source, no_baseline(record, who), measured, plan))
     session = tv.session
     predates = predates_line(source.record.exact.predates & set(tv.resources))
     if predates:  # one line for the run (not one per test and metric), and a note on this test's message
@@ -117,7 +135,7 @@ def gate(tv: "Tvmperf", record: "Record", source: BaselineSource, measured: Meas
         peers = peers_of(tv, time.record, measured)
     decision = decide(record, source.record, time, tv.thresholds, policy, who, notes, plan, peers or (), source.ab,
                       measured.rounds if measured else None, measured.threads_note if measured else "")
-    return finish(tv, with_layer_tables(tv, prep, decision))
+    return finish(tv, with_change(tv, record, source, with_layer_tables(tv, prep, decision), measured, plan))
 
 
 def record(tv: "Tvmperf", record: "Record", note: str = "", plan: Plan = TIMED, measured: Measured | None = None,

@@ -40,30 +40,68 @@ UNTRUSTED_SUMMARY = ("baselines of the old form (a compiled .so) compared withou
                      "not loaded unless --tvmperf-trust-artifacts=on (re-record with --tvmperf-update to store the IR)")
 
 
-def same_program(compiled, baseline) -> bool:
-    """Is ``compiled`` the program ``baseline`` recorded: its lowered IR encodes to the
-    same bytes as the stored IR file (store/lowered_ir.py, deterministic), its weights
-    are the same, and this is the TVM version that recorded it (another version's code
-    generation may differ for the same IR). Timing the two side by side would time the
-    same code twice."""
+@dataclass(frozen=True)
+class ProgramCheck:
+    """Today's build against the baseline's stored program: is it the same program (the
+    same IR and weights, under the TVM version that recorded it), and which weights
+    changed (one line, "" when none did or nothing is known)."""
+
+    same: bool = False
+    weights: str = ""
+
+
+def program_check(compiled, baseline) -> ProgramCheck:
+    """Compare ``compiled`` with the program ``baseline`` recorded: its lowered IR encodes
+    to the same bytes as the stored IR file (store/lowered_ir.py, deterministic), in the
+    form the baseline was stored (weight files, or seeded weights by their digests), its
+    weights are the same, and this is the TVM version that recorded it (another
+    version's code generation may differ for the same IR). Timing the two side by side
+    would time the same code twice."""
     import tvm
 
     from pytest_tvmperf.builder.rebuild import lowered_module
     from pytest_tvmperf.store import lowered_ir
+    from pytest_tvmperf.store.weight_changes import change_line
 
     ref = baseline.ir
     module = lowered_module(compiled)
-    if ref is None or module is None or str(baseline.tvm_version) != str(tvm.__version__):
-        return False
+    if ref is None or module is None:
+        return ProgramCheck()
+    same_tvm = str(baseline.tvm_version) == str(tvm.__version__)
+    node = lambda w: (f"the tensor at IR node {w.node}", w.sha256)  # noqa: E731
     try:
-        data, weights = lowered_ir.encode_split(module)
-        if (hashlib.sha256(data).hexdigest() == ref.sha256
-                and sorted((w.node, w.sha256) for w in weights) == sorted((w.node, w.sha256) for w in ref.weights)):
-            return True
+        kernels = True
+        if ref.seeded or ref.functions:
+            data, files, described, pieces = lowered_ir.encode_stored(module)
+            before = [(w.describe(), w.sha256) for w in ref.seeded] + [node(w) for w in ref.weights]
+            after = [(w.describe(), w.sha256) for w in described] + [node(w) for w in files]
+            kernels = sorted((f.name, f.sha256) for f in ref.functions) == \
+                sorted((name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces)
+        else:
+            data, files = lowered_ir.encode_split(module)
+            before, after = [node(w) for w in ref.weights], [node(w) for w in files]
+        weights = change_line(before, after) if ref.weights or ref.seeded else ""
+        if hashlib.sha256(data).hexdigest() == ref.sha256 and sorted(before) == sorted(after) and kernels:
+            return ProgramCheck(same_tvm, weights)
         # an IR recorded before weights were stored apart holds them inline
-        return bool(weights) and not ref.weights and hashlib.sha256(lowered_ir.encode(module)).hexdigest() == ref.sha256
+        inline = (not ref.seeded and not ref.functions and bool(files) and not ref.weights
+                  and hashlib.sha256(lowered_ir.encode(module)).hexdigest() == ref.sha256)
+        return ProgramCheck(inline and same_tvm, weights)
     except Exception:  # noqa: BLE001 - an IR that does not serialize: not known to be the same
-        return False
+        return ProgramCheck()
+
+
+def same_program(compiled, baseline) -> bool:
+    """Is ``compiled`` the program ``baseline`` recorded (:func:`program_check`)."""
+    return program_check(compiled, baseline).same
+
+
+def weights_note(line: str, seeded: bool) -> str:
+    """A failure's line saying which weights changed, and what the baseline is timed with."""
+    timed = ("with seeded values of its weights' dtypes and shapes (kernel timing does not depend on finite, normal "
+             "values; --tvmperf-baseline-weights=exact records them bit for bit)" if seeded
+             else "with its own recorded weights")
+    return f"the program's weights differ from the baseline's: {line}; the baseline's program is timed {timed}"
 
 
 @dataclass
@@ -81,8 +119,10 @@ class TimingSources:
     fail: Callable[..., NoReturn]
     #: programs already exported to run in the child, by id (reused, not exported again)
     exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
-    #: :meth:`is_same_program`'s answers, by (id of the build, sha256 of the baseline's IR)
-    _same: dict[tuple[int, str | None], tuple[Any, bool]] = field(default_factory=dict)
+    #: what an update stores of the weights: ``seeded`` (the default) or ``exact``
+    baseline_weights: str = "seeded"
+    #: :meth:`checked_program`'s answers, by (id of the build, sha256 of the baseline's IR)
+    _same: dict[tuple[int, str | None], tuple[Any, ProgramCheck]] = field(default_factory=dict)
 
     def peer_samplers(self, prep: Prepared, where: str) -> dict[str, SampleFn]:
         """Samplers of the peer frameworks asked for (``--tvmperf-peers``, and those
@@ -129,6 +169,10 @@ class TimingSources:
         stored = BaselineSource(baseline)
         if baseline is None or self.session.settings.artifact_dir is None:
             return stored
+        if baseline.ir is not None and compiled is not None:
+            line = self.checked_program(compiled, baseline).weights
+            if line:  # a weight change is reported as such, whatever the baseline stored of the weights
+                notes.append(weights_note(line, bool(baseline.ir.seeded)))
         if (baseline.ir is not None and compiled is not None and self.session.settings.same_program == "skip"
                 and self.is_same_program(compiled, baseline)):
             self._check_ir(baseline.ir)  # not needed to time, still the baseline's: a damaged file fails
@@ -149,9 +193,13 @@ class TimingSources:
     def is_same_program(self, compiled, baseline) -> bool:
         """:func:`same_program`, worked out once per build and baseline IR (the simulated
         cost asks before the timing does)."""
+        return self.checked_program(compiled, baseline).same
+
+    def checked_program(self, compiled, baseline) -> ProgramCheck:
+        """:func:`program_check`, worked out once per build and baseline IR."""
         key = (id(compiled), baseline.ir.sha256 if baseline.ir is not None else None)
         if key not in self._same:
-            self._same[key] = (compiled, same_program(compiled, baseline))  # the build kept: its id stays its own
+            self._same[key] = (compiled, program_check(compiled, baseline))  # the build kept: its id stays its own
         return self._same[key][1]
 
     def _artifact_sampler(self, timing, target, workload, args, out_specs, notes):
@@ -222,7 +270,6 @@ class TimingSources:
         from pytest_tvmperf.builder import rebuild
         from pytest_tvmperf.store import lowered_ir, user_cache
 
-        settings = self.session.settings
         path, shown = self._check_ir(ref)
         fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
         for fresh in (False, True):
@@ -280,7 +327,7 @@ class TimingSources:
             return None
         __tracebackhide__ = True
         try:
-            pending = lowered_ir.save_pending(module, s.artifact_dir)
+            pending = lowered_ir.save_pending(module, s.artifact_dir, seeded=self.baseline_weights == "seeded")
         except OSError as exc:  # a read-only or full artifact directory: this test's record cannot be kept
             where = display_path(s.artifact_dir / lowered_ir.IR_DIR, self.session.rootpath)
             problem = (f"tvmperf: {self.nodeid}: cannot write the program's IR into {where} "
@@ -295,9 +342,9 @@ class TimingSources:
                        f"can hold it")
         else:
             self.session.exported.append(pending)  # removed at session end unless committed
-            for _, weight in pending.weights:  # stored apart from the IR, committed with it
-                self.session.exported.append(weight)
-                self.session.store.queue_artifact(weight)
+            for part in pending.parts:  # weights and kernels stored apart from the IR, committed with it
+                self.session.exported.append(part)
+                self.session.store.queue_artifact(part)
             return pending
         self.fail("error", problem)  # outside the except: no chained traceback
 

@@ -1,4 +1,4 @@
-"""Per-kernel counts a run could not measure (issue 23): an update keeps the stored ones
+"""Per-kernel counts a run could not measure: an update keeps the stored ones
 (as a timing-off run keeps the timings), and a gate whose measuring tool died while
 measuring a test fails that test's counts with the reason instead of passing ungated."""
 

@@ -52,17 +52,8 @@ import sys
 from pytest_tvmperf.command.cli_files import accept_command, load_file
 from pytest_tvmperf.command.cli_match import CliError, diff_row, keyed, nodeids, show_lines, variants
 from pytest_tvmperf.judge.compare import compare
-from pytest_tvmperf.config.options import (
-    DEFAULT_ALPHA,
-    DEFAULT_NOISE,
-    DEFAULT_THRESHOLDS,
-    THRESHOLD_HELP,
-    _argparse_type,
-    parse_alpha,
-    parse_duration,
-    parse_noise,
-    parse_thresholds,
-)
+from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, argparse_type as _argparse_type, parse_alpha, parse_duration, parse_noise
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, THRESHOLD_HELP, parse_thresholds
 from pytest_tvmperf.config.time_policy import time_policy
 from pytest_tvmperf.config.parsing import DURATION_FORMS
 from pytest_tvmperf.result.regression import regression_message

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.config.parsing import (
+    parse_baseline_weights,
     parse_executors,
     parse_targets,
     parse_duration,
@@ -47,6 +48,8 @@ class MarkerSettings:
     time_budget: float | None = None
     #: ``resources="code_bytes"`` or ``"none"``: the resource metrics this test measures (None: the run decides)
     resources: tuple[str, ...] | None = None
+    #: ``baseline_weights="exact"``: what an update stores of this test's weights (None: the run decides)
+    baseline_weights: str | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
@@ -60,6 +63,7 @@ class MarkerSettings:
             timing=_keyword(kwargs, "timing", parse_switch),
             time_budget=_keyword(kwargs, "time_budget", parse_duration),
             resources=_keyword(kwargs, "resources", parse_resources),
+            baseline_weights=_keyword(kwargs, "baseline_weights", parse_baseline_weights),
         )
 
 

@@ -10,35 +10,29 @@ apart (:meth:`Settings.thresholds` puts the marker in between); a marker's
 ``executors``/``targets`` narrow what the run selects instead (see markers.py).
 
 The value parsers live in parsing.py and limits.py, the settings the table fills in
-settings.py; the parsers' names are importable from here as well.
+settings.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
 
-from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options is where other modules import them from)
+from pytest_tvmperf.config.parsing import (
     DEFAULT_ALPHA,
     DEFAULT_EXECUTORS,
     DEFAULT_NOISE,
-    DEFAULT_TIME_THRESHOLD,
-    EXACT_METRICS,
     EXECUTORS,
-    INCONCLUSIVE_POLICIES,
     METRICS,
-    NOISE_MODES,
-    OTHER_MACHINE_POLICIES,
     PEER_MARKER_KEYS,
     PEERS,
-    RESOURCE_METRICS,
     TARGETS,
-    TIME_METRIC,
     argparse_type,
     parse_resources,
     parse_alpha,
     parse_baseline_program,
-    parse_bool,
+    parse_baseline_weights,
+    parse_switch,
     parse_executors,
     parse_inconclusive,
     parse_min_repeat_ms,
@@ -56,16 +50,10 @@ from pytest_tvmperf.config.parsing import (  # noqa: F401  (re-exported: options
     positive_int,
 )
 from pytest_tvmperf.values.resources import RESOURCE_ALIASES
-from pytest_tvmperf.config.limits import (  # noqa: F401  (re-exported, as the parsers above)
+from pytest_tvmperf.config.limits import (
     DEFAULT_THRESHOLDS,
     THRESHOLD_HELP,
-    Limit,
-    Thresholds,
-    parse_limit,
-    parse_peer_limit,
     parse_thresholds,
-    peer_limits_from_marker,
-    thresholds_from_marker,
 )
 
 
@@ -116,10 +104,6 @@ def parse_git_ref(text: Any) -> str:
     return text
 
 
-#: the former private names, still used by cli.py and the tests
-_positive_int = positive_int
-_argparse_type = argparse_type
-
 OPT_EXECUTORS = "tvmperf_executors"
 OPT_TARGETS = "tvmperf_targets"
 OPT_UPDATE = "tvmperf_update"
@@ -148,6 +132,7 @@ OPT_TIME_BUDGET = "tvmperf_time_budget"
 OPT_RPC = "tvmperf_rpc"
 OPT_RPC_TIMEOUT = "tvmperf_rpc_timeout"
 OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
+OPT_BASELINE_WEIGHTS = "tvmperf_baseline_weights"
 OPT_TIMING = "tvmperf_timing"
 OPT_BENCHMARK_JSON = "tvmperf_benchmark_json"
 OPT_LLVM_TARGET = "tvmperf_llvm_target"
@@ -161,6 +146,10 @@ OPT_LAYERS = "tvmperf_layers"
 OPT_BASELINES_REF = "tvmperf_baselines_ref"
 OPT_SAME_PROGRAM = "tvmperf_same_program"
 OPT_RESOURCES = "tvmperf_resources"
+OPT_APPROVED_CHANGE = "tvmperf_approved_change"
+OPT_CHANGES_MD = "tvmperf_changes_md"
+#: the environment variable of --tvmperf-approved-change (the CI job's, never the project's configuration)
+ENV_APPROVED_CHANGE = "TVMPERF_APPROVED_CHANGE"
 #: the environment variables of --tvmperf-trust-artifacts and --tvmperf-baselines-ref
 ENV_TRUST_ARTIFACTS = "TVMPERF_TRUST_ARTIFACTS"
 ENV_BASELINES_REF = "TVMPERF_BASELINES_REF"
@@ -270,7 +259,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_OTHER_MACHINE, "other_machine",
            "with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)",
            "skip", parse_other_machine),
-    Option(OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_bool),
+    Option(OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_switch),
     Option(OPT_NOISE, "noise", "process-to-process noise the samples cannot show, per mode, e.g. "
            "'ab=2%,normalized=10%,raw=15%,ratio=7%' (the defaults; ratio: peers and assert_ratio)", DEFAULT_NOISE, parse_noise),
     Option(OPT_ARTIFACTS, "artifact_dir", "where --tvmperf-update saves compiled artifacts for a/b timing, relative to the "
@@ -312,9 +301,16 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_BASELINE_PROGRAM, "baseline_program", "what --tvmperf-update stores of each test's program for a/b "
            "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
            "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),
+    Option(OPT_BASELINE_WEIGHTS, "baseline_weights", "what --tvmperf-update stores of a program's bound weights: "
+           "seeded (default: each floating-point weight's dtype, shape and sha256 only; the gate rebuilds the "
+           "baseline's program with seeded values of those shapes, since kernel timing does not depend on finite, "
+           "normal values, and reports a changed weight by its digest) or exact (their values, bit for bit, for "
+           "programs whose time depends on them: data-dependent control flow, zero-skipping, value-dependent "
+           "shapes); marker baseline_weights=", None, parse_baseline_weights, metavar="seeded|exact",
+           marker_keys=("baseline_weights",), marker_role="sets"),
     Option(OPT_TIMING, "timing", "on (default) or off: off checks correctness and the exact metrics only, with no "
            "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
-           True, parse_bool, metavar="on|off", marker_keys=("timing",), marker_role="sets"),
+           True, parse_switch, metavar="on|off", marker_keys=("timing",), marker_role="sets"),
     Option(OPT_TIME_BUDGET, "time_budget", "the time one test's measurement may take, e.g. 60s or 2m (default "
            f"{DEFAULT_TIME_BUDGET_S:g}s): a program whose rounds would take longer (a network running for seconds) is "
            "timed in fewer rounds (at least 6; a confirmation takes twice as many) and its report states the precision "
@@ -348,7 +344,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(OPT_TRUST_ARTIFACTS, "trust_artifacts", "on: load the compiled libraries (.so) that baselines of the old "
            "form name (--tvmperf-baseline-program=so) for a/b timing. They are native code that runs in this process, "
            "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
-           f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})", False, parse_bool,
+           f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})", False, parse_switch,
            metavar="on|off", env=ENV_TRUST_ARTIFACTS),
     Option(OPT_BASELINES_REF, "baselines_ref", "read the baseline directory (JSON, IR and tuning database files) as it is at this git "
            "revision, e.g. origin/main, so that a pull request is judged against the base branch's baselines and "
@@ -356,7 +352,7 @@ OPTIONS: tuple[Option, ...] = (
            metavar="REF", passthrough=False, env=ENV_BASELINES_REF),
     Option(OPT_LAYERS, "layers", "on: time each layer of TVM (its kernel calls, vm-bytecode) and of each peer "
            "framework timed (torch leaf modules, onnxruntime nodes), match them and show where TVM loses time, "
-           "also on a passing test; off (default): only when a vs_<peer> limit fails", False, parse_bool,
+           "also on a passing test; off (default): only when a vs_<peer> limit fails", False, parse_switch,
            metavar="on|off"),
     Option(OPT_SAME_PROGRAM, "same_program", "skip (default): a build whose program (lowered IR and weights) is "
            "byte for byte the baseline's, under the TVM version that recorded it, passes the time gate without "
@@ -367,6 +363,16 @@ OPTIONS: tuple[Option, ...] = (
            "(bytes the VM allocates at run time in one call, vm-bytecode) and code_bytes (the compiled code's size "
            "by kernel); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
            None, parse_resources, metavar="LIST|all|none", marker_keys=("resources",), marker_role="sets"),
+    Option(OPT_APPROVED_CHANGE, "approved_change", "with --tvmperf-baselines-ref: a maintainer approved the baselines "
+           "this pull request re-recorded (in CI: a PR label only maintainers can set). Each entry of the work tree's "
+           "baselines that differs from the ref's is then verified here, by the gate against it (exact metrics as "
+           "measured, times within their noise), and passes only where it is what this code measures; without it "
+           "such an entry fails, showing the change. Command line or $" + ENV_APPROVED_CHANGE + " only: the "
+           "project's own configuration, part of the pull request, cannot approve it", False, parse_switch,
+           metavar="on|off", ini=False, env=ENV_APPROVED_CHANGE),
+    Option(OPT_CHANGES_MD, "changes_md_path", "with --tvmperf-baselines-ref: write the baseline changes of this pull "
+           "request (each changed entry, metric old -> new, whether approved and verified) as Markdown, ready for a "
+           "PR comment; also in the GitHub step summary", ini=False, metavar="PATH", anchor="invocation"),
 )
 
 

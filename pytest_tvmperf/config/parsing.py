@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
@@ -138,6 +137,15 @@ def parse_baseline_program(text: str) -> str:
     return _parse_one(text, BASELINE_PROGRAMS, "baseline program form")
 
 
+#: what --tvmperf-update stores of a program's weights: seeded (dtype, shape and digest;
+#: rebuilt with seeded values, store/seeded.py) or exact (their values, bit for bit)
+BASELINE_WEIGHTS = ("seeded", "exact")
+
+
+def parse_baseline_weights(text: str) -> str:
+    return _parse_one(text, BASELINE_WEIGHTS, "baseline weights form")
+
+
 def parse_noise(text: str) -> dict[str, float]:
     """'normalized=3%,ab=1%' -> {mode: fraction}; modes not named keep their default."""
     result = dict(DEFAULT_NOISE)
@@ -178,9 +186,6 @@ def parse_switch(value: Any) -> bool:
         return False
     raise ValueError(f"expected {SWITCH_WORDS}, got {value!r}")
 
-
-#: the former name of :func:`parse_switch`
-parse_bool = parse_switch
 
 
 def parse_simulate(text: str | bool) -> str:

@@ -8,22 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_tvmperf.config.options import (
-    DEFAULT_ALPHA,
-    DEFAULT_CHILD_TIMEOUT_S,
-    DEFAULT_EXAMPLES,
-    DEFAULT_EXECUTORS,
-    DEFAULT_LOCK_TIMEOUT_S,
-    DEFAULT_MIN_REPEAT_MS,
-    DEFAULT_NOISE,
-    DEFAULT_REPEAT,
-    DEFAULT_RPC_TIMEOUT_S,
-    DEFAULT_THRESHOLDS,
-    DEFAULT_TIME_BUDGET_S,
-    OPTIONS,
-    Limit,
-    Option,
-)
+from pytest_tvmperf.config.options import DEFAULT_CHILD_TIMEOUT_S, DEFAULT_EXAMPLES, DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MIN_REPEAT_MS, DEFAULT_REPEAT, DEFAULT_RPC_TIMEOUT_S, DEFAULT_TIME_BUDGET_S, OPTIONS, Option
+from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_EXECUTORS, DEFAULT_NOISE
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.config.time_policy import TimePolicy, time_policy
 
 
@@ -66,6 +53,10 @@ class Settings:
     rpc: tuple[str, int] | None = None
     rpc_timeout: int = DEFAULT_RPC_TIMEOUT_S
     baseline_program: str = "ir"
+    #: --tvmperf-baseline-weights and ini tvmperf_baseline_weights (None: unset); a test's
+    #: marker baseline_weights= goes in between (:meth:`baseline_weights`)
+    cli_baseline_weights: str | None = None
+    ini_baseline_weights: str | None = None
     cli_timing: bool | None = None
     ini_timing: bool | None = None
     benchmark_json_path: Path | None = None
@@ -84,6 +75,10 @@ class Settings:
     trust_artifacts: bool = False
     #: --tvmperf-baselines-ref: the git revision the baselines are read from (None: the work tree)
     baselines_ref: str | None = None
+    #: --tvmperf-approved-change: a maintainer approved the pull request's baseline changes
+    approved_change: bool = False
+    #: --tvmperf-changes-md: the Markdown of the pull request's baseline changes
+    changes_md_path: Path | None = None
     #: --tvmperf-layers: the per-layer table against each peer on every timed test (measure/peer_layers.py)
     layers: bool = False
     #: --tvmperf-same-program: "skip" (an unchanged program is not timed against its baseline) or "time"
@@ -115,6 +110,14 @@ class Settings:
             if value is not None:
                 return float(value)
         return DEFAULT_TIME_BUDGET_S
+
+    def baseline_weights(self, marker: str | None = None) -> str:
+        """What an update stores of one test's weights (``seeded`` or ``exact``): command
+        line > the test's marker > ini > seeded."""
+        for value in (self.cli_baseline_weights, marker, self.ini_baseline_weights):
+            if value is not None:
+                return str(value)
+        return "seeded"
 
     def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
         """Effective thresholds of one test, per metric from the closest place that sets it:

@@ -1,6 +1,6 @@
 """An RPC device's connection, bounded: a call that does not return within its deadline
 raises :class:`DeviceHung`, and the connections to a device that hangs are shut before its
-session says goodbye; :class:`DeviceLost`, a device that stopped answering."""
+session says goodbye."""
 
 from __future__ import annotations
 
@@ -11,10 +11,6 @@ import threading
 import time
 from pathlib import Path
 from typing import Iterator
-
-
-class DeviceLost(Exception):
-    """The RPC device stopped answering."""
 
 
 class DeviceHung(Exception):

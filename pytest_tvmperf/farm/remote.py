@@ -18,7 +18,6 @@ import itertools
 import os
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, NoReturn, Sequence
@@ -26,7 +25,7 @@ from typing import Any, Callable, Mapping, NoReturn, Sequence
 import numpy as np
 
 from pytest_tvmperf.farm import tracker
-from pytest_tvmperf.farm.connection import DeviceHung, DeviceLost, deadline, shut_connections_to
+from pytest_tvmperf.farm.connection import DeviceHung, deadline, shut_connections_to
 from pytest_tvmperf.values.remote_names import RemoteName, format_address, split_remote
 from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.values.machine import Machine

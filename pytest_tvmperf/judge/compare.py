@@ -13,7 +13,8 @@ from pytest_tvmperf.judge.own_time import OwnTimes, own_times
 from pytest_tvmperf.values.kernel_metrics import setup_difference
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.samples import TimeSamples
-from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, EXACT_METRICS, TIME_METRIC, Limit
+from pytest_tvmperf.config.parsing import EXACT_METRICS, TIME_METRIC
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
@@ -22,8 +23,7 @@ from pytest_tvmperf.judge.busy import busy_paired_decision, busy_widened_decisio
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, Verdict
 
-#: the verdict of one metric (kept under its old name)
-Status = MetricStatus
+DEFAULT_TIME_POLICY = TimePolicy()
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ SAME_PROGRAM_NOTE = ("same program as the baseline: its lowered IR and weights a
                      "(--tvmperf-same-program=time times it all the same)")
 
 
-def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = TimePolicy(),
+def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = DEFAULT_TIME_POLICY,
                  ab_source: str = "artifact") -> MetricVerdict:
     """``ab_source``: what the a/b samples (if any) timed: ``artifact``, the compiled
     library saved with the baseline on this machine; ``rebuilt``, the baseline's IR
@@ -304,7 +304,7 @@ def same_program_cell(comparison: "Comparison | None") -> str:
     return SAME_PROGRAM_CELL if verdict is not None and verdict.note == SAME_PROGRAM_NOTE else ""
 
 
-def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = TimePolicy(),
+def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = DEFAULT_TIME_POLICY,
             ab_source: str = "artifact") -> Comparison:
     kernel_metrics = [m for m in KERNEL_METRIC_NAMES if m in current.exact.per_kernel or m in baseline.exact.per_kernel]
     verdicts = [compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS]

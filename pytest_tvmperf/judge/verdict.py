@@ -34,6 +34,10 @@ class Verdict(str, Enum):
     ERROR = "error"
     WRONG = "wrong"
     SLOWER_THAN_PEER = "slower than peer"
+    # a pull request's re-recorded baseline entry (--tvmperf-baselines-ref): not approved, or
+    # approved and not what this code measures (result/baseline_change.py)
+    UNAPPROVED_CHANGE = "unapproved change"
+    UNVERIFIED_CHANGE = "unverified change"
 
     __str__ = str.__str__
     __format__ = str.__format__
@@ -60,7 +64,7 @@ class Verdict(str, Enum):
 
 #: the verdicts that fail a test
 FAILING = frozenset({Verdict.REGRESSED, Verdict.EXCEEDED, Verdict.WRONG, Verdict.ERROR, Verdict.NO_BASELINE,
-                     Verdict.SLOWER_THAN_PEER})
+                     Verdict.SLOWER_THAN_PEER, Verdict.UNAPPROVED_CHANGE, Verdict.UNVERIFIED_CHANGE})
 
 #: a time decision from the samples (``timestats.decide``)
 TimeStatus = Literal[Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE]
@@ -72,7 +76,8 @@ RatioStatus = Literal[Verdict.PASS, Verdict.EXCEEDED, Verdict.INCONCLUSIVE, Verd
 
 #: the verdicts a test as a whole can get (the summary table's last column)
 TEST_VERDICTS = (Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE, Verdict.RECORDED,
-                 Verdict.NO_BASELINE, Verdict.ERROR, Verdict.WRONG, Verdict.SLOWER_THAN_PEER)
+                 Verdict.NO_BASELINE, Verdict.ERROR, Verdict.WRONG, Verdict.SLOWER_THAN_PEER,
+                 Verdict.UNAPPROVED_CHANGE, Verdict.UNVERIFIED_CHANGE)
 
 
 def read_verdict(fields: Fields, key: str) -> Verdict | str:

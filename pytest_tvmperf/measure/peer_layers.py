@@ -330,7 +330,7 @@ def peer_profile(name: str, run: Any, inputs: Sequence[np.ndarray], runs: int = 
         return torch_profile(module, inputs, runs)
     model = getattr(run, "onnx_model", None)
     if model is not None:
-        return ort_profile(model, getattr(run, "onnx_inputs"), inputs, runs)
+        return ort_profile(model, run.onnx_inputs, inputs, runs)
     raise NoLayers(f"peer {name} of this workload has no layers to time (a torch module or an ONNX model): "
                    f"it is a plain function")
 

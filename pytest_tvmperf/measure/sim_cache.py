@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from pytest_tvmperf.store import user_cache
+from pytest_tvmperf.store.artifacts import file_sha256
 
 ENV_SWITCH = "TVMPERF_SIMULATE_CACHE"
 #: the code whose change changes a count: the harness that runs the call, and the readers
@@ -45,7 +46,7 @@ def key(library: Path, inputs: Sequence[Path], func: str, vm: bool, setup: str) 
         digest.update(part.encode() + b"\0")
     here = Path(__file__).parent
     for path in (*(here / name for name in _CODE), library, *inputs):
-        digest.update(user_cache.sha256_of(path).encode() + b"\0")
+        digest.update(file_sha256(path).encode() + b"\0")
     return digest.hexdigest()
 
 

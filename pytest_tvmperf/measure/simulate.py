@@ -159,7 +159,7 @@ class SimProcess:
         try:
             self._proc.stdin.write(json.dumps(request) + "\n")
             self._proc.stdin.flush()
-        except OSError as exc:
+        except OSError:
             self.close()
             raise SourceDied(f"the measuring process (valgrind) is gone{self._how}; {self._kept_log()}; "
                              f"{WHAT_TO_DO}") from None

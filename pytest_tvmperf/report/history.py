@@ -5,13 +5,19 @@ time and verdict, and reading such a file back for the HTML report's trends and
 Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-history"), one line per run:
 
     {"schema_version": 1, "kind": "pytest-tvmperf-history", "created": ISO-8601 UTC,
-     "commit": "abc123def456+dirty" (optional), "tests": {nodeid: {"median_s", "verdict"}}}
+     "commit": "abc123def456+dirty" (optional),
+     "tests": {nodeid: {"median_s", "verdict", "baseline" (optional)}}}
+
+``baseline``: 12 hex digits naming the baseline the run compared with (its program's IR
+with its weights, else its exact metrics): where it differs from the run before, the
+baseline was re-recorded and accepted between them, and the HTML trend marks it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -30,9 +36,21 @@ def history_line(entries: Iterable[ResultEntry], created: str, commit: str | Non
         "created": created,
         **({"commit": commit} if commit else {}),
         # relations (tvmperf.assert_ratio) share their test's node id and have no time of their own
-        "tests": {e.nodeid: {"median_s": e.time.median_s if e.time is not None else None, "verdict": str(e.verdict)}
+        "tests": {e.nodeid: {"median_s": e.time.median_s if e.time is not None else None, "verdict": str(e.verdict),
+                             **({"baseline": baseline_digest(e)} if e.baseline is not None else {})}
                   for e in entries if e.relation is None},
     }
+
+
+def baseline_digest(entry: ResultEntry) -> str | None:
+    """12 hex digits naming the baseline ``entry`` was compared with: its program (the IR
+    with its weights) where stored, else its exact metrics; None without a baseline."""
+    base = entry.baseline
+    if base is None:
+        return None
+    if base.ir is not None:
+        return base.ir.program_key[:12]
+    return hashlib.sha256(json.dumps(base.exact.as_json(), sort_keys=True).encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -45,17 +63,22 @@ class HistoryRun:
     tests: dict[str, tuple[float | None, str]]
     #: the git commit the run measured (``abc123def456+dirty``); None when not recorded
     commit: str | None = None
+    #: node id -> the digest of the baseline it was compared with (:func:`baseline_digest`)
+    baselines: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def read(cls, data: Any) -> HistoryRun:
         f = Fields(data, "", strict=False)
         tests = f.obj("tests")
-        points = {}
+        points, baselines = {}, {}
         for nodeid in tests.data if tests is not None else ():
             point = tests.obj(nodeid)
             if point is not None:
                 points[nodeid] = (point.number("median_s"), point.text("verdict", nullable=True))
-        return cls(f.text("created", None, nullable=True), points, f.text("commit", None, nullable=True))
+                digest = point.text("baseline", None, nullable=True)
+                if digest:
+                    baselines[nodeid] = digest
+        return cls(f.text("created", None, nullable=True), points, f.text("commit", None, nullable=True), baselines)
 
 
 def parse_history(text: str, path: Path) -> list[dict[str, Any]]:

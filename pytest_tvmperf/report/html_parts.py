@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from typing import Any
 
 from pytest_tvmperf.result.entry import ResultEntry
@@ -51,7 +52,7 @@ svg.tvmperf-plot {{ display: block; width: 100%; height: auto; font-family: {FON
 .kernels .card {{ margin-bottom: 12px; }}
 table {{ border-collapse: collapse; width: 100%; font-size: 13px; }}
 th {{ text-align: left; font-weight: 600; color: {MUTED}; border-bottom: 2px solid #e1e6ed; padding: 7px 8px;
-  white-space: nowrap; }}
+  vertical-align: bottom; }}
 td {{ border-bottom: 1px solid #edf0f4; padding: 7px 8px; vertical-align: top; }}
 tbody tr:nth-child(even) td {{ background: #fafbfc; }}
 td.num {{ font-variant-numeric: tabular-nums; white-space: nowrap; }}
@@ -119,6 +120,20 @@ def truncate(text: str, chars: int) -> str:
         return text
     tail = max((chars - 1) // 2, 1)
     return text[: max(chars - 1 - tail, 1)] + "\u2026" + text[-tail:]
+
+
+#: where a kernel's label may be cut: between its parts and its shapes, never inside one
+_LABEL_BREAKS = re.compile(r" \u00b7 |, | -> | \(|\(")
+
+
+def cut_label(text: str, chars: int) -> str:
+    """A kernel's label shortened at its end, at a break between its parts (`` · ``, ``, ``,
+    `` -> ``, ``(``): ``conv2d6 (new) · conv2d(1x256x7x7…``, never a shape cut in two
+    (``conv…6x5x5``); its whole text is the bar's tooltip."""
+    if len(text) <= chars:
+        return text
+    cut = max((m.start() for m in _LABEL_BREAKS.finditer(text) if 0 < m.start() <= chars - 1), default=None)
+    return (text[: chars - 1] if cut is None else text[:cut].rstrip()) + "\u2026"
 
 
 def text_width(text: str, size: float) -> float:

@@ -15,6 +15,7 @@ from pytest_tvmperf.report.html_parts import (
     VERDICT_COLOURS,
     VERDICT_ORDER,
     coord,
+    cut_label,
     esc,
     fmt_ratio,
     mark,
@@ -27,7 +28,7 @@ from pytest_tvmperf.report.html_parts import (
     verdict_of,
 )
 from pytest_tvmperf.result.text import fmt_time
-from pytest_tvmperf.report.history import HistoryRun
+from pytest_tvmperf.report.history import HistoryRun, baseline_digest
 from pytest_tvmperf.result.entry import KernelTime, ResultEntry
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.result.kernels import MIN_KERNEL_DELTA_S
@@ -209,7 +210,7 @@ def _kernel_chart(test: ResultEntry, rows: list[tuple[str, float | None, float |
                      f'baseline {esc(fmt_time(base))}</title>')
         label_y = (y + bar_h + gap / 2 + 4) if any_base else (y + bar_h / 2 + 4)
         parts.append(f'<text x="{coord(left - 10)}" y="{coord(label_y)}" text-anchor="end" font-size="12" '
-                     f'fill="{INK}">{esc(truncate(name, label_chars))}</text>')
+                     f'fill="{INK}">{esc(cut_label(name, label_chars))}</text>')
         if base is not None:
             parts.append(f'<rect class="tvmperf-bar-baseline" x="{coord(x0)}" y="{coord(y)}" width="{coord(w(base))}" '
                          f'height="{bar_h}" rx="2" fill="{BASELINE_BAR}"/>')
@@ -295,7 +296,21 @@ def axis_ends(first: str, last: str) -> tuple[str, str]:
     return f"{day0} {t0}", t1
 
 
-def _trend_chart(test: ResultEntry, series: list[tuple[float | None, str, str]]) -> str:
+def rerecords(nodeid: str, runs: Sequence[HistoryRun]) -> list[int]:
+    """The runs (indices) whose baseline differs from the one the test had in the run
+    before that knew it: a baseline re-recorded and accepted in between."""
+    out, before = [], None
+    for i, run in enumerate(runs):
+        digest = run.baselines.get(nodeid)
+        if digest is None:
+            continue
+        if before is not None and digest != before:
+            out.append(i)
+        before = digest
+    return out
+
+
+def _trend_chart(test: ResultEntry, series: list[tuple[float | None, str, str]], rerecorded: Sequence[int] = ()) -> str:
     width, height = 320, 78
     left, right, top, bottom = 8, 64, 10, 14
     values = [v for v, _, _ in series if v is not None]
@@ -324,6 +339,11 @@ def _trend_chart(test: ResultEntry, series: list[tuple[float | None, str, str]])
         f'aria-label="median time over runs for {esc(label)}">'
     ]
     parts.append(f'<line x1="{x0}" y1="{y1}" x2="{x1}" y2="{y1}" stroke="{GRID}"/>')
+    for i in rerecorded:  # the baseline re-recorded and accepted between run i - 1 and run i
+        xm = coord((x(i - 1) + x(i)) / 2 if i > 0 else x(i))
+        parts.append(f'<g class="tvmperf-rerecord"><title>baseline re-recorded before {esc(series[i][2])}</title>'
+                     f'<line x1="{xm}" y1="{y0 - 6}" x2="{xm}" y2="{y1}" stroke="{MUTED}" stroke-width="1.5" '
+                     f'stroke-dasharray="3 2"/><path d="M{xm},{y0 - 6} l4,-4 l-8,0 z" fill="{MUTED}"/></g>')
     # the line, broken where a run has no time
     segments: list[list[str]] = [[]]
     for i, (v, _, _) in enumerate(series):
@@ -371,18 +391,20 @@ def trends_section(created: str | None, tests: Sequence[ResultEntry], history: S
     # this run is the trend's last point, unless the caller already put it in the history
     if runs[-1].created != created or created is None:
         runs.append(HistoryRun(created, {t.nodeid: (t.time.median_s if t.time is not None else None, verdict_of(t))
-                                         for t in tests}))
+                                         for t in tests},
+                               baselines={t.nodeid: d for t in tests if (d := baseline_digest(t)) is not None}))
     cards = []
     for t in tests:
         series = _series(t.nodeid, runs)
         if sum(v is not None for v, _, _ in series) >= 2:  # one point is no trend
-            cards.append(_trend_chart(t, series))
+            cards.append(_trend_chart(t, series, rerecords(t.nodeid, runs)))
     if not cards:
         return ('<section class="trends"><h2>Median time over runs</h2>'
                 f'<p class="empty">{len(runs)} run{"s" if len(runs) != 1 else ""} in the history: no test has a median '
                 "time in two of them yet, so there is no trend to draw.</p></section>")
     return ('<section class="trends"><h2>Median time over runs</h2>'
-            f'<p class="hint">{len(runs)} runs, oldest on the left, this run last; dots coloured by verdict.</p>'
+            f'<p class="hint">{len(runs)} runs, oldest on the left, this run last; dots coloured by verdict; '
+            "a dashed mark: the baseline was re-recorded (accepted) between two runs.</p>"
             f'<div class="grid">{"".join(cards)}</div></section>')
 
 

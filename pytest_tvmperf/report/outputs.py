@@ -70,11 +70,12 @@ def now_iso() -> str:
 def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *, json_path: Path | None,
                   html_path: Path | None, history_path: Path | None, history: list[dict[str, Any]],
                   benchmark_json_path: Path | None = None, sections: Sequence[ReportSection] = (),
-                  notes: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+                  notes: Sequence[str] = (), markdown_path: Path | None = None) -> tuple[list[str], list[str]]:
     """Write what was asked for, each file once with every section in it, each on its own:
     one that cannot be written (a full disk) does not keep the others from being written.
     Returns lines to show (what was written where) and the errors, each naming its file.
-    ``notes``: lines for the step summary under the table (settings that weaken the gate)."""
+    ``notes``: lines for the step summary under the table (settings that weaken the gate);
+    ``markdown_path``: the sections' Markdown (``--tvmperf-changes-md``)."""
     created = now_iso()
     shown: list[str] = []
     errors: list[str] = []
@@ -121,12 +122,19 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
                                                 after_header=[s.html for s in sections if s.html]))
             shown.append(f"HTML report: {html_path}")
         attempt("HTML report", html_path, write_html)
+    if markdown_path is not None:
+        def write_markdown() -> None:
+            atomic_write(markdown_path, "".join(s.markdown for s in sections if s.markdown))
+            shown.append(f"baseline changes (Markdown, for a PR comment): {markdown_path}")
+        attempt("baseline changes", markdown_path, write_markdown)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary and (rows or notes):
+    extra = "".join("\n" + s.markdown for s in sections if s.markdown and s.summary_markdown)
+    if summary and (rows or notes or extra):
         def write_summary() -> None:
             text = markdown_summary(rows) if rows else "### pytest-tvmperf\n"
             if notes:
                 text += "\n" + "".join(f"- ⚠️ {n}\n" for n in notes)
+            text += extra
             with open(summary, "a", encoding="utf-8") as f:
                 f.write(text)
         attempt("step summary ($GITHUB_STEP_SUMMARY)", summary, write_summary)

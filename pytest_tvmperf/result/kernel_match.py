@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Mapping
 
 from pytest_tvmperf.values.kernel_id import KernelId
+from pytest_tvmperf.values.kernel_keys import stable_key
 
 
 class KernelStatus(str, Enum):
@@ -83,8 +84,8 @@ class KernelMatch:
 
     def translate(self, counts: Mapping[str, float] | None) -> dict[str, float] | None:
         """A map keyed by this build's kernel names re-keyed by their baseline names (a new
-        kernel keeps its name, marked ``[new]`` if the baseline has a kernel of that name),
-        so that it compares with the baseline's map key by key."""
+        kernel under its identity key, :meth:`new_name`), so that it compares with the
+        baseline's map key by key."""
         if counts is None:
             return None
         if not self.by_structure:  # matched by name: the names are compared as they are
@@ -97,24 +98,35 @@ class KernelMatch:
 
     def key_name(self, name: str) -> str:
         """This build's kernel under its baseline counterpart's name (changed or not); a new
-        kernel under its own name, with `` [new]`` if the baseline had one of that name."""
+        kernel as :meth:`new_name` shows it."""
         status = self.status.get(name)
         if status is None or not self.by_structure:
             return name
         if status == KernelStatus.NEW:
-            return f"{name} [new]" if name in self.before else name
+            return self.new_name(name)
         return self.old_of[name]
 
     def shown_name(self, name: str) -> str:
         """This build's kernel under its baseline name (``name [changed]`` for a changed one);
-        a new kernel's own name (with `` [new]`` if the baseline had one of that name)."""
+        a new kernel as :meth:`new_name` shows it."""
         status = self.status.get(name)
         if status is None or not self.by_structure:
             return name
         if status == KernelStatus.NEW:
-            return f"{name} [new]" if name in self.before else name
+            return self.new_name(name)
         old = self.old_of[name]
         return f"{old} [changed]" if status == KernelStatus.CHANGED else old
+
+    def new_name(self, name: str) -> str:
+        """A new kernel under its TVM name, unless the baseline has a kernel of that name,
+        another one (a new 5x5 conv numbered ``conv2d1`` as the baseline's 3x3 was, in a
+        file keyed by TVM name): then under its identity key, as a re-recorded baseline
+        stores it (``conv2d_add_relu@02f7e9c10c [new]``, values/kernel_keys.py). A new
+        kernel never shows under a name the baseline gives another kernel."""
+        ident = self.after.get(name)
+        if name not in self.before or ident is None:
+            return name
+        return f"{stable_key(ident)} [new]"
 
 
 def match_kernels(before: Mapping[str, KernelId] | None, after: Mapping[str, KernelId] | None,

@@ -82,7 +82,7 @@ def producible_ids(test_id: str, combo_id: str) -> set[str]:
     executor x target part (``combo_id``, ``none`` when none was left) swapped for every
     combination there is, so a run with fewer executors or targets (or a marker that
     allows fewer) still counts the other combinations' baselines as used."""
-    from pytest_tvmperf.config.options import EXECUTORS, TARGETS
+    from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
 
     combos = [f"{t}-{e}" for t in TARGETS for e in EXECUTORS]
     if combo_id not in test_id:

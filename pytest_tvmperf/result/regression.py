@@ -5,13 +5,13 @@ and the other messages are in text.py."""
 from __future__ import annotations
 
 import difflib
-import re
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
+from pytest_tvmperf.values.kernel_keys import without_numbers
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.values.resources import RESOURCE_NAMES, fmt_bytes, parts_diff, resource
 
@@ -174,7 +174,8 @@ def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
 
 
 def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
-                       notes: Sequence[str] = (), command: str | None = None) -> str:
+                       notes: Sequence[str] = (), command: str | None = None, advice: str = "") -> str:
+    """``advice``: a line after the accept command (what to do on a pull request, under a ref)."""
     names = ", ".join(v.metric for v in comparison.regressions)
     if names:
         lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
@@ -214,6 +215,8 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     if current.tvm_version != baseline.tvm_version:
         lines.append(f"  TVM was {safe(baseline.tvm_version)}, now {safe(current.tvm_version)}")
     lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
+    if advice:
+        lines.append(advice)
     diff = bytecode_diff(baseline.bytecode, match.listing(current.bytecode))
     if diff:
         lines.append("VM bytecode, baseline -> now:")
@@ -269,21 +272,15 @@ def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, flo
     return ", ".join(parts)
 
 
-#: what a change elsewhere in a function renumbers: its registers and its constant indices
-_RENUMBERED = (re.compile(r"%\d+"), re.compile(r"c\[\d+\]"))
-
-
-def _shape(line: str) -> str:
-    """A bytecode line with its register numbers and constant indices left out: an unchanged
-    instruction after an added one reads the same though every number after it shifted."""
-    return _RENUMBERED[1].sub("c[_]", _RENUMBERED[0].sub("%_", line))
+_shape = without_numbers
 
 
 def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
     """Diff of the VM bytecode of the functions that changed, baseline -> now, aligned on the
     instructions with their registers and constant indices left out: one added kernel call
     shows as its few added lines, not as every later line renumbered. Each hunk shows the
-    lines as they are, with one line of context."""
+    lines as they are (a baseline stored keyed by kernel identity keeps its lines without
+    the numbers, values/kernel_keys.py), with one line of context."""
     if before is None or after is None:
         return []
     lines: list[str] = []
@@ -306,8 +303,9 @@ def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | N
     return lines
 
 
-def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None) -> str:
+def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None,
+                             advice: str = "") -> str:
     return (
         f"tvmperf: no baseline for {test_id} in {path}\n"
         f"create it with: {command or update_command(nodeid)}"
-    )
+    ) + (f"\n{advice}" if advice else "")

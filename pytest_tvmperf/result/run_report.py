@@ -25,6 +25,10 @@ class ReportSection:
     html: str = ""
     #: the pytest-benchmark JSON document (``--tvmperf-benchmark-json``) as it is to be written
     benchmark: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    #: Markdown of the section (the baseline changes of a pull request): written to
+    #: ``--tvmperf-changes-md``, and appended to the step summary when ``summary_markdown``
+    markdown: str = ""
+    summary_markdown: bool = False
 
 
 @dataclass

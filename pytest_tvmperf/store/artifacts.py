@@ -116,10 +116,32 @@ def _strings(data: Any) -> Iterable[str]:
             yield from _strings(value)
 
 
+def _function_paths(data: Any) -> Iterable[str]:
+    """The kernel files an entry's ``ir`` names by its ``functions`` lines (values/ir_function.py):
+    ``<the IR file's directory>/<first 24 hex digits of the sha256>.json.gz``."""
+    if isinstance(data, dict):
+        functions, path = data.get("functions"), data.get("path")
+        if isinstance(functions, list) and isinstance(path, str):
+            folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+            for line in functions:
+                if isinstance(line, str) and " " in line:
+                    yield f"{folder}{line.rsplit(' ', 1)[1][:24]}.json.gz"
+        for value in data.values():
+            yield from _function_paths(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _function_paths(value)
+
+
+def _stem(candidate: str) -> str:
+    return candidate.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
 def named_anywhere(candidates: set[str], baseline_dir: Path, skip: Iterable[Path] = ()) -> set[str]:
     """The ``candidates`` (artifact paths relative to ``baseline_dir``) that some JSON
     file under ``baseline_dir`` still names: in any entry of any baseline file (a copied
-    file too), or anywhere in the text of a file that cannot be parsed. A file that
+    file too; a kernel file by its ``ir.functions`` line), or anywhere in the text of a
+    file that cannot be parsed. A file that
     cannot be read at all keeps every candidate."""
     skip = [Path(p).resolve() for p in skip]
     named: set[str] = set()
@@ -132,9 +154,10 @@ def named_anywhere(candidates: set[str], baseline_dir: Path, skip: Iterable[Path
         except (OSError, UnicodeDecodeError):
             return set(candidates)
         try:
-            named |= candidates & set(_strings(json.loads(text)))
-        except (ValueError, RecursionError):
-            named |= {c for c in candidates if c in text or json.dumps(c)[1:-1] in text}
+            data = json.loads(text)
+            named |= candidates & (set(_strings(data)) | set(_function_paths(data)))
+        except (ValueError, RecursionError):  # kept where its name or its content hash appears at all
+            named |= {c for c in candidates if c in text or json.dumps(c)[1:-1] in text or _stem(c) in text}
     return named
 
 

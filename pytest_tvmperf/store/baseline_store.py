@@ -237,4 +237,5 @@ def _named_files(records) -> list[str]:
         if record.ir is not None:
             out.append(record.ir.path)
             out.extend(w.path for w in record.ir.weights)
+            out.extend(f.path(record.ir.path) for f in record.ir.functions)
     return out

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from pytest_tvmperf.values.record import Record
+from pytest_tvmperf.values.kernel_keys import keyed_by_identity
 from pytest_tvmperf.store.schema import check_entry
 from pytest_tvmperf.store.locks import LockError, LockHolder, LockTimeout, file_lock, holder_path, lock_dir, lock_holder
 from pytest_tvmperf.values.json_fields import SchemaProblem, check_schema_version, dotted, find_duplicate_key, find_long_int, loads, long_int_problem
@@ -163,8 +164,8 @@ def _read_hint(path: Path, exc: OSError) -> str:
         return (f"make it readable by this user (e.g. chmod u+r {path}, or run as its owner); "
                 f"it was left as it is")
     if isinstance(exc, IsADirectoryError) or "not a regular file" in str(exc):
-        return (f"a baseline file must be a regular file: move it out of the way, then "
-                f"`pytest --tvmperf-update` records the baseline again")
+        return ("a baseline file must be a regular file: move it out of the way, then "
+                "`pytest --tvmperf-update` records the baseline again")
     return "check the file and the disk it is on; it was left as it is"
 
 
@@ -248,8 +249,9 @@ def merge_updates(path: Path, updates: Mapping[str, Record], place: Callable[[],
     in place, then the file is replaced. Returns the records the file held before."""
     records = load_baselines(path)
     before = dict(records)
-    for test_id, rec in updates.items():
-        records[test_id] = rec.merged_over(records.get(test_id))
+    for test_id, rec in updates.items():  # stored keyed by kernel identity (values/kernel_keys.py)
+        old = records.get(test_id)
+        records[test_id] = keyed_by_identity(rec).merged_over(None if old is None else keyed_by_identity(old))
     if place is not None:
         place()
     atomic_write(path, dump_baselines(records))

@@ -25,6 +25,28 @@ MATH_FUNCTIONS: frozenset[str] = frozenset(
     for suffix in ("", "f")
 )
 
+#: The annotation keys a tuned schedule leaves in its kernels, reviewed by hand (MetaSchedule's
+#: search picks its rules anew each run, so no derivation from stored IR sees them all); a
+#: tuning record's trace (store/trace_check.py) and a stored IR may hold these.
+#: the annotation keys of the committed records
+COMMITTED_ANNOTATIONS: frozenset[str] = frozenset({
+    "meta_schedule.parallel", "meta_schedule.vectorize", "meta_schedule.unroll_explicit",
+    "meta_schedule.tiling_structure", "pragma_auto_unroll_max_step", "pragma_unroll_explicit",
+    # the pooling kernels' custom rule (a name MetaSchedule's search looks up under its own
+    # "s_tir.meta_schedule.<target>." prefix; replaying a trace calls nothing by it; the DLA-34's
+    # records Unannotate it)
+    "schedule_rule", "meta_schedule.random_compute_producer",
+})
+#: the other keys MetaSchedule's default rules write (reviewed: numbers and markers read by
+#: its own postprocessors; no ``pragma_import_*``, no key whose value becomes code)
+RULE_ANNOTATIONS: frozenset[str] = frozenset({
+    "meta_schedule.unroll_implicit", "meta_schedule.cooperative_fetch", "meta_schedule.thread_extent_low_inclusive",
+    "meta_schedule.thread_extent_high_inclusive", "meta_schedule.auto_tensorize", "meta_schedule.auto_tensorize_init",
+    "meta_schedule.layout_rewrite_preproc", "meta_schedule.adaptive_pool_avg",
+    "meta_schedule.adaptive_pool_max", "meta_schedule.pool_avg", "meta_schedule.pool_max",
+    "software_pipeline_stage", "software_pipeline_order", "software_pipeline_async_stages",
+})
+
 #: TIR ops whose first argument names the function called: that name must be a math function
 CALL_BY_NAME_OPS: frozenset[str] = frozenset(
     prefix + name
@@ -253,7 +275,7 @@ class Allowlist:
     env_funcs: frozenset[str] = ALLOWED_ENV_FUNCS
     extern_funcs: frozenset[str] = ALLOWED_EXTERN_FUNCS
     call_names: frozenset[str] = ALLOWED_CALL_NAMES | MATH_FUNCTIONS
-    attr_keys: frozenset[str] = ALLOWED_ATTR_KEYS
+    attr_keys: frozenset[str] = ALLOWED_ATTR_KEYS | COMMITTED_ANNOTATIONS | RULE_ANNOTATIONS
     module_attrs: frozenset[str] = ALLOWED_MODULE_ATTRS
     metadata: frozenset[str] = ALLOWED_METADATA
 

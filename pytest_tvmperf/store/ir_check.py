@@ -28,7 +28,7 @@ import math
 import struct
 from typing import Any
 
-from pytest_tvmperf.store.ir_allowlist import (BUILTIN_KINDS, CALL_BY_NAME_OPS, DEFAULT, FIELD_KINDS, NAME_VALUED_ATTRS,
+from pytest_tvmperf.store.ir_allowlist import (BUILTIN_KINDS, CALL_BY_NAME_OPS, DEFAULT, NAME_VALUED_ATTRS,
                                                Allowlist)
 
 #: a stored IR nests 4 levels of JSON and some 50 levels of IR; these bounds are far above
@@ -45,8 +45,6 @@ class UnsafeIR(Exception):
     def __init__(self, message: str, what: str) -> None:
         super().__init__(message)
         self.what = what
-        #: kept for callers of the first version of this check
-        self.symbol = what
 
 
 def _refuse(message: str, what: str) -> UnsafeIR:
@@ -173,8 +171,9 @@ TENSOR_MAGIC = 0xDD5E40F096B4A13F
 def tensor_problem(text: str) -> str | None:
     """Why the base64 text of an ``ffi.Tensor`` node is not a tensor as TVM saves it
     (magic, a CPU device, its byte size the product of its shape and its dtype, exactly
-    the bytes that follow), or None. TVM allocates what the header says: a header that
-    claims more than the file holds is refused here."""
+    the bytes that follow, or none: a weight stored without its values, store/seeded.py,
+    filled before TVM reads it), or None. TVM allocates what the header says: a header
+    that claims more than the file holds is refused here."""
     try:
         raw = base64.b64decode(text, validate=True)
         magic, _reserved, device_type, _device_id, ndim, _code, bits, lanes = struct.unpack_from("<QQiiiBBH", raw)
@@ -187,7 +186,7 @@ def tensor_problem(text: str) -> str | None:
     if magic != TENSOR_MAGIC or device_type != 1:
         return "a tensor that is not TVM's saved CPU tensor"
     if any(d < 0 for d in shape) or size != math.prod(shape) * ((bits * lanes + 7) // 8) \
-            or size != len(raw) - (40 + 8 * ndim):
+            or len(raw) - (40 + 8 * ndim) not in (size, 0):  # its data, or none (a seeded weight: store/seeded.py)
         return f"a tensor whose header (shape {list(shape)}, {size} bytes) does not match the {len(raw)} bytes it has"
     return None
 

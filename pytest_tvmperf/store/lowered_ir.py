@@ -27,7 +27,9 @@ from pytest_tvmperf.store import bounded_json, ir_check
 from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
 from pytest_tvmperf.values.printable import safe
+from pytest_tvmperf.values.ir_function import FunctionRef
 from pytest_tvmperf.values.record import IRRef, WeightRef
+from pytest_tvmperf.values.seeded_weight import SeededWeight
 
 IR_DIR = "ir"
 IR_SUFFIX = ".json.gz"
@@ -72,12 +74,34 @@ def decode(data: bytes) -> Any:
         saved = ir_check.saved_by(graph) or "an unknown version"
         raise IRLoadError(f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
                           f"nothing of it was built or run)")
+    if _unfilled(text):
+        raise IRLoadError("it holds weights stored without their values, and no description of them to seed them "
+                          f"from (field {IR_FIELD}.seeded)")
     try:
         return tvm.ir.load_json(text)
     except Exception as exc:  # TVM raises its own error types
         first = str(exc).strip().splitlines()
         raise IRLoadError(f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: "
                           f"{first[-1][:300] if first else ''})") from None
+
+
+def _unfilled(text: str) -> bool:
+    """Does the IR text hold a tensor stored without its data (store/seeded.py)? TVM is
+    never given one."""
+    import json
+
+    from pytest_tvmperf.store import seeded
+
+    try:
+        return bool(seeded.unfilled(json.loads(text)))
+    except (ValueError, RecursionError):
+        return False
+
+
+def _unfilled_graph(graph: Any) -> bool:
+    from pytest_tvmperf.store import seeded
+
+    return bool(seeded.unfilled(graph))
 
 
 def _refusal(text: str) -> tuple[Any, Exception] | None:
@@ -108,16 +132,82 @@ def encode_split(module: Any) -> tuple[bytes, list]:
     return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0), taken
 
 
+def encode_seeded(module: Any) -> tuple[bytes, list, list[SeededWeight]]:
+    """``module`` as :func:`encode` writes it, without its weights' values: its
+    floating-point weights described only (store/seeded.py), its other large tensors
+    taken out as weight files (store/weights.py ``Weight``)."""
+    import json
+
+    import tvm
+
+    from pytest_tvmperf.store import seeded
+
+    graph = json.loads(tvm.ir.save_json(module))
+    files, described = seeded.split_seeded(graph)
+    text = json.dumps(graph, separators=(",", ":"))
+    return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0), files, described
+
+
+#: the name of the one function in a kernel's own file
+_PIECE = "f"
+
+
+def split_functions(module: Any) -> tuple[Any, list[tuple[str, bytes]]]:
+    """The module with each PrimFunc (kernel) replaced by an empty stub of its name, and
+    each kernel's own file (:func:`encode` of a module of that one function, without its
+    ``global_symbol``: the same kernel is the same file whatever it is named). Unsplit,
+    ``(module, [])``, where a module has kernels only (a PrimFunc program), or a kernel
+    refers to another function or is named otherwise than its global symbol."""
+    import tvm
+    from tvm import tirx
+
+    functions = list(module.functions.items())
+    kernels = [(gv, f) for gv, f in functions if isinstance(f, tirx.PrimFunc)]
+    if not kernels or len(kernels) == len(functions):
+        return module, []
+    pieces = []
+    for gv, func in kernels:
+        if func.attrs is None or str(func.attrs.get("global_symbol", "")) != gv.name_hint:
+            return module, []
+        data = encode(tvm.IRModule({_PIECE: func.without_attr("global_symbol")}))
+        if gzip.decompress(data).count(b'"type":"ir.GlobalVar"') != 1:  # it calls another function: kept whole
+            return module, []
+        pieces.append((gv.name_hint, data))
+    stubbed = tvm.IRModule(dict(functions), attrs=module.attrs, global_infos=module.global_infos)
+    for gv, _ in kernels:
+        stubbed[gv] = tirx.PrimFunc([], tirx.Evaluate(0))
+    return stubbed, sorted(pieces)
+
+
+def encode_stored(module: Any) -> tuple[bytes, list, list[SeededWeight], list[tuple[str, bytes]]]:
+    """``module`` as the default (seeded) form stores it: its kernels in files of their own
+    (:func:`split_functions`), the rest with its weights described only
+    (:func:`encode_seeded`): (IR bytes, weight files, seeded weights, kernel files)."""
+    rest, pieces = split_functions(module)
+    data, files, described = encode_seeded(rest)
+    return data, files, described, pieces
+
+
 @dataclass(frozen=True)
 class PendingIR(PendingArtifact):
     """The pending IR file, and the pending files of the weights taken out of it (each
     committed like the IR; ``refs`` gives their entries' ``ir.weights``)."""
 
     weights: tuple[tuple[int, PendingArtifact], ...] = ()
+    #: the weights stored as their description only (``ir.seeded``)
+    seeded: tuple[SeededWeight, ...] = ()
+    #: the kernels stored in files of their own (``ir.functions``), by name
+    functions: tuple[tuple[str, PendingArtifact], ...] = ()
 
     def ref(self, baseline_dir: Path) -> IRRef:
         return IRRef(str(self.final.relative_to(baseline_dir)), self.sha256,
-                     tuple(WeightRef(node, str(w.final.relative_to(baseline_dir)), w.sha256) for node, w in self.weights))
+                     tuple(WeightRef(node, str(w.final.relative_to(baseline_dir)), w.sha256) for node, w in self.weights),
+                     self.seeded, tuple(FunctionRef(name, f.sha256) for name, f in self.functions))
+
+    @property
+    def parts(self) -> tuple[PendingArtifact, ...]:
+        """The files written with the IR file (committed with it)."""
+        return tuple(w for _, w in self.weights) + tuple(f for _, f in self.functions)
 
 
 def _write_pending(data: bytes, final: Path) -> PendingArtifact:
@@ -141,33 +231,42 @@ class UnstorableIR(Exception):
     """A program whose IR the gate would refuse to rebuild (store/ir_check.py's lists)."""
 
 
-def save_pending(module: Any, artifact_dir: Path) -> PendingIR:
+def save_pending(module: Any, artifact_dir: Path, seeded: bool = False) -> PendingIR:
     """Write ``module`` under a temporary name in ``artifact_dir/ir``, and each of its
     large tensors in ``artifact_dir/weights``; each pending file's final name carries its
-    content hash (commit them with ``artifacts.commit``). Raise :class:`UnstorableIR`,
-    writing nothing, for an IR the stored-IR check would refuse when the gate reads it
-    back (a baseline no gate could use)."""
+    content hash (commit them with ``artifacts.commit``). ``seeded``: its floating-point
+    weights are not written, only described (store/seeded.py). Raise
+    :class:`UnstorableIR`, writing nothing, for an IR the stored-IR check would refuse
+    when the gate reads it back (a baseline no gate could use)."""
     import gzip
 
     from pytest_tvmperf.store.weights import WEIGHT_SUFFIX, WEIGHTS_DIR
 
-    data, taken = encode_split(module)
-    problem = _refusal(gzip.decompress(data).decode("utf-8"))
-    if problem is not None:
-        raise UnstorableIR(str(problem[1]))
-    pending_weights = []
+    if seeded:
+        data, taken, described, pieces = encode_stored(module)
+    else:
+        (data, taken), described, pieces = encode_split(module), [], []
+    for text in [data] + [piece for _, piece in pieces]:
+        problem = _refusal(gzip.decompress(text).decode("utf-8"))
+        if problem is not None:
+            raise UnstorableIR(str(problem[1]))
+    pending_weights: list = []
+    pending_functions: list = []
     try:
         for weight in taken:
             final = artifact_dir / WEIGHTS_DIR / f"{weight.sha256[:32]}{WEIGHT_SUFFIX}"
             pending_weights.append((weight.node, _write_pending(weight.data, final)))
+        for name, piece in pieces:
+            piece_sha = hashlib.sha256(piece).hexdigest()
+            pending_functions.append((name, _write_pending(piece, artifact_dir / IR_DIR / f"{piece_sha[:24]}{IR_SUFFIX}")))
         sha = hashlib.sha256(data).hexdigest()
         ir = _write_pending(data, artifact_dir / IR_DIR / f"{sha[:24]}{IR_SUFFIX}")
     except BaseException:
-        for _, pending in pending_weights:
+        for _, pending in pending_weights + pending_functions:
             with contextlib.suppress(OSError):
                 os.unlink(pending.temp)
         raise
-    return PendingIR(ir.temp, ir.final, ir.sha256, tuple(pending_weights))
+    return PendingIR(ir.temp, ir.final, ir.sha256, tuple(pending_weights), tuple(described), tuple(pending_functions))
 
 
 def _fix(test_id: str) -> str:
@@ -205,6 +304,52 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
         if actual != weight.sha256:
             raise IRFileError(f"{what} do not match field {IR_FIELD}.weights[{i}].sha256 (file {actual[:16]}..., "
                               f"recorded {weight.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}")
+    for i, function in enumerate(ref.functions):
+        rel = function.path(ref.path)
+        file = base / rel
+        what = (f"baseline kernel {safe(rel)} (named by field {IR_FIELD}.functions[{i}] of entry {test_id!r} "
+                f"in {baseline_file})")
+        if not file.exists():
+            raise IRFileError(f"{what} is missing; {_fix(test_id)}")
+        if file.is_symlink() or not stat.S_ISREG(file.stat().st_mode):
+            raise IRFileError(f"{what} is not a regular file; {_fix(test_id)}")
+        actual = file_sha256(file)
+        if actual != function.sha256:
+            raise IRFileError(f"{what} does not match that field's sha256 (file {actual[:16]}..., recorded "
+                              f"{function.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}")
+        check_safe(file.read_bytes(), what, test_id)
+    _check_seeded(path, ref, f"baseline IR {shown} ({where})", test_id, baseline_file)
+
+
+def _check_seeded(path: Path, ref: IRRef, what: str, test_id: str, baseline_file: str) -> None:
+    """Raise IRFileError when the IR's weights stored without values (store/seeded.py) do
+    not match the entry's ``ir.seeded``: none described although the IR has such
+    weights (the entry lost its digests), or another number, dtype or shape. Nothing is
+    allocated: only the headers are read, and the total is bounded."""
+    import json
+
+    from pytest_tvmperf.store import seeded
+    from pytest_tvmperf.store.inflate import TooLarge, inflate, max_ir_bytes
+
+    try:
+        graph = json.loads(inflate(path.read_bytes()))
+    except (OSError, EOFError, ValueError, UnicodeDecodeError, TooLarge, RecursionError):
+        return  # not JSON: decode() says why it cannot be loaded
+    if not ref.seeded:
+        tensors = seeded.unfilled(graph)
+        if tensors:
+            shown = ", ".join(f"{d}[{','.join(map(str, s))}]" for _, d, s, _ in tensors[:4])
+            more = f" and {len(tensors) - 4} more" if len(tensors) > 4 else ""
+            raise IRFileError(
+                f"{what} holds {len(tensors)} weight(s) stored without their values ({shown}{more}), and the entry "
+                f"has neither their files (field {IR_FIELD}.weights) nor their digests (field {IR_FIELD}.seeded), so "
+                f"the program cannot be rebuilt: the entry's field {IR_FIELD}.seeded was removed or lost. Restore "
+                f"{safe(baseline_file)} from version control, or re-record the test with `pytest --tvmperf-update` "
+                f"(test id {test_id})")
+        return
+    problem = seeded.mismatch(graph, ref.seeded, max_ir_bytes())
+    if problem is not None:
+        raise IRFileError(f"{what} does not match its entry: {problem}; {_fix(test_id)}")
 
 
 def _baseline_dir(path: Path, ref: IRRef) -> Path:
@@ -250,7 +395,37 @@ def check_safe(data: bytes, what: str, test_id: str) -> None:
 def load(path: Path, ref: IRRef | None = None) -> Any:
     """The module in the IR file at ``path`` (checked with :func:`check_file` first), with
     the weights ``ref`` names put back in place (the program that was recorded)."""
-    if ref is None or not ref.weights:
+    module = _load_rest(path, ref)
+    if ref is not None and ref.functions:
+        module = _put_functions(module, path, ref)
+    return module
+
+
+def _put_functions(module: Any, path: Path, ref: IRRef) -> Any:
+    """Each kernel of ``ref.functions`` (its own file) in place of its stub in ``module``.
+    Every stub must get its kernel and every kernel a stub: a program that would run an
+    empty stub, or a kernel it never calls, is not built."""
+    from tvm import tirx
+
+    base = _baseline_dir(path, ref)
+    stubs = {gv.name_hint for gv, f in module.functions.items()
+             if isinstance(f, tirx.PrimFunc) and len(f.params) == 0 and isinstance(f.body, tirx.Evaluate)
+             and (f.attrs is None or "global_symbol" not in f.attrs)}
+    names = [f.name for f in ref.functions]
+    if sorted(names) != sorted(stubs):
+        raise IRLoadError(f"its kernels stored apart (field {IR_FIELD}.functions: {len(names)}) do not match the "
+                          f"stubs it holds ({len(stubs)})")
+    for i, function in enumerate(ref.functions):
+        piece = decode((base / function.path(ref.path)).read_bytes())
+        funcs = list(piece.functions.items())
+        if len(funcs) != 1 or not isinstance(funcs[0][1], tirx.PrimFunc):
+            raise IRLoadError(f"its kernel {function.name} ({IR_FIELD}.functions[{i}]) is not one kernel")
+        module[module.get_global_var(function.name)] = funcs[0][1].with_attr("global_symbol", function.name)
+    return module
+
+
+def _load_rest(path: Path, ref: IRRef | None) -> Any:
+    if ref is None or (not ref.weights and not ref.seeded):
         return decode(path.read_bytes())
     import json
 
@@ -269,6 +444,17 @@ def load(path: Path, ref: IRRef | None = None) -> Any:
             join(graph, weight.node, (base / weight.path).read_bytes(), f"weights {weight.path} ({IR_FIELD}.weights[{i}])")
         except (WeightError, OSError) as exc:
             raise IRLoadError(str(exc)) from None
+    if ref.seeded:  # the weights stored as descriptions: seeded values of their dtypes and shapes
+        from pytest_tvmperf.store import seeded
+        from pytest_tvmperf.store.inflate import max_ir_bytes
+
+        try:
+            seeded.fill(graph, ref.seeded, max_ir_bytes())
+        except WeightError as exc:
+            raise IRLoadError(f"its seeded weights ({IR_FIELD}.seeded): {exc}") from None
+    if _unfilled_graph(graph):
+        raise IRLoadError(f"it holds weights stored without their values, and no description of them to seed them "
+                          f"from (field {IR_FIELD}.seeded)")
     try:
         return tvm.ir.load_json(json.dumps(graph))
     except Exception as exc:  # TVM raises its own error types

@@ -11,10 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
+from pytest_tvmperf.values.kernel_id import KernelId
+from pytest_tvmperf.values.kernel_keys import key_problem
 from pytest_tvmperf.values.json_fields import SchemaProblem, fail_field, is_int, is_number, kind_of
 from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.record import RECORD_FIELDS, FieldCheck, Presence
 from pytest_tvmperf.values.resources import RESOURCE_NAMES
+from pytest_tvmperf.values.ir_function import MAX_FUNCTIONS, FunctionRef
+from pytest_tvmperf.values.seeded_weight import MAX_WEIGHTS, SeededWeight
 
 Check = Callable[[Any, str], "str | None"]
 
@@ -206,12 +210,19 @@ _KERNEL_ID_FIELDS = ("key", "op", "shapes")
 
 
 def _kernel_ids(value: Any, field: str) -> None:
-    """``kernels``: {kernel name: {"key": hex, "op": str, "shapes": str[, "layer": str]}}."""
+    """``kernels``: {kernel: {"key": hex, "op": str, "shapes": str[, "layer": str]}}, each
+    kernel under its identity key (``conv2d_add_relu@02f7e9c10c``, values/kernel_keys.py)
+    or, in a file written before baselines were keyed so, its TVM name. A kernel under an
+    identity key carries that identity: an edited key or entry is an error naming it."""
     for name, ident in _object(value, field).items():
         ident = _object(ident, f"{field}.{name}")
         for key in _KERNEL_ID_FIELDS:
             _str(_require(ident, key, f"{field}.{name}."), f"{field}.{name}.{key}")
         _optional(ident.get("layer"), f"{field}.{name}.layer", _str)
+        problem = key_problem(name, KernelId.from_json(ident))
+        if problem is not None:
+            raise SchemaProblem(f"{field}.{name}", f"{problem}: the entry was edited; record it again with "
+                                                   f"`pytest --tvmperf-update`")
 
 
 def combo_of(test_id: str) -> tuple[str, str, str] | None:
@@ -285,6 +296,28 @@ def _ir(value: Any, field: str) -> None:
             wsha = _require(weight, "sha256", f"{where}.")
             if not (isinstance(wsha, str) and _SHA256.match(wsha)):
                 fail_field(f"{where}.sha256", "64 lowercase hex digits", wsha)
+    seeded = ir.get("seeded")
+    if seeded is not None:  # the weights stored as dtype, shape and digest only (values/seeded_weight.py)
+        if not isinstance(seeded, list):
+            fail_field(f"{field}.seeded", "a list", seeded)
+        if len(seeded) > MAX_WEIGHTS:
+            fail_field(f"{field}.seeded", f"at most {MAX_WEIGHTS} weights", f"{len(seeded)} of them")
+        for i, line in enumerate(seeded):
+            try:
+                SeededWeight.parse(line)
+            except ValueError as exc:
+                fail_field(f"{field}.seeded[{i}]", str(exc), line)
+    functions = ir.get("functions")
+    if functions is not None:  # the kernels stored in files of their own (values/ir_function.py)
+        if not isinstance(functions, list):
+            fail_field(f"{field}.functions", "a list", functions)
+        if len(functions) > MAX_FUNCTIONS:
+            fail_field(f"{field}.functions", f"at most {MAX_FUNCTIONS} functions", f"{len(functions)} of them")
+        for i, line in enumerate(functions):
+            try:
+                FunctionRef.parse(line)
+            except ValueError as exc:
+                fail_field(f"{field}.functions[{i}]", str(exc), line)
 
 
 #: how each kind of record field is checked (values/record.py's ``RECORD_FIELDS`` names the kind)

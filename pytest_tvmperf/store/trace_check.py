@@ -2,7 +2,7 @@
 request can change, and the gate replays their traces on today's build: an
 ``Annotate(..., "pragma_import_llvm", "<LLVM IR>")`` instruction links that text into the
 kernel. So before MetaSchedule reads the files, each line is checked against an
-**allowlist of what the plugin's own tuning writes** (issue 33, cases 5 and 18):
+**allowlist of what the plugin's own tuning writes**:
 
 - a record line (``database_tuning_record.json``) is ``[workload, [trace, run_secs,
   target, args_info]]``; its trace's instructions are of the kinds listed below, and its
@@ -28,6 +28,7 @@ import struct
 from typing import Any
 
 from pytest_tvmperf.store import bounded_json, ir_check
+from pytest_tvmperf.store.ir_allowlist import COMMITTED_ANNOTATIONS, RULE_ANNOTATIONS
 
 #: a record line nests 7 levels, a workload line 2
 MAX_LINE_DEPTH = 32
@@ -52,24 +53,6 @@ RULE_KINDS: frozenset[str] = frozenset({
 })
 ALLOWED_KINDS: frozenset[str] = COMMITTED_KINDS | RULE_KINDS
 
-#: the annotation keys of the committed records
-COMMITTED_ANNOTATIONS: frozenset[str] = frozenset({
-    "meta_schedule.parallel", "meta_schedule.vectorize", "meta_schedule.unroll_explicit",
-    "meta_schedule.tiling_structure", "pragma_auto_unroll_max_step", "pragma_unroll_explicit",
-    # the pooling kernels' custom rule (a name MetaSchedule's search looks up under its own
-    # "s_tir.meta_schedule.<target>." prefix; replaying a trace calls nothing by it; the DLA-34's
-    # records Unannotate it)
-    "schedule_rule", "meta_schedule.random_compute_producer",
-})
-#: the other keys MetaSchedule's default rules write (reviewed: numbers and markers read by
-#: its own postprocessors; no ``pragma_import_*``, no key whose value becomes code)
-RULE_ANNOTATIONS: frozenset[str] = frozenset({
-    "meta_schedule.unroll_implicit", "meta_schedule.cooperative_fetch", "meta_schedule.thread_extent_low_inclusive",
-    "meta_schedule.thread_extent_high_inclusive", "meta_schedule.auto_tensorize", "meta_schedule.auto_tensorize_init",
-    "meta_schedule.layout_rewrite_preproc", "meta_schedule.adaptive_pool_avg",
-    "meta_schedule.adaptive_pool_max", "meta_schedule.pool_avg", "meta_schedule.pool_max",
-    "software_pipeline_stage", "software_pipeline_order", "software_pipeline_async_stages",
-})
 ALLOWED_ANNOTATIONS: frozenset[str] = COMMITTED_ANNOTATIONS | RULE_ANNOTATIONS
 
 WORKLOAD_FILE = "database_workload.json"

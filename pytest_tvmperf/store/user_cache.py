@@ -185,14 +185,6 @@ def builds_dir(environ: Mapping[str, str] | None = None) -> Path:
     return folder
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 

@@ -60,6 +60,17 @@ class TensorHeader:
 def parse_header(raw: bytes) -> TensorHeader | None:
     """The header of a serialized tensor, or None for one kept in the IR (another dtype, a
     vector type, a size that does not add up)."""
+    return _parse(raw, with_data=True)
+
+
+def parse_header_only(raw: bytes) -> TensorHeader | None:
+    """The header of a tensor stored without its data (a seeded weight, store/seeded.py):
+    the header alone, of a tensor of more than zero bytes; else None."""
+    head = _parse(raw, with_data=False)
+    return head if head is not None and head.nbytes > 0 else None
+
+
+def _parse(raw: bytes, with_data: bool) -> TensorHeader | None:
     if len(raw) < _HEAD.size:
         return None
     magic, _, _, _, ndim, code, bits, lanes = _HEAD.unpack_from(raw)
@@ -73,7 +84,7 @@ def parse_header(raw: bytes) -> TensorHeader | None:
     count = 1
     for d in shape:
         count *= d
-    if any(d < 0 for d in shape) or nbytes != count * bits // 8 or len(raw) != end + nbytes:
+    if any(d < 0 for d in shape) or nbytes != count * bits // 8 or len(raw) != end + (nbytes if with_data else 0):
         return None
     return TensorHeader(f"{_KINDS[code]}{bits // 8}", tuple(shape), nbytes, end)
 

@@ -21,6 +21,9 @@ class RefView:
     ref: str
     #: (the copy's directory, the directory's path inside the repository)
     copies: tuple[tuple[Path, str], ...] = ()
+    #: the work tree's baseline directory (the change's own baselines, read only to show
+    #: and verify what it changed: check/approval.py)
+    worktree: Path | None = None
 
     def show(self, path: Path) -> str | None:
         for directory, inside in self.copies:

@@ -15,6 +15,8 @@ from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.values.kernel_id import KernelId
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.ir_function import FunctionRef
+from pytest_tvmperf.values.seeded_weight import SeededWeight
 
 
 def _round(x: float) -> float:
@@ -37,28 +39,44 @@ class WeightRef:
 @dataclass(frozen=True)
 class IRRef:
     """The IR file of a baseline entry: its path relative to the baseline directory, and
-    the sha256 of its bytes; and the weights stored apart from it (none in IR recorded
-    before weights were, or without large tensors)."""
+    the sha256 of its bytes; the weights stored apart from it (none in IR recorded
+    before weights were, or without large tensors); and the weights stored as their
+    description only (``seeded``: the default since issue 47, rebuilt with seeded values)."""
 
     path: str
     sha256: str
     weights: tuple[WeightRef, ...] = ()
+    seeded: tuple[SeededWeight, ...] = ()
+    #: the kernels stored in files of their own (``ir.functions``; the IR holds a stub of each)
+    functions: tuple[FunctionRef, ...] = ()
+
+    #: the rule the seeded values follow (store/seeded.py): part of the program's key
+    SEED_RULE = "seeded-v1"
 
     @property
     def program_key(self) -> str:
         """What determines the program: the IR's sha256, with its weights' (the IR alone
-        holds zeros in their place, the same for every set of weights)."""
-        if not self.weights:
+        holds zeros in their place, the same for every set of weights), and for seeded
+        weights the seeding rule with their descriptions."""
+        if not self.weights and not self.seeded and not self.functions:
             return self.sha256
         import hashlib
 
         text = self.sha256 + "".join(f";{w.node}:{w.sha256}" for w in self.weights)
+        if self.seeded:
+            text += f";{self.SEED_RULE}:" + ";".join(w.describe() for w in self.seeded)
+        if self.functions:
+            text += ";functions:" + ";".join(f.as_text() for f in self.functions)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"path": self.path, "sha256": self.sha256}
         if self.weights:
             data["weights"] = [w.as_json() for w in self.weights]
+        if self.seeded:
+            data["seeded"] = [w.as_text() for w in self.seeded]
+        if self.functions:
+            data["functions"] = [f.as_text() for f in self.functions]
         return data
 
     @classmethod
@@ -66,7 +84,9 @@ class IRRef:
         if data is None:
             return None
         weights = tuple(WeightRef(int(w["node"]), str(w["path"]), str(w["sha256"])) for w in data.get("weights") or ())
-        return cls(str(data["path"]), str(data["sha256"]), weights)
+        seeded = tuple(SeededWeight.parse(w) for w in data.get("seeded") or ())
+        functions = tuple(FunctionRef.parse(f) for f in data.get("functions") or ())
+        return cls(str(data["path"]), str(data["sha256"]), weights, seeded, functions)
 
 
 @dataclass(frozen=True)

@@ -49,9 +49,19 @@ def split_remote(name: str) -> RemoteName | None:
     return RemoteName(base, key)
 
 
+def is_remote(name: str) -> bool:
+    """Whether a target name is a remote device's (``BASE@rpc:KEY``), without checking it."""
+    return SEPARATOR in name
+
+
+def base_of(name: str) -> str:
+    """The base of a target name: ``llvm`` for ``llvm@rpc:my-board``, the name itself for a local one."""
+    return name.partition(SEPARATOR)[0]
+
+
 def shown_target(name: str) -> str:
     """A target's part of a test id: the name itself, ``rpc:KEY-BASE`` for a remote one."""
-    remote = split_remote(name) if SEPARATOR in name else None
+    remote = split_remote(name) if is_remote(name) else None
     return remote.shown if remote else name
 
 

@@ -164,7 +164,7 @@ def test_a_reloaded_task_loads_fresh_copies_of_what_can_be_reloaded():
 
     def load():
         loads.append(len(loads))
-        return [lambda n=len(loads): float(n)]
+        return [lambda n=len(loads): float(n)]  # noqa: B008 (binds the count at this call)
 
     task = TimingTask(workload=PlacedSampler(load), reference=lambda: 9.0, baseline=PlacedSampler(load))
     assert (task.workload(), task.baseline(), len(loads)) == (1.0, 2.0, 2)

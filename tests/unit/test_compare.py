@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare, compare_exact, compare_time
-from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, EXACT_METRICS, Limit
+from pytest_tvmperf.config.parsing import EXACT_METRICS
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.judge.timestats import Z_RULE_OUT, decide
 
 limits = st.one_of(

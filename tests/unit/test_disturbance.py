@@ -15,7 +15,7 @@ from pytest_tvmperf.judge.compare import compare_time
 from pytest_tvmperf.judge.ratios import peer_verdicts, relation_verdict
 from pytest_tvmperf.judge.disturbance import MIN_CLEAN_ROUNDS, PREEMPTED_LIMIT, clean, screen
 from pytest_tvmperf.values.samples import TimeSamples
-from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.values.record import Record, Timing
 
 BASE = tuple(1e-3 * (1 + 0.01 * (i % 3)) for i in range(15))

@@ -666,3 +666,43 @@ def test_large_counts_read_as_people_read_them_with_the_exact_number_on_hover():
 
     assert _count_html(1275084586) == '<span title="1275084586">1.28 G</span>'
     assert _count_html(17) == "17" and _count_html(None) == "n/a"
+
+
+def test_a_kernel_label_is_cut_between_its_parts_never_inside_a_shape():
+    """Issue 47: a bar's label read 'conv2d6 (new) · conv…6x5x5) -> 1x256x7x7', cut in the
+    middle of a shape. It is cut at its end, at a break between its parts; the tooltip has it all."""
+    from pytest_tvmperf.report.html_parts import cut_label
+
+    label = "conv2d6 (new) \u00b7 conv2d(1x256x7x7, 256x256x5x5, ...) -> 1x256x7x7"
+    assert cut_label(label, 40) == "conv2d6 (new) \u00b7 conv2d(1x256x7x7\u2026"
+    assert cut_label(label, len(label)) == label
+    shapes = set(re.findall(r"\d+x\d+(?:x\d+)*", label))
+    for chars in range(8, len(label)):
+        cut = cut_label(label, chars)
+        assert len(cut) <= chars and cut.endswith("\u2026")
+        assert set(re.findall(r"\d+x\d+(?:x\d+)*", cut)) <= shapes, cut  # each shape shown is whole
+
+
+def test_a_trend_marks_where_the_baseline_was_re_recorded():
+    """Issue 47: the trend ran across an accepted re-record with no marker. Each history line
+    names the baseline each test was compared with; where it changes, the trend marks it."""
+    from pytest_tvmperf.report.history import baseline_digest, history_line
+    from pytest_tvmperf.result.entry import ResultEntry
+
+    data = results(entry("t1", base_instr=18), entry("t2"))
+    t1, t2 = (t["nodeid"] for t in data["tests"])
+    now = [ResultEntry.from_json(t) for t in data["tests"]]
+    line = history_line(now, "2025-06-01T12:00:00+00:00")
+    assert line["tests"][t1]["baseline"] == baseline_digest(now[0]) != baseline_digest(now[1])
+    old = baseline_digest(ResultEntry.from_json(entry("t1", base_instr=17)))  # the baseline before its re-record
+    history = history_of(3, [t1, t2])
+    for run in history:  # t1 compared with its old baseline, then re-recorded before this run; t2 unchanged
+        run["tests"][t1]["baseline"] = old
+        run["tests"][t2]["baseline"] = baseline_digest(now[1])
+    history[0]["tests"][t1].pop("baseline")  # a line written before baselines were named: no mark
+    page = render_html(data, history)
+    first, second = plots(parse(page), "trend")
+    (mark,) = first.classed("tvmperf-rerecord", "g")
+    assert "baseline re-recorded before 2025-06-01" in mark.text
+    assert second.classed("tvmperf-rerecord") == []
+    assert "the baseline was re-recorded (accepted) between two runs" in page

@@ -88,6 +88,16 @@ def test_math_functions_and_plain_kernels_pass():
     check_graph(graph(prim(annotate={"pragma_unroll_explicit": 1})))
 
 
+def test_the_annotations_a_tuned_schedule_leaves_pass():
+    """MetaSchedule's search picks its rules anew each run: a tuned ResNet-18's IR held
+    ``meta_schedule.random_compute_producer``, which no stored IR of the bundled suite had, and
+    its baseline could not be recorded. The keys tuning records may hold are allowed in IR too."""
+    check_graph(graph(prim(annotate={"meta_schedule.random_compute_producer": 1})))
+    check_graph(graph(prim(annotate={"meta_schedule.cooperative_fetch": 2})))
+    with pytest.raises(UnsafeIR, match="pragma_import_llvm"):
+        check_graph(graph(prim(annotate={"pragma_import_llvm": "x"})))
+
+
 def test_the_lists_are_frozen_data():
     assert isinstance(ir_allowlist.ALLOWED_OPS, frozenset) and isinstance(ir_allowlist.ALLOWED_EXTERN_FUNCS, frozenset)
     with pytest.raises(TypeError):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from _factories import machine, record, timing, with_timings
 
-from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.judge.compare import AB_REBUILT, compare_time
 from pytest_tvmperf.store import lowered_ir

@@ -16,7 +16,8 @@ from pytest_tvmperf.config import options
 from pytest_tvmperf.config import parsing
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.config.markers import MarkerSettings
-from pytest_tvmperf.config.options import OPTIONS, Limit
+from pytest_tvmperf.config.options import OPTIONS
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.config.settings import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -48,6 +49,7 @@ SAMPLES = {
     options.OPT_RPC: "127.0.0.1:9190",
     options.OPT_RPC_TIMEOUT: "45",
     options.OPT_BASELINE_PROGRAM: "so",
+    options.OPT_BASELINE_WEIGHTS: "exact",
     options.OPT_TIMING: "off",
     options.OPT_TIME_BUDGET: "2m",
     options.OPT_BENCHMARK_JSON: "out/benchmark.json",
@@ -61,6 +63,8 @@ SAMPLES = {
     options.OPT_LAYERS: "on",
     options.OPT_SAME_PROGRAM: "time",
     options.OPT_RESOURCES: "code",
+    options.OPT_APPROVED_CHANGE: "on",
+    options.OPT_CHANGES_MD: "out/changes.md",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
 OTHER_CLI = {options.OPT_AGAINST_TVM: "0.25.0", options.OPT_RPC: ("10.0.0.1", 1), options.OPT_BASELINES_REF: "HEAD~1", options.OPT_LLVM_TARGET: {"kind": "llvm", "mcpu": "haswell"}}
@@ -125,8 +129,10 @@ def test_settings_round_trip_command_line_and_ini(opt):
     assert from_ini.timing_on() == from_cli.timing_on()
     assert from_ini.time_budget_s() == from_cli.time_budget_s()
     assert from_ini.resources_on() == from_cli.resources_on()
+    assert from_ini.baseline_weights() == from_cli.baseline_weights()
     layers = dict(cli_thresholds={}, ini_thresholds={}, cli_simulate=None, ini_simulate=None, cli_timing=None,
-                  ini_timing=None, cli_time_budget=None, ini_time_budget=None, cli_resources=None, ini_resources=None)
+                  ini_timing=None, cli_time_budget=None, ini_time_budget=None, cli_resources=None, ini_resources=None,
+                  cli_baseline_weights=None, ini_baseline_weights=None)
     assert dataclasses.replace(from_ini, **layers) == dataclasses.replace(from_cli, **layers)
 
 
@@ -177,7 +183,6 @@ def test_noise_and_alpha_defaults_live_in_one_place():
     assert (TimePolicy().noise_ab, TimePolicy().noise_normalized, TimePolicy().noise_raw, TimePolicy().noise_ratio) == (
         parsing.DEFAULT_NOISE["ab"], parsing.DEFAULT_NOISE["normalized"], parsing.DEFAULT_NOISE["raw"],
         parsing.DEFAULT_NOISE["ratio"])
-    assert options.DEFAULT_NOISE is parsing.DEFAULT_NOISE
 
 
 def test_settings_time_policy_carries_every_field():
@@ -194,7 +199,7 @@ def test_settings_time_policy_carries_every_field():
 
 def test_marker_keys_come_from_the_table():
     assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, "code", *parsing.PEER_MARKER_KEYS,
-                                   "simulate", "timing", "time_budget", "resources")
+                                   "simulate", "baseline_weights", "timing", "time_budget", "resources")
 
 
 def test_marker_settings_from_kwargs():

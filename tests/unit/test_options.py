@@ -11,24 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_tvmperf.config import options, parsing
-from pytest_tvmperf.config.options import (
-    DEFAULT_THRESHOLDS,
-    EXACT_METRICS,
-    EXECUTORS,
-    METRICS,
-    TARGETS,
-    Limit,
-    parse_alpha,
-    parse_bool,
-    parse_executors,
-    parse_inconclusive,
-    parse_limit,
-    parse_noise,
-    parse_other_machine,
-    parse_targets,
-    parse_thresholds,
-    thresholds_from_marker,
-)
+from pytest_tvmperf.config.parsing import EXACT_METRICS, EXECUTORS, METRICS, TARGETS, parse_alpha, parse_switch, parse_executors, parse_inconclusive, parse_noise, parse_other_machine, parse_targets
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_limit, parse_thresholds, thresholds_from_marker
 from pytest_tvmperf.config.settings import Settings
 
 # --------------------------------------------------------------------------- parse_limit
@@ -227,7 +211,7 @@ def test_parse_thresholds_round_trip(time, exact):
 
 def test_default_thresholds_cover_all_metrics():
     assert set(DEFAULT_THRESHOLDS) == set(METRICS)
-    assert options.DEFAULT_TIME_THRESHOLD == "5%"
+    assert parsing.DEFAULT_TIME_THRESHOLD == "5%"
     assert DEFAULT_THRESHOLDS["time"] == Limit(relative=0.05)
     for metric in EXACT_METRICS:
         assert DEFAULT_THRESHOLDS[metric] == Limit()
@@ -286,7 +270,7 @@ def test_parse_executors_dedups_in_order(names):
 @pytest.mark.parametrize("text", ["0", "-2", "x", "1.5", "", "2147483648", "9" * 5000])
 def test_positive_int_rejects(text):
     with pytest.raises(ValueError, match="expected a positive integer from 1 to 2147483647, got"):
-        options._positive_int(text)
+        parsing.positive_int(text)
 
 
 @pytest.mark.parametrize("parse, low, high, text", [
@@ -304,22 +288,22 @@ def test_bounded_options_say_their_range(parse, low, high, text):
 def test_no_count_option_overflows_a_wait_or_a_32_bit_int():
     import threading
 
-    assert options._positive_int("2147483647") == 2**31 - 1 < threading.TIMEOUT_MAX
+    assert parsing.positive_int("2147483647") == 2**31 - 1 < threading.TIMEOUT_MAX
     assert parsing.MAX_RPC_TIMEOUT_S < threading.TIMEOUT_MAX
 
 
 def test_a_long_bad_value_is_shortened_in_the_message():
     with pytest.raises(ValueError) as info:
-        options._positive_int("9" * 5000)
+        parsing.positive_int("9" * 5000)
     assert len(str(info.value)) < 150 and "(5000 characters)" in str(info.value)
 
 
 def test_positive_int_accepts():
-    assert options._positive_int("7") == 7
+    assert parsing.positive_int("7") == 7
 
 
 def test_argparse_type_turns_value_error_into_usage_error():
-    convert = options._argparse_type(parse_thresholds)
+    convert = parsing.argparse_type(parse_thresholds)
     assert convert.__name__ == "parse_thresholds"
     assert convert("time=5%") == {"time": Limit(relative=0.05)}
     with pytest.raises(argparse.ArgumentTypeError, match="unknown metric"):
@@ -408,7 +392,7 @@ def test_parse_alpha_rejects_non_numbers(text):
     assert str(info.value) == f"bad false-alarm rate {text!r}: write a probability such as 0.05 or 5%"
 
 
-@pytest.mark.parametrize("policy", options.INCONCLUSIVE_POLICIES)
+@pytest.mark.parametrize("policy", parsing.INCONCLUSIVE_POLICIES)
 def test_parse_inconclusive_accepts(policy):
     assert parse_inconclusive(policy) == policy
     assert parse_inconclusive(f" {policy} ") == policy
@@ -430,7 +414,7 @@ def test_parse_inconclusive_rejects(text, message):
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize("policy", options.OTHER_MACHINE_POLICIES)
+@pytest.mark.parametrize("policy", parsing.OTHER_MACHINE_POLICIES)
 def test_parse_other_machine_accepts(policy):
     assert parse_other_machine(policy) == policy
     assert parse_other_machine(f"{policy} ") == policy
@@ -470,7 +454,7 @@ def test_single_choice_parsers_reject_a_list(parse, text):
 )
 def test_parse_noise_accepts(text, expected):
     assert parse_noise(text) == pytest.approx(expected)
-    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}  # never mutated
+    assert parsing.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}  # never mutated
 
 
 @pytest.mark.parametrize(
@@ -507,29 +491,29 @@ def test_parse_noise_rejects_bad_value(text, part, mode):
 
 @pytest.mark.parametrize("text", ["1", "true", "True", " YES ", "on"])
 def test_parse_bool_true(text):
-    assert parse_bool(text) is True
+    assert parse_switch(text) is True
 
 
 @pytest.mark.parametrize("text", ["0", "false", "FALSE", "no", " off "])
 def test_parse_bool_false(text):
-    assert parse_bool(text) is False
+    assert parse_switch(text) is False
 
 
 @pytest.mark.parametrize("text", ["", "maybe", "2", "y", "enabled", "of"])
 def test_parse_bool_rejects(text):
     with pytest.raises(ValueError) as info:
-        parse_bool(text)
+        parse_switch(text)
     assert str(info.value) == f"expected on or off (also true/false, yes/no, 1/0), got {text!r}"
 
 
 ON_WORDS = ["on", "ON", "true", "True", "yes", " Yes ", "1", True]
 OFF_WORDS = ["off", "Off", "false", "FALSE", "no", "0", False]
 #: the on/off options: each takes the same words on the command line and in the ini
-SWITCH_OPTIONS = [opt for opt in options.OPTIONS if opt.parse in (parse_bool, parsing.parse_simulate)]
+SWITCH_OPTIONS = [opt for opt in options.OPTIONS if opt.parse in (parse_switch, parsing.parse_simulate)]
 
 
 def test_every_on_off_option_is_known():
-    assert sorted(opt.dest for opt in SWITCH_OPTIONS) == ["tvmperf_confirm", "tvmperf_layers", "tvmperf_simulate",
+    assert sorted(opt.dest for opt in SWITCH_OPTIONS) == ["tvmperf_approved_change", "tvmperf_confirm", "tvmperf_layers", "tvmperf_simulate",
                                                           "tvmperf_timing", "tvmperf_trust_artifacts"]
 
 
@@ -627,7 +611,7 @@ def test_settings_noise_default_is_a_copy():
     settings = Settings()
     settings.noise["ab"] = 0.5
     assert Settings().noise["ab"] == 0.02
-    assert options.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
+    assert parsing.DEFAULT_NOISE == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
 
 
 def test_settings_from_config_reads_time_verdict_ini():

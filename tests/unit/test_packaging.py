@@ -68,6 +68,16 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(tmp_path: Path):
     assert {"onnx", "torch", "peers"} <= set(meta.get_all("Provides-Extra"))
     assert "tvmperf = pytest_tvmperf.plugin" in entry_points  # pytest finds the plugin once installed
     assert "pytest_tvmperf/workloads/__init__.py" in names
+    # the license's text travels with both (its SPDX id alone names it, the text grants it)
+    license_text = (root / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
+    assert meta.get_all("License-File") == ["LICENSE"]
+    with zipfile.ZipFile(dists[1]) as wheel:
+        assert wheel.read(next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))).decode() == license_text
+    import tarfile
+
+    with tarfile.open(dists[0]) as sdist:
+        assert any(m.name.endswith("/LICENSE") and m.name.count("/") == 1 for m in sdist.getmembers())
 
 
 def test_every_test_module_has_its_own_basename():

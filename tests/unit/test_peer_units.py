@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf.config import options
+from pytest_tvmperf.config import limits, parsing
 from pytest_tvmperf.judge.ratios import peer_verdicts, ratio_verdict
 from pytest_tvmperf.values.machine import Machine
 from pytest_tvmperf.values.samples import TimeSamples
@@ -20,28 +20,28 @@ from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("numpy", ("numpy",)), ("torch, numpy", ("torch", "numpy")), ("all", options.PEERS),
+    ("numpy", ("numpy",)), ("torch, numpy", ("torch", "numpy")), ("all", parsing.PEERS),
     ("none", ()), ("off", ()), (["onnxruntime"], ("onnxruntime",)),
 ])
 def test_parse_peers(text, expected):
-    assert options.parse_peers(text) == expected
+    assert parsing.parse_peers(text) == expected
 
 
 @pytest.mark.parametrize("text, message", [("jax", "unknown peer 'jax'"), ("", "no peer given")])
 def test_parse_peers_rejects(text, message):
     with pytest.raises(ValueError, match=message):
-        options.parse_peers(text)
+        parsing.parse_peers(text)
 
 
 @pytest.mark.parametrize("value, expected", [(1.2, 1.2), ("1.5x", 1.5), ("2", 2.0), (0.5, 0.5)])
 def test_peer_limit(value, expected):
-    assert options.peer_limits_from_marker({"vs_torch": value, "time": "5%"}) == {"torch": expected}
+    assert limits.peer_limits_from_marker({"vs_torch": value, "time": "5%"}) == {"torch": expected}
 
 
 @pytest.mark.parametrize("value", [0, -1, "fast", "nan", "inf", None])
 def test_peer_limit_rejects(value):
     with pytest.raises(ValueError, match="bad vs_numpy=.*e.g. vs_numpy=1.2"):
-        options.peer_limits_from_marker({"vs_numpy": value})
+        limits.peer_limits_from_marker({"vs_numpy": value})
 
 
 def test_ratio_verdict_statuses():

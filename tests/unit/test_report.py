@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_tvmperf.judge.compare import compare
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
-from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS, Limit
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.result.regression import missing_baseline_message, regression_message
 from pytest_tvmperf.result.text import (
     SummaryRow,

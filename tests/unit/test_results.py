@@ -11,7 +11,7 @@ from _factories import record
 
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare_exact
 from pytest_tvmperf.judge.ratios import ratio_verdict
-from pytest_tvmperf.config.options import Limit
+from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.result.outcome import Outcome, junit_properties
 from pytest_tvmperf.result.entry import (  # noqa: I001
     MetricCell,
@@ -205,7 +205,7 @@ def test_the_results_entry_crosses_the_xdist_boundary_as_builtin_types_and_comes
 
 
 def test_a_worker_hands_each_outcome_over_once_and_the_controller_derives_its_summary_and_json():
-    from pytest_tvmperf.config.options import DEFAULT_THRESHOLDS
+    from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS
     from pytest_tvmperf.judge.compare import compare
     from pytest_tvmperf.result.run_report import RunReport
     from pytest_tvmperf.result.text import summary_table

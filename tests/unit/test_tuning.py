@@ -23,6 +23,7 @@ from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.pipelines import fuse_relax
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.builder.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError
+from pytest_tvmperf.builder.tuning_run import NoDisplay
 from pytest_tvmperf.builder.tuning_state import TuningState
 from pytest_tvmperf.workload import Workload
 
@@ -103,16 +104,24 @@ def tuned(tmp_path_factory, target, fused):
     db = tmp_path_factory.mktemp("tuning") / "db"
     calls: list[tuple[str, int, int | None]] = []
 
-    def killed_after_one_batch(task, done, total, _spent):
-        calls.append((task, done, total))
-        raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt, match="the records measured so far are kept"):
-        tuning.tune(fused, target, db, TRIALS, progress=killed_after_one_batch, seed=3)
+        tuning.tune(fused, target, db, TRIALS, display=Shown(calls, kill=True), seed=3)
     kept = (db / RECORD_FILE).read_text().splitlines()
-    state = tuning.tune(fused, target, db, TRIALS, progress=lambda task, done, total, _s: calls.append((task, done, total)),
-                        seed=3)
+    state = tuning.tune(fused, target, db, TRIALS, display=Shown(calls), seed=3)
     return db, state, calls, kept
+
+
+class Shown(NoDisplay):
+    """Records each kernel's progress as (task, trials done, its share); ``kill``: Ctrl-C
+    at the first one (after the first measured batch)."""
+
+    def __init__(self, calls: list, kill: bool = False) -> None:
+        self.calls, self.kill = calls, kill
+
+    def kernel(self, progress) -> None:
+        self.calls.append((progress.name, progress.done, progress.share))
+        if self.kill:
+            raise KeyboardInterrupt
 
 
 def replace_db(state: TuningState, db: Path) -> TuningState:
@@ -208,9 +217,14 @@ def test_a_killed_tuning_keeps_its_records_and_resumes(tuned, target, fused):
     assert len(kept) == TRIALS // 2  # the first kernel's batch, written as it was measured
     after = (db / RECORD_FILE).read_text().splitlines()
     assert after[:len(kept)] == kept and len(after) == TRIALS  # kept, and only the other kernel's trials added
-    assert [task for task, _, _ in calls[1:]] == [t for t in state.tasks if t != first_task]
+    assert {task for task, _, _ in calls[1:]} == {t for t in state.tasks if t != first_task}
     assert state.complete
-    again = tuning.tune(fused, target, db, TRIALS, progress=lambda *a: pytest.fail("nothing left to tune"))
+
+    class NothingLeft(NoDisplay):
+        def estimate(self, line: str) -> None:
+            pytest.fail("nothing left to tune")
+
+    again = tuning.tune(fused, target, db, TRIALS, display=NothingLeft())
     assert (db / RECORD_FILE).read_text().splitlines() == after and again == state
 
 
@@ -227,16 +241,15 @@ def test_a_line_cut_short_by_a_kill_is_left_out_and_repaired_before_appending(tu
     assert (db / RECORD_FILE).read_text() == "\n".join(lines) + "\n"
 
 
-def test_a_spent_budget_ends_the_search_after_every_kernels_first_batch(monkeypatch, tmp_path, target, fused):
-    """--tvmperf-tune-budget: once the time is spent each kernel still gets its first
-    batch, then the search ends (here: 1 batch of 2 of the 4 trials each kernel may take)."""
-    monkeypatch.setattr(tuning, "MAX_TRIALS_PER_ITER", 2)
-    calls: list[tuple[str, int]] = []
-    state = tuning.tune(fused, target, tmp_path / "db", 8, budget_s=1e-3, seed=3,
-                        progress=lambda task, done, total, spent: calls.append((task, done)))
-    assert sorted(calls) == [("fused_matmul1_add1", 2), ("fused_matmul_add", 2)]
-    assert len((tmp_path / "db" / RECORD_FILE).read_text().splitlines()) == 4
-    assert state.complete
+def test_a_budget_too_small_for_a_schedule_per_kernel_stops_after_the_first_batch(tmp_path, target, fused):
+    """Issue 47: --tvmperf-tune-budget smaller than one batch per kernel is refused after
+    the first batch, naming the smallest budget that would do; nothing more is measured."""
+    shown: list = []
+    with pytest.raises(tuning.BudgetTooSmall, match=r"its 2 kernel\(s\) need at least 2 trials each .* the smallest "
+                                                    r"budget that would do: \d+[smh]"):
+        tuning.tune(fused, target, tmp_path / "db", 8, budget_s=1e-3, seed=3, display=Shown(shown))
+    assert len((tmp_path / "db" / RECORD_FILE).read_text().splitlines()) == 2  # the first batch, kept
+    assert shown == []
 
 
 def test_tune_needs_cloudpickle_and_psutil(monkeypatch, tmp_path, target, fused):

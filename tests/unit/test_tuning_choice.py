@@ -180,16 +180,6 @@ def test_budget_shares_follow_the_run_time():
     assert sum(tuning_budget.shares([1, 1, 1], [None, None, None], [1e9, 1, 0])) == pytest.approx(1)
 
 
-def test_a_stopped_task_leaves_its_time_to_the_others():
-    budget = 100.0
-    assert tuning_budget.allowances(budget, [0, 0], [0.75, 0.25], [False, False]) == [75, 25]
-    # the first task's search ended after 15 s: the 85 s left go to the second one
-    assert tuning_budget.allowances(budget, [15, 10], [0.75, 0.25], [True, False]) == [15, 85]
-    assert tuning_budget.over_budget(budget, [30, 26], [0.75, 0.25], [False, False], 1)
-    assert not tuning_budget.over_budget(budget, [30, 24], [0.75, 0.25], [False, False], 1)
-    assert tuning_budget.over_budget(budget, [99, 1], [0.5, 0.5], [False, False], 1)  # the whole budget is spent
-
-
 def test_trials_already_measured_count_towards_the_target():
     plans = tuning_budget.plan_trials(["a", "b", "c"], 10, {"a": 4, "b": 1})
     assert [(p.target_trials, p.remaining) for p in plans] == [(4, 0), (4, 3), (4, 4)]

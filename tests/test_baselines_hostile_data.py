@@ -372,4 +372,4 @@ def test_a_stored_ir_that_loops_on_its_second_call_stops_the_run_with_a_message_
                                                    timeout=300)  # before the fix: hung until this timeout
     assert result.ret == 1
     result.stdout.fnmatch_lines(["tvmperf: test_perf.py::test_a[[]llvm-prim[]]: the baseline rebuilt from IR * did not return within "
-                                 f"5 s (--tvmperf-child-timeout) when called in the session*"])
+                                 "5 s (--tvmperf-child-timeout) when called in the session*"])

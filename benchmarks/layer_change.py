@@ -1,0 +1,120 @@
+"""A one-layer change of the bundled DLA-34 (``workloads.dla34``), as a reviewer reads it
+(issue 47): in a fresh project in a temporary git repository, the network is recorded
+(``--tvmperf-update``, timing off: exact metrics only) and committed; then one layer is
+changed, ``level3.tree1.tree1.conv2`` made 5x5 (``5x5``) or followed by an added 1x1 conv
+(``added``), the gate run, the baseline re-recorded. It prints, per change: the failure's
+line naming the kernels that changed, the changed lines of its bytecode diff, and the
+re-recorded baseline file's ``git diff --stat`` line.
+
+Three compiles of DLA-34 per change: too slow for the test suite, which shows the same on a
+small torch net (tests/test_layer_change.py).
+
+    python benchmarks/layer_change.py                      # size 32, width 0.25 (the CI size)
+    python benchmarks/layer_change.py --size 64 --width 0.5
+    PYTHONPATH=<another checkout> python benchmarks/layer_change.py   # another version of the plugin
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+LAYER = "level3.tree1.tree1.conv2"
+
+TEST = '''
+import os
+import pytest
+import torch
+from pytest_tvmperf.workloads import torch_workload
+from pytest_tvmperf.workloads.dla34 import dla34_module
+
+
+def changed(net, change):
+    """``LAYER`` made 5x5, or followed by a 1x1 conv; the other layers' weights as they were."""
+    parent_name, _, name = "{layer}".rpartition(".")
+    parent, old = net.get_submodule(parent_name), net.get_submodule("{layer}")
+    torch.manual_seed(0)
+    if change == "5x5":
+        new = torch.nn.Conv2d(old.in_channels, old.out_channels, 5, padding=2, bias=False)
+    elif change == "added":
+        new = torch.nn.Sequential(old, torch.nn.Conv2d(old.out_channels, old.out_channels, 1, bias=False))
+    else:
+        return net
+    setattr(parent, name, new)
+    return net.eval()
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"], timing=False)
+def test_dla34(tvmperf):
+    net = changed(dla34_module(width={width}), os.environ.get("DLA_CHANGE", ""))
+    tvmperf.check(torch_workload(net, (torch.zeros(1, 3, {size}, {size}),), name="dla34 (one layer changed)"))
+'''
+
+CONFTEST = '''
+def pytest_configure(config):  # the simulated cost off: exact metrics of the VM only, in seconds
+    from pytest_tvmperf.measure import kernel_metrics
+    kernel_metrics.SOURCES = tuple(s for s in kernel_metrics.SOURCES if not s.endswith(":SimulatedCost"))
+'''
+
+
+def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(list(args), cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    return done.stdout + done.stderr
+
+
+def git(cwd: Path, *args: str) -> str:
+    return run(cwd, "git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", *args)
+
+
+def pytest(cwd: Path, *args: str, change: str = "") -> str:
+    return run(cwd, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_dla34.py", *args,
+               env={"DLA_CHANGE": change, "TVMPERF_CACHE_DIR": str(cwd / ".cache")})
+
+
+def bytecode_changes(out: str) -> list[str]:
+    if "VM bytecode, baseline -> now:" not in out:
+        return []
+    diff = out.split("VM bytecode, baseline -> now:")[1].split("tvmperf summary")[0]
+    return [x.strip() for x in diff.splitlines() if x.strip()[:1] in ("+", "-") and not x.strip().startswith(("+++", "---"))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=32)
+    parser.add_argument("--width", type=float, default=0.25)
+    args = parser.parse_args()
+    import pytest_tvmperf
+
+    print(f"plugin: {Path(pytest_tvmperf.__file__).parent}; dla34 size {args.size}, width {args.width}; {LAYER}")
+    for change in ("5x5", "added"):
+        with tempfile.TemporaryDirectory(prefix="tvmperf-layer-change-") as tmp:
+            cwd = Path(tmp)
+            (cwd / "test_dla34.py").write_text(TEST.format(layer=LAYER, size=args.size, width=args.width))
+            (cwd / "conftest.py").write_text(CONFTEST)
+            (cwd / ".gitignore").write_text(".cache/\n__pycache__/\n")
+            out = pytest(cwd, "--tvmperf-update")
+            if "1 passed" not in out:
+                print(out)
+                return 1
+            git(cwd, "init", "-q")
+            git(cwd, "add", "-A")
+            git(cwd, "commit", "-qm", "baseline")
+            out = pytest(cwd, change=change)
+            verdict = next((x.strip() for x in out.splitlines() if "regressed against" in x or "passed" in x), "?")
+            kernels = next((x.strip() for x in out.splitlines() if "kernels since the baseline" in x), "(none)")
+            diff = bytecode_changes(out)
+            pytest(cwd, "--tvmperf-update", change=change)
+            stat = [x for x in git(cwd, "diff", "--stat", "--", "baselines/test_dla34.json").splitlines() if "|" in x]
+            print(f"\n{change}: gate: {verdict}\n  {kernels}\n  bytecode diff: {len(diff)} changed lines")
+            for line in diff:
+                print(f"    {line}")
+            print(f"  re-recorded baseline: {stat[0].strip() if stat else '(unchanged)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

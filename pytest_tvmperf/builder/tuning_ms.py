@@ -1,0 +1,225 @@
+"""MetaSchedule as the tuning run's :class:`~tuning_run.Tuner` (see
+:mod:`pytest_tvmperf.builder.tuning`): one ``tune_tasks`` call per kernel and share, the
+candidates built in this process and run in the runner's worker process (kept for the
+run), the evolutionary search sized for the random cost model, the RPC devices. TVM is
+imported lazily."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pytest_tvmperf.builder.tuning_db import TuningError, load_tensor_intrinsics
+from pytest_tvmperf.builder.tuning_progress import EndOfTuning, batch_callback
+
+#: the most candidates built and measured in one batch (one progress report each)
+MAX_TRIALS_PER_ITER = 16
+#: the loggers MetaSchedule's per-task messages go to (silent unless configured)
+LOGGER = "pytest_tvmperf.builder.tuning"
+
+
+def _build(mod: Any, target: Any, _params: Any) -> Any:
+    """MetaSchedule's default build function without its import of the tensor
+    intrinsics: that import takes 30-40 s in each fresh builder worker (one is started
+    per batch) with torch installed, past the build timeout, so every candidate
+    failed. A candidate's IR is already scheduled (a tensorized block carries the
+    intrinsic's implementation), so building it does not need them."""
+    import tvm
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+
+    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
+    return tvm.tirx.build(mod, target)
+
+
+def _tuning_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: MetaSchedule's RPC runner: the longest one candidate's session (connect, upload, run) may
+#: take on a device before it counts as failed (its default, 10 s, is short for a busy device)
+RPC_SESSION_TIMEOUT_S = 120
+
+
+@dataclass(frozen=True)
+class RpcDevices:
+    """Where to measure tuning candidates instead of this machine: the devices a TVM
+    RPC tracker offers under ``key`` (MetaSchedule's RPC runner asks it for one per
+    candidate batch; the builds stay on the host)."""
+
+    tracker: tuple[str, int]
+    key: str
+
+    def runner(self) -> Any:
+        from tvm.s_tir import meta_schedule as ms
+
+        host, port = self.tracker
+        config = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=self.key,
+                                     session_priority=1, session_timeout_sec=RPC_SESSION_TIMEOUT_S)
+        return ms.runner.RPCRunner(rpc_config=config, max_workers=1)
+
+
+def _in_process_builder() -> Any:
+    """A MetaSchedule builder that builds the candidates here, one after another: its
+    LocalBuilder starts a fresh pool of worker processes for every batch, each importing
+    TVM (8 s on a busy 2-core machine), which made a kernel's first batch take 20 s and the
+    smallest budget minutes. Building a scheduled kernel is LLVM codegen in TVM's C++; the
+    candidates still run in the runner's worker process, so one that crashes when run
+    does not take this process with it."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
+    from tvm.s_tir.meta_schedule.builder.local_builder import default_export
+
+    @derived_object
+    class _InProcess(PyBuilder):
+        def build(self, build_inputs: list) -> list:
+            results = []
+            for build_input in build_inputs:
+                try:
+                    results.append(BuilderResult(default_export(_build(build_input.mod, build_input.target, None)),
+                                                 None))
+                except Exception as exc:  # noqa: BLE001 - this candidate fails to build: MetaSchedule's own result
+                    results.append(BuilderResult(None, f"in-process build: {type(exc).__name__}: {exc}"))
+            return results
+
+    return _InProcess()
+
+
+#: build the candidates in this process (True) or in MetaSchedule's worker pool per batch
+BUILD_IN_PROCESS = True
+#: the evolutionary search's population and rounds of mutation (MetaSchedule's defaults:
+#: 512 and 4, for its learned cost model to rank). With the random cost model every
+#: candidate ranks by chance, so more of them only cost time: two thirds of a batch's time
+#: went to mutating and sampling them (ms.Profiler, tiny MLP), which made the smallest
+#: budget one batch per kernel allows minutes. The mutants still start from the best
+#: records in the database.
+SEARCH_POPULATION = 64
+SEARCH_ROUNDS = 1
+
+
+def _search() -> Any:
+    from tvm.s_tir import meta_schedule as ms
+
+    return ms.search_strategy.EvolutionarySearch(population_size=SEARCH_POPULATION, init_min_unmeasured=16,
+                                                 genetic_num_iters=SEARCH_ROUNDS)
+
+
+class _MetaSchedule:
+    """The :class:`~tuning_run.Tuner` of MetaSchedule: one ``tune_tasks`` call per kernel
+    and share, ended after a batch by the run (tuning_progress.batch_callback). The
+    builder and the runner (its worker process) are made once and kept for all calls."""
+
+    def __init__(self, tasks: list, target: Any, database: Any, devices: RpcDevices | None, seed: int,
+                 db_dir: Path) -> None:
+        self.tasks, self.target, self.database, self.devices = tasks, target, database, devices
+        self.seed, self.db_dir, self.calls = seed, db_dir, 0
+        self._builder: Any = None
+        self._runner: Any = None
+
+    def start(self) -> None:
+        """Load the tensor intrinsics (the schedule rules for CPU targets use them) while
+        the runner's worker process starts (it imports TVM): both take seconds, and the
+        worker's import runs on another core."""
+        import threading
+
+        made: dict[str, Any] = {}
+
+        def make_runner() -> None:
+            try:
+                made["runner"] = self._new_runner()
+            except BaseException as exc:  # noqa: BLE001 - raised below, in this thread
+                made["error"] = exc
+
+        worker = threading.Thread(target=make_runner, name="tvmperf-tuning-runner", daemon=True)
+        worker.start()
+        try:
+            load_tensor_intrinsics()
+        finally:
+            worker.join()
+        if "error" in made:
+            raise made["error"]
+        self._runner = made["runner"]
+        self._measure()
+
+    def _new_runner(self) -> Any:
+        from tvm.s_tir import meta_schedule as ms
+
+        return self.devices.runner() if self.devices is not None else ms.runner.LocalRunner()
+
+    def _measure(self) -> tuple[Any, Any]:
+        from tvm.s_tir import meta_schedule as ms
+
+        if self._builder is None:
+            self._builder = (_in_process_builder() if BUILD_IN_PROCESS
+                             else ms.builder.LocalBuilder(max_workers=_tuning_cores(), f_build=_build))
+        if self._runner is None:
+            self._runner = self._new_runner()
+        return self._builder, self._runner
+
+    def tune(self, kernel: int, trials: int, on_batch: Callable[[int, int], bool]) -> None:
+        from tvm.s_tir import meta_schedule as ms
+
+        name, task_mod, weight = self.tasks[kernel]
+        cores = _tuning_cores()
+        self.calls += 1
+        context = ms.TuneContext(
+            mod=task_mod,
+            target=self.target,
+            space_generator="post-order-apply",
+            search_strategy=_search(),
+            task_name=name,
+            rand_state=ms.utils.fork_seed(self.seed + kernel, n=self.calls)[-1],
+            num_threads=cores,
+            logger=logging.getLogger(f"{LOGGER}.{name}"),
+        ).clone()
+        callback = batch_callback(on_batch)
+        builder, runner = self._measure()
+        with tempfile.TemporaryDirectory(prefix="tvmperf-tune-") as work_dir:  # unused: the database is given
+            try:
+                ms.tune_tasks(
+                    tasks=[context],
+                    task_weights=[weight],
+                    work_dir=work_dir,
+                    max_trials_global=trials,
+                    max_trials_per_task=trials,
+                    num_trials_per_iter=max(1, min(trials, MAX_TRIALS_PER_ITER)),
+                    builder=builder,
+                    runner=runner,
+                    database=self.database,
+                    cost_model="random",
+                    # the first one adds each record to the database
+                    measure_callbacks=[*ms.MeasureCallback.create("default"), callback],
+                    task_scheduler="round-robin",
+                )
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # TVM raises RuntimeError, TVMError, ... from the search
+                text = [line for line in str(exc).strip().splitlines() if line.strip()]
+                if callback.interrupted is None and _behind(exc, EndOfTuning):  # the run ended the kernel: done
+                    return
+                if callback.interrupted is not None or _behind(exc, KeyboardInterrupt):
+                    # Ctrl-C inside a Python callback reaches here through TVM as a RuntimeError
+                    if isinstance(callback.interrupted, Exception):
+                        raise callback.interrupted from exc
+                    raise KeyboardInterrupt() from None
+                raise TuningError(f"MetaSchedule tuning failed ({type(exc).__name__}: {text[-1] if text else ''}); "
+                                  f"the records measured so far are kept in {self.db_dir}") from exc
+
+
+def _behind(exc: BaseException, kind: type) -> bool:
+    """Whether an exception of ``kind`` is behind ``exc``: in its chain, or in the text TVM
+    made of a Python callback's exception."""
+    import traceback
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return kind.__name__ in "".join(traceback.format_exception(exc))

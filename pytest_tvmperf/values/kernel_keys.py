@@ -1,0 +1,136 @@
+"""Pure: a baseline entry keyed by what its kernels are, not by TVM's numbering.
+
+TVM numbers its kernels in the order it meets them: one layer added renames every kernel
+after it (``fused_conv2d6_add6`` becomes ``fused_conv2d8_add8``). A baseline file keyed
+by those names then changes on every line that names a kernel, though most kernels are
+unchanged: re-recording a network after a one-layer change gave a diff of hundreds of
+lines of renames. Keyed by each kernel's identity (values/kernel_id.py) instead,
+``conv2d_add_relu@02f7e9c10c`` (its ops, then the first digits of the structural hash of
+its code), an unchanged kernel's lines do not change whatever is added around it.
+
+:func:`keyed_by_identity` gives the form a baseline file stores: every per-kernel map
+(``exact.by_callee``, ``exact.calls``, ``exact.per_kernel``, ``kernel_time_s``,
+``kernels``) and each ``call`` of the bytecode keyed by identity, and the bytecode's
+register numbers and constant indices left out (``%_``, ``c[_]``): they renumber after an
+added instruction, and the bytecode diff aligns listings without them anyway
+(result/regression.py). The sequence name is shown only, from the build being gated.
+
+A record without kernel identities (recorded before they were stored, a loaded library,
+a PrimFunc test's one ``main``) is left as it is; so is a file written in the older form:
+both read alike, since every reader matches kernels by identity (result/kernel_match.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING, Mapping, TypeVar
+
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.kernel_id import KernelId
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_tvmperf.values.record import Record
+
+#: the digits of the structural hash a key keeps (40 bits: kernels of one program that
+#: share them are told apart by a ``~2`` suffix, :func:`stable_names`)
+KEY_DIGITS = 10
+#: ``conv2d_add_relu@02f7e9c10c`` or ``conv2d_add_relu@02f7e9c10c~2``
+STABLE_KEY = re.compile(r"^(?P<op>[^@\s]+)@(?P<key>[0-9a-f]{1,16})(?:~(?P<n>[2-9]|[1-9]\d+))?$")
+
+#: what a change elsewhere in a function renumbers: its registers and its constant indices
+_REGISTER = re.compile(r"%\d+")
+_CONSTANT = re.compile(r"c\[\d+\]")
+_CALL = re.compile(r"^(call )(\S+)( |$)", re.MULTILINE)
+
+V = TypeVar("V")
+
+
+def stable_key(ident: KernelId) -> str:
+    """``conv2d_add_relu@02f7e9c10c``: the kernel's ops and the start of its code's hash."""
+    return f"{ident.op}@{ident.key[:KEY_DIGITS]}"
+
+
+def stable_names(kernels: Mapping[str, KernelId]) -> dict[str, str]:
+    """{kernel name: its key in a baseline file}, one key per kernel: kernels whose keys are
+    equal (the same code under two names) get ``~2``, ``~3``, ... in their names' numbering
+    order. A name already of that form keeps it (keying is idempotent)."""
+    groups: dict[str, list[str]] = {}
+    for name, ident in kernels.items():
+        groups.setdefault(stable_key(ident), []).append(name)
+    out: dict[str, str] = {}
+    for key, names in groups.items():
+        for i, name in enumerate(sorted(names, key=_numbering)):
+            out[name] = key if i == 0 else f"{key}~{i + 1}"
+    return out
+
+
+def _numbering(name: str) -> tuple:
+    """``conv2d2`` before ``conv2d10``; a stable key by its ``~n``."""
+    m = STABLE_KEY.match(name)
+    if m:
+        return (0, int(m.group("n") or 1), name)
+    return (1, [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)], name)
+
+
+def without_numbers(line: str) -> str:
+    """A bytecode line with its register numbers and constant indices left out: an unchanged
+    instruction after an added one reads the same though every number after it shifted."""
+    return _CONSTANT.sub("c[_]", _REGISTER.sub("%_", line))
+
+
+def _rename(counts: Mapping[str, V] | None, names: Mapping[str, str]) -> dict[str, V] | None:
+    return None if counts is None else {names.get(k, k): v for k, v in counts.items()}
+
+
+def keyed_bytecode(bytecode: Mapping[str, str] | None, names: Mapping[str, str]) -> dict[str, str] | None:
+    """Each ``call <kernel>`` under the kernel's key, numbers left out."""
+    if bytecode is None:
+        return None
+
+    def callee(m: re.Match) -> str:
+        return f"{m.group(1)}{names.get(m.group(2), m.group(2))}{m.group(3)}"
+
+    return {fn: "\n".join(without_numbers(line) for line in _CALL.sub(callee, text).splitlines())
+            for fn, text in bytecode.items()}
+
+
+def keyed_by_identity(record: "Record") -> "Record":
+    """``record`` as a baseline file stores it: keyed by kernel identity (module docstring);
+    unchanged where it has no identities or is a PrimFunc test (its one kernel, ``main``)."""
+    if not record.kernels or record.executor == "prim":
+        return record
+    names = stable_names(record.kernels)
+    exact = record.exact
+    exact = replace(exact, by_callee=_rename(exact.by_callee, names), calls=_rename(exact.calls, names),
+                    per_kernel={metric: _rename(counts, names) for metric, counts in exact.per_kernel.items()})
+    return replace(record, exact=exact, kernel_time_s=_rename(record.kernel_time_s, names),
+                   bytecode=keyed_bytecode(record.bytecode, names),
+                   kernels={names[name]: ident for name, ident in record.kernels.items()})
+
+
+def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) -> ExactMetrics:
+    """A stored entry's exact metrics keyed by identity, back under the names this build
+    gave the same kernels (``build``: its {name: identity}): the baseline's counts of its
+    own program, taken as this build's, then read as this build's own. A key no kernel of
+    this build has stays as it is; unchanged without identities."""
+    if not build:
+        return exact
+    back = {key: name for name, key in stable_names(build).items()}
+    if not any(k in back for k in (*(exact.by_callee or ()), *(exact.calls or ()),
+                                   *(k for counts in exact.per_kernel.values() for k in counts))):
+        return exact
+    return replace(exact, by_callee=_rename(exact.by_callee, back), calls=_rename(exact.calls, back),
+                   per_kernel={metric: _rename(counts, back) for metric, counts in exact.per_kernel.items()})
+
+
+def key_problem(name: str, ident: KernelId) -> str | None:
+    """Why a kernel keyed by identity (``op@hex``) does not carry that identity (an edited
+    key or entry), or None; a kernel keyed by its TVM name is not checked here."""
+    m = STABLE_KEY.match(name)
+    if m is None:
+        return None
+    if m.group("op") != ident.op or not ident.key.startswith(m.group("key")):
+        return (f"the key says op {m.group('op')!r} and code hash {m.group('key')}..., the entry says op "
+                f"{ident.op!r} and hash {ident.key}")
+    return None

@@ -1,0 +1,173 @@
+"""Baseline files key per-kernel data by kernel identity, not TVM's numbering (issue 47):
+re-recording after one layer is added changes the lines of what changed, not every
+renumbered kernel's; files keyed by TVM name (every baseline before) still read and gate."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import replace
+
+import pytest
+from _factories import exact, machine, record, with_timings, timing
+
+from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
+from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.result.regression import regression_message
+from pytest_tvmperf.store.files import dump_baselines, load_baselines, merge_updates, parse_baselines
+from pytest_tvmperf.store.schema import check_record
+from pytest_tvmperf.values.json_fields import SchemaProblem
+from pytest_tvmperf.values.kernel_id import KernelId
+from pytest_tvmperf.values.kernel_keys import keyed_by_identity, stable_key, stable_names
+from pytest_tvmperf.values.record import Record
+
+TEST = "test_net[llvm-vm-bytecode]"
+
+
+def conv(i: int, k: int = 3) -> KernelId:
+    """The i-th conv of a made-up network: its own code (hash), shapes and layer."""
+    return KernelId(f"{i:02x}{k:x}" + "0" * 13, "conv2d_add_relu", f"1x8x16x16,8x8x{k}x{k},1x8x16x16",
+                    f"body.conv{i} (Conv2d {k}x{k})")
+
+
+def network(layers: list[KernelId], seed: int = 0) -> Record:
+    """A record of a network that calls its convs in order, named as TVM numbers them
+    (``fused_conv2d{n}_add_relu``), with per-kernel counts and times of each layer."""
+    names = [f"fused_conv2d{n or ''}_add_relu" for n in range(len(layers))]
+    listing, reg = [], 1
+    for n, name in enumerate(names):
+        listing += [f"call vm.builtin.alloc_tensor in: %{reg}, i0, c[{2 * n}], c[0] dst: %{reg + 1}",
+                    f"call {name} in: %{reg - 1}, c[{2 * n + 1}], %{reg + 1} dst: %void"]
+        reg += 2
+    listing.append(f"ret %{reg - 1}")
+    counts = {name: 1000 * int(ident.key[:2], 16) + 7 for name, ident in zip(names, layers)}
+    metrics = replace(exact(instructions=len(listing), kernels=len(layers)),
+                      by_callee={**{n: 1 for n in names}, "vm.builtin.alloc_tensor": len(names), "ret": 1},
+                      calls={**{n: 1 for n in names}, "vm.builtin.alloc_tensor": len(names)},
+                      per_kernel={"cpu_instructions": {**counts, "[runtime]": 500}})
+    base = record(metrics=metrics)
+    return replace(base, executor="vm-bytecode", bytecode={"main": "\n".join(listing)},
+                   kernel_time_s={name: 1e-3 * (1 + int(ident.key[:2], 16)) for name, ident in zip(names, layers)},
+                   kernels=dict(zip(names, layers)))
+
+
+def stored(rec: Record) -> str:
+    """The baseline file text the store writes for ``rec`` as one test's new entry."""
+    return dump_baselines({TEST: keyed_by_identity(rec)})
+
+
+def changed_lines(old: str, new: str) -> list[str]:
+    return [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+LAYERS = [conv(i) for i in range(12)]
+ADDED = LAYERS[:2] + [conv(99, 1)] + LAYERS[2:]  # one 1x1 conv added after the second layer
+
+
+def test_a_re_record_after_an_added_layer_changes_the_lines_of_what_changed():
+    """Keyed by TVM name, every kernel after the added one is renamed (conv2d2 -> conv2d3 ...):
+    each of its lines in each per-kernel map changes, and every bytecode line after it is
+    renumbered. Keyed by identity, the diff is the new kernel's lines and the counts it moves."""
+    old, new = network(LAYERS), network(ADDED)
+    by_name = changed_lines(dump_baselines({TEST: old}), dump_baselines({TEST: new}))
+    by_identity = changed_lines(stored(old), stored(new))
+    assert len(by_name) >= 80, len(by_name)  # what a network's re-record was (432 lines for ResNet-18)
+    # the bound: the new kernel's own lines (2 in the bytecode, 1 in each of by_callee, calls,
+    # per_kernel's one metric and kernel_time_s, 6 in kernels: 12); the totals it moves
+    # (alloc_tensor in by_callee and calls, the function's instructions, the kernel count: 4, each
+    # a removed and an added line: 8); a map whose last entry it follows gains a comma there
+    # (5 maps, 2 lines each: 10). By name it grows with every kernel after the added one.
+    assert len(by_identity) <= 12 + 8 + 10, "\n".join(by_identity)
+    unchanged = {stable_key(k) for k in LAYERS}
+    touched = [line for line in by_identity if any(key in line for key in unchanged)]
+    bare = lambda line: line[1:].rstrip(",")  # noqa: E731
+    for line in touched:  # an unchanged kernel's line changes only by a comma: its value is the same
+        assert any(bare(other) == bare(line) and other[0] != line[0] for other in touched), line
+
+
+def test_keys_are_unique_stable_and_idempotent():
+    twin = replace(LAYERS[3])  # the same code under two names
+    names = stable_names({"fused_conv2d10_add_relu": twin, "fused_conv2d2_add_relu": LAYERS[3],
+                          "fused_conv2d_add_relu": LAYERS[0]})
+    assert names == {"fused_conv2d2_add_relu": "conv2d_add_relu@0330000000",
+                     "fused_conv2d10_add_relu": "conv2d_add_relu@0330000000~2",  # numbering order, not text order
+                     "fused_conv2d_add_relu": "conv2d_add_relu@0030000000"}
+    keyed = keyed_by_identity(network(LAYERS))
+    assert keyed_by_identity(keyed) == keyed
+    assert set(keyed.kernels) == set(keyed.kernel_time_s) == {stable_key(k) for k in LAYERS}
+    assert "%" + "1" not in keyed.bytecode["main"] and "call conv2d_add_relu@0030000000 in: %_, c[_], %_" \
+        in keyed.bytecode["main"]
+    prim = replace(network(LAYERS[:1]), executor="prim")
+    assert keyed_by_identity(prim) is prim  # a PrimFunc test's one kernel keeps its name, main
+    no_ids = replace(network(LAYERS), kernels=None)
+    assert keyed_by_identity(no_ids) is no_ids
+
+
+def _message(base: Record, now: Record) -> str:
+    comparison = Comparison((MetricVerdict("kernels", Verdict.REGRESSED, 12, 13, "0"),
+                             MetricVerdict("cpu_instructions", Verdict.REGRESSED, 1, 2, "1%")))
+    return regression_message(f"t.py::{TEST}", "baselines/t.json", now, base, comparison)
+
+
+def test_both_forms_read_and_gate_alike():
+    """A baseline keyed by TVM name (every file before) and the same keyed by identity read
+    back and give the same verdict lines; the new kernel never shows under a baseline name."""
+    old, now = network(LAYERS), network(ADDED)
+    by_name = parse_baselines(dump_baselines({TEST: old}), "b.json")[TEST]
+    keyed = parse_baselines(stored(old), "b.json")[TEST]
+    assert set(by_name.kernels) == set(old.kernels) and set(keyed.kernels) == {stable_key(k) for k in LAYERS}
+    lines = {}
+    for form, base in (("name", by_name), ("identity", keyed)):
+        text = _message(base, now)
+        lines[form] = next(line for line in text.splitlines() if "kernels since the baseline" in line)
+        assert "new: body.conv99 (Conv2d 1x1) [fused_conv2d2_add_relu]" in lines[form]
+        assert "changed" not in lines[form] and "removed" not in lines[form]
+        diff = [x for x in text.split("VM bytecode, baseline -> now:")[1].splitlines()
+                if x.strip()[:1] in ("+", "-") and not x.strip().startswith(("+++", "---"))]
+        assert len(diff) == 2 and diff[0].strip().startswith("+call vm.builtin.alloc_tensor"), diff  # its alloc + call
+        # TVM numbers the new kernel fused_conv2d2_add_relu, the name a file keyed by TVM name gives the
+        # baseline's third conv: there it shows under its identity key; a keyed file has no such name
+        shown = "conv2d_add_relu@6310000000 [new]" if form == "name" else "fused_conv2d2_add_relu"
+        assert diff[1].strip().startswith(f"+call {shown} in: %4"), diff
+    assert lines["name"] == lines["identity"]
+
+
+def test_an_edited_identity_key_is_an_error_naming_it():
+    data = json.loads(stored(network(LAYERS[:2])))["tests"][TEST]
+    check_record(data)
+    data["kernels"]["conv2d_add_relu@0030000000"]["key"] = "ff" * 8
+    with pytest.raises(SchemaProblem) as exc:
+        check_record(data)
+    assert exc.value.field == "kernels.conv2d_add_relu@0030000000"
+    assert "the key says op 'conv2d_add_relu' and code hash 0030000000" in str(exc.value)
+
+
+def test_merging_into_a_by_name_file_keeps_other_machines_timings(tmp_path):
+    """The first re-record of a file written keyed by name: the test's entry is rewritten
+    keyed by identity; another machine's timing of the same code is kept."""
+    other = machine(cpu="other")
+    old = replace(network(LAYERS), timings={other.fingerprint: timing((2e-3, 2e-3), mach=other)})
+    path = tmp_path / "t.json"
+    path.write_text(dump_baselines({TEST: old, "test_other[llvm-vm-bytecode]": with_timings([])}))
+    merge_updates(path, {TEST: network(LAYERS)})
+    entry = load_baselines(path)[TEST]
+    assert set(entry.timings) == {other.fingerprint, machine().fingerprint}
+    assert set(entry.kernels) == {stable_key(k) for k in LAYERS}
+    assert "test_other[llvm-vm-bytecode]" in load_baselines(path)
+
+
+def test_stored_counts_read_back_under_the_builds_names():
+    """The baseline's counts of its own program (reused on a gate, kept on an update when
+    valgrind is missing) compare with this build's: keyed by identity, they are read back
+    under the names this build gave the same kernels; a key it has not stays a key."""
+    from pytest_tvmperf.values.kernel_keys import in_build_names
+
+    rec = network(LAYERS)
+    keyed = keyed_by_identity(rec)
+    assert keyed.exact != rec.exact
+    assert in_build_names(keyed.exact, rec.kernels) == rec.exact
+    assert in_build_names(rec.exact, rec.kernels) == rec.exact  # a file keyed by name: as it is
+    fewer = dict(list(rec.kernels.items())[:-1])
+    back = in_build_names(keyed.exact, fewer)
+    assert stable_key(LAYERS[-1]) in back.calls and "fused_conv2d_add_relu" in back.calls
