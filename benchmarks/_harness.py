@@ -17,7 +17,7 @@ VERDICTS = tuple(v.value for v in TEST_VERDICTS)
 
 # the synthetic workload of known cost: out[i] = sum_k a[i] * w_k over K steps, so
 # its time grows linearly with K and a slowdown of s% is K = 200 * (1 + s/100)
-BUSY_WORKLOAD = '''
+BUSY_WORKLOAD = """
 import os
 import numpy as np
 import pytest
@@ -34,13 +34,16 @@ def busy(steps):
                     make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
                     reference=lambda x: x * np.float32(factor), rtol=1e-3, atol=1e-3)
 
-'''
+"""
 
-BUSY_TEST = BUSY_WORKLOAD + '''@pytest.mark.tvmperf(executors=["prim"])
+BUSY_TEST = (
+    BUSY_WORKLOAD
+    + """@pytest.mark.tvmperf(executors=["prim"])
 def test_busy(tvmperf):
     slowdown = float(os.environ.get("BUSY_SLOWDOWN_PCT", "0"))
     tvmperf.check(busy(round(200 * (1 + slowdown / 100))))
-'''
+"""
+)
 
 
 def run_pytest(args: list[str], cwd: Path = ROOT, env: dict | None = None) -> str:

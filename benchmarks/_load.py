@@ -13,15 +13,23 @@ from typing import Iterator
 
 #: spins until the deadline, or until the benchmark that started it is gone (killed without
 #: its cleanup: its parent pid changes), checked every few million steps
-SPIN = ("import os, time\nparent = os.getppid()\nend = time.monotonic() + {seconds}\nx = 0\n"
-        "while time.monotonic() < end and (x % 4000000 or os.getppid() == parent):\n    x += 1\n")
+SPIN = (
+    "import os, time\nparent = os.getppid()\nend = time.monotonic() + {seconds}\nx = 0\n"
+    "while time.monotonic() < end and (x % 4000000 or os.getppid() == parent):\n    x += 1\n"
+)
 
 
 @contextlib.contextmanager
 def cpu_load(jobs: int, seconds: float) -> Iterator[list[int]]:
     """``jobs`` spinning processes for at most ``seconds`` (0 jobs: no load)."""
-    procs = [subprocess.Popen([sys.executable, "-c", SPIN.format(seconds=float(seconds))],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(jobs)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SPIN.format(seconds=float(seconds))],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(jobs)
+    ]
     try:
         yield [p.pid for p in procs]
     finally:

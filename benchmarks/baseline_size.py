@@ -33,8 +33,11 @@ def net(k_last: int = 3):
             self.bn1 = torch.nn.BatchNorm2d(cout)
             self.conv2 = torch.nn.Conv2d(cout, cout, k, 1, k // 2, bias=False)
             self.bn2 = torch.nn.BatchNorm2d(cout)
-            self.down = (torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 1, stride, bias=False), torch.nn.BatchNorm2d(cout))
-                         if stride != 1 or cin != cout else torch.nn.Identity())
+            self.down = (
+                torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 1, stride, bias=False), torch.nn.BatchNorm2d(cout))
+                if stride != 1 or cin != cout
+                else torch.nn.Identity()
+            )
 
         def forward(self, x):
             y = torch.relu(self.bn1(self.conv1(x)))
@@ -43,8 +46,9 @@ def net(k_last: int = 3):
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False), torch.nn.BatchNorm2d(64),
-                                            torch.nn.ReLU())
+            self.stem = torch.nn.Sequential(
+                torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False), torch.nn.BatchNorm2d(64), torch.nn.ReLU()
+            )
             blocks, cin = [], 64
             for cout, n in ((64, 2), (128, 2), (256, 2), (512, 3)):
                 for i in range(n):
@@ -76,8 +80,12 @@ def lowered_dla34(changed: bool = False):
 
     net = dla34_module(1.0)
     if changed:
-        parent, name, conv = [(m, n, c) for m in net.level5.modules() for n, c in m.named_children()
-                              if isinstance(c, torch.nn.Conv2d) and c.kernel_size == (3, 3)][-1]
+        parent, name, conv = [
+            (m, n, c)
+            for m in net.level5.modules()
+            for n, c in m.named_children()
+            if isinstance(c, torch.nn.Conv2d) and c.kernel_size == (3, 3)
+        ][-1]
         torch.manual_seed(1)
         setattr(parent, name, torch.nn.Conv2d(conv.in_channels, conv.out_channels, 5, conv.stride, 2, bias=False))
         net.eval()
@@ -104,8 +112,9 @@ def _entry_lines(described, pieces) -> list[str]:
     (indent 2 in the entry: one line each)."""
     import hashlib
 
-    return ([json_line(w.as_text()) for w in described]
-            + [json_line(f"{name} {hashlib.sha256(piece).hexdigest()}") for name, piece in pieces])
+    return [json_line(w.as_text()) for w in described] + [
+        json_line(f"{name} {hashlib.sha256(piece).hexdigest()}") for name, piece in pieces
+    ]
 
 
 def json_line(text: str) -> str:
@@ -124,8 +133,11 @@ def forms(module):
     ir, files = lowered_ir.encode_split(module)
     sir, sfiles, described, pieces = lowered_ir.encode_stored(module)
     stored = {w.sha256: len(w.data) for w in sfiles} | {hashlib.sha256(p).hexdigest(): len(p) for _, p in pieces}
-    return whole, (ir, {w.sha256: len(w.data) for w in files}), (sir, stored, _entry_lines(described, pieces),
-                                                                  len(described), len(pieces))
+    return (
+        whole,
+        (ir, {w.sha256: len(w.data) for w in files}),
+        (sir, stored, _entry_lines(described, pieces), len(described), len(pieces)),
+    )
 
 
 def committed(base=None) -> None:
@@ -156,11 +168,15 @@ def committed(base=None) -> None:
         files.update({w.sha256: len(w.data) for w in weights})
         kernels = {hashlib.sha256(p).hexdigest(): (name, len(p)) for name, p in pieces}
         files.update({sha: n for sha, (_, n) in kernels.items()})
-        lines += sum(len(json_line(t)) + 1 for t in [w.as_text() for w in described]
-                     + [f"{name} {sha}" for sha, (name, _) in kernels.items()])
-    print(f"{base}/artifacts now: {sum(p.stat().st_size for p in now) / 1e6:.1f} MB in {len(now)} files; the same "
-          f"{len(refs)} programs re-recorded in the default form: {sum(files.values()) / 1e6:.2f} MB in {len(files)} "
-          f"files, + {lines / 1e3:.0f} kB of ir.seeded and ir.functions lines in the baseline files")
+        lines += sum(
+            len(json_line(t)) + 1
+            for t in [w.as_text() for w in described] + [f"{name} {sha}" for sha, (name, _) in kernels.items()]
+        )
+    print(
+        f"{base}/artifacts now: {sum(p.stat().st_size for p in now) / 1e6:.1f} MB in {len(now)} files; the same "
+        f"{len(refs)} programs re-recorded in the default form: {sum(files.values()) / 1e6:.2f} MB in {len(files)} "
+        f"files, + {lines / 1e3:.0f} kB of ir.seeded and ir.functions lines in the baseline files"
+    )
 
 
 def main() -> None:
@@ -174,31 +190,40 @@ def main() -> None:
     t0 = time.perf_counter()
     module, params = lowered_dla34() if full_dla34 else lowered(3)
     changed, _ = lowered_dla34(changed=True) if full_dla34 else lowered(5)
-    print(f"network: {'workloads.dla34(size=224, width=1.0)' if full_dla34 else 'DLA-34-sized net, 64x64'}: "
-          f"{params / 1e6:.1f} M parameters ({params * 4 / 1e6:.1f} MB float32), both versions lowered in "
-          f"{time.perf_counter() - t0:.0f} s")
+    print(
+        f"network: {'workloads.dla34(size=224, width=1.0)' if full_dla34 else 'DLA-34-sized net, 64x64'}: "
+        f"{params / 1e6:.1f} M parameters ({params * 4 / 1e6:.1f} MB float32), both versions lowered in "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
     whole, (ir, files), (sir, sfiles, lines, n_weights, n_kernels) = forms(module)
     whole5, (ir5, files5), (sir5, sfiles5, lines5, _, _) = forms(changed)
     mb = lambda n: f"{n / 1e6:.2f} MB"  # noqa: E731
     kb = lambda n: f"{n / 1e3:.0f} kB"  # noqa: E731
-    print(f"inline (weights in the IR): first record {mb(len(whole))}; re-record, one layer changed: "
-          f"+{mb(len(whole5))}")
+    print(
+        f"inline (weights in the IR): first record {mb(len(whole))}; re-record, one layer changed: +{mb(len(whole5))}"
+    )
     new_files = sum(n for sha, n in files5.items() if sha not in files)
-    print(f"exact (weights as files): first record {mb(len(ir) + sum(files.values()))} (IR {mb(len(ir))} + "
-          f"{len(files)} weight files {mb(sum(files.values()))}); re-record, one layer changed: "
-          f"+{mb(len(ir5) + new_files)} (IR {mb(len(ir5))} + changed weights {mb(new_files)})")
+    print(
+        f"exact (weights as files): first record {mb(len(ir) + sum(files.values()))} (IR {mb(len(ir))} + "
+        f"{len(files)} weight files {mb(sum(files.values()))}); re-record, one layer changed: "
+        f"+{mb(len(ir5) + new_files)} (IR {mb(len(ir5))} + changed weights {mb(new_files)})"
+    )
     added = [d for d in difflib.unified_diff(lines, lines5, lineterm="", n=0) if d[:1] == "+" and d[:3] != "+++"]
     added_bytes = sum(len(d) for d in added)
     new_sfiles = sum(n for sha, n in sfiles5.items() if sha not in sfiles)
     text = sum(len(line) + 1 for line in lines)
-    print(f"seeded (the default: no weight values, each kernel a file of its own): first record "
-          f"{kb(len(sir) + sum(sfiles.values()) + text)} (IR {kb(len(sir))} + {len(sfiles)} kernel files "
-          f"{kb(sum(sfiles.values()))} + the entry's {n_weights} ir.seeded and {n_kernels} ir.functions lines "
-          f"{kb(text)}); re-record, one layer changed: +{kb(len(sir5) + new_sfiles + added_bytes)} (IR "
-          f"{kb(len(sir5))} + {len([s for s in sfiles5 if s not in sfiles])} new kernel files {kb(new_sfiles)} + "
-          f"{len(added)} changed entry lines {kb(added_bytes)})")
-    print("re-record, network unchanged: +0 in every form but inline (the same files, named by content; "
-          "the same entry lines)")
+    print(
+        f"seeded (the default: no weight values, each kernel a file of its own): first record "
+        f"{kb(len(sir) + sum(sfiles.values()) + text)} (IR {kb(len(sir))} + {len(sfiles)} kernel files "
+        f"{kb(sum(sfiles.values()))} + the entry's {n_weights} ir.seeded and {n_kernels} ir.functions lines "
+        f"{kb(text)}); re-record, one layer changed: +{kb(len(sir5) + new_sfiles + added_bytes)} (IR "
+        f"{kb(len(sir5))} + {len([s for s in sfiles5 if s not in sfiles])} new kernel files {kb(new_sfiles)} + "
+        f"{len(added)} changed entry lines {kb(added_bytes)})"
+    )
+    print(
+        "re-record, network unchanged: +0 in every form but inline (the same files, named by content; "
+        "the same entry lines)"
+    )
 
 
 if __name__ == "__main__":

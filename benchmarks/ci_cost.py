@@ -26,18 +26,26 @@ def load() -> str:
 
 
 def main() -> None:
-    extra = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+    extra = sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else []
     with tempfile.TemporaryDirectory(prefix="tvmperf-ci-cost-") as cache:
         env = dict(os.environ, TVMPERF_CACHE_DIR=cache, TVMPERF_CACHE_KEY="ci-cost-benchmark")
         for phase in ("cold", "warm"):
             before = load()
             start = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/perf", *extra],
-                                  cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            proc = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/perf", *extra],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
             wall = time.perf_counter() - start
             last = [line for line in proc.stdout.splitlines() if line.strip()][-1:]
-            print(f"{phase}: {wall:.0f} s (exit {proc.returncode}); load {before} -> {load()}; "
-                  f"{last[0] if last else ''}", flush=True)
+            print(
+                f"{phase}: {wall:.0f} s (exit {proc.returncode}); load {before} -> {load()}; {last[0] if last else ''}",
+                flush=True,
+            )
     print(f"command: python benchmarks/ci_cost.py{' -- ' + ' '.join(extra) if extra else ''}")
 
 

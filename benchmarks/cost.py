@@ -76,7 +76,7 @@ def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1))
 '''
 
-PLAIN = '''
+PLAIN = """
 import sys, time
 import numpy as np
 import tvm
@@ -106,10 +106,10 @@ else:
     f = lib.mod.time_evaluator(w.entry, dev, number=1, repeat=15, min_repeat_ms=20)
     f(*tensors)
 print("PLAIN", time.perf_counter() - start)
-'''
+"""
 
 #: the same three kernels as a pytest-benchmark user and a pyperf user would time them
-PEER_KERNELS = '''
+PEER_KERNELS = """
 import sys
 import tvm
 from tvm import relax
@@ -130,9 +130,11 @@ def build(name):
         return relax.VirtualMachine(tvm.compile(w.program, target=target), dev)[w.entry], args
     outs = [tvm.runtime.empty(e.shape, str(e.dtype), dev) for e in w.expected(w.inputs())]
     return tvm.compile(w.program, target=target).mod[w.entry], args + outs
-'''
+"""
 
-PYTEST_BENCHMARK = PEER_KERNELS + '''
+PYTEST_BENCHMARK = (
+    PEER_KERNELS
+    + """
 
 def test_reduction(benchmark):
     f, args = build("test_reduction")
@@ -147,16 +149,20 @@ def test_rgb2yuv(benchmark):
 def test_mlp(benchmark):
     f, args = build("test_mlp")
     benchmark(f, *args)
-'''
+"""
+)
 
-PYPERF = PEER_KERNELS + '''
+PYPERF = (
+    PEER_KERNELS
+    + """
 import pyperf
 
 runner = pyperf.Runner(add_cmdline_args=lambda cmd, args: cmd.extend(("--kernel", args.kernel)))
 runner.argparser.add_argument("--kernel", choices=sorted(MAKERS), required=True)
 f, args = build(runner.parse_args().kernel)
 runner.bench_func("kernel", f, *args)
-'''
+"""
+)
 
 TESTS = ("test_reduction", "test_rgb2yuv", "test_mlp")
 #: the plugin's steps, by the function that does each (cumulative seconds under cProfile)
@@ -177,8 +183,20 @@ STEPS = (
 def pytest_cmd(*args: str) -> list[str]:
     # the project's test file named: the peers' folder beside it is not collected (its
     # pytest-benchmark tests would run too, and one of theirs be read as the gate's call phase)
-    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::UserWarning",
-            "--durations=0", "-vv", *args, "test_cost.py"]
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore::UserWarning",
+        "--durations=0",
+        "-vv",
+        *args,
+        "test_cost.py",
+    ]
 
 
 def call_phase(output: str, test: str) -> float:
@@ -196,8 +214,9 @@ def breakdown(profile: Path) -> dict[str, float]:
     stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
     got: dict[str, float] = {}
     for label, file, func in STEPS:
-        got[label] = sum(v[3] for (f, _, name), v in stats.items()
-                         if name == func and f.endswith(file) and "pytest_tvmperf" in f)
+        got[label] = sum(
+            v[3] for (f, _, name), v in stats.items() if name == func and f.endswith(file) and "pytest_tvmperf" in f
+        )
     return got
 
 
@@ -205,8 +224,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes")
     parser.add_argument("--only", choices=TESTS, help="one workload")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="fresh processes per cell; the median is shown (default 3)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="fresh processes per cell; the median is shown (default 3)"
+    )
     args = parser.parse_args()
     tests = (args.only,) if args.only else TESTS
     with tempfile.TemporaryDirectory() as tmp, cpu_load(args.load, 3600):
@@ -229,8 +249,9 @@ def main() -> None:
             select = ["-k", test]
 
             def cell(*opts: str, env: dict = env, select: list = select, test: str = test) -> float:
-                return statistics.median(call_phase(run(pytest_cmd(*select, *opts), project, env), test)
-                                         for _ in range(args.repeat))
+                return statistics.median(
+                    call_phase(run(pytest_cmd(*select, *opts), project, env), test) for _ in range(args.repeat)
+                )
 
             first = cell("--tvmperf-simulate=off")  # unchanged: the baseline's own program
             unchanged_sim = cell("--tvmperf-simulate=on")  # its simulated counts are the baseline's
@@ -242,43 +263,97 @@ def main() -> None:
             counted = cell("--tvmperf-simulate=on", env=dict(changed, TVMPERF_SIMULATE_CACHE="off"))
             stored = cell("--tvmperf-simulate=on", env=changed)
             profile = project / f"{test}.prof"
-            out = run([sys.executable, "-m", "cProfile", "-o", str(profile), *pytest_cmd(*select, "--tvmperf-simulate=off")[1:]],
-                      project, env)
+            out = run(
+                [
+                    sys.executable,
+                    "-m",
+                    "cProfile",
+                    "-o",
+                    str(profile),
+                    *pytest_cmd(*select, "--tvmperf-simulate=off")[1:],
+                ],
+                project,
+                env,
+            )
             steps[test] = {"call phase (under cProfile)": call_phase(out, test), **breakdown(profile)}
             peers = project / "peers"
-            bench = call_phase(run([sys.executable, "-m", "pytest", "-q", "-p", "no:tvmperf", "-p", "no:cacheprovider",
-                                    "--durations=0", "-vv", "-k", test, "test_bench.py"], peers, env), test)
+            bench = call_phase(
+                run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "pytest",
+                        "-q",
+                        "-p",
+                        "no:tvmperf",
+                        "-p",
+                        "no:cacheprovider",
+                        "--durations=0",
+                        "-vv",
+                        "-k",
+                        test,
+                        "test_bench.py",
+                    ],
+                    peers,
+                    env,
+                ),
+                test,
+            )
             start = time.perf_counter()
-            done = run([sys.executable, "bench_pyperf.py", "--fast", "--quiet", "--kernel", test,
-                        "-o", str(peers / f"{test}.json")], peers, env)
+            done = run(
+                [
+                    sys.executable,
+                    "bench_pyperf.py",
+                    "--fast",
+                    "--quiet",
+                    "--kernel",
+                    test,
+                    "-o",
+                    str(peers / f"{test}.json"),
+                ],
+                peers,
+                env,
+            )
             pyperf_s = time.perf_counter() - start
             if "Mean" not in done and not (peers / f"{test}.json").exists():
                 raise SystemExit(f"pyperf failed on {test}:\n{done[-3000:]}")
             rows.append((test, t_plain, first, unchanged_sim, side, confirmed, counted, stored, bench, pyperf_s))
     load = f"load {args.load} (CPU-bound jobs beside it on {os.cpu_count()} cores)" if args.load else "idle"
-    print(f"cost of one test's call phase, {load}; median of {args.repeat} fresh processes per cell; "
-          f"ratio to plain = compile + one time_evaluator(repeat=15, min_repeat_ms=20)")
-    print(f"{'test':16} {'plain':>8} {'unchanged':>15} {'+ sim. (base)':>15} {'changed: a/b':>15} {'+ confirmation':>15}"
-          f" {'+ simulated':>15} {'+ sim. cached':>15} {'pytest-benchmark':>17} {'pyperf --fast':>15}")
+    print(
+        f"cost of one test's call phase, {load}; median of {args.repeat} fresh processes per cell; "
+        f"ratio to plain = compile + one time_evaluator(repeat=15, min_repeat_ms=20)"
+    )
+    print(
+        f"{'test':16} {'plain':>8} {'unchanged':>15} {'+ sim. (base)':>15} {'changed: a/b':>15} {'+ confirmation':>15}"
+        f" {'+ simulated':>15} {'+ sim. cached':>15} {'pytest-benchmark':>17} {'pyperf --fast':>15}"
+    )
     for test, t_plain, *gate in rows:
         cells = " ".join(f"{g:6.2f} s {g / t_plain:4.1f}x" for g in gate)
         print(f"{test:16} {t_plain:6.2f} s {cells}")
-    print("unchanged: the baseline's own program (the default path: 6 rounds of it alone, no reference "
-          "kernel), + its simulated counts (the baseline's); changed: the same test with "
-          "TVMPERF_SAME_PROGRAM=time, timed side by side with the baseline's program rebuilt from its IR as a "
-          "changed program is, + the confirmation forced (0.1% threshold), + the simulated cost counted "
-          "(valgrind), + counted once before (the plugin's cache)")
-    print("pytest-benchmark: its test's call phase (compile + benchmark(f, *args), its default rounds); "
-          "pyperf --fast: the whole command (its 10 worker processes each import TVM and compile)")
-    print("\nwhere the first pass's call phase goes (cumulative seconds under cProfile; steps nest: the "
-          "isolation child and the correctness checks are inside compile's neighbour, prepare):")
+    print(
+        "unchanged: the baseline's own program (the default path: 6 rounds of it alone, no reference "
+        "kernel), + its simulated counts (the baseline's); changed: the same test with "
+        "TVMPERF_SAME_PROGRAM=time, timed side by side with the baseline's program rebuilt from its IR as a "
+        "changed program is, + the confirmation forced (0.1% threshold), + the simulated cost counted "
+        "(valgrind), + counted once before (the plugin's cache)"
+    )
+    print(
+        "pytest-benchmark: its test's call phase (compile + benchmark(f, *args), its default rounds); "
+        "pyperf --fast: the whole command (its 10 worker processes each import TVM and compile)"
+    )
+    print(
+        "\nwhere the first pass's call phase goes (cumulative seconds under cProfile; steps nest: the "
+        "isolation child and the correctness checks are inside compile's neighbour, prepare):"
+    )
     labels = list(next(iter(steps.values())))
     print(f"{'step':32}" + "".join(f"{t:>16}" for t in steps))
     for label in labels:
         print(f"{label:32}" + "".join(f"{steps[t][label]:14.2f} s" for t in steps))
-    print(textwrap.dedent("""
+    print(
+        textwrap.dedent("""
         plain: its own interval says nothing about another process; the gate's a/b interval compares
-        with the baseline's own program timed side by side (docs/reliability.md)."""))
+        with the baseline's own program timed side by side (docs/reliability.md).""")
+    )
 
 
 if __name__ == "__main__":

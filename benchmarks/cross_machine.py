@@ -43,7 +43,7 @@ from pathlib import Path
 from _harness import BUSY_TEST, run_pytest
 from false_alarms import AA_TEST
 
-CONFTEST = '''
+CONFTEST = """
 import os
 
 import tvm
@@ -55,7 +55,7 @@ if _mcpu:  # what targets.host_llvm_config asks for the host CPU
 _model = os.environ.get("EMULATE_CPU_MODEL")
 if _model:  # the CPU model name in the machine fingerprint
     machine.cpu_model = lambda: _model
-'''
+"""
 
 KINDS = {
     "native": {},
@@ -68,14 +68,18 @@ PAIRS = [("native", "mcpu"), ("native", "model+mcpu"), ("native", "threads2")]
 
 def print_table(rows, ratios, third: str) -> None:
     """One line per (recorded on, gated on, ``third``) with its verdict counts and time ratios."""
-    print(f"{'recorded on':12} {'gated on':12} {third:16} {'verdicts':>8} {'pass':>5} {'inconclusive':>13} "
-          f"{'improved':>9} {'regressed':>10} {'time ratio min-max':>19}")
+    print(
+        f"{'recorded on':12} {'gated on':12} {third:16} {'verdicts':>8} {'pass':>5} {'inconclusive':>13} "
+        f"{'improved':>9} {'regressed':>10} {'time ratio min-max':>19}"
+    )
     for key, c in rows.items():
         recorded, gated, kind = key
         r = ratios[key]
         spread = f"{min(r):.2f}-{max(r):.2f}" if r else "not gated"
-        print(f"{recorded:12} {gated:12} {kind:16} {sum(c.values()):8d} {c['pass']:5d} {c['inconclusive']:13d} "
-              f"{c['improved']:9d} {c['regressed']:10d} {spread:>19}")
+        print(
+            f"{recorded:12} {gated:12} {kind:16} {sum(c.values()):8d} {c['pass']:5d} {c['inconclusive']:13d} "
+            f"{c['improved']:9d} {c['regressed']:10d} {spread:>19}"
+        )
 
 
 def machine_state() -> str:
@@ -134,8 +138,11 @@ def rebuilt_mode(processes: int, detect: int, threads: str | None) -> None:
         (project / "conftest.py").write_text(CONFTEST)
         (project / "pytest.ini").write_text("[pytest]\n")
         for kind in ("native", "mcpu"):  # the default form of --tvmperf-update: IR
-            tests = results(project, ["--tvmperf-update", f"--tvmperf-baselines={project / ('base-' + kind)}"],
-                            env_of(kind, threads))
+            tests = results(
+                project,
+                ["--tvmperf-update", f"--tvmperf-baselines={project / ('base-' + kind)}"],
+                env_of(kind, threads),
+            )
             assert len(tests) == 4 and all(t["verdict"] == "recorded" for t in tests), [t["verdict"] for t in tests]
         for _ in range(processes):
             for recorded, gated in (("native", "mcpu"), ("mcpu", "native")):
@@ -147,14 +154,19 @@ def rebuilt_mode(processes: int, detect: int, threads: str | None) -> None:
             (project / "test_busy.py").write_text(BUSY_TEST)
             (project / "conftest.py").write_text(CONFTEST)
             (project / "pytest.ini").write_text("[pytest]\n")
-            tests = results(project, ["--tvmperf-update", f"--tvmperf-baselines={project / 'base-mcpu'}"],
-                            {**env_of("mcpu", threads), "BUSY_SLOWDOWN_PCT": "0"})
+            tests = results(
+                project,
+                ["--tvmperf-update", f"--tvmperf-baselines={project / 'base-mcpu'}"],
+                {**env_of("mcpu", threads), "BUSY_SLOWDOWN_PCT": "0"},
+            )
             assert [t["verdict"] for t in tests] == ["recorded"], tests
             for _ in range(detect):
                 gate(project, "mcpu", "native", "busy, unchanged", {"BUSY_SLOWDOWN_PCT": "0"})
                 gate(project, "mcpu", "native", "busy, +10%", {"BUSY_SLOWDOWN_PCT": "10"})
-    print(f"command: python benchmarks/cross_machine.py --rebuilt {processes} --detect {detect}"
-          + (f" --threads {threads}" if threads else ""))
+    print(
+        f"command: python benchmarks/cross_machine.py --rebuilt {processes} --detect {detect}"
+        + (f" --threads {threads}" if threads else "")
+    )
     print(f"{(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}; time modes: {dict(modes)}")
     print_table(rows, ratios, "suite")
     for e in examples:
@@ -165,10 +177,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=5, help="fresh gating processes per direction (normalized)")
     parser.add_argument("--default-processes", type=int, default=1, help="the same with the default policy (skip)")
-    parser.add_argument("--threads", default=os.environ.get("TVM_NUM_THREADS", ""),
-                        help="TVM_NUM_THREADS of the kinds other than threads2 (default: TVM's own)")
-    parser.add_argument("--rebuilt", type=int, default=0,
-                        help="measure the portable a/b mode (IR rebuilt here) instead: gating processes per direction")
+    parser.add_argument(
+        "--threads",
+        default=os.environ.get("TVM_NUM_THREADS", ""),
+        help="TVM_NUM_THREADS of the kinds other than threads2 (default: TVM's own)",
+    )
+    parser.add_argument(
+        "--rebuilt",
+        type=int,
+        default=0,
+        help="measure the portable a/b mode (IR rebuilt here) instead: gating processes per direction",
+    )
     parser.add_argument("--detect", type=int, default=0, help="with --rebuilt: known-cost trials, unchanged and +10%%")
     args = parser.parse_args()
     if args.rebuilt or args.detect:
@@ -186,12 +205,19 @@ def main() -> None:
         (project / "pytest.ini").write_text("[pytest]\n")
         kinds = sorted({k for pair in PAIRS for k in pair})
         for kind in kinds:  # one baseline per machine kind
-            tests = results(project, ["--tvmperf-update", f"--tvmperf-baselines={project / ('base-' + kind)}"],
-                            env_of(kind, args.threads))
+            tests = results(
+                project,
+                ["--tvmperf-update", f"--tvmperf-baselines={project / ('base-' + kind)}"],
+                env_of(kind, args.threads),
+            )
             assert len(tests) == 4 and all(t["verdict"] == "recorded" for t in tests), [t["verdict"] for t in tests]
             machine = next(iter(tests[0]["record"]["timings"].values()))["machine"]
-            print(f"recorded {kind}: {machine['cpu_model']}, mcpu {json.loads(machine['target']).get('mcpu')}, "
-                  f"{machine['tvm_threads']} TVM thread(s) at {time.time() - start:.0f} s", file=sys.stderr, flush=True)
+            print(
+                f"recorded {kind}: {machine['cpu_model']}, mcpu {json.loads(machine['target']).get('mcpu')}, "
+                f"{machine['tvm_threads']} TVM thread(s) at {time.time() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         for policy, count in (("normalized", args.processes), ("skip (default)", args.default_processes)):
             extra = ["--tvmperf-other-machine=normalized"] if policy == "normalized" else []
             for a, b in PAIRS:
@@ -199,25 +225,35 @@ def main() -> None:
                     key = (recorded, gated, policy)
                     rows[key], ratios[key] = Counter(), []
                     for _ in range(count):
-                        for t in results(project, [f"--tvmperf-baselines={project / ('base-' + recorded)}", *extra],
-                                         env_of(gated, args.threads)):
+                        for t in results(
+                            project,
+                            [f"--tvmperf-baselines={project / ('base-' + recorded)}", *extra],
+                            env_of(gated, args.threads),
+                        ):
                             rows[key][t["verdict"]] += 1
                             time_ = t.get("time") or {}
                             if time_.get("ratio") is not None:
                                 ratios[key].append(time_["ratio"])
                             if t["verdict"] == "regressed" and len(examples) < 5:
                                 examples.append(f"{recorded} -> {gated}: {t['test_id']}: {t['message'][:400]}")
-                    print(f"{policy}: recorded {recorded}, gated {gated}: {dict(rows[key])} at {time.time() - start:.0f} s",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"{policy}: recorded {recorded}, gated {gated}: {dict(rows[key])} at {time.time() - start:.0f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     total = Counter()
     for c in rows.values():
         total.update(c)
-    print(f"command: python benchmarks/cross_machine.py --processes {args.processes} "
-          f"--default-processes {args.default_processes}" + (f" --threads {args.threads}" if args.threads else ""))
+    print(
+        f"command: python benchmarks/cross_machine.py --processes {args.processes} "
+        f"--default-processes {args.default_processes}" + (f" --threads {args.threads}" if args.threads else "")
+    )
     print(f"A/A suite (4 verdicts a process), {(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}")
     print_table(rows, ratios, "policy")
-    print(f"{'all':12} {'':12} {'':16} {sum(total.values()):8d} {total['pass']:5d} {total['inconclusive']:13d} "
-          f"{total['improved']:9d} {total['regressed']:10d}")
+    print(
+        f"{'all':12} {'':12} {'':16} {sum(total.values()):8d} {total['pass']:5d} {total['inconclusive']:13d} "
+        f"{total['improved']:9d} {total['regressed']:10d}"
+    )
     other = {k: v for k, v in total.items() if k not in ("pass", "inconclusive", "improved", "regressed")}
     if other:
         print(f"other verdicts: {other}")

@@ -31,8 +31,10 @@ def main() -> None:
         raise SystemExit(f"cuda_build: {toolchain.missing}")
     arch = target.config["arch"]
     print(f"target cuda, arch {arch}, GPU here: {target.runnable}; nvcc {toolchain.nvcc}")
-    print(f"{'workload':26} {'executor':12} {'TVM s':>6} {'nvcc+ptxas s':>12} {'kernels':>7} {'registers':>9} "
-          f"{'spill B':>7} {'PTX instr':>9}")
+    print(
+        f"{'workload':26} {'executor':12} {'TVM s':>6} {'nvcc+ptxas s':>12} {'kernels':>7} {'registers':>9} "
+        f"{'spill B':>7} {'PTX instr':>9}"
+    )
     for name, executor, make in CASES:
         workload = make()
         start = time.perf_counter()
@@ -42,9 +44,11 @@ def main() -> None:
         code = device_code(compiled, arch, toolchain)
         build_s = time.perf_counter() - start
         counts = resource_counts(code.ptxas_log, code.ptx)
-        print(f"{name:26} {executor:12} {tvm_s:6.2f} {build_s:12.2f} {len(counts['gpu_registers']):7d} "
-              f"{sum(counts['gpu_registers'].values()):9d} {sum(counts['gpu_spill_bytes'].values()):7d} "
-              f"{sum(counts['ptx_instructions'].values()):9d}")
+        print(
+            f"{name:26} {executor:12} {tvm_s:6.2f} {build_s:12.2f} {len(counts['gpu_registers']):7d} "
+            f"{sum(counts['gpu_registers'].values()):9d} {sum(counts['gpu_spill_bytes'].values()):7d} "
+            f"{sum(counts['ptx_instructions'].values()):9d}"
+        )
 
 
 if __name__ == "__main__":

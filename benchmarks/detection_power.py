@@ -35,8 +35,12 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--slowdowns", default="0,5,10,20,50")
     parser.add_argument("--modes", default="ab,normalized", help="ab, normalized or both")
-    parser.add_argument("--baseline-program", choices=("ir", "so"), default="ir",
-                        help="the a/b mode's baseline program: ir (rebuilt here, the default form) or so (the library)")
+    parser.add_argument(
+        "--baseline-program",
+        choices=("ir", "so"),
+        default="ir",
+        help="the a/b mode's baseline program: ir (rebuilt here, the default form) or so (the library)",
+    )
     parser.add_argument("--load", type=int, default=0, help="competing CPU-bound processes during the trials")
     parser.add_argument("--budget", type=float, default=3600.0, help="seconds the load may run at most")
     parser.add_argument("--threads", default="", help="TVM_NUM_THREADS values, e.g. 1,2 (default: as set)")
@@ -48,12 +52,21 @@ def main() -> None:
         (project / "test_busy.py").write_text(BUSY_TEST)
         (project / "pytest.ini").write_text("[pytest]\n")
         env = dict(os.environ, BUSY_SLOWDOWN_PCT="0")
-        out = run_pytest(["--tvmperf-update", f"--tvmperf-baseline-program={args.baseline_program}"], cwd=project, env=env)
+        out = run_pytest(
+            ["--tvmperf-update", f"--tvmperf-baseline-program={args.baseline_program}"], cwd=project, env=env
+        )
         assert "1 passed" in out, out[-2000:]
-        print(f"{'mode':36} {'slowdown':>8} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}")
-        modes = [(name, extra) for key, name, extra in (("ab", AB_LABEL[args.baseline_program], []),
-                                                        ("normalized", "normalized (no artifacts)", ["--tvmperf-artifacts=off"]))
-                 if key in args.modes.split(",")]
+        print(
+            f"{'mode':36} {'slowdown':>8} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}"
+        )
+        modes = [
+            (name, extra)
+            for key, name, extra in (
+                ("ab", AB_LABEL[args.baseline_program], []),
+                ("normalized", "normalized (no artifacts)", ["--tvmperf-artifacts=off"]),
+            )
+            if key in args.modes.split(",")
+        ]
         with cpu_load(args.load, args.budget):
             for (mode, extra), thread in ((m, t) for m in modes for t in threads):
                 mode = f"{mode}, load {args.load}" if args.load else mode
@@ -62,13 +75,20 @@ def main() -> None:
                 for s in slowdowns:
                     counts: Counter = Counter()
                     for _ in range(args.trials):
-                        out = run_pytest(["--tvmperf-inconclusive=pass", *extra], cwd=project,
-                                         env=dict(run_env, BUSY_SLOWDOWN_PCT=str(s)))
+                        out = run_pytest(
+                            ["--tvmperf-inconclusive=pass", *extra],
+                            cwd=project,
+                            env=dict(run_env, BUSY_SLOWDOWN_PCT=str(s)),
+                        )
                         counts.update(verdicts(out).values())
                     n = max(1, sum(counts.values()))
-                    print(f"{mode:36} {s:7g}% {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
-                          f"{counts['pass'] / n:5.0%} {counts['improved'] / n:8.0%}", flush=True)
+                    print(
+                        f"{mode:36} {s:7g}% {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
+                        f"{counts['pass'] / n:5.0%} {counts['improved'] / n:8.0%}",
+                        flush=True,
+                    )
                 print(file=sys.stderr)
+
 
 if __name__ == "__main__":
     main()

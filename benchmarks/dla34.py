@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: more pytest options for the record and gate runs (--pytest-args)
 EXTRA: list[str] = []
 
-TEST = '''
+TEST = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -52,9 +52,9 @@ from pytest_tvmperf import workloads
 @pytest.mark.tvmperf(executors=["vm-bytecode"], vs_torch=3.0)
 def test_dla34(tvmperf):
     tvmperf.check(workloads.dla34(size={size}, width={width}).with_pipeline("{pipeline}"))
-'''
+"""
 
-PLAIN = r'''
+PLAIN = r"""
 import json, sys, time
 import numpy as np
 import tvm
@@ -88,7 +88,7 @@ for _ in range(max(3, min(rounds, 10))):
     t1 = time.perf_counter(); run(*x); tt.append(time.perf_counter() - t1)
 print(json.dumps({"compile_s": compile_s, "tvm_s": float(np.median(res.results)), "measure_s": measure_s,
                   "torch_s": float(np.median(tt)), "wall_s": compile_s + measure_s}))
-'''
+"""
 
 
 def fresh_env(cache: Path) -> dict:
@@ -99,11 +99,25 @@ def fresh_env(cache: Path) -> dict:
 
 
 def pytest_run(project: Path, cache: Path, *args: str) -> tuple[float, str]:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:logging", "--durations=0",
-           "-vv", "--tvmperf-peers=torch", *EXTRA, *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:logging",
+        "--durations=0",
+        "-vv",
+        "--tvmperf-peers=torch",
+        *EXTRA,
+        *args,
+    ]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=project, env=fresh_env(cache), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+    proc = subprocess.run(
+        cmd, cwd=project, env=fresh_env(cache), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     return time.perf_counter() - start, proc.stdout
 
 
@@ -123,8 +137,15 @@ def gate_rounds(project: Path) -> int:
     return int(timing["stats"]["rounds"])
 
 
-def one(size: int, width: float, pipeline: str, busy: int, trials: int | None, plain_rounds: int | None,
-        tuning_db: Path | None = None) -> dict:
+def one(
+    size: int,
+    width: float,
+    pipeline: str,
+    busy: int,
+    trials: int | None,
+    plain_rounds: int | None,
+    tuning_db: Path | None = None,
+) -> dict:
     with tempfile.TemporaryDirectory(prefix="tvmperf-dla34-bench-") as tmp:
         project = Path(tmp)
         (project / "test_perf.py").write_text(TEST.format(size=size, width=width, pipeline=pipeline))
@@ -134,8 +155,9 @@ def one(size: int, width: float, pipeline: str, busy: int, trials: int | None, p
             if pipeline == "tuned" and tuning_db is not None:  # tuned before: the database is copied in
                 shutil.copytree(tuning_db, project / "baselines" / "tuning")
             elif pipeline == "tuned":
-                row["tune_s"], out = pytest_run(project, project / "cache-tune", f"--tvmperf-tune={trials}",
-                                                "--tvmperf-timing=off")
+                row["tune_s"], out = pytest_run(
+                    project, project / "cache-tune", f"--tvmperf-tune={trials}", "--tvmperf-timing=off"
+                )
             row["record_s"], out = pytest_run(project, project / "cache-record", "--tvmperf-update")
             row["record_out"] = out
             if "1 passed" not in out:
@@ -146,9 +168,22 @@ def one(size: int, width: float, pipeline: str, busy: int, trials: int | None, p
             row["call_s"] = call_phase(out)
             rounds = plain_rounds or gate_rounds(project)
             row["rounds"] = rounds
-            plain = subprocess.run([sys.executable, "-c", PLAIN, str(size), str(width), pipeline, str(rounds),
-                                    str(project / "baselines" / "tuning")], env=fresh_env(project / "cache-plain"),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            plain = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    PLAIN,
+                    str(size),
+                    str(width),
+                    pipeline,
+                    str(rounds),
+                    str(project / "baselines" / "tuning"),
+                ],
+                env=fresh_env(project / "cache-plain"),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             if plain.returncode != 0 or not plain.stdout.strip():
                 row["error"] = f"the plain measurement failed:\n{plain.stderr[-3000:]}"
                 return row
@@ -172,14 +207,23 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=32)
     parser.add_argument("--width", type=float, default=0.25)
     parser.add_argument("--busy", type=int, default=2, help="CPU-bound jobs beside the loaded runs (0: idle only)")
-    parser.add_argument("--pipelines", default="default", help="default,tuned (tuned needs --tune-trials or --tuning-db)")
+    parser.add_argument(
+        "--pipelines", default="default", help="default,tuned (tuned needs --tune-trials or --tuning-db)"
+    )
     parser.add_argument("--tune-trials", type=int, default=None)
-    parser.add_argument("--tuning-db", type=Path, default=None,
-                        help="for 'tuned': a tuning database made before (e.g. the committed baselines/tuning) "
-                             "instead of --tune-trials")
+    parser.add_argument(
+        "--tuning-db",
+        type=Path,
+        default=None,
+        help="for 'tuned': a tuning database made before (e.g. the committed baselines/tuning) "
+        "instead of --tune-trials",
+    )
     parser.add_argument("--plain-rounds", type=int, default=None)
-    parser.add_argument("--pytest-args", default="", help="more options for the record and gate runs, e.g. "
-                        "'--tvmperf-simulate=off' (what the simulated cost adds)")
+    parser.add_argument(
+        "--pytest-args",
+        default="",
+        help="more options for the record and gate runs, e.g. '--tvmperf-simulate=off' (what the simulated cost adds)",
+    )
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     EXTRA.extend(shlex.split(args.pytest_args))
@@ -188,8 +232,15 @@ def main() -> None:
         for pipeline in args.pipelines.split(","):
             if pipeline == "tuned" and args.tuning_db is None and not args.tune_trials:
                 parser.error("--pipelines tuned needs --tune-trials N or --tuning-db DIR")
-            row = one(args.size, args.width, pipeline, busy, args.tune_trials, args.plain_rounds,
-                      args.tuning_db.resolve() if args.tuning_db else None)
+            row = one(
+                args.size,
+                args.width,
+                pipeline,
+                busy,
+                args.tune_trials,
+                args.plain_rounds,
+                args.tuning_db.resolve() if args.tuning_db else None,
+            )
             rows.append(row)
             if "error" in row:
                 print(f"{pipeline} busy={busy}: failed\n{row['error']}", flush=True)
@@ -199,18 +250,22 @@ def main() -> None:
             print(f"{pipeline} busy={busy}: {summary_line(row['gate_out'], 'most time:')}", flush=True)
     print(f"\ncommand: python benchmarks/dla34.py {shlex.join(sys.argv[1:])}")
     print(f"workloads.dla34(size={args.size}, width={args.width}); {os.cpu_count()} CPUs")
-    print("| pipeline | busy jobs | load avg | TVM | torch | compile | tuning | record wall | gate wall | gate call phase "
-          "| plain compile + time_evaluator (rounds) | call / plain |")
+    print(
+        "| pipeline | busy jobs | load avg | TVM | torch | compile | tuning | record wall | gate wall | gate call phase "
+        "| plain compile + time_evaluator (rounds) | call / plain |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
             print(f"| {r['pipeline']} | {r['busy']} | - | failed | | | | | | | | |")
             continue
         ratio = r["call_s"] / r["wall_s"] if r.get("call_s") and r.get("wall_s") else None
-        print(f"| {r['pipeline']} | {r['busy']} | {r['load']:.1f} | {fmt(r['tvm_s'])} | {fmt(r['torch_s'])} | "
-              f"{fmt(r['compile_s'])} | {tuning(r)} | {fmt(r['record_s'])} | {fmt(r['gate_s'])} | "
-              f"{fmt(r['call_s'])} | {fmt(r['wall_s'])} ({r['rounds']}) | "
-              f"{'-' if ratio is None else f'{ratio:.1f}x'} |")
+        print(
+            f"| {r['pipeline']} | {r['busy']} | {r['load']:.1f} | {fmt(r['tvm_s'])} | {fmt(r['torch_s'])} | "
+            f"{fmt(r['compile_s'])} | {tuning(r)} | {fmt(r['record_s'])} | {fmt(r['gate_s'])} | "
+            f"{fmt(r['call_s'])} | {fmt(r['wall_s'])} ({r['rounds']}) | "
+            f"{'-' if ratio is None else f'{ratio:.1f}x'} |"
+        )
 
 
 if __name__ == "__main__":

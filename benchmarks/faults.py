@@ -49,7 +49,7 @@ from pytest_tvmperf.store.files import BaselineError, load_baselines  # noqa: E4
 
 OUTCOMES = ("clear", "lossy", "silent", "hang", "crash", "code-exec")
 
-PROJECT_TEST = '''
+PROJECT_TEST = """
 import os
 import numpy as np
 import pytest
@@ -83,9 +83,9 @@ def test_m_crash(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"])
 def test_z(tvmperf):
     tvmperf.check(scale(K + 1))
-'''
+"""
 
-MLP_TEST = '''
+MLP_TEST = """
 import os
 import pytest
 from pytest_tvmperf import workloads
@@ -93,9 +93,9 @@ from pytest_tvmperf import workloads
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1, bind_params=os.environ.get("MLP_BIND", "1") == "1"))
-'''
+"""
 
-SIM_TEST = '''
+SIM_TEST = """
 import numpy as np
 import pytest
 from tvm import te
@@ -108,9 +108,9 @@ def test_sim(tvmperf):
     b = te.compute((n,), lambda i: a[i] * 2.0, name="B")
     tvmperf.check(Workload(name="sim", program=te.create_prim_func([a, b]),
                            make_inputs=lambda rng, dims: [np.ones(n, "float32")], reference=lambda x: x * 2))
-'''
+"""
 
-NEVER_RETURNS = '''
+NEVER_RETURNS = """
 import numpy as np
 import pytest
 from tvm import te, tirx
@@ -122,10 +122,10 @@ def test_sleeps(tvmperf):
     b = te.compute((4,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "sleep", 100000)), name="B")
     tvmperf.check(Workload(name="sleeps", program=te.create_prim_func([a, b]),
                            make_inputs=lambda rng, dims: [np.ones(4, "float32")], reference=lambda x: x))
-'''
+"""
 
 #: Ctrl-C (a real SIGINT) as the second baseline file is written
-SIGINT_PLUGIN = '''
+SIGINT_PLUGIN = """
 import os, signal
 from pytest_tvmperf.store import files
 _write, _calls = files.atomic_write, []
@@ -135,10 +135,10 @@ def atomic_write(path, text):
         os.kill(os.getpid(), signal.SIGINT)
     return _write(path, text)
 files.atomic_write = atomic_write
-'''
+"""
 
 #: a read-only artifacts/ir as a root user meets it too (root writes into read-only directories)
-READ_ONLY_IR_PLUGIN = '''
+READ_ONLY_IR_PLUGIN = """
 import errno, os, tempfile
 from pytest_tvmperf.store import lowered_ir
 _real = tempfile.mkstemp
@@ -147,10 +147,10 @@ def mkstemp(*args, dir=None, **kwargs):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(dir))
     return _real(*args, dir=dir, **kwargs)
 lowered_ir.tempfile.mkstemp = mkstemp
-'''
+"""
 
 #: valgrind SIGKILLed while a test's kernel is simulated
-KILL_VALGRIND_PLUGIN = '''
+KILL_VALGRIND_PLUGIN = """
 from pytest_tvmperf.measure import simulate
 _measure = simulate.SimProcess.measure
 def measure(self, *args, **kwargs):
@@ -160,10 +160,10 @@ def measure(self, *args, **kwargs):
     self._proc.wait()
     return _measure(self, *args, **kwargs)
 simulate.SimProcess.measure = measure
-'''
+"""
 
 #: stops the RPC server (SIGSTOP) just before each timing: the device never answers again
-STOP_SERVER = '''
+STOP_SERVER = """
 import os, signal
 import pytest
 from pytest_tvmperf.builder.timer import TvmTimer
@@ -178,15 +178,15 @@ def tvmperf_timer():
             pass
         return real(task, rounds)
     return timer
-'''
+"""
 
-PLANTED_LIBRARY = r'''
+PLANTED_LIBRARY = r"""
 #include <stdio.h>
 __attribute__((constructor)) static void planted(void) {
     FILE *f = fopen(MARKER, "a");
     if (f) { fputs("loaded\n", f); fclose(f); }
 }
-'''
+"""
 
 IDS = {"test_a[llvm-prim]", "test_z[llvm-prim]"}
 #: the longest one command may run before it counts as a hang
@@ -217,8 +217,15 @@ def env_for(**extra: str) -> dict:
 
 def run(cmd: list[str], cwd: Path, env: dict | None = None, deadline: float = DEADLINE_S) -> Ran:
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env or env_for(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env or env_for(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, _ = proc.communicate(timeout=deadline)
         return Ran(proc.returncode, out, time.monotonic() - started)
@@ -269,12 +276,23 @@ def line_with(out: str, phrase: str) -> str:
             line = line.strip()
             at = line.index(phrase)
             start = max(0, at - 60)
-            return ("..." if start else "") + line[start:at + len(phrase) + 60] + ("..." if at + len(phrase) + 60 < len(line) else "")
+            return (
+                ("..." if start else "")
+                + line[start : at + len(phrase) + 60]
+                + ("..." if at + len(phrase) + 60 < len(line) else "")
+            )
     return ""
 
 
-def judge(ran: Ran, clear_when: bool, what: str, lost: list[str] = (), marker: Path | None = None,
-          traceback_ok: bool = False, says: str = "") -> tuple[str, str]:
+def judge(
+    ran: Ran,
+    clear_when: bool,
+    what: str,
+    lost: list[str] = (),
+    marker: Path | None = None,
+    traceback_ok: bool = False,
+    says: str = "",
+) -> tuple[str, str]:
     """The outcome of one case, by the order of the module's docstring; ``says``: the
     phrase of the message shown for a clear case."""
     if marker is not None and marker.exists():
@@ -293,6 +311,7 @@ def judge(ran: Ran, clear_when: bool, what: str, lost: list[str] = (), marker: P
 
 
 # ----------------------------------------------------------------------------- the project
+
 
 class Projects:
     """A recorded scratch project, copied for each case."""
@@ -327,6 +346,7 @@ def write_entries(project: Path, tests: dict, module: str = "test_perf") -> None
 
 # ----------------------------------------------------------------------------- the cases
 
+
 def kill_points(projects: Projects, points: int) -> list[Result]:
     """An update killed (SIGKILL, SIGINT) at k/points of its duration, k = 1..points."""
     project = projects.fresh("kill points")
@@ -336,9 +356,13 @@ def kill_points(projects: Projects, points: int) -> list[Result]:
     for point in range(1, points + 1):
         for sig in (signal.SIGKILL, signal.SIGINT):
             k += 1  # another program each run: every artifact changes
-            proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tvmperf-update"],
-                                    cwd=project, env=env_for(FAULT_K=str(k), FAULT_CRASH="1"), stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tvmperf-update"],
+                cwd=project,
+                env=env_for(FAULT_K=str(k), FAULT_CRASH="1"),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             try:
                 proc.wait(timeout=whole * point / points)
             except subprocess.TimeoutExpired:
@@ -351,14 +375,25 @@ def kill_points(projects: Projects, points: int) -> list[Result]:
                     results.append(Result(f"update {sig.name} at {point}/{points}", "hang"))
                     continue
             lost = baseline_problems(project)
-            results.append(Result(f"update {sig.name} at {point}/{points}", "lossy" if lost else "clear", "; ".join(lost)))
+            results.append(
+                Result(f"update {sig.name} at {point}/{points}", "lossy" if lost else "clear", "; ".join(lost))
+            )
     final = pytest_run(project, "--tvmperf-update", env=env_for(FAULT_K="100", FAULT_CRASH="1"))
     gate = pytest_run(project, env=env_for(FAULT_K="100", FAULT_CRASH="1"))
     leftovers = [p.name for p in (project / "baselines").rglob(".*tmp*")]
     ok = all("1 failed, 2 passed" in r.out or "2 passed, 1 failed" in r.out for r in (final, gate)) and not leftovers
-    results.append(Result("after the kills: an update and a gate (the crashing test fails alone), no temporary file",
-                          *judge(gate, ok, "a passing update and gate", baseline_problems(project)
-                                 + [f"left: {n}" for n in leftovers], traceback_ok=True)))
+    results.append(
+        Result(
+            "after the kills: an update and a gate (the crashing test fails alone), no temporary file",
+            *judge(
+                gate,
+                ok,
+                "a passing update and gate",
+                baseline_problems(project) + [f"left: {n}" for n in leftovers],
+                traceback_ok=True,
+            ),
+        )
+    )
     return results
 
 
@@ -372,10 +407,12 @@ def case_planted_ir(projects: Projects) -> tuple[str, str]:
     tests = entries(project)
     path = project / "baselines" / tests["test_a[llvm-prim]"]["ir"]["path"]
     a = te.placeholder((64,), name="A")
-    b = te.compute((64,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "system", f"id > {marker}")),
-                   name="B")
-    path.write_bytes(gzip.compress(tvm.ir.save_json(tvm.IRModule({"main": te.create_prim_func([a, b])})).encode(),
-                                   mtime=0))
+    b = te.compute(
+        (64,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "system", f"id > {marker}")), name="B"
+    )
+    path.write_bytes(
+        gzip.compress(tvm.ir.save_json(tvm.IRModule({"main": te.create_prim_func([a, b])})).encode(), mtime=0)
+    )
     for entry in tests.values():
         if entry.get("ir", {}).get("path") == tests["test_a[llvm-prim]"]["ir"]["path"]:
             entry["ir"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -404,8 +441,23 @@ def case_planted_library(projects: Projects) -> tuple[str, str]:
 
 
 def _git(project: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=f", "-c", "user.email=f@f", "-c", "commit.gpgsign=false",
-                    "-c", "init.defaultBranch=main", *args], cwd=project, check=True, capture_output=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=f",
+            "-c",
+            "user.email=f@f",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+            *args,
+        ],
+        cwd=project,
+        check=True,
+        capture_output=True,
+    )
 
 
 def case_baselines_ref(projects: Projects) -> tuple[str, str]:
@@ -421,8 +473,12 @@ def case_baselines_ref(projects: Projects) -> tuple[str, str]:
     pytest_run(project, "--tvmperf-update", env=env_for(MLP_BIND="0"))
     _git(project, "commit", "-qam", "pr")
     ran = pytest_run(project, "--tvmperf-baselines-ref=main", env=env_for(MLP_BIND="0"))
-    return judge(ran, ran.rc == 1 and "regressed" in ran.out and "baselines read from baselines/ at main" in ran.out,
-                 "the regression against main's baselines", says="regressed")
+    return judge(
+        ran,
+        ran.rc == 1 and "regressed" in ran.out and "baselines read from baselines/ at main" in ran.out,
+        "the regression against main's baselines",
+        says="regressed",
+    )
 
 
 def case_baselines_ref_missing(projects: Projects) -> tuple[str, str]:
@@ -431,7 +487,12 @@ def case_baselines_ref_missing(projects: Projects) -> tuple[str, str]:
     _git(project, "add", "-A")
     _git(project, "commit", "-qm", "main")
     ran = pytest_run(project, "--tvmperf-baselines-ref=origin/nosuch")
-    return judge(ran, ran.rc == 4 and "no such git revision" in ran.out, "that the revision does not exist", says="no such git revision")
+    return judge(
+        ran,
+        ran.rc == 4 and "no such git revision" in ran.out,
+        "that the revision does not exist",
+        says="no such git revision",
+    )
 
 
 def case_baselines_ref_update(projects: Projects) -> tuple[str, str]:
@@ -464,16 +525,26 @@ def case_update_without_valgrind(projects: Projects) -> tuple[str, str]:
     """An update on a machine without valgrind: the stored simulated counts are kept."""
     project = _sim_project(projects, "update without valgrind")
     before = entries(project)["test_sim[llvm-prim]"]["exact"].get("per_kernel")
-    ran = pytest_run(project, "--tvmperf-update", env=env_for(TVMPERF_TEST_SIMULATE="1", PATH=_no_valgrind_path(project)))
+    ran = pytest_run(
+        project, "--tvmperf-update", env=env_for(TVMPERF_TEST_SIMULATE="1", PATH=_no_valgrind_path(project))
+    )
     after = entries(project)["test_sim[llvm-prim]"]["exact"].get("per_kernel")
     lost = [] if before and after == before else ["exact.per_kernel lost"]
-    return judge(ran, "kept the stored cpu_instructions, est_cycles counts" in ran.out, "the kept counts", lost, says="kept the stored")
+    return judge(
+        ran,
+        "kept the stored cpu_instructions, est_cycles counts" in ran.out,
+        "the kept counts",
+        lost,
+        says="kept the stored",
+    )
 
 
 def case_simulate_on_without_valgrind(projects: Projects) -> tuple[str, str]:
     project = projects.fresh("simulate on without valgrind")
     ran = pytest_run(project, "--tvmperf-simulate=on", env=env_for(PATH=_no_valgrind_path(project)))
-    return judge(ran, ran.rc == 4 and "valgrind is not installed" in ran.out, "the usage error", says="valgrind is not installed")
+    return judge(
+        ran, ran.rc == 4 and "valgrind is not installed" in ran.out, "the usage error", says="valgrind is not installed"
+    )
 
 
 def case_valgrind_killed(projects: Projects) -> tuple[str, str]:
@@ -484,7 +555,12 @@ def case_valgrind_killed(projects: Projects) -> tuple[str, str]:
     log_kept = bool(found) and Path(found.group(1)).is_file()
     if found:
         shutil.rmtree(Path(found.group(1)).parent, ignore_errors=True)
-    return judge(ran, ran.rc == 1 and "killed by SIGKILL" in ran.out and log_kept, "the kill, with its log", says="killed by SIGKILL")
+    return judge(
+        ran,
+        ran.rc == 1 and "killed by SIGKILL" in ran.out and log_kept,
+        "the kill, with its log",
+        says="killed by SIGKILL",
+    )
 
 
 def case_orphaned_ir(projects: Projects) -> tuple[str, str]:
@@ -493,8 +569,13 @@ def case_orphaned_ir(projects: Projects) -> tuple[str, str]:
     shutil.copyfile(project / "baselines" / entries(project)["test_a[llvm-prim]"]["ir"]["path"], orphan)
     kept_by_gate = pytest_run(project).rc == 0 and orphan.exists()
     ran = pytest_run(project, "--tvmperf-update", "--tvmperf-prune")
-    return judge(ran, kept_by_gate and not orphan.exists() and "artifact file(s) no baseline named" in ran.out,
-                 "the removal", baseline_problems(project), says="no baseline named")
+    return judge(
+        ran,
+        kept_by_gate and not orphan.exists() and "artifact file(s) no baseline named" in ran.out,
+        "the removal",
+        baseline_problems(project),
+        says="no baseline named",
+    )
 
 
 def case_hung_rpc_key(projects: Projects) -> tuple[str, str]:
@@ -508,12 +589,23 @@ def case_hung_rpc_key(projects: Projects) -> tuple[str, str]:
     try:
         farm.start()
         server = farm.add_server("wedged")
-        ran = pytest_run(project, f"--tvmperf-rpc={farm.address}", "--tvmperf-targets=llvm@rpc:wedged",
-                         "--tvmperf-rpc-timeout=5", "--tvmperf-update", "--tvmperf-repeat=3",
-                         env=env_for(FAULT_STOP_PGID=str(server.pid)))
+        ran = pytest_run(
+            project,
+            f"--tvmperf-rpc={farm.address}",
+            "--tvmperf-targets=llvm@rpc:wedged",
+            "--tvmperf-rpc-timeout=5",
+            "--tvmperf-update",
+            "--tvmperf-repeat=3",
+            env=env_for(FAULT_STOP_PGID=str(server.pid)),
+        )
     finally:
         farm.stop()
-    return judge(ran, ran.rc == 1 and "every later test of this key fails at once" in ran.out, "the hung device", says="every later test of this key")
+    return judge(
+        ran,
+        ran.rc == 1 and "every later test of this key fails at once" in ran.out,
+        "the hung device",
+        says="every later test of this key",
+    )
 
 
 def case_sigint_in_final_write(projects: Projects) -> tuple[str, str]:
@@ -526,7 +618,13 @@ def case_sigint_in_final_write(projects: Projects) -> tuple[str, str]:
     lost = baseline_problems(project) + baseline_problems(project, module="test_two") + leftovers
     if "KeyboardInterrupt" in ran.out:
         return "crash", "KeyboardInterrupt traceback"
-    return judge(ran, ran.rc == 2 and "run interrupted while writing the baselines" in ran.out, "the status line", lost, says="run interrupted while writing")
+    return judge(
+        ran,
+        ran.rc == 2 and "run interrupted while writing the baselines" in ran.out,
+        "the status line",
+        lost,
+        says="run interrupted while writing",
+    )
 
 
 def case_read_only_ir(projects: Projects) -> tuple[str, str]:
@@ -535,8 +633,13 @@ def case_read_only_ir(projects: Projects) -> tuple[str, str]:
     before = (project / "baselines" / "test_perf.json").read_bytes()
     ran = pytest_run(project, "-p", "read_only_ir", "--tvmperf-update", env=env_for(FAULT_K="9"))
     lost = [] if (project / "baselines" / "test_perf.json").read_bytes() == before else ["baseline file changed"]
-    return judge(ran, "cannot write the program's IR into" in ran.out, "the unwritable directory",
-                 lost + baseline_problems(project), says="cannot write the program")
+    return judge(
+        ran,
+        "cannot write the program's IR into" in ran.out,
+        "the unwritable directory",
+        lost + baseline_problems(project),
+        says="cannot write the program",
+    )
 
 
 def case_tracker_advice(projects: Projects) -> tuple[str, str]:
@@ -557,8 +660,9 @@ def case_tracker_advice(projects: Projects) -> tuple[str, str]:
     if not found:
         return "silent", "no command advised"
     args = shlex.split(found.group(1))
-    proc = subprocess.Popen([sys.executable, *args[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, *args[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline and proc.poll() is None:
@@ -567,7 +671,10 @@ def case_tracker_advice(projects: Projects) -> tuple[str, str]:
                 return "clear", f"the advised tracker listens on port {port}"
             except tracker.TrackerError:
                 time.sleep(0.2)
-        return "crash", f"the advised command ended: {proc.stderr.read().decode(errors='replace').strip().splitlines()[-1:]}"
+        return (
+            "crash",
+            f"the advised command ended: {proc.stderr.read().decode(errors='replace').strip().splitlines()[-1:]}",
+        )
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -577,11 +684,17 @@ def case_tracker_advice(projects: Projects) -> tuple[str, str]:
 def case_history_huge_int(projects: Projects) -> tuple[str, str]:
     project = projects.fresh("history huge int")
     history = project / "history.jsonl"
-    history.write_text('{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": '
-                       '{"t": {"median_s": ' + "9" * 5000 + ', "verdict": "pass"}}}\n')
+    history.write_text(
+        '{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": '
+        '{"t": {"median_s": ' + "9" * 5000 + ', "verdict": "pass"}}}\n'
+    )
     ran = pytest_run(project, f"--tvmperf-history={history}")
-    return judge(ran, ran.rc == 4 and "field tests.t.median_s: a whole number of 5000 digits" in ran.out,
-                 "the file, line and field", says="5000 digits")
+    return judge(
+        ran,
+        ran.rc == 4 and "field tests.t.median_s: a whole number of 5000 digits" in ran.out,
+        "the file, line and field",
+        says="5000 digits",
+    )
 
 
 def case_baseline_huge_int(projects: Projects) -> tuple[str, str]:
@@ -615,7 +728,9 @@ def case_executor_edited(projects: Projects) -> tuple[str, str]:
     tests["test_a[llvm-prim]"]["executor"] = "vm-bytecode"
     write_entries(project, tests)
     ran = pytest_run(project)
-    return judge(ran, ran.rc == 1 and "executor" in ran.out and "test_a" in ran.out, "the disagreeing field", says="executor")
+    return judge(
+        ran, ran.rc == 1 and "executor" in ran.out and "test_a" in ran.out, "the disagreeing field", says="executor"
+    )
 
 
 def case_kernel_never_returns(projects: Projects) -> tuple[str, str]:
@@ -623,8 +738,12 @@ def case_kernel_never_returns(projects: Projects) -> tuple[str, str]:
     (project / "test_perf.py").write_text(NEVER_RETURNS)
     shutil.rmtree(project / "baselines")
     ran = pytest_run(project, "--tvmperf-update", "--tvmperf-child-timeout=5")
-    return judge(ran, ran.rc == 1 and ("did not return" in ran.out or "--tvmperf-child-timeout" in ran.out),
-                 "the hung kernel", says="child-timeout")
+    return judge(
+        ran,
+        ran.rc == 1 and ("did not return" in ran.out or "--tvmperf-child-timeout" in ran.out),
+        "the hung kernel",
+        says="child-timeout",
+    )
 
 
 def case_bad_option(flag: str, expect: str) -> Callable[[Projects], tuple[str, str]]:
@@ -632,6 +751,7 @@ def case_bad_option(flag: str, expect: str) -> Callable[[Projects], tuple[str, s
         project = projects.fresh(flag)
         ran = pytest_run(project, flag)
         return judge(ran, ran.rc == 4 and expect in ran.out, "the usage error", baseline_problems(project), says=expect)
+
     case.__doc__ = f"{flag}: a usage error"
     return case
 
@@ -640,7 +760,12 @@ def case_threshold_hint(projects: Projects) -> tuple[str, str]:
     project = projects.fresh("threshold hint")
     ran = pytest_run(project, "--tvmperf-threshold=instructions=abc")
     wording = "instructions=0 (no increase), instructions=2 or instructions=5%; or instructions=off" in ran.out
-    return judge(ran, ran.rc == 4 and wording and "(or '" not in ran.out, "a hint that reads well", says="instructions=0 (no increase)")
+    return judge(
+        ran,
+        ran.rc == 4 and wording and "(or '" not in ran.out,
+        "a hint that reads well",
+        says="instructions=0 (no increase)",
+    )
 
 
 def case_read_only_baseline_mode(projects: Projects) -> tuple[str, str]:
@@ -654,6 +779,7 @@ def case_read_only_baseline_mode(projects: Projects) -> tuple[str, str]:
 
 
 # ----------------------------------------------------------------------------- issue 33, round 2: data (sec2's block)
+
 
 def _cache_env(project: Path, **extra: str) -> dict:
     """A cache and a key of the project's own (the machine's cache left alone)."""
@@ -672,8 +798,9 @@ def case_planted_cache_library(projects: Projects) -> tuple[str, str]:
         subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(source)], check=True)
         so.with_name(so.name + ".sha256").write_text(hashlib.sha256(so.read_bytes()).hexdigest() + "\n")
     ran = pytest_run(project, env=_cache_env(project))
-    return judge(ran, bool(cached) and ran.rc == 0 and "2 passed" in ran.out, "a gate that rebuilt the baselines",
-                 marker=marker)
+    return judge(
+        ran, bool(cached) and ran.rc == 0 and "2 passed" in ran.out, "a gate that rebuilt the baselines", marker=marker
+    )
 
 
 def case_cache_dir_others_write(projects: Projects) -> tuple[str, str]:
@@ -694,8 +821,13 @@ def case_symlink_update(projects: Projects) -> tuple[str, str]:
     (project / "baselines" / "sub").symlink_to(outside)
     ran = pytest_run(project, "--tvmperf-update", env=env_for(FAULT_K="5"))
     wrote = [f"written outside: {p.name}" for p in outside.rglob("*")]
-    return judge(ran, ran.rc == 4 and "is a symbolic link" in ran.out, "the link", wrote + baseline_problems(project),
-                 says="is a symbolic link")
+    return judge(
+        ran,
+        ran.rc == 4 and "is a symbolic link" in ran.out,
+        "the link",
+        wrote + baseline_problems(project),
+        says="is a symbolic link",
+    )
 
 
 def case_symlink_ir(projects: Projects) -> tuple[str, str]:
@@ -706,7 +838,9 @@ def case_symlink_ir(projects: Projects) -> tuple[str, str]:
     ir.rename(moved)
     ir.symlink_to(moved)
     ran = pytest_run(project)
-    return judge(ran, ran.rc == 4 and "artifacts/ir is a symbolic link" in ran.out, "the link", says="is a symbolic link")
+    return judge(
+        ran, ran.rc == 4 and "artifacts/ir is a symbolic link" in ran.out, "the link", says="is a symbolic link"
+    )
 
 
 def case_symlink_artifacts(projects: Projects) -> tuple[str, str]:
@@ -717,8 +851,12 @@ def case_symlink_artifacts(projects: Projects) -> tuple[str, str]:
     artifacts.rename(moved)
     artifacts.symlink_to(moved)
     ran = pytest_run(project)
-    return judge(ran, ran.rc == 4 and "artifacts is a symbolic link" in ran.out and "--tvmperf-artifacts=" not in ran.out,
-                 "the link (not the option)", says="is a symbolic link")
+    return judge(
+        ran,
+        ran.rc == 4 and "artifacts is a symbolic link" in ran.out and "--tvmperf-artifacts=" not in ran.out,
+        "the link (not the option)",
+        says="is a symbolic link",
+    )
 
 
 HOLD_TIMING_LOCK = """
@@ -734,16 +872,25 @@ with file_lock(timing_lock_path(sys.argv[1])):
 def case_timing_lock_held(projects: Projects) -> tuple[str, str]:
     """Another run holds the timing lock (stopped, or hung)."""
     project = projects.fresh("timing lock held")
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_TIMING_LOCK, str(project.resolve())], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, env=env_for())
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_TIMING_LOCK, str(project.resolve())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env_for(),
+    )
     try:
         holder.stdout.readline()
         ran = pytest_run(project, "--tvmperf-lock-timeout=2")
     finally:
         holder.stdin.close()
         holder.wait()
-    return judge(ran, ran.rc == 1 and f"process {holder.pid} holds the lock" in ran.out, "the holder's pid",
-                 says="holds the lock")
+    return judge(
+        ran,
+        ran.rc == 1 and f"process {holder.pid} holds the lock" in ran.out,
+        "the holder's pid",
+        says="holds the lock",
+    )
 
 
 def case_gzip_bomb(projects: Projects) -> tuple[str, str]:
@@ -773,8 +920,12 @@ def case_full_disk_export(projects: Projects) -> tuple[str, str]:
     project = projects.fresh("full disk export")
     (project / "fsize_limit.py").write_text(FILE_SIZE_LIMIT)
     ran = pytest_run(project, "-p", "fsize_limit")
-    return judge(ran, ran.rc == 1 and "test_a[llvm-prim]" in ran.out and "cannot be exported" in ran.out,
-                 "the test and the reason", says="cannot be exported")
+    return judge(
+        ran,
+        ran.rc == 1 and "test_a[llvm-prim]" in ran.out and "cannot be exported" in ran.out,
+        "the test and the reason",
+        says="cannot be exported",
+    )
 
 
 HUGE_ALLOC = """
@@ -804,8 +955,12 @@ def case_out_of_memory(projects: Projects) -> tuple[str, str]:
     ran = pytest_run(project, "test_huge.py", "--tvmperf-update")
     if "std::bad_alloc" in ran.out and "ran out of memory" not in ran.out:
         return "crash", line_with(ran.out, "bad_alloc")
-    return judge(ran, ran.rc == 1 and "the kernel ran out of memory" in ran.out and "TvmperfSession(" not in ran.out,
-                 "the test and the reason", says="ran out of memory")
+    return judge(
+        ran,
+        ran.rc == 1 and "the kernel ran out of memory" in ran.out and "TvmperfSession(" not in ran.out,
+        "the test and the reason",
+        says="ran out of memory",
+    )
 
 
 def case_workflow_command_strings(projects: Projects) -> tuple[str, str]:
@@ -821,18 +976,28 @@ def case_workflow_command_strings(projects: Projects) -> tuple[str, str]:
     commands = [ln for ln in ran.out.splitlines() if ln.lstrip().startswith("::") or "\x1b" in ln]
     if commands:
         return "silent", f"a line printed from data: {commands[0][:80]!r}"
-    return judge(ran, ran.rc == 1 and "workload was scale2\\n::warning" in ran.out, "the escaped strings",
-                 says="workload was")
+    return judge(
+        ran, ran.rc == 1 and "workload was scale2\\n::warning" in ran.out, "the escaped strings", says="workload was"
+    )
 
 
 def case_marker_huge_int(projects: Projects) -> tuple[str, str]:
     project = projects.fresh("marker huge int")
     test = project / "test_perf.py"
-    test.write_text(test.read_text().replace('executors=["prim"])\ndef test_a', 'executors=["prim"], '
-                                             'instructions=10**5000)\ndef test_a', 1))
+    test.write_text(
+        test.read_text().replace(
+            'executors=["prim"])\ndef test_a', 'executors=["prim"], instructions=10**5000)\ndef test_a', 1
+        )
+    )
     ran = pytest_run(project)
-    return judge(ran, ran.rc == 4 and "bad threshold instructions=<a whole number of" in ran.out
-                 and "integer string conversion" not in ran.out, "the threshold hint", says="bad threshold")
+    return judge(
+        ran,
+        ran.rc == 4
+        and "bad threshold instructions=<a whole number of" in ran.out
+        and "integer string conversion" not in ran.out,
+        "the threshold hint",
+        says="bad threshold",
+    )
 
 
 def case_duplicate_key(projects: Projects) -> tuple[str, str]:
@@ -840,8 +1005,12 @@ def case_duplicate_key(projects: Projects) -> tuple[str, str]:
     path = project / "baselines" / "test_perf.json"
     path.write_text(path.read_text().replace('"kernels": 1,', '"kernels": 1, "kernels": 9,', 1))
     ran = pytest_run(project)
-    return judge(ran, ran.rc == 1 and "key 'kernels' is written twice" in ran.out, "the file, entry and key",
-                 says="written twice")
+    return judge(
+        ran,
+        ran.rc == 1 and "key 'kernels' is written twice" in ran.out,
+        "the file, entry and key",
+        says="written twice",
+    )
 
 
 UNROLLED_IR = """
@@ -905,8 +1074,14 @@ def case_ir_loops_on_second_call(projects: Projects) -> tuple[str, str]:
     project = projects.fresh("ir loops on second call")
     plant_ir(project, SECOND_CALL_LOOPS)
     ran = pytest_run(project, "--tvmperf-child-timeout=10", env=_cache_env(project))
-    return judge(ran, ran.rc == 1 and "test_a[llvm-prim]: the baseline rebuilt from IR" in ran.out
-                 and "did not return within 10 s" in ran.out, "the test and the bound", says="did not return")
+    return judge(
+        ran,
+        ran.rc == 1
+        and "test_a[llvm-prim]: the baseline rebuilt from IR" in ran.out
+        and "did not return within 10 s" in ran.out,
+        "the test and the bound",
+        says="did not return",
+    )
 
 
 ROUND2_DATA_CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
@@ -960,6 +1135,7 @@ CASES: dict[str, Callable[[Projects], tuple[str, str]]] = {
 # Cases 1-4 and 11 (a planted stored IR) and 5, 18 (a planted tuning record), built as the
 # pytester tests in tests/test_baselines_code_execution.py build them.
 
+
 def _round2():
     sys.path.insert(0, str(ROOT / "tests"))
     import test_baselines_code_execution as code_execution
@@ -981,8 +1157,14 @@ def case_round2_ir(key: str) -> Callable[[Projects], tuple[str, str]]:
         write_entries(project, tests)
         ran = pytest_run(project)
         built = list(project.glob(".tvmperf-cache/**/*.so"))
-        return judge(ran, words in ran.out and "is refused" in ran.out and ran.rc != 0 and not built,
-                     "the refusal naming the key", marker=marker, says="is refused")
+        return judge(
+            ran,
+            words in ran.out and "is refused" in ran.out and ran.rc != 0 and not built,
+            "the refusal naming the key",
+            marker=marker,
+            says="is refused",
+        )
+
     return case
 
 
@@ -1001,13 +1183,18 @@ def case_round2_tuning_record(projects: Projects) -> tuple[str, str]:
     records = project / "baselines" / "tuning" / "database_tuning_record.json"
     lines = records.read_text().splitlines()
     row = json.loads(lines[0])
-    row[1][0][0].append(["Annotate", ["b0", json.dumps("define float @expf(float) { ret float 0.0 }")],
-                         ["pragma_import_llvm"], []])
+    row[1][0][0].append(
+        ["Annotate", ["b0", json.dumps("define float @expf(float) { ret float 0.0 }")], ["pragma_import_llvm"], []]
+    )
     lines[0] = json.dumps(row)
     records.write_text("\n".join(lines) + "\n")
     ran = pytest_run(project)
-    return judge(ran, "line 1: refused" in ran.out and "'pragma_import_llvm'" in ran.out and ran.rc != 0,
-                 "the refusal naming the file, line and key", says="line 1: refused")
+    return judge(
+        ran,
+        "line 1: refused" in ran.out and "'pragma_import_llvm'" in ran.out and ran.rc != 0,
+        "the refusal naming the file, line and key",
+        says="line 1: refused",
+    )
 
 
 def case_round2_tuning_ref(projects: Projects) -> tuple[str, str]:
@@ -1019,8 +1206,12 @@ def case_round2_tuning_ref(projects: Projects) -> tuple[str, str]:
     records = project / "baselines" / "tuning" / "database_tuning_record.json"
     records.write_text(records.read_text().replace('"meta_schedule.parallel"', '"pragma_import_llvm"', 1))
     ran = pytest_run(project, "--tvmperf-baselines-ref=main")
-    return judge(ran, "pragma_import_llvm" not in ran.out and "line 1" not in ran.out,
-                 "the ref's database used", says="baselines read from")
+    return judge(
+        ran,
+        "pragma_import_llvm" not in ran.out and "line 1" not in ran.out,
+        "the ref's database used",
+        says="baselines read from",
+    )
 
 
 def case_round2_tuning_deep(projects: Projects) -> tuple[str, str]:
@@ -1031,23 +1222,33 @@ def case_round2_tuning_deep(projects: Projects) -> tuple[str, str]:
     lines.insert(1, "[0, " + "[" * 50_000 + "]" * 50_000 + "]")
     records.write_text("\n".join(lines) + "\n")
     ran = pytest_run(project)
-    return judge(ran, "line 2:" in ran.out and "nested more than" in ran.out and "RecursionError" not in ran.out,
-                 "an error naming the file and line", says="nested more than")
+    return judge(
+        ran,
+        "line 2:" in ran.out and "nested more than" in ran.out and "RecursionError" not in ran.out,
+        "an error naming the file and line",
+        says="nested more than",
+    )
 
 
-CASES.update({
-    "issue 33 case 1: dangling global_symbol, T.call_extern('system')": case_round2_ir("case1"),
-    "issue 33 case 2: vm.builtin.invoke_debug_func": case_round2_ir("case2"),
-    "issue 33 case 3: external_mods holding an ffi.Module": case_round2_ir("case3"),
-    "issue 33 case 4: pragma_import_llvm loop annotation": case_round2_ir("case4"),
-    "issue 33 case 5: tuning record Annotate(pragma_import_llvm)": case_round2_tuning_record,
-    "issue 33 case 5: --tvmperf-baselines-ref reads the tuning database from the ref": case_round2_tuning_ref,
-    "issue 33 case 11: deeply nested IR JSON": case_round2_ir("case11"),
-    "issue 33 case 18: deeply nested tuning database line": case_round2_tuning_deep,
-})
+CASES.update(
+    {
+        "issue 33 case 1: dangling global_symbol, T.call_extern('system')": case_round2_ir("case1"),
+        "issue 33 case 2: vm.builtin.invoke_debug_func": case_round2_ir("case2"),
+        "issue 33 case 3: external_mods holding an ffi.Module": case_round2_ir("case3"),
+        "issue 33 case 4: pragma_import_llvm loop annotation": case_round2_ir("case4"),
+        "issue 33 case 5: tuning record Annotate(pragma_import_llvm)": case_round2_tuning_record,
+        "issue 33 case 5: --tvmperf-baselines-ref reads the tuning database from the ref": case_round2_tuning_ref,
+        "issue 33 case 11: deeply nested IR JSON": case_round2_ir("case11"),
+        "issue 33 case 18: deeply nested tuning database line": case_round2_tuning_deep,
+    }
+)
 # ----------------------------------------------------------------------------- end of issue 33 (sec1)
 
-NEEDS = {"valgrind": ("valgrind",), "git": ("baselines-ref",), "cc": ("planted .so",)}  # "planted .so" covers the cache's
+NEEDS = {
+    "valgrind": ("valgrind",),
+    "git": ("baselines-ref",),
+    "cc": ("planted .so",),
+}  # "planted .so" covers the cache's
 
 
 def main() -> None:
@@ -1065,8 +1266,9 @@ def main() -> None:
         for name, case in CASES.items():
             if wanted and not any(w in name.lower() for w in wanted):
                 continue
-            missing = [tool for tool, parts in NEEDS.items()
-                       if any(p in name for p in parts) and shutil.which(tool) is None]
+            missing = [
+                tool for tool, parts in NEEDS.items() if any(p in name for p in parts) and shutil.which(tool) is None
+            ]
             if missing:
                 results.append(Result(name, "skipped", f"needs {', '.join(missing)}"))
                 continue

@@ -37,21 +37,86 @@ INLINE = {0: "none", 1: "int", 2: "bool", 3: "float", 5: "dtype"}
 #: the same stage (scheduled TIR, lowered Relax) that other user kernels store. Pure
 #: arithmetic and control flow: no native code, no calls by name (call_extern and
 #: call_pure_extern are allowed as operators; the name they call must be a C math function).
-EXTRA_TYPES = ("tirx.Evaluate", "tirx.IfThenElse", "tirx.Bind", "tirx.DeclBuffer", "tirx.AllocBuffer", "tirx.While",
-               "tirx.Break", "tirx.Continue", "tirx.AttrStmt", "s_tir.MatchBufferRegion", "ir.TupleGetItem",
-               "ir.Constant", "ir.PointerType", "ir.FuncType", "relax.expr.DataflowBlock", "relax.expr.DataflowVar",
-               "relax.expr.If", "relax.expr.MatchCast", "relax.PackedFuncType", "relax.VDevice",
-               # source locations TVMScript keeps on a user's kernel (plain data)
-               "ir.Span", "ir.SequentialSpan",
-               # a buffer's layout as TVMScript writes it (plain data)
-               "tirx.Iter", "tirx.TileLayout")
+EXTRA_TYPES = (
+    "tirx.Evaluate",
+    "tirx.IfThenElse",
+    "tirx.Bind",
+    "tirx.DeclBuffer",
+    "tirx.AllocBuffer",
+    "tirx.While",
+    "tirx.Break",
+    "tirx.Continue",
+    "tirx.AttrStmt",
+    "s_tir.MatchBufferRegion",
+    "ir.TupleGetItem",
+    "ir.Constant",
+    "ir.PointerType",
+    "ir.FuncType",
+    "relax.expr.DataflowBlock",
+    "relax.expr.DataflowVar",
+    "relax.expr.If",
+    "relax.expr.MatchCast",
+    "relax.PackedFuncType",
+    "relax.VDevice",
+    # source locations TVMScript keeps on a user's kernel (plain data)
+    "ir.Span",
+    "ir.SequentialSpan",
+    # a buffer's layout as TVMScript writes it (plain data)
+    "tirx.Iter",
+    "tirx.TileLayout",
+)
 EXTRA_BUILTINS = ("float", "ffi.Shape")
-EXTRA_OPS = tuple(f"tirx.{name}" for name in (
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "erf", "exp",
-    "exp10", "exp2", "fabs", "floor", "fma", "fmod", "hypot", "isfinite", "isinf", "isnan", "ldexp", "log", "log10",
-    "log1p", "log2", "nearbyint", "nextafter", "popcount", "pow", "round", "rsqrt", "sigmoid", "sin", "sinh", "sqrt",
-    "tan", "tanh", "trunc", "clz", "likely", "if_then_else", "call_extern", "call_pure_extern")) + tuple(
-    f"prim.{name}" for name in ("ceil", "clz", "if_then_else", "likely", "log2"))
+EXTRA_OPS = tuple(
+    f"tirx.{name}"
+    for name in (
+        "acos",
+        "acosh",
+        "asin",
+        "asinh",
+        "atan",
+        "atan2",
+        "atanh",
+        "ceil",
+        "copysign",
+        "cos",
+        "cosh",
+        "erf",
+        "exp",
+        "exp10",
+        "exp2",
+        "fabs",
+        "floor",
+        "fma",
+        "fmod",
+        "hypot",
+        "isfinite",
+        "isinf",
+        "isnan",
+        "ldexp",
+        "log",
+        "log10",
+        "log1p",
+        "log2",
+        "nearbyint",
+        "nextafter",
+        "popcount",
+        "pow",
+        "round",
+        "rsqrt",
+        "sigmoid",
+        "sin",
+        "sinh",
+        "sqrt",
+        "tan",
+        "tanh",
+        "trunc",
+        "clz",
+        "likely",
+        "if_then_else",
+        "call_extern",
+        "call_pure_extern",
+    )
+) + tuple(f"prim.{name}" for name in ("ceil", "clz", "if_then_else", "likely", "log2"))
 
 
 def stored_graphs() -> Iterable[tuple[str, dict]]:
@@ -69,16 +134,30 @@ def network_cases() -> list:
     import torch
     from torch import nn
     from pytest_tvmperf import workloads
+
     torch.manual_seed(0)
 
     class Convs(nn.Module):
         def __init__(self):
             super().__init__()
-            self.a = nn.Sequential(nn.Conv2d(3, 8, 7, 2, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
-                                   nn.Conv2d(8, 8, 3, 1, 1, groups=8), nn.Conv2d(8, 16, 1), nn.ReLU6(),
-                                   nn.ConvTranspose2d(16, 8, 2, 2), nn.AvgPool2d(2), nn.Upsample(scale_factor=2),
-                                   nn.Hardswish(), nn.SiLU(), nn.LeakyReLU(0.1), nn.Sigmoid())
+            self.a = nn.Sequential(
+                nn.Conv2d(3, 8, 7, 2, 3),
+                nn.BatchNorm2d(8),
+                nn.ReLU(),
+                nn.MaxPool2d(3, 2, 1),
+                nn.Conv2d(8, 8, 3, 1, 1, groups=8),
+                nn.Conv2d(8, 16, 1),
+                nn.ReLU6(),
+                nn.ConvTranspose2d(16, 8, 2, 2),
+                nn.AvgPool2d(2),
+                nn.Upsample(scale_factor=2),
+                nn.Hardswish(),
+                nn.SiLU(),
+                nn.LeakyReLU(0.1),
+                nn.Sigmoid(),
+            )
             self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10), nn.Softmax(-1))
+
         def forward(self, x):
             y = self.a(x)
             return self.head(torch.cat([y, y * 2], 1))
@@ -86,15 +165,26 @@ def network_cases() -> list:
     class Attn(nn.Module):
         def __init__(self):
             super().__init__()
-            self.ln = nn.LayerNorm(32); self.att = nn.MultiheadAttention(32, 4, batch_first=True)
+            self.ln = nn.LayerNorm(32)
+            self.att = nn.MultiheadAttention(32, 4, batch_first=True)
             self.ff = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32), nn.Tanh())
+
         def forward(self, x):
-            h = self.ln(x); a, _ = self.att(h, h, h)
+            h = self.ln(x)
+            a, _ = self.att(h, h, h)
             return self.ff(x + a).mean(-1)
 
     return [
-        ("llvm", "vm-bytecode", lambda: workloads.torch_workload(Convs(), (torch.randn(1, 3, 32, 32),), name="user convs")),
-        ("llvm", "vm-bytecode", lambda: workloads.torch_workload(Attn(), (torch.randn(2, 8, 32),), name="user attention")),
+        (
+            "llvm",
+            "vm-bytecode",
+            lambda: workloads.torch_workload(Convs(), (torch.randn(1, 3, 32, 32),), name="user convs"),
+        ),
+        (
+            "llvm",
+            "vm-bytecode",
+            lambda: workloads.torch_workload(Attn(), (torch.randn(2, 8, 32),), name="user attention"),
+        ),
         ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("squeezenet")),
         ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("resnet50")),
         ("llvm", "vm-bytecode", lambda: workloads.bundled_onnx("shufflenet")),
@@ -141,8 +231,10 @@ def built_graphs() -> Iterable[tuple[str, dict]]:
             workload = make()
             compiled = get_executor(executor).compile(workload, resolve_target(target_name), db)
         except Exception as exc:  # an optional extra (onnx, torch) missing: say so, derive from the rest
-            print(f"  skipped {target_name} {executor}: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}",
-                  file=sys.stderr)
+            print(
+                f"  skipped {target_name} {executor}: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}",
+                file=sys.stderr,
+            )
             continue
         module = lowered_module(compiled)
         if module is not None:
@@ -221,8 +313,11 @@ def derive(graphs: Iterable[tuple[str, dict]]) -> dict[str, Any]:
     import tvm
     from tvm_ffi import core
 
-    registered = {core._type_index_to_type_info(i).type_key for i in range(64, 4096)
-                  if core._type_index_to_type_info(i) is not None}
+    registered = {
+        core._type_index_to_type_info(i).type_key
+        for i in range(64, 4096)
+        if core._type_index_to_type_info(i) is not None
+    }
     tvm.ir.SequentialSpan([tvm.ir.Span(tvm.ir.SourceName(""), 0, 0, 0, 0)])  # registers the span types
     registered = registered | {"ir.Span", "ir.SequentialSpan"}
     for kind in [k for k in registered if k.startswith("prim.")] + list(EXTRA_TYPES):
@@ -234,10 +329,16 @@ def derive(graphs: Iterable[tuple[str, dict]]) -> dict[str, Any]:
     op_names = {str(n) for n in tvm.get_global_func("ir.ListOpNames")()}
     ops |= {op for op in EXTRA_OPS if op in op_names}
     return {
-        "ALLOWED_BUILTINS": builtins, "ALLOWED_OBJECTS": objects, "ALLOWED_DATA_OBJECTS": data_objects,
-        "ALLOWED_OPS": ops, "ALLOWED_ENV_FUNCS": env_funcs, "ALLOWED_EXTERN_FUNCS": extern,
-        "ALLOWED_CALL_NAMES": calls - ir_allowlist.MATH_FUNCTIONS, "ALLOWED_ATTR_KEYS": attr_keys,
-        "ALLOWED_MODULE_ATTRS": module_attrs, "ALLOWED_METADATA": metadata,
+        "ALLOWED_BUILTINS": builtins,
+        "ALLOWED_OBJECTS": objects,
+        "ALLOWED_DATA_OBJECTS": data_objects,
+        "ALLOWED_OPS": ops,
+        "ALLOWED_ENV_FUNCS": env_funcs,
+        "ALLOWED_EXTERN_FUNCS": extern,
+        "ALLOWED_CALL_NAMES": calls - ir_allowlist.MATH_FUNCTIONS,
+        "ALLOWED_ATTR_KEYS": attr_keys,
+        "ALLOWED_MODULE_ATTRS": module_attrs,
+        "ALLOWED_METADATA": metadata,
     }
 
 
@@ -252,7 +353,9 @@ def render(derived: dict[str, Any]) -> str:
     out = [BEGIN + " (do not edit by hand: run it with --write) ---\n"]
     for name, value in derived.items():
         if name == "ALLOWED_OBJECTS":
-            body = "".join(f"    {k!r}: MappingProxyType({dict(sorted(v.items()))!r}),\n" for k, v in sorted(value.items()))
+            body = "".join(
+                f"    {k!r}: MappingProxyType({dict(sorted(v.items()))!r}),\n" for k, v in sorted(value.items())
+            )
             out.append(f"{name}: Mapping[str, Mapping[str, str]] = MappingProxyType({{\n{body}}})\n")
         elif name == "ALLOWED_DATA_OBJECTS":
             out.append(f"{name}: Mapping[str, str] = MappingProxyType({dict(sorted(value.items()))!r})\n")
@@ -263,12 +366,27 @@ def render(derived: dict[str, Any]) -> str:
 
 
 def current() -> dict[str, Any]:
-    return {name: (dict((k, dict(v)) for k, v in getattr(ir_allowlist, name).items()) if name == "ALLOWED_OBJECTS"
-                   else dict(getattr(ir_allowlist, name)) if name == "ALLOWED_DATA_OBJECTS"
-                   else set(getattr(ir_allowlist, name)))
-            for name in ("ALLOWED_BUILTINS", "ALLOWED_OBJECTS", "ALLOWED_DATA_OBJECTS", "ALLOWED_OPS",
-                         "ALLOWED_ENV_FUNCS", "ALLOWED_EXTERN_FUNCS", "ALLOWED_CALL_NAMES", "ALLOWED_ATTR_KEYS",
-                         "ALLOWED_MODULE_ATTRS", "ALLOWED_METADATA")}
+    return {
+        name: (
+            dict((k, dict(v)) for k, v in getattr(ir_allowlist, name).items())
+            if name == "ALLOWED_OBJECTS"
+            else dict(getattr(ir_allowlist, name))
+            if name == "ALLOWED_DATA_OBJECTS"
+            else set(getattr(ir_allowlist, name))
+        )
+        for name in (
+            "ALLOWED_BUILTINS",
+            "ALLOWED_OBJECTS",
+            "ALLOWED_DATA_OBJECTS",
+            "ALLOWED_OPS",
+            "ALLOWED_ENV_FUNCS",
+            "ALLOWED_EXTERN_FUNCS",
+            "ALLOWED_CALL_NAMES",
+            "ALLOWED_ATTR_KEYS",
+            "ALLOWED_MODULE_ATTRS",
+            "ALLOWED_METADATA",
+        )
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,7 +410,9 @@ def main(argv: list[str] | None = None) -> int:
             changed = sorted(k for k in set(value) & set(old) if value[k] != old[k])
         else:
             added, removed, changed = sorted(set(value) - set(old)), sorted(set(old) - set(value)), []
-        print(f"  {name}: {len(value)}" + (f"  (+{added} -{removed} ~{changed})" if added or removed or changed else ""))
+        print(
+            f"  {name}: {len(value)}" + (f"  (+{added} -{removed} ~{changed})" if added or removed or changed else "")
+        )
         differs |= bool(added or removed or changed)
     if args.write:
         text = MODULE.read_text()

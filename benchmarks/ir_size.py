@@ -47,8 +47,10 @@ def main() -> None:
             t0 = time.perf_counter()
             build_library(back, executor, target, Path(tmp) / f"{len(name)}.so")
             build_s = time.perf_counter() - t0
-            print(f"{name:32} {len(text) / 1e6:8.2f}M {len(data) / 1e6:8.3f}M {script / 1e6:12.3f}M "
-                  f"{str(structural_equal(module, back, map_free_vars=True)):>6} {load_s:6.2f}s {build_s:7.2f}s")
+            print(
+                f"{name:32} {len(text) / 1e6:8.2f}M {len(data) / 1e6:8.3f}M {script / 1e6:12.3f}M "
+                f"{str(structural_equal(module, back, map_free_vars=True)):>6} {load_s:6.2f}s {build_s:7.2f}s"
+            )
 
 
 if __name__ == "__main__":

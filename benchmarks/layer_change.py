@@ -54,11 +54,11 @@ def test_dla34(tvmperf):
     tvmperf.check(torch_workload(net, (torch.zeros(1, 3, {size}, {size}),), name="dla34 (one layer changed)"))
 '''
 
-CONFTEST = '''
+CONFTEST = """
 def pytest_configure(config):  # the simulated cost off: exact metrics of the VM only, in seconds
     from pytest_tvmperf.measure import kernel_metrics
     kernel_metrics.SOURCES = tuple(s for s in kernel_metrics.SOURCES if not s.endswith(":SimulatedCost"))
-'''
+"""
 
 
 def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -71,15 +71,27 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def pytest(cwd: Path, *args: str, change: str = "") -> str:
-    return run(cwd, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_dla34.py", *args,
-               env={"DLA_CHANGE": change, "TVMPERF_CACHE_DIR": str(cwd / ".cache")})
+    return run(
+        cwd,
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "test_dla34.py",
+        *args,
+        env={"DLA_CHANGE": change, "TVMPERF_CACHE_DIR": str(cwd / ".cache")},
+    )
 
 
 def bytecode_changes(out: str) -> list[str]:
     if "VM bytecode, baseline -> now:" not in out:
         return []
     diff = out.split("VM bytecode, baseline -> now:")[1].split("tvmperf summary")[0]
-    return [x.strip() for x in diff.splitlines() if x.strip()[:1] in ("+", "-") and not x.strip().startswith(("+++", "---"))]
+    return [
+        x.strip() for x in diff.splitlines() if x.strip()[:1] in ("+", "-") and not x.strip().startswith(("+++", "---"))
+    ]
 
 
 def main() -> int:

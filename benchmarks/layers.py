@@ -59,8 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     costs = []
     for _ in range(2):  # cold (first use of the VM and of the peer), then warm: what a test that timed both pays
         start = time.perf_counter()
-        tables, problems = layer_tables(compiled, workload.call_args(inputs), workload.program, inputs,
-                                        {peer: workload.peers[peer]}, runs=args.runs)
+        tables, problems = layer_tables(
+            compiled, workload.call_args(inputs), workload.program, inputs, {peer: workload.peers[peer]}, runs=args.runs
+        )
         costs.append(time.perf_counter() - start)
     print(f"$ python benchmarks/layers.py {shlex.join(sys.argv[1:] if argv is None else argv)}")
     print(f"{workload.name}, pipeline {args.pipeline}: compiled in {compile_s:.1f} s")
@@ -68,10 +69,12 @@ def main(argv: list[str] | None = None) -> int:
         for line in table_lines(table, args.top):
             print(line)
         matched = sum(r.matched for r in table.rows)
-        print(f"{matched} matched layer(s) of {len(table.rows)} row(s); per-layer timing took {costs[1]:.2f} s "
-              f"(cold, first use of both sides in the process: {costs[0]:.2f} s; {args.runs} instrumented runs "
-              f"+ 1 warm-up per side; rows of TVM summed: {sum(r.tvm_s for r in table.rows) * 1e3:.1f} ms, of "
-              f"{peer}: {sum(r.peer_s for r in table.rows) * 1e3:.1f} ms)")
+        print(
+            f"{matched} matched layer(s) of {len(table.rows)} row(s); per-layer timing took {costs[1]:.2f} s "
+            f"(cold, first use of both sides in the process: {costs[0]:.2f} s; {args.runs} instrumented runs "
+            f"+ 1 warm-up per side; rows of TVM summed: {sum(r.tvm_s for r in table.rows) * 1e3:.1f} ms, of "
+            f"{peer}: {sum(r.peer_s for r in table.rows) * 1e3:.1f} ms)"
+        )
     for problem in problems:
         print(problem)
     return 0 if tables else 1

@@ -68,8 +68,9 @@ CASES: dict[str, Case] = {
     "mlp_dyn": Case('mlp(batch="n", run_batch=4)', lambda: workloads.mlp(batch="n", run_batch=4), None),
     "torch_mlp_dyn": Case('torch_mlp(batch="n")', lambda: workloads.torch_mlp(batch="n"), None),
     "dla_stem": Case('dla_conv("stem")', lambda: workloads.dla_conv("stem"), "test_dla_conv_tuned and stem"),
-    "dla_level4_1x1": Case('dla_conv("level4_1x1")', lambda: workloads.dla_conv("level4_1x1"),
-                           "test_dla_conv_tuned and level4_1x1"),
+    "dla_level4_1x1": Case(
+        'dla_conv("level4_1x1")', lambda: workloads.dla_conv("level4_1x1"), "test_dla_conv_tuned and level4_1x1"
+    ),
     "small_mlp_onnx": Case("small_mlp_onnx()", lambda: workloads.small_mlp_onnx(), None),
 }
 
@@ -117,13 +118,16 @@ def first_line(exc: BaseException) -> str:
 def tune_hint(case: Case) -> str:
     if case.tune_k:
         return f"tvmperf tune --trials N tests/perf -k '{case.tune_k}'"
-    return ("tvmperf tune --trials N tests/perf -k ... (no test in tests/perf tunes it: "
-            "add one with .with_pipeline('tuned'))")
+    return (
+        "tvmperf tune --trials N tests/perf -k ... (no test in tests/perf tunes it: "
+        "add one with .with_pipeline('tuned'))"
+    )
 
 
 def tuned_state(case: Case, workload: Any, target: Any, db: Path) -> tuple[str | None, str]:
     """(why 'tuned' cannot be timed or None, a note about it)."""
     from pytest_tvmperf.builder import tuning
+
     tvm_target = target.tvm_target()
     try:
         state = tuning.inspect(tuning_module(workload, tvm_target), tvm_target, db)
@@ -133,11 +137,15 @@ def tuned_state(case: Case, workload: Any, target: Any, db: Path) -> tuple[str |
         return f"n/a (its kernels cannot be inspected: {first_line(exc)})", ""
     if state.missing:
         where = " (it has records for other targets)" if state.other_targets else ""
-        return (f"not in the database: {len(state.missing)} of {len(state.tasks)} kernel(s) have no record{where} "
-                f"(run: {tune_hint(case)})"), ""
+        return (
+            f"not in the database: {len(state.missing)} of {len(state.tasks)} kernel(s) have no record{where} "
+            f"(run: {tune_hint(case)})"
+        ), ""
     if not state.tasks:
-        return None, (f"nothing to tune: its {len(state.untunable)} kernel(s) have symbolic shapes, "
-                      "so 'tuned' compiles them untuned")
+        return None, (
+            f"nothing to tune: its {len(state.untunable)} kernel(s) have symbolic shapes, "
+            "so 'tuned' compiles them untuned"
+        )
     note = f"{len(state.tasks)} kernel(s) tuned, records {state.records_hash}"
     if state.untunable:
         note += f", {len(state.untunable)} untunable left as they are"
@@ -150,8 +158,17 @@ def reprobe(v: Variant) -> None:
     v.probe_s = v.make_sampler(1)()
 
 
-def prepare_tvm(case: Case, workload: Any, pipeline: str, target: Any, db: Path,
-                args: list, inputs: list, expected: list, out_specs: list) -> Variant:
+def prepare_tvm(
+    case: Case,
+    workload: Any,
+    pipeline: str,
+    target: Any,
+    db: Path,
+    args: list,
+    inputs: list,
+    expected: list,
+    out_specs: list,
+) -> Variant:
     v = Variant(f"tvm:{pipeline}")
     tuning_db = None
     if pipeline == "tuned":
@@ -248,8 +265,10 @@ def measure(case: Case, key: str, args: argparse.Namespace, target: Any, db: Pat
     # fast variants of a workload timed in few rounds: longer samples, about as much timed time
     fast_ms = args.min_repeat_ms * max(1, math.ceil(args.rounds / row.rounds))
     samplers = {v.name: v.make_sampler(1 if v.slow else fast_ms) for v in timed}
-    log(f"  timing {len(samplers)} variants, {row.rounds} rounds"
-        f"{f' (slow variants present; fast ones {fast_ms} ms per sample)' if any_slow else ''}")
+    log(
+        f"  timing {len(samplers)} variants, {row.rounds} rounds"
+        f"{f' (slow variants present; fast ones {fast_ms} ms per sample)' if any_slow else ''}"
+    )
     task = TimingTask(workload=lambda: 1.0, peers=samplers)  # every variant is a "peer"; the workload slot idles
     with same_threads(tvm_threads()):
         result = TvmTimer()(task, row.rounds)
@@ -323,8 +342,7 @@ def render(header: list[str], body: list[list[str]], markdown: bool) -> list[str
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         return lines + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip(), "  ".join("-" * w for w in widths)]
     return lines + ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
 
 
@@ -352,18 +370,29 @@ def command_line() -> str:
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="workloads: " + ", ".join(f"{k} = {c.label}" for k, c in CASES.items()))
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="workloads: " + ", ".join(f"{k} = {c.label}" for k, c in CASES.items()),
+    )
     parser.add_argument("--workloads", default=",".join(CASES), help="comma list of workload keys (default: all)")
     parser.add_argument("--pipelines", default=",".join(PIPELINES), help="comma list (default: %(default)s)")
     parser.add_argument("--rounds", type=int, default=10, help="rounds of interleaved samples (default: %(default)s)")
-    parser.add_argument("--slow-rounds", type=int, default=3,
-                        help=f"rounds for a workload with a variant slower than {SLOW_S:g} s per call (default: %(default)s)")
+    parser.add_argument(
+        "--slow-rounds",
+        type=int,
+        default=3,
+        help=f"rounds for a workload with a variant slower than {SLOW_S:g} s per call (default: %(default)s)",
+    )
     parser.add_argument("--min-repeat-ms", type=int, default=20, help="length of one sample (default: %(default)s)")
-    parser.add_argument("--skip-slow", action="store_true", help=f"leave out variants slower than {SLOW_S:g} s per call")
-    parser.add_argument("--tuning-db", default="baselines/tuning",
-                        help="the tuning database of 'tuned' (relative paths: from the repository root; default: %(default)s)")
+    parser.add_argument(
+        "--skip-slow", action="store_true", help=f"leave out variants slower than {SLOW_S:g} s per call"
+    )
+    parser.add_argument(
+        "--tuning-db",
+        default="baselines/tuning",
+        help="the tuning database of 'tuned' (relative paths: from the repository root; default: %(default)s)",
+    )
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     args = parser.parse_args()
     args.workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
@@ -397,15 +426,19 @@ def main() -> None:
     machine = current_machine(target.as_json())
     print(f"command: {command_line()}")
     print(f"machine: {machine.describe()}; target llvm -mcpu={target.config.get('mcpu')}; {versions()}")
-    print(f"timing: vm-bytecode executor, {args.rounds} rounds ({args.slow_rounds} for workloads with a variant slower "
-          f"than {SLOW_S:g} s per call), samples of >= {args.min_repeat_ms} ms, interleaved in one process; "
-          f"PyTorch on TVM's {tvm_threads()} thread(s)")
+    print(
+        f"timing: vm-bytecode executor, {args.rounds} rounds ({args.slow_rounds} for workloads with a variant slower "
+        f"than {SLOW_S:g} s per call), samples of >= {args.min_repeat_ms} ms, interleaved in one process; "
+        f"PyTorch on TVM's {tvm_threads()} thread(s)"
+    )
     print()
     print("median time per call")
     print("\n".join(render(*time_table(rows, args.pipelines), args.markdown)))
     print()
-    print("TVM time over the tuned build's and over each peer's (below 1: TVM, or the pipeline, is faster); "
-          "median of per-round ratios [95% interval, this process]")
+    print(
+        "TVM time over the tuned build's and over each peer's (below 1: TVM, or the pipeline, is faster); "
+        "median of per-round ratios [95% interval, this process]"
+    )
     print("\n".join(render(*ratio_table(rows, args.pipelines), args.markdown)))
     notes = []
     for r in rows:

@@ -22,8 +22,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_once(out_dir: Path) -> tuple[dict[str, float], dict[str, dict]]:
-    cmd = [sys.executable, "-m", "pytest", "tests/perf", "-q", "-p", "no:cacheprovider",
-           "--tvmperf-update", "--tvmperf-artifacts=off", f"--tvmperf-baselines={out_dir}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/perf",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--tvmperf-update",
+        "--tvmperf-artifacts=off",
+        f"--tvmperf-baselines={out_dir}",
+    ]
     subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     medians: dict[str, float] = {}
     exact: dict[str, dict] = {}
@@ -57,8 +67,10 @@ def main() -> None:
         print(f"{test_id:58} {statistics.median(values) * 1e3:15.3f} ms {spread:8.2f} {vs_first:15.2f}")
     print(f"\nlargest slowdown of a later process vs the first (raw median): {worst:.2f}x over {args.runs} processes")
     same = all(e == exacts[0] for e in exacts)
-    print(f"exact metrics (instructions by function and callee, executed calls, kernels, planned bytes) "
-          f"identical in all {args.runs} processes: {'yes' if same else 'NO'}")
+    print(
+        f"exact metrics (instructions by function and callee, executed calls, kernels, planned bytes) "
+        f"identical in all {args.runs} processes: {'yes' if same else 'NO'}"
+    )
 
 
 if __name__ == "__main__":

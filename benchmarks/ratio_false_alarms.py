@@ -37,7 +37,9 @@ from pathlib import Path
 
 from _harness import BUSY_TEST, run_pytest
 
-GATES = BUSY_TEST.replace("@pytest.mark.tvmperf(executors=[\"prim\"])\ndef test_busy", "def _unused") + '''
+GATES = (
+    BUSY_TEST.replace('@pytest.mark.tvmperf(executors=["prim"])\ndef test_busy', "def _unused")
+    + """
 from pytest_tvmperf import workloads
 
 def limit(name):
@@ -58,13 +60,18 @@ def test_schedules(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"], vs_numpy=limit("LIMIT_PEER"))
 def test_peer(tvmperf):
     tvmperf.check(workloads.rgb2yuv("parallel"))
-'''
+"""
+)
 
-LIMITS = {"test_same_program": "LIMIT_SAME", "test_dynamic_vs_static": "LIMIT_DYN",
-          "test_schedules": "LIMIT_SCHED", "test_peer": "LIMIT_PEER"}
+LIMITS = {
+    "test_same_program": "LIMIT_SAME",
+    "test_dynamic_vs_static": "LIMIT_DYN",
+    "test_schedules": "LIMIT_SCHED",
+    "test_peer": "LIMIT_PEER",
+}
 
 
-PEER_TESTS = '''
+PEER_TESTS = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -75,7 +82,7 @@ def test_mlp(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"])
 def test_rgb2yuv(tvmperf):
     tvmperf.check(workloads.rgb2yuv("parallel"))
-'''
+"""
 
 
 def machine_state() -> str:
@@ -104,23 +111,42 @@ def peer_intervals(processes: int, threads: list[str]) -> None:
             for i in range(processes):
                 report = project / "out.json"
                 report.unlink(missing_ok=True)
-                run_pytest(["--tvmperf-update", "--tvmperf-peers=all", "--tvmperf-json=out.json",
-                            f"--tvmperf-baselines={project / 'base'}"], cwd=project, env=env)
+                run_pytest(
+                    [
+                        "--tvmperf-update",
+                        "--tvmperf-peers=all",
+                        "--tvmperf-json=out.json",
+                        f"--tvmperf-baselines={project / 'base'}",
+                    ],
+                    cwd=project,
+                    env=env,
+                )
                 for test in json.loads(report.read_text())["tests"]:
                     for peer in test.get("peers") or []:
                         key = (t or "default", test["test_id"].split("[")[0], peer["name"])
                         rows.setdefault(key, []).append((peer["ratio"], peer["low"], peer["high"]))
-                print(f"threads {t or 'default'}: process {i + 1}/{processes} at {time.time() - start:.0f} s",
-                      file=sys.stderr, flush=True)
-    print(f"command: python benchmarks/ratio_false_alarms.py --peer-intervals {processes}"
-          + (f" --threads {','.join(threads)}" if any(threads) else ""))
-    print(f"{processes} fresh processes per row, {(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}")
-    print(f"{'TVM threads':>11} {'test':12} {'peer':12} {'ratio min-max':>15} {'median high/low':>16} {'widest':>7}  each ratio [interval]")
+                print(
+                    f"threads {t or 'default'}: process {i + 1}/{processes} at {time.time() - start:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    print(
+        f"command: python benchmarks/ratio_false_alarms.py --peer-intervals {processes}"
+        + (f" --threads {','.join(threads)}" if any(threads) else "")
+    )
+    print(
+        f"{processes} fresh processes per row, {(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}"
+    )
+    print(
+        f"{'TVM threads':>11} {'test':12} {'peer':12} {'ratio min-max':>15} {'median high/low':>16} {'widest':>7}  each ratio [interval]"
+    )
     for (t, test, peer), got in rows.items():
         widths = [high / low for _, low, high in got]
         each = " ".join(f"{r:.2f}x[{lo:.2f}-{hi:.2f}]" for r, lo, hi in got)
-        print(f"{t:>11} {test:12} {peer:12} {min(r for r, _, _ in got):7.2f}-{max(r for r, _, _ in got):<7.2f} "
-              f"{statistics.median(widths):16.2f} {max(widths):7.2f}  {each}")
+        print(
+            f"{t:>11} {test:12} {peer:12} {min(r for r, _, _ in got):7.2f}-{max(r for r, _, _ in got):<7.2f} "
+            f"{statistics.median(widths):16.2f} {max(widths):7.2f}  {each}"
+        )
     sys.stdout.flush()
 
 
@@ -146,8 +172,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=12)
     parser.add_argument("--calibrate", type=int, default=3)
-    parser.add_argument("--peer-intervals", type=int, default=0, metavar="N",
-                        help="instead: peer ratios and their intervals from N fresh processes")
+    parser.add_argument(
+        "--peer-intervals",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: peer ratios and their intervals from N fresh processes",
+    )
     parser.add_argument("--threads", default="", help="with --peer-intervals: TVM_NUM_THREADS values, e.g. 1,2")
     args = parser.parse_args()
     if args.peer_intervals:

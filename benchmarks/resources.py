@@ -43,9 +43,11 @@ def row(label: str, workload, executor: VMExecutor, target) -> str:
     object_s = time.perf_counter() - start
     alloc = "n/a" if isinstance(allocs, str) else f"{allocs.total:,}"
     calls = compiled.executed_calls(args)
-    return (f"| {label} | {executor.name} | {static.storage_bytes:,} | {alloc} | "
-            f"{sum(calls.values()) if calls else 'n/a'} | {code.total:,} | {alloc_s * 1e3:.1f} | {code_s * 1e3:.1f} | "
-            f"{object_s * 1e3:.0f} |")
+    return (
+        f"| {label} | {executor.name} | {static.storage_bytes:,} | {alloc} | "
+        f"{sum(calls.values()) if calls else 'n/a'} | {code.total:,} | {alloc_s * 1e3:.1f} | {code_s * 1e3:.1f} | "
+        f"{object_s * 1e3:.0f} |"
+    )
 
 
 def main() -> None:
@@ -53,14 +55,18 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs=2, default=[1, 16])
     args = parser.parse_args()
     target = resolve_target("llvm")
-    print("| build | executor | storage_bytes (planned) | alloc_bytes (run time) | calls | code_bytes | "
-          "read alloc ms | read code ms (export) | read code ms (no export) |")
+    print(
+        "| build | executor | storage_bytes (planned) | alloc_bytes (run time) | calls | code_bytes | "
+        "read alloc ms | read code ms (export) | read code ms (no export) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for batch in args.batches:
         for mode in ("bytecode",):
             print(row(f"static batch={batch}", mlp(batch=batch), VMExecutor(mode), target), flush=True)
-            print(row(f"dynamic batch n, run at {batch}", mlp(batch="n", run_batch=batch), VMExecutor(mode), target),
-                  flush=True)
+            print(
+                row(f"dynamic batch n, run at {batch}", mlp(batch="n", run_batch=batch), VMExecutor(mode), target),
+                flush=True,
+            )
     print(row("dynamic batch n, run at 1", mlp(batch="n", run_batch=1), VMExecutor("compiled"), target), flush=True)
 
 

@@ -59,7 +59,9 @@ def main() -> None:
             assert len(two) == 4, out[-3000:]
             for i in range(args.processes):
                 runs.append(verdicts(run_pytest([*remote, "--tvmperf-inconclusive=pass"], cwd=cwd)))
-                print(f"process {i + 1}/{args.processes} done at {time.time() - start:.0f} s", file=sys.stderr, flush=True)
+                print(
+                    f"process {i + 1}/{args.processes} done at {time.time() - start:.0f} s", file=sys.stderr, flush=True
+                )
         finally:
             farm.stop()
     print(f"A/A suite (4 tests) through an RPC tracker on loopback, {(time.time() - start) / 60:.1f} min in all")
@@ -67,8 +69,10 @@ def main() -> None:
         print(f"  suite wall time, {name}: {wall:.1f} s")
     print(f"  verdicts of the -n 2 run: {dict(sorted(tally([two]).items()))}")
     c = tally(runs)
-    print(f"  {sum(c.values())} verdicts from {len(runs)} fresh gated processes (1 server): pass {c['pass']}, "
-          f"inconclusive {c['inconclusive']}, improved {c['improved']}, regressed {c['regressed']}")
+    print(
+        f"  {sum(c.values())} verdicts from {len(runs)} fresh gated processes (1 server): pass {c['pass']}, "
+        f"inconclusive {c['inconclusive']}, improved {c['improved']}, regressed {c['regressed']}"
+    )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pathlib import Path
 from _harness import run_pytest, verdicts
 from _load import cpu_load
 
-TEST = '''
+TEST = """
 import os
 import pytest
 from pytest_tvmperf import workloads
@@ -26,7 +26,7 @@ from pytest_tvmperf import workloads
 @pytest.mark.tvmperf(executors=["prim"])
 def test_rgb2yuv(tvmperf):
     tvmperf.check(workloads.rgb2yuv(schedule=os.environ.get("RGB2YUV_SCHEDULE", "parallel")))
-'''
+"""
 
 
 def main() -> None:
@@ -36,7 +36,9 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--budget", type=float, default=3600.0, help="seconds the load may run at most")
     args = parser.parse_args()
-    print(f"{'TVM threads':>11} {'load':>4} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}")
+    print(
+        f"{'TVM threads':>11} {'load':>4} {'trials':>6} {'regressed':>10} {'inconclusive':>13} {'pass':>5} {'improved':>9}"
+    )
     for threads in args.threads.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             project = Path(tmp)
@@ -49,12 +51,16 @@ def main() -> None:
                 counts: Counter = Counter()
                 with cpu_load(load, args.budget):
                     for _ in range(args.trials):
-                        out = run_pytest(["--tvmperf-inconclusive=pass"], cwd=project,
-                                         env=dict(env, RGB2YUV_SCHEDULE="default"))
+                        out = run_pytest(
+                            ["--tvmperf-inconclusive=pass"], cwd=project, env=dict(env, RGB2YUV_SCHEDULE="default")
+                        )
                         counts.update(verdicts(out).values())
                 n = sum(counts.values()) or 1
-                print(f"{threads:>11} {load:4d} {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
-                      f"{counts['pass'] / n:5.0%} {counts['improved'] / n:8.0%}", flush=True)
+                print(
+                    f"{threads:>11} {load:4d} {n:6d} {counts['regressed'] / n:9.0%} {counts['inconclusive'] / n:12.0%} "
+                    f"{counts['pass'] / n:5.0%} {counts['improved'] / n:8.0%}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -48,9 +48,13 @@ def busy(steps: int, n: int = 1 << 14):
     a = te.placeholder((n,), name="A")
     k = te.reduce_axis((0, steps), name="k")
     out = te.compute((n,), lambda i: te.sum(a[i] * (k.astype("float32") * 1e-3 + 1.0), axis=k), name="B")
-    return Workload(name=f"busy_{steps}_{n}", program=te.create_prim_func([a, out]).with_attr("global_symbol", "busy"),
-                    make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
-                    reference=lambda x: x, entry="busy")
+    return Workload(
+        name=f"busy_{steps}_{n}",
+        program=te.create_prim_func([a, out]).with_attr("global_symbol", "busy"),
+        make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
+        reference=lambda x: x,
+        entry="busy",
+    )
 
 
 def matmul(n: int, transposed_b: bool):
@@ -64,9 +68,13 @@ def matmul(n: int, transposed_b: bool):
     k = te.reduce_axis((0, n), name="k")
     get = (lambda i, j: b[j, i]) if transposed_b else (lambda i, j: b[i, j])
     c = te.compute((n, n), lambda i, j: te.sum(a[i, k] * get(k, j), axis=k), name="C")
-    return Workload(name=f"matmul_{'bt' if transposed_b else 'b'}", program=te.create_prim_func([a, b, c]).with_attr("global_symbol", "mm"),
-                    make_inputs=lambda rng, dims: [rng.standard_normal((n, n)).astype("float32")] * 2,
-                    reference=lambda x, y: x, entry="mm")
+    return Workload(
+        name=f"matmul_{'bt' if transposed_b else 'b'}",
+        program=te.create_prim_func([a, b, c]).with_attr("global_symbol", "mm"),
+        make_inputs=lambda rng, dims: [rng.standard_normal((n, n)).astype("float32")] * 2,
+        reference=lambda x, y: x,
+        entry="mm",
+    )
 
 
 def child(out: Path, host_mcpu: bool, only: str = "") -> None:
@@ -85,9 +93,12 @@ def child(out: Path, host_mcpu: bool, only: str = "") -> None:
     # +s% work that runs the same code: s% more elements, the same K (the instructions of the
     # K-scaled harness do not follow K: LLVM unrolls and vectorizes each trip count its own way)
     cases += [("busyN", busy(320, round(10000 * (1 + s / 100))), "prim", f"busyN+{s}%") for s in SLOWDOWNS]
-    cases += [("mm", matmul(128, False), "prim", "matmul_B_colwise"), ("mm", matmul(128, True), "prim", "matmul_Bt_rowwise"),
-              ("mul", workloads.multiply(256, 256), "prim", "multiply_256"),
-              ("mlp", workloads.mlp(batch=1), "vm-bytecode", "mlp_vm_bytecode")]
+    cases += [
+        ("mm", matmul(128, False), "prim", "matmul_B_colwise"),
+        ("mm", matmul(128, True), "prim", "matmul_Bt_rowwise"),
+        ("mul", workloads.multiply(256, 256), "prim", "multiply_256"),
+        ("mlp", workloads.mlp(batch=1), "vm-bytecode", "mlp_vm_bytecode"),
+    ]
     cases = [c for c in cases if not only or c[3].startswith(tuple(only.split(",")))]
     source = SimulatedCost()
     result: dict = {"cases": {}}
@@ -145,10 +156,15 @@ def main() -> None:
         for i in range(ns.runs):
             results.append(run_child(folder / f"run{i}.json", env, only=ns.only))
             r = results[-1]
-            print(f"run {i + 1}/{ns.runs} (load {ns.load} jobs): start-up {r['startup_s']:.1f} s; per kernel "
-                  + ", ".join(f"{k} {c['s']:.1f} s" for k, c in r["cases"].items()), flush=True)
-    variants = {"TVM_NUM_THREADS=1": run_child(folder / "threads1.json", {**env, "TVM_NUM_THREADS": "1"}, only=ns.only),
-                "host-mcpu wall-time build": run_child(folder / "host.json", env, host_mcpu=True, only=ns.only)}
+            print(
+                f"run {i + 1}/{ns.runs} (load {ns.load} jobs): start-up {r['startup_s']:.1f} s; per kernel "
+                + ", ".join(f"{k} {c['s']:.1f} s" for k, c in r["cases"].items()),
+                flush=True,
+            )
+    variants = {
+        "TVM_NUM_THREADS=1": run_child(folder / "threads1.json", {**env, "TVM_NUM_THREADS": "1"}, only=ns.only),
+        "host-mcpu wall-time build": run_child(folder / "host.json", env, host_mcpu=True, only=ns.only),
+    }
     first = counts_only(results[0])
     same = all(counts_only(r) == first for r in results[1:])
     print(f"\ncounts identical in {ns.runs} fresh processes under load: {same}")
@@ -174,7 +190,7 @@ def main() -> None:
         print(f"  {label}: " + ", ".join(f"{k}={v}" for k, v in sorted(c["cpu_instructions"].items())))
 
 
-ORDER_SUITE = '''
+ORDER_SUITE = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -192,23 +208,34 @@ def test_mlp(tvmperf):
 @pytest.mark.tvmperf(executors=["vm-bytecode", "vm-compiled"])
 def test_onnx(tvmperf):
     tvmperf.check(workloads.small_mlp_onnx())
-'''
+"""
 
-ORDER_CONFTEST = '''
+ORDER_CONFTEST = """
 import os
 
 
 def pytest_collection_modifyitems(items):
     if os.environ.get("TVMPERF_BENCH_REVERSE") == "1":
         items.reverse()
-'''
+"""
 
 
 def order_session(folder: Path, name: str, args: list[str], env: dict) -> dict:
     """One plugin session in a fresh process: {test id: its exact metrics} from --tvmperf-json."""
     json_path = folder / f"{name}.json"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tvmperf-simulate=on", "--tvmperf-timing=off",
-           "--tvmperf-peers=none", f"--tvmperf-json={json_path}", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--tvmperf-simulate=on",
+        "--tvmperf-timing=off",
+        "--tvmperf-peers=none",
+        f"--tvmperf-json={json_path}",
+        *args,
+    ]
     done = subprocess.run(cmd, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if not json_path.exists():
         raise SystemExit(f"{name}: no results ({' '.join(args)}):\n{done.stdout[-3000:]}")
@@ -238,8 +265,10 @@ def order(out: Path) -> None:
         runs["-n 2"] = order_session(folder, "xdist", ["-n", "2"], env)
     except ImportError:
         print("(pytest-xdist is not installed: no -n 2 column)")
-    print(f"\norder: {len(runs) + len(alone) - 1} plugin sessions, {time.monotonic() - started:.0f} s; per test "
-          "cpu_instructions (its [runtime] line) / est_cycles in each:")
+    print(
+        f"\norder: {len(runs) + len(alone) - 1} plugin sessions, {time.monotonic() - started:.0f} s; per test "
+        "cpu_instructions (its [runtime] line) / est_cycles in each:"
+    )
     labels = list(runs)
     print("| test | " + " | ".join(labels) + " | identical |")
     print("|---" * (len(labels) + 2) + "|")
@@ -269,9 +298,11 @@ def detection(total: dict, name: str, what: str, runs: int, same: bool) -> None:
     for s in SLOWDOWNS[1:]:
         now = total[f"{name}+{s}%"]
         grow = now["cpu_instructions"] / base["cpu_instructions"] - 1
-        print(f"  +{s}%: cpu_instructions {base['cpu_instructions']} -> {now['cpu_instructions']} ({grow:+.2%}): "
-              f"{'caught' if grow > 0.01 else 'passed'} in {runs}/{runs} runs (counts identical: {same}); "
-              f"est_cycles {now['est_cycles'] / base['est_cycles'] - 1:+.2%}")
+        print(
+            f"  +{s}%: cpu_instructions {base['cpu_instructions']} -> {now['cpu_instructions']} ({grow:+.2%}): "
+            f"{'caught' if grow > 0.01 else 'passed'} in {runs}/{runs} runs (counts identical: {same}); "
+            f"est_cycles {now['est_cycles'] / base['est_cycles'] - 1:+.2%}"
+        )
 
 
 if __name__ == "__main__":

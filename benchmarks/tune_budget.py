@@ -96,14 +96,28 @@ def main() -> None:
         project = Path(tmp)
         (project / "test_resnet.py").write_text(TEST.format(size=args.size))
         (project / "pytest.ini").write_text("[pytest]\ntvmperf_baselines = baselines\n")
-        env = {**os.environ, "TVMPERF_CACHE_DIR": str(project / ".cache"),
-               "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-        cmd = [sys.executable, "-m", "pytest_tvmperf", "tune", "--budget", args.budget, "test_resnet.py",
-               "-p", "no:cacheprovider", "-q", "-W", "ignore::UserWarning"]
+        env = {
+            **os.environ,
+            "TVMPERF_CACHE_DIR": str(project / ".cache"),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
+        }
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest_tvmperf",
+            "tune",
+            "--budget",
+            args.budget,
+            "test_resnet.py",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-W",
+            "ignore::UserWarning",
+        ]
         print(f"$ {' '.join(cmd[1:])}   (in a fresh project; load average {os.getloadavg()[0]:.1f})", flush=True)
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
+        proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         stamped: list[tuple[float, str]] = []
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -146,10 +160,12 @@ def main() -> None:
     budget_s = float(budget.group(1)) * {"s": 1, "min": 60, "h": 3600}[budget.group(2)] if budget else float("nan")
     batch = max(gaps) if gaps else 0.0
     within = used_s <= budget_s + batch
-    print(f"tuning: {used_s:.0f} s used of {budget_s:.0f} s; longest batch seen {batch:.0f} s; "
-          f"{'within' if within else 'NOT within'} the budget + one batch ({budget_s + batch:.0f} s); "
-          f"{sum(1 for _, t in tune_lines if PROGRESS.match(t))} progress lines, "
-          f"{sum(1 for t in lines if chr(13) in t or chr(27) in t)} with \\r or escape codes")
+    print(
+        f"tuning: {used_s:.0f} s used of {budget_s:.0f} s; longest batch seen {batch:.0f} s; "
+        f"{'within' if within else 'NOT within'} the budget + one batch ({budget_s + batch:.0f} s); "
+        f"{sum(1 for _, t in tune_lines if PROGRESS.match(t))} progress lines, "
+        f"{sum(1 for t in lines if chr(13) in t or chr(27) in t)} with \\r or escape codes"
+    )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ from pathlib import Path
 from _harness import BUSY_WORKLOAD, run_pytest
 from _load import cpu_load
 
-TESTS = BUSY_WORKLOAD + '''
+TESTS = (
+    BUSY_WORKLOAD
+    + """
 from pytest_tvmperf import workloads
 
 SLOWDOWN = float(os.environ.get("BUSY_SLOWDOWN_PCT", "0"))
@@ -72,7 +74,8 @@ def test_peer_far(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"], vs_numpy=float(os.environ.get("PEER_AA", "100")))
 def test_peer_aa(tvmperf):
     tvmperf.check(workloads.rgb2yuv("parallel"))
-'''
+"""
+)
 
 
 def machine_state() -> str:
@@ -125,11 +128,17 @@ def main() -> None:
             env = dict(os.environ, TVM_NUM_THREADS=t, BUSY_SLOWDOWN_PCT="0")
             base = project / f"baselines-{t}"
             recorded = run(project, env, "--tvmperf-update", f"--tvmperf-baselines={base}")
-            ratio = statistics.median(r for r in (peer_ratio(recorded["test_peer_aa"]),
-                                                  peer_ratio(recorded["test_peer_far"])) if r for r in [r[0]])
+            ratio = statistics.median(
+                r
+                for r in (peer_ratio(recorded["test_peer_aa"]), peer_ratio(recorded["test_peer_far"]))
+                if r
+                for r in [r[0]]
+            )
             envs[t] = dict(env, PEER_FAR=f"{ratio / 2:.4g}", PEER_AA=f"{ratio * 3:.4g}")
-            print(f"threads {t}: TVM / NumPy idle {ratio:.3f}x: vs_numpy {ratio / 2:.4g} (far), "
-                  f"{ratio * 3:.4g} (A/A)", flush=True)
+            print(
+                f"threads {t}: TVM / NumPy idle {ratio:.3f}x: vs_numpy {ratio / 2:.4g} (far), {ratio * 3:.4g} (A/A)",
+                flush=True,
+            )
         for i, slowdown in enumerate(slowdowns):
             for load in loads:
                 with cpu_load(load, 3600):
@@ -143,20 +152,31 @@ def main() -> None:
                             time_cell = (entry or {}).get("time") or {}
                             if time_cell.get("ratio"):
                                 shown[(load, t, name, slowdown)].append(
-                                    f"{time_cell['ratio']:.2f}[{time_cell['low']:.2f}-{time_cell['high']:.2f}]")
+                                    f"{time_cell['ratio']:.2f}[{time_cell['low']:.2f}-{time_cell['high']:.2f}]"
+                                )
                         for name in ("test_peer_far", "test_peer_aa"):
                             cell = peer_ratio(got[name]) if name in got else None
                             counts[(load, t, name, None)][cell[1] if cell else "missing"] += 1
                             if cell:
                                 shown[(load, t, name, None)].append(f"{cell[0]:.2f}")
-            print(f"run {i + 1}/{len(slowdowns)} (slowdown {slowdown}%) at {time.time() - start:.0f} s, "
-                  f"{machine_state()}", file=sys.stderr, flush=True)
-    print(f"command: python benchmarks/under_load.py --loads {args.loads} --threads {args.threads} "
-          f"--aa {args.aa} --trials {args.trials} --slowdowns {args.slowdowns}")
+            print(
+                f"run {i + 1}/{len(slowdowns)} (slowdown {slowdown}%) at {time.time() - start:.0f} s, "
+                f"{machine_state()}",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(
+        f"command: python benchmarks/under_load.py --loads {args.loads} --threads {args.threads} "
+        f"--aa {args.aa} --trials {args.trials} --slowdowns {args.slowdowns}"
+    )
     print(f"{(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}")
-    print("| busy jobs | threads | a/b A/A false failures | a/b +" + " | a/b +".join(args.slowdowns.split(","))
-          + " | shape A/A false failures | shape +" + " | shape +".join(args.slowdowns.split(","))
-          + " | peer 2x past its limit: exceeded | peer A/A: false failures |")
+    print(
+        "| busy jobs | threads | a/b A/A false failures | a/b +"
+        + " | a/b +".join(args.slowdowns.split(","))
+        + " | shape A/A false failures | shape +"
+        + " | shape +".join(args.slowdowns.split(","))
+        + " | peer 2x past its limit: exceeded | peer A/A: false failures |"
+    )
     for load in loads:
         for t in threads:
             cells = []
@@ -172,8 +192,9 @@ def main() -> None:
             print(f"| {load} | {t} | " + " | ".join(cells) + " |")
     print("\nratios [intervals] seen:")
     for key, values in sorted(shown.items(), key=lambda kv: str(kv[0])):
-        print(f"  load {key[0]} threads {key[1]} {key[2]} +{key[3] if key[3] is not None else '-'}%: "
-              + " ".join(values))
+        print(
+            f"  load {key[0]} threads {key[1]} {key[2]} +{key[3] if key[3] is not None else '-'}%: " + " ".join(values)
+        )
 
 
 if __name__ == "__main__":

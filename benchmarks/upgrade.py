@@ -47,9 +47,9 @@ def test_dla_conv(tvmperf, layer):
     tvmperf.check(workloads.dla_conv(layer))
 '''
 
-PYPROJECT = '''[tool.pytest.ini_options]
+PYPROJECT = """[tool.pytest.ini_options]
 tvmperf_baselines = "baselines"
-'''
+"""
 
 
 def scratch_project(where: Path) -> Path:
@@ -68,9 +68,19 @@ def scratch_project(where: Path) -> Path:
 def run(project: Path, version: str, threads: int, packages: str) -> tuple[dict, str, float]:
     results = project / f"results-{version}.json"
     env = {**os.environ, "TVM_NUM_THREADS": str(threads)}
-    cmd = [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", "-rs",
-           f"--tvmperf-against-tvm={version}", "--tvmperf-against-tvm-report-only",
-           f"--tvmperf-json={results}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        f"--tvmperf-against-tvm={version}",
+        "--tvmperf-against-tvm-report-only",
+        f"--tvmperf-json={results}",
+    ]
     if packages:
         cmd.append(f"--tvmperf-against-tvm-packages={packages}")
     started = time.monotonic()
@@ -92,8 +102,11 @@ def report(version: str, data: dict, output: str, took: float, threads: int) -> 
     print("|---|---|---|---|")
     for row in upgrade.get("tests", []):
         ratio = row.get("ratio")
-        interval = (f"{ratio:.2f}x [{row['low']:.2f}-{row['high']:.2f}]"
-                    if ratio is not None and row.get("low") is not None else "-")
+        interval = (
+            f"{ratio:.2f}x [{row['low']:.2f}-{row['high']:.2f}]"
+            if ratio is not None and row.get("low") is not None
+            else "-"
+        )
         line = row.get("line", "").replace("|", "/")
         mark = " (past threshold)" if row.get("past_threshold") else ""
         print(f"| {row['test']} | {row['class']}{mark} | {interval} | {line} |")
@@ -110,8 +123,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--versions", default="0.26.0,0.25.0", help="releases to compare with (default 0.26.0,0.25.0)")
     parser.add_argument("--threads", type=int, default=1, help="TVM_NUM_THREADS (default 1)")
-    parser.add_argument("--packages", default="onnx,onnxruntime,torch",
-                        help="--tvmperf-against-tvm-packages (default onnx,onnxruntime,torch)")
+    parser.add_argument(
+        "--packages",
+        default="onnx,onnxruntime,torch",
+        help="--tvmperf-against-tvm-packages (default onnx,onnxruntime,torch)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch project and print where")
     args = parser.parse_args()
     where = Path(tempfile.mkdtemp(prefix="tvmperf-upgrade-"))

@@ -64,7 +64,7 @@ from _load import cpu_load
 KERNEL_NAMES = ("reduction", "rgb2yuv", "mlp")
 
 #: the kernels, built the way a pytest-benchmark or pyperf user would build them
-KERNELS = '''
+KERNELS = """
 import os
 import numpy as np
 import tvm
@@ -105,10 +105,12 @@ def mlp(s):
 
 
 KERNELS = {"reduction": reduction, "rgb2yuv": rgb2yuv, "mlp": mlp}
-'''
+"""
 
 #: the busy workload of benchmarks/_harness.py, and one test per kernel
-TVMPERF_TEST = BUSY_WORKLOAD + '''
+TVMPERF_TEST = (
+    BUSY_WORKLOAD
+    + """
 from pytest_tvmperf import workloads
 
 S = float(os.environ.get("BUSY_SLOWDOWN_PCT", "0")) / 100
@@ -127,9 +129,12 @@ def test_rgb2yuv(tvmperf):
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=round(16 * (1 + S))))
-'''
+"""
+)
 
-PYTEST_BENCHMARK_TEST = KERNELS + '''
+PYTEST_BENCHMARK_TEST = (
+    KERNELS
+    + """
 import pytest
 
 
@@ -146,9 +151,12 @@ def test_rgb2yuv(benchmark):
 def test_mlp(benchmark):
     f, args = KERNELS["mlp"](slowdown())
     benchmark(f, *args)
-'''
+"""
+)
 
-PYPERF_SCRIPT = KERNELS + '''
+PYPERF_SCRIPT = (
+    KERNELS
+    + """
 import pyperf
 
 
@@ -161,10 +169,13 @@ runner.argparser.add_argument("--kernel", choices=sorted(KERNELS), required=True
 args = runner.parse_args()
 f, call_args = KERNELS[args.kernel](slowdown())
 runner.bench_func(args.kernel, f, *call_args)
-'''
+"""
+)
 
 #: each slowdown's true size: both builds in one process, timed alternately
-TRUTH_SCRIPT = KERNELS + '''
+TRUTH_SCRIPT = (
+    KERNELS
+    + """
 import json, statistics, sys, time
 
 def per_call(f, args, seconds=0.2):
@@ -183,7 +194,8 @@ for name, make in KERNELS.items():
         ratios = [per_call(*slow) / per_call(*base) for _ in range(7)]
         out[f"{name} {s:g}"] = statistics.median(ratios)
 print("TRUTH " + json.dumps(out))
-'''
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -245,16 +257,30 @@ class PytestBenchmark:
     def trial(self, env: dict) -> dict[str, dict[str, Result]]:
         # one --benchmark-compare-fail with both expressions: the option takes nargs='+' and a
         # second occurrence replaces the first
-        out = run(self._cmd("--benchmark-compare=0001", "--benchmark-compare-fail", "median:10%", "mean:5%",
-                            "--benchmark-json=run.json"), self.dir, env)
+        out = run(
+            self._cmd(
+                "--benchmark-compare=0001",
+                "--benchmark-compare-fail",
+                "median:10%",
+                "mean:5%",
+                "--benchmark-json=run.json",
+            ),
+            self.dir,
+            env,
+        )
         # a regression is raised from the terminal summary: pytest then prints no closing line
         assert out.returncode == 0 or "Performance has regressed" in out.stdout, out.stdout[-3000:]
         failed = set(re.findall(r"test_(\w+)[^\n]*? - Field '(\w+)' has failed", out.stdout))
-        now = {b["name"].removeprefix("test_"): b["stats"]
-               for b in json.loads((self.dir / "run.json").read_text())["benchmarks"]}
-        return {f"pytest-benchmark {field}:{limit}": {
-                    k: Result((k, field) in failed, now[k][field] / self.base[k][field]) for k in KERNEL_NAMES}
-                for field, limit in (("median", "10%"), ("mean", "5%"))}
+        now = {
+            b["name"].removeprefix("test_"): b["stats"]
+            for b in json.loads((self.dir / "run.json").read_text())["benchmarks"]
+        }
+        return {
+            f"pytest-benchmark {field}:{limit}": {
+                k: Result((k, field) in failed, now[k][field] / self.base[k][field]) for k in KERNEL_NAMES
+            }
+            for field, limit in (("median", "10%"), ("mean", "5%"))
+        }
 
 
 class Pyperf:
@@ -270,8 +296,21 @@ class Pyperf:
     def _bench(self, env: dict, kernel: str, out: Path) -> None:
         # pyperf's workers get a filtered environment: without --inherit-environ they would run
         # the unchanged kernel at TVM's default thread count whatever this run asked for
-        done = run([sys.executable, "bench_kernel.py", "--kernel", kernel, "--quiet", *self.speed, "-o", str(out),
-                    "--inherit-environ=BUSY_SLOWDOWN_PCT,TVM_NUM_THREADS,PYTHONPATH"], self.dir, env)
+        done = run(
+            [
+                sys.executable,
+                "bench_kernel.py",
+                "--kernel",
+                kernel,
+                "--quiet",
+                *self.speed,
+                "-o",
+                str(out),
+                "--inherit-environ=BUSY_SLOWDOWN_PCT,TVM_NUM_THREADS,PYTHONPATH",
+            ],
+            self.dir,
+            env,
+        )
         assert done.returncode == 0, done.stdout[-3000:]
 
     def record(self, env: dict) -> None:
@@ -284,8 +323,9 @@ class Pyperf:
         for kernel in KERNEL_NAMES:
             out = self.dir / f"run{self.n}_{kernel}.json"
             self._bench(env, kernel, out)
-            text = run([sys.executable, "-m", "pyperf", "compare_to", f"base_{kernel}.json", out.name],
-                       self.dir, env).stdout
+            text = run(
+                [sys.executable, "-m", "pyperf", "compare_to", f"base_{kernel}.json", out.name], self.dir, env
+            ).stdout
             found = re.search(r"([\d.]+)x (slower|faster)", text)
             ratio = None if not found else float(found.group(1)) ** (1 if found.group(2) == "slower" else -1)
             significant = "not significant" not in text.lower() and ratio is not None
@@ -304,12 +344,18 @@ def true_slowdowns(slowdowns: list[float], env: dict, root: Path) -> dict[str, f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7, help="A/A rounds (each: every kernel, tool, load and thread count)")
+    parser.add_argument(
+        "--rounds", type=int, default=7, help="A/A rounds (each: every kernel, tool, load and thread count)"
+    )
     parser.add_argument("--slow-rounds", type=int, default=2, help="of those, how many also run every slowdown")
     parser.add_argument("--pyperf-rounds", type=int, default=2, help="of those, how many pyperf takes part in")
-    parser.add_argument("--pyperf-slow-rounds", type=int, default=1, help="of those, how many pyperf runs the slowdowns in")
+    parser.add_argument(
+        "--pyperf-slow-rounds", type=int, default=1, help="of those, how many pyperf runs the slowdowns in"
+    )
     parser.add_argument("--slowdowns", default="10,25,50")
-    parser.add_argument("--loads", default="0,2", help="competing CPU-bound processes, one value per block of each round")
+    parser.add_argument(
+        "--loads", default="0,2", help="competing CPU-bound processes, one value per block of each round"
+    )
     parser.add_argument("--threads", default="1,2", help="TVM_NUM_THREADS values")
     parser.add_argument("--pyperf-processes", type=int, default=0, help="pyperf worker processes (0: --fast)")
     parser.add_argument("--tools", default="tvmperf,pytest-benchmark,pyperf", help="which tools to run")
@@ -319,23 +365,30 @@ def main() -> None:
     threads = [t for t in args.threads.split(",") if t]
     loads = [int(n) for n in args.loads.split(",") if n]
     started = time.time()
-    print(f"# {_cpu()}, {os.cpu_count()} cores; loadavg at start {os.getloadavg()[0]:.2f}; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
+    print(
+        f"# {_cpu()}, {os.cpu_count()} cores; loadavg at start {os.getloadavg()[0]:.2f}; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        flush=True,
+    )
     env0 = dict(os.environ, PYTHONPATH=str(ROOT), BUSY_SLOWDOWN_PCT="0", TVM_NUM_THREADS=threads[0])
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         truth = true_slowdowns(slowdowns, env0, root)
-        print("# true slowdowns (one process, both builds alternately): " +
-              ", ".join(f"{k} +{s:g}%: {truth[f'{k} {s:g}'] - 1:+.0%}" for k in KERNEL_NAMES for s in slowdowns[1:]),
-              flush=True)
+        print(
+            "# true slowdowns (one process, both builds alternately): "
+            + ", ".join(f"{k} +{s:g}%: {truth[f'{k} {s:g}'] - 1:+.0%}" for k in KERNEL_NAMES for s in slowdowns[1:]),
+            flush=True,
+        )
         # a project per thread count, its baselines recorded with that count and without load,
         # as a user records them
         tools_of: dict[str, list] = {}
         for thread in threads:
             (root / thread).mkdir()
-            made = {"tvmperf": lambda t=thread: Tvmperf(root / t),
-                    "pytest-benchmark": lambda t=thread: PytestBenchmark(root / t),
-                    "pyperf": lambda t=thread: Pyperf(root / t, args.pyperf_processes)}
+            made = {
+                "tvmperf": lambda t=thread: Tvmperf(root / t),
+                "pytest-benchmark": lambda t=thread: PytestBenchmark(root / t),
+                "pyperf": lambda t=thread: Pyperf(root / t, args.pyperf_processes),
+            }
             tools_of[thread] = [make() for name, make in made.items() if name in chosen]
             for tool in tools_of[thread]:
                 tool.record(dict(env0, TVM_NUM_THREADS=thread))
@@ -350,15 +403,18 @@ def main() -> None:
                         for s in slowdowns if i < args.slow_rounds else slowdowns[:1]:
                             env = dict(env0, BUSY_SLOWDOWN_PCT=str(s), TVM_NUM_THREADS=thread)
                             for tool in tools_of[thread]:
-                                if isinstance(tool, Pyperf) and (i >= args.pyperf_rounds or
-                                                                 (s and i >= args.pyperf_slow_rounds)):
+                                if isinstance(tool, Pyperf) and (
+                                    i >= args.pyperf_rounds or (s and i >= args.pyperf_slow_rounds)
+                                ):
                                     continue
                                 start = time.perf_counter()
                                 try:
                                     results = tool.trial(env)
                                 except AssertionError as failed:  # a run that gave no answer: shown, not counted
-                                    print(f"# {type(tool).__name__} load {load} threads {thread} +{s:g}%: no answer:\n{failed}",
-                                          flush=True)
+                                    print(
+                                        f"# {type(tool).__name__} load {load} threads {thread} +{s:g}%: no answer:\n{failed}",
+                                        flush=True,
+                                    )
                                     continue
                                 wall = (time.perf_counter() - start) / len(KERNEL_NAMES)
                                 loadavg[load].append(os.getloadavg()[0])
@@ -370,21 +426,27 @@ def main() -> None:
                                             spread[(criterion, load, thread)].append(abs(result.ratio - 1))
             print(f"# round {i + 1} done, {time.time() - started:.0f} s", flush=True)
         criteria = [c for tool in tools_of[threads[0]] for c in tool.criteria]
-        print(f"\n{'tool (failed when)':28} {'load':>4} {'thr':>3} " + " ".join(f"{f'+{s:g}%':>7}" for s in slowdowns)
-              + f" {'A/A spread':>10} {'s/kernel':>8}")
+        print(
+            f"\n{'tool (failed when)':28} {'load':>4} {'thr':>3} "
+            + " ".join(f"{f'+{s:g}%':>7}" for s in slowdowns)
+            + f" {'A/A spread':>10} {'s/kernel':>8}"
+        )
         for name in criteria:
             for load in loads:
                 for thread in threads:
-                    cells = " ".join(f"{sum(c):>3}/{len(c):<3}"
-                                     for c in (caught[(name, load, thread, s)] for s in slowdowns))
+                    cells = " ".join(
+                        f"{sum(c):>3}/{len(c):<3}" for c in (caught[(name, load, thread, s)] for s in slowdowns)
+                    )
                     worst = max(spread[(name, load, thread)], default=float("nan"))
                     wall = statistics.median(walls[(name, load, thread)])
                     print(f"{name:28} {load:>4} {thread:>3} {cells} {worst:>9.1%} {wall:8.1f}", flush=True)
-        print(f"# failed / runs at each slowdown, per kernel (+0% = false failures); A/A spread = largest |ratio - 1| "
-              f"over the A/A runs; s/kernel = median wall of a run / its {len(KERNEL_NAMES)} kernels; load = CPU-bound "
-              "jobs beside it; loadavg during the runs: "
-              + ", ".join(f"load {n}: {min(v):.1f}-{max(v):.1f}" for n, v in loadavg.items())
-              + f"; {(time.time() - started) / 60:.0f} min in all")
+        print(
+            f"# failed / runs at each slowdown, per kernel (+0% = false failures); A/A spread = largest |ratio - 1| "
+            f"over the A/A runs; s/kernel = median wall of a run / its {len(KERNEL_NAMES)} kernels; load = CPU-bound "
+            "jobs beside it; loadavg during the runs: "
+            + ", ".join(f"load {n}: {min(v):.1f}-{max(v):.1f}" for n, v in loadavg.items())
+            + f"; {(time.time() - started) / 60:.0f} min in all"
+        )
 
 
 def _cpu() -> str:

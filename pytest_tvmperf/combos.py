@@ -54,7 +54,9 @@ class Variant:
     def describe(self, default_executor: str) -> str:
         if self.label:
             return self.label
-        return f"{self.workload.name}" + (f" [{self.executor}]" if self.executor and self.executor != default_executor else "")
+        return f"{self.workload.name}" + (
+            f" [{self.executor}]" if self.executor and self.executor != default_executor else ""
+        )
 
 
 class TvmperfInconclusive(UserWarning):

@@ -84,24 +84,27 @@ class TvmperfPlugin:
             if "tvmperf" in params:
                 combo = params["tvmperf"]
                 path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
-                state.store.collected.setdefault(path, set()).update(producible_ids(
-                    test_id(item.nodeid), combo.id if isinstance(combo, Combo) else "none"))
+                state.store.collected.setdefault(path, set()).update(
+                    producible_ids(test_id(item.nodeid), combo.id if isinstance(combo, Combo) else "none")
+                )
         if config.option.keyword or config.option.markexpr or any("::" in str(a) for a in config.args):
             state.store.partial_run = True
-
 
     def pytest_deselected(self, items: list) -> None:
         if items:
             self.session.store.partial_run = True
-
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.session
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: hand the summary to the controller
             try:  # each test's outcome once, as its results entry; the controller derives its summary row
-                payload = workers.worker_payload(state.report.result_entries(), sorted(state.report.not_measured),
-                                                 state.report.tuning_lines, state.report.untuned_here)
+                payload = workers.worker_payload(
+                    state.report.result_entries(),
+                    sorted(state.report.not_measured),
+                    state.report.tuning_lines,
+                    state.report.untuned_here,
+                )
             except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
                 payload = {"error": f"its results could not be sent ({exc})"}
             workeroutput[workers.PAYLOAD_KEY] = payload
@@ -134,16 +137,22 @@ class TvmperfPlugin:
                 state.report.config_notes.add(ab_off)
             # each file once, with what other parts of the run add to it (the upgrade summary)
             state.report.report_lines, errors = outputs.write_reports(
-                entries, state.report.summary_rows(entries), json_path=s.json_path, html_path=s.html_path,
-                history_path=s.history_path, history=state.report.history,
-                benchmark_json_path=s.benchmark_json_path, sections=state.report.report_sections(entries),
-                notes=sorted(state.report.config_notes), markdown_path=s.changes_md_path)
+                entries,
+                state.report.summary_rows(entries),
+                json_path=s.json_path,
+                html_path=s.html_path,
+                history_path=s.history_path,
+                history=state.report.history,
+                benchmark_json_path=s.benchmark_json_path,
+                sections=state.report.report_sections(entries),
+                notes=sorted(state.report.config_notes),
+                markdown_path=s.changes_md_path,
+            )
             state.write_errors.extend(errors)
         if state.write_errors:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if state.store.interrupted:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
@@ -164,7 +173,6 @@ class TvmperfPlugin:
         state.report.tuning_lines.extend(str(line) for line in payload.get("tuning_lines", ()))
         state.report.untuned_here.extend(str(nodeid) for nodeid in payload.get("untuned_here", ()))
 
-
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
         """Write the lines report/terminal.py makes of this run."""
         from pytest_tvmperf.report import terminal
@@ -179,17 +187,30 @@ class TvmperfPlugin:
         state = self.session
         report, store, settings = state.report, state.store, state.settings
         return EndOfRun(
-            entries=report.result_entries(), write_errors=list(state.write_errors), untuned_here=report.untuned_here,
+            entries=report.result_entries(),
+            write_errors=list(state.write_errors),
+            untuned_here=report.untuned_here,
             tune_command=state.accept_command(None, first=("--tvmperf-tune=64",)) if report.untuned_here else "",
-            invocation_dir=state.invocation_dir, rootpath=state.rootpath, tuning_lines=report.tuning_lines,
-            export_problem=report.export_problem, annotation_lines=report.annotation_lines,
-            verbosity=int(state.warns_inconclusive), inconclusive=settings.inconclusive,
-            left_out=self.left_out.line() if self.left_out is not None else "", not_measured=sorted(report.not_measured | report.config_notes),
-            report_lines=report.report_lines, orphans_pruned=store.orphans_pruned, pruned=store.pruned,
+            invocation_dir=state.invocation_dir,
+            rootpath=state.rootpath,
+            tuning_lines=report.tuning_lines,
+            export_problem=report.export_problem,
+            annotation_lines=report.annotation_lines,
+            verbosity=int(state.warns_inconclusive),
+            inconclusive=settings.inconclusive,
+            left_out=self.left_out.line() if self.left_out is not None else "",
+            not_measured=sorted(report.not_measured | report.config_notes),
+            report_lines=report.report_lines,
+            orphans_pruned=store.orphans_pruned,
+            pruned=store.pruned,
             unused=store.unused,
             prune_command=state.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
-            update=settings.update, baseline_dir=settings.baseline_dir, writing_interrupted=store.interrupted,
-            run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, unwritten=store.unwritten)
+            update=settings.update,
+            baseline_dir=settings.baseline_dir,
+            writing_interrupted=store.interrupted,
+            run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            unwritten=store.unwritten,
+        )
 
 
 def _ab_off_by_configuration(config: pytest.Config, settings, entries) -> str | None:

@@ -69,8 +69,10 @@ class LeftOut:
             parts.append(f"{self.prim_under_vm} PrimFunc test id(s) under a VM executor")
         if not parts:
             return ""
-        return (f"tvmperf: not generated, as they can never run: {' and '.join(parts)} (the workload's kind is "
-                f"known from its recorded baselines; --tvmperf-update generates every combination)")
+        return (
+            f"tvmperf: not generated, as they can never run: {' and '.join(parts)} (the workload's kind is "
+            f"known from its recorded baselines; --tvmperf-update generates every combination)"
+        )
 
 
 def left_out_items(session, items: list) -> tuple[list, LeftOut]:

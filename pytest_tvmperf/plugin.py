@@ -66,10 +66,12 @@ def pytest_configure(config: pytest.Config) -> None:
         if unsafe_cache is not None:
             raise ValueError(unsafe_cache)
         if settings.artifact_dir is not None and not _inside(settings.artifact_dir, settings.baseline_dir):
-            raise ValueError(f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts') or config.getini('tvmperf_artifacts')}: "
-                             f"the artifact directory must be inside the baseline directory {settings.baseline_dir} "
-                             f"(baseline entries name their files relative to it): give a relative path such as "
-                             f"'artifacts', or 'off'")
+            raise ValueError(
+                f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts') or config.getini('tvmperf_artifacts')}: "
+                f"the artifact directory must be inside the baseline directory {settings.baseline_dir} "
+                f"(baseline entries name their files relative to it): give a relative path such as "
+                f"'artifacts', or 'off'"
+            )
         if settings.llvm_target is not None:
             from pytest_tvmperf.builder.host_cpu import llvm_target_problem
 
@@ -83,15 +85,19 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
     if settings.update and settings.cli_timing is False:
-        raise pytest.UsageError("pytest-tvmperf: --tvmperf-update records time baselines: drop --tvmperf-timing=off "
-                                "(or set timing=False on the tests that must not be timed)")
+        raise pytest.UsageError(
+            "pytest-tvmperf: --tvmperf-update records time baselines: drop --tvmperf-timing=off "
+            "(or set timing=False on the tests that must not be timed)"
+        )
     if settings.cli_simulate == "on":  # asked for on the command line: a machine that cannot is a usage error
         from pytest_tvmperf.measure.simulate import host_problem
 
         problem = host_problem()
         if problem is not None:
-            raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-simulate=on: {problem}; leave the option out to "
-                                    "simulate where valgrind is installed, or pass --tvmperf-simulate=off")
+            raise pytest.UsageError(
+                f"pytest-tvmperf: --tvmperf-simulate=on: {problem}; leave the option out to "
+                "simulate where valgrind is installed, or pass --tvmperf-simulate=off"
+            )
     remote_keys = [split_remote(t).key for t in settings.targets if is_remote(t)]
     if remote_keys and not hasattr(config, "workerinput"):  # the controller checks once, before any test
         from pytest_tvmperf.farm.remote import check_farm
@@ -100,7 +106,9 @@ def pytest_configure(config: pytest.Config) -> None:
         if problem:
             raise pytest.UsageError(f"pytest-tvmperf: {problem}")
     if settings.prune and not settings.update:
-        raise pytest.UsageError("pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update")
+        raise pytest.UsageError(
+            "pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update"
+        )
     if history_warning is not None:
         config.issue_config_time_warning(pytest.PytestWarning(f"pytest-tvmperf: {history_warning}"), stacklevel=2)
     config.stash[SETUP_KEY] = RunSetup(settings, history, ref_baselines, ref_view)
@@ -111,8 +119,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def _check_outputs(settings: Settings) -> tuple[list, str | None]:
     """The report files can be written; the history read (a ValueError saying why not),
     with a warning when its torn last line is left out."""
-    paths = ((settings.json_path, "--tvmperf-json"), (settings.html_path, "--tvmperf-html"),
-             (settings.history_path, "--tvmperf-history"), (settings.benchmark_json_path, "--tvmperf-benchmark-json"))
+    paths = (
+        (settings.json_path, "--tvmperf-json"),
+        (settings.html_path, "--tvmperf-html"),
+        (settings.history_path, "--tvmperf-history"),
+        (settings.benchmark_json_path, "--tvmperf-benchmark-json"),
+    )
     if all(path is None for path, _ in paths):
         return [], None
     from pytest_tvmperf.report import outputs
@@ -158,8 +170,11 @@ def _configured_for_tvmperf(config: pytest.Config) -> bool:
             return True
     if os.environ.get(ENV_EXPORT):
         return True
-    return (hasattr(config, "workerinput") or bool(getattr(config.option, "numprocesses", None))
-            or bool(getattr(config.option, "tx", None)))
+    return (
+        hasattr(config, "workerinput")
+        or bool(getattr(config.option, "numprocesses", None))
+        or bool(getattr(config.option, "tx", None))
+    )
 
 
 def active_session(config: pytest.Config) -> "TvmperfSession | None":
@@ -189,9 +204,15 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
             state.report.config_notes.update(loosening_lines(config, ref_baselines))
             from pytest_tvmperf.report.baseline_changes import section_maker
 
-            state.report.section_makers.append(section_maker(  # the change's re-recorded baselines
-                settings.baseline_dir, setup.ref_view.worktree, config.rootpath, str(settings.baselines_ref),
-                settings.approved_change))
+            state.report.section_makers.append(
+                section_maker(  # the change's re-recorded baselines
+                    settings.baseline_dir,
+                    setup.ref_view.worktree,
+                    config.rootpath,
+                    str(settings.baselines_ref),
+                    settings.approved_change,
+                )
+            )
     config.stash[SESSION_KEY] = state
     plugin = TvmperfPlugin(state)
     config.pluginmanager.register(plugin, PLUGIN_NAME)
@@ -212,6 +233,7 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
 
 def _last_words(config: pytest.Config):
     """Write a line to the terminal (pytest's own writer, outside any capture), else stderr."""
+
     def write(message: str) -> None:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
@@ -225,12 +247,14 @@ def _last_words(config: pytest.Config):
         reporter.ensure_newline()
         reporter.write_line(message, red=True)
         reporter.flush()
+
     return write
 
 
 def _notice(config: pytest.Config):
     """Write one line to the terminal now, even while a test's output is captured (the
     capture resumes after it), else to stderr: a wait for a busy lock."""
+
     def write(message: str) -> None:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         capture = config.pluginmanager.get_plugin("capturemanager")
@@ -241,6 +265,7 @@ def _notice(config: pytest.Config):
             reporter.ensure_newline()
             reporter.write_line(message, yellow=True)
             reporter.flush()
+
     return write
 
 
@@ -252,8 +277,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         marker = marker_settings(metafunc.definition)
     except MarkerError as exc:  # a usage error once collection is done (below): one line, no traceback, exit 4
         metafunc.config.stash.setdefault(MARKER_ERRORS, []).append(str(exc))
-        metafunc.parametrize("tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=str(exc)))],
-                             ids=["none"], indirect=True)
+        metafunc.parametrize(
+            "tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=str(exc)))], ids=["none"], indirect=True
+        )
         return
     executors = settings.executors if marker.executors is None else marker.executors
     targets = settings.targets if marker.targets is None else marker.targets
@@ -263,10 +289,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if combos:
         metafunc.parametrize("tvmperf", combos, ids=[c.id for c in combos], indirect=True)
     else:
-        reason = (f"no executor x target left: the test allows executors {list(executors)} and targets {list(targets)}, "
-                  f"the run selects {list(settings.executors)} and {list(settings.targets)}")
-        metafunc.parametrize("tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=reason))],
-                             ids=["none"], indirect=True)
+        reason = (
+            f"no executor x target left: the test allows executors {list(executors)} and targets {list(targets)}, "
+            f"the run selects {list(settings.executors)} and {list(settings.targets)}"
+        )
+        metafunc.parametrize(
+            "tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ids=["none"], indirect=True
+        )
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -330,8 +359,11 @@ def _tuning_io(config: pytest.Config, tuner: "TunerChoice") -> "TuningIO":
     def uncaptured():
         return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
 
-    return TuningIO(display=lambda workload: display_for(workload, lambda: sys.stderr, uncaptured), tuner=tuner,
-                    exits=not hasattr(config, "workerinput"))
+    return TuningIO(
+        display=lambda workload: display_for(workload, lambda: sys.stderr, uncaptured),
+        tuner=tuner,
+        exits=not hasattr(config, "workerinput"),
+    )
 
 
 @pytest.fixture
@@ -342,7 +374,9 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer", tvmperf_tune
 
     combo = getattr(request, "param", None)
     if not isinstance(combo, Combo):
-        raise pytest.UsageError("the tvmperf fixture must be requested by the test function (it is parametrized per executor x target)")
+        raise pytest.UsageError(
+            "the tvmperf fixture must be requested by the test function (it is parametrized per executor x target)"
+        )
     session = activate(request.config)
     node = request.node
     marker = marker_settings(node)  # parsed at collection (pytest_collection_finish)
@@ -375,16 +409,22 @@ def _check_approval(config: pytest.Config, settings: Settings) -> None:
     addopts = " ".join(addopts) if isinstance(addopts, list) else str(addopts or "")
     if "--tvmperf-approved-change" in addopts:
         where = config.inipath.name if config.inipath is not None else "the pytest configuration"
-        raise ValueError(f"addopts in {where} passes --tvmperf-approved-change: the approval of a pull request's "
-                         "baselines comes from the CI job (a label only maintainers can set, turned into the option "
-                         "by the workflow), never from the project's configuration, which the pull request can "
-                         "change; remove it from addopts")
+        raise ValueError(
+            f"addopts in {where} passes --tvmperf-approved-change: the approval of a pull request's "
+            "baselines comes from the CI job (a label only maintainers can set, turned into the option "
+            "by the workflow), never from the project's configuration, which the pull request can "
+            "change; remove it from addopts"
+        )
     if settings.baselines_ref is None:
-        for flag, given in (("--tvmperf-approved-change", settings.approved_change),
-                            ("--tvmperf-changes-md", settings.changes_md_path is not None)):
+        for flag, given in (
+            ("--tvmperf-approved-change", settings.approved_change),
+            ("--tvmperf-changes-md", settings.changes_md_path is not None),
+        ):
             if given:
-                raise ValueError(f"{flag} is for a pull request's gate against its base branch: give "
-                                 "--tvmperf-baselines-ref=origin/<base> too")
+                raise ValueError(
+                    f"{flag} is for a pull request's gate against its base branch: give "
+                    "--tvmperf-baselines-ref=origin/<base> too"
+                )
 
 
 def _baselines_at_ref(config: pytest.Config, settings: Settings):
@@ -395,28 +435,36 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
     from pytest_tvmperf.store.git_ref import read_baselines
 
     if settings.update:
-        raise ValueError(f"--tvmperf-baselines-ref={settings.baselines_ref} reads the baselines from git and "
-                         "--tvmperf-update writes them in the work tree: use one or the other")
+        raise ValueError(
+            f"--tvmperf-baselines-ref={settings.baselines_ref} reads the baselines from git and "
+            "--tvmperf-update writes them in the work tree: use one or the other"
+        )
     ref = read_baselines(settings.baselines_ref, settings.baseline_dir)
     config.add_cleanup(ref.remove)
     if not ref.found and not settings.approved_change:
         ref.remove()
-        raise ValueError(f"--tvmperf-baselines-ref={settings.baselines_ref}: {ref.inside}/ does not exist at "
-                         f"{settings.baselines_ref} (commit {ref.commit[:12]}), so there is nothing to judge this "
-                         f"change against: check that the ref is the base branch and the baseline directory "
-                         f"(--tvmperf-baselines) is where it keeps them; if this change adds the first baselines, a "
-                         f"maintainer approves them with --tvmperf-approved-change=on (the workflow's "
-                         f"perf-change-approved label) and the gate verifies them here")
+        raise ValueError(
+            f"--tvmperf-baselines-ref={settings.baselines_ref}: {ref.inside}/ does not exist at "
+            f"{settings.baselines_ref} (commit {ref.commit[:12]}), so there is nothing to judge this "
+            f"change against: check that the ref is the base branch and the baseline directory "
+            f"(--tvmperf-baselines) is where it keeps them; if this change adds the first baselines, a "
+            f"maintainer approves them with --tvmperf-approved-change=on (the workflow's "
+            f"perf-change-approved label) and the gate verifies them here"
+        )
     import os
 
     artifact_dir = settings.artifact_dir
     if artifact_dir is not None:
-        artifact_dir = ref.directory / os.path.relpath(os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir))
+        artifact_dir = ref.directory / os.path.relpath(
+            os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir)
+        )
     # the tuning database is what the baseline side was tuned with: read from the ref too
     tuning_db = settings.tuning_db
     copies = [(ref.directory, ref.inside)]
     if _inside(tuning_db, settings.baseline_dir):
-        tuning_db = ref.directory / os.path.relpath(os.path.realpath(tuning_db), os.path.realpath(settings.baseline_dir))
+        tuning_db = ref.directory / os.path.relpath(
+            os.path.realpath(tuning_db), os.path.realpath(settings.baseline_dir)
+        )
     else:
         db_ref = read_baselines(settings.baselines_ref, tuning_db)
         config.add_cleanup(db_ref.remove)
@@ -424,8 +472,11 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
         copies.append((db_ref.directory, db_ref.inside))
     view = RefView(settings.baselines_ref, tuple(copies))
     view = dataclasses.replace(view, worktree=settings.baseline_dir)
-    return (dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db),
-            ref, view)
+    return (
+        dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db),
+        ref,
+        view,
+    )
 
 
 def _inside(path, directory) -> bool:

@@ -52,9 +52,11 @@ def lock_timeout_message(exc: LockError, where: str) -> str:
     if not isinstance(exc, LockTimeout):
         return f"tvmperf: the timing lock of {where} cannot be used: {exc}"
     kill = f"end it (kill {exc.holder.pid}) if it is stopped or hung, " if exc.holder is not None else ""
-    return (f"tvmperf: waited {exc.timeout_s:g} s (--tvmperf-lock-timeout) for the timing lock of {where}: {exc}. "
-            f"Runs of one project (or on one RPC device) time one test at a time; {kill}wait for it to finish, "
-            f"or give a larger --tvmperf-lock-timeout")
+    return (
+        f"tvmperf: waited {exc.timeout_s:g} s (--tvmperf-lock-timeout) for the timing lock of {where}: {exc}. "
+        f"Runs of one project (or on one RPC device) time one test at a time; {kill}wait for it to finish, "
+        f"or give a larger --tvmperf-lock-timeout"
+    )
 
 
 @dataclass
@@ -182,15 +184,19 @@ class TvmperfSession:
         try:
             self._private_cache = sweep.make_owned("cache")
         except OSError as exc:  # no temporary directory either: said, never silent
-            line = (f"{problem}, nor a private temporary one ({type(exc).__name__}: {exc.strerror or exc}): the "
-                    f"baseline's IR cannot be rebuilt here, so a/b timing cannot run; set ${user_cache.ENV_CACHE_DIR} "
-                    f"to a writable directory of your own")
+            line = (
+                f"{problem}, nor a private temporary one ({type(exc).__name__}: {exc.strerror or exc}): the "
+                f"baseline's IR cannot be rebuilt here, so a/b timing cannot run; set ${user_cache.ENV_CACHE_DIR} "
+                f"to a writable directory of your own"
+            )
             self.report.not_measured.add(line)
             return line
         self._cache_env = os.environ.get(user_cache.ENV_CACHE_DIR)
         os.environ[user_cache.ENV_CACHE_DIR] = str(self._private_cache.path)
-        line = (f"{problem}: this run keeps its builds in a private temporary directory (mode 700), removed at its "
-                f"end; set ${user_cache.ENV_CACHE_DIR} to a writable directory of your own to keep them between runs")
+        line = (
+            f"{problem}: this run keeps its builds in a private temporary directory (mode 700), removed at its "
+            f"end; set ${user_cache.ENV_CACHE_DIR} to a writable directory of your own to keep them between runs"
+        )
         self.report.not_measured.add(line)
         return line
 
@@ -267,8 +273,14 @@ class TvmperfSession:
             where = f"rpc {self.target(target).remote.server}"
         with contextlib.ExitStack() as held:
             try:
-                held.enter_context(file_lock(timing_lock_path(where), float(self.settings.lock_timeout),
-                                             f"timing lock of {where}", self.notice))
+                held.enter_context(
+                    file_lock(
+                        timing_lock_path(where),
+                        float(self.settings.lock_timeout),
+                        f"timing lock of {where}",
+                        self.notice,
+                    )
+                )
                 message = None
             except LockError as exc:
                 message = lock_timeout_message(exc, where)
@@ -310,7 +322,8 @@ class TvmperfSession:
             from pytest_tvmperf.farm.remote import Farm
 
             if self.settings.rpc is None:
-                raise ValueError("targets named llvm@rpc:KEY need the tracker's address: --tvmperf-rpc=HOST:PORT "
-                                 "(ini tvmperf_rpc)")
+                raise ValueError(
+                    "targets named llvm@rpc:KEY need the tracker's address: --tvmperf-rpc=HOST:PORT (ini tvmperf_rpc)"
+                )
             self._farm = Farm(self.settings.rpc, call_timeout_s=float(self.settings.rpc_timeout))
         return self._farm

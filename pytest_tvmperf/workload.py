@@ -122,33 +122,49 @@ class Workload:
             raise WorkloadError(f"workload {self.name}: rtol and atol must be >= 0")
         for dim, bounds in self.dim_ranges.items():
             if len(bounds) != 2 or not 1 <= bounds[0] <= bounds[1]:
-                raise WorkloadError(f"workload {self.name}: dim_ranges[{dim!r}] must be (low, high) with 1 <= low <= high")
+                raise WorkloadError(
+                    f"workload {self.name}: dim_ranges[{dim!r}] must be (low, high) with 1 <= low <= high"
+                )
         missing = set(self.dim_ranges) - set(self.dims)
         if missing:
-            raise WorkloadError(f"workload {self.name}: dims needs a value for {sorted(missing)} (used for the timed run)")
+            raise WorkloadError(
+                f"workload {self.name}: dims needs a value for {sorted(missing)} (used for the timed run)"
+            )
         if self.pipeline not in PIPELINES:
-            raise WorkloadError(f"workload {self.name}: unknown pipeline {self.pipeline!r}; choose from {', '.join(PIPELINES)}")
+            raise WorkloadError(
+                f"workload {self.name}: unknown pipeline {self.pipeline!r}; choose from {', '.join(PIPELINES)}"
+            )
         for peer, factory in self.peers.items():
             if not callable(factory):
-                raise WorkloadError(f"workload {self.name}: peers[{peer!r}] must be a callable factory() -> run(*inputs)")
+                raise WorkloadError(
+                    f"workload {self.name}: peers[{peer!r}] must be a callable factory() -> run(*inputs)"
+                )
         if self.simulate_as is not None and not isinstance(self.simulate_as, Workload):
-            raise WorkloadError(f"workload {self.name}: simulate_as must be a Workload (a scaled-down one), "
-                                f"got {type(self.simulate_as).__name__}")
+            raise WorkloadError(
+                f"workload {self.name}: simulate_as must be a Workload (a scaled-down one), "
+                f"got {type(self.simulate_as).__name__}"
+            )
         kind = self.kind  # validates the program type
         if kind == "prim" and self.pipeline == "unfused":
-            raise WorkloadError(f"workload {self.name}: pipeline 'unfused' applies to Relax programs (a PrimFunc has "
-                                f"nothing to fuse); use 'default'")
+            raise WorkloadError(
+                f"workload {self.name}: pipeline 'unfused' applies to Relax programs (a PrimFunc has "
+                f"nothing to fuse); use 'default'"
+            )
         if kind == "relax":
             names = [gv.name_hint for gv in self.program.get_global_vars()]
             if self.entry not in names:
-                raise WorkloadError(f"workload {self.name}: entry {self.entry!r} not in the module (functions: {', '.join(sorted(names))})")
+                raise WorkloadError(
+                    f"workload {self.name}: entry {self.entry!r} not in the module (functions: {', '.join(sorted(names))})"
+                )
 
     def tolerance_note(self) -> str:
         """'tolerance rtol=0.0001, atol=0.0001 (|got - expected| <= atol + rtol * |expected|); to change
         it: torch_workload(..., rtol=..., atol=...)'."""
-        return (f"tolerance rtol={self.rtol:g}, atol={self.atol:g} (|got - expected| <= atol + rtol * |expected|, "
-                f"against the {self.reference_name} reference); to change it: "
-                f"{self.made_by}(..., rtol=..., atol=...)")
+        return (
+            f"tolerance rtol={self.rtol:g}, atol={self.atol:g} (|got - expected| <= atol + rtol * |expected|, "
+            f"against the {self.reference_name} reference); to change it: "
+            f"{self.made_by}(..., rtol=..., atol=...)"
+        )
 
     @property
     def kind(self) -> str:

@@ -97,8 +97,15 @@ class Project:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
-    for name in ("TVMPERF_FAKE_SCALE", "TVMPERF_FAKE_SPREAD", "TVMPERF_FAKE_CONFIRM_SCALE", "TVMPERF_FAKE_PEER_SCALE",
-                 "TVMPERF_FAKE_PREEMPTED", "TVMPERF_TRUST_ARTIFACTS", "TVMPERF_BASELINES_REF"):
+    for name in (
+        "TVMPERF_FAKE_SCALE",
+        "TVMPERF_FAKE_SPREAD",
+        "TVMPERF_FAKE_CONFIRM_SCALE",
+        "TVMPERF_FAKE_PEER_SCALE",
+        "TVMPERF_FAKE_PREEMPTED",
+        "TVMPERF_TRUST_ARTIFACTS",
+        "TVMPERF_BASELINES_REF",
+    ):
         monkeypatch.delenv(name, raising=False)
     # each project its own build cache (store/user_cache.py), so a test that damages a cached
     # build never touches another's; a test that wants the machine's cache sets it back
@@ -114,8 +121,9 @@ def _no_simulated_cost(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     from pytest_tvmperf.measure import kernel_metrics
 
     if "perf" not in request.node.path.relative_to(Path(__file__).parent).parts[:1]:
-        monkeypatch.setattr(kernel_metrics, "SOURCES",
-                            tuple(s for s in kernel_metrics.SOURCES if not s.endswith(":SimulatedCost")))
+        monkeypatch.setattr(
+            kernel_metrics, "SOURCES", tuple(s for s in kernel_metrics.SOURCES if not s.endswith(":SimulatedCost"))
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -134,7 +142,9 @@ def simulated_cost(monkeypatch: pytest.MonkeyPatch) -> None:
     projects' conftest (FAKE_TIMER_CONFTEST)."""
     from pytest_tvmperf.measure import kernel_metrics
 
-    monkeypatch.setattr(kernel_metrics, "SOURCES", (*kernel_metrics.SOURCES, "pytest_tvmperf.measure.simulate:SimulatedCost"))
+    monkeypatch.setattr(
+        kernel_metrics, "SOURCES", (*kernel_metrics.SOURCES, "pytest_tvmperf.measure.simulate:SimulatedCost")
+    )
     monkeypatch.setenv("TVMPERF_TEST_SIMULATE", "1")
     # these tests are about the measurement: each run counts (tests/test_sim_cache.py turns
     # the stored counts of measure/sim_cache.py back on)

@@ -56,17 +56,33 @@ class RpcFarm:
         out = open(self.log_dir / f"{name}.log", "wb") if self.log_dir else subprocess.DEVNULL
         try:
             # `timeout` leads the new process group and kills all of it when the lifetime ends
-            return subprocess.Popen(["timeout", "-s", "KILL", str(int(self.lifetime_s)), self.python, "-m", *args],
-                                    stdout=out, stderr=subprocess.STDOUT, env=None if env is None else {**os.environ, **env},
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            return subprocess.Popen(
+                ["timeout", "-s", "KILL", str(int(self.lifetime_s)), self.python, "-m", *args],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=None if env is None else {**os.environ, **env},
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         finally:
             if self.log_dir:
                 out.close()
 
     def start(self) -> "RpcFarm":
         self.port = free_port()
-        self.tracker = self._spawn(["tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(self.port),
-                                    "--port-end", str(self.port + 1), "--silent"], "tracker")
+        self.tracker = self._spawn(
+            [
+                "tvm.exec.rpc_tracker",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--port-end",
+                str(self.port + 1),
+                "--silent",
+            ],
+            "tracker",
+        )
 
         def listening() -> bool:
             try:
@@ -101,12 +117,31 @@ class RpcFarm:
         port = free_port()
         env = None
         if cpu is not None:
-            env = {"TVMPERF_FAKE_DEVICE_CPU": cpu, "TVMPERF_FAKE_DEVICE_HIDE": hide,
-                   "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "fake_device"),
-                                                  os.environ.get("PYTHONPATH", "")])}
-        proc = self._spawn(["tvm.exec.rpc_server", "--tracker", self.address, "--key", key, "--host", "127.0.0.1",
-                            "--port", str(port), "--port-end", str(port + 1), "--silent"],
-                           f"server-{key}-{len(self.servers.get(key, []))}", env)
+            env = {
+                "TVMPERF_FAKE_DEVICE_CPU": cpu,
+                "TVMPERF_FAKE_DEVICE_HIDE": hide,
+                "PYTHONPATH": os.pathsep.join(
+                    [str(Path(__file__).parent / "fake_device"), os.environ.get("PYTHONPATH", "")]
+                ),
+            }
+        proc = self._spawn(
+            [
+                "tvm.exec.rpc_server",
+                "--tracker",
+                self.address,
+                "--key",
+                key,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--port-end",
+                str(port + 1),
+                "--silent",
+            ],
+            f"server-{key}-{len(self.servers.get(key, []))}",
+            env,
+        )
         self.servers.setdefault(key, []).append(proc)
         _wait_until(lambda: self.free(key) > before, f"RPC server {key!r} on port {port}", START_TIMEOUT_S, proc)
         return proc

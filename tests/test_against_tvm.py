@@ -20,7 +20,7 @@ OTHER = "0.26.0"
 #: the machine's cache, as it is before the project fixture points TVMPERF_CACHE_DIR into the project
 MACHINE_CACHE = env.cache_root()
 
-TESTS = '''
+TESTS = """
 import tvm
 from pytest_tvmperf import workloads
 
@@ -33,7 +33,7 @@ def test_new_api(tvmperf):
     if tvm.__version__.startswith("0.26"):  # stands for a workload using an API that release lacks
         raise AttributeError("module 'tvm.relax' has no attribute 'brand_new_op'")
     tvmperf.check(workloads.multiply(64, 64))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +74,14 @@ def test_an_upgrade_that_slows_a_test_fails_it_with_the_upgrade_worded(against):
 
 def test_report_only_reports_the_upgrade_without_failing(against):
     against.set_env("TVMPERF_FAKE_SCALE", "0.8")
-    result = against.run("--tvmperf-executors=prim", f"--tvmperf-against-tvm={OTHER}", "--tvmperf-against-tvm-report-only",
-                         "--tvmperf-json=results.json", "-k", "test_mul")
+    result = against.run(
+        "--tvmperf-executors=prim",
+        f"--tvmperf-against-tvm={OTHER}",
+        "--tvmperf-against-tvm-report-only",
+        "--tvmperf-json=results.json",
+        "-k",
+        "test_mul",
+    )
     result.assert_outcomes(passed=1)
     assert "1.25x faster (a/b)" in result.stdout.str()
     data = json.loads((against.pytester.path / "results.json").read_text())
@@ -92,22 +98,32 @@ def test_a_version_that_cannot_be_installed_is_one_usage_error(project, other_en
     err = result.stderr.str()
     assert "--tvmperf-against-tvm=0.0.1: the environment of apache-tvm 0.0.1 cannot be made" in err
     assert "pip install apache-tvm==0.0.1 failed" in err and "Traceback" not in err
-    assert not [p for p in (tmp_path / "cache").iterdir() if not p.name.endswith((".lock", ".lock.pid"))]  # a lock and its holder
+    assert not [
+        p for p in (tmp_path / "cache").iterdir() if not p.name.endswith((".lock", ".lock.pid"))
+    ]  # a lock and its holder
     assert os.environ.get("TVMPERF_CACHE_DIR") == str(tmp_path / "cache")
 
 
 def test_the_other_builds_kernels_are_timed_here_too(against):
     """Per kernel: the other version's build is loaded in this process and its kernels
     timed like today's, so the reports put each kernel's time on both sides."""
-    against.pytester.makepyfile(test_mlp='''
+    against.pytester.makepyfile(
+        test_mlp="""
 from pytest_tvmperf import workloads
 
 
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1))
-''')
-    result = against.run("--tvmperf-executors=vm-bytecode", "--tvmperf-simulate=off", f"--tvmperf-against-tvm={OTHER}",
-                         "--tvmperf-against-tvm-report-only", "--tvmperf-json=results.json", "test_mlp.py")
+"""
+    )
+    result = against.run(
+        "--tvmperf-executors=vm-bytecode",
+        "--tvmperf-simulate=off",
+        f"--tvmperf-against-tvm={OTHER}",
+        "--tvmperf-against-tvm-report-only",
+        "--tvmperf-json=results.json",
+        "test_mlp.py",
+    )
     result.assert_outcomes(passed=1)
     (entry,) = json.loads((against.pytester.path / "results.json").read_text())["tests"]
     kernels = {k["name"]: k for k in entry["kernels"]}

@@ -6,41 +6,63 @@ import fnmatch
 
 import pytest
 
-MULTIPLY_TEST = '''
+MULTIPLY_TEST = """
 import pytest
 from pytest_tvmperf import workloads
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-'''
+"""
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--tvmperf-executors=vm-bytecode,graph"], "*unknown executor 'graph'; choose from vm-bytecode, vm-compiled, prim*"),
+        (
+            ["--tvmperf-executors=vm-bytecode,graph"],
+            "*unknown executor 'graph'; choose from vm-bytecode, vm-compiled, prim*",
+        ),
         (["--tvmperf-targets=llvm,opencl"], "*unknown target 'opencl'; choose from llvm, cuda*"),
-        (["--tvmperf-threshold=time=fast"], "*bad threshold time='fast': write a percentage or a ratio, e.g. time=25% "
-                                            "or time=1.25x; or time=off to stop gating it"),
-        (["--tvmperf-threshold=instructions=x"], "*bad threshold instructions='x': write an allowed increase or a "
-                                                 "percentage, e.g. instructions=0 (no increase), instructions=2 or "
-                                                 "instructions=5%; or instructions=off to stop gating it"),
+        (
+            ["--tvmperf-threshold=time=fast"],
+            "*bad threshold time='fast': write a percentage or a ratio, e.g. time=25% "
+            "or time=1.25x; or time=off to stop gating it",
+        ),
+        (
+            ["--tvmperf-threshold=instructions=x"],
+            "*bad threshold instructions='x': write an allowed increase or a "
+            "percentage, e.g. instructions=0 (no increase), instructions=2 or "
+            "instructions=5%; or instructions=off to stop gating it",
+        ),
         (["--tvmperf-threshold=latency=5%"], "*unknown metric 'latency'*"),
         (["--tvmperf-threshold=instructions"], "*expected METRIC=LIMIT*"),
         (["--tvmperf-repeat=0"], "*expected a positive integer*"),
         (["--tvmperf-threshold=instructions=1e400"], "*bad threshold instructions='1e400'*"),  # inf
         (["--tvmperf-threshold=time=1e400%"], "*bad threshold time='1e400%'*"),
         # issue 23: an OverflowError (a traceback) once a device was waited for
-        (["--tvmperf-rpc-timeout=99999999999"], "*argument --tvmperf-rpc-timeout: expected * from 1 to *, got '99999999999'"),
+        (
+            ["--tvmperf-rpc-timeout=99999999999"],
+            "*argument --tvmperf-rpc-timeout: expected * from 1 to *, got '99999999999'",
+        ),
         # issue 23: accepted, and TVM ignored a value past 32 bits
-        (["--tvmperf-min-repeat-ms=3000000000"], "*argument --tvmperf-min-repeat-ms: expected * from 1 to *, got '3000000000'"),
+        (
+            ["--tvmperf-min-repeat-ms=3000000000"],
+            "*argument --tvmperf-min-repeat-ms: expected * from 1 to *, got '3000000000'",
+        ),
         # issue 26: one vocabulary for every on/off option, listed in the error
-        (["--tvmperf-timing=of"], "*argument --tvmperf-timing: expected on or off (also true/false, yes/no, 1/0), got 'of'"),
-        (["--tvmperf-confirm=perhaps"], "*argument --tvmperf-confirm: expected on or off (also true/false, yes/no, 1/0), "
-                                        "got 'perhaps'"),
-        (["--tvmperf-simulate=sometimes"], "*argument --tvmperf-simulate: expected on or off (also true/false, yes/no, "
-                                           "1/0), got 'sometimes'"),
+        (
+            ["--tvmperf-timing=of"],
+            "*argument --tvmperf-timing: expected on or off (also true/false, yes/no, 1/0), got 'of'",
+        ),
+        (
+            ["--tvmperf-confirm=perhaps"],
+            "*argument --tvmperf-confirm: expected on or off (also true/false, yes/no, 1/0), got 'perhaps'",
+        ),
+        (
+            ["--tvmperf-simulate=sometimes"],
+            "*argument --tvmperf-simulate: expected on or off (also true/false, yes/no, 1/0), got 'sometimes'",
+        ),
     ],
 )
 def test_bad_command_line_is_a_usage_error(project, args, message):
@@ -55,9 +77,15 @@ def test_bad_command_line_is_a_usage_error(project, args, message):
     [
         ("tvmperf_executors = vm-graph", "*ini option tvmperf_executors = 'vm-graph': unknown executor 'vm-graph'*"),
         ("tvmperf_threshold = time=-5%", "*ini option tvmperf_threshold = 'time=-5%': bad threshold*"),
-        ("tvmperf_timing = of", "*ini option tvmperf_timing = 'of': expected on or off (also true/false, yes/no, 1/0)*"),
+        (
+            "tvmperf_timing = of",
+            "*ini option tvmperf_timing = 'of': expected on or off (also true/false, yes/no, 1/0)*",
+        ),
         ("tvmperf_simulate = sometimes", "*ini option tvmperf_simulate = 'sometimes': expected on or off (also*"),
-        ("tvmperf_min_repeat_ms = 3000000000", "*ini option tvmperf_min_repeat_ms = '3000000000': expected * from 1 to *"),
+        (
+            "tvmperf_min_repeat_ms = 3000000000",
+            "*ini option tvmperf_min_repeat_ms = '3000000000': expected * from 1 to *",
+        ),
     ],
 )
 def test_bad_ini_is_a_usage_error(project, ini, message):
@@ -74,25 +102,36 @@ def test_bad_ini_is_a_usage_error(project, ini, message):
         ('time="soon"', "*test_a*@pytest.mark.tvmperf: bad threshold time='soon'*"),
         ('executors=["tensorrt"]', "*test_a*unknown executor 'tensorrt'*"),
         ('speed="5%"', "*test_a: unknown @pytest.mark.tvmperf keyword(s) speed*"),
-        ('time="5"', "test_perf.py::test_a: @pytest.mark.tvmperf: bad threshold time='5': write a percentage or a "
-                     "ratio, e.g. time=25% or time=1.25x; or time=off to stop gating it"),
-        ('timing="of"', "test_perf.py::test_a: @pytest.mark.tvmperf: timing='of': expected on or off (also "
-                        "true/false, yes/no, 1/0), got 'of'"),
-        ('simulate="sometimes"', "test_perf.py::test_a: @pytest.mark.tvmperf: simulate='sometimes': expected on or "
-                                 "off (also true/false, yes/no, 1/0), got 'sometimes'"),
+        (
+            'time="5"',
+            "test_perf.py::test_a: @pytest.mark.tvmperf: bad threshold time='5': write a percentage or a "
+            "ratio, e.g. time=25% or time=1.25x; or time=off to stop gating it",
+        ),
+        (
+            'timing="of"',
+            "test_perf.py::test_a: @pytest.mark.tvmperf: timing='of': expected on or off (also "
+            "true/false, yes/no, 1/0), got 'of'",
+        ),
+        (
+            'simulate="sometimes"',
+            "test_perf.py::test_a: @pytest.mark.tvmperf: simulate='sometimes': expected on or "
+            "off (also true/false, yes/no, 1/0), got 'sometimes'",
+        ),
         ('executors="vm-graph"', "*test_a: @pytest.mark.tvmperf: executors='vm-graph': unknown executor 'vm-graph'*"),
         ('"5%"', "*test_a: @pytest.mark.tvmperf takes keywords only*"),
     ],
 )
 def test_bad_marker_is_an_error_at_collection(project, marker, message):
-    project.pytester.makepyfile(test_perf=f'''
+    project.pytester.makepyfile(
+        test_perf=f"""
 import pytest
 from pytest_tvmperf import workloads
 
 @pytest.mark.tvmperf({marker})
 def test_a(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-''')
+"""
+    )
     result = project.run()
     assert result.ret != pytest.ExitCode.OK
     combined = "\n".join(result.stdout.lines + result.stderr.lines)
@@ -107,12 +146,21 @@ def test_a(tvmperf):
 @pytest.mark.parametrize(
     "content, message",
     [
-        ("{not json", "*baseline file *test_perf.json is not valid JSON (*line 1*); delete * and run `pytest --tvmperf-update`*"),
+        (
+            "{not json",
+            "*baseline file *test_perf.json is not valid JSON (*line 1*); delete * and run `pytest --tvmperf-update`*",
+        ),
         ('{"schema_version": 1, "tests": {"test_a[llvm-prim]": {"workload": "x"', "*is not valid JSON*"),  # truncated
         ('{"tests": []}', "*is not a pytest-tvmperf baseline*"),
-        ('{"schema_version": 99, "tests": {}}', "*has schema version 99, this pytest-tvmperf reads version 1; re-record it*"),
+        (
+            '{"schema_version": 99, "tests": {}}',
+            "*has schema version 99, this pytest-tvmperf reads version 1; re-record it*",
+        ),
         ('{"schema_version": true, "tests": {}}', "*has schema version true, this pytest-tvmperf reads version 1*"),
-        ('{"schema_version": 1, "tests": {"test_a[llvm-prim]": {"workload": "x"}}}', "*entry 'test_a[[]llvm-prim[]]' is malformed*"),
+        (
+            '{"schema_version": 1, "tests": {"test_a[llvm-prim]": {"workload": "x"}}}',
+            "*entry 'test_a[[]llvm-prim[]]' is malformed*",
+        ),
     ],
 )
 def test_bad_baseline_file_fails_with_the_fix(project, content, message):
@@ -138,7 +186,7 @@ def test_truncated_real_baseline_is_reported_and_kept(project):
     assert path.read_text() == text[: len(text) // 2]
 
 
-NAN_TEST = '''
+NAN_TEST = """
 import numpy as np
 import pytest
 from tvm import te
@@ -157,36 +205,44 @@ def sqrt_workload():
 @pytest.mark.tvmperf(executors=["prim"])
 def test_nan(tvmperf):
     tvmperf.check(sqrt_workload())
-'''
+"""
 
 
 def test_nan_output_fails_clearly(project):
     project.pytester.makepyfile(test_perf=NAN_TEST)
     result = project.run("--tvmperf-update")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*tvmperf: sqrt on llvm/prim does not match its NumPy reference*",
-        "*output 0: 16 NaN of 16 values (first at (0,))*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: sqrt on llvm/prim does not match its NumPy reference*",
+            "*output 0: 16 NaN of 16 values (first at (0,))*",
+        ]
+    )
     assert not project.baseline_file().exists()
 
 
 def test_wrong_output_reports_error_and_where(project):
-    project.pytester.makepyfile(test_perf=NAN_TEST.replace("-np.ones", "np.full_like(np.ones(16), 4, dtype='float32') * np.ones")
-                                .replace("np.zeros_like(x)", "np.where(np.arange(16) == 5, 3.0, 2.0).astype('float32')"))
+    project.pytester.makepyfile(
+        test_perf=NAN_TEST.replace("-np.ones", "np.full_like(np.ones(16), 4, dtype='float32') * np.ones").replace(
+            "np.zeros_like(x)", "np.where(np.arange(16) == 5, 3.0, 2.0).astype('float32')"
+        )
+    )
     result = project.run()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*output 0: 1 of 16 values differ from the reference beyond rtol=1e-05, atol=1e-05*",
-        "*max abs error 1, max rel error 0.333333*",
-        "*worst at (5,): got 2, expected 3*",
-        "*tolerance rtol=1e-05, atol=1e-05 (|got - expected| <= atol + rtol * |expected|, against the NumPy reference); "
-        "to change it: Workload(..., rtol=..., atol=...)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*output 0: 1 of 16 values differ from the reference beyond rtol=1e-05, atol=1e-05*",
+            "*max abs error 1, max rel error 0.333333*",
+            "*worst at (5,): got 2, expected 3*",
+            "*tolerance rtol=1e-05, atol=1e-05 (|got - expected| <= atol + rtol * |expected|, against the NumPy reference); "
+            "to change it: Workload(..., rtol=..., atol=...)*",
+        ]
+    )
 
 
 def test_compile_error_is_shortened_into_the_failure(project):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import numpy as np
 import pytest
 from tvm import s_tir, te
@@ -204,7 +260,8 @@ def gpu_only():
 @pytest.mark.tvmperf(executors=["prim"])
 def test_bad(tvmperf):
     tvmperf.check(gpu_only())
-''')
+"""
+    )
     result = project.run()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*tvmperf: compiling gpu_only on llvm/prim failed:*", "*Error*"])
@@ -212,7 +269,8 @@ def test_bad(tvmperf):
 
 
 def test_symbolic_dims_are_checked_on_hypothesis_shapes(project):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import pytest
 from pytest_tvmperf import workloads
 from dataclasses import replace
@@ -224,13 +282,16 @@ def wrong_on_tall_shapes():
 @pytest.mark.tvmperf(executors=["prim"])
 def test_mul(tvmperf):
     tvmperf.check(wrong_on_tall_shapes())
-''')
+"""
+    )
     result = project.run("--tvmperf-update", "--tvmperf-hypothesis-examples=30")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*multiply() on llvm/prim does not match its NumPy reference on a Hypothesis-drawn shape*",
-        "*output 0 (dims {'m': 20, 'n': *}, seed *): * values differ*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*multiply() on llvm/prim does not match its NumPy reference on a Hypothesis-drawn shape*",
+            "*output 0 (dims {'m': 20, 'n': *}, seed *): * values differ*",
+        ]
+    )
     # printed once in the failure (no Hypothesis report beside it); the short summary below may repeat
     # the message in full (pytest does not shorten it where $CI is set), so count above it only
     failure = result.stdout.str().split("short test summary info")[0]
@@ -238,12 +299,14 @@ def test_mul(tvmperf):
 
 
 def test_prim_workload_under_vm_is_skipped_with_reason(project):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 from pytest_tvmperf import workloads
 
 def test_mul(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-''')
+"""
+    )
     result = project.run("-rs", "--tvmperf-update")
     result.assert_outcomes(passed=1, skipped=2)
     result.stdout.fnmatch_lines(["*executor vm-bytecode runs Relax IRModules; multiply() is a TE/TIR PrimFunc*"])
@@ -261,8 +324,12 @@ def test_cuda_without_gpu_or_nvcc_is_skipped_with_reason(project, tmp_path):
     project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
     result = project.run("-rs", "--tvmperf-targets=cuda")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*target cuda: no GPU on this machine, and nvcc and ptxas are not installed "
-                                 "(install the CUDA toolkit (nvcc, ptxas) or pip install 'pytest-tvmperf[[]cuda[]]')*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*target cuda: no GPU on this machine, and nvcc and ptxas are not installed "
+            "(install the CUDA toolkit (nvcc, ptxas) or pip install 'pytest-tvmperf[[]cuda[]]')*"
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
@@ -282,8 +349,14 @@ def test_bad_workload_definition_names_the_problem():
     with pytest.raises(WorkloadError, match="program must be a Relax IRModule or a TE/TIR PrimFunc, got str"):
         Workload(name="x", program="not a program", make_inputs=mlp.make_inputs, reference=mlp.reference)
     with pytest.raises(WorkloadError, match="dims needs a value"):
-        Workload(name="x", program=mlp.program, entry="forward", make_inputs=mlp.make_inputs,
-                 reference=mlp.reference, dim_ranges={"n": (1, 4)})
+        Workload(
+            name="x",
+            program=mlp.program,
+            entry="forward",
+            make_inputs=mlp.make_inputs,
+            reference=mlp.reference,
+            dim_ranges={"n": (1, 4)},
+        )
     with pytest.raises(ValueError, match="choose from default, parallel"):
         workloads.rgb2yuv(schedule="fast")
 
@@ -291,14 +364,26 @@ def test_bad_workload_definition_names_the_problem():
 def test_help_lists_every_option(project):
     result = project.run("--help")
     assert result.ret == 0
-    for option in ("--tvmperf-executors", "--tvmperf-targets", "--tvmperf-update", "--tvmperf-baselines",
-                   "--tvmperf-threshold", "--tvmperf-repeat", "--tvmperf-alpha", "--tvmperf-inconclusive",
-                   "--tvmperf-other-machine", "--tvmperf-confirm", "--tvmperf-noise", "--tvmperf-artifacts"):
+    for option in (
+        "--tvmperf-executors",
+        "--tvmperf-targets",
+        "--tvmperf-update",
+        "--tvmperf-baselines",
+        "--tvmperf-threshold",
+        "--tvmperf-repeat",
+        "--tvmperf-alpha",
+        "--tvmperf-inconclusive",
+        "--tvmperf-other-machine",
+        "--tvmperf-confirm",
+        "--tvmperf-noise",
+        "--tvmperf-artifacts",
+    ):
         assert option in result.stdout.str(), option
     result.stdout.fnmatch_lines(["*'time=25%,instructions=0'. Metrics: time, instructions,*"])
 
 
 # ---------------------------------------------------------------- entries checked field by field
+
 
 @pytest.mark.parametrize(
     "edit, field",
@@ -314,8 +399,16 @@ def test_help_lists_every_option(project):
         (lambda e: e.update(executor="vm-bytecode"), "executor"),
         (lambda e: e["target"].update(kind="cuda"), "target.kind"),
     ],
-    ids=["exact empty", "kernels missing", "kernels text", "instructions text", "kernels null",
-         "instructions where none", "executor edited", "target kind edited"],
+    ids=[
+        "exact empty",
+        "kernels missing",
+        "kernels text",
+        "instructions text",
+        "kernels null",
+        "instructions where none",
+        "executor edited",
+        "target kind edited",
+    ],
 )
 def test_an_entry_with_a_missing_or_mistyped_field_fails_naming_file_test_and_field(project, edit, field):
     import json
@@ -327,8 +420,12 @@ def test_an_entry_with_a_missing_or_mistyped_field_fails_naming_file_test_and_fi
     project.baseline_file().write_text(json.dumps(data))
     result = project.run()  # the gate was switched off silently before (exit 0)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*baseline file *test_perf.json: entry 'test_a[[]llvm-prim[]]' is malformed: "
-                                 f"field {field}: *; fix that field, or delete the entry and re-record it*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*baseline file *test_perf.json: entry 'test_a[[]llvm-prim[]]' is malformed: "
+            f"field {field}: *; fix that field, or delete the entry and re-record it*"
+        ]
+    )
 
 
 @pytest.mark.parametrize("number", ["9" * 5000, "9" * 400])
@@ -342,8 +439,12 @@ def test_a_huge_number_in_a_baseline_fails_naming_file_test_and_field(project, n
     result = project.run()
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*baseline file *test_perf.json: entry 'test_a[[]llvm-prim[]]' is malformed: "
-                                 f"field exact.kernels: a whole number of {len(number)} digits*; fix that field*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*baseline file *test_perf.json: entry 'test_a[[]llvm-prim[]]' is malformed: "
+            f"field exact.kernels: a whole number of {len(number)} digits*; fix that field*"
+        ]
+    )
 
 
 def test_a_huge_number_in_the_history_file_is_a_usage_error_naming_file_line_and_field(project, tmp_path):
@@ -351,13 +452,19 @@ def test_a_huge_number_in_the_history_file_is_a_usage_error_naming_file_line_and
     a --tvmperf-history file was Python's int() error, naming no file."""
     project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
     history = tmp_path / "history.jsonl"
-    history.write_text('{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": {}}\n'
-                       '{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": {"t": '
-                       '{"median_s": ' + "9" * 5000 + ', "verdict": "pass"}}}\n')
+    history.write_text(
+        '{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": {}}\n'
+        '{"schema_version": 1, "kind": "pytest-tvmperf-history", "created": "x", "tests": {"t": '
+        '{"median_s": ' + "9" * 5000 + ', "verdict": "pass"}}}\n'
+    )
     result = project.run(f"--tvmperf-history={history}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*history file {history}, line 2: field tests.t.median_s: a whole number of 5000 "
-                                 f"digits*; remove that line (the other runs are kept)*"])
+    result.stderr.fnmatch_lines(
+        [
+            f"*history file {history}, line 2: field tests.t.median_s: a whole number of 5000 "
+            f"digits*; remove that line (the other runs are kept)*"
+        ]
+    )
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
@@ -370,10 +477,12 @@ def test_a_fifo_at_the_baseline_path_fails_instead_of_hanging(project):
     # a subprocess with a time limit: before the fix, the read blocked forever
     result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*baseline file *test_perf.json cannot be read (it is a FIFO (named pipe), not a regular file)*"])
+    result.stdout.fnmatch_lines(
+        ["*baseline file *test_perf.json cannot be read (it is a FIFO (named pipe), not a regular file)*"]
+    )
 
 
-WEIGHTS_TEST = '''
+WEIGHTS_TEST = """
 import numpy as np
 import pytest
 from tvm.script import ir as I, relax as R
@@ -389,47 +498,57 @@ class Dense:
 def test_dense(tvmperf):
     tvmperf.check(Workload(name="dense", program=Dense, make_inputs=lambda rng, dims: [np.ones((1, 4), "float32")],
                            reference=lambda x: x @ np.ones((4, 4), "float32")))   # params= forgotten
-'''
+"""
 
 
 def test_forgotten_params_name_the_missing_weights(project):
     project.pytester.makepyfile(test_perf=WEIGHTS_TEST)
     result = project.run("--tvmperf-update")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*tvmperf: dense on llvm/vm-bytecode: workload dense: its entry function 'main' takes 3 argument(s) (x, w, b), "
-        "but it is given 1 input(s) from make_inputs and 0 weight(s) from params: the weights w, b are missing. "
-        "Pass them after the inputs, in this order, as Workload(params=[[]('w', array), ...[]])*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: dense on llvm/vm-bytecode: workload dense: its entry function 'main' takes 3 argument(s) (x, w, b), "
+            "but it is given 1 input(s) from make_inputs and 0 weight(s) from params: the weights w, b are missing. "
+            "Pass them after the inputs, in this order, as Workload(params=[[]('w', array), ...[]])*",
+        ]
+    )
     assert "arguments were provided" not in result.stdout.str()
 
 
 def test_a_prim_reference_of_another_shape_is_a_wrong_output_in_the_summary(project):
-    project.pytester.makepyfile(test_perf=NAN_TEST.replace("reference=lambda x: np.zeros_like(x)",
-                                                           "reference=lambda x: np.zeros(8, 'float32')"))
+    project.pytester.makepyfile(
+        test_perf=NAN_TEST.replace("reference=lambda x: np.zeros_like(x)", "reference=lambda x: np.zeros(8, 'float32')")
+    )
     result = project.run("--tvmperf-update")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*tvmperf: sqrt on llvm/prim does not match its NumPy reference*",
-        "*output 0 (B): shape (16,) float32, the reference has shape (8,) float32*",
-        "*test_nan[[]llvm-prim[]]*wrong*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: sqrt on llvm/prim does not match its NumPy reference*",
+            "*output 0 (B): shape (16,) float32, the reference has shape (8,) float32*",
+            "*test_nan[[]llvm-prim[]]*wrong*",
+        ]
+    )
     assert "Invalid B.shape" not in result.stdout.str()
 
 
 def test_a_file_that_cannot_be_written_is_not_counted_as_written(project):
-    project.pytester.makepyfile(test_perf=MULTIPLY_TEST + '''
+    project.pytester.makepyfile(
+        test_perf=MULTIPLY_TEST
+        + """
 from pathlib import Path
 
 def test_z_spoils_the_file():
     Path("baselines").mkdir(exist_ok=True)
     Path("baselines/test_perf.json").write_text("{broken")
-''')
+"""
+    )
     result = project.run("--tvmperf-update")
-    result.stdout.fnmatch_lines([
-        "*tvmperf: baselines not written to *test_perf.json (1 test(s)): baseline file * is not valid JSON*",
-        "*baselines written for 0 test(s) under *; NOT written for 1 test(s) (see above)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: baselines not written to *test_perf.json (1 test(s)): baseline file * is not valid JSON*",
+            "*baselines written for 0 test(s) under *; NOT written for 1 test(s) (see above)*",
+        ]
+    )
     assert "baselines written for 1 test(s)" not in result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
@@ -441,8 +560,9 @@ def test_files_are_written_with_the_umask_and_no_lock_lands_among_them(project, 
     project.pytester.makepyfile(test_perf=MULTIPLY_TEST)
     old = os.umask(0o022)
     try:
-        result = project.run("--tvmperf-update", f"--tvmperf-json={tmp_path / 'r.json'}",
-                             f"--tvmperf-html={tmp_path / 'r.html'}")
+        result = project.run(
+            "--tvmperf-update", f"--tvmperf-json={tmp_path / 'r.json'}", f"--tvmperf-html={tmp_path / 'r.html'}"
+        )
     finally:
         os.umask(old)
     result.assert_outcomes(passed=1)
@@ -466,7 +586,6 @@ def test_the_printed_accept_command_runs_as_printed(project):
     project.run(*argv[1:]).assert_outcomes(passed=1)
     assert (project.pytester.path / "perf-baselines" / "test_perf.json").exists()
     project.run("--tvmperf-baselines=perf-baselines").assert_outcomes(passed=1)
-
 
 
 @pytest.mark.parametrize("value", ["../x", "/tmp/tvmperf-artifacts-elsewhere", "artifacts/../../y"])

@@ -18,14 +18,14 @@ from pytest_tvmperf.store import ir_allowlist
 
 ROOT = Path(__file__).resolve().parent.parent
 
-TESTS = '''
+TESTS = """
 import pytest
 from pytest_tvmperf import workloads
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-'''
+"""
 
 
 def _graph(module) -> dict:
@@ -60,14 +60,16 @@ def _in_front(graph: dict, *extra: dict) -> dict:
 def _attacks(marker: Path) -> dict[str, tuple[bytes, str]]:
     """Each case's planted IR file (gzip'ed) and the words the refusal must hold."""
     system = lambda: tirx.call_extern("int32", "system", f"touch {marker}")  # noqa: E731
-    dangling = _in_front(_graph(_prim(system)), {"type": "ffi.String", "data": "global_symbol"},
-                         {"type": "ffi.String", "data": "system"}, {"type": "ffi.Map", "data": [0, 1]})
+    dangling = _in_front(
+        _graph(_prim(system)),
+        {"type": "ffi.String", "data": "global_symbol"},
+        {"type": "ffi.String", "data": "system"},
+        {"type": "ffi.Map", "data": [0, 1]},
+    )
     from tvm.script import relax as R
 
     x = relax.Var("x", R.Tensor((8,), "float32"))
-    debug = relax.Call(relax.ExternFunc("vm.builtin.invoke_debug_func"),
-                       [x],
-                       ty_args=[R.Tensor((8,), "float32")])
+    debug = relax.Call(relax.ExternFunc("vm.builtin.invoke_debug_func"), [x], ty_args=[R.Tensor((8,), "float32")])
     builtin = tvm.IRModule({"main": relax.Function([x], debug, R.Tensor((8,), "float32"), is_pure=False)})
     external = _graph(_prim().with_attr("external_mods", ["lib"]))
     for node in external["nodes"]:
@@ -80,8 +82,10 @@ def _attacks(marker: Path) -> dict[str, tuple[bytes, str]]:
         "case1": (text(dangling), "it calls 'system' (T.call_extern"),
         "case2": (text(_graph(builtin)), "it calls 'vm.builtin.invoke_debug_func' (a Relax ExternFunc"),
         "case3": (text(external), "its module has the attribute 'external_mods'"),
-        "case4": (text(_graph(_prim(annotate=("pragma_import_llvm", llvm)))),
-                  "the attribute or annotation key 'pragma_import_llvm' (in tirx.For.annotations"),
+        "case4": (
+            text(_graph(_prim(annotate=("pragma_import_llvm", llvm)))),
+            "the attribute or annotation key 'pragma_import_llvm' (in tirx.For.annotations",
+        ),
         "case11": (deep, "its JSON is nested more than 16 levels deep"),
     }
 
@@ -103,26 +107,38 @@ def test_planted_ir_is_refused_naming_file_entry_and_key_and_nothing_runs(projec
         result = project.run()
         result.assert_outcomes(failed=1)
         out = result.stdout.str()
-        assert (f"baseline IR {path.relative_to(root)} (named by field ir.path of entry 'test_a[llvm-prim]' in "
-                f"baselines/test_perf.json) is refused: ") in out, (case, out[-3000:])
+        assert (
+            f"baseline IR {path.relative_to(root)} (named by field ir.path of entry 'test_a[llvm-prim]' in "
+            f"baselines/test_perf.json) is refused: "
+        ) in out, (case, out[-3000:])
         assert words in out, (case, out[-3000:])
         assert "RecursionError" not in out and "Traceback" not in out, case
         assert not marker.exists(), case
         assert not list(root.glob(".tvmperf-cache/**/*.so")), case  # nothing was built from it
 
 
-TUNED = '''
+TUNED = """
 import pytest
 from pytest_tvmperf import workloads
 
 @pytest.mark.tvmperf(executors=["vm-bytecode"], timing=False)
 def test_tuned(tvmperf):
     tvmperf.check(workloads.mlp(batch=1).with_pipeline("tuned"))
-'''
+"""
 
 
 def _git(root, *args):
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+    git = [
+        "git",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "init.defaultBranch=main",
+    ]
     return subprocess.run([*git, *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -141,15 +157,20 @@ def test_planted_tuning_records_are_refused_and_the_ref_side_reads_the_database_
     records = db / "database_tuning_record.json"
     lines = records.read_text().splitlines()
     original, row = lines[0], json.loads(lines[0])
-    row[1][0][0].append(["Annotate", ["b0", json.dumps("define float @expf(float) { ret float 0.0 }")],
-                         ["pragma_import_llvm"], []])
+    row[1][0][0].append(
+        ["Annotate", ["b0", json.dumps("define float @expf(float) { ret float 0.0 }")], ["pragma_import_llvm"], []]
+    )
     lines[0] = json.dumps(row)
     records.write_text("\n".join(lines) + "\n")  # the pull request's change to baselines/ alone
     result = project.run()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*tuning database file *baselines/tuning/database_tuning_record.json, line 1: "
-                                 "refused: instruction * of its trace (Annotate) sets the annotation "
-                                 "'pragma_import_llvm'*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*tuning database file *baselines/tuning/database_tuning_record.json, line 1: "
+            "refused: instruction * of its trace (Annotate) sets the annotation "
+            "'pragma_import_llvm'*"
+        ]
+    )
 
     result = project.run("--tvmperf-baselines-ref=main")  # the database of main: not refused
     out = result.stdout.str()

@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 from scale_workload import SCALE_WORKLOAD
 
-PRIM_TEST = SCALE_WORKLOAD + '''@pytest.mark.tvmperf(executors=["prim"])
+PRIM_TEST = (
+    SCALE_WORKLOAD
+    + """@pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(scale(2.0))
-'''
+"""
+)
 
 ID = "test_a[llvm-prim]"
 
@@ -44,8 +47,12 @@ def test_a_key_written_twice_in_a_baseline_entry_is_refused_naming_file_test_and
     path.write_text(text.replace('"kernels": 1,', '"kernels": 1, "kernels": 7,', 1))  # the gate would use 7
     result = project.run()
     result.assert_outcomes(failed=1)
-    result.stdout.re_match_lines([rf".*baseline file .*test_perf\.json: entry '{re.escape(ID)}' is malformed: "
-                                  r"key 'kernels' is written twice in field exact.*"])
+    result.stdout.re_match_lines(
+        [
+            rf".*baseline file .*test_perf\.json: entry '{re.escape(ID)}' is malformed: "
+            r"key 'kernels' is written twice in field exact.*"
+        ]
+    )
     _no_traceback(result)
 
 
@@ -53,8 +60,9 @@ def test_a_key_written_twice_in_a_baseline_entry_is_refused_naming_file_test_and
 
 
 def test_a_marker_threshold_of_5000_digits_gets_the_threshold_hint(project):
-    project.pytester.makepyfile(test_perf=PRIM_TEST.replace('executors=["prim"]', 'executors=["prim"], '
-                                                                                  'instructions=10**5000'))
+    project.pytester.makepyfile(
+        test_perf=PRIM_TEST.replace('executors=["prim"]', 'executors=["prim"], instructions=10**5000')
+    )
     result = project.run()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     text = result.stdout.str() + result.stderr.str()
@@ -160,14 +168,14 @@ def test_a_linked_artifact_directory_is_named_as_a_link_not_as_an_option_nobody_
 
 # ---------------------------------------------------------------- 10. the timing lock held by a stopped run
 
-HOLD_LOCK = '''
+HOLD_LOCK = """
 import sys
 from pytest_tvmperf.session import timing_lock_path
 from pytest_tvmperf.store.files import file_lock
 with file_lock(timing_lock_path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.read()  # held until the test closes stdin (a run stopped with Ctrl-Z holds it so)
-'''
+"""
 
 
 def test_a_test_waiting_for_a_held_timing_lock_fails_naming_the_holders_pid(project):
@@ -175,8 +183,12 @@ def test_a_test_waiting_for_a_held_timing_lock_fails_naming_the_holders_pid(proj
     import sys
 
     project.pytester.makepyfile(test_perf=PRIM_TEST)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(project.pytester.path.resolve())],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(project.pytester.path.resolve())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         result = project.run("--tvmperf-update", "--tvmperf-lock-timeout=1")
@@ -184,20 +196,24 @@ def test_a_test_waiting_for_a_held_timing_lock_fails_naming_the_holders_pid(proj
         holder.stdin.close()
         holder.wait(timeout=60)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*waited 1 s (--tvmperf-lock-timeout) for the timing lock of *: process {holder.pid} (*) "
-                                 f"holds the lock *end it (kill {holder.pid}) if it is stopped or hung*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*waited 1 s (--tvmperf-lock-timeout) for the timing lock of *: process {holder.pid} (*) "
+            f"holds the lock *end it (kill {holder.pid}) if it is stopped or hung*"
+        ]
+    )
     _no_traceback(result)
 
 
 # ---------------------------------------------------------------- 6. the cache: a planted library, a shared directory
 
-PLANTED_LIBRARY = r'''
+PLANTED_LIBRARY = r"""
 #include <stdio.h>
 __attribute__((constructor)) static void planted(void) {
     FILE *f = fopen(MARKER, "a");
     if (f) { fputs("loaded\n", f); fclose(f); }
 }
-'''
+"""
 
 
 def _own_config(project) -> None:
@@ -241,7 +257,7 @@ def test_a_cache_directory_others_can_write_is_refused_with_the_fix(project):
 
 # ---------------------------------------------------------------- 14. a kernel that runs out of memory
 
-HUGE_TEST = '''
+HUGE_TEST = """
 import numpy as np
 import pytest
 from tvm.script import ir as I, relax as R
@@ -258,15 +274,19 @@ class Huge:
 def test_huge(tvmperf):
     tvmperf.check(Workload(name="huge", program=Huge, make_inputs=lambda rng, dims: [np.ones(16, "float32")],
                            reference=lambda x: x))
-'''
+"""
 
 
 def test_a_kernel_that_runs_out_of_memory_fails_saying_so_naming_the_test(project):
     project.pytester.makepyfile(test_perf=HUGE_TEST)
     result = project.run("--tvmperf-update")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*_ test_huge[[]llvm-vm-bytecode[]] _*",
-                                 "tvmperf: huge on llvm/vm-bytecode: the kernel ran out of memory (*bad_alloc*)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_huge[[]llvm-vm-bytecode[]] _*",
+            "tvmperf: huge on llvm/vm-bytecode: the kernel ran out of memory (*bad_alloc*)*",
+        ]
+    )
     text = result.stdout.str()
     assert "TvmperfSession(" not in text and "python/tvm_ffi" not in text
 
@@ -287,14 +307,18 @@ def test_no_room_to_export_the_library_fails_the_test_with_a_message_not_the_int
     project.pytester.makeconftest((project.pytester.path / "conftest.py").read_text() + FILE_SIZE_LIMIT)
     result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*_ test_a[[]llvm-prim[]] _*",
-                                 "tvmperf: scale2 on llvm/prim: the compiled library cannot be exported to run it in a "
-                                 "child process: this process may write files of at most 4 KiB (ulimit -f)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_a[[]llvm-prim[]] _*",
+            "tvmperf: scale2 on llvm/prim: the compiled library cannot be exported to run it in a "
+            "child process: this process may write files of at most 4 KiB (ulimit -f)*",
+        ]
+    )
 
 
 # ---------------------------------------------------------------- 9. a stored IR that takes minutes to build
 
-UNROLLED = '''
+UNROLLED = """
 import sys
 import tvm
 from tvm.script import tirx as T
@@ -306,7 +330,7 @@ def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
             B[i] = B[i] + A[i] * T.float32(j)
 
 sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
-'''
+"""
 
 
 def test_a_stored_ir_that_takes_minutes_to_build_is_stopped_and_the_gate_goes_on(project):
@@ -325,13 +349,14 @@ def test_a_stored_ir_that_takes_minutes_to_build_is_stopped_and_the_gate_goes_on
     path.write_text(json.dumps(data))
     result = project.run("--tvmperf-child-timeout=3", "-v")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*cannot be rebuilt by TVM * (RebuildError: the build took longer than 3 s "
-                                 "(--tvmperf-child-timeout))*"])
+    result.stdout.fnmatch_lines(
+        ["*cannot be rebuilt by TVM * (RebuildError: the build took longer than 3 s (--tvmperf-child-timeout))*"]
+    )
 
 
 # ---------------------------------------------------------------- 8. a stored IR that loops forever on its second call
 
-SECOND_CALL_LOOPS = '''
+SECOND_CALL_LOOPS = """
 import sys
 import tvm
 from tvm.script import tirx as T
@@ -345,7 +370,7 @@ def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     A[0] = T.float32(7)
 
 sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
-'''
+"""
 
 
 def _stored_ir(project, script_text: str) -> None:
@@ -358,8 +383,9 @@ def _stored_ir(project, script_text: str) -> None:
     ir = project.pytester.path / "baselines" / data["tests"][ID]["ir"]["path"]
     script = project.pytester.path / "make_ir.py"  # TVMScript reads its source from a file
     script.write_text(script_text)
-    ir.write_bytes(gzip.compress(subprocess.run([sys.executable, str(script)], capture_output=True,
-                                                check=True).stdout, mtime=0))
+    ir.write_bytes(
+        gzip.compress(subprocess.run([sys.executable, str(script)], capture_output=True, check=True).stdout, mtime=0)
+    )
     script.unlink()
     data["tests"][ID]["ir"]["sha256"] = hashlib.sha256(ir.read_bytes()).hexdigest()
     path.write_text(json.dumps(data))
@@ -368,8 +394,13 @@ def _stored_ir(project, script_text: str) -> None:
 def test_a_stored_ir_that_loops_on_its_second_call_stops_the_run_with_a_message_naming_the_test(project):
     _recorded(project)
     _stored_ir(project, SECOND_CALL_LOOPS)
-    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-child-timeout=5",
-                                                   timeout=300)  # before the fix: hung until this timeout
+    result = project.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--tvmperf-child-timeout=5", timeout=300
+    )  # before the fix: hung until this timeout
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["tvmperf: test_perf.py::test_a[[]llvm-prim[]]: the baseline rebuilt from IR * did not return within "
-                                 "5 s (--tvmperf-child-timeout) when called in the session*"])
+    result.stdout.fnmatch_lines(
+        [
+            "tvmperf: test_perf.py::test_a[[]llvm-prim[]]: the baseline rebuilt from IR * did not return within "
+            "5 s (--tvmperf-child-timeout) when called in the session*"
+        ]
+    )

@@ -12,8 +12,19 @@ import pytest
 
 from test_gate import MLP_TEST, TWO_TESTS
 
+
 def _git(root, *args):
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+    git = [
+        "git",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "init.defaultBranch=main",
+    ]
     return subprocess.run([*git, *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -43,8 +54,12 @@ def test_a_pull_request_is_judged_against_the_baselines_of_a_git_ref(project):
     copies = set(Path(tempfile.gettempdir()).glob("tvmperf-run-ref-*"))  # other runs' (on a shared /tmp)
     result = project.run("--tvmperf-baselines-ref=main")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*instructions*regressed against the baseline*",
-                                 "*baselines read from baselines/ at main (commit *), not from the work tree*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*instructions*regressed against the baseline*",
+            "*baselines read from baselines/ at main (commit *), not from the work tree*",
+        ]
+    )
     assert project.baseline_file().read_text() == recorded  # the work tree is not touched
     assert set(Path(tempfile.gettempdir()).glob("tvmperf-run-ref-*")) <= copies  # the copy is removed
 
@@ -61,8 +76,12 @@ def test_a_baselines_ref_that_does_not_exist_or_with_update_is_a_usage_error(pro
     result.stderr.fnmatch_lines(["*--tvmperf-baselines-ref=origin/nosuch: no such git revision in *git fetch*"])
     result = project.run("--tvmperf-baselines-ref=main", "--tvmperf-update")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--tvmperf-baselines-ref=main reads the baselines from git and --tvmperf-update "
-                                 "writes them in the work tree: use one or the other*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*--tvmperf-baselines-ref=main reads the baselines from git and --tvmperf-update "
+            "writes them in the work tree: use one or the other*"
+        ]
+    )
     result = project.run("--tvmperf-baselines-ref=--output=x")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert not (root / "baselines").exists()
@@ -76,21 +95,29 @@ def test_failures_under_a_baselines_ref_name_the_file_at_the_ref_not_a_temporary
     _first_commit(root, "no baselines yet")
     result = project.run("--tvmperf-baselines-ref=main")  # issue 45: no baselines/ at all there: one line
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--tvmperf-baselines-ref=main: baselines/ does not exist at main (commit *), so "
-                                 "there is nothing to judge this change against: check that the ref is the base "
-                                 "branch*; if this change adds the first baselines, a maintainer approves them with "
-                                 "--tvmperf-approved-change=on*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*--tvmperf-baselines-ref=main: baselines/ does not exist at main (commit *), so "
+            "there is nothing to judge this change against: check that the ref is the base "
+            "branch*; if this change adds the first baselines, a maintainer approves them with "
+            "--tvmperf-approved-change=on*"
+        ]
+    )
     (root / "baselines").mkdir()
     (root / "baselines" / ".gitkeep").write_text("")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "a baseline directory without this module's file")
     result = project.run("--tvmperf-baselines-ref=main")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*no baseline for test_a[[]llvm-prim[]] in baselines/test_perf.json at main*",
-                                 "*create it with: pytest --tvmperf-update*",
-                                 "*on a pull request that changes this on purpose: run that command, commit "
-                                 "baselines/, and a maintainer who has reviewed the change approves it with "
-                                 "--tvmperf-approved-change=on*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*no baseline for test_a[[]llvm-prim[]] in baselines/test_perf.json at main*",
+            "*create it with: pytest --tvmperf-update*",
+            "*on a pull request that changes this on purpose: run that command, commit "
+            "baselines/, and a maintainer who has reviewed the change approves it with "
+            "--tvmperf-approved-change=on*",
+        ]
+    )
     assert "tvmperf-run-ref" not in result.stdout.str()
 
     project.baseline_file().parent.mkdir(exist_ok=True)
@@ -112,16 +139,21 @@ def test_settings_of_a_change_that_loosen_the_gate_are_named_against_the_ref(pro
     (root / "pytest.ini").write_text("[pytest]\ntvmperf_layers = off\ntvmperf_threshold = time=5%\n")
     project.run("--tvmperf-update").assert_outcomes(passed=2)
     _first_commit(root, "baselines")
-    (root / "pytest.ini").write_text("[pytest]\ntvmperf_layers = on\ntvmperf_threshold = time = 5%\n"
-                                     "tvmperf_artifacts = off\ntvmperf_inconclusive = pass\n")
+    (root / "pytest.ini").write_text(
+        "[pytest]\ntvmperf_layers = on\ntvmperf_threshold = time = 5%\n"
+        "tvmperf_artifacts = off\ntvmperf_inconclusive = pass\n"
+    )
     summary = tmp_path / "summary.md"
     project.set_env("GITHUB_STEP_SUMMARY", str(summary))
     result = project.run("--tvmperf-baselines-ref=main")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines_random([
-        "*pytest.ini sets tvmperf_artifacts = 'off', pytest.ini at main leaves tvmperf_artifacts unset (its default): "
-        "a setting of this change that can loosen the gate*",
-        "*pytest.ini sets tvmperf_inconclusive = 'pass', pytest.ini at main leaves tvmperf_inconclusive unset*"])
+    result.stdout.fnmatch_lines_random(
+        [
+            "*pytest.ini sets tvmperf_artifacts = 'off', pytest.ini at main leaves tvmperf_artifacts unset (its default): "
+            "a setting of this change that can loosen the gate*",
+            "*pytest.ini sets tvmperf_inconclusive = 'pass', pytest.ini at main leaves tvmperf_inconclusive unset*",
+        ]
+    )
     out = result.stdout.str()
     assert "tvmperf_threshold" not in out  # the same threshold, written otherwise
     assert "tvmperf_layers" not in out  # shows more, loosens nothing
@@ -142,9 +174,13 @@ def test_a_configuration_that_switches_ab_timing_off_says_it_weakens_the_time_ga
     project.set_env("TVMPERF_FAKE_SCALE", "20")
     result = project.run()
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*a/b timing is off (tvmperf_artifacts = off in pytest.ini): 2 test(s) with no time "
-                                 "baseline for this machine were shown, not gated; the configuration weakens the time "
-                                 "gate*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*a/b timing is off (tvmperf_artifacts = off in pytest.ini): 2 test(s) with no time "
+            "baseline for this machine were shown, not gated; the configuration weakens the time "
+            "gate*"
+        ]
+    )
 
 
 def _entry_of_pr(project):
@@ -173,12 +209,15 @@ def test_an_intended_change_fails_until_approved_then_its_baselines_are_verified
     project.set_env("GITHUB_STEP_SUMMARY", str(summary))
     result = project.run("--tvmperf-baselines-ref=main", f"--tvmperf-changes-md={md}")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*instructions*regressed against the baseline in baselines/test_perf.json at main*",
-        "*this change re-recorded the baseline of test_mlp[[]llvm-vm-bytecode[]] in baselines/test_perf.json "
-        "(against baselines/test_perf.json at main)*",
-        f"*instructions {before} -> {after} (+{after - before})*",
-        "*to approve: a maintainer who has reviewed the change approves it with --tvmperf-approved-change=on*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*instructions*regressed against the baseline in baselines/test_perf.json at main*",
+            "*this change re-recorded the baseline of test_mlp[[]llvm-vm-bytecode[]] in baselines/test_perf.json "
+            "(against baselines/test_perf.json at main)*",
+            f"*instructions {before} -> {after} (+{after - before})*",
+            "*to approve: a maintainer who has reviewed the change approves it with --tvmperf-approved-change=on*",
+        ]
+    )
     for text in (md.read_text(), summary.read_text()):
         assert "this change re-recorded 1 baseline(s) against `main` (1 not approved)" in text
         assert f"instructions {before} -> {after}" in text and "**To approve:**" in text
@@ -196,10 +235,13 @@ def test_an_intended_change_fails_until_approved_then_its_baselines_are_verified
     project.set_env("TVMPERF_APPROVED_CHANGE", "on")  # also from the environment
     result = project.run("--tvmperf-baselines-ref=main")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*the approved baseline of test_mlp[[]llvm-vm-bytecode[]] in baselines/test_perf.json does not match what "
-        "this code measures here*",
-        f"*instructions: the entry says {after + 40}, this code measures {after} (lower; limit no increase, both ways for a re-recorded entry)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*the approved baseline of test_mlp[[]llvm-vm-bytecode[]] in baselines/test_perf.json does not match what "
+            "this code measures here*",
+            f"*instructions: the entry says {after + 40}, this code measures {after} (lower; limit no increase, both ways for a re-recorded entry)*",
+        ]
+    )
 
 
 def test_approval_belongs_to_a_pull_requests_gate_and_never_to_its_configuration(project):
@@ -207,14 +249,22 @@ def test_approval_belongs_to_a_pull_requests_gate_and_never_to_its_configuration
     project.pytester.makepyfile(test_perf=TWO_TESTS)
     result = project.run("--tvmperf-approved-change=on")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--tvmperf-approved-change is for a pull request's gate against its base branch: "
-                                 "give --tvmperf-baselines-ref=origin/<base> too*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*--tvmperf-approved-change is for a pull request's gate against its base branch: "
+            "give --tvmperf-baselines-ref=origin/<base> too*"
+        ]
+    )
     (root / "pytest.ini").write_text("[pytest]\naddopts = --tvmperf-approved-change=on\n")
     _first_commit(root, "first")
     result = project.run("--tvmperf-baselines-ref=main")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*addopts in pytest.ini passes --tvmperf-approved-change: the approval of a pull "
-                                 "request's baselines comes from the CI job*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*addopts in pytest.ini passes --tvmperf-approved-change: the approval of a pull "
+            "request's baselines comes from the CI job*"
+        ]
+    )
 
 
 def test_a_changes_unreadable_baselines_fail_as_they_would_without_a_ref(project):

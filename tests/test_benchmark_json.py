@@ -11,8 +11,26 @@ from test_gate import TWO_TESTS
 
 from pytest_tvmperf.judge.gate import looks
 
-STATS = {"min", "max", "mean", "stddev", "rounds", "median", "iqr", "q1", "q3", "iqr_outliers", "stddev_outliers",
-         "outliers", "ld15iqr", "hd15iqr", "ops", "total", "data", "iterations"}
+STATS = {
+    "min",
+    "max",
+    "mean",
+    "stddev",
+    "rounds",
+    "median",
+    "iqr",
+    "q1",
+    "q3",
+    "iqr_outliers",
+    "stddev_outliers",
+    "outliers",
+    "ld15iqr",
+    "hd15iqr",
+    "ops",
+    "total",
+    "data",
+    "iterations",
+}
 
 
 def test_benchmark_json_is_read_by_pytest_benchmark_compare(project, tmp_path):
@@ -39,8 +57,12 @@ def test_benchmark_json_is_read_by_pytest_benchmark_compare(project, tmp_path):
     assert a["extra_info"]["tvmperf_verdict"] == "pass" and a["extra_info"]["tvmperf_mode"] == "a/b"
     assert not list(tmp_path.glob(".*tmp"))  # written atomically, no temporary left
 
-    compare = subprocess.run([sys.executable, "-m", "pytest_benchmark", "compare", str(first), str(second),
-                              "--columns=min,median,max"], capture_output=True, text=True, cwd=tmp_path)
+    compare = subprocess.run(
+        [sys.executable, "-m", "pytest_benchmark", "compare", str(first), str(second), "--columns=min,median,max"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert compare.returncode == 0, compare.stderr
     out = compare.stdout
     for name in ("test_a[llvm-prim]", "test_b[llvm-prim]"):

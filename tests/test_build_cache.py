@@ -57,10 +57,15 @@ def test_a_cache_directory_that_cannot_be_made_falls_back_to_a_private_one(proje
     result.assert_outcomes(passed=2)
     out = result.stdout.str()
     assert "cannot be rebuilt by TVM" not in out
-    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
-                                 f"*the cache directory {blocker / '.cache'}/pytest-tvmperf cannot be made*private "
-                                 f"temporary directory (mode 700), removed at its end*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_a[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
+            f"*the cache directory {blocker / '.cache'}/pytest-tvmperf cannot be made*private "
+            f"temporary directory (mode 700), removed at its end*",
+        ]
+    )
     import os
+
     assert os.environ.get("TVMPERF_CACHE_DIR") is None  # the run's own, given back
 
 

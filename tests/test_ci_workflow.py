@@ -31,8 +31,12 @@ def _on(workflow: dict) -> dict:
 
 def test_the_workflow_passes_githubs_workflow_schema():
     pytest.importorskip("check_jsonschema", reason="check-jsonschema is in the test extra: pip install -e '.[test]'")
-    result = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
-                             str(WORKFLOW)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -44,8 +48,9 @@ def test_zizmor_finds_nothing_in_the_workflow():
     zizmor = shutil.which("zizmor") or str(Path(sys.executable).with_name("zizmor"))
     if not Path(zizmor).exists():
         pytest.skip("zizmor is in the test extra: pip install -e '.[test]'")
-    result = subprocess.run([zizmor, "--offline", "--no-progress", str(WORKFLOW)], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [zizmor, "--offline", "--no-progress", str(WORKFLOW)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "No findings to report" in result.stdout + result.stderr
 
@@ -58,8 +63,9 @@ def test_the_approval_is_only_the_run_a_maintainers_label_starts():
     assert "synchronize" in _on(workflow)["pull_request"]["types"]
     steps = workflow["jobs"]["perf"]["steps"]
     gate = next(s for s in steps if "pytest tests/perf" in s.get("run", ""))
-    assert gate["env"]["APPROVED"] == ("${{ github.event.action == 'labeled' && "
-                                       "github.event.label.name == 'perf-change-approved' }}")
+    assert gate["env"]["APPROVED"] == (
+        "${{ github.event.action == 'labeled' && github.event.label.name == 'perf-change-approved' }}"
+    )
     assert 'if [ "$APPROVED" = true ]; then against+=(--tvmperf-approved-change=on); fi' in gate["run"]
     assert "--tvmperf-changes-md=perf-changes.md" in gate["run"]
     reports = next(s for s in steps if s.get("with", {}).get("name") == "tvmperf-reports")

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "docs" / "examples" / "github-workflow.yml"
 LABEL = "perf-change-approved"
 
-TEST_MODEL = '''
+TEST_MODEL = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -41,11 +41,11 @@ BIND = True  # a pull request that changes this changes the program (weights pas
 @pytest.mark.tvmperf(executors=["vm-bytecode"], timing=False)
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1, bind_params=BIND))
-'''
+"""
 
 PYTEST_INI = "[pytest]\ntvmperf_simulate = off\n"
 
-GH_STUB = r'''#!/bin/bash
+GH_STUB = r"""#!/bin/bash
 # gh, as much of it as the workflow calls: artifacts from $GH_STUB_STORE
 set -e
 case "$1 $2" in
@@ -59,12 +59,23 @@ case "$1 $2" in
   "pr create") shift 2; printf '%s\n' "$@" > "$GH_STUB_STORE/pr-create" ;;
   *) echo "gh stub: $*: not simulated" >&2; exit 2 ;;
 esac
-'''
+"""
 
 
 def _git(cwd: Path, *args: str) -> str:
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false",
-           "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always"]
+    git = [
+        "git",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "init.defaultBranch=main",
+        "-c",
+        "protocol.file.allow=always",
+    ]
     return subprocess.run([*git, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -123,8 +134,9 @@ class Runner:
             "github.run_id": str(run_id),
             "github.server_url": "https://github.com",
             "secrets.TVMPERF_CACHE_KEY": "k" * 64,
-            "github.event.action == 'labeled' && github.event.label.name == 'perf-change-approved'":
-                str(event.action == "labeled" and event.label == LABEL).lower(),
+            "github.event.action == 'labeled' && github.event.label.name == 'perf-change-approved'": str(
+                event.action == "labeled" and event.label == LABEL
+            ).lower(),
             "github.event_name == 'pull_request'": str(event.name == "pull_request").lower(),
             "github.event_name != 'workflow_dispatch'": str(event.name != "workflow_dispatch").lower(),
             "github.event_name == 'workflow_dispatch'": str(event.name == "workflow_dispatch").lower(),
@@ -137,6 +149,7 @@ class Runner:
             expr = match.group(1).strip()
             assert expr in values, f"the workflow uses ${{{{ {expr} }}}}: add its value to Runner.expressions"
             return values[expr]
+
         return re.sub(r"\$\{\{(.*?)\}\}", one, str(text))
 
     def condition(self, text: object, values: dict[str, str]) -> bool:
@@ -149,8 +162,9 @@ class Runner:
 
     def checkout(self, event: Event, workspace: Path) -> None:
         """actions/checkout: the one branch, no other refs (the base branch is the workflow's to fetch)."""
-        _git(self.base, "clone", "-q", "--single-branch", "--branch", event.head, f"file://{self.origin}",
-             str(workspace))
+        _git(
+            self.base, "clone", "-q", "--single-branch", "--branch", event.head, f"file://{self.origin}", str(workspace)
+        )
         venv = workspace / ".venv" / "bin"
         venv.mkdir(parents=True)
         python = venv / "python"  # the restored venv: this interpreter, the plugin on PYTHONPATH
@@ -167,13 +181,25 @@ class Runner:
         workspace = self.base / f"run{run_id}"
         summary = self.base / f"summary{run_id}.md"
         summary.write_text("")
-        env = {**os.environ, "PATH": self.path, "PYTHONPATH": str(ROOT), "CI": "true", "GITHUB_ACTIONS": "true",
-               "GITHUB_EVENT_NAME": event.name, "GITHUB_BASE_REF": event.base,
-               "GITHUB_HEAD_REF": event.head if event.name == "pull_request" else "",
-               "GITHUB_REF_NAME": event.head, "GITHUB_REPOSITORY": "user/project", "GITHUB_RUN_ID": str(run_id),
-               "GITHUB_WORKSPACE": str(workspace), "GITHUB_STEP_SUMMARY": str(summary),
-               "RUNNER_TEMP": str(self.base / "runner-temp"), "GH_STUB_STORE": str(self.store),
-               "TVMPERF_CACHE_DIR": str(self.base / "tvmperf-cache"), "PYTEST_ADDOPTS": "-p no:cacheprovider"}
+        env = {
+            **os.environ,
+            "PATH": self.path,
+            "PYTHONPATH": str(ROOT),
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event.name,
+            "GITHUB_BASE_REF": event.base,
+            "GITHUB_HEAD_REF": event.head if event.name == "pull_request" else "",
+            "GITHUB_REF_NAME": event.head,
+            "GITHUB_REPOSITORY": "user/project",
+            "GITHUB_RUN_ID": str(run_id),
+            "GITHUB_WORKSPACE": str(workspace),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "RUNNER_TEMP": str(self.base / "runner-temp"),
+            "GH_STUB_STORE": str(self.store),
+            "TVMPERF_CACHE_DIR": str(self.base / "tvmperf-cache"),
+            "PYTEST_ADDOPTS": "-p no:cacheprovider",
+        }
         for name in ("TVMPERF_BASELINES_REF", "TVMPERF_APPROVED_CHANGE", "TVMPERF_SAME_PROGRAM"):
             env.pop(name, None)
         for key, value in {**self.workflow.get("env", {}), **spec.get("env", {})}.items():
@@ -191,8 +217,14 @@ class Runner:
             if "apt-get" in script or "pip install" in script:  # valgrind, the venv: this interpreter's
                 continue
             step_env = {**env, **{k: self.evaluate(v, values) for k, v in step.get("env", {}).items()}}
-            result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=workspace, env=step_env,
-                                    capture_output=True, text=True, timeout=600)
+            result = subprocess.run(
+                ["bash", "-e", "-o", "pipefail", "-c", script],
+                cwd=workspace,
+                env=step_env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             output.append(f"--- step: {name} (exit {result.returncode})\n{result.stdout}{result.stderr}")
             done.steps.append(name)
             if result.returncode and not done.rc:
@@ -244,9 +276,17 @@ def repo(tmp_path_factory) -> tuple[Runner, Path]:
     dev = base / "dev"
     _git(base, "clone", "-q", f"file://{runner.origin}", str(dev))
     _git(dev, "checkout", "-qb", "main")
-    runner.push(dev, "main", {"tests/perf/test_model.py": TEST_MODEL, "pytest.ini": PYTEST_INI,
-                              ".github/workflows/perf.yml": WORKFLOW.read_text(encoding="utf-8"),
-                              ".gitignore": ".venv/\n"}, "the perf test")
+    runner.push(
+        dev,
+        "main",
+        {
+            "tests/perf/test_model.py": TEST_MODEL,
+            "pytest.ini": PYTEST_INI,
+            ".github/workflows/perf.yml": WORKFLOW.read_text(encoding="utf-8"),
+            ".gitignore": ".venv/\n",
+        },
+        "the perf test",
+    )
     return runner, dev
 
 
@@ -259,13 +299,21 @@ def _record(dev: Path) -> None:
     """What a pull request's author runs: pytest --tvmperf-update (the plugin on PYTHONPATH)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TVMPERF_CACHE_DIR": str(dev.parent / "tvmperf-cache")}
     env.pop("GITHUB_STEP_SUMMARY", None)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/perf",
-                             "--tvmperf-update"], cwd=dev, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/perf", "--tvmperf-update"],
+        cwd=dev,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def _baseline(workspace: Path) -> dict:
-    return json.loads((workspace / "baselines/tests/perf/test_model.json").read_text())["tests"]["test_mlp[llvm-vm-bytecode]"]
+    return json.loads((workspace / "baselines/tests/perf/test_model.json").read_text())["tests"][
+        "test_mlp[llvm-vm-bytecode]"
+    ]
 
 
 def test_the_workflow_gates_a_users_repository_run_by_run(repo):
@@ -279,8 +327,10 @@ def test_the_workflow_gates_a_users_repository_run_by_run(repo):
     # ... which the base branch (no baselines/ yet) cannot judge: one line naming the ref and what to do
     first = runner.run("perf", Event("pull_request", branch, base="main", action="opened"))
     assert first.rc != 0 and first.failed_step == "gate"
-    assert ("--tvmperf-baselines-ref=origin/main: baselines/ does not exist at origin/main" in first.output
-            and "a maintainer approves them with --tvmperf-approved-change=on" in first.output), first.output
+    assert (
+        "--tvmperf-baselines-ref=origin/main: baselines/ does not exist at origin/main" in first.output
+        and "a maintainer approves them with --tvmperf-approved-change=on" in first.output
+    ), first.output
     approved = runner.run("perf", Event("pull_request", branch, base="main", action="labeled", label=LABEL))
     assert approved.rc == 0, approved.output
     assert "(1 approved, verified)" in approved.summary
@@ -305,20 +355,28 @@ def test_the_workflow_gates_a_users_repository_run_by_run(repo):
 
     # (2) a pull request with a regression fails and names it, against the base branch's file
     _branch_from_main(runner, dev, "slower")
-    runner.push(dev, "slower", {"tests/perf/test_model.py": TEST_MODEL.replace("BIND = True", "BIND = False")},
-                "pass the weights at run time")
+    runner.push(
+        dev,
+        "slower",
+        {"tests/perf/test_model.py": TEST_MODEL.replace("BIND = True", "BIND = False")},
+        "pass the weights at run time",
+    )
     slower = runner.run("perf", Event("pull_request", "slower", base="main", action="opened"))
     assert slower.rc != 0 and slower.failed_step == "gate"
-    assert ("instructions, calls, kernels, storage_bytes regressed against the baseline in "
-            "baselines/tests/perf/test_model.json at origin/main") in slower.output, slower.output
+    assert (
+        "instructions, calls, kernels, storage_bytes regressed against the baseline in "
+        "baselines/tests/perf/test_model.json at origin/main"
+    ) in slower.output, slower.output
     assert "on a pull request that changes this on purpose" in slower.output
     assert "/tmp" not in slower.output.split("baseline in ", 1)[1].split("\n", 1)[0]
     assert runner.history_lines(1000 + runner.runs) == 3  # read back from the last push, not from a PR's run
 
     # (3) the same change with its baselines re-recorded: fails, showing the change and how to approve ...
     _record(dev)
-    before, after = _baseline(merged.workspace)["exact"]["instructions"]["forward"], \
-        _baseline(dev)["exact"]["instructions"]["forward"]
+    before, after = (
+        _baseline(merged.workspace)["exact"]["instructions"]["forward"],
+        _baseline(dev)["exact"]["instructions"]["forward"],
+    )
     runner.push(dev, "slower", {}, "re-record the baselines")
     intended = runner.run("perf", Event("pull_request", "slower", base="main", action="synchronize"))
     assert intended.rc != 0
@@ -336,17 +394,23 @@ def test_the_workflow_gates_a_users_repository_run_by_run(repo):
     _branch_from_main(runner, dev, "by-hand")
     edited = json.loads((dev / "baselines/tests/perf/test_model.json").read_text())
     edited["tests"]["test_mlp[llvm-vm-bytecode]"]["exact"]["instructions"]["forward"] = before + 40
-    runner.push(dev, "by-hand", {"baselines/tests/perf/test_model.json": json.dumps(edited, indent=2)},
-                "more room")
+    runner.push(dev, "by-hand", {"baselines/tests/perf/test_model.json": json.dumps(edited, indent=2)}, "more room")
     forged = runner.run("perf", Event("pull_request", "by-hand", base="main", action="labeled", label=LABEL))
     assert forged.rc != 0
-    assert ("the approved baseline of test_mlp[llvm-vm-bytecode] in baselines/tests/perf/test_model.json does "
-            "not match what this code measures here") in forged.output, forged.output
-    assert f"instructions: the entry says {before + 40}, this code measures {before} (lower; limit no increase" in forged.output
+    assert (
+        "the approved baseline of test_mlp[llvm-vm-bytecode] in baselines/tests/perf/test_model.json does "
+        "not match what this code measures here"
+    ) in forged.output, forged.output
+    assert (
+        f"instructions: the entry says {before + 40}, this code measures {before} (lower; limit no increase"
+        in forged.output
+    )
     assert "(1 does not match what was measured)" in forged.summary
 
     # a base branch that cannot be fetched: one line naming it and what to do; nothing is gated
     lost = runner.run("perf", Event("pull_request", "by-hand", base="gone", action="opened"))
     assert lost.rc != 0 and lost.failed_step.startswith("fetch the base branch") and "gate" not in lost.steps
-    assert ("::error::cannot fetch the base branch gone from origin, so this pull request cannot be gated against "
-            "its baselines (never against its own): re-run the job, or check that gone exists") in lost.output
+    assert (
+        "::error::cannot fetch the base branch gone from origin, so this pull request cannot be gated against "
+        "its baselines (never against its own): re-run the job, or check that gone exists"
+    ) in lost.output

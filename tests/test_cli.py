@@ -25,10 +25,22 @@ from pytest_tvmperf.result.entry import ResultEntry, results_json
 from pytest_tvmperf.store.files import dump_baselines
 
 REF = "matmul128-te-default/v1"
-M1 = Machine(cpu_model="Test CPU One", logical_cores=2, tvm_threads=2, tvm_version="0.27.0",
-             llvm_version="19", target='{"kind": "llvm"}')
-M2 = Machine(cpu_model="Test CPU Two", logical_cores=8, tvm_threads=8, tvm_version="0.27.0",
-             llvm_version="19", target='{"kind": "llvm"}')
+M1 = Machine(
+    cpu_model="Test CPU One",
+    logical_cores=2,
+    tvm_threads=2,
+    tvm_version="0.27.0",
+    llvm_version="19",
+    target='{"kind": "llvm"}',
+)
+M2 = Machine(
+    cpu_model="Test CPU Two",
+    logical_cores=8,
+    tvm_threads=8,
+    tvm_version="0.27.0",
+    llvm_version="19",
+    target='{"kind": "llvm"}',
+)
 TEST = "test_mlp[llvm-vm-bytecode]"
 MODULE = "tests/perf/test_mlp.py"
 
@@ -63,8 +75,14 @@ def exact_of(executor: str, instructions: int = 17) -> ExactMetrics:
     return metrics
 
 
-def record(*, instructions: int = 17, scale: float = 1.0, timings: list[Timing] | None = None,
-           workload: str = "mlp(batch=1, bind_params=True)", executor: str = "vm-bytecode") -> Record:
+def record(
+    *,
+    instructions: int = 17,
+    scale: float = 1.0,
+    timings: list[Timing] | None = None,
+    workload: str = "mlp(batch=1, bind_params=True)",
+    executor: str = "vm-bytecode",
+) -> Record:
     timings = [timing(scale)] if timings is None else timings
     return Record(
         workload=workload,
@@ -88,8 +106,17 @@ def entry(nodeid: str, rec: Record | None, verdict: str = "pass") -> dict:
     time = None
     if rec is not None and rec.timing is not None:
         samples = rec.timing.samples
-        time = {"median_s": samples.median, "baseline_s": None, "ratio": None, "low": None, "high": None,
-                "confidence": None, "mode": None, "samples_s": list(samples.samples), "baseline_samples_s": None}
+        time = {
+            "median_s": samples.median,
+            "baseline_s": None,
+            "ratio": None,
+            "low": None,
+            "high": None,
+            "confidence": None,
+            "mode": None,
+            "samples_s": list(samples.samples),
+            "baseline_samples_s": None,
+        }
     executor = nodeid.rsplit("-", 1)[-1].rstrip("]") if rec is None else rec.executor
     return {
         "nodeid": nodeid,
@@ -129,11 +156,15 @@ def row_of(out: str, test: str) -> str:
 
 
 def test_show_baseline_file(tmp_path, capsys):
-    path = write_baselines(tmp_path / "baselines" / "test_mlp.json", {
-        TEST: record(timings=[timing(1.0, M1), timing(2.0, M2)]),
-        "test_rgb2yuv[llvm-prim-default]": record(workload="rgb2yuv(schedule='default')", executor="prim",
-                                                   timings=[]),
-    })
+    path = write_baselines(
+        tmp_path / "baselines" / "test_mlp.json",
+        {
+            TEST: record(timings=[timing(1.0, M1), timing(2.0, M2)]),
+            "test_rgb2yuv[llvm-prim-default]": record(
+                workload="rgb2yuv(schedule='default')", executor="prim", timings=[]
+            ),
+        },
+    )
     code, out, err = run(capsys, "show", path)
     assert code == 0 and err == ""
     assert "baseline file" in out and "2 test(s)" in out
@@ -151,10 +182,13 @@ def test_show_baseline_file(tmp_path, capsys):
 
 
 def test_show_results_file(tmp_path, capsys):
-    path = write_results(tmp_path / "results.json", [
-        entry(f"{MODULE}::{TEST}", record(instructions=28, scale=1.5), verdict="regressed"),
-        entry(f"{MODULE}::test_mlp[llvm-prim]", None, verdict="wrong"),
-    ])
+    path = write_results(
+        tmp_path / "results.json",
+        [
+            entry(f"{MODULE}::{TEST}", record(instructions=28, scale=1.5), verdict="regressed"),
+            entry(f"{MODULE}::test_mlp[llvm-prim]", None, verdict="wrong"),
+        ],
+    )
     code, out, err = run(capsys, "show", path)
     assert code == 0 and err == ""
     assert "results file" in out and "2 test(s), 1 with measurements" in out
@@ -198,14 +232,17 @@ def test_diff_more_instructions_fails_with_the_gates_message(tmp_path, old, caps
     assert "by callee: +11 vm.builtin.alloc_tensor" in out
     assert f"regressed against the baseline in {old}" in out
     # a node id with its module's path, as pytest takes it (a bare test id is no node id)
-    assert f"to accept these values as the new baseline: pytest --tvmperf-update 'tests/perf/test_mlp.py::{TEST}'" in out
+    assert (
+        f"to accept these values as the new baseline: pytest --tvmperf-update 'tests/perf/test_mlp.py::{TEST}'" in out
+    )
     assert row_of(out, TEST).endswith("regressed")
     assert "1 test(s) regressed" in out
 
 
 def test_diff_threshold_allows_the_increase(tmp_path, old, capsys):
-    code, out, _ = run(capsys, "diff", old, new(tmp_path, {TEST: record(instructions=28)}),
-                       "--threshold", "instructions=11")
+    code, out, _ = run(
+        capsys, "diff", old, new(tmp_path, {TEST: record(instructions=28)}), "--threshold", "instructions=11"
+    )
     assert code == 0, out
     assert "instructions 17 -> 28" not in out
 
@@ -214,8 +251,10 @@ def test_diff_slower_time_fails(tmp_path, old, capsys):
     code, out, _ = run(capsys, "diff", old, new(tmp_path, {TEST: record(scale=2.0)}))
     assert code == 1, out
     assert "tvmperf: time regressed against the baseline" in out
-    assert (f"time {fmt_time(timing(1.0).samples.median)} -> {fmt_time(timing(2.0).samples.median)} "
-            f"(stored median -> this run's); normalized ratio 2.00x") in out
+    assert (
+        f"time {fmt_time(timing(1.0).samples.median)} -> {fmt_time(timing(2.0).samples.median)} "
+        f"(stored median -> this run's); normalized ratio 2.00x"
+    ) in out
     assert "compared: normalized by the reference kernel" in out
     assert "instructions 17 -> " not in out  # only time regressed
     assert row_of(out, TEST).endswith("regressed")
@@ -263,11 +302,14 @@ def test_diff_lists_added_and_removed_tests(tmp_path, capsys):
 def test_diff_baseline_against_results_matches_its_module(tmp_path, old, capsys):
     """A results file is keyed by test id when compared with a baseline file, and only the
     module the baseline file belongs to is compared (the other module has the same test id)."""
-    results = write_results(tmp_path / "results.json", [
-        entry(f"{MODULE}::{TEST}", record(instructions=28)),
-        entry(f"tests/other/test_mlp2.py::{TEST}", record(instructions=17)),
-        entry("tests/other/test_mlp2.py::test_only_elsewhere", record()),
-    ])
+    results = write_results(
+        tmp_path / "results.json",
+        [
+            entry(f"{MODULE}::{TEST}", record(instructions=28)),
+            entry(f"tests/other/test_mlp2.py::{TEST}", record(instructions=17)),
+            entry("tests/other/test_mlp2.py::test_only_elsewhere", record()),
+        ],
+    )
     code, out, _ = run(capsys, "diff", old, results)
     assert code == 1, out
     assert "instructions 17 -> 28" in out
@@ -283,8 +325,9 @@ def test_diff_baseline_against_results_matches_its_module(tmp_path, old, capsys)
 def test_diff_results_files_match_by_node_id(tmp_path, capsys):
     other = f"tests/other/test_mlp2.py::{TEST}"
     a = write_results(tmp_path / "a.json", [entry(f"{MODULE}::{TEST}", record()), entry(other, record())])
-    b = write_results(tmp_path / "b.json", [entry(f"{MODULE}::{TEST}", record()),
-                                            entry(other, record(instructions=28))])
+    b = write_results(
+        tmp_path / "b.json", [entry(f"{MODULE}::{TEST}", record()), entry(other, record(instructions=28))]
+    )
     code, out, _ = run(capsys, "diff", a, b)
     assert code == 1, out
     assert row_of(out, other).endswith("regressed")
@@ -293,9 +336,13 @@ def test_diff_results_files_match_by_node_id(tmp_path, capsys):
 
 
 def test_diff_ambiguous_test_id_is_an_error(tmp_path, capsys):
-    results = write_results(tmp_path / "results.json", [
-        entry(f"tests/a/test_x.py::{TEST}", record()), entry(f"tests/b/test_y.py::{TEST}", record()),
-    ])
+    results = write_results(
+        tmp_path / "results.json",
+        [
+            entry(f"tests/a/test_x.py::{TEST}", record()),
+            entry(f"tests/b/test_y.py::{TEST}", record()),
+        ],
+    )
     base = write_baselines(tmp_path / "elsewhere.json", {TEST: record()})
     code, out, err = run(capsys, "diff", base, results)
     assert code == 2
@@ -354,14 +401,17 @@ def test_truncated_results_file_is_an_error(tmp_path, capsys):
     assert str(truncated) in err and "truncated" in err and "--tvmperf-json" in err
 
 
-@pytest.mark.parametrize("content, expected", [
-    ({"schema_version": 99, "tests": {}}, "schema version 99"),
-    ({"schema_version": 2, "kind": "pytest-tvmperf-results", "tests": []}, "schema version 2"),
-    ({"name": "something else"}, "neither a pytest-tvmperf baseline file"),
-    ([1, 2, 3], "neither a pytest-tvmperf baseline file"),
-    ({"schema_version": 1, "tests": {TEST: {"workload": "x"}}}, "is malformed"),
-    ({"schema_version": 1, "kind": "pytest-tvmperf-results", "tests": [{"record": {}}]}, "is malformed"),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ({"schema_version": 99, "tests": {}}, "schema version 99"),
+        ({"schema_version": 2, "kind": "pytest-tvmperf-results", "tests": []}, "schema version 2"),
+        ({"name": "something else"}, "neither a pytest-tvmperf baseline file"),
+        ([1, 2, 3], "neither a pytest-tvmperf baseline file"),
+        ({"schema_version": 1, "tests": {TEST: {"workload": "x"}}}, "is malformed"),
+        ({"schema_version": 1, "kind": "pytest-tvmperf-results", "tests": [{"record": {}}]}, "is malformed"),
+    ],
+)
 def test_other_schema_is_an_error(tmp_path, old, capsys, content, expected):
     other = tmp_path / "other.json"
     other.write_text(json.dumps(content))
@@ -391,12 +441,15 @@ def test_history_file_is_not_taken_for_a_baseline(tmp_path, capsys):
     assert "delete" not in err
 
 
-@pytest.mark.parametrize("option, value", [
-    ("--threshold", "instructions=lots"),
-    ("--threshold", "speed=5%"),
-    ("--alpha", "2"),
-    ("--noise", "normalized=3"),
-])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--threshold", "instructions=lots"),
+        ("--threshold", "speed=5%"),
+        ("--alpha", "2"),
+        ("--noise", "normalized=3"),
+    ],
+)
 def test_bad_option_is_a_usage_error(old, capsys, option, value):
     with pytest.raises(SystemExit) as exc:
         cli.main(["diff", str(old), str(old), option, value])
@@ -410,12 +463,20 @@ def test_bad_option_is_a_usage_error(old, capsys, option, value):
 
 def test_module_entry_point(tmp_path, old):
     slower = new(tmp_path, {TEST: record(instructions=28)})
-    proc = subprocess.run([sys.executable, "-m", "pytest_tvmperf", "diff", str(old), str(slower)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_tvmperf", "diff", str(old), str(slower)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "instructions 17 -> 28" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "pytest_tvmperf", "show", str(tmp_path / "missing.json")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_tvmperf", "show", str(tmp_path / "missing.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "missing.json" in proc.stderr and proc.stdout == ""
 
@@ -472,19 +533,31 @@ def test_diff_accept_command_names_the_module_and_the_baseline_directory(tmp_pat
     monkeypatch.chdir(project)
     code, out, _ = run(capsys, "diff", old_file, new(tmp_path, {TEST: record(instructions=28)}))
     assert code == 1, out
-    assert (f"to accept these values as the new baseline: pytest --tvmperf-update --tvmperf-baselines=perf-baselines "
-            f"'tests/test_mlp.py::{TEST}'") in out
+    assert (
+        f"to accept these values as the new baseline: pytest --tvmperf-update --tvmperf-baselines=perf-baselines "
+        f"'tests/test_mlp.py::{TEST}'"
+    ) in out
 
 
-@pytest.mark.parametrize("entry_edit, field", [
-    (lambda e: e["exact"].update(instructions="17"), "exact.instructions"),
-    (lambda e: e.update(exact={}), "exact.instructions"),
-    (lambda e: e["exact"].pop("instructions"), "exact.instructions"),
-    (lambda e: e["exact"].update(instructions=None), "exact.instructions"),  # issue 23: passed as 28/-
-    (lambda e: e["exact"].update(kernels=None), "exact.kernels"),
-    (lambda e: e.update(executor="vm-cudagraph"), "executor"),  # disagrees with the test id
-], ids=["instructions text", "exact empty", "instructions missing", "instructions null", "kernels null",
-        "executor edited"])
+@pytest.mark.parametrize(
+    "entry_edit, field",
+    [
+        (lambda e: e["exact"].update(instructions="17"), "exact.instructions"),
+        (lambda e: e.update(exact={}), "exact.instructions"),
+        (lambda e: e["exact"].pop("instructions"), "exact.instructions"),
+        (lambda e: e["exact"].update(instructions=None), "exact.instructions"),  # issue 23: passed as 28/-
+        (lambda e: e["exact"].update(kernels=None), "exact.kernels"),
+        (lambda e: e.update(executor="vm-cudagraph"), "executor"),  # disagrees with the test id
+    ],
+    ids=[
+        "instructions text",
+        "exact empty",
+        "instructions missing",
+        "instructions null",
+        "kernels null",
+        "executor edited",
+    ],
+)
 def test_diff_of_a_file_with_a_bad_field_exits_2_naming_it(tmp_path, old, capsys, entry_edit, field):
     import json
 
@@ -519,8 +592,9 @@ def test_a_huge_number_in_a_baseline_file_exits_2_naming_it(tmp_path, old, capsy
     code, out, err = run(capsys, command, *([old] if command == "diff" else []), bad)
     assert code == 2, out
     assert "Traceback" not in out + err
-    assert (f"baseline file {bad}: entry '{TEST}' is malformed: field exact.kernels: a whole number of 5000 digits"
-            in err)
+    assert (
+        f"baseline file {bad}: entry '{TEST}' is malformed: field exact.kernels: a whole number of 5000 digits" in err
+    )
 
 
 def test_a_huge_number_in_a_results_file_exits_2_naming_it(tmp_path, old, capsys):
@@ -543,10 +617,13 @@ def test_a_huge_number_in_a_history_file_exits_2_naming_it(tmp_path, capsys):
 
 def test_an_input_no_check_foresaw_exits_2_not_1(tmp_path, old, capsys, monkeypatch):
     """Exit 1 means "regressed": a crash must never read as one."""
+
     def crash(loaded):
         raise OverflowError("int too large to convert to float")
 
     monkeypatch.setattr(cli, "show_lines", crash)
     code, out, err = run(capsys, "show", old)
     assert code == 2
-    assert f"tvmperf: error: show {old}: could not use the input (OverflowError: int too large to convert to float)" in err
+    assert (
+        f"tvmperf: error: show {old}: could not use the input (OverflowError: int too large to convert to float)" in err
+    )

@@ -71,8 +71,11 @@ def test_cuda_is_recorded_and_gated_on_exact_metrics_without_a_gpu(project):
     assert mlp["timings"] == {} and mlp["exact"]["calls"] is None  # not run: no time, no executed calls
     assert mlp["exact"]["instructions"] == {"forward": 17} and mlp["exact"]["kernels"] == 3
     per_kernel = mlp["exact"]["per_kernel"]
-    assert set(per_kernel["gpu_registers"]) == {"fused_matmul_add_kernel", "fused_matmul1_add1_kernel",
-                                               "fused_matmul2_add2_kernel"}
+    assert set(per_kernel["gpu_registers"]) == {
+        "fused_matmul_add_kernel",
+        "fused_matmul1_add1_kernel",
+        "fused_matmul2_add2_kernel",
+    }
     assert all(r > 0 for r in per_kernel["gpu_registers"].values())
     assert per_kernel["gpu_spill_bytes"]["fused_matmul_add_kernel"] == 0
     assert per_kernel["ptx_instructions"]["fused_matmul_add_kernel"] > 10
@@ -80,13 +83,15 @@ def test_cuda_is_recorded_and_gated_on_exact_metrics_without_a_gpu(project):
 
     gated = project.run("--tvmperf-targets=cuda")
     gated.assert_outcomes(passed=2)
-    gated.stdout.fnmatch_lines([
-        "*test_matmul[[]cuda-prim[]]*prim*cuda*pass*",
-        "*no GPU: built and gated 7 exact metrics, not run*",  # matmul: kernels, code bytes, 5 GPU resources
-        "*no GPU: built and gated 9 exact metrics, not run*",  # mlp: + VM instructions, planned bytes
-        "*target cuda: no GPU on this machine: built and gated the exact metrics only*"
-        "correctness, executed calls and time were not checked*",
-    ])
+    gated.stdout.fnmatch_lines(
+        [
+            "*test_matmul[[]cuda-prim[]]*prim*cuda*pass*",
+            "*no GPU: built and gated 7 exact metrics, not run*",  # matmul: kernels, code bytes, 5 GPU resources
+            "*no GPU: built and gated 9 exact metrics, not run*",  # mlp: + VM instructions, planned bytes
+            "*target cuda: no GPU on this machine: built and gated the exact metrics only*"
+            "correctness, executed calls and time were not checked*",
+        ]
+    )
 
 
 def test_a_schedule_that_doubles_registers_fails_naming_the_kernel(project):
@@ -97,8 +102,12 @@ def test_a_schedule_that_doubles_registers_fails_naming_the_kernel(project):
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "gpu_registers" in out and "regressed against the baseline" in out
-    result.stdout.fnmatch_lines(["*kernels that grew: main_kernel: * -> * registers/thread (+*%)*",
-                                 "*pytest --tvmperf-update*test_perf.py::test_matmul*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*kernels that grew: main_kernel: * -> * registers/thread (+*%)*",
+            "*pytest --tvmperf-update*test_perf.py::test_matmul*",
+        ]
+    )
     assert "Traceback" not in out
 
 
@@ -109,19 +118,21 @@ def test_the_arch_is_overridable(project):
     assert project.baselines()["tests"]["test_mlp[cuda-vm-bytecode]"]["target"]["arch"] == "sm_90"
 
 
-CUDA_GRAPH = '''
+CUDA_GRAPH = """
 from pytest_tvmperf import workloads
 
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1))
-'''
+"""
 
 
 def test_vm_cudagraph_is_built_and_gated_on_cuda_and_skipped_elsewhere(project):
     project.pytester.makepyfile(test_perf=CUDA_GRAPH)
     result = project.run("-rs", "--tvmperf-targets=llvm,cuda", "--tvmperf-executors=vm-cudagraph", "--tvmperf-update")
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*executor vm-cudagraph captures CUDA graphs: it runs on the cuda target only, not llvm*"])
+    result.stdout.fnmatch_lines(
+        ["*executor vm-cudagraph captures CUDA graphs: it runs on the cuda target only, not llvm*"]
+    )
     entry = project.baselines()["tests"]["test_mlp[cuda-vm-cudagraph]"]
     assert entry["exact"]["by_callee"]["vm.builtin.cuda_graph.run_or_capture"] == 1
     assert entry["timings"] == {}
@@ -136,6 +147,10 @@ def test_kernels_nvcc_cannot_build_fail_with_its_message_not_a_traceback(project
     project.pytester.makepyfile(test_perf=MATMUL)
     result = project.run("--tvmperf-targets=cuda", "-k", "matmul")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*tvmperf: compiling matmul on cuda/prim failed: its CUDA kernels do not build for sm_20:*",
-                                 "*nvcc --ptx -arch sm_20 failed (exit *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: compiling matmul on cuda/prim failed: its CUDA kernels do not build for sm_20:*",
+            "*nvcc --ptx -arch sm_20 failed (exit *",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from scale_workload import SCALE_WORKLOAD
 
-SMALL_RELAX = '''
+SMALL_RELAX = """
 import numpy as np
 import pytest
 from tvm import relax
@@ -31,16 +31,19 @@ def add_one():
 @pytest.mark.tvmperf(executors=["vm-bytecode", "vm-compiled"])
 def test_add(tvmperf):
     tvmperf.check(add_one())
-'''
+"""
 
-PRIM_TEST = SCALE_WORKLOAD + '''@pytest.mark.tvmperf(executors=["prim"])
+PRIM_TEST = (
+    SCALE_WORKLOAD
+    + """@pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(scale(float(os.environ.get("SCALE_A", "2"))))
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_b(tvmperf):
     tvmperf.check(scale(3.0))
-'''
+"""
+)
 
 
 def artifact_problems(root: Path) -> list[str]:
@@ -65,9 +68,12 @@ def artifact_problems(root: Path) -> list[str]:
 
 def _named_artifacts(project, module="test_perf") -> set[str]:
     """The compiled artifacts (the old ``so`` form) and IR files (``ir``) the entries name."""
-    return {t["artifact"]["path"] for e in project.baselines(module)["tests"].values()
-            for t in e["timings"].values() if t.get("artifact")} | {
-            e["ir"]["path"] for e in project.baselines(module)["tests"].values() if e.get("ir")}
+    return {
+        t["artifact"]["path"]
+        for e in project.baselines(module)["tests"].values()
+        for t in e["timings"].values()
+        if t.get("artifact")
+    } | {e["ir"]["path"] for e in project.baselines(module)["tests"].values() if e.get("ir")}
 
 
 # ---------------------------------------------------------------- 1. prune
@@ -104,8 +110,12 @@ def test_a_local_prune_keeps_the_baselines_of_remote_devices(project):
     result = project.run("--tvmperf-update", "--tvmperf-prune")
     result.assert_outcomes(passed=2)
     kept = sorted(project.baselines()["tests"])
-    assert kept == ["test_add[llvm-vm-bytecode]", "test_add[llvm-vm-compiled]", "test_add[rpc:k1-llvm-vm-bytecode]",
-                    "test_add[rpc:k1-llvm-vm-compiled]"]  # only the test that no longer exists is pruned
+    assert kept == [
+        "test_add[llvm-vm-bytecode]",
+        "test_add[llvm-vm-compiled]",
+        "test_add[rpc:k1-llvm-vm-bytecode]",
+        "test_add[rpc:k1-llvm-vm-compiled]",
+    ]  # only the test that no longer exists is pruned
     result.stdout.fnmatch_lines(["*pruned 1 unused baseline(s)*test_gone[[]rpc:k1-llvm-vm-bytecode[]]*"])
 
 
@@ -171,9 +181,13 @@ def test_a_read_only_ir_directory_fails_the_update_clearly_and_changes_nothing(p
     project.set_env("SCALE_A", "5")
     result = project.run("--tvmperf-update")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*tvmperf: test_perf.py::test_a[[]llvm-prim[]]: cannot write the program's IR into "
-                                 "baselines/artifacts/ir (Permission denied): make that directory writable*; "
-                                 "this test writes no baseline*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: test_perf.py::test_a[[]llvm-prim[]]: cannot write the program's IR into "
+            "baselines/artifacts/ir (Permission denied): make that directory writable*; "
+            "this test writes no baseline*"
+        ]
+    )
     assert "Traceback" not in result.stdout.str() and "PermissionError" not in result.stdout.str()
     assert project.baseline_file().read_bytes() == before
     assert [p.name for p in ir_dir.iterdir() if p.name.startswith(".")] == []
@@ -208,7 +222,8 @@ def test_interrupt_while_waiting_for_the_lock_keeps_each_file_with_its_own_artif
     assert artifact_problems(project.pytester.path) == []
 
     (project.pytester.path / "conftest.py").write_text(
-        (project.pytester.path / "conftest.py").read_text() + INTERRUPT_AT_BASELINE_LOCK)
+        (project.pytester.path / "conftest.py").read_text() + INTERRUPT_AT_BASELINE_LOCK
+    )
     project.set_env("INTERRUPT_AT_LOCK", "1")
     project.set_env("SCALE_A", "5")  # another program: another artifact for test_a
     project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update")
@@ -233,14 +248,16 @@ def test_a_re_record_replaces_the_artifact_and_deletes_the_superseded_one(projec
     project.run("--tvmperf-update", f"--tvmperf-baseline-program={form}").assert_outcomes(passed=2)
     second = _named_artifacts(project)
     assert len(first & second) == 1  # test_b's program is unchanged: the same file
-    on_disk = {str(p.relative_to(project.pytester.path / "baselines"))
-               for p in (project.pytester.path / "baselines/artifacts").rglob(pattern)}
+    on_disk = {
+        str(p.relative_to(project.pytester.path / "baselines"))
+        for p in (project.pytester.path / "baselines/artifacts").rglob(pattern)
+    }
     assert on_disk == second  # test_a's old artifact is gone, no file is left unnamed
     assert artifact_problems(project.pytester.path) == []
 
 
 #: Ctrl-C (a real SIGINT to the process) as the second baseline file is written
-SIGINT_IN_THE_SECOND_WRITE = '''
+SIGINT_IN_THE_SECOND_WRITE = """
 import os, signal
 from pytest_tvmperf.store import files
 
@@ -259,7 +276,7 @@ def atomic_write(path, text):
 
 
 files.atomic_write = atomic_write
-'''
+"""
 
 
 def test_ctrl_c_inside_the_final_write_says_what_was_written_and_leaves_no_temporary_file(project):
@@ -273,11 +290,13 @@ def test_ctrl_c_inside_the_final_write_says_what_was_written_and_leaves_no_tempo
     # in a subprocess: the signal goes to that process alone
     result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "sigint_plugin", "--tvmperf-update")
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines([
-        "*tvmperf: interrupted (Ctrl-C) while writing the baselines: written: baselines/test_one.json; not written: "
-        "baselines/test_two.json. Each file is whole*run the update again to record the rest*",
-        "*run interrupted while writing the baselines: written for 2 test(s), NOT written for 2 test(s)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: interrupted (Ctrl-C) while writing the baselines: written: baselines/test_one.json; not written: "
+            "baselines/test_two.json. Each file is whole*run the update again to record the rest*",
+            "*run interrupted while writing the baselines: written for 2 test(s), NOT written for 2 test(s)*",
+        ]
+    )
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output and "KeyboardInterrupt" not in output
     assert project.baseline_file("test_two").read_text() == before["test_two"]  # the old state, whole
@@ -297,8 +316,15 @@ def test_modules_of_the_same_name_outside_the_rootdir_get_their_own_baseline_fil
     for sub, size in (("a", 8), ("b", 16)):
         (root / sub).mkdir()
         (root / sub / "test_x.py").write_text(PRIM_TEST.replace('os.environ.get("SCALE_A", "2")', f'"{size}"'))
-    args = ("-p", "no:cacheprovider", "--import-mode=importlib", "--rootdir=proj", "-c", "proj/pytest.ini",
-            f"--confcutdir={root}")  # the fake timer of root/conftest.py
+    args = (
+        "-p",
+        "no:cacheprovider",
+        "--import-mode=importlib",
+        "--rootdir=proj",
+        "-c",
+        "proj/pytest.ini",
+        f"--confcutdir={root}",
+    )  # the fake timer of root/conftest.py
     result = project.pytester.runpytest(*args, "--tvmperf-update", "a/test_x.py", "b/test_x.py")
     result.assert_outcomes(passed=4)
     files = sorted((root / "proj" / "baselines").rglob("test_x.json"))
@@ -313,7 +339,9 @@ def test_modules_of_the_same_name_outside_the_rootdir_get_their_own_baseline_fil
 
 # ---------------------------------------------------------------- 3. a crashing kernel
 
-CRASHING_TEST = PRIM_TEST + '''
+CRASHING_TEST = (
+    PRIM_TEST
+    + """
 
 def unresolved_extern():
     from tvm import tirx
@@ -325,19 +353,22 @@ def unresolved_extern():
 @pytest.mark.tvmperf(executors=["prim"])
 def test_crash(tvmperf):
     tvmperf.check(unresolved_extern())
-'''
+"""
+)
 
 
 def test_a_crashing_kernel_fails_its_test_and_the_other_updates_are_written(project):
     project.pytester.makepyfile(test_perf=CRASHING_TEST.replace("def test_crash", "def test_m_crash"))
     result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines([
-        "*tvmperf: unresolved on llvm/prim: the compiled kernel crashed (exit status 127) when run in a child process; "
-        "nothing was run in the session*",
-        "*undefined symbol: tvmperf_no_such_symbol*",
-        "*baselines written for 2 test(s)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: unresolved on llvm/prim: the compiled kernel crashed (exit status 127) when run in a child process; "
+            "nothing was run in the session*",
+            "*undefined symbol: tvmperf_no_such_symbol*",
+            "*baselines written for 2 test(s)*",
+        ]
+    )
     assert sorted(project.baselines()["tests"]) == ["test_a[llvm-prim]", "test_b[llvm-prim]"]
     assert artifact_problems(project.pytester.path) == []
     assert list((project.pytester.path / "baselines").rglob("*.tmp*")) == []
@@ -361,10 +392,12 @@ def test_a_truncated_artifact_with_a_matching_sha256_cannot_crash_the_session(pr
     project.set_env("TVMPERF_FAKE_SCALE", "3")  # fail, so that the message shows the artifact's note
     result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
-        f"*note: baseline artifact baselines/{timing['artifact']['path']} *crashed the child process that loaded it "
-        f"(SIG*); ignored, nothing of it was loaded in the session*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"*note: baseline artifact baselines/{timing['artifact']['path']} *crashed the child process that loaded it "
+            f"(SIG*); ignored, nothing of it was loaded in the session*",
+        ]
+    )
 
 
 def test_an_update_keeps_the_mode_the_user_gave_the_baseline_file(project):

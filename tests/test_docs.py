@@ -30,8 +30,14 @@ def test_the_site_builds_in_strict_mode(tmp_path: Path):
     """A broken link, a missing page, a bad snippet or any other warning fails the build."""
     site = tmp_path / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's notice about its successor, printed on every build
-    result = subprocess.run([*_mkdocs(), "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"),
-                             "--site-dir", str(site)], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    result = subprocess.run(
+        [*_mkdocs(), "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING" not in result.stderr, result.stderr
     reference = (site / "reference" / "index.html").read_text(encoding="utf-8")
@@ -71,10 +77,13 @@ def test_the_readme_is_one_screen_and_links_into_the_docs():
 def test_the_two_commands_are_the_readmes_first_lines():
     """The README keeps the two commands exactly, on its first screen."""
     head = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:16])
-    assert ('python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 -e ".[peers]" && '
-            ".venv/bin/python -m pytest tests/perf") in head
-    assert ('python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 -e ".[test]" && '
-            ".venv/bin/python -m pytest\n") in head
+    assert (
+        'python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 -e ".[peers]" && '
+        ".venv/bin/python -m pytest tests/perf"
+    ) in head
+    assert (
+        'python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 -e ".[test]" && .venv/bin/python -m pytest\n'
+    ) in head
 
 
 def test_the_ci_workflow_uses_only_real_options():
@@ -127,12 +136,20 @@ def test_a_new_option_appears_in_the_reference_by_itself(monkeypatch):
     """The reference cannot drift: a row added to OPTIONS is documented with no edit to docs/."""
     from pytest_tvmperf.config import options
 
-    new = options.Option("tvmperf_new_thing", "new_thing", "does a <new> thing", env="TVMPERF_NEW_THING",
-                         marker_keys=("new_thing",), marker_role="sets")
+    new = options.Option(
+        "tvmperf_new_thing",
+        "new_thing",
+        "does a <new> thing",
+        env="TVMPERF_NEW_THING",
+        marker_keys=("new_thing",),
+        marker_role="sets",
+    )
     monkeypatch.setattr(options, "OPTIONS", (*options.OPTIONS, new))
     page = _render(_hook(), (DOCS / "reference.md").read_text(encoding="utf-8"))
-    assert ("- `--tvmperf-new-thing=VALUE`: does a &lt;new&gt; thing (ini `tvmperf_new_thing` · environment "
-            "`TVMPERF_NEW_THING` · marker `new_thing`)") in page
+    assert (
+        "- `--tvmperf-new-thing=VALUE`: does a &lt;new&gt; thing (ini `tvmperf_new_thing` · environment "
+        "`TVMPERF_NEW_THING` · marker `new_thing`)"
+    ) in page
     assert "does a &lt;new&gt; thing" in page
     assert "| `TVMPERF_NEW_THING` | `--tvmperf-new-thing` |" in page
     assert "| `new_thing` | `--tvmperf-new-thing` |" in page
@@ -153,11 +170,13 @@ def test_the_pages_read_right_on_github():
         assert not re.search(r"^\s*--8<--", text, re.MULTILINE), f"{page.name}: an include line GitHub shows as is"
         for match in re.finditer(r"^<!-- tvmperf:[a-z]+.*-->$", text, re.MULTILINE):
             if match.group() != hook.END:
-                assert text[match.end():].lstrip("\n") and not text[match.end():].lstrip("\n").startswith(hook.END), \
+                assert text[match.end() :].lstrip("\n") and not text[match.end() :].lstrip("\n").startswith(hook.END), (
                     f"{page.name}: {match.group()} has no generated text"
+                )
     stale = hook.stale_pages()
-    assert not stale, (f"{', '.join(p.name for p in stale)}: generated sections out of date; "
-                       f"refresh them with: {hook.COMMAND}")
+    assert not stale, (
+        f"{', '.join(p.name for p in stale)}: generated sections out of date; refresh them with: {hook.COMMAND}"
+    )
     workloads = (DOCS / "workloads.md").read_text(encoding="utf-8")
     for example in EXAMPLES:  # each example is in its page whole, as the file the tests run
         assert example.read_text(encoding="utf-8").rstrip("\n") in workloads, example.name
@@ -175,6 +194,11 @@ def test_a_stale_section_is_found_and_rewritten(tmp_path: Path):
     assert hook.render(a) == a
     b = hook.render((tmp_path / "b.md").read_text())
     assert "```yaml\n" in b and b.endswith("<!-- tvmperf:end -->\n\nafter\n") and hook.render(b) == b
-    result = subprocess.run([sys.executable, str(DOCS / "hooks" / "reference.py"), "--check"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, str(DOCS / "hooks" / "reference.py"), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr

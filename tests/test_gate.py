@@ -8,7 +8,7 @@ import pytest
 
 from pytest_tvmperf.values.machine import Machine
 
-MLP_TEST = '''
+MLP_TEST = """
 import os
 import pytest
 from pytest_tvmperf import workloads
@@ -16,9 +16,9 @@ from pytest_tvmperf import workloads
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1, bind_params=os.environ.get("MLP_BIND", "1") == "1"))
-'''
+"""
 
-TWO_TESTS = '''
+TWO_TESTS = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -29,7 +29,7 @@ def test_a(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"])
 def test_b(tvmperf):
     tvmperf.check(workloads.multiply(m=16, n=16))
-'''
+"""
 
 
 def test_record_pass_regress_update_pass(project):
@@ -37,15 +37,19 @@ def test_record_pass_regress_update_pass(project):
 
     first = project.run()
     first.assert_outcomes(failed=1)
-    first.stdout.fnmatch_lines(["*no baseline for test_mlp[[]llvm-vm-bytecode[]]*",
-                                "*create it with: pytest --tvmperf-update*test_perf.py::test_mlp*"])
+    first.stdout.fnmatch_lines(
+        [
+            "*no baseline for test_mlp[[]llvm-vm-bytecode[]]*",
+            "*create it with: pytest --tvmperf-update*test_perf.py::test_mlp*",
+        ]
+    )
 
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     entry = project.baselines()["tests"]["test_mlp[llvm-vm-bytecode]"]
     assert entry["exact"]["instructions"] == {"forward": 17}
     assert entry["target"]["kind"] == "llvm" and entry["target"]["mcpu"]
     assert entry["tvm_version"].startswith("0.27")
-    (fingerprint, timing), = entry["timings"].items()
+    ((fingerprint, timing),) = entry["timings"].items()
     assert timing["machine"]["logical_cores"] >= 1 and len(fingerprint) == 12
 
     project.run().assert_outcomes(passed=1)
@@ -54,13 +58,15 @@ def test_record_pass_regress_update_pass(project):
     project.set_env("MLP_BIND", "0")
     slower = project.run()
     slower.assert_outcomes(failed=1)
-    slower.stdout.fnmatch_lines([
-        "*instructions*regressed against the baseline in baselines/test_perf.json*",
-        "*instructions 17 -> 28 (+11, limit no increase)*",
-        "*by callee:*transpose*",
-        "*workload was mlp(batch=1, bind_params=True), now mlp(batch=1, bind_params=False)*",
-        "*to accept these values as the new baseline: pytest --tvmperf-update*test_perf.py::test_mlp*",
-    ])
+    slower.stdout.fnmatch_lines(
+        [
+            "*instructions*regressed against the baseline in baselines/test_perf.json*",
+            "*instructions 17 -> 28 (+11, limit no increase)*",
+            "*by callee:*transpose*",
+            "*workload was mlp(batch=1, bind_params=True), now mlp(batch=1, bind_params=False)*",
+            "*to accept these values as the new baseline: pytest --tvmperf-update*test_perf.py::test_mlp*",
+        ]
+    )
 
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     assert project.baselines()["tests"]["test_mlp[llvm-vm-bytecode]"]["exact"]["instructions"] == {"forward": 28}
@@ -80,12 +86,14 @@ def test_time_gate_with_injected_slowdown(project):
     project.set_env("TVMPERF_FAKE_SCALE", "1.10")  # a real 10% slowdown is caught
     result = project.run()
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
-        "*tvmperf: time regressed against the baseline in baselines/test_perf.json*",
-        "*time 1.01 ms -> 1.11 ms (medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%, 45 samples*",
-        "*compared: the baseline's artifact timed side by side*",
-        "*note: first measurement regressed at 1.10x (97.5% CI 1.05-1.15x, a/b); re-measured with 45 samples in all: confirmed*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: time regressed against the baseline in baselines/test_perf.json*",
+            "*time 1.01 ms -> 1.11 ms (medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%, 45 samples*",
+            "*compared: the baseline's artifact timed side by side*",
+            "*note: first measurement regressed at 1.10x (97.5% CI 1.05-1.15x, a/b); re-measured with 45 samples in all: confirmed*",
+        ]
+    )
     result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*prim*llvm*1.11 ms*1.01 ms*1.10x*regressed*"])
 
     # a looser threshold from the command line lets the 10% pass
@@ -99,12 +107,18 @@ def test_noise_larger_than_threshold_is_inconclusive_and_configurable(project):
     noisy = ["--tvmperf-noise=ab=5%"]  # the side-by-side noise now exceeds the 5% threshold
     result = project.run(*noisy)  # one summary line for both, no multi-line warning per test
     result.assert_outcomes(passed=2, warnings=0)
-    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*inconclusive*",
-                                 "tvmperf: 2 test(s) inconclusive (*): not failed; each test's details with -v;*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_a[[]llvm-prim[]]*inconclusive*",
+            "tvmperf: 2 test(s) inconclusive (*): not failed; each test's details with -v;*",
+        ]
+    )
     assert "TvmperfInconclusive" not in result.stdout.str()
     result = project.run(*noisy, "-v")  # with -v: each test's details as a warning
     result.assert_outcomes(passed=2, warnings=2)
-    result.stdout.fnmatch_lines(["*TvmperfInconclusive: tvmperf: time inconclusive*noise is larger than the threshold*"])
+    result.stdout.fnmatch_lines(
+        ["*TvmperfInconclusive: tvmperf: time inconclusive*noise is larger than the threshold*"]
+    )
     project.run(*noisy, "--tvmperf-inconclusive=fail").assert_outcomes(failed=2)
     project.run(*noisy, "--tvmperf-inconclusive=pass").assert_outcomes(passed=2, warnings=0)
 
@@ -119,14 +133,16 @@ def test_improvement_is_reported_not_failed(project):
 
 
 def test_threshold_precedence_cli_over_marker_over_ini(project):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import pytest
 from pytest_tvmperf import workloads
 
 @pytest.mark.tvmperf(executors=["prim"], time="400%")
 def test_a(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-''')
+"""
+    )
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     project.set_env("TVMPERF_FAKE_SCALE", "3")
     project.run().assert_outcomes(passed=1)  # marker: +400%
@@ -175,12 +191,20 @@ def test_time_from_another_machine_is_compared_normalized_or_skipped(project):
     project.set_env("TVMPERF_FAKE_SCALE", "10")
     result = project.run("--tvmperf-other-machine=normalized")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*time 1.01 ms -> 10.1 ms (stored median -> this run's); normalized ratio 10.00x (97.5% CI *",
-                                 "*compared: vs another machine (*, *), normalized*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*time 1.01 ms -> 10.1 ms (stored median -> this run's); normalized ratio 10.00x (97.5% CI *",
+            "*compared: vs another machine (*, *), normalized*",
+        ]
+    )
     result = project.run()  # the default: shown, not gated, and said so
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*10.1 ms*-*pass*",
-                                 "*2 test(s): time shown, not gated: no time baseline for this machine*--tvmperf-other-machine=skip*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_a[[]llvm-prim[]]*10.1 ms*-*pass*",
+            "*2 test(s): time shown, not gated: no time baseline for this machine*--tvmperf-other-machine=skip*",
+        ]
+    )
 
 
 def test_a_baseline_from_another_cpu_model_never_fails_the_time_gate(project):
@@ -195,17 +219,22 @@ def test_a_baseline_from_another_cpu_model_never_fails_the_time_gate(project):
     result.assert_outcomes(passed=2, warnings=0)
     result.stdout.fnmatch_lines(["*2 test(s): time inconclusive: baseline from another CPU model (Other CPU)*"])
     result = project.run("--tvmperf-other-machine=normalized", "--tvmperf-inconclusive=fail")
-    result.stdout.fnmatch_lines(["*baseline from another CPU model (Other CPU): normalized times do not carry across CPU models*"])
+    result.stdout.fnmatch_lines(
+        ["*baseline from another CPU model (Other CPU): normalized times do not carry across CPU models*"]
+    )
 
 
 def test_interrupted_update_leaves_baselines_intact(project):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
     project.run("--tvmperf-update").assert_outcomes(passed=2)
     before = project.baseline_file().read_text()
-    project.pytester.makepyfile(test_perf=TWO_TESTS + '''
+    project.pytester.makepyfile(
+        test_perf=TWO_TESTS
+        + """
 def test_zz_interrupt():
     raise KeyboardInterrupt
-''')
+"""
+    )
     project.set_env("TVMPERF_FAKE_SCALE", "5")
     # in a subprocess: an in-process run would hand the Ctrl-C on to this test session
     result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update")
@@ -217,12 +246,14 @@ def test_zz_interrupt():
 
 def test_executors_and_targets_from_ini_and_test_ids(project):
     project.pytester.makeini("[pytest]\ntvmperf_executors = vm-compiled\ntvmperf_targets = llvm\n")
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 from pytest_tvmperf import workloads
 
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1))
-''')
+"""
+    )
     result = project.run("--tvmperf-update", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*test_perf.py::test_mlp[[]llvm-vm-compiled[]] PASSED*"])
@@ -237,7 +268,8 @@ def test_mlp(tvmperf):
 
 
 def test_one_check_per_test(project):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import pytest
 from pytest_tvmperf import workloads
 
@@ -245,7 +277,8 @@ from pytest_tvmperf import workloads
 def test_twice(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
     tvmperf.check(workloads.multiply(m=8, n=8))
-''')
+"""
+    )
     result = project.run("--tvmperf-update")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*tvmperf.check() was already called in this test*"])
@@ -283,8 +316,12 @@ def test_only_a_regression_seen_twice_fails(project):
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.5")
     result = project.run("-v")
     result.assert_outcomes(passed=2, warnings=2)
-    result.stdout.fnmatch_lines(["*first measurement inconclusive at 1.0?x *; re-measured with 45 samples in all: "
-                                 "fails on all samples, but the measurements disagree (1.0?x, then 1.5?x): inconclusive*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*first measurement inconclusive at 1.0?x *; re-measured with 45 samples in all: "
+            "fails on all samples, but the measurements disagree (1.0?x, then 1.5?x): inconclusive*"
+        ]
+    )
     # a regression that both measurements see fails
     project.set_env("TVMPERF_FAKE_SPREAD", "0")
     project.set_env("TVMPERF_FAKE_SCALE", "1.5")
@@ -333,8 +370,12 @@ def test_a_multithreaded_kernel_on_a_busy_machine_is_timed_at_one_thread(project
     project.set_env("TVMPERF_FAKE_SCALE", "1.5")
     result = run()
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*note: timed at 1 of 2 TVM threads, both sides alike: the machine could not give 2 "
-                                 "(100% of samples preempted at 2)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*note: timed at 1 of 2 TVM threads, both sides alike: the machine could not give 2 "
+            "(100% of samples preempted at 2)*"
+        ]
+    )
     # without the a/b artifact the stored 2-thread samples are all there is: inconclusive, not failed
     result = run("--tvmperf-artifacts=off")
     result.assert_outcomes(passed=2)

@@ -18,10 +18,15 @@ def _run(created, commit, tests):
 
 
 def test_history_lines_show_each_run_with_its_commit_and_the_trend():
-    runs = [_run("2026-11-20T10:00:00+00:00", "aaaa11112222", {"t.py::a": (1e-3, "pass"), "t.py::b": (2e-3, "pass")}),
-            _run("2026-11-21T10:00:00+00:00", None, {"t.py::a": (1.1e-3, "pass")}),
-            _run("2026-11-22T10:00:00+00:00", "cccc33334444+dirty", {"t.py::a": (1.2e-3, "regressed"),
-                                                                      "t.py::b": (None, "error")})]
+    runs = [
+        _run("2026-11-20T10:00:00+00:00", "aaaa11112222", {"t.py::a": (1e-3, "pass"), "t.py::b": (2e-3, "pass")}),
+        _run("2026-11-21T10:00:00+00:00", None, {"t.py::a": (1.1e-3, "pass")}),
+        _run(
+            "2026-11-22T10:00:00+00:00",
+            "cccc33334444+dirty",
+            {"t.py::a": (1.2e-3, "regressed"), "t.py::b": (None, "error")},
+        ),
+    ]
     lines = history_lines(runs)
     text = "\n".join(lines)
     assert lines[0] == "t.py::a"
@@ -31,7 +36,7 @@ def test_history_lines_show_each_run_with_its_commit_and_the_trend():
     assert "+10.0%" in a_rows[1] and " - " in a_rows[1]  # run 2 had no commit recorded
     assert "regressed" in a_rows[2]
     assert "trend: 1 ms -> 1.2 ms (+20.0%) over 3 timed runs" in text
-    b = lines[lines.index("t.py::b"):]
+    b = lines[lines.index("t.py::b") :]
     assert len([line for line in b if line.strip().startswith(("1 ", "3 "))]) == 2  # b did not run in run 2
     assert "trend" not in "\n".join(b)  # one timed run: no trend
     assert history_lines(runs, match="::b", last=1)[0] == "t.py::b"
@@ -45,7 +50,9 @@ def test_history_command_reads_what_the_plugin_wrote(project, tmp_path, capsys):
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run([*git, "add", "-A"], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "first"], cwd=root, check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
     history = tmp_path / "history.jsonl"
     project.run("--tvmperf-update", f"--tvmperf-history={history}").assert_outcomes(passed=2)
     project.set_env("TVMPERF_FAKE_SCALE", "1.02")

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_tvmperf.builder import host_cpu
 
-PRIM_TEST = '''
+PRIM_TEST = """
 import numpy as np
 import pytest
 from tvm import te
@@ -33,15 +33,15 @@ def test_scale(tvmperf):
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1))
-'''
+"""
 
 #: LLVM names this host's CPU as a Zen 4 (as it does on a Zen 4 VM without AVX-512)
-ZEN4_MODEL = '''
+ZEN4_MODEL = """
 import tvm
 tvm.target.codegen.llvm_get_system_cpu = lambda: "znver4"
-'''
+"""
 
-SIGILL_TEST = '''
+SIGILL_TEST = """
 import numpy as np
 import pytest
 from tvm import te, tirx
@@ -57,7 +57,7 @@ def dies_of_sigill(n: int = 16):
 @pytest.mark.tvmperf(executors=["prim"])
 def test_sigill(tvmperf):
     tvmperf.check(dies_of_sigill())
-'''
+"""
 
 
 def _host_flags() -> set[str]:
@@ -132,14 +132,17 @@ def test_the_override_in_the_ini_and_a_regression_repeats_it_in_the_accept_comma
     assert "--tvmperf-llvm-target=x86-64-v2" in slow.stdout.str().split("to accept")[-1]
 
 
-@pytest.mark.parametrize("value, words", [
-    ("-mcpu=znver4", "flags such as -mcpu=... are gone"),
-    ("[\"znver4\"]", "neither an mcpu name"),
-    ('{"kind": "cuda"}', "the kind must be llvm"),
-    ("{not json", "not valid JSON"),
-    ("nosuchcpu", "LLVM does not know the CPU 'nosuchcpu'"),
-    ('{"mcpu": "haswell", "vector_width": 3}', "TVM does not take the target"),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("-mcpu=znver4", "flags such as -mcpu=... are gone"),
+        ('["znver4"]', "neither an mcpu name"),
+        ('{"kind": "cuda"}', "the kind must be llvm"),
+        ("{not json", "not valid JSON"),
+        ("nosuchcpu", "LLVM does not know the CPU 'nosuchcpu'"),
+        ('{"mcpu": "haswell", "vector_width": 3}', "TVM does not take the target"),
+    ],
+)
 def test_a_bad_override_is_a_usage_error(project, value, words):
     project.pytester.makepyfile(test_perf=PRIM_TEST)
     result = project.run(f"--tvmperf-llvm-target={value}")
@@ -159,8 +162,9 @@ def test_a_bad_environment_variable_names_itself(project):
 def test_a_kernel_that_dies_of_sigill_is_told_why_and_how_to_change_the_target(project):
     project.pytester.makepyfile(test_perf=SIGILL_TEST)
     project.set_env(host_cpu.CPUINFO_ENV, str(_vm_without_avx512(project.pytester.path)))
-    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update",
-                                                   "--tvmperf-llvm-target=znver4")
+    result = project.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--tvmperf-update", "--tvmperf-llvm-target=znver4"
+    )
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "the compiled kernel crashed (SIGILL) when run in a child process" in out
@@ -182,12 +186,19 @@ def test_another_crash_keeps_its_message(project):
 def test_a_kernel_that_never_returns_fails_its_test_within_the_child_timeout(project):
     """Issue 23 §4: a kernel that never returns (sleep() in an extern) hung the isolation
     child, and with it the run, forever."""
-    project.pytester.makepyfile(test_perf=SIGILL_TEST.replace('"raise", 4', '"sleep", 3600').replace(
-        "def test_sigill", "def test_hangs") + PRIM_TEST.split("from pytest_tvmperf import Workload, workloads")[1])
-    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tvmperf-update",
-                                                   "--tvmperf-child-timeout=15", "-k", "hangs or scale")
+    project.pytester.makepyfile(
+        test_perf=SIGILL_TEST.replace('"raise", 4', '"sleep", 3600').replace("def test_sigill", "def test_hangs")
+        + PRIM_TEST.split("from pytest_tvmperf import Workload, workloads")[1]
+    )
+    result = project.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--tvmperf-update", "--tvmperf-child-timeout=15", "-k", "hangs or scale"
+    )
     result.assert_outcomes(failed=1, passed=1)  # the next test runs, in a new child
-    result.stdout.fnmatch_lines(["*tvmperf: sigill on llvm/prim: the compiled kernel did not return (hung: no answer "
-                                 "within 15 s (--tvmperf-child-timeout)) when run in a child process; nothing was run "
-                                 "in the session*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: sigill on llvm/prim: the compiled kernel did not return (hung: no answer "
+            "within 15 s (--tvmperf-child-timeout)) when run in a child process; nothing was run "
+            "in the session*"
+        ]
+    )
     assert sorted(project.baselines()["tests"]) == ["test_scale[llvm-prim]"]

@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 from scale_workload import SCALE_WORKLOAD
 
-PRIM_TEST = SCALE_WORKLOAD + '''@pytest.mark.tvmperf(executors=["prim"])
+PRIM_TEST = (
+    SCALE_WORKLOAD
+    + """@pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(scale(2.0))
-'''
+"""
+)
 
 HOSTILE = "x\n::error title=fake::injected"
 
@@ -53,8 +56,11 @@ def with_hostile(data, path):
 def foreign_commands(text: str) -> list[str]:
     """Lines GitHub Actions would read as a workflow command that the plugin did not write
     (its own annotations are ``::error file=...,title=tvmperf ...::``, one line each)."""
-    return [line for line in text.splitlines()
-            if line.lstrip().startswith("::") and not (line.startswith("::error file=") and ",title=tvmperf " in line)]
+    return [
+        line
+        for line in text.splitlines()
+        if line.lstrip().startswith("::") and not (line.startswith("::error file=") and ",title=tvmperf " in line)
+    ]
 
 
 @pytest.fixture
@@ -67,9 +73,10 @@ def recorded(project, tmp_path):
 
 
 def _entry_paths(baseline: dict) -> list[tuple]:
-    (test_id, entry), = baseline["tests"].items()
-    return [("tests", test_id, *p) if p[0] != "key" else ("key", "tests", test_id, *p[1:])
-            for p in string_paths(entry)] + [("key", "tests", test_id)]
+    ((test_id, entry),) = baseline["tests"].items()
+    return [
+        ("tests", test_id, *p) if p[0] != "key" else ("key", "tests", test_id, *p[1:]) for p in string_paths(entry)
+    ] + [("key", "tests", test_id)]
 
 
 def test_no_string_field_of_a_baseline_prints_a_workflow_command(recorded):
@@ -90,7 +97,7 @@ def test_no_string_field_of_a_baseline_prints_a_workflow_command(recorded):
 def test_another_machines_cpu_model_prints_no_workflow_command(recorded):
     """Under --tvmperf-other-machine=normalized the message names the baseline machine's CPU model."""
     baseline = recorded.baselines()
-    (test_id, entry), = baseline["tests"].items()
+    ((test_id, entry),) = baseline["tests"].items()
     from pytest_tvmperf.values.machine import Machine
 
     (timing,) = entry["timings"].values()
@@ -107,7 +114,7 @@ def test_another_machines_cpu_model_prints_no_workflow_command(recorded):
 
 def test_the_tvm_version_of_a_baseline_prints_no_workflow_command(recorded):
     baseline = recorded.baselines()
-    (test_id, entry), = baseline["tests"].items()
+    ((test_id, entry),) = baseline["tests"].items()
     entry["tvm_version"] = "0.1" + HOSTILE
     recorded.baseline_file().write_text(json.dumps(baseline))
     recorded.set_env("TVMPERF_FAKE_SCALE", "3")

@@ -40,16 +40,30 @@ def chromium() -> Path:
 
 def run_chromium(chromium: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
     profile.mkdir()
-    cmd = [str(chromium), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-           f"--user-data-dir={profile}", *args]
+    cmd = [
+        str(chromium),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        *args,
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"chromium did not finish in {TIMEOUT_S} s: {' '.join(cmd)}\n"
-                    f"stderr: {(exc.stderr or b'').decode(errors='replace')[-2000:]}")
-    assert proc.returncode == 0, (f"chromium exited {proc.returncode}: {' '.join(cmd)}\n"
-                                  f"stderr: {proc.stderr.decode(errors='replace')[-2000:]}")
+        pytest.fail(
+            f"chromium did not finish in {TIMEOUT_S} s: {' '.join(cmd)}\n"
+            f"stderr: {(exc.stderr or b'').decode(errors='replace')[-2000:]}"
+        )
+    assert proc.returncode == 0, (
+        f"chromium exited {proc.returncode}: {' '.join(cmd)}\nstderr: {proc.stderr.decode(errors='replace')[-2000:]}"
+    )
     return proc
 
 
@@ -62,10 +76,23 @@ def _record(instructions):
 
 def _entry(test_id, verdict, ratio, low, high, median, base, instr=None, kernels=()):
     return {
-        "nodeid": f"tests/perf/test_workloads.py::{test_id}", "test_id": test_id, "executor": "vm-bytecode",
-        "target": "llvm", "verdict": verdict, "note": "",
-        "time": None if median is None else {"median_s": median, "baseline_s": base, "ratio": ratio, "low": low,
-                                             "high": high, "mode": "a/b", "confidence": 0.95},
+        "nodeid": f"tests/perf/test_workloads.py::{test_id}",
+        "test_id": test_id,
+        "executor": "vm-bytecode",
+        "target": "llvm",
+        "verdict": verdict,
+        "note": "",
+        "time": None
+        if median is None
+        else {
+            "median_s": median,
+            "baseline_s": base,
+            "ratio": ratio,
+            "low": low,
+            "high": high,
+            "mode": "a/b",
+            "confidence": 0.95,
+        },
         "kernels": list(kernels),
         "record": _record(None if instr is None else {"main": instr[0]}),
         "baseline": _record(None if instr is None else {"main": instr[1]}),
@@ -74,25 +101,44 @@ def _entry(test_id, verdict, ratio, low, high, median, base, instr=None, kernels
 
 TESTS = [
     _entry("test_mlp[llvm-vm-bytecode]", "pass", 1.01, 0.97, 1.05, 1.58e-3, 1.56e-3, (17, 17)),
-    _entry("test_mlp_runtime[llvm-vm-bytecode]", "regressed", 2.11, 1.92, 2.31, 7.04e-3, 3.35e-3, (28, 17),
-           kernels=[{"name": "fused_matmul_add", "time_s": 4.1e-3, "baseline_time_s": 1.7e-3},
-                    {"name": "transpose", "time_s": 0.9e-3, "baseline_time_s": None}]),
+    _entry(
+        "test_mlp_runtime[llvm-vm-bytecode]",
+        "regressed",
+        2.11,
+        1.92,
+        2.31,
+        7.04e-3,
+        3.35e-3,
+        (28, 17),
+        kernels=[
+            {"name": "fused_matmul_add", "time_s": 4.1e-3, "baseline_time_s": 1.7e-3},
+            {"name": "transpose", "time_s": 0.9e-3, "baseline_time_s": None},
+        ],
+    ),
     _entry("test_mlp_dyn[llvm-vm-compiled]", "inconclusive", 1.09, 0.98, 1.22, 2.2e-3, 2.0e-3),
     _entry("test_rgb2yuv[llvm-prim-parallel]", "improved", 0.62, 0.58, 0.66, 0.9e-3, 1.45e-3),
     _entry("test_multiply[llvm-prim]", "no baseline", None, None, None, None, None),
     _entry("test_evil[<script>document.title='pwned'</script>]", "pass", 0.99, 0.9, 1.1, 3e-4, 3e-4),
 ]
-HISTORY = [{"created": f"2025-05-{d:02d}T12:00:00+00:00",
-            "tests": {t["nodeid"]: {"median_s": (t["time"] or {}).get("baseline_s"), "verdict": "pass"} for t in TESTS}}
-           for d in (20, 24, 28)]
+HISTORY = [
+    {
+        "created": f"2025-05-{d:02d}T12:00:00+00:00",
+        "tests": {t["nodeid"]: {"median_s": (t["time"] or {}).get("baseline_s"), "verdict": "pass"} for t in TESTS},
+    }
+    for d in (20, 24, 28)
+]
 TIMED = sum(t["time"] is not None and t["time"]["ratio"] is not None for t in TESTS)
 
 
 @pytest.fixture
 def report(tmp_path: Path) -> Path:
     path = tmp_path / "report.html"
-    data = {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "2025-06-01T12:00:00+00:00",
-            "tests": TESTS}
+    data = {
+        "schema_version": 1,
+        "kind": "pytest-tvmperf-results",
+        "created": "2025-06-01T12:00:00+00:00",
+        "tests": TESTS,
+    }
     path.write_text(render_html(data, HISTORY), encoding="utf-8")
     return path
 
@@ -138,12 +184,19 @@ def test_report_renders_in_chromium(chromium: Path, report: Path, tmp_path: Path
     parsed.feed(dom)
     tables = [a for tag, a, _ in parsed.found if tag == "table" and a.get("id") == "tvmperf-table"]
     assert len(tables) == 1, dom[:2000]
-    rows = [1 for tag, _, anc in parsed.found
-            if tag == "tr" and any(t == "table" and a.get("id") == "tvmperf-table" for t, a in anc)
-            and anc[-1][0] == "tbody"]
+    rows = [
+        1
+        for tag, _, anc in parsed.found
+        if tag == "tr"
+        and any(t == "table" and a.get("id") == "tvmperf-table" for t, a in anc)
+        and anc[-1][0] == "tbody"
+    ]
     assert len(rows) == len(TESTS)
-    kinds = sorted(a.get("data-kind") for tag, a, _ in parsed.found
-                   if tag == "svg" and "tvmperf-plot" in (a.get("class") or "").split())
+    kinds = sorted(
+        a.get("data-kind")
+        for tag, a, _ in parsed.found
+        if tag == "svg" and "tvmperf-plot" in (a.get("class") or "").split()
+    )
     assert kinds == sorted(["ratio", "kernels"] + ["trend"] * 5)
     markers = [1 for tag, a, _ in parsed.found if tag == "circle" and a.get("class") == "tvmperf-marker"]
     assert len(markers) == TIMED
@@ -174,7 +227,7 @@ def test_report_renders_in_chromium(chromium: Path, report: Path, tmp_path: Path
 
 
 def hex_rgb(colour: str) -> tuple[int, int, int]:
-    return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
 
 
 # --------------------------------------------------------------------------- PNG
@@ -197,8 +250,8 @@ def _decode_png(data: bytes) -> np.ndarray:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, header = 8, [], None
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
         pos += 12 + length
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
@@ -209,8 +262,9 @@ def _decode_png(data: bytes) -> np.ndarray:
     assert header is not None, "PNG without IHDR"
     width, height, depth, colour_type, _, _, interlace = header
     if depth != 8 or colour_type not in (2, 6) or interlace:
-        pytest.fail(f"PNG with bit depth {depth}, colour type {colour_type}, interlace {interlace}: "
-                    "install Pillow to decode it")
+        pytest.fail(
+            f"PNG with bit depth {depth}, colour type {colour_type}, interlace {interlace}: install Pillow to decode it"
+        )
     bpp = 3 if colour_type == 2 else 4
     stride = width * bpp
     raw = zlib.decompress(b"".join(idat))
@@ -261,7 +315,9 @@ def _unfilter_sequential(kind: int, line: bytes, prior: bytes, bpp: int) -> byte
 
 
 def _sim_record(cpu_instructions: int):
-    exact = ExactMetrics(instructions={"forward": 17}, per_kernel={"cpu_instructions": {"fused_matmul": cpu_instructions}})
+    exact = ExactMetrics(
+        instructions={"forward": 17}, per_kernel={"cpu_instructions": {"fused_matmul": cpu_instructions}}
+    )
     return Record("onnx", "vm-bytecode", {"kind": "llvm"}, "0.27", exact).as_json()
 
 
@@ -270,13 +326,27 @@ def test_a_test_failed_by_its_simulated_cost_shows_that_metric(chromium: Path, t
     instruction count that failed it. Its time dot now has the time verdict's colour and
     the failing metric is written beside it and under the verdict."""
     entry = _entry("test_onnx[llvm-vm-bytecode]", "regressed", 0.93, 0.81, 1.06, 0.93e-3, 1e-3)
-    entry.update(record=_sim_record(5170), baseline=_sim_record(4985), failed=["cpu_instructions"],
-                 metrics=[{"metric": "time", "status": "inconclusive", "current": 0.93e-3, "baseline": 1e-3, "limit": "5%"},
-                          {"metric": "cpu_instructions", "status": "regressed", "current": 5170, "baseline": 4985,
-                           "limit": "1%"}])
+    entry.update(
+        record=_sim_record(5170),
+        baseline=_sim_record(4985),
+        failed=["cpu_instructions"],
+        metrics=[
+            {"metric": "time", "status": "inconclusive", "current": 0.93e-3, "baseline": 1e-3, "limit": "5%"},
+            {"metric": "cpu_instructions", "status": "regressed", "current": 5170, "baseline": 4985, "limit": "1%"},
+        ],
+    )
     path = tmp_path / "report.html"
-    path.write_text(render_html({"schema_version": 1, "kind": "pytest-tvmperf-results",
-                                 "created": "2025-06-01T12:00:00+00:00", "tests": [entry]}), encoding="utf-8")
+    path.write_text(
+        render_html(
+            {
+                "schema_version": 1,
+                "kind": "pytest-tvmperf-results",
+                "created": "2025-06-01T12:00:00+00:00",
+                "tests": [entry],
+            }
+        ),
+        encoding="utf-8",
+    )
     dom = run_chromium(chromium, tmp_path / "profile-dom", "--dump-dom", path.as_uri()).stdout.decode("utf-8")
     parsed = Elements()
     parsed.feed(dom)
@@ -314,20 +384,29 @@ def test_all_tests_shows_the_verdict_at_a_laptops_width(chromium: Path, tmp_path
     """Issue 47: at 1400 px the "All tests" table hid its verdict column behind a horizontal
     scrollbar (its headers did not wrap). With a network's row (a long test id, the a/b mode
     of a rebuilt baseline, the simulated-cost column, three failed metrics) it fits."""
-    network = dict(TESTS[1], test_id="test_dla34[llvm-vm-bytecode-tuned]",
-                   nodeid="tests/perf/test_models.py::test_dla34[llvm-vm-bytecode-tuned]",
-                   record=_sim_record(1275084586), baseline=_sim_record(615084586),
-                   failed=["time", "cpu_instructions", "est_cycles"])
+    network = dict(
+        TESTS[1],
+        test_id="test_dla34[llvm-vm-bytecode-tuned]",
+        nodeid="tests/perf/test_models.py::test_dla34[llvm-vm-bytecode-tuned]",
+        record=_sim_record(1275084586),
+        baseline=_sim_record(615084586),
+        failed=["time", "cpu_instructions", "est_cycles"],
+    )
     network["time"] = dict(network["time"], mode="a/b, baseline rebuilt here")
-    data = {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "2025-06-01T12:00:00+00:00",
-            "tests": [*TESTS, network]}
+    data = {
+        "schema_version": 1,
+        "kind": "pytest-tvmperf-results",
+        "created": "2025-06-01T12:00:00+00:00",
+        "tests": [*TESTS, network],
+    }
     history = copy.deepcopy(HISTORY)
     for run in history:  # test_mlp compared with another baseline before: re-recorded since, marked on its trend
         run["tests"][TESTS[0]["nodeid"]]["baseline"] = "0123456789ab"
     page = tmp_path / "report.html"
     page.write_text(render_html(data, history).replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    dom = run_chromium(chromium, tmp_path / "profile", "--window-size=1400,900", "--dump-dom",
-                       page.as_uri()).stdout.decode("utf-8")
+    dom = run_chromium(
+        chromium, tmp_path / "profile", "--window-size=1400,900", "--dump-dom", page.as_uri()
+    ).stdout.decode("utf-8")
     parsed = Elements()
     parsed.feed(dom)
     (probe,) = [a["data-probe"] for tag, a, _ in parsed.found if tag == "body" and "data-probe" in a]

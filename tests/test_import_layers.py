@@ -21,8 +21,14 @@ def _lint_imports(config: Path, cache_dir: Path) -> subprocess.CompletedProcess:
     pytest.importorskip("importlinter", reason="import-linter is in the test extra: pip install -e '.[test]'")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
-    return subprocess.run([sys.executable, "-c", code, "--no-logo", "--cache-dir", str(cache_dir), str(config)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", code, "--no-logo", "--cache-dir", str(cache_dir), str(config)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_the_import_contracts_are_kept(tmp_path: Path):
@@ -44,8 +50,12 @@ def test_the_layers_contract_names_every_top_level_module():
     contract = layers[0]
     assert contract["type"] == "layers" and contract["containers"] == ["pytest_tvmperf"], contract
     assert contract.get("exhaustive") is True and not contract.get("exhaustive_ignores"), contract
-    for loosening in ("ignore_imports", "exclude_type_checking_imports", "allow_indirect_imports",
-                      "unmatched_ignore_imports_alerting"):
+    for loosening in (
+        "ignore_imports",
+        "exclude_type_checking_imports",
+        "allow_indirect_imports",
+        "unmatched_ignore_imports_alerting",
+    ):
         assert loosening not in contract, loosening
     assert not config.get("exclude_type_checking_imports"), config
     listed = [name for layer in contract["layers"] for name in re.split(r"[|:]", layer)]
@@ -60,9 +70,11 @@ def test_a_broken_contract_fails(tmp_path: Path):
     """The check is live: a contract the package breaks (config sits above values, so
     values may not be imported by it) is reported as broken, with a failing status."""
     config = tmp_path / "contracts.toml"
-    config.write_text('[tool.importlinter]\nroot_package = "pytest_tvmperf"\n\n'
-                      '[[tool.importlinter.contracts]]\nname = "config imports no value"\ntype = "forbidden"\n'
-                      'source_modules = ["pytest_tvmperf.config"]\nforbidden_modules = ["pytest_tvmperf.values"]\n')
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "pytest_tvmperf"\n\n'
+        '[[tool.importlinter.contracts]]\nname = "config imports no value"\ntype = "forbidden"\n'
+        'source_modules = ["pytest_tvmperf.config"]\nforbidden_modules = ["pytest_tvmperf.values"]\n'
+    )
     run = _lint_imports(config, tmp_path / "cache")
     assert run.returncode != 0
     assert "config imports no value BROKEN" in run.stdout, run.stdout

@@ -23,7 +23,7 @@ except ImportError:
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs torch")
 
-NET = '''
+NET = """
 import os
 import zlib
 import pytest
@@ -63,7 +63,7 @@ class Net(torch.nn.Module):
 def test_net(tvmperf):
     torch.manual_seed(0)
     tvmperf.check(torch_workload(Net(os.environ.get("NET_CHANGE", "")).eval(), (torch.randn(1, 3, 8, 8),)))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +75,9 @@ def warm_torch_export():
 
 
 def git(cwd, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def diff_lines(cwd) -> tuple[int, int]:
@@ -95,16 +96,20 @@ def diff_lines(cwd) -> tuple[int, int]:
 
     old = without_ir(git(cwd, "show", "HEAD:baselines/test_perf.json"))
     new = without_ir((cwd / "baselines" / "test_perf.json").read_text())
-    rest = sum(1 for x in difflib.unified_diff(old, new, lineterm="", n=0)
-               if x[:1] in "+-" and not x.startswith(("+++", "---")))
+    rest = sum(
+        1
+        for x in difflib.unified_diff(old, new, lineterm="", n=0)
+        if x[:1] in "+-" and not x.startswith(("+++", "---"))
+    )
     return int(added) + int(removed), rest
 
 
 def bytecode_changes(out: str) -> list[str]:
     """The changed lines of a failure's bytecode diff."""
     diff = out.split("VM bytecode, baseline -> now:")[1].split("tvmperf summary")[0]
-    return [x.strip() for x in diff.splitlines()
-            if x.strip()[:1] in ("+", "-") and not x.strip().startswith(("+++", "---"))]
+    return [
+        x.strip() for x in diff.splitlines() if x.strip()[:1] in ("+", "-") and not x.strip().startswith(("+++", "---"))
+    ]
 
 
 def test_a_one_layer_change_reads_as_one_change(project, warm_torch_export):

@@ -23,13 +23,21 @@ from pytest_tvmperf.result.layers_text import loser_line, summary_lines, table_l
 
 
 def kernel(name, ms, inputs=(), output=(), flops=None):
-    return LayerCall(name=name, op="+".join(fused_ops(name)), kind=tvm_anchor(name), time_s=ms / 1e3,
-                     inputs=tuple(inputs), output=tuple(output), flops=flops)
+    return LayerCall(
+        name=name,
+        op="+".join(fused_ops(name)),
+        kind=tvm_anchor(name),
+        time_s=ms / 1e3,
+        inputs=tuple(inputs),
+        output=tuple(output),
+        flops=flops,
+    )
 
 
 def layer(name, op, kind, ms, inputs=(), output=(), flops=None):
-    return LayerCall(name=name, op=op, kind=kind, time_s=ms / 1e3, inputs=tuple(inputs), output=tuple(output),
-                     flops=flops)
+    return LayerCall(
+        name=name, op=op, kind=kind, time_s=ms / 1e3, inputs=tuple(inputs), output=tuple(output), flops=flops
+    )
 
 
 X, W1, Y1 = (1, 16, 32, 32), (16, 16, 3, 3), (1, 16, 32, 32)
@@ -37,19 +45,27 @@ W2, Y2 = (32, 16, 3, 3), (1, 32, 16, 16)
 
 
 def two_convs_and_a_linear(slow_ms: float = 50.0) -> tuple[SideProfile, SideProfile]:
-    tvm = SideProfile("TVM", (
-        kernel("fused_conv2d_add_relu", 1.0, [X, W1, (1, 16, 1, 1)], Y1, flops=9_437_184),
-        kernel("fused_conv2d1_add1", slow_ms, [Y1, W2, (1, 32, 1, 1)], Y2, flops=4_718_592),
-        kernel("max_pool2d", 0.2, [Y2], (1, 32, 8, 8)),
-        kernel("fused_matmul_add2", 0.1, [(1, 2048), (2048, 10), (10,)], (1, 10), flops=40_960),
-    ), total_s=(1.0 + slow_ms + 0.3 + 0.4) / 1e3)
-    peer = SideProfile("torch", (
-        layer("conv1", "Conv2d", CONV, 1.0, [X, W1], Y1, flops=9_437_184),
-        layer("relu", "ReLU", "", 0.1, [Y1], Y1),
-        layer("conv2", "Conv2d", CONV, 1.5, [Y1, W2], Y2, flops=4_718_592),
-        layer("pool", "MaxPool2d", "max_pool", 0.2, [Y2], (1, 32, 8, 8)),
-        layer("fc", "Linear", MATMUL, 0.1, [(1, 2048), (10, 2048)], (1, 10), flops=40_960),
-    ), total_s=3.5 / 1e3)
+    tvm = SideProfile(
+        "TVM",
+        (
+            kernel("fused_conv2d_add_relu", 1.0, [X, W1, (1, 16, 1, 1)], Y1, flops=9_437_184),
+            kernel("fused_conv2d1_add1", slow_ms, [Y1, W2, (1, 32, 1, 1)], Y2, flops=4_718_592),
+            kernel("max_pool2d", 0.2, [Y2], (1, 32, 8, 8)),
+            kernel("fused_matmul_add2", 0.1, [(1, 2048), (2048, 10), (10,)], (1, 10), flops=40_960),
+        ),
+        total_s=(1.0 + slow_ms + 0.3 + 0.4) / 1e3,
+    )
+    peer = SideProfile(
+        "torch",
+        (
+            layer("conv1", "Conv2d", CONV, 1.0, [X, W1], Y1, flops=9_437_184),
+            layer("relu", "ReLU", "", 0.1, [Y1], Y1),
+            layer("conv2", "Conv2d", CONV, 1.5, [Y1, W2], Y2, flops=4_718_592),
+            layer("pool", "MaxPool2d", "max_pool", 0.2, [Y2], (1, 32, 8, 8)),
+            layer("fc", "Linear", MATMUL, 0.1, [(1, 2048), (10, 2048)], (1, 10), flops=40_960),
+        ),
+        total_s=3.5 / 1e3,
+    )
     return tvm, peer
 
 
@@ -133,8 +149,9 @@ def with_outside(side: SideProfile, outside_ms: float, noise_ms: float) -> SideP
     """``side`` with its time outside every call measured (``outside_ms`` +- ``noise_ms``)
     and its whole run the calls plus that."""
     calls_s = sum(c.time_s for c in side.calls)
-    return SideProfile(side.label, side.calls, calls_s + outside_ms / 1e3, outside_s=outside_ms / 1e3,
-                       outside_noise_s=noise_ms / 1e3)
+    return SideProfile(
+        side.label, side.calls, calls_s + outside_ms / 1e3, outside_s=outside_ms / 1e3, outside_noise_s=noise_ms / 1e3
+    )
 
 
 def test_the_outside_row_is_the_measured_time_and_unranked_within_its_noise():
@@ -165,9 +182,17 @@ def test_html_puts_a_bar_per_side_losers_first():
 
 def test_onnxruntime_profile_events():
     def node(name, op, ts, dur, ins, out):
-        return {"cat": "Node", "name": f"{name}_kernel_time", "ts": ts, "dur": dur,
-                "args": {"op_name": op, "input_type_shape": [{"float": list(s)} for s in ins],
-                         "output_type_shape": [{"float": list(out)}]}}
+        return {
+            "cat": "Node",
+            "name": f"{name}_kernel_time",
+            "ts": ts,
+            "dur": dur,
+            "args": {
+                "op_name": op,
+                "input_type_shape": [{"float": list(s)} for s in ins],
+                "output_type_shape": [{"float": list(out)}],
+            },
+        }
 
     events = []
     for run, start in enumerate((0, 1000, 2000)):  # a warm-up run, then two
@@ -238,12 +263,14 @@ def test_a_failed_vs_torch_names_the_slow_layer_first(project, warm_torch_export
     result = project.run("--tvmperf-peers=torch", "--tvmperf-json=out.json", "--tvmperf-html=out.html", "-rA")
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
-    section = out[out.index("test_gated"):]
+    section = out[out.index("test_gated") :]
     assert "per layer, TVM against torch" in section
     first_row = next(line for line in section.splitlines() if line.strip().startswith("1  "))
     assert first_row.split()[1] == "slow", first_row  # the naive 3x3 conv loses the most
     assert "layers losing most to torch: slow (Conv2d 3x3 s1 p1)" in out  # the summary
-    entries = {e["nodeid"].split("::")[-1]: e for e in json.loads((project.pytester.path / "out.json").read_text())["tests"]}
+    entries = {
+        e["nodeid"].split("::")[-1]: e for e in json.loads((project.pytester.path / "out.json").read_text())["tests"]
+    }
     (table,) = entries["test_gated[llvm-vm-bytecode]"]["layers"]
     worst = max(table["rows"], key=lambda r: r["lost_s"])
     assert worst["label"] == "slow (Conv2d 3x3 s1 p1)" and worst["tvm"][0]["name"].startswith("fused_conv2d")
@@ -252,8 +279,10 @@ def test_a_failed_vs_torch_names_the_slow_layer_first(project, warm_torch_export
     for side in ("tvm", "peer"):
         rows_s, whole_s = sum(r[f"{side}_s"] for r in table["rows"]), table[f"{side}_total_s"]
         assert abs(rows_s - whole_s) <= 0.1 * whole_s, (side, rows_s, whole_s)
-    assert (f"whole run, timed with the rows: TVM {table['tvm_total_s'] * 1e3:.3f} ms, "
-            f"torch {table['peer_total_s'] * 1e3:.3f} ms") in section
+    assert (
+        f"whole run, timed with the rows: TVM {table['tvm_total_s'] * 1e3:.3f} ms, "
+        f"torch {table['peer_total_s'] * 1e3:.3f} ms"
+    ) in section
     assert worst["flops"] == 2 * 16 * 32 * 32 * 16 * 9
     assert "layers" not in entries["test_free[llvm-vm-bytecode]"]  # passing, not asked for: nothing paid
     html = (project.pytester.path / "out.html").read_text()
@@ -285,8 +314,14 @@ def test_onnxruntime_per_node_table_of_a_bundled_model():
     workload = bundled_onnx("squeezenet", shapes={"data_0": [1, 3, 64, 64]}, random_weights=True)
     compiled = get_executor("vm-bytecode").compile(workload, resolve_target("llvm"))
     inputs = workload.inputs()
-    (table,), problems = layer_tables(compiled, workload.call_args(inputs), workload.program, inputs,
-                                      {"onnxruntime": workload.peers["onnxruntime"]}, runs=2)
+    (table,), problems = layer_tables(
+        compiled,
+        workload.call_args(inputs),
+        workload.program,
+        inputs,
+        {"onnxruntime": workload.peers["onnxruntime"]},
+        runs=2,
+    )
     assert problems == [] and table.peer == "onnxruntime"
     convs = [r for r in table.rows if any(c.kind == CONV for c in r.tvm)]
     assert len(convs) == 26 and all(r.matched for r in convs)  # squeezenet 1.0: 26 convolutions

@@ -13,16 +13,19 @@ from pathlib import Path
 import pytest
 from scale_workload import SCALE_WORKLOAD
 
-PRIM_TEST = SCALE_WORKLOAD + '''@pytest.mark.tvmperf(executors=["prim"])
+PRIM_TEST = (
+    SCALE_WORKLOAD
+    + """@pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(scale(2.0))
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_b(tvmperf):
     tvmperf.check(scale(3.0))
-'''
+"""
+)
 
-HOLD_TIMING_LOCK = '''
+HOLD_TIMING_LOCK = """
 import sys
 from pathlib import Path
 from pytest_tvmperf.session import timing_lock_path
@@ -30,16 +33,16 @@ from pytest_tvmperf.store.files import file_lock
 with file_lock(timing_lock_path(str(Path.cwd().resolve()))):
     print("held", flush=True)
     sys.stdin.read()  # held until the test closes stdin (a run stopped with Ctrl-Z holds it so)
-'''
+"""
 
-HOLD_BASELINES_LOCK = '''
+HOLD_BASELINES_LOCK = """
 import sys
 from pathlib import Path
 from pytest_tvmperf.store.files import baselines_lock
 with baselines_lock(Path("baselines").resolve()):
     print("held", flush=True)
     sys.stdin.read()  # held until the test closes stdin (a stopped update holds it so)
-'''
+"""
 
 
 class Holder:
@@ -49,8 +52,9 @@ class Holder:
     def __init__(self, where: Path, code: str) -> None:
         (where / "hold_lock.py").write_text(code)
         self.command = "python hold_lock.py"
-        self.proc = subprocess.Popen([sys.executable, "hold_lock.py"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, cwd=where)
+        self.proc = subprocess.Popen(
+            [sys.executable, "hold_lock.py"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=where
+        )
         assert self.proc.stdout.readline().strip() == "held"
 
     @property
@@ -80,11 +84,14 @@ def test_a_test_waiting_for_the_timing_lock_says_so_at_once_naming_the_holder_an
     holder = holders(HOLD_TIMING_LOCK)
     result = project.run("--tvmperf-update", "--tvmperf-lock-timeout=1", "-k", "test_a")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        f"tvmperf: waiting up to 1 s (--tvmperf-lock-timeout) for the timing lock of *, held by process {holder.pid} "
-        f"({holder.command})",
-        f"*waited 1 s (--tvmperf-lock-timeout) for the timing lock of *: process {holder.pid} ({holder.command}) "
-        f"holds the lock *end it (kill {holder.pid}) if it is stopped or hung*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"tvmperf: waiting up to 1 s (--tvmperf-lock-timeout) for the timing lock of *, held by process {holder.pid} "
+            f"({holder.command})",
+            f"*waited 1 s (--tvmperf-lock-timeout) for the timing lock of *: process {holder.pid} ({holder.command}) "
+            f"holds the lock *end it (kill {holder.pid}) if it is stopped or hung*",
+        ]
+    )
 
 
 def test_the_default_lock_bound_fits_a_ci_job():
@@ -103,11 +110,16 @@ def test_an_update_waiting_for_the_baselines_lock_says_so_and_at_the_bound_fails
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     text = result.stdout.str() + result.stderr.str()
-    result.stdout.fnmatch_lines([
-        f"tvmperf: waiting up to 1 s (--tvmperf-lock-timeout) for the baselines lock of *baselines (*), "
-        f"held by process {holder.pid} ({holder.command})"])
-    assert (f"baselines not written to {project.baseline_file()} (2 test(s)): waited 1 s (--tvmperf-lock-timeout) for "
-            f"the baselines lock: process {holder.pid} ({holder.command}) holds the lock ") in text
+    result.stdout.fnmatch_lines(
+        [
+            f"tvmperf: waiting up to 1 s (--tvmperf-lock-timeout) for the baselines lock of *baselines (*), "
+            f"held by process {holder.pid} ({holder.command})"
+        ]
+    )
+    assert (
+        f"baselines not written to {project.baseline_file()} (2 test(s)): waited 1 s (--tvmperf-lock-timeout) for "
+        f"the baselines lock: process {holder.pid} ({holder.command}) holds the lock "
+    ) in text
     assert f"end it (kill {holder.pid}) if it is stopped or hung" in text
     assert not project.baseline_file().exists()
     holder.close()
@@ -163,7 +175,12 @@ def test_a_lock_directory_planted_by_another_user_fails_each_timed_test_clearly(
     result.assert_outcomes(failed=2)
     text = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in text and "Traceback" not in text and "PermissionError" not in text
-    result.stdout.fnmatch_lines([f"tvmperf: the timing lock of * cannot be used: the lock directory {planted} is not "
-                                 f"this user's own (user id 54321); another local user may have made it: remove it (as "
-                                 f"its owner or root), or set TMPDIR to a directory of your own"] * 2)
+    result.stdout.fnmatch_lines(
+        [
+            f"tvmperf: the timing lock of * cannot be used: the lock directory {planted} is not "
+            f"this user's own (user id 54321); another local user may have made it: remove it (as "
+            f"its owner or root), or set TMPDIR to a directory of your own"
+        ]
+        * 2
+    )
     assert not project.baseline_file().exists()

@@ -76,8 +76,18 @@ def test_conv_reference_matches_a_direct_loop():
         w = rng.standard_normal((out_ch, channels, k, k))
         xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
         ho = (size + 2 * pad - k) // stride + 1
-        direct = np.array([[[(xp[0, :, i * stride:i * stride + k, j * stride:j * stride + k] * w[o]).sum()
-                             for j in range(ho)] for i in range(ho)] for o in range(out_ch)])[None]
+        direct = np.array(
+            [
+                [
+                    [
+                        (xp[0, :, i * stride : i * stride + k, j * stride : j * stride + k] * w[o]).sum()
+                        for j in range(ho)
+                    ]
+                    for i in range(ho)
+                ]
+                for o in range(out_ch)
+            ]
+        )[None]
         np.testing.assert_allclose(conv2d_nchw_reference(x, w, stride, pad), direct, rtol=1e-12, atol=1e-12)
 
 
@@ -159,14 +169,16 @@ def test_onnx_errors_name_the_fix(monkeypatch):
 
 
 def test_dla_conv_end_to_end(project):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import pytest
 from pytest_tvmperf.workloads.dla import dla_conv
 
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_stem(tvmperf):
     tvmperf.check(dla_conv(scale=0.125))
-''')
+"""
+    )
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     entry = project.baselines()["tests"]["test_stem[llvm-vm-bytecode]"]
     assert entry["workload"] == "dla_conv(layer='stem', scale=0.125)"
@@ -175,14 +187,16 @@ def test_stem(tvmperf):
 
 def test_small_mlp_onnx_end_to_end(project):
     pytest.importorskip("onnx")
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import pytest
 from pytest_tvmperf.workloads.onnx_model import small_mlp_onnx
 
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_onnx_mlp(tvmperf):
     tvmperf.check(small_mlp_onnx())
-''')
+"""
+    )
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     assert "test_onnx_mlp[llvm-vm-bytecode]" in project.baselines()["tests"]
     project.run().assert_outcomes(passed=1)
@@ -222,12 +236,14 @@ def test_onnx_correctness_names_onnxruntime_the_tolerance_and_the_option(project
     project.set_env("OFF_BY", "0.05")
     result = project.run("--tvmperf-update")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*small_mlp_onnx(*reference='onnxruntime'*does not match its onnxruntime reference*",
-        "*output 0: 1 of * values differ from the reference beyond rtol=0.0001, atol=0.0001*",
-        "*tolerance rtol=0.0001, atol=0.0001 (|got - expected| <= atol + rtol * |expected|, against the onnxruntime "
-        "reference); to change it: onnx_workload(..., rtol=..., atol=...)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*small_mlp_onnx(*reference='onnxruntime'*does not match its onnxruntime reference*",
+            "*output 0: 1 of * values differ from the reference beyond rtol=0.0001, atol=0.0001*",
+            "*tolerance rtol=0.0001, atol=0.0001 (|got - expected| <= atol + rtol * |expected|, against the onnxruntime "
+            "reference); to change it: onnx_workload(..., rtol=..., atol=...)*",
+        ]
+    )
     assert "NumPy reference" not in result.stdout.str()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pytest_tvmperf.never_run import LeftOut, never_runs, recorded_kinds, without_combo
 
-BOTH_KINDS = '''
+BOTH_KINDS = """
 from pytest_tvmperf import workloads
 
 def test_relax(tvmperf):
@@ -13,7 +13,7 @@ def test_relax(tvmperf):
 
 def test_prim(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-'''
+"""
 
 
 def test_never_run_combinations_are_left_out_after_recording(project):
@@ -25,18 +25,33 @@ def test_never_run_combinations_are_left_out_after_recording(project):
     again.assert_outcomes(passed=3)
     out = again.stdout.str()
     assert "test_relax[llvm-prim]" not in out and "test_prim[llvm-vm-bytecode]" not in out
-    again.stdout.fnmatch_lines(["*test_relax[[]llvm-vm-bytecode[]] PASSED*", "*test_prim[[]llvm-prim[]] PASSED*",
-                                "tvmperf: not generated, as they can never run: 1 Relax test id(s) under prim and "
-                                "2 PrimFunc test id(s) under a VM executor (*)"])
+    again.stdout.fnmatch_lines(
+        [
+            "*test_relax[[]llvm-vm-bytecode[]] PASSED*",
+            "*test_prim[[]llvm-prim[]] PASSED*",
+            "tvmperf: not generated, as they can never run: 1 Relax test id(s) under prim and "
+            "2 PrimFunc test id(s) under a VM executor (*)",
+        ]
+    )
     # the test ids, the baselines' keys, are those recorded
-    assert set(project.baselines()["tests"]) == {"test_relax[llvm-vm-bytecode]", "test_relax[llvm-vm-compiled]",
-                                                 "test_prim[llvm-prim]"}
+    assert set(project.baselines()["tests"]) == {
+        "test_relax[llvm-vm-bytecode]",
+        "test_relax[llvm-vm-compiled]",
+        "test_prim[llvm-prim]",
+    }
     assert "no test used" not in out  # nothing reads as unused
 
 
 def test_kinds_from_recorded_executors():
-    kinds = recorded_kinds({"test_a[llvm-vm-bytecode-tuned]": "vm-bytecode", "test_a[llvm-vm-compiled-tuned]": "vm-compiled",
-                            "test_b[llvm-prim]": "prim", "test_c[llvm-prim]": "prim", "test_c[llvm-vm-bytecode]": "vm-bytecode"})
+    kinds = recorded_kinds(
+        {
+            "test_a[llvm-vm-bytecode-tuned]": "vm-bytecode",
+            "test_a[llvm-vm-compiled-tuned]": "vm-compiled",
+            "test_b[llvm-prim]": "prim",
+            "test_c[llvm-prim]": "prim",
+            "test_c[llvm-vm-bytecode]": "vm-bytecode",
+        }
+    )
     assert kinds == {"test_a[-tuned]": {"relax"}, "test_b[]": {"prim"}, "test_c[]": {"relax", "prim"}}
     assert without_combo("test_a[llvm-vm-bytecode-tuned]") == "test_a[-tuned]"
     assert never_runs("prim", kinds["test_a[-tuned]"]) and not never_runs("vm-compiled", kinds["test_a[-tuned]"])

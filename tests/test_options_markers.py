@@ -7,14 +7,14 @@ import pytest
 
 from pytest_tvmperf.config.markers import MarkerSettings
 
-MARKED = '''
+MARKED = """
 import pytest
 from pytest_tvmperf import workloads
 
 @pytest.mark.tvmperf(executors=["prim"], time="50%")
 def test_a(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-'''
+"""
 
 
 def test_marker_beats_ini_and_command_line_beats_marker(project):
@@ -38,14 +38,14 @@ def test_ini_fills_in_what_the_marker_leaves_unset(project):
     project.run().assert_outcomes(passed=1)
 
 
-PARAM_MARKER = '''
+PARAM_MARKER = """
 import pytest
 
 @pytest.mark.tvmperf(executors=["prim"])
 @pytest.mark.parametrize("size", [pytest.param(8, marks=pytest.mark.tvmperf(vs_torch="fast")), 16])
 def test_x(tvmperf, size):
     raise AssertionError("never runs: the marker is checked at collection")
-'''
+"""
 
 
 def test_bad_marker_of_a_parameter_is_an_error_at_collection(project):
@@ -59,12 +59,13 @@ def test_bad_marker_of_a_parameter_is_an_error_at_collection(project):
 
 def test_bad_marker_argument_is_a_usage_error_with_no_traceback(project):
     """issue 26: ``time="5"`` was a collection error (exit 2) under ~20 lines of pluggy traceback."""
-    project.pytester.makepyfile(test_perf=MARKED.replace('time="50%"', 'time="5"'),
-                                test_other=PARAM_MARKER)
+    project.pytester.makepyfile(test_perf=MARKED.replace('time="50%"', 'time="5"'), test_other=PARAM_MARKER)
     result = project.run()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     combined = "\n".join(result.stdout.lines + result.stderr.lines)
-    assert "test_perf.py::test_a: @pytest.mark.tvmperf: bad threshold time='5': write a percentage" in combined, combined
+    assert "test_perf.py::test_a: @pytest.mark.tvmperf: bad threshold time='5': write a percentage" in combined, (
+        combined
+    )
     assert "test_other.py::test_x[llvm-prim-8]: @pytest.mark.tvmperf: bad vs_torch='fast'" in combined, combined
     for noise in ("Traceback", "pluggy/", "_pytest/", "ERROR collecting", "never runs"):
         assert noise not in combined, combined
@@ -79,7 +80,7 @@ def test_bad_marker_argument_under_xdist_is_its_message_alone(project):
     assert "Traceback" not in combined and "INTERNALERROR" not in combined, combined
 
 
-UNCOMPILED = '''
+UNCOMPILED = """
 import pytest
 
 pytestmark = pytest.mark.tvmperf(time="30%")
@@ -87,7 +88,7 @@ pytestmark = pytest.mark.tvmperf(time="30%")
 @pytest.mark.tvmperf(executors=["prim", "vm-bytecode"], vs_numpy=2)
 def test_a(tvmperf):
     pass
-'''
+"""
 
 
 def test_marker_is_parsed_once_per_node(project, monkeypatch):

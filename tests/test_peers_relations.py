@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-PEER_TEST = '''
+PEER_TEST = """
 import dataclasses
 import numpy as np
 import pytest
@@ -40,7 +40,7 @@ def test_torch_missing(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"], vs_onnxruntime=2)
 def test_no_such_peer(tvmperf):
     tvmperf.check(workload())
-'''
+"""
 
 
 def test_peer_ratio_is_recorded_gated_and_tabled(project):
@@ -48,30 +48,40 @@ def test_peer_ratio_is_recorded_gated_and_tabled(project):
     # TVM takes as long as NumPy (1 ms each): within vs_numpy=1.5
     result = project.run("--tvmperf-update", "--tvmperf-peers=numpy", "-rs")
     result.assert_outcomes(passed=2, skipped=1, failed=1)
-    result.stdout.fnmatch_lines(["*SKIPPED*peer torch is not available, so vs_torch cannot be checked: no module named 'fancyfw'*"])
+    result.stdout.fnmatch_lines(
+        ["*SKIPPED*peer torch is not available, so vs_torch cannot be checked: no module named 'fancyfw'*"]
+    )
     result.stdout.fnmatch_lines(["*vs_onnxruntime is set but the workload has no onnxruntime peer (its peers: numpy)*"])
-    result.stdout.fnmatch_lines(["*TVM time / peer framework time*",
-                                 "test*tvm*tvm/numpy*",
-                                 "test_gated[[]llvm-prim[]]*1.00x [[]*[]] <= 1.5 pass*",
-                                 "test_shown[[]llvm-prim[]]*1.00x [[]*[]]"])
+    result.stdout.fnmatch_lines(
+        [
+            "*TVM time / peer framework time*",
+            "test*tvm*tvm/numpy*",
+            "test_gated[[]llvm-prim[]]*1.00x [[]*[]] <= 1.5 pass*",
+            "test_shown[[]llvm-prim[]]*1.00x [[]*[]]",
+        ]
+    )
     entry = project.baselines()["tests"]["test_gated[llvm-prim]"]
     (timing,) = entry["timings"].values()
     assert timing["peers"]["numpy"]["median_s"] > 0 and len(timing["peers"]["numpy"]["samples_s"]) == 15
 
     # TVM now takes 2x NumPy's time: past vs_numpy=1.5 (the time gate itself is off)
     project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.5")
-    slow = project.run("--tvmperf-threshold=time=off", "--tvmperf-peers=none", "-k", "gated or shown",
-                       "--tvmperf-json=out.json")
+    slow = project.run(
+        "--tvmperf-threshold=time=off", "--tvmperf-peers=none", "-k", "gated or shown", "--tvmperf-json=out.json"
+    )
     slow.assert_outcomes(passed=1, failed=1)
-    slow.stdout.fnmatch_lines(["*test_gated*: TVM is slower than its limit against a peer framework*",
-                               "*TVM 1.01 ms vs numpy 505 us: 2.00x (*CI*) of numpy's time; limit 1.5x: exceeded*"])
+    slow.stdout.fnmatch_lines(
+        [
+            "*test_gated*: TVM is slower than its limit against a peer framework*",
+            "*TVM 1.01 ms vs numpy 505 us: 2.00x (*CI*) of numpy's time; limit 1.5x: exceeded*",
+        ]
+    )
     assert "test_shown" not in "\n".join(line for line in slow.outlines if "FAILED" in line)
     results = json.loads((project.pytester.path / "out.json").read_text())
     gated = next(t for t in results["tests"] if t["test_id"] == "test_gated[llvm-prim]")
     assert gated["verdict"] == "slower than peer"
     assert gated["peers"][0]["name"] == "numpy" and gated["peers"][0]["status"] == "exceeded"
     assert abs(gated["peers"][0]["ratio"] - 2.0) < 1e-6
-
 
 
 def test_a_recording_run_counts_and_names_a_baseline_whose_peer_check_failed(project):
@@ -83,14 +93,18 @@ def test_a_recording_run_counts_and_names_a_baseline_whose_peer_check_failed(pro
     result = project.run("--tvmperf-update", "-k", "gated or shown", "--tvmperf-json=out.json")
     result.assert_outcomes(passed=1, failed=1)
     assert set(project.baselines()["tests"]) == {"test_gated[llvm-prim]", "test_shown[llvm-prim]"}
-    result.stdout.fnmatch_lines(["*test_gated[[]llvm-prim[]]*recorded; slower than peer numpy 2.00x > 1.5*",
-                                 "*baselines written for 2 test(s) under *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_gated[[]llvm-prim[]]*recorded; slower than peer numpy 2.00x > 1.5*",
+            "*baselines written for 2 test(s) under *",
+        ]
+    )
     results = json.loads((project.pytester.path / "out.json").read_text())
     gated = next(t for t in results["tests"] if t["test_id"] == "test_gated[llvm-prim]")
     assert gated["verdict"] == "recorded" and gated["peers"][0]["status"] == "exceeded"
 
 
-FAR_PEER_TEST = '''
+FAR_PEER_TEST = """
 import dataclasses
 import numpy as np
 import pytest
@@ -100,7 +114,7 @@ from pytest_tvmperf import workloads
 def test_gated(tvmperf):
     w = workloads.multiply(m=8, n=8)
     tvmperf.check(dataclasses.replace(w, peers={"numpy": lambda: np.multiply}))
-'''
+"""
 
 
 def test_a_far_past_limit_peer_ratio_fails_under_load_while_aa_stays_unfailed(project):
@@ -112,44 +126,65 @@ def test_a_far_past_limit_peer_ratio_fails_under_load_while_aa_stays_unfailed(pr
     project.set_env("TVMPERF_FAKE_PREEMPTED", "0.6")  # every sample waited 60% of its time: load 2 on 2 cores
     same = project.run("-v")  # A/A under load: the baseline and the peer unfailed
     same.assert_outcomes(passed=1, warnings=1)  # the warning: the a/b time, held (no per-side waits to judge by)
-    same.stdout.fnmatch_lines(["*TVM 1.01 ms vs numpy 1.01 ms: 1.00x (*CI*interval widened by each round's CPU wait "
-                               "(median 60%)) of numpy's time; limit 3x: pass*"])
+    same.stdout.fnmatch_lines(
+        [
+            "*TVM 1.01 ms vs numpy 1.01 ms: 1.00x (*CI*interval widened by each round's CPU wait "
+            "(median 60%)) of numpy's time; limit 3x: pass*"
+        ]
+    )
     project.set_env("TVMPERF_FAKE_PEER_SCALE", str(1 / 38))  # TVM takes 38x numpy's time
     far = project.run()
     far.assert_outcomes(failed=1)
-    far.stdout.fnmatch_lines(["*TVM 1.01 ms vs numpy 26.6 us: 38.00x (*CI *interval widened by each round's CPU wait "
-                              "(median 60%)) of numpy's time; limit 3x: exceeded*"])
+    far.stdout.fnmatch_lines(
+        [
+            "*TVM 1.01 ms vs numpy 26.6 us: 38.00x (*CI *interval widened by each round's CPU wait "
+            "(median 60%)) of numpy's time; limit 3x: exceeded*"
+        ]
+    )
 
 
 def test_a_peer_that_computes_something_else_fails(project):
-    project.pytester.makepyfile(test_perf=PEER_TEST.replace('workload())\n\n@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown',
-                                                            'workload(numpy=wrong))\n\n@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown'))
+    project.pytester.makepyfile(
+        test_perf=PEER_TEST.replace(
+            'workload())\n\n@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown',
+            'workload(numpy=wrong))\n\n@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown',
+        )
+    )
     result = project.run("--tvmperf-update", "-k", "gated")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*peer numpy of multiply() on llvm/prim does not match the NumPy reference*"])
 
 
 def test_missing_peer_package_is_a_note_when_not_gated(project):
-    project.pytester.makepyfile(test_perf=PEER_TEST.replace(
-        '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload())',
-        '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload(torch=missing))'))
+    project.pytester.makepyfile(
+        test_perf=PEER_TEST.replace(
+            '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload())',
+            '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload(torch=missing))',
+        )
+    )
     result = project.run("--tvmperf-update", "--tvmperf-peers=all", "-k", "shown")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*tvmperf: peer torch not timed: no module named 'fancyfw'*"])
 
 
 def test_bad_peer_limit_is_a_usage_error(project):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import pytest
 
 @pytest.mark.tvmperf(vs_torch="fast")
 def test_x(tvmperf):
     pass
-''')
+"""
+    )
     result = project.run()
     assert result.ret == 4  # a usage error at collection, the message alone (issue 26)
-    result.stderr.fnmatch_lines(["ERROR: test_perf.py::test_x: @pytest.mark.tvmperf: bad vs_torch='fast': write the most TVM may take "
-                                 "relative to the peer, e.g. vs_torch=1.2*"])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: test_perf.py::test_x: @pytest.mark.tvmperf: bad vs_torch='fast': write the most TVM may take "
+            "relative to the peer, e.g. vs_torch=1.2*"
+        ]
+    )
 
 
 def test_unknown_peer_option_is_a_usage_error(project):
@@ -159,7 +194,7 @@ def test_unknown_peer_option_is_a_usage_error(project):
     result.stderr.fnmatch_lines(["*unknown peer 'jax'; choose from numpy, torch, onnxruntime*"])
 
 
-RELATION_TEST = '''
+RELATION_TEST = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -171,7 +206,7 @@ def test_dynamic_vs_static(tvmperf):
 def test_compiled_vs_bytecode(tvmperf):
     w = workloads.mlp(batch=1)
     tvmperf.assert_ratio(tvmperf.variant(w, executor="vm-compiled"), w, at_most=1.05)
-'''
+"""
 
 
 def test_relations_pass_fail_and_explain(project):
@@ -184,14 +219,17 @@ def test_relations_pass_fail_and_explain(project):
     project.set_env("TVMPERF_FAKE_SCALE", "2")  # the left side now takes 2x the right side
     bad = project.run("--tvmperf-json=out.json")
     bad.assert_outcomes(failed=2)
-    bad.stdout.fnmatch_lines([
-        "*mlp(batch='n'*) / mlp(batch=1*): time ratio 2.00x (*CI*) is more than the limit 1.5x*",
-        "*2.02 ms vs 1.01 ms (medians, measured side by side)*",
-        "*instructions: 26 vs 17*",
-        "*instructions by callee, left vs right:*vm.builtin.*",
-    ])
-    bad.stdout.fnmatch_lines(["*mlp(batch=1*) [[]vm-compiled[]] / mlp(batch=1*): time ratio 2.00x*limit 1.05x*",
-                              "*instructions: n/a vs 17*"])
+    bad.stdout.fnmatch_lines(
+        [
+            "*mlp(batch='n'*) / mlp(batch=1*): time ratio 2.00x (*CI*) is more than the limit 1.5x*",
+            "*2.02 ms vs 1.01 ms (medians, measured side by side)*",
+            "*instructions: 26 vs 17*",
+            "*instructions by callee, left vs right:*vm.builtin.*",
+        ]
+    )
+    bad.stdout.fnmatch_lines(
+        ["*mlp(batch=1*) [[]vm-compiled[]] / mlp(batch=1*): time ratio 2.00x*limit 1.05x*", "*instructions: n/a vs 17*"]
+    )
     results = json.loads((project.pytester.path / "out.json").read_text())
     relations = [t["relation"] for t in results["tests"] if t["relation"]]
     assert sorted(r["status"] for r in relations) == ["exceeded", "exceeded"]
@@ -199,7 +237,8 @@ def test_relations_pass_fail_and_explain(project):
 
 
 def test_relation_bad_limit_and_unknown_executor(project):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import pytest
 from pytest_tvmperf import workloads
 
@@ -210,7 +249,8 @@ def test_limit(tvmperf):
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_executor(tvmperf):
     tvmperf.variant(workloads.mlp(batch=1), executor="graph")
-''')
+"""
+    )
     result = project.run()
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*assert_ratio(at_most=0): give the largest allowed time ratio, e.g. at_most=1.5*"])
@@ -220,7 +260,7 @@ def test_executor(tvmperf):
 def test_a_gate_past_its_limit_only_once_is_inconclusive(project):
     project.pytester.makepyfile(test_perf=PEER_TEST)
     project.run("--tvmperf-update", "-k", "gated").assert_outcomes(passed=1)
-    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.69")    # first measurement: TVM 1.45x NumPy, not clearly within 1.5
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.69")  # first measurement: TVM 1.45x NumPy, not clearly within 1.5
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.173")  # the re-measure: 1.70x, past the limit on its own
     result = project.run("-k", "gated", "--tvmperf-threshold=time=off", "-W", "default", "-v")
     result.assert_outcomes(passed=1)
@@ -235,7 +275,7 @@ def test_the_step_summary_headline_counts_an_inconclusive_peer_gate_as_inconclus
     summary's headline does not count it as a pass."""
     project.pytester.makepyfile(test_perf=PEER_TEST)
     project.run("--tvmperf-update", "-k", "gated").assert_outcomes(passed=1)
-    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.69")    # TVM 1.45x NumPy, not clearly within 1.5
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.69")  # TVM 1.45x NumPy, not clearly within 1.5
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.173")  # the re-measure: 1.70x, the two disagree
     summary = tmp_path / "step-summary.md"
     project.set_env("GITHUB_STEP_SUMMARY", str(summary))
@@ -247,22 +287,24 @@ def test_the_step_summary_headline_counts_an_inconclusive_peer_gate_as_inconclus
 
 def test_a_timer_that_drops_peers_is_an_error_not_a_silent_pass(project):
     project.pytester.makepyfile(test_perf=PEER_TEST)
-    project.pytester.makeconftest('''
+    project.pytester.makeconftest("""
 import pytest
 from pytest_tvmperf.values.samples import TimeSamples
 
 @pytest.fixture
 def tvmperf_timer():
     return lambda task, rounds: TimeSamples(tuple(1e-3 for _ in range(rounds)))  # written before peers existed
-''')
+""")
     result = project.run("--tvmperf-update", "-k", "gated")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*the timer returned no samples of peer(s) numpy: a tvmperf_timer must time TimingTask.peers*"])
+    result.stdout.fnmatch_lines(
+        ["*the timer returned no samples of peer(s) numpy: a tvmperf_timer must time TimingTask.peers*"]
+    )
 
 
 def test_relation_measurements_that_disagree_are_inconclusive(project):
     project.pytester.makepyfile(test_perf=RELATION_TEST)
-    project.set_env("TVMPERF_FAKE_SCALE", "1.45")         # within 1.5 but not clearly: re-measured
+    project.set_env("TVMPERF_FAKE_SCALE", "1.45")  # within 1.5 but not clearly: re-measured
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "2")  # the re-measure is past the limit alone
     result = project.run("-k", "dynamic", "-W", "default", "-v")
     result.assert_outcomes(passed=1)
@@ -271,9 +313,12 @@ def test_relation_measurements_that_disagree_are_inconclusive(project):
 
 def test_peers_and_relations_under_xdist(project):
     pytest.importorskip("xdist")
-    project.pytester.makepyfile(test_perf=PEER_TEST.replace(
-        '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload())',
-        '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload(torch=missing))'))
+    project.pytester.makepyfile(
+        test_perf=PEER_TEST.replace(
+            '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload())',
+            '@pytest.mark.tvmperf(executors=["prim"])\ndef test_shown(tvmperf):\n    tvmperf.check(workload(torch=missing))',
+        )
+    )
     result = project.run("--tvmperf-update", "--tvmperf-peers=all", "-k", "gated or shown", "-n", "2")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*TVM time / peer framework time*"])

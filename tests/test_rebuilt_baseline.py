@@ -9,7 +9,7 @@ import json
 
 import tvm
 
-TESTS = '''
+TESTS = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -20,7 +20,7 @@ def test_a(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"])
 def test_b(tvmperf):
     tvmperf.check(workloads.multiply(m=16, n=16))
-'''
+"""
 
 OTHER_MCPU = "x86-64-v2"
 
@@ -52,8 +52,12 @@ def test_update_stores_ir_and_another_mcpu_gates_a_b_against_it_rebuilt(project)
     _emulate_other_mcpu(project)
     result = project.run("-rA")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*1.01 ms*1.00x [[]*[]] a/b, baseline rebuilt here*pass*",
-                                 "*test_b[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_a[[]llvm-prim[]]*1.01 ms*1.00x [[]*[]] a/b, baseline rebuilt here*pass*",
+            "*test_b[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
+        ]
+    )
     assert "not gated" not in result.stdout.str()  # no time baseline of this machine, and yet compared a/b
     cache = project.pytester.path / ".tvmperf-cache"
     (library,) = cache.rglob("prim-*.so")  # multiply() is one symbolic-shape program: one IR, one library
@@ -64,10 +68,12 @@ def test_update_stores_ir_and_another_mcpu_gates_a_b_against_it_rebuilt(project)
     project.set_env("TVMPERF_FAKE_SCALE", "1.10")  # a real 10% slowdown is caught on the other machine
     slower = project.run()
     slower.assert_outcomes(failed=2)
-    slower.stdout.fnmatch_lines([
-        "*time 1.01 ms -> 1.11 ms (medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%, 45 samples*",
-        "*compared: a/b, baseline rebuilt here: the baseline's IR rebuilt for this machine, timed side by side*",
-    ])
+    slower.stdout.fnmatch_lines(
+        [
+            "*time 1.01 ms -> 1.11 ms (medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%, 45 samples*",
+            "*compared: a/b, baseline rebuilt here: the baseline's IR rebuilt for this machine, timed side by side*",
+        ]
+    )
 
 
 def test_an_old_so_baseline_still_works_and_update_migrates_it(project):
@@ -80,8 +86,12 @@ def test_an_old_so_baseline_still_works_and_update_migrates_it(project):
     project.set_env("TVMPERF_FAKE_SCALE", "1.10")
     old = project.run()
     old.assert_outcomes(failed=2)
-    old.stdout.fnmatch_lines(["*(medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%*",
-                              "*compared: the baseline's artifact timed side by side*"])
+    old.stdout.fnmatch_lines(
+        [
+            "*(medians, side by side); a/b ratio 1.10x (97.5% CI 1.05-1.15x), limit +5%*",
+            "*compared: the baseline's artifact timed side by side*",
+        ]
+    )
     # another machine cannot use the old form's library: shown, not gated
     native = tvm.target.codegen.llvm_get_system_cpu
     _emulate_other_mcpu(project)
@@ -110,9 +120,12 @@ def test_a_damaged_or_missing_ir_file_fails_the_test_naming_file_test_and_field(
     path.write_bytes(path.read_bytes()[:100])  # truncated
     result = project.run()
     result.assert_outcomes(failed=2)  # multiply() is one symbolic-shape program: both tests name this file
-    result.stdout.fnmatch_lines([
-        f"*baseline IR {shown} (named by field ir.path of entry 'test_a[[]llvm-prim[]]' in baselines/test_perf.json) "
-        f"does not match field ir.sha256 of that entry*re-record the test with `pytest --tvmperf-update`*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*baseline IR {shown} (named by field ir.path of entry 'test_a[[]llvm-prim[]]' in baselines/test_perf.json) "
+            f"does not match field ir.sha256 of that entry*re-record the test with `pytest --tvmperf-update`*"
+        ]
+    )
     path.unlink()
     result = project.run()
     result.assert_outcomes(failed=2)
@@ -138,13 +151,15 @@ def test_an_ir_this_tvm_cannot_load_falls_back_to_the_normalized_comparison_and_
     project.set_env("TVMPERF_FAKE_SCALE", "3")  # fail, so that the message shows the note
     result = project.run()
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
-        "*time 1.01 ms -> 3.03 ms (stored median -> this run's); normalized ratio 3.00x (*",
-        "*compared: normalized by the reference kernel*",
-        "*note: baseline IR baselines/artifacts/ir/*.json.gz cannot be loaded: TVM 0.27* cannot load it (*"
-        "NoSuchNodeOfAFutureTVM*); a/b timing is off for this test; the time falls back to the comparison with "
-        "stored numbers (normalized)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*time 1.01 ms -> 3.03 ms (stored median -> this run's); normalized ratio 3.00x (*",
+            "*compared: normalized by the reference kernel*",
+            "*note: baseline IR baselines/artifacts/ir/*.json.gz cannot be loaded: TVM 0.27* cannot load it (*"
+            "NoSuchNodeOfAFutureTVM*); a/b timing is off for this test; the time falls back to the comparison with "
+            "stored numbers (normalized)*",
+        ]
+    )
     assert "rebuilt here" not in result.stdout.str()
 
 
@@ -156,19 +171,23 @@ def test_a_broken_cached_library_is_rebuilt(project):
     cached.write_bytes(b"not a shared library")
     result = project.run("-rA")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*test_a[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
-                                 "*test_b[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_a[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
+            "*test_b[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
+        ]
+    )
     assert cached.read_bytes() != b"not a shared library"
 
 
-MLP_TWO_EXECUTORS = '''
+MLP_TWO_EXECUTORS = """
 import pytest
 from pytest_tvmperf import workloads
 
 @pytest.mark.tvmperf(executors=["vm-bytecode", "vm-compiled"])
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1))
-'''
+"""
 
 
 def test_executors_of_one_relax_program_share_one_ir_file(project):
@@ -176,14 +195,20 @@ def test_executors_of_one_relax_program_share_one_ir_file(project):
     project.run("--tvmperf-update").assert_outcomes(passed=2)
     entries = project.baselines()["tests"]
     paths = {e["ir"]["path"] for e in entries.values()}
-    kernels = {f"artifacts/ir/{line.split()[1][:24]}.json.gz" for e in entries.values() for line in e["ir"]["functions"]}
+    kernels = {
+        f"artifacts/ir/{line.split()[1][:24]}.json.gz" for e in entries.values() for line in e["ir"]["functions"]
+    }
     stored = {str(p.relative_to(project.pytester.path / "baselines")) for p in _files(project, "*.json.gz")}
     assert len(paths) == 1 and stored == paths | kernels  # one IR file and its kernels' files (issue 47), shared
     assert not [p for p in (project.pytester.path / "baselines").rglob("*") if ".tmp" in p.name]
     result = project.run("-rA")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*test_mlp[[]llvm-vm-bytecode[]]*a/b, baseline rebuilt here*",
-                                 "*test_mlp[[]llvm-vm-compiled[]]*a/b, baseline rebuilt here*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_mlp[[]llvm-vm-bytecode[]]*a/b, baseline rebuilt here*",
+            "*test_mlp[[]llvm-vm-compiled[]]*a/b, baseline rebuilt here*",
+        ]
+    )
 
 
 def test_an_ir_planted_to_run_a_command_is_refused_and_nothing_runs(project):
@@ -196,8 +221,9 @@ def test_an_ir_planted_to_run_a_command_is_refused_and_nothing_runs(project):
     path = _entry_ir(project)
     owned = project.pytester.path / "owned"
     a = te.placeholder((8,), name="A")
-    b = te.compute((8,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "system", f"id > {owned}")),
-                   name="B")
+    b = te.compute(
+        (8,), lambda i: a[i] + tirx.Cast("float32", tirx.call_extern("int32", "system", f"id > {owned}")), name="B"
+    )
     planted = tvm.IRModule({"main": te.create_prim_func([a, b])})
     path.write_bytes(gzip.compress(tvm.ir.save_json(planted).encode(), mtime=0))
     baselines = project.baselines()
@@ -207,21 +233,24 @@ def test_an_ir_planted_to_run_a_command_is_refused_and_nothing_runs(project):
 
     result = project.run()
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
-        f"*baseline IR {path.relative_to(project.pytester.path)} (named by field ir.path of entry "
-        f"'test_a[[]llvm-prim[]]' in baselines/test_perf.json) is refused: it calls 'system' (T.call_extern, node *), "
-        f"which the plugin's own builds never call*Nothing of it was built or run*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*baseline IR {path.relative_to(project.pytester.path)} (named by field ir.path of entry "
+            f"'test_a[[]llvm-prim[]]' in baselines/test_perf.json) is refused: it calls 'system' (T.call_extern, node *), "
+            f"which the plugin's own builds never call*Nothing of it was built or run*"
+        ]
+    )
     assert not owned.exists()
     assert not list(project.pytester.path.glob(".tvmperf-cache/**/*.so"))  # nothing was built from it either
 
 
-PLANTED_LIBRARY = r'''
+PLANTED_LIBRARY = r"""
 #include <stdio.h>
 __attribute__((constructor)) static void planted(void) {
     FILE *f = fopen(OWNED, "a");
     if (f) { fputs("loaded\n", f); fclose(f); }
 }
-'''
+"""
 
 
 def test_an_old_form_library_planted_in_baselines_is_not_loaded_unless_trusted(project):
@@ -249,10 +278,12 @@ def test_an_old_form_library_planted_in_baselines_is_not_loaded_unless_trusted(p
     project.set_env("TVMPERF_FAKE_SCALE", "3")  # fail, so that the message shows the note
     result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
-        "*note: the baseline's compiled library *.so (the old form) is not loaded: it is native code*",
-        "*baselines of the old form (a compiled .so) compared without a/b timing*--tvmperf-trust-artifacts=on*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*note: the baseline's compiled library *.so (the old form) is not loaded: it is native code*",
+            "*baselines of the old form (a compiled .so) compared without a/b timing*--tvmperf-trust-artifacts=on*",
+        ]
+    )
     assert not owned.exists()
 
     # the user who accepts the risk opts in (command line, ini or environment)
@@ -268,7 +299,9 @@ def test_weights_are_stored_once_apart_from_the_ir_and_pruned_when_unnamed(proje
     per re-record. They are stored once by content, apart from the IR; the rebuilt program
     is the recorded one (it passes its a/b gate); an unnamed weight file is pruned."""
     project.pytester.makepyfile(test_perf=MLP_TWO_EXECUTORS)
-    project.set_env("PYTEST_ADDOPTS", "--tvmperf-baseline-weights=exact")  # stored bit for bit (issue 47: not the default)
+    project.set_env(
+        "PYTEST_ADDOPTS", "--tvmperf-baseline-weights=exact"
+    )  # stored bit for bit (issue 47: not the default)
     project.run("--tvmperf-update").assert_outcomes(passed=2)
     entries = project.baselines()["tests"]
     named = {w["path"] for e in entries.values() for w in e["ir"]["weights"]}
@@ -286,7 +319,7 @@ def test_weights_are_stored_once_apart_from_the_ir_and_pruned_when_unnamed(proje
     assert _files(project, "*.npy.gz") == []
 
 
-OFF_THE_LISTS = '''
+OFF_THE_LISTS = """
 import numpy as np
 import pytest
 from tvm import te, tirx
@@ -305,7 +338,7 @@ def kernel():
 @pytest.mark.tvmperf(executors=["prim"])
 def test_pid(tvmperf):
     tvmperf.check(kernel())
-'''
+"""
 
 
 def test_an_ir_the_gate_would_refuse_is_not_recorded_and_says_what_to_do(project):
@@ -314,10 +347,13 @@ def test_an_ir_the_gate_would_refuse_is_not_recorded_and_says_what_to_do(project
     project.pytester.makepyfile(test_perf=OFF_THE_LISTS)
     result = project.run("--tvmperf-update")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*tvmperf: test_perf.py::test_pid[[]llvm-prim[]]: the program's IR cannot be stored as its baseline: it calls "
-        "'getpid' (T.call_extern*so every later gate would refuse to rebuild it. This test writes no baseline, the "
-        "others keep theirs: record it with --tvmperf-baseline-program=so*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: test_perf.py::test_pid[[]llvm-prim[]]: the program's IR cannot be stored as its baseline: it calls "
+            "'getpid' (T.call_extern*so every later gate would refuse to rebuild it. This test writes no baseline, the "
+            "others keep theirs: record it with --tvmperf-baseline-program=so*"
+        ]
+    )
     assert not project.baseline_file().exists() or "test_pid[llvm-prim]" not in project.baselines()["tests"]
     assert not list((project.pytester.path / "baselines").glob("artifacts/ir/*"))
     # the form the message names records it

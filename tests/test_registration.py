@@ -48,7 +48,7 @@ def no_tvmperf_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def _registered(pytester: pytest.Pytester, *args: str) -> str:
     pytester.makeconftest(REPORTS_REGISTRATION)
     result = pytester.runpytest("-s", "-p", "no:cacheprovider", *args)
-    lines = [line[line.index("registered:"):] for line in result.outlines if "registered:" in line]
+    lines = [line[line.index("registered:") :] for line in result.outlines if "registered:" in line]
     assert len(lines) == 1, result.outlines
     return lines[0]
 
@@ -79,8 +79,9 @@ def test_a_tvmperf_ini_setting_registers_it_at_configure(pytester: pytest.Pytest
     assert _registered(pytester) == "registered: True session: True"
 
 
-def test_an_option_set_in_the_environment_registers_it_at_configure(pytester: pytest.Pytester,
-                                                                    monkeypatch: pytest.MonkeyPatch):
+def test_an_option_set_in_the_environment_registers_it_at_configure(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.setenv("TVMPERF_SAME_PROGRAM", "time")
     pytester.makepyfile(test_plain=PLAIN)
     assert _registered(pytester) == "registered: True session: True"
@@ -92,8 +93,7 @@ def test_a_bad_option_is_still_a_usage_error_in_a_run_without_tvmperf_tests(pyte
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
-
-TWO_TESTS = '''
+TWO_TESTS = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -103,7 +103,7 @@ def test_a(tvmperf):
 
 def test_plain():
     assert True
-'''
+"""
 
 
 def test_a_run_registered_at_its_first_tvmperf_test_records_and_gates_as_before(project):

@@ -20,8 +20,10 @@ def test_message_explains_a_bytecode_change(project):
     # stored keyed by kernel identity, the numbers left out (issue 47: values/kernel_keys.py)
     keys = {name for name, ident in entry["kernels"].items() if ident["op"] == "matmul_add"}
     assert len(keys) == 3 and all(re.fullmatch(r"matmul_add@[0-9a-f]{10}", k) for k in keys), keys
-    assert any(re.fullmatch(r"call matmul_add@[0-9a-f]{10} in: %_, c\[_\], c\[_\], %_ dst: %void", line)
-               for line in entry["bytecode"]["forward"]), entry["bytecode"]
+    assert any(
+        re.fullmatch(r"call matmul_add@[0-9a-f]{10} in: %_, c\[_\], c\[_\], %_ dst: %void", line)
+        for line in entry["bytecode"]["forward"]
+    ), entry["bytecode"]
     assert set(entry["kernel_time_s"]) >= keys
 
     project.set_env("MLP_BIND", "0")
@@ -30,15 +32,17 @@ def test_message_explains_a_bytecode_change(project):
     out = result.stdout.str()
     # the most telling lines first, the long diff after
     assert out.index("instructions 17 -> 28") < out.index("VM bytecode, baseline -> now:")
-    result.stdout.fnmatch_lines([
-        "*by callee: +4 vm.builtin.null_value, +3 vm.builtin.alloc_tensor, +1 transpose, +1 transpose1, +1 transpose2*",
-        "*executed calls by callee: +4 vm.builtin.null_value*",
-        "*kernels that take longer than in the baseline: *transpose* (new)*",
-        "*VM bytecode, baseline -> now:*",
-        "*--- baseline @forward*",
-        "*+++ now @forward*",
-        "*+call transpose in: %1, %8 dst: %void*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*by callee: +4 vm.builtin.null_value, +3 vm.builtin.alloc_tensor, +1 transpose, +1 transpose1, +1 transpose2*",
+            "*executed calls by callee: +4 vm.builtin.null_value*",
+            "*kernels that take longer than in the baseline: *transpose* (new)*",
+            "*VM bytecode, baseline -> now:*",
+            "*--- baseline @forward*",
+            "*+++ now @forward*",
+            "*+call transpose in: %1, %8 dst: %void*",
+        ]
+    )
 
 
 def test_results_json_junit_and_github_outputs(project, tmp_path):
@@ -65,7 +69,9 @@ def test_results_json_junit_and_github_outputs(project, tmp_path):
     assert md.startswith("### pytest-tvmperf: 2 regressed")
     assert "| `test_a[llvm-prim]` | prim | llvm | 1.11 ms | 1.01 ms | 1.10x [" in md
 
-    result.stdout.fnmatch_lines(["::error file=test_perf.py,line=4,title=tvmperf regressed::tvmperf: time regressed*%0A*"])
+    result.stdout.fnmatch_lines(
+        ["::error file=test_perf.py,line=4,title=tvmperf regressed::tvmperf: time regressed*%0A*"]
+    )
 
     cases = {c.get("name"): c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
     props = {p.get("name"): p.get("value") for p in cases["test_a[llvm-prim]"].iter("property")}
@@ -84,11 +90,20 @@ def test_history_appends_one_line_per_run(project, tmp_path):
     assert runs[1]["tests"]["test_perf.py::test_a[llvm-prim]"]["verdict"] == "pass"
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"kind": "pytest-tvmperf-history", "schema_version": 1, "created": "x", "tes', "*--tvmperf-history=*h.jsonl: that file is not a pytest-tvmperf history file*left as it is*"),
-    ('{"kind": "pytest-tvmperf-history", "schema_version": 7, "created": "x", "tests": {}}', "*line 1, has schema version 7*"),
-    ('{"something": "else"}', "*--tvmperf-history=*h.jsonl: that file is not a pytest-tvmperf history file*"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (
+            '{"kind": "pytest-tvmperf-history", "schema_version": 1, "created": "x", "tes',
+            "*--tvmperf-history=*h.jsonl: that file is not a pytest-tvmperf history file*left as it is*",
+        ),
+        (
+            '{"kind": "pytest-tvmperf-history", "schema_version": 7, "created": "x", "tests": {}}',
+            "*line 1, has schema version 7*",
+        ),
+        ('{"something": "else"}', "*--tvmperf-history=*h.jsonl: that file is not a pytest-tvmperf history file*"),
+    ],
+)
 def test_bad_history_file_is_a_usage_error(project, tmp_path, content, message):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
     history = tmp_path / "h.jsonl"
@@ -145,8 +160,12 @@ def test_a_baseline_file_given_as_the_history_is_refused_and_kept(project):
     before = project.baseline_file().read_text()
     result = project.run(f"--tvmperf-history={project.baseline_file()}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*--tvmperf-history={project.baseline_file()}: that file is a pytest-tvmperf "
-                                 f"baseline file; it was left as it is: point --tvmperf-history at a file of its own*"])
+    result.stderr.fnmatch_lines(
+        [
+            f"*--tvmperf-history={project.baseline_file()}: that file is a pytest-tvmperf "
+            f"baseline file; it was left as it is: point --tvmperf-history at a file of its own*"
+        ]
+    )
     assert "remove" not in result.stderr.str() and "delete" not in result.stderr.str()
     assert project.baseline_file().read_text() == before
 
@@ -194,7 +213,7 @@ def test_unused_baselines_are_listed_and_pruned(project):
     project.pytester.makepyfile(test_other=TWO_TESTS)
     project.run("--tvmperf-update", "--tvmperf-baseline-program=so").assert_outcomes(passed=4)
     # test_b is deleted from test_perf.py, and test_other.py is deleted altogether
-    project.pytester.makepyfile(test_perf=TWO_TESTS.split("@pytest.mark.tvmperf(executors=[\"prim\"])\ndef test_b")[0])
+    project.pytester.makepyfile(test_perf=TWO_TESTS.split('@pytest.mark.tvmperf(executors=["prim"])\ndef test_b')[0])
     (project.pytester.path / "test_other.py").unlink()
 
     partial = project.run("-k", "test_a")
@@ -203,11 +222,13 @@ def test_unused_baselines_are_listed_and_pruned(project):
 
     full = project.run()
     full.assert_outcomes(passed=1)
-    full.stdout.fnmatch_lines([
-        "*3 baseline(s) no test used (remove them with pytest --tvmperf-update --tvmperf-prune):*",
-        "*baselines/test_other.json: test_a[[]llvm-prim[]], test_b[[]llvm-prim[]]*",
-        "*baselines/test_perf.json: test_b[[]llvm-prim[]]*",
-    ])
+    full.stdout.fnmatch_lines(
+        [
+            "*3 baseline(s) no test used (remove them with pytest --tvmperf-update --tvmperf-prune):*",
+            "*baselines/test_other.json: test_a[[]llvm-prim[]], test_b[[]llvm-prim[]]*",
+            "*baselines/test_perf.json: test_b[[]llvm-prim[]]*",
+        ]
+    )
     artifacts = project.pytester.path / "baselines" / "artifacts"
     assert len(list(artifacts.rglob("*.so"))) == 4
 
@@ -234,7 +255,7 @@ def test_html_report_is_written(project, tmp_path):
     assert "test_a[llvm-prim]" in page and "<script" not in page
 
 
-NOISY_LOGS_TEST = '''
+NOISY_LOGS_TEST = """
 import logging
 import dataclasses
 import numpy as np
@@ -255,7 +276,7 @@ def test_wrong(tvmperf):
     mine.debug("the user's own debug line stays")
     w = workloads.multiply(m=8, n=8)
     tvmperf.check(dataclasses.replace(w, reference=lambda a, b: np.zeros((8, 8), "float32")))
-'''
+"""
 
 
 def test_third_party_debug_logging_stays_out_of_the_failure_unless_asked_for(project):

@@ -72,12 +72,16 @@ def test_alloc_and_code_bytes_are_gated(project):
     project.pytester.makepyfile(test_perf=TESTS)
     project.run("--tvmperf-update").assert_outcomes(passed=3)
     tests = project.baselines()["tests"]
-    bytecode, compiled, prim = (tests[f"test_{t}"]["exact"] for t in
-                                ("chain[llvm-vm-bytecode]", "chain[llvm-vm-compiled]", "scale[llvm-prim]"))
+    bytecode, compiled, prim = (
+        tests[f"test_{t}"]["exact"] for t in ("chain[llvm-vm-bytecode]", "chain[llvm-vm-compiled]", "scale[llvm-prim]")
+    )
     # n = 3 rows: 3 x 16 and 3 x 4 floats, each the output of its kernel
     assert bytecode["alloc_bytes"] == 3 * 16 * 4 + 3 * 4 * 4 and bytecode["storage_bytes"] == 0
     assert sorted(bytecode["resource_parts"]["alloc_bytes"].values()) == [48, 192]
-    assert compiled["alloc_bytes"] is None and "vm-compiled runs no VM instructions" in compiled["not_measured"]["alloc_bytes"]
+    assert (
+        compiled["alloc_bytes"] is None
+        and "vm-compiled runs no VM instructions" in compiled["not_measured"]["alloc_bytes"]
+    )
     assert prim["code_bytes"] == sum(prim["resource_parts"]["code_bytes"].values()) > 0
     assert prim["measured_with"]["code_bytes"].startswith("tvm ")
 
@@ -87,11 +91,18 @@ def test_alloc_and_code_bytes_are_gated(project):
     changed.assert_outcomes(passed=1, failed=2)
     out = changed.stdout.str()
     assert "tvmperf: alloc_bytes regressed against the baseline" in out  # alone: calls, kernels, storage unchanged
-    changed.stdout.fnmatch_lines(["*alloc_bytes 240 B -> 432 B (+192 B, limit no increase)*",
-                                  "*by allocation site: output of matmul: 192 -> 384 B (+192)*"])
+    changed.stdout.fnmatch_lines(
+        [
+            "*alloc_bytes 240 B -> 432 B (+192 B, limit no increase)*",
+            "*by allocation site: output of matmul: 192 -> 384 B (+192)*",
+        ]
+    )
     assert "tvmperf: code_bytes regressed against the baseline" in out
     changed.stdout.fnmatch_lines(["*code_bytes * B -> * B (+* B, limit +1%, at most * B)*", "*by kernel: main: *"])
-    entries = {e["nodeid"].split("::")[-1]: e for e in json.loads((project.pytester.path / "results.json").read_text())["tests"]}
+    entries = {
+        e["nodeid"].split("::")[-1]: e
+        for e in json.loads((project.pytester.path / "results.json").read_text())["tests"]
+    }
     exact = entries["test_chain[llvm-vm-compiled]"]["record"]["exact"]  # n/a with its reason, and it passed
     assert entries["test_chain[llvm-vm-compiled]"]["verdict"] == "pass"
     assert exact["alloc_bytes"] is None and exact["not_measured"]["alloc_bytes"].startswith("vm-compiled runs")

@@ -14,7 +14,7 @@ pytest.importorskip("tornado", reason="the TVM RPC tracker needs tornado (pip in
 
 KEY = "board"
 
-REMOTE_TESTS = '''
+REMOTE_TESTS = """
 import pytest
 from tvm import te
 from pytest_tvmperf import Workload, workloads
@@ -33,9 +33,9 @@ def test_scale(tvmperf):
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1))
-'''
+"""
 
-TWO_PRIM_TESTS = '''
+TWO_PRIM_TESTS = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -46,10 +46,10 @@ def test_a(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"])
 def test_b(tvmperf):
     tvmperf.check(workloads.rgb2yuv(schedule="parallel"))
-'''
+"""
 
 #: kills the RPC server (its whole process group) just before the first timing
-KILL_BEFORE_TIMING = '''
+KILL_BEFORE_TIMING = """
 import os, signal
 import pytest
 from pytest_tvmperf.builder.timer import TvmTimer
@@ -65,7 +65,7 @@ def tvmperf_timer():
             pass
         return real(task, rounds)
     return timer
-'''
+"""
 
 #: stops the RPC server (SIGSTOP to its process group) just before the first timing: the
 #: device keeps its connection open and never answers
@@ -73,7 +73,7 @@ STOP_BEFORE_TIMING = KILL_BEFORE_TIMING.replace("signal.SIGKILL", "signal.SIGSTO
 
 #: the reference kernel's samples on the device twice as slow in 2 of every 3 rounds (a
 #: device that other work disturbs), when TVMPERF_TEST_DISTURB is set
-DISTURB_DEVICE = '''
+DISTURB_DEVICE = """
 import os
 from dataclasses import replace
 import pytest
@@ -88,7 +88,7 @@ def tvmperf_timer():
             return got
         return replace(got, reference=tuple(r * (2.0 if i % 3 else 1.0) for i, r in enumerate(got.reference)))
     return timer
-'''
+"""
 
 FAST = ("-p", "no:cacheprovider", "--tvmperf-repeat=3", "--tvmperf-min-repeat-ms=2")
 
@@ -122,7 +122,9 @@ def test_record_then_gate_on_a_remote_key(pytester, rpc_farm):
     assert entry["exact"]["calls"]  # executed calls: the device runs the host's code here (loopback)
     (timing,) = entry["timings"].values()
     assert f"via rpc:{KEY}" in timing["machine"]["cpu_model"]  # the device's fingerprint, with its key
-    assert entry["ir"]["path"] and "artifact" not in timing  # the a/b program as IR, rebuilt for the device at gate time
+    assert (
+        entry["ir"]["path"] and "artifact" not in timing
+    )  # the a/b program as IR, rebuilt for the device at gate time
 
     # time is not gated here: loopback devices share this (busy) CI machine, and nothing screens
     # a device's samples for preemption; the exact metrics are gated against the device's baseline
@@ -142,11 +144,16 @@ def test_a_disturbed_device_holds_the_time_verdict_with_the_reason(pytester, rpc
     monkeypatch.setenv("TVMPERF_TEST_DISTURB", "1")
     # in a child process: a failed in-process run keeps its traceback, and with it the RPC
     # session, so the device would not go back to the tracker for the tests after this one
-    gate = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-repeat=6", "--tvmperf-inconclusive=fail",
-                                         timeout=300)
+    gate = pytester.runpytest_subprocess(
+        *FAST, *remote, "--tvmperf-repeat=6", "--tvmperf-inconclusive=fail", timeout=300
+    )
     gate.assert_outcomes(failed=1)
-    gate.stdout.fnmatch_lines(["*device busy: * of rounds disturbed (the reference kernel, timed on the device in the "
-                               "same rounds, ran more than 25% over its lower quartile)*"])
+    gate.stdout.fnmatch_lines(
+        [
+            "*device busy: * of rounds disturbed (the reference kernel, timed on the device in the "
+            "same rounds, ran more than 25% over its lower quartile)*"
+        ]
+    )
     gate.stdout.no_fnmatch_line("*regressed*")
 
 
@@ -154,8 +161,14 @@ def test_unknown_key_lists_the_keys_the_tracker_has(pytester, rpc_farm):
     pytester.makepyfile(test_perf=REMOTE_TESTS)
     result = pytester.runpytest(*FAST, f"--tvmperf-rpc={rpc_farm.address}", "--tvmperf-targets=llvm@rpc:nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*has no device with key 'nope' (its keys: {KEY})*python -m tvm.exec.rpc_server "
-                                 f"--tracker {rpc_farm.address} --key nope*", "key *servers*free*", f"{KEY} *2 *"])
+    result.stderr.fnmatch_lines(
+        [
+            f"*has no device with key 'nope' (its keys: {KEY})*python -m tvm.exec.rpc_server "
+            f"--tracker {rpc_farm.address} --key nope*",
+            "key *servers*free*",
+            f"{KEY} *2 *",
+        ]
+    )
 
 
 def test_no_tracker_running_is_an_error_at_start_up(pytester):
@@ -184,9 +197,15 @@ def test_the_advice_to_start_a_tracker_works_as_printed_on_a_port_above_9199():
     command = re.search(r"start one with (python -m tvm\.exec\.rpc_tracker [^,]+),", str(error.value)).group(1)
     args = shlex.split(command)
     assert args[:3] == ["python", "-m", "tvm.exec.rpc_tracker"]
-    proc = subprocess.Popen(["timeout", "-s", "KILL", "300", sys.executable, *args[1:]], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        ["timeout", "-s", "KILL", "300", sys.executable, *args[1:]],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
+
         def answers() -> bool:
             try:
                 return "queue_info" in tracker.summary(("127.0.0.1", port), timeout=2)
@@ -222,14 +241,15 @@ def test_a_server_killed_mid_run_fails_the_test_and_loses_no_baseline(pytester, 
     # in a child process with a deadline: a hang fails this test instead of stalling CI
     killed = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-update", "-k", "test_a", timeout=300)
     killed.assert_outcomes(failed=1)
-    killed.stdout.fnmatch_lines(["*the RPC device rpc:doomed (server 127.0.0.1:*, tracker*) went away while*"
-                                 "*writes no baseline*"])
+    killed.stdout.fnmatch_lines(
+        ["*the RPC device rpc:doomed (server 127.0.0.1:*, tracker*) went away while**writes no baseline*"]
+    )
     assert "During handling of the above exception" not in killed.stdout.str()
     assert (pytester.path / "baselines" / "test_perf.json").read_bytes() == before
 
 
 #: counts the candidate batches MetaSchedule's RPC runner measures, in a file
-SPY_RPC_RUNNER = '''
+SPY_RPC_RUNNER = """
 import os
 from tvm.s_tir.meta_schedule.runner import RPCRunner
 
@@ -242,7 +262,7 @@ def _counted(self, runner_inputs):
     return _run(self, runner_inputs)
 
 _cls.run = _counted
-'''
+"""
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -255,7 +275,8 @@ def test_tune_measures_candidates_on_the_keys_devices(pytester, rpc_farm, monkey
     from tests.unit.test_tuning import SIZES, tiny_mlp
 
     rpc_farm.add_server("solo")
-    pytester.makepyfile(test_perf=f'''
+    pytester.makepyfile(
+        test_perf=f"""
 import numpy as np
 import pytest
 from pytest_tvmperf import Workload
@@ -271,7 +292,8 @@ def test_default(tvmperf):  # timed first: the device's session holds the refere
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_tuned(tvmperf):
     tvmperf.check(tiny_mlp(4).with_pipeline("tuned"))
-''')
+"""
+    )
     pytester.makeconftest(SPY_RPC_RUNNER)
     runs = pytester.path / "rpc-runs.txt"
     monkeypatch.setenv("TVMPERF_TEST_RPC_RUNS", str(runs))
@@ -298,13 +320,18 @@ def test_a_device_that_hangs_fails_its_test_within_the_call_timeout(pytester, rp
     monkeypatch.setenv("TVMPERF_TEST_KILL_PGID", str(hung.pid))
     try:
         # the child's own deadline (300 s) is far above the call timeout: a hang fails this test
-        stuck = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-rpc-timeout=10", "--tvmperf-update",
-                                              "-k", "test_a", timeout=300)
+        stuck = pytester.runpytest_subprocess(
+            *FAST, *remote, "--tvmperf-rpc-timeout=10", "--tvmperf-update", "-k", "test_a", timeout=300
+        )
     finally:
         rpc_farm.kill(hung)
     stuck.assert_outcomes(failed=1)
-    stuck.stdout.fnmatch_lines(["*the RPC device rpc:frozen (server 127.0.0.1:*) stopped answering while timing the "
-                                "workload (no answer within 10 s (--tvmperf-rpc-timeout))*writes no baseline*"])
+    stuck.stdout.fnmatch_lines(
+        [
+            "*the RPC device rpc:frozen (server 127.0.0.1:*) stopped answering while timing the "
+            "workload (no answer within 10 s (--tvmperf-rpc-timeout))*writes no baseline*"
+        ]
+    )
     assert (pytester.path / "baselines" / "test_perf.json").read_bytes() == before
 
 
@@ -314,31 +341,37 @@ def test_after_a_device_hangs_the_later_tests_of_its_key_do_not_wait_for_a_free_
     registered and busy). Now the next waits at most the call timeout, and the rest fail
     at once naming what happened."""
     hung, remote, before = _recorded_on_a_server_of_its_own(pytester, rpc_farm, "wedged")
-    pytester.makepyfile(test_perf=TWO_PRIM_TESTS + '''
+    pytester.makepyfile(
+        test_perf=TWO_PRIM_TESTS
+        + """
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_c(tvmperf):
     tvmperf.check(workloads.rgb2yuv(schedule="default"))
-''')
+"""
+    )
     pytester.makeconftest(STOP_BEFORE_TIMING)
     monkeypatch.setenv("TVMPERF_TEST_KILL_PGID", str(hung.pid))
     try:  # a bounded child: waiting 600 s per later test would run past it and fail this test
-        stuck = pytester.runpytest_subprocess(*FAST, *remote, "--tvmperf-rpc-timeout=5", "--tvmperf-update",
-                                              timeout=240)
+        stuck = pytester.runpytest_subprocess(
+            *FAST, *remote, "--tvmperf-rpc-timeout=5", "--tvmperf-update", timeout=240
+        )
     finally:
         rpc_farm.kill(hung)
     stuck.assert_outcomes(failed=3)
     # each failure's own section (the short summary truncates its lines unless $CI is set)
-    stuck.stdout.fnmatch_lines([
-        "*_ test_a?rpc:wedged-llvm-prim? _*",
-        "*the RPC device rpc:wedged (server 127.0.0.1:*) stopped answering while *(no answer within 5 s*",
-        "*_ test_b?rpc:wedged-llvm-prim? _*",
-        "*no device with key 'wedged' became free at the RPC tracker * within 5 s (all busy)*",
-        "*no device of key 'wedged' after an earlier test of this run: the RPC device rpc:wedged*stopped answering*"
-        "waited at most 5 s (--tvmperf-rpc-timeout)*every later test of this key fails at once*",
-        "*_ test_c?rpc:wedged-llvm-prim? _*",
-        "tvmperf: target llvm@rpc:wedged: no device of key 'wedged' after an earlier test of this run*",
-    ])
+    stuck.stdout.fnmatch_lines(
+        [
+            "*_ test_a?rpc:wedged-llvm-prim? _*",
+            "*the RPC device rpc:wedged (server 127.0.0.1:*) stopped answering while *(no answer within 5 s*",
+            "*_ test_b?rpc:wedged-llvm-prim? _*",
+            "*no device with key 'wedged' became free at the RPC tracker * within 5 s (all busy)*",
+            "*no device of key 'wedged' after an earlier test of this run: the RPC device rpc:wedged*stopped answering*"
+            "waited at most 5 s (--tvmperf-rpc-timeout)*every later test of this key fails at once*",
+            "*_ test_c?rpc:wedged-llvm-prim? _*",
+            "tvmperf: target llvm@rpc:wedged: no device of key 'wedged' after an earlier test of this run*",
+        ]
+    )
     assert "within 600 s" not in stuck.stdout.str()
     assert (pytester.path / "baselines" / "test_perf.json").read_bytes() == before
 
@@ -346,8 +379,9 @@ def test_c(tvmperf):
 def test_two_workers_time_on_two_servers_with_the_summary_intact(pytester, rpc_farm):
     pytest.importorskip("xdist")
     pytester.makepyfile(test_perf=TWO_PRIM_TESTS)
-    result = pytester.runpytest(*FAST, "-n", "2", f"--tvmperf-rpc={rpc_farm.address}",
-                                f"--tvmperf-targets=llvm@rpc:{KEY}", "--tvmperf-update")
+    result = pytester.runpytest(
+        *FAST, "-n", "2", f"--tvmperf-rpc={rpc_farm.address}", f"--tvmperf-targets=llvm@rpc:{KEY}", "--tvmperf-update"
+    )
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*tvmperf summary*", f"*test_a[[]rpc:{KEY}-llvm-prim[]]*recorded*"])
     result.stdout.fnmatch_lines([f"*test_b[[]rpc:{KEY}-llvm-prim[]]*recorded*"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-TESTS = '''
+TESTS = """
 import os
 import pytest
 from pytest_tvmperf import workloads
@@ -14,7 +14,7 @@ from pytest_tvmperf import workloads
 @pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(workloads.rgb2yuv(schedule=os.environ.get("SCHEDULE", "default"), width=64, height=32))
-'''
+"""
 
 
 def _default(project):
@@ -142,12 +142,17 @@ def test_same_program_knows_a_baseline_ir_of_either_form_and_refuses_other_versi
         ir: IRRef
         tvm_version: str = tvm.__version__
 
-    compiled = executor_choice.get_executor("vm-bytecode").compile(workloads.mlp(batch=1), targets.resolve_target("llvm"))
+    compiled = executor_choice.get_executor("vm-bytecode").compile(
+        workloads.mlp(batch=1), targets.resolve_target("llvm")
+    )
     module = lowered_module(compiled)
     data, weights = lowered_ir.encode_split(module)
     assert weights  # the MLP's weights are large enough to be stored apart
-    split = IRRef("ir.json.gz", hashlib.sha256(data).hexdigest(),
-                  tuple(WeightRef(w.node, f"{w.node}.npy.gz", w.sha256) for w in weights))
+    split = IRRef(
+        "ir.json.gz",
+        hashlib.sha256(data).hexdigest(),
+        tuple(WeightRef(w.node, f"{w.node}.npy.gz", w.sha256) for w in weights),
+    )
     inline = IRRef("ir.json.gz", hashlib.sha256(lowered_ir.encode(module)).hexdigest())
     assert same_program(compiled, Entry(split)) and same_program(compiled, Entry(inline))
     assert not same_program(compiled, Entry(split, tvm_version="0.26.0"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-TESTS = '''
+TESTS = """
 import os
 import pytest
 from pytest_tvmperf import workloads
@@ -17,7 +17,7 @@ from pytest_tvmperf import workloads
 @pytest.mark.tvmperf(executors=["vm-bytecode"]{marker})
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1, seed=int(os.environ.get("WEIGHT_SEED", "0"))))
-'''
+"""
 
 
 def _stored(project, pattern):
@@ -45,21 +45,27 @@ def test_a_bound_weights_baseline_stores_no_values_gates_a_b_and_names_a_changed
     project.set_env("TVMPERF_FAKE_SCALE", "2")  # ... and slower: the failure says the weights changed
     result = project.run()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*note: the program's weights differ from the baseline's: * of * weight(s) changed (by sha256): "
-        "#1 float32[[]1024,512[]]*timed with seeded values of its weights' dtypes and shapes*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*note: the program's weights differ from the baseline's: * of * weight(s) changed (by sha256): "
+            "#1 float32[[]1024,512[]]*timed with seeded values of its weights' dtypes and shapes*"
+        ]
+    )
 
     data = project.baselines()
     del next(iter(data["tests"].values()))["ir"]["seeded"]  # the digests lost, no weight files either
     project.baseline_file().write_text(json.dumps(data))
     result = project.run()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*baseline IR baselines/artifacts/ir/*.json.gz (named by field ir.path of entry "
-        "'test_mlp[[]llvm-vm-bytecode[]]' in baselines/test_perf.json) holds 6 weight(s) stored "
-        "without their values (float32[[]1024,512[]], *), and the entry has neither their files (field ir.weights) "
-        "nor their digests (field ir.seeded)*Restore baselines/test_perf.json from version control, or re-record "
-        "the test with `pytest --tvmperf-update`*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*baseline IR baselines/artifacts/ir/*.json.gz (named by field ir.path of entry "
+            "'test_mlp[[]llvm-vm-bytecode[]]' in baselines/test_perf.json) holds 6 weight(s) stored "
+            "without their values (float32[[]1024,512[]], *), and the entry has neither their files (field ir.weights) "
+            "nor their digests (field ir.seeded)*Restore baselines/test_perf.json from version control, or re-record "
+            "the test with `pytest --tvmperf-update`*"
+        ]
+    )
 
 
 def test_exact_weights_are_stored_as_before_and_still_gate(project):

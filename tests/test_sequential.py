@@ -33,6 +33,7 @@ def _measure(calls: list[int]):
     def measure(n: int) -> TimeSamples:
         calls.append(n)
         return TimeSamples(tuple(1e-3 for _ in range(n)))
+
     return measure
 
 
@@ -58,25 +59,28 @@ def test_without_a_rule_every_round_is_one_measurement():
     assert calls == [15]
 
 
-TEST = '''
+TEST = """
 import pytest
 from pytest_tvmperf import workloads
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-'''
+"""
 
 
 def _samples(project, path: str = "r.json") -> int:
-    entry, = json.loads((project.pytester.path / path).read_text())["tests"]
+    (entry,) = json.loads((project.pytester.path / path).read_text())["tests"]
     return len(entry["time"]["samples_s"])
 
 
-@pytest.mark.parametrize("scale, outcome, rounds", [
-    ("1.0", "passed", 6),     # unchanged: ruled out after the first look
-    ("1.10", "failed", 45),   # +10%: every round, then the confirmation's 30
-])
+@pytest.mark.parametrize(
+    "scale, outcome, rounds",
+    [
+        ("1.0", "passed", 6),  # unchanged: ruled out after the first look
+        ("1.10", "failed", 45),  # +10%: every round, then the confirmation's 30
+    ],
+)
 def test_a_gate_stops_early_only_on_a_pass(project, scale, outcome, rounds):
     project.pytester.makepyfile(test_perf=TEST)
     project.run("--tvmperf-update").assert_outcomes(passed=1)
@@ -88,8 +92,11 @@ def test_a_gate_stops_early_only_on_a_pass(project, scale, outcome, rounds):
 
 
 def test_a_gated_peer_takes_every_round(project):
-    project.pytester.makepyfile(test_perf=TEST.replace('executors=["prim"]', 'executors=["prim"], vs_numpy=100')
-                                .replace("workloads.multiply(m=8, n=8)", "workloads.rgb2yuv(width=16, height=8)"))
+    project.pytester.makepyfile(
+        test_perf=TEST.replace('executors=["prim"]', 'executors=["prim"], vs_numpy=100').replace(
+            "workloads.multiply(m=8, n=8)", "workloads.rgb2yuv(width=16, height=8)"
+        )
+    )
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     project.run("--tvmperf-json=r.json").assert_outcomes(passed=1)
     assert _samples(project) == 15

@@ -14,9 +14,10 @@ import pytest
 
 needs_valgrind = pytest.mark.skipif(
     shutil.which("valgrind") is None or os.uname().machine not in ("x86_64", "amd64"),
-    reason="valgrind is not installed on this x86-64 host (apt-get install valgrind)")
+    reason="valgrind is not installed on this x86-64 host (apt-get install valgrind)",
+)
 
-SMALL_KERNEL = '''
+SMALL_KERNEL = """
 import os
 import numpy as np
 import pytest
@@ -38,7 +39,7 @@ def scale(steps):
 @pytest.mark.tvmperf(executors=["prim"])
 def test_scale(tvmperf):
     tvmperf.check(scale(int(os.environ.get("SCALE_STEPS", "64"))))
-'''
+"""
 
 GATE = ("--tvmperf-threshold=time=off,cpu_instructions=0", "--tvmperf-repeat=3", "--tvmperf-peers=none")
 
@@ -84,8 +85,9 @@ def test_counts_of_another_simulation_setup_are_held_with_a_line(sim_project):
     sim_project.set_env("SCALE_STEPS", "96")  # 50% more work: held, not failed
     result = sim_project.run("--tvmperf-simulate=on", *GATE)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines([f"*cpu_instructions not gated: measured with {here} here, {other} in the baseline*"
-                                 "--tvmperf-update*"])
+    result.stdout.fnmatch_lines(
+        [f"*cpu_instructions not gated: measured with {here} here, {other} in the baseline*--tvmperf-update*"]
+    )
 
 
 @needs_valgrind
@@ -94,9 +96,14 @@ def test_a_bigger_kernel_fails_naming_it(sim_project):
     sim_project.set_env("SCALE_STEPS", "96")  # 50% more steps per element
     result = sim_project.run("--tvmperf-simulate=on", *GATE)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*cpu_instructions * -> *", "*kernels that grew: scale(256) -> 256 [[]scale[]] (changed): * -> * instructions (+*%)*",
-                                 "*kernels since the baseline (matched by structure*): changed: scale(256) -> 256 [[]scale[]] "
-                                 "(its code changed)"])
+    result.stdout.fnmatch_lines(
+        [
+            "*cpu_instructions * -> *",
+            "*kernels that grew: scale(256) -> 256 [[]scale[]] (changed): * -> * instructions (+*%)*",
+            "*kernels since the baseline (matched by structure*): changed: scale(256) -> 256 [[]scale[]] "
+            "(its code changed)",
+        ]
+    )
 
 
 def _hide_valgrind(project, tmp_path: Path) -> None:
@@ -127,8 +134,12 @@ def test_simulate_on_without_valgrind_is_a_usage_error(sim_project, tmp_path: Pa
     _hide_valgrind(sim_project, tmp_path)
     result = sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--tvmperf-simulate=on: valgrind is not installed (apt-get install valgrind); "
-                                 "leave the option out*or pass --tvmperf-simulate=off*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*--tvmperf-simulate=on: valgrind is not installed (apt-get install valgrind); "
+            "leave the option out*or pass --tvmperf-simulate=off*"
+        ]
+    )
     assert not sim_project.baseline_file("test_perf").exists()
 
 
@@ -141,9 +152,14 @@ def test_an_update_without_valgrind_keeps_the_stored_counts_and_says_so(sim_proj
     _hide_valgrind(sim_project, tmp_path)
     result = sim_project.run("--tvmperf-update", *GATE)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["tvmperf: --tvmperf-update kept the stored cpu_instructions, est_cycles counts of "
-                                 "the entries this run could not measure*",
-                                 "tvmperf: simulated cost: valgrind is not installed*"], consecutive=False)
+    result.stdout.fnmatch_lines(
+        [
+            "tvmperf: --tvmperf-update kept the stored cpu_instructions, est_cycles counts of "
+            "the entries this run could not measure*",
+            "tvmperf: simulated cost: valgrind is not installed*",
+        ],
+        consecutive=False,
+    )
     assert counts(sim_project) == recorded
 
 
@@ -178,23 +194,30 @@ def test_a_valgrind_killed_during_a_gate_fails_the_test_naming_its_log(sim_proje
     # in a subprocess: the kill is a patch of the plugin's module
     result = sim_project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "conftest_kill", *GATE)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*tvmperf: test_perf.py::test_scale[[]llvm-prim[]]: cpu_instructions, est_cycles "
-                                 "could not be measured: simulated cost: the measuring process (valgrind) * "
-                                 "(killed by SIGKILL)*; its log is kept as */simulate-logs/valgrind-*.log; "
-                                 "give the workload a scaled-down simulate_as=* or --tvmperf-simulate=off*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*tvmperf: test_perf.py::test_scale[[]llvm-prim[]]: cpu_instructions, est_cycles "
+            "could not be measured: simulated cost: the measuring process (valgrind) * "
+            "(killed by SIGKILL)*; its log is kept as */simulate-logs/valgrind-*.log; "
+            "give the workload a scaled-down simulate_as=* or --tvmperf-simulate=off*"
+        ]
+    )
     log = Path(re.search(r"its log is kept as (\S+\.log)", result.stdout.str()).group(1))
     # issue 37: the copy the message names outlives the next run's clean-up of scratch folders
     assert log.is_file() and log.parent.name == "simulate-logs"
 
-    update = sim_project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "conftest_kill",
-                                                       "--tvmperf-update", *GATE)
+    update = sim_project.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "conftest_kill", "--tvmperf-update", *GATE
+    )
     update.assert_outcomes(passed=1)
     update.stdout.fnmatch_lines(["*kept the stored cpu_instructions, est_cycles counts*"])
     assert counts(sim_project) == recorded
 
 
 def test_switched_off_by_the_marker(sim_project):
-    sim_project.pytester.makepyfile(test_perf=SMALL_KERNEL.replace('executors=["prim"]', 'executors=["prim"], simulate="off"'))
+    sim_project.pytester.makepyfile(
+        test_perf=SMALL_KERNEL.replace('executors=["prim"]', 'executors=["prim"], simulate="off"')
+    )
     result = sim_project.run("--tvmperf-update", *GATE)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["tvmperf: simulated cost: switched off*"])
@@ -205,18 +228,24 @@ def test_switched_off_by_the_marker(sim_project):
 def test_a_scaled_down_workload_is_simulated_in_its_place_and_named(project, simulated_cost):
     """``simulate_as``: the big shape is timed and checked, the small one is counted (the
     same count as the small workload's own test), and the record says which."""
-    project.pytester.makepyfile(test_perf=SMALL_KERNEL + """
+    project.pytester.makepyfile(
+        test_perf=SMALL_KERNEL
+        + """
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_big(tvmperf):
     from dataclasses import replace
     tvmperf.check(replace(scale(640), simulate_as=scale(64)))
-""")
+"""
+    )
     project.set_env("SCALE_STEPS", "64")
     project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE).assert_outcomes(passed=2)
     tests = project.baselines()["tests"]
     big, small = tests["test_big[llvm-prim]"]["exact"], tests["test_scale[llvm-prim]"]["exact"]
-    assert big["measured_with"]["cpu_instructions"] == small["measured_with"]["cpu_instructions"] + "; scaled down to scale"
+    assert (
+        big["measured_with"]["cpu_instructions"]
+        == small["measured_with"]["cpu_instructions"] + "; scaled down to scale"
+    )
     assert big["per_kernel"]["cpu_instructions"]["scale"] == small["per_kernel"]["cpu_instructions"]["scale"]
 
 
@@ -239,10 +268,14 @@ def test_a_simulation_predicted_too_long_is_skipped_up_front_with_what_to_do(sim
     monkeypatch.setattr(simulate.SimProcess, "start", never)
     result = sim_project.run("--tvmperf-update", "--tvmperf-simulate=on", *GATE)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["tvmperf: simulated cost: skipped scale up front (not waited for): one run takes * s "
-                                 "here, so ~* s under valgrind (~100x), past its 1e-09 s budget; give the workload a "
-                                 "scaled-down simulate_as=smaller_workload (counted in its place), or "
-                                 "--tvmperf-simulate=off*"])
+    result.stdout.fnmatch_lines(
+        [
+            "tvmperf: simulated cost: skipped scale up front (not waited for): one run takes * s "
+            "here, so ~* s under valgrind (~100x), past its 1e-09 s budget; give the workload a "
+            "scaled-down simulate_as=smaller_workload (counted in its place), or "
+            "--tvmperf-simulate=off*"
+        ]
+    )
     assert "per_kernel" not in sim_project.baselines()["tests"]["test_scale[llvm-prim]"]["exact"]
 
 
@@ -268,9 +301,13 @@ def test_an_unchanged_programs_counts_are_the_baselines_and_valgrind_does_not_ru
     _broken_valgrind(sim_project, tmp_path)
     result = sim_project.run("--tvmperf-simulate=on", *GATE)
     result.assert_outcomes(passed=1)  # valgrind, which would have died, was not asked
-    result.stdout.fnmatch_lines(["tvmperf: simulated cost: counts of unchanged programs taken from their baselines "
-                                 "(the same program, with fixed input shapes, measured the same way*"
-                                 "--tvmperf-same-program=time counts them again)"])
+    result.stdout.fnmatch_lines(
+        [
+            "tvmperf: simulated cost: counts of unchanged programs taken from their baselines "
+            "(the same program, with fixed input shapes, measured the same way*"
+            "--tvmperf-same-program=time counts them again)"
+        ]
+    )
     assert counts(sim_project) == recorded
     # asked to count all the same, it counts: the broken valgrind is started, and says so
     again = sim_project.run("--tvmperf-simulate=on", "--tvmperf-same-program=time", *GATE)

@@ -20,7 +20,8 @@ import pytest
 
 pytestmark = pytest.mark.skipif(
     shutil.which("valgrind") is None or os.uname().machine not in ("x86_64", "amd64"),
-    reason="valgrind is not installed on this x86-64 host (apt-get install valgrind)")
+    reason="valgrind is not installed on this x86-64 host (apt-get install valgrind)",
+)
 
 # pytester drops modules first imported during its in-process runs, and onnx's pybind11
 # extension cannot be imported twice into one process: import what the runs use now
@@ -34,7 +35,7 @@ try:
 except ImportError:
     HAS_ONNX = False
 
-SUITE = '''
+SUITE = """
 import pytest
 from pytest_tvmperf import workloads
 
@@ -47,22 +48,22 @@ def test_multiply(tvmperf):
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_mlp(tvmperf):
     tvmperf.check(workloads.mlp(batch=1))
-'''
+"""
 
-ONNX = '''
+ONNX = """
 
 @pytest.mark.tvmperf(executors=["vm-bytecode", "vm-compiled"])
 def test_onnx(tvmperf):
     tvmperf.check(workloads.small_mlp_onnx())
-'''
+"""
 
 #: the suite in reverse order when TVMPERF_TEST_REVERSE=1 (also in xdist workers)
-REVERSE = '''
+REVERSE = """
 
 def pytest_collection_modifyitems(items):
     if os.environ.get("TVMPERF_TEST_REVERSE") == "1":
         items.reverse()
-'''
+"""
 
 #: no allowance on the counts (any growth fails); recorded with the injected timer (three
 #: rounds), gated with no timing, as the user who saw it did
@@ -114,9 +115,10 @@ def test_the_counts_do_not_depend_on_the_tests_before(project, simulated_cost):
         result = project.run(*GATE, f"--tvmperf-json={json_path}", *args)
         outcomes = result.parseoutcomes()
         if outcomes.get("passed", 0) != passed or set(outcomes) - {"passed", "deselected", "warnings"}:
-            problems.append(f"{name}: {outcomes}, expected {passed} passed: "
-                            + " | ".join(line.strip() for line in result.outlines
-                                         if "->" in line or "simulated cost:" in line))
+            problems.append(
+                f"{name}: {outcomes}, expected {passed} passed: "
+                + " | ".join(line.strip() for line in result.outlines if "->" in line or "simulated cost:" in line)
+            )
         if "tvmperf: simulated cost:" in result.stdout.str():
             problems.append(f"{name}: the simulated cost was not measured everywhere")
         runs[name] = exact_metrics(project, json_path)
@@ -130,8 +132,13 @@ def test_the_counts_do_not_depend_on_the_tests_before(project, simulated_cost):
 
     for test in recorded:  # each alone: the first and only request of its measuring process
         name, _, params = test.partition("[")
-        run(test, *UNTIMED, "-k", name + (" and " + params.split("-")[-1].rstrip("]") if "onnx" in name else ""),
-            passed=1)
+        run(
+            test,
+            *UNTIMED,
+            "-k",
+            name + (" and " + params.split("-")[-1].rstrip("]") if "onnx" in name else ""),
+            passed=1,
+        )
     project.set_env("TVMPERF_TEST_REVERSE", "1")
     run("reversed", *UNTIMED, passed=len(recorded))
     if importlib.util.find_spec("xdist") is not None:

@@ -77,8 +77,13 @@ sys.stdin.read()  # held until the test closes the pipe
 def test_a_runs_directory_is_removed_only_once_its_run_is_over(project, tmpdir_of_runs, tmp_path):
     """The marker and the held lock prove a directory a run's; it goes once the lock is free."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmpdir_of_runs)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, env=env)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmpdir_of_runs)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         live = Path(holder.stdout.readline().strip())
         (live / "scratch.so").write_text("in use")

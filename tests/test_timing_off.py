@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-TESTS = '''
+TESTS = """
 import os
 import os
 import shutil
@@ -23,10 +23,10 @@ def test_mlp(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"], timing=False)
 def test_untimed(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-'''
+"""
 
 #: a timer that fails the test when called: nothing may be timed with timing off
-NO_TIMER = '''
+NO_TIMER = """
 
 @pytest.fixture
 def tvmperf_timer(tvmperf_timer):
@@ -35,7 +35,7 @@ def tvmperf_timer(tvmperf_timer):
             raise AssertionError("timed although timing is off")
         return tvmperf_timer(task, rounds)
     return timer
-'''
+"""
 
 
 def test_timing_off_checks_exact_metrics_only(project):
@@ -52,8 +52,9 @@ def test_timing_off_checks_exact_metrics_only(project):
 
     off = project.run("--tvmperf-timing=off")
     off.assert_outcomes(passed=2)
-    off.stdout.fnmatch_lines(["*tvmperf summary*",
-                              "2 test(s): timing off: correctness and exact metrics only, time not measured*"])
+    off.stdout.fnmatch_lines(
+        ["*tvmperf summary*", "2 test(s): timing off: correctness and exact metrics only, time not measured*"]
+    )
     assert "regressed" not in off.stdout.str()
 
     # exact metrics are still gated with timing off
@@ -93,7 +94,7 @@ def test_bad_timing_value_names_the_option(project):
     assert "timing='sometimes'" in result.stdout.str() + result.stderr.str()
 
 
-ONE_SMALL = '''
+ONE_SMALL = """
 import os
 import shutil
 
@@ -103,21 +104,30 @@ from pytest_tvmperf import workloads
 @pytest.mark.tvmperf(executors=["prim"])
 def test_small(tvmperf):
     tvmperf.check(workloads.multiply(m=8, n=8))
-'''
+"""
 
 
-@pytest.mark.skipif(shutil.which("valgrind") is None or os.uname().machine not in ("x86_64", "amd64"),
-                    reason="valgrind is not installed on this x86-64 host (apt-get install valgrind)")
+@pytest.mark.skipif(
+    shutil.which("valgrind") is None or os.uname().machine not in ("x86_64", "amd64"),
+    reason="valgrind is not installed on this x86-64 host (apt-get install valgrind)",
+)
 def test_timing_off_says_what_the_simulated_cost_did(project, simulated_cost):
     """issue 26: a timing-off run printed no line about the simulated cost, the gate that holds without time."""
     project.pytester.makepyfile(test_perf=ONE_SMALL)
     project.run("--tvmperf-update", "--tvmperf-simulate=on", "--tvmperf-repeat=3").assert_outcomes(passed=1)
     off = project.run("--tvmperf-timing=off", "--tvmperf-simulate=on")
     off.assert_outcomes(passed=1)
-    off.stdout.fnmatch_lines(["1 test(s): timing off: correctness and exact metrics only, time not measured "
-                              "(--tvmperf-timing=off); simulated cost gated (cpu_instructions, est_cycles)"])
+    off.stdout.fnmatch_lines(
+        [
+            "1 test(s): timing off: correctness and exact metrics only, time not measured "
+            "(--tvmperf-timing=off); simulated cost gated (cpu_instructions, est_cycles)"
+        ]
+    )
     not_simulated = project.run("--tvmperf-timing=off", "--tvmperf-simulate=off")
     not_simulated.assert_outcomes(passed=1)
-    not_simulated.stdout.fnmatch_lines(["1 test(s): timing off: correctness and exact metrics only, time not measured "
-                                        "(--tvmperf-timing=off)",
-                                        "tvmperf: simulated cost: switched off (--tvmperf-simulate=off)"])
+    not_simulated.stdout.fnmatch_lines(
+        [
+            "1 test(s): timing off: correctness and exact metrics only, time not measured (--tvmperf-timing=off)",
+            "tvmperf: simulated cost: switched off (--tvmperf-simulate=off)",
+        ]
+    )

@@ -136,14 +136,24 @@ def test_dla34_is_timms_backbone_and_matches_eager_torch():
     assert workload.name == "dla34(size=32, width=0.25, batch=1, seed=0)"
     assert set(workload.peers) == {"torch"}
     outs = run_and_check(workload)
-    assert [o.shape for o in outs] == [(1, 4, 32, 32), (1, 8, 16, 16), (1, 16, 8, 8), (1, 32, 4, 4), (1, 64, 2, 2),
-                                       (1, 128, 1, 1)]
+    assert [o.shape for o in outs] == [
+        (1, 4, 32, 32),
+        (1, 8, 16, 16),
+        (1, 16, 8, 8),
+        (1, 32, 4, 4),
+        (1, 64, 2, 2),
+        (1, 128, 1, 1),
+    ]
 
 
 def test_dla34_rejects_bad_sizes():
     pytest.importorskip("torch")
-    for kwargs, match in (({"size": 16}, "size must be"), ({"size": 64.0}, "size must be"),
-                          ({"batch": 0}, "batch must be"), ({"width": 0}, "width must be")):
+    for kwargs, match in (
+        ({"size": 16}, "size must be"),
+        ({"size": 64.0}, "size must be"),
+        ({"batch": 0}, "batch must be"),
+        ({"width": 0}, "width must be"),
+    ):
         with pytest.raises(ValueError, match=match):
             dla34(**kwargs)
 
@@ -204,8 +214,9 @@ def test_torch_workload_keeps_each_layers_module_path():
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.body = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1),
-                                            torch.nn.Conv2d(4, 4, 5, stride=2, padding=2, groups=2))
+            self.body = torch.nn.Sequential(
+                torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.Conv2d(4, 4, 5, stride=2, padding=2, groups=2)
+            )
             self.pool = torch.nn.MaxPool2d(2)
             self.head = torch.nn.Linear(16, 10)
 
@@ -213,8 +224,13 @@ def test_torch_workload_keeps_each_layers_module_path():
             return self.head(self.pool(self.body(x)).flatten(1)) @ torch.ones(10, 3)
 
     layers = torch_workload(Net(), (torch.randn(2, 3, 8, 8),), dynamic_batch=True).layers
-    assert [l.describe() for l in layers] == ["body.0 (Conv2d 3x3)", "body.1 (Conv2d 5x5 s2 g2)",
-                                              "pool (MaxPool2d 2x2)", "head (Linear 16->10)", "matmul (matmul 10->3)"]
+    assert [l.describe() for l in layers] == [
+        "body.0 (Conv2d 3x3)",
+        "body.1 (Conv2d 5x5 s2 g2)",
+        "pool (MaxPool2d 2x2)",
+        "head (Linear 16->10)",
+        "matmul (matmul 10->3)",
+    ]
     assert layers[1].inputs[1] == "4x2x5x5" and layers[1].output.endswith("x4x4x4")
     assert not layers[1].output.split("x")[0].isdigit()  # the dynamic batch
 
@@ -224,12 +240,21 @@ def test_onnx_workload_keeps_each_nodes_name():
     pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
-    weights = [numpy_helper.from_array(np.ones(s, dtype="float32"), n) for n, s in (("w0", (4, 3, 3, 3)), ("w1", (4, 4, 5, 5)))]
-    nodes = [helper.make_node("Conv", ["x", "w0"], ["h"], name="stem/conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["h"], ["r"]),
-             helper.make_node("Conv", ["r", "w1"], ["y"], kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[2, 2])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], weights)
+    weights = [
+        numpy_helper.from_array(np.ones(s, dtype="float32"), n) for n, s in (("w0", (4, 3, 3, 3)), ("w1", (4, 4, 5, 5)))
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w0"], ["h"], name="stem/conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Conv", ["r", "w1"], ["y"], kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[2, 2]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])],
+        weights,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     layers = onnx_model.onnx_workload(model, reference="numpy").layers
     assert [l.describe() for l in layers] == ["stem/conv (Conv 3x3)", "y (Conv 5x5 s2)"]
@@ -249,10 +274,19 @@ def _peer_cases():
         ("dla stride 2", lambda: dla_conv("level3_3x3_s2", scale=0.0625), {"numpy", "torch"}, False),
         ("rgb2yuv", lambda: rgb2yuv(width=64, height=32), {"numpy"}, False),
         ("small_mlp_onnx", lambda: onnx_model.small_mlp_onnx(), {"numpy", "onnxruntime"}, False),
-        ("small_mlp_onnx ort reference", lambda: onnx_model.small_mlp_onnx(reference="onnxruntime", bind_params=False),
-         {"numpy", "onnxruntime"}, False),
+        (
+            "small_mlp_onnx ort reference",
+            lambda: onnx_model.small_mlp_onnx(reference="onnxruntime", bind_params=False),
+            {"numpy", "onnxruntime"},
+            False,
+        ),
         ("torch_mlp dynamic", lambda: torch_mlp(batch="n"), {"torch"}, True),
-        ("torch user module", lambda: torch_workload(tiny_net(), (torch.zeros(3, 8), torch.zeros(3, 8))), {"torch"}, True),
+        (
+            "torch user module",
+            lambda: torch_workload(tiny_net(), (torch.zeros(3, 8), torch.zeros(3, 8))),
+            {"torch"},
+            True,
+        ),
     ]
     return [pytest.param(*case, id=case[0]) for case in cases]
 
@@ -310,7 +344,8 @@ def warm_torch_export():
 
 
 def test_torch_workloads_end_to_end(project, warm_torch_export):
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import pytest
 import torch
 from pytest_tvmperf.workloads import torch_mlp, torch_workload
@@ -335,11 +370,13 @@ def test_my_net(tvmperf):
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_torch_mlp(tvmperf):
     tvmperf.check(torch_mlp(batch="n"))
-''')
+"""
+    )
     project.run("--tvmperf-update").assert_outcomes(passed=2)
     tests = project.baselines()["tests"]
     assert tests["test_my_net[llvm-vm-bytecode]"]["workload"] == (
-        "torch_workload('TinyNet', [float32[4, 32]], dynamic_batch='n' in (1, 16))")
+        "torch_workload('TinyNet', [float32[4, 32]], dynamic_batch='n' in (1, 16))"
+    )
     assert tests["test_torch_mlp[llvm-vm-bytecode]"]["workload"] == "torch_mlp(batch='n', example_batch=4)"
     # the gate, with the eager module timed side by side (its outputs checked first)
     result = project.run("--tvmperf-peers=torch")
@@ -349,7 +386,7 @@ def test_torch_mlp(tvmperf):
 
 # the per-kernel times of a project where they must not flake: each VM callee takes its
 # executed calls x the elements of its kernel's buffers x 1 ns (a builtin: 0.1 us a call)
-FAKE_KERNEL_TIMES = '''
+FAKE_KERNEL_TIMES = """
 
 @pytest.fixture(autouse=True)
 def _fake_kernel_times(monkeypatch):
@@ -370,7 +407,7 @@ def _fake_kernel_times(monkeypatch):
         return {name: count * sizes.get(name, 100) * 1e-9 for name, count in calls.items()}
 
     monkeypatch.setattr(timed, "kernel_times", kernel_times)
-'''
+"""
 
 
 def test_a_changed_layer_is_blamed_not_the_renumbered_kernel(project, warm_torch_export):
@@ -379,7 +416,8 @@ def test_a_changed_layer_is_blamed_not_the_renumbered_kernel(project, warm_torch
     compared two different kernels and blamed the unchanged one. Matched by structure, the
     failure names the 5x5 layer's kernel as new and no unchanged kernel."""
     project.pytester.makeconftest(project.pytester.path.joinpath("conftest.py").read_text() + FAKE_KERNEL_TIMES)
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import os
 import pytest
 import torch
@@ -402,7 +440,8 @@ class Net(torch.nn.Module):
 def test_net(tvmperf):
     torch.manual_seed(0)
     tvmperf.check(torch_workload(Net(int(os.environ["NET_K"])).eval(), (torch.randn(1, 3, 16, 16),)))
-''')
+"""
+    )
     project.set_env("NET_K", "3")
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     entry = project.baselines()["tests"]["test_net[llvm-vm-bytecode]"]
@@ -422,7 +461,8 @@ def test_without_timing_the_failure_names_the_changed_layer(project, warm_torch_
     """A net of three convs, two alike sharing one kernel; one of those made 5x5 adds a
     kernel, and the untimed gate's failure names its layer by its module path, read from
     the exported graph (no per-layer timing), and each layer of the shared kernel."""
-    project.pytester.makepyfile(test_perf='''
+    project.pytester.makepyfile(
+        test_perf="""
 import os
 import pytest
 import torch
@@ -440,12 +480,15 @@ def test_net(tvmperf):
     convs = torch.nn.Sequential()
     convs.add_module("convs", net(int(os.environ["NET_K"])))
     tvmperf.check(torch_workload(convs.eval(), (torch.randn(1, 3, 8, 8),)))
-''')
+"""
+    )
     project.set_env("NET_K", "3")
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     kernels = project.baselines()["tests"]["test_net[llvm-vm-bytecode]"]["kernels"]
     assert sorted(k.get("layer", "") for k in kernels.values() if "conv2d" in k["op"]) == [
-        "convs.0 (Conv2d 3x3)", "convs.1, convs.2 (Conv2d 3x3)"]
+        "convs.0 (Conv2d 3x3)",
+        "convs.1, convs.2 (Conv2d 3x3)",
+    ]
     project.set_env("NET_K", "5")
     result = project.run()
     result.assert_outcomes(failed=1)

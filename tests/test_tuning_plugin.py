@@ -17,7 +17,7 @@ from pytest_tvmperf.builder import host_cpu
 from tests.test_host_target import ZEN4_MODEL, _vm_without_avx512
 from tests.unit.test_tuning import SIZES, tiny_mlp
 
-TUNED_TEST = f'''
+TUNED_TEST = f"""
 import os
 import numpy as np
 import pytest
@@ -30,7 +30,7 @@ SIZES = {SIZES!r}
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
 def test_tuned(tvmperf):
     tvmperf.check(tiny_mlp(int(os.environ.get("TINY_BATCH", "4"))).with_pipeline("tuned"))
-'''
+"""
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -40,8 +40,12 @@ def test_tune_record_gate_and_stale_database(project):
 
     missing = project.run("--tvmperf-update")
     missing.assert_outcomes(failed=1)
-    missing.stdout.fnmatch_lines(["*tiny_mlp(4) on llvm/vm-bytecode: tuning database */baselines/tuning does not exist; "
-                                  "create it with: pytest --tvmperf-tune=TRIALS*"])
+    missing.stdout.fnmatch_lines(
+        [
+            "*tiny_mlp(4) on llvm/vm-bytecode: tuning database */baselines/tuning does not exist; "
+            "create it with: pytest --tvmperf-tune=TRIALS*"
+        ]
+    )
 
     tuned = project.run("--tvmperf-update", "--tvmperf-tune=4")
     tuned.assert_outcomes(passed=1)
@@ -87,18 +91,30 @@ def test_tune_record_gate_and_stale_database(project):
     strict = project.run("-rs", "--tvmperf-tuned=exact")
     strict.assert_outcomes(skipped=1)
     # the summary says what a newcomer runs to record them here (not only visible with -rs)
-    strict.stdout.fnmatch_lines(["tvmperf: 1 tuned test(s) skipped: the tuning database has records for other CPUs "
-                                 "only; to tune and record them on this machine (*): pytest --tvmperf-tune=64 "
-                                 "--tvmperf-update --tvmperf-tuned=exact 'test_perf.py::test_tuned[[]llvm-vm-bytecode[]]'"])
-    strict.stdout.fnmatch_lines(["*the tuning database baselines/tuning has no records for this target (llvm: *, "
-                                 "2 of 2 kernel(s)) but has some for 1 other target(s) (--tvmperf-tuned=exact); "
-                                 "tune here with:*"])
+    strict.stdout.fnmatch_lines(
+        [
+            "tvmperf: 1 tuned test(s) skipped: the tuning database has records for other CPUs "
+            "only; to tune and record them on this machine (*): pytest --tvmperf-tune=64 "
+            "--tvmperf-update --tvmperf-tuned=exact 'test_perf.py::test_tuned[[]llvm-vm-bytecode[]]'"
+        ]
+    )
+    strict.stdout.fnmatch_lines(
+        [
+            "*the tuning database baselines/tuning has no records for this target (llvm: *, "
+            "2 of 2 kernel(s)) but has some for 1 other target(s) (--tvmperf-tuned=exact); "
+            "tune here with:*"
+        ]
+    )
     # under xdist the skip happens on a worker: the controller's summary still says what to run
     workers = project.run("-rs", "--tvmperf-tuned=exact", "-n", "2")
     workers.assert_outcomes(skipped=1)
-    workers.stdout.fnmatch_lines(["tvmperf: 1 tuned test(s) skipped: the tuning database has records for other CPUs "
-                                  "only; to tune and record them on this machine (*): pytest --tvmperf-tune=64 "
-                                  "--tvmperf-update --tvmperf-tuned=exact 'test_perf.py::test_tuned[[]llvm-vm-bytecode[]]'"])
+    workers.stdout.fnmatch_lines(
+        [
+            "tvmperf: 1 tuned test(s) skipped: the tuning database has records for other CPUs "
+            "only; to tune and record them on this machine (*): pytest --tvmperf-tune=64 "
+            "--tvmperf-update --tvmperf-tuned=exact 'test_perf.py::test_tuned[[]llvm-vm-bytecode[]]'"
+        ]
+    )
 
     # tuned on a Zen 4 workstation (AVX-512), gated on a Zen 4 VM whose hypervisor hides AVX-512 (GitHub's hosted
     # runners), emulated by injecting the host's model and flags as tests/test_host_target.py does
@@ -109,8 +125,9 @@ def test_tune_record_gate_and_stale_database(project):
         project.set_env(host_cpu.CPUINFO_ENV, str(_vm_without_avx512(project.pytester.path)))
         vm = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
         vm.assert_outcomes(passed=1)
-        vm.stdout.fnmatch_lines(["*schedules tuned on znver4 with other CPU features or cores, applied on znver4: "
-                                 "2 of 2 kernels*"])
+        vm.stdout.fnmatch_lines(
+            ["*schedules tuned on znver4 with other CPU features or cores, applied on znver4: 2 of 2 kernels*"]
+        )
         project.set_env(host_cpu.CPUINFO_ENV, "")
         project.pytester.makeconftest(conftest)  # the in-process runs below must not take the emulated model
     records.write_text(saved)
@@ -119,15 +136,24 @@ def test_tune_record_gate_and_stale_database(project):
     project.set_env("TINY_BATCH", "2")
     untuned = project.run("--tvmperf-update")
     untuned.assert_outcomes(passed=1)
-    untuned.stdout.fnmatch_lines(["tvmperf: tuning database baselines/tuning has no record that applies to any kernel "
-                                  "of tiny_mlp(2) on *: gated untuned; tune here with: pytest --tvmperf-tune=TRIALS*"])
+    untuned.stdout.fnmatch_lines(
+        [
+            "tvmperf: tuning database baselines/tuning has no record that applies to any kernel "
+            "of tiny_mlp(2) on *: gated untuned; tune here with: pytest --tvmperf-tune=TRIALS*"
+        ]
+    )
     assert project.baselines()["tests"]["test_tuned[llvm-vm-bytecode]"]["tuning"]["source"].startswith(
-        "untuned: baselines/tuning has no record that applies here")
+        "untuned: baselines/tuning has no record that applies here"
+    )
     # ... and the strict mode fails it, naming the kernels
     stale = project.run("--tvmperf-update", "--tvmperf-tuned=exact")
     stale.assert_outcomes(failed=1)
-    stale.stdout.fnmatch_lines(["*the tuning database baselines/tuning is stale: 2 of 2 kernel(s) have no tuning record*",
-                                "*re-tune with: pytest --tvmperf-tune=TRIALS --tvmperf-update --tvmperf-tuned=exact*"])
+    stale.stdout.fnmatch_lines(
+        [
+            "*the tuning database baselines/tuning is stale: 2 of 2 kernel(s) have no tuning record*",
+            "*re-tune with: pytest --tvmperf-tune=TRIALS --tvmperf-update --tvmperf-tuned=exact*",
+        ]
+    )
 
 
 def test_an_unparseable_budget_is_a_usage_error_listing_the_forms(project):
@@ -138,12 +164,16 @@ def test_an_unparseable_budget_is_a_usage_error_listing_the_forms(project):
     assert "Traceback" not in result.stderr.str()
 
 
-@pytest.mark.parametrize("where, args, shown", [
-    ('tuning_db="dbs/mine"', (), "*/dbs/mine does not exist*"),                       # the workload's own
-    ("", ("--tvmperf-tuning-db=elsewhere",), "*/baselines/elsewhere does not exist*"),  # the option
-])
+@pytest.mark.parametrize(
+    "where, args, shown",
+    [
+        ('tuning_db="dbs/mine"', (), "*/dbs/mine does not exist*"),  # the workload's own
+        ("", ("--tvmperf-tuning-db=elsewhere",), "*/baselines/elsewhere does not exist*"),  # the option
+    ],
+)
 def test_the_database_comes_from_the_workload_or_the_option(project, where, args, shown):
-    project.pytester.makepyfile(test_perf=f'''
+    project.pytester.makepyfile(
+        test_perf=f"""
 import dataclasses
 import pytest
 from pytest_tvmperf import workloads
@@ -152,7 +182,8 @@ from pytest_tvmperf import workloads
 def test_tuned(tvmperf):
     w = workloads.mlp(batch=1)
     tvmperf.check(dataclasses.replace(w, pipeline="tuned", {where}) if {bool(where)} else w.with_pipeline("tuned"))
-''')
+"""
+    )
     result = project.run("--tvmperf-update", *args)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([shown])
@@ -227,10 +258,14 @@ def test_a_budget_too_small_for_one_schedule_per_kernel_is_a_usage_error(project
     _fake_tuner_project(project)
     result = project.run("--tvmperf-tune-budget=15")
     assert result.ret == pytest.ExitCode.USAGE_ERROR  # as an unparseable --tvmperf-tune-budget
-    result.stdout.fnmatch_lines(["*tiny_mlp(4) on llvm/vm-bytecode: the tuning budget 15s is too small for tiny_mlp(4): "
-                                 "its 2 kernel(s) need at least 2 trials each to build one valid schedule, and the first "
-                                 "batch took 10.0 s for 2 trial(s); the smallest budget that would do: 20s. Run again "
-                                 "with --tvmperf-tune-budget=20s (or: tvmperf tune --budget 20s)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*tiny_mlp(4) on llvm/vm-bytecode: the tuning budget 15s is too small for tiny_mlp(4): "
+            "its 2 kernel(s) need at least 2 trials each to build one valid schedule, and the first "
+            "batch took 10.0 s for 2 trial(s); the smallest budget that would do: 20s. Run again "
+            "with --tvmperf-tune-budget=20s (or: tvmperf tune --budget 20s)*"
+        ]
+    )
     assert "tvmperf tune tiny_mlp(4): 2 kernel(s)" not in result.stderr.str()  # no estimate: nothing more is tuned
 
 
@@ -239,6 +274,10 @@ def test_under_xdist_a_budget_too_small_fails_the_test_with_the_message(project)
     _fake_tuner_project(project)
     result = project.run("--tvmperf-tune-budget=15", "-n", "2")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*the tuning budget 15s is too small for tiny_mlp(4)*the smallest budget that would "
-                                 "do: 20s. Run again with --tvmperf-tune-budget=20s*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*the tuning budget 15s is too small for tiny_mlp(4)*the smallest budget that would "
+            "do: 20s. Run again with --tvmperf-tune-budget=20s*"
+        ]
+    )
     assert "INTERNALERROR" not in result.stdout.str()

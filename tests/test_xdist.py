@@ -14,10 +14,10 @@ from test_gate import TWO_TESTS
 # On Intel Xeons LLVM names the host CPU with a name that TVM hands back as a
 # tvm_ffi.core.String (short names such as AMD's "znver4" come back as plain str).
 # "x86-64-v2" is one such name that every x86-64 CPU of the last 15 years can run.
-INTEL_LIKE_CPU = '''
+INTEL_LIKE_CPU = """
 import tvm
 tvm.target.codegen.llvm_get_system_cpu = lambda: "x86-64-v2"
-'''
+"""
 
 
 def test_xdist_with_a_cpu_name_that_tvm_returns_as_an_ffi_string(project):
@@ -35,14 +35,14 @@ def test_xdist_with_a_cpu_name_that_tvm_returns_as_an_ffi_string(project):
     assert all("x86-64-v2" in json.dumps(t) for t in tests), tests[0]
 
 
-LOSE_THE_PAYLOAD = '''
+LOSE_THE_PAYLOAD = """
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session):
     out = getattr(session.config, "workeroutput", None)
     if out is not None:
         out.pop("tvmperf", None)  # as if the worker went down before handing it over
-'''
+"""
 
 
 def test_a_worker_whose_results_are_lost_fails_the_run(project):

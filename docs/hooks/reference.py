@@ -35,7 +35,9 @@ COMMAND = "python docs/hooks/reference.py"
 
 def _cell(text: str) -> str:
     """Text for a table cell: pipes escaped, and ``<peer>`` kept as text (not an HTML tag)."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
+    return (
+        str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
+    )
 
 
 def _metavar(opt) -> str:
@@ -74,9 +76,11 @@ def options_table() -> str:
 def markers_table() -> str:
     from pytest_tvmperf.config.options import OPTIONS
 
-    roles = {"sets": "sets it for this test (the command line still wins)",
-             "narrows": "the values this test supports; it runs those the run selects",
-             "adds": "times that peer for this test and gates TVM against it"}
+    roles = {
+        "sets": "sets it for this test (the command line still wins)",
+        "narrows": "the values this test supports; it runs those the run selects",
+        "adds": "times that peer for this test and gates TVM against it",
+    }
     rows = ["| keyword | option | what it does |", "|---|---|---|"]
     for opt in OPTIONS:
         for key in opt.marker_keys:
@@ -133,8 +137,10 @@ def _generate(name: str, arg: str | None, where: str) -> str:
     if name == "include" and arg:
         return include(arg)
     if name not in GENERATORS or arg:
-        raise ValueError(f"{where}: unknown placeholder <!-- tvmperf:{name}{' ' + arg if arg else ''} --> "
-                         f"(known: {', '.join(GENERATORS)}, include <file>)")
+        raise ValueError(
+            f"{where}: unknown placeholder <!-- tvmperf:{name}{' ' + arg if arg else ''} --> "
+            f"(known: {', '.join(GENERATORS)}, include <file>)"
+        )
     return GENERATORS[name]().rstrip("\n")
 
 

@@ -105,8 +105,14 @@ def _tail(text: str, lines: int = 8) -> str:
 
 def _run(cmd: list[str], what: str, timeout: float) -> str:
     try:
-        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
-                              env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+        done = subprocess.run(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        )
     except subprocess.TimeoutExpired:
         raise EnvError(f"{what}: no result within {timeout:g} s") from None
     except OSError as exc:
@@ -124,16 +130,29 @@ def _building_lock(final: Path, version: str, timeout_s: float, log: Callable[[s
 
     held = contextlib.ExitStack()
     try:
-        held.enter_context(file_lock(Path(str(final) + ".lock"), timeout_s, f"lock of the apache-tvm {version} "
-                                     f"environment", log, option="the bound of another run's build of it"))
+        held.enter_context(
+            file_lock(
+                Path(str(final) + ".lock"),
+                timeout_s,
+                f"lock of the apache-tvm {version} environment",
+                log,
+                option="the bound of another run's build of it",
+            )
+        )
     except LockError as exc:
         raise EnvError(f"the environment of apache-tvm {version} ({final}) cannot be made: {exc}") from None
     with held:
         yield
 
 
-def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None] = lambda s: None,
-               timeout: float = 1800, packages: tuple[str, ...] = (), lock_timeout_s: float | None = None) -> OtherEnv:
+def ensure_env(
+    version: str,
+    root: Path | None = None,
+    log: Callable[[str], None] = lambda s: None,
+    timeout: float = 1800,
+    packages: tuple[str, ...] = (),
+    lock_timeout_s: float | None = None,
+) -> OtherEnv:
     """The environment of apache-tvm ``version`` (with ``packages``): the cached one, or
     made now. Raises EnvError naming the version and pip's last lines when it cannot be made.
     Another run building it is waited for at most ``lock_timeout_s`` (default: its build's
@@ -156,28 +175,51 @@ def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None
         try:
             _run([sys.executable, "-m", "venv", str(temp)], f"python -m venv {temp}", 300)
             python = str(temp / "bin" / "python")
-            _run([python, "-m", "pip", "install", "--disable-pip-version-check", *reqs],
-                 f"pip install apache-tvm=={version}", timeout)
+            _run(
+                [python, "-m", "pip", "install", "--disable-pip-version-check", *reqs],
+                f"pip install apache-tvm=={version}",
+                timeout,
+            )
             try:
-                out = _run([python, "-c", "import tvm; print('TVM', tvm.__version__)"],
-                           f"import tvm (apache-tvm {version})", 300)
+                out = _run(
+                    [python, "-c", "import tvm; print('TVM', tvm.__version__)"],
+                    f"import tvm (apache-tvm {version})",
+                    300,
+                )
             except EnvError as exc:
                 floor = _ffi_floor(python) if "undefined symbol" in str(exc) else None
                 if floor is None:
                     raise
                 # a release built against an older tvm-ffi than pip picks (0.25.0 declares
                 # apache-tvm-ffi>=0.1.12 and does not load with 0.1.15): the floor it declares
-                log(f"tvmperf: apache-tvm {version} does not load with the newest apache-tvm-ffi; "
-                    f"installing apache-tvm-ffi=={floor}, the oldest it declares")
-                _run([python, "-m", "pip", "install", "--disable-pip-version-check", f"apache-tvm-ffi=={floor}"],
-                     f"pip install apache-tvm-ffi=={floor}", timeout)
+                log(
+                    f"tvmperf: apache-tvm {version} does not load with the newest apache-tvm-ffi; "
+                    f"installing apache-tvm-ffi=={floor}, the oldest it declares"
+                )
+                _run(
+                    [python, "-m", "pip", "install", "--disable-pip-version-check", f"apache-tvm-ffi=={floor}"],
+                    f"pip install apache-tvm-ffi=={floor}",
+                    timeout,
+                )
                 reqs = [*reqs, f"apache-tvm-ffi=={floor}"]
-                out = _run([python, "-c", "import tvm; print('TVM', tvm.__version__)"],
-                           f"import tvm (apache-tvm {version}, apache-tvm-ffi {floor})", 300)
+                out = _run(
+                    [python, "-c", "import tvm; print('TVM', tvm.__version__)"],
+                    f"import tvm (apache-tvm {version}, apache-tvm-ffi {floor})",
+                    300,
+                )
             tvm_version = next((line.split()[1] for line in out.splitlines() if line.startswith("TVM ")), version)
-            (temp / MARKER).write_text(json.dumps({"version": version, "tvm_version": tvm_version,
-                                                   "requirements": reqs, "python": sys.version.split()[0]},
-                                                  indent=1) + "\n")
+            (temp / MARKER).write_text(
+                json.dumps(
+                    {
+                        "version": version,
+                        "tvm_version": tvm_version,
+                        "requirements": reqs,
+                        "python": sys.version.split()[0],
+                    },
+                    indent=1,
+                )
+                + "\n"
+            )
             os.replace(temp, final)
         except BaseException:
             shutil.rmtree(temp, ignore_errors=True)
@@ -190,10 +232,12 @@ def ensure_env(version: str, root: Path | None = None, log: Callable[[str], None
 
 def _ffi_floor(python: str) -> str | None:
     """The lowest apache-tvm-ffi the installed apache-tvm declares (``>=0.1.12``), if any."""
-    code = ("import re\nfrom importlib.metadata import requires\n"
-            "for r in requires('apache-tvm') or []:\n"
-            "    m = re.match(r'apache[-_]tvm[-_]ffi\\s*\\(?>=\\s*([0-9][^,;)\\s]*)', r)\n"
-            "    if m: print(m.group(1))\n")
+    code = (
+        "import re\nfrom importlib.metadata import requires\n"
+        "for r in requires('apache-tvm') or []:\n"
+        "    m = re.match(r'apache[-_]tvm[-_]ffi\\s*\\(?>=\\s*([0-9][^,;)\\s]*)', r)\n"
+        "    if m: print(m.group(1))\n"
+    )
     try:
         out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120).stdout.split()
     except (subprocess.TimeoutExpired, OSError):
@@ -205,8 +249,13 @@ def index_has(version: str, timeout: float = 60) -> str | None:
     """None when pip's index lists apache-tvm ``version`` (checked with ``pip index
     versions``), else why not (no network, not on the index)."""
     try:
-        done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "apache-tvm"], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "index", "versions", "apache-tvm"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+        )
     except (subprocess.TimeoutExpired, OSError) as exc:
         return f"pip index versions apache-tvm: {exc}"
     if done.returncode != 0:

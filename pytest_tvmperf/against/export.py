@@ -63,16 +63,37 @@ class Exporter:
         pending = export_pending(prep.compiled, self.out_dir / library_name(tv.nodeid))
         final = self.out_dir / library_name(tv.nodeid)
         os.replace(pending.temp, final)
-        record = Record(workload=prep.workload.name, executor=tv.executor, target=prep.target.as_json(),
-                        tvm_version=str(tvm.__version__), exact=exact, timings={}, compile_s=prep.compile_s,
-                        bytecode=prep.compiled.listing(), pipeline=prep.workload.pipeline,
-                        tuning=prep.tuning.as_json() if prep.tuning else None)
+        record = Record(
+            workload=prep.workload.name,
+            executor=tv.executor,
+            target=prep.target.as_json(),
+            tvm_version=str(tvm.__version__),
+            exact=exact,
+            timings={},
+            compile_s=prep.compile_s,
+            bytecode=prep.compiled.listing(),
+            pipeline=prep.workload.pipeline,
+            tuning=prep.tuning.as_json() if prep.tuning else None,
+        )
         from pytest_tvmperf.values.builtin_types import plain
 
-        self.results[tv.nodeid] = {"status": "built", "record": plain(record.as_json()), "library": final.name,
-                                   "sha256": pending.sha256}
-        return tv.add_outcome(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "recorded", record=record,
-                                      note=f"built with TVM {tvm.__version__} for --tvmperf-against-tvm"))
+        self.results[tv.nodeid] = {
+            "status": "built",
+            "record": plain(record.as_json()),
+            "library": final.name,
+            "sha256": pending.sha256,
+        }
+        return tv.add_outcome(
+            Outcome(
+                tv.nodeid,
+                tv.test_id,
+                tv.executor,
+                tv.target,
+                "recorded",
+                record=record,
+                note=f"built with TVM {tvm.__version__} for --tvmperf-against-tvm",
+            )
+        )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.passed and report.when == "call":
@@ -104,4 +125,3 @@ def install(config: pytest.Config, session) -> bool:
     session.against = exporter
     config.pluginmanager.register(exporter, "tvmperf-against-export")
     return True
-

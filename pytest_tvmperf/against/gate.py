@@ -56,10 +56,14 @@ def child_options(settings, config: pytest.Config) -> list[str]:
     """The options today's run was given that decide what the child builds and how."""
     import json
 
-    opts = [f"--tvmperf-targets={','.join(settings.targets)}", f"--tvmperf-executors={','.join(settings.executors)}",
-            f"--tvmperf-hypothesis-examples={settings.hypothesis_examples}",
-            f"--tvmperf-baselines={settings.baseline_dir}", f"--tvmperf-tuning-db={settings.tuning_db}",
-            f"--tvmperf-child-timeout={settings.child_timeout}"]
+    opts = [
+        f"--tvmperf-targets={','.join(settings.targets)}",
+        f"--tvmperf-executors={','.join(settings.executors)}",
+        f"--tvmperf-hypothesis-examples={settings.hypothesis_examples}",
+        f"--tvmperf-baselines={settings.baseline_dir}",
+        f"--tvmperf-tuning-db={settings.tuning_db}",
+        f"--tvmperf-child-timeout={settings.child_timeout}",
+    ]
     if settings.cli_simulate is not None:
         opts.append(f"--tvmperf-simulate={settings.cli_simulate}")
     if settings.llvm_target is not None:
@@ -131,8 +135,9 @@ class AgainstPlugin:
         from pytest_tvmperf.report.terminal import upgrade_lines
 
         summary = self.summary()
-        for line in upgrade_lines(summary.today, summary.other, summary.lines() if summary.rows else (),
-                                  self.report_only):
+        for line in upgrade_lines(
+            summary.today, summary.other, summary.lines() if summary.rows else (), self.report_only
+        ):
             line.write_to(terminalreporter)
 
     # --- the pass --------------------------------------------------------------------
@@ -143,10 +148,16 @@ class AgainstPlugin:
             if (out / "results.json").exists():
                 self._builds = read_pass(out, self.other)
             else:
-                self._builds = run_pass(self.env, self.nodeids, self.session.rootpath, self.config.inipath,
-                                        child_options(self.session.settings, self.config), out,
-                                        pass_bound_s(len(self.nodeids), self.session.settings.lock_timeout),
-                                        self.session.store.say)
+                self._builds = run_pass(
+                    self.env,
+                    self.nodeids,
+                    self.session.rootpath,
+                    self.config.inipath,
+                    child_options(self.session.settings, self.config),
+                    out,
+                    pass_bound_s(len(self.nodeids), self.session.settings.lock_timeout),
+                    self.session.store.say,
+                )
         return self._builds
 
     # --- one test --------------------------------------------------------------------
@@ -171,19 +182,29 @@ class AgainstPlugin:
             self._not_compared(tv, f"TVM {other} could not build it ({build.status})", build.error)
         then = Record.from_json(build.record)
         exact = tv.exact_metrics(prep)
-        then = replace(then, exact=replace(then.exact, measured_with=same_setup(dict(exact.measured_with),
-                                                                                 dict(then.exact.measured_with))))
+        then = replace(
+            then,
+            exact=replace(
+                then.exact, measured_with=same_setup(dict(exact.measured_with), dict(then.exact.measured_with))
+            ),
+        )
         # the other build: run once in the child first (a crash there is not this session's), then loaded here
         copy = session.scratch_dir() / f"tvm-{other}-{build.library.name}"
         shutil.copyfile(build.library, copy)
         got: list = []
-        problem = tv.sources.try_library(copy, prep.target, prep.workload, prep.args, prep.out_specs,
-                                         f"the build of TVM {other}", got)
+        problem = tv.sources.try_library(
+            copy, prep.target, prep.workload, prep.args, prep.out_specs, f"the build of TVM {other}", got
+        )
         machine = current_machine(prep.target.as_json())
         policy = session.time_policy()
         notes: list[str] = []
-        source = BaselineSource(then, got[0] if got else None, "rebuilt", mode=words.mode(other),
-                                note=f"a/b: today's build and TVM {other}'s build timed side by side in this process")
+        source = BaselineSource(
+            then,
+            got[0] if got else None,
+            "rebuilt",
+            mode=words.mode(other),
+            note=f"a/b: today's build and TVM {other}'s build timed side by side in this process",
+        )
         if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
             problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
             record = untimed_record(tv, prep, exact)  # the record of a mode without time
@@ -195,10 +216,16 @@ class AgainstPlugin:
             then = replace(then, kernel_time_s=self._kernel_times(tv, prep, copy))
         moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
         ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
-        compared = [v.metric for v in comparison.verdicts
-                    if v.metric != "time" and v.current is not None and v.baseline is not None]
-        time_kernel = (words.kernel_time_moved(record.kernel_time_s, then.kernel_time_s)
-                       if str(time_verdict.status) in ("regressed", "improved") else "")
+        compared = [
+            v.metric
+            for v in comparison.verdicts
+            if v.metric != "time" and v.current is not None and v.baseline is not None
+        ]
+        time_kernel = (
+            words.kernel_time_moved(record.kernel_time_s, then.kernel_time_s)
+            if str(time_verdict.status) in ("regressed", "improved")
+            else ""
+        )
         line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved, compared, time_kernel)
         if problem is not None:
             line = line.replace("time not compared", f"time not compared ({problem.split(';')[0]})", 1)
@@ -210,12 +237,24 @@ class AgainstPlugin:
 
             s = record.timing.samples
             # under this run's machine (the record's tvm_version names the other version)
-            then = replace(then, timings={machine.fingerprint: Timing(
-                machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))})
+            then = replace(
+                then,
+                timings={
+                    machine.fingerprint: Timing(machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))
+                },
+            )
         decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive, ())
-        decision = Decision(decided.verdict, record=record, baseline=then, comparison=comparison, message=message,
-                            note=line, shown=decided.shown, fails=decided.fails and not self.report_only,
-                            open=decided.open and not self.report_only)
+        decision = Decision(
+            decided.verdict,
+            record=record,
+            baseline=then,
+            comparison=comparison,
+            message=message,
+            note=line,
+            shown=decided.shown,
+            fails=decided.fails and not self.report_only,
+            open=decided.open and not self.report_only,
+        )
         return conclude(decision, tv.identity(), tv.add_outcome, tv.inconclusive)
 
     def _timed(self, tv: "Tvmperf", prep: "Prepared", source, exact, policy, notes: list[str]):
@@ -246,8 +285,9 @@ class AgainstPlugin:
 
         try:
             with tv.session.timing_lock(tv.target):
-                return kernel_times(load_artifact(str(library), tv.executor, prep.workload.entry, prep.target),
-                                    prep.args)
+                return kernel_times(
+                    load_artifact(str(library), tv.executor, prep.workload.entry, prep.target), prep.args
+                )
         except Exception:  # the diagnosis is a help, never the failure
             return None
 
@@ -256,8 +296,10 @@ class AgainstPlugin:
         regression message shows it (the other version in the baseline's place)."""
         from pytest_tvmperf.result.regression import verdict_lines
 
-        lines = [f"tvmperf: {tv.nodeid}: {line}",
-                 f"  (TVM {self.other}'s build stands where the baseline would: left of each arrow)"]
+        lines = [
+            f"tvmperf: {tv.nodeid}: {line}",
+            f"  (TVM {self.other}'s build stands where the baseline would: left of each arrow)",
+        ]
         for v in comparison.verdicts:
             moved = v.metric == "time" or (v.current is not None and v.baseline is not None and v.current != v.baseline)
             if moved and v.status != "n/a":
@@ -276,8 +318,17 @@ class AgainstPlugin:
 
         first = error_line(error)
         note = f"not compared: {what}" + (f": {first}" if first else "")
-        tv.add_outcome(Outcome(tv.nodeid, tv.test_id, tv.executor, tv.target, "not gated", note=note[:500],
-                               message=f"tvmperf: {tv.nodeid}: {what}; its error there:\n{error}" if error else ""))
+        tv.add_outcome(
+            Outcome(
+                tv.nodeid,
+                tv.test_id,
+                tv.executor,
+                tv.target,
+                "not gated",
+                note=note[:500],
+                message=f"tvmperf: {tv.nodeid}: {what}; its error there:\n{error}" if error else "",
+            )
+        )
         pytest.skip(note[:2000])
 
     # --- the suite ---------------------------------------------------------------------
@@ -308,10 +359,17 @@ def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) ->
         if not timed and cls == "not compared" and any(m.metric != "time" for m in e.metrics):
             cls = "exact only"  # the other build was made but cannot run here: its counts were compared
         ratio = e.time.ratio if e.time is not None else None
-        rows.append(words.UpgradeRow(e.test_id or e.nodeid, cls, e.note or str(e.verdict), ratio,
-                                     e.time.low if e.time is not None else None,
-                                     e.time.high if e.time is not None else None,
-                                     any(m.status == "regressed" for m in e.metrics)))
+        rows.append(
+            words.UpgradeRow(
+                e.test_id or e.nodeid,
+                cls,
+                e.note or str(e.verdict),
+                ratio,
+                e.time.low if e.time is not None else None,
+                e.time.high if e.time is not None else None,
+                any(m.status == "regressed" for m in e.metrics),
+            )
+        )
     return words.UpgradeSummary(today, other, tuple(rows))
 
 
@@ -331,11 +389,15 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
     if version is None:
         return
     if settings.update:
-        raise pytest.UsageError("pytest-tvmperf: --tvmperf-against-tvm compares today's TVM with another version and "
-                                "records no baseline: drop --tvmperf-update")
+        raise pytest.UsageError(
+            "pytest-tvmperf: --tvmperf-against-tvm compares today's TVM with another version and "
+            "records no baseline: drop --tvmperf-update"
+        )
     if any(is_remote(t) or t != "llvm" and not t.startswith("llvm") for t in settings.targets):
-        raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-against-tvm times both builds on this machine's CPU: "
-                                f"select llvm targets only (--tvmperf-targets={','.join(settings.targets)})")
+        raise pytest.UsageError(
+            f"pytest-tvmperf: --tvmperf-against-tvm times both builds on this machine's CPU: "
+            f"select llvm targets only (--tvmperf-targets={','.join(settings.targets)})"
+        )
 
     def log(line: str) -> None:
         sys.stderr.write(line + "\n")
@@ -344,8 +406,10 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
     try:
         env = ensure_env(version, log=log, packages=tuple(getattr(settings, "against_tvm_packages", ()) or ()))
     except EnvError as exc:
-        raise pytest.UsageError(f"pytest-tvmperf: --tvmperf-against-tvm={version}: the environment of apache-tvm "
-                                f"{version} cannot be made: {exc}") from None
+        raise pytest.UsageError(
+            f"pytest-tvmperf: --tvmperf-against-tvm={version}: the environment of apache-tvm "
+            f"{version} cannot be made: {exc}"
+        ) from None
     plugin = AgainstPlugin(config, session, env, bool(getattr(settings, "against_tvm_report_only", False)))
     session.against = plugin
     session.report.section_makers.append(plugin.report_section)

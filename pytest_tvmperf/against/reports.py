@@ -30,11 +30,14 @@ def html_section(summary: UpgradeSummary, entries: Sequence["ResultEntry"]) -> s
     from pytest_tvmperf.report.html_plot import ratio_plot
 
     compared = [e for e in entries if e.time is not None and (e.time.mode or "").startswith(MODE_PREFIX)]
-    chart = ratio_plot(compared).replace("Time now vs baseline",
-                                         f"Time with TVM {summary.today} / time with TVM {summary.other}, side by side")
+    chart = ratio_plot(compared).replace(
+        "Time now vs baseline", f"Time with TVM {summary.today} / time with TVM {summary.other}, side by side"
+    )
     items = "".join(f"<li><code>{esc(line.strip())}</code></li>" for line in summary.lines(limit=200)[1:])
-    return (f'<section id="upgrade"><h2>Upgrade: TVM {esc(summary.other)} &rarr; {esc(summary.today)}</h2>'
-            f"<p>{esc(summary.headline())}</p><ul>{items}</ul></section>{chart}")
+    return (
+        f'<section id="upgrade"><h2>Upgrade: TVM {esc(summary.other)} &rarr; {esc(summary.today)}</h2>'
+        f"<p>{esc(summary.headline())}</p><ul>{items}</ul></section>{chart}"
+    )
 
 
 def benchmark_sides(bench: dict[str, Any], entries: Sequence["ResultEntry"], today: str, other: str) -> dict[str, Any]:
@@ -50,14 +53,25 @@ def benchmark_sides(bench: dict[str, Any], entries: Sequence["ResultEntry"], tod
             out.append(item)
             continue
         name = item["name"]
-        item = {**item, "group": name, "name": f"{name} [TVM {today}]",
-                "extra_info": {**item["extra_info"], "tvm_version": today}}
+        item = {
+            **item,
+            "group": name,
+            "name": f"{name} [TVM {today}]",
+            "extra_info": {**item["extra_info"], "tvm_version": today},
+        }
         out.append(item)
         if entry.time.baseline_samples_s:
             theirs = benchmark_entry(replace(entry, time=replace(entry.time, samples_s=entry.time.baseline_samples_s)))
             if theirs is not None:
-                out.append({**theirs, "group": name, "name": f"{name} [TVM {other}]", "fullname": f"{entry.nodeid} [TVM {other}]",
-                            "extra_info": {"tvm_version": other, "side_by_side_with": today}})
+                out.append(
+                    {
+                        **theirs,
+                        "group": name,
+                        "name": f"{name} [TVM {other}]",
+                        "fullname": f"{entry.nodeid} [TVM {other}]",
+                        "extra_info": {"tvm_version": other, "side_by_side_with": today},
+                    }
+                )
     return {**bench, "benchmarks": out}
 
 
@@ -68,5 +82,8 @@ def upgrade_section(summary: UpgradeSummary, entries: Sequence["ResultEntry"]) -
 
     if not summary.rows:
         return None
-    return ReportSection(json={"upgrade": summary.to_json()}, html=html_section(summary, entries),
-                         benchmark=lambda bench: benchmark_sides(bench, entries, summary.today, summary.other))
+    return ReportSection(
+        json={"upgrade": summary.to_json()},
+        html=html_section(summary, entries),
+        benchmark=lambda bench: benchmark_sides(bench, entries, summary.today, summary.other),
+    )

@@ -94,9 +94,17 @@ def pass_bound_s(tests: int, lock_timeout_s: float) -> float:
     return float(lock_timeout_s) + PASS_S_PER_TEST * max(1, tests)
 
 
-def run_pass(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Path | None, options: Sequence[str],
-             out: Path, bound_s: float | None = None, on_wait: Callable[[str], None] | None = None,
-             wait_s: float | None = None) -> OtherBuilds:
+def run_pass(
+    env: OtherEnv,
+    nodeids: Sequence[str],
+    rootdir: Path,
+    inipath: Path | None,
+    options: Sequence[str],
+    out: Path,
+    bound_s: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
+    wait_s: float | None = None,
+) -> OtherBuilds:
     """Run the other version's pass into ``out`` once (a finished one is read back). The
     pass is stopped after ``bound_s`` seconds, and a run that finds it running waits for
     it at most ``wait_s`` (default: a minute past that), with a line naming its holder
@@ -107,14 +115,15 @@ def run_pass(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Path
     try:
         if wait_s is None and bound_s is not None:
             wait_s = bound_s + 60
-        with file_lock(Path(str(out) + ".lock"), wait_s,
-                       f"lock of the apache-tvm {env.tvm_version} pass", on_wait):
+        with file_lock(Path(str(out) + ".lock"), wait_s, f"lock of the apache-tvm {env.tvm_version} pass", on_wait):
             if not (out / RESULTS).exists():
                 _run_child(env, nodeids, rootdir, inipath, options, out, bound_s)
     except LockTimeout as exc:
         builds = OtherBuilds(tvm_version=env.tvm_version)
-        builds.problem = (f"the apache-tvm {env.tvm_version} pass of another run was not over within {wait_s:.0f} s "
-                          f"(--tvmperf-lock-timeout plus {PASS_S_PER_TEST} s per test): {exc}")
+        builds.problem = (
+            f"the apache-tvm {env.tvm_version} pass of another run was not over within {wait_s:.0f} s "
+            f"(--tvmperf-lock-timeout plus {PASS_S_PER_TEST} s per test): {exc}"
+        )
         return builds
     except LockError as exc:
         builds = OtherBuilds(tvm_version=env.tvm_version)
@@ -123,8 +132,15 @@ def run_pass(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Path
     return read_pass(out, env.tvm_version)
 
 
-def _run_child(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Path | None,
-               options: Sequence[str], out: Path, bound_s: float | None) -> None:
+def _run_child(
+    env: OtherEnv,
+    nodeids: Sequence[str],
+    rootdir: Path,
+    inipath: Path | None,
+    options: Sequence[str],
+    out: Path,
+    bound_s: float | None,
+) -> None:
     argsfile = out / "args.txt"
     argsfile.write_text("\n".join(child_args(nodeids, rootdir, inipath, options)) + "\n")
     environ = dict(os.environ)
@@ -139,12 +155,20 @@ def _run_child(env: OtherEnv, nodeids: Sequence[str], rootdir: Path, inipath: Pa
     environ.pop("VIRTUAL_ENV", None)
     with open(out / "child.log", "wb") as log:
         try:
-            subprocess.run([str(env.python), "-m", "pytest", *PLUGINS, f"@{argsfile}"], stdout=log,
-                           stderr=subprocess.STDOUT, cwd=str(rootdir), env=environ, stdin=subprocess.DEVNULL,
-                           timeout=bound_s)
+            subprocess.run(
+                [str(env.python), "-m", "pytest", *PLUGINS, f"@{argsfile}"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=str(rootdir),
+                env=environ,
+                stdin=subprocess.DEVNULL,
+                timeout=bound_s,
+            )
         except subprocess.TimeoutExpired:
-            log.write(f"\ntvmperf: the apache-tvm {env.tvm_version} pass was stopped after {bound_s:.0f} s "
-                      f"({PASS_S_PER_TEST} s per test beyond --tvmperf-lock-timeout)\n".encode())
+            log.write(
+                f"\ntvmperf: the apache-tvm {env.tvm_version} pass was stopped after {bound_s:.0f} s "
+                f"({PASS_S_PER_TEST} s per test beyond --tvmperf-lock-timeout)\n".encode()
+            )
 
 
 def read_pass(out: Path, tvm_version: str = "") -> OtherBuilds:
@@ -161,6 +185,7 @@ def read_pass(out: Path, tvm_version: str = "") -> OtherBuilds:
         return builds
     for nodeid, entry in data.items():
         library = out / entry["library"] if entry.get("library") else None
-        builds.by_nodeid[nodeid] = OtherBuild(entry.get("status", "failed"), entry.get("error", ""),
-                                              entry.get("record"), library, entry.get("sha256"))
+        builds.by_nodeid[nodeid] = OtherBuild(
+            entry.get("status", "failed"), entry.get("error", ""), entry.get("record"), library, entry.get("sha256")
+        )
     return builds

@@ -75,20 +75,30 @@ class Change:
         return text + (f" ({self.kernel})" if self.kernel else "")
 
 
-def changes(verdicts: Iterable[Any], per_kernel_now: Mapping[str, Mapping[str, int]],
-            per_kernel_then: Mapping[str, Mapping[str, int]]) -> list[Change]:
+def changes(
+    verdicts: Iterable[Any],
+    per_kernel_now: Mapping[str, Mapping[str, int]],
+    per_kernel_then: Mapping[str, Mapping[str, int]],
+) -> list[Change]:
     """The metrics (other than time) whose values differ, regressed ones first, then by
     the size of the change. ``verdicts``: MetricVerdict-like (metric, status, current, baseline)."""
     out = []
     for v in verdicts:
         if v.metric == "time" or v.current is None or v.baseline is None or v.current == v.baseline:
             continue
-        if str(v.status) not in ("regressed", "improved") and v.baseline and abs(v.current / v.baseline - 1) < MIN_SHOWN:
+        if (
+            str(v.status) not in ("regressed", "improved")
+            and v.baseline
+            and abs(v.current / v.baseline - 1) < MIN_SHOWN
+        ):
             continue  # a count that moved within its allowance by less than 1%: not news
-        kernel = kernel_moved(per_kernel_now.get(v.metric), per_kernel_then.get(v.metric)) \
-            if v.metric in per_kernel_now or v.metric in per_kernel_then else ""
+        kernel = (
+            kernel_moved(per_kernel_now.get(v.metric), per_kernel_then.get(v.metric))
+            if v.metric in per_kernel_now or v.metric in per_kernel_then
+            else ""
+        )
         out.append(Change(v.metric, float(v.current), float(v.baseline), str(v.status), kernel))
-    size = (lambda c: abs(math.log(c.now / c.then)) if c.now > 0 and c.then > 0 else math.inf)
+    size = lambda c: abs(math.log(c.now / c.then)) if c.now > 0 and c.then > 0 else math.inf
     return sorted(out, key=lambda c: (c.status != "regressed", -size(c)))
 
 
@@ -140,8 +150,15 @@ def time_words(status: str | None, ratio: float | None, kernel: str = "") -> str
 SIMULATED = ("cpu_instructions", "est_cycles")
 
 
-def upgrade_line(today: str, other: str, time_status: str | None, ratio: float | None,
-                 moved: Sequence[Change], compared: Sequence[str] = (), time_kernel: str = "") -> str:
+def upgrade_line(
+    today: str,
+    other: str,
+    time_status: str | None,
+    ratio: float | None,
+    moved: Sequence[Change],
+    compared: Sequence[str] = (),
+    time_kernel: str = "",
+) -> str:
     """The test's verdict as an upgrade from ``other`` to ``today``; ``compared``: the
     metrics measured on both sides (when none moved, the line says so: with the
     simulated cost among them, a time that moved is the machine's noise, not the code);
@@ -160,7 +177,8 @@ def classify(time_status: str | None, counts_regressed: bool = False) -> str:
     """The summary's class of a test: by its a/b time; ``counts worse`` when the time is
     not slower but an exact or simulated metric regressed past its threshold."""
     cls = {"regressed": "slower", "improved": "faster", "pass": "same", "inconclusive": "unclear"}.get(
-        str(time_status) if time_status is not None else "", "not compared")
+        str(time_status) if time_status is not None else "", "not compared"
+    )
     return "counts worse" if counts_regressed and cls in ("same", "unclear", "faster") else cls
 
 
@@ -178,8 +196,15 @@ class UpgradeRow:
     past_threshold: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"test": self.test, "class": self.cls, "line": self.line, "ratio": self.ratio, "low": self.low,
-                "high": self.high, "past_threshold": self.past_threshold}
+        return {
+            "test": self.test,
+            "class": self.cls,
+            "line": self.line,
+            "ratio": self.ratio,
+            "low": self.low,
+            "high": self.high,
+            "past_threshold": self.past_threshold,
+        }
 
 
 def _size(row: UpgradeRow) -> float:
@@ -216,5 +241,9 @@ class UpgradeSummary:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"today": self.today, "other": self.other, "counts": self.counts,
-                "tests": [r.to_json() for r in self.ordered()]}
+        return {
+            "today": self.today,
+            "other": self.other,
+            "counts": self.counts,
+            "tests": [r.to_json() for r in self.ordered()],
+        }

@@ -52,10 +52,10 @@ def elf_function_sizes(data: bytes, symbol_type: int = 2) -> dict[str, int]:
     is64, end = data[4] == 2, "<" if data[5] == 1 else ">"
     try:
         if is64:
-            shoff, = struct.unpack_from(end + "Q", data, 0x28)
+            (shoff,) = struct.unpack_from(end + "Q", data, 0x28)
             shentsize, shnum = struct.unpack_from(end + "HH", data, 0x3A)
         else:
-            shoff, = struct.unpack_from(end + "I", data, 0x20)
+            (shoff,) = struct.unpack_from(end + "I", data, 0x20)
             shentsize, shnum = struct.unpack_from(end + "HH", data, 0x2E)
         sections = []
         for i in range(shnum):
@@ -70,7 +70,7 @@ def elf_function_sizes(data: bytes, symbol_type: int = 2) -> dict[str, int]:
             if kind != _SHT_SYMTAB or not entsize:
                 continue
             _, str_off, str_size, _, _ = sections[link]
-            strings = data[str_off:str_off + str_size]
+            strings = data[str_off : str_off + str_size]
             for j in range(size // entsize):
                 base = off + j * entsize
                 if is64:
@@ -79,7 +79,7 @@ def elf_function_sizes(data: bytes, symbol_type: int = 2) -> dict[str, int]:
                     name, _, sym_size, info, _, shndx = struct.unpack_from(end + "IIIBBH", data, base)
                 if info & 0xF != symbol_type or shndx == _SHN_UNDEF or not sym_size:
                     continue
-                label = strings[name:strings.index(b"\0", name)].decode("utf-8", "replace")
+                label = strings[name : strings.index(b"\0", name)].decode("utf-8", "replace")
                 sizes[label] = sizes.get(label, 0) + sym_size
         return sizes
     except (struct.error, IndexError, ValueError) as exc:
@@ -186,4 +186,3 @@ def _llvm_version() -> str:
         return str(tvm.target.codegen.llvm_version_major())
     except Exception:
         return "?"
-

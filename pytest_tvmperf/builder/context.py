@@ -26,8 +26,15 @@ class ChildRunner(Protocol):
     """The isolation child (sandbox/child.py's ``Sandbox``): runs an exported artifact
     once in another process; None when it ran, else how it crashed."""
 
-    def run(self, artifact: Path, executor: str, entry: str, device_type: str, args: Sequence[Any],
-            out_specs: Sequence[tuple[Sequence[int], str]]) -> ChildCrash | None: ...
+    def run(
+        self,
+        artifact: Path,
+        executor: str,
+        entry: str,
+        device_type: str,
+        args: Sequence[Any],
+        out_specs: Sequence[tuple[Sequence[int], str]],
+    ) -> ChildCrash | None: ...
 
 
 class TuningLines(Protocol):

@@ -35,7 +35,9 @@ def side_by_side(actual: np.ndarray, expected: np.ndarray, over: np.ndarray, cou
     return "\n".join(rows)
 
 
-def check_outputs(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], rtol: float, atol: float) -> Mismatch | None:
+def check_outputs(
+    actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], rtol: float, atol: float
+) -> Mismatch | None:
     """First problem found, or None: count, shape, NaN/Inf, then values within
     ``|a - e| <= atol + rtol * |e|`` (NumPy's ``allclose`` rule)."""
     if len(actual) != len(expected):
@@ -64,8 +66,11 @@ def check_outputs(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], 
             )
         if not np.isfinite(e64).all():
             first = int(np.flatnonzero(~np.isfinite(e64))[0])
-            return Mismatch(i, f"the reference has non-finite values (first at {_fmt_index(first, e.shape)})",
-                            "the reference must be finite to check against; fix the reference or its inputs")
+            return Mismatch(
+                i,
+                f"the reference has non-finite values (first at {_fmt_index(first, e.shape)})",
+                "the reference must be finite to check against; fix the reference or its inputs",
+            )
         diff = np.abs(a64 - e64)
         allowed = atol + rtol * np.abs(e64)
         over = diff > allowed

@@ -17,9 +17,16 @@ from typing import Any
 from pytest_tvmperf.builder.cuda_toolchain import CudaToolchain
 
 #: nvcc flags TVM itself uses for its kernels (tvm.support.nvcc._compile_cuda_nvcc)
-NVCC_FLAGS = ("-O3", "--use_fast_math", "--expt-relaxed-constexpr", "--expt-extended-lambda",
-              "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
-              "-U__CUDA_NO_BFLOAT16_OPERATORS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__")
+NVCC_FLAGS = (
+    "-O3",
+    "--use_fast_math",
+    "--expt-relaxed-constexpr",
+    "--expt-extended-lambda",
+    "-U__CUDA_NO_HALF_OPERATORS__",
+    "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_BFLOAT16_OPERATORS__",
+    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+)
 TOOL_TIMEOUT_S = 600
 
 
@@ -78,10 +85,18 @@ def build_device_code(sources: list[str], arch: str, toolchain: CudaToolchain) -
         for i, source in enumerate(sources):
             cu, ptx = Path(tmp, f"kernels{i}.cu"), Path(tmp, f"kernels{i}.ptx")
             cu.write_text(source)
-            _run([toolchain.nvcc, "--ptx", "-arch", arch, *NVCC_FLAGS, "-o", str(ptx), str(cu)], toolchain,
-                 f"nvcc --ptx -arch {arch}")
-            logs.append(_run([toolchain.ptxas, "-v", "--gpu-name", arch, "-o", str(Path(tmp, f"kernels{i}.cubin")),
-                              str(ptx)], toolchain, f"ptxas --gpu-name {arch}"))
+            _run(
+                [toolchain.nvcc, "--ptx", "-arch", arch, *NVCC_FLAGS, "-o", str(ptx), str(cu)],
+                toolchain,
+                f"nvcc --ptx -arch {arch}",
+            )
+            logs.append(
+                _run(
+                    [toolchain.ptxas, "-v", "--gpu-name", arch, "-o", str(Path(tmp, f"kernels{i}.cubin")), str(ptx)],
+                    toolchain,
+                    f"ptxas --gpu-name {arch}",
+                )
+            )
             ptx_parts.append(ptx.read_text())
     return DeviceCode(arch, "\n".join(ptx_parts), "\n".join(logs))
 

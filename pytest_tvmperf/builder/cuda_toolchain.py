@@ -49,8 +49,9 @@ def _wheel_bins() -> list[Path]:
         return []
     if spec is None or not spec.submodule_search_locations:
         return []
-    return sorted(p / "bin" for root in spec.submodule_search_locations for p in Path(root).iterdir()
-                  if (p / "bin").is_dir())
+    return sorted(
+        p / "bin" for root in spec.submodule_search_locations for p in Path(root).iterdir() if (p / "bin").is_dir()
+    )
 
 
 def _find(tool: str, path: str | None) -> str | None:

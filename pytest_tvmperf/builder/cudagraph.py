@@ -22,8 +22,10 @@ class CudaGraphExecutor:
 
     def unsupported_on(self, target) -> str | None:
         if target.device_type != "cuda":
-            return (f"executor vm-cudagraph captures CUDA graphs: it runs on the cuda target only, not {target.name} "
-                    f"(e.g. --tvmperf-targets=cuda)")
+            return (
+                f"executor vm-cudagraph captures CUDA graphs: it runs on the cuda target only, not {target.name} "
+                f"(e.g. --tvmperf-targets=cuda)"
+            )
         return None
 
     def compile(self, workload, target, tuning_db=None):

@@ -29,8 +29,10 @@ from pytest_tvmperf.workload import Workload
 OutSpec = tuple[tuple[int, ...], str]
 
 #: why an executor cannot read what the VM allocates at run time (alloc_bytes n/a)
-NOT_INSTRUMENTED = ("vm-compiled runs no VM instructions to instrument: its allocations are compiled into the "
-                    "host code (vm-bytecode counts them)")
+NOT_INSTRUMENTED = (
+    "vm-compiled runs no VM instructions to instrument: its allocations are compiled into the "
+    "host code (vm-bytecode counts them)"
+)
 NO_VM = "prim calls one kernel with no VM: the harness allocates its outputs, the program nothing"
 
 
@@ -60,13 +62,15 @@ def one_line(lines: Sequence[str], max_chars: int = 240) -> str:
             start = i
     text = " ".join(" ".join(line.split()) for line in lines[start:])
     text = re.sub(r"^[\w.]*(Error|Exception):\s*", "", text)
-    return text if len(text) <= max_chars else text[:max_chars - 3] + "..."
+    return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
 
 
 class Compiled(Protocol):
     def run(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec]) -> list[np.ndarray]: ...
 
-    def sampler(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], min_repeat_ms: int) -> Callable[[], float]:
+    def sampler(
+        self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], min_repeat_ms: int
+    ) -> Callable[[], float]:
         """A function that returns one sample, seconds per call, from ``time_evaluator``
         (the call loop is at least ``min_repeat_ms`` long)."""
         ...
@@ -77,7 +81,9 @@ class Compiled(Protocol):
         """VM bytecode text per function, or None when there is none (compiled mode, prim)."""
         ...
 
-    def call_times(self, args: Sequence[np.ndarray], runs: int, clock: Callable[[], float]) -> list[dict[str, float]] | None:
+    def call_times(
+        self, args: Sequence[np.ndarray], runs: int, clock: Callable[[], float]
+    ) -> list[dict[str, float]] | None:
         """Per run, seconds spent in each callee, by wrapping VM calls with
         ``vm.set_instrument`` (bytecode mode only; None elsewhere)."""
         ...
@@ -251,8 +257,9 @@ class _VMCompiled:
         return measured
 
     def code_size(self, library=None):
-        return measure_code_size(self.executable.mod, kernel_names(self.lowered) if self.lowered is not None else (),
-                                 library)
+        return measure_code_size(
+            self.executable.mod, kernel_names(self.lowered) if self.lowered is not None else (), library
+        )
 
 
 @dataclass(frozen=True)
@@ -267,8 +274,10 @@ class VMExecutor:
 
     def unsupported(self, workload):
         if workload.kind != "relax":
-            return (f"executor {self.name} runs Relax IRModules; {workload.name} is a TE/TIR PrimFunc "
-                    "(run it under 'prim', e.g. @pytest.mark.tvmperf(executors=['prim']))")
+            return (
+                f"executor {self.name} runs Relax IRModules; {workload.name} is a TE/TIR PrimFunc "
+                "(run it under 'prim', e.g. @pytest.mark.tvmperf(executors=['prim']))"
+            )
         return None
 
     def compile(self, workload, target, tuning_db=None):
@@ -351,8 +360,10 @@ class PrimExecutor:
 
     def unsupported(self, workload):
         if workload.kind != "prim":
-            return (f"executor prim runs TE/TIR PrimFuncs; {workload.name} is a Relax IRModule "
-                    "(run it under vm-bytecode or vm-compiled)")
+            return (
+                f"executor prim runs TE/TIR PrimFuncs; {workload.name} is a Relax IRModule "
+                "(run it under vm-bytecode or vm-compiled)"
+            )
         return None
 
     def compile(self, workload, target, tuning_db=None):
@@ -419,12 +430,21 @@ class PlacedSampler:
         return PlacedSampler(self._load)
 
 
-def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, args: Sequence[np.ndarray],
-                   out_specs: Sequence[OutSpec], min_repeat_ms: int, scratch: Path,
-                   placements: int = PLACEMENTS) -> PlacedSampler:
+def placed_sampler(
+    path: Path,
+    executor: str,
+    entry: str,
+    target: TargetSpec,
+    args: Sequence[np.ndarray],
+    out_specs: Sequence[OutSpec],
+    min_repeat_ms: int,
+    scratch: Path,
+    placements: int = PLACEMENTS,
+) -> PlacedSampler:
     """A :class:`PlacedSampler` of the artifact at ``path``. Each copy gets a file name
     never used before (a name loaded before would give back that library); they are made
     from a private copy in ``scratch``, so reloading works after ``path`` is gone."""
+
     def fresh_copy(source: str | Path, tag: str) -> str:
         fd, copy = tempfile.mkstemp(prefix=f"{Path(path).stem}.{tag}.", suffix=".so", dir=scratch)
         os.close(fd)
@@ -439,4 +459,5 @@ def placed_sampler(path: Path, executor: str, entry: str, target: TargetSpec, ar
             copy = fresh_copy(source, str(i))
             samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
         return samplers
+
     return PlacedSampler(load)

@@ -28,25 +28,99 @@ from typing import Iterable, Mapping
 #: (only features that are instructions the compiler may emit, or state they need;
 #: LLVM's tuning flags such as ``fast-lzcnt`` are no instructions and are never switched off)
 KERNEL_FLAGS: Mapping[str, str] = {
-    "64bit": "lm", "x87": "fpu", "cmov": "cmov", "cx8": "cx8", "cx16": "cx16", "mmx": "mmx", "fxsr": "fxsr",
-    "sse": "sse", "sse2": "sse2", "sse3": "pni", "ssse3": "ssse3", "sse4.1": "sse4_1", "sse4.2": "sse4_2",
-    "crc32": "sse4_2", "sse4a": "sse4a", "popcnt": "popcnt", "lzcnt": "abm", "sahf": "lahf_lm", "nopl": "nopl",
-    "movbe": "movbe", "bmi": "bmi1", "bmi2": "bmi2", "adx": "adx", "aes": "aes", "pclmul": "pclmulqdq",
-    "vpclmulqdq": "vpclmulqdq", "vaes": "vaes", "gfni": "gfni", "sha": "sha_ni", "sha512": "sha512", "sm3": "sm3",
-    "sm4": "sm4", "rdrnd": "rdrand", "rdseed": "rdseed", "rdpid": "rdpid", "rdpru": "rdpru", "prfchw": "3dnowprefetch",
-    "xsave": "xsave", "xsaveopt": "xsaveopt", "xsavec": "xsavec", "xsaves": "xsaves", "fsgsbase": "fsgsbase",
-    "clflushopt": "clflushopt", "clwb": "clwb", "clzero": "clzero", "invpcid": "invpcid", "mwaitx": "mwaitx",
-    "wbnoinvd": "wbnoinvd", "pku": "pku", "fsrm": "fsrm", "movdiri": "movdiri", "movdir64b": "movdir64b",
-    "serialize": "serialize", "waitpkg": "waitpkg", "cldemote": "cldemote", "enqcmd": "enqcmd", "uintr": "uintr",
-    "tsxldtrk": "tsxldtrk", "rtm": "rtm", "hreset": "hreset", "ptwrite": "ptwrite", "shstk": "user_shstk",
-    "fma": "fma", "fma4": "fma4", "xop": "xop", "tbm": "tbm", "lwp": "lwp", "f16c": "f16c",
-    "avx": "avx", "avx2": "avx2", "avxvnni": "avx_vnni", "avxifma": "avx_ifma", "avxvnniint8": "avx_vnni_int8",
-    "avxneconvert": "avx_ne_convert", "cmpccxadd": "cmpccxadd",
-    "avx512f": "avx512f", "avx512bw": "avx512bw", "avx512cd": "avx512cd", "avx512dq": "avx512dq",
-    "avx512vl": "avx512vl", "avx512ifma": "avx512ifma", "avx512vbmi": "avx512vbmi", "avx512vbmi2": "avx512_vbmi2",
-    "avx512vnni": "avx512_vnni", "avx512bitalg": "avx512_bitalg", "avx512vpopcntdq": "avx512_vpopcntdq",
-    "avx512bf16": "avx512_bf16", "avx512fp16": "avx512_fp16", "avx512vp2intersect": "avx512_vp2intersect",
-    "amx-tile": "amx_tile", "amx-int8": "amx_int8", "amx-bf16": "amx_bf16", "amx-fp16": "amx_fp16",
+    "64bit": "lm",
+    "x87": "fpu",
+    "cmov": "cmov",
+    "cx8": "cx8",
+    "cx16": "cx16",
+    "mmx": "mmx",
+    "fxsr": "fxsr",
+    "sse": "sse",
+    "sse2": "sse2",
+    "sse3": "pni",
+    "ssse3": "ssse3",
+    "sse4.1": "sse4_1",
+    "sse4.2": "sse4_2",
+    "crc32": "sse4_2",
+    "sse4a": "sse4a",
+    "popcnt": "popcnt",
+    "lzcnt": "abm",
+    "sahf": "lahf_lm",
+    "nopl": "nopl",
+    "movbe": "movbe",
+    "bmi": "bmi1",
+    "bmi2": "bmi2",
+    "adx": "adx",
+    "aes": "aes",
+    "pclmul": "pclmulqdq",
+    "vpclmulqdq": "vpclmulqdq",
+    "vaes": "vaes",
+    "gfni": "gfni",
+    "sha": "sha_ni",
+    "sha512": "sha512",
+    "sm3": "sm3",
+    "sm4": "sm4",
+    "rdrnd": "rdrand",
+    "rdseed": "rdseed",
+    "rdpid": "rdpid",
+    "rdpru": "rdpru",
+    "prfchw": "3dnowprefetch",
+    "xsave": "xsave",
+    "xsaveopt": "xsaveopt",
+    "xsavec": "xsavec",
+    "xsaves": "xsaves",
+    "fsgsbase": "fsgsbase",
+    "clflushopt": "clflushopt",
+    "clwb": "clwb",
+    "clzero": "clzero",
+    "invpcid": "invpcid",
+    "mwaitx": "mwaitx",
+    "wbnoinvd": "wbnoinvd",
+    "pku": "pku",
+    "fsrm": "fsrm",
+    "movdiri": "movdiri",
+    "movdir64b": "movdir64b",
+    "serialize": "serialize",
+    "waitpkg": "waitpkg",
+    "cldemote": "cldemote",
+    "enqcmd": "enqcmd",
+    "uintr": "uintr",
+    "tsxldtrk": "tsxldtrk",
+    "rtm": "rtm",
+    "hreset": "hreset",
+    "ptwrite": "ptwrite",
+    "shstk": "user_shstk",
+    "fma": "fma",
+    "fma4": "fma4",
+    "xop": "xop",
+    "tbm": "tbm",
+    "lwp": "lwp",
+    "f16c": "f16c",
+    "avx": "avx",
+    "avx2": "avx2",
+    "avxvnni": "avx_vnni",
+    "avxifma": "avx_ifma",
+    "avxvnniint8": "avx_vnni_int8",
+    "avxneconvert": "avx_ne_convert",
+    "cmpccxadd": "cmpccxadd",
+    "avx512f": "avx512f",
+    "avx512bw": "avx512bw",
+    "avx512cd": "avx512cd",
+    "avx512dq": "avx512dq",
+    "avx512vl": "avx512vl",
+    "avx512ifma": "avx512ifma",
+    "avx512vbmi": "avx512vbmi",
+    "avx512vbmi2": "avx512_vbmi2",
+    "avx512vnni": "avx512_vnni",
+    "avx512bitalg": "avx512_bitalg",
+    "avx512vpopcntdq": "avx512_vpopcntdq",
+    "avx512bf16": "avx512_bf16",
+    "avx512fp16": "avx512_fp16",
+    "avx512vp2intersect": "avx512_vp2intersect",
+    "amx-tile": "amx_tile",
+    "amx-int8": "amx_int8",
+    "amx-bf16": "amx_bf16",
+    "amx-fp16": "amx_fp16",
     "amx-complex": "amx_complex",
 }
 
@@ -79,8 +153,9 @@ class HostView:
         return self.kernel_flags is not None or bool(self.llvm_host)
 
     def knows(self, feature: str) -> bool:
-        return ((self.kernel_flags is not None and feature in KERNEL_FLAGS)
-                or (self.llvm_host is not None and feature in self.llvm_host))
+        return (self.kernel_flags is not None and feature in KERNEL_FLAGS) or (
+            self.llvm_host is not None and feature in self.llvm_host
+        )
 
     def enables(self, feature: str) -> bool:
         """Does no view that knows ``feature`` say it is off?"""
@@ -95,8 +170,14 @@ class HostView:
         return tuple(sorted(f for f in set(features) if self.knows(f) and not self.enables(f)))
 
     def describe(self) -> str:
-        views = [v for v, have in (("/proc/cpuinfo", self.kernel_flags is not None),
-                                   ("LLVM's host detection", bool(self.llvm_host))) if have]
+        views = [
+            v
+            for v, have in (
+                ("/proc/cpuinfo", self.kernel_flags is not None),
+                ("LLVM's host detection", bool(self.llvm_host)),
+            )
+            if have
+        ]
         return " and ".join(views) or "nothing"
 
 
@@ -142,18 +223,29 @@ def resolve_host_cpu(model: str, model_features: Iterable[str] | None, host: Hos
     if not x86:
         return HostCpu(model or "generic", why="the CPU model LLVM names (not x86: no feature check)")
     if not host.known:
-        return HostCpu("x86-64-v2", why="nothing tells which CPU features the OS enables; "
-                                        "x86-64-v2 runs on every x86-64 CPU of the last 15 years")
+        return HostCpu(
+            "x86-64-v2",
+            why="nothing tells which CPU features the OS enables; "
+            "x86-64-v2 runs on every x86-64 CPU of the last 15 years",
+        )
     if not model or model == "generic" or not model_features:
         level = generic_level(host)
-        return HostCpu(level, why=f"LLVM does not know the CPU model {model or '(none)'!r}; {level} is the highest "
-                                  f"level the features that {host.describe()} report reach")
+        return HostCpu(
+            level,
+            why=f"LLVM does not know the CPU model {model or '(none)'!r}; {level} is the highest "
+            f"level the features that {host.describe()} report reach",
+        )
     disabled = host.missing(model_features)
     if not disabled:
-        return HostCpu(model, why=f"the CPU model LLVM names; the OS enables every feature it has "
-                                  f"(by {host.describe()})")
-    return HostCpu(model, disabled, why=f"the CPU model LLVM names, less {len(disabled)} feature(s) that it has and "
-                                        f"the OS does not enable (by {host.describe()}): {', '.join(disabled)}")
+        return HostCpu(
+            model, why=f"the CPU model LLVM names; the OS enables every feature it has (by {host.describe()})"
+        )
+    return HostCpu(
+        model,
+        disabled,
+        why=f"the CPU model LLVM names, less {len(disabled)} feature(s) that it has and "
+        f"the OS does not enable (by {host.describe()}): {', '.join(disabled)}",
+    )
 
 
 def parse_cpuinfo_flags(text: str) -> frozenset[str] | None:
@@ -230,14 +322,15 @@ def sigill_advice(config: Mapping[str, object], assumed_not_enabled: tuple[str, 
     """Why a kernel built for ``config`` may have died of SIGILL here, and what to do."""
     built = f"it was built for {describe_target(config)}"
     if assumed_not_enabled:
-        why = (f"; that target assumes CPU features this machine's OS does not enable: "
-               f"{', '.join(assumed_not_enabled)}")
+        why = f"; that target assumes CPU features this machine's OS does not enable: {', '.join(assumed_not_enabled)}"
     elif assumed_not_enabled is None:
         why = "; which CPU features this machine enables could not be told"
     else:
         why = "; as far as this machine tells, the OS enables every feature that target assumes"
-    return (f"SIGILL means the CPU met an instruction it does not run: {built}{why}. Build for another CPU with "
-            f"{OVERRIDE_HINT}, e.g. --tvmperf-llvm-target=x86-64-v2 (docs/machines.md, 'Which CPU the kernels are built for')")
+    return (
+        f"SIGILL means the CPU met an instruction it does not run: {built}{why}. Build for another CPU with "
+        f"{OVERRIDE_HINT}, e.g. --tvmperf-llvm-target=x86-64-v2 (docs/machines.md, 'Which CPU the kernels are built for')"
+    )
 
 
 def llvm_target_problem(config: Mapping[str, object]) -> str | None:
@@ -257,8 +350,10 @@ def llvm_target_problem(config: Mapping[str, object]) -> str | None:
         except Exception:
             valid = True  # this LLVM cannot tell: TVM's build will
         if not valid:
-            return (f"LLVM does not know the CPU {mcpu!r} for {triple} (try x86-64-v2, x86-64-v3, haswell, znver3, "
-                    f"or `llc -mcpu=help`)")
+            return (
+                f"LLVM does not know the CPU {mcpu!r} for {triple} (try x86-64-v2, x86-64-v3, haswell, znver3, "
+                f"or `llc -mcpu=help`)"
+            )
     return None
 
 

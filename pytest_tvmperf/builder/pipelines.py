@@ -24,6 +24,7 @@ from typing import Any
 
 from pytest_tvmperf.workload import PIPELINES
 
+
 def check_pipeline(name: str) -> str:
     if name not in PIPELINES:
         raise ValueError(f"unknown pipeline {name!r}; choose from {', '.join(PIPELINES)}")
@@ -34,8 +35,13 @@ def _dlight_rules(target: Any) -> list[Any]:
     from tvm.s_tir import dlight
 
     if "gpu" in target.keys:
-        return [dlight.gpu.Matmul(), dlight.gpu.GEMV(), dlight.gpu.Reduction(),
-                dlight.gpu.GeneralReduction(), dlight.gpu.Fallback()]
+        return [
+            dlight.gpu.Matmul(),
+            dlight.gpu.GEMV(),
+            dlight.gpu.Reduction(),
+            dlight.gpu.GeneralReduction(),
+            dlight.gpu.Fallback(),
+        ]
     return [dlight.cpu.GEMV(), dlight.cpu.Reduction()]
 
 
@@ -48,8 +54,13 @@ def fuse_relax(mod: Any, target: Any) -> Any:
     from tvm import relax
     from tvm.relax.backend.cpu_generic import pipeline as cpu
 
-    passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(), relax.transform.FoldConstant(),
-              relax.transform.FuseOps(), relax.transform.FuseTIR()]
+    passes = [
+        relax.transform.LegalizeOps(),
+        relax.transform.AnnotateTIROpPattern(),
+        relax.transform.FoldConstant(),
+        relax.transform.FuseOps(),
+        relax.transform.FuseTIR(),
+    ]
     with target:
         return tvm.transform.Sequential(cpu.library_dispatch_passes(target) + passes)(mod)
 
@@ -87,6 +98,7 @@ def lower_relax(mod: Any, target: Any, pipeline: str, tuning_db: Path | None = N
     fused = fuse_relax(mod, target)
     if pipeline == "tuned":
         from pytest_tvmperf.builder import tuning
+
         if tuning_db is None:
             raise ValueError("pipeline 'tuned' needs a tuning database directory")
         fused = tuning.apply(fused, target, tuning_db)
@@ -123,6 +135,7 @@ def schedule_prim(mod: Any, target: Any, pipeline: str, tuning_db: Path | None =
         raise ValueError("pipeline 'unfused' applies to Relax programs (a PrimFunc has nothing to fuse); use 'default'")
     if pipeline == "tuned":
         from pytest_tvmperf.builder import tuning
+
         if tuning_db is None:
             raise ValueError("pipeline 'tuned' needs a tuning database directory")
         mod = tuning.apply(mod, target, tuning_db)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 #: name is never reused (the loader would hand back the library loaded before)
 FILE_NUMBERS = itertools.count()
 
+
 def out_of_memory(exc: BaseException) -> str | None:
     """TVM's words for an allocation that failed (``std::bad_alloc``, a MemoryError), or None."""
     text = f"{type(exc).__name__}: {exc}"
@@ -97,8 +98,9 @@ class Preparer:
                 self.fail("error", f"tvmperf: compiling {where} failed:\n{exc}")
         device_code = self._device_code(compiled, target, where) if target.device_type == "cuda" else None
         if not target.runnable:  # built and gated on its exact metrics only (measure/plan.py: the "built only" mode)
-            return Prepared(workload, executor_name, target, compiled, [], [], [], [], compile_time[0],
-                            tuning_state, device_code)
+            return Prepared(
+                workload, executor_name, target, compiled, [], [], [], [], compile_time[0], tuning_state, device_code
+            )
         inputs = workload.inputs()
         args = workload.call_args(inputs)
         expected = workload.expected(inputs)
@@ -109,13 +111,29 @@ class Preparer:
             got = self._first_run(compiled, args, out_specs, where)
         mismatch = check_outputs(got, expected, workload.rtol, workload.atol)
         if mismatch:
-            self.fail("wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference\n"
-                      + mismatch_text(workload, mismatch, f"(dims {dict(workload.dims)}, seed {workload.seed})"
-                                      if workload.dims else ""))
+            self.fail(
+                "wrong",
+                f"tvmperf: {where} does not match its {workload.reference_name} reference\n"
+                + mismatch_text(
+                    workload, mismatch, f"(dims {dict(workload.dims)}, seed {workload.seed})" if workload.dims else ""
+                ),
+            )
         if workload.dim_ranges:
             self._check_symbolic(compiled, workload, where)
-        return Prepared(workload, executor_name, target, compiled, inputs, args, expected, out_specs, compile_time[0],
-                        tuning_state, device_code, run_s=run_time[0])
+        return Prepared(
+            workload,
+            executor_name,
+            target,
+            compiled,
+            inputs,
+            args,
+            expected,
+            out_specs,
+            compile_time[0],
+            tuning_state,
+            device_code,
+            run_s=run_time[0],
+        )
 
     def _first_run(self, compiled, args, out_specs, where: str):
         """The program's outputs on ``args``; a kernel that runs out of memory fails the
@@ -127,8 +145,11 @@ class Preparer:
             problem = out_of_memory(exc)
             if problem is None:
                 raise
-        self.fail("error", f"tvmperf: {where}: the kernel ran out of memory ({problem}); it allocates more than this "
-                           f"machine can give (check the shapes it allocates), or run it where more memory is free")
+        self.fail(
+            "error",
+            f"tvmperf: {where}: the kernel ran out of memory ({problem}); it allocates more than this "
+            f"machine can give (check the shapes it allocates), or run it where more memory is free",
+        )
 
     def _device_code(self, compiled, target, where: str):
         """The CUDA kernels built to PTX and assembled with ``ptxas -v`` (the build check
@@ -155,15 +176,26 @@ class Preparer:
         from pytest_tvmperf.builder.signature import prim_signature, relax_signature, signature_problem
 
         try:
-            params = (relax_signature(workload.program, workload.entry) if workload.kind == "relax"
-                      else prim_signature(prim_module(workload.program, workload.entry), workload.entry))
+            params = (
+                relax_signature(workload.program, workload.entry)
+                if workload.kind == "relax"
+                else prim_signature(prim_module(workload.program, workload.entry), workload.entry)
+            )
         except Exception:  # a program this check cannot read: TVM's own error at the call
             return
-        problem = signature_problem(workload.name, workload.entry, workload.kind, params,
-                                    [(tuple(a.shape), str(a.dtype)) for a in inputs],
-                                    [n for n, _ in workload.params], [(tuple(s), d) for s, d in out_specs])
+        problem = signature_problem(
+            workload.name,
+            workload.entry,
+            workload.kind,
+            params,
+            [(tuple(a.shape), str(a.dtype)) for a in inputs],
+            [n for n, _ in workload.params],
+            [(tuple(s), d) for s, d in out_specs],
+        )
         if problem is not None and problem.verdict == "wrong":
-            self.fail("wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference\n{problem.message}")
+            self.fail(
+                "wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference\n{problem.message}"
+            )
         if problem is not None:
             self.fail("error", f"tvmperf: {where}: {problem.message}")
 
@@ -176,8 +208,10 @@ class Preparer:
 
         no_room = room_problem(path.parent)  # LLVM ends the process on a failed write: checked first
         if no_room is not None:
-            self.fail("error", f"tvmperf: {where}: the compiled library cannot be exported to run it in a child "
-                               f"process: {no_room}")
+            self.fail(
+                "error",
+                f"tvmperf: {where}: the compiled library cannot be exported to run it in a child process: {no_room}",
+            )
         try:
             compiled.export(str(path))
         except Exception:  # no toolchain to export with: it runs in the session, as a/b timing is off
@@ -190,10 +224,13 @@ class Preparer:
         target = self.session.target(self.target_name)
         crash = self.session.sandbox().run(path, executor, workload.entry, target.device_type, args, out_specs)
         if crash is not None:
-            self.fail("error", f"tvmperf: {where}: the compiled kernel {crash.what} ({crash.how}) when run in a child "
-                                f"process; nothing was run in the session"
-                                + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else "")
-                                + crash_note(crash.how, target.config))
+            self.fail(
+                "error",
+                f"tvmperf: {where}: the compiled kernel {crash.what} ({crash.how}) when run in a child "
+                f"process; nothing was run in the session"
+                + (f"\nthe child's last words:\n{crash.stderr}" if crash.stderr else "")
+                + crash_note(crash.how, target.config),
+            )
         run_from = getattr(compiled, "run_from", None)
         if run_from is not None and target.device_type == "cpu":  # the code the child ran, without a JIT compile here
             try:
@@ -237,17 +274,22 @@ class Preparer:
         except Exception as exc:  # the fused module itself failed to build: TVM's own error, shortened
             problem = f"preparing the kernels to tune failed:\n{shorten_tvm_error(exc)}"
         if too_small is not None:  # a usage error: the run stops (exit 4, as a bad option)
-            message = (f"tvmperf: {where}: {too_small}. Run again with --tvmperf-tune-budget={too_small.smallest} "
-                       f"(or: tvmperf tune --budget {too_small.smallest})")
+            message = (
+                f"tvmperf: {where}: {too_small}. Run again with --tvmperf-tune-budget={too_small.smallest} "
+                f"(or: tvmperf tune --budget {too_small.smallest})"
+            )
             if not self.tuning_io.exits:  # an xdist worker: the test fails with it
                 self.fail("error", message)
             pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
         if problem is not None:  # failed outside the except block: no chained traceback
             self.fail("error", f"tvmperf: {where}: {problem}")
         if tuned_now and state.missing and not state.left_out:
-            self.fail("error", f"tvmperf: {where}: tuning found no valid schedule for "
-                                f"{len(state.missing)} of {len(state.tasks)} kernel(s) ({', '.join(state.missing[:6])}): "
-                                f"every candidate failed to build or run; raise --tvmperf-tune or --tvmperf-tune-budget")
+            self.fail(
+                "error",
+                f"tvmperf: {where}: tuning found no valid schedule for "
+                f"{len(state.missing)} of {len(state.tasks)} kernel(s) ({', '.join(state.missing[:6])}): "
+                f"every candidate failed to build or run; raise --tvmperf-tune or --tvmperf-tune-budget",
+            )
         if state.left_out:
             from pytest_tvmperf.builder.tuning_choice import left_out_line
 
@@ -258,9 +300,11 @@ class Preparer:
             # no record applies to any kernel: gated untuned, said once in the summary and in the test's note
             self.session.report.tuning_lines.append(
                 f"tvmperf: tuning database {shown} has no record that applies to any kernel of {workload.name} on "
-                f"{state.here}: gated untuned; tune here with: {tune_here}")
-            state = replace(state, source=f"untuned: {shown} has no record that applies here "
-                                          f"({len(state.tasks)} kernel(s))")
+                f"{state.here}: gated untuned; tune here with: {tune_here}"
+            )
+            state = replace(
+                state, source=f"untuned: {shown} has no record that applies here ({len(state.tasks)} kernel(s))"
+            )
         elif state.missing:
             untuned = f"{len(state.missing)} untuned ({', '.join(state.missing[:4])}{', ...' if len(state.missing) > 4 else ''})"
             state = replace(state, source="; ".join(n for n in (state.source, untuned) if n))
@@ -287,9 +331,18 @@ class Preparer:
             self.session.release_device(self.target_name)  # the runner asks the tracker for it
         where_measured = f" on rpc:{devices.key}" if devices else ""
         label = f"{workload.name}{where_measured}"
-        tuning.tune(module, tvm_target, db, settings.tune_trials, budget_s=settings.tune_budget_s,
-                    display=self.tuning_io.display(label), devices=devices, workload=label,
-                    clock=self.tuning_io.tuner.clock, tuner=self.tuning_io.tuner.make)
+        tuning.tune(
+            module,
+            tvm_target,
+            db,
+            settings.tune_trials,
+            budget_s=settings.tune_budget_s,
+            display=self.tuning_io.display(label),
+            devices=devices,
+            workload=label,
+            clock=self.tuning_io.tuner.clock,
+            tuner=self.tuning_io.tuner.make,
+        )
 
     def _exact_only(self, state, shown: str, target, tvm_target, where: str, tune_here: str) -> None:
         """``--tvmperf-tuned=exact``: every kernel needs a record of this exact target."""
@@ -298,15 +351,20 @@ class Preparer:
             # tuned, but on another machine or for another target: like a time baseline of
             # another machine, shown (a skip with the reason), neither failed nor gated
             self.session.report.untuned_here.append(self.nodeid)  # the summary says what to run
-            pytest.skip(f"the tuning database {shown} has no records for this target ({target.name}: "
-                        f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
-                        f"but has some for {len(state.other_targets)} other target(s) (--tvmperf-tuned=exact); "
-                        f"tune here with: {tune_here}")
+            pytest.skip(
+                f"the tuning database {shown} has no records for this target ({target.name}: "
+                f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
+                f"but has some for {len(state.other_targets)} other target(s) (--tvmperf-tuned=exact); "
+                f"tune here with: {tune_here}"
+            )
         if state.missing:
-            self.fail("error", f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
-                                f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
-                                f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
-                                f"or it was never tuned for this target.\nre-tune with: {tune_here}")
+            self.fail(
+                "error",
+                f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
+                f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
+                f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
+                f"or it was never tuned for this target.\nre-tune with: {tune_here}",
+            )
 
     def _check_symbolic(self, compiled, workload: Workload, where: str) -> None:
         """Run the compiled artifact on shapes and values drawn by Hypothesis
@@ -315,11 +373,19 @@ class Preparer:
         from hypothesis import HealthCheck, given, settings
         from hypothesis import strategies as st
 
-        dims_strategy = st.fixed_dictionaries({d: st.integers(lo, hi) for d, (lo, hi) in sorted(workload.dim_ranges.items())})
+        dims_strategy = st.fixed_dictionaries(
+            {d: st.integers(lo, hi) for d, (lo, hi) in sorted(workload.dim_ranges.items())}
+        )
         failures: list[str] = []
 
-        @settings(max_examples=self.session.settings.hypothesis_examples, derandomize=True, database=None,
-                  deadline=None, suppress_health_check=list(HealthCheck), print_blob=False)
+        @settings(
+            max_examples=self.session.settings.hypothesis_examples,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            print_blob=False,
+        )
         @given(dims=dims_strategy, seed=st.integers(0, 2**31 - 1))
         def run_example(dims, seed):
             inputs = workload.inputs(seed=seed, dims=dims)
@@ -335,5 +401,8 @@ class Preparer:
         except AssertionError:
             pass
         if failures:  # outside the except: the mismatch is printed once, not with a chained copy
-            self.fail("wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference on a "
-                               f"Hypothesis-drawn shape\n{failures[-1]}")
+            self.fail(
+                "wrong",
+                f"tvmperf: {where} does not match its {workload.reference_name} reference on a "
+                f"Hypothesis-drawn shape\n{failures[-1]}",
+            )

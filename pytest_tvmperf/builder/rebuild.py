@@ -54,8 +54,7 @@ class RebuildError(Exception):
     crashed or ran past its time in the child process."""
 
 
-def build_in_child(sandbox: Any, ir_path: Path, executor: str, target: Any,
-                   ref: Any = None) -> Callable[[Path], None]:
+def build_in_child(sandbox: Any, ir_path: Path, executor: str, target: Any, ref: Any = None) -> Callable[[Path], None]:
     """A builder for :func:`cached_library` that rebuilds the IR file in the session's
     child process (sandbox/child.py), bounded by ``--tvmperf-child-timeout``: a stored
     IR is data, and one that takes minutes to build (or crashes TVM) must not hold or end
@@ -65,17 +64,31 @@ def build_in_child(sandbox: Any, ir_path: Path, executor: str, target: Any,
     from pytest_tvmperf.store.lowered_ir import IRLoadError
 
     def build(temp: Path) -> None:
-        reply = sandbox.build(ir_path, executor, _plain(dict(target.config)), target.device_type, temp,
-                              ref.as_json() if ref is not None else None)
+        reply = sandbox.build(
+            ir_path,
+            executor,
+            _plain(dict(target.config)),
+            target.device_type,
+            temp,
+            ref.as_json() if ref is not None else None,
+        )
         if "load_error" in reply:
             raise IRLoadError(reply["load_error"])
         if not reply.get("ok"):
             raise RebuildError(reply.get("error") or f"the build {reply.get('crash')}")
+
     return build
 
 
-def cached_library(fingerprint: str, executor: str, ir_sha256: str, load_module,
-                   target: Any, fresh: bool = False, builder: Callable[[Path], None] | None = None) -> tuple[Path, bool]:
+def cached_library(
+    fingerprint: str,
+    executor: str,
+    ir_sha256: str,
+    load_module,
+    target: Any,
+    fresh: bool = False,
+    builder: Callable[[Path], None] | None = None,
+) -> tuple[Path, bool]:
     """The compiled library of the IR with ``ir_sha256`` for this host: from the cache
     (whole and unaltered), or built now and cached (``fresh``: always built): by
     ``builder(path)`` (:func:`build_in_child`), else here from ``load_module()``.

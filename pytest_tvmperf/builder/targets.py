@@ -76,8 +76,9 @@ def host_llvm_config(override: Mapping[str, Any] | None = None) -> dict[str, Any
 
     model = str(tvm.target.codegen.llvm_get_system_cpu())
     triple = str(tvm.target.codegen.llvm_get_system_triple())
-    cpu = host_cpu.resolve_host_cpu(model, host_cpu.model_features(model), host_cpu.read_host(),
-                                    x86=host_cpu.is_x86(triple))
+    cpu = host_cpu.resolve_host_cpu(
+        model, host_cpu.model_features(model), host_cpu.read_host(), x86=host_cpu.is_x86(triple)
+    )
     return {"kind": "llvm", **cpu.fields(), "num-cores": os.cpu_count() or 1}
 
 
@@ -122,13 +123,25 @@ class CudaKind:
             import tvm.support.nvcc  # noqa: F401  (registers TVM's CUDA compile callback)
 
             arch = override or "sm_" + str(dev.compute_version).replace(".", "")
-            return TargetSpec(name, {"kind": "cuda", "arch": arch, "host": host_llvm_config(llvm)}, device_type="cuda",
-                              skip_reason=tvm_cuda_compiler_missing(find_toolchain()))
+            return TargetSpec(
+                name,
+                {"kind": "cuda", "arch": arch, "host": host_llvm_config(llvm)},
+                device_type="cuda",
+                skip_reason=tvm_cuda_compiler_missing(find_toolchain()),
+            )
         config = {"kind": "cuda", "arch": override or DEFAULT_CUDA_ARCH, "host": host_llvm_config(llvm)}
         missing = find_toolchain().missing
-        return TargetSpec(name, config, device_type="cuda", not_run="no GPU",
-                          skip_reason=(f"target cuda: no GPU on this machine, and {missing}: the CUDA kernels "
-                                       f"cannot be built to check them") if missing else None)
+        return TargetSpec(
+            name,
+            config,
+            device_type="cuda",
+            not_run="no GPU",
+            skip_reason=(
+                f"target cuda: no GPU on this machine, and {missing}: the CUDA kernels cannot be built to check them"
+            )
+            if missing
+            else None,
+        )
 
 
 def tvm_cuda_compiler_missing(toolchain) -> str | None:
@@ -145,8 +158,10 @@ def tvm_cuda_compiler_missing(toolchain) -> str | None:
         have_nvrtc = False
     if have_nvrtc:
         return None
-    return ("target cuda: TVM compiles CUDA kernels with NVRTC from the cuda-bindings package, which is not installed: "
-            "pip install 'pytest-tvmperf[cuda]'" + (", or set TVM_CUDA_COMPILE_MODE=nvcc" if toolchain.nvcc else ""))
+    return (
+        "target cuda: TVM compiles CUDA kernels with NVRTC from the cuda-bindings package, which is not installed: "
+        "pip install 'pytest-tvmperf[cuda]'" + (", or set TVM_CUDA_COMPILE_MODE=nvcc" if toolchain.nvcc else "")
+    )
 
 
 #: every target kind, by the name used in ``--tvmperf-targets`` and test ids

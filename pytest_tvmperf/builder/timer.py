@@ -36,8 +36,10 @@ class TimingTask:
     def reloaded(self) -> "TimingTask":
         """The same task with the compiled programs loaded afresh where they can be (a
         ``reloaded()`` sampler: new memory placements), for a confirming re-measure."""
+
         def fresh(fn: SampleFn | None) -> SampleFn | None:
             return fn.reloaded() if fn is not None and hasattr(fn, "reloaded") else fn
+
         return replace(self, workload=fresh(self.workload), baseline=fresh(self.baseline))
 
 
@@ -88,8 +90,9 @@ class Waited:
     own: float
 
 
-def waited(before: ThreadTimes, after: ThreadTimes, elapsed_s: float, caller: int,
-           caller_cpu_s: float | None = None) -> Waited:
+def waited(
+    before: ThreadTimes, after: ThreadTimes, elapsed_s: float, caller: int, caller_cpu_s: float | None = None
+) -> Waited:
     """The :class:`Waited` of one sample from the thread times around it (pure). A thread's
     wait is credited when it gets a CPU back, so a wait that began before the sample can
     be counted in it: each thread's wait is bounded by the sample's wall time less that
@@ -107,8 +110,11 @@ def waited(before: ThreadTimes, after: ThreadTimes, elapsed_s: float, caller: in
     return Waited(own)
 
 
-def probed(fn: SampleFn, times: Callable[[], ThreadTimes | None] = thread_times,
-           cpu_clock: Callable[[], float] = time.thread_time) -> tuple[float, Waited | None]:
+def probed(
+    fn: SampleFn,
+    times: Callable[[], ThreadTimes | None] = thread_times,
+    cpu_clock: Callable[[], float] = time.thread_time,
+) -> tuple[float, Waited | None]:
     """One sample of ``fn`` and what the machine took from it (None where unknown)."""
     caller = threading.get_native_id()
     before, cpu, start = times(), cpu_clock(), time.perf_counter()
@@ -152,7 +158,7 @@ class TvmTimer:
         for fn in kernels.values():  # warm-up
             fn()
         for i in range(rounds):
-            turn = units[i % len(units):] + units[: i % len(units)]
+            turn = units[i % len(units) :] + units[: i % len(units)]
             if (i // len(units)) % 2:
                 turn.reverse()
             order = [name for unit in turn for name in (unit[::-1] if i % 2 else unit)]

@@ -58,14 +58,38 @@ from pytest_tvmperf.builder.tuning_budget import plan_trials, shares, summary_li
 from pytest_tvmperf.builder.tuning_state import TuningState, TuningView, view_of
 from pytest_tvmperf.builder.tuning_progress import measured_counts
 from pytest_tvmperf.builder.tuning_ms import (  # noqa: F401  (re-exported: RpcDevices, the search's sizes)
-    BUILD_IN_PROCESS, LOGGER, MAX_TRIALS_PER_ITER, SEARCH_POPULATION, SEARCH_ROUNDS, RpcDevices, _MetaSchedule, _build)
+    BUILD_IN_PROCESS,
+    LOGGER,
+    MAX_TRIALS_PER_ITER,
+    SEARCH_POPULATION,
+    SEARCH_ROUNDS,
+    RpcDevices,
+    _MetaSchedule,
+    _build,
+)
 from pytest_tvmperf.builder.tuning_run import (  # noqa: F401  (BudgetTooSmall, KernelProgress re-exported)
-    BudgetTooSmall, Display, Kernel, KernelProgress, NoDisplay, Tuner, run)
+    BudgetTooSmall,
+    Display,
+    Kernel,
+    KernelProgress,
+    NoDisplay,
+    Tuner,
+    run,
+)
 from pytest_tvmperf.builder.tuning_choice import (  # noqa: F401
-    TUNED_MODES, record_digest, resolve, source_note, target_json, target_key, target_label)
+    TUNED_MODES,
+    record_digest,
+    resolve,
+    source_note,
+    target_json,
+    target_key,
+    target_label,
+)
 
-def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any",
-            pinned: Mapping[str, str] | None = None) -> TuningState:
+
+def inspect(
+    mod: Any, target: Any, db_dir: Path, mode: str = "any", pinned: Mapping[str, str] | None = None
+) -> TuningState:
     """Which tasks of ``mod`` have a record that applies to ``target`` in the database
     at ``db_dir`` (its own, else, unless ``mode`` is ``exact``, another target's that
     replays here: tuning_choice.py), and a hash of the records :func:`apply` uses.
@@ -76,8 +100,9 @@ def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any",
     tunable, untunable = _split_tasks(mod, target)
     found = resolve(db, [(name, task_mod) for name, task_mod, _ in tunable], target, mode, pinned)
     best = {name: choice.record for name, choice in found.chosen.items()}
-    entries = [[str(best[name].workload.as_json()[0]), _plain(best[name].as_json())]
-               for name, _, _ in tunable if name in best]
+    entries = [
+        [str(best[name].workload.as_json()[0]), _plain(best[name].as_json())] for name, _, _ in tunable if name in best
+    ]
     chosen = [found.chosen[name] for name, _, _ in tunable if name in found.chosen]
     here = target_label(target_json(target))
     return TuningState(
@@ -96,8 +121,9 @@ def inspect(mod: Any, target: Any, db_dir: Path, mode: str = "any",
     )
 
 
-def apply(mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any",
-          pinned: Mapping[str, str] | None = None) -> Any:
+def apply(
+    mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any", pinned: Mapping[str, str] | None = None
+) -> Any:
     """``mod`` with the record :func:`inspect` chooses for each task applied (those
     functions get ``tirx.is_scheduled``). Tasks without a record that applies to
     ``target`` and untunable kernels keep their untuned form (:func:`inspect` reports
@@ -114,8 +140,11 @@ def apply(mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any",
         choice = found.chosen.get(name)
         if choice is not None:
             record = choice.record
-            chosen.commit_tuning_record(ms.database.TuningRecord(
-                record.trace, chosen.commit_workload(task_mod), record.run_secs, target, record.args_info))
+            chosen.commit_tuning_record(
+                ms.database.TuningRecord(
+                    record.trace, chosen.commit_workload(task_mod), record.run_secs, target, record.args_info
+                )
+            )
     if _is_relax(mod):
         with target, chosen:
             return relax.transform.MetaScheduleApplyDatabase(enable_warning=False)(mod)
@@ -140,14 +169,26 @@ def apply(mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any",
 def _require_tuning_packages() -> None:
     missing = [name for name in ("cloudpickle", "psutil") if importlib.util.find_spec(name) is None]
     if missing:
-        raise TuningError(f"tuning needs {' and '.join(missing)} (MetaSchedule builds and measures candidates "
-                          f"in worker processes); install with: pip install {' '.join(missing)}")
+        raise TuningError(
+            f"tuning needs {' and '.join(missing)} (MetaSchedule builds and measures candidates "
+            f"in worker processes); install with: pip install {' '.join(missing)}"
+        )
 
 
-def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
-         budget_s: float | None = None, display: Display | None = None, seed: int = 0,
-         devices: RpcDevices | None = None, workload: str = "", clock: Callable[[], float] = wall_clock,
-         tuner: Callable[[Sequence[Kernel]], Tuner] | None = None) -> TuningState:
+def tune(
+    mod: Any,
+    target: Any,
+    db_dir: Path,
+    trials: int | None = None,
+    *,
+    budget_s: float | None = None,
+    display: Display | None = None,
+    seed: int = 0,
+    devices: RpcDevices | None = None,
+    workload: str = "",
+    clock: Callable[[], float] = wall_clock,
+    tuner: Callable[[Sequence[Kernel]], Tuner] | None = None,
+) -> TuningState:
     """Tune the tasks of ``mod`` with MetaSchedule and add the records to the
     database at ``db_dir`` (created when missing); returns :func:`inspect` afterwards.
 
@@ -206,8 +247,16 @@ def tune(mod: Any, target: Any, db_dir: Path, trials: int | None = None, *,
         outcome = run(workload or "the workload", kernels, budget_s, measure, clock, display, began)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"tuning interrupted; the records measured so far are kept in {db_dir}") from None
-    display.summary(summary_line(workload or "the workload", outcome.used_s, budget_s, outcome.trials,
-                                 _record_count(db_dir) - records_before, outcome.kernels))
+    display.summary(
+        summary_line(
+            workload or "the workload",
+            outcome.used_s,
+            budget_s,
+            outcome.trials,
+            _record_count(db_dir) - records_before,
+            outcome.kernels,
+        )
+    )
     return inspect(mod, target, db_dir)
 
 
@@ -222,5 +271,6 @@ def _flops(task_mod: Any) -> float:
 
 
 def _record_count(db_dir: Path) -> int:
-    return sum(1 for line in intact_text((db_dir / RECORD_FILE).read_text(encoding="utf-8")).splitlines()
-               if line.strip())
+    return sum(
+        1 for line in intact_text((db_dir / RECORD_FILE).read_text(encoding="utf-8")).splitlines() if line.strip()
+    )

@@ -53,8 +53,11 @@ def shares(weights: Sequence[float], best_s: Sequence[float | None], flops: Sequ
     if n == 0:
         return []
     measured = [(b, f) for b, f in zip(best_s, flops) if b is not None and b > 0]
-    per_flop = (sum(b for b, _ in measured) / sum(f for _, f in measured)
-                if measured and sum(f for _, f in measured) > 0 else None)
+    per_flop = (
+        sum(b for b, _ in measured) / sum(f for _, f in measured)
+        if measured and sum(f for _, f in measured) > 0
+        else None
+    )
     raw = []
     for w, b, f in zip(weights, best_s, flops):
         if b is not None and b > 0:
@@ -89,16 +92,23 @@ class KernelShare:
     seconds: float
 
 
-def smallest_budget_s(kernels: int, trial_s: float, min_trials: int = MIN_TRIALS,
-                      first_batch_s: float | None = None) -> float:
+def smallest_budget_s(
+    kernels: int, trial_s: float, min_trials: int = MIN_TRIALS, first_batch_s: float | None = None
+) -> float:
     """The least time that tunes every kernel once: a first batch of ``min_trials`` each
     (``first_batch_s`` as measured, else at ``trial_s`` seconds a trial)."""
     return kernels * max(min_trials * max(trial_s, 0.0), first_batch_s or 0.0)
 
 
-def spread(budget_s: float, names: Sequence[str], share: Sequence[float], trial_s: float,
-           caps: Sequence[int | None] | None = None, min_trials: int = MIN_TRIALS,
-           first_batch_s: float | None = None) -> list[KernelShare]:
+def spread(
+    budget_s: float,
+    names: Sequence[str],
+    share: Sequence[float],
+    trial_s: float,
+    caps: Sequence[int | None] | None = None,
+    min_trials: int = MIN_TRIALS,
+    first_batch_s: float | None = None,
+) -> list[KernelShare]:
     """The budget spread over the kernels: each gets the time of its first batch of
     ``min_trials`` (``first_batch_s``, as measured; else ``min_trials`` x ``trial_s``), then
     the rest of the budget by its ``share`` of the run time, as further trials at
@@ -142,13 +152,21 @@ class Estimate:
     def line(self, workload: str) -> str:
         within = f" of the {describe_budget(self.budget_s)} budget" if self.budget_s is not None else ""
         setup = f", after {describe_seconds(self.setup_s)} to start" if self.setup_s >= 1 else ""
-        return (f"tvmperf tune {workload}: {self.kernels} kernel(s), {self.trials} trials, about "
-                f"{describe_seconds(self.seconds)}{within} (first batch: {self.probe_trials} trial(s) in "
-                f"{describe_seconds(self.probe_s)}{setup})")
+        return (
+            f"tvmperf tune {workload}: {self.kernels} kernel(s), {self.trials} trials, about "
+            f"{describe_seconds(self.seconds)}{within} (first batch: {self.probe_trials} trial(s) in "
+            f"{describe_seconds(self.probe_s)}{setup})"
+        )
 
 
-def estimate(shares_: Sequence[KernelShare], trial_s: float, budget_s: float | None, probe_trials: int,
-             probe_s: float, setup_s: float = 0.0) -> Estimate:
+def estimate(
+    shares_: Sequence[KernelShare],
+    trial_s: float,
+    budget_s: float | None,
+    probe_trials: int,
+    probe_s: float,
+    setup_s: float = 0.0,
+) -> Estimate:
     """The estimate of a tuning whose kernels have ``shares_`` (their trials), after
     ``setup_s`` seconds of getting ready."""
     trials = sum(k.trials for k in shares_)
@@ -170,14 +188,18 @@ def duration_option(seconds: float) -> str:
     return f"{math.ceil(seconds / 3600 * 2) / 2:g}h"
 
 
-def summary_line(workload: str, used_s: float, budget_s: float | None, trials: int, records: int,
-                 kernels: int) -> str:
+def summary_line(workload: str, used_s: float, budget_s: float | None, trials: int, records: int, kernels: int) -> str:
     """The line after a tuning: time used against the budget, records written."""
     against = f" of the {describe_budget(budget_s)} budget" if budget_s is not None else ""
-    over = (f" ({describe_seconds(used_s - budget_s)} over: the last batch)"
-            if budget_s is not None and used_s > budget_s else "")
-    return (f"tvmperf tune {workload}: {describe_seconds(used_s)} used{against}{over}, {trials} trial(s) on "
-            f"{kernels} kernel(s), {records} record(s) written")
+    over = (
+        f" ({describe_seconds(used_s - budget_s)} over: the last batch)"
+        if budget_s is not None and used_s > budget_s
+        else ""
+    )
+    return (
+        f"tvmperf tune {workload}: {describe_seconds(used_s)} used{against}{over}, {trials} trial(s) on "
+        f"{kernels} kernel(s), {records} record(s) written"
+    )
 
 
 def describe_seconds(seconds: float) -> str:

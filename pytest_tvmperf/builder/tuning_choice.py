@@ -119,8 +119,9 @@ def required_features(llvm_intrinsics: Iterable[str]) -> tuple[tuple[str, ...], 
     return tuple(sorted(needed)), tuple(sorted(set(unknown)))
 
 
-def intrinsic_problem(tensor_intrin: str, llvm_intrinsics: Sequence[str], triple: str,
-                      features: frozenset[str]) -> str | None:
+def intrinsic_problem(
+    tensor_intrin: str, llvm_intrinsics: Sequence[str], triple: str, features: frozenset[str]
+) -> str | None:
     """Why a trace that tensorizes with ``tensor_intrin`` (whose implementation calls
     ``llvm_intrinsics``) cannot run on a CPU of target triple ``triple`` with LLVM
     features ``features``; None when it can."""
@@ -166,8 +167,10 @@ def left_out_line(db_dir: str, left_out: Sequence[str], here: str) -> str:
     """One summary line naming the records (:meth:`LeftOut.describe`) that cannot apply
     on this target."""
     shown = "; ".join(left_out[:6]) + ("; ..." if len(left_out) > 6 else "")
-    return (f"tvmperf: tuning database {db_dir}: {len(left_out)} record(s) left out on {here} (their kernels run "
-            f"untuned unless another record applies): {shown}")
+    return (
+        f"tvmperf: tuning database {db_dir}: {len(left_out)} record(s) left out on {here} (their kernels run "
+        f"untuned unless another record applies): {shown}"
+    )
 
 
 # ---------------------------------------------------------------------------- TVM
@@ -294,8 +297,12 @@ def record_digest(record: Any) -> str:
     database has the same digest."""
     import hashlib
 
-    text = json.dumps([str(record.workload.as_json()[0]), _plain(record.as_json())], sort_keys=True,
-                      separators=(",", ":"), ensure_ascii=True)
+    text = json.dumps(
+        [str(record.workload.as_json()[0]), _plain(record.as_json())],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -307,8 +314,9 @@ def task_records(db: Any, task_mod: Any) -> list[Any]:
     return [r for r in db.get_top_k(workload, max(1, len(db))) if r.target is not None]
 
 
-def resolve(db: Any, tasks: Sequence[tuple[str, Any]], target: Any, mode: str = "any",
-            pinned: Mapping[str, str] | None = None) -> Resolution:
+def resolve(
+    db: Any, tasks: Sequence[tuple[str, Any]], target: Any, mode: str = "any", pinned: Mapping[str, str] | None = None
+) -> Resolution:
     """The record each task uses on ``target`` (see the module's rules); ``mode``
     ``exact`` takes the target's own records only. ``pinned``: task -> the digest
     (:func:`record_digest`) of the record the test's baseline was measured with; while

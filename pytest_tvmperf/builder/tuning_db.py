@@ -44,8 +44,10 @@ def _check_files(db_dir: Path) -> bool:
         try:
             text = intact_text(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
-            raise TuningError(f"tuning database file {path} cannot be read ({exc}); fix it, "
-                              f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}") from exc
+            raise TuningError(
+                f"tuning database file {path} cannot be read ({exc}); fix it, "
+                f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}"
+            ) from exc
         count = 0
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -59,16 +61,24 @@ def _check_files(db_dir: Path) -> bool:
                 if name == WORKLOAD_FILE:
                     if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
                         problem = "expected [structural hash, module]"
-                elif not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], int)
-                          and isinstance(row[1], list) and len(row[1]) >= 2):
+                elif not (
+                    isinstance(row, list)
+                    and len(row) == 2
+                    and isinstance(row[0], int)
+                    and isinstance(row[1], list)
+                    and len(row[1]) >= 2
+                ):
                     problem = "expected [workload index, [trace, run_secs, target, args_info]]"
                 elif not 0 <= row[0] < counts[WORKLOAD_FILE]:
-                    problem = (f"refers to workload {row[0]}, but {WORKLOAD_FILE} has "
-                               f"{counts[WORKLOAD_FILE]} workload(s)")
+                    problem = (
+                        f"refers to workload {row[0]}, but {WORKLOAD_FILE} has {counts[WORKLOAD_FILE]} workload(s)"
+                    )
                 problem = problem or trace_check.line_problem(name, row)  # an allowlist before replay
             if problem:
-                raise TuningError(f"tuning database file {path}, line {number}: {problem}; fix the file, "
-                                  f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}")
+                raise TuningError(
+                    f"tuning database file {path}, line {number}: {problem}; fix the file, "
+                    f"or delete {db_dir} and re-create it with: {TUNE_COMMAND}"
+                )
             count += 1
         counts[name] = count
         tensorizes = name == RECORD_FILE and '"Tensorize"' in text
@@ -139,19 +149,30 @@ def _open_database(db_dir: Path) -> Any:
                     (Path(copy) / name).write_text(torn[name], encoding="utf-8")
                 else:
                     shutil.copyfile(Path(db_dir) / name, Path(copy) / name)
-            db = ms.database.JSONDatabase(path_workload=str(Path(copy) / WORKLOAD_FILE),
-                                          path_tuning_record=str(Path(copy) / RECORD_FILE),
-                                          allow_missing=False, module_equality="structural")
+            db = ms.database.JSONDatabase(
+                path_workload=str(Path(copy) / WORKLOAD_FILE),
+                path_tuning_record=str(Path(copy) / RECORD_FILE),
+                allow_missing=False,
+                module_equality="structural",
+            )
             memory = ms.database.MemoryDatabase(module_equality="structural")  # nothing points at the copy
             for record in db.get_all_tuning_records():
-                memory.commit_tuning_record(ms.database.TuningRecord(
-                    record.trace, memory.commit_workload(record.workload.mod), record.run_secs, record.target,
-                    record.args_info))
+                memory.commit_tuning_record(
+                    ms.database.TuningRecord(
+                        record.trace,
+                        memory.commit_workload(record.workload.mod),
+                        record.run_secs,
+                        record.target,
+                        record.args_info,
+                    )
+                )
             return memory
     except Exception as exc:  # TVM raises TVMError, ValueError, ... on a bad entry
         first = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
-        raise TuningError(f"tuning database {db_dir}: MetaSchedule cannot load {WORKLOAD_FILE} / {RECORD_FILE} "
-                          f"({first[0]}); delete {db_dir} and re-create it with: {TUNE_COMMAND}") from exc
+        raise TuningError(
+            f"tuning database {db_dir}: MetaSchedule cannot load {WORKLOAD_FILE} / {RECORD_FILE} "
+            f"({first[0]}); delete {db_dir} and re-create it with: {TUNE_COMMAND}"
+        ) from exc
 
 
 def _records_hash(entries: Sequence[Any]) -> str | None:

@@ -67,8 +67,9 @@ class BarDisplay:
     """A tqdm bar per kernel on a terminal, created when the kernel starts (so its clock
     and rate are the kernel's), to its share of trials; the lines between bars."""
 
-    def __init__(self, workload: str, stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager[Any]]
-                 ) -> None:
+    def __init__(
+        self, workload: str, stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager[Any]]
+    ) -> None:
         self.workload, self.stream, self.uncaptured = workload, stream, uncaptured
         self.bar: Any = None
 
@@ -82,9 +83,14 @@ class BarDisplay:
 
         with self.uncaptured():
             if self.bar is None:
-                self.bar = tqdm(total=progress.share, initial=progress.done, unit="trial", file=self.stream(),
-                                dynamic_ncols=True,
-                                desc=f"tuning {self.workload}: {progress.index}/{progress.count} kernels {progress.name}")
+                self.bar = tqdm(
+                    total=progress.share,
+                    initial=progress.done,
+                    unit="trial",
+                    file=self.stream(),
+                    dynamic_ncols=True,
+                    desc=f"tuning {self.workload}: {progress.index}/{progress.count} kernels {progress.name}",
+                )
             if self.bar.total != progress.share:
                 self.bar.total = progress.share
             self.bar.update(max(0, progress.done - self.bar.n))
@@ -98,8 +104,7 @@ class BarDisplay:
             self.stream().flush()
 
 
-def display_for(workload: str, stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager[Any]]
-                ) -> Display:
+def display_for(workload: str, stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager[Any]]) -> Display:
     """Bars where the ``stream()`` pytest's capture lets through is a terminal, plain
     lines elsewhere."""
     with uncaptured():

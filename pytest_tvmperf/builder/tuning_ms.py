@@ -60,8 +60,13 @@ class RpcDevices:
         from tvm.s_tir import meta_schedule as ms
 
         host, port = self.tracker
-        config = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=self.key,
-                                     session_priority=1, session_timeout_sec=RPC_SESSION_TIMEOUT_S)
+        config = ms.runner.RPCConfig(
+            tracker_host=host,
+            tracker_port=port,
+            tracker_key=self.key,
+            session_priority=1,
+            session_timeout_sec=RPC_SESSION_TIMEOUT_S,
+        )
         return ms.runner.RPCRunner(rpc_config=config, max_workers=1)
 
 
@@ -82,8 +87,9 @@ def _in_process_builder() -> Any:
             results = []
             for build_input in build_inputs:
                 try:
-                    results.append(BuilderResult(default_export(_build(build_input.mod, build_input.target, None)),
-                                                 None))
+                    results.append(
+                        BuilderResult(default_export(_build(build_input.mod, build_input.target, None)), None)
+                    )
                 except Exception as exc:  # noqa: BLE001 - this candidate fails to build: MetaSchedule's own result
                     results.append(BuilderResult(None, f"in-process build: {type(exc).__name__}: {exc}"))
             return results
@@ -106,8 +112,9 @@ SEARCH_ROUNDS = 1
 def _search() -> Any:
     from tvm.s_tir import meta_schedule as ms
 
-    return ms.search_strategy.EvolutionarySearch(population_size=SEARCH_POPULATION, init_min_unmeasured=16,
-                                                 genetic_num_iters=SEARCH_ROUNDS)
+    return ms.search_strategy.EvolutionarySearch(
+        population_size=SEARCH_POPULATION, init_min_unmeasured=16, genetic_num_iters=SEARCH_ROUNDS
+    )
 
 
 class _MetaSchedule:
@@ -115,8 +122,9 @@ class _MetaSchedule:
     and share, ended after a batch by the run (tuning_progress.batch_callback). The
     builder and the runner (its worker process) are made once and kept for all calls."""
 
-    def __init__(self, tasks: list, target: Any, database: Any, devices: RpcDevices | None, seed: int,
-                 db_dir: Path) -> None:
+    def __init__(
+        self, tasks: list, target: Any, database: Any, devices: RpcDevices | None, seed: int, db_dir: Path
+    ) -> None:
         self.tasks, self.target, self.database, self.devices = tasks, target, database, devices
         self.seed, self.db_dir, self.calls = seed, db_dir, 0
         self._builder: Any = None
@@ -156,8 +164,11 @@ class _MetaSchedule:
         from tvm.s_tir import meta_schedule as ms
 
         if self._builder is None:
-            self._builder = (_in_process_builder() if BUILD_IN_PROCESS
-                             else ms.builder.LocalBuilder(max_workers=_tuning_cores(), f_build=_build))
+            self._builder = (
+                _in_process_builder()
+                if BUILD_IN_PROCESS
+                else ms.builder.LocalBuilder(max_workers=_tuning_cores(), f_build=_build)
+            )
         if self._runner is None:
             self._runner = self._new_runner()
         return self._builder, self._runner
@@ -208,8 +219,10 @@ class _MetaSchedule:
                     if isinstance(callback.interrupted, Exception):
                         raise callback.interrupted from exc
                     raise KeyboardInterrupt() from None
-                raise TuningError(f"MetaSchedule tuning failed ({type(exc).__name__}: {text[-1] if text else ''}); "
-                                  f"the records measured so far are kept in {self.db_dir}") from exc
+                raise TuningError(
+                    f"MetaSchedule tuning failed ({type(exc).__name__}: {text[-1] if text else ''}); "
+                    f"the records measured so far are kept in {self.db_dir}"
+                ) from exc
 
 
 def _behind(exc: BaseException, kind: type) -> bool:

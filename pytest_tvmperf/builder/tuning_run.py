@@ -20,8 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from pytest_tvmperf.builder.tuning_budget import (MIN_TRIALS, KernelShare, duration_option, estimate,
-                                                  smallest_budget_s, spread)
+from pytest_tvmperf.builder.tuning_budget import (
+    MIN_TRIALS,
+    KernelShare,
+    duration_option,
+    estimate,
+    smallest_budget_s,
+    spread,
+)
 
 #: batches of :data:`~tuning_budget.MIN_TRIALS` more for a kernel whose trials gave no valid
 #: schedule (every candidate failed to build or run), even past its share of the budget
@@ -103,15 +109,24 @@ class NoDisplay:
 class BudgetTooSmall(Exception):
     """The time budget cannot tune every kernel once: a usage error."""
 
-    def __init__(self, workload: str, budget_s: float, smallest_s: float, kernels: int, probe_s: float,
-                 probe_trials: int, setup_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        workload: str,
+        budget_s: float,
+        smallest_s: float,
+        kernels: int,
+        probe_s: float,
+        probe_trials: int,
+        setup_s: float = 0.0,
+    ) -> None:
         self.smallest = duration_option(smallest_s)
         super().__init__(
             f"the tuning budget {_as_given(budget_s)} is too small "
             f"for {workload}: its {kernels} kernel(s) need at least {MIN_TRIALS} trials each to build one valid "
             f"schedule, and the first batch took {probe_s:.1f} s for {probe_trials} trial(s)"
             + (f" after {setup_s:.0f} s to start" if setup_s >= 1 else "")
-            + f"; the smallest budget that would do: {self.smallest}")
+            + f"; the smallest budget that would do: {self.smallest}"
+        )
 
 
 def _as_given(seconds: float) -> str:
@@ -121,8 +136,15 @@ def _as_given(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-def run(workload: str, kernels: Sequence[Kernel], budget_s: float | None, tuner: Tuner, clock: Callable[[], float],
-        display: Display, began: float | None = None) -> RunOutcome:
+def run(
+    workload: str,
+    kernels: Sequence[Kernel],
+    budget_s: float | None,
+    tuner: Tuner,
+    clock: Callable[[], float],
+    display: Display,
+    began: float | None = None,
+) -> RunOutcome:
     """Tune ``kernels`` with ``tuner`` within ``budget_s`` (or their trial caps). The
     budget counts from ``began`` (the clock when the tuning began, before its kernels were
     found; else now), the tuner's start included."""
@@ -187,13 +209,22 @@ def run(workload: str, kernels: Sequence[Kernel], budget_s: float | None, tuner:
             tune(k, MIN_TRIALS, lambda _measured: False)
             if done[k] == measured_before:  # nothing left to measure (the search space is spent)
                 break
-        display.kernel(KernelProgress(k + 1, n, names[k], done[k], max(share.trials, done[k]),
-                                      clock() - kernel_start, finished=True))
+        display.kernel(
+            KernelProgress(
+                k + 1, n, names[k], done[k], max(share.trials, done[k]), clock() - kernel_start, finished=True
+            )
+        )
     return RunOutcome(clock() - start, budget_s, sum(done), n)
 
 
-def _plan(budget_s: float | None, names: Sequence[str], shares: Sequence[float], trial_s: float,
-          caps: Sequence[int | None], first_batch_s: float) -> list[KernelShare]:
+def _plan(
+    budget_s: float | None,
+    names: Sequence[str],
+    shares: Sequence[float],
+    trial_s: float,
+    caps: Sequence[int | None],
+    first_batch_s: float,
+) -> list[KernelShare]:
     """Each kernel's trials and seconds: the budget spread (tuning_budget.spread), or
     without a budget its trial cap at the measured price."""
     if budget_s is None:

@@ -38,7 +38,7 @@ class Allocations:
 def _bytes_of(size: Any, dtype: Any) -> int:
     """``alloc_storage``'s size (a shape, a count of ``dtype`` elements) in bytes."""
     count = 1
-    for dim in (size if hasattr(size, "__len__") else [size]):
+    for dim in size if hasattr(size, "__len__") else [size]:
         count *= int(dim)
     bits = _dtype_bits(str(dtype))
     return count * max(bits // 8, 1)

@@ -77,9 +77,14 @@ def planned_storage(lowered) -> int:
 
     def visit(expr) -> None:
         nonlocal total
-        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op) and expr.op.name in (
-            "relax.vm.alloc_storage",
-            "relax.memory.alloc_storage",
+        if (
+            isinstance(expr, relax.Call)
+            and isinstance(expr.op, tvm.ir.Op)
+            and expr.op.name
+            in (
+                "relax.vm.alloc_storage",
+                "relax.memory.alloc_storage",
+            )
         ):
             size = expr.args[0]
             if isinstance(size, relax.ShapeExpr) and all(isinstance(v, tvm.tirx.IntImm) for v in size.values):

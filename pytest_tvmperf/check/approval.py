@@ -17,9 +17,16 @@ from pytest_tvmperf.check.decide import Decision, Measured, confirm_time, decide
 from pytest_tvmperf.judge.compare import Comparison
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import Plan
-from pytest_tvmperf.result.baseline_change import (ON_A_PULL_REQUEST, STATE_NOTE, ChangeState, change_lines,
-                                                   entries_differ, mismatch_message, unapproved_message,
-                                                   verified_message)
+from pytest_tvmperf.result.baseline_change import (
+    ON_A_PULL_REQUEST,
+    STATE_NOTE,
+    ChangeState,
+    change_lines,
+    entries_differ,
+    mismatch_message,
+    unapproved_message,
+    verified_message,
+)
 from pytest_tvmperf.result.text import fmt_number, fmt_time
 from pytest_tvmperf.store.files import BaselineError
 
@@ -40,13 +47,16 @@ def mismatches(comparison: Comparison) -> list[str]:
             continue
         show = fmt_time if v.metric == "time" else fmt_number
         word = "higher" if v.status == Verdict.REGRESSED else "lower"
-        out.append(f"  {v.metric}: the entry says {show(v.baseline)}, this code measures {show(v.current)} "
-                   f"({word}; limit {v.limit}, both ways for a re-recorded entry)")
+        out.append(
+            f"  {v.metric}: the entry says {show(v.baseline)}, this code measures {show(v.current)} "
+            f"({word}; limit {v.limit}, both ways for a re-recorded entry)"
+        )
     return out
 
 
-def with_change(tv: "Tvmperf", record: "Record", source: BaselineSource, decision: Decision,
-                measured: Measured | None, plan: Plan) -> Decision:
+def with_change(
+    tv: "Tvmperf", record: "Record", source: BaselineSource, decision: Decision, measured: Measured | None, plan: Plan
+) -> Decision:
     """``decision`` (against the ref) as the change's own entry makes it (module doc)."""
     __tracebackhide__ = True
     session = tv.session
@@ -68,36 +78,88 @@ def with_change(tv: "Tvmperf", record: "Record", source: BaselineSource, decisio
     changes = change_lines(ref_record, pr_record)
     who = tv.identity()
     if not session.settings.approved_change:
-        before = decision.message.replace("\n" + ON_A_PULL_REQUEST, "") if decision.fails else (
-            f"tvmperf: {who.nodeid}: {decision.verdict} against {who.shown_file}")
+        before = (
+            decision.message.replace("\n" + ON_A_PULL_REQUEST, "")
+            if decision.fails
+            else (f"tvmperf: {who.nodeid}: {decision.verdict} against {who.shown_file}")
+        )
         message = before + "\n" + unapproved_message(tv.test_id, shown, ref_name, changes)
-        return replace(decision, verdict=Verdict.UNAPPROVED_CHANGE, message=message, fails=True, open=False,
-                       shown=True, note=_note(ChangeState.UNAPPROVED, decision.note))
+        return replace(
+            decision,
+            verdict=Verdict.UNAPPROVED_CHANGE,
+            message=message,
+            fails=True,
+            open=False,
+            shown=True,
+            note=_note(ChangeState.UNAPPROVED, decision.note),
+        )
     if pr_record is None:  # the change removed the entry: nothing to verify the test with
-        message = "\n".join([f"tvmperf: {who.nodeid}: the approved change removes the baseline of {tv.test_id} "
-                             f"from {shown}, and the test still runs: it would have no baseline", *changes])
-        return replace(decision, verdict=Verdict.UNVERIFIED_CHANGE, message=message, fails=True, open=False,
-                       shown=True, note=_note(ChangeState.MISMATCH, ""))
+        message = "\n".join(
+            [
+                f"tvmperf: {who.nodeid}: the approved change removes the baseline of {tv.test_id} "
+                f"from {shown}, and the test still runs: it would have no baseline",
+                *changes,
+            ]
+        )
+        return replace(
+            decision,
+            verdict=Verdict.UNVERIFIED_CHANGE,
+            message=message,
+            fails=True,
+            open=False,
+            shown=True,
+            note=_note(ChangeState.MISMATCH, ""),
+        )
     # the same gate, against the change's own entry: its numbers, no program of it timed
     own = BaselineSource(pr_record)
     time = None
     if plan.time:
         assert measured is not None
         time = confirm_time(measured, own, tv.thresholds["time"], session.time_policy(), session.settings.confirm)
-    against = decide(record, pr_record, time, tv.thresholds, session.time_policy(), replace(who, shown_file=shown),
-                     (), plan, (), "", measured.rounds if measured else None)
+    against = decide(
+        record,
+        pr_record,
+        time,
+        tv.thresholds,
+        session.time_policy(),
+        replace(who, shown_file=shown),
+        (),
+        plan,
+        (),
+        "",
+        measured.rounds if measured else None,
+    )
     off = mismatches(against.comparison) if against.comparison is not None else []
     if off:
-        return replace(decision, verdict=Verdict.UNVERIFIED_CHANGE, baseline=pr_record, comparison=against.comparison,
-                       message=mismatch_message(who.nodeid, tv.test_id, shown, off, changes), fails=True,
-                       open=False, shown=True, note=_note(ChangeState.MISMATCH, ""))
+        return replace(
+            decision,
+            verdict=Verdict.UNVERIFIED_CHANGE,
+            baseline=pr_record,
+            comparison=against.comparison,
+            message=mismatch_message(who.nodeid, tv.test_id, shown, off, changes),
+            fails=True,
+            open=False,
+            shown=True,
+            note=_note(ChangeState.MISMATCH, ""),
+        )
     if against.open:  # the time against the entry is unclear: as any inconclusive verdict
-        return replace(against, note=_note(ChangeState.VERIFIED, against.note), peers=decision.peers,
-                       message=against.message + "\n" + "\n".join(changes))
-    return replace(decision, verdict=Verdict.PASS, baseline=pr_record, comparison=against.comparison,
-                   message=verified_message(tv.test_id, shown, ref_name, changes),
-                   fails=any(p.status == Verdict.EXCEEDED for p in decision.peers),
-                   open=False, shown=True, note=_note(ChangeState.VERIFIED, ""))
+        return replace(
+            against,
+            note=_note(ChangeState.VERIFIED, against.note),
+            peers=decision.peers,
+            message=against.message + "\n" + "\n".join(changes),
+        )
+    return replace(
+        decision,
+        verdict=Verdict.PASS,
+        baseline=pr_record,
+        comparison=against.comparison,
+        message=verified_message(tv.test_id, shown, ref_name, changes),
+        fails=any(p.status == Verdict.EXCEEDED for p in decision.peers),
+        open=False,
+        shown=True,
+        note=_note(ChangeState.VERIFIED, ""),
+    )
 
 
 def _note(state: ChangeState, note: str) -> str:

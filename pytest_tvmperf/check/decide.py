@@ -112,10 +112,21 @@ class Decision:
     relation: RatioVerdict | None = None
 
     def outcome(self, who: Identity) -> Outcome:
-        return Outcome(who.nodeid, self.shown_id or who.test_id, who.executor, who.target, self.verdict,
-                       record=self.record, baseline=self.baseline, comparison=self.comparison,
-                       message=self.message if self.shown else "", peers=self.peers, layers=self.layers,
-                       note=self.note, relation=self.relation)
+        return Outcome(
+            who.nodeid,
+            self.shown_id or who.test_id,
+            who.executor,
+            who.target,
+            self.verdict,
+            record=self.record,
+            baseline=self.baseline,
+            comparison=self.comparison,
+            message=self.message if self.shown else "",
+            peers=self.peers,
+            layers=self.layers,
+            note=self.note,
+            relation=self.relation,
+        )
 
 
 def inconclusive(policy: str, warns: bool, message: str) -> None:
@@ -128,8 +139,9 @@ def inconclusive(policy: str, warns: bool, message: str) -> None:
         warnings.warn(TvmperfInconclusive(message), stacklevel=2)
 
 
-def conclude(decision: Decision, who: Identity, add_outcome: Callable[[Outcome], Outcome],
-             on_inconclusive: Callable[[str], None]) -> Outcome:
+def conclude(
+    decision: Decision, who: Identity, add_outcome: Callable[[Outcome], Outcome], on_inconclusive: Callable[[str], None]
+) -> Outcome:
     """Keep the decision's outcome, then fail the test or leave it to ``--tvmperf-inconclusive``."""
     __tracebackhide__ = True
     outcome = add_outcome(decision.outcome(who))
@@ -140,10 +152,12 @@ def conclude(decision: Decision, who: Identity, add_outcome: Callable[[Outcome],
     return outcome
 
 
-def confirm_time(measured: Measured, source: BaselineSource, limit: Limit, policy: TimePolicy,
-                 enabled: bool) -> TimeJudged:
+def confirm_time(
+    measured: Measured, source: BaselineSource, limit: Limit, policy: TimePolicy, enabled: bool
+) -> TimeJudged:
     """Judge the measured time against ``source``; a suspected failure (or an unclear
     answer) is measured again and the pooled samples decide (judge/gate.py)."""
+
     def judge(samples: TimeSamples) -> dict[str, MetricVerdict]:
         return {"time": source.judge_time(measured.make_record(samples), limit, policy)}
 
@@ -151,11 +165,13 @@ def confirm_time(measured: Measured, source: BaselineSource, limit: Limit, polic
     return TimeJudged(measured.make_record(checked.samples), checked.verdicts["time"], confirmation_note(checked))
 
 
-def confirm_peers(measured: Measured, peer_limits: Mapping[str, float], policy: TimePolicy,
-                  notes: list[str]) -> Measured:
+def confirm_peers(
+    measured: Measured, peer_limits: Mapping[str, float], policy: TimePolicy, notes: list[str]
+) -> Measured:
     """A gated peer past its limit (or unclear) is measured again, as a time
     regression is: the pooled samples decide, and a gate fails only when each
     measurement alone is past the limit too."""
+
     def gated(s: TimeSamples) -> dict[str, RatioVerdict]:
         try:
             verdicts = peer_verdicts(s, peer_limits, policy.alpha, policy.noise_ratio, wanted=measured.peers_timed)
@@ -168,31 +184,51 @@ def confirm_peers(measured: Measured, peer_limits: Mapping[str, float], policy: 
         return measured
     for name, v in checked.first.items():
         if v.status != "pass" and name in checked.second:
-            notes.append(f"peer {name}: first measurement {v.status} at {v.describe()}, then "
-                         f"{checked.second[name].describe()}; the pooled samples decide")
+            notes.append(
+                f"peer {name}: first measurement {v.status} at {v.describe()}, then "
+                f"{checked.second[name].describe()}; the pooled samples decide"
+            )
     return replace(measured, samples=checked.samples, peers_unconfirmed=checked.disagreed)
 
 
-def judged_peers(samples: TimeSamples, peer_limits: Mapping[str, float], policy: TimePolicy,
-                 peers_timed: tuple[str, ...] = (), unconfirmed: frozenset[str] = frozenset()) -> tuple[RatioVerdict, ...]:
+def judged_peers(
+    samples: TimeSamples,
+    peer_limits: Mapping[str, float],
+    policy: TimePolicy,
+    peers_timed: tuple[str, ...] = (),
+    unconfirmed: frozenset[str] = frozenset(),
+) -> tuple[RatioVerdict, ...]:
     """TVM against each peer timed beside; a gate the confirmation re-measure did not bear
     out (each measurement alone past the limit) is inconclusive, not failed. Raises
     ValueError when the timer returned no samples of a peer."""
     verdicts = peer_verdicts(samples, peer_limits, policy.alpha, policy.noise_ratio, wanted=peers_timed)
-    return tuple(v.held() if v.name in unconfirmed and v.status == "exceeded" else v
-                 for v in verdicts)
+    return tuple(v.held() if v.name in unconfirmed and v.status == "exceeded" else v for v in verdicts)
 
 
 def no_baseline(record: "Record", who: Identity) -> Decision:
-    return Decision(Verdict.NO_BASELINE, record=record, fails=True, note=NO_BASELINE_NOTE,
-                    message=missing_baseline_message(who.nodeid, who.test_id, who.shown_file, who.accept_command,
-                                                     who.advice))
+    return Decision(
+        Verdict.NO_BASELINE,
+        record=record,
+        fails=True,
+        note=NO_BASELINE_NOTE,
+        message=missing_baseline_message(who.nodeid, who.test_id, who.shown_file, who.accept_command, who.advice),
+    )
 
 
-def decide(record: "Record", baseline: "Record", time: TimeJudged | None, thresholds: Mapping[str, Limit],
-           policy: TimePolicy, who: Identity, notes: Sequence[str] = (), plan: Plan = TIMED,
-           peers: tuple[RatioVerdict, ...] = (), ab: str = "", rounds: RoundsPlan | None = None,
-           threads_note: str = "") -> Decision:
+def decide(
+    record: "Record",
+    baseline: "Record",
+    time: TimeJudged | None,
+    thresholds: Mapping[str, Limit],
+    policy: TimePolicy,
+    who: Identity,
+    notes: Sequence[str] = (),
+    plan: Plan = TIMED,
+    peers: tuple[RatioVerdict, ...] = (),
+    ab: str = "",
+    rounds: RoundsPlan | None = None,
+    threads_note: str = "",
+) -> Decision:
     """Compare ``record`` with ``baseline`` and decide the test, for every mode: a timed
     record's time verdict comes confirmed (``time``, :func:`confirm_time`; its record
     replaces ``record``); a mode without time compares the rest (measure/plan.py).
@@ -200,9 +236,13 @@ def decide(record: "Record", baseline: "Record", time: TimeJudged | None, thresh
     ``ab``: what the a/b samples timed; ``rounds``: the rounds the budget allowed."""
     notes = list(notes)
     extra, tuning_note = pipeline_notes(
-        baseline.pipeline, record.pipeline, dict(baseline.target) == dict(record.target),
-        (baseline.tuning or {}).get("records_hash"), (record.tuning or {}).get("records_hash"),
-        (record.tuning or {}).get("source", ""))
+        baseline.pipeline,
+        record.pipeline,
+        dict(baseline.target) == dict(record.target),
+        (baseline.tuning or {}).get("records_hash"),
+        (record.tuning or {}).get("records_hash"),
+        (record.tuning or {}).get("source", ""),
+    )
     notes.extend(extra)
     budget_note = ""
     if plan.time:
@@ -215,8 +255,13 @@ def decide(record: "Record", baseline: "Record", time: TimeJudged | None, thresh
             budget_note = rounds.note(precision(d.low, d.high, d.ratio) if d is not None else None)
             notes.append(budget_note)
     else:
-        time_verdict = MetricVerdict(TIME_METRIC, Verdict.NA, None, None,
-                                     "timing off" if plan.mode == Mode.UNTIMED else thresholds[TIME_METRIC].describe())
+        time_verdict = MetricVerdict(
+            TIME_METRIC,
+            Verdict.NA,
+            None,
+            None,
+            "timing off" if plan.mode == Mode.UNTIMED else thresholds[TIME_METRIC].describe(),
+        )
     source = BaselineSource(baseline, ab=ab)
     comparison = source.compare(record, thresholds, policy, timed=plan.time).with_verdict(time_verdict)
     outcome_note = plan.outcome_note(record.exact, sum(v.status in _GATED for v in comparison.verdicts))
@@ -224,22 +269,46 @@ def decide(record: "Record", baseline: "Record", time: TimeJudged | None, thresh
         outcome_note = "; ".join(n for n in (outcome_note, simulated_gate_note(Verdict.NOT_GATED, comparison)) if n)
     if not plan.time:
         notes.append(plan.message_note(outcome_note))
-    decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive,
-                            [p.status for p in peers])
+    decided = whole_verdict(
+        comparison.status, bool(comparison.regressions), comparison.inconclusive, [p.status for p in peers]
+    )
     if not decided.peers_lead:
-        message = regression_message(who.nodeid, who.shown_file, record, baseline, comparison, notes,
-                                     who.accept_command, who.advice)
+        message = regression_message(
+            who.nodeid, who.shown_file, record, baseline, comparison, notes, who.accept_command, who.advice
+        )
         if peers:
             message += "\nagainst peer frameworks, timed side by side:\n" + "\n".join(peer_lines(peers))
     else:
         word = "slower than its limit against" if decided.fails else "not clearly within its limit against"
-        message = "\n".join([f"tvmperf: {who.nodeid}: TVM is {word} a peer framework (timed side by side; "
-                             f"the baseline comparison passed)", *peer_lines(peers), *(f"  note: {n}" for n in notes)])
-    note = outcome_note or "; ".join(n for n in (
-        budget_note, summary_note(threads_note, time_verdict.status, time_verdict.reason, time_verdict.note, tuning_note),
-        simulated_gate_note(time_verdict.status, comparison)) if n)
-    return Decision(decided.verdict, record=record, baseline=baseline, comparison=comparison, message=message,
-                    note=note, peers=peers, fails=decided.fails, open=decided.open, shown=decided.shown)
+        message = "\n".join(
+            [
+                f"tvmperf: {who.nodeid}: TVM is {word} a peer framework (timed side by side; "
+                f"the baseline comparison passed)",
+                *peer_lines(peers),
+                *(f"  note: {n}" for n in notes),
+            ]
+        )
+    note = outcome_note or "; ".join(
+        n
+        for n in (
+            budget_note,
+            summary_note(threads_note, time_verdict.status, time_verdict.reason, time_verdict.note, tuning_note),
+            simulated_gate_note(time_verdict.status, comparison),
+        )
+        if n
+    )
+    return Decision(
+        decided.verdict,
+        record=record,
+        baseline=baseline,
+        comparison=comparison,
+        message=message,
+        note=note,
+        peers=peers,
+        fails=decided.fails,
+        open=decided.open,
+        shown=decided.shown,
+    )
 
 
 def recorded(record: "Record", who: Identity, peers: tuple[RatioVerdict, ...] = (), note: str = "") -> Decision:
@@ -249,9 +318,19 @@ def recorded(record: "Record", who: Identity, peers: tuple[RatioVerdict, ...] = 
     gated = [p for p in peers if p.status in ("exceeded", "inconclusive")]
     message = ""
     if gated:
-        message = "\n".join([f"tvmperf: {who.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
-                             *peer_lines(peers)])
+        message = "\n".join(
+            [
+                f"tvmperf: {who.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
+                *peer_lines(peers),
+            ]
+        )
     exceeded = any(p.status == "exceeded" for p in peers)
-    return Decision(Verdict.RECORDED, record=record, peers=peers, message=message, note=note, fails=exceeded,
-                    open=not exceeded and any(p.status == "inconclusive" for p in peers))
-
+    return Decision(
+        Verdict.RECORDED,
+        record=record,
+        peers=peers,
+        message=message,
+        note=note,
+        fails=exceeded,
+        open=not exceeded and any(p.status == "inconclusive" for p in peers),
+    )

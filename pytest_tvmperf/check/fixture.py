@@ -74,7 +74,9 @@ class Tvmperf:
         baseline or a regression; skips it when the combination cannot run here."""
         __tracebackhide__ = True
         if self._checked:
-            raise RuntimeError("tvmperf.check() was already called in this test: use one check per test (one baseline entry per test id)")
+            raise RuntimeError(
+                "tvmperf.check() was already called in this test: use one check per test (one baseline entry per test id)"
+            )
         self._checked = True
         if not isinstance(workload, Workload):
             raise TypeError(f"tvmperf.check() takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
@@ -88,7 +90,9 @@ class Tvmperf:
             return untimed.check(self, prep, plan)
         return timed.check(self, prep, where)
 
-    def assert_ratio(self, numerator: "Workload | Variant", denominator: "Workload | Variant", at_most: float) -> RatioVerdict:
+    def assert_ratio(
+        self, numerator: "Workload | Variant", denominator: "Workload | Variant", at_most: float
+    ) -> RatioVerdict:
         """Assert that ``numerator`` takes at most ``at_most`` times the time of
         ``denominator``, both compiled, checked and timed side by side in this process
         (e.g. dynamic batch vs static batch, compiled vs bytecode, bound vs run-time
@@ -97,7 +101,9 @@ class Tvmperf:
         (``--tvmperf-inconclusive``)."""
         __tracebackhide__ = True
         if not (isinstance(at_most, (int, float)) and 0 < at_most < float("inf")):
-            raise ValueError(f"assert_ratio(at_most={at_most!r}): give the largest allowed time ratio, e.g. at_most=1.5")
+            raise ValueError(
+                f"assert_ratio(at_most={at_most!r}): give the largest allowed time ratio, e.g. at_most=1.5"
+            )
         sides = [v if isinstance(v, Variant) else Variant(v) for v in (numerator, denominator)]
         self._ratios += 1  # the summary names it by test id; the message and JSON by its sides
         return ratio.assert_ratio(self, sides, float(at_most), self._ratios)
@@ -121,30 +127,54 @@ class Tvmperf:
     @property
     def preparer(self) -> Preparer:
         if self._prep is None:
-            self._prep = Preparer(self.session, self.target, self.nodeid, self.fail, self.tuning_io,
-                                  baseline_tuning=lambda: getattr(self.stored_baselines().get(self.test_id), "tuning", None))
+            self._prep = Preparer(
+                self.session,
+                self.target,
+                self.nodeid,
+                self.fail,
+                self.tuning_io,
+                baseline_tuning=lambda: getattr(self.stored_baselines().get(self.test_id), "tuning", None),
+            )
         return self._prep
 
     def preparer_failing(self, fail: Callable[..., NoReturn]) -> Preparer:
         """The test's preparer (its exported programs shared), failing the test by ``fail``."""
-        return replace(self.preparer, fail=fail,
-                       baseline_tuning=lambda: getattr(self.stored_baselines(fail).get(self.test_id), "tuning", None))
+        return replace(
+            self.preparer,
+            fail=fail,
+            baseline_tuning=lambda: getattr(self.stored_baselines(fail).get(self.test_id), "tuning", None),
+        )
 
     @property
     def sources(self) -> TimingSources:
         if self._sources is None:
-            self._sources = TimingSources(self.session, self.nodeid, self.test_id, self.executor, self.target,
-                                          self.baseline_file, self.peer_limits, self.fail, self.preparer.exports,
-                                          baseline_weights=self.baseline_weights)
+            self._sources = TimingSources(
+                self.session,
+                self.nodeid,
+                self.test_id,
+                self.executor,
+                self.target,
+                self.baseline_file,
+                self.peer_limits,
+                self.fail,
+                self.preparer.exports,
+                baseline_weights=self.baseline_weights,
+            )
         return self._sources
 
     def identity(self) -> Identity:
         """Who this test's check is for, as its messages and outcome name it."""
         from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST
 
-        return Identity(self.nodeid, self.test_id, self.executor, self.target,
-                        self.session.shown(self.baseline_file), self.session.accept_command(self.nodeid),
-                        ON_A_PULL_REQUEST if self.session.settings.baselines_ref is not None else "")
+        return Identity(
+            self.nodeid,
+            self.test_id,
+            self.executor,
+            self.target,
+            self.session.shown(self.baseline_file),
+            self.session.accept_command(self.nodeid),
+            ON_A_PULL_REQUEST if self.session.settings.baselines_ref is not None else "",
+        )
 
     def add_outcome(self, outcome: Outcome) -> Outcome:
         """Keep the outcome for the summary and reports, and put its figures on the
@@ -159,11 +189,14 @@ class Tvmperf:
 
     def failing_as(self, shown_id: str) -> Callable[..., NoReturn]:
         """``fail(verdict, message, **fields)``: the outcome kept under ``shown_id``, then the test failed."""
+
         def fail(verdict: str, message: str, **fields) -> NoReturn:
             __tracebackhide__ = True
-            self.add_outcome(Outcome(self.nodeid, shown_id, self.executor, self.target, verdict,
-                                     message=message, **fields))
+            self.add_outcome(
+                Outcome(self.nodeid, shown_id, self.executor, self.target, verdict, message=message, **fields)
+            )
             pytest.fail(message, pytrace=False)
+
         return fail
 
     def fail(self, verdict: str, message: str, **fields) -> NoReturn:

@@ -12,8 +12,17 @@ from typing import TYPE_CHECKING, Sequence
 
 from pytest_tvmperf.check.approval import with_change
 from pytest_tvmperf.check.baseline import BaselineSource
-from pytest_tvmperf.check.decide import (TIMED, Decision, Measured, conclude, confirm_time, decide,
-                                         judged_peers, no_baseline, recorded)
+from pytest_tvmperf.check.decide import (
+    TIMED,
+    Decision,
+    Measured,
+    conclude,
+    confirm_time,
+    decide,
+    judged_peers,
+    no_baseline,
+    recorded,
+)
 from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
@@ -41,29 +50,47 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
     settings = session.settings
     if tv.simulate is not None:  # the test's marker: over the ini, under the command line
         settings = replace(settings, ini_simulate=tv.simulate)
-    collected = collect_kernel_metrics(session.metric_sources(), prep, settings,
-                                       stored=_in_build_names(prep, same_counts(tv, prep, baseline)))
+    collected = collect_kernel_metrics(
+        session.metric_sources(), prep, settings, stored=_in_build_names(prep, same_counts(tv, prep, baseline))
+    )
     session.report.not_measured.update(collected.skipped)
     if collected.reused:
         session.report.not_measured.add(REUSED_LINE.format(sources=", ".join(collected.reused)))
+
     # kept on update, failed when the tool died
     def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
         entry = tv.stored_baselines().get(tv.test_id)
         return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
 
-    settled = settle(replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with), collected,
-                     stored, settings.update, session.report.not_measured, tv.fail, tv.nodeid,
-                     tv.identity().shown_file)
+    settled = settle(
+        replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with),
+        collected,
+        stored,
+        settings.update,
+        session.report.not_measured,
+        tv.fail,
+        tv.nodeid,
+        tv.identity().shown_file,
+    )
     export = tv.preparer.exports.get(id(prep.compiled))
-    return with_resources(settled, prep.compiled, prep.args, runs, tv.resources, prep.target,
-                          export[1] if export is not None and export[0] is prep.compiled else None)
+    return with_resources(
+        settled,
+        prep.compiled,
+        prep.args,
+        runs,
+        tv.resources,
+        prep.target,
+        export[1] if export is not None and export[0] is prep.compiled else None,
+    )
 
 
 def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetrics | None:
     """A stored entry's exact metrics with the kernels it keys by identity under the names
     this build gave them (values/kernel_keys.py), so they compare with this build's."""
-    if exact is None or not any(STABLE_KEY.match(k) for k in (*(exact.by_callee or ()), *(exact.calls or ()),
-                                                               *(k for m in exact.per_kernel.values() for k in m))):
+    if exact is None or not any(
+        STABLE_KEY.match(k)
+        for k in (*(exact.by_callee or ()), *(exact.calls or ()), *(k for m in exact.per_kernel.values() for k in m))
+    ):
         return exact
     from pytest_tvmperf.measure.kernel_identity import kernel_identities
 
@@ -76,8 +103,15 @@ def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> E
     its inputs have fixed shapes (no symbolic dims, no smaller ``simulate_as`` workload):
     its per-kernel counts are the ones a new count would give."""
     settings = tv.session.settings
-    if (baseline is None or baseline.ir is None or settings.update or settings.same_program != "skip"
-            or settings.artifact_dir is None or prep.workload.dims or prep.workload.simulate_as is not None):
+    if (
+        baseline is None
+        or baseline.ir is None
+        or settings.update
+        or settings.same_program != "skip"
+        or settings.artifact_dir is None
+        or prep.workload.dims
+        or prep.workload.simulate_as is not None
+    ):
         return None
     return baseline.exact if tv.sources.is_same_program(prep.compiled, baseline) else None
 
@@ -113,8 +147,15 @@ def finish(tv: "Tvmperf", decision: Decision) -> Outcome:
     return conclude(decision, tv.identity(), tv.add_outcome, tv.inconclusive)
 
 
-def gate(tv: "Tvmperf", record: "Record", source: BaselineSource, measured: Measured | None, notes: Sequence[str],
-         plan: Plan = TIMED, prep: "Prepared | None" = None) -> Outcome:
+def gate(
+    tv: "Tvmperf",
+    record: "Record",
+    source: BaselineSource,
+    measured: Measured | None,
+    notes: Sequence[str],
+    plan: Plan = TIMED,
+    prep: "Prepared | None" = None,
+) -> Outcome:
     """Compare ``record`` with what ``source`` holds and decide the test, for every mode:
     a timed record's time is judged (and confirmed by ``measured.remeasure``); a mode
     without time compares the rest (measure/plan.py)."""
@@ -133,17 +174,34 @@ def gate(tv: "Tvmperf", record: "Record", source: BaselineSource, measured: Meas
         assert measured is not None
         time = confirm_time(measured, source, tv.thresholds["time"], policy, session.settings.confirm)
         peers = peers_of(tv, time.record, measured)
-    decision = decide(record, source.record, time, tv.thresholds, policy, who, notes, plan, peers or (), source.ab,
-                      measured.rounds if measured else None, measured.threads_note if measured else "")
+    decision = decide(
+        record,
+        source.record,
+        time,
+        tv.thresholds,
+        policy,
+        who,
+        notes,
+        plan,
+        peers or (),
+        source.ab,
+        measured.rounds if measured else None,
+        measured.threads_note if measured else "",
+    )
     return finish(tv, with_change(tv, record, source, with_layer_tables(tv, prep, decision), measured, plan))
 
 
-def record(tv: "Tvmperf", record: "Record", note: str = "", plan: Plan = TIMED, measured: Measured | None = None,
-           prep: "Prepared | None" = None) -> Outcome:
+def record(
+    tv: "Tvmperf",
+    record: "Record",
+    note: str = "",
+    plan: Plan = TIMED,
+    measured: Measured | None = None,
+    prep: "Prepared | None" = None,
+) -> Outcome:
     """``--tvmperf-update``: queue ``record`` as the test's baseline (written at the
     session's end); a gated peer past its limit still fails."""
     __tracebackhide__ = True
     tv.session.store.queue_update(tv.baseline_file, tv.test_id, record)
     peers = peers_of(tv, record, measured) if plan.time else ()
     return finish(tv, with_layer_tables(tv, prep, recorded(record, tv.identity(), peers, note)))
-

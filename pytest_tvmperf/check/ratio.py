@@ -45,8 +45,11 @@ def assert_ratio(tv: "Tvmperf", sides: Sequence[Variant], at_most: float, number
     for i, prep in enumerate(preps):
         pending = tv.sources.export(prep.compiled, "relation", side=f"ratio{number}.{i}")
         if pending is not None:
-            samplers.append(tv.sources.placed_sampler(pending.temp, prep.target, prep.workload, prep.executor,
-                                                      prep.args, prep.out_specs))
+            samplers.append(
+                tv.sources.placed_sampler(
+                    pending.temp, prep.target, prep.workload, prep.executor, prep.args, prep.out_specs
+                )
+            )
         else:
             samplers.append(prep.compiled.sampler(prep.args, prep.out_specs, session.settings.min_repeat_ms))
     task = TimingTask(workload=samplers[0], baseline=samplers[1])
@@ -55,22 +58,37 @@ def assert_ratio(tv: "Tvmperf", sides: Sequence[Variant], at_most: float, number
 
     def judge(samples: TimeSamples) -> RatioVerdict:
         if samples.baseline is None:
-            fail("error", f"tvmperf: {tv.nodeid}: the timer returned no samples of the right side of "
-                          f"{label}: a tvmperf_timer must time TimingTask.baseline too")
+            fail(
+                "error",
+                f"tvmperf: {tv.nodeid}: the timer returned no samples of the right side of "
+                f"{label}: a tvmperf_timer must time TimingTask.baseline too",
+            )
         return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
 
     def measure(n: int, fresh: bool = False) -> TimeSamples:
         with session.timing_lock(tv.target):
             return tv.timer(task.reloaded() if fresh else task, n)
 
-    checked = confirm(measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds, fresh=True),
-                      session.settings.confirm)
+    checked = confirm(
+        measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds, fresh=True), session.settings.confirm
+    )
     verdict = checked.verdicts[label]
     notes = [n for n in (confirmation_note(checked, label),) if n is not None]
     exact = [replace(p.compiled.static_metrics(), calls=p.compiled.executed_calls(p.args)) for p in preps]
     message = relation_message(label, verdict, exact[0], exact[1], notes)
     status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
-    conclude(Decision(Verdict(status), message=message, shown=status != "pass", relation=verdict, shown_id=shown_id,
-                      fails=verdict.status == "exceeded", open=verdict.status == "inconclusive"),
-             tv.identity(), tv.add_outcome, tv.inconclusive)
+    conclude(
+        Decision(
+            Verdict(status),
+            message=message,
+            shown=status != "pass",
+            relation=verdict,
+            shown_id=shown_id,
+            fails=verdict.status == "exceeded",
+            open=verdict.status == "inconclusive",
+        ),
+        tv.identity(),
+        tv.add_outcome,
+        tv.inconclusive,
+    )
     return verdict

@@ -16,7 +16,12 @@ import numpy as np
 import pytest
 
 from pytest_tvmperf.builder import executors
-from pytest_tvmperf.store.artifacts import PendingArtifact, artifact_relpath, export_pending, problem as artifact_problem
+from pytest_tvmperf.store.artifacts import (
+    PendingArtifact,
+    artifact_relpath,
+    export_pending,
+    problem as artifact_problem,
+)
 from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.builder.executors import shorten_tvm_error
 from pytest_tvmperf.judge.compare import AB_SAME
@@ -32,12 +37,16 @@ if TYPE_CHECKING:
 
 
 #: why an old-form baseline's compiled library is not loaded (one test's note, the run's summary line)
-UNTRUSTED_NOTE = ("the baseline's compiled library {path} (the old form) is not loaded: it is native code, and a "
-                  "change to the baseline directory alone must not run code; a/b timing is off for this test "
-                  "(re-record with --tvmperf-update to store the IR instead, or pass --tvmperf-trust-artifacts=on "
-                  "for baselines you trust)")
-UNTRUSTED_SUMMARY = ("baselines of the old form (a compiled .so) compared without a/b timing: their libraries are "
-                     "not loaded unless --tvmperf-trust-artifacts=on (re-record with --tvmperf-update to store the IR)")
+UNTRUSTED_NOTE = (
+    "the baseline's compiled library {path} (the old form) is not loaded: it is native code, and a "
+    "change to the baseline directory alone must not run code; a/b timing is off for this test "
+    "(re-record with --tvmperf-update to store the IR instead, or pass --tvmperf-trust-artifacts=on "
+    "for baselines you trust)"
+)
+UNTRUSTED_SUMMARY = (
+    "baselines of the old form (a compiled .so) compared without a/b timing: their libraries are "
+    "not loaded unless --tvmperf-trust-artifacts=on (re-record with --tvmperf-update to store the IR)"
+)
 
 
 @dataclass(frozen=True)
@@ -75,8 +84,9 @@ def program_check(compiled, baseline) -> ProgramCheck:
             data, files, described, pieces = lowered_ir.encode_stored(module)
             before = [(w.describe(), w.sha256) for w in ref.seeded] + [node(w) for w in ref.weights]
             after = [(w.describe(), w.sha256) for w in described] + [node(w) for w in files]
-            kernels = sorted((f.name, f.sha256) for f in ref.functions) == \
-                sorted((name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces)
+            kernels = sorted((f.name, f.sha256) for f in ref.functions) == sorted(
+                (name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces
+            )
         else:
             data, files = lowered_ir.encode_split(module)
             before, after = [node(w) for w in ref.weights], [node(w) for w in files]
@@ -84,8 +94,13 @@ def program_check(compiled, baseline) -> ProgramCheck:
         if hashlib.sha256(data).hexdigest() == ref.sha256 and sorted(before) == sorted(after) and kernels:
             return ProgramCheck(same_tvm, weights)
         # an IR recorded before weights were stored apart holds them inline
-        inline = (not ref.seeded and not ref.functions and bool(files) and not ref.weights
-                  and hashlib.sha256(lowered_ir.encode(module)).hexdigest() == ref.sha256)
+        inline = (
+            not ref.seeded
+            and not ref.functions
+            and bool(files)
+            and not ref.weights
+            and hashlib.sha256(lowered_ir.encode(module)).hexdigest() == ref.sha256
+        )
         return ProgramCheck(inline and same_tvm, weights)
     except Exception:  # noqa: BLE001 - an IR that does not serialize: not known to be the same
         return ProgramCheck()
@@ -98,9 +113,12 @@ def same_program(compiled, baseline) -> bool:
 
 def weights_note(line: str, seeded: bool) -> str:
     """A failure's line saying which weights changed, and what the baseline is timed with."""
-    timed = ("with seeded values of its weights' dtypes and shapes (kernel timing does not depend on finite, normal "
-             "values; --tvmperf-baseline-weights=exact records them bit for bit)" if seeded
-             else "with its own recorded weights")
+    timed = (
+        "with seeded values of its weights' dtypes and shapes (kernel timing does not depend on finite, normal "
+        "values; --tvmperf-baseline-weights=exact records them bit for bit)"
+        if seeded
+        else "with its own recorded weights"
+    )
     return f"the program's weights differ from the baseline's: {line}; the baseline's program is timed {timed}"
 
 
@@ -136,8 +154,11 @@ class TimingSources:
             if factory is None:
                 if name in self.peer_limits:
                     have = ", ".join(sorted(workload.peers)) or "none"
-                    self.fail("error", f"tvmperf: {where}: vs_{name} is set but the workload has no {name} peer "
-                                        f"(its peers: {have}); add one with Workload(peers={{'{name}': factory}})")
+                    self.fail(
+                        "error",
+                        f"tvmperf: {where}: vs_{name} is set but the workload has no {name} peer "
+                        f"(its peers: {have}); add one with Workload(peers={{'{name}': factory}})",
+                    )
                 continue
             try:
                 run = factory()
@@ -151,13 +172,17 @@ class TimingSources:
             got = [np.asarray(g) for g in got] if isinstance(got, (list, tuple)) else [np.asarray(got)]
             mismatch = check_outputs(got, prep.expected, workload.rtol, workload.atol)
             if mismatch:
-                self.fail("wrong", f"tvmperf: peer {name} of {where} does not match the {workload.reference_name} "
-                                   f"reference, so their times are not comparable\n{mismatch_text(workload, mismatch)}")
+                self.fail(
+                    "wrong",
+                    f"tvmperf: peer {name} of {where} does not match the {workload.reference_name} "
+                    f"reference, so their times are not comparable\n{mismatch_text(workload, mismatch)}",
+                )
             samplers[name] = python_sampler(run, prep.inputs, self.session.settings.min_repeat_ms)
         return samplers
 
-    def baseline_source(self, baseline, fingerprint, target, workload, args, out_specs, notes,
-                        compiled=None) -> BaselineSource:
+    def baseline_source(
+        self, baseline, fingerprint, target, workload, args, out_specs, notes, compiled=None
+    ) -> BaselineSource:
         """The stored ``baseline`` as what today's program is judged against, with a
         sampler of its own program where one can run here: its IR rebuilt for this machine
         (see rebuild.py, ``ab`` ``rebuilt``), or for an entry of the old form without IR,
@@ -173,8 +198,12 @@ class TimingSources:
             line = self.checked_program(compiled, baseline).weights
             if line:  # a weight change is reported as such, whatever the baseline stored of the weights
                 notes.append(weights_note(line, bool(baseline.ir.seeded)))
-        if (baseline.ir is not None and compiled is not None and self.session.settings.same_program == "skip"
-                and self.is_same_program(compiled, baseline)):
+        if (
+            baseline.ir is not None
+            and compiled is not None
+            and self.session.settings.same_program == "skip"
+            and self.is_same_program(compiled, baseline)
+        ):
             self._check_ir(baseline.ir)  # not needed to time, still the baseline's: a damaged file fails
             return BaselineSource(baseline, ab=AB_SAME)
         if baseline.ir is not None:  # the entry's program as last recorded (a kept .so may be older)
@@ -222,24 +251,35 @@ class TimingSources:
         """Run the library at ``copy`` in the child, then load it here and take one
         sample; on success the sampler is appended to ``out`` and None returned, else
         why not."""
-        crash = (None if target.remote is not None  # an RPC device runs it in its own process
-                 else self.session.sandbox().run(copy, self.executor, workload.entry, target.device_type, args, out_specs))
+        crash = (
+            None
+            if target.remote is not None  # an RPC device runs it in its own process
+            else self.session.sandbox().run(copy, self.executor, workload.entry, target.device_type, args, out_specs)
+        )
         if crash is not None:
             from pytest_tvmperf.builder.host_cpu import crash_note
 
-            return (f"{what} crashed the child process that loaded it ({crash.how}); "
-                    f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)"
-                    + crash_note(crash.how, target.config))
+            return (
+                f"{what} crashed the child process that loaded it ({crash.how}); "
+                f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)"
+                + crash_note(crash.how, target.config)
+            )
         from pytest_tvmperf.sandbox.watchdog import GuardedSampler
 
         bound = float(self.session.settings.child_timeout)
-        stop = (f"tvmperf: {self.nodeid}: {what} did not return within {bound:g} s (--tvmperf-child-timeout) when "
-                f"called in the session (its one run in the child process returned): the run is stopped here, "
-                f"since a program that came with the baseline must not hang it. Re-record the baseline with "
-                f"--tvmperf-update, or restore the baseline directory from version control")
+        stop = (
+            f"tvmperf: {self.nodeid}: {what} did not return within {bound:g} s (--tvmperf-child-timeout) when "
+            f"called in the session (its one run in the child process returned): the run is stopped here, "
+            f"since a program that came with the baseline must not hang it. Re-record the baseline with "
+            f"--tvmperf-update, or restore the baseline directory from version control"
+        )
         try:
-            sampler = GuardedSampler(self.placed_sampler(copy, target, workload, self.executor, args, out_specs),
-                                     bound, stop, self.session.last_words)
+            sampler = GuardedSampler(
+                self.placed_sampler(copy, target, workload, self.executor, args, out_specs),
+                bound,
+                stop,
+                self.session.last_words,
+            )
             sampler()  # the old program must accept today's inputs
         except Exception as exc:  # an artifact of another signature or TVM
             return f"{what} cannot time today's inputs ({shorten_tvm_error(exc, 1)})"
@@ -271,13 +311,21 @@ class TimingSources:
         from pytest_tvmperf.store import lowered_ir, user_cache
 
         path, shown = self._check_ir(ref)
-        fallback = "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
+        fallback = (
+            "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
+        )
         for fresh in (False, True):
             try:
                 builder = rebuild.build_in_child(self.session.sandbox(), path, self.executor, target, ref)
-                library, cached = rebuild.cached_library(fingerprint, self.executor, ref.program_key,
-                                                         lambda: lowered_ir.load(path, ref), target, fresh=fresh,
-                                                         builder=builder)
+                library, cached = rebuild.cached_library(
+                    fingerprint,
+                    self.executor,
+                    ref.program_key,
+                    lambda: lowered_ir.load(path, ref),
+                    target,
+                    fresh=fresh,
+                    builder=builder,
+                )
             except lowered_ir.IRLoadError as exc:
                 notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")
                 return None
@@ -285,19 +333,25 @@ class TimingSources:
                 notes.append(f"the baseline is not rebuilt: {exc}; {fallback}")
                 return None
             except OSError as exc:  # the cache cannot be written (a full disk): no fault of TVM's
-                notes.append(f"baseline IR {shown} is not rebuilt: its build cannot be written in the plugin's cache "
-                             f"{user_cache.cache_root()} ({type(exc).__name__}: {exc.strerror or exc}); {fallback}")
+                notes.append(
+                    f"baseline IR {shown} is not rebuilt: its build cannot be written in the plugin's cache "
+                    f"{user_cache.cache_root()} ({type(exc).__name__}: {exc.strerror or exc}); {fallback}"
+                )
                 return None
             except Exception as exc:  # code generation failed: TVM's own error, shortened
                 import tvm
 
-                notes.append(f"baseline IR {shown} cannot be rebuilt by TVM {tvm.__version__} for {self.target_name} "
-                             f"({shorten_tvm_error(exc, 2)}); {fallback}")
+                notes.append(
+                    f"baseline IR {shown} cannot be rebuilt by TVM {tvm.__version__} for {self.target_name} "
+                    f"({shorten_tvm_error(exc, 2)}); {fallback}"
+                )
                 return None
             copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{library.name}"
             shutil.copyfile(library, copy)
             got: list = []
-            problem = self.try_library(copy, target, workload, args, out_specs, f"the baseline rebuilt from IR {shown}", got)
+            problem = self.try_library(
+                copy, target, workload, args, out_specs, f"the baseline rebuilt from IR {shown}", got
+            )
             if problem is None:
                 return got[0]
             if cached:  # a cached library is only a shortcut: drop it, build again once
@@ -330,16 +384,20 @@ class TimingSources:
             pending = lowered_ir.save_pending(module, s.artifact_dir, seeded=self.baseline_weights == "seeded")
         except OSError as exc:  # a read-only or full artifact directory: this test's record cannot be kept
             where = display_path(s.artifact_dir / lowered_ir.IR_DIR, self.session.rootpath)
-            problem = (f"tvmperf: {self.nodeid}: cannot write the program's IR into {where} "
-                       f"({exc.strerror or exc}): make that directory writable (or give another with "
-                       f"--tvmperf-artifacts=DIR); this test writes no baseline, the others keep theirs")
+            problem = (
+                f"tvmperf: {self.nodeid}: cannot write the program's IR into {where} "
+                f"({exc.strerror or exc}): make that directory writable (or give another with "
+                f"--tvmperf-artifacts=DIR); this test writes no baseline, the others keep theirs"
+            )
         except lowered_ir.UnstorableIR as exc:  # recorded, the gate would refuse it: no baseline nobody can use
-            problem = (f"tvmperf: {self.nodeid}: the program's IR cannot be stored as its baseline: {exc}. A stored IR "
-                       f"may only hold what the plugin's own builds store (the lists of "
-                       f"pytest_tvmperf/store/ir_check.py), so every later gate would refuse to rebuild it. This test "
-                       f"writes no baseline, the others keep theirs: record it with --tvmperf-baseline-program=so "
-                       f"(the compiled library, usable on this machine only), or report the construct so the lists "
-                       f"can hold it")
+            problem = (
+                f"tvmperf: {self.nodeid}: the program's IR cannot be stored as its baseline: {exc}. A stored IR "
+                f"may only hold what the plugin's own builds store (the lists of "
+                f"pytest_tvmperf/store/ir_check.py), so every later gate would refuse to rebuild it. This test "
+                f"writes no baseline, the others keep theirs: record it with --tvmperf-baseline-program=so "
+                f"(the compiled library, usable on this machine only), or report the construct so the lists "
+                f"can hold it"
+            )
         else:
             self.session.exported.append(pending)  # removed at session end unless committed
             for part in pending.parts:  # weights and kernels stored apart from the IR, committed with it
@@ -350,10 +408,19 @@ class TimingSources:
 
     def placed_sampler(self, path: Path, target, workload: Workload, executor: str, args, out_specs):
         if target.remote is not None:
-            return target.remote.placed_sampler(path, executor, workload.entry, args, out_specs,
-                                                self.session.settings.min_repeat_ms)
-        return executors.placed_sampler(path, executor, workload.entry, target, args, out_specs,
-                              self.session.settings.min_repeat_ms, self.session.scratch_dir())
+            return target.remote.placed_sampler(
+                path, executor, workload.entry, args, out_specs, self.session.settings.min_repeat_ms
+            )
+        return executors.placed_sampler(
+            path,
+            executor,
+            workload.entry,
+            target,
+            args,
+            out_specs,
+            self.session.settings.min_repeat_ms,
+            self.session.scratch_dir(),
+        )
 
     def export(self, compiled, fingerprint: str, side: str | None = None) -> PendingArtifact | None:
         """Export the compiled artifact: to its place among the baselines when updating
@@ -370,5 +437,7 @@ class TimingSources:
             self.session.exported.append(pending)  # removed at session end unless committed
             return pending
         except Exception as exc:  # no C toolchain to link a shared library: time in memory
-            self.session.report.export_problem = f"compiled artifacts cannot be exported here, a/b timing is off ({shorten_tvm_error(exc, 2)})"
+            self.session.report.export_problem = (
+                f"compiled artifacts cannot be exported here, a/b timing is off ({shorten_tvm_error(exc, 2)})"
+            )
             return None

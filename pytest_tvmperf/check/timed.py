@@ -53,11 +53,26 @@ def check(tv: "Tvmperf", prep: "Prepared", where: str) -> "Outcome":
     # a/b timing compares like with like: a JIT-compiled module in memory runs a few
     # percent apart from the same code loaded from a shared library.
     measured = measure_time(
-        tv, prep, exact, lambda machine: (
-            BaselineSource(baseline) if session.settings.update
-            else tv.sources.baseline_source(baseline, machine.fingerprint, prep.target, workload, prep.args,
-                                            prep.out_specs, notes, compiled=prep.compiled)),
-        notes, peers)
+        tv,
+        prep,
+        exact,
+        lambda machine: (
+            BaselineSource(baseline)
+            if session.settings.update
+            else tv.sources.baseline_source(
+                baseline,
+                machine.fingerprint,
+                prep.target,
+                workload,
+                prep.args,
+                prep.out_specs,
+                notes,
+                compiled=prep.compiled,
+            )
+        ),
+        notes,
+        peers,
+    )
     if session.settings.confirm and tv.peer_limits:
         measured = confirm_peers(measured, tv.peer_limits, session.time_policy(), notes)
     pending = measured.pending
@@ -71,20 +86,33 @@ def check(tv: "Tvmperf", prep: "Prepared", where: str) -> "Outcome":
         if ir is not None:
             session.store.queue_artifact(ir)
         kept, screened = clean(measured.samples)  # the baseline keeps the rounds the machine left alone
-        busy = (f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a "
-                f"trustworthy baseline" if screened is not None and screened.busy else "")
+        busy = (
+            f"recorded on a busy machine ({screened.describe()}): re-record on a quiet one for a trustworthy baseline"
+            if screened is not None and screened.busy
+            else ""
+        )
         run_times = as_run_times(measured.samples) if busy and screened.source == "host" else None
         if run_times is not None:  # no clean rounds to keep: each side's own run time is stored
             kept, busy = run_times, f"{busy}; stored as each side's own run time (wall time less its own CPU wait)"
         budget = measured.rounds.note() if measured.rounds is not None else ""
-        return pipeline.record(tv, measured.make_record(kept, pending if keep else None, ir),
-                               "; ".join(n for n in (busy, budget) if n), measured=measured, prep=prep)
+        return pipeline.record(
+            tv,
+            measured.make_record(kept, pending if keep else None, ir),
+            "; ".join(n for n in (busy, budget) if n),
+            measured=measured,
+            prep=prep,
+        )
     return pipeline.gate(tv, measured.make_record(measured.samples), measured.source, measured, notes, prep=prep)
 
 
-def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
-                 source_for: Callable[..., BaselineSource], notes: list[str],
-                 peers: Mapping | None = None) -> Measured:
+def measure_time(
+    tv: "Tvmperf",
+    prep: "Prepared",
+    exact: ExactMetrics,
+    source_for: Callable[..., BaselineSource],
+    notes: list[str],
+    peers: Mapping | None = None,
+) -> Measured:
     """The time measurement of every timed mode: today's build (exported and loaded
     back), the reference kernel and the program it is judged against
     (``source_for(machine)``: the baseline's, another TVM version's, or none) timed side
@@ -101,8 +129,9 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
     target_json = target.as_json()
     machine = current_machine(target_json) if target.remote is None else target.remote.machine(target_json)
 
-    def make_record(samples: TimeSamples, artifact: PendingArtifact | None = None,
-                    ir: PendingArtifact | None = None) -> Record:
+    def make_record(
+        samples: TimeSamples, artifact: PendingArtifact | None = None, ir: PendingArtifact | None = None
+    ) -> Record:
         relpath = str(artifact.final.relative_to(settings.baseline_dir)) if artifact else None
         return Record(
             workload=workload.name,
@@ -121,21 +150,30 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
         )
 
     pending = tv.sources.export(compiled, machine.fingerprint)
-    workload_sampler = (tv.sources.placed_sampler(pending.temp, target, workload, tv.executor, args, out_specs)
-                        if pending else compiled.sampler(args, out_specs, settings.min_repeat_ms))
+    workload_sampler = (
+        tv.sources.placed_sampler(pending.temp, target, workload, tv.executor, args, out_specs)
+        if pending
+        else compiled.sampler(args, out_specs, settings.min_repeat_ms)
+    )
     source = source_for(machine)
     # the baseline's own program (a same-program pass, judge/compare.py): nothing timed
     # decides the test, so no reference kernel is compiled or timed, and the first look's
     # rounds give the summary its time and the history its point
     unjudged = source.ab == AB_SAME and not peers
     reference = None if unjudged else session.reference_sampler(target)
-    task = TimingTask(workload=workload_sampler, reference=reference, reference_name=REFERENCE_NAME,
-                      baseline=source.sampler, peers=peers or {})
+    task = TimingTask(
+        workload=workload_sampler,
+        reference=reference,
+        reference_name=REFERENCE_NAME,
+        baseline=source.sampler,
+        peers=peers or {},
+    )
     # a network that runs for seconds is timed in fewer rounds, within the test's time budget
     run_s = sum(per_kernel.values()) if per_kernel else None
     heavy = 1 + (task.baseline is not None) + len(task.peers)
-    rounds_plan = plan_rounds(run_s, heavy, int(task.reference is not None), settings.repeat, tv.time_budget_s,
-                              settings.min_repeat_ms / 1000)
+    rounds_plan = plan_rounds(
+        run_s, heavy, int(task.reference is not None), settings.repeat, tv.time_budget_s, settings.min_repeat_ms / 1000
+    )
     rounds = min(rounds_plan.rounds, FIRST_LOOK) if unjudged else rounds_plan.rounds
     threads: list[int | None] = [None]  # None: TVM's own thread count
 
@@ -159,12 +197,21 @@ def measure_time(tv: "Tvmperf", prep: "Prepared", exact: ExactMetrics,
         notes.append(note)
         threads_note = f"timed at {threads[0]} TVM thread(s): machine busy"
         samples = sample_in_looks(measure, rounds, settled).samples
-    return Measured(samples, make_record, lambda: measure(2 * rounds, fresh=True), pending, rounds_plan,
-                    threads_note, tuple(sorted(peers or {})), source=source)
+    return Measured(
+        samples,
+        make_record,
+        lambda: measure(2 * rounds, fresh=True),
+        pending,
+        rounds_plan,
+        threads_note,
+        tuple(sorted(peers or {})),
+        source=source,
+    )
 
 
-def _settled(tv: "Tvmperf", source: BaselineSource,
-             make_record: Callable[..., Record]) -> Callable[[TimeSamples], bool] | None:
+def _settled(
+    tv: "Tvmperf", source: BaselineSource, make_record: Callable[..., Record]
+) -> Callable[[TimeSamples], bool] | None:
     """When the time samples so far already decide the test (a pass: a slowdown of the
     threshold is ruled out, or time is not gated), for sequential sampling
     (judge/gate.py :func:`sample_in_looks`); None when every round is needed: a
@@ -176,6 +223,7 @@ def _settled(tv: "Tvmperf", source: BaselineSource,
     def settled(samples: TimeSamples) -> bool:
         verdict = source.judge_time(make_record(samples), limit, policy)
         return verdict.status in (Verdict.PASS, Verdict.NOT_GATED)
+
     return settled
 
 
@@ -190,5 +238,7 @@ def _fewer_threads(tv: "Tvmperf", samples: TimeSamples, task: TimingTask) -> tup
     _, screened = clean(samples)
     if screened is None or not screened.busy:
         return None
-    return 1, (f"timed at 1 of {asked} TVM threads, both sides alike: the machine could not give {asked} "
-               f"({screened.share_disturbed:.0%} of samples preempted at {asked})")
+    return 1, (
+        f"timed at 1 of {asked} TVM threads, both sides alike: the machine could not give {asked} "
+        f"({screened.share_disturbed:.0%} of samples preempted at {asked})"
+    )

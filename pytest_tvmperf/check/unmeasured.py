@@ -11,8 +11,16 @@ from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record
 
 
-def settle(exact: ExactMetrics, collected: Collected, baseline: Callable[[], Record | None], update: bool,
-           not_measured: set[str], fail: Callable[..., NoReturn], nodeid: str, shown_file: str) -> ExactMetrics:
+def settle(
+    exact: ExactMetrics,
+    collected: Collected,
+    baseline: Callable[[], Record | None],
+    update: bool,
+    not_measured: set[str],
+    fail: Callable[..., NoReturn],
+    nodeid: str,
+    shown_file: str,
+) -> ExactMetrics:
     """``exact`` as it is recorded or gated, given what the sources did not measure:
     ``baseline()`` reads the test's stored entry (only when something was not measured),
     ``not_measured`` takes the run's summary line, ``fail(verdict, message)`` fails the
@@ -30,6 +38,9 @@ def settle(exact: ExactMetrics, collected: Collected, baseline: Callable[[], Rec
     lost = [m for m in collected.died if m in stored]
     if lost:
         why = collected.died[lost[0]]
-        fail("error", f"tvmperf: {nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "
-                      f"{shown_file} has them, so the test fails rather than pass with them ungated; run it again")
+        fail(
+            "error",
+            f"tvmperf: {nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "
+            f"{shown_file} has them, so the test fails rather than pass with them ungated; run it again",
+        )
     return exact

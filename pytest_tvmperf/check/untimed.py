@@ -29,8 +29,9 @@ def check(tv: "Tvmperf", prep: "Prepared", plan: Plan) -> "Outcome":
     exact = pipeline.exact_metrics(tv, prep, runs=plan.runs, baseline=baseline)
     if not plan.runs:
         exact = with_baseline_calls(exact, baseline)
-        session.report.not_measured.add(summary_line(tv.target, plan.why,
-                                                     "recorded" if session.settings.update else "gated"))
+        session.report.not_measured.add(
+            summary_line(tv.target, plan.why, "recorded" if session.settings.update else "gated")
+        )
     record = untimed_record(tv, prep, exact)
     if session.settings.update:
         return pipeline.record(tv, record, plan.outcome_note(exact, None), plan)
@@ -42,8 +43,17 @@ def untimed_record(tv: "Tvmperf", prep: "Prepared", exact: "ExactMetrics") -> Re
     it was built from and how, no timing (a mode without time; ``--tvmperf-against-tvm``
     where the other version's build cannot be loaded here)."""
     target_json = prep.target.as_json()
-    return Record(workload=prep.workload.name, executor=tv.executor, target=target_json,
-                  tvm_version=current_machine(target_json).tvm_version, exact=exact, timings={},
-                  compile_s=prep.compile_s, bytecode=prep.compiled.listing(), kernel_time_s=None,
-                  pipeline=prep.workload.pipeline, tuning=prep.tuning.as_json() if prep.tuning else None,
-                  kernels=kernel_identities(prep.compiled, sources=prep.workload.layers))
+    return Record(
+        workload=prep.workload.name,
+        executor=tv.executor,
+        target=target_json,
+        tvm_version=current_machine(target_json).tvm_version,
+        exact=exact,
+        timings={},
+        compile_s=prep.compile_s,
+        bytecode=prep.compiled.listing(),
+        kernel_time_s=None,
+        pipeline=prep.workload.pipeline,
+        tuning=prep.tuning.as_json() if prep.tuning else None,
+        kernels=kernel_identities(prep.compiled, sources=prep.workload.layers),
+    )

@@ -52,7 +52,14 @@ import sys
 from pytest_tvmperf.command.cli_files import accept_command, load_file
 from pytest_tvmperf.command.cli_match import CliError, diff_row, keyed, nodeids, show_lines, variants
 from pytest_tvmperf.judge.compare import compare
-from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, argparse_type as _argparse_type, parse_alpha, parse_duration, parse_noise
+from pytest_tvmperf.config.parsing import (
+    DEFAULT_ALPHA,
+    DEFAULT_NOISE,
+    argparse_type as _argparse_type,
+    parse_alpha,
+    parse_duration,
+    parse_noise,
+)
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, THRESHOLD_HELP, parse_thresholds
 from pytest_tvmperf.config.time_policy import time_policy
 from pytest_tvmperf.config.parsing import DURATION_FORMS
@@ -112,13 +119,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
         counts[comparison.status] = counts.get(comparison.status, 0) + 1
         if comparison.regressions:
             machine_note = [] if fp is None else [f"machine {fp} ({current.timing.machine.cpu_model})"]
-            command = accept_command(key, a.path if a.kind == "baseline" else b.path if b.kind == "baseline" else None,
-                                     node_of.get(key))
+            command = accept_command(
+                key, a.path if a.kind == "baseline" else b.path if b.kind == "baseline" else None, node_of.get(key)
+            )
             messages.append(regression_message(key, str(a.path), current, baseline, comparison, machine_note, command))
             regressed.add(key)
 
-    emit(f"tvmperf diff: {a.label} (old) -> {b.label} (new): {len(common)} test(s) compared, "
-         f"{len(added)} added, {len(removed)} removed")
+    emit(
+        f"tvmperf diff: {a.label} (old) -> {b.label} (new): {len(common)} test(s) compared, "
+        f"{len(added)} added, {len(removed)} removed"
+    )
     for note in notes:
         emit(f"note: {note}")
     if rows:
@@ -128,8 +138,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         for line in summary_notes(rows):
             emit(line)
         if counts.get(Verdict.INCONCLUSIVE):
-            emit(f"{counts[Verdict.INCONCLUSIVE]} test(s): time inconclusive, the noise is larger than the threshold "
-                 f"(not a failure; more samples or a larger --threshold time=... decide it)")
+            emit(
+                f"{counts[Verdict.INCONCLUSIVE]} test(s): time inconclusive, the noise is larger than the threshold "
+                f"(not a failure; more samples or a larger --threshold time=... decide it)"
+            )
     if added:
         emit()
         emit(f"added (only in {b.path}, not compared):")
@@ -187,44 +199,88 @@ def build_parser() -> argparse.ArgumentParser:
         description="Show pytest-tvmperf baseline and results files, or gate one against another.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    show = sub.add_parser("show", help="print a baseline or results file as a table",
-                          description="Print a baseline file or a results file (told apart by content) as a table.")
-    show.add_argument("file", metavar="FILE", help="a baseline file (baselines/<module>.json) or a results file (--tvmperf-json)")
+    show = sub.add_parser(
+        "show",
+        help="print a baseline or results file as a table",
+        description="Print a baseline file or a results file (told apart by content) as a table.",
+    )
+    show.add_argument(
+        "file", metavar="FILE", help="a baseline file (baselines/<module>.json) or a results file (--tvmperf-json)"
+    )
     show.set_defaults(func=cmd_show)
     diff = sub.add_parser(
-        "diff", help="gate B (new) against A (old) like the plugin does; exit 1 on a regression",
-        description=("Compare B (new) with A (old, the baseline) test by test with the plugin's own gate. "
-                     "Each may be a baseline file or a results file. Tests are matched by test id; when both "
-                     "are results files, by node id. Exit 1 when a test regressed, else 0; 2 on a bad file or option."),
+        "diff",
+        help="gate B (new) against A (old) like the plugin does; exit 1 on a regression",
+        description=(
+            "Compare B (new) with A (old, the baseline) test by test with the plugin's own gate. "
+            "Each may be a baseline file or a results file. Tests are matched by test id; when both "
+            "are results files, by node id. Exit 1 when a test regressed, else 0; 2 on a bad file or option."
+        ),
     )
     diff.add_argument("a", metavar="A", help="the old side: a baseline or results file")
     diff.add_argument("b", metavar="B", help="the new side: a baseline or results file")
-    diff.add_argument("--threshold", type=_argparse_type(parse_thresholds), default=None, metavar="EXPR",
-                      help=THRESHOLD_HELP.replace("%", "%%"))
-    diff.add_argument("--alpha", type=_argparse_type(parse_alpha), default=DEFAULT_ALPHA, metavar="P",
-                      help=f"false-alarm rate of all the time verdicts, split over the compared tests (default {DEFAULT_ALPHA})")
-    diff.add_argument("--noise", type=_argparse_type(parse_noise), default=None, metavar="EXPR",
-                      help="process-to-process noise per mode, e.g. 'normalized=3%%,raw=15%%' (default ab=2%%,normalized=10%%,raw=15%%)")
+    diff.add_argument(
+        "--threshold",
+        type=_argparse_type(parse_thresholds),
+        default=None,
+        metavar="EXPR",
+        help=THRESHOLD_HELP.replace("%", "%%"),
+    )
+    diff.add_argument(
+        "--alpha",
+        type=_argparse_type(parse_alpha),
+        default=DEFAULT_ALPHA,
+        metavar="P",
+        help=f"false-alarm rate of all the time verdicts, split over the compared tests (default {DEFAULT_ALPHA})",
+    )
+    diff.add_argument(
+        "--noise",
+        type=_argparse_type(parse_noise),
+        default=None,
+        metavar="EXPR",
+        help="process-to-process noise per mode, e.g. 'normalized=3%%,raw=15%%' (default ab=2%%,normalized=10%%,raw=15%%)",
+    )
     diff.set_defaults(func=cmd_diff)
     tune = sub.add_parser(
-        "tune", help="tune the kernels of the chosen tests' pipeline='tuned' workloads, then re-record their baselines",
-        description=("Run pytest on the chosen tests with --tvmperf-tune=TRIALS and/or --tvmperf-tune-budget=DURATION: "
-                     "every workload with pipeline='tuned' is tuned with MetaSchedule (a progress bar per kernel), "
-                     "each record is added to the tuning database as it is measured (a killed tuning keeps them; "
-                     "a re-run resumes), and (unless --no-update) its baseline is re-recorded. "
-                     "Arguments after the options go to pytest, e.g.: tvmperf tune --budget 30m tests/perf -k dla"),
+        "tune",
+        help="tune the kernels of the chosen tests' pipeline='tuned' workloads, then re-record their baselines",
+        description=(
+            "Run pytest on the chosen tests with --tvmperf-tune=TRIALS and/or --tvmperf-tune-budget=DURATION: "
+            "every workload with pipeline='tuned' is tuned with MetaSchedule (a progress bar per kernel), "
+            "each record is added to the tuning database as it is measured (a killed tuning keeps them; "
+            "a re-run resumes), and (unless --no-update) its baseline is re-recorded. "
+            "Arguments after the options go to pytest, e.g.: tvmperf tune --budget 30m tests/perf -k dla"
+        ),
     )
-    tune.add_argument("--trials", type=_argparse_type(_positive_trials), default=None, metavar="N",
-                      help="MetaSchedule trials per workload (split over its kernels; trials measured by an earlier "
-                           "or killed tuning count, so a re-run resumes)")
-    tune.add_argument("--budget", type=_argparse_type(_budget), default=None, metavar="DURATION",
-                      help=f"wall-clock time to tune each workload, spread over its kernels by their share of its "
-                           f"run time ({DURATION_FORMS})")
-    tune.add_argument("--db", default=None, metavar="DIR",
-                      help="tuning database directory, relative to the baseline directory (default: the ini or 'tuning')")
+    tune.add_argument(
+        "--trials",
+        type=_argparse_type(_positive_trials),
+        default=None,
+        metavar="N",
+        help="MetaSchedule trials per workload (split over its kernels; trials measured by an earlier "
+        "or killed tuning count, so a re-run resumes)",
+    )
+    tune.add_argument(
+        "--budget",
+        type=_argparse_type(_budget),
+        default=None,
+        metavar="DURATION",
+        help=f"wall-clock time to tune each workload, spread over its kernels by their share of its "
+        f"run time ({DURATION_FORMS})",
+    )
+    tune.add_argument(
+        "--db",
+        default=None,
+        metavar="DIR",
+        help="tuning database directory, relative to the baseline directory (default: the ini or 'tuning')",
+    )
     tune.add_argument("--no-update", action="store_true", help="tune only; leave the baselines as they are")
-    tune.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS",
-                      help="tests and options passed to pytest (default: the ini's testpaths)")
+    tune.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        metavar="PYTEST_ARGS",
+        help="tests and options passed to pytest (default: the ini's testpaths)",
+    )
     tune.set_defaults(func=cmd_tune)
     from pytest_tvmperf.command.cli_devices import add_devices_command
 
@@ -260,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Exception as exc:  # noqa: BLE001 - an input no check foresaw: still exit 2, never 1 ("regressed")
         files = [str(f) for f in (getattr(args, "file", None), getattr(args, "a", None), getattr(args, "b", None)) if f]
-        print(f"{PROG}: error: {args.command} {' '.join(files)}: could not use the input ({type(exc).__name__}: {safe(exc)}); "
-              f"if the files are ones pytest-tvmperf wrote, this is a bug: please report it with the files",
-              file=sys.stderr)
+        print(
+            f"{PROG}: error: {args.command} {' '.join(files)}: could not use the input ({type(exc).__name__}: {safe(exc)}); "
+            f"if the files are ones pytest-tvmperf wrote, this is a bug: please report it with the files",
+            file=sys.stderr,
+        )
         return 2

@@ -22,13 +22,20 @@ def cmd_devices(args: argparse.Namespace) -> int:
     for line in tracker.offer_lines(found):
         print(line)
     if found:
-        print(safe(f"time on a key with: pytest --tvmperf-rpc={format_address(address)} --tvmperf-targets=llvm@rpc:{found[0].key}"))
+        print(
+            safe(
+                f"time on a key with: pytest --tvmperf-rpc={format_address(address)} --tvmperf-targets=llvm@rpc:{found[0].key}"
+            )
+        )
     return 0
 
 
 def add_devices_command(sub) -> None:
-    devices = sub.add_parser("devices", help="list the devices a TVM RPC tracker offers, by key",
-                             description="List the keys a TVM RPC tracker has, with their servers, free devices and "
-                                         "queued requests (what python -m tvm.exec.query_rpc_tracker shows).")
+    devices = sub.add_parser(
+        "devices",
+        help="list the devices a TVM RPC tracker offers, by key",
+        description="List the keys a TVM RPC tracker has, with their servers, free devices and "
+        "queued requests (what python -m tvm.exec.query_rpc_tracker shows).",
+    )
     devices.add_argument("--rpc", required=True, metavar="HOST:PORT", help="the tracker's address")
     devices.set_defaults(func=cmd_devices)

@@ -23,7 +23,7 @@ _BASELINE_RE = re.compile(r'"(schema_version|tests)"\s*:')
 def _neither(path: Path, what: str = "") -> CliError:
     return CliError(
         f"{path} {what}is neither a pytest-tvmperf baseline file (a JSON object with 'schema_version' and 'tests', "
-        f"written by `pytest --tvmperf-update` under baselines/) nor a results file (\"kind\": \"{RESULTS_KIND}\", "
+        f'written by `pytest --tvmperf-update` under baselines/) nor a results file ("kind": "{RESULTS_KIND}", '
         f"written by `pytest --tvmperf-json=FILE`); give one of those"
     )
 
@@ -58,8 +58,10 @@ def load_file(path: str | Path) -> Loaded:
     found = find_long_int(data)
     if found is not None:
         where, long_int = found
-        raise CliError(f"{path}: field {dotted(where) or '(the whole file)'}: {long_int_problem(long_int)}; "
-                       f"give a file that pytest-tvmperf wrote (or re-create it)")
+        raise CliError(
+            f"{path}: field {dotted(where) or '(the whole file)'}: {long_int_problem(long_int)}; "
+            f"give a file that pytest-tvmperf wrote (or re-create it)"
+        )
     if isinstance(data, dict) and data.get("kind") == RESULTS_KIND:
         entries = parse_results(text, path)
         return Loaded(path, "results", results_records(entries, path), entries)

@@ -46,11 +46,15 @@ def history_lines(runs: Sequence[HistoryRun], match: str = "", last: int | None 
                 timed.append(median)
             body.append((str(number), _date(run.created), run.commit or "-", fmt_time(median), change, verdict or "-"))
         lines.append(name)
-        lines.extend(f"  {line}" for line in text_table(("run", "date", "commit", "median", "vs previous", "verdict"), body))
+        lines.extend(
+            f"  {line}" for line in text_table(("run", "date", "commit", "median", "vs previous", "verdict"), body)
+        )
         if len(timed) >= 2:
-            lines.append(f"  trend: {fmt_time(timed[0])} -> {fmt_time(timed[-1])} "
-                         f"({(timed[-1] / timed[0] - 1) * 100:+.1f}%) over {len(timed)} timed runs, "
-                         f"min {fmt_time(min(timed))}, max {fmt_time(max(timed))}")
+            lines.append(
+                f"  trend: {fmt_time(timed[0])} -> {fmt_time(timed[-1])} "
+                f"({(timed[-1] / timed[0] - 1) * 100:+.1f}%) over {len(timed)} timed runs, "
+                f"min {fmt_time(min(timed))}, max {fmt_time(max(timed))}"
+            )
         lines.append("")
     return lines[:-1]
 
@@ -64,8 +68,9 @@ def load_runs(path: Path) -> list[HistoryRun]:
     try:
         raw: list[dict[str, Any]] = read_history(Path(path))
     except ValueError as exc:  # e.g. a number too long for int() (not a JSONDecodeError)
-        raise ResultsError(f"history file {path} cannot be read ({exc}); remove the bad line, or point "
-                           f"--tvmperf-history at a new file") from None
+        raise ResultsError(
+            f"history file {path} cannot be read ({exc}); remove the bad line, or point --tvmperf-history at a new file"
+        ) from None
     return [HistoryRun.read(run) for run in raw]
 
 
@@ -79,9 +84,11 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def add_parser(sub) -> None:
     history = sub.add_parser(
-        "history", help="print each test's trend over the runs of a --tvmperf-history file",
+        "history",
+        help="print each test's trend over the runs of a --tvmperf-history file",
         description="Print, per test, its median and verdict in each run a --tvmperf-history file keeps "
-                    "(oldest first, with the run's date and git commit) and its trend.")
+        "(oldest first, with the run's date and git commit) and its trend.",
+    )
     history.add_argument("file", metavar="FILE", help="a history file (pytest --tvmperf-history=FILE)")
     history.add_argument("-k", default="", metavar="TEXT", help="only tests whose node id contains TEXT")
     history.add_argument("--last", type=int, default=None, metavar="N", help="only the last N runs")

@@ -42,8 +42,10 @@ def results_records(entries: Sequence[ResultEntry], path: Path) -> dict[str, Rec
         if entry.record is None:
             continue
         if entry.nodeid in records:
-            raise ResultsError(f"results file {path}: test entry {number} ({safe(entry.nodeid)}) is malformed: its node id "
-                               f"appears twice; re-create it with `pytest --tvmperf-json={path}`")
+            raise ResultsError(
+                f"results file {path}: test entry {number} ({safe(entry.nodeid)}) is malformed: its node id "
+                f"appears twice; re-create it with `pytest --tvmperf-json={path}`"
+            )
         records[entry.nodeid] = entry.record
     return records
 
@@ -64,18 +66,28 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
         first = [test, executor, target, "-", "-", "-", "-", "-", "-"]
         return [first + ["-", "-", "-", "-", *extra]]
     exact = record.exact
-    first = [test, executor, target, record.workload, fmt_number(exact.scalar("instructions")),
-             fmt_number(exact.scalar("kernels")), fmt_number(exact.scalar("storage_bytes")),
-             _resource_cell(exact, "alloc_bytes"), _resource_cell(exact, "code_bytes")]
+    first = [
+        test,
+        executor,
+        target,
+        record.workload,
+        fmt_number(exact.scalar("instructions")),
+        fmt_number(exact.scalar("kernels")),
+        fmt_number(exact.scalar("storage_bytes")),
+        _resource_cell(exact, "alloc_bytes"),
+        _resource_cell(exact, "code_bytes"),
+    ]
     blank = [""] * len(first)
     timings = sorted(record.timings.items())
     if not timings:
         return [first + ["-", "-", "-", "-", *extra]]
     rows = []
     for i, (fp, timing) in enumerate(timings):
-        rows.append((first if i == 0 else blank)
-                    + [fmt_time(timing.samples.median), str(len(timing.samples.samples)), fp, timing.machine.cpu_model]
-                    + (list(extra) if i == 0 else [""] * len(extra)))
+        rows.append(
+            (first if i == 0 else blank)
+            + [fmt_time(timing.samples.median), str(len(timing.samples.samples)), fp, timing.machine.cpu_model]
+            + (list(extra) if i == 0 else [""] * len(extra))
+        )
     return rows
 
 
@@ -90,8 +102,21 @@ def _resource_cell(exact, metric: str) -> str:
 
 def show_lines(loaded: Loaded) -> list[str]:
     """``tvmperf show``: a line naming the file, then its table (one row per test and machine)."""
-    header = ["test", "executor", "target", "workload", "instructions", "kernels", "storage_bytes",
-              "alloc_bytes", "code_bytes", "median", "samples", "machine", "cpu"]
+    header = [
+        "test",
+        "executor",
+        "target",
+        "workload",
+        "instructions",
+        "kernels",
+        "storage_bytes",
+        "alloc_bytes",
+        "code_bytes",
+        "median",
+        "samples",
+        "machine",
+        "cpu",
+    ]
     rows: list[list[str]] = []
     if loaded.kind == "baseline":
         for test_id, record in sorted(loaded.records.items()):
@@ -102,8 +127,9 @@ def show_lines(loaded: Loaded) -> list[str]:
         for entry in sorted(loaded.entries, key=lambda e: e.nodeid):
             record = loaded.records.get(entry.nodeid)
             executor = entry.executor or (record.executor if record else "-")
-            rows.extend(_show_rows(entry.nodeid, executor, _target_name(record, entry), record,
-                                   (str(entry.verdict or "-"),)))
+            rows.extend(
+                _show_rows(entry.nodeid, executor, _target_name(record, entry), record, (str(entry.verdict or "-"),))
+            )
         head = f"{loaded.label}: {len(loaded.entries)} test(s), {len(loaded.records)} with measurements"
     return [head, *text_table(header, rows), *_layer_lines(loaded)]
 
@@ -129,7 +155,7 @@ def module_match(baseline_path: Path, module: str) -> int:
     mod = PurePosixPath(module.replace("\\", "/"))
     mod_parts = mod.with_suffix("").parts if mod.suffix == ".py" else mod.parts
     base_parts = PurePosixPath(baseline_path.resolve().with_suffix("").as_posix()).parts
-    if mod_parts and len(mod_parts) <= len(base_parts) and tuple(base_parts[-len(mod_parts):]) == tuple(mod_parts):
+    if mod_parts and len(mod_parts) <= len(base_parts) and tuple(base_parts[-len(mod_parts) :]) == tuple(mod_parts):
         return len(mod_parts)
     return 0
 
@@ -150,8 +176,10 @@ def _by_test_id(results: Loaded, baseline: Loaded) -> tuple[dict[str, Record], s
     note = ""
     if best and len(chosen) < len(modules):
         left = sum(len(modules[m]) for m in modules if m not in chosen)
-        note = (f"{results.path}: comparing module(s) {', '.join(sorted(chosen))} with {baseline.path}; "
-                f"{left} test(s) of other modules left out")
+        note = (
+            f"{results.path}: comparing module(s) {', '.join(sorted(chosen))} with {baseline.path}; "
+            f"{left} test(s) of other modules left out"
+        )
     keyed: dict[str, Record] = {}
     where: dict[str, str] = {}
     for module in chosen:

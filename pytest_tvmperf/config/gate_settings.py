@@ -20,8 +20,17 @@ from typing import Any, Callable, Mapping, Sequence
 #: where pytest reads its ini, in the order it looks in one directory
 INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 #: ini keys that change no verdict (how long to wait, what is shown): never reported
-NEVER_LOOSENS = frozenset({"tvmperf_layers", "tvmperf_rpc_timeout", "tvmperf_child_timeout", "tvmperf_lock_timeout",
-                           "tvmperf_rpc", "tvmperf_against_tvm", "tvmperf_against_tvm_packages"})
+NEVER_LOOSENS = frozenset(
+    {
+        "tvmperf_layers",
+        "tvmperf_rpc_timeout",
+        "tvmperf_child_timeout",
+        "tvmperf_lock_timeout",
+        "tvmperf_rpc",
+        "tvmperf_against_tvm",
+        "tvmperf_against_tvm_packages",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -37,8 +46,10 @@ class Difference:
             return f"{where} sets {self.key} = {value!r}" if value else f"{where} leaves {self.key} unset (its default)"
 
         there_where = f"{there_file} at {ref}" if there_file else f"{ref} (no pytest configuration)"
-        return (f"{said(self.here, here_file)}, {said(self.there, there_where)}: a setting of this change that can "
-                f"loosen the gate; configuration is code, review it as such")
+        return (
+            f"{said(self.here, here_file)}, {said(self.there, there_where)}: a setting of this change that can "
+            f"loosen the gate; configuration is code, review it as such"
+        )
 
 
 def ini_values(name: str, text: str) -> dict[str, str] | None:
@@ -85,8 +96,9 @@ def _same(here: str, there: str, parse: Callable[[Any], Any] | None) -> bool:
         return False
 
 
-def differences(here: Mapping[str, str], there: Mapping[str, str],
-                keys: Sequence[tuple[str, Callable[[Any], Any] | None]]) -> list[Difference]:
+def differences(
+    here: Mapping[str, str], there: Mapping[str, str], keys: Sequence[tuple[str, Callable[[Any], Any] | None]]
+) -> list[Difference]:
     """The ``keys`` (ini key, its parser) whose value here differs from the ref's, and
     ``addopts`` where either side passes a tvmperf option through it."""
     found = []
@@ -105,6 +117,8 @@ def differences(here: Mapping[str, str], there: Mapping[str, str],
 def ab_off_line(where: str, not_gated: int) -> str:
     """The configuration switched a/b timing off and ``not_gated`` tests had no time
     baseline of this machine: their time was shown, never gated."""
-    return (f"a/b timing is off ({where}): {not_gated} test(s) with no time baseline for this machine were shown, not "
-            f"gated; the configuration weakens the time gate (a/b timing is the only time gate on a machine "
-            f"that recorded no baseline, as on hosted CI)")
+    return (
+        f"a/b timing is off ({where}): {not_gated} test(s) with no time baseline for this machine were shown, not "
+        f"gated; the configuration weakens the time gate (a/b timing is the only time gate on a machine "
+        f"that recorded no baseline, as on hosted CI)"
+    )

@@ -9,8 +9,14 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pytest_tvmperf.config.parsing import (DEFAULT_TIME_THRESHOLD, EXACT_METRICS, METRICS, PEER_MARKER_KEYS,
-                                           TIME_METRIC, canonical_metric)
+from pytest_tvmperf.config.parsing import (
+    DEFAULT_TIME_THRESHOLD,
+    EXACT_METRICS,
+    METRICS,
+    PEER_MARKER_KEYS,
+    TIME_METRIC,
+    canonical_metric,
+)
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
 from pytest_tvmperf.values.resources import RESOURCE_ALIASES, RESOURCE_METRICS
 
@@ -56,7 +62,9 @@ THRESHOLD_HELP = (
     + ". time takes a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
     "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric. "
     + ", ".join(f"{alias} is {name}" for alias, name in RESOURCE_ALIASES.items())
-    + " (defaults " + ", ".join(f"{m.name}={m.default_limit}" for m in RESOURCE_METRICS) + ")."
+    + " (defaults "
+    + ", ".join(f"{m.name}={m.default_limit}" for m in RESOURCE_METRICS)
+    + ")."
 )
 
 
@@ -112,8 +120,7 @@ def parse_limit(metric: str, text: str) -> Limit:
         if metric == TIME_METRIC:
             hint = f"a percentage or a ratio, e.g. {metric}=25% or {metric}=1.25x"
         else:
-            hint = (f"an allowed increase or a percentage, e.g. {metric}=0 (no increase), {metric}=2 "
-                    f"or {metric}=5%")
+            hint = f"an allowed increase or a percentage, e.g. {metric}=0 (no increase), {metric}=2 or {metric}=5%"
         raise ValueError(f"bad threshold {metric}={text!r}: write {hint}; or {metric}=off to stop gating it") from None
 
 
@@ -142,8 +149,7 @@ DEFAULT_THRESHOLDS: dict[str, Limit] = {
 
 def thresholds_from_marker(kwargs: Mapping[str, Any]) -> dict[str, Limit]:
     """Threshold keywords of ``@pytest.mark.tvmperf(time="25%", instructions=2)``."""
-    return {canonical_metric(k): parse_limit(k, v) for k, v in kwargs.items()
-            if k in METRICS or k in RESOURCE_ALIASES}
+    return {canonical_metric(k): parse_limit(k, v) for k, v in kwargs.items() if k in METRICS or k in RESOURCE_ALIASES}
 
 
 def parse_peer_limit(key: str, value: Any) -> float:
@@ -155,7 +161,9 @@ def parse_peer_limit(key: str, value: Any) -> float:
     except ValueError:
         number = float("nan")
     if not (number > 0 and number < float("inf")):
-        raise ValueError(f"bad {key}={value!r}: write the most TVM may take relative to the peer, e.g. {key}=1.2 (or '1.2x')")
+        raise ValueError(
+            f"bad {key}={value!r}: write the most TVM may take relative to the peer, e.g. {key}=1.2 (or '1.2x')"
+        )
     return number
 
 

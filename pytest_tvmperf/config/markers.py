@@ -96,8 +96,10 @@ def marker_kwargs(node) -> dict[str, Any]:
             raise MarkerError(f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, e.g. {MARKER}(time='25%')")
         unknown = sorted(set(mark.kwargs) - set(MARKER_KEYS))
         if unknown:
-            raise MarkerError(f"{node.nodeid}: unknown @pytest.mark.{MARKER} keyword(s) {', '.join(unknown)}; "
-                                    f"known: {', '.join(MARKER_KEYS)}")
+            raise MarkerError(
+                f"{node.nodeid}: unknown @pytest.mark.{MARKER} keyword(s) {', '.join(unknown)}; "
+                f"known: {', '.join(MARKER_KEYS)}"
+            )
         kwargs.update(mark.kwargs)
     return kwargs
 

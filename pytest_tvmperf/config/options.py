@@ -62,6 +62,7 @@ def _parse_rpc(text: str) -> tuple[str, int]:
 
     return parse_rpc_address(text)
 
+
 def parse_llvm_target(text: Any) -> dict[str, Any]:
     """``--tvmperf-llvm-target``: an llvm target as JSON (``{"mcpu": "x86-64-v3"}``, kind
     llvm), or only its mcpu (``x86-64-v3``)."""
@@ -69,22 +70,26 @@ def parse_llvm_target(text: Any) -> dict[str, Any]:
 
     text = str(text).strip()
     if not text:
-        raise ValueError("give an mcpu such as x86-64-v3, or an llvm target as JSON such as "
-                         '\'{"kind": "llvm", "mcpu": "x86-64-v3"}\'')
+        raise ValueError(
+            "give an mcpu such as x86-64-v3, or an llvm target as JSON such as "
+            '\'{"kind": "llvm", "mcpu": "x86-64-v3"}\''
+        )
     if not text.startswith("{"):
         import re
 
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", text):
-            raise ValueError(f"{text!r} is neither an mcpu name (such as x86-64-v3 or haswell) nor a JSON object; "
-                             "flags such as -mcpu=... are gone from TVM targets: write "
-                             '\'{"kind": "llvm", "mcpu": "...", "mattr": ["-avx512f"]}\'')
+            raise ValueError(
+                f"{text!r} is neither an mcpu name (such as x86-64-v3 or haswell) nor a JSON object; "
+                "flags such as -mcpu=... are gone from TVM targets: write "
+                '\'{"kind": "llvm", "mcpu": "...", "mattr": ["-avx512f"]}\''
+            )
         return {"kind": "llvm", "mcpu": text}
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
     if not isinstance(value, dict):
-        raise ValueError("give a JSON object such as '{\"kind\": \"llvm\", \"mcpu\": \"x86-64-v3\"}'")
+        raise ValueError('give a JSON object such as \'{"kind": "llvm", "mcpu": "x86-64-v3"}\'')
     kind = value.setdefault("kind", "llvm")
     if kind != "llvm":
         raise ValueError(f"kind {kind!r}: this option sets the host CPU's llvm target; the kind must be llvm")
@@ -235,144 +240,431 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option(OPT_EXECUTORS, "executors", f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: {', '.join(DEFAULT_EXECUTORS)}",
-           DEFAULT_EXECUTORS, parse_executors, marker_keys=("executors",), marker_role="narrows", passthrough=True),
-    Option(OPT_TARGETS, "targets", f"comma-separated targets ({', '.join(TARGETS)}, or llvm@rpc:KEY: a device of the "
-           "--tvmperf-rpc tracker); default: llvm (the host CPU)",
-           ("llvm",), parse_targets, marker_keys=("targets",), marker_role="narrows", passthrough=True),
-    Option(OPT_UPDATE, "update", "write or rewrite the baselines of the tests that ran (and only those)",
-           False, ini=False, switch=True),
-    Option(OPT_BASELINES, "baseline_dir", "directory of baseline JSON files, relative to the rootdir (default: baselines)",
-           "baselines", metavar="DIR", anchor="rootdir", passthrough=True),
-    Option(OPT_THRESHOLD, "thresholds", THRESHOLD_HELP, DEFAULT_THRESHOLDS, parse_thresholds, metavar="EXPR",
-           marker_keys=(*METRICS, *RESOURCE_ALIASES), marker_role="sets"),
+    Option(
+        OPT_EXECUTORS,
+        "executors",
+        f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: {', '.join(DEFAULT_EXECUTORS)}",
+        DEFAULT_EXECUTORS,
+        parse_executors,
+        marker_keys=("executors",),
+        marker_role="narrows",
+        passthrough=True,
+    ),
+    Option(
+        OPT_TARGETS,
+        "targets",
+        f"comma-separated targets ({', '.join(TARGETS)}, or llvm@rpc:KEY: a device of the "
+        "--tvmperf-rpc tracker); default: llvm (the host CPU)",
+        ("llvm",),
+        parse_targets,
+        marker_keys=("targets",),
+        marker_role="narrows",
+        passthrough=True,
+    ),
+    Option(
+        OPT_UPDATE,
+        "update",
+        "write or rewrite the baselines of the tests that ran (and only those)",
+        False,
+        ini=False,
+        switch=True,
+    ),
+    Option(
+        OPT_BASELINES,
+        "baseline_dir",
+        "directory of baseline JSON files, relative to the rootdir (default: baselines)",
+        "baselines",
+        metavar="DIR",
+        anchor="rootdir",
+        passthrough=True,
+    ),
+    Option(
+        OPT_THRESHOLD,
+        "thresholds",
+        THRESHOLD_HELP,
+        DEFAULT_THRESHOLDS,
+        parse_thresholds,
+        metavar="EXPR",
+        marker_keys=(*METRICS, *RESOURCE_ALIASES),
+        marker_role="sets",
+    ),
     Option(OPT_REPEAT, "repeat", f"time samples per test (default {DEFAULT_REPEAT})", DEFAULT_REPEAT, positive_int),
-    Option(OPT_MIN_REPEAT_MS, "min_repeat_ms", f"minimum duration of one time sample in ms (default {DEFAULT_MIN_REPEAT_MS})",
-           DEFAULT_MIN_REPEAT_MS, parse_min_repeat_ms),
-    Option(OPT_EXAMPLES, "hypothesis_examples", f"Hypothesis examples for workloads with symbolic dims (default {DEFAULT_EXAMPLES})",
-           DEFAULT_EXAMPLES, positive_int),
-    Option(OPT_ALPHA, "alpha", f"false-alarm rate of the whole run's time verdicts, split over its timed tests (default {DEFAULT_ALPHA})",
-           DEFAULT_ALPHA, parse_alpha),
-    Option(OPT_INCONCLUSIVE, "inconclusive",
-           "what an inconclusive time verdict (noise larger than the threshold) does: fail, warn or pass (default warn)",
-           "warn", parse_inconclusive),
-    Option(OPT_OTHER_MACHINE, "other_machine",
-           "with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)",
-           "skip", parse_other_machine),
-    Option(OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_switch),
-    Option(OPT_NOISE, "noise", "process-to-process noise the samples cannot show, per mode, e.g. "
-           "'ab=2%,normalized=10%,raw=15%,ratio=7%' (the defaults; ratio: peers and assert_ratio)", DEFAULT_NOISE, parse_noise),
-    Option(OPT_ARTIFACTS, "artifact_dir", "where --tvmperf-update saves compiled artifacts for a/b timing, relative to the "
-           "baseline directory (default artifacts), or off", "artifacts", metavar="DIR|off", anchor="baselines",
-           may_be_off=True, passthrough=True),
-    Option(OPT_JSON, "json_path", "write every test's metrics, baseline and verdict as JSON",
-           ini=False, metavar="PATH", anchor="invocation"),
-    Option(OPT_HTML, "html_path", "write a self-contained HTML report with plots", ini=False, metavar="PATH", anchor="invocation"),
-    Option(OPT_HISTORY, "history_path", "append this run to a history file (one JSON line per run); the HTML report plots the trend",
-           ini=False, metavar="PATH", anchor="invocation"),
-    Option(OPT_PRUNE, "prune", "with --tvmperf-update in a full run: remove baselines that no test used",
-           False, ini=False, switch=True),
-    Option(OPT_TUNING_DB, "tuning_db", "MetaSchedule tuning database for workloads with pipeline='tuned', relative to the "
-           f"baseline directory (default {DEFAULT_TUNING_DB})", DEFAULT_TUNING_DB, metavar="DIR", anchor="baselines",
-           passthrough=True),
-    Option(OPT_TUNE, "tune_trials", "tune the kernels of the tests' pipeline='tuned' workloads with this many MetaSchedule "
-           "trials per workload, adding the records to the tuning database, before measuring them",
-           None, positive_int, ini=False, metavar="TRIALS"),
-    Option(OPT_TUNE_BUDGET, "tune_budget_s", "wall-clock time to tune each pipeline='tuned' workload, spread over its "
-           "kernels by their share of its run time, e.g. 30m (forms: 90s, 30m, 1.5h, 1h30m); alone it tunes "
-           "until the budget is spent, with --tvmperf-tune it also stops at TRIALS", None, parse_duration,
-           ini=False, metavar="DURATION"),
-    Option(OPT_TUNED, "tuned", "which tuning records a pipeline='tuned' build takes: any (default: this target's "
-           "own, else another CPU's or GPU's of the same kind where its schedule applies here) or exact (this "
-           "target's own only; a test whose kernels have none fails, or skips when other CPUs have some)",
-           "any", parse_tuned, metavar="any|exact", passthrough=True),
-    Option(OPT_PEERS, "peers", f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
-           "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)", (), parse_peers,
-           marker_keys=tuple(PEER_MARKER_KEYS), marker_role="adds"),
-    Option(OPT_SIMULATE, "simulate", "count each kernel's instructions and simulated cache misses under valgrind "
-           "(cpu_instructions, est_cycles; built for llvm -mcpu=haswell): on or off (default: on where valgrind is "
-           "installed on an x86-64 host)", None, parse_simulate, metavar="on|off", marker_keys=("simulate",),
-           marker_role="sets"),
-    Option(OPT_RPC, "rpc", "HOST:PORT of a TVM RPC tracker whose devices run the targets named llvm@rpc:KEY "
-           "(see --tvmperf-targets)", None, _parse_rpc, metavar="HOST:PORT", passthrough=True),
-    Option(OPT_RPC_TIMEOUT, "rpc_timeout", "seconds one call to an RPC device (an upload, a run, a timing round) may "
-           f"take before the device counts as hung and its test fails naming it (default {DEFAULT_RPC_TIMEOUT_S})",
-           DEFAULT_RPC_TIMEOUT_S, parse_rpc_timeout, metavar="SECONDS"),
-    Option(OPT_BASELINE_PROGRAM, "baseline_program", "what --tvmperf-update stores of each test's program for a/b "
-           "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
-           "usable on the recording machine only)", "ir", parse_baseline_program, metavar="ir|so"),
-    Option(OPT_BASELINE_WEIGHTS, "baseline_weights", "what --tvmperf-update stores of a program's bound weights: "
-           "seeded (default: each floating-point weight's dtype, shape and sha256 only; the gate rebuilds the "
-           "baseline's program with seeded values of those shapes, since kernel timing does not depend on finite, "
-           "normal values, and reports a changed weight by its digest) or exact (their values, bit for bit, for "
-           "programs whose time depends on them: data-dependent control flow, zero-skipping, value-dependent "
-           "shapes); marker baseline_weights=", None, parse_baseline_weights, metavar="seeded|exact",
-           marker_keys=("baseline_weights",), marker_role="sets"),
-    Option(OPT_TIMING, "timing", "on (default) or off: off checks correctness and the exact metrics only, with no "
-           "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
-           True, parse_switch, metavar="on|off", marker_keys=("timing",), marker_role="sets"),
-    Option(OPT_TIME_BUDGET, "time_budget", "the time one test's measurement may take, e.g. 60s or 2m (default "
-           f"{DEFAULT_TIME_BUDGET_S:g}s): a program whose rounds would take longer (a network running for seconds) is "
-           "timed in fewer rounds (at least 6; a confirmation takes twice as many) and its report states the precision "
-           "reached; marker time_budget=", None, parse_duration, metavar="DURATION", marker_keys=("time_budget",),
-           marker_role="sets"),
-    Option(OPT_BENCHMARK_JSON, "benchmark_json_path", "also write the timings in pytest-benchmark's JSON format "
-           "(read by pytest-benchmark compare/list and CI tools that read it)", ini=False, metavar="PATH",
-           anchor="invocation"),
-    Option(OPT_LLVM_TARGET, "llvm_target", "the llvm target every build for this machine's CPU uses: an mcpu "
-           "(x86-64-v3) or a JSON object ('{\"mcpu\": \"znver4\", \"mattr\": [\"-avx512f\"]}'); default: the "
-           f"CPU model LLVM names, less the features the OS does not enable (also ${ENV_LLVM_TARGET})", None,
-           parse_llvm_target, metavar="MCPU|JSON", passthrough=True, env=ENV_LLVM_TARGET),
-    Option(OPT_CHILD_TIMEOUT, "child_timeout", "seconds a compiled kernel may take to run once in the child process "
-           "that runs it before the session does; past it the kernel counts as hung and its test fails "
-           f"(default {DEFAULT_CHILD_TIMEOUT_S})", DEFAULT_CHILD_TIMEOUT_S, parse_rpc_timeout, metavar="SECONDS"),
-    Option(OPT_LOCK_TIMEOUT, "lock_timeout", "seconds a test waits for the machine's timing lock while another "
-           "run of this project (or of the same RPC device) holds it, and an update for the baselines lock; a "
-           "line names the holder (process id and command) as soon as the wait begins, and past the bound the "
-           f"test fails (the update writes nothing) naming the holder (default {DEFAULT_LOCK_TIMEOUT_S}: 15 minutes)", DEFAULT_LOCK_TIMEOUT_S, parse_rpc_timeout,
-           metavar="SECONDS"),
-    Option(OPT_AGAINST_TVM, "against_tvm", "is the TVM upgrade safe? build every selected test with today's TVM and "
-           "with apache-tvm VERSION (installed once into a venv under the user's cache directory, or "
-           "$TVMPERF_CACHE_DIR), time both builds side by side, compare every exact and simulated metric and fail "
-           "a test that today's TVM makes worse past the thresholds (llvm targets; no baseline is read or written)",
-           None, parse_version, metavar="VERSION"),
-    Option(OPT_AGAINST_TVM_REPORT_ONLY, "against_tvm_report_only", "with --tvmperf-against-tvm: report the "
-           "upgrade's verdicts without failing a test for them", False, ini=False, switch=True),
-    Option(OPT_AGAINST_TVM_PACKAGES, "against_tvm_packages", "with --tvmperf-against-tvm: more packages the other "
-           "version's environment needs to build the tests' workloads, e.g. onnx,onnxruntime,torch (each at today's "
-           "installed version unless given as NAME==VERSION; default none)", (), parse_packages, metavar="PKG,..."),
-    Option(OPT_TRUST_ARTIFACTS, "trust_artifacts", "on: load the compiled libraries (.so) that baselines of the old "
-           "form name (--tvmperf-baseline-program=so) for a/b timing. They are native code that runs in this process, "
-           "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
-           f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})", False, parse_switch,
-           metavar="on|off", env=ENV_TRUST_ARTIFACTS),
-    Option(OPT_BASELINES_REF, "baselines_ref", "read the baseline directory (JSON, IR and tuning database files) as it is at this git "
-           "revision, e.g. origin/main, so that a pull request is judged against the base branch's baselines and "
-           "cannot change them; not with --tvmperf-update (also $" + ENV_BASELINES_REF + ")", None, parse_git_ref,
-           metavar="REF", passthrough=False, env=ENV_BASELINES_REF),
-    Option(OPT_LAYERS, "layers", "on: time each layer of TVM (its kernel calls, vm-bytecode) and of each peer "
-           "framework timed (torch leaf modules, onnxruntime nodes), match them and show where TVM loses time, "
-           "also on a passing test; off (default): only when a vs_<peer> limit fails", False, parse_switch,
-           metavar="on|off"),
-    Option(OPT_SAME_PROGRAM, "same_program", "skip (default): a build whose program (lowered IR and weights) is "
-           "byte for byte the baseline's, under the TVM version that recorded it, passes the time gate without "
-           "being timed against it: the same code timed twice in one process can differ by where it lands in "
-           "memory (measured 1.24x), which is no regression; time: time it side by side all the same (also $"
-           + ENV_SAME_PROGRAM + ")", "skip", parse_same_program, metavar="skip|time", env=ENV_SAME_PROGRAM),
-    Option(OPT_RESOURCES, "resources", "the resources measured and gated beside time and counts: alloc_bytes "
-           "(bytes the VM allocates at run time in one call, vm-bytecode) and code_bytes (the compiled code's size "
-           "by kernel); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
-           None, parse_resources, metavar="LIST|all|none", marker_keys=("resources",), marker_role="sets"),
-    Option(OPT_APPROVED_CHANGE, "approved_change", "with --tvmperf-baselines-ref: a maintainer approved the baselines "
-           "this pull request re-recorded (in CI: a PR label only maintainers can set). Each entry of the work tree's "
-           "baselines that differs from the ref's is then verified here, by the gate against it (exact metrics as "
-           "measured, times within their noise), and passes only where it is what this code measures; without it "
-           "such an entry fails, showing the change. Command line or $" + ENV_APPROVED_CHANGE + " only: the "
-           "project's own configuration, part of the pull request, cannot approve it", False, parse_switch,
-           metavar="on|off", ini=False, env=ENV_APPROVED_CHANGE),
-    Option(OPT_CHANGES_MD, "changes_md_path", "with --tvmperf-baselines-ref: write the baseline changes of this pull "
-           "request (each changed entry, metric old -> new, whether approved and verified) as Markdown, ready for a "
-           "PR comment; also in the GitHub step summary", ini=False, metavar="PATH", anchor="invocation"),
+    Option(
+        OPT_MIN_REPEAT_MS,
+        "min_repeat_ms",
+        f"minimum duration of one time sample in ms (default {DEFAULT_MIN_REPEAT_MS})",
+        DEFAULT_MIN_REPEAT_MS,
+        parse_min_repeat_ms,
+    ),
+    Option(
+        OPT_EXAMPLES,
+        "hypothesis_examples",
+        f"Hypothesis examples for workloads with symbolic dims (default {DEFAULT_EXAMPLES})",
+        DEFAULT_EXAMPLES,
+        positive_int,
+    ),
+    Option(
+        OPT_ALPHA,
+        "alpha",
+        f"false-alarm rate of the whole run's time verdicts, split over its timed tests (default {DEFAULT_ALPHA})",
+        DEFAULT_ALPHA,
+        parse_alpha,
+    ),
+    Option(
+        OPT_INCONCLUSIVE,
+        "inconclusive",
+        "what an inconclusive time verdict (noise larger than the threshold) does: fail, warn or pass (default warn)",
+        "warn",
+        parse_inconclusive,
+    ),
+    Option(
+        OPT_OTHER_MACHINE,
+        "other_machine",
+        "with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)",
+        "skip",
+        parse_other_machine,
+    ),
+    Option(
+        OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_switch
+    ),
+    Option(
+        OPT_NOISE,
+        "noise",
+        "process-to-process noise the samples cannot show, per mode, e.g. "
+        "'ab=2%,normalized=10%,raw=15%,ratio=7%' (the defaults; ratio: peers and assert_ratio)",
+        DEFAULT_NOISE,
+        parse_noise,
+    ),
+    Option(
+        OPT_ARTIFACTS,
+        "artifact_dir",
+        "where --tvmperf-update saves compiled artifacts for a/b timing, relative to the "
+        "baseline directory (default artifacts), or off",
+        "artifacts",
+        metavar="DIR|off",
+        anchor="baselines",
+        may_be_off=True,
+        passthrough=True,
+    ),
+    Option(
+        OPT_JSON,
+        "json_path",
+        "write every test's metrics, baseline and verdict as JSON",
+        ini=False,
+        metavar="PATH",
+        anchor="invocation",
+    ),
+    Option(
+        OPT_HTML,
+        "html_path",
+        "write a self-contained HTML report with plots",
+        ini=False,
+        metavar="PATH",
+        anchor="invocation",
+    ),
+    Option(
+        OPT_HISTORY,
+        "history_path",
+        "append this run to a history file (one JSON line per run); the HTML report plots the trend",
+        ini=False,
+        metavar="PATH",
+        anchor="invocation",
+    ),
+    Option(
+        OPT_PRUNE,
+        "prune",
+        "with --tvmperf-update in a full run: remove baselines that no test used",
+        False,
+        ini=False,
+        switch=True,
+    ),
+    Option(
+        OPT_TUNING_DB,
+        "tuning_db",
+        "MetaSchedule tuning database for workloads with pipeline='tuned', relative to the "
+        f"baseline directory (default {DEFAULT_TUNING_DB})",
+        DEFAULT_TUNING_DB,
+        metavar="DIR",
+        anchor="baselines",
+        passthrough=True,
+    ),
+    Option(
+        OPT_TUNE,
+        "tune_trials",
+        "tune the kernels of the tests' pipeline='tuned' workloads with this many MetaSchedule "
+        "trials per workload, adding the records to the tuning database, before measuring them",
+        None,
+        positive_int,
+        ini=False,
+        metavar="TRIALS",
+    ),
+    Option(
+        OPT_TUNE_BUDGET,
+        "tune_budget_s",
+        "wall-clock time to tune each pipeline='tuned' workload, spread over its "
+        "kernels by their share of its run time, e.g. 30m (forms: 90s, 30m, 1.5h, 1h30m); alone it tunes "
+        "until the budget is spent, with --tvmperf-tune it also stops at TRIALS",
+        None,
+        parse_duration,
+        ini=False,
+        metavar="DURATION",
+    ),
+    Option(
+        OPT_TUNED,
+        "tuned",
+        "which tuning records a pipeline='tuned' build takes: any (default: this target's "
+        "own, else another CPU's or GPU's of the same kind where its schedule applies here) or exact (this "
+        "target's own only; a test whose kernels have none fails, or skips when other CPUs have some)",
+        "any",
+        parse_tuned,
+        metavar="any|exact",
+        passthrough=True,
+    ),
+    Option(
+        OPT_PEERS,
+        "peers",
+        f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
+        "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)",
+        (),
+        parse_peers,
+        marker_keys=tuple(PEER_MARKER_KEYS),
+        marker_role="adds",
+    ),
+    Option(
+        OPT_SIMULATE,
+        "simulate",
+        "count each kernel's instructions and simulated cache misses under valgrind "
+        "(cpu_instructions, est_cycles; built for llvm -mcpu=haswell): on or off (default: on where valgrind is "
+        "installed on an x86-64 host)",
+        None,
+        parse_simulate,
+        metavar="on|off",
+        marker_keys=("simulate",),
+        marker_role="sets",
+    ),
+    Option(
+        OPT_RPC,
+        "rpc",
+        "HOST:PORT of a TVM RPC tracker whose devices run the targets named llvm@rpc:KEY (see --tvmperf-targets)",
+        None,
+        _parse_rpc,
+        metavar="HOST:PORT",
+        passthrough=True,
+    ),
+    Option(
+        OPT_RPC_TIMEOUT,
+        "rpc_timeout",
+        "seconds one call to an RPC device (an upload, a run, a timing round) may "
+        f"take before the device counts as hung and its test fails naming it (default {DEFAULT_RPC_TIMEOUT_S})",
+        DEFAULT_RPC_TIMEOUT_S,
+        parse_rpc_timeout,
+        metavar="SECONDS",
+    ),
+    Option(
+        OPT_BASELINE_PROGRAM,
+        "baseline_program",
+        "what --tvmperf-update stores of each test's program for a/b "
+        "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
+        "usable on the recording machine only)",
+        "ir",
+        parse_baseline_program,
+        metavar="ir|so",
+    ),
+    Option(
+        OPT_BASELINE_WEIGHTS,
+        "baseline_weights",
+        "what --tvmperf-update stores of a program's bound weights: "
+        "seeded (default: each floating-point weight's dtype, shape and sha256 only; the gate rebuilds the "
+        "baseline's program with seeded values of those shapes, since kernel timing does not depend on finite, "
+        "normal values, and reports a changed weight by its digest) or exact (their values, bit for bit, for "
+        "programs whose time depends on them: data-dependent control flow, zero-skipping, value-dependent "
+        "shapes); marker baseline_weights=",
+        None,
+        parse_baseline_weights,
+        metavar="seeded|exact",
+        marker_keys=("baseline_weights",),
+        marker_role="sets",
+    ),
+    Option(
+        OPT_TIMING,
+        "timing",
+        "on (default) or off: off checks correctness and the exact metrics only, with no "
+        "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
+        True,
+        parse_switch,
+        metavar="on|off",
+        marker_keys=("timing",),
+        marker_role="sets",
+    ),
+    Option(
+        OPT_TIME_BUDGET,
+        "time_budget",
+        "the time one test's measurement may take, e.g. 60s or 2m (default "
+        f"{DEFAULT_TIME_BUDGET_S:g}s): a program whose rounds would take longer (a network running for seconds) is "
+        "timed in fewer rounds (at least 6; a confirmation takes twice as many) and its report states the precision "
+        "reached; marker time_budget=",
+        None,
+        parse_duration,
+        metavar="DURATION",
+        marker_keys=("time_budget",),
+        marker_role="sets",
+    ),
+    Option(
+        OPT_BENCHMARK_JSON,
+        "benchmark_json_path",
+        "also write the timings in pytest-benchmark's JSON format "
+        "(read by pytest-benchmark compare/list and CI tools that read it)",
+        ini=False,
+        metavar="PATH",
+        anchor="invocation",
+    ),
+    Option(
+        OPT_LLVM_TARGET,
+        "llvm_target",
+        "the llvm target every build for this machine's CPU uses: an mcpu "
+        '(x86-64-v3) or a JSON object (\'{"mcpu": "znver4", "mattr": ["-avx512f"]}\'); default: the '
+        f"CPU model LLVM names, less the features the OS does not enable (also ${ENV_LLVM_TARGET})",
+        None,
+        parse_llvm_target,
+        metavar="MCPU|JSON",
+        passthrough=True,
+        env=ENV_LLVM_TARGET,
+    ),
+    Option(
+        OPT_CHILD_TIMEOUT,
+        "child_timeout",
+        "seconds a compiled kernel may take to run once in the child process "
+        "that runs it before the session does; past it the kernel counts as hung and its test fails "
+        f"(default {DEFAULT_CHILD_TIMEOUT_S})",
+        DEFAULT_CHILD_TIMEOUT_S,
+        parse_rpc_timeout,
+        metavar="SECONDS",
+    ),
+    Option(
+        OPT_LOCK_TIMEOUT,
+        "lock_timeout",
+        "seconds a test waits for the machine's timing lock while another "
+        "run of this project (or of the same RPC device) holds it, and an update for the baselines lock; a "
+        "line names the holder (process id and command) as soon as the wait begins, and past the bound the "
+        f"test fails (the update writes nothing) naming the holder (default {DEFAULT_LOCK_TIMEOUT_S}: 15 minutes)",
+        DEFAULT_LOCK_TIMEOUT_S,
+        parse_rpc_timeout,
+        metavar="SECONDS",
+    ),
+    Option(
+        OPT_AGAINST_TVM,
+        "against_tvm",
+        "is the TVM upgrade safe? build every selected test with today's TVM and "
+        "with apache-tvm VERSION (installed once into a venv under the user's cache directory, or "
+        "$TVMPERF_CACHE_DIR), time both builds side by side, compare every exact and simulated metric and fail "
+        "a test that today's TVM makes worse past the thresholds (llvm targets; no baseline is read or written)",
+        None,
+        parse_version,
+        metavar="VERSION",
+    ),
+    Option(
+        OPT_AGAINST_TVM_REPORT_ONLY,
+        "against_tvm_report_only",
+        "with --tvmperf-against-tvm: report the upgrade's verdicts without failing a test for them",
+        False,
+        ini=False,
+        switch=True,
+    ),
+    Option(
+        OPT_AGAINST_TVM_PACKAGES,
+        "against_tvm_packages",
+        "with --tvmperf-against-tvm: more packages the other "
+        "version's environment needs to build the tests' workloads, e.g. onnx,onnxruntime,torch (each at today's "
+        "installed version unless given as NAME==VERSION; default none)",
+        (),
+        parse_packages,
+        metavar="PKG,...",
+    ),
+    Option(
+        OPT_TRUST_ARTIFACTS,
+        "trust_artifacts",
+        "on: load the compiled libraries (.so) that baselines of the old "
+        "form name (--tvmperf-baseline-program=so) for a/b timing. They are native code that runs in this process, "
+        "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
+        f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})",
+        False,
+        parse_switch,
+        metavar="on|off",
+        env=ENV_TRUST_ARTIFACTS,
+    ),
+    Option(
+        OPT_BASELINES_REF,
+        "baselines_ref",
+        "read the baseline directory (JSON, IR and tuning database files) as it is at this git "
+        "revision, e.g. origin/main, so that a pull request is judged against the base branch's baselines and "
+        "cannot change them; not with --tvmperf-update (also $" + ENV_BASELINES_REF + ")",
+        None,
+        parse_git_ref,
+        metavar="REF",
+        passthrough=False,
+        env=ENV_BASELINES_REF,
+    ),
+    Option(
+        OPT_LAYERS,
+        "layers",
+        "on: time each layer of TVM (its kernel calls, vm-bytecode) and of each peer "
+        "framework timed (torch leaf modules, onnxruntime nodes), match them and show where TVM loses time, "
+        "also on a passing test; off (default): only when a vs_<peer> limit fails",
+        False,
+        parse_switch,
+        metavar="on|off",
+    ),
+    Option(
+        OPT_SAME_PROGRAM,
+        "same_program",
+        "skip (default): a build whose program (lowered IR and weights) is "
+        "byte for byte the baseline's, under the TVM version that recorded it, passes the time gate without "
+        "being timed against it: the same code timed twice in one process can differ by where it lands in "
+        "memory (measured 1.24x), which is no regression; time: time it side by side all the same (also $"
+        + ENV_SAME_PROGRAM
+        + ")",
+        "skip",
+        parse_same_program,
+        metavar="skip|time",
+        env=ENV_SAME_PROGRAM,
+    ),
+    Option(
+        OPT_RESOURCES,
+        "resources",
+        "the resources measured and gated beside time and counts: alloc_bytes "
+        "(bytes the VM allocates at run time in one call, vm-bytecode) and code_bytes (the compiled code's size "
+        "by kernel); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
+        None,
+        parse_resources,
+        metavar="LIST|all|none",
+        marker_keys=("resources",),
+        marker_role="sets",
+    ),
+    Option(
+        OPT_APPROVED_CHANGE,
+        "approved_change",
+        "with --tvmperf-baselines-ref: a maintainer approved the baselines "
+        "this pull request re-recorded (in CI: a PR label only maintainers can set). Each entry of the work tree's "
+        "baselines that differs from the ref's is then verified here, by the gate against it (exact metrics as "
+        "measured, times within their noise), and passes only where it is what this code measures; without it "
+        "such an entry fails, showing the change. Command line or $" + ENV_APPROVED_CHANGE + " only: the "
+        "project's own configuration, part of the pull request, cannot approve it",
+        False,
+        parse_switch,
+        metavar="on|off",
+        ini=False,
+        env=ENV_APPROVED_CHANGE,
+    ),
+    Option(
+        OPT_CHANGES_MD,
+        "changes_md_path",
+        "with --tvmperf-baselines-ref: write the baseline changes of this pull "
+        "request (each changed entry, metric old -> new, whether approved and verified) as Markdown, ready for a "
+        "PR comment; also in the GitHub step summary",
+        ini=False,
+        metavar="PATH",
+        anchor="invocation",
+    ),
 )
 
 
@@ -384,8 +676,14 @@ def addoption(parser) -> None:
         if opt.switch:
             group.addoption(opt.flag, dest=opt.dest, action="store_true", default=False, help=help_text)
         else:
-            group.addoption(opt.flag, dest=opt.dest, default=None, metavar=opt.metavar, help=help_text,
-                            type=None if opt.parse is None else argparse_type(opt.parse))
+            group.addoption(
+                opt.flag,
+                dest=opt.dest,
+                default=None,
+                metavar=opt.metavar,
+                help=help_text,
+                type=None if opt.parse is None else argparse_type(opt.parse),
+            )
         if opt.ini:
             parser.addini(opt.dest, opt.help, default="")
 

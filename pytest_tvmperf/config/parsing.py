@@ -48,6 +48,7 @@ def parse_resources(text: str | bool | list[str] | tuple[str, ...]) -> tuple[str
     items = text.split(",") if isinstance(text, str) else list(text)
     return _parse_choices([canonical_metric(str(i).strip()) for i in items], RESOURCE_METRICS, "resource metric")
 
+
 #: peer frameworks a workload can be timed against, and the marker keyword gating each
 PEERS: tuple[str, ...] = ("numpy", "torch", "onnxruntime")
 PEER_MARKER_KEYS: dict[str, str] = {f"vs_{p}": p for p in PEERS}
@@ -156,7 +157,9 @@ def parse_noise(text: str) -> dict[str, float]:
         mode, sep, value = part.partition("=")
         mode = mode.strip()
         if not sep or mode not in NOISE_MODES:
-            raise ValueError(f"bad noise {part!r}: write MODE=PERCENT with MODE one of {', '.join(NOISE_MODES)}, e.g. 'normalized=3%'")
+            raise ValueError(
+                f"bad noise {part!r}: write MODE=PERCENT with MODE one of {', '.join(NOISE_MODES)}, e.g. 'normalized=3%'"
+            )
         try:
             number = float(value.strip().rstrip("%")) / 100.0
         except ValueError:
@@ -185,7 +188,6 @@ def parse_switch(value: Any) -> bool:
     if word in SWITCH_OFF:
         return False
     raise ValueError(f"expected {SWITCH_WORDS}, got {value!r}")
-
 
 
 def parse_simulate(text: str | bool) -> str:
@@ -229,8 +231,10 @@ def parse_size_mb(name: str, raw: str | None, default: int) -> int:
         mb = float("nan")
     if not 0 < mb <= MAX_SIZE_MB:  # also nan and inf
         shown = raw if len(str(raw)) <= 40 else f"{str(raw)[:20]}... ({len(str(raw))} characters)"
-        raise ValueError(f"environment variable {name}={shown!r}: expected a positive number of MB up to "
-                         f"{MAX_SIZE_MB} (default {default}); set a number such as {name}={default}, or unset it")
+        raise ValueError(
+            f"environment variable {name}={shown!r}: expected a positive number of MB up to "
+            f"{MAX_SIZE_MB} (default {default}); set a number such as {name}={default}, or unset it"
+        )
     return max(1, int(mb * 2**20))
 
 
@@ -269,8 +273,10 @@ def parse_tuned(text: str) -> str:
     kind that applies here) or ``exact`` (this target's own records only)."""
     value = str(text).strip().lower()
     if value not in TUNED_MODES:
-        raise ValueError(f"{text!r} is not a tuned mode; expected any (records of other CPUs or GPUs of the same "
-                         f"kind apply where they can) or exact (this target's own records only)")
+        raise ValueError(
+            f"{text!r} is not a tuned mode; expected any (records of other CPUs or GPUs of the same "
+            f"kind apply where they can) or exact (this target's own records only)"
+        )
     return value
 
 
@@ -284,8 +290,10 @@ def parse_same_program(text: str) -> str:
     side all the same)."""
     value = str(text).strip().lower()
     if value not in SAME_PROGRAM_MODES:
-        raise ValueError(f"{text!r} is not a same-program mode; expected skip (an unchanged program is not timed "
-                         f"against its baseline) or time (it is timed side by side all the same)")
+        raise ValueError(
+            f"{text!r} is not a same-program mode; expected skip (an unchanged program is not timed "
+            f"against its baseline) or time (it is timed side by side all the same)"
+        )
     return value
 
 
@@ -307,7 +315,8 @@ def parse_duration(text: str) -> float:
     else:
         units = re.findall(r"(\d+(?:\.\d+)?)([hms])", raw)
         if len({unit for _, unit in units}) != len(units) or [u for _, u in units] != sorted(
-                (u for _, u in units), key="hms".index):
+            (u for _, u in units), key="hms".index
+        ):
             raise ValueError(f"{text!r} is not a duration; accepted forms: {DURATION_FORMS}")
         seconds = sum(float(n) * _DURATION_UNITS[unit] for n, unit in units)
     if not seconds > 0:
@@ -323,7 +332,7 @@ def parse_version(text: str) -> str:
     """``--tvmperf-against-tvm``'s value: a release of apache-tvm such as ``0.26.0``."""
     text = str(text).strip()
     if text.startswith("apache-tvm=="):
-        text = text[len("apache-tvm=="):]
+        text = text[len("apache-tvm==") :]
     if not _VERSION.match(text):
         raise ValueError(f"{text!r} is not a version of apache-tvm: give one such as 0.26.0")
     return text

@@ -8,7 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_tvmperf.config.options import DEFAULT_CHILD_TIMEOUT_S, DEFAULT_EXAMPLES, DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MIN_REPEAT_MS, DEFAULT_REPEAT, DEFAULT_RPC_TIMEOUT_S, DEFAULT_TIME_BUDGET_S, OPTIONS, Option
+from pytest_tvmperf.config.options import (
+    DEFAULT_CHILD_TIMEOUT_S,
+    DEFAULT_EXAMPLES,
+    DEFAULT_LOCK_TIMEOUT_S,
+    DEFAULT_MIN_REPEAT_MS,
+    DEFAULT_REPEAT,
+    DEFAULT_RPC_TIMEOUT_S,
+    DEFAULT_TIME_BUDGET_S,
+    OPTIONS,
+    Option,
+)
 from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_EXECUTORS, DEFAULT_NOISE
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.config.time_policy import TimePolicy, time_policy
@@ -157,6 +167,9 @@ def _anchored(opt: Option, value: Any, config, values: Mapping[str, Any]) -> Any
         return value
     if opt.may_be_off and str(value).strip().lower() == "off":
         return None
-    base = {"rootdir": lambda: config.rootpath, "baselines": lambda: values["baseline_dir"],
-            "invocation": lambda: config.invocation_params.dir}[opt.anchor]()
+    base = {
+        "rootdir": lambda: config.rootpath,
+        "baselines": lambda: values["baseline_dir"],
+        "invocation": lambda: config.invocation_params.dir,
+    }[opt.anchor]()
     return Path(base, value)

@@ -82,26 +82,40 @@ class RemoteDevice:
     _in_call: bool = False
 
     @classmethod
-    def open(cls, name: RemoteName, tracker_address: tuple[str, int], wait_s: float,
-             call_timeout_s: float = 0.0) -> "RemoteDevice":
+    def open(
+        cls, name: RemoteName, tracker_address: tuple[str, int], wait_s: float, call_timeout_s: float = 0.0
+    ) -> "RemoteDevice":
         session, server = tracker.request(tracker_address, name.key, wait_s)
         try:
             with deadline(call_timeout_s, "asking the device what it is"):
-                asked = dict(cpu=str(_remote_call(session, "target.llvm_get_system_cpu", "generic")),
-                             triple=str(_remote_call(session, "target.llvm_get_system_triple", "")),
-                             threads=int(_remote_call(session, "runtime.NumThreads", 1)),
-                             llvm=str(_remote_call(session, "target.llvm_version_major", "none")),
-                             features=_device_features(session))
+                asked = dict(
+                    cpu=str(_remote_call(session, "target.llvm_get_system_cpu", "generic")),
+                    triple=str(_remote_call(session, "target.llvm_get_system_triple", "")),
+                    threads=int(_remote_call(session, "runtime.NumThreads", 1)),
+                    llvm=str(_remote_call(session, "target.llvm_version_major", "none")),
+                    features=_device_features(session),
+                )
         except DeviceHung as exc:
             shut_connections_to(server)  # dropping the session must not wait for the device
-            raise tracker.TrackerError(f"the device the tracker gave for key {name.key!r} (server "
-                                       f"{format_address(server)}) does not answer: {exc}") from None
-        return cls(name, tracker_address, server, session, **asked, call_timeout_s=call_timeout_s,
-                   scratch=Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-rpc-")))
+            raise tracker.TrackerError(
+                f"the device the tracker gave for key {name.key!r} (server "
+                f"{format_address(server)}) does not answer: {exc}"
+            ) from None
+        return cls(
+            name,
+            tracker_address,
+            server,
+            session,
+            **asked,
+            call_timeout_s=call_timeout_s,
+            scratch=Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-rpc-")),
+        )
 
     def describe(self) -> str:
-        return (f"RPC device rpc:{self.name.key} (server {format_address(self.server)}, tracker "
-                f"{format_address(self.tracker)})")
+        return (
+            f"RPC device rpc:{self.name.key} (server {format_address(self.server)}, tracker "
+            f"{format_address(self.tracker)})"
+        )
 
     def target_config(self) -> dict[str, Any]:
         """An llvm target for the device's own CPU (its triple where it is not the host's):
@@ -113,9 +127,12 @@ class RemoteDevice:
 
         host_triple = str(tvm.target.codegen.llvm_get_system_triple())
         other_triple = bool(self.triple) and self.triple != host_triple
-        cpu = host_cpu.resolve_host_cpu(self.cpu, host_cpu.model_features(self.cpu, self.triple if other_triple else None),
-                                        host_cpu.HostView(None, self.features),
-                                        x86=host_cpu.is_x86(self.triple or host_triple))
+        cpu = host_cpu.resolve_host_cpu(
+            self.cpu,
+            host_cpu.model_features(self.cpu, self.triple if other_triple else None),
+            host_cpu.HostView(None, self.features),
+            x86=host_cpu.is_x86(self.triple or host_triple),
+        )
         config: dict[str, Any] = {"kind": "llvm", **cpu.fields(), "num-cores": self.threads}
         if other_triple:
             config["mtriple"] = self.triple
@@ -141,9 +158,14 @@ class RemoteDevice:
 
         import tvm
 
-        return Machine(cpu_model=f"{self.cpu} ({self.triple or 'unknown triple'}) via rpc:{self.name.key}",
-                       logical_cores=self.threads, tvm_threads=self.threads, tvm_version=str(tvm.__version__),
-                       llvm_version=self.llvm, target=json.dumps(dict(target_json), sort_keys=True))
+        return Machine(
+            cpu_model=f"{self.cpu} ({self.triple or 'unknown triple'}) via rpc:{self.name.key}",
+            logical_cores=self.threads,
+            tvm_threads=self.threads,
+            tvm_version=str(tvm.__version__),
+            llvm_version=self.llvm,
+            target=json.dumps(dict(target_json), sort_keys=True),
+        )
 
     def dev(self):
         return self.session.cpu(0)
@@ -152,8 +174,9 @@ class RemoteDevice:
         """Upload the shared library at ``path`` under a name never used before and load it
         on the device."""
         remote_name = f"tvmperf-{next(self._files)}-{Path(path).name}"
-        return self.guard(what, lambda: (self.session.upload(str(path), remote_name),
-                                         self.session.load_module(remote_name))[1])
+        return self.guard(
+            what, lambda: (self.session.upload(str(path), remote_name), self.session.load_module(remote_name))[1]
+        )
 
     def guard(self, what: str, call: Callable[[], Any]) -> Any:
         """``call()`` within the call deadline; when it fails because the device went away
@@ -191,12 +214,18 @@ class RemoteDevice:
         from pytest_tvmperf.builder.executors import shorten_tvm_error
 
         self.alive = False
-        why = f"stopped answering while {what} ({exc})" if isinstance(exc, DeviceHung) else \
-            f"went away while {what} ({shorten_tvm_error(exc, 1)})"
+        why = (
+            f"stopped answering while {what} ({exc})"
+            if isinstance(exc, DeviceHung)
+            else f"went away while {what} ({shorten_tvm_error(exc, 1)})"
+        )
         self.failure = f"the {self.describe()} {why}"
-        pytest.fail(f"tvmperf: the {self.describe()} {why}; "
-                    f"this test fails and writes no baseline, the others keep theirs; the next test asks the tracker "
-                    f"for another device with key {self.name.key!r}", pytrace=False)
+        pytest.fail(
+            f"tvmperf: the {self.describe()} {why}; "
+            f"this test fails and writes no baseline, the others keep theirs; the next test asks the tracker "
+            f"for another device with key {self.name.key!r}",
+            pytrace=False,
+        )
 
     def close(self) -> None:
         self.alive = False
@@ -210,11 +239,21 @@ class RemoteDevice:
         """A compiled artifact (e.g. the baseline's), loaded on the device."""
         return RemoteCompiled(self, executor, entry, module=self.load(path, f"loading {Path(path).name}"))
 
-    def placed_sampler(self, path: str | Path, executor: str, entry: str, args: Sequence[np.ndarray],
-                       out_specs, min_repeat_ms: int, placements: int = PLACEMENTS) -> Callable[[], float]:
+    def placed_sampler(
+        self,
+        path: str | Path,
+        executor: str,
+        entry: str,
+        args: Sequence[np.ndarray],
+        out_specs,
+        min_repeat_ms: int,
+        placements: int = PLACEMENTS,
+    ) -> Callable[[], float]:
         """Samples of the artifact at ``path`` on the device, over ``placements`` copies
         each loaded under its own name with its own buffers, taken in turn."""
-        samplers = [self.loaded(path, executor, entry).sampler(args, out_specs, min_repeat_ms) for _ in range(placements)]
+        samplers = [
+            self.loaded(path, executor, entry).sampler(args, out_specs, min_repeat_ms) for _ in range(placements)
+        ]
         turn = itertools.cycle(samplers)
         return lambda: next(turn)()
 
@@ -265,6 +304,7 @@ class RemoteCompiled:
 
     def sampler(self, args, out_specs, min_repeat_ms):
         """Samples from the device's ``time_evaluator`` (the device synchronizes itself)."""
+
         def build():
             module = self._module()
             all_args, _ = self._args(args, out_specs)
@@ -344,7 +384,9 @@ class Farm:
         remote = split_remote(name)
         assert remote is not None
         if held is not None:
-            self._failed.setdefault(remote.key, held.remote.failure or f"the {held.remote.describe()} stopped answering")
+            self._failed.setdefault(
+                remote.key, held.remote.failure or f"the {held.remote.describe()} stopped answering"
+            )
             held.remote.close()
             del self._held[name]
         if remote.key in self._given_up:
@@ -353,7 +395,9 @@ class Farm:
         # after a device of this key hung, a free one is not waited for long: the hung one
         # stays registered and busy at the tracker (it cannot say it is free), so the queue
         # may never move
-        wait_s = min(self.wait_s, self.call_timeout_s) if earlier is not None and self.call_timeout_s > 0 else self.wait_s
+        wait_s = (
+            min(self.wait_s, self.call_timeout_s) if earlier is not None and self.call_timeout_s > 0 else self.wait_s
+        )
         try:
             device = RemoteDevice.open(remote, self.tracker, wait_s, self.call_timeout_s)
         except tracker.TrackerError as exc:
@@ -363,7 +407,8 @@ class Farm:
             self._given_up[remote.key] = (
                 f"no device of key {remote.key!r} after an earlier test of this run: {earlier}; the next request "
                 f"waited at most {wait_s:g} s (--tvmperf-rpc-timeout) and got none, so every later test of this "
-                f"key fails at once (restart or free the device, then run again)")
+                f"key fails at once (restart or free the device, then run again)"
+            )
             pytest.fail(f"tvmperf: target {name}: {exc}\n{self._given_up[remote.key]}", pytrace=False)
         spec = TargetSpec(name, device.target_config(), remote=device)
         self._held[name] = spec
@@ -394,8 +439,10 @@ def check_farm(address: tuple[str, int] | None, keys: Sequence[str]) -> str | No
     """At start-up: why the remote targets cannot run (no tracker address, no tracker
     answering, a key it has no device for), or None."""
     if address is None:
-        return (f"targets {', '.join(f'llvm@rpc:{k}' for k in keys)} run on RPC devices: give the tracker with "
-                f"--tvmperf-rpc=HOST:PORT (ini tvmperf_rpc)")
+        return (
+            f"targets {', '.join(f'llvm@rpc:{k}' for k in keys)} run on RPC devices: give the tracker with "
+            f"--tvmperf-rpc=HOST:PORT (ini tvmperf_rpc)"
+        )
     try:
         Farm(address).check(keys)
     except tracker.TrackerError as exc:

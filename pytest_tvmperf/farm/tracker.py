@@ -51,9 +51,11 @@ def offers(summary: Any, tracker: tuple[str, int] | None = None) -> list[DeviceO
 
     def bad(field: str, value: Any, expected: str) -> TrackerError:
         shown = json.dumps(value, default=repr)[:80] if not isinstance(value, str) else repr(value[:80])
-        return TrackerError(f"{where} sent a summary that is not one (field {field}: expected {expected}, got "
-                            f"{shown}); is it a TVM RPC tracker (python -m tvm.exec.rpc_tracker) of a "
-                            f"compatible version? Fix --tvmperf-rpc (ini tvmperf_rpc) or restart the tracker")
+        return TrackerError(
+            f"{where} sent a summary that is not one (field {field}: expected {expected}, got "
+            f"{shown}); is it a TVM RPC tracker (python -m tvm.exec.rpc_tracker) of a "
+            f"compatible version? Fix --tvmperf-rpc (ini tvmperf_rpc) or restart the tracker"
+        )
 
     if not isinstance(summary, dict):
         raise bad("(the summary)", summary, "an object")
@@ -85,8 +87,10 @@ def offers(summary: Any, tracker: tuple[str, int] | None = None) -> list[DeviceO
             numbers.append(value)
         counts[key] = (numbers[0], numbers[1])
     keys = sorted(set(counts) | set(addresses))
-    return [DeviceOffer(k, len(addresses.get(k, [])), *counts.get(k, (0, 0)), tuple(sorted(addresses.get(k, []))))
-            for k in keys]
+    return [
+        DeviceOffer(k, len(addresses.get(k, [])), *counts.get(k, (0, 0)), tuple(sorted(addresses.get(k, []))))
+        for k in keys
+    ]
 
 
 def offer_lines(found: list[DeviceOffer]) -> list[str]:
@@ -95,16 +99,20 @@ def offer_lines(found: list[DeviceOffer]) -> list[str]:
         return ["(no device registered)"]
     width = max(len("key"), *(len(o.key) for o in found))
     lines = [f"{'key':<{width}}  servers  free  pending  addresses"]
-    lines += [f"{o.key:<{width}}  {o.servers:<7d}  {o.free:<4d}  {o.pending:<7d}  {', '.join(o.addresses) or '-'}"
-              for o in found]
+    lines += [
+        f"{o.key:<{width}}  {o.servers:<7d}  {o.free:<4d}  {o.pending:<7d}  {', '.join(o.addresses) or '-'}"
+        for o in found
+    ]
     return [safe(line) for line in lines]  # keys and addresses are the tracker's
 
 
 def unknown_key_message(key: str, tracker: tuple[str, int], found: list[DeviceOffer]) -> str:
     have = safe(", ".join(o.key for o in found if o.servers) or "none")
-    return (f"the RPC tracker at {format_address(tracker)} has no device with key {key!r} (its keys: {have}); "
-            f"start one with: python -m tvm.exec.rpc_server --tracker {format_address(tracker)} --key {key}, "
-            f"or target a key it has (--tvmperf-targets=llvm@rpc:KEY)\n" + "\n".join(offer_lines(found)))
+    return (
+        f"the RPC tracker at {format_address(tracker)} has no device with key {key!r} (its keys: {have}); "
+        f"start one with: python -m tvm.exec.rpc_server --tracker {format_address(tracker)} --key {key}, "
+        f"or target a key it has (--tvmperf-targets=llvm@rpc:KEY)\n" + "\n".join(offer_lines(found))
+    )
 
 
 def _recv_exact(sock: socket.socket, size: int, until: float) -> bytes:
@@ -132,9 +140,11 @@ def _connect(tracker: tuple[str, int], timeout: float) -> socket.socket:
     try:
         sock = socket.create_connection(tracker, timeout=timeout)
     except OSError as exc:
-        raise TrackerError(f"no RPC tracker answers at {where} ({exc.strerror or exc}): start one with "
-                           f"python -m tvm.exec.rpc_tracker --host {tracker[0]} --port {tracker[1]} --port-end {tracker[1] + 1}, or fix "
-                           f"--tvmperf-rpc (ini tvmperf_rpc)") from None
+        raise TrackerError(
+            f"no RPC tracker answers at {where} ({exc.strerror or exc}): start one with "
+            f"python -m tvm.exec.rpc_tracker --host {tracker[0]} --port {tracker[1]} --port-end {tracker[1] + 1}, or fix "
+            f"--tvmperf-rpc (ini tvmperf_rpc)"
+        ) from None
     try:
         sock.sendall(struct.pack("<i", base.RPC_TRACKER_MAGIC))
         magic = struct.unpack("<i", _recv_exact(sock, 4, until))[0]
@@ -155,24 +165,34 @@ def _answer(sock: socket.socket, until: float, where: str, what: str) -> Any:
     deadline; TrackerError for a frame that is not one."""
     size = struct.unpack("<i", _recv_exact(sock, 4, until))[0]
     if not 0 < size <= MAX_FRAME_BYTES:
-        raise TrackerError(f"the RPC tracker at {where} answered {what} with a frame of {size} bytes "
-                           f"(at most {MAX_FRAME_BYTES}); is it a TVM RPC tracker?")
+        raise TrackerError(
+            f"the RPC tracker at {where} answered {what} with a frame of {size} bytes "
+            f"(at most {MAX_FRAME_BYTES}); is it a TVM RPC tracker?"
+        )
     text = _recv_exact(sock, size, until)
     try:
         value = json.loads(text.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
         problem = "nested too deeply" if isinstance(exc, RecursionError) else f"not JSON: {exc}"
-        raise TrackerError(f"the RPC tracker at {where} answered {what} with a frame that is {problem}; "
-                           f"is it a TVM RPC tracker?") from None
-    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], int) and not isinstance(value[0], bool)):
-        shown = json.dumps(value)[:80] if not isinstance(value, (list, dict)) or len(value) < 20 else type(value).__name__
-        raise TrackerError(f"the RPC tracker at {where} answered {what} with {shown}, not [code, value]; "
-                           f"is it a TVM RPC tracker (python -m tvm.exec.rpc_tracker) of a compatible version?")
+        raise TrackerError(
+            f"the RPC tracker at {where} answered {what} with a frame that is {problem}; is it a TVM RPC tracker?"
+        ) from None
+    if not (
+        isinstance(value, list) and len(value) == 2 and isinstance(value[0], int) and not isinstance(value[0], bool)
+    ):
+        shown = (
+            json.dumps(value)[:80] if not isinstance(value, (list, dict)) or len(value) < 20 else type(value).__name__
+        )
+        raise TrackerError(
+            f"the RPC tracker at {where} answered {what} with {shown}, not [code, value]; "
+            f"is it a TVM RPC tracker (python -m tvm.exec.rpc_tracker) of a compatible version?"
+        )
     return value
 
 
-def _exchange(tracker: tuple[str, int], message: list, what: str, timeout: float = CONNECT_TIMEOUT_S,
-              waiting: str = "") -> Any:
+def _exchange(
+    tracker: tuple[str, int], message: list, what: str, timeout: float = CONNECT_TIMEOUT_S, waiting: str = ""
+) -> Any:
     """Send one message to the tracker and return the value of its SUCCESS answer
     (TrackerError otherwise). ``timeout`` bounds the whole answer (a deadline, not one per
     read); ``waiting``: the error when it passes first."""
@@ -186,7 +206,9 @@ def _exchange(tracker: tuple[str, int], message: list, what: str, timeout: float
         base.sendjson(sock, message)
         value = _answer(sock, until, where, what)
     except socket.timeout:
-        raise TrackerError(waiting or f"the RPC tracker at {where} did not answer {what} within {timeout:.0f} s") from None
+        raise TrackerError(
+            waiting or f"the RPC tracker at {where} did not answer {what} within {timeout:.0f} s"
+        ) from None
     except (OSError, ValueError, struct.error) as exc:
         raise TrackerError(f"the RPC tracker at {where} failed {what} ({exc})") from None
     finally:
@@ -214,21 +236,39 @@ def request(tracker: tuple[str, int], key: str, wait_s: float) -> tuple[Any, tup
     if not any(o.key == key and o.servers for o in found):
         raise TrackerError(unknown_key_message(key, tracker, found))
     given = _exchange(
-        tracker, [base.TrackerCode.REQUEST, key, "", 1], f"a request for {key!r}", wait_s,
-        waiting=(f"no device with key {key!r} became free at the RPC tracker {format_address(tracker)} "
-                 f"within {wait_s:.0f} s (all busy)\n" + "\n".join(offer_lines(found))))
-    if not (isinstance(given, list) and len(given) == 3 and isinstance(given[0], str) and isinstance(given[2], str)
-            and isinstance(given[1], int) and not isinstance(given[1], bool) and 0 < given[1] < 65536):
-        raise TrackerError(f"the RPC tracker at {format_address(tracker)} answered a request for {key!r} with "
-                           f"{safe(json.dumps(given)[:200])}, not [host, port, key]; is it a TVM RPC tracker?")
+        tracker,
+        [base.TrackerCode.REQUEST, key, "", 1],
+        f"a request for {key!r}",
+        wait_s,
+        waiting=(
+            f"no device with key {key!r} became free at the RPC tracker {format_address(tracker)} "
+            f"within {wait_s:.0f} s (all busy)\n" + "\n".join(offer_lines(found))
+        ),
+    )
+    if not (
+        isinstance(given, list)
+        and len(given) == 3
+        and isinstance(given[0], str)
+        and isinstance(given[2], str)
+        and isinstance(given[1], int)
+        and not isinstance(given[1], bool)
+        and 0 < given[1] < 65536
+    ):
+        raise TrackerError(
+            f"the RPC tracker at {format_address(tracker)} answered a request for {key!r} with "
+            f"{safe(json.dumps(given)[:200])}, not [host, port, key]; is it a TVM RPC tracker?"
+        )
     url, port, matchkey = given
     try:
         with deadline(CONNECT_TIMEOUT_S, f"opening a session with the device {key!r}"):
             session = rpc.connect(url, port, matchkey, session_timeout=0)
     except DeviceHung:
-        raise TrackerError(f"the device {key!r} the tracker gave ({safe(url)}:{port}) did not open a session within "
-                           f"{CONNECT_TIMEOUT_S:g} s") from None
+        raise TrackerError(
+            f"the device {key!r} the tracker gave ({safe(url)}:{port}) did not open a session within "
+            f"{CONNECT_TIMEOUT_S:g} s"
+        ) from None
     except Exception as exc:  # TVM raises its own error types
-        raise TrackerError(f"the device {key!r} the tracker gave ({safe(url)}:{port}) refused the session "
-                           f"({safe(exc)})") from None
+        raise TrackerError(
+            f"the device {key!r} the tracker gave ({safe(url)}:{port}) refused the session ({safe(exc)})"
+        ) from None
     return session, (url, port)

@@ -36,9 +36,16 @@ def busy_paired_decision(decision: TimeDecision, threshold: float) -> TimeDecisi
     return decision
 
 
-def busy_widened_decision(now: Sequence[float], base: Sequence[float] | None, preempted: Sequence[float],
-                          threshold: float, alpha: float, noise: float, mode: str,
-                          allow_pass: bool = False) -> TimeDecision:
+def busy_widened_decision(
+    now: Sequence[float],
+    base: Sequence[float] | None,
+    preempted: Sequence[float],
+    threshold: float,
+    alpha: float,
+    noise: float,
+    mode: str,
+    allow_pass: bool = False,
+) -> TimeDecision:
     """A verdict on a busy machine from wall times: the interval widened by the most each
     round's CPU wait could have moved it (its low end from every round's value less its
     wait, its high end from every value over its run time: :func:`wait_bounds`), and by the

@@ -107,8 +107,11 @@ class Comparison:
     def held_setups(self) -> tuple[str, ...]:
         """Summary lines for the metrics not gated because the baseline measured them
         another way (``exact.measured_with``), with the fix."""
-        return tuple(f"{v.metric} not gated: {v.reason} (re-record with --tvmperf-update to gate it on this setup)"
-                     for v in self.verdicts if v.status == Verdict.NOT_GATED and v.limit == HELD and v.reason)
+        return tuple(
+            f"{v.metric} not gated: {v.reason} (re-record with --tvmperf-update to gate it on this setup)"
+            for v in self.verdicts
+            if v.status == Verdict.NOT_GATED and v.limit == HELD and v.reason
+        )
 
     @property
     def status(self) -> MetricStatus:
@@ -139,8 +142,13 @@ def compare_exact(metric: str, baseline: float | None, current: float | None, li
 def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
     """The timing of another machine to compare with: one with the same CPU model and
     reference kernel if any, else any with the same reference kernel."""
-    usable = [t for t in baseline.timings.values() if t.samples.reference_name == current.samples.reference_name
-              and t.samples.reference is not None and current.samples.reference is not None]
+    usable = [
+        t
+        for t in baseline.timings.values()
+        if t.samples.reference_name == current.samples.reference_name
+        and t.samples.reference is not None
+        and current.samples.reference is not None
+    ]
     same_cpu = [t for t in usable if t.machine.cpu_model == current.machine.cpu_model]
     return (same_cpu or usable or [None])[0]
 
@@ -151,13 +159,20 @@ AB_REBUILT = "a/b, baseline rebuilt here"
 AB_SAME = "same"
 #: the ratio cell of such a test in the summary table and the HTML report
 SAME_PROGRAM_CELL = "same program, not timed against it"
-SAME_PROGRAM_NOTE = ("same program as the baseline: its lowered IR and weights are the baseline's, byte for byte, "
-                     "under the same TVM version, so no code changed and it was not timed against the baseline "
-                     "(--tvmperf-same-program=time times it all the same)")
+SAME_PROGRAM_NOTE = (
+    "same program as the baseline: its lowered IR and weights are the baseline's, byte for byte, "
+    "under the same TVM version, so no code changed and it was not timed against the baseline "
+    "(--tvmperf-same-program=time times it all the same)"
+)
 
 
-def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePolicy = DEFAULT_TIME_POLICY,
-                 ab_source: str = "artifact") -> MetricVerdict:
+def compare_time(
+    current: Record,
+    baseline: Record,
+    limit: Limit,
+    policy: TimePolicy = DEFAULT_TIME_POLICY,
+    ab_source: str = "artifact",
+) -> MetricVerdict:
     """``ab_source``: what the a/b samples (if any) timed: ``artifact``, the compiled
     library saved with the baseline on this machine; ``rebuilt``, the baseline's IR
     rebuilt here (compared a/b whatever machine recorded the baseline)."""
@@ -172,8 +187,15 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         return MetricVerdict(TIME_METRIC, Verdict.NOT_GATED, then, now.median, "off")
     if ab_source == AB_SAME:  # the same code: a side-by-side ratio could only measure where it landed in memory
         stored = base_timing.samples.median if base_timing is not None else None
-        return MetricVerdict(TIME_METRIC, Verdict.PASS, stored, now.median, limit.describe(), note=SAME_PROGRAM_NOTE,
-                             bound=1 + (limit.relative if limit.relative is not None else 0.0))
+        return MetricVerdict(
+            TIME_METRIC,
+            Verdict.PASS,
+            stored,
+            now.median,
+            limit.describe(),
+            note=SAME_PROGRAM_NOTE,
+            bound=1 + (limit.relative if limit.relative is not None else 0.0),
+        )
     threshold = limit.relative if limit.relative is not None else 0.0
     where = ""
     reason = ""
@@ -197,11 +219,16 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
             else:
                 why = f"{len(baseline.timings)} other machine(s) recorded, none with reference kernel {now.reference_name}"
             return MetricVerdict(
-                TIME_METRIC, Verdict.NOT_GATED, None, now.median, limit.describe(),
+                TIME_METRIC,
+                Verdict.NOT_GATED,
+                None,
+                now.median,
+                limit.describe(),
                 note=f"no time baseline for this machine (fingerprint {fingerprint}); {why}",
             )
-        decision = decide(now.normalized, other.samples.normalized, threshold, policy.alpha,
-                          2 * policy.noise_normalized, "normalized")
+        decision = decide(
+            now.normalized, other.samples.normalized, threshold, policy.alpha, 2 * policy.noise_normalized, "normalized"
+        )
         series = (now.normalized, other.samples.normalized, 2 * policy.noise_normalized)
         base_timing = other
         where = f"vs another machine ({safe(other.machine.cpu_model)}, {safe(other.machine.fingerprint)}), normalized"
@@ -213,18 +240,29 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         elif other.machine.target != timing.machine.target:
             # the same CPU name (clouds report generic ones, "AMD EPYC") but code built for
             # another CPU: measured, znver4 vs x86-64-v2 code 1.7-1.8x apart: shown, never failed
-            reason = (f"baseline built for another target ({other.machine.target}): normalized times do not "
-                      f"carry across instruction sets")
+            reason = (
+                f"baseline built for another target ({other.machine.target}): normalized times do not "
+                f"carry across instruction sets"
+            )
             decision = held_decision(decision, allow_pass=True)
     elif now.ab_ratios is not None:
         decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, "a/b")
         series = (now.ab_ratios, None, policy.noise_ab)
         where = "the baseline's artifact timed side by side"
         side_by_side = float(np.median(now.baseline))
-    elif now.normalized is not None and base_timing.samples.normalized is not None \
-            and now.reference_name == base_timing.samples.reference_name:
-        decision = decide(now.normalized, base_timing.samples.normalized, threshold, policy.alpha,
-                          policy.noise_normalized, "normalized")
+    elif (
+        now.normalized is not None
+        and base_timing.samples.normalized is not None
+        and now.reference_name == base_timing.samples.reference_name
+    ):
+        decision = decide(
+            now.normalized,
+            base_timing.samples.normalized,
+            threshold,
+            policy.alpha,
+            policy.noise_normalized,
+            "normalized",
+        )
         series = (now.normalized, base_timing.samples.normalized, policy.noise_normalized)
         where = "normalized by the reference kernel"
     else:
@@ -234,8 +272,11 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
     current = now.median
     if screened is not None and screened.describe():
         where = f"{where}; {screened.describe()}"
-        own = (_own_times_for(decision.mode, timing.samples)
-               if screened.busy and screened.source == "host" and not reason and series is not None else None)
+        own = (
+            _own_times_for(decision.mode, timing.samples)
+            if screened.busy and screened.source == "host" and not reason and series is not None
+            else None
+        )
         if own is not None and not own.lost and series is not None:
             # each side by its own run time: what the load took from it is out of its samples
             decision, current, side = _own_time_decision(own, series, threshold, policy.alpha, decision.mode)
@@ -247,12 +288,18 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
         elif own is not None:
             reason = f"{screened.describe()}; {own.lost}"
             decision = held_decision(decision)
-        elif screened.busy and not reason and series is not None and now.preempted is not None \
-                and screened.source == "host":
+        elif (
+            screened.busy
+            and not reason
+            and series is not None
+            and now.preempted is not None
+            and screened.source == "host"
+        ):
             # no per-side waits (an injected timer): the wall times, widened by what each
             # round's wait could have moved them; a verdict far past the limit is no load's doing
-            decision = busy_widened_decision(series[0], series[1], now.preempted, threshold, policy.alpha,
-                                             series[2], decision.mode)
+            decision = busy_widened_decision(
+                series[0], series[1], now.preempted, threshold, policy.alpha, series[2], decision.mode
+            )
             where = f"{where}; {widened_note(now.preempted)}"
             if decision.status == Verdict.INCONCLUSIVE:
                 reason = screened.describe()
@@ -261,9 +308,18 @@ def compare_time(current: Record, baseline: Record, limit: Limit, policy: TimePo
             decision = held_decision(decision)
     # a/b rebuilt here: this machine may have no stored timing (the baseline recorded elsewhere)
     stored = base_timing.samples.median if base_timing is not None else None
-    return MetricVerdict(TIME_METRIC, decision.status, stored if side_by_side is None else side_by_side, current,
-                         limit.describe(), note=where, decision=decision, reason=reason, bound=1 + threshold,
-                         stored_baseline=None if side_by_side is None else stored)
+    return MetricVerdict(
+        TIME_METRIC,
+        decision.status,
+        stored if side_by_side is None else side_by_side,
+        current,
+        limit.describe(),
+        note=where,
+        decision=decision,
+        reason=reason,
+        bound=1 + threshold,
+        stored_baseline=None if side_by_side is None else stored,
+    )
 
 
 def _own_times_for(mode: str, samples: TimeSamples) -> OwnTimes | None:
@@ -275,8 +331,13 @@ def _own_times_for(mode: str, samples: TimeSamples) -> OwnTimes | None:
     return own_times(samples, ("time",))
 
 
-def _own_time_decision(own: OwnTimes, series: tuple[Sequence[float], Sequence[float] | None, float],
-                       threshold: float, alpha: float, mode: str) -> tuple[TimeDecision, float, float | None]:
+def _own_time_decision(
+    own: OwnTimes,
+    series: tuple[Sequence[float], Sequence[float] | None, float],
+    threshold: float,
+    alpha: float,
+    mode: str,
+) -> tuple[TimeDecision, float, float | None]:
     """The decision from each side's own run time, with the allowance the load adds: like a
     quiet machine's, except that an a/b ``regressed`` (``improved``) needs the whole interval
     past the limit (a preempted side also refills its caches: the pair's ratio can lean a
@@ -304,15 +365,25 @@ def same_program_cell(comparison: "Comparison | None") -> str:
     return SAME_PROGRAM_CELL if verdict is not None and verdict.note == SAME_PROGRAM_NOTE else ""
 
 
-def compare(current: Record, baseline: Record, thresholds: Mapping[str, Limit], policy: TimePolicy = DEFAULT_TIME_POLICY,
-            ab_source: str = "artifact") -> Comparison:
+def compare(
+    current: Record,
+    baseline: Record,
+    thresholds: Mapping[str, Limit],
+    policy: TimePolicy = DEFAULT_TIME_POLICY,
+    ab_source: str = "artifact",
+) -> Comparison:
     kernel_metrics = [m for m in KERNEL_METRIC_NAMES if m in current.exact.per_kernel or m in baseline.exact.per_kernel]
-    verdicts = [compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS]
+    verdicts = [
+        compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS
+    ]
     for m in kernel_metrics:
         differs = setup_difference(m, baseline.exact.measured_with, current.exact.measured_with)
         if differs:  # counts of another setup (pinned target, tool version): shown, not gated
-            verdicts.append(MetricVerdict(m, Verdict.NOT_GATED, baseline.exact.scalar(m), current.exact.scalar(m),
-                                          HELD, reason=differs))
+            verdicts.append(
+                MetricVerdict(
+                    m, Verdict.NOT_GATED, baseline.exact.scalar(m), current.exact.scalar(m), HELD, reason=differs
+                )
+            )
         else:
             verdicts.append(compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]))
     verdicts.extend(compare_resources(current, baseline, thresholds))
@@ -331,8 +402,9 @@ def compare_resources(current: Record, baseline: Record, thresholds: Mapping[str
         now, then = current.exact.scalar(m), baseline.exact.scalar(m)
         limit = thresholds.get(m) or DEFAULT_RESOURCE_LIMITS[m]
         if now is None or then is None:
-            why = (current.exact.not_measured.get(m) or
-                   ("the baseline predates it" if m in baseline.exact.predates else baseline.exact.not_measured.get(m, "")))
+            why = current.exact.not_measured.get(m) or (
+                "the baseline predates it" if m in baseline.exact.predates else baseline.exact.not_measured.get(m, "")
+            )
             verdicts.append(MetricVerdict(m, Verdict.NA, then, now, limit.describe(), note=why))
             continue
         differs = setup_difference(m, baseline.exact.measured_with, current.exact.measured_with)

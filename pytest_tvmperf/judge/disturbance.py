@@ -98,14 +98,18 @@ class Screen:
         """'machine busy: 38% of samples preempted' or '3 of 45 preempted samples left out'."""
         if self.source == "device":
             if self.busy:
-                return (f"device busy: {self.share_disturbed:.0%} of rounds disturbed (the reference kernel, timed on the "
-                        f"device in the same rounds, ran more than {DEVICE_LIMIT:.0%} over its lower quartile)")
+                return (
+                    f"device busy: {self.share_disturbed:.0%} of rounds disturbed (the reference kernel, timed on the "
+                    f"device in the same rounds, ran more than {DEVICE_LIMIT:.0%} over its lower quartile)"
+                )
             if self.disturbed:
                 return f"{self.disturbed} of {self.total} disturbed device round(s) left out"
             return ""
         if self.busy:
-            return (f"machine busy: {self.share_disturbed:.0%} of samples preempted (this process's threads waited "
-                    f"for a CPU more than {PREEMPTED_LIMIT:.0%} of a sample's time)")
+            return (
+                f"machine busy: {self.share_disturbed:.0%} of samples preempted (this process's threads waited "
+                f"for a CPU more than {PREEMPTED_LIMIT:.0%} of a sample's time)"
+            )
         if self.disturbed:
             return f"{self.disturbed} of {self.total} preempted sample(s) left out"
         return ""

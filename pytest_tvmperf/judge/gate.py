@@ -63,8 +63,12 @@ def worth_remeasuring(verdict: Judged) -> bool:
     return not (verdict.status == Verdict.INCONCLUSIVE and getattr(verdict, "reason", ""))
 
 
-def confirm(samples: TimeSamples, judge: Callable[[TimeSamples], Mapping[str, J]],
-            remeasure: Callable[[], TimeSamples], enabled: bool = True) -> Confirmed[J]:
+def confirm(
+    samples: TimeSamples,
+    judge: Callable[[TimeSamples], Mapping[str, J]],
+    remeasure: Callable[[], TimeSamples],
+    enabled: bool = True,
+) -> Confirmed[J]:
     """Judge ``samples``; when any verdict is unsure (and confirmation is ``enabled``),
     re-measure, judge the re-measure alone and the pooled samples, and hold at
     inconclusive each pooled failure that either measurement alone does not bear out."""
@@ -76,9 +80,11 @@ def confirm(samples: TimeSamples, judge: Callable[[TimeSamples], Mapping[str, J]
     pooled = samples + again
     final = dict(judge(pooled))
     disagreed = frozenset(
-        name for name, v in final.items()
-        if Verdict(v.status).fails and not (_suspected(first[name]) and first[name].past_limit
-                                            and name in second and second[name].past_limit))
+        name
+        for name, v in final.items()
+        if Verdict(v.status).fails
+        and not (_suspected(first[name]) and first[name].past_limit and name in second and second[name].past_limit)
+    )
     for name in disagreed:
         final[name] = final[name].held()
     return Confirmed(pooled, first, second, final, disagreed)
@@ -89,8 +95,9 @@ def _suspected(first: Judged) -> bool:
     run time on a busy machine (where a failure needs the whole interval past the limit),
     it was open with its ratio past the limit (the confirmation then has both
     measurements past the limit and the pooled interval wholly past it)."""
-    return Verdict(first.status).fails or (getattr(first, "by_own_run_time", False)
-                                           and first.status == Verdict.INCONCLUSIVE)
+    return Verdict(first.status).fails or (
+        getattr(first, "by_own_run_time", False) and first.status == Verdict.INCONCLUSIVE
+    )
 
 
 # --- sequential sampling: stop when the answer is already a pass ----------------------
@@ -122,12 +129,16 @@ class Sampled:
 
     def note(self) -> str:
         """'a pass after 6 of 15 rounds' ("" when every round was taken)."""
-        return (f"a pass after {len(self.samples.samples)} of {self.planned} rounds (sequential sampling)"
-                if self.stopped_early else "")
+        return (
+            f"a pass after {len(self.samples.samples)} of {self.planned} rounds (sequential sampling)"
+            if self.stopped_early
+            else ""
+        )
 
 
-def sample_in_looks(measure: Callable[[int], TimeSamples], rounds: int,
-                    settled: Callable[[TimeSamples], bool] | None) -> Sampled:
+def sample_in_looks(
+    measure: Callable[[int], TimeSamples], rounds: int, settled: Callable[[TimeSamples], bool] | None
+) -> Sampled:
     """Measure ``rounds`` rounds in :func:`looks`, and stop at an earlier look when
     ``settled`` says the samples so far already decide (a pass: a slowdown of the
     threshold is ruled out). Only a pass stops early: ruling a slowdown out fails
@@ -166,8 +177,9 @@ class WholeVerdict:
     shown: bool
 
 
-def whole_verdict(comparison_status: str, regressed: bool, inconclusive: bool,
-                 peer_statuses: Sequence[str]) -> WholeVerdict:
+def whole_verdict(
+    comparison_status: str, regressed: bool, inconclusive: bool, peer_statuses: Sequence[str]
+) -> WholeVerdict:
     """Combine the baseline comparison with the gated peers: a regression is named
     first; a peer past its limit fails a test whose comparison passed."""
     peer_exceeded = Verdict.EXCEEDED in peer_statuses
@@ -185,9 +197,14 @@ def whole_verdict(comparison_status: str, regressed: bool, inconclusive: bool,
     )
 
 
-def pipeline_notes(baseline_pipeline: str, pipeline: str, same_target: bool,
-                   baseline_records_hash: str | None, records_hash: str | None,
-                   tuning_source: str = "") -> tuple[list[str], str]:
+def pipeline_notes(
+    baseline_pipeline: str,
+    pipeline: str,
+    same_target: bool,
+    baseline_records_hash: str | None,
+    records_hash: str | None,
+    tuning_source: str = "",
+) -> tuple[list[str], str]:
     """Notes on how the compile pipeline or tuning records changed since the baseline,
     and the summary's short word for a tuning change ("" when none). ``records_hash``
     covers only the records this test's own kernels use (tuning.inspect), so tuning
@@ -198,9 +215,14 @@ def pipeline_notes(baseline_pipeline: str, pipeline: str, same_target: bool,
     if baseline_pipeline != pipeline:
         return [f"compile pipeline changed: {safe(baseline_pipeline)} -> {pipeline}", *source], tuning_source
     if same_target and baseline_records_hash != records_hash:  # each target has its own records
-        return ([f"tuning database records changed since the baseline ({safe(baseline_records_hash)} -> {records_hash}): "
-                 f"re-record with pytest --tvmperf-update if the new schedules are intended", *source],
-                "; ".join(["tuning database records changed since the baseline", *source]))
+        return (
+            [
+                f"tuning database records changed since the baseline ({safe(baseline_records_hash)} -> {records_hash}): "
+                f"re-record with pytest --tvmperf-update if the new schedules are intended",
+                *source,
+            ],
+            "; ".join(["tuning database records changed since the baseline", *source]),
+        )
     return source, tuning_source
 
 
@@ -211,15 +233,19 @@ def confirmation_note(checked: "Confirmed", name: str = "time") -> str | None:
         return None
     first, second, final = checked.first[name], checked.second[name], checked.verdicts[name]
     if name in checked.disagreed:
-        word = (f"fails on all samples, but the measurements disagree ({first.measured_ratio:.2f}x, "
-                f"then {second.measured_ratio:.2f}x): inconclusive")
+        word = (
+            f"fails on all samples, but the measurements disagree ({first.measured_ratio:.2f}x, "
+            f"then {second.measured_ratio:.2f}x): inconclusive"
+        )
     else:
         if final.status != first.status:
             word = f"not confirmed (now {final.status})"
         else:  # an answer held at inconclusive is never "confirmed": it is still held
             word = "still inconclusive" if final.status == Verdict.INCONCLUSIVE else "confirmed"
-    return (f"first measurement {first.status} at {first.describe()}; re-measured with "
-            f"{len(checked.samples.samples)} samples in all: {word}")
+    return (
+        f"first measurement {first.status} at {first.describe()}; re-measured with "
+        f"{len(checked.samples.samples)} samples in all: {word}"
+    )
 
 
 def summary_note(threads_note: str, status: str, reason: str, not_gated_note: str, tuning_note: str) -> str:

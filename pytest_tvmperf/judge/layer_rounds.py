@@ -67,8 +67,9 @@ class Round:
         return cls(tuple(calls), tuple(outside))
 
     @classmethod
-    def of_hooks(cls, start: float, end: float, spans: Sequence[Span], inside_s: float = 0.0,
-                 between_s: float = 0.0) -> Round:
+    def of_hooks(
+        cls, start: float, end: float, spans: Sequence[Span], inside_s: float = 0.0, between_s: float = 0.0
+    ) -> Round:
         """A run from ``start`` to ``end`` whose timed calls ran at ``spans`` (in order,
         none inside another), each paying the hooks' ``inside_s`` in its window and
         ``between_s`` outside it: the time between calls (the peer's own work between its

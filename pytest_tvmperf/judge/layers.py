@@ -38,13 +38,34 @@ _TVM_ANCHORS = (
 
 #: peer op names (torch module classes, onnxruntime op types) -> anchor kind
 PEER_ANCHORS: Mapping[str, str] = {
-    "Conv1d": CONV, "Conv2d": CONV, "Conv3d": CONV, "ConvTranspose2d": CONV, "Conv": CONV, "FusedConv": CONV,
-    "ConvTranspose": CONV, "NchwcConv": CONV, "QLinearConv": CONV,
-    "Linear": MATMUL, "Gemm": MATMUL, "MatMul": MATMUL, "FusedGemm": MATMUL, "FusedMatMul": MATMUL,
-    "MaxPool1d": MAX_POOL, "MaxPool2d": MAX_POOL, "MaxPool3d": MAX_POOL, "MaxPool": MAX_POOL,
-    "AdaptiveMaxPool2d": MAX_POOL, "GlobalMaxPool": MAX_POOL, "NchwcMaxPool": MAX_POOL,
-    "AvgPool1d": AVG_POOL, "AvgPool2d": AVG_POOL, "AvgPool3d": AVG_POOL, "AdaptiveAvgPool2d": AVG_POOL,
-    "AveragePool": AVG_POOL, "GlobalAveragePool": AVG_POOL, "NchwcAveragePool": AVG_POOL,
+    "Conv1d": CONV,
+    "Conv2d": CONV,
+    "Conv3d": CONV,
+    "ConvTranspose2d": CONV,
+    "Conv": CONV,
+    "FusedConv": CONV,
+    "ConvTranspose": CONV,
+    "NchwcConv": CONV,
+    "QLinearConv": CONV,
+    "Linear": MATMUL,
+    "Gemm": MATMUL,
+    "MatMul": MATMUL,
+    "FusedGemm": MATMUL,
+    "FusedMatMul": MATMUL,
+    "MaxPool1d": MAX_POOL,
+    "MaxPool2d": MAX_POOL,
+    "MaxPool3d": MAX_POOL,
+    "MaxPool": MAX_POOL,
+    "AdaptiveMaxPool2d": MAX_POOL,
+    "GlobalMaxPool": MAX_POOL,
+    "NchwcMaxPool": MAX_POOL,
+    "AvgPool1d": AVG_POOL,
+    "AvgPool2d": AVG_POOL,
+    "AvgPool3d": AVG_POOL,
+    "AdaptiveAvgPool2d": AVG_POOL,
+    "AveragePool": AVG_POOL,
+    "GlobalAveragePool": AVG_POOL,
+    "NchwcAveragePool": AVG_POOL,
     "NchwcGlobalAveragePool": AVG_POOL,
 }
 
@@ -61,9 +82,24 @@ def fused_ops(kernel: str) -> tuple[str, ...]:
     """The ops a fused TVM kernel computes, from its name: ``fused_conv2d1_add1_relu`` ->
     (conv2d, add, relu) (the numbers TVM appends to tell kernels apart are dropped)."""
     name = kernel.removeprefix("fused_")
-    known = ("conv2d_transpose", "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool2d", "max_pool2d",
-             "batch_norm", "layer_norm", "batch_matmul", "conv1d", "conv2d", "conv3d", "strided_slice",
-             "expand_dims", "concatenate", "transpose", "layout_transform")
+    known = (
+        "conv2d_transpose",
+        "adaptive_avg_pool2d",
+        "adaptive_max_pool2d",
+        "avg_pool2d",
+        "max_pool2d",
+        "batch_norm",
+        "layer_norm",
+        "batch_matmul",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "strided_slice",
+        "expand_dims",
+        "concatenate",
+        "transpose",
+        "layout_transform",
+    )
     ops: list[str] = []
     rest = name
     while rest:
@@ -71,7 +107,7 @@ def fused_ops(kernel: str) -> tuple[str, ...]:
             m = re.match(rf"{op}\d*(?:_|$)", rest)
             if m:
                 ops.append(op)
-                rest = rest[m.end():]
+                rest = rest[m.end() :]
                 break
         else:
             head, _, rest = rest.partition("_")
@@ -130,16 +166,29 @@ class LayerCall:
         return " ".join(p for p in (self.op, self.attrs, f"{shapes} -> {out}" if out else shapes) if p)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "op": self.op, "kind": self.kind, "time_s": self.time_s,
-                "inputs": [list(s) for s in self.inputs], "output": list(self.output), "attrs": self.attrs,
-                "flops": self.flops}
+        return {
+            "name": self.name,
+            "op": self.op,
+            "kind": self.kind,
+            "time_s": self.time_s,
+            "inputs": [list(s) for s in self.inputs],
+            "output": list(self.output),
+            "attrs": self.attrs,
+            "flops": self.flops,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LayerCall":
-        return cls(name=str(data["name"]), op=str(data.get("op", "")), kind=str(data.get("kind", "")),
-                   time_s=float(data["time_s"]), inputs=tuple(tuple(int(d) for d in s) for s in data.get("inputs", ())),
-                   output=tuple(int(d) for d in data.get("output", ())), attrs=str(data.get("attrs", "")),
-                   flops=None if data.get("flops") is None else int(data["flops"]))
+        return cls(
+            name=str(data["name"]),
+            op=str(data.get("op", "")),
+            kind=str(data.get("kind", "")),
+            time_s=float(data["time_s"]),
+            inputs=tuple(tuple(int(d) for d in s) for s in data.get("inputs", ())),
+            output=tuple(int(d) for d in data.get("output", ())),
+            attrs=str(data.get("attrs", "")),
+            flops=None if data.get("flops") is None else int(data["flops"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -210,18 +259,32 @@ class LayerRow:
         return self.flops / t / 1e9 if self.flops and t > 0 else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "tvm": [c.to_json() for c in self.tvm], "peer": [c.to_json() for c in self.peer],
-                "flops": self.flops, "outside": self.outside, "tvm_outside_s": self.tvm_outside_s,
-                "peer_outside_s": self.peer_outside_s, "noise_s": self.noise_s, "tvm_s": self.tvm_s,
-                "peer_s": self.peer_s, "lost_s": self.lost_s}
+        return {
+            "label": self.label,
+            "tvm": [c.to_json() for c in self.tvm],
+            "peer": [c.to_json() for c in self.peer],
+            "flops": self.flops,
+            "outside": self.outside,
+            "tvm_outside_s": self.tvm_outside_s,
+            "peer_outside_s": self.peer_outside_s,
+            "noise_s": self.noise_s,
+            "tvm_s": self.tvm_s,
+            "peer_s": self.peer_s,
+            "lost_s": self.lost_s,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LayerRow":
-        return cls(label=str(data["label"]), tvm=tuple(LayerCall.from_json(c) for c in data.get("tvm", ())),
-                   peer=tuple(LayerCall.from_json(c) for c in data.get("peer", ())),
-                   flops=None if data.get("flops") is None else int(data["flops"]), outside=str(data.get("outside", "")),
-                   tvm_outside_s=float(data.get("tvm_outside_s", 0.0)), peer_outside_s=float(data.get("peer_outside_s", 0.0)),
-                   noise_s=float(data.get("noise_s", 0.0)))
+        return cls(
+            label=str(data["label"]),
+            tvm=tuple(LayerCall.from_json(c) for c in data.get("tvm", ())),
+            peer=tuple(LayerCall.from_json(c) for c in data.get("peer", ())),
+            flops=None if data.get("flops") is None else int(data["flops"]),
+            outside=str(data.get("outside", "")),
+            tvm_outside_s=float(data.get("tvm_outside_s", 0.0)),
+            peer_outside_s=float(data.get("peer_outside_s", 0.0)),
+            noise_s=float(data.get("noise_s", 0.0)),
+        )
 
 
 @dataclass(frozen=True)
@@ -243,14 +306,23 @@ class LayerTable:
         return losing if n is None else losing[:n]
 
     def to_json(self) -> dict[str, Any]:
-        return {"peer": self.peer, "tvm_total_s": self.tvm_total_s, "peer_total_s": self.peer_total_s,
-                "notes": list(self.notes), "rows": [r.to_json() for r in self.rows]}
+        return {
+            "peer": self.peer,
+            "tvm_total_s": self.tvm_total_s,
+            "peer_total_s": self.peer_total_s,
+            "notes": list(self.notes),
+            "rows": [r.to_json() for r in self.rows],
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LayerTable":
-        return cls(peer=str(data["peer"]), rows=tuple(LayerRow.from_json(r) for r in data.get("rows", ())),
-                   tvm_total_s=float(data["tvm_total_s"]), peer_total_s=float(data["peer_total_s"]),
-                   notes=tuple(str(n) for n in data.get("notes", ())))
+        return cls(
+            peer=str(data["peer"]),
+            rows=tuple(LayerRow.from_json(r) for r in data.get("rows", ())),
+            tvm_total_s=float(data["tvm_total_s"]),
+            peer_total_s=float(data["peer_total_s"]),
+            notes=tuple(str(n) for n in data.get("notes", ())),
+        )
 
 
 # ---------------------------------------------------------------- matching
@@ -333,22 +405,55 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
             pg = peer_groups[matched_tvm[ti]]
             anchor = pg.anchor
             assert anchor is not None and tg.anchor is not None
-            rows.append(LayerRow(label=anchor_label(anchor), tvm=tuple(tg.calls), peer=tuple(pg.calls),
-                                 flops=anchor.flops if anchor.flops is not None else tg.anchor.flops))
+            rows.append(
+                LayerRow(
+                    label=anchor_label(anchor),
+                    tvm=tuple(tg.calls),
+                    peer=tuple(pg.calls),
+                    flops=anchor.flops if anchor.flops is not None else tg.anchor.flops,
+                )
+            )
         else:
             first = tg.calls[0]
-            rows.append(LayerRow(label=f"(TVM only) {first.name}", tvm=tuple(tg.calls),
-                                 flops=first.flops if tg.anchor is not None else None))
+            rows.append(
+                LayerRow(
+                    label=f"(TVM only) {first.name}",
+                    tvm=tuple(tg.calls),
+                    flops=first.flops if tg.anchor is not None else None,
+                )
+            )
     for pi, pg in enumerate(peer_groups):
         if pi not in pairs:
-            rows.append(LayerRow(label=f"({peer.label} only) {pg.calls[0].name}", peer=tuple(pg.calls),
-                                 flops=pg.anchor.flops if pg.anchor is not None else None))
-    rows.append(LayerRow(label="(outside kernels) TVM: VM builtins, allocation, dispatch", outside="tvm",
-                         tvm_outside_s=tvm.outside, noise_s=tvm.outside_noise_s))
-    rows.append(LayerRow(label=f"(outside layers) {peer.label}: between its layers (functional ops, framework overhead)",
-                         outside="peer", peer_outside_s=peer.outside, noise_s=peer.outside_noise_s))
-    return LayerTable(peer=peer.label, rows=tuple(rows), tvm_total_s=tvm.total_s, peer_total_s=peer.total_s,
-                      notes=tuple(n for n in (tvm.note, peer.note) if n))
+            rows.append(
+                LayerRow(
+                    label=f"({peer.label} only) {pg.calls[0].name}",
+                    peer=tuple(pg.calls),
+                    flops=pg.anchor.flops if pg.anchor is not None else None,
+                )
+            )
+    rows.append(
+        LayerRow(
+            label="(outside kernels) TVM: VM builtins, allocation, dispatch",
+            outside="tvm",
+            tvm_outside_s=tvm.outside,
+            noise_s=tvm.outside_noise_s,
+        )
+    )
+    rows.append(
+        LayerRow(
+            label=f"(outside layers) {peer.label}: between its layers (functional ops, framework overhead)",
+            outside="peer",
+            peer_outside_s=peer.outside,
+            noise_s=peer.outside_noise_s,
+        )
+    )
+    return LayerTable(
+        peer=peer.label,
+        rows=tuple(rows),
+        tvm_total_s=tvm.total_s,
+        peer_total_s=peer.total_s,
+        notes=tuple(n for n in (tvm.note, peer.note) if n),
+    )
 
 
 def anchor_label(anchor: LayerCall) -> str:

@@ -28,7 +28,7 @@ SIDE_NAMES = {"time": "today's build", "baseline": "the baseline's program", "re
 
 def side_name(series: str) -> str:
     """'today's build', 'the reference kernel', 'torch' (for ``peer:torch``)."""
-    return series[len("peer:"):] if series.startswith("peer:") else SIDE_NAMES.get(series, series)
+    return series[len("peer:") :] if series.startswith("peer:") else SIDE_NAMES.get(series, series)
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,11 @@ class OwnTimes:
         return LOAD_NOISE_PER_WAIT * min(1.0, self.load)
 
     def describe(self) -> str:
-        return (f"judged on each side's own run time (wall time less its own threads' CPU wait), "
-                f"{len(self.kept)} of {self.total} rounds, median wait {self.load:.0%}, allowance "
-                f"+{self.allowance:.1%}")
+        return (
+            f"judged on each side's own run time (wall time less its own threads' CPU wait), "
+            f"{len(self.kept)} of {self.total} rounds, median wait {self.load:.0%}, allowance "
+            f"+{self.allowance:.1%}"
+        )
 
 
 def own_times(samples: TimeSamples, sides: Sequence[str]) -> OwnTimes | None:
@@ -79,11 +81,18 @@ def own_times(samples: TimeSamples, sides: Sequence[str]) -> OwnTimes | None:
     kept = tuple(i for i in range(total) if all(w[i] <= ceiling for w in waits))  # type: ignore[index]
     if len(kept) < max(MIN_CLEAN_ROUNDS, math.ceil(MIN_CLEAN_SHARE * total)):
         worst = max(range(len(sides)), key=lambda k: untold[k])
-        return OwnTimes((), kept, total, 1.0,
-                        f"the run time of {side_name(sides[worst])} cannot be told: its threads waited for a CPU "
-                        f"more than {ceiling:.0%} of its wall time in {untold[worst]} of {total} rounds")
-    runs = tuple((s, tuple(v[i] * (1 - w[i]) for i in kept))  # type: ignore[index]
-                 for s, v, w in zip(sides, values, waits))
+        return OwnTimes(
+            (),
+            kept,
+            total,
+            1.0,
+            f"the run time of {side_name(sides[worst])} cannot be told: its threads waited for a CPU "
+            f"more than {ceiling:.0%} of its wall time in {untold[worst]} of {total} rounds",
+        )
+    runs = tuple(
+        (s, tuple(v[i] * (1 - w[i]) for i in kept))  # type: ignore[index]
+        for s, v, w in zip(sides, values, waits)
+    )
     load = float(np.median([max(w[i] for w in waits) for i in kept]))  # type: ignore[index]
     return OwnTimes(runs, kept, total, load)
 
@@ -93,15 +102,22 @@ def as_run_times(samples: TimeSamples) -> TimeSamples | None:
     threads' wait), the rounds whose run time cannot be told left out: what a baseline
     recorded on a busy machine stores. None where the samples carry no per-side waits, or
     too few rounds can be told."""
-    names = ["time", *(n for n in ("reference", "baseline") if samples.series(n) is not None),
-             *(f"peer:{n}" for n, _ in samples.peers)]
+    names = [
+        "time",
+        *(n for n in ("reference", "baseline") if samples.series(n) is not None),
+        *(f"peer:{n}" for n, _ in samples.peers),
+    ]
     own = own_times(samples, names)
     if own is None or own.lost:
         return None
     cut = samples.rounds(own.kept)
-    return TimeSamples(own.series("time"),
-                       own.series("reference") if cut.reference is not None else None, cut.reference_name,
-                       own.series("baseline") if cut.baseline is not None else None,
-                       tuple((n, own.series(f"peer:{n}")) for n, _ in cut.peers),
-                       tuple(0.0 for _ in own.kept), cut.screened_by,
-                       tuple((n, tuple(0.0 for _ in own.kept)) for n in names))
+    return TimeSamples(
+        own.series("time"),
+        own.series("reference") if cut.reference is not None else None,
+        cut.reference_name,
+        own.series("baseline") if cut.baseline is not None else None,
+        tuple((n, own.series(f"peer:{n}")) for n, _ in cut.peers),
+        tuple(0.0 for _ in own.kept),
+        cut.screened_by,
+        tuple((n, tuple(0.0 for _ in own.kept)) for n in names),
+    )

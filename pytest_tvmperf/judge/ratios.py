@@ -19,8 +19,12 @@ from pytest_tvmperf.values.samples import TimeSamples
 
 
 #: a ratio's decision (on ratio/limit, threshold 0) as the ratio's status
-_RATIO_STATUS = {Verdict.REGRESSED: Verdict.EXCEEDED, Verdict.IMPROVED: Verdict.PASS, Verdict.PASS: Verdict.PASS,
-                 Verdict.INCONCLUSIVE: Verdict.INCONCLUSIVE}
+_RATIO_STATUS = {
+    Verdict.REGRESSED: Verdict.EXCEEDED,
+    Verdict.IMPROVED: Verdict.PASS,
+    Verdict.PASS: Verdict.PASS,
+    Verdict.INCONCLUSIVE: Verdict.INCONCLUSIVE,
+}
 
 
 @dataclass(frozen=True)
@@ -87,9 +91,17 @@ class RatioVerdict:
         return f"{self.ratio:.2f}x ({self.decision.confidence * 100:.3g}% CI {self.low:.2f}-{self.high:.2f}x{widened})"
 
 
-def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, denominator_s: float,
-                  limit: float | None, alpha: float, noise: float, reason: str = "",
-                  busy: Sequence[float] | None = None) -> RatioVerdict:
+def ratio_verdict(
+    name: str,
+    ratios: tuple[float, ...],
+    numerator_s: float,
+    denominator_s: float,
+    limit: float | None,
+    alpha: float,
+    noise: float,
+    reason: str = "",
+    busy: Sequence[float] | None = None,
+) -> RatioVerdict:
     """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`);
     ``reason`` (why the evidence cannot be trusted) holds it at inconclusive, unless
     ``busy`` (the per-round CPU waits of a busy machine) bounds what the load could have
@@ -99,12 +111,21 @@ def ratio_verdict(name: str, ratios: tuple[float, ...], numerator_s: float, deno
     scaled = [r / scale for r in ratios]
     if reason and busy is not None and len(busy) == len(scaled):
         decision = busy_widened_decision(scaled, None, busy, 0.0, alpha, noise, "a/b", allow_pass=True)
-        return RatioVerdict(name, limit, decision, numerator_s, denominator_s,
-                            reason if decision.status == Verdict.INCONCLUSIVE else "", widened_note(busy))
+        return RatioVerdict(
+            name,
+            limit,
+            decision,
+            numerator_s,
+            denominator_s,
+            reason if decision.status == Verdict.INCONCLUSIVE else "",
+            widened_note(busy),
+        )
     # a pass needs the whole interval at or under the limit (``2.65x [2.26-3.10]`` against 3
     # is no pass), as ``exceeded`` needs it wholly above
     decision = decide(scaled, None, 0.0, alpha, noise, "a/b", "interval")
-    return RatioVerdict(name, limit, held_decision(decision) if reason else decision, numerator_s, denominator_s, reason)
+    return RatioVerdict(
+        name, limit, held_decision(decision) if reason else decision, numerator_s, denominator_s, reason
+    )
 
 
 def _busy_waits(samples: TimeSamples, screened) -> tuple[float, ...] | None:
@@ -115,8 +136,16 @@ def _busy_waits(samples: TimeSamples, screened) -> tuple[float, ...] | None:
     return samples.preempted
 
 
-def _side_ratio(name: str, samples: TimeSamples, screened, numerator: str, denominator: str,
-                limit: float | None, alpha: float, noise: float) -> RatioVerdict:
+def _side_ratio(
+    name: str,
+    samples: TimeSamples,
+    screened,
+    numerator: str,
+    denominator: str,
+    limit: float | None,
+    alpha: float,
+    noise: float,
+) -> RatioVerdict:
     """One ratio, ``numerator`` over ``denominator`` (series names), judged on each side's
     own run time where the machine was busy and the samples carry each side's waits, else
     on the screened wall times (widened by the rounds' waits where only those are known)."""
@@ -126,16 +155,33 @@ def _side_ratio(name: str, samples: TimeSamples, screened, numerator: str, denom
         own = own_times(samples, (numerator, denominator))
         if own is not None and not own.lost:
             scale = limit or 1.0
-            decision = decide([r / scale for r in own.ratios(numerator, denominator)], None, 0.0, alpha,
-                              math.hypot(noise, own.allowance), "a/b", "interval")
+            decision = decide(
+                [r / scale for r in own.ratios(numerator, denominator)],
+                None,
+                0.0,
+                alpha,
+                math.hypot(noise, own.allowance),
+                "a/b",
+                "interval",
+            )
             decision = replace(decision, estimate=OWN_RUN_TIME)
             # an inconclusive ratio carries no reason: more rounds (the confirmation) can decide it
-            return RatioVerdict(name, limit, decision, own.median(numerator), own.median(denominator), "",
-                                own.describe())
+            return RatioVerdict(
+                name, limit, decision, own.median(numerator), own.median(denominator), "", own.describe()
+            )
         if own is not None:  # a side whose run time cannot be told: held with that reason, not widened
             reason, waits = f"{reason}; {own.lost}", None
-    return ratio_verdict(name, samples.ratios(numerator, denominator), samples.median,
-                         float(np.median(samples.series(denominator))), limit, alpha, noise, reason, waits)
+    return ratio_verdict(
+        name,
+        samples.ratios(numerator, denominator),
+        samples.median,
+        float(np.median(samples.series(denominator))),
+        limit,
+        alpha,
+        noise,
+        reason,
+        waits,
+    )
 
 
 def relation_verdict(name: str, samples: TimeSamples, limit: float, alpha: float, noise: float) -> RatioVerdict:
@@ -145,8 +191,9 @@ def relation_verdict(name: str, samples: TimeSamples, limit: float, alpha: float
     return _side_ratio(name, kept, screened, "time", "baseline", limit, alpha, noise)
 
 
-def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float,
-                  wanted: tuple[str, ...] | None = None) -> tuple[RatioVerdict, ...]:
+def peer_verdicts(
+    samples: TimeSamples, limits: Mapping[str, float], alpha: float, noise: float, wanted: tuple[str, ...] | None = None
+) -> tuple[RatioVerdict, ...]:
     """TVM over each peer framework timed in the same rounds; gated where ``limits``
     names the peer (``@pytest.mark.tvmperf(vs_torch=1.2)``). A peer in ``wanted`` (or
     in ``limits``) without samples is an error: a timer that drops peers must not
@@ -154,8 +201,13 @@ def peer_verdicts(samples: TimeSamples, limits: Mapping[str, float], alpha: floa
     names = dict(samples.peers)
     lost = sorted((set(wanted or ()) | set(limits)) - set(names))
     if lost:
-        raise ValueError(f"the timer returned no samples of peer(s) {', '.join(lost)}: a tvmperf_timer must time "
-                         f"TimingTask.peers and return them in TimeSamples.peers")
+        raise ValueError(
+            f"the timer returned no samples of peer(s) {', '.join(lost)}: a tvmperf_timer must time "
+            f"TimingTask.peers and return them in TimeSamples.peers"
+        )
     samples, screened = clean(samples)
-    return tuple(_side_ratio(name, samples, screened, "time", f"peer:{name}", limits.get(name), alpha, noise)
-                 for name, _ in samples.peers if wanted is None or name in wanted)
+    return tuple(
+        _side_ratio(name, samples, screened, "time", f"peer:{name}", limits.get(name), alpha, noise)
+        for name, _ in samples.peers
+        if wanted is None or name in wanted
+    )

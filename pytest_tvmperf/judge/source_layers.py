@@ -62,8 +62,9 @@ def _numbered(name: str) -> tuple[str, int]:
     return re.sub(r"\d+(?=_|$)", "", name), int(first.group(1)) + 1 if first else 0
 
 
-def assign(kernels: Mapping[str, KernelId], layers: Sequence[SourceLayer],
-           calls: Sequence[str] = ()) -> dict[str, tuple[SourceLayer, ...]]:
+def assign(
+    kernels: Mapping[str, KernelId], layers: Sequence[SourceLayer], calls: Sequence[str] = ()
+) -> dict[str, tuple[SourceLayer, ...]]:
     """{kernel name: the layers it computes, in program order}; a kernel no layer fits is
     left out. ``calls``: the kernels called, in order (:func:`call_order`)."""
     first_call = {}
@@ -100,8 +101,9 @@ def layers_text(layers: Sequence[SourceLayer]) -> str:
     return ", ".join(l.describe() for l in shown) + tail
 
 
-def kernel_layers(kernels: Mapping[str, KernelId], layers: Sequence[SourceLayer],
-                  calls: Sequence[str] = ()) -> dict[str, str]:
+def kernel_layers(
+    kernels: Mapping[str, KernelId], layers: Sequence[SourceLayer], calls: Sequence[str] = ()
+) -> dict[str, str]:
     """{kernel name: ``layer3.0.conv2 (Conv2d 5x5)``}: what :func:`~pytest_tvmperf.measure.
     kernel_identity.kernel_identities` takes as ``layers``."""
     return {name: layers_text(found) for name, found in assign(kernels, layers, calls).items()}

@@ -124,8 +124,15 @@ def decide(
         status = Verdict.PASS if high <= 1 + threshold else Verdict.INCONCLUSIVE
     elif upper90 <= 1 + threshold:
         # shown with the interval that decided it: its upper end is the one-sided 90% bound
-        return TimeDecision(Verdict.PASS, ratio, math.exp(log_ratio - Z_RULE_OUT * se), upper90,
-                            1 - 2 * (1 - NormalDist().cdf(Z_RULE_OUT)), mode, noise)
+        return TimeDecision(
+            Verdict.PASS,
+            ratio,
+            math.exp(log_ratio - Z_RULE_OUT * se),
+            upper90,
+            1 - 2 * (1 - NormalDist().cdf(Z_RULE_OUT)),
+            mode,
+            noise,
+        )
     else:
         status = Verdict.INCONCLUSIVE
     return TimeDecision(status, ratio, low, high, 1 - alpha, mode, noise)

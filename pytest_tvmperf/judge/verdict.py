@@ -63,21 +63,42 @@ class Verdict(str, Enum):
 
 
 #: the verdicts that fail a test
-FAILING = frozenset({Verdict.REGRESSED, Verdict.EXCEEDED, Verdict.WRONG, Verdict.ERROR, Verdict.NO_BASELINE,
-                     Verdict.SLOWER_THAN_PEER, Verdict.UNAPPROVED_CHANGE, Verdict.UNVERIFIED_CHANGE})
+FAILING = frozenset(
+    {
+        Verdict.REGRESSED,
+        Verdict.EXCEEDED,
+        Verdict.WRONG,
+        Verdict.ERROR,
+        Verdict.NO_BASELINE,
+        Verdict.SLOWER_THAN_PEER,
+        Verdict.UNAPPROVED_CHANGE,
+        Verdict.UNVERIFIED_CHANGE,
+    }
+)
 
 #: a time decision from the samples (``timestats.decide``)
 TimeStatus = Literal[Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE]
 #: one metric against its baseline (``compare.MetricVerdict``)
-MetricStatus = Literal[Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE, Verdict.NA,
-                       Verdict.NOT_GATED]
+MetricStatus = Literal[
+    Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE, Verdict.NA, Verdict.NOT_GATED
+]
 #: a ratio against its limit (``ratios.RatioVerdict``: a peer framework, an ``assert_ratio`` relation)
 RatioStatus = Literal[Verdict.PASS, Verdict.EXCEEDED, Verdict.INCONCLUSIVE, Verdict.NOT_GATED]
 
 #: the verdicts a test as a whole can get (the summary table's last column)
-TEST_VERDICTS = (Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE, Verdict.RECORDED,
-                 Verdict.NO_BASELINE, Verdict.ERROR, Verdict.WRONG, Verdict.SLOWER_THAN_PEER,
-                 Verdict.UNAPPROVED_CHANGE, Verdict.UNVERIFIED_CHANGE)
+TEST_VERDICTS = (
+    Verdict.PASS,
+    Verdict.REGRESSED,
+    Verdict.IMPROVED,
+    Verdict.INCONCLUSIVE,
+    Verdict.RECORDED,
+    Verdict.NO_BASELINE,
+    Verdict.ERROR,
+    Verdict.WRONG,
+    Verdict.SLOWER_THAN_PEER,
+    Verdict.UNAPPROVED_CHANGE,
+    Verdict.UNVERIFIED_CHANGE,
+)
 
 
 def read_verdict(fields: Fields, key: str) -> Verdict | str:
@@ -86,7 +107,9 @@ def read_verdict(fields: Fields, key: str) -> Verdict | str:
     word = fields.text(key, required=True)
     verdict = Verdict.known(word)
     if fields.strict and not isinstance(verdict, Verdict):
-        raise SchemaProblem(fields.path(key), f"expected a verdict ({', '.join(v.value for v in Verdict)}), got {word!r}")
+        raise SchemaProblem(
+            fields.path(key), f"expected a verdict ({', '.join(v.value for v in Verdict)}), got {word!r}"
+        )
     return verdict
 
 
@@ -114,18 +137,32 @@ class PeerCell:
 
     def to_dict(self) -> dict[str, Any]:
         """Builtin types only (JSON, the xdist hand-over)."""
-        return {"name": self.name, "ratio": self.ratio, "low": self.low, "high": self.high, "limit": self.limit,
-                "status": str(self.status), "numerator_s": self.numerator_s, "denominator_s": self.denominator_s}
+        return {
+            "name": self.name,
+            "ratio": self.ratio,
+            "low": self.low,
+            "high": self.high,
+            "limit": self.limit,
+            "status": str(self.status),
+            "numerator_s": self.numerator_s,
+            "denominator_s": self.denominator_s,
+        }
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "peer", strict: bool = True) -> PeerCell:
         """Read back :meth:`to_dict`'s output; raises SchemaProblem naming the field
         (lenient, ``strict=False``: what is missing or wrong reads as nothing)."""
         f = data if isinstance(data, Fields) else Fields(data, where, strict)
-        return cls(name=f.text("name", required=True), ratio=f.number("ratio", required=True),
-                   low=f.number("low", required=True), high=f.number("high", required=True),
-                   status=read_verdict(f, "status"), limit=f.number("limit"),
-                   numerator_s=f.number("numerator_s"), denominator_s=f.number("denominator_s"))
+        return cls(
+            name=f.text("name", required=True),
+            ratio=f.number("ratio", required=True),
+            low=f.number("low", required=True),
+            high=f.number("high", required=True),
+            status=read_verdict(f, "status"),
+            limit=f.number("limit"),
+            numerator_s=f.number("numerator_s"),
+            denominator_s=f.number("denominator_s"),
+        )
 
 
 def peer_failures(peers: Any) -> str:

@@ -41,12 +41,15 @@ class RoundsPlan:
             return ""
         each = f" (~{self.round_s:.3g} s each)" if self.round_s is not None else ""
         reached = f"; precision reached: +-{100 * precision:.1f}%" if precision is not None else ""
-        return (f"timed in {self.rounds} of {self.asked} rounds{each} within the {self.budget_s:g} s time budget"
-                f"{reached} (--tvmperf-time-budget)")
+        return (
+            f"timed in {self.rounds} of {self.asked} rounds{each} within the {self.budget_s:g} s time budget"
+            f"{reached} (--tvmperf-time-budget)"
+        )
 
 
-def plan_rounds(run_s: float | None, heavy: int, light: int, asked: int, budget_s: float,
-                min_sample_s: float) -> RoundsPlan:
+def plan_rounds(
+    run_s: float | None, heavy: int, light: int, asked: int, budget_s: float, min_sample_s: float
+) -> RoundsPlan:
     """The rounds that fit ``budget_s`` (one warm-up round included): ``heavy`` samplers
     run the program (workload, baseline's program, peers: ~``run_s`` each, at least
     ``min_sample_s``), ``light`` ones a fixed kernel (``min_sample_s``). Never more than

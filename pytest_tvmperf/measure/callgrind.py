@@ -30,8 +30,11 @@ RUNTIME_LINE = "[runtime]"
 def est_cycles(cost: Mapping[str, int]) -> int:
     """Estimated cycles of one cost line (see the module docstring)."""
     g = cost.get
-    return (g("Ir", 0) + L1_MISS_CYCLES * (g("I1mr", 0) + g("D1mr", 0) + g("D1mw", 0))
-            + LL_MISS_CYCLES * (g("ILmr", 0) + g("DLmr", 0) + g("DLmw", 0)))
+    return (
+        g("Ir", 0)
+        + L1_MISS_CYCLES * (g("I1mr", 0) + g("D1mr", 0) + g("D1mw", 0))
+        + LL_MISS_CYCLES * (g("ILmr", 0) + g("DLmr", 0) + g("DLmw", 0))
+    )
 
 
 @dataclass(frozen=True)
@@ -170,5 +173,7 @@ def per_kernel(profile: Profile, library: str) -> dict[str, dict[str, int]]:
         if in_library(call.caller_obj) and not in_library(call.callee_obj) and not _is_tvm(call.callee_obj):
             add(kernel_of(call.caller) or RUNTIME_LINE, call.events)
     lines.setdefault(RUNTIME_LINE, {e: 0 for e in EVENTS})
-    return {"cpu_instructions": {k: v["Ir"] for k, v in lines.items()},
-            "est_cycles": {k: est_cycles(v) for k, v in lines.items()}}
+    return {
+        "cpu_instructions": {k: v["Ir"] for k, v in lines.items()},
+        "est_cycles": {k: est_cycles(v) for k, v in lines.items()},
+    }

@@ -33,13 +33,15 @@ def identify(lowered: Any, layers: Mapping[str, str] | None = None) -> dict[str,
         name = gv.name_hint
         bare = func.without_attr("global_symbol") if func.attrs and "global_symbol" in func.attrs else func
         shapes = ",".join(_dims(p.shape) for p in func.params if hasattr(p, "shape"))
-        out[name] = KernelId(f"{structural_hash(bare) & (2**64 - 1):016x}", op_of(name), shapes,
-                             (layers or {}).get(name, ""))
+        out[name] = KernelId(
+            f"{structural_hash(bare) & (2**64 - 1):016x}", op_of(name), shapes, (layers or {}).get(name, "")
+        )
     return out
 
 
-def kernel_identities(compiled: Any, layers: Mapping[str, str] | None = None,
-                      sources: Sequence[SourceLayer] = ()) -> dict[str, KernelId] | None:
+def kernel_identities(
+    compiled: Any, layers: Mapping[str, str] | None = None, sources: Sequence[SourceLayer] = ()
+) -> dict[str, KernelId] | None:
     """The identities of a compiled program's kernels (None where it keeps no module: a
     loaded library); ``layers``: {kernel name: source layer} where a mapping knows them;
     else ``sources``, the workload's source layers (``Workload.layers``), each kernel

@@ -84,9 +84,11 @@ class Collected:
 
 
 #: the summary line of a run that took the counts of unchanged programs from their baselines
-REUSED_LINE = ("{sources}: counts of unchanged programs taken from their baselines (the same program, with "
-               "fixed input shapes, measured the same way: a new count would be the same; "
-               "--tvmperf-same-program=time counts them again)")
+REUSED_LINE = (
+    "{sources}: counts of unchanged programs taken from their baselines (the same program, with "
+    "fixed input shapes, measured the same way: a new count would be the same; "
+    "--tvmperf-same-program=time counts them again)"
+)
 
 
 def stored_counts(source: "MetricSource", described: str, stored) -> dict[str, Mapping[str, int]] | None:
@@ -130,8 +132,11 @@ def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings, s
             missing.extend(m.name for m in source.metrics)
             continue
         setup = getattr(source, "setup", None)
-        same = stored_counts(source, setup(prepared, settings), stored) if setup is not None and stored is not None \
+        same = (
+            stored_counts(source, setup(prepared, settings), stored)
+            if setup is not None and stored is not None
             else None
+        )
         if same is not None:
             reused.append(source.name)
             for metric, counts in same.items():
@@ -155,8 +160,10 @@ def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings, s
 
 
 #: the summary line of an update that kept stored counts it could not measure
-KEPT_LINE = ("--tvmperf-update kept the stored {metrics} counts of the entries this run could not measure "
-             "(their other exact metrics unchanged; as a timing-off run keeps the timings)")
+KEPT_LINE = (
+    "--tvmperf-update kept the stored {metrics} counts of the entries this run could not measure "
+    "(their other exact metrics unchanged; as a timing-off run keeps the timings)"
+)
 
 
 def keep_unmeasured(exact, baseline_exact, missing) -> tuple[object, tuple[str, ...]]:
@@ -175,13 +182,21 @@ def keep_unmeasured(exact, baseline_exact, missing) -> tuple[object, tuple[str, 
     if bare(exact) != bare(baseline_exact):
         return exact, ()
     per_kernel = {**exact.per_kernel, **{m: baseline_exact.per_kernel[m] for m in kept}}
-    measured_with = {**exact.measured_with,
-                     **{m: baseline_exact.measured_with[m] for m in kept if m in baseline_exact.measured_with}}
+    measured_with = {
+        **exact.measured_with,
+        **{m: baseline_exact.measured_with[m] for m in kept if m in baseline_exact.measured_with},
+    }
     return replace(exact, per_kernel=per_kernel, measured_with=measured_with), kept
 
 
-def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str,
-                  limit: int = 6, label=None, within: float | None = None) -> str:
+def grown_kernels(
+    before: Mapping[str, int] | None,
+    after: Mapping[str, int] | None,
+    unit: str,
+    limit: int = 6,
+    label=None,
+    within: float | None = None,
+) -> str:
     """'fused_conv2d_add_relu: 1.82 G -> 2.01 G instructions (+10.4%), new_kernel: 3.1 M (new)',
     the kernels whose count grew, largest growth first (the runtime's line is no kernel:
     see :func:`runtime_change`). ``after`` is keyed like ``before`` (a build's kernels
@@ -200,7 +215,9 @@ def grown_kernels(before: Mapping[str, int] | None, after: Mapping[str, int] | N
         if name not in before:
             text = f"{shown}: {fmt_count(new)} {unit} (new)"
         else:
-            text = f"{shown}: {fmt_count(old)} -> {fmt_count(new)} {unit} ({(new - old) / old * 100 if old else 0:+.1f}%)"
+            text = (
+                f"{shown}: {fmt_count(old)} -> {fmt_count(new)} {unit} ({(new - old) / old * 100 if old else 0:+.1f}%)"
+            )
         changes.append((new - old, text))
     changes.sort(key=lambda c: -c[0])
     return ", ".join(text for _, text in changes[:limit])

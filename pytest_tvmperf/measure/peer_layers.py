@@ -23,8 +23,17 @@ import numpy as np
 
 from pytest_tvmperf.judge.layer_rounds import Round, apportion
 from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, window
-from pytest_tvmperf.judge.layers import (PEER_ANCHORS, LayerCall, LayerTable, SideProfile, conv_flops, fused_ops,
-                                          match, matmul_flops, tvm_anchor)
+from pytest_tvmperf.judge.layers import (
+    PEER_ANCHORS,
+    LayerCall,
+    LayerTable,
+    SideProfile,
+    conv_flops,
+    fused_ops,
+    match,
+    matmul_flops,
+    tvm_anchor,
+)
 
 #: rounds of each side (after one warm-up); each call's time is its median over them
 RUNS = 5
@@ -48,8 +57,16 @@ def _describe_kernel(name: str, inputs: tuple, output: tuple, anchors: Sequence[
             if tvm_anchor(anchor.op) == kind and anchor.output == output and all(s in have for s in anchor.inputs[:2]):
                 attrs, flops = anchor.attrs, anchor.flops
                 break
-    return LayerCall(name=name, op="+".join(fused_ops(name)), kind=kind, time_s=0.0, inputs=inputs, output=output,
-                     attrs=attrs, flops=flops)
+    return LayerCall(
+        name=name,
+        op="+".join(fused_ops(name)),
+        kind=kind,
+        time_s=0.0,
+        inputs=inputs,
+        output=output,
+        attrs=attrs,
+        flops=flops,
+    )
 
 
 def _shape_of(value: Any) -> tuple[int, ...] | None:
@@ -68,8 +85,14 @@ def _relax_functions(lowered: Any) -> set[str]:
     return {gv.name_hint for gv, f in lowered.functions.items() if isinstance(f, relax.Function)}
 
 
-def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: int = RUNS,
-                clock: Clock = time.perf_counter, target: Any = None) -> SideProfile:
+def tvm_profile(
+    compiled: Any,
+    args: Sequence[np.ndarray],
+    program: Any,
+    runs: int = RUNS,
+    clock: Clock = time.perf_counter,
+    target: Any = None,
+) -> SideProfile:
     """Each kernel call of one run, in order, with its argument shapes (the last argument
     is its output: destination passing), its time, the whole run's and the time outside
     kernels, all from the same ``runs`` instrumented runs (judge/layer_rounds.py). The
@@ -81,11 +104,15 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
     if executable is not None and getattr(compiled, "exec_mode", "") == "compiled" and target is not None:
         # the compiled mode has no instrument: the same lowered module (the same kernels) as bytecode
         executable = relax.build(compiled.lowered, target, relax_pipeline=None, exec_mode="bytecode")
-        note = ("TVM's kernels timed under vm-bytecode, built from this test's lowered module (vm-compiled has no "
-                "instrument); the time outside kernels is vm-bytecode's")
+        note = (
+            "TVM's kernels timed under vm-bytecode, built from this test's lowered module (vm-compiled has no "
+            "instrument); the time outside kernels is vm-bytecode's"
+        )
     elif executable is None or getattr(compiled, "exec_mode", "") != "bytecode":
-        raise NoLayers("per-layer time needs a Relax VM run here (the VM's instrument times each kernel call); "
-                       "this test runs under another executor or on a remote device")
+        raise NoLayers(
+            "per-layer time needs a Relax VM run here (the VM's instrument times each kernel call); "
+            "this test runs under another executor or on a remote device"
+        )
 
     kernels = {gv.name_hint for gv in compiled.lowered.get_global_vars()} - _relax_functions(compiled.lowered)
     vm = relax.VirtualMachine(executable, compiled.dev)
@@ -99,8 +126,11 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
         if before_run:
             if learning[0]:
                 name = str(func_symbol)
-                seen.append((name, tuple(s for s in (_shape_of(a) for a in call_args) if s is not None))
-                            if name in kernels else None)
+                seen.append(
+                    (name, tuple(s for s in (_shape_of(a) for a in call_args) if s is not None))
+                    if name in kernels
+                    else None
+                )
             open_calls.append(len(spans))
             spans.append([clock(), 0.0])
         else:
@@ -119,20 +149,35 @@ def tvm_profile(compiled: Any, args: Sequence[np.ndarray], program: Any, runs: i
         vm[entry](*device_args)
         end = clock()
         if len(spans) != len(seen):
-            raise NoLayers(f"the VM made {len(spans)} calls in one run and {len(seen)} in another: the program's "
-                           f"control flow depends on its inputs")
+            raise NoLayers(
+                f"the VM made {len(spans)} calls in one run and {len(seen)} in another: the program's "
+                f"control flow depends on its inputs"
+            )
         rounds.append(Round.of_vm(start, end, [(a, b) for a, b in spans], kernel))
     anchors = relax_anchors(program, entry)
-    return _side("TVM", [_describe_kernel(name, shapes[:-1], shapes[-1] if shapes else (), anchors)
-                         for name, shapes in (c for c in seen if c is not None)], rounds, note)
+    return _side(
+        "TVM",
+        [
+            _describe_kernel(name, shapes[:-1], shapes[-1] if shapes else (), anchors)
+            for name, shapes in (c for c in seen if c is not None)
+        ],
+        rounds,
+        note,
+    )
 
 
 def _side(label: str, calls: Sequence[LayerCall], rounds: Sequence[Round], note: str = "") -> SideProfile:
     """``calls`` timed by ``rounds`` (judge/layer_rounds.py): each call's time, the whole
     run and the time outside every call, from the same runs."""
     parts = apportion(rounds)
-    return SideProfile(label, tuple(_with_time(c, t) for c, t in zip(calls, parts.calls_s)), parts.total_s, note,
-                       outside_s=parts.outside_s, outside_noise_s=parts.outside_noise_s)
+    return SideProfile(
+        label,
+        tuple(_with_time(c, t) for c, t in zip(calls, parts.calls_s)),
+        parts.total_s,
+        note,
+        outside_s=parts.outside_s,
+        outside_noise_s=parts.outside_noise_s,
+    )
 
 
 def _with_time(call: LayerCall, seconds: float) -> LayerCall:
@@ -156,8 +201,13 @@ def _torch_call(path: str, module: Any, inputs: Sequence[Any], output: Any) -> L
     if kind == "conv" and weight is not None:
         w = tuple(int(d) for d in weight.shape)
         in_shapes = in_shapes + (w,)
-        attrs = window(w[2:], list(module.stride), list(module.padding) if not isinstance(module.padding, str) else [],
-                        int(module.groups), list(module.dilation))
+        attrs = window(
+            w[2:],
+            list(module.stride),
+            list(module.padding) if not isinstance(module.padding, str) else [],
+            int(module.groups),
+            list(module.dilation),
+        )
         flops = conv_flops(out_shape, w)
     elif kind == "matmul" and weight is not None and in_shapes:
         in_shapes = in_shapes + (tuple(int(d) for d in weight.shape),)
@@ -167,16 +217,16 @@ def _torch_call(path: str, module: Any, inputs: Sequence[Any], output: Any) -> L
         s = module.stride if isinstance(module.stride, (tuple, list)) else (module.stride,) * 2
         p = module.padding if isinstance(module.padding, (tuple, list)) else (module.padding,) * 2
         attrs = window(list(k), list(s), list(p))
-    return LayerCall(name=path or op, op=op, kind=kind, time_s=0.0, inputs=in_shapes, output=out_shape,
-                     attrs=attrs, flops=flops)
+    return LayerCall(
+        name=path or op, op=op, kind=kind, time_s=0.0, inputs=in_shapes, output=out_shape, attrs=attrs, flops=flops
+    )
 
 
 #: calls of an empty module per measurement of the hooks' own time (the least of three is taken)
 EMPTY_CALLS = 8
 
 
-def _hook_time(module: Any, bare: Any, x: Any, windows: list[tuple[float, float]],
-               clock: Clock) -> tuple[float, float]:
+def _hook_time(module: Any, bare: Any, x: Any, windows: list[tuple[float, float]], clock: Clock) -> tuple[float, float]:
     """The hooks' own time per call, inside a window and outside it: ``module`` is an
     empty module with the hooks (each call appends its window to ``windows``), ``bare``
     one without them."""
@@ -196,8 +246,9 @@ def _hook_time(module: Any, bare: Any, x: Any, windows: list[tuple[float, float]
     return inside, max(0.0, min(hooked_s) - min(bare_s) - inside)
 
 
-def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
-                  clock: Clock = time.perf_counter) -> SideProfile:
+def torch_profile(
+    module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS, clock: Clock = time.perf_counter
+) -> SideProfile:
     """Each leaf module call of one forward, in order (a module called twice is two
     calls), timed by a forward pre-hook and a forward hook; its module path, shapes and
     attributes. Its time, the whole forward's and the time between leaves come from the
@@ -254,7 +305,7 @@ def torch_profile(module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS,
 def _ort_shapes(entries: Any) -> tuple[tuple[int, ...], ...]:
     out = []
     for entry in entries or ():
-        for dims in (entry.values() if isinstance(entry, Mapping) else ()):
+        for dims in entry.values() if isinstance(entry, Mapping) else ():
             out.append(tuple(int(d) for d in dims))
     return tuple(out)
 
@@ -263,13 +314,16 @@ def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1
     """Pure: onnxruntime's profile (its JSON list of trace events) as one run's node
     calls, in order, each with its median time over the runs after ``warmup_runs``; the
     whole run and the time between nodes from the same runs (each run's ``model_run``)."""
-    runs = sorted((e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"),
-                  key=lambda e: e["ts"])
+    runs = sorted(
+        (e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"), key=lambda e: e["ts"]
+    )
     if len(runs) <= warmup_runs:
         raise NoLayers("onnxruntime's profile has no timed run")
     timed = runs[warmup_runs:]
-    nodes = sorted((e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")),
-                   key=lambda e: e["ts"])
+    nodes = sorted(
+        (e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")),
+        key=lambda e: e["ts"],
+    )
     per_run: list[list[Mapping[str, Any]]] = []
     for run in timed:
         lo, hi = run["ts"], run["ts"] + run["dur"]
@@ -288,12 +342,26 @@ def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1
         elif kind == "matmul" and inputs and outputs:
             flops = matmul_flops(inputs[0], outputs[0])
         name = str(event["name"]).removesuffix("_kernel_time")
-        calls.append(LayerCall(name=name, op=op, kind=kind, time_s=0.0, inputs=inputs,
-                               output=outputs[0] if outputs else (), flops=flops))
+        calls.append(
+            LayerCall(
+                name=name,
+                op=op,
+                kind=kind,
+                time_s=0.0,
+                inputs=inputs,
+                output=outputs[0] if outputs else (),
+                flops=flops,
+            )
+        )
     # the profiler's own time is inside the runs it times: nothing to remove
-    rounds = [Round.of_hooks(run["ts"] / 1e6, (run["ts"] + run["dur"]) / 1e6,
-                             [(e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6) for e in nodes_of])
-              for run, nodes_of in zip(timed, per_run)]
+    rounds = [
+        Round.of_hooks(
+            run["ts"] / 1e6,
+            (run["ts"] + run["dur"]) / 1e6,
+            [(e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6) for e in nodes_of],
+        )
+        for run, nodes_of in zip(timed, per_run)
+    ]
     return _side("onnxruntime", calls, rounds)
 
 
@@ -331,13 +399,20 @@ def peer_profile(name: str, run: Any, inputs: Sequence[np.ndarray], runs: int = 
     model = getattr(run, "onnx_model", None)
     if model is not None:
         return ort_profile(model, run.onnx_inputs, inputs, runs)
-    raise NoLayers(f"peer {name} of this workload has no layers to time (a torch module or an ONNX model): "
-                   f"it is a plain function")
+    raise NoLayers(
+        f"peer {name} of this workload has no layers to time (a torch module or an ONNX model): it is a plain function"
+    )
 
 
-def layer_tables(compiled: Any, args: Sequence[np.ndarray], program: Any, inputs: Sequence[np.ndarray],
-                 peers: Mapping[str, Callable[[], Any]], runs: int = RUNS,
-                 target: Any = None) -> tuple[tuple[LayerTable, ...], list[str]]:
+def layer_tables(
+    compiled: Any,
+    args: Sequence[np.ndarray],
+    program: Any,
+    inputs: Sequence[np.ndarray],
+    peers: Mapping[str, Callable[[], Any]],
+    runs: int = RUNS,
+    target: Any = None,
+) -> tuple[tuple[LayerTable, ...], list[str]]:
     """The layer table of TVM against each peer in ``peers`` (name -> factory), and why
     a table could not be made (one line each). ``target``: the TVM target, to time a
     ``vm-compiled`` build's kernels under ``vm-bytecode``."""
@@ -371,14 +446,25 @@ def for_test(tv: Any, prep: Any, samples: Any, verdicts: Sequence[Any]) -> tuple
     if not factories:
         return ()
     with session.timing_lock(tv.target):
-        tables, problems = layer_tables(prep.compiled, prep.args, prep.workload.program, prep.inputs, factories,
-                                        target=prep.target.tvm_target() if prep.target.remote is None else None)
+        tables, problems = layer_tables(
+            prep.compiled,
+            prep.args,
+            prep.workload.program,
+            prep.inputs,
+            factories,
+            target=prep.target.tvm_target() if prep.target.remote is None else None,
+        )
     session.report.not_measured.update(problems)
     out = []
     for table in tables:
         peer_samples = timed.get(table.peer)
-        out.append(with_test_medians(table, statistics.median(samples.samples) if samples is not None else None,
-                                     statistics.median(peer_samples) if peer_samples else None))
+        out.append(
+            with_test_medians(
+                table,
+                statistics.median(samples.samples) if samples is not None else None,
+                statistics.median(peer_samples) if peer_samples else None,
+            )
+        )
     return tuple(out)
 
 
@@ -390,6 +476,8 @@ def with_test_medians(table: LayerTable, tvm_s: float | None, peer_s: float | No
     shown = [f"{side} {s * 1e3:.3f} ms" for side, s in (("TVM", tvm_s), (table.peer, peer_s)) if s is not None]
     if not shown:
         return table
-    note = ("whole runs timed in the same rounds as the rows (each row and the time outside from the same runs); "
-            f"the test's own medians, timed before them: {', '.join(shown)}")
+    note = (
+        "whole runs timed in the same rounds as the rows (each row and the time outside from the same runs); "
+        f"the test's own medians, timed before them: {', '.join(shown)}"
+    )
     return replace(table, notes=table.notes + (note,))

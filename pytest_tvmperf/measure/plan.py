@@ -81,19 +81,27 @@ def with_baseline_calls(exact: ExactMetrics, baseline) -> ExactMetrics:
 
 def _without_run(exact: ExactMetrics) -> ExactMetrics:
     """``exact`` less what only a run measures: its alloc_bytes, measured or n/a."""
+
     def drop(mapping):
         return {k: v for k, v in mapping.items() if k != ALLOC_BYTES}
 
-    return replace(exact, resources=drop(exact.resources), resource_parts=drop(exact.resource_parts),
-                   not_measured=drop(exact.not_measured))
+    return replace(
+        exact,
+        resources=drop(exact.resources),
+        resource_parts=drop(exact.resource_parts),
+        not_measured=drop(exact.not_measured),
+    )
 
 
 def measured_count(exact: ExactMetrics) -> int:
-    return sum(exact.scalar(m) is not None for m in (*EXACT_METRICS, *KERNEL_METRIC_NAMES, *RESOURCE_NAMES)
-               if m != "calls")
+    return sum(
+        exact.scalar(m) is not None for m in (*EXACT_METRICS, *KERNEL_METRIC_NAMES, *RESOURCE_NAMES) if m != "calls"
+    )
 
 
 def summary_line(target: str, why: str, verb: str = "gated") -> str:
-    return (f"target {target}: {why} on this machine: built and {verb} the exact metrics only "
-            f"(VM instructions, kernels, planned bytes, GPU registers/shared/local/spill bytes and PTX "
-            f"instructions per kernel); correctness, executed calls and time were not checked")
+    return (
+        f"target {target}: {why} on this machine: built and {verb} the exact metrics only "
+        f"(VM instructions, kernels, planned bytes, GPU registers/shared/local/spill bytes and PTX "
+        f"instructions per kernel); correctness, executed calls and time were not checked"
+    )

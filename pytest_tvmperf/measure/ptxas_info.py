@@ -42,8 +42,11 @@ def parse_ptxas_verbose(text: str) -> dict[str, KernelResources]:
         if current is None:
             continue
         if frame := _FRAME.search(line):
-            fields[current].update(local_bytes=int(frame.group(1)), spill_store_bytes=int(frame.group(2)),
-                                   spill_load_bytes=int(frame.group(3)))
+            fields[current].update(
+                local_bytes=int(frame.group(1)),
+                spill_store_bytes=int(frame.group(2)),
+                spill_load_bytes=int(frame.group(3)),
+            )
         if used := _USED.search(line):
             fields[current]["registers"] = int(used.group(1))
             if smem := _SMEM.search(line):

@@ -40,8 +40,9 @@ def _ints(values: Any) -> list[int]:
     return [int(v) for v in values] if values is not None else []
 
 
-def window(kernel: Sequence[int], strides: Sequence[int], padding: Sequence[int], groups: int = 1,
-           dilation: Sequence[int] = ()) -> str:
+def window(
+    kernel: Sequence[int], strides: Sequence[int], padding: Sequence[int], groups: int = 1, dilation: Sequence[int] = ()
+) -> str:
     parts = ["x".join(map(str, kernel))]
     if strides:
         parts.append("s" + "x".join(map(str, sorted(set(strides)))))
@@ -80,12 +81,19 @@ def relax_anchors(program: Any, entry: str = "main") -> list[RelaxAnchor]:
             attrs, flops = "", None
             a = call.attrs
             if op.startswith("conv") and len(shapes) >= 2:
-                attrs = window(shapes[1][2:], _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None)),
-                                int(getattr(a, "groups", 1) or 1), _ints(getattr(a, "dilation", None)))
+                attrs = window(
+                    shapes[1][2:],
+                    _ints(getattr(a, "strides", None)),
+                    _ints(getattr(a, "padding", None)),
+                    int(getattr(a, "groups", 1) or 1),
+                    _ints(getattr(a, "dilation", None)),
+                )
                 flops = conv_flops(result, shapes[1])
             elif op in ("matmul", "dense") and shapes:
                 flops = matmul_flops(shapes[0], result)
             elif "pool" in op and hasattr(a, "pool_size"):
-                attrs = window(_ints(a.pool_size), _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None)))
+                attrs = window(
+                    _ints(a.pool_size), _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None))
+                )
             out.append(RelaxAnchor(op, shapes, result, attrs, flops))
     return out

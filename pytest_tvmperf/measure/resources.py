@@ -19,8 +19,15 @@ LEFT_OUT = "left out (--tvmperf-resources or the marker's resources=)"
 NOT_RUN = "the program does not run on this machine, so its run-time allocations cannot be read"
 
 
-def with_resources(exact: ExactMetrics, compiled: Any, args: Sequence[Any], runs: bool, wanted: Sequence[str],
-                   target: Any = None, library: Path | None = None) -> ExactMetrics:
+def with_resources(
+    exact: ExactMetrics,
+    compiled: Any,
+    args: Sequence[Any],
+    runs: bool,
+    wanted: Sequence[str],
+    target: Any = None,
+    library: Path | None = None,
+) -> ExactMetrics:
     """``exact`` with the resource metrics of ``compiled`` (``wanted``: those measured;
     ``runs``: the program runs here; ``target``: the TargetSpec its code is for;
     ``library``: its export, where it was exported to run in the isolation child)."""
@@ -42,8 +49,9 @@ def with_resources(exact: ExactMetrics, compiled: Any, args: Sequence[Any], runs
     return replace(exact, resources=resources, resource_parts=parts, not_measured=reasons, measured_with=setups)
 
 
-def _measure(name: str, compiled: Any, args: Sequence[Any], runs: bool,
-             library: Path | None) -> "Allocations | CodeSize | str":
+def _measure(
+    name: str, compiled: Any, args: Sequence[Any], runs: bool, library: Path | None
+) -> "Allocations | CodeSize | str":
     if name == ALLOC_BYTES:
         if not runs:
             return NOT_RUN

@@ -64,9 +64,14 @@ def load(digest: str) -> dict[str, dict[str, int]] | None:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if not (isinstance(data, dict) and data and all(
+    if not (
+        isinstance(data, dict)
+        and data
+        and all(
             isinstance(per, dict) and all(isinstance(k, str) and type(v) is int for k, v in per.items())
-            for per in data.values())):
+            for per in data.values()
+        )
+    ):
         return None
     return data
 

@@ -45,9 +45,20 @@ def describe_setup(llvm_major: str, valgrind: str) -> str:
 
 
 def valgrind_command(out_file: Path, python: str = sys.executable) -> list[str]:
-    return [shutil.which("valgrind") or "valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes", *callgrind.CACHE_MODEL,
-            "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no",
-            f"--callgrind-out-file={out_file}", python, str(HARNESS)]
+    return [
+        shutil.which("valgrind") or "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--cache-sim=yes",
+        *callgrind.CACHE_MODEL,
+        "--compress-strings=no",
+        "--compress-pos=no",
+        "--dump-instr=no",
+        "--dump-line=no",
+        f"--callgrind-out-file={out_file}",
+        python,
+        str(HARNESS),
+    ]
 
 
 #: what the measuring process keeps of the session's environment: what finds Python's
@@ -56,8 +67,15 @@ def valgrind_command(out_file: Path, python: str = sys.executable) -> list[str]:
 #: start-up, and a variable that changed from session to session (PYTEST_CURRENT_TEST names
 #: the test that started the process, xdist adds its worker's, an activated venv changes
 #: PATH) moved the heap every request starts from, and with it the simulated cache misses
-KEPT_ENV = ("HOME", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
-            "TVMPERF_TVM_RUNTIME", "TVMPERF_PRELOAD_RUNTIME", "TVMPERF_ALLOW_TORCH")
+KEPT_ENV = (
+    "HOME",
+    "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "TVMPERF_TVM_RUNTIME",
+    "TVMPERF_PRELOAD_RUNTIME",
+    "TVMPERF_ALLOW_TORCH",
+)
 KEPT_ENV_PREFIXES = ("TVM_FFI_", "VALGRIND_")
 
 
@@ -67,6 +85,13 @@ def harness_env(base: Mapping[str, str], out_file: Path) -> dict[str, str]:
     would count its waits), a fixed hash seed and malloc threshold (the same heap layout, so
     the same simulated cache conflicts), no torch import by tvm_ffi."""
     kept = {k: v for k, v in sorted(base.items()) if k in KEPT_ENV or k.startswith(KEPT_ENV_PREFIXES)}
-    return {**kept, "TVMPERF_CG_OUT": str(out_file), "PYTHONHASHSEED": "0", "TVM_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536"}
+    return {
+        **kept,
+        "TVMPERF_CG_OUT": str(out_file),
+        "PYTHONHASHSEED": "0",
+        "TVM_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536",
+    }

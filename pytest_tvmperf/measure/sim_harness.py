@@ -19,6 +19,7 @@ exits at end of input (the session closes it, or dies and its pipe closes).
 Valgrind client requests go through a 40-byte machine-code stub (the amd64 "special
 instruction" sequence from valgrind.h): no C compiler or valgrind headers needed.
 """
+
 import ctypes
 import gc
 import json
@@ -31,15 +32,15 @@ import time
 # --- valgrind client requests without a compiler -------------------------
 # uint64 req(uint64 *args): rax=args, rdx=default(0), magic preamble, xchg rbx,rbx
 _CODE = bytes.fromhex(
-    "4889f8"      # mov rax, rdi
-    "31d2"        # xor edx, edx
-    "48c1c703"    # rol rdi, 3
-    "48c1c70d"    # rol rdi, 13
-    "48c1c73d"    # rol rdi, 61
-    "48c1c733"    # rol rdi, 51
-    "4887db"      # xchg rbx, rbx
-    "4889d0"      # mov rax, rdx
-    "c3"          # ret
+    "4889f8"  # mov rax, rdi
+    "31d2"  # xor edx, edx
+    "48c1c703"  # rol rdi, 3
+    "48c1c70d"  # rol rdi, 13
+    "48c1c73d"  # rol rdi, 61
+    "48c1c733"  # rol rdi, 51
+    "4887db"  # xchg rbx, rbx
+    "4889d0"  # mov rax, rdx
+    "c3"  # ret
 )
 _buf = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
 _buf.write(_CODE)
@@ -83,7 +84,7 @@ def arena(arrays, base_align=1 << 21, align=4096):
     base = (-buf.ctypes.data) % base_align
     out = []
     for a, o in zip(arrays, offs):
-        v = buf[base + o: base + o + a.nbytes].view(a.dtype).reshape(a.shape)
+        v = buf[base + o : base + o + a.nbytes].view(a.dtype).reshape(a.shape)
         v[...] = a
         out.append(v)
     return buf, out
@@ -104,8 +105,10 @@ def _tvm_runtime():
     RTLD_GLOBAL next to tvm_ffi.  find_spec locates the package, imports nothing."""
     if not _rt:
         import importlib.util
+
         p = os.environ.get("TVMPERF_TVM_RUNTIME") or os.path.join(
-            os.path.dirname(importlib.util.find_spec("tvm").origin), "lib", "libtvm_runtime.so")
+            os.path.dirname(importlib.util.find_spec("tvm").origin), "lib", "libtvm_runtime.so"
+        )
         _rt.append(ctypes.CDLL(p, ctypes.RTLD_GLOBAL))
 
 
@@ -137,7 +140,7 @@ def read_line(fd=0):
 def _write(line, fd=1):
     data = (line + "\n").encode()
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 def _die_with_parent():
@@ -155,10 +158,10 @@ def measure(r, outdir):
     _keep, arrs = arena([np.load(p) for p in r["inputs"]])
     args = [tvm_ffi.from_dlpack(a) for a in arrs]
     t0 = time.perf_counter()
-    fn(*args)                      # uninstrumented warm-up (PLT binding, lazy init, the pool's buffers)
+    fn(*args)  # uninstrumented warm-up (PLT binding, lazy init, the pool's buffers)
     t_uninstr = time.perf_counter() - t0
     t0 = time.perf_counter()
-    vg(START_INSTR)                # resets cache sim + costs
+    vg(START_INSTR)  # resets cache sim + costs
     if r.get("warm"):
         fn(*args)
         vg(ZERO_STATS)
@@ -170,8 +173,14 @@ def measure(r, outdir):
     # this child's dumps: <out>.<pid>.1 (the out file names %p; the exit dump, <out>.<pid>, is the parent's to remove)
     mine = os.path.basename(os.environ.get("TVMPERF_CG_OUT", "cg.out")).replace("%p", str(os.getpid())) + "."
     dumps = sorted(n for n in os.listdir(outdir) if n.startswith(mine))
-    return {"id": rid, "ok": True, "dump": [os.path.join(outdir, n) for n in dumps],
-            "t_uninstr_s": t_uninstr, "t_instr_s": t_instr, "pid": os.getpid()}
+    return {
+        "id": rid,
+        "ok": True,
+        "dump": [os.path.join(outdir, n) for n in dumps],
+        "t_uninstr_s": t_uninstr,
+        "t_instr_s": t_instr,
+        "pid": os.getpid(),
+    }
 
 
 #: the stack of the thread a request runs on (a fresh mapping: see :func:`on_fresh_thread`)
@@ -259,7 +268,10 @@ def serve():
             os.unlink(exit_dump)  # the child's dump at its exit (nothing counted since the request's dump)
         if code == EOF_EXIT:
             return
-        if code not in (0, DRY_EXIT):  # died before answering (a crashing kernel): say so; the next request gets a fresh child
+        if code not in (
+            0,
+            DRY_EXIT,
+        ):  # died before answering (a crashing kernel): say so; the next request gets a fresh child
             _write(json.dumps({"id": "", "ok": False, "error": f"the measuring child ended with status {code}"}))
 
 

@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from pytest_tvmperf.measure import callgrind
 from pytest_tvmperf.measure.kernel_metrics import SourceDied, SourceFailed
+
 # the measuring process's command and environment (sim_env.py), named here too: tests
 # replace host_problem on this module
 from pytest_tvmperf.measure.sim_env import (  # noqa: F401
@@ -52,8 +53,10 @@ SLOWDOWN = 100.0
 #: cost is skipped up front with one line (never waited out): ~1.2 s of native run time
 SIMULATE_BUDGET_S = 120.0
 #: what to do about a simulated cost that cannot be counted (the docs' section)
-WHAT_TO_DO = ("give the workload a scaled-down simulate_as=smaller_workload (counted in its place), or "
-              "--tvmperf-simulate=off (marker simulate='off')")
+WHAT_TO_DO = (
+    "give the workload a scaled-down simulate_as=smaller_workload (counted in its place), or "
+    "--tvmperf-simulate=off (marker simulate='off')"
+)
 
 
 def predicted_s(run_s: float | None, slowdown: float = SLOWDOWN) -> float | None:
@@ -68,8 +71,10 @@ def too_long(name: str, run_s: float | None, budget_s: float | None = None) -> s
     predicted = predicted_s(run_s)
     if predicted is None or predicted <= budget_s:
         return None
-    return (f"skipped {name} up front (not waited for): one run takes {run_s:.3g} s here, so ~{predicted:.0f} s "
-            f"under valgrind (~{SLOWDOWN:g}x), past its {budget_s:g} s budget; {WHAT_TO_DO}")
+    return (
+        f"skipped {name} up front (not waited for): one run takes {run_s:.3g} s here, so ~{predicted:.0f} s "
+        f"under valgrind (~{SLOWDOWN:g}x), past its {budget_s:g} s budget; {WHAT_TO_DO}"
+    )
 
 
 def warm_run_s(prepared) -> float | None:
@@ -108,8 +113,10 @@ def simulate_choice(settings) -> tuple[str, str]:
     """("on" | "off" | "auto", where it was set) from the closest place that sets it:
     command line > the test's marker > ini > default ("auto": on where valgrind is present);
     the check pipeline puts a test's marker in place of the ini's value."""
-    for value, where in ((getattr(settings, "cli_simulate", None), "--tvmperf-simulate=off"),
-                         (getattr(settings, "ini_simulate", None), "simulate=off: ini or the test's marker")):
+    for value, where in (
+        (getattr(settings, "cli_simulate", None), "--tvmperf-simulate=off"),
+        (getattr(settings, "ini_simulate", None), "simulate=off: ini or the test's marker"),
+    ):
         if value in ("on", "off"):
             return value, where
     return "auto", "default"
@@ -122,8 +129,11 @@ def simulated_gate_note(time_status: str, comparison) -> str:
 
     if time_status != Verdict.NOT_GATED:
         return ""
-    gated = [m.name for m in METRICS if (v := comparison.get(m.name)) is not None
-             and v.status not in (Verdict.NA, Verdict.NOT_GATED)]
+    gated = [
+        m.name
+        for m in METRICS
+        if (v := comparison.get(m.name)) is not None and v.status not in (Verdict.NA, Verdict.NOT_GATED)
+    ]
     return f"simulated cost gated ({', '.join(gated)})" if gated else ""
 
 
@@ -142,9 +152,15 @@ class SimProcess:
         out_file = self.workdir / "cg.out.%p"  # one file per process: each request is counted in its own child
         started = time.monotonic()
         with open(self.workdir / "valgrind.log", "w") as log:
-            self._proc = subprocess.Popen(valgrind_command(out_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=log, text=True, env=harness_env(os.environ, out_file),
-                                          cwd=self.workdir)
+            self._proc = subprocess.Popen(
+                valgrind_command(out_file),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env=harness_env(os.environ, out_file),
+                cwd=self.workdir,
+            )
         hello = self._read(STARTUP_TIMEOUT_S, "starting")
         if not hello.get("on_valgrind"):
             raise SourceFailed("the measuring process did not run under valgrind")
@@ -154,15 +170,22 @@ class SimProcess:
         """Run ``func`` of ``library`` once on ``inputs`` (.npy files) instrumented; the dump's path."""
         if self._proc is None:
             self.start()
-        request = {"id": next(self._ids), "lib": str(library), "func": func, "inputs": [str(p) for p in inputs], "vm": vm}
+        request = {
+            "id": next(self._ids),
+            "lib": str(library),
+            "func": func,
+            "inputs": [str(p) for p in inputs],
+            "vm": vm,
+        }
         assert self._proc is not None and self._proc.stdin is not None
         try:
             self._proc.stdin.write(json.dumps(request) + "\n")
             self._proc.stdin.flush()
         except OSError:
             self.close()
-            raise SourceDied(f"the measuring process (valgrind) is gone{self._how}; {self._kept_log()}; "
-                             f"{WHAT_TO_DO}") from None
+            raise SourceDied(
+                f"the measuring process (valgrind) is gone{self._how}; {self._kept_log()}; {WHAT_TO_DO}"
+            ) from None
         answer = self._read(REQUEST_TIMEOUT_S, f"simulating {func}")
         if not answer.get("ok"):
             raise RequestFailed(f"simulating {func} failed: {answer.get('error')}")
@@ -296,12 +319,17 @@ class SimulatedCost:
             compiled.export(str(library))
             inputs = _write_inputs(prepared, folder)
         except (CompileError, OSError, RuntimeError) as exc:
-            raise SourceFailed(f"preparing {where} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+            raise SourceFailed(
+                f"preparing {where} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            ) from None
         from pytest_tvmperf.measure import sim_cache
 
         vm = prepared.executor != "prim"
-        digest = sim_cache.key(library, inputs, workload.entry, vm, self.setup(prepared, settings)) \
-            if sim_cache.enabled() else None
+        digest = (
+            sim_cache.key(library, inputs, workload.entry, vm, self.setup(prepared, settings))
+            if sim_cache.enabled()
+            else None
+        )
         counts = sim_cache.load(digest) if digest else None
         if counts is not None:  # this build on these inputs was counted before: the same count
             shutil.rmtree(folder, ignore_errors=True)

@@ -17,8 +17,9 @@ from pytest_tvmperf.store.files import BaselineError, baseline_path, load_baseli
 from pytest_tvmperf.values.node_ids import display_path
 
 
-def changed_entries(entries: Sequence[ResultEntry], ref_dir: Path, worktree_dir: Path,
-                    rootpath: Path) -> list[ChangedEntry]:
+def changed_entries(
+    entries: Sequence[ResultEntry], ref_dir: Path, worktree_dir: Path, rootpath: Path
+) -> list[ChangedEntry]:
     """The changed entries of the tests in ``entries``, in their order."""
     loaded: dict[Path, dict] = {}
 
@@ -41,19 +42,41 @@ def changed_entries(entries: Sequence[ResultEntry], ref_dir: Path, worktree_dir:
         seen.add(key)
         ref, pr = records(ref_file).get(e.test_id), records(pr_file).get(e.test_id)
         if entries_differ(ref, pr):
-            out.append(ChangedEntry(e.test_id, display_path(pr_file, rootpath), state_of_note(e.note or ""),
-                                    tuple(change_lines(ref, pr))))
+            out.append(
+                ChangedEntry(
+                    e.test_id,
+                    display_path(pr_file, rootpath),
+                    state_of_note(e.note or ""),
+                    tuple(change_lines(ref, pr)),
+                )
+            )
     return out
 
 
-def section_maker(ref_dir: Path, worktree_dir: Path, rootpath: Path, ref_name: str,
-                  approved: bool) -> Callable[[Sequence[ResultEntry]], ReportSection | None]:
+def section_maker(
+    ref_dir: Path, worktree_dir: Path, rootpath: Path, ref_name: str, approved: bool
+) -> Callable[[Sequence[ResultEntry]], ReportSection | None]:
     """The maker :class:`~pytest_tvmperf.result.run_report.RunReport` asks at the end."""
+
     def make(entries: Sequence[ResultEntry]) -> ReportSection | None:
         changed = changed_entries(entries, ref_dir, worktree_dir, rootpath)
         text = markdown(changed, ref_name, approved) or (
-            f"### pytest-tvmperf: this change re-recorded no baseline against {md_code(ref_name)}\n")
-        return ReportSection(json={"baseline_changes": [
-            {"test_id": c.test_id, "file": c.file, "state": str(c.state) if c.state else None, "changes": list(c.lines)}
-            for c in changed]}, markdown=text, summary_markdown=bool(changed))
+            f"### pytest-tvmperf: this change re-recorded no baseline against {md_code(ref_name)}\n"
+        )
+        return ReportSection(
+            json={
+                "baseline_changes": [
+                    {
+                        "test_id": c.test_id,
+                        "file": c.file,
+                        "state": str(c.state) if c.state else None,
+                        "changes": list(c.lines),
+                    }
+                    for c in changed
+                ]
+            },
+            markdown=text,
+            summary_markdown=bool(changed),
+        )
+
     return make

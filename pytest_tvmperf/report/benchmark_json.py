@@ -53,7 +53,7 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
             count = record.exact.scalar(metric) if record is not None else None
             if count is not None:
                 extra[f"tvmperf_{prefix}{metric}"] = int(count)
-    for metric, why in (entry.record.exact.not_measured.items() if entry.record is not None else ()):
+    for metric, why in entry.record.exact.not_measured.items() if entry.record is not None else ():
         extra[f"tvmperf_{metric}_na"] = why  # n/a, with the reason (never 0)
     return {
         "group": None,
@@ -79,9 +79,12 @@ def commit_info() -> dict[str, Any]:
     return get_commit_info()
 
 
-def benchmark_json(entries: Iterable[ResultEntry], created: str | None = None,
-                   machine: Callable[[], dict[str, Any]] = machine_info,
-                   commit: Callable[[], dict[str, Any]] = commit_info) -> dict[str, Any]:
+def benchmark_json(
+    entries: Iterable[ResultEntry],
+    created: str | None = None,
+    machine: Callable[[], dict[str, Any]] = machine_info,
+    commit: Callable[[], dict[str, Any]] = commit_info,
+) -> dict[str, Any]:
     """The whole file, as pytest-benchmark writes it."""
     from pytest_benchmark import __version__
 

@@ -36,9 +36,15 @@ def history_line(entries: Iterable[ResultEntry], created: str, commit: str | Non
         "created": created,
         **({"commit": commit} if commit else {}),
         # relations (tvmperf.assert_ratio) share their test's node id and have no time of their own
-        "tests": {e.nodeid: {"median_s": e.time.median_s if e.time is not None else None, "verdict": str(e.verdict),
-                             **({"baseline": baseline_digest(e)} if e.baseline is not None else {})}
-                  for e in entries if e.relation is None},
+        "tests": {
+            e.nodeid: {
+                "median_s": e.time.median_s if e.time is not None else None,
+                "verdict": str(e.verdict),
+                **({"baseline": baseline_digest(e)} if e.baseline is not None else {}),
+            }
+            for e in entries
+            if e.relation is None
+        },
     }
 
 
@@ -106,10 +112,18 @@ def _not_a_history(text: str, path: Path) -> ResultsError:
         whole = loads(text)
     except (ValueError, RecursionError):
         whole = None
-    what = ("a pytest-tvmperf baseline file" if isinstance(whole, dict) and "tests" in whole and "schema_version" in whole
-            and whole.get("kind") != HISTORY_KIND else "not a pytest-tvmperf history file (its first line is no history line)")
-    return ResultsError(f"--tvmperf-history={path}: that file is {what}; it was left as it is: point --tvmperf-history "
-                        f"at a file of its own, e.g. tvmperf-history.jsonl")
+    what = (
+        "a pytest-tvmperf baseline file"
+        if isinstance(whole, dict)
+        and "tests" in whole
+        and "schema_version" in whole
+        and whole.get("kind") != HISTORY_KIND
+        else "not a pytest-tvmperf history file (its first line is no history line)"
+    )
+    return ResultsError(
+        f"--tvmperf-history={path}: that file is {what}; it was left as it is: point --tvmperf-history "
+        f"at a file of its own, e.g. tvmperf-history.jsonl"
+    )
 
 
 def read_runs(text: str, path: Path) -> tuple[list[dict[str, Any]], str | None]:
@@ -120,8 +134,10 @@ def read_runs(text: str, path: Path) -> tuple[list[dict[str, Any]], str | None]:
     warning = None
     if torn is not None:
         text = text[: len(text) - len(torn)]
-        warning = (f"history file {path}: its last line was cut short (a write that did not finish, e.g. on a full "
-                   f"disk) and is left out ({len(torn)} characters); this run's line replaces it")
+        warning = (
+            f"history file {path}: its last line was cut short (a write that did not finish, e.g. on a full "
+            f"disk) and is left out ({len(torn)} characters); this run's line replaces it"
+        )
     runs = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -141,8 +157,10 @@ def read_runs(text: str, path: Path) -> tuple[list[dict[str, Any]], str | None]:
                 raise _not_a_history(text, path) from None
             raise ResultsError(f"history file {path}, line {number}, is not a pytest-tvmperf history line; {fix}")
         if not check_schema_version(run.get("schema_version"), RESULTS_SCHEMA_VERSION):
-            raise ResultsError(f"history file {path}, line {number}, has schema version {run.get('schema_version')!r}, "
-                               f"this pytest-tvmperf reads version {RESULTS_SCHEMA_VERSION}; point --tvmperf-history "
-                               f"at a new file")
+            raise ResultsError(
+                f"history file {path}, line {number}, has schema version {run.get('schema_version')!r}, "
+                f"this pytest-tvmperf reads version {RESULTS_SCHEMA_VERSION}; point --tvmperf-history "
+                f"at a new file"
+            )
         runs.append(run)
     return runs, warning

@@ -11,10 +11,12 @@ from pytest_tvmperf.judge.verdict import FAILING
 from pytest_tvmperf.result.entry import ResultEntry
 
 #: the section's own style (the page's CSS is in html_parts.py)
-STYLE = (".failures details { margin: 8px 0; border: 1px solid #dde3ea; border-radius: 6px; padding: 6px 10px; }"
-         ".failures summary { cursor: pointer; font-weight: 600; }"
-         ".failures pre { white-space: pre-wrap; font-size: 12px; line-height: 1.4; margin: 8px 0 0; }"
-         ".failures .add { color: #1a7f37; } .failures .del { color: #cf222e; }")
+STYLE = (
+    ".failures details { margin: 8px 0; border: 1px solid #dde3ea; border-radius: 6px; padding: 6px 10px; }"
+    ".failures summary { cursor: pointer; font-weight: 600; }"
+    ".failures pre { white-space: pre-wrap; font-size: 12px; line-height: 1.4; margin: 8px 0 0; }"
+    ".failures .add { color: #1a7f37; } .failures .del { color: #cf222e; }"
+)
 
 
 def _line(line: str, in_diff: bool) -> str:
@@ -43,7 +45,13 @@ def failures_section(tests: Sequence[ResultEntry]) -> str:
     if not shown:
         return ""
     shown.sort(key=lambda t: (verdict_of(t) not in FAILING, t.nodeid))
-    items = [f'<details open id="failure-{i}"><summary>{esc(test_label(t))} {pill(verdict_of(t))}</summary>'
-             f"{message_html(t.message)}</details>" for i, t in enumerate(shown)]
-    return (f'<section class="failures"><style>{STYLE}</style><h2>Failures and messages</h2>'
-            + "".join(items) + "</section>")
+    items = [
+        f'<details open id="failure-{i}"><summary>{esc(test_label(t))} {pill(verdict_of(t))}</summary>'
+        f"{message_html(t.message)}</details>"
+        for i, t in enumerate(shown)
+    ]
+    return (
+        f'<section class="failures"><style>{STYLE}</style><h2>Failures and messages</h2>'
+        + "".join(items)
+        + "</section>"
+    )

@@ -17,8 +17,10 @@ _TVM, _PEER = "#d9534f", "#5b8def"
 
 def _bar(seconds: float, longest: float, colour: str, title: str) -> str:
     width = 0.0 if longest <= 0 else 100.0 * seconds / longest
-    return (f'<div title="{esc(title)}" style="height:8px;margin:1px 0;background:{colour};'
-            f'width:{width:.2f}%;min-width:{1 if seconds > 0 else 0}px"></div>')
+    return (
+        f'<div title="{esc(title)}" style="height:8px;margin:1px 0;background:{colour};'
+        f'width:{width:.2f}%;min-width:{1 if seconds > 0 else 0}px"></div>'
+    )
 
 
 def _time(row: LayerRow, side: str) -> str:
@@ -42,24 +44,41 @@ def _table(test: ResultEntry, table: LayerTable) -> str:
     for row in shown:
         ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
         kernels = ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-"
-        bars = (_bar(row.tvm_s, longest, _TVM, f"TVM {fmt_time(row.tvm_s)}")
-                + _bar(row.peer_s, longest, _PEER, f"{table.peer} {fmt_time(row.peer_s)}"))
-        rows.append(f'<tr><td class="test">{esc(row.label)}</td><td style="min-width:12em">{bars}</td>'
-                    f'<td class="num">{_time(row, "tvm")}</td><td class="num">{_time(row, "peer")}</td>'
-                    f'<td class="num">{esc(ratio)}</td><td class="num">{_gflops(row, "tvm")}</td>'
-                    f'<td class="num">{_gflops(row, "peer")}</td><td>{esc(kernels)}</td></tr>')
+        bars = _bar(row.tvm_s, longest, _TVM, f"TVM {fmt_time(row.tvm_s)}") + _bar(
+            row.peer_s, longest, _PEER, f"{table.peer} {fmt_time(row.peer_s)}"
+        )
+        rows.append(
+            f'<tr><td class="test">{esc(row.label)}</td><td style="min-width:12em">{bars}</td>'
+            f'<td class="num">{_time(row, "tvm")}</td><td class="num">{_time(row, "peer")}</td>'
+            f'<td class="num">{esc(ratio)}</td><td class="num">{_gflops(row, "tvm")}</td>'
+            f'<td class="num">{_gflops(row, "peer")}</td><td>{esc(kernels)}</td></tr>'
+        )
     if rest:
-        rows.append(f'<tr><td class="test">{len(rest)} more row(s)</td><td></td>'
-                    f'<td class="num">{esc(fmt_time(sum(r.tvm_s for r in rest)))}</td>'
-                    f'<td class="num">{esc(fmt_time(sum(r.peer_s for r in rest)))}</td><td colspan="4"></td></tr>')
-    header = "".join(f"<th>{esc(h)}</th>" for h in (
-        "layer", f"TVM (red) / {table.peer} (blue)", "TVM", table.peer, "TVM / peer", "TVM GFLOPS",
-        f"{table.peer} GFLOPS", "TVM kernels"))
+        rows.append(
+            f'<tr><td class="test">{len(rest)} more row(s)</td><td></td>'
+            f'<td class="num">{esc(fmt_time(sum(r.tvm_s for r in rest)))}</td>'
+            f'<td class="num">{esc(fmt_time(sum(r.peer_s for r in rest)))}</td><td colspan="4"></td></tr>'
+        )
+    header = "".join(
+        f"<th>{esc(h)}</th>"
+        for h in (
+            "layer",
+            f"TVM (red) / {table.peer} (blue)",
+            "TVM",
+            table.peer,
+            "TVM / peer",
+            "TVM GFLOPS",
+            f"{table.peer} GFLOPS",
+            "TVM kernels",
+        )
+    )
     notes = "".join(f"<p>{esc(n)}</p>" for n in table.notes)
-    return (f"<h3>{esc(test_label(test))} against {esc(table.peer)} (whole run, timed with the rows: TVM {esc(fmt_time(table.tvm_total_s))}, "
-            f"{esc(table.peer)} {esc(fmt_time(table.peer_total_s))})</h3>{notes}"
-            f'<div class="scroll"><table class="tvmperf-layers"><thead><tr>{header}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+    return (
+        f"<h3>{esc(test_label(test))} against {esc(table.peer)} (whole run, timed with the rows: TVM {esc(fmt_time(table.tvm_total_s))}, "
+        f"{esc(table.peer)} {esc(fmt_time(table.peer_total_s))})</h3>{notes}"
+        f'<div class="scroll"><table class="tvmperf-layers"><thead><tr>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def layers_section(tests: Sequence[ResultEntry]) -> str:
@@ -67,7 +86,9 @@ def layers_section(tests: Sequence[ResultEntry]) -> str:
     parts = [_table(t, table) for t in tests for table in t.layers]
     if not parts:
         return ""
-    return ('<section class="layers" id="tvmperf-layers"><h2>Per layer: where TVM loses time to its peers '
-            "(layers losing the most first; time outside every kernel or layer is a row of its own, measured in the "
-            "same runs as the rows and the whole run, with its noise)</h2>"
-            f"{''.join(parts)}</section>")
+    return (
+        '<section class="layers" id="tvmperf-layers"><h2>Per layer: where TVM loses time to its peers '
+        "(layers losing the most first; time outside every kernel or layer is a row of its own, measured in the "
+        "same runs as the rows and the whole run, with its noise)</h2>"
+        f"{''.join(parts)}</section>"
+    )

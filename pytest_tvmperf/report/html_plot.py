@@ -38,8 +38,28 @@ KERNEL_RED_RATIO = 1.10
 
 # --------------------------------------------------------------------------- ratio plot
 
-_NICE_RATIOS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0, 20.0,
-                50.0, 100.0)
+_NICE_RATIOS = (
+    0.1,
+    0.2,
+    0.25,
+    0.33,
+    0.5,
+    0.67,
+    0.8,
+    0.9,
+    1.0,
+    1.1,
+    1.25,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    10.0,
+    20.0,
+    50.0,
+    100.0,
+)
 
 
 def ratio_plot(tests: Sequence[ResultEntry]) -> str:
@@ -53,8 +73,10 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
         high = max(high, ratio) if high is not None else ratio
         rows.append((t, ratio, low, high))
     if not rows:
-        return ('<section><h2>Time now vs baseline</h2>'
-                '<p class="empty">No test has a time ratio against a baseline in this run.</p></section>')
+        return (
+            "<section><h2>Time now vs baseline</h2>"
+            '<p class="empty">No test has a time ratio against a baseline in this run.</p></section>'
+        )
 
     lo = min(min(r[2] for r in rows), 1 / 1.15)
     hi = max(max(r[3] for r in rows), 1.15)
@@ -84,10 +106,14 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
         if i % 2 == 0:
             parts.append(f'<rect x="0" y="{coord(top + i * row_h)}" width="{width}" height="{row_h}" fill="#f6f8fb"/>')
     # slower / faster shading either side of 1.0
-    parts.append(f'<rect x="{coord(x(1.0))}" y="{top}" width="{coord(x1 - x(1.0))}" height="{row_h * len(rows)}" '
-                 f'fill="{VERDICT_COLOURS[Verdict.REGRESSED][0]}" fill-opacity="0.04"/>')
-    parts.append(f'<rect x="{coord(x0)}" y="{top}" width="{coord(x(1.0) - x0)}" height="{row_h * len(rows)}" '
-                 f'fill="{VERDICT_COLOURS[Verdict.IMPROVED][0]}" fill-opacity="0.04"/>')
+    parts.append(
+        f'<rect x="{coord(x(1.0))}" y="{top}" width="{coord(x1 - x(1.0))}" height="{row_h * len(rows)}" '
+        f'fill="{VERDICT_COLOURS[Verdict.REGRESSED][0]}" fill-opacity="0.04"/>'
+    )
+    parts.append(
+        f'<rect x="{coord(x0)}" y="{top}" width="{coord(x(1.0) - x0)}" height="{row_h * len(rows)}" '
+        f'fill="{VERDICT_COLOURS[Verdict.IMPROVED][0]}" fill-opacity="0.04"/>'
+    )
     # ticks and grid
     ticks = [r for r in _NICE_RATIOS if lo_log <= math.log(r) <= hi_log]
     min_gap = 44.0
@@ -99,18 +125,30 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
     for r in sorted(shown):
         if r == 1.0:
             continue
-        parts.append(f'<line x1="{coord(x(r))}" y1="{top}" x2="{coord(x(r))}" y2="{y_axis}" stroke="{GRID}" stroke-width="1"/>')
-        parts.append(f'<text x="{coord(x(r))}" y="{y_axis + 18}" text-anchor="middle" font-size="11" fill="{MUTED}">'
-                     f"{r:g}x</text>")
+        parts.append(
+            f'<line x1="{coord(x(r))}" y1="{top}" x2="{coord(x(r))}" y2="{y_axis}" stroke="{GRID}" stroke-width="1"/>'
+        )
+        parts.append(
+            f'<text x="{coord(x(r))}" y="{y_axis + 18}" text-anchor="middle" font-size="11" fill="{MUTED}">'
+            f"{r:g}x</text>"
+        )
     xr = x(1.0)
-    parts.append(f'<line class="tvmperf-unity" x1="{coord(xr)}" y1="{top - 8}" x2="{coord(xr)}" y2="{y_axis + 4}" '
-                 f'stroke="{INK}" stroke-width="1.5" stroke-dasharray="4 3"/>')
-    parts.append(f'<text x="{coord(xr)}" y="{y_axis + 18}" text-anchor="middle" font-size="11" font-weight="600" '
-                 f'fill="{INK}">1.0x</text>')
-    parts.append(f'<text x="{coord(xr - 8)}" y="{top - 12}" text-anchor="end" font-size="11" '
-                 f'fill="{VERDICT_COLOURS[Verdict.IMPROVED][0]}">\u2190 faster now</text>')
-    parts.append(f'<text x="{coord(xr + 8)}" y="{top - 12}" font-size="11" '
-                 f'fill="{VERDICT_COLOURS[Verdict.REGRESSED][0]}">slower now \u2192</text>')
+    parts.append(
+        f'<line class="tvmperf-unity" x1="{coord(xr)}" y1="{top - 8}" x2="{coord(xr)}" y2="{y_axis + 4}" '
+        f'stroke="{INK}" stroke-width="1.5" stroke-dasharray="4 3"/>'
+    )
+    parts.append(
+        f'<text x="{coord(xr)}" y="{y_axis + 18}" text-anchor="middle" font-size="11" font-weight="600" '
+        f'fill="{INK}">1.0x</text>'
+    )
+    parts.append(
+        f'<text x="{coord(xr - 8)}" y="{top - 12}" text-anchor="end" font-size="11" '
+        f'fill="{VERDICT_COLOURS[Verdict.IMPROVED][0]}">\u2190 faster now</text>'
+    )
+    parts.append(
+        f'<text x="{coord(xr + 8)}" y="{top - 12}" font-size="11" '
+        f'fill="{VERDICT_COLOURS[Verdict.REGRESSED][0]}">slower now \u2192</text>'
+    )
     parts.append(f'<text x="{coord(x1 + 12)}" y="{top - 12}" font-size="11" fill="{MUTED}">ratio [interval]</text>')
 
     for i, (t, ratio, low, high) in enumerate(rows):
@@ -119,31 +157,45 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
         colour = mark(verdict)
         label = labels[i]
         mode = t.time.mode
-        tip = (f"{label}: {fmt_ratio(ratio)} [{low:.2f}-{high:.2f}]" + (f" {mode}" if mode else "")
-               + f", time {verdict}" + (f"; test {verdict_of(t)} on {failing[i]}" if failing[i] else ""))
+        tip = (
+            f"{label}: {fmt_ratio(ratio)} [{low:.2f}-{high:.2f}]"
+            + (f" {mode}" if mode else "")
+            + f", time {verdict}"
+            + (f"; test {verdict_of(t)} on {failing[i]}" if failing[i] else "")
+        )
         parts.append(f'<g class="tvmperf-row" data-verdict="{esc(verdict)}"><title>{esc(tip)}</title>')
-        parts.append(f'<text x="{coord(left - 10)}" y="{coord(cy + 4)}" text-anchor="end" font-size="12" fill="{INK}">'
-                     f"{esc(truncate(label, label_chars))}</text>")
-        parts.append(f'<line class="tvmperf-interval" x1="{coord(x(low))}" y1="{coord(cy)}" x2="{coord(x(high))}" y2="{coord(cy)}" '
-                     f'stroke="{colour}" stroke-width="6" stroke-linecap="round" stroke-opacity="0.35"/>')
+        parts.append(
+            f'<text x="{coord(left - 10)}" y="{coord(cy + 4)}" text-anchor="end" font-size="12" fill="{INK}">'
+            f"{esc(truncate(label, label_chars))}</text>"
+        )
+        parts.append(
+            f'<line class="tvmperf-interval" x1="{coord(x(low))}" y1="{coord(cy)}" x2="{coord(x(high))}" y2="{coord(cy)}" '
+            f'stroke="{colour}" stroke-width="6" stroke-linecap="round" stroke-opacity="0.35"/>'
+        )
         for end in (low, high):
-            parts.append(f'<line x1="{coord(x(end))}" y1="{coord(cy - 6)}" x2="{coord(x(end))}" y2="{coord(cy + 6)}" '
-                         f'stroke="{colour}" stroke-width="1.5"/>')
-        parts.append(f'<circle class="tvmperf-marker" cx="{coord(x(ratio))}" cy="{coord(cy)}" r="6" fill="{colour}" '
-                     f'stroke="#ffffff" stroke-width="1.5"/>')
+            parts.append(
+                f'<line x1="{coord(x(end))}" y1="{coord(cy - 6)}" x2="{coord(x(end))}" y2="{coord(cy + 6)}" '
+                f'stroke="{colour}" stroke-width="1.5"/>'
+            )
+        parts.append(
+            f'<circle class="tvmperf-marker" cx="{coord(x(ratio))}" cy="{coord(cy)}" r="6" fill="{colour}" '
+            f'stroke="#ffffff" stroke-width="1.5"/>'
+        )
         value = f"{fmt_ratio(ratio)} [{low:.2f}\u2013{high:.2f}]"
         weight = ' font-weight="600"' if verdict == Verdict.REGRESSED else ""
         value_colour = colour if verdict != Verdict.PASS and verdict in VERDICT_COLOURS else INK
-        parts.append(f'<text x="{coord(x1 + 12)}" y="{coord(cy + 4)}" font-size="12" fill="{value_colour}"'
-                     f'{weight}>{esc(value)}</text>')
+        parts.append(
+            f'<text x="{coord(x1 + 12)}" y="{coord(cy + 4)}" font-size="12" fill="{value_colour}"'
+            f"{weight}>{esc(value)}</text>"
+        )
         if failing[i]:  # the metric that failed the test, beside its time
-            parts.append(f'<text class="tvmperf-failed-metric" x="{coord(x1 + 150)}" y="{coord(cy + 4)}" font-size="12" '
-                         f'font-weight="600" fill="{mark(Verdict.REGRESSED)}">{esc("failed: " + failing[i])}</text>')
+            parts.append(
+                f'<text class="tvmperf-failed-metric" x="{coord(x1 + 150)}" y="{coord(cy + 4)}" font-size="12" '
+                f'font-weight="600" fill="{mark(Verdict.REGRESSED)}">{esc("failed: " + failing[i])}</text>'
+            )
         parts.append("</g>")
     parts.append("</svg>")
-    legend = "".join(
-        f'<span><i style="background:{VERDICT_COLOURS[v][0]}"></i>{esc(v)}</span>' for v in VERDICT_ORDER
-    )
+    legend = "".join(f'<span><i style="background:{VERDICT_COLOURS[v][0]}"></i>{esc(v)}</span>' for v in VERDICT_ORDER)
     return (
         '<section class="ratio"><h2>Time now vs baseline</h2>'
         '<p class="hint">Time of this run over the baseline\u2019s as the verdict measured it (log scale): '
@@ -151,9 +203,7 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
         "reference kernel; raw, the medians. The dot is the ratio, the bar its interval, coloured by the time "
         "verdict; right of the dashed line is slower. A test failed by another metric (an instruction count, the "
         "simulated cost) names it on its row.</p>"
-        f'<div class="legend">{legend}</div>'
-        + "".join(parts)
-        + "</section>"
+        f'<div class="legend">{legend}</div>' + "".join(parts) + "</section>"
     )
 
 
@@ -202,37 +252,56 @@ def _kernel_chart(test: ResultEntry, rows: list[tuple[str, float | None, float |
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
         f'aria-label="per-kernel time now vs baseline for {esc(label)}">'
     ]
-    parts.append(f'<line x1="{coord(x0)}" y1="{top - 4}" x2="{coord(x0)}" y2="{height - 4}" stroke="{GRID}" stroke-width="1"/>')
+    parts.append(
+        f'<line x1="{coord(x0)}" y1="{top - 4}" x2="{coord(x0)}" y2="{height - 4}" stroke="{GRID}" stroke-width="1"/>'
+    )
     for i, (name, now, base) in enumerate(rows):
         y = top + i * group_h
         yn = y + bar_h + gap if any_base else y
-        parts.append(f'<g class="tvmperf-kernel"><title>{esc(name)}: now {esc(fmt_time(now))}, '
-                     f'baseline {esc(fmt_time(base))}</title>')
+        parts.append(
+            f'<g class="tvmperf-kernel"><title>{esc(name)}: now {esc(fmt_time(now))}, '
+            f"baseline {esc(fmt_time(base))}</title>"
+        )
         label_y = (y + bar_h + gap / 2 + 4) if any_base else (y + bar_h / 2 + 4)
-        parts.append(f'<text x="{coord(left - 10)}" y="{coord(label_y)}" text-anchor="end" font-size="12" '
-                     f'fill="{INK}">{esc(cut_label(name, label_chars))}</text>')
+        parts.append(
+            f'<text x="{coord(left - 10)}" y="{coord(label_y)}" text-anchor="end" font-size="12" '
+            f'fill="{INK}">{esc(cut_label(name, label_chars))}</text>'
+        )
         if base is not None:
-            parts.append(f'<rect class="tvmperf-bar-baseline" x="{coord(x0)}" y="{coord(y)}" width="{coord(w(base))}" '
-                         f'height="{bar_h}" rx="2" fill="{BASELINE_BAR}"/>')
-            parts.append(f'<text x="{coord(x0 + w(base) + 6)}" y="{coord(y + bar_h - 2)}" font-size="10.5" fill="{MUTED}">'
-                         f"{esc(fmt_time(base))}</text>")
+            parts.append(
+                f'<rect class="tvmperf-bar-baseline" x="{coord(x0)}" y="{coord(y)}" width="{coord(w(base))}" '
+                f'height="{bar_h}" rx="2" fill="{BASELINE_BAR}"/>'
+            )
+            parts.append(
+                f'<text x="{coord(x0 + w(base) + 6)}" y="{coord(y + bar_h - 2)}" font-size="10.5" fill="{MUTED}">'
+                f"{esc(fmt_time(base))}</text>"
+            )
         elif any_base:
-            parts.append(f'<text x="{coord(x0 + 6)}" y="{coord(y + bar_h - 2)}" font-size="10.5" fill="{MUTED}">'
-                         "no baseline</text>")
+            parts.append(
+                f'<text x="{coord(x0 + 6)}" y="{coord(y + bar_h - 2)}" font-size="10.5" fill="{MUTED}">'
+                "no baseline</text>"
+            )
         if now is not None:
             if base is None:
                 colour = NEUTRAL_MARK
             else:
                 # red only for a change worth reading: per-kernel times are single medians, a few % is noise
-                colour = (regressed if now > base * KERNEL_RED_RATIO and now - base >= MIN_KERNEL_DELTA_S
-                          else VERDICT_COLOURS[Verdict.PASS][0])
-            parts.append(f'<rect class="tvmperf-bar-now" x="{coord(x0)}" y="{coord(yn)}" width="{coord(w(now))}" '
-                         f'height="{bar_h}" rx="2" fill="{colour}"/>')
+                colour = (
+                    regressed
+                    if now > base * KERNEL_RED_RATIO and now - base >= MIN_KERNEL_DELTA_S
+                    else VERDICT_COLOURS[Verdict.PASS][0]
+                )
+            parts.append(
+                f'<rect class="tvmperf-bar-now" x="{coord(x0)}" y="{coord(yn)}" width="{coord(w(now))}" '
+                f'height="{bar_h}" rx="2" fill="{colour}"/>'
+            )
             extra = ""
             if base is not None and base > 0:
                 extra = f" ({now / base:.2f}x)"
-            parts.append(f'<text x="{coord(x0 + w(now) + 6)}" y="{coord(yn + bar_h - 2)}" font-size="10.5" fill="{INK}"'
-                         f' font-weight="600">{esc(fmt_time(now) + extra)}</text>')
+            parts.append(
+                f'<text x="{coord(x0 + w(now) + 6)}" y="{coord(yn + bar_h - 2)}" font-size="10.5" fill="{INK}"'
+                f' font-weight="600">{esc(fmt_time(now) + extra)}</text>'
+            )
         parts.append("</g>")
     parts.append("</svg>")
     sub = []
@@ -246,9 +315,7 @@ def _kernel_chart(test: ResultEntry, rows: list[tuple[str, float | None, float |
         sub.append(f"{hidden} more kernel{'s' if hidden != 1 else ''} not shown")
     return (
         f'<div class="card"><h3 title="{esc(test.nodeid or label)}">{esc(label)}</h3>'
-        f'<div class="sub">{esc(" · ".join(sub))}</div>'
-        + "".join(parts)
-        + "</div>"
+        f'<div class="sub">{esc(" · ".join(sub))}</div>' + "".join(parts) + "</div>"
     )
 
 
@@ -262,13 +329,19 @@ def kernels_section(tests: Sequence[ResultEntry]) -> str:
             charts.append(_kernel_chart(t, rows))
     if not charts:
         return ""
-    legend = (f'<div class="legend"><span><i style="background:{BASELINE_BAR}"></i>baseline</span>'
-              f'<span><i style="background:{VERDICT_COLOURS[Verdict.REGRESSED][0]}"></i>now, slower</span>'
-              f'<span><i style="background:{VERDICT_COLOURS[Verdict.PASS][0]}"></i>now, not slower</span>'
-              f'<span><i style="background:{NEUTRAL_MARK}"></i>now, no baseline</span></div>')
-    return ('<section class="kernels"><h2>Regressed tests: time per kernel</h2>'
-            '<p class="hint">Where the time went: each kernel\u2019s time in this run against the baseline.</p>'
-            + legend + "".join(charts) + "</section>")
+    legend = (
+        f'<div class="legend"><span><i style="background:{BASELINE_BAR}"></i>baseline</span>'
+        f'<span><i style="background:{VERDICT_COLOURS[Verdict.REGRESSED][0]}"></i>now, slower</span>'
+        f'<span><i style="background:{VERDICT_COLOURS[Verdict.PASS][0]}"></i>now, not slower</span>'
+        f'<span><i style="background:{NEUTRAL_MARK}"></i>now, no baseline</span></div>'
+    )
+    return (
+        '<section class="kernels"><h2>Regressed tests: time per kernel</h2>'
+        '<p class="hint">Where the time went: each kernel\u2019s time in this run against the baseline.</p>'
+        + legend
+        + "".join(charts)
+        + "</section>"
+    )
 
 
 # --------------------------------------------------------------------------- trends
@@ -341,9 +414,11 @@ def _trend_chart(test: ResultEntry, series: list[tuple[float | None, str, str]],
     parts.append(f'<line x1="{x0}" y1="{y1}" x2="{x1}" y2="{y1}" stroke="{GRID}"/>')
     for i in rerecorded:  # the baseline re-recorded and accepted between run i - 1 and run i
         xm = coord((x(i - 1) + x(i)) / 2 if i > 0 else x(i))
-        parts.append(f'<g class="tvmperf-rerecord"><title>baseline re-recorded before {esc(series[i][2])}</title>'
-                     f'<line x1="{xm}" y1="{y0 - 6}" x2="{xm}" y2="{y1}" stroke="{MUTED}" stroke-width="1.5" '
-                     f'stroke-dasharray="3 2"/><path d="M{xm},{y0 - 6} l4,-4 l-8,0 z" fill="{MUTED}"/></g>')
+        parts.append(
+            f'<g class="tvmperf-rerecord"><title>baseline re-recorded before {esc(series[i][2])}</title>'
+            f'<line x1="{xm}" y1="{y0 - 6}" x2="{xm}" y2="{y1}" stroke="{MUTED}" stroke-width="1.5" '
+            f'stroke-dasharray="3 2"/><path d="M{xm},{y0 - 6} l4,-4 l-8,0 z" fill="{MUTED}"/></g>'
+        )
     # the line, broken where a run has no time
     segments: list[list[str]] = [[]]
     for i, (v, _, _) in enumerate(series):
@@ -354,26 +429,37 @@ def _trend_chart(test: ResultEntry, series: list[tuple[float | None, str, str]],
         segments[-1].append(f"{coord(x(i))},{coord(y(v))}")
     for seg in segments:
         if len(seg) > 1:
-            parts.append(f'<polyline class="tvmperf-trend-line" points="{" ".join(seg)}" fill="none" stroke="#3d5a80" '
-                         f'stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>')
+            parts.append(
+                f'<polyline class="tvmperf-trend-line" points="{" ".join(seg)}" fill="none" stroke="#3d5a80" '
+                f'stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>'
+            )
     for i, (v, verdict, created) in enumerate(series):
         if v is None:
             continue
         colour = mark(verdict) if verdict else MUTED
         last = i == n - 1
-        parts.append(f'<circle class="tvmperf-trend-point" cx="{coord(x(i))}" cy="{coord(y(v))}" r="{4.5 if last else 3}" '
-                     f'fill="{colour}" stroke="#ffffff" stroke-width="1">'
-                     f"<title>{esc(created)}: {esc(fmt_time(v))}{(' ' + esc(verdict)) if verdict else ''}</title></circle>")
+        parts.append(
+            f'<circle class="tvmperf-trend-point" cx="{coord(x(i))}" cy="{coord(y(v))}" r="{4.5 if last else 3}" '
+            f'fill="{colour}" stroke="#ffffff" stroke-width="1">'
+            f"<title>{esc(created)}: {esc(fmt_time(v))}{(' ' + esc(verdict)) if verdict else ''}</title></circle>"
+        )
     hi_v, lo_v = max(values), min(values)
-    parts.append(f'<text x="{x1 + 8}" y="{coord(y(hi_v) + 4)}" font-size="10.5" fill="{MUTED}">{esc(fmt_time(hi_v))}</text>')
+    parts.append(
+        f'<text x="{x1 + 8}" y="{coord(y(hi_v) + 4)}" font-size="10.5" fill="{MUTED}">{esc(fmt_time(hi_v))}</text>'
+    )
     if y(lo_v) - y(hi_v) > 12:
-        parts.append(f'<text x="{x1 + 8}" y="{coord(y(lo_v) + 4)}" font-size="10.5" fill="{MUTED}">{esc(fmt_time(lo_v))}</text>')
+        parts.append(
+            f'<text x="{x1 + 8}" y="{coord(y(lo_v) + 4)}" font-size="10.5" fill="{MUTED}">{esc(fmt_time(lo_v))}</text>'
+        )
     first, last = axis_ends(series[0][2], series[-1][2])
-    parts.append(f'<text class="tvmperf-trend-axis" x="{x0}" y="{height - 2}" font-size="10" fill="{MUTED}">'
-                 f"{esc(first)}</text>")
+    parts.append(
+        f'<text class="tvmperf-trend-axis" x="{x0}" y="{height - 2}" font-size="10" fill="{MUTED}">{esc(first)}</text>'
+    )
     if last:
-        parts.append(f'<text class="tvmperf-trend-axis" x="{x1}" y="{height - 2}" font-size="10" text-anchor="end" '
-                     f'fill="{MUTED}">{esc(last)}</text>')
+        parts.append(
+            f'<text class="tvmperf-trend-axis" x="{x1}" y="{height - 2}" font-size="10" text-anchor="end" '
+            f'fill="{MUTED}">{esc(last)}</text>'
+        )
     parts.append("</svg>")
     last_v = next((v for v, _, _ in reversed(series) if v is not None), None)
     return (
@@ -390,21 +476,27 @@ def trends_section(created: str | None, tests: Sequence[ResultEntry], history: S
         return ""
     # this run is the trend's last point, unless the caller already put it in the history
     if runs[-1].created != created or created is None:
-        runs.append(HistoryRun(created, {t.nodeid: (t.time.median_s if t.time is not None else None, verdict_of(t))
-                                         for t in tests},
-                               baselines={t.nodeid: d for t in tests if (d := baseline_digest(t)) is not None}))
+        runs.append(
+            HistoryRun(
+                created,
+                {t.nodeid: (t.time.median_s if t.time is not None else None, verdict_of(t)) for t in tests},
+                baselines={t.nodeid: d for t in tests if (d := baseline_digest(t)) is not None},
+            )
+        )
     cards = []
     for t in tests:
         series = _series(t.nodeid, runs)
         if sum(v is not None for v, _, _ in series) >= 2:  # one point is no trend
             cards.append(_trend_chart(t, series, rerecords(t.nodeid, runs)))
     if not cards:
-        return ('<section class="trends"><h2>Median time over runs</h2>'
-                f'<p class="empty">{len(runs)} run{"s" if len(runs) != 1 else ""} in the history: no test has a median '
-                "time in two of them yet, so there is no trend to draw.</p></section>")
-    return ('<section class="trends"><h2>Median time over runs</h2>'
-            f'<p class="hint">{len(runs)} runs, oldest on the left, this run last; dots coloured by verdict; '
-            "a dashed mark: the baseline was re-recorded (accepted) between two runs.</p>"
-            f'<div class="grid">{"".join(cards)}</div></section>')
-
-
+        return (
+            '<section class="trends"><h2>Median time over runs</h2>'
+            f'<p class="empty">{len(runs)} run{"s" if len(runs) != 1 else ""} in the history: no test has a median '
+            "time in two of them yet, so there is no trend to draw.</p></section>"
+        )
+    return (
+        '<section class="trends"><h2>Median time over runs</h2>'
+        f'<p class="hint">{len(runs)} runs, oldest on the left, this run last; dots coloured by verdict; '
+        "a dashed mark: the baseline was re-recorded (accepted) between two runs.</p>"
+        f'<div class="grid">{"".join(cards)}</div></section>'
+    )

@@ -65,8 +65,10 @@ def _header(created: str | None, tests: Sequence[ResultEntry]) -> str:
     items = []
     for verdict, n in _ordered_counts(tests):
         bg, fg = colours(verdict)
-        items.append(f'<li class="count" data-verdict="{esc(verdict)}" style="background:{bg};color:{fg}">'
-                     f"<b>{n}</b> {esc(verdict)}</li>")
+        items.append(
+            f'<li class="count" data-verdict="{esc(verdict)}" style="background:{bg};color:{fg}">'
+            f"<b>{n}</b> {esc(verdict)}</li>"
+        )
     total = f"{len(tests)} test{'s' if len(tests) != 1 else ''}"
     when = f"run of {esc(created)}" if created else "run time unknown"
     return (
@@ -122,12 +124,30 @@ def _failed_cell(test: ResultEntry, verdict: str) -> str:
 
 
 def _table(tests: Sequence[ResultEntry]) -> str:
-    sim = any(r is not None and r.exact.scalar("cpu_instructions") is not None
-              for t in tests for r in (t.record, t.baseline))
-    res = [m for m in RESOURCE_NAMES if any(r is not None and (r.exact.scalar(m) is not None or m in r.exact.not_measured)
-                                            for t in tests for r in (t.record, t.baseline))]
-    head = ("test", "executor", "target", "median", "baseline", "ratio [interval] mode", "instr now / base",
-            *(("simulated instr now / base",) if sim else ()), *(f"{m} now / base" for m in res), "verdict")
+    sim = any(
+        r is not None and r.exact.scalar("cpu_instructions") is not None for t in tests for r in (t.record, t.baseline)
+    )
+    res = [
+        m
+        for m in RESOURCE_NAMES
+        if any(
+            r is not None and (r.exact.scalar(m) is not None or m in r.exact.not_measured)
+            for t in tests
+            for r in (t.record, t.baseline)
+        )
+    ]
+    head = (
+        "test",
+        "executor",
+        "target",
+        "median",
+        "baseline",
+        "ratio [interval] mode",
+        "instr now / base",
+        *(("simulated instr now / base",) if sim else ()),
+        *(f"{m} now / base" for m in res),
+        "verdict",
+    )
     rows = []
     for t in tests:
         time = t.time or TimeCell()
@@ -136,8 +156,8 @@ def _table(tests: Sequence[ResultEntry]) -> str:
         rows.append(
             f'<tr data-verdict="{esc(verdict)}">'
             f'<td class="test" title="{esc(t.nodeid or test_label(t))}">{esc(test_label(t))}{note_html}</td>'
-            f"<td class=\"short\">{esc(t.executor or '-')}</td>"
-            f"<td class=\"short\">{esc(t.target or '-')}</td>"
+            f'<td class="short">{esc(t.executor or "-")}</td>'
+            f'<td class="short">{esc(t.target or "-")}</td>'
             f'<td class="num">{esc(fmt_time(num(time.median_s)))}</td>'
             f'<td class="num">{esc(fmt_time(num(time.baseline_s)))}</td>'
             f'<td class="num">{_ratio_cell(time)}</td>'
@@ -149,7 +169,7 @@ def _table(tests: Sequence[ResultEntry]) -> str:
         )
     header = "".join(f"<th>{esc(h)}</th>" for h in head)
     return (
-        '<section><h2>All tests</h2>'
+        "<section><h2>All tests</h2>"
         '<div class="scroll"><table id="tvmperf-table">'
         f"<thead><tr>{header}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody>"
@@ -188,12 +208,16 @@ def _peers_section(tests: Sequence[ResultEntry]) -> str:
             shown = pill(status) if peer.limit is not None else ""
             tds.append(f'<td class="num">{_ratio_text(peer)} {shown}</td>')
         median = num(t.time.median_s) if t.time is not None else None
-        rows.append(f'<tr><td class="test">{esc(test_label(t))}</td>'
-                    f'<td class="num">{esc(fmt_time(median))}</td>{"".join(tds)}</tr>')
+        rows.append(
+            f'<tr><td class="test">{esc(test_label(t))}</td>'
+            f'<td class="num">{esc(fmt_time(median))}</td>{"".join(tds)}</tr>'
+        )
     header = "".join(f"<th>{esc(h)}</th>" for h in ("test", "tvm", *(f"tvm / {n}" for n in names)))
-    return ('<section class="peers"><h2>TVM time / peer framework time (side by side; below 1: TVM is faster)</h2>'
-            f'<div class="scroll"><table id="tvmperf-peers"><thead><tr>{header}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div></section>")
+    return (
+        '<section class="peers"><h2>TVM time / peer framework time (side by side; below 1: TVM is faster)</h2>'
+        f'<div class="scroll"><table id="tvmperf-peers"><thead><tr>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+    )
 
 
 def _relations_section(tests: Sequence[ResultEntry]) -> str:
@@ -203,23 +227,31 @@ def _relations_section(tests: Sequence[ResultEntry]) -> str:
         r = t.relation
         if r is None:
             continue
-        rows.append(f'<tr><td class="test">{esc(test_label(t))}</td><td>{esc(r.name)}</td>'
-                    f'<td class="num">{esc(fmt_time(num(r.numerator_s)))}</td>'
-                    f'<td class="num">{esc(fmt_time(num(r.denominator_s)))}</td>'
-                    f'<td class="num">{_ratio_text(r)}</td><td>{pill(verdict_of(t))}</td></tr>')
+        rows.append(
+            f'<tr><td class="test">{esc(test_label(t))}</td><td>{esc(r.name)}</td>'
+            f'<td class="num">{esc(fmt_time(num(r.numerator_s)))}</td>'
+            f'<td class="num">{esc(fmt_time(num(r.denominator_s)))}</td>'
+            f'<td class="num">{_ratio_text(r)}</td><td>{pill(verdict_of(t))}</td></tr>'
+        )
     if not rows:
         return ""
     header = "".join(f"<th>{h}</th>" for h in ("test", "a / b", "a", "b", "ratio [interval] vs limit", "verdict"))
-    return ('<section class="relations"><h2>Relations (tvmperf.assert_ratio)</h2>'
-            f'<div class="scroll"><table id="tvmperf-relations"><thead><tr>{header}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div></section>")
+    return (
+        '<section class="relations"><h2>Relations (tvmperf.assert_ratio)</h2>'
+        f'<div class="scroll"><table id="tvmperf-relations"><thead><tr>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+    )
 
 
 # --------------------------------------------------------------------------- the page
 
 
-def render_page(entries: Sequence[ResultEntry], created: str | None,
-                history: Sequence[Mapping[str, Any]] | None = None, after_header: Sequence[str] = ()) -> str:
+def render_page(
+    entries: Sequence[ResultEntry],
+    created: str | None,
+    history: Sequence[Mapping[str, Any]] | None = None,
+    after_header: Sequence[str] = (),
+) -> str:
     """One self-contained HTML page for a run's entries; ``history`` holds earlier runs,
     oldest first, as history-file lines (``{"created", "tests": {nodeid: {"median_s",
     "verdict"}}}``, read leniently); ``after_header``: sections another part of the run
@@ -253,5 +285,7 @@ def render_html(results: Mapping[str, Any], history: list[dict] | None = None) -
     shows what it can of whatever it is handed."""
     results = results if isinstance(results, Mapping) else {}
     raw = results.get("tests")
-    entries = [ResultEntry.from_json(t, strict=False) for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
+    entries = (
+        [ResultEntry.from_json(t, strict=False) for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
+    )
     return render_page(entries, results.get("created"), history)

@@ -29,7 +29,9 @@ def check_writable(path: Path, option: str) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"{option}={path}: cannot write there ({exc.strerror or exc}); choose a writable path") from None
+        raise ValueError(
+            f"{option}={path}: cannot write there ({exc.strerror or exc}); choose a writable path"
+        ) from None
 
 
 def read_history(path: Path) -> list[dict[str, Any]]:
@@ -67,10 +69,19 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
-def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *, json_path: Path | None,
-                  html_path: Path | None, history_path: Path | None, history: list[dict[str, Any]],
-                  benchmark_json_path: Path | None = None, sections: Sequence[ReportSection] = (),
-                  notes: Sequence[str] = (), markdown_path: Path | None = None) -> tuple[list[str], list[str]]:
+def write_reports(
+    entries: Sequence[ResultEntry],
+    rows: Sequence[SummaryRow],
+    *,
+    json_path: Path | None,
+    html_path: Path | None,
+    history_path: Path | None,
+    history: list[dict[str, Any]],
+    benchmark_json_path: Path | None = None,
+    sections: Sequence[ReportSection] = (),
+    notes: Sequence[str] = (),
+    markdown_path: Path | None = None,
+) -> tuple[list[str], list[str]]:
     """Write what was asked for, each file once with every section in it, each on its own:
     one that cannot be written (a full disk) does not keep the others from being written.
     Returns lines to show (what was written where) and the errors, each naming its file.
@@ -90,11 +101,14 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
     for section in sections:
         results.update(section.json)
     if json_path is not None:
+
         def write_json() -> None:
             atomic_write(json_path, json.dumps(results, indent=2, sort_keys=True) + "\n")
             shown.append(f"results JSON: {json_path}")
+
         attempt("results JSON", json_path, write_json)
     if benchmark_json_path is not None:
+
         def write_benchmark() -> None:
             from pytest_tvmperf.report.benchmark_json import benchmark_json
 
@@ -105,6 +119,7 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
                     bench = section.benchmark(bench)
             atomic_write(benchmark_json_path, json.dumps(bench, indent=4) + "\n")
             shown.append(f"pytest-benchmark JSON ({timed} timed tests): {benchmark_json_path}")
+
         attempt("pytest-benchmark JSON", benchmark_json_path, write_benchmark)
     if history_path is not None:
         line = history_line(entries, created, _commit())
@@ -113,23 +128,36 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
         def write_history() -> None:
             append_history(history_path, line)
             shown.append(f"history ({len(history)} runs): {history_path}")
+
         attempt("history", history_path, write_history)
     if html_path is not None:
+
         def write_html() -> None:
             from pytest_tvmperf.report.html_report import render_page
 
-            atomic_write(html_path, render_page(entries, created, history if history_path is not None else None,
-                                                after_header=[s.html for s in sections if s.html]))
+            atomic_write(
+                html_path,
+                render_page(
+                    entries,
+                    created,
+                    history if history_path is not None else None,
+                    after_header=[s.html for s in sections if s.html],
+                ),
+            )
             shown.append(f"HTML report: {html_path}")
+
         attempt("HTML report", html_path, write_html)
     if markdown_path is not None:
+
         def write_markdown() -> None:
             atomic_write(markdown_path, "".join(s.markdown for s in sections if s.markdown))
             shown.append(f"baseline changes (Markdown, for a PR comment): {markdown_path}")
+
         attempt("baseline changes", markdown_path, write_markdown)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     extra = "".join("\n" + s.markdown for s in sections if s.markdown and s.summary_markdown)
     if summary and (rows or notes or extra):
+
         def write_summary() -> None:
             text = markdown_summary(rows) if rows else "### pytest-tvmperf\n"
             if notes:
@@ -137,6 +165,7 @@ def write_reports(entries: Sequence[ResultEntry], rows: Sequence[SummaryRow], *,
             text += extra
             with open(summary, "a", encoding="utf-8") as f:
                 f.write(text)
+
         attempt("step summary ($GITHUB_STEP_SUMMARY)", summary, write_summary)
     return shown, errors
 

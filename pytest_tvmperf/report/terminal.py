@@ -93,8 +93,9 @@ def end_of_run(run: EndOfRun) -> list[Line]:
     """Every line of tvmperf's part of the terminal summary, in order."""
     lines = _plain([f"tvmperf: {error}" for error in run.write_errors], "red")
     if run.untuned_here:
-        lines.append(Line(untuned_line(run.untuned_here, run.tune_command, run.invocation_dir, run.rootpath),
-                          ("yellow",)))
+        lines.append(
+            Line(untuned_line(run.untuned_here, run.tune_command, run.invocation_dir, run.rootpath), ("yellow",))
+        )
     lines += _plain(list(dict.fromkeys(run.tuning_lines)), "yellow")
     rows = [SummaryRow.of(e) for e in run.entries]
     if not rows:
@@ -120,9 +121,12 @@ def end_of_run(run: EndOfRun) -> list[Line]:
 def summary_section(rows: Sequence[SummaryRow], verbosity: int, inconclusive: str) -> list[Line]:
     """The ``tvmperf summary`` table, its legend, notes and hot kernels, and the line on
     inconclusive tests."""
-    return [Line("tvmperf summary", sep=True), *_plain(summary_table(rows)),
-            *_plain(summary_legend(rows) + summary_notes(rows) + hot_lines(rows)),
-            *_plain(inconclusive_line(rows, verbosity, inconclusive), "yellow")]
+    return [
+        Line("tvmperf summary", sep=True),
+        *_plain(summary_table(rows)),
+        *_plain(summary_legend(rows) + summary_notes(rows) + hot_lines(rows)),
+        *_plain(inconclusive_line(rows, verbosity, inconclusive), "yellow"),
+    ]
 
 
 def peer_section(rows: Sequence[SummaryRow]) -> list[Line]:
@@ -130,16 +134,22 @@ def peer_section(rows: Sequence[SummaryRow]) -> list[Line]:
     table = peer_table(rows)
     if not table:
         return []
-    return [Line("tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)", sep=True),
-            *_plain(table)]
+    return [
+        Line("tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)", sep=True),
+        *_plain(table),
+    ]
 
 
 def baseline_files_lines(run: EndOfRun) -> list[Line]:
     """What was pruned from the baseline files, or which entries no test used."""
     lines = []
     if run.orphans_pruned:
-        lines.append(Line(f"tvmperf: pruned {len(run.orphans_pruned)} artifact file(s) no baseline named: "
-                          f"{', '.join(run.orphans_pruned)}"))
+        lines.append(
+            Line(
+                f"tvmperf: pruned {len(run.orphans_pruned)} artifact file(s) no baseline named: "
+                f"{', '.join(run.orphans_pruned)}"
+            )
+        )
     if run.pruned:
         lines.append(Line(f"tvmperf: pruned {len(run.pruned)} unused baseline(s): {safe(', '.join(run.pruned))}"))
     elif run.unused:
@@ -156,13 +166,22 @@ def update_lines(run: EndOfRun, recorded: int) -> list[Line]:
     (``recorded``: the tests recorded, some of whose writes may have failed)."""
     written = recorded - run.unwritten
     if run.writing_interrupted:
-        return [Line(f"run interrupted while writing the baselines: written for {written} test(s), NOT "
-                     f"written for {run.unwritten} test(s) (see above)", ("red",))]
+        return [
+            Line(
+                f"run interrupted while writing the baselines: written for {written} test(s), NOT "
+                f"written for {run.unwritten} test(s) (see above)",
+                ("red",),
+            )
+        ]
     if run.run_interrupted:
         return [Line("run interrupted: no baseline file was changed")]
-    return [Line(f"baselines written for {written} test(s) under {run.baseline_dir}"
-                 + (f"; NOT written for {run.unwritten} test(s) (see above)" if run.unwritten else ""),
-                 ("red",) if run.unwritten else ())]
+    return [
+        Line(
+            f"baselines written for {written} test(s) under {run.baseline_dir}"
+            + (f"; NOT written for {run.unwritten} test(s) (see above)" if run.unwritten else ""),
+            ("red",) if run.unwritten else (),
+        )
+    ]
 
 
 def upgrade_lines(today: str, other: str, summary_lines: Sequence[str], report_only: bool) -> list[Line]:
@@ -170,8 +189,10 @@ def upgrade_lines(today: str, other: str, summary_lines: Sequence[str], report_o
     ``UpgradeSummary.lines``, its headline first), none when no test was compared."""
     if not summary_lines:
         return []
-    lines = [Line(f"tvmperf: upgrade TVM {other} -> {today}", sep=True),
-             *(Line(text, ("bold",) if i == 0 else ()) for i, text in enumerate(summary_lines))]
+    lines = [
+        Line(f"tvmperf: upgrade TVM {other} -> {today}", sep=True),
+        *(Line(text, ("bold",) if i == 0 else ()) for i, text in enumerate(summary_lines)),
+    ]
     if report_only:
         lines.append(Line("(--tvmperf-against-tvm-report-only: reported, no test failed for it)"))
     return lines

@@ -13,20 +13,31 @@ import json
 from typing import Any, Sequence
 
 from pytest_tvmperf.result.entry import ResultEntry
+
 # the payload's check (values/builtin_types.py): PayloadError names where a non-builtin value is
 from pytest_tvmperf.values.builtin_types import PayloadError, plain  # noqa: F401
 
 PAYLOAD_KEY = "tvmperf"
 
 
-def worker_payload(results: Sequence[ResultEntry], not_measured: Sequence[str], tuning_lines: Sequence[str] = (),
-                   untuned_here: Sequence[str] = ()) -> dict:
+def worker_payload(
+    results: Sequence[ResultEntry],
+    not_measured: Sequence[str],
+    tuning_lines: Sequence[str] = (),
+    untuned_here: Sequence[str] = (),
+) -> dict:
     """The worker's hand-over, made of builtin types only (checked by JSON too): each
     test's outcome once, as its results entry (``ResultEntry.to_json``; the controller
     derives its summary row from it), why things were not measured, the lines about
     tuning records, and the node ids of tuned tests skipped for want of records here."""
-    payload = plain({"results": [e.to_json() for e in results], "not_measured": list(not_measured),
-                     "tuning_lines": list(dict.fromkeys(tuning_lines)), "untuned_here": list(untuned_here)})
+    payload = plain(
+        {
+            "results": [e.to_json() for e in results],
+            "not_measured": list(not_measured),
+            "tuning_lines": list(dict.fromkeys(tuning_lines)),
+            "untuned_here": list(untuned_here),
+        }
+    )
     json.dumps(payload)  # non-finite floats are fine for JSON here; anything else raises
     return payload
 
@@ -41,5 +52,7 @@ def received(node: Any, error: Any) -> tuple[dict | None, str | None]:
     if payload is not None and "error" not in payload:
         return {**payload, "results": [ResultEntry.from_json(entry) for entry in payload["results"]]}, None
     why = f": {payload['error']}" if payload else f": {error}" if error else ""
-    return None, (f"xdist worker {name} went down before handing over its tvmperf results{why}; the summary and "
-                  f"report files miss the tests it ran, so the run fails")
+    return None, (
+        f"xdist worker {name} went down before handing over its tvmperf results{why}; the summary and "
+        f"report files miss the tests it ran, so the run fails"
+    )

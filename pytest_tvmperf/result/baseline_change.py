@@ -21,12 +21,15 @@ from pytest_tvmperf.values.record import Record
 #: the option that approves, and how the example workflow gives it
 APPROVE_FLAG = "--tvmperf-approved-change=on"
 APPROVE_LABEL = "perf-change-approved"
-HOW_TO_APPROVE = (f"a maintainer who has reviewed the change approves it with {APPROVE_FLAG} (in the example "
-                  f"workflow: the pull request label {APPROVE_LABEL}, which only maintainers can set); the gate then "
-                  f"re-measures each re-recorded entry here and passes only where it is what this code measures")
+HOW_TO_APPROVE = (
+    f"a maintainer who has reviewed the change approves it with {APPROVE_FLAG} (in the example "
+    f"workflow: the pull request label {APPROVE_LABEL}, which only maintainers can set); the gate then "
+    f"re-measures each re-recorded entry here and passes only where it is what this code measures"
+)
 #: what to do on a pull request whose code changes performance on purpose (under a ref)
-ON_A_PULL_REQUEST = ("on a pull request that changes this on purpose: run that command, commit baselines/, and "
-                     + HOW_TO_APPROVE)
+ON_A_PULL_REQUEST = (
+    "on a pull request that changes this on purpose: run that command, commit baselines/, and " + HOW_TO_APPROVE
+)
 
 
 class ChangeState(str, Enum):
@@ -40,9 +43,11 @@ class ChangeState(str, Enum):
 
 
 #: the outcome note of each state (the summary row; the change report reads it back)
-STATE_NOTE = {ChangeState.UNAPPROVED: "baseline re-recorded by this change, not approved",
-              ChangeState.VERIFIED: "approved baseline change, verified here",
-              ChangeState.MISMATCH: "approved baseline change does not match what was measured"}
+STATE_NOTE = {
+    ChangeState.UNAPPROVED: "baseline re-recorded by this change, not approved",
+    ChangeState.VERIFIED: "approved baseline change, verified here",
+    ChangeState.MISMATCH: "approved baseline change does not match what was measured",
+}
 
 
 def state_of_note(note: str) -> ChangeState | None:
@@ -68,8 +73,9 @@ def change_lines(ref: Record | None, pr: Record | None) -> list[str]:
         return []
     if ref is None:
         assert pr is not None
-        shown = ", ".join(f"{m} {fmt_number(pr.exact.scalar(m))}" for m in _metrics(pr, pr)
-                          if pr.exact.scalar(m) is not None)
+        shown = ", ".join(
+            f"{m} {fmt_number(pr.exact.scalar(m))}" for m in _metrics(pr, pr) if pr.exact.scalar(m) is not None
+        )
         return [f"  new entry: {shown or 'no exact metrics'}"]
     if pr is None:
         return ["  entry removed (the test has no baseline in the change)"]
@@ -80,8 +86,10 @@ def change_lines(ref: Record | None, pr: Record | None) -> list[str]:
         if old == new:
             continue
         if old is None or new is None:
-            lines.append(f"  {metric} {fmt_number(old) if old is not None else 'n/a'} -> "
-                         f"{fmt_number(new) if new is not None else 'n/a'}")
+            lines.append(
+                f"  {metric} {fmt_number(old) if old is not None else 'n/a'} -> "
+                f"{fmt_number(new) if new is not None else 'n/a'}"
+            )
             continue
         verdict = MetricVerdict(metric, Verdict.REGRESSED if new > old else Verdict.IMPROVED, old, new, "")
         head, *detail = verdict_lines(verdict, pr, ref, match)
@@ -93,8 +101,10 @@ def change_lines(ref: Record | None, pr: Record | None) -> list[str]:
     for fingerprint in sorted(set(ref.timings) & set(pr.timings)):
         old_t, new_t = ref.timings[fingerprint], pr.timings[fingerprint]
         if old_t.samples.samples != new_t.samples.samples:
-            lines.append(f"  time on {safe(new_t.machine.describe())}: median {fmt_time(old_t.samples.median)} -> "
-                         f"{fmt_time(new_t.samples.median)}")
+            lines.append(
+                f"  time on {safe(new_t.machine.describe())}: median {fmt_time(old_t.samples.median)} -> "
+                f"{fmt_time(new_t.samples.median)}"
+            )
     for fingerprint in sorted(set(pr.timings) - set(ref.timings)):
         t = pr.timings[fingerprint]
         lines.append(f"  time recorded on {safe(t.machine.describe())}: median {fmt_time(t.samples.median)}")
@@ -114,22 +124,38 @@ def _metrics(a: Record, b: Record) -> list[str]:
 
 def unapproved_message(test_id: str, pr_file: str, ref_name: str, changes: Sequence[str]) -> str:
     """The lines a failing test adds when the change re-recorded its baseline without approval."""
-    return "\n".join([f"this change re-recorded the baseline of {test_id} in {pr_file} (against {pr_file} at "
-                      f"{ref_name}); its own baselines decide nothing until approved:", *changes,
-                      f"to approve: {HOW_TO_APPROVE}"])
+    return "\n".join(
+        [
+            f"this change re-recorded the baseline of {test_id} in {pr_file} (against {pr_file} at "
+            f"{ref_name}); its own baselines decide nothing until approved:",
+            *changes,
+            f"to approve: {HOW_TO_APPROVE}",
+        ]
+    )
 
 
 def verified_message(test_id: str, pr_file: str, ref_name: str, changes: Sequence[str]) -> str:
-    return "\n".join([f"tvmperf: approved baseline change of {test_id} in {pr_file} (against {ref_name}), verified "
-                      f"here: its exact metrics are what this code measures, its times within their noise", *changes])
+    return "\n".join(
+        [
+            f"tvmperf: approved baseline change of {test_id} in {pr_file} (against {ref_name}), verified "
+            f"here: its exact metrics are what this code measures, its times within their noise",
+            *changes,
+        ]
+    )
 
 
 def mismatch_message(nodeid: str, test_id: str, pr_file: str, why: Sequence[str], changes: Sequence[str]) -> str:
-    return "\n".join([f"tvmperf: {nodeid}: the approved baseline of {test_id} in {pr_file} does not match what this "
-                      f"code measures here (numbers not recorded from it: edited by hand, or recorded from other "
-                      f"code):", *why,
-                      "what the change claims against the base:", *changes,
-                      "re-record it with pytest --tvmperf-update, commit baselines/ and have it approved again"])
+    return "\n".join(
+        [
+            f"tvmperf: {nodeid}: the approved baseline of {test_id} in {pr_file} does not match what this "
+            f"code measures here (numbers not recorded from it: edited by hand, or recorded from other "
+            f"code):",
+            *why,
+            "what the change claims against the base:",
+            *changes,
+            "re-record it with pytest --tvmperf-update, commit baselines/ and have it approved again",
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -148,8 +174,11 @@ def markdown(entries: Sequence[ChangedEntry], ref_name: str, approved: bool) -> 
         return ""
     counts = {s: sum(e.state == s for e in entries) for s in ChangeState}
     head = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    out = [f"### pytest-tvmperf: this change re-recorded {len(entries)} baseline(s) against "
-           f"{md_code(ref_name)} ({head or 'not judged'})", ""]
+    out = [
+        f"### pytest-tvmperf: this change re-recorded {len(entries)} baseline(s) against "
+        f"{md_code(ref_name)} ({head or 'not judged'})",
+        "",
+    ]
     for e in entries:
         state = str(e.state) if e.state is not None else "not judged in this run"
         icon = {ChangeState.VERIFIED: "✅", ChangeState.MISMATCH: "❌", ChangeState.UNAPPROVED: "⏸️"}.get(e.state, "")

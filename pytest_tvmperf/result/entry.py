@@ -76,10 +76,13 @@ class TimeCell:
 
     @classmethod
     def read(cls, f: Fields) -> TimeCell:
-        return cls(**{k: f.number(k) for k in ("median_s", "baseline_s", "ratio", "low", "high", "confidence")},
-                   mode=f.text("mode", None, nullable=True),
-                   samples_s=f.numbers("samples_s"), baseline_samples_s=f.numbers("baseline_samples_s"),
-                   estimate=f.text("estimate", None, nullable=True))
+        return cls(
+            **{k: f.number(k) for k in ("median_s", "baseline_s", "ratio", "low", "high", "confidence")},
+            mode=f.text("mode", None, nullable=True),
+            samples_s=f.numbers("samples_s"),
+            baseline_samples_s=f.numbers("baseline_samples_s"),
+            estimate=f.text("estimate", None, nullable=True),
+        )
 
 
 @dataclass(frozen=True)
@@ -113,8 +116,13 @@ class MetricCell:
 
     @classmethod
     def read(cls, f: Fields) -> MetricCell:
-        return cls(f.text("metric", required=True), f.text("status", required=True), f.number("current"),
-                   f.number("baseline"), f.text("limit", nullable=True))
+        return cls(
+            f.text("metric", required=True),
+            f.text("status", required=True),
+            f.number("current"),
+            f.number("baseline"),
+            f.text("limit", nullable=True),
+        )
 
 
 @dataclass(frozen=True)
@@ -158,7 +166,8 @@ class ResultEntry:
             base_timing = baseline.timings.get(record.timing.machine.fingerprint) if baseline is not None else None
             time = TimeCell(
                 # the median the verdict's ratio was judged with (under load: today's own run time)
-                median_s=verdict.current if verdict is not None and verdict.current is not None
+                median_s=verdict.current
+                if verdict is not None and verdict.current is not None
                 else record.timing.samples.median,
                 baseline_s=verdict.baseline if verdict is not None else None,
                 ratio=decision.ratio if decision else None,
@@ -170,15 +179,28 @@ class ResultEntry:
                 baseline_samples_s=tuple(base_timing.samples.samples) if base_timing else None,
                 estimate=decision.estimate if decision else None,
             )
-        return cls(nodeid=outcome.nodeid, verdict=outcome.verdict, test_id=outcome.test_id,
-                   executor=outcome.executor, target=outcome.target, note=outcome.note, time=time,
-                   kernels=kernel_rows(record, baseline), message=outcome.message,
-                   location=(outcome.location[0], outcome.location[1]), record=record, baseline=baseline,
-                   peers=tuple(PeerCell.of(v) for v in outcome.peers),
-                   relation=PeerCell.of(outcome.relation) if outcome.relation is not None else None,
-                   metrics=tuple(MetricCell(v.metric, str(v.status), v.current, v.baseline, str(v.limit))
-                                 for v in (outcome.comparison.verdicts if outcome.comparison is not None else ())),
-                   failed=outcome.failed_metrics, layers=outcome.layers)
+        return cls(
+            nodeid=outcome.nodeid,
+            verdict=outcome.verdict,
+            test_id=outcome.test_id,
+            executor=outcome.executor,
+            target=outcome.target,
+            note=outcome.note,
+            time=time,
+            kernels=kernel_rows(record, baseline),
+            message=outcome.message,
+            location=(outcome.location[0], outcome.location[1]),
+            record=record,
+            baseline=baseline,
+            peers=tuple(PeerCell.of(v) for v in outcome.peers),
+            relation=PeerCell.of(outcome.relation) if outcome.relation is not None else None,
+            metrics=tuple(
+                MetricCell(v.metric, str(v.status), v.current, v.baseline, str(v.limit))
+                for v in (outcome.comparison.verdicts if outcome.comparison is not None else ())
+            ),
+            failed=outcome.failed_metrics,
+            layers=outcome.layers,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -291,8 +313,10 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
         rows = [KernelTime(_kernel_label(match, name), t, then(name)) for name, t in record.kernel_time_s.items()]
         return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
     old_of = renamed(before, record.kernel_time_s)  # a renamed kernel is compared with its old self
-    rows = [KernelTime(name, t, before.get(name, before.get(old_of.get(name, ""))))
-            for name, t in record.kernel_time_s.items()]
+    rows = [
+        KernelTime(name, t, before.get(name, before.get(old_of.get(name, ""))))
+        for name, t in record.kernel_time_s.items()
+    ]
     return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
 
 
@@ -333,7 +357,9 @@ def no_long_int(data: Any, where: str, fix: str) -> None:
     found = find_long_int(data)
     if found is not None:
         field_path, long_int = found
-        raise ResultsError(f"{where}: field {dotted(field_path) or '(the whole line)'}: {long_int_problem(long_int)}; {fix}")
+        raise ResultsError(
+            f"{where}: field {dotted(field_path) or '(the whole line)'}: {long_int_problem(long_int)}; {fix}"
+        )
 
 
 def parse_results(text: str, path: Path) -> list[ResultEntry]:
@@ -342,15 +368,19 @@ def parse_results(text: str, path: Path) -> list[ResultEntry]:
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
-        raise ResultsError(f"results file {path} is not valid JSON ({exc.msg} at line {exc.lineno}); it may be truncated: {hint}") from None
+        raise ResultsError(
+            f"results file {path} is not valid JSON ({exc.msg} at line {exc.lineno}); it may be truncated: {hint}"
+        ) from None
     except (ValueError, RecursionError) as exc:
         raise ResultsError(f"results file {path} cannot be read as JSON ({exc}); {hint}") from None
     no_long_int(data, f"results file {path}", hint)
     if not isinstance(data, dict) or data.get("kind") != RESULTS_KIND or not isinstance(data.get("tests"), list):
         raise ResultsError(f"results file {path} is not a pytest-tvmperf results file; {hint}")
     if not check_schema_version(data.get("schema_version"), RESULTS_SCHEMA_VERSION):
-        raise ResultsError(f"results file {path} has schema version {data.get('schema_version')!r}, this pytest-tvmperf reads "
-                           f"version {RESULTS_SCHEMA_VERSION}; {hint}")
+        raise ResultsError(
+            f"results file {path} has schema version {data.get('schema_version')!r}, this pytest-tvmperf reads "
+            f"version {RESULTS_SCHEMA_VERSION}; {hint}"
+        )
     entries = []
     for number, raw in enumerate(data["tests"]):
         nodeid = raw.get("nodeid") if isinstance(raw, dict) else None
@@ -360,7 +390,9 @@ def parse_results(text: str, path: Path) -> list[ResultEntry]:
         except SchemaProblem as exc:
             raise ResultsError(f"results file {path}: {entry} is malformed: {exc}; {hint}") from None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ResultsError(f"results file {path}: {entry} is malformed ({type(exc).__name__}: {exc}); {hint}") from None
+            raise ResultsError(
+                f"results file {path}: {entry} is malformed ({type(exc).__name__}: {exc}); {hint}"
+            ) from None
     return entries
 
 
@@ -368,7 +400,9 @@ def load_results(path: Path) -> list[ResultEntry]:
     try:
         text = read_regular_text(Path(path))
     except FileNotFoundError:
-        raise ResultsError(f"results file {path} does not exist; create it with `pytest --tvmperf-json={path}`") from None
+        raise ResultsError(
+            f"results file {path} does not exist; create it with `pytest --tvmperf-json={path}`"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"results file {path} cannot be read ({exc})") from None
     return parse_results(text, Path(path))

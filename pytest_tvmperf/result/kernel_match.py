@@ -27,18 +27,20 @@ from pytest_tvmperf.values.kernel_keys import stable_key
 
 
 class KernelStatus(str, Enum):
-    SAME = "same"        # same code (maybe under another name)
+    SAME = "same"  # same code (maybe under another name)
     CHANGED = "changed"  # the baseline's kernel of the same op, with other code or shapes
-    NEW = "new"          # no counterpart in the baseline
+    NEW = "new"  # no counterpart in the baseline
 
     def __str__(self) -> str:
         return self.value
 
 
 #: the note of a match made by name
-BY_NAME_NOTE = ("kernels matched by name: the baseline has no kernel identities (recorded before tvmperf stored "
-                "them); a renumbered kernel may be compared with another one. Re-record it with --tvmperf-update "
-                "to match kernels by structure")
+BY_NAME_NOTE = (
+    "kernels matched by name: the baseline has no kernel identities (recorded before tvmperf stored "
+    "them); a renumbered kernel may be compared with another one. Re-record it with --tvmperf-update "
+    "to match kernels by structure"
+)
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,12 @@ class KernelMatch:
         return f"{stable_key(ident)} [new]"
 
 
-def match_kernels(before: Mapping[str, KernelId] | None, after: Mapping[str, KernelId] | None,
-                  before_names: tuple[str, ...] = (), after_names: tuple[str, ...] = ()) -> KernelMatch:
+def match_kernels(
+    before: Mapping[str, KernelId] | None,
+    after: Mapping[str, KernelId] | None,
+    before_names: tuple[str, ...] = (),
+    after_names: tuple[str, ...] = (),
+) -> KernelMatch:
     """Match this build's kernels (``after``) with the baseline's (``before``). Without
     identities on either side, the kernels named in ``before_names`` / ``after_names``
     (e.g. the keys of per-kernel times) are matched by name."""

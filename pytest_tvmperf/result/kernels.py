@@ -47,8 +47,9 @@ def renamed(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str
     return out
 
 
-def kernel_changes(before: Mapping[str, float], after: Mapping[str, float],
-                   match: "KernelMatch | None" = None) -> list[tuple[float, str, str, str]]:
+def kernel_changes(
+    before: Mapping[str, float], after: Mapping[str, float], match: "KernelMatch | None" = None
+) -> list[tuple[float, str, str, str]]:
     """(added seconds, name, old name or "", tag) per kernel that takes longer now, largest
     first; tag "new" for a kernel with no counterpart in the baseline ("changed" for one
     whose code or shapes changed, with ``match``). Changes under :data:`MIN_KERNEL_DELTA_S`

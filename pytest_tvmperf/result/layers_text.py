@@ -30,22 +30,45 @@ def table_lines(table: LayerTable, limit: int | None = None) -> list[str]:
     losers = table.losers()
     rest = [r for r in table.rows if r not in losers]
     shown = losers if limit is None else losers[:limit]
-    header = ["#", "layer", "TVM ms", f"{table.peer} ms", "lost ms", "TVM/peer", "TVM GFLOPS",
-              f"{table.peer} GFLOPS", "TVM kernels"]
+    header = [
+        "#",
+        "layer",
+        "TVM ms",
+        f"{table.peer} ms",
+        "lost ms",
+        "TVM/peer",
+        "TVM GFLOPS",
+        f"{table.peer} GFLOPS",
+        "TVM kernels",
+    ]
     body = []
     for i, row in enumerate(shown + ([] if limit is not None else rest), 1):
-        body.append([str(i), row.label, _cell(row, "tvm"), _cell(row, "peer"), _ms(row.lost_s),
-                     "-" if row.ratio is None else f"{row.ratio:.2f}x", _gf(row.gflops("tvm")), _gf(row.gflops("peer")),
-                     ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-"])
-    lines = [f"per layer, TVM against {table.peer} (whole run, timed with the rows: TVM {_ms(table.tvm_total_s)} ms, "
-             f"{table.peer} {_ms(table.peer_total_s)} ms; layers where TVM loses the most first; the time outside "
-             f"every call with its noise, not ranked within it of zero):"]
+        body.append(
+            [
+                str(i),
+                row.label,
+                _cell(row, "tvm"),
+                _cell(row, "peer"),
+                _ms(row.lost_s),
+                "-" if row.ratio is None else f"{row.ratio:.2f}x",
+                _gf(row.gflops("tvm")),
+                _gf(row.gflops("peer")),
+                ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-",
+            ]
+        )
+    lines = [
+        f"per layer, TVM against {table.peer} (whole run, timed with the rows: TVM {_ms(table.tvm_total_s)} ms, "
+        f"{table.peer} {_ms(table.peer_total_s)} ms; layers where TVM loses the most first; the time outside "
+        f"every call with its noise, not ranked within it of zero):"
+    ]
     lines += ["  " + line for line in text_table(header, body)]
     if limit is not None:
         others = [r for r in table.rows if r not in shown]
         if others:
-            lines.append(f"  ... {len(others)} more row(s): TVM {_ms(sum(r.tvm_s for r in others))} ms, "
-                         f"{table.peer} {_ms(sum(r.peer_s for r in others))} ms")
+            lines.append(
+                f"  ... {len(others)} more row(s): TVM {_ms(sum(r.tvm_s for r in others))} ms, "
+                f"{table.peer} {_ms(sum(r.peer_s for r in others))} ms"
+            )
     lines += [f"  note: {n}" for n in table.notes]
     return lines
 
@@ -79,5 +102,14 @@ def summary_lines(tests: Iterable[tuple[str, Sequence[LayerTable]]], n: int = 3)
     for test_id, tables in tests:
         for table in tables:
             lines.append(f"  {test_id}: {loser_line(table, n)}")
-    return (["tvmperf: per layer, where TVM loses time to its peers (--tvmperf-layers; tables in the "
-             "failure messages, the JSON and the HTML report):"] + lines) if lines else []
+    return (
+        (
+            [
+                "tvmperf: per layer, where TVM loses time to its peers (--tvmperf-layers; tables in the "
+                "failure messages, the JSON and the HTML report):"
+            ]
+            + lines
+        )
+        if lines
+        else []
+    )

@@ -59,8 +59,14 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
         ("tvmperf_target", outcome.target),
     ]
     row = outcome.summary_row()
-    for name, value in (("median_s", row.median_s), ("baseline_s", row.baseline_s), ("ratio", row.ratio),
-                        ("ratio_low", row.low), ("ratio_high", row.high), ("instructions", row.instructions)):
+    for name, value in (
+        ("median_s", row.median_s),
+        ("baseline_s", row.baseline_s),
+        ("ratio", row.ratio),
+        ("ratio_low", row.low),
+        ("ratio_high", row.high),
+        ("instructions", row.instructions),
+    ):
         if value is not None:
             props.append((f"tvmperf_{name}", value))
     if row.mode:  # how median_s and baseline_s were compared (a/b: both timed side by side in this run)
@@ -68,7 +74,15 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
     if outcome.failed_metrics:
         props.append(("tvmperf_failed_metrics", ",".join(outcome.failed_metrics)))
     if outcome.record is not None:
-        for metric in ("kernels", "storage_bytes", "calls", "cpu_instructions", "est_cycles", "alloc_bytes", "code_bytes"):
+        for metric in (
+            "kernels",
+            "storage_bytes",
+            "calls",
+            "cpu_instructions",
+            "est_cycles",
+            "alloc_bytes",
+            "code_bytes",
+        ):
             value = outcome.record.exact.scalar(metric)
             if value is not None:
                 props.append((f"tvmperf_{metric}", value))

@@ -49,13 +49,18 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
         if by_callee:
             lines.append(f"    executed calls by callee: {by_callee}")
     elif v.metric in current.exact.per_kernel:
-        grown = grown_kernels(_named(current, baseline.exact.per_kernel.get(v.metric)),
-                              _named(current, match.translate(current.exact.per_kernel.get(v.metric))),
-                              metric_unit(v.metric), label=_labels(match), within=_relative(v.limit))
+        grown = grown_kernels(
+            _named(current, baseline.exact.per_kernel.get(v.metric)),
+            _named(current, match.translate(current.exact.per_kernel.get(v.metric))),
+            metric_unit(v.metric),
+            label=_labels(match),
+            within=_relative(v.limit),
+        )
         if grown:
             lines.append(f"    kernels that grew: {safe(grown)}")
-        runtime = runtime_change(baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric),
-                                 metric_unit(v.metric))
+        runtime = runtime_change(
+            baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric), metric_unit(v.metric)
+        )
         if runtime:
             lines.append(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): {runtime}")
     return lines
@@ -66,8 +71,11 @@ def resource_lines(v: MetricVerdict, current: Record, baseline: Record) -> list[
     where it grew (by allocation site, by kernel)."""
     delta = int((v.current or 0) - (v.baseline or 0))
     relative = _relative(v.limit)
-    allowed = (f", at most {fmt_bytes(int(v.baseline * (1 + relative)))}"
-               if relative is not None and v.baseline is not None else "")
+    allowed = (
+        f", at most {fmt_bytes(int(v.baseline * (1 + relative)))}"
+        if relative is not None and v.baseline is not None
+        else ""
+    )
     lines = [f"  {v.metric} {fmt_bytes(v.baseline)} -> {fmt_bytes(v.current)} ({delta:+,} B, limit {v.limit}{allowed})"]
     where = parts_diff(baseline.exact.resource_parts.get(v.metric), current.exact.resource_parts.get(v.metric))
     if where:
@@ -77,8 +85,11 @@ def resource_lines(v: MetricVerdict, current: Record, baseline: Record) -> list[
 
 def _not_measured_lines(comparison: Comparison) -> list[str]:
     """``  code_bytes n/a: <why>`` for each resource metric that could not be read here."""
-    return [f"  {v.metric} n/a: {v.note}" for v in comparison.verdicts
-            if v.metric in RESOURCE_NAMES and v.status == Verdict.NA and v.note and v.current is None]
+    return [
+        f"  {v.metric} n/a: {v.note}"
+        for v in comparison.verdicts
+        if v.metric in RESOURCE_NAMES and v.status == Verdict.NA and v.note and v.current is None
+    ]
 
 
 def _relative(limit: str) -> float | None:
@@ -100,12 +111,14 @@ def time_headline(v: MetricVerdict, samples: int) -> str:
     normalized by the reference kernel, as the comparison made it)."""
     d = v.decision
     side_by_side = v.stored_baseline is not None or (d is not None and d.mode.startswith("a/b"))
-    arrow = "medians, side by side" if side_by_side else ("stored median -> this run's" if v.baseline is not None
-                                                          else "this run's median")
+    arrow = (
+        "medians, side by side"
+        if side_by_side
+        else ("stored median -> this run's" if v.baseline is not None else "this run's median")
+    )
     head = f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({arrow})"
     if d is not None:
-        ratio = (f"{d.mode.split(',')[0]} ratio {d.ratio:.2f}x ({d.confidence * 100:.3g}% CI "
-                 f"{d.low:.2f}-{d.high:.2f}x)")
+        ratio = f"{d.mode.split(',')[0]} ratio {d.ratio:.2f}x ({d.confidence * 100:.3g}% CI {d.low:.2f}-{d.high:.2f}x)"
         return f"{head}; {ratio}, limit {v.limit}, {samples} samples"
     ratio = f"ratio of medians {v.ratio:.2f}x, " if v.ratio else ""
     return f"{head}; {ratio}limit {v.limit}, median of {samples} samples"
@@ -115,9 +128,15 @@ def _time_lines(v: MetricVerdict, current: Record) -> list[str]:
     timing = current.timing
     lines = [time_headline(v, len(timing.samples.samples) if timing else 0)]
     if v.stored_baseline is not None:  # a/b: the headline has the medians of the side-by-side samples
-        lines.append(f"    compared: {v.note}" + (f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, "
-                                                   f"was measured in another run: not compared)"
-                                                   if fmt_time(v.stored_baseline) != fmt_time(v.baseline) else ""))
+        lines.append(
+            f"    compared: {v.note}"
+            + (
+                f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, "
+                f"was measured in another run: not compared)"
+                if fmt_time(v.stored_baseline) != fmt_time(v.baseline)
+                else ""
+            )
+        )
     elif v.note:
         lines.append(f"    compared: {v.note}")
     return lines
@@ -165,24 +184,40 @@ def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
         names = sorted(n for n, s in match.status.items() if str(s) == status)
         if names:
             shown = [match.label(n) + (_was(match, n) if status == "changed" else "") for n in names[:limit]]
-            parts.append(f"{title}: " + ", ".join(shown) + (f", ... {len(names) - limit} more" if len(names) > limit else ""))
+            parts.append(
+                f"{title}: " + ", ".join(shown) + (f", ... {len(names) - limit} more" if len(names) > limit else "")
+            )
     if match.removed:
         shown = [match.label(n, old=True) for n in match.removed[:limit]]
-        parts.append("removed: " + ", ".join(shown) + (f", ... {len(match.removed) - limit} more"
-                                                        if len(match.removed) > limit else ""))
+        parts.append(
+            "removed: "
+            + ", ".join(shown)
+            + (f", ... {len(match.removed) - limit} more" if len(match.removed) > limit else "")
+        )
     return "; ".join(parts)
 
 
-def regression_message(nodeid: str, path: str, current: Record, baseline: Record, comparison: Comparison,
-                       notes: Sequence[str] = (), command: str | None = None, advice: str = "") -> str:
+def regression_message(
+    nodeid: str,
+    path: str,
+    current: Record,
+    baseline: Record,
+    comparison: Comparison,
+    notes: Sequence[str] = (),
+    command: str | None = None,
+    advice: str = "",
+) -> str:
     """``advice``: a line after the accept command (what to do on a pull request, under a ref)."""
     names = ", ".join(v.metric for v in comparison.regressions)
     if names:
         lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
     else:
         time_verdict = comparison.get("time")
-        why = (time_verdict.reason if time_verdict is not None and time_verdict.reason
-               else "the noise is larger than the threshold")
+        why = (
+            time_verdict.reason
+            if time_verdict is not None and time_verdict.reason
+            else "the noise is larger than the threshold"
+        )
         lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
     match = kernel_match(current, baseline)
     for v in comparison.regressions:
@@ -208,8 +243,10 @@ def regression_message(nodeid: str, path: str, current: Record, baseline: Record
     for v in comparison.improvements:
         if v.metric == "time":
             continue
-        lines.append(f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
-                     f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})")
+        lines.append(
+            f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
+            f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})"
+        )
     if current.workload != baseline.workload:
         lines.append(f"  workload was {safe(baseline.workload)}, now {safe(current.workload)}")
     if current.tvm_version != baseline.tvm_version:
@@ -235,8 +272,12 @@ KERNEL_NOISE_BAND = 0.05
 KERNEL_TOTAL_SHARE = 0.01
 
 
-def slower_kernels(before: Mapping[str, float], after: Mapping[str, float], band: float = KERNEL_NOISE_BAND,
-                   match: "KernelMatch | None" = None) -> list[tuple[float, str, str, str]]:
+def slower_kernels(
+    before: Mapping[str, float],
+    after: Mapping[str, float],
+    band: float = KERNEL_NOISE_BAND,
+    match: "KernelMatch | None" = None,
+) -> list[tuple[float, str, str, str]]:
     """The kernel changes (result/kernels.py) beyond noise: a new kernel (at least a
     microsecond), or one that grew by more than ``band`` of its own time and
     :data:`KERNEL_TOTAL_SHARE` of the baseline's total."""
@@ -252,8 +293,13 @@ def slower_kernels(before: Mapping[str, float], after: Mapping[str, float], band
     return kept
 
 
-def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, float] | None, limit: int = 6,
-                     match: "KernelMatch | None" = None, band: float = KERNEL_NOISE_BAND) -> str:
+def kernel_time_diff(
+    before: Mapping[str, float] | None,
+    after: Mapping[str, float] | None,
+    limit: int = 6,
+    match: "KernelMatch | None" = None,
+    band: float = KERNEL_NOISE_BAND,
+) -> str:
     """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first; a
     renamed kernel is matched to its old name ('fused_add1 (was fused_add) +2 ms'); changes
     within the noise are left out (:func:`slower_kernels`). With a ``match`` by structure,
@@ -266,9 +312,13 @@ def kernel_time_diff(before: Mapping[str, float] | None, after: Mapping[str, flo
     for delta, name, old, tag in slower_kernels(before, after, band, match)[:limit]:
         if by_structure and match.status_of(name) is not None:
             was = f" (was {match.label(old, old=True)})" if tag == "changed" else (f" (was {old})" if old else "")
-            parts.append(f"{safe(match.label(name))}{safe(was)} +{fmt_time(delta)}{f' ({tag})' if tag and tag != 'changed' else ''}")
+            parts.append(
+                f"{safe(match.label(name))}{safe(was)} +{fmt_time(delta)}{f' ({tag})' if tag and tag != 'changed' else ''}"
+            )
         else:
-            parts.append(f"{safe(name)}{f' (was {safe(old)})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
+            parts.append(
+                f"{safe(name)}{f' (was {safe(old)})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}"
+            )
     return ", ".join(parts)
 
 
@@ -303,9 +353,7 @@ def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | N
     return lines
 
 
-def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None,
-                             advice: str = "") -> str:
-    return (
-        f"tvmperf: no baseline for {test_id} in {path}\n"
-        f"create it with: {command or update_command(nodeid)}"
-    ) + (f"\n{advice}" if advice else "")
+def missing_baseline_message(nodeid: str, test_id: str, path: str, command: str | None = None, advice: str = "") -> str:
+    return (f"tvmperf: no baseline for {test_id} in {path}\ncreate it with: {command or update_command(nodeid)}") + (
+        f"\n{advice}" if advice else ""
+    )

@@ -102,10 +102,21 @@ class SummaryRow:
         outcome is kept in, shipped over xdist and written to the results JSON."""
         if entry.relation is not None:
             r = entry.relation
-            return cls(test=entry.test_id, executor=entry.executor, target=entry.target, median_s=r.numerator_s,
-                       baseline_s=r.denominator_s, instructions=None, baseline_instructions=None,
-                       verdict=entry.verdict, note=entry.note, ratio=r.ratio, low=r.low, high=r.high,
-                       mode=f"{limit_sign(r.status)} {r.limit:g}x")
+            return cls(
+                test=entry.test_id,
+                executor=entry.executor,
+                target=entry.target,
+                median_s=r.numerator_s,
+                baseline_s=r.denominator_s,
+                instructions=None,
+                baseline_instructions=None,
+                verdict=entry.verdict,
+                note=entry.note,
+                ratio=r.ratio,
+                low=r.low,
+                high=r.high,
+                mode=f"{limit_sign(r.status)} {r.limit:g}x",
+            )
         record, baseline, time = entry.record, entry.baseline, entry.time
         return cls(
             test=entry.test_id,
@@ -227,19 +238,27 @@ def peer_lines(verdicts: Iterable[RatioVerdict]) -> list[str]:
     lines = []
     for v in verdicts:
         gate = "" if v.limit is None else f"; limit {v.limit:g}x: {v.status}"
-        lines.append(f"  TVM {fmt_time(v.numerator_s)} vs {v.name} {fmt_time(v.denominator_s)}: "
-                     f"{v.describe()} of {v.name}'s time{gate}")
+        lines.append(
+            f"  TVM {fmt_time(v.numerator_s)} vs {v.name} {fmt_time(v.denominator_s)}: "
+            f"{v.describe()} of {v.name}'s time{gate}"
+        )
     return lines
 
 
-def relation_message(label: str, verdict: RatioVerdict, exact_a: ExactMetrics, exact_b: ExactMetrics,
-                     notes: Sequence[str] = ()) -> str:
+def relation_message(
+    label: str, verdict: RatioVerdict, exact_a: ExactMetrics, exact_b: ExactMetrics, notes: Sequence[str] = ()
+) -> str:
     """The message of ``tvmperf.assert_ratio``: the ratio with its interval, the
     limit, and the exact metrics of both sides next to each other."""
-    word = {Verdict.EXCEEDED: "is more than", Verdict.PASS: "is within",
-            Verdict.INCONCLUSIVE: "cannot be told against"}[verdict.status]
-    lines = [f"tvmperf: {label}: time ratio {verdict.describe()} {word} the limit {verdict.limit:g}x",
-             f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} (medians, measured side by side)"]
+    word = {
+        Verdict.EXCEEDED: "is more than",
+        Verdict.PASS: "is within",
+        Verdict.INCONCLUSIVE: "cannot be told against",
+    }[verdict.status]
+    lines = [
+        f"tvmperf: {label}: time ratio {verdict.describe()} {word} the limit {verdict.limit:g}x",
+        f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} (medians, measured side by side)",
+    ]
     for metric in ("instructions", "calls", "kernels", "storage_bytes"):
         a, b = exact_a.scalar(metric), exact_b.scalar(metric)
         if a is not None or b is not None:
@@ -271,13 +290,34 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     """The end-of-run table; the simulated cost gets its column where some row has it."""
     sim = any(r.cpu_instructions is not None for r in rows)
     res = any(r.alloc_bytes is not None or r.code_bytes is not None for r in rows)
-    header = ("test", "executor", "target", "median", "baseline", "ratio [CI]", "instr now/base",
-              *(("cpu_instr now/base",) if sim else ()), *(("alloc/code",) if res else ()), "verdict")
+    header = (
+        "test",
+        "executor",
+        "target",
+        "median",
+        "baseline",
+        "ratio [CI]",
+        "instr now/base",
+        *(("cpu_instr now/base",) if sim else ()),
+        *(("alloc/code",) if res else ()),
+        "verdict",
+    )
     body = []
     for r in rows:
-        body.append((r.test, r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
-                     _instr_cell(r), *((r.cpu_cell,) if sim else ()), *((r.resources_cell,) if res else ()),
-                     r.verdict_cell))
+        body.append(
+            (
+                r.test,
+                r.executor,
+                r.target,
+                fmt_time(r.median_s),
+                fmt_time(r.baseline_s),
+                _ratio_cell(r),
+                _instr_cell(r),
+                *((r.cpu_cell,) if sim else ()),
+                *((r.resources_cell,) if res else ()),
+                r.verdict_cell,
+            )
+        )
     return text_table(header, body)
 
 
@@ -285,9 +325,11 @@ def summary_legend(rows: Iterable[SummaryRow]) -> list[str]:
     """What the median and baseline columns are, when some row compared side by side."""
     if not any(r.mode.startswith("a/b") for r in rows):
         return []
-    return ["median, baseline: rows marked a/b show this run's medians of the current build and of the "
-            "baseline's program (its saved artifact, or its IR rebuilt here) timed side by side (what the ratio "
-            "compares); other rows the baseline's stored median"]
+    return [
+        "median, baseline: rows marked a/b show this run's medians of the current build and of the "
+        "baseline's program (its saved artifact, or its IR rebuilt here) timed side by side (what the ratio "
+        "compares); other rows the baseline's stored median"
+    ]
 
 
 def inconclusive_line(rows: Iterable[SummaryRow], verbosity: int, policy: str) -> list[str]:
@@ -296,9 +338,11 @@ def inconclusive_line(rows: Iterable[SummaryRow], verbosity: int, policy: str) -
     if not count or policy != "warn":
         return []
     where = "above, as warnings" if verbosity > 0 else "with -v"
-    return [f"tvmperf: {count} test(s) inconclusive (the noise is larger than the threshold, or the evidence could "
-            f"not be trusted; see the notes): not failed; each test's details {where}; "
-            f"--tvmperf-inconclusive=fail fails them"]
+    return [
+        f"tvmperf: {count} test(s) inconclusive (the noise is larger than the threshold, or the evidence could "
+        f"not be trusted; see the notes): not failed; each test's details {where}; "
+        f"--tvmperf-inconclusive=fail fails them"
+    ]
 
 
 def untuned_line(nodeids: Sequence[str], command: str, invocation_dir=None, rootpath=None) -> str:
@@ -308,13 +352,19 @@ def untuned_line(nodeids: Sequence[str], command: str, invocation_dir=None, root
 
     shown = []
     for nodeid in dict.fromkeys(nodeids):
-        if invocation_dir is not None and rootpath is not None and os.path.realpath(invocation_dir) != os.path.realpath(rootpath):
+        if (
+            invocation_dir is not None
+            and rootpath is not None
+            and os.path.realpath(invocation_dir) != os.path.realpath(rootpath)
+        ):
             file, sep, rest = nodeid.partition("::")
             nodeid = os.path.relpath(os.path.join(rootpath, file), invocation_dir) + sep + rest
         shown.append(shlex.quote(nodeid))
     listed = " ".join(shown[:4]) + (" ..." if len(shown) > 4 else "")
-    return (f"tvmperf: {len(shown)} tuned test(s) skipped: the tuning database has records for other CPUs only; "
-            f"to tune and record them on this machine (minutes per workload): {command} {listed}")
+    return (
+        f"tvmperf: {len(shown)} tuned test(s) skipped: the tuning database has records for other CPUs only; "
+        f"to tune and record them on this machine (minutes per workload): {command} {listed}"
+    )
 
 
 #: a program of at least this many kernels (a network) gets its "most time" line
@@ -350,21 +400,43 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     counts = Counter(str(r.headline_verdict) for r in rows)
     head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
     sim = any(r.cpu_instructions is not None for r in rows)
-    columns = ["test", "executor", "target", "median", "baseline", "ratio [CI]", "instructions now/base",
-               *(["simulated instructions now/base"] if sim else []), "verdict"]
+    columns = [
+        "test",
+        "executor",
+        "target",
+        "median",
+        "baseline",
+        "ratio [CI]",
+        "instructions now/base",
+        *(["simulated instructions now/base"] if sim else []),
+        "verdict",
+    ]
     lines = [f"### pytest-tvmperf: {head}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
-        cells = [r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r),
-                 _instr_cell(r), *([r.cpu_cell] if sim else []), _markdown_verdict(r, icon)]
+        cells = [
+            r.executor,
+            r.target,
+            fmt_time(r.median_s),
+            fmt_time(r.baseline_s),
+            _ratio_cell(r),
+            _instr_cell(r),
+            *([r.cpu_cell] if sim else []),
+            _markdown_verdict(r, icon),
+        ]
         lines.append("| " + " | ".join([md_code(r.test), *(c.replace("|", "\\|") for c in cells)]) + " |")
     notes = summary_legend(rows) + summary_notes(rows)
     if notes:
         lines += [""] + [f"- {md_text(n)}" for n in notes]
     head, body = _peer_cells(rows)
     if body:
-        lines += ["", "#### TVM time / peer framework time (side by side; below 1: TVM is faster)", "",
-                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += [
+            "",
+            "#### TVM time / peer framework time (side by side; below 1: TVM is faster)",
+            "",
+            "| " + " | ".join(head) + " |",
+            "|" + "---|" * len(head),
+        ]
         lines += ["| " + " | ".join([md_code(row[0]), *row[1:]]) + " |" for row in body]
     return "\n".join(lines) + "\n"
 
@@ -404,6 +476,7 @@ def md_code(text: object) -> str:
 
 def github_annotation(path: str, line: int, verdict: str, message: str) -> str:
     """A ``::error`` workflow command that GitHub Actions shows on the test's line."""
+
     def escape(text: str) -> str:
         return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 

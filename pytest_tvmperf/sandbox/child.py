@@ -88,11 +88,24 @@ class Sandbox:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([package_root, *[p for p in sys.path if p], env.get("PYTHONPATH", "")])
         with open(self._log, "ab") as log:
-            return subprocess.Popen([sys.executable, "-m", "pytest_tvmperf.sandbox.child"], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=log, env=env, cwd=str(self.scratch))
+            return subprocess.Popen(
+                [sys.executable, "-m", "pytest_tvmperf.sandbox.child"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=env,
+                cwd=str(self.scratch),
+            )
 
-    def run(self, artifact: Path, executor: str, entry: str, device_type: str, args: Sequence[Any],
-            out_specs: Sequence[tuple[Sequence[int], str]]) -> ChildCrash | None:
+    def run(
+        self,
+        artifact: Path,
+        executor: str,
+        entry: str,
+        device_type: str,
+        args: Sequence[Any],
+        out_specs: Sequence[tuple[Sequence[int], str]],
+    ) -> ChildCrash | None:
         """Load ``artifact`` and run ``entry`` once on ``args`` on a ``device_type`` device
         (``cpu``, ``cuda``) in the child; None when
         the child survived (a Python error there is not a crash: the session's own run
@@ -103,26 +116,48 @@ class Sandbox:
         inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
         np.savez(inputs, *[np.asarray(a) for a in args])
         try:
-            _, crash = self._call({"path": str(artifact), "executor": executor, "entry": entry,
-                                   "device_type": device_type, "args": str(inputs),
-                                   "out_specs": [[list(s), str(d)] for s, d in out_specs]})
+            _, crash = self._call(
+                {
+                    "path": str(artifact),
+                    "executor": executor,
+                    "entry": entry,
+                    "device_type": device_type,
+                    "args": str(inputs),
+                    "out_specs": [[list(s), str(d)] for s, d in out_specs],
+                }
+            )
         finally:
             inputs.unlink(missing_ok=True)
         return crash
 
-    def build(self, ir_path: Path, executor: str, target_config: dict, device_type: str, out: Path,
-              ref: dict | None = None) -> dict:
+    def build(
+        self, ir_path: Path, executor: str, target_config: dict, device_type: str, out: Path, ref: dict | None = None
+    ) -> dict:
         """Rebuild the stored IR at ``ir_path`` for the target and export it to ``out``, in
         the child: a build that takes longer than :attr:`timeout_s` (an IR that unrolls a
         loop 200000 times) is killed, and so is one that crashes, and the session goes on.
         Returns ``{"ok": True}``, or ``{"load_error": why}`` (this TVM cannot read the IR),
         ``{"error": why}`` (code generation failed), ``{"crash": how}`` (it died or hung).
         ``ref``: the entry's ``ir`` field (IRRef.as_json), naming the weights stored apart."""
-        reply, crash = self._call({"op": "build", "path": str(ir_path), "executor": executor, "target": target_config,
-                                   "device_type": device_type, "out": str(out), "ref": ref})
+        reply, crash = self._call(
+            {
+                "op": "build",
+                "path": str(ir_path),
+                "executor": executor,
+                "target": target_config,
+                "device_type": device_type,
+                "out": str(out),
+                "ref": ref,
+            }
+        )
         if crash is not None:
-            return {"crash": ("took longer than " + f"{self.timeout_s:g} s (--tvmperf-child-timeout)"
-                              if crash.how.startswith("hung") else f"crashed the child process ({crash.describe()})")}
+            return {
+                "crash": (
+                    "took longer than " + f"{self.timeout_s:g} s (--tvmperf-child-timeout)"
+                    if crash.how.startswith("hung")
+                    else f"crashed the child process ({crash.describe()})"
+                )
+            }
         return reply or {"error": "no answer"}
 
     def _call(self, request: dict) -> tuple[dict | None, ChildCrash | None]:
@@ -208,8 +243,12 @@ def _serve() -> None:
             reply_to.flush()
             continue
         try:
-            compiled = load_artifact(request["path"], request["executor"], request["entry"],
-                                     TargetSpec("isolated", {}, device_type=request["device_type"]))
+            compiled = load_artifact(
+                request["path"],
+                request["executor"],
+                request["entry"],
+                TargetSpec("isolated", {}, device_type=request["device_type"]),
+            )
             with np.load(request["args"]) as data:
                 args = [data[f"arr_{i}"] for i in range(len(data.files))]
             compiled.run(args, [(tuple(s), d) for s, d in request["out_specs"]])
@@ -233,8 +272,12 @@ def _build(request: dict) -> dict:
     except lowered_ir.IRLoadError as exc:
         return {"load_error": str(exc)}
     try:
-        build_library(module, request["executor"], TargetSpec("rebuilt", request["target"],
-                                                              device_type=request["device_type"]), Path(request["out"]))
+        build_library(
+            module,
+            request["executor"],
+            TargetSpec("rebuilt", request["target"], device_type=request["device_type"]),
+            Path(request["out"]),
+        )
     except Exception as exc:  # code generation failed: TVM's own error, shortened
         return {"error": shorten_tvm_error(exc, 2)}
     return {"ok": True}

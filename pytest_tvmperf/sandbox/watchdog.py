@@ -20,8 +20,13 @@ class GuardedSampler:
     """``sampler`` (a time sampler of baseline code), each call bounded by ``timeout_s``;
     past it ``last_words(message)`` is written and the process ends."""
 
-    def __init__(self, sampler: Callable[[], float], timeout_s: float, message: str,
-                 last_words: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        sampler: Callable[[], float],
+        timeout_s: float,
+        message: str,
+        last_words: Callable[[str], None] | None = None,
+    ) -> None:
         self._sampler = sampler
         self.timeout_s = timeout_s
         self.message = message

@@ -161,8 +161,9 @@ def named_anywhere(candidates: set[str], baseline_dir: Path, skip: Iterable[Path
     return named
 
 
-def delete_unnamed(candidates: set[str], baseline_dir: Path, artifact_dir: Path | None,
-                   skip: Iterable[Path] = ()) -> list[str]:
+def delete_unnamed(
+    candidates: set[str], baseline_dir: Path, artifact_dir: Path | None, skip: Iterable[Path] = ()
+) -> list[str]:
     """Delete the candidate artifacts that no baseline file names any more (hold the
     baseline lock); only files inside ``artifact_dir`` are ever deleted. Returns them."""
     if artifact_dir is None or not candidates:

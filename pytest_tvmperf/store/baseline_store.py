@@ -65,8 +65,11 @@ class BaselineStore:
                 self._baselines[path] = load_baselines(path)
             except BaselineError as exc:  # a git revision's copy: named as that revision's file
                 shown = display_path(path, self.rootpath, self.ref_view)
-                self._baselines[path] = exc if shown == display_path(path, self.rootpath) else BaselineError(
-                    str(exc).replace(str(path), shown))
+                self._baselines[path] = (
+                    exc
+                    if shown == display_path(path, self.rootpath)
+                    else BaselineError(str(exc).replace(str(path), shown))
+                )
         cached = self._baselines[path]
         if isinstance(cached, BaselineError):
             raise cached
@@ -121,7 +124,9 @@ class BaselineStore:
                     superseded -= set(named)
                     artifacts.delete_unnamed(superseded, base_dir, self.settings.artifact_dir, self._not_baselines())
             except (BaselineError, LockError, OSError) as exc:
-                self.write_errors.append(f"baselines not written to {path} ({len(records)} test(s)): {lock_error_text(exc)}")
+                self.write_errors.append(
+                    f"baselines not written to {path} ({len(records)} test(s)): {lock_error_text(exc)}"
+                )
                 self.unwritten += len(records)
                 for pending in mine:  # another file's entries may name the same IR
                     by_relpath.setdefault(str(pending.final.relative_to(base_dir)), []).append(pending)
@@ -152,7 +157,8 @@ class BaselineStore:
         self.write_errors.append(
             f"interrupted (Ctrl-C) while writing the baselines: written: {names(self.written)}; not written: "
             f"{names(sorted(left))}. Each file is whole, as it was before or as this run recorded it; run the "
-            f"update again to record the rest")
+            f"update again to record the rest"
+        )
 
     def find_unused(self) -> dict[Path, list[str]]:
         """Baseline entries no collected test uses: in the files of collected modules,
@@ -206,15 +212,19 @@ class BaselineStore:
         if artifact_dir is None or not artifact_dir.is_dir():
             return
         with self.lock():
-            candidates = {str(p.relative_to(base_dir)) for p in artifact_dir.rglob("*")
-                          if not p.name.startswith(".") and p.name.endswith((".json.gz", ".so")) and p.is_file()
-                          and not p.is_symlink()}
+            candidates = {
+                str(p.relative_to(base_dir))
+                for p in artifact_dir.rglob("*")
+                if not p.name.startswith(".")
+                and p.name.endswith((".json.gz", ".so"))
+                and p.is_file()
+                and not p.is_symlink()
+            }
             self.orphans_pruned = artifacts.delete_unnamed(candidates, base_dir, artifact_dir, self._not_baselines())
 
     def _not_baselines(self) -> list[Path]:
         """Directories under the baseline directory that hold no baseline files."""
         return [p for p in (self.settings.artifact_dir, self.settings.tuning_db) if p is not None]
-
 
 
 def lock_error_text(exc: Exception) -> str:
@@ -224,8 +234,10 @@ def lock_error_text(exc: Exception) -> str:
     if not isinstance(exc, LockTimeout):
         return str(exc)
     kill = f"end it (kill {exc.holder.pid}) if it is stopped or hung, " if exc.holder is not None else ""
-    return (f"waited {exc.timeout_s:g} s (--tvmperf-lock-timeout) for the baselines lock: {exc}; {kill}"
-            f"or wait for it to finish, then run the update again (or give a larger --tvmperf-lock-timeout)")
+    return (
+        f"waited {exc.timeout_s:g} s (--tvmperf-lock-timeout) for the baselines lock: {exc}; {kill}"
+        f"or wait for it to finish, then run the update again (or give a larger --tvmperf-lock-timeout)"
+    )
 
 
 def _named_files(records) -> list[str]:

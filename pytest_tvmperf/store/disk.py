@@ -21,8 +21,10 @@ def room_problem(directory: Path, need: int = EXPORT_ROOM) -> str | None:
 
         soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
         if soft != resource.RLIM_INFINITY and soft < need:
-            return (f"this process may write files of at most {_size(soft)} (ulimit -f), and a compiled "
-                    f"library may need {need / 2**20:g} MiB: raise the limit (ulimit -f unlimited)")
+            return (
+                f"this process may write files of at most {_size(soft)} (ulimit -f), and a compiled "
+                f"library may need {need / 2**20:g} MiB: raise the limit (ulimit -f unlimited)"
+            )
     except (ImportError, OSError, ValueError):
         pass
     try:
@@ -30,8 +32,10 @@ def room_problem(directory: Path, need: int = EXPORT_ROOM) -> str | None:
     except OSError:
         return None
     if free < need:
-        return (f"the disk of {directory} has {_size(free)} free, and a compiled library may need "
-                f"{need / 2**20:g} MiB: free some space (or point TMPDIR at a larger disk)")
+        return (
+            f"the disk of {directory} has {_size(free)} free, and a compiled library may need "
+            f"{need / 2**20:g} MiB: free some space (or point TMPDIR at a larger disk)"
+        )
     return None
 
 

@@ -22,7 +22,15 @@ from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.values.kernel_keys import keyed_by_identity
 from pytest_tvmperf.store.schema import check_entry
 from pytest_tvmperf.store.locks import LockError, LockHolder, LockTimeout, file_lock, holder_path, lock_dir, lock_holder
-from pytest_tvmperf.values.json_fields import SchemaProblem, check_schema_version, dotted, find_duplicate_key, find_long_int, loads, long_int_problem
+from pytest_tvmperf.values.json_fields import (
+    SchemaProblem,
+    check_schema_version,
+    dotted,
+    find_duplicate_key,
+    find_long_int,
+    loads,
+    long_int_problem,
+)
 
 SCHEMA_VERSION = 1
 #: where the baselines of test modules outside pytest's rootdir go, under their absolute path
@@ -69,9 +77,17 @@ def read_regular_text(path: Path) -> str:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-                    else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                    else "not a regular file")
+            kind = (
+                "a directory"
+                if stat.S_ISDIR(mode)
+                else "a FIFO (named pipe)"
+                if stat.S_ISFIFO(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "a device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "not a regular file"
+            )
             raise OSError(f"it is {kind}, not a regular file")
         with os.fdopen(fd, "rb") as f:
             fd = -1
@@ -88,9 +104,13 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
-        raise BaselineError(f"baseline file {path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {_fix_hint(path)}") from None
+        raise BaselineError(
+            f"baseline file {path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {_fix_hint(path)}"
+        ) from None
     except RecursionError:
-        raise BaselineError(f"baseline file {path} is nested too deeply to be a baseline file; {_fix_hint(path)}") from None
+        raise BaselineError(
+            f"baseline file {path} is nested too deeply to be a baseline file; {_fix_hint(path)}"
+        ) from None
     found = find_long_int(data)
     if found is not None:
         where, long_int = found
@@ -98,11 +118,16 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
             raise BaselineError(
                 f"baseline file {path}: entry {where[1]!r} is malformed: field {dotted(where[2:])}: "
                 f"{long_int_problem(long_int)}; fix that field, or delete the entry and re-record it with "
-                f"`pytest --tvmperf-update` (or restore the file from version control)")
-        raise BaselineError(f"baseline file {path}: field {dotted(where)}: {long_int_problem(long_int)}; {_fix_hint(path)}")
+                f"`pytest --tvmperf-update` (or restore the file from version control)"
+            )
+        raise BaselineError(
+            f"baseline file {path}: field {dotted(where)}: {long_int_problem(long_int)}; {_fix_hint(path)}"
+        )
     _no_duplicate_key(data, path)
     if not isinstance(data, dict) or "schema_version" not in data or not isinstance(data.get("tests"), dict):
-        raise BaselineError(f"baseline file {path} is not a pytest-tvmperf baseline (needs 'schema_version' and 'tests'); {_fix_hint(path)}")
+        raise BaselineError(
+            f"baseline file {path} is not a pytest-tvmperf baseline (needs 'schema_version' and 'tests'); {_fix_hint(path)}"
+        )
     if not check_schema_version(data["schema_version"], SCHEMA_VERSION):
         raise BaselineError(
             f"baseline file {path} has schema version {json.dumps(data['schema_version'])}, this pytest-tvmperf reads version "
@@ -116,9 +141,12 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
         except SchemaProblem as exc:
             raise BaselineError(
                 f"baseline file {path}: entry {test_id!r} is malformed: {exc}; fix that field, or delete the entry and re-record it "
-                f"with `pytest --tvmperf-update` (or restore the file from version control)") from None
+                f"with `pytest --tvmperf-update` (or restore the file from version control)"
+            ) from None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise BaselineError(f"baseline file {path}: entry {test_id!r} is malformed ({type(exc).__name__}: {exc}); {_fix_hint(path)}") from None
+            raise BaselineError(
+                f"baseline file {path}: entry {test_id!r} is malformed ({type(exc).__name__}: {exc}); {_fix_hint(path)}"
+            ) from None
     return records
 
 
@@ -130,14 +158,20 @@ def _no_duplicate_key(data: Any, path: Path) -> None:
     if found is None:
         return
     where, key = found
-    fix = ("keep one of them (the one you mean), or delete the entry and re-record it with "
-           "`pytest --tvmperf-update` (or restore the file from version control)")
+    fix = (
+        "keep one of them (the one you mean), or delete the entry and re-record it with "
+        "`pytest --tvmperf-update` (or restore the file from version control)"
+    )
     if where == ("tests",):
         raise BaselineError(f"baseline file {path}: entry {key!r} is written twice under 'tests'; {fix}")
     if len(where) >= 2 and where[0] == "tests":
-        raise BaselineError(f"baseline file {path}: entry {where[1]!r} is malformed: key {key!r} is written twice in "
-                            f"{'field ' + dotted(where[2:]) if where[2:] else 'the entry itself'}; {fix}")
-    raise BaselineError(f"baseline file {path}: key {key!r} is written twice in {dotted(where) or 'the top level'}; {fix}")
+        raise BaselineError(
+            f"baseline file {path}: entry {where[1]!r} is malformed: key {key!r} is written twice in "
+            f"{'field ' + dotted(where[2:]) if where[2:] else 'the entry itself'}; {fix}"
+        )
+    raise BaselineError(
+        f"baseline file {path}: key {key!r} is written twice in {dotted(where) or 'the top level'}; {fix}"
+    )
 
 
 def load_baselines(path: Path) -> dict[str, Record]:
@@ -149,7 +183,9 @@ def load_baselines(path: Path) -> dict[str, Record]:
     except UnicodeDecodeError as exc:  # the bytes are damaged: the file is no baseline any more
         raise BaselineError(f"baseline file {path} cannot be read ({exc}); {_fix_hint(path)}") from None
     except OSError as exc:  # the file may be fine: it is left alone, and so is the advice
-        raise BaselineError(f"baseline file {path} cannot be read ({_os_error(exc)}); {_read_hint(path, exc)}") from None
+        raise BaselineError(
+            f"baseline file {path} cannot be read ({_os_error(exc)}); {_read_hint(path, exc)}"
+        ) from None
     return parse_baselines(text, path)
 
 
@@ -161,11 +197,12 @@ def _os_error(exc: OSError) -> str:
 def _read_hint(path: Path, exc: OSError) -> str:
     """How to fix a baseline file that exists but cannot be read, without losing it."""
     if isinstance(exc, PermissionError):
-        return (f"make it readable by this user (e.g. chmod u+r {path}, or run as its owner); "
-                f"it was left as it is")
+        return f"make it readable by this user (e.g. chmod u+r {path}, or run as its owner); it was left as it is"
     if isinstance(exc, IsADirectoryError) or "not a regular file" in str(exc):
-        return ("a baseline file must be a regular file: move it out of the way, then "
-                "`pytest --tvmperf-update` records the baseline again")
+        return (
+            "a baseline file must be a regular file: move it out of the way, then "
+            "`pytest --tvmperf-update` records the baseline again"
+        )
     return "check the file and the disk it is on; it was left as it is"
 
 
@@ -233,8 +270,9 @@ def lock_path(directory: Path) -> Path:
 
 
 @contextlib.contextmanager
-def baselines_lock(directory: Path, timeout_s: float | None = DEFAULT_BASELINES_LOCK_S,
-                   on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+def baselines_lock(
+    directory: Path, timeout_s: float | None = DEFAULT_BASELINES_LOCK_S, on_wait: Callable[[str], None] | None = None
+) -> Iterator[None]:
     """Held while baseline files and artifacts under ``directory`` change, so concurrent
     writers (xdist workers, two runs) merge one after another. Not re-entrant. Bounded by
     ``timeout_s`` (:class:`LockTimeout` naming the holder); ``on_wait`` gets one line
@@ -243,7 +281,9 @@ def baselines_lock(directory: Path, timeout_s: float | None = DEFAULT_BASELINES_
         yield
 
 
-def merge_updates(path: Path, updates: Mapping[str, Record], place: Callable[[], None] | None = None) -> dict[str, Record]:
+def merge_updates(
+    path: Path, updates: Mapping[str, Record], place: Callable[[], None] | None = None
+) -> dict[str, Record]:
     """Merge ``updates`` into the file at ``path`` (hold :func:`baselines_lock`): the
     file is read and checked first, then ``place()`` puts the new entries' artifacts
     in place, then the file is replaced. Returns the records the file held before."""
@@ -258,8 +298,9 @@ def merge_updates(path: Path, updates: Mapping[str, Record], place: Callable[[],
     return before
 
 
-def save_updates(path: Path, updates: Mapping[str, Record], lock_dir: Path | None = None,
-                 place: Callable[[], None] | None = None) -> dict[str, Record]:
+def save_updates(
+    path: Path, updates: Mapping[str, Record], lock_dir: Path | None = None, place: Callable[[], None] | None = None
+) -> dict[str, Record]:
     """Merge ``updates`` into the file at ``path`` under the lock of ``lock_dir`` (the
     baseline directory; default the file's directory): the updated test ids are
     replaced (keeping other machines' timings while exact metrics are unchanged), every
@@ -268,9 +309,13 @@ def save_updates(path: Path, updates: Mapping[str, Record], lock_dir: Path | Non
         return merge_updates(path, updates, place)
 
 
-def remove_entries(path: Path, test_ids: set[str], lock_dir: Path | None = None,
-                   timeout_s: float | None = DEFAULT_BASELINES_LOCK_S,
-                   on_wait: Callable[[str], None] | None = None) -> list[Record]:
+def remove_entries(
+    path: Path,
+    test_ids: set[str],
+    lock_dir: Path | None = None,
+    timeout_s: float | None = DEFAULT_BASELINES_LOCK_S,
+    on_wait: Callable[[str], None] | None = None,
+) -> list[Record]:
     """Remove ``test_ids`` from the file at ``path`` (the file itself when nothing is
     left); returns the removed records (their artifacts can then be deleted)."""
     with baselines_lock(lock_dir or path.parent, timeout_s, on_wait):

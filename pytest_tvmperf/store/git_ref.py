@@ -57,13 +57,19 @@ class RefBaselines:
 
 def _git(root: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=GIT_TIMEOUT_S,
-                              text=not binary, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            text=not binary,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
     except FileNotFoundError:
         raise RefError("--tvmperf-baselines-ref needs git, and git is not installed (not on PATH)") from None
     except subprocess.TimeoutExpired:
-        raise RefError(f"--tvmperf-baselines-ref: git {' '.join(args[:2])} did not answer within "
-                       f"{GIT_TIMEOUT_S} s") from None
+        raise RefError(
+            f"--tvmperf-baselines-ref: git {' '.join(args[:2])} did not answer within {GIT_TIMEOUT_S} s"
+        ) from None
 
 
 def _first_line(text: str | bytes) -> str:
@@ -83,18 +89,23 @@ def read_baselines(ref: str, baseline_dir: Path, into: Path | None = None) -> Re
         probe = probe.parent
     top = _git(probe, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
-        raise RefError(f"--tvmperf-baselines-ref={ref}: the baseline directory {baseline_dir} is not inside a git "
-                       f"repository ({_first_line(top.stderr)})")
+        raise RefError(
+            f"--tvmperf-baselines-ref={ref}: the baseline directory {baseline_dir} is not inside a git "
+            f"repository ({_first_line(top.stderr)})"
+        )
     root = Path(os.path.realpath(top.stdout.strip()))
     try:
         inside = baseline_dir.relative_to(root).as_posix()
     except ValueError:
-        raise RefError(f"--tvmperf-baselines-ref={ref}: the baseline directory {baseline_dir} is outside the git "
-                       f"repository {root}") from None
+        raise RefError(
+            f"--tvmperf-baselines-ref={ref}: the baseline directory {baseline_dir} is outside the git repository {root}"
+        ) from None
     commit = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
     if commit.returncode != 0 or not commit.stdout.strip():
-        raise RefError(f"--tvmperf-baselines-ref={ref}: no such git revision in {root} (for a branch of another "
-                       f"clone, fetch it first, e.g. git fetch origin main; a CI checkout may need fetch-depth: 0)")
+        raise RefError(
+            f"--tvmperf-baselines-ref={ref}: no such git revision in {root} (for a branch of another "
+            f"clone, fetch it first, e.g. git fetch origin main; a CI checkout may need fetch-depth: 0)"
+        )
     sha = commit.stdout.strip()
     owner = make_owned("ref") if into is None else None
     directory = into if owner is None else owner.path / "baselines"

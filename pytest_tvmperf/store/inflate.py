@@ -55,6 +55,8 @@ def inflate(data: bytes, limit: int | None = None) -> bytes:
             size += len(chunk)
     out = b"".join(chunks)
     if len(out) > limit:
-        raise TooLarge(f"it inflates to more than {limit / 2**20:g} MiB (${ENV_MAX_IR_MB}), from "
-                       f"{len(data) / 2**20:.3g} MiB of gzip: no program the plugin stored is that large")
+        raise TooLarge(
+            f"it inflates to more than {limit / 2**20:g} MiB (${ENV_MAX_IR_MB}), from "
+            f"{len(data) / 2**20:.3g} MiB of gzip: no program the plugin stored is that large"
+        )
     return out

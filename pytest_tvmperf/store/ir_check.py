@@ -28,8 +28,7 @@ import math
 import struct
 from typing import Any
 
-from pytest_tvmperf.store.ir_allowlist import (BUILTIN_KINDS, CALL_BY_NAME_OPS, DEFAULT, NAME_VALUED_ATTRS,
-                                               Allowlist)
+from pytest_tvmperf.store.ir_allowlist import BUILTIN_KINDS, CALL_BY_NAME_OPS, DEFAULT, NAME_VALUED_ATTRS, Allowlist
 
 #: a stored IR nests 4 levels of JSON and some 50 levels of IR; these bounds are far above
 #: what any workload stores and far below what TVM's recursive reader and passes survive
@@ -77,8 +76,9 @@ class _Graph:
 
     def refer(self, parent: int, child: Any, where: str, role: str = "") -> None:
         if not isinstance(child, int) or isinstance(child, bool) or not 0 <= child < parent:
-            raise _refuse(f"node {parent} ({where}) refers to {child!r}, not to an earlier node as TVM's writer does",
-                          where)
+            raise _refuse(
+                f"node {parent} ({where}) refers to {child!r}, not to an earlier node as TVM's writer does", where
+            )
         self.where.setdefault(child, where)
         self.roles.setdefault(child, set()).add(role)
 
@@ -96,11 +96,12 @@ def _check_shape(graph: Any) -> list[Any]:
         raise _refuse(f"it has {len(nodes)} nodes, more than the {MAX_NODES} a stored IR may have", "nodes")
     for i, node in enumerate(nodes):
         if not isinstance(node, dict) or not isinstance(node.get("type"), str) or set(node) - {"type", "data"}:
-            raise _refuse(f"node {i} is not a {{\"type\", \"data\"}} object", f"node {i}")
+            raise _refuse(f'node {i} is not a {{"type", "data"}} object', f"node {i}")
     root = graph.get("root_index")
     if root != len(nodes) - 1 or isinstance(root, bool):
-        raise _refuse(f"its root_index is {root!r}, not the last node ({len(nodes) - 1}) as TVM's writer puts it",
-                      "root_index")
+        raise _refuse(
+            f"its root_index is {root!r}, not the last node ({len(nodes) - 1}) as TVM's writer puts it", "root_index"
+        )
     return nodes
 
 
@@ -160,8 +161,11 @@ def _check_builtin(g: _Graph, i: int, kind: str, data: Any, form: str) -> None:
             role = "names" if name in NAME_VALUED_ATTRS else ""
             g.refer(i, value, f"{keys_of}[{name!r}]" if name is not None else kind, role)
             if name is not None and strict and name not in g.allow.attr_keys:
-                raise _refuse(f"it has the attribute or annotation key {name!r} (in {keys_of}, node {i}), "
-                              "which the plugin's own builds never store", name)
+                raise _refuse(
+                    f"it has the attribute or annotation key {name!r} (in {keys_of}, node {i}), "
+                    "which the plugin's own builds never store",
+                    name,
+                )
 
 
 #: the magic number TVM writes in front of a saved tensor
@@ -185,8 +189,11 @@ def tensor_problem(text: str) -> str | None:
         return "a tensor that is not base64 of TVM's tensor format"
     if magic != TENSOR_MAGIC or device_type != 1:
         return "a tensor that is not TVM's saved CPU tensor"
-    if any(d < 0 for d in shape) or size != math.prod(shape) * ((bits * lanes + 7) // 8) \
-            or len(raw) - (40 + 8 * ndim) not in (size, 0):  # its data, or none (a seeded weight: store/seeded.py)
+    if (
+        any(d < 0 for d in shape)
+        or size != math.prod(shape) * ((bits * lanes + 7) // 8)
+        or len(raw) - (40 + 8 * ndim) not in (size, 0)
+    ):  # its data, or none (a seeded weight: store/seeded.py)
         return f"a tensor whose header (shape {list(shape)}, {size} bytes) does not match the {len(raw)} bytes it has"
     return None
 
@@ -202,22 +209,32 @@ def _check_object(g: _Graph, i: int, kind: str, data: Any) -> None:
         if kind == "ffi.Tensor" and tensor_problem(data) is not None:
             raise _refuse(f"it holds {tensor_problem(data)} (node {i})", kind)
         if kind == "ir.EnvFunc" and data not in allow.env_funcs:
-            raise _refuse(f"it names the global function {data!r} (an ir.EnvFunc, node {i}), which the plugin's own "
-                          "builds never name", data)
+            raise _refuse(
+                f"it names the global function {data!r} (an ir.EnvFunc, node {i}), which the plugin's own "
+                "builds never name",
+                data,
+            )
         return
     fields = allow.objects.get(kind)
     if fields is None:
-        what = ("a compiled module (a runtime module is native code)" if "Module" in kind and kind != "ir.IRModule"
-                else "a node type")
-        raise _refuse(f"it holds {what} of type {kind!r} (node {i}, in {g.where.get(i, 'the root')}), "
-                      "which the plugin's own builds never store", kind)
+        what = (
+            "a compiled module (a runtime module is native code)"
+            if "Module" in kind and kind != "ir.IRModule"
+            else "a node type"
+        )
+        raise _refuse(
+            f"it holds {what} of type {kind!r} (node {i}, in {g.where.get(i, 'the root')}), "
+            "which the plugin's own builds never store",
+            kind,
+        )
     if not isinstance(data, dict):
         raise _refuse(f"node {i} ({kind}) has data of the wrong form", kind)
     for name, value in data.items():
         kind_of = fields.get(name)
         if kind_of is None:
-            raise _refuse(f"node {i} ({kind}) has the field {name!r}, which the plugin's own builds never store",
-                          f"{kind}.{name}")
+            raise _refuse(
+                f"node {i} ({kind}) has the field {name!r}, which the plugin's own builds never store", f"{kind}.{name}"
+            )
         if kind_of == "ref":
             role = "names" if (kind, name) == ("ir.IRModule", "global_var_map_") else ""
             g.refer(i, value, f"{kind}.{name}", role)
@@ -231,33 +248,47 @@ def _check_semantics(g: _Graph, i: int, kind: str, data: Any) -> None:
     if kind == "relax.expr.ExternFunc":
         name = g.string(data.get("global_symbol", -1)) if isinstance(data.get("global_symbol"), int) else None
         if name not in allow.extern_funcs:
-            raise _refuse(f"it calls {name!r} (a Relax ExternFunc, node {i}), which the plugin's own builds never "
-                          "call: only the VM builtins they use may be called, each by its exact name", str(name))
+            raise _refuse(
+                f"it calls {name!r} (a Relax ExternFunc, node {i}), which the plugin's own builds never "
+                "call: only the VM builtins they use may be called, each by its exact name",
+                str(name),
+            )
     elif kind in ("ir.Call", "tirx.Call", "relax.expr.Call") and isinstance(data.get("op"), int):
         op_kind, op = g.node(data["op"])
         if op_kind == "ir.Op" and op in CALL_BY_NAME_OPS:
             args_index = data.get("args")
             args = g.node(args_index)[1] if isinstance(args_index, int) and 0 <= args_index < i else None
-            name = g.string(args[0]) if isinstance(args, list) and args and isinstance(args[0], int) \
-                and 0 <= args[0] < i else None
+            name = (
+                g.string(args[0])
+                if isinstance(args, list) and args and isinstance(args[0], int) and 0 <= args[0] < i
+                else None
+            )
             if name not in allow.call_names:
-                raise _refuse(f"it calls {name!r} (T.{op.split('.', 1)[1]}, node {i}), which the plugin's own builds "
-                              "never call: only C math functions may be called by name", str(name))
+                raise _refuse(
+                    f"it calls {name!r} (T.{op.split('.', 1)[1]}, node {i}), which the plugin's own builds "
+                    "never call: only C math functions may be called by name",
+                    str(name),
+                )
     elif kind == "ir.IRModule":
         attrs = data.get("attrs")
         if isinstance(attrs, int) and 0 <= attrs < i and g.node(attrs)[0] == "ir.DictAttrs":
             table = g.node(attrs)[1].get("__dict__") if isinstance(g.node(attrs)[1], dict) else None
             pairs = g.node(table)[1] if isinstance(table, int) and 0 <= table < attrs else []
-            for key in (pairs[0::2] if isinstance(pairs, list) else []):
+            for key in pairs[0::2] if isinstance(pairs, list) else []:
                 name = g.string(key) if isinstance(key, int) and 0 <= key < table else None
                 if name not in allow.module_attrs:
-                    raise _refuse(f"its module has the attribute {name!r}, which the plugin's own builds never set "
-                                  "(a module attribute can link native code into the build)", str(name))
+                    raise _refuse(
+                        f"its module has the attribute {name!r}, which the plugin's own builds never set "
+                        "(a module attribute can link native code into the build)",
+                        str(name),
+                    )
     elif kind == "tirx.AttrStmt" and isinstance(data.get("attr_key"), int):
         name = g.string(data["attr_key"])
         if name not in allow.attr_keys:
-            raise _refuse(f"it has the attribute statement {name!r} (node {i}), which the plugin's own builds never "
-                          "store", str(name))
+            raise _refuse(
+                f"it has the attribute statement {name!r} (node {i}), which the plugin's own builds never store",
+                str(name),
+            )
 
 
 def check_graph(graph: Any, allow: Allowlist = DEFAULT) -> None:
@@ -273,8 +304,11 @@ def check_graph(graph: Any, allow: Allowlist = DEFAULT) -> None:
     g.where[root] = "the root"
     for i in range(root, -1, -1):  # parents come after their children: each node is seen after all that refer to it
         if i not in g.roles:
-            raise _refuse(f"node {i} ({nodes[i]['type']}) is not part of the module: nothing refers to it (TVM's "
-                          "writer only writes what the module holds)", f"node {i}")
+            raise _refuse(
+                f"node {i} ({nodes[i]['type']}) is not part of the module: nothing refers to it (TVM's "
+                "writer only writes what the module holds)",
+                f"node {i}",
+            )
         kind, data = g.node(i)
         if kind == "ir.IRModule" and i != root:
             raise _refuse(f"it holds a second module (node {i}, in {g.where[i]})", kind)
@@ -298,5 +332,8 @@ def check_graph(graph: Any, allow: Allowlist = DEFAULT) -> None:
             children = [v for k, v in data.items() if fields.get(k) == "ref"]
         depth[i] = 1 + max((depth[c] for c in children), default=0)
         if depth[i] > MAX_IR_DEPTH:
-            raise _refuse(f"it is nested more than {MAX_IR_DEPTH} levels deep (node {i}, {kind}); the plugin's own "
-                          "IR nests some 50 levels, and TVM reads IR recursively", "depth")
+            raise _refuse(
+                f"it is nested more than {MAX_IR_DEPTH} levels deep (node {i}, {kind}); the plugin's own "
+                "IR nests some 50 levels, and TVM reads IR recursively",
+                "depth",
+            )

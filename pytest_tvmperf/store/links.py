@@ -38,6 +38,8 @@ def symlink_problem(directory: Path) -> str | None:
     except OSError:
         target = "?"
     where = "the baseline directory" if link == Path(directory) else f"under the baseline directory {directory}"
-    return (f"{link} is a symbolic link (to {target}) {where}: pytest-tvmperf never follows links there, since a "
-            f"committed link would make the gate read, and --tvmperf-update write, outside the repository; "
-            f"replace the link with the directory or file itself (or remove it), then run again")
+    return (
+        f"{link} is a symbolic link (to {target}) {where}: pytest-tvmperf never follows links there, since a "
+        f"committed link would make the gate read, and --tvmperf-update write, outside the repository; "
+        f"replace the link with the directory or file itself (or remove it), then run again"
+    )

@@ -79,12 +79,15 @@ def lock_dir() -> Path:
         path.mkdir(mode=0o700, exist_ok=True)
         found = os.lstat(path)
     except OSError as exc:
-        raise LockError(f"the lock directory {path} cannot be made ({exc.strerror or exc}); "
-                        f"set TMPDIR to a directory of your own") from None
+        raise LockError(
+            f"the lock directory {path} cannot be made ({exc.strerror or exc}); set TMPDIR to a directory of your own"
+        ) from None
     if not stat.S_ISDIR(found.st_mode) or (hasattr(os, "getuid") and found.st_uid != uid):
         owner = f"user id {found.st_uid}" if stat.S_ISDIR(found.st_mode) else "not a directory"
-        raise LockError(f"the lock directory {path} is not this user's own ({owner}); another local user may have "
-                        f"made it: remove it (as its owner or root), or set TMPDIR to a directory of your own")
+        raise LockError(
+            f"the lock directory {path} is not this user's own ({owner}); another local user may have "
+            f"made it: remove it (as its owner or root), or set TMPDIR to a directory of your own"
+        )
     if hasattr(os, "getuid") and stat.S_IMODE(found.st_mode) & 0o022:
         with contextlib.suppress(OSError):
             os.chmod(path, 0o700)
@@ -133,7 +136,7 @@ def this_command() -> str:
     """This process's command line, as a holder file names it."""
     args = list(getattr(sys, "orig_argv", None) or sys.argv) or ["python"]
     args[0] = Path(args[0]).name
-    return " ".join(" ".join(args).split())[:COMMAND_SHOWN_MAX * 2]  # one line
+    return " ".join(" ".join(args).split())[: COMMAND_SHOWN_MAX * 2]  # one line
 
 
 def _write_holder(lock: Path) -> None:
@@ -149,8 +152,9 @@ def _write_holder(lock: Path) -> None:
             raise
 
 
-def waiting_message(lock: Path, what: str, timeout_s: float | None, holder: LockHolder | None,
-                    option: str = "--tvmperf-lock-timeout") -> str:
+def waiting_message(
+    lock: Path, what: str, timeout_s: float | None, holder: LockHolder | None, option: str = "--tvmperf-lock-timeout"
+) -> str:
     """The line printed once, when a wait for a lock begins."""
     who = holder.described() if holder is not None else "another process"
     bound = f"up to {timeout_s:g} s ({option})" if timeout_s is not None else "until it is free"
@@ -165,13 +169,20 @@ def _unusable(lock: Path, what: str, exc: OSError) -> LockError:
         owner = None
     mine = owner is None or not hasattr(os, "getuid") or owner == os.getuid()
     whose = "" if mine else f", owned by user id {owner}"
-    return LockError(f"the {what} {lock} cannot be used ({reason}{whose}): remove it (as its owner or root), "
-                     f"or set TMPDIR to a directory of your own")
+    return LockError(
+        f"the {what} {lock} cannot be used ({reason}{whose}): remove it (as its owner or root), "
+        f"or set TMPDIR to a directory of your own"
+    )
 
 
 @contextlib.contextmanager
-def file_lock(lock: Path, timeout_s: float | None = None, what: str = "lock",
-              on_wait: Callable[[str], None] | None = None, option: str = "--tvmperf-lock-timeout") -> Iterator[None]:
+def file_lock(
+    lock: Path,
+    timeout_s: float | None = None,
+    what: str = "lock",
+    on_wait: Callable[[str], None] | None = None,
+    option: str = "--tvmperf-lock-timeout",
+) -> Iterator[None]:
     """Hold an exclusive lock on the file ``lock`` (created if missing, left in place)
     across processes (``filelock``). Not re-entrant. When it is busy, ``on_wait`` gets one
     line naming the holder (its pid and command) and the bound; :class:`LockTimeout` when

@@ -72,17 +72,22 @@ def decode(data: bytes) -> Any:
     if problem is not None:
         graph, exc = problem
         saved = ir_check.saved_by(graph) or "an unknown version"
-        raise IRLoadError(f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
-                          f"nothing of it was built or run)")
+        raise IRLoadError(
+            f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
+            f"nothing of it was built or run)"
+        )
     if _unfilled(text):
-        raise IRLoadError("it holds weights stored without their values, and no description of them to seed them "
-                          f"from (field {IR_FIELD}.seeded)")
+        raise IRLoadError(
+            "it holds weights stored without their values, and no description of them to seed them "
+            f"from (field {IR_FIELD}.seeded)"
+        )
     try:
         return tvm.ir.load_json(text)
     except Exception as exc:  # TVM raises its own error types
         first = str(exc).strip().splitlines()
-        raise IRLoadError(f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: "
-                          f"{first[-1][:300] if first else ''})") from None
+        raise IRLoadError(
+            f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: {first[-1][:300] if first else ''})"
+        ) from None
 
 
 def _unfilled(text: str) -> bool:
@@ -200,9 +205,13 @@ class PendingIR(PendingArtifact):
     functions: tuple[tuple[str, PendingArtifact], ...] = ()
 
     def ref(self, baseline_dir: Path) -> IRRef:
-        return IRRef(str(self.final.relative_to(baseline_dir)), self.sha256,
-                     tuple(WeightRef(node, str(w.final.relative_to(baseline_dir)), w.sha256) for node, w in self.weights),
-                     self.seeded, tuple(FunctionRef(name, f.sha256) for name, f in self.functions))
+        return IRRef(
+            str(self.final.relative_to(baseline_dir)),
+            self.sha256,
+            tuple(WeightRef(node, str(w.final.relative_to(baseline_dir)), w.sha256) for node, w in self.weights),
+            self.seeded,
+            tuple(FunctionRef(name, f.sha256) for name, f in self.functions),
+        )
 
     @property
     def parts(self) -> tuple[PendingArtifact, ...]:
@@ -258,7 +267,9 @@ def save_pending(module: Any, artifact_dir: Path, seeded: bool = False) -> Pendi
             pending_weights.append((weight.node, _write_pending(weight.data, final)))
         for name, piece in pieces:
             piece_sha = hashlib.sha256(piece).hexdigest()
-            pending_functions.append((name, _write_pending(piece, artifact_dir / IR_DIR / f"{piece_sha[:24]}{IR_SUFFIX}")))
+            pending_functions.append(
+                (name, _write_pending(piece, artifact_dir / IR_DIR / f"{piece_sha[:24]}{IR_SUFFIX}"))
+            )
         sha = hashlib.sha256(data).hexdigest()
         ir = _write_pending(data, artifact_dir / IR_DIR / f"{sha[:24]}{IR_SUFFIX}")
     except BaseException:
@@ -270,8 +281,7 @@ def save_pending(module: Any, artifact_dir: Path, seeded: bool = False) -> Pendi
 
 
 def _fix(test_id: str) -> str:
-    return (f"restore it from version control, or re-record the test with "
-            f"`pytest --tvmperf-update` (test id {test_id})")
+    return f"restore it from version control, or re-record the test with `pytest --tvmperf-update` (test id {test_id})"
 
 
 def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: str) -> None:
@@ -285,15 +295,19 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
         raise IRFileError(f"baseline IR {shown} ({where}) is not a regular file; {_fix(test_id)}")
     actual = file_sha256(path)
     if actual != ref.sha256:
-        raise IRFileError(f"baseline IR {shown} ({where}) does not match field {IR_FIELD}.sha256 of that entry "
-                          f"(file {actual[:16]}..., recorded {ref.sha256[:16]}...): the file was changed or "
-                          f"damaged; {_fix(test_id)}")
+        raise IRFileError(
+            f"baseline IR {shown} ({where}) does not match field {IR_FIELD}.sha256 of that entry "
+            f"(file {actual[:16]}..., recorded {ref.sha256[:16]}...): the file was changed or "
+            f"damaged; {_fix(test_id)}"
+        )
     check_safe(path.read_bytes(), f"baseline IR {shown} ({where})", test_id)
     base = _baseline_dir(path, ref)
     for i, weight in enumerate(ref.weights):
         file = base / weight.path
-        what = (f"baseline weights {safe(weight.path)} (named by field {IR_FIELD}.weights[{i}].path of entry {test_id!r} "
-                f"in {baseline_file})")
+        what = (
+            f"baseline weights {safe(weight.path)} (named by field {IR_FIELD}.weights[{i}].path of entry {test_id!r} "
+            f"in {baseline_file})"
+        )
         if base.resolve() not in file.resolve().parents:
             raise IRFileError(f"{what} lie outside the baseline directory; {_fix(test_id)}")
         if not file.exists():
@@ -302,21 +316,27 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
             raise IRFileError(f"{what} are not a regular file; {_fix(test_id)}")
         actual = file_sha256(file)
         if actual != weight.sha256:
-            raise IRFileError(f"{what} do not match field {IR_FIELD}.weights[{i}].sha256 (file {actual[:16]}..., "
-                              f"recorded {weight.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}")
+            raise IRFileError(
+                f"{what} do not match field {IR_FIELD}.weights[{i}].sha256 (file {actual[:16]}..., "
+                f"recorded {weight.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}"
+            )
     for i, function in enumerate(ref.functions):
         rel = function.path(ref.path)
         file = base / rel
-        what = (f"baseline kernel {safe(rel)} (named by field {IR_FIELD}.functions[{i}] of entry {test_id!r} "
-                f"in {baseline_file})")
+        what = (
+            f"baseline kernel {safe(rel)} (named by field {IR_FIELD}.functions[{i}] of entry {test_id!r} "
+            f"in {baseline_file})"
+        )
         if not file.exists():
             raise IRFileError(f"{what} is missing; {_fix(test_id)}")
         if file.is_symlink() or not stat.S_ISREG(file.stat().st_mode):
             raise IRFileError(f"{what} is not a regular file; {_fix(test_id)}")
         actual = file_sha256(file)
         if actual != function.sha256:
-            raise IRFileError(f"{what} does not match that field's sha256 (file {actual[:16]}..., recorded "
-                              f"{function.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}")
+            raise IRFileError(
+                f"{what} does not match that field's sha256 (file {actual[:16]}..., recorded "
+                f"{function.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}"
+            )
         check_safe(file.read_bytes(), what, test_id)
     _check_seeded(path, ref, f"baseline IR {shown} ({where})", test_id, baseline_file)
 
@@ -345,7 +365,8 @@ def _check_seeded(path: Path, ref: IRRef, what: str, test_id: str, baseline_file
                 f"has neither their files (field {IR_FIELD}.weights) nor their digests (field {IR_FIELD}.seeded), so "
                 f"the program cannot be rebuilt: the entry's field {IR_FIELD}.seeded was removed or lost. Restore "
                 f"{safe(baseline_file)} from version control, or re-record the test with `pytest --tvmperf-update` "
-                f"(test id {test_id})")
+                f"(test id {test_id})"
+            )
         return
     problem = seeded.mismatch(graph, ref.seeded, max_ir_bytes())
     if problem is not None:
@@ -382,14 +403,17 @@ def check_safe(data: bytes, what: str, test_id: str) -> None:
         return
     graph, exc = problem
     if isinstance(exc, bounded_json.TooDeep):
-        raise IRFileError(f"{what} is refused: its JSON is {exc}; nothing of it was read by TVM, built or run; "
-                          f"{_fix(test_id)}") from None
+        raise IRFileError(
+            f"{what} is refused: its JSON is {exc}; nothing of it was read by TVM, built or run; {_fix(test_id)}"
+        ) from None
     if graph is None or (ir_check.saved_by(graph) or tvm.__version__) != tvm.__version__:
         return
-    raise IRFileError(f"{what} is refused: {exc}. Nothing of it was built or run. A stored IR may only hold what "
-                      f"the plugin's own builds store (the lists of pytest_tvmperf/store/ir_allowlist.py). If it is "
-                      f"your own program's, it uses something the bundled workloads never do: extending those lists "
-                      f"is a change to review as code; otherwise {_fix(test_id)}") from None
+    raise IRFileError(
+        f"{what} is refused: {exc}. Nothing of it was built or run. A stored IR may only hold what "
+        f"the plugin's own builds store (the lists of pytest_tvmperf/store/ir_allowlist.py). If it is "
+        f"your own program's, it uses something the bundled workloads never do: extending those lists "
+        f"is a change to review as code; otherwise {_fix(test_id)}"
+    ) from None
 
 
 def load(path: Path, ref: IRRef | None = None) -> Any:
@@ -408,13 +432,20 @@ def _put_functions(module: Any, path: Path, ref: IRRef) -> Any:
     from tvm import tirx
 
     base = _baseline_dir(path, ref)
-    stubs = {gv.name_hint for gv, f in module.functions.items()
-             if isinstance(f, tirx.PrimFunc) and len(f.params) == 0 and isinstance(f.body, tirx.Evaluate)
-             and (f.attrs is None or "global_symbol" not in f.attrs)}
+    stubs = {
+        gv.name_hint
+        for gv, f in module.functions.items()
+        if isinstance(f, tirx.PrimFunc)
+        and len(f.params) == 0
+        and isinstance(f.body, tirx.Evaluate)
+        and (f.attrs is None or "global_symbol" not in f.attrs)
+    }
     names = [f.name for f in ref.functions]
     if sorted(names) != sorted(stubs):
-        raise IRLoadError(f"its kernels stored apart (field {IR_FIELD}.functions: {len(names)}) do not match the "
-                          f"stubs it holds ({len(stubs)})")
+        raise IRLoadError(
+            f"its kernels stored apart (field {IR_FIELD}.functions: {len(names)}) do not match the "
+            f"stubs it holds ({len(stubs)})"
+        )
     for i, function in enumerate(ref.functions):
         piece = decode((base / function.path(ref.path)).read_bytes())
         funcs = list(piece.functions.items())
@@ -441,7 +472,12 @@ def _load_rest(path: Path, ref: IRRef | None) -> Any:
     base = _baseline_dir(path, ref)
     for i, weight in enumerate(ref.weights):
         try:
-            join(graph, weight.node, (base / weight.path).read_bytes(), f"weights {weight.path} ({IR_FIELD}.weights[{i}])")
+            join(
+                graph,
+                weight.node,
+                (base / weight.path).read_bytes(),
+                f"weights {weight.path} ({IR_FIELD}.weights[{i}])",
+            )
         except (WeightError, OSError) as exc:
             raise IRLoadError(str(exc)) from None
     if ref.seeded:  # the weights stored as descriptions: seeded values of their dtypes and shapes
@@ -453,11 +489,14 @@ def _load_rest(path: Path, ref: IRRef | None) -> Any:
         except WeightError as exc:
             raise IRLoadError(f"its seeded weights ({IR_FIELD}.seeded): {exc}") from None
     if _unfilled_graph(graph):
-        raise IRLoadError(f"it holds weights stored without their values, and no description of them to seed them "
-                          f"from (field {IR_FIELD}.seeded)")
+        raise IRLoadError(
+            f"it holds weights stored without their values, and no description of them to seed them "
+            f"from (field {IR_FIELD}.seeded)"
+        )
     try:
         return tvm.ir.load_json(json.dumps(graph))
     except Exception as exc:  # TVM raises its own error types
         first = str(exc).strip().splitlines()
-        raise IRLoadError(f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: "
-                          f"{first[-1][:300] if first else ''})") from None
+        raise IRLoadError(
+            f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: {first[-1][:300] if first else ''})"
+        ) from None

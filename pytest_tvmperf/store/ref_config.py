@@ -29,8 +29,9 @@ def loosening_lines(config: Any, ref: RefBaselines) -> list[str]:
     ref's (see config/gate_settings.py); ``config`` is pytest's."""
     rootpath = Path(config.rootpath)
     inipath = Path(config.inipath) if getattr(config, "inipath", None) else None
-    candidates = ([inipath] if inipath is not None else []) + [rootpath / n for n in INI_FILES
-                                                                 if inipath is None or rootpath / n != inipath]
+    candidates = ([inipath] if inipath is not None else []) + [
+        rootpath / n for n in INI_FILES if inipath is None or rootpath / n != inipath
+    ]
     there_file, there = _ref_ini(ref, candidates)
     keys = [(opt.dest, opt.parse) for opt in OPTIONS if opt.ini]
     here: dict[str, str] = {}

@@ -112,8 +112,11 @@ def check_timing(data: Any, field: str, fingerprint: str | None = None) -> None:
     timing = _object(data, field)
     machine = check_machine(_require(timing, "machine", f"{field}."), f"{field}.machine")
     if fingerprint is not None and machine.fingerprint != fingerprint:
-        raise SchemaProblem(f"{field}", f"the key {fingerprint!r} is not the fingerprint of the machine stored with it "
-                                        f"({machine.fingerprint}): the timing was edited or copied under another machine")
+        raise SchemaProblem(
+            f"{field}",
+            f"the key {fingerprint!r} is not the fingerprint of the machine stored with it "
+            f"({machine.fingerprint}): the timing was edited or copied under another machine",
+        )
     _samples(_require(timing, "samples_s", f"{field}."), f"{field}.samples_s")
     if "median_s" in timing and not is_number(timing["median_s"]):
         fail_field(f"{field}.median_s", "a number of seconds", timing["median_s"])
@@ -133,8 +136,10 @@ def check_timing(data: Any, field: str, fingerprint: str | None = None) -> None:
     peers = timing.get("peers")
     if peers is not None:
         for name, peer in _object(peers, f"{field}.peers").items():
-            _samples(_require(_object(peer, f"{field}.peers.{name}"), "samples_s", f"{field}.peers.{name}."),
-                     f"{field}.peers.{name}.samples_s")
+            _samples(
+                _require(_object(peer, f"{field}.peers.{name}"), "samples_s", f"{field}.peers.{name}."),
+                f"{field}.peers.{name}.samples_s",
+            )
 
 
 def _lines_map(value: Any, field: str) -> None:
@@ -176,13 +181,18 @@ def check_exact_for(executor: str, exact: Mapping[str, Any], field: str = "exact
     null (an unknown executor is not checked here)."""
     for key in sorted(ALWAYS_MEASURED.get(executor, ())):
         if exact.get(key) is None:
-            raise SchemaProblem(f"{field}.{key}", f"null, but {executor} always measures it (null is written only "
-                                                  f"for a metric the executor does not measure): the value was edited out")
+            raise SchemaProblem(
+                f"{field}.{key}",
+                f"null, but {executor} always measures it (null is written only "
+                f"for a metric the executor does not measure): the value was edited out",
+            )
     never, why = NEVER_MEASURED.get(executor, (frozenset(), ""))
     for key in sorted(never):
         if exact.get(key) is not None:
-            raise SchemaProblem(f"{field}.{key}", f"expected null, as {executor} does not measure {key} ({why}), "
-                                                  f"got {kind_of(exact[key])}")
+            raise SchemaProblem(
+                f"{field}.{key}",
+                f"expected null, as {executor} does not measure {key} ({why}), got {kind_of(exact[key])}",
+            )
 
 
 def check_record(data: Any) -> None:
@@ -221,8 +231,9 @@ def _kernel_ids(value: Any, field: str) -> None:
         _optional(ident.get("layer"), f"{field}.{name}.layer", _str)
         problem = key_problem(name, KernelId.from_json(ident))
         if problem is not None:
-            raise SchemaProblem(f"{field}.{name}", f"{problem}: the entry was edited; record it again with "
-                                                   f"`pytest --tvmperf-update`")
+            raise SchemaProblem(
+                f"{field}.{name}", f"{problem}: the entry was edited; record it again with `pytest --tvmperf-update`"
+            )
 
 
 def combo_of(test_id: str) -> tuple[str, str, str] | None:
@@ -264,17 +275,22 @@ def check_id(test_id: str, data: Mapping[str, Any]) -> None:
     if combo is None:
         return
     shown, target, executor = combo
-    fix = (f"the test id's [{shown}] part names the executor and target the entry was recorded under: set the "
-           f"field back to {{want!r}}, or record the other combination under its own test id with "
-           f"`pytest --tvmperf-update`")
+    fix = (
+        f"the test id's [{shown}] part names the executor and target the entry was recorded under: set the "
+        f"field back to {{want!r}}, or record the other combination under its own test id with "
+        f"`pytest --tvmperf-update`"
+    )
     if data["executor"] != executor:
-        raise SchemaProblem("executor", f"the test id says {executor!r}, the entry says {data['executor']!r}; "
-                                        + fix.format(want=executor))
+        raise SchemaProblem(
+            "executor",
+            f"the test id says {executor!r}, the entry says {data['executor']!r}; " + fix.format(want=executor),
+        )
     kind = data["target"].get("kind")
     if kind != target:
         said = repr(kind) if isinstance(kind, str) else "no kind" if kind is None else kind_of(kind)
-        raise SchemaProblem("target.kind", f"the test id says {target!r}, the entry says {said}; "
-                                           + fix.format(want=target))
+        raise SchemaProblem(
+            "target.kind", f"the test id says {target!r}, the entry says {said}; " + fix.format(want=target)
+        )
 
 
 def _ir(value: Any, field: str) -> None:

@@ -55,7 +55,7 @@ MIN_BYTES = 64
 #: the seed of every generator (with the tensor's position)
 SEED = 47
 #: the smallest scale of a weight: float16's smallest normal number is 2^-14
-MIN_SCALE = 2.0 ** -10
+MIN_SCALE = 2.0**-10
 _NAMES = {f"f{size}": name for name, size in DTYPES.items()}
 
 
@@ -71,7 +71,7 @@ def seeded_values(weight: SeededWeight, position: int) -> np.ndarray:
     values = rng.uniform(0.5, 1.5, count)
     if len(weight.shape) >= 2 and weight.shape[0] > 0:
         fan_in = max(1, count // weight.shape[0])
-        values *= max(fan_in ** -0.5, MIN_SCALE)
+        values *= max(fan_in**-0.5, MIN_SCALE)
         values *= rng.integers(0, 2, count) * 2 - 1
     return values.astype(np.dtype(weight.dtype).newbyteorder("<")).reshape(weight.shape)
 
@@ -92,15 +92,15 @@ def split_seeded(graph: dict[str, Any]) -> tuple[list[Weight], list[SeededWeight
         head = parse_header(raw)
         if head is None:
             continue
-        payload = raw[head.size:]
+        payload = raw[head.size :]
         if head.dtype in _NAMES and head.nbytes >= MIN_BYTES:
             seeded.append(SeededWeight(_NAMES[head.dtype], head.shape, digest(payload)))
-            node["data"] = base64.b64encode(raw[:head.size]).decode("ascii")
+            node["data"] = base64.b64encode(raw[: head.size]).decode("ascii")
         elif head.nbytes >= FILE_MIN_BYTES:
             array = np.frombuffer(payload, dtype=np.dtype(head.dtype).newbyteorder("<")).reshape(head.shape)
             data = encode_weight(array)
             files.append(Weight(index, data, hashlib.sha256(data).hexdigest()))
-            node["data"] = base64.b64encode(raw[:head.size] + bytes(head.nbytes)).decode("ascii")
+            node["data"] = base64.b64encode(raw[: head.size] + bytes(head.nbytes)).decode("ascii")
     return files, seeded
 
 
@@ -131,16 +131,22 @@ def mismatch(graph: dict[str, Any], seeded: Sequence[SeededWeight], max_bytes: i
     if len(tensors) != len(seeded):
         shown = ", ".join(f"{d}[{','.join(map(str, s))}]" for _, d, s, _ in tensors[:4])
         more = f" and {len(tensors) - 4} more" if len(tensors) > 4 else ""
-        return (f"the IR holds {len(tensors)} weight(s) stored without their values ({shown}{more}), the entry "
-                f"describes {len(seeded)} (field ir.seeded)")
+        return (
+            f"the IR holds {len(tensors)} weight(s) stored without their values ({shown}{more}), the entry "
+            f"describes {len(seeded)} (field ir.seeded)"
+        )
     for i, ((node, dtype, shape, _), weight) in enumerate(zip(tensors, seeded)):
         if (dtype, tuple(shape)) != (weight.dtype, weight.shape):
-            return (f"field ir.seeded[{i}] describes {weight.describe()}, the IR's weight at node {node} is "
-                    f"{dtype}[{','.join(map(str, shape))}]")
+            return (
+                f"field ir.seeded[{i}] describes {weight.describe()}, the IR's weight at node {node} is "
+                f"{dtype}[{','.join(map(str, shape))}]"
+            )
     total = sum(n for _, _, _, n in tensors)
     if total > max_bytes:
-        return (f"its seeded weights would take {total / 2**20:.1f} MiB, more than the {max_bytes / 2**20:g} MiB a "
-                f"stored program may (raise $TVMPERF_MAX_IR_MB if this is your own network)")
+        return (
+            f"its seeded weights would take {total / 2**20:.1f} MiB, more than the {max_bytes / 2**20:g} MiB a "
+            f"stored program may (raise $TVMPERF_MAX_IR_MB if this is your own network)"
+        )
     return None
 
 
@@ -154,4 +160,3 @@ def fill(graph: dict[str, Any], seeded: Sequence[SeededWeight], max_bytes: int) 
     for position, ((node, _, _, _), weight) in enumerate(zip(unfilled(graph), seeded)):
         raw = base64.b64decode(nodes[node]["data"])
         nodes[node]["data"] = base64.b64encode(raw + seeded_values(weight, position).tobytes()).decode("ascii")
-

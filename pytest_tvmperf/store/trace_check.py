@@ -40,17 +40,50 @@ MAX_INSTRUCTIONS = 20_000
 MAX_LITERAL = 256
 
 #: the instruction kinds of the records the bundled suite commits (baselines/tuning)
-COMMITTED_KINDS: frozenset[str] = frozenset({
-    "CacheWrite", "ComputeAt", "ComputeInline", "DecomposeReduction", "EnterPostproc", "Fuse", "GetChildBlocks",
-    "GetConsumers", "GetLoops", "GetSBlock", "Parallel", "ReverseComputeAt", "Reorder", "SampleCategorical",
-    "SampleComputeLocation", "SamplePerfectTile", "Split", "Unannotate", "Annotate", "Vectorize", "RFactor",
-})
+COMMITTED_KINDS: frozenset[str] = frozenset(
+    {
+        "CacheWrite",
+        "ComputeAt",
+        "ComputeInline",
+        "DecomposeReduction",
+        "EnterPostproc",
+        "Fuse",
+        "GetChildBlocks",
+        "GetConsumers",
+        "GetLoops",
+        "GetSBlock",
+        "Parallel",
+        "ReverseComputeAt",
+        "Reorder",
+        "SampleCategorical",
+        "SampleComputeLocation",
+        "SamplePerfectTile",
+        "Split",
+        "Unannotate",
+        "Annotate",
+        "Vectorize",
+        "RFactor",
+    }
+)
 #: the other kinds MetaSchedule's default rules and postprocessors write for llvm and cuda
 #: (reviewed: each names loops and blocks of the kernel, or samples numbers; none carries code)
-RULE_KINDS: frozenset[str] = frozenset({
-    "Bind", "Unroll", "ReverseComputeInline", "CacheRead", "SetScope", "StorageAlign", "GetProducers",
-    "Blockize", "Tensorize", "AddUnitLoop", "SampleCategorical", "GetSBlock", "Annotate",
-})
+RULE_KINDS: frozenset[str] = frozenset(
+    {
+        "Bind",
+        "Unroll",
+        "ReverseComputeInline",
+        "CacheRead",
+        "SetScope",
+        "StorageAlign",
+        "GetProducers",
+        "Blockize",
+        "Tensorize",
+        "AddUnitLoop",
+        "SampleCategorical",
+        "GetSBlock",
+        "Annotate",
+    }
+)
 ALLOWED_KINDS: frozenset[str] = COMMITTED_KINDS | RULE_KINDS
 
 ALLOWED_ANNOTATIONS: frozenset[str] = COMMITTED_ANNOTATIONS | RULE_ANNOTATIONS
@@ -63,8 +96,9 @@ def parse_line(line: str) -> Any:
     """One line of a database file as JSON, bounded in size and nesting: raises
     ValueError (:class:`bounded_json.TooDeep` for a deep one) saying why not."""
     if len(line) > MAX_LINE_BYTES:
-        raise ValueError(f"the line is {len(line)} characters long, more than the {MAX_LINE_BYTES} the plugin's "
-                         "tuning writes")
+        raise ValueError(
+            f"the line is {len(line)} characters long, more than the {MAX_LINE_BYTES} the plugin's tuning writes"
+        )
     return bounded_json.loads(line, MAX_LINE_DEPTH)
 
 
@@ -86,18 +120,26 @@ def record_problem(row: Any) -> str | None:
     if len(instructions) > MAX_INSTRUCTIONS:
         return f"its trace has {len(instructions)} instructions, more than the {MAX_INSTRUCTIONS} tuning writes"
     for number, inst in enumerate(instructions, start=1):
-        if not (isinstance(inst, list) and len(inst) == 4 and isinstance(inst[0], str)
-                and all(isinstance(part, list) for part in inst[1:])):
+        if not (
+            isinstance(inst, list)
+            and len(inst) == 4
+            and isinstance(inst[0], str)
+            and all(isinstance(part, list) for part in inst[1:])
+        ):
             return f"instruction {number} of its trace is not [kind, inputs, attrs, outputs]"
         kind, inputs, attrs, _outputs = inst
         if kind not in ALLOWED_KINDS:
-            return (f"refused: instruction {number} of its trace is {kind!r}, a kind the plugin's tuning never "
-                    f"writes (nothing of the database was replayed)")
+            return (
+                f"refused: instruction {number} of its trace is {kind!r}, a kind the plugin's tuning never "
+                f"writes (nothing of the database was replayed)"
+            )
         if kind in ("Annotate", "Unannotate"):
             key = attrs[0] if attrs else None
             if key not in ALLOWED_ANNOTATIONS:
-                return (f"refused: instruction {number} of its trace ({kind}) sets the annotation {key!r}, which the "
-                        f"plugin's tuning never writes (nothing of the database was replayed)")
+                return (
+                    f"refused: instruction {number} of its trace ({kind}) sets the annotation {key!r}, which the "
+                    f"plugin's tuning never writes (nothing of the database was replayed)"
+                )
         if not _literal_ok(inputs) or not _literal_ok(attrs):
             return f"instruction {number} of its trace ({kind}) has a value longer than {MAX_LITERAL} characters"
     return None

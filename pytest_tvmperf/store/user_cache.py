@@ -99,18 +99,24 @@ def dir_problem(path: Path) -> str | None:
         return None
     except OSError as exc:
         return f"the cache directory {path} cannot be checked ({exc.strerror or exc})"
-    fix = (f"set ${ENV_CACHE_DIR} to a directory of your own (e.g. mkdir -m 700 ~/.cache/pytest-tvmperf), "
-           f"or remove {path} so that it is made again")
+    fix = (
+        f"set ${ENV_CACHE_DIR} to a directory of your own (e.g. mkdir -m 700 ~/.cache/pytest-tvmperf), "
+        f"or remove {path} so that it is made again"
+    )
     if stat.S_ISLNK(st.st_mode):
         return f"the cache directory {path} is a symbolic link; {fix}"
     if not stat.S_ISDIR(st.st_mode):
         return f"the cache directory {path} is not a directory; {fix}"
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return (f"the cache directory {path} belongs to another user (uid {st.st_uid}), who could plant a "
-                f"library there; {fix}")
+        return (
+            f"the cache directory {path} belongs to another user (uid {st.st_uid}), who could plant a "
+            f"library there; {fix}"
+        )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return (f"the cache directory {path} is writable by {'others' if st.st_mode & stat.S_IWOTH else 'its group'} "
-                f"(mode {stat.S_IMODE(st.st_mode):o}), who could plant a library there; run chmod go-w {path}, or {fix}")
+        return (
+            f"the cache directory {path} is writable by {'others' if st.st_mode & stat.S_IWOTH else 'its group'} "
+            f"(mode {stat.S_IMODE(st.st_mode):o}), who could plant a library there; run chmod go-w {path}, or {fix}"
+        )
     return None
 
 
@@ -211,8 +217,9 @@ def lookup(path: Path, root: Path | None = None) -> bool:
         return False
 
 
-def store(path: Path, build: Callable[[Path], None], root: Path, file_mode: int = 0o644,
-          trim_root: Path | None = None) -> None:
+def store(
+    path: Path, build: Callable[[Path], None], root: Path, file_mode: int = 0o644, trim_root: Path | None = None
+) -> None:
     """Build into a temporary file beside ``path`` and rename it into place, with its
     seal beside it (written first: a library without its seal is never used), then
     trim the builds under ``trim_root`` (default ``root``) to the cache's bound. Every

@@ -17,7 +17,7 @@ def _listed(items: Sequence[str], limit: int) -> str:
 
 
 def change_line(before: Sequence[Described], after: Sequence[Described], limit: int = 4) -> str:
-    """"" when the weights are the same; else which changed: by position where the
+    """ "" when the weights are the same; else which changed: by position where the
     program's weights are still the same dtypes and shapes in the same order (the values
     changed), else the weights that are new and those that are gone."""
     if list(before) == list(after):
@@ -28,7 +28,11 @@ def change_line(before: Sequence[Described], after: Sequence[Described], limit: 
     was, now = Counter(before), Counter(after)
     new = [d for d, _ in (now - was).elements()]
     gone = [d for d, _ in (was - now).elements()]
-    parts = [f"{len(new)} new ({_listed(new, limit)})" if new else "",
-             f"{len(gone)} gone ({_listed(gone, limit)})" if gone else ""]
-    return (f"the weights changed (by sha256): {'; '.join(p for p in parts if p)}; "
-            f"{len(after)} now, {len(before)} in the baseline")
+    parts = [
+        f"{len(new)} new ({_listed(new, limit)})" if new else "",
+        f"{len(gone)} gone ({_listed(gone, limit)})" if gone else "",
+    ]
+    return (
+        f"the weights changed (by sha256): {'; '.join(p for p in parts if p)}; "
+        f"{len(after)} now, {len(before)} in the baseline"
+    )

@@ -120,7 +120,7 @@ def split(graph: dict[str, Any], min_bytes: int = MIN_BYTES) -> list[Weight]:
         array = np.frombuffer(raw, dtype=np.dtype(head.dtype).newbyteorder("<"), offset=head.size).reshape(head.shape)
         data = encode_weight(array)
         out.append(Weight(index, data, hashlib.sha256(data).hexdigest()))
-        node["data"] = base64.b64encode(raw[:head.size] + bytes(head.nbytes)).decode("ascii")
+        node["data"] = base64.b64encode(raw[: head.size] + bytes(head.nbytes)).decode("ascii")
     return out
 
 
@@ -139,10 +139,14 @@ def read_weight(data: bytes, head: TensorHeader, what: str) -> bytes:
         array = np.load(io.BytesIO(npy), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise WeightError(f"{what} is not a NumPy .npy array ({exc})") from None
-    if not isinstance(array, np.ndarray) or array.dtype.newbyteorder("<") != np.dtype(head.dtype).newbyteorder("<") \
-            or tuple(array.shape) != head.shape:
-        raise WeightError(f"{what} holds {array.dtype}{list(getattr(array, 'shape', ()))}, the IR expects "
-                          f"{head.describe()}")
+    if (
+        not isinstance(array, np.ndarray)
+        or array.dtype.newbyteorder("<") != np.dtype(head.dtype).newbyteorder("<")
+        or tuple(array.shape) != head.shape
+    ):
+        raise WeightError(
+            f"{what} holds {array.dtype}{list(getattr(array, 'shape', ()))}, the IR expects {head.describe()}"
+        )
     return np.ascontiguousarray(array, dtype=np.dtype(head.dtype).newbyteorder("<")).tobytes()
 
 
@@ -156,4 +160,4 @@ def join(graph: dict[str, Any], node: int, data: bytes, what: str) -> None:
     head = parse_header(raw)
     if head is None:
         raise WeightError(f"{what}: node {node} of the IR is no tensor this plugin takes weights out of")
-    nodes[node]["data"] = base64.b64encode(raw[:head.size] + read_weight(data, head, what)).decode("ascii")
+    nodes[node]["data"] = base64.b64encode(raw[: head.size] + read_weight(data, head, what)).decode("ascii")

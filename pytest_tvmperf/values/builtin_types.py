@@ -41,5 +41,6 @@ def plain(value: Any, where: str = "payload") -> Any:
         return {str(k): plain(v, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    raise PayloadError(f"{where} holds a {type(value).__module__}.{type(value).__qualname__}, "
-                       f"which cannot be sent between processes")
+    raise PayloadError(
+        f"{where} holds a {type(value).__module__}.{type(value).__qualname__}, which cannot be sent between processes"
+    )

@@ -46,8 +46,15 @@ class ExactMetrics:
         """These metrics less the resource metrics: what says the code is the same (a
         record's timings are kept across updates while it is; code_bytes also moves with
         the target's CPU)."""
-        return ExactMetrics(self.instructions, self.by_callee, self.calls, self.kernels, self.storage_bytes,
-                            self.per_kernel, {k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES})
+        return ExactMetrics(
+            self.instructions,
+            self.by_callee,
+            self.calls,
+            self.kernels,
+            self.storage_bytes,
+            self.per_kernel,
+            {k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES},
+        )
 
     def scalar(self, metric: str) -> int | None:
         """The gated number for ``metric`` (totals of the per-function/callee maps)."""
@@ -95,8 +102,12 @@ class ExactMetrics:
     def from_json(cls, data: Mapping[str, Any]) -> "ExactMetrics":
         fields = {k: data.get(k) for k in ("instructions", "by_callee", "calls", "kernels", "storage_bytes")}
         resources = {m: int(data[m]) for m in RESOURCE_NAMES if data.get(m) is not None}
-        return cls(**fields, per_kernel=dict(data.get("per_kernel") or {}),
-                   measured_with=dict(data.get("measured_with") or {}), resources=resources,
-                   resource_parts={m: dict(p) for m, p in (data.get("resource_parts") or {}).items()},
-                   not_measured=dict(data.get("not_measured") or {}),
-                   predates=frozenset(m for m in RESOURCE_NAMES if m not in data))
+        return cls(
+            **fields,
+            per_kernel=dict(data.get("per_kernel") or {}),
+            measured_with=dict(data.get("measured_with") or {}),
+            resources=resources,
+            resource_parts={m: dict(p) for m, p in (data.get("resource_parts") or {}).items()},
+            not_measured=dict(data.get("not_measured") or {}),
+            predates=frozenset(m for m in RESOURCE_NAMES if m not in data),
+        )

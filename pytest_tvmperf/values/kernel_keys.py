@@ -91,8 +91,10 @@ def keyed_bytecode(bytecode: Mapping[str, str] | None, names: Mapping[str, str])
     def callee(m: re.Match) -> str:
         return f"{m.group(1)}{names.get(m.group(2), m.group(2))}{m.group(3)}"
 
-    return {fn: "\n".join(without_numbers(line) for line in _CALL.sub(callee, text).splitlines())
-            for fn, text in bytecode.items()}
+    return {
+        fn: "\n".join(without_numbers(line) for line in _CALL.sub(callee, text).splitlines())
+        for fn, text in bytecode.items()
+    }
 
 
 def keyed_by_identity(record: "Record") -> "Record":
@@ -102,11 +104,19 @@ def keyed_by_identity(record: "Record") -> "Record":
         return record
     names = stable_names(record.kernels)
     exact = record.exact
-    exact = replace(exact, by_callee=_rename(exact.by_callee, names), calls=_rename(exact.calls, names),
-                    per_kernel={metric: _rename(counts, names) for metric, counts in exact.per_kernel.items()})
-    return replace(record, exact=exact, kernel_time_s=_rename(record.kernel_time_s, names),
-                   bytecode=keyed_bytecode(record.bytecode, names),
-                   kernels={names[name]: ident for name, ident in record.kernels.items()})
+    exact = replace(
+        exact,
+        by_callee=_rename(exact.by_callee, names),
+        calls=_rename(exact.calls, names),
+        per_kernel={metric: _rename(counts, names) for metric, counts in exact.per_kernel.items()},
+    )
+    return replace(
+        record,
+        exact=exact,
+        kernel_time_s=_rename(record.kernel_time_s, names),
+        bytecode=keyed_bytecode(record.bytecode, names),
+        kernels={names[name]: ident for name, ident in record.kernels.items()},
+    )
 
 
 def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) -> ExactMetrics:
@@ -117,11 +127,21 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
     if not build:
         return exact
     back = {key: name for name, key in stable_names(build).items()}
-    if not any(k in back for k in (*(exact.by_callee or ()), *(exact.calls or ()),
-                                   *(k for counts in exact.per_kernel.values() for k in counts))):
+    if not any(
+        k in back
+        for k in (
+            *(exact.by_callee or ()),
+            *(exact.calls or ()),
+            *(k for counts in exact.per_kernel.values() for k in counts),
+        )
+    ):
         return exact
-    return replace(exact, by_callee=_rename(exact.by_callee, back), calls=_rename(exact.calls, back),
-                   per_kernel={metric: _rename(counts, back) for metric, counts in exact.per_kernel.items()})
+    return replace(
+        exact,
+        by_callee=_rename(exact.by_callee, back),
+        calls=_rename(exact.calls, back),
+        per_kernel={metric: _rename(counts, back) for metric, counts in exact.per_kernel.items()},
+    )
 
 
 def key_problem(name: str, ident: KernelId) -> str | None:
@@ -131,6 +151,8 @@ def key_problem(name: str, ident: KernelId) -> str | None:
     if m is None:
         return None
     if m.group("op") != ident.op or not ident.key.startswith(m.group("key")):
-        return (f"the key says op {m.group('op')!r} and code hash {m.group('key')}..., the entry says op "
-                f"{ident.op!r} and hash {ident.key}")
+        return (
+            f"the key says op {m.group('op')!r} and code hash {m.group('key')}..., the entry says op "
+            f"{ident.op!r} and hash {ident.key}"
+        )
     return None

@@ -44,5 +44,7 @@ class Machine:
 
     def describe(self) -> str:
         gpu = f", GPU {self.gpu}" if self.gpu else ""
-        return safe(f"{self.cpu_model}, {self.logical_cores} cores, {self.tvm_threads} TVM threads, TVM {self.tvm_version}, "
-                    f"LLVM {self.llvm_version}{gpu}")  # a baseline file's: escaped
+        return safe(
+            f"{self.cpu_model}, {self.logical_cores} cores, {self.tvm_threads} TVM threads, TVM {self.tvm_version}, "
+            f"LLVM {self.llvm_version}{gpu}"
+        )  # a baseline file's: escaped

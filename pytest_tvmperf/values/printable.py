@@ -15,7 +15,7 @@ def safe(text: object) -> str:
     out = "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in str(text))
     stripped = out.lstrip(" ")
     if stripped.startswith("::"):
-        out = out[:len(out) - len(stripped)] + "\\x3a" + stripped[1:]
+        out = out[: len(out) - len(stripped)] + "\\x3a" + stripped[1:]
     return out
 
 

@@ -108,12 +108,17 @@ class Timing:
             "stats": {k: (_round(v) if isinstance(v, float) else v) for k, v in self.samples.stats().items()},
         }
         if self.samples.reference is not None:
-            data["reference"] = {"name": self.samples.reference_name, "samples_s": [_round(s) for s in self.samples.reference]}
+            data["reference"] = {
+                "name": self.samples.reference_name,
+                "samples_s": [_round(s) for s in self.samples.reference],
+            }
         if self.artifact is not None:
             data["artifact"] = {"path": self.artifact, "sha256": self.artifact_sha256}
         if self.samples.peers:
-            data["peers"] = {name: {"samples_s": [_round(s) for s in values], "median_s": _round(float(statistics.median(values)))}
-                             for name, values in self.samples.peers}
+            data["peers"] = {
+                name: {"samples_s": [_round(s) for s in values], "median_s": _round(float(statistics.median(values)))}
+                for name, values in self.samples.peers
+            }
         return data
 
     @classmethod
@@ -123,8 +128,10 @@ class Timing:
             tuple(float(s) for s in data["samples_s"]),
             tuple(float(s) for s in ref["samples_s"]) if ref else None,
             None if not ref or ref.get("name") is None else str(ref["name"]),
-            peers=tuple((str(name), tuple(float(s) for s in peer["samples_s"]))
-                        for name, peer in sorted((data.get("peers") or {}).items())),
+            peers=tuple(
+                (str(name), tuple(float(s) for s in peer["samples_s"]))
+                for name, peer in sorted((data.get("peers") or {}).items())
+            ),
         )
         art = data.get("artifact") or {}
         return cls(Machine.from_json(data["machine"]), samples, art.get("path"), art.get("sha256"))
@@ -173,10 +180,21 @@ class Record:
     def merged_over(self, old: "Record | None") -> "Record":
         """This record as the new baseline, keeping ``old``'s timings from other
         machines while the exact metrics (the code that was timed) are unchanged."""
-        same_records = dict(old.target) != dict(self.target) or (  # each target has its own tuning records
-            (old.tuning or {}).get("records_hash") == (self.tuning or {}).get("records_hash")) if old else False
-        if (old is None or old.exact.without_resources() != self.exact.without_resources() or old.workload != self.workload or old.pipeline != self.pipeline
-                or not same_records):
+        same_records = (
+            dict(old.target) != dict(self.target)
+            or (  # each target has its own tuning records
+                (old.tuning or {}).get("records_hash") == (self.tuning or {}).get("records_hash")
+            )
+            if old
+            else False
+        )
+        if (
+            old is None
+            or old.exact.without_resources() != self.exact.without_resources()
+            or old.workload != self.workload
+            or old.pipeline != self.pipeline
+            or not same_records
+        ):
             return self
         timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
         timings.update(self.timings)
@@ -235,31 +253,86 @@ def _optional_map(data: Mapping[str, Any], key: str, value: Callable[[Any], Any]
 #: The one table of a record's fields, in the order store/schema.py checks them (the first
 #: wrong field is the one named); files are written with sorted keys.
 RECORD_FIELDS: tuple[RecordField, ...] = (
-    RecordField("workload", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["workload"]), lambda v: v),
-    RecordField("executor", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["executor"]), lambda v: v),
-    RecordField("tvm_version", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["tvm_version"]),
-                lambda v: v),
+    RecordField(
+        "workload", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["workload"]), lambda v: v
+    ),
+    RecordField(
+        "executor", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["executor"]), lambda v: v
+    ),
+    RecordField(
+        "tvm_version", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["tvm_version"]), lambda v: v
+    ),
     RecordField("target", FieldCheck.OBJECT, Presence.REQUIRED, Written.ALWAYS, lambda d: dict(d["target"]), dict),
-    RecordField("exact", FieldCheck.EXACT, Presence.REQUIRED, Written.ALWAYS, lambda d: ExactMetrics.from_json(d["exact"]),
-                lambda v: v.as_json()),
-    RecordField("timings", FieldCheck.TIMINGS, Presence.REQUIRED, Written.ALWAYS,
-                lambda d: {fp: Timing.from_json(t) for fp, t in d.get("timings", {}).items()},
-                lambda v: {fp: t.as_json() for fp, t in sorted(v.items())}),
-    RecordField("compile_s", FieldCheck.SECONDS, Presence.NULLABLE, Written.ALWAYS, lambda d: d.get("compile_s"),
-                lambda v: None if v is None else _round(v)),
-    RecordField("bytecode", FieldCheck.LINES, Presence.NULLABLE, Written.ALWAYS,
-                lambda d: _optional_map(d, "bytecode", "\n".join),
-                lambda v: None if v is None else {k: text.splitlines() for k, text in sorted(v.items())}),
-    RecordField("kernel_time_s", FieldCheck.TIMES, Presence.NULLABLE, Written.ALWAYS,
-                lambda d: _optional_map(d, "kernel_time_s", float),
-                lambda v: None if v is None else {k: _round(s) for k, s in sorted(v.items())}),
-    RecordField("pipeline", FieldCheck.TEXT, Presence.OPTIONAL, Written.ALWAYS, lambda d: str(d.get("pipeline", "default")),
-                lambda v: v),
-    RecordField("tuning", FieldCheck.OBJECT, Presence.NULLABLE, Written.IF_SET,
-                lambda d: None if d.get("tuning") is None else dict(d["tuning"]), dict),
-    RecordField("ir", FieldCheck.IR, Presence.NULLABLE, Written.IF_SET, lambda d: IRRef.from_json(d.get("ir")),
-                lambda v: v.as_json()),
-    RecordField("kernels", FieldCheck.KERNELS, Presence.NULLABLE, Written.IF_ANY,
-                lambda d: None if not d.get("kernels") else {str(k): KernelId.from_json(v) for k, v in d["kernels"].items()},
-                lambda v: {k: ident.as_json() for k, ident in sorted(v.items())}),
+    RecordField(
+        "exact",
+        FieldCheck.EXACT,
+        Presence.REQUIRED,
+        Written.ALWAYS,
+        lambda d: ExactMetrics.from_json(d["exact"]),
+        lambda v: v.as_json(),
+    ),
+    RecordField(
+        "timings",
+        FieldCheck.TIMINGS,
+        Presence.REQUIRED,
+        Written.ALWAYS,
+        lambda d: {fp: Timing.from_json(t) for fp, t in d.get("timings", {}).items()},
+        lambda v: {fp: t.as_json() for fp, t in sorted(v.items())},
+    ),
+    RecordField(
+        "compile_s",
+        FieldCheck.SECONDS,
+        Presence.NULLABLE,
+        Written.ALWAYS,
+        lambda d: d.get("compile_s"),
+        lambda v: None if v is None else _round(v),
+    ),
+    RecordField(
+        "bytecode",
+        FieldCheck.LINES,
+        Presence.NULLABLE,
+        Written.ALWAYS,
+        lambda d: _optional_map(d, "bytecode", "\n".join),
+        lambda v: None if v is None else {k: text.splitlines() for k, text in sorted(v.items())},
+    ),
+    RecordField(
+        "kernel_time_s",
+        FieldCheck.TIMES,
+        Presence.NULLABLE,
+        Written.ALWAYS,
+        lambda d: _optional_map(d, "kernel_time_s", float),
+        lambda v: None if v is None else {k: _round(s) for k, s in sorted(v.items())},
+    ),
+    RecordField(
+        "pipeline",
+        FieldCheck.TEXT,
+        Presence.OPTIONAL,
+        Written.ALWAYS,
+        lambda d: str(d.get("pipeline", "default")),
+        lambda v: v,
+    ),
+    RecordField(
+        "tuning",
+        FieldCheck.OBJECT,
+        Presence.NULLABLE,
+        Written.IF_SET,
+        lambda d: None if d.get("tuning") is None else dict(d["tuning"]),
+        dict,
+    ),
+    RecordField(
+        "ir",
+        FieldCheck.IR,
+        Presence.NULLABLE,
+        Written.IF_SET,
+        lambda d: IRRef.from_json(d.get("ir")),
+        lambda v: v.as_json(),
+    ),
+    RecordField(
+        "kernels",
+        FieldCheck.KERNELS,
+        Presence.NULLABLE,
+        Written.IF_ANY,
+        lambda d: None if not d.get("kernels") else {str(k): KernelId.from_json(v) for k, v in d["kernels"].items()},
+        lambda v: {k: ident.as_json() for k, ident in sorted(v.items())},
+    ),
 )

@@ -41,11 +41,15 @@ def split_remote(name: str) -> RemoteName | None:
         return None
     base, _, key = name.partition(SEPARATOR)
     if base not in REMOTE_BASES:
-        raise ValueError(f"remote target {name!r}: only {', '.join(REMOTE_BASES)} can run on an RPC device "
-                         f"(write e.g. llvm{SEPARATOR}my-board)")
+        raise ValueError(
+            f"remote target {name!r}: only {', '.join(REMOTE_BASES)} can run on an RPC device "
+            f"(write e.g. llvm{SEPARATOR}my-board)"
+        )
     if not _KEY.match(key):
-        raise ValueError(f"remote target {name!r}: the device key must be letters, digits, '.', '_' or '-' "
-                         f"(the --key of the RPC servers), e.g. llvm{SEPARATOR}my-board")
+        raise ValueError(
+            f"remote target {name!r}: the device key must be letters, digits, '.', '_' or '-' "
+            f"(the --key of the RPC servers), e.g. llvm{SEPARATOR}my-board"
+        )
     return RemoteName(base, key)
 
 
@@ -70,13 +74,17 @@ def parse_rpc_address(text: str) -> tuple[str, int]:
     host, sep, port = str(text).strip().rpartition(":")
     if ":" in host or "[" in host or "]" in host:
         port_shown = port if port.isascii() and port.isdigit() else "9190"
-        raise ValueError(f"bad RPC tracker address {text!r}: an IPv6 address is not supported (TVM's tracker hands "
-                         f"out its servers as HOST:PORT); give the tracker's host name or an IPv4 address, e.g. "
-                         f"--tvmperf-rpc=127.0.0.1:{port_shown} with the tracker started as python -m "
-                         f"tvm.exec.rpc_tracker --host 127.0.0.1 --port {port_shown}")
+        raise ValueError(
+            f"bad RPC tracker address {text!r}: an IPv6 address is not supported (TVM's tracker hands "
+            f"out its servers as HOST:PORT); give the tracker's host name or an IPv4 address, e.g. "
+            f"--tvmperf-rpc=127.0.0.1:{port_shown} with the tracker started as python -m "
+            f"tvm.exec.rpc_tracker --host 127.0.0.1 --port {port_shown}"
+        )
     if not sep or not host or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"bad RPC tracker address {text!r}: write HOST:PORT, e.g. 127.0.0.1:9190 "
-                         "(where python -m tvm.exec.rpc_tracker listens)")
+        raise ValueError(
+            f"bad RPC tracker address {text!r}: write HOST:PORT, e.g. 127.0.0.1:9190 "
+            "(where python -m tvm.exec.rpc_tracker listens)"
+        )
     return host, int(port)
 
 

@@ -33,12 +33,24 @@ ALLOC_BYTES = "alloc_bytes"
 CODE_BYTES = "code_bytes"
 
 RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
-    ResourceMetric(ALLOC_BYTES, "B", "0", "", "by allocation site",
-                   "bytes the VM allocates at run time in one call of the entry (its alloc_storage calls as they "
-                   "execute, dynamic shapes included); exact on every machine"),
-    ResourceMetric(CODE_BYTES, "B", "1%", "code", "by kernel",
-                   "code size of the compiled library: function symbols of the object LLVM emits (the CUDA "
-                   "module's size for cuda); exact for a TVM version, LLVM and target"),
+    ResourceMetric(
+        ALLOC_BYTES,
+        "B",
+        "0",
+        "",
+        "by allocation site",
+        "bytes the VM allocates at run time in one call of the entry (its alloc_storage calls as they "
+        "execute, dynamic shapes included); exact on every machine",
+    ),
+    ResourceMetric(
+        CODE_BYTES,
+        "B",
+        "1%",
+        "code",
+        "by kernel",
+        "code size of the compiled library: function symbols of the object LLVM emits (the CUDA "
+        "module's size for cuda); exact for a TVM version, LLVM and target",
+    ),
 )
 RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
 #: ``code=1%`` is ``code_bytes=1%``
@@ -73,5 +85,7 @@ def predates_line(metrics: Iterable[str]) -> str:
     names = sorted(set(metrics))
     if not names:
         return ""
-    return (f"the baseline predates {', '.join(names)}: not gated against it; they will be recorded at the next "
-            f"--tvmperf-update")
+    return (
+        f"the baseline predates {', '.join(names)}: not gated against it; they will be recorded at the next "
+        f"--tvmperf-update"
+    )

@@ -51,8 +51,12 @@ class TimeSamples:
         for name, shares in self.waits:
             if len(shares) != len(self.samples) or any(not (0 <= x < float("inf")) for x in shares):
                 raise ValueError(f"the waits of series {name!r} must be finite shares >= 0, one per round")
-        for name, values in (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline),
-                             *((f"peer {n}", v) for n, v in self.peers)):
+        for name, values in (
+            ("time", self.samples),
+            ("reference", self.reference),
+            ("baseline", self.baseline),
+            *((f"peer {n}", v) for n, v in self.peers),
+        ):
             if values is None:
                 continue
             if any(not (s > 0 and s < float("inf")) for s in values):
@@ -87,7 +91,7 @@ class TimeSamples:
         if name == "time":
             return self.samples
         if name.startswith("peer:"):
-            return self.peer(name[len("peer:"):])
+            return self.peer(name[len("peer:") :])
         return {"reference": self.reference, "baseline": self.baseline}.get(name)
 
     def peer(self, name: str) -> tuple[float, ...] | None:
@@ -105,7 +109,9 @@ class TimeSamples:
 
     def __add__(self, other: "TimeSamples") -> "TimeSamples":
         """Pool two measurements of the same workload (a confirmation re-measure)."""
-        paired = self.reference is not None and other.reference is not None and self.reference_name == other.reference_name
+        paired = (
+            self.reference is not None and other.reference is not None and self.reference_name == other.reference_name
+        )
         both_ab = self.baseline is not None and other.baseline is not None
         theirs = dict(other.peers)
         return TimeSamples(
@@ -121,11 +127,20 @@ class TimeSamples:
 
     def rounds(self, keep: Sequence[int]) -> "TimeSamples":
         """Only the rounds numbered in ``keep`` (every series cut alike, pairs kept)."""
+
         def cut(values):
             return None if values is None else tuple(values[i] for i in keep)
-        return TimeSamples(cut(self.samples), cut(self.reference), self.reference_name, cut(self.baseline),
-                           tuple((n, cut(v)) for n, v in self.peers), cut(self.preempted), self.screened_by,
-                           tuple((n, cut(v)) for n, v in self.waits))
+
+        return TimeSamples(
+            cut(self.samples),
+            cut(self.reference),
+            self.reference_name,
+            cut(self.baseline),
+            tuple((n, cut(v)) for n, v in self.peers),
+            cut(self.preempted),
+            self.screened_by,
+            tuple((n, cut(v)) for n, v in self.waits),
+        )
 
     def stats(self) -> dict[str, float]:
         """Summary statistics from pytest-benchmark's ``Stats`` (min, median, iqr, ...)."""

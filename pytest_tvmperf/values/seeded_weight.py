@@ -21,7 +21,9 @@ MAX_ELEMENTS = 1 << 32
 #: the most weights one entry may list
 MAX_WEIGHTS = 1 << 16
 
-_LINE = re.compile(r"(float16|float32|float64)\[((?:0|[1-9][0-9]{0,9})(?:,(?:0|[1-9][0-9]{0,9})){0,7})?\] ([0-9a-f]{64})")
+_LINE = re.compile(
+    r"(float16|float32|float64)\[((?:0|[1-9][0-9]{0,9})(?:,(?:0|[1-9][0-9]{0,9})){0,7})?\] ([0-9a-f]{64})"
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,10 @@ class SeededWeight:
             raise ValueError("a line such as 'float32[64,3,7,7] <64 hex digits of its sha256>'")
         match = _LINE.fullmatch(text)
         if match is None:
-            raise ValueError(f"a line such as 'float32[64,3,7,7] <64 hex digits of its sha256>' (dtype one of "
-                             f"{', '.join(DTYPES)}, at most {MAX_NDIM} dimensions)")
+            raise ValueError(
+                f"a line such as 'float32[64,3,7,7] <64 hex digits of its sha256>' (dtype one of "
+                f"{', '.join(DTYPES)}, at most {MAX_NDIM} dimensions)"
+            )
         shape = tuple(int(d) for d in match.group(2).split(",")) if match.group(2) else ()
         count = 1
         for d in shape:

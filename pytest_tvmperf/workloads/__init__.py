@@ -8,5 +8,17 @@ from pytest_tvmperf.workloads.onnx_model import bundled_onnx, onnx_workload, sma
 from pytest_tvmperf.workloads.rgb2yuv import rgb2yuv
 from pytest_tvmperf.workloads.torch_model import torch_mlp, torch_workload
 
-__all__ = ["DLA_LAYERS", "bundled_onnx", "dla34", "dla34_module", "dla_conv", "mlp", "multiply", "onnx_workload", "rgb2yuv", "small_mlp_onnx", "torch_mlp",
-           "torch_workload"]
+__all__ = [
+    "DLA_LAYERS",
+    "bundled_onnx",
+    "dla34",
+    "dla34_module",
+    "dla_conv",
+    "mlp",
+    "multiply",
+    "onnx_workload",
+    "rgb2yuv",
+    "small_mlp_onnx",
+    "torch_mlp",
+    "torch_workload",
+]

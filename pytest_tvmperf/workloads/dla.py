@@ -86,8 +86,17 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
     bb = relax.BlockBuilder()
     with bb.function("main", [x, weight]):
         with bb.dataflow():
-            y = bb.emit(relax.op.nn.conv2d(x, weight, strides=conv.stride, padding=conv.pad,
-                                           data_layout="NCHW", kernel_layout="OIHW", out_dtype="float32"))
+            y = bb.emit(
+                relax.op.nn.conv2d(
+                    x,
+                    weight,
+                    strides=conv.stride,
+                    padding=conv.pad,
+                    data_layout="NCHW",
+                    kernel_layout="OIHW",
+                    out_dtype="float32",
+                )
+            )
             out = bb.emit_output(y)
         bb.emit_func_output(out)
     mod = bb.get()

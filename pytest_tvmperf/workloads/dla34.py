@@ -67,9 +67,17 @@ def _modules(torch: Any):
             return self.relu(x)
 
     class Tree(nn.Module):
-        def __init__(self, levels: int, in_channels: int, out_channels: int, stride: int = 1,
-                     level_root: bool = False, root_dim: int = 0, root_kernel_size: int = 1,
-                     root_residual: bool = False):
+        def __init__(
+            self,
+            levels: int,
+            in_channels: int,
+            out_channels: int,
+            stride: int = 1,
+            level_root: bool = False,
+            root_dim: int = 0,
+            root_kernel_size: int = 1,
+            root_residual: bool = False,
+        ):
             super().__init__()
             if root_dim == 0:
                 root_dim = 2 * out_channels
@@ -80,18 +88,35 @@ def _modules(torch: Any):
                 self.tree2 = BasicBlock(out_channels, out_channels, 1)
                 self.root = Root(root_dim, out_channels, root_kernel_size, root_residual)
             else:
-                self.tree1 = Tree(levels - 1, in_channels, out_channels, stride, root_dim=0,
-                                  root_kernel_size=root_kernel_size, root_residual=root_residual)
-                self.tree2 = Tree(levels - 1, out_channels, out_channels, root_dim=root_dim + out_channels,
-                                  root_kernel_size=root_kernel_size, root_residual=root_residual)
+                self.tree1 = Tree(
+                    levels - 1,
+                    in_channels,
+                    out_channels,
+                    stride,
+                    root_dim=0,
+                    root_kernel_size=root_kernel_size,
+                    root_residual=root_residual,
+                )
+                self.tree2 = Tree(
+                    levels - 1,
+                    out_channels,
+                    out_channels,
+                    root_dim=root_dim + out_channels,
+                    root_kernel_size=root_kernel_size,
+                    root_residual=root_residual,
+                )
             self.level_root = level_root
             self.levels = levels
             self.downsample = nn.MaxPool2d(stride, stride=stride) if stride > 1 else None
             # CenterNet's Tree also builds a projection at levels > 1, whose output its
             # forward never uses; timm dropped it, and so does this one (same outputs)
-            self.project = (nn.Sequential(nn.Conv2d(in_channels, out_channels, 1, stride=1, bias=False),
-                                          nn.BatchNorm2d(out_channels))
-                            if levels == 1 and in_channels != out_channels else None)
+            self.project = (
+                nn.Sequential(
+                    nn.Conv2d(in_channels, out_channels, 1, stride=1, bias=False), nn.BatchNorm2d(out_channels)
+                )
+                if levels == 1 and in_channels != out_channels
+                else None
+            )
 
         def forward(self, x, residual=None, children=None):
             children = [] if children is None else children
@@ -109,8 +134,9 @@ def _modules(torch: Any):
     class DLA(nn.Module):
         def __init__(self, levels, channels):
             super().__init__()
-            self.base_layer = nn.Sequential(nn.Conv2d(3, channels[0], 7, stride=1, padding=3, bias=False),
-                                            nn.BatchNorm2d(channels[0]), nn.ReLU())
+            self.base_layer = nn.Sequential(
+                nn.Conv2d(3, channels[0], 7, stride=1, padding=3, bias=False), nn.BatchNorm2d(channels[0]), nn.ReLU()
+            )
             self.level0 = self._conv_level(channels[0], channels[0], levels[0])
             self.level1 = self._conv_level(channels[0], channels[1], levels[1], stride=2)
             self.level2 = Tree(levels[2], channels[1], channels[2], 2, level_root=False)
@@ -122,8 +148,11 @@ def _modules(torch: Any):
         def _conv_level(inplanes: int, planes: int, convs: int, stride: int = 1):
             layers = []
             for i in range(convs):
-                layers += [nn.Conv2d(inplanes, planes, 3, stride=stride if i == 0 else 1, padding=1, bias=False),
-                           nn.BatchNorm2d(planes), nn.ReLU()]
+                layers += [
+                    nn.Conv2d(inplanes, planes, 3, stride=stride if i == 0 else 1, padding=1, bias=False),
+                    nn.BatchNorm2d(planes),
+                    nn.ReLU(),
+                ]
                 inplanes = planes
             return nn.Sequential(*layers)
 
@@ -183,5 +212,11 @@ def dla34(size: int = 224, width: float = 1.0, batch: int = 1, seed: int = 0) ->
     torch = require_torch()
     net = dla34_module(width, seed)
     example = (torch.zeros(batch, 3, size, size),)
-    return torch_workload(net, example, name=f"dla34(size={size}, width={width}, batch={batch}, seed={seed})",
-                          rtol=1e-4, atol=1e-4, seed=seed)
+    return torch_workload(
+        net,
+        example,
+        name=f"dla34(size={size}, width={width}, batch={batch}, seed={seed})",
+        rtol=1e-4,
+        atol=1e-4,
+        seed=seed,
+    )

@@ -65,7 +65,14 @@ def source_layers(model: Any) -> tuple[SourceLayer, ...]:
             continue
         inputs = [shapes.get(name, "") for name in node.input if name]
         output = shapes.get(node.output[0], "")
-        layers.append(SourceLayer(path=node.name or node.output[0], kind=node.op_type, anchor=anchor,
-                                  attrs=_attrs(node, anchor, inputs, output),
-                                  inputs=tuple(s for s in inputs[:2] if s), output=output))
+        layers.append(
+            SourceLayer(
+                path=node.name or node.output[0],
+                kind=node.op_type,
+                anchor=anchor,
+                attrs=_attrs(node, anchor, inputs, output),
+                inputs=tuple(s for s in inputs[:2] if s),
+                output=output,
+            )
+        )
     return tuple(layers)

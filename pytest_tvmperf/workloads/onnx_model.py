@@ -25,8 +25,17 @@ EXTRA_HINT = "pip install 'pytest-tvmperf[onnx]'"
 
 #: the models the ``onnx`` package ships under ``onnx/backend/test/data/light/``
 #: (real architectures, weights made by ``ConstantOfShape`` fills)
-BUNDLED_ONNX = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
-                "shufflenet", "squeezenet", "vgg19", "zfnet512")
+BUNDLED_ONNX = (
+    "bvlc_alexnet",
+    "densenet121",
+    "inception_v1",
+    "inception_v2",
+    "resnet50",
+    "shufflenet",
+    "squeezenet",
+    "vgg19",
+    "zfnet512",
+)
 
 
 class MissingDependency(ImportError):
@@ -67,7 +76,9 @@ def graph_inputs(model) -> list[tuple[str, list[int | str | None], np.dtype]]:
         if value.name in initializers:  # IR < 4 lists the weights among the inputs
             continue
         if not value.type.HasField("tensor_type"):
-            raise WorkloadError(f"onnx_workload: input {value.name!r} is not a tensor; only tensor inputs are supported")
+            raise WorkloadError(
+                f"onnx_workload: input {value.name!r} is not a tensor; only tensor inputs are supported"
+            )
         tensor = value.type.tensor_type
         dims: list[int | str | None] = []
         for d in tensor.shape.dim:
@@ -80,8 +91,10 @@ def _resolve_shapes(inputs, shapes: Mapping[str, Sequence[int]] | None) -> dict[
     shapes = dict(shapes or {})
     unknown = set(shapes) - {name for name, _, _ in inputs}
     if unknown:
-        raise WorkloadError(f"onnx_workload: shapes names {sorted(unknown)}, not inputs of the model "
-                            f"(inputs: {', '.join(name for name, _, _ in inputs)})")
+        raise WorkloadError(
+            f"onnx_workload: shapes names {sorted(unknown)}, not inputs of the model "
+            f"(inputs: {', '.join(name for name, _, _ in inputs)})"
+        )
     resolved: dict[str, tuple[int, ...]] = {}
     for name, dims, _ in inputs:
         if name in shapes:
@@ -89,8 +102,10 @@ def _resolve_shapes(inputs, shapes: Mapping[str, Sequence[int]] | None) -> dict[
         elif all(isinstance(d, int) and d > 0 for d in dims):
             resolved[name] = tuple(dims)  # type: ignore[arg-type]
         else:
-            raise WorkloadError(f"onnx_workload: input {name!r} has dims {dims} that are not all static; "
-                                f"give them, e.g. shapes={{{name!r}: [...]}}")
+            raise WorkloadError(
+                f"onnx_workload: input {name!r} has dims {dims} that are not all static; "
+                f"give them, e.g. shapes={{{name!r}: [...]}}"
+            )
     return resolved
 
 
@@ -230,7 +245,8 @@ def onnx_workload(
     checked_model = _with_input_shapes(model, overridden) if overridden else model
 
     reference_name = {"onnxruntime": "onnxruntime", "numpy": "onnx NumPy evaluator (onnx.reference)"}.get(
-        reference if isinstance(reference, str) else "", "given")
+        reference if isinstance(reference, str) else "", "given"
+    )
     if callable(reference):
         ref = reference
     elif reference == "onnxruntime":
@@ -245,14 +261,17 @@ def onnx_workload(
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Renaming name ")
-        mod = from_onnx(model, shape_dict={n: list(s) for n, s in resolved.items()},
-                        dtype_dict={n: str(dt) for n, _, dt in inputs},
-                        keep_params_in_input=not bind_params)
+        mod = from_onnx(
+            model,
+            shape_dict={n: list(s) for n, s in resolved.items()},
+            dtype_dict={n: str(dt) for n, _, dt in inputs},
+            keep_params_in_input=not bind_params,
+        )
     params: tuple[tuple[str, np.ndarray], ...] = ()
     if not bind_params:
         mod, detached = detach_params(mod)
         values = detached.get("main", [])
-        param_vars = list(mod["main"].params)[len(inputs):]
+        param_vars = list(mod["main"].params)[len(inputs) :]
         params = tuple((str(v.name), t.numpy()) for v, t in zip(param_vars, values))
 
     if name is None:
@@ -302,14 +321,20 @@ def small_mlp_model(batch: int = 4, features: Sequence[int] = (64, 32, 16), seed
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, n_out])],
         initializer=[numpy_helper.from_array(a, name) for name, a in weights.items()],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8,
-                              producer_name="pytest-tvmperf")
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8, producer_name="pytest-tvmperf"
+    )
     onnx.checker.check_model(model)
     return model, weights
 
 
-def small_mlp_onnx(batch: int = 4, features: Sequence[int] = (64, 32, 16), reference: str | None = None,
-                   bind_params: bool = True, seed: int = 0) -> Workload:
+def small_mlp_onnx(
+    batch: int = 4,
+    features: Sequence[int] = (64, 32, 16),
+    reference: str | None = None,
+    bind_params: bool = True,
+    seed: int = 0,
+) -> Workload:
     """A small Gemm+Relu+Gemm ONNX model built with ``onnx.helper``.
 
     reference
@@ -327,7 +352,7 @@ def small_mlp_onnx(batch: int = 4, features: Sequence[int] = (64, 32, 16), refer
     workload = onnx_workload(
         model,
         name=f"small_mlp_onnx(batch={batch}, features={tuple(features)}"
-             f"{'' if reference is None else f', reference={reference!r}'}{'' if bind_params else ', bind_params=False'})",
+        f"{'' if reference is None else f', reference={reference!r}'}{'' if bind_params else ', bind_params=False'})",
         reference=reference or numpy_reference,
         bind_params=bind_params,
         seed=seed,
@@ -341,8 +366,9 @@ def bundled_onnx_path(name: str) -> Path:
     stem = name.removeprefix("light_").removesuffix(".onnx")
     path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{stem}.onnx"
     if not path.is_file():
-        raise WorkloadError(f"bundled_onnx({name!r}): the installed onnx has no {path.name}; "
-                            f"choose one of {', '.join(BUNDLED_ONNX)}")
+        raise WorkloadError(
+            f"bundled_onnx({name!r}): the installed onnx has no {path.name}; choose one of {', '.join(BUNDLED_ONNX)}"
+        )
     return path
 
 
@@ -370,9 +396,15 @@ def _randomize_fills(model, seed: int):
     return model
 
 
-def bundled_onnx(name: str = "squeezenet", shapes: Mapping[str, Sequence[int]] | None = None,
-                 random_weights: bool = False, reference: str | Callable[..., Any] = "onnxruntime",
-                 rtol: float = 1e-4, atol: float = 1e-4, seed: int = 0) -> Workload:
+def bundled_onnx(
+    name: str = "squeezenet",
+    shapes: Mapping[str, Sequence[int]] | None = None,
+    random_weights: bool = False,
+    reference: str | Callable[..., Any] = "onnxruntime",
+    rtol: float = 1e-4,
+    atol: float = 1e-4,
+    seed: int = 0,
+) -> Workload:
     """A model the ``onnx`` package ships in ``onnx/backend/test/data/light/`` (see
     :data:`BUNDLED_ONNX`), checked against onnxruntime by default.
 
@@ -390,4 +422,12 @@ def bundled_onnx(name: str = "squeezenet", shapes: Mapping[str, Sequence[int]] |
         model = _randomize_fills(model, seed)
     details = [repr(stem)] + [f"{n}={list(s)}" for n, s in (shapes or {}).items()]
     details += ["random_weights=True"] if random_weights else []
-    return onnx_workload(model, shapes=shapes, name=f"bundled_onnx({', '.join(details)})", reference=reference, rtol=rtol, atol=atol, seed=seed)
+    return onnx_workload(
+        model,
+        shapes=shapes,
+        name=f"bundled_onnx({', '.join(details)})",
+        reference=reference,
+        rtol=rtol,
+        atol=atol,
+        seed=seed,
+    )

@@ -9,9 +9,7 @@ from pytest_tvmperf.workload import Workload
 SCHEDULES = ("default", "parallel", "gpu")
 
 #: rgb @ MATRIX gives (y, u, v) per pixel
-MATRIX = np.array(
-    [[0.257, -0.148, 0.439], [0.504, -0.291, -0.368], [0.098, 0.439, -0.071]], dtype="float32"
-)
+MATRIX = np.array([[0.257, -0.148, 0.439], [0.504, -0.291, -0.368], [0.098, 0.439, -0.071]], dtype="float32")
 
 
 def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) -> Workload:
@@ -32,7 +30,9 @@ def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) ->
 
     yuv = te.compute(
         (width, height, 3),
-        lambda i, j, k: te.if_then_else(k == 0, channel(0, i, j), te.if_then_else(k == 1, channel(1, i, j), channel(2, i, j))),
+        lambda i, j, k: te.if_then_else(
+            k == 0, channel(0, i, j), te.if_then_else(k == 1, channel(1, i, j), channel(2, i, j))
+        ),
         name="yuv",
     )
     func = te.create_prim_func([rgb, yuv])

@@ -11,13 +11,30 @@ from pytest_tvmperf.judge.layers import PEER_ANCHORS
 from pytest_tvmperf.values.source_layer import SourceLayer
 
 #: aten ops (``aten.conv2d.default`` -> ``conv2d``) that are a layer's anchor
-ANCHOR_OPS = {"conv1d": "conv", "conv2d": "conv", "conv3d": "conv", "convolution": "conv",
-              "conv_transpose1d": "conv", "conv_transpose2d": "conv", "conv_transpose3d": "conv",
-              "linear": "matmul", "addmm": "matmul", "matmul": "matmul", "mm": "matmul", "bmm": "matmul",
-              "max_pool1d": "max_pool", "max_pool2d": "max_pool", "max_pool3d": "max_pool",
-              "max_pool2d_with_indices": "max_pool", "adaptive_max_pool2d": "max_pool",
-              "avg_pool1d": "avg_pool", "avg_pool2d": "avg_pool", "avg_pool3d": "avg_pool",
-              "adaptive_avg_pool1d": "avg_pool", "adaptive_avg_pool2d": "avg_pool"}
+ANCHOR_OPS = {
+    "conv1d": "conv",
+    "conv2d": "conv",
+    "conv3d": "conv",
+    "convolution": "conv",
+    "conv_transpose1d": "conv",
+    "conv_transpose2d": "conv",
+    "conv_transpose3d": "conv",
+    "linear": "matmul",
+    "addmm": "matmul",
+    "matmul": "matmul",
+    "mm": "matmul",
+    "bmm": "matmul",
+    "max_pool1d": "max_pool",
+    "max_pool2d": "max_pool",
+    "max_pool3d": "max_pool",
+    "max_pool2d_with_indices": "max_pool",
+    "adaptive_max_pool2d": "max_pool",
+    "avg_pool1d": "avg_pool",
+    "avg_pool2d": "avg_pool",
+    "avg_pool3d": "avg_pool",
+    "adaptive_avg_pool1d": "avg_pool",
+    "adaptive_avg_pool2d": "avg_pool",
+}
 
 
 def _shape(value: Any) -> str:
@@ -83,7 +100,14 @@ def source_layers(exported: Any) -> tuple[SourceLayer, ...]:
         output = _shape(node.meta.get("val"))
         if op == "addmm" and len(inputs) == 3:  # addmm(bias, input, weight.t())
             inputs = inputs[1:]
-        layers.append(SourceLayer(path=path or op, kind=kind, anchor=anchor,
-                                  attrs=_attrs(anchor, op, node, inputs, output),
-                                  inputs=tuple(s for s in inputs if s), output=output))
+        layers.append(
+            SourceLayer(
+                path=path or op,
+                kind=kind,
+                anchor=anchor,
+                attrs=_attrs(anchor, op, node, inputs, output),
+                inputs=tuple(s for s in inputs if s),
+                output=output,
+            )
+        )
     return tuple(layers)

@@ -28,8 +28,10 @@ from pytest_tvmperf.workload import Workload, WorkloadError, random_input
 from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
 from pytest_tvmperf.workloads.torch_layers import source_layers
 
-TORCH_HINT = ("torch is not installed: pip install 'pytest-tvmperf[torch]' "
-              "(CPU build: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
+TORCH_HINT = (
+    "torch is not installed: pip install 'pytest-tvmperf[torch]' "
+    "(CPU build: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+)
 
 
 class TorchMissing(ImportError):
@@ -75,8 +77,10 @@ def _example_arrays(torch: Any, example_inputs: Any) -> list[np.ndarray]:
     if isinstance(example_inputs, (torch.Tensor, np.ndarray)):
         example_inputs = (example_inputs,)
     if not isinstance(example_inputs, (tuple, list)) or not example_inputs:
-        raise WorkloadError("torch_workload: example_inputs must be a non-empty tuple of torch.Tensor or numpy arrays, "
-                            f"got {type(example_inputs).__name__}")
+        raise WorkloadError(
+            "torch_workload: example_inputs must be a non-empty tuple of torch.Tensor or numpy arrays, "
+            f"got {type(example_inputs).__name__}"
+        )
     arrays = []
     for i, x in enumerate(example_inputs):
         if isinstance(x, torch.Tensor):
@@ -84,8 +88,10 @@ def _example_arrays(torch: Any, example_inputs: Any) -> list[np.ndarray]:
         elif isinstance(x, np.ndarray):
             arrays.append(x)
         else:
-            raise WorkloadError(f"torch_workload: example_inputs[{i}] is a {type(x).__name__}; "
-                                "only tensor inputs (torch.Tensor or numpy array) are supported")
+            raise WorkloadError(
+                f"torch_workload: example_inputs[{i}] is a {type(x).__name__}; "
+                "only tensor inputs (torch.Tensor or numpy array) are supported"
+            )
     return arrays
 
 
@@ -93,8 +99,10 @@ def _default_maker(specs: Sequence[tuple[tuple[int, ...], np.dtype]], dim: str |
     """Seeded inputs of the example inputs' shapes and dtypes; dim 0 from ``dims[dim]``."""
 
     def make_inputs(rng: np.random.Generator, dims: Mapping[str, int]) -> list[np.ndarray]:
-        return [random_input(rng, shape if dim is None else (dims[dim], *shape[1:]), dtype, f"torch_workload input {i}")
-                for i, (shape, dtype) in enumerate(specs)]
+        return [
+            random_input(rng, shape if dim is None else (dims[dim], *shape[1:]), dtype, f"torch_workload input {i}")
+            for i, (shape, dtype) in enumerate(specs)
+        ]
 
     return make_inputs
 
@@ -161,17 +169,24 @@ def torch_workload(
     if dynamic_batch:
         dim = "n" if dynamic_batch is True else dynamic_batch
         if not (isinstance(dim, str) and dim.isidentifier()):
-            raise WorkloadError(f"torch_workload: dynamic_batch must be a bool or a dim name like 'n', got {dynamic_batch!r}")
+            raise WorkloadError(
+                f"torch_workload: dynamic_batch must be a bool or a dim name like 'n', got {dynamic_batch!r}"
+            )
         low, high = (int(b) for b in batch_range)
         if not 1 <= low <= high or high < 2:
-            raise WorkloadError(f"torch_workload: batch_range must be (low, high) with 1 <= low <= high and high >= 2, "
-                                f"got {tuple(batch_range)}")
+            raise WorkloadError(
+                f"torch_workload: batch_range must be (low, high) with 1 <= low <= high and high >= 2, "
+                f"got {tuple(batch_range)}"
+            )
         if any(len(shape) == 0 for shape, _ in specs):
-            raise WorkloadError("torch_workload: dynamic_batch needs every input to have a batch dim (dim 0); "
-                                "a scalar input has none")
+            raise WorkloadError(
+                "torch_workload: dynamic_batch needs every input to have a batch dim (dim 0); a scalar input has none"
+            )
         batches = {shape[0] for shape, _ in specs}
         if len(batches) != 1:
-            raise WorkloadError(f"torch_workload: dynamic_batch needs the same dim 0 in every input, got {sorted(batches)}")
+            raise WorkloadError(
+                f"torch_workload: dynamic_batch needs the same dim 0 in every input, got {sorted(batches)}"
+            )
         (batch,) = batches
         if not low <= batch <= high:
             raise WorkloadError(f"torch_workload: the example batch {batch} is outside batch_range {(low, high)}")
@@ -195,12 +210,15 @@ def torch_workload(
 
     try:
         with warnings.catch_warnings():  # torch 2.13 warns from its own deepcopy in run_decompositions
-            warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
-                                    category=FutureWarning)
+            warnings.filterwarnings(
+                "ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated", category=FutureWarning
+            )
             mod = from_exported_program(exported, keep_params_as_input=False, unwrap_unit_return_tuple=True)
     except Exception as exc:  # an operator the frontend does not convert, ...
-        raise WorkloadError(f"torch_workload: tvm.relax.frontend.torch.from_exported_program failed for "
-                            f"{type(module).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc!r}") from exc
+        raise WorkloadError(
+            f"torch_workload: tvm.relax.frontend.torch.from_exported_program failed for "
+            f"{type(module).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc!r}"
+        ) from exc
     mod = relax.transform.FoldConstant()(mod)
 
     run = torch_runner(module)
@@ -256,5 +274,6 @@ def torch_mlp(batch: int | str = 1, seed: int = 0, example_batch: int = 4) -> Wo
     rows = example_batch if dynamic else batch
     example = (np.zeros((rows, LAYERS[0]), dtype="float32"),)
     name = f"torch_mlp(batch={batch!r}{f', example_batch={example_batch}' if dynamic else ''})"
-    return torch_workload(mlp_module(seed), example, name=name, dynamic_batch=batch if dynamic else False,
-                          rtol=1e-4, atol=1e-4, seed=seed)
+    return torch_workload(
+        mlp_module(seed), example, name=name, dynamic_batch=batch if dynamic else False, rtol=1e-4, atol=1e-4, seed=seed
+    )

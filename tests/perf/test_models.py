@@ -19,12 +19,15 @@ def test_mlp_pipelines(tvmperf, pipeline):
 
 
 @pytest.mark.tvmperf(executors=["vm-bytecode"])
-@pytest.mark.parametrize("layer", [
-    # the 7x7 stem the report singled out: tuned (32 trials) it takes ~0.5x PyTorch's time
-    pytest.param("stem", marks=pytest.mark.tvmperf(vs_torch=1.0)),
-    # a 1x1 layer: tuned with 32 trials it still takes ~4x PyTorch's (mkldnn) time
-    pytest.param("level4_1x1", marks=pytest.mark.tvmperf(vs_torch=6.0)),
-])
+@pytest.mark.parametrize(
+    "layer",
+    [
+        # the 7x7 stem the report singled out: tuned (32 trials) it takes ~0.5x PyTorch's time
+        pytest.param("stem", marks=pytest.mark.tvmperf(vs_torch=1.0)),
+        # a 1x1 layer: tuned with 32 trials it still takes ~4x PyTorch's (mkldnn) time
+        pytest.param("level4_1x1", marks=pytest.mark.tvmperf(vs_torch=6.0)),
+    ],
+)
 def test_dla_conv_tuned(tvmperf, layer):
     """Seed slower-than-pytorch-after-tuning: full-size DLA conv2d layers, tuned, gated
     against eager PyTorch (the ratio table shows where each layer stands)."""

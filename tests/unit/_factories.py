@@ -11,12 +11,14 @@ REF = "matmul-test/v1"
 
 
 def machine(cpu: str = "x", cores: int = 2) -> Machine:
-    return Machine(cpu_model=cpu, logical_cores=cores, tvm_threads=1, tvm_version="0.27",
-                   llvm_version="22", target="{}")
+    return Machine(
+        cpu_model=cpu, logical_cores=cores, tvm_threads=1, tvm_version="0.27", llvm_version="22", target="{}"
+    )
 
 
-def exact(instructions: int | None = 10, kernels: int | None = 3, storage: int | None = 1024,
-          calls: int | None = 4) -> ExactMetrics:
+def exact(
+    instructions: int | None = 10, kernels: int | None = 3, storage: int | None = 1024, calls: int | None = 4
+) -> ExactMetrics:
     return ExactMetrics(
         instructions=None if instructions is None else {"main": instructions},
         by_callee=None if instructions is None else {"ret": 1, "vm.builtin.alloc_tensor": instructions - 1},
@@ -26,8 +28,16 @@ def exact(instructions: int | None = 10, kernels: int | None = 3, storage: int |
     )
 
 
-def timing(samples, *, mach: Machine | None = None, reference=None, reference_name: str | None = REF,
-           ab=None, artifact: str | None = None, artifact_sha256: str | None = None) -> Timing:
+def timing(
+    samples,
+    *,
+    mach: Machine | None = None,
+    reference=None,
+    reference_name: str | None = REF,
+    ab=None,
+    artifact: str | None = None,
+    artifact_sha256: str | None = None,
+) -> Timing:
     """One machine's Timing; ``reference`` and ``ab`` (the baseline artifact's samples)
     pair one to one with ``samples``; ``reference_name`` only applies with a reference."""
     mach = mach or machine()
@@ -44,20 +54,38 @@ def timing(samples, *, mach: Machine | None = None, reference=None, reference_na
     )
 
 
-def record(samples=(1e-3, 1.1e-3, 0.9e-3), *, mach: Machine | None = None, metrics: ExactMetrics | None = None,
-           workload: str = "mlp", tvm_version: str = "0.27", compile_s: float | None = 0.5,
-           reference=None, reference_name: str | None = REF, ab=None) -> Record:
+def record(
+    samples=(1e-3, 1.1e-3, 0.9e-3),
+    *,
+    mach: Machine | None = None,
+    metrics: ExactMetrics | None = None,
+    workload: str = "mlp",
+    tvm_version: str = "0.27",
+    compile_s: float | None = 0.5,
+    reference=None,
+    reference_name: str | None = REF,
+    ab=None,
+) -> Record:
     """A Record with one timing (a current measurement); ``samples=None`` gives no timing."""
     mach = mach or machine()
-    timings = {} if samples is None else {
-        mach.fingerprint: timing(samples, mach=mach, reference=reference, reference_name=reference_name, ab=ab)
-    }
-    return with_timings(timings.values(), metrics=metrics, workload=workload, tvm_version=tvm_version,
-                        compile_s=compile_s)
+    timings = (
+        {}
+        if samples is None
+        else {mach.fingerprint: timing(samples, mach=mach, reference=reference, reference_name=reference_name, ab=ab)}
+    )
+    return with_timings(
+        timings.values(), metrics=metrics, workload=workload, tvm_version=tvm_version, compile_s=compile_s
+    )
 
 
-def with_timings(timings, *, metrics: ExactMetrics | None = None, workload: str = "mlp", tvm_version: str = "0.27",
-                 compile_s: float | None = 0.5) -> Record:
+def with_timings(
+    timings,
+    *,
+    metrics: ExactMetrics | None = None,
+    workload: str = "mlp",
+    tvm_version: str = "0.27",
+    compile_s: float | None = 0.5,
+) -> Record:
     """A Record holding ``timings`` (a baseline of several machines), keyed by fingerprint in the given order."""
     return Record(
         workload=workload,

@@ -84,14 +84,24 @@ def test_parse_reads_self_costs_call_edges_and_totals():
 def test_compressed_names_are_expanded():
     text = "events: Ir\nob=(1) /x/sim.so\nfn=(1) k_compute_\n0 7\nfn=(2) other\n0 1\nfn=(1)\n0 3\n"
     profile = parse(text.splitlines(True))
-    assert {(f.obj, f.name): f.events["Ir"] for f in profile.functions} == {("/x/sim.so", "k_compute_"): 10,
-                                                                            ("/x/sim.so", "other"): 1}
+    assert {(f.obj, f.name): f.events["Ir"] for f in profile.functions} == {
+        ("/x/sim.so", "k_compute_"): 10,
+        ("/x/sim.so", "other"): 1,
+    }
 
 
-@pytest.mark.parametrize("function, kernel", [
-    ("__tvm_ffi_fused_matmul_add", "fused_matmul_add"), ("fused_matmul_add_compute_", "fused_matmul_add"),
-    ("fused_add_compute__lambda_0", "fused_add"), ("main", "main"), ("__tvm_ffi___vmtir__main", None),
-    ("__vmtir__main", None), ("__tvm_main__", None)])
+@pytest.mark.parametrize(
+    "function, kernel",
+    [
+        ("__tvm_ffi_fused_matmul_add", "fused_matmul_add"),
+        ("fused_matmul_add_compute_", "fused_matmul_add"),
+        ("fused_add_compute__lambda_0", "fused_add"),
+        ("main", "main"),
+        ("__tvm_ffi___vmtir__main", None),
+        ("__vmtir__main", None),
+        ("__tvm_main__", None),
+    ],
+)
 def test_kernel_of(function, kernel):
     assert kernel_of(function) == kernel
 
@@ -120,7 +130,10 @@ def test_the_command_line_wins_over_the_ini_and_the_default_is_auto():
 
 def test_host_problems_name_the_fix():
     assert "x86-64" in host_problem(machine="aarch64")
-    assert host_problem(which=lambda name: None, machine="x86_64") == "valgrind is not installed (apt-get install valgrind)"
+    assert (
+        host_problem(which=lambda name: None, machine="x86_64")
+        == "valgrind is not installed (apt-get install valgrind)"
+    )
     assert host_problem(which=lambda name: "/usr/bin/" + name, machine="x86_64") is None
 
 
@@ -137,8 +150,15 @@ def test_the_measuring_process_environment_does_not_depend_on_the_session():
     session to the next (the test that started the process, xdist's worker, an activated
     venv's PATH) is left out, so every request starts from the same heap."""
     base = {"HOME": "/home/u", "PYTHONPATH": "/src", "LD_LIBRARY_PATH": "/opt/lib", "TVMPERF_TVM_RUNTIME": "/rt.so"}
-    session = {**base, "PYTEST_CURRENT_TEST": "test_perf.py::test_a[llvm-prim] (call)", "PYTEST_XDIST_WORKER": "gw1",
-               "PATH": "/venv/bin:/usr/bin", "VIRTUAL_ENV": "/venv", "TVMPERF_TEST_REVERSE": "1", "CI": "true"}
+    session = {
+        **base,
+        "PYTEST_CURRENT_TEST": "test_perf.py::test_a[llvm-prim] (call)",
+        "PYTEST_XDIST_WORKER": "gw1",
+        "PATH": "/venv/bin:/usr/bin",
+        "VIRTUAL_ENV": "/venv",
+        "TVMPERF_TEST_REVERSE": "1",
+        "CI": "true",
+    }
     out = Path("/tmp/tvmperf-00001234-sim-abcdefgh/cg.out.%p")
     assert harness_env(session, out) == harness_env(dict(reversed(list(base.items()))), out)
     assert list(harness_env(session, out))[:4] == sorted(base)  # the same order, whatever the session's
@@ -151,8 +171,13 @@ def _harness(tmp_path):
     from pytest_tvmperf.measure.simulate import HARNESS
 
     # natively: valgrind's client requests are no-ops on a real CPU
-    return subprocess.Popen([sys.executable, str(HARNESS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            env=harness_env({}, tmp_path / "cg.out.%p") | {"TVMPERF_PRELOAD_RUNTIME": "0"})
+    return subprocess.Popen(
+        [sys.executable, str(HARNESS)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=harness_env({}, tmp_path / "cg.out.%p") | {"TVMPERF_PRELOAD_RUNTIME": "0"},
+    )
 
 
 def test_each_request_is_answered_by_a_fresh_child_and_end_of_input_ends_it(tmp_path):
@@ -167,7 +192,9 @@ def test_each_request_is_answered_by_a_fresh_child_and_end_of_input_ends_it(tmp_
         hello = json.loads(proc.stdout.readline())
         assert hello["ready"] and not hello["on_valgrind"]
         for rid in (1, 2):
-            proc.stdin.write(json.dumps({"id": rid, "lib": str(tmp_path / "missing.so"), "func": "f", "inputs": []}) + "\n")
+            proc.stdin.write(
+                json.dumps({"id": rid, "lib": str(tmp_path / "missing.so"), "func": "f", "inputs": []}) + "\n"
+            )
             proc.stdin.flush()
             answer = json.loads(proc.stdout.readline())
             assert answer["id"] == str(rid) and not answer["ok"] and answer["error"]
@@ -251,8 +278,12 @@ def test_the_summary_says_the_simulated_cost_was_gated_when_the_time_was_not():
         def get(self, metric):
             return self.verdicts.get(metric)
 
-    gated = Comparison({"cpu_instructions": MetricVerdict("cpu_instructions", Verdict.PASS, 10, 10, "+1%"),
-                        "est_cycles": MetricVerdict("est_cycles", Verdict.NA, None, 12, "+1%")})
+    gated = Comparison(
+        {
+            "cpu_instructions": MetricVerdict("cpu_instructions", Verdict.PASS, 10, 10, "+1%"),
+            "est_cycles": MetricVerdict("est_cycles", Verdict.NA, None, 12, "+1%"),
+        }
+    )
     assert simulated_gate_note(Verdict.NOT_GATED, gated) == "simulated cost gated (cpu_instructions)"
     assert simulated_gate_note(Verdict.PASS, gated) == ""
     assert simulated_gate_note(Verdict.NOT_GATED, Comparison({})) == ""

@@ -27,9 +27,15 @@ SLOW = tuple(1.3 * s for s in FAST)
 
 def fixture_tvmperf(tmp_path: Path, **settings) -> Tvmperf:
     session = TvmperfSession(Settings(baseline_dir=tmp_path / "baselines", **settings), rootpath=tmp_path)
-    return Tvmperf(session, Combo("llvm", "vm-bytecode"), "tests/t.py::test_a[llvm-vm-bytecode]",
-                   "test_a[llvm-vm-bytecode]", tmp_path / "baselines" / "tests" / "t.json",
-                   session.settings.thresholds(), timer=None)
+    return Tvmperf(
+        session,
+        Combo("llvm", "vm-bytecode"),
+        "tests/t.py::test_a[llvm-vm-bytecode]",
+        "test_a[llvm-vm-bytecode]",
+        tmp_path / "baselines" / "tests" / "t.json",
+        session.settings.thresholds(),
+        timer=None,
+    )
 
 
 def make_record(metrics=None):
@@ -40,6 +46,7 @@ def make_record(metrics=None):
     def make(samples: TimeSamples) -> Record:
         base = record(None, metrics=metrics or exact())
         return replace(base, timings={mach.fingerprint: Timing(mach, samples)})
+
     return make
 
 
@@ -119,7 +126,13 @@ def test_missing_baseline_fails_naming_the_command(tmp_path):
     tv = fixture_tvmperf(tmp_path)
     make = make_record()
     with pytest.raises(pytest.fail.Exception, match="--tvmperf-update"):
-        pipeline.gate(tv, make(ab(FAST, FAST)), BaselineSource(None), Measured(ab(FAST, FAST), make, Remeasure(ab(FAST, FAST))), [])
+        pipeline.gate(
+            tv,
+            make(ab(FAST, FAST)),
+            BaselineSource(None),
+            Measured(ab(FAST, FAST), make, Remeasure(ab(FAST, FAST))),
+            [],
+        )
     assert verdict_of(tv) == Verdict.NO_BASELINE
 
 

@@ -87,8 +87,9 @@ QUIET = TimePolicy(noise_raw=0.0)
 
 
 def test_time_policy_defaults():
-    assert TimePolicy() == TimePolicy(alpha=0.05, noise_ab=0.02, noise_normalized=0.10, noise_raw=0.15,
-                                      other_machine="normalized")
+    assert TimePolicy() == TimePolicy(
+        alpha=0.05, noise_ab=0.02, noise_normalized=0.10, noise_raw=0.15, other_machine="normalized"
+    )
 
 
 def test_compare_time_no_current_timing_is_na():
@@ -104,8 +105,9 @@ def test_compare_time_off():
 
 
 def test_compare_time_off_without_a_baseline_for_this_machine():
-    verdict = compare_time(record((5e-3,), mach=machine("here")), record((1e-3,), mach=machine("there")),
-                           Limit(enabled=False))
+    verdict = compare_time(
+        record((5e-3,), mach=machine("here")), record((1e-3,), mach=machine("there")), Limit(enabled=False)
+    )
     assert (verdict.status, verdict.limit, verdict.baseline, verdict.decision) == ("not gated", "off", None, None)
     assert verdict.current == pytest.approx(5e-3)
 
@@ -294,8 +296,9 @@ def test_compare_time_other_machine_normalized_with_doubled_noise():
     assert verdict.decision == decide((0.5,) * 10, (0.5,) * 10, 0.05, 0.05, 0.04, "normalized")
     assert (verdict.baseline, verdict.current) == (pytest.approx(1e-3), pytest.approx(2e-3))
     # the same samples on the same machine get the single noise: high = exp(1.96 * 0.02) = 1.040
-    same = compare_time(now, with_timings([timing(BASE_NOW, mach=machine("here"), reference=BASE_REF)]),
-                        Limit(relative=0.05), policy)
+    same = compare_time(
+        now, with_timings([timing(BASE_NOW, mach=machine("here"), reference=BASE_REF)]), Limit(relative=0.05), policy
+    )
     assert (same.status, same.decision.noise) == ("pass", 0.02)
 
 
@@ -351,8 +354,10 @@ def test_compare_time_other_machine_without_a_common_reference_is_not_gated():
     verdict = compare_time(here, base, Limit(relative=0.1))
     assert (verdict.status, verdict.baseline, verdict.decision, verdict.limit) == ("not gated", None, None, "+10%")
     assert verdict.current == pytest.approx(2e-3)
-    assert verdict.note == (f"no time baseline for this machine (fingerprint {machine('here').fingerprint}); "
-                            f"1 other machine(s) recorded, none with reference kernel {here.timing.samples.reference_name}")
+    assert verdict.note == (
+        f"no time baseline for this machine (fingerprint {machine('here').fingerprint}); "
+        f"1 other machine(s) recorded, none with reference kernel {here.timing.samples.reference_name}"
+    )
 
 
 def test_compare_time_other_machine_without_reference_samples_is_not_gated():
@@ -362,8 +367,10 @@ def test_compare_time_other_machine_without_reference_samples_is_not_gated():
     assert verdict.status == "not gated"
     assert verdict.baseline is None
     assert verdict.current == pytest.approx(2e-3)
-    assert verdict.note == (f"no time baseline for this machine (fingerprint {machine('here').fingerprint}); "
-                            "this run has no reference-kernel samples to normalize by")
+    assert verdict.note == (
+        f"no time baseline for this machine (fingerprint {machine('here').fingerprint}); "
+        "this run has no reference-kernel samples to normalize by"
+    )
 
 
 def test_compare_time_other_machine_skip_policy():
@@ -371,22 +378,29 @@ def test_compare_time_other_machine_skip_policy():
     base = record((1e-3,), mach=machine("there"), reference=(1e-3,))
     verdict = compare_time(here, base, Limit(relative=0.1), TimePolicy(other_machine="skip"))
     assert (verdict.status, verdict.baseline, verdict.decision) == ("not gated", None, None)
-    assert verdict.note == (f"no time baseline for this machine (fingerprint {machine('here').fingerprint}); "
-                            "1 other machine(s) recorded, not compared (--tvmperf-other-machine=skip)")
+    assert verdict.note == (
+        f"no time baseline for this machine (fingerprint {machine('here').fingerprint}); "
+        "1 other machine(s) recorded, not compared (--tvmperf-other-machine=skip)"
+    )
 
 
 def test_compare_time_no_timings_recorded_at_all():
     here = record((2e-3,), reference=(1e-3,))
     verdict = compare_time(here, record(None), Limit(relative=0.1))
     assert (verdict.status, verdict.baseline, verdict.decision) == ("not gated", None, None)
-    assert verdict.note == (f"no time baseline for this machine (fingerprint {machine().fingerprint}); "
-                            "no machine has a time baseline yet")
+    assert verdict.note == (
+        f"no time baseline for this machine (fingerprint {machine().fingerprint}); no machine has a time baseline yet"
+    )
 
 
 def test_compare_time_same_machine_is_preferred_over_others():
     here, there = machine("here"), machine("there")
-    base = with_timings([timing((1e-3,) * 10, mach=there, reference=(1e-3,) * 10),
-                         timing((1e-3,) * 10, mach=here, reference=(2e-3,) * 10)])
+    base = with_timings(
+        [
+            timing((1e-3,) * 10, mach=there, reference=(1e-3,) * 10),
+            timing((1e-3,) * 10, mach=here, reference=(2e-3,) * 10),
+        ]
+    )
     now = record((1e-3,) * 10, mach=here, reference=(2e-3,) * 10)
     verdict = compare_time(now, base, Limit(relative=0.05))
     assert verdict.note == "normalized by the reference kernel"
@@ -396,14 +410,14 @@ def test_compare_time_same_machine_is_preferred_over_others():
 # ---- properties through compare_time
 
 #: 10 to 30 samples within 1% of each other
-tight = st.tuples(st.floats(min_value=1e-6, max_value=1.0),
-                  st.lists(st.floats(min_value=1.0, max_value=1.01), min_size=10, max_size=30)).map(
-    lambda sf: tuple(sf[0] * f for f in sf[1]))
+tight = st.tuples(
+    st.floats(min_value=1e-6, max_value=1.0),
+    st.lists(st.floats(min_value=1.0, max_value=1.01), min_size=10, max_size=30),
+).map(lambda sf: tuple(sf[0] * f for f in sf[1]))
 
 
 @settings(max_examples=30, deadline=None)
-@given(samples=tight, threshold=st.floats(min_value=0.04, max_value=2),
-       eps=st.floats(min_value=1e-3, max_value=10))
+@given(samples=tight, threshold=st.floats(min_value=0.04, max_value=2), eps=st.floats(min_value=1e-3, max_value=10))
 def test_scaling_samples_above_threshold_regresses(samples, threshold, eps):
     factor = (1 + threshold) * (1 + eps)
     current = record(tuple(s * factor for s in samples))
@@ -414,8 +428,7 @@ def test_scaling_samples_above_threshold_regresses(samples, threshold, eps):
 
 
 @settings(max_examples=30, deadline=None)
-@given(samples=tight, threshold=st.floats(min_value=0.04, max_value=2),
-       eps=st.floats(min_value=1e-3, max_value=10))
+@given(samples=tight, threshold=st.floats(min_value=0.04, max_value=2), eps=st.floats(min_value=1e-3, max_value=10))
 def test_scaling_samples_below_threshold_improves(samples, threshold, eps):
     factor = 1 / ((1 + threshold) * (1 + eps))
     current = record(tuple(s * factor for s in samples))
@@ -515,8 +528,10 @@ def test_compare_passes_the_policy_to_the_time_verdict():
     assert (decision.confidence, decision.noise) == (pytest.approx(0.8), 0.5)
     assert result.status == "regressed"  # low = 2 * exp(-1.28 * 0.5) = 1.054 > 1
     # at alpha 5% the same noise hides it: low = 2 * exp(-1.96 * 0.5) = 0.75
-    assert compare(record((2e-3,)), record((1e-3,)), DEFAULT_THRESHOLDS,
-                   TimePolicy(noise_raw=0.5)).status == "inconclusive"
+    assert (
+        compare(record((2e-3,)), record((1e-3,)), DEFAULT_THRESHOLDS, TimePolicy(noise_raw=0.5)).status
+        == "inconclusive"
+    )
 
 
 def test_compare_finds_exact_regression_and_uses_totals():

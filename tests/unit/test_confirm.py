@@ -73,6 +73,7 @@ def test_a_failure_stands_only_when_each_measurement_alone_is_past_the_limit(fir
 def test_an_inconclusive_first_measurement_past_the_limit_is_never_confirmed_into_a_failure():
     """Seen on unchanged code: first inconclusive at 1.11x (interval across the bound), the
     pooled samples regressed; a re-measure confirms a suspected failure, it does not make one."""
+
     def wide(samples: TimeSamples) -> dict[str, Fake]:
         ratio = sum(samples.samples) / len(samples.samples)
         # the first (3 samples) is too short to decide; more samples decide
@@ -91,19 +92,23 @@ def test_the_note_says_what_each_measurement_found():
 
     assert confirmation_note(confirm(samples(1.0), judge, lambda: samples(1.0))) is None  # not re-measured
     confirmed = confirm(samples(1.3), judge, lambda: samples(1.3))
-    assert confirmation_note(confirmed) == ("first measurement regressed at 1.30x; re-measured with 20 samples "
-                                            "in all: confirmed")
+    assert confirmation_note(confirmed) == (
+        "first measurement regressed at 1.30x; re-measured with 20 samples in all: confirmed"
+    )
     cleared = confirm(samples(1.3), judge, lambda: samples(0.7))
-    assert confirmation_note(cleared) == ("first measurement regressed at 1.30x; re-measured with 20 samples in "
-                                          "all: not confirmed (now pass)")
-    unsure = confirm(TimeSamples((1.06,) * 3), lambda t: {"time": Fake("inconclusive", 1.06)},
-                     lambda: TimeSamples((1.06,) * 6))
+    assert confirmation_note(cleared) == (
+        "first measurement regressed at 1.30x; re-measured with 20 samples in all: not confirmed (now pass)"
+    )
+    unsure = confirm(
+        TimeSamples((1.06,) * 3), lambda t: {"time": Fake("inconclusive", 1.06)}, lambda: TimeSamples((1.06,) * 6)
+    )
     assert unsure.verdicts["time"].status == "inconclusive"
     assert confirmation_note(unsure).endswith("re-measured with 9 samples in all: still inconclusive")
     assert "confirmed" not in confirmation_note(unsure)
     held = confirm(samples(1.07), judge, lambda: samples(1.5))
-    assert confirmation_note(held).endswith("fails on all samples, but the measurements disagree (1.07x, then "
-                                            "1.50x): inconclusive")
+    assert confirmation_note(held).endswith(
+        "fails on all samples, but the measurements disagree (1.07x, then 1.50x): inconclusive"
+    )
 
 
 def test_under_load_an_open_first_look_past_the_limit_is_confirmed_by_a_second_past_it():
@@ -111,6 +116,7 @@ def test_under_load_an_open_first_look_past_the_limit_is_confirmed_by_a_second_p
     inconclusive: the first look (15 rounds) was open, so the pooled failure was held. Judged on
     each side's own run time, a failure needs the whole interval past the limit; an open first
     look past the limit is a suspicion, confirmed when the re-measure is past it too."""
+
     def busy(samples: TimeSamples) -> dict[str, Fake]:
         ratio = sum(samples.samples) / len(samples.samples)
         status = "inconclusive" if len(samples.samples) <= 3 else ("regressed" if ratio > 1.1 else "pass")

@@ -10,8 +10,16 @@ import pytest
 from _factories import exact, machine, record
 
 from pytest_tvmperf.check.baseline import BaselineSource
-from pytest_tvmperf.check.decide import (Decision, Identity, Measured, conclude, confirm_time, decide, no_baseline,
-                                         recorded)
+from pytest_tvmperf.check.decide import (
+    Decision,
+    Identity,
+    Measured,
+    conclude,
+    confirm_time,
+    decide,
+    no_baseline,
+    recorded,
+)
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.judge.compare import TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict
@@ -24,8 +32,14 @@ from pytest_tvmperf.values.record import Record, Timing
 
 FAST = tuple(1e-3 * (1 + 0.001 * (i % 5)) for i in range(20))
 SLOW = tuple(1.3 * s for s in FAST)
-WHO = Identity("tests/t.py::test_a[llvm-vm-bytecode]", "test_a[llvm-vm-bytecode]", "vm-bytecode", "llvm",
-               "baselines/tests/t.json", "pytest --tvmperf-update tests/t.py::test_a[llvm-vm-bytecode]")
+WHO = Identity(
+    "tests/t.py::test_a[llvm-vm-bytecode]",
+    "test_a[llvm-vm-bytecode]",
+    "vm-bytecode",
+    "llvm",
+    "baselines/tests/t.json",
+    "pytest --tvmperf-update tests/t.py::test_a[llvm-vm-bytecode]",
+)
 THRESHOLDS = Settings().thresholds()
 POLICY = TimePolicy()
 
@@ -37,8 +51,9 @@ def make(samples: TimeSamples, metrics=None) -> Record:
 
 def slower_peer() -> RatioVerdict:
     """TVM 2x the peer's time, the whole interval above a limit of 1.5x."""
-    return RatioVerdict("torch", 1.5, TimeDecision(Verdict.REGRESSED, 2.0 / 1.5, 1.9 / 1.5, 2.1 / 1.5, 0.95, "a/b", 0.0),
-                        2e-3, 1e-3)
+    return RatioVerdict(
+        "torch", 1.5, TimeDecision(Verdict.REGRESSED, 2.0 / 1.5, 1.9 / 1.5, 2.1 / 1.5, 0.95, "a/b", 0.0), 2e-3, 1e-3
+    )
 
 
 def ab(now, base) -> TimeSamples:
@@ -51,6 +66,7 @@ def measured(first: TimeSamples, again: TimeSamples | None = None, metrics=None)
     def remeasure() -> TimeSamples:
         calls.append(1)
         return again or first
+
     return Measured(first, lambda s, *_: make(s, metrics), remeasure), calls
 
 
@@ -99,8 +115,9 @@ def test_a_peer_past_its_limit_fails_a_test_whose_comparison_passed():
 
 def test_a_mode_without_time_compares_the_rest_and_says_time_was_not_measured():
     now = record(None, metrics=exact(kernels=4))
-    decision = decide(now, record(FAST, metrics=exact(kernels=3)), None, THRESHOLDS, POLICY, WHO,
-                      plan=Plan(Mode.UNTIMED))
+    decision = decide(
+        now, record(FAST, metrics=exact(kernels=3)), None, THRESHOLDS, POLICY, WHO, plan=Plan(Mode.UNTIMED)
+    )
     assert decision.fails and "timing off: time was not measured" in decision.message
     assert decision.comparison.get("time").status == Verdict.NA
     assert decision.note.startswith("timing off")
@@ -124,12 +141,14 @@ def test_conclude_keeps_the_outcome_before_failing_or_leaving_it_open():
     passed = Decision(Verdict.PASS, message="hidden", shown=False)
     conclude(passed, WHO, lambda o: kept.append(o) or o, opened.append)
     assert kept[-1].verdict == Verdict.PASS and kept[-1].message == "" and not opened
-    conclude(Decision(Verdict.INCONCLUSIVE, message="unclear", open=True), WHO, lambda o: kept.append(o) or o,
-             opened.append)
+    conclude(
+        Decision(Verdict.INCONCLUSIVE, message="unclear", open=True), WHO, lambda o: kept.append(o) or o, opened.append
+    )
     assert opened == ["unclear"]
     with pytest.raises(pytest.fail.Exception, match="slower"):
-        conclude(Decision(Verdict.REGRESSED, message="slower", fails=True), WHO, lambda o: kept.append(o) or o,
-                 opened.append)
+        conclude(
+            Decision(Verdict.REGRESSED, message="slower", fails=True), WHO, lambda o: kept.append(o) or o, opened.append
+        )
     assert kept[-1].verdict == Verdict.REGRESSED and kept[-1].test_id == WHO.test_id
 
 

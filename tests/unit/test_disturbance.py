@@ -45,9 +45,14 @@ def test_screen_calls_the_machine_busy_when_fewer_than_half_are_quiet():
 
 
 def test_clean_cuts_every_series_alike():
-    samples = TimeSamples((1.0, 9.0, 1.0, 1.0, 1.0, 1.0), reference=(2.0, 2.0, 2.0, 2.0, 2.0, 3.0),
-                          reference_name="r", baseline=(1.0, 1.0, 1.0, 1.0, 1.0, 2.0),
-                          peers=(("numpy", (4.0,) * 6),), preempted=(0.0, 0.9, 0.0, 0.0, 0.0, 0.0))
+    samples = TimeSamples(
+        (1.0, 9.0, 1.0, 1.0, 1.0, 1.0),
+        reference=(2.0, 2.0, 2.0, 2.0, 2.0, 3.0),
+        reference_name="r",
+        baseline=(1.0, 1.0, 1.0, 1.0, 1.0, 2.0),
+        peers=(("numpy", (4.0,) * 6),),
+        preempted=(0.0, 0.9, 0.0, 0.0, 0.0, 0.0),
+    )
     kept, s = clean(samples)
     assert kept.samples == (1.0,) * 5 and kept.reference == (2.0,) * 4 + (3.0,) and kept.baseline[-1] == 2.0
     assert kept.peer("numpy") == (4.0,) * 5 and kept.preempted == (0.0,) * 5 and s.disturbed == 1
@@ -85,8 +90,7 @@ def test_a_slowdown_far_past_the_limit_fails_on_a_busy_machine():
     assert "machine busy: 100% of samples preempted" in verdict.note
     assert "interval widened by each round's CPU wait (median 40%)" in verdict.note
     assert verdict.decision.ratio == pytest.approx(3.0) and 1.05 < verdict.decision.low < 3 * 0.6
-    samples = TimeSamples((3e-3,) * 15, baseline=(1e-3,) * 15, peers=(("numpy", (1e-3,) * 15),),
-                          preempted=(0.4,) * 15)
+    samples = TimeSamples((3e-3,) * 15, baseline=(1e-3,) * 15, peers=(("numpy", (1e-3,) * 15),), preempted=(0.4,) * 15)
     (peer,) = peer_verdicts(samples, {"numpy": 1.05}, 0.05, 0.07)
     assert peer.status == "exceeded" and not peer.reason and "widened" in peer.describe()
     relation = relation_verdict("a / b", samples, 1.05, 0.05, 0.07)
@@ -136,8 +140,11 @@ def test_disturbed_rounds_never_produce_regressed(rounds):
         if verdict.status == "regressed":
             assert np.median(_low_bounds(rounds)) > 1.05
     else:
-        alone = compare_time(_current([1e-3 * r for r in quiet], (1e-3,) * len(quiet), (0.0,) * len(quiet)),
-                             _baseline(), Limit(relative=0.05))
+        alone = compare_time(
+            _current([1e-3 * r for r in quiet], (1e-3,) * len(quiet), (0.0,) * len(quiet)),
+            _baseline(),
+            Limit(relative=0.05),
+        )
         assert verdict.status == alone.status
         if verdict.status == "regressed":
             assert np.median(quiet) > 1.05
@@ -149,8 +156,9 @@ def test_a_machine_busy_throughout_fails_only_what_its_waits_cannot_explain(rati
     """Time, peers and relations alike: a failure only when even each round's time less its
     wait is past the limit; well past it (1.5x the limit, no spread), always a failure;
     otherwise held with the reason, or a pass whose widened interval lies under the limit."""
-    samples = TimeSamples((1e-3 * ratio,) * n, baseline=(1e-3,) * n, peers=(("numpy", (1e-3,) * n),),
-                          preempted=(share,) * n)
+    samples = TimeSamples(
+        (1e-3 * ratio,) * n, baseline=(1e-3,) * n, peers=(("numpy", (1e-3,) * n),), preempted=(share,) * n
+    )
     verdict = compare_time(with_timings([Timing(machine(), samples)]), _baseline(), Limit(relative=0.05))
     (peer,) = peer_verdicts(samples, {"numpy": 1.0}, 0.05, 0.07)
     relation = relation_verdict("a / b", samples, 1.0, 0.05, 0.07)
@@ -191,8 +199,14 @@ def device_samples(reference):
     from pytest_tvmperf.judge.disturbance import device_disturbance
 
     n = len(reference)
-    return TimeSamples(tuple([1e-3] * n), tuple(reference), "ref", tuple([1e-3] * n),
-                       preempted=device_disturbance(reference), screened_by="device")
+    return TimeSamples(
+        tuple([1e-3] * n),
+        tuple(reference),
+        "ref",
+        tuple([1e-3] * n),
+        preempted=device_disturbance(reference),
+        screened_by="device",
+    )
 
 
 def test_a_device_with_a_few_slow_reference_rounds_has_them_left_out():
@@ -211,7 +225,9 @@ def test_a_device_with_mostly_slow_rounds_is_busy_and_the_pooled_samples_keep_th
     samples = device_samples(ref)
     kept, screened = clean(samples)
     assert screened.busy and kept is samples
-    assert screened.describe().startswith("device busy: 67% of rounds disturbed (the reference kernel, timed on the device")
+    assert screened.describe().startswith(
+        "device busy: 67% of rounds disturbed (the reference kernel, timed on the device"
+    )
     assert (samples + samples).screened_by == "device" and samples.rounds([0, 1]).screened_by == "device"
 
 
@@ -229,8 +245,12 @@ def _busy(ratios, waits, base=1e-3) -> Record:
     wall time includes), as the timer reads its own threads' waits."""
     now = tuple(base * r / (1 - w[0]) for r, w in zip(ratios, waits))
     ab = tuple(base / (1 - w[1]) for w in waits)
-    samples = TimeSamples(now, baseline=ab, preempted=tuple(max(w) for w in waits),
-                          waits=(("time", tuple(w[0] for w in waits)), ("baseline", tuple(w[1] for w in waits))))
+    samples = TimeSamples(
+        now,
+        baseline=ab,
+        preempted=tuple(max(w) for w in waits),
+        waits=(("time", tuple(w[0] for w in waits)), ("baseline", tuple(w[1] for w in waits))),
+    )
     return with_timings([Timing(machine(), samples)])
 
 
@@ -253,6 +273,7 @@ def test_unchanged_code_on_a_busy_machine_is_held_with_the_size_it_could_tell():
     assert "could tell a slowdown of" in verdict.note and "saw 1.00x" in verdict.note
     # no reason holds it: a re-measure (the confirmation's twice the rounds) can decide it
     from pytest_tvmperf.judge.gate import worth_remeasuring
+
     assert not verdict.reason and worth_remeasuring(verdict)
 
 
@@ -266,9 +287,13 @@ def test_under_load_regressed_needs_the_whole_widened_interval_above_the_limit()
 
     leaning = TimeDecision("regressed", 1.08, 1.02, 1.14, 0.95, "a/b", 0.06)
     assert busy_paired_decision(leaning, 0.05).status == "inconclusive"
-    assert busy_paired_decision(TimeDecision("regressed", 1.3, 1.12, 1.5, 0.95, "a/b", 0.06), 0.05).status == "regressed"
-    assert busy_paired_decision(TimeDecision("improved", 0.93, 0.88, 0.98, 0.95, "a/b", 0.06), 0.05).status == \
-        "inconclusive"
+    assert (
+        busy_paired_decision(TimeDecision("regressed", 1.3, 1.12, 1.5, 0.95, "a/b", 0.06), 0.05).status == "regressed"
+    )
+    assert (
+        busy_paired_decision(TimeDecision("improved", 0.93, 0.88, 0.98, 0.95, "a/b", 0.06), 0.05).status
+        == "inconclusive"
+    )
     assert busy_paired_decision(TimeDecision("improved", 0.7, 0.6, 0.8, 0.95, "a/b", 0.06), 0.05).status == "improved"
     ratios = [1.08 * (1 + 0.01 * ((i % 5) - 2)) for i in range(15)]
     verdict = compare_time(_busy(ratios, [(0.6, 0.62)] * 15), _baseline(), Limit(relative=0.05))
@@ -296,12 +321,18 @@ def test_under_load_the_medians_shown_are_those_of_the_samples_the_ratio_was_jud
 
 
 def test_a_multithreaded_kernel_whose_waits_pass_its_run_share_is_held_naming_the_side():
-    samples = TimeSamples((2e-3,) * 15, baseline=(1e-3,) * 15, preempted=(0.97,) * 15,
-                          waits=(("time", (0.97,) * 15), ("baseline", (0.3,) * 15)))
+    samples = TimeSamples(
+        (2e-3,) * 15,
+        baseline=(1e-3,) * 15,
+        preempted=(0.97,) * 15,
+        waits=(("time", (0.97,) * 15), ("baseline", (0.3,) * 15)),
+    )
     verdict = compare_time(with_timings([Timing(machine(), samples)]), _baseline(), Limit(relative=0.05))
     assert verdict.status == "inconclusive"
-    assert "the run time of today's build cannot be told: its threads waited for a CPU more than 95% of its " \
-           "wall time in 15 of 15 rounds" in verdict.reason
+    assert (
+        "the run time of today's build cannot be told: its threads waited for a CPU more than 95% of its "
+        "wall time in 15 of 15 rounds" in verdict.reason
+    )
 
 
 pair_waits = st.tuples(st.floats(0.0, 0.9), st.floats(0.0, 0.9))
@@ -310,8 +341,7 @@ pair_waits = st.tuples(st.floats(0.0, 0.9), st.floats(0.0, 0.9))
 @settings(max_examples=200, deadline=None)
 @given(rounds=st.lists(st.tuples(st.floats(0.5, 3.0), pair_waits), min_size=5, max_size=40))
 def test_under_load_regressed_needs_the_run_time_ratio_wholly_past_the_limit(rounds):
-    verdict = compare_time(_busy([r for r, _ in rounds], [w for _, w in rounds]), _baseline(),
-                           Limit(relative=0.05))
+    verdict = compare_time(_busy([r for r, _ in rounds], [w for _, w in rounds]), _baseline(), Limit(relative=0.05))
     if verdict.status == "regressed" and screen([max(w) for _, w in rounds]).busy:
         assert verdict.decision.low > 1.05
         assert np.median([r for r, _ in rounds]) > 1.05
@@ -344,8 +374,12 @@ def test_a_multithreaded_peers_waits_do_not_widen_tvms_side():
     threads waited 90% of its wall time: each side by its own run time, TVM equals torch."""
     n = 15
     torch_run = tuple(1e-3 * s for s in _spread(n))
-    samples = TimeSamples(tuple(1e-3 for _ in range(n)), peers=(("torch", tuple(t / 0.1 for t in torch_run)),),
-                          preempted=(0.9,) * n, waits=(("time", (0.0,) * n), ("peer:torch", (0.9,) * n)))
+    samples = TimeSamples(
+        tuple(1e-3 for _ in range(n)),
+        peers=(("torch", tuple(t / 0.1 for t in torch_run)),),
+        preempted=(0.9,) * n,
+        waits=(("time", (0.0,) * n), ("peer:torch", (0.9,) * n)),
+    )
     (peer,) = peer_verdicts(samples, {"torch": 3.0}, 0.025, 0.07)
     assert peer.status == "pass" and peer.high <= 3.0, peer.describe()
     assert peer.ratio == pytest.approx(1.0, rel=0.05)
@@ -358,8 +392,9 @@ def test_a_peer_ratio_far_past_its_limit_under_load_is_exceeded():
     n = 15
     tvm = tuple(29e-3 * s / (1 - 0.6) for s in _spread(n))
     torch = tuple(1e-3 * s / (1 - 0.7) for s in reversed(_spread(n)))
-    samples = TimeSamples(tvm, peers=(("torch", torch),), preempted=(0.7,) * n,
-                          waits=(("time", (0.6,) * n), ("peer:torch", (0.7,) * n)))
+    samples = TimeSamples(
+        tvm, peers=(("torch", torch),), preempted=(0.7,) * n, waits=(("time", (0.6,) * n), ("peer:torch", (0.7,) * n))
+    )
     (peer,) = peer_verdicts(samples, {"torch": 3.0}, 0.025, 0.07)
     assert peer.status == "exceeded" and peer.low > 3.0, peer.describe()
     assert peer.ratio == pytest.approx(29, rel=0.05) and peer.high < 60
@@ -380,11 +415,16 @@ def test_a_slowdown_with_new_inputs_under_load_is_caught_by_the_normalized_run_t
     ``1.30x [0.45-3.72] normalized`` in 8 of 8 runs beside 2 busy jobs."""
     n = 15
     stored = TimeSamples(tuple(1e-3 * s for s in _spread(n)), reference=(1e-3,) * n, reference_name="ref")
-    now = TimeSamples(tuple(1.3e-3 * s / (1 - 0.6) for s in reversed(_spread(n))),
-                      reference=tuple(1e-3 / (1 - 0.65) for _ in range(n)), reference_name="ref",
-                      preempted=(0.65,) * n, waits=(("time", (0.6,) * n), ("reference", (0.65,) * n)))
-    verdict = compare_time(with_timings([Timing(machine(), now)]), with_timings([Timing(machine(), stored)]),
-                           Limit(relative=0.05))
+    now = TimeSamples(
+        tuple(1.3e-3 * s / (1 - 0.6) for s in reversed(_spread(n))),
+        reference=tuple(1e-3 / (1 - 0.65) for _ in range(n)),
+        reference_name="ref",
+        preempted=(0.65,) * n,
+        waits=(("time", (0.6,) * n), ("reference", (0.65,) * n)),
+    )
+    verdict = compare_time(
+        with_timings([Timing(machine(), now)]), with_timings([Timing(machine(), stored)]), Limit(relative=0.05)
+    )
     assert verdict.decision.mode == "normalized" and verdict.decision.estimate == "own run time"
     assert verdict.status == "regressed", verdict.describe()
     assert verdict.decision.ratio == pytest.approx(1.3, rel=0.03)
@@ -395,11 +435,17 @@ def test_a_baseline_recorded_under_load_stores_each_sides_own_run_time():
     from pytest_tvmperf.judge.own_time import as_run_times
 
     n = 10
-    samples = TimeSamples((2e-3,) * n, reference=(1e-3,) * n, reference_name="ref", peers=(("numpy", (4e-3,) * n),),
-                          preempted=(0.75,) * n,
-                          waits=(("time", (0.5,) * n), ("reference", (0.75,) * (n - 1) + (0.99,)),
-                                 ("peer:numpy", (0.75,) * n)))
+    samples = TimeSamples(
+        (2e-3,) * n,
+        reference=(1e-3,) * n,
+        reference_name="ref",
+        peers=(("numpy", (4e-3,) * n),),
+        preempted=(0.75,) * n,
+        waits=(("time", (0.5,) * n), ("reference", (0.75,) * (n - 1) + (0.99,)), ("peer:numpy", (0.75,) * n)),
+    )
     stored = as_run_times(samples)
     assert stored.samples == pytest.approx((1e-3,) * (n - 1))  # the round whose reference cannot be told: out
-    assert stored.reference == pytest.approx((2.5e-4,) * (n - 1)) and stored.peer("numpy") == pytest.approx((1e-3,) * (n - 1))
+    assert stored.reference == pytest.approx((2.5e-4,) * (n - 1)) and stored.peer("numpy") == pytest.approx(
+        (1e-3,) * (n - 1)
+    )
     assert as_run_times(dataclasses.replace(samples, waits=())) is None  # no per-side waits: nothing to take out

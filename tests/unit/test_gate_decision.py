@@ -50,9 +50,13 @@ def test_pipeline_change_is_noted_and_tuning_records_only_on_the_same_target():
 
 
 def test_summary_note_one_line_per_kind_of_reason():
-    assert summary_note("", "inconclusive", "machine busy: 40% of samples preempted", "", "") == \
-        "time inconclusive: machine busy"
-    assert summary_note("timed at 1 TVM thread(s): machine busy", "pass", "", "", "tuning changed") == \
-        "timed at 1 TVM thread(s): machine busy; tuning changed"
+    assert (
+        summary_note("", "inconclusive", "machine busy: 40% of samples preempted", "", "")
+        == "time inconclusive: machine busy"
+    )
+    assert (
+        summary_note("timed at 1 TVM thread(s): machine busy", "pass", "", "", "tuning changed")
+        == "timed at 1 TVM thread(s): machine busy; tuning changed"
+    )
     assert summary_note("x", "not gated", "", "another machine", "") == "time shown, not gated: another machine"
     assert summary_note("", "pass", "a reason not shown on a pass", "", "") == ""

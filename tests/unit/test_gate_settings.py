@@ -13,19 +13,29 @@ def test_each_form_of_pytest_configuration_is_read():
     assert ini_values("pytest.ini", "") == {}  # a pytest.ini is pytest's configuration even when empty
     assert ini_values("tox.ini", "[tox]\n") is None
     assert ini_values("setup.cfg", "[tool:pytest]\ntvmperf_timing = off\n") == {"tvmperf_timing": "off"}
-    assert ini_values("pyproject.toml", '[tool.pytest.ini_options]\ntvmperf_threshold = "time=50%"\n'
-                      'addopts = ["-p", "x"]\n') == {"tvmperf_threshold": "time=50%", "addopts": "-p x"}
+    assert ini_values(
+        "pyproject.toml", '[tool.pytest.ini_options]\ntvmperf_threshold = "time=50%"\naddopts = ["-p", "x"]\n'
+    ) == {"tvmperf_threshold": "time=50%", "addopts": "-p x"}
     assert ini_values("pyproject.toml", "[project]\nname = 'x'\n") is None
 
 
 def test_every_setting_that_differs_is_named_and_only_those_that_can_loosen():
-    here = {"tvmperf_artifacts": "off", "tvmperf_threshold": "time = 5%", "tvmperf_layers": "on",
-            "tvmperf_lock_timeout": "5", "addopts": "--tvmperf-timing=off"}
+    here = {
+        "tvmperf_artifacts": "off",
+        "tvmperf_threshold": "time = 5%",
+        "tvmperf_layers": "on",
+        "tvmperf_lock_timeout": "5",
+        "addopts": "--tvmperf-timing=off",
+    }
     there = {"tvmperf_threshold": "time=5%"}
-    assert differences(here, there, KEYS) == [Difference("tvmperf_artifacts", "off", ""),
-                                              Difference("addopts", "--tvmperf-timing=off", "")]
+    assert differences(here, there, KEYS) == [
+        Difference("tvmperf_artifacts", "off", ""),
+        Difference("addopts", "--tvmperf-timing=off", ""),
+    ]
     assert differences({"addopts": "-q"}, {}, KEYS) == []  # no tvmperf option in it
     line = Difference("tvmperf_inconclusive", "pass", "fail").line("pytest.ini", "origin/main", "pytest.ini")
-    assert line == ("pytest.ini sets tvmperf_inconclusive = 'pass', pytest.ini at origin/main sets "
-                    "tvmperf_inconclusive = 'fail': a setting of this change that can loosen the gate; configuration "
-                    "is code, review it as such")
+    assert line == (
+        "pytest.ini sets tvmperf_inconclusive = 'pass', pytest.ini at origin/main sets "
+        "tvmperf_inconclusive = 'fail': a setting of this change that can loosen the gate; configuration "
+        "is code, review it as such"
+    )

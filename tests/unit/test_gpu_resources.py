@@ -65,8 +65,9 @@ $L__BB0_1:
 def test_ptxas_verbose_gives_each_kernels_resources():
     got = parse_ptxas_verbose(PTXAS_LOG)
     assert got["fused_matmul_add_kernel"] == KernelResources(registers=32, shared_bytes=1024)
-    assert got["main_kernel"] == KernelResources(registers=255, shared_bytes=0, local_bytes=40,
-                                                 spill_store_bytes=24, spill_load_bytes=16)
+    assert got["main_kernel"] == KernelResources(
+        registers=255, shared_bytes=0, local_bytes=40, spill_store_bytes=24, spill_load_bytes=16
+    )
     assert got["main_kernel"].spill_bytes == 40
 
 
@@ -86,8 +87,13 @@ def test_resource_counts_has_every_gpu_metric_per_kernel():
 def test_the_source_is_registered_with_exact_defaults_and_a_ptx_allowance():
     assert GPU_RESOURCES in load_sources(SOURCES)
     limits = {m.name: m.default_limit for m in KERNEL_METRICS if m.name in GPU_METRIC_NAMES}
-    assert limits == {"gpu_registers": "0", "gpu_shared_bytes": "0", "gpu_local_bytes": "0",
-                      "gpu_spill_bytes": "0", "ptx_instructions": "1%"}
+    assert limits == {
+        "gpu_registers": "0",
+        "gpu_shared_bytes": "0",
+        "gpu_local_bytes": "0",
+        "gpu_spill_bytes": "0",
+        "ptx_instructions": "1%",
+    }
 
 
 def _tool(folder, name):
@@ -105,8 +111,10 @@ def test_toolchain_says_what_is_missing_and_how_to_install_it(tmp_path, monkeypa
     monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain._wheel_bins", lambda: [])
     chain = find_toolchain(path=str(tmp_path))
     assert chain.nvcc is None and chain.ptxas is None
-    assert chain.missing == ("nvcc and ptxas are not installed (install the CUDA toolkit (nvcc, ptxas) "
-                             "or pip install 'pytest-tvmperf[cuda]')")
+    assert chain.missing == (
+        "nvcc and ptxas are not installed (install the CUDA toolkit (nvcc, ptxas) "
+        "or pip install 'pytest-tvmperf[cuda]')"
+    )
     ptxas = _tool(tmp_path / "bin", "ptxas")
     assert find_toolchain(path=str(tmp_path / "bin")).missing.startswith("nvcc is not installed")
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
@@ -132,8 +140,10 @@ def no_gpu(monkeypatch):
 
 
 def test_cuda_without_a_gpu_is_built_for_the_default_arch_not_run(no_gpu, monkeypatch, tmp_path):
-    monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain.find_toolchain",
-                        lambda path=None: find_toolchain(path=str(tmp_path / "bin")))
+    monkeypatch.setattr(
+        "pytest_tvmperf.builder.cuda_toolchain.find_toolchain",
+        lambda path=None: find_toolchain(path=str(tmp_path / "bin")),
+    )
     _tool(tmp_path / "bin", "nvcc"), _tool(tmp_path / "bin", "ptxas")
     spec = targets.resolve_target("cuda")
     assert spec.config["arch"] == targets.DEFAULT_CUDA_ARCH and spec.config["host"]["kind"] == "llvm"
@@ -147,8 +157,9 @@ def test_cuda_without_a_gpu_is_built_for_the_default_arch_not_run(no_gpu, monkey
 
 
 def test_cuda_without_a_gpu_or_toolchain_is_skipped_with_the_reason(no_gpu, monkeypatch, tmp_path):
-    monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain.find_toolchain",
-                        lambda path=None: find_toolchain(path=str(tmp_path)))
+    monkeypatch.setattr(
+        "pytest_tvmperf.builder.cuda_toolchain.find_toolchain", lambda path=None: find_toolchain(path=str(tmp_path))
+    )
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "none"))
     monkeypatch.setattr("pytest_tvmperf.builder.cuda_toolchain._wheel_bins", lambda: [])  # nor NVIDIA's wheels
     spec = targets.resolve_target("cuda")
@@ -168,7 +179,10 @@ def test_a_gpu_is_in_the_fingerprint_and_cpu_fingerprints_are_unchanged():
     assert cpu.fingerprint == "8882cbc942a4"  # as before the gpu field: existing baselines keep their timings
     gpu = Machine("cpu", 2, 1, "0.27", "17", "cuda", gpu=gpu_description("NVIDIA H100", "550.54", 12040))
     assert gpu.gpu == "NVIDIA H100, driver 550.54, CUDA 12040"
-    assert Machine.from_json(gpu.as_json()) == gpu and gpu.fingerprint != Machine("cpu", 2, 1, "0.27", "17", "cuda").fingerprint
+    assert (
+        Machine.from_json(gpu.as_json()) == gpu
+        and gpu.fingerprint != Machine("cpu", 2, 1, "0.27", "17", "cuda").fingerprint
+    )
     assert "GPU NVIDIA H100" in gpu.describe()
     assert gpu_description(None, None, None) == "unknown GPU"
 
@@ -179,12 +193,16 @@ def test_tvm_needs_nvrtc_or_nvcc_to_compile_for_a_gpu(monkeypatch, tmp_path):
     from pytest_tvmperf.builder.cuda_toolchain import CudaToolchain
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.startswith("cuda") else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name.startswith("cuda") else real(name, *a)
+    )
     monkeypatch.delenv("TVM_CUDA_COMPILE_MODE", raising=False)
     assert "NVRTC from the cuda-bindings package, which is not installed" in targets.tvm_cuda_compiler_missing(
-        CudaToolchain(None, None))
+        CudaToolchain(None, None)
+    )
     assert targets.tvm_cuda_compiler_missing(CudaToolchain("/x/nvcc", "/x/ptxas")).endswith(
-        "or set TVM_CUDA_COMPILE_MODE=nvcc")
+        "or set TVM_CUDA_COMPILE_MODE=nvcc"
+    )
     monkeypatch.setenv("TVM_CUDA_COMPILE_MODE", "nvcc")
     assert targets.tvm_cuda_compiler_missing(CudaToolchain("/x/nvcc", "/x/ptxas")) is None
     assert "nvcc is not installed" in targets.tvm_cuda_compiler_missing(CudaToolchain(None, "/x/ptxas"))

@@ -61,8 +61,9 @@ def test_zen4_with_avx512_enabled_is_built_for_all_of_it():
     assert runs_on(cpu, host)
 
 
-@pytest.mark.parametrize("machine, model", [("icelake_xeon_8370c", "icelake-server"),
-                                            ("sapphirerapids_xeon_8480", "sapphirerapids")])
+@pytest.mark.parametrize(
+    "machine, model", [("icelake_xeon_8370c", "icelake-server"), ("sapphirerapids_xeon_8480", "sapphirerapids")]
+)
 def test_intel_xeons_with_avx512_keep_it(machine, model):
     host = kernel(machine)
     cpu = resolve_host_cpu(model, features(model), host)
@@ -72,8 +73,9 @@ def test_intel_xeons_with_avx512_keep_it(machine, model):
 
 
 def test_sapphire_rapids_vm_that_hides_amx_and_avx512_fp16():
-    host = HostView(kernel_flags=flags("sapphirerapids_xeon_8480") - {"amx_tile", "amx_int8", "amx_bf16",
-                                                                      "avx512_fp16"})
+    host = HostView(
+        kernel_flags=flags("sapphirerapids_xeon_8480") - {"amx_tile", "amx_int8", "amx_bf16", "avx512_fp16"}
+    )
     cpu = resolve_host_cpu("sapphirerapids", features("sapphirerapids"), host)
     assert {"amx-tile", "amx-int8", "amx-bf16", "avx512fp16"} <= set(cpu.disabled)
     assert "avx512f" not in cpu.disabled
@@ -129,9 +131,15 @@ def test_tuning_flags_are_never_switched_off():
     assert not [f for f in cpu.disabled if f.startswith(("fast-", "slow-", "allow-"))]
 
 
-@pytest.mark.parametrize("machine, level", [("zen4_epyc_genoa", "x86-64-v4"), ("zen4_vm_no_avx512", "x86-64-v3"),
-                                            ("haswell_xeon_e5_2676v3", "x86-64-v3"),
-                                            ("westmere_x86_64_v2", "x86-64-v2")])
+@pytest.mark.parametrize(
+    "machine, level",
+    [
+        ("zen4_epyc_genoa", "x86-64-v4"),
+        ("zen4_vm_no_avx512", "x86-64-v3"),
+        ("haswell_xeon_e5_2676v3", "x86-64-v3"),
+        ("westmere_x86_64_v2", "x86-64-v2"),
+    ],
+)
 def test_an_unknown_model_falls_back_to_the_highest_generic_level(machine, level):
     cpu = resolve_host_cpu("generic", None, kernel(machine))
     assert cpu.mcpu == level and not cpu.disabled and "highest level" in cpu.why
@@ -163,8 +171,11 @@ def test_read_host_reads_the_file_the_environment_names(tmp_path, monkeypatch):
 
 def test_every_kernel_flag_maps_to_a_feature_llvm_knows():
     known = set(host_cpu.llvm_host_features() or {}) | features("sapphirerapids") | features("znver4")
-    unknown = [f for f in host_cpu.KERNEL_FLAGS if f not in known and f not in {"nopl", "64bit", "x87", "lwp",
-                                                                                "fma4", "xop", "tbm", "sse4a"}]
+    unknown = [
+        f
+        for f in host_cpu.KERNEL_FLAGS
+        if f not in known and f not in {"nopl", "64bit", "x87", "lwp", "fma4", "xop", "tbm", "sse4a"}
+    ]
     assert not unknown, unknown
 
 
@@ -179,8 +190,9 @@ def test_sigill_names_the_target_the_missing_features_and_the_option():
 
 
 def test_sigill_of_a_cuda_target_speaks_of_its_host():
-    note = host_cpu.crash_note("SIGILL", {"kind": "cuda", "host": {"kind": "llvm", "mcpu": "znver4"}},
-                               kernel("zen4_vm_no_avx512"))
+    note = host_cpu.crash_note(
+        "SIGILL", {"kind": "cuda", "host": {"kind": "llvm", "mcpu": "znver4"}}, kernel("zen4_vm_no_avx512")
+    )
     assert "llvm -mcpu=znver4" in note and "avx512f" in note
 
 

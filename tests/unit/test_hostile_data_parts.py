@@ -14,13 +14,17 @@ from pytest_tvmperf.store import disk, files, inflate, links
 from pytest_tvmperf.values.json_fields import find_duplicate_key, loads
 
 
-@pytest.mark.parametrize("text, shown", [
-    ("::error file=a.py::owned", "\\x3a:error file=a.py::owned"),
-    ("   ::stop-commands::t", "   \\x3a:stop-commands::t"),
-    ("a\n::error::x", "a\\n::error::x"),
-    ("esc\x1b[2Jx\u2028y\r", "esc\\x1b[2Jx\\u2028y\\r"),
-    ("test_a[llvm-prim] ünï :: fine", "test_a[llvm-prim] ünï :: fine"),
-], ids=["leading", "after-blanks", "newline", "control", "plain"])
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("::error file=a.py::owned", "\\x3a:error file=a.py::owned"),
+        ("   ::stop-commands::t", "   \\x3a:stop-commands::t"),
+        ("a\n::error::x", "a\\n::error::x"),
+        ("esc\x1b[2Jx\u2028y\r", "esc\\x1b[2Jx\\u2028y\\r"),
+        ("test_a[llvm-prim] ünï :: fine", "test_a[llvm-prim] ünï :: fine"),
+    ],
+    ids=["leading", "after-blanks", "newline", "control", "plain"],
+)
 def test_safe_escapes_control_characters_and_a_leading_double_colon(text, shown):
     assert safe(text) == shown
 

@@ -17,13 +17,30 @@ def test_hot_kernels_is_silent_for_a_small_program_or_no_times():
 
 
 def test_hot_lines_name_each_network_test_and_survive_the_xdist_hand_over():
-    row = SummaryRow(test="test_dla34[llvm-vm-bytecode-default]", executor="vm-bytecode", target="llvm",
-                     median_s=0.01, baseline_s=None, instructions=256, baseline_instructions=None,
-                     verdict=Verdict("recorded"), hot="conv2d14 53%, conv2d9 26% (of 4 callees)")
-    plain = SummaryRow(test="test_mlp", executor="vm-bytecode", target="llvm", median_s=0.001, baseline_s=None,
-                       instructions=17, baseline_instructions=None, verdict=Verdict("recorded"))
-    assert hot_lines([row, plain]) == ["most time: test_dla34[llvm-vm-bytecode-default]: conv2d14 53%, conv2d9 26% "
-                                        "(of 4 callees)"]
+    row = SummaryRow(
+        test="test_dla34[llvm-vm-bytecode-default]",
+        executor="vm-bytecode",
+        target="llvm",
+        median_s=0.01,
+        baseline_s=None,
+        instructions=256,
+        baseline_instructions=None,
+        verdict=Verdict("recorded"),
+        hot="conv2d14 53%, conv2d9 26% (of 4 callees)",
+    )
+    plain = SummaryRow(
+        test="test_mlp",
+        executor="vm-bytecode",
+        target="llvm",
+        median_s=0.001,
+        baseline_s=None,
+        instructions=17,
+        baseline_instructions=None,
+        verdict=Verdict("recorded"),
+    )
+    assert hot_lines([row, plain]) == [
+        "most time: test_dla34[llvm-vm-bytecode-default]: conv2d14 53%, conv2d9 26% (of 4 callees)"
+    ]
     # over xdist a test's outcome travels as its results entry: the controller derives the row, hot kernels too
     from dataclasses import replace
 
@@ -31,7 +48,11 @@ def test_hot_lines_name_each_network_test_and_survive_the_xdist_hand_over():
     from pytest_tvmperf.result.entry import ResultEntry
 
     measured = replace(record(), kernel_time_s={"conv2d14": 0.53, "conv2d9": 0.26, "conv2d1": 0.11, "add": 0.1})
-    entry = ResultEntry("t.py::test_dla34[llvm-vm-bytecode-default]", Verdict("recorded"),
-                        test_id="test_dla34[llvm-vm-bytecode-default]", record=measured)
+    entry = ResultEntry(
+        "t.py::test_dla34[llvm-vm-bytecode-default]",
+        Verdict("recorded"),
+        test_id="test_dla34[llvm-vm-bytecode-default]",
+        record=measured,
+    )
     back = SummaryRow.of(ResultEntry.from_json(entry.to_json()))
     assert back.hot == hot_kernels(measured.kernel_time_s) == "conv2d14 53%, conv2d9 26%, conv2d1 11% (of 4 callees)"

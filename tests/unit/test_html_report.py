@@ -103,16 +103,36 @@ def rec(instructions: dict | None) -> dict:
     return Record("w", "vm-bytecode", {"kind": "llvm"}, "0.27", ExactMetrics(instructions=instructions)).as_json()
 
 
-def entry(test_id: str, verdict: str = "pass", *, ratio: float | None = 1.0, low: float | None = None,
-          high: float | None = None, median: float | None = 1e-3, baseline_s: float | None = 1e-3,
-          mode: str | None = "a/b", instr=17, base_instr=17, kernels=None, timed: bool = True,
-          nodeid: str | None = None, **extra):
+def entry(
+    test_id: str,
+    verdict: str = "pass",
+    *,
+    ratio: float | None = 1.0,
+    low: float | None = None,
+    high: float | None = None,
+    median: float | None = 1e-3,
+    baseline_s: float | None = 1e-3,
+    mode: str | None = "a/b",
+    instr=17,
+    base_instr=17,
+    kernels=None,
+    timed: bool = True,
+    nodeid: str | None = None,
+    **extra,
+):
     time = None
     if timed:
-        time = {"median_s": median, "baseline_s": baseline_s, "ratio": ratio,
-                "low": (ratio * 0.95 if ratio is not None else None) if low is None else low,
-                "high": (ratio * 1.05 if ratio is not None else None) if high is None else high,
-                "mode": mode, "confidence": 0.95, "samples_s": [median] * 3, "baseline_samples_s": None}
+        time = {
+            "median_s": median,
+            "baseline_s": baseline_s,
+            "ratio": ratio,
+            "low": (ratio * 0.95 if ratio is not None else None) if low is None else low,
+            "high": (ratio * 1.05 if ratio is not None else None) if high is None else high,
+            "mode": mode,
+            "confidence": 0.95,
+            "samples_s": [median] * 3,
+            "baseline_samples_s": None,
+        }
     out = {
         "nodeid": nodeid or f"tests/perf/test_w.py::{test_id}",
         "test_id": test_id,
@@ -143,11 +163,30 @@ KERNELS = [
 def mixed():
     return results(
         entry("test_a[llvm-vm-bytecode]", "pass", ratio=1.01),
-        entry("test_b[llvm-vm-bytecode]", "regressed", ratio=2.1, low=1.9, high=2.3, median=7e-3, baseline_s=3.3e-3,
-              mode="normalized", instr=28, base_instr=17, kernels=KERNELS),
+        entry(
+            "test_b[llvm-vm-bytecode]",
+            "regressed",
+            ratio=2.1,
+            low=1.9,
+            high=2.3,
+            median=7e-3,
+            baseline_s=3.3e-3,
+            mode="normalized",
+            instr=28,
+            base_instr=17,
+            kernels=KERNELS,
+        ),
         entry("test_c[llvm-vm-compiled]", "inconclusive", ratio=1.09, low=0.98, high=1.22, instr=None, base_instr=None),
-        entry("test_d[llvm-prim]", "improved", ratio=0.6, low=0.55, high=0.66, instr=None, base_instr=None,
-              kernels=[{"name": "k", "time_s": 1e-3, "baseline_time_s": 2e-3}]),
+        entry(
+            "test_d[llvm-prim]",
+            "improved",
+            ratio=0.6,
+            low=0.55,
+            high=0.66,
+            instr=None,
+            base_instr=None,
+            kernels=[{"name": "k", "time_s": 1e-3, "baseline_time_s": 2e-3}],
+        ),
         entry("test_e[llvm-prim]", "no baseline", timed=False, instr=None, base_instr=None),
         entry("test_f[llvm-vm-bytecode]", "regressed", ratio=None, median=2e-3, baseline_s=1e-3, kernels=[]),
     )
@@ -214,14 +253,17 @@ def test_instructions_sum_over_functions_and_null_is_na():
     assert rows == ["n/a", "17 / 17", "n/a", "17 / 16", "12 / n/a", "n/a"]
 
 
-@pytest.mark.parametrize(("verdict", "colour"), [
-    ("regressed", VERDICT_COLOURS["regressed"][0]),
-    ("inconclusive", VERDICT_COLOURS["inconclusive"][0]),
-    ("improved", VERDICT_COLOURS["improved"][0]),
-    ("pass", VERDICT_COLOURS["pass"][0]),
-    ("no baseline", NEUTRAL[0]),
-    ("failed", NEUTRAL[0]),
-])
+@pytest.mark.parametrize(
+    ("verdict", "colour"),
+    [
+        ("regressed", VERDICT_COLOURS["regressed"][0]),
+        ("inconclusive", VERDICT_COLOURS["inconclusive"][0]),
+        ("improved", VERDICT_COLOURS["improved"][0]),
+        ("pass", VERDICT_COLOURS["pass"][0]),
+        ("no baseline", NEUTRAL[0]),
+        ("failed", NEUTRAL[0]),
+    ],
+)
 def test_verdict_pill_colour(verdict, colour):
     (row,) = table_rows(parse(render_html(results(entry("t", verdict)))))
     (pill,) = row.classed("pill")
@@ -231,7 +273,7 @@ def test_verdict_pill_colour(verdict, colour):
 
 def test_verdict_colours_are_the_agreed_hues():
     def rgb(hex_colour):
-        return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+        return tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
 
     r, g, b = rgb(VERDICT_COLOURS["regressed"][0])
     assert r > 180 and g < 80 and b < 80  # red
@@ -252,13 +294,26 @@ EVIL = '<script>alert("x")</script>'
 def test_text_is_escaped_everywhere():
     evil_kernel = {"name": '<img src=x onerror="alert(1)">', "time_s": 2e-3, "baseline_time_s": 1e-3}
     data = results(
-        entry(f"test_x[{EVIL}]", "regressed", ratio=1.5, nodeid=f'tests/t.py::test_x["onmouseover="{EVIL}]',
-              mode=f"a/b{EVIL}", kernels=[evil_kernel], note=f"note {EVIL}", executor=f"e{EVIL}", target=f"t{EVIL}"),
+        entry(
+            f"test_x[{EVIL}]",
+            "regressed",
+            ratio=1.5,
+            nodeid=f'tests/t.py::test_x["onmouseover="{EVIL}]',
+            mode=f"a/b{EVIL}",
+            kernels=[evil_kernel],
+            note=f"note {EVIL}",
+            executor=f"e{EVIL}",
+            target=f"t{EVIL}",
+        ),
         entry("test_y", f"odd{EVIL}", ratio=0.9),
         created=f"2025<em>{EVIL}",
     )
-    history = [{"created": f"h{EVIL}", "tests": {f'tests/t.py::test_x["onmouseover="{EVIL}]': {"median_s": 1e-3,
-                                                                                                 "verdict": EVIL}}}]
+    history = [
+        {
+            "created": f"h{EVIL}",
+            "tests": {f'tests/t.py::test_x["onmouseover="{EVIL}]': {"median_s": 1e-3, "verdict": EVIL}},
+        }
+    ]
     page = render_html(data, history)
     assert "<script" not in page
     assert "<img" not in page
@@ -328,8 +383,11 @@ def test_ratio_plot_shortens_long_ids_in_the_middle_and_keeps_them_whole_in_the_
 
 
 def test_ratio_plot_is_log_scaled():
-    data = results(entry("half", ratio=0.5, low=0.5, high=0.5), entry("double", ratio=2.0, low=2.0, high=2.0),
-                   entry("one", ratio=1.0, low=1.0, high=1.0))
+    data = results(
+        entry("half", ratio=0.5, low=0.5, high=0.5),
+        entry("double", ratio=2.0, low=2.0, high=2.0),
+        entry("one", ratio=1.0, low=1.0, high=1.0),
+    )
     (svg,) = plots(parse(render_html(data)), "ratio")
     half, double, one = _marker_x(svg)
     assert one - half == pytest.approx(double - one, abs=0.2)
@@ -395,8 +453,9 @@ def test_kernel_chart_without_any_baseline_times_and_with_many_kernels():
     assert "kernel0" in chart.text and f"kernel{MAX_KERNELS}" not in chart.text
 
 
-@pytest.mark.parametrize("kernels", [None, [], "oops", [{"name": "k"}], [{"name": "k", "time_s": None,
-                                                                          "baseline_time_s": None}]])
+@pytest.mark.parametrize(
+    "kernels", [None, [], "oops", [{"name": "k"}], [{"name": "k", "time_s": None, "baseline_time_s": None}]]
+)
 def test_no_kernel_chart_without_usable_kernels(kernels):
     data = results(entry("t", "regressed", ratio=2.0))
     if kernels is None:
@@ -410,9 +469,13 @@ def test_no_kernel_chart_without_usable_kernels(kernels):
 
 
 def history_of(n: int, nodeids, median=1e-3):
-    return [{"created": f"2025-05-{10 + i:02d}T00:00:00+00:00",
-             "tests": {nid: {"median_s": median * (1 + i / 10), "verdict": "pass"} for nid in nodeids}}
-            for i in range(n)]
+    return [
+        {
+            "created": f"2025-05-{10 + i:02d}T00:00:00+00:00",
+            "tests": {nid: {"median_s": median * (1 + i / 10), "verdict": "pass"} for nid in nodeids},
+        }
+        for i in range(n)
+    ]
 
 
 def test_no_trends_without_history():
@@ -443,8 +506,15 @@ def test_trend_per_test_with_history():
 
 def test_trend_only_for_tests_with_a_median_in_two_runs():
     data = results(entry("t1"), entry("t2", timed=False), entry("t3"))
-    history = [{"created": "c1", "tests": {data["tests"][0]["nodeid"]: {"median_s": 1e-3, "verdict": "pass"},
-                                           data["tests"][1]["nodeid"]: {"median_s": 1e-3, "verdict": "pass"}}}]
+    history = [
+        {
+            "created": "c1",
+            "tests": {
+                data["tests"][0]["nodeid"]: {"median_s": 1e-3, "verdict": "pass"},
+                data["tests"][1]["nodeid"]: {"median_s": 1e-3, "verdict": "pass"},
+            },
+        }
+    ]
     trends = plots(parse(render_html(data, history)), "trend")
     assert [t.attrs["data-test"] for t in trends] == ["t1"]  # t2: no time now; t3: new
 
@@ -480,8 +550,20 @@ def test_trend_breaks_at_missing_runs_and_does_not_repeat_this_run():
 def _assert_self_contained(page: str) -> None:
     assert re.findall(r"https?://[^\s\"'<>]*", page) == [SVG_NS] * len(re.findall(r"https?://", page))
     lowered = page.lower()
-    for banned in ("<script", "<link", "@import", "url(", "<img", "<iframe", "<object", "<embed", "src=", "href=",
-                   "javascript:", "@font-face"):
+    for banned in (
+        "<script",
+        "<link",
+        "@import",
+        "url(",
+        "<img",
+        "<iframe",
+        "<object",
+        "<embed",
+        "src=",
+        "href=",
+        "javascript:",
+        "@font-face",
+    ):
         assert banned not in lowered, banned
 
 
@@ -500,14 +582,17 @@ def test_page_is_self_contained():
 # --------------------------------------------------------------------------- robustness and purity
 
 
-@pytest.mark.parametrize("data", [
-    {},
-    {"tests": None},
-    {"tests": [{}]},
-    {"tests": [{"nodeid": "a::b"}], "created": None},
-    {"tests": [{"nodeid": "a::b", "time": {"ratio": 1.3}, "verdict": "regressed", "kernels": [{"time_s": 1e-3}]}]},
-    {"tests": ["not a dict", {"nodeid": "x", "time": "??", "record": [], "baseline": 3}]},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"tests": None},
+        {"tests": [{}]},
+        {"tests": [{"nodeid": "a::b"}], "created": None},
+        {"tests": [{"nodeid": "a::b", "time": {"ratio": 1.3}, "verdict": "regressed", "kernels": [{"time_s": 1e-3}]}]},
+        {"tests": ["not a dict", {"nodeid": "x", "time": "??", "record": [], "baseline": 3}]},
+    ],
+)
 def test_missing_and_odd_keys_are_tolerated(data):
     page = render_html(data, [{"created": None}, "junk", {"tests": {"a::b": {"median_s": "x"}}}])
     root = parse(page)
@@ -526,18 +611,43 @@ def test_render_is_pure_and_deterministic():
 
 
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
-_opt_float = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True),
-                       st.floats(min_value=1e-9, max_value=1e3))
+_opt_float = st.one_of(
+    st.none(), st.floats(allow_nan=True, allow_infinity=True), st.floats(min_value=1e-9, max_value=1e3)
+)
 _test = st.fixed_dictionaries(
-    {"nodeid": _text, "test_id": _text, "verdict": st.one_of(_text, st.sampled_from(sorted(VERDICT_COLOURS))),
-     "executor": _text, "target": _text, "note": _text},
+    {
+        "nodeid": _text,
+        "test_id": _text,
+        "verdict": st.one_of(_text, st.sampled_from(sorted(VERDICT_COLOURS))),
+        "executor": _text,
+        "target": _text,
+        "note": _text,
+    },
     optional={
-        "time": st.one_of(st.none(), st.fixed_dictionaries(
-            {}, optional={k: _opt_float for k in ("median_s", "baseline_s", "ratio", "low", "high")} | {"mode": _text})),
-        "kernels": st.lists(st.fixed_dictionaries({"name": _text, "time_s": _opt_float,
-                                                   "baseline_time_s": _opt_float}), max_size=3),
-        "record": st.one_of(st.none(), st.fixed_dictionaries({"exact": st.fixed_dictionaries(
-            {"instructions": st.one_of(st.none(), st.dictionaries(_text, st.integers(0, 10**6), max_size=3))})})),
+        "time": st.one_of(
+            st.none(),
+            st.fixed_dictionaries(
+                {},
+                optional={k: _opt_float for k in ("median_s", "baseline_s", "ratio", "low", "high")} | {"mode": _text},
+            ),
+        ),
+        "kernels": st.lists(
+            st.fixed_dictionaries({"name": _text, "time_s": _opt_float, "baseline_time_s": _opt_float}), max_size=3
+        ),
+        "record": st.one_of(
+            st.none(),
+            st.fixed_dictionaries(
+                {
+                    "exact": st.fixed_dictionaries(
+                        {
+                            "instructions": st.one_of(
+                                st.none(), st.dictionaries(_text, st.integers(0, 10**6), max_size=3)
+                            )
+                        }
+                    )
+                }
+            ),
+        ),
     },
 )
 
@@ -549,10 +659,41 @@ def test_any_results_render_one_row_per_test_and_inject_nothing(tests, created, 
     page = render_html(results(*tests, created=created), history if with_history else None)
     root = parse(page)
     assert len(table_rows(root)) == len(tests)
-    assert {n.tag for n in root.iter()} <= {"#root", "html", "head", "meta", "title", "style", "body", "main", "header",
-                                            "h1", "h2", "h3", "p", "ul", "li", "b", "i", "section", "div", "span",
-                                            "table", "thead", "tbody", "tr", "th", "td", "svg", "g", "rect", "line",
-                                            "circle", "polyline", "text"}
+    assert {n.tag for n in root.iter()} <= {
+        "#root",
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "main",
+        "header",
+        "h1",
+        "h2",
+        "h3",
+        "p",
+        "ul",
+        "li",
+        "b",
+        "i",
+        "section",
+        "div",
+        "span",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "svg",
+        "g",
+        "rect",
+        "line",
+        "circle",
+        "polyline",
+        "text",
+    }
     for svg in root.find_all("svg"):
         for node in svg.iter():
             for key in ("x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "width", "height"):
@@ -564,20 +705,50 @@ def test_any_results_render_one_row_per_test_and_inject_nothing(tests, created, 
 
 
 def test_peer_and_relation_sections():
-    peers = [{"name": "torch", "ratio": 2.0, "low": 1.9, "high": 2.1, "limit": 1.2, "status": "exceeded",
-              "numerator_s": 2e-3, "denominator_s": 1e-3},
-             {"name": "numpy", "ratio": 0.5, "low": 0.45, "high": 0.55, "limit": None, "status": "not gated",
-              "numerator_s": 2e-3, "denominator_s": 4e-3}]
-    relation = {"name": "mlp(n) / mlp(1)", "ratio": 1.2, "low": 1.1, "high": 1.3, "limit": 1.5, "status": "pass",
-                "numerator_s": 1.2e-3, "denominator_s": 1e-3}
-    page = render_html(results(entry("test_p[llvm-vm-bytecode]", "slower than peer", peers=peers),
-                               entry("test_r[llvm-vm-bytecode] ratio", "pass", timed=False, relation=relation),
-                               entry("test_q[llvm-vm-bytecode]")))
-    peers_html = page[page.index('id="tvmperf-peers"'):page.index("</table>", page.index('id="tvmperf-peers"'))]
+    peers = [
+        {
+            "name": "torch",
+            "ratio": 2.0,
+            "low": 1.9,
+            "high": 2.1,
+            "limit": 1.2,
+            "status": "exceeded",
+            "numerator_s": 2e-3,
+            "denominator_s": 1e-3,
+        },
+        {
+            "name": "numpy",
+            "ratio": 0.5,
+            "low": 0.45,
+            "high": 0.55,
+            "limit": None,
+            "status": "not gated",
+            "numerator_s": 2e-3,
+            "denominator_s": 4e-3,
+        },
+    ]
+    relation = {
+        "name": "mlp(n) / mlp(1)",
+        "ratio": 1.2,
+        "low": 1.1,
+        "high": 1.3,
+        "limit": 1.5,
+        "status": "pass",
+        "numerator_s": 1.2e-3,
+        "denominator_s": 1e-3,
+    }
+    page = render_html(
+        results(
+            entry("test_p[llvm-vm-bytecode]", "slower than peer", peers=peers),
+            entry("test_r[llvm-vm-bytecode] ratio", "pass", timed=False, relation=relation),
+            entry("test_q[llvm-vm-bytecode]"),
+        )
+    )
+    peers_html = page[page.index('id="tvmperf-peers"') : page.index("</table>", page.index('id="tvmperf-peers"'))]
     assert "tvm / numpy" in peers_html and "tvm / torch" in peers_html
     assert "2.00x [1.90-2.10] &gt; 1.2" in peers_html and "0.50x [0.45-0.55]" in peers_html
     assert "test_p[llvm-vm-bytecode]" in peers_html and "test_q" not in peers_html
-    rel_html = page[page.index('id="tvmperf-relations"'):]
+    rel_html = page[page.index('id="tvmperf-relations"') :]
     assert "mlp(n) / mlp(1)" in rel_html and "1.20x [1.10-1.30] &le; 1.5" in rel_html
     plain = render_html(results(entry("test_q[llvm-vm-bytecode]")))
     assert "tvmperf-peers" not in plain and "tvmperf-relations" not in plain
@@ -587,14 +758,17 @@ def test_peer_and_relation_sections():
 
 
 def test_failures_section_shows_the_message_and_the_coloured_bytecode_diff():
-    message = ("tvmperf: instructions regressed against the baseline in p.json\n"
-               "  instructions 17 -> 28 (+11, limit no increase)\n"
-               "to accept these values as the new baseline: pytest --tvmperf-update 'x'\n"
-               "VM bytecode, baseline -> now:\n"
-               "  --- baseline @forward\n  +++ now @forward\n"
-               "  -call vm.builtin.alloc_storage <x>\n  +call transpose in: %1, %8 dst: %void")
-    data = results(entry("test_a[llvm-prim]", "pass"),
-                   entry("test_b[llvm-vm-bytecode]", "regressed", ratio=2.0, message=message))
+    message = (
+        "tvmperf: instructions regressed against the baseline in p.json\n"
+        "  instructions 17 -> 28 (+11, limit no increase)\n"
+        "to accept these values as the new baseline: pytest --tvmperf-update 'x'\n"
+        "VM bytecode, baseline -> now:\n"
+        "  --- baseline @forward\n  +++ now @forward\n"
+        "  -call vm.builtin.alloc_storage <x>\n  +call transpose in: %1, %8 dst: %void"
+    )
+    data = results(
+        entry("test_a[llvm-prim]", "pass"), entry("test_b[llvm-vm-bytecode]", "regressed", ratio=2.0, message=message)
+    )
     root = parse(render_html(data))
     (section,) = root.classed("failures", "section")
     (details,) = section.find_all("details")
@@ -619,12 +793,16 @@ def test_ratio_plot_caption_says_what_is_plotted():
 
 
 def test_a_few_percent_slower_kernel_is_not_drawn_red():
-    kernels = [{"name": "k_noise", "time_s": 1.05e-3, "baseline_time_s": 1e-3},
-               {"name": "k_slow", "time_s": 2e-3, "baseline_time_s": 1e-3}]
+    kernels = [
+        {"name": "k_noise", "time_s": 1.05e-3, "baseline_time_s": 1e-3},
+        {"name": "k_slow", "time_s": 2e-3, "baseline_time_s": 1e-3},
+    ]
     root = parse(render_html(results(entry("test_b[llvm-vm-bytecode]", "regressed", ratio=2.0, kernels=kernels))))
     (chart,) = plots(root, "kernels")
-    fills = {g.find_all("text")[0].text: g.classed("tvmperf-bar-now", "rect")[0].attrs["fill"]
-             for g in chart.classed("tvmperf-kernel", "g")}
+    fills = {
+        g.find_all("text")[0].text: g.classed("tvmperf-bar-now", "rect")[0].attrs["fill"]
+        for g in chart.classed("tvmperf-kernel", "g")
+    }
     assert fills == {"k_slow": VERDICT_COLOURS["regressed"][0], "k_noise": VERDICT_COLOURS["pass"][0]}
 
 
@@ -636,8 +814,10 @@ def test_trend_of_runs_on_one_day_shows_the_date_once():
     """issue 26: a trend whose runs were all made on one day read '2025-05-10 ... 2025-05-10'."""
     data = results(entry("t1"), created="2025-05-10T13:40:00+00:00")
     nid = data["tests"][0]["nodeid"]
-    history = [{"created": f"2025-05-10T{h:02d}:05:00+00:00", "tests": {nid: {"median_s": 1e-3, "verdict": "pass"}}}
-               for h in (9, 11)]
+    history = [
+        {"created": f"2025-05-10T{h:02d}:05:00+00:00", "tests": {nid: {"median_s": 1e-3, "verdict": "pass"}}}
+        for h in (9, 11)
+    ]
     (trend,) = plots(parse(render_html(data, history)), "trend")
     assert _axis_labels(trend) == ["2025-05-10 09:05", "13:40"]
 
@@ -649,13 +829,16 @@ def test_trend_over_several_days_shows_both_dates():
     assert _axis_labels(trend)[1] != "2025-05-10"
 
 
-@pytest.mark.parametrize("first, last, labels", [
-    ("2025-05-10T09:05:00+00:00", "2025-05-12T10:00:00+00:00", ("2025-05-10", "2025-05-12")),
-    ("2025-05-10T09:05:00+00:00", "2025-05-10T13:40:59+00:00", ("2025-05-10 09:05", "13:40")),
-    ("2025-05-10T09:05:00+00:00", "2025-05-10T09:05:30+00:00", ("2025-05-10 09:05", "")),
-    ("c1", "c1", ("c1", "")),
-    ("", "", ("", "")),
-])
+@pytest.mark.parametrize(
+    "first, last, labels",
+    [
+        ("2025-05-10T09:05:00+00:00", "2025-05-12T10:00:00+00:00", ("2025-05-10", "2025-05-12")),
+        ("2025-05-10T09:05:00+00:00", "2025-05-10T13:40:59+00:00", ("2025-05-10 09:05", "13:40")),
+        ("2025-05-10T09:05:00+00:00", "2025-05-10T09:05:30+00:00", ("2025-05-10 09:05", "")),
+        ("c1", "c1", ("c1", "")),
+        ("", "", ("", "")),
+    ],
+)
 def test_axis_ends(first, last, labels):
     assert axis_ends(first, last) == labels
 

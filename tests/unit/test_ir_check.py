@@ -103,10 +103,14 @@ def test_the_lists_are_frozen_data():
     with pytest.raises(TypeError):
         ir_allowlist.ALLOWED_OBJECTS["ffi.Module"] = {}  # type: ignore[index]
     assert not any(name.startswith("vm.builtin.invoke") for name in ir_allowlist.ALLOWED_EXTERN_FUNCS)
-    assert "pragma_import_llvm" not in ir_allowlist.ALLOWED_ATTR_KEYS and "external_mods" not in ir_allowlist.ALLOWED_MODULE_ATTRS
+    assert (
+        "pragma_import_llvm" not in ir_allowlist.ALLOWED_ATTR_KEYS
+        and "external_mods" not in ir_allowlist.ALLOWED_MODULE_ATTRS
+    )
 
 
 # --- calls by name ----------------------------------------------------------------------------
+
 
 def test_a_call_to_system_is_refused_naming_it():
     module = prim(lambda x: tirx.call_extern("int32", "system", "id > /tmp/owned"))
@@ -115,9 +119,14 @@ def test_a_call_to_system_is_refused_naming_it():
     assert info.value.what == "system"
 
 
-@pytest.mark.parametrize("make", [lambda x: tirx.call_pure_extern("int32", "popen", "x", "r"),
-                                  lambda x: tirx.call_packed("runtime.ModuleLoadFromFile", "evil.so")],
-                         ids=["popen", "call_packed"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: tirx.call_pure_extern("int32", "popen", "x", "r"),
+        lambda x: tirx.call_packed("runtime.ModuleLoadFromFile", "evil.so"),
+    ],
+    ids=["popen", "call_packed"],
+)
 def test_other_ways_of_calling_by_name_are_refused(make):
     with pytest.raises(UnsafeIR):
         check_graph(graph(prim(make)))
@@ -127,8 +136,12 @@ def test_case1_a_dangling_global_symbol_does_not_make_a_name_callable():
     """Issue 33 case 1: {"global_symbol": "system"} in a node nothing refers to counted as a
     function of the module, so T.call_extern("system") passed. Only the root module counts."""
     g = graph(prim(lambda x: tirx.call_extern("int32", "system", "id > /tmp/owned")))
-    dangling = with_nodes_in_front(g, {"type": "ffi.String", "data": "global_symbol"},
-                                   {"type": "ffi.String", "data": "system"}, {"type": "ffi.Map", "data": [0, 1]})
+    dangling = with_nodes_in_front(
+        g,
+        {"type": "ffi.String", "data": "global_symbol"},
+        {"type": "ffi.String", "data": "system"},
+        {"type": "ffi.Map", "data": [0, 1]},
+    )
     with pytest.raises(UnsafeIR, match="'system'"):
         check_graph(dangling)
 
@@ -174,20 +187,34 @@ def test_case3_a_module_node_anywhere_is_refused():
 def test_case4_pragma_import_llvm_is_refused():
     """Issue 33 case 4: a loop annotation carrying LLVM IR text is linked by the codegen."""
     g = graph(prim(annotate={"pragma_import_llvm": "define float @expf(float %x) { ret float 0.0 }"}))
-    with pytest.raises(UnsafeIR, match=r"the attribute or annotation key 'pragma_import_llvm' \(in tirx.For"
-                                       r".annotations") as info:
+    with pytest.raises(
+        UnsafeIR,
+        match=r"the attribute or annotation key 'pragma_import_llvm' \(in tirx.For"
+        r".annotations",
+    ) as info:
         check_graph(g)
     assert info.value.what == "pragma_import_llvm"
 
 
-@pytest.mark.parametrize("edit, words", [
-    (lambda g: g["nodes"].__setitem__(g["root_index"], {"type": "ir.IRModule", "data": {"evil": 0}}), "field 'evil'"),
-    (lambda g: g.__setitem__("extra", 1), "top-level key 'extra'"),
-    (lambda g: g.__setitem__("root_index", 0), "root_index is 0"),
-    (lambda g: g["nodes"][-1]["data"].__setitem__("attrs", len(g["nodes"]) - 1), "not to an earlier node"),
-    (lambda g: next(n for n in g["nodes"] if n["type"] == "ir.Op").__setitem__("data", "tirx.tvm_call_packed_lowered"),
-     "operator 'tirx.tvm_call_packed_lowered'"),
-], ids=["unknown-field", "top-level-key", "root-not-last", "cycle", "unknown-op"])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (
+            lambda g: g["nodes"].__setitem__(g["root_index"], {"type": "ir.IRModule", "data": {"evil": 0}}),
+            "field 'evil'",
+        ),
+        (lambda g: g.__setitem__("extra", 1), "top-level key 'extra'"),
+        (lambda g: g.__setitem__("root_index", 0), "root_index is 0"),
+        (lambda g: g["nodes"][-1]["data"].__setitem__("attrs", len(g["nodes"]) - 1), "not to an earlier node"),
+        (
+            lambda g: next(n for n in g["nodes"] if n["type"] == "ir.Op").__setitem__(
+                "data", "tirx.tvm_call_packed_lowered"
+            ),
+            "operator 'tirx.tvm_call_packed_lowered'",
+        ),
+    ],
+    ids=["unknown-field", "top-level-key", "root-not-last", "cycle", "unknown-op"],
+)
 def test_other_departures_from_what_tvm_writes_are_refused(edit, words):
     g = graph(prim(lambda x: tirx.call_pure_extern("float32", "expf", x)))
     edit(g)
@@ -196,14 +223,16 @@ def test_other_departures_from_what_tvm_writes_are_refused(edit, words):
 
 
 def test_an_env_func_naming_another_global_is_refused():
-    g = json.loads(gzip.decompress(sorted(p for p in STORED if b"ir.EnvFunc" in gzip.decompress(p.read_bytes()))[0]
-                                   .read_bytes()))
+    g = json.loads(
+        gzip.decompress(sorted(p for p in STORED if b"ir.EnvFunc" in gzip.decompress(p.read_bytes()))[0].read_bytes())
+    )
     next(n for n in g["nodes"] if n["type"] == "ir.EnvFunc")["data"] = "rpc.CreatePipeClient"
     with pytest.raises(UnsafeIR, match="'rpc.CreatePipeClient'"):
         check_graph(g)
 
 
 # --- bounds (case 11) -------------------------------------------------------------------------
+
 
 def test_case11_deeply_nested_json_is_refused_without_recursion():
     text = '{"root_index": 0, "nodes": [' + "[" * 200_000 + "]" * 200_000 + "]}"
@@ -213,8 +242,11 @@ def test_case11_deeply_nested_json_is_refused_without_recursion():
 
 def test_case11_a_deeply_nested_ir_file_is_an_error_naming_the_file():
     data = gzip.compress(('{"root_index": 0, "nodes": [' + "[" * 100_000 + "]" * 100_000 + "]}").encode(), mtime=0)
-    with pytest.raises(lowered_ir.IRFileError, match=r"baseline IR x.json.gz \(entry\) is refused: its JSON is nested "
-                                                     r"more than 16 levels deep"):
+    with pytest.raises(
+        lowered_ir.IRFileError,
+        match=r"baseline IR x.json.gz \(entry\) is refused: its JSON is nested "
+        r"more than 16 levels deep",
+    ):
         lowered_ir.check_safe(data, "baseline IR x.json.gz (entry)", "test_a")
     with pytest.raises(lowered_ir.IRLoadError):
         lowered_ir.decode(data)
@@ -224,8 +256,11 @@ def test_case11_a_deep_chain_of_ir_nodes_is_refused():
     """Flat JSON, but a chain of references deeper than TVM's recursive reader survives."""
     depth = ir_check.MAX_IR_DEPTH + 10
     nodes = [{"type": "ffi.Array", "data": []}] + [{"type": "ffi.Array", "data": [i]} for i in range(depth)]
-    nodes += [{"type": "ffi.String", "data": "tirx.noalias"}, {"type": "ffi.Map", "data": [depth + 1, depth]},
-              {"type": "ir.IRModule", "data": {"global_infos": depth + 2}}]
+    nodes += [
+        {"type": "ffi.String", "data": "tirx.noalias"},
+        {"type": "ffi.Map", "data": [depth + 1, depth]},
+        {"type": "ir.IRModule", "data": {"global_infos": depth + 2}},
+    ]
     with pytest.raises(UnsafeIR, match=f"nested more than {ir_check.MAX_IR_DEPTH} levels deep"):
         check_graph({"root_index": len(nodes) - 1, "nodes": nodes})
 

@@ -17,7 +17,10 @@ def test_a_renamed_fused_kernel_is_matched_to_its_old_self():
 def test_numbering_moves_are_matched_by_time_when_several_share_a_stem():
     before = {"fused_matmul_add": 1e-3, "fused_matmul1_add1": 3e-3}
     after = {"fused_matmul2_add2": 1.1e-3, "fused_matmul3_add3": 3.3e-3}
-    assert renamed(before, after) == {"fused_matmul2_add2": "fused_matmul_add", "fused_matmul3_add3": "fused_matmul1_add1"}
+    assert renamed(before, after) == {
+        "fused_matmul2_add2": "fused_matmul_add",
+        "fused_matmul3_add3": "fused_matmul1_add1",
+    }
 
 
 def test_a_really_new_kernel_stays_new():
@@ -57,11 +60,17 @@ def test_unlike_names_are_not_paired():
 def test_a_one_line_tvm_error_keeps_its_statement():
     from pytest_tvmperf.builder.executors import shorten_tvm_error
 
-    exc = ValueError("Invalid A.shape[0] on argument #0 when calling:\n  `main(A: Tensor([256], float32), "
-                     "B: Tensor([256], float32))`,\n  expected 256")
-    assert shorten_tvm_error(exc, 1) == ("ValueError: Invalid A.shape[0] on argument #0 when calling: "
-                                         "`main(A: Tensor([256], float32), B: Tensor([256], float32))`, expected 256")
-    traced = RuntimeError("Traceback (most recent call last):\n  File \"x.py\", line 1\n  0x7f: frame\n"
-                          "InternalError: Check failed: args.size() == params_num (7 vs. 1)")
+    exc = ValueError(
+        "Invalid A.shape[0] on argument #0 when calling:\n  `main(A: Tensor([256], float32), "
+        "B: Tensor([256], float32))`,\n  expected 256"
+    )
+    assert shorten_tvm_error(exc, 1) == (
+        "ValueError: Invalid A.shape[0] on argument #0 when calling: "
+        "`main(A: Tensor([256], float32), B: Tensor([256], float32))`, expected 256"
+    )
+    traced = RuntimeError(
+        'Traceback (most recent call last):\n  File "x.py", line 1\n  0x7f: frame\n'
+        "InternalError: Check failed: args.size() == params_num (7 vs. 1)"
+    )
     assert shorten_tvm_error(traced, 1) == "RuntimeError: Check failed: args.size() == params_num (7 vs. 1)"
     assert len(shorten_tvm_error(ValueError("x" * 1000), 1)) < 260

@@ -28,29 +28,51 @@ BEFORE = {"fused_conv2d_add_relu": STEM, "fused_conv2d1_add_relu": K3}
 AFTER = {"fused_conv2d_add_relu": STEM, "fused_conv2d1_add_relu": K5, "fused_conv2d2_add_relu": K3}
 # the 3x3 kernel was called twice (2 x 4 ms), now once; the 5x5 takes 11 ms
 TIMES_BEFORE = {"fused_conv2d_add_relu": 2e-3, "fused_conv2d1_add_relu": 8e-3, "vm.builtin.alloc_tensor": 1e-5}
-TIMES_AFTER = {"fused_conv2d_add_relu": 2e-3, "fused_conv2d1_add_relu": 11e-3, "fused_conv2d2_add_relu": 4e-3,
-               "vm.builtin.alloc_tensor": 1e-5}
-LISTING_BEFORE = {"main": "call fused_conv2d_add_relu in: %0 dst: %1\ncall fused_conv2d1_add_relu in: %1 dst: %2\n"
-                          "call fused_conv2d1_add_relu in: %2 dst: %3\nret %3"}
-LISTING_AFTER = {"main": "call fused_conv2d_add_relu in: %0 dst: %1\ncall fused_conv2d1_add_relu in: %1 dst: %2\n"
-                         "call fused_conv2d2_add_relu in: %2 dst: %3\nret %3"}
+TIMES_AFTER = {
+    "fused_conv2d_add_relu": 2e-3,
+    "fused_conv2d1_add_relu": 11e-3,
+    "fused_conv2d2_add_relu": 4e-3,
+    "vm.builtin.alloc_tensor": 1e-5,
+}
+LISTING_BEFORE = {
+    "main": "call fused_conv2d_add_relu in: %0 dst: %1\ncall fused_conv2d1_add_relu in: %1 dst: %2\n"
+    "call fused_conv2d1_add_relu in: %2 dst: %3\nret %3"
+}
+LISTING_AFTER = {
+    "main": "call fused_conv2d_add_relu in: %0 dst: %1\ncall fused_conv2d1_add_relu in: %1 dst: %2\n"
+    "call fused_conv2d2_add_relu in: %2 dst: %3\nret %3"
+}
 SIM_BEFORE = {"fused_conv2d_add_relu": 1_000_000, "fused_conv2d1_add_relu": 6_580_000}
-SIM_AFTER = {"fused_conv2d_add_relu": 1_000_000, "fused_conv2d1_add_relu": 9_100_000, "fused_conv2d2_add_relu": 3_290_000}
+SIM_AFTER = {
+    "fused_conv2d_add_relu": 1_000_000,
+    "fused_conv2d1_add_relu": 9_100_000,
+    "fused_conv2d2_add_relu": 3_290_000,
+}
 
 
 def records(with_ids: bool = True) -> tuple[Record, Record]:
-    base = replace(record(metrics=replace(exact(kernels=2), per_kernel={"cpu_instructions": SIM_BEFORE})),
-                   kernel_time_s=TIMES_BEFORE, bytecode=LISTING_BEFORE, kernels=BEFORE if with_ids else None)
-    now = replace(record(metrics=replace(exact(kernels=3), per_kernel={"cpu_instructions": SIM_AFTER})),
-                  kernel_time_s=TIMES_AFTER, bytecode=LISTING_AFTER, kernels=AFTER)
+    base = replace(
+        record(metrics=replace(exact(kernels=2), per_kernel={"cpu_instructions": SIM_BEFORE})),
+        kernel_time_s=TIMES_BEFORE,
+        bytecode=LISTING_BEFORE,
+        kernels=BEFORE if with_ids else None,
+    )
+    now = replace(
+        record(metrics=replace(exact(kernels=3), per_kernel={"cpu_instructions": SIM_AFTER})),
+        kernel_time_s=TIMES_AFTER,
+        bytecode=LISTING_AFTER,
+        kernels=AFTER,
+    )
     return base, now
 
 
 def message(base: Record, now: Record) -> str:
-    comparison = Comparison((
-        MetricVerdict("kernels", Verdict.REGRESSED, 2, 3, "0"),
-        MetricVerdict("cpu_instructions", Verdict.REGRESSED, 7_580_000, 13_390_000, "1%"),
-    ))
+    comparison = Comparison(
+        (
+            MetricVerdict("kernels", Verdict.REGRESSED, 2, 3, "0"),
+            MetricVerdict("cpu_instructions", Verdict.REGRESSED, 7_580_000, 13_390_000, "1%"),
+        )
+    )
     return regression_message("t.py::test_net", "baselines/t.json", now, base, comparison)
 
 
@@ -61,8 +83,10 @@ def test_op_of_drops_the_numbering():
 
 def test_a_renumbered_kernel_is_matched_by_structure():
     match = match_kernels(BEFORE, AFTER)
-    assert match.old_of == {"fused_conv2d_add_relu": "fused_conv2d_add_relu",
-                            "fused_conv2d2_add_relu": "fused_conv2d1_add_relu"}
+    assert match.old_of == {
+        "fused_conv2d_add_relu": "fused_conv2d_add_relu",
+        "fused_conv2d2_add_relu": "fused_conv2d1_add_relu",
+    }
     assert match.status["fused_conv2d1_add_relu"] == KernelStatus.NEW
     assert match.removed == ()
 
@@ -166,9 +190,11 @@ def test_one_added_kernel_call_reads_as_its_few_lines_not_every_renumbered_one()
     from pytest_tvmperf.result.regression import bytecode_diff
 
     def block(i: int, reg: int, const: int) -> list[str]:
-        return [f"call vm.builtin.alloc_storage in: %vm, c[{const}], i0, c[{const + 1}] dst: %{reg}",
-                f"call vm.builtin.alloc_tensor in: %{reg}, i0, c[{const + 2}], c[0] dst: %{reg + 1}",
-                f"call conv2d{i} in: %{reg - 1}, %1, %{reg + 1} dst: %void"]
+        return [
+            f"call vm.builtin.alloc_storage in: %vm, c[{const}], i0, c[{const + 1}] dst: %{reg}",
+            f"call vm.builtin.alloc_tensor in: %{reg}, i0, c[{const + 2}], c[0] dst: %{reg + 1}",
+            f"call conv2d{i} in: %{reg - 1}, %1, %{reg + 1} dst: %void",
+        ]
 
     before = [line for i in range(40) for line in block(i, 2 + 2 * i, 3 + 3 * i)] + ["ret %81"]
     after = [line for i in range(20) for line in block(i, 2 + 2 * i, 3 + 3 * i)]

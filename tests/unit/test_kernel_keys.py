@@ -26,8 +26,12 @@ TEST = "test_net[llvm-vm-bytecode]"
 
 def conv(i: int, k: int = 3) -> KernelId:
     """The i-th conv of a made-up network: its own code (hash), shapes and layer."""
-    return KernelId(f"{i:02x}{k:x}" + "0" * 13, "conv2d_add_relu", f"1x8x16x16,8x8x{k}x{k},1x8x16x16",
-                    f"body.conv{i} (Conv2d {k}x{k})")
+    return KernelId(
+        f"{i:02x}{k:x}" + "0" * 13,
+        "conv2d_add_relu",
+        f"1x8x16x16,8x8x{k}x{k},1x8x16x16",
+        f"body.conv{i} (Conv2d {k}x{k})",
+    )
 
 
 def network(layers: list[KernelId], seed: int = 0) -> Record:
@@ -36,19 +40,27 @@ def network(layers: list[KernelId], seed: int = 0) -> Record:
     names = [f"fused_conv2d{n or ''}_add_relu" for n in range(len(layers))]
     listing, reg = [], 1
     for n, name in enumerate(names):
-        listing += [f"call vm.builtin.alloc_tensor in: %{reg}, i0, c[{2 * n}], c[0] dst: %{reg + 1}",
-                    f"call {name} in: %{reg - 1}, c[{2 * n + 1}], %{reg + 1} dst: %void"]
+        listing += [
+            f"call vm.builtin.alloc_tensor in: %{reg}, i0, c[{2 * n}], c[0] dst: %{reg + 1}",
+            f"call {name} in: %{reg - 1}, c[{2 * n + 1}], %{reg + 1} dst: %void",
+        ]
         reg += 2
     listing.append(f"ret %{reg - 1}")
     counts = {name: 1000 * int(ident.key[:2], 16) + 7 for name, ident in zip(names, layers)}
-    metrics = replace(exact(instructions=len(listing), kernels=len(layers)),
-                      by_callee={**{n: 1 for n in names}, "vm.builtin.alloc_tensor": len(names), "ret": 1},
-                      calls={**{n: 1 for n in names}, "vm.builtin.alloc_tensor": len(names)},
-                      per_kernel={"cpu_instructions": {**counts, "[runtime]": 500}})
+    metrics = replace(
+        exact(instructions=len(listing), kernels=len(layers)),
+        by_callee={**{n: 1 for n in names}, "vm.builtin.alloc_tensor": len(names), "ret": 1},
+        calls={**{n: 1 for n in names}, "vm.builtin.alloc_tensor": len(names)},
+        per_kernel={"cpu_instructions": {**counts, "[runtime]": 500}},
+    )
     base = record(metrics=metrics)
-    return replace(base, executor="vm-bytecode", bytecode={"main": "\n".join(listing)},
-                   kernel_time_s={name: 1e-3 * (1 + int(ident.key[:2], 16)) for name, ident in zip(names, layers)},
-                   kernels=dict(zip(names, layers)))
+    return replace(
+        base,
+        executor="vm-bytecode",
+        bytecode={"main": "\n".join(listing)},
+        kernel_time_s={name: 1e-3 * (1 + int(ident.key[:2], 16)) for name, ident in zip(names, layers)},
+        kernels=dict(zip(names, layers)),
+    )
 
 
 def stored(rec: Record) -> str:
@@ -57,8 +69,11 @@ def stored(rec: Record) -> str:
 
 
 def changed_lines(old: str, new: str) -> list[str]:
-    return [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return [
+        line
+        for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
 
 
 LAYERS = [conv(i) for i in range(12)]
@@ -88,16 +103,21 @@ def test_a_re_record_after_an_added_layer_changes_the_lines_of_what_changed():
 
 def test_keys_are_unique_stable_and_idempotent():
     twin = replace(LAYERS[3])  # the same code under two names
-    names = stable_names({"fused_conv2d10_add_relu": twin, "fused_conv2d2_add_relu": LAYERS[3],
-                          "fused_conv2d_add_relu": LAYERS[0]})
-    assert names == {"fused_conv2d2_add_relu": "conv2d_add_relu@0330000000",
-                     "fused_conv2d10_add_relu": "conv2d_add_relu@0330000000~2",  # numbering order, not text order
-                     "fused_conv2d_add_relu": "conv2d_add_relu@0030000000"}
+    names = stable_names(
+        {"fused_conv2d10_add_relu": twin, "fused_conv2d2_add_relu": LAYERS[3], "fused_conv2d_add_relu": LAYERS[0]}
+    )
+    assert names == {
+        "fused_conv2d2_add_relu": "conv2d_add_relu@0330000000",
+        "fused_conv2d10_add_relu": "conv2d_add_relu@0330000000~2",  # numbering order, not text order
+        "fused_conv2d_add_relu": "conv2d_add_relu@0030000000",
+    }
     keyed = keyed_by_identity(network(LAYERS))
     assert keyed_by_identity(keyed) == keyed
     assert set(keyed.kernels) == set(keyed.kernel_time_s) == {stable_key(k) for k in LAYERS}
-    assert "%" + "1" not in keyed.bytecode["main"] and "call conv2d_add_relu@0030000000 in: %_, c[_], %_" \
-        in keyed.bytecode["main"]
+    assert (
+        "%" + "1" not in keyed.bytecode["main"]
+        and "call conv2d_add_relu@0030000000 in: %_, c[_], %_" in keyed.bytecode["main"]
+    )
     prim = replace(network(LAYERS[:1]), executor="prim")
     assert keyed_by_identity(prim) is prim  # a PrimFunc test's one kernel keeps its name, main
     no_ids = replace(network(LAYERS), kernels=None)
@@ -105,8 +125,12 @@ def test_keys_are_unique_stable_and_idempotent():
 
 
 def _message(base: Record, now: Record) -> str:
-    comparison = Comparison((MetricVerdict("kernels", Verdict.REGRESSED, 12, 13, "0"),
-                             MetricVerdict("cpu_instructions", Verdict.REGRESSED, 1, 2, "1%")))
+    comparison = Comparison(
+        (
+            MetricVerdict("kernels", Verdict.REGRESSED, 12, 13, "0"),
+            MetricVerdict("cpu_instructions", Verdict.REGRESSED, 1, 2, "1%"),
+        )
+    )
     return regression_message(f"t.py::{TEST}", "baselines/t.json", now, base, comparison)
 
 
@@ -123,8 +147,11 @@ def test_both_forms_read_and_gate_alike():
         lines[form] = next(line for line in text.splitlines() if "kernels since the baseline" in line)
         assert "new: body.conv99 (Conv2d 1x1) [fused_conv2d2_add_relu]" in lines[form]
         assert "changed" not in lines[form] and "removed" not in lines[form]
-        diff = [x for x in text.split("VM bytecode, baseline -> now:")[1].splitlines()
-                if x.strip()[:1] in ("+", "-") and not x.strip().startswith(("+++", "---"))]
+        diff = [
+            x
+            for x in text.split("VM bytecode, baseline -> now:")[1].splitlines()
+            if x.strip()[:1] in ("+", "-") and not x.strip().startswith(("+++", "---"))
+        ]
         assert len(diff) == 2 and diff[0].strip().startswith("+call vm.builtin.alloc_tensor"), diff  # its alloc + call
         # TVM numbers the new kernel fused_conv2d2_add_relu, the name a file keyed by TVM name gives the
         # baseline's third conv: there it shows under its identity key; a keyed file has no such name

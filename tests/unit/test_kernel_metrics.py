@@ -53,8 +53,14 @@ def with_widgets(counts: dict) -> ExactMetrics:
 
 
 def test_collect_runs_available_sources_and_says_why_others_did_not():
-    got = collect((FakeSource("sim", None, {"widgets": {"b": 2, "a": 1}}),
-                   FakeSource("gpu", "no GPU here", {"widgets": {"x": 9}})), prepared=None, settings=None)
+    got = collect(
+        (
+            FakeSource("sim", None, {"widgets": {"b": 2, "a": 1}}),
+            FakeSource("gpu", "no GPU here", {"widgets": {"x": 9}}),
+        ),
+        prepared=None,
+        settings=None,
+    )
     assert got.per_kernel == {"widgets": {"a": 1, "b": 2}}
     assert got.skipped == ("gpu: no GPU here",)
 
@@ -159,7 +165,9 @@ def test_counts_of_another_setup_are_held_not_gated(widgets):
     assert held.status == Verdict.NOT_GATED and not comparison.regressions
     assert held.reason == "measured with haswell, valgrind-3.22.0 here, haswell, valgrind-3.19.0 in the baseline"
     (line,) = comparison.held_setups()
-    assert line.startswith("widgets not gated: measured with haswell, valgrind-3.22.0 here") and "--tvmperf-update" in line
+    assert (
+        line.startswith("widgets not gated: measured with haswell, valgrind-3.22.0 here") and "--tvmperf-update" in line
+    )
 
 
 @pytest.mark.parametrize("base_how, now_how", [("same", "same"), ("", "same"), ("same", "")])
@@ -199,10 +207,11 @@ def test_the_message_puts_the_runtime_on_a_line_of_its_own(widgets):
 
     base = record(metrics=with_widgets({"fused_matmul": 400, RUNTIME_LINE: 4580}))
     now = record(metrics=with_widgets({"fused_matmul": 400, RUNTIME_LINE: 4770}))
-    message = regression.regression_message("t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets))
+    message = regression.regression_message(
+        "t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets)
+    )
     assert "kernels that grew" not in message
     assert "outside the kernels (the VM runtime's own work, [runtime]): 4.58 k -> 4.77 k widgets (+4.1%)" in message
-
 
 
 def test_a_primfunc_tests_kernel_is_named_after_its_workload(widgets):
@@ -211,7 +220,9 @@ def test_a_primfunc_tests_kernel_is_named_after_its_workload(widgets):
 
     base = dataclasses.replace(record(metrics=with_widgets({"main": 1_000_000})), executor="prim", workload="rgb2yuv")
     now = dataclasses.replace(record(metrics=with_widgets({"main": 1_100_000})), executor="prim", workload="rgb2yuv")
-    message = regression.regression_message("t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets))
+    message = regression.regression_message(
+        "t.py::test_a", "p.json", now, base, compare_module.compare(now, base, widgets)
+    )
     assert "kernels that grew: rgb2yuv (main): 1 M -> 1.1 M widgets (+10.0%)" in message
 
 
@@ -221,8 +232,11 @@ def test_an_update_keeps_only_the_unmeasured_counts_of_the_same_program():
     from pytest_tvmperf.measure.kernel_metrics import keep_unmeasured
     from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
-    stored = ExactMetrics(kernels=2, per_kernel={"cpu_instructions": {"k": 10}, "est_cycles": {"k": 20}},
-                          measured_with={"cpu_instructions": "setup", "est_cycles": "setup"})
+    stored = ExactMetrics(
+        kernels=2,
+        per_kernel={"cpu_instructions": {"k": 10}, "est_cycles": {"k": 20}},
+        measured_with={"cpu_instructions": "setup", "est_cycles": "setup"},
+    )
     now = ExactMetrics(kernels=2)
     kept, names = keep_unmeasured(now, stored, ("cpu_instructions", "est_cycles"))
     assert kept == stored and names == ("cpu_instructions", "est_cycles")

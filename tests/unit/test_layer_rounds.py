@@ -39,8 +39,13 @@ def test_the_instruments_own_time_is_removed_from_the_calls_and_the_whole_run():
 def test_rounds_the_load_stretched_do_not_stretch_the_rows_or_the_whole_run():
     """The load stretches one kernel in a round, a gap between two calls in another: each
     part's median leaves the stretch out, and the rows add up to the whole run shown."""
-    rounds = [vm_run(), vm_run(at=5000), vm_run(kernel_us=(1000.0, 6000.0)), vm_run(stretch_gap=(1, 4000.0)),
-              vm_run(at=9000)]
+    rounds = [
+        vm_run(),
+        vm_run(at=5000),
+        vm_run(kernel_us=(1000.0, 6000.0)),
+        vm_run(stretch_gap=(1, 4000.0)),
+        vm_run(at=9000),
+    ]
     parts = apportion(rounds)
     assert parts.calls_s == pytest.approx((1000 * US, 2000 * US))
     assert parts.outside_s == pytest.approx(2.2 * US)
@@ -64,8 +69,13 @@ def test_an_outside_row_within_its_noise_of_zero_is_not_ranked():
     # 2 ms of convolution, then 0.05 +- 0.1 ms outside it, from round to round
     rounds = [Round.of_hooks(0.0, (2.05 + d) * 1e-3, [(0.0, 2e-3)]) for d in (-0.2, 0.0, 0.2, 0.1, -0.1)]
     parts = apportion(rounds)
-    tvm = SideProfile("TVM", (conv("fused_conv2d", "conv2d", parts.calls_s[0] * 1e3),), parts.total_s,
-                      outside_s=parts.outside_s, outside_noise_s=parts.outside_noise_s)
+    tvm = SideProfile(
+        "TVM",
+        (conv("fused_conv2d", "conv2d", parts.calls_s[0] * 1e3),),
+        parts.total_s,
+        outside_s=parts.outside_s,
+        outside_noise_s=parts.outside_noise_s,
+    )
     table = match(tvm, SideProfile("torch", (conv("conv", "Conv2d", 2.0),), 2e-3, outside_s=0.0))
     (outside,) = [r for r in table.rows if r.outside == "tvm"]
     assert outside.tvm_s == pytest.approx(0.05e-3) and outside.noise_s == pytest.approx(0.1e-3)

@@ -42,9 +42,11 @@ def test_encode_is_deterministic_and_round_trips_structurally_equal():
     assert structural_equal(lowered_ir.decode(data), module, map_free_vars=True)
 
 
-@pytest.mark.parametrize("data, why", [(b"not gzip", "not gzip-compressed"),
-                                       (gzip.compress(b'{"root": 1, "nodes": "x"}', mtime=0), "cannot load it")],
-                         ids=["not-gzip", "bad-graph"])  # ids fixed: xdist workers must collect the same ones
+@pytest.mark.parametrize(
+    "data, why",
+    [(b"not gzip", "not gzip-compressed"), (gzip.compress(b'{"root": 1, "nodes": "x"}', mtime=0), "cannot load it")],
+    ids=["not-gzip", "bad-graph"],
+)  # ids fixed: xdist workers must collect the same ones
 def test_decode_says_why_this_tvm_cannot_load_it(data, why):
     with pytest.raises(lowered_ir.IRLoadError) as info:
         lowered_ir.decode(data)
@@ -59,11 +61,14 @@ def test_save_pending_names_the_file_by_its_content(tmp_path):
     assert pending.temp.parent == pending.final.parent and pending.temp.name.endswith(".tmp")
 
 
-@pytest.mark.parametrize("damage, words", [
-    ("missing", "is missing"),
-    ("edited", "does not match field ir.sha256 of that entry"),
-    ("directory", "is not a regular file"),
-])
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        ("missing", "is missing"),
+        ("edited", "does not match field ir.sha256 of that entry"),
+        ("directory", "is not a regular file"),
+    ],
+)
 def test_a_damaged_ir_file_is_an_error_naming_file_test_and_field(tmp_path, damage, words):
     path = tmp_path / "x.json.gz"
     data = lowered_ir.encode(_scale_module())
@@ -73,10 +78,14 @@ def test_a_damaged_ir_file_is_an_error_naming_file_test_and_field(tmp_path, dama
     elif damage == "directory":
         path.mkdir()
     with pytest.raises(lowered_ir.IRFileError) as info:
-        lowered_ir.check_file(path, ref, "baselines/artifacts/ir/x.json.gz", "test_a[llvm-prim]", "baselines/test_x.json")
+        lowered_ir.check_file(
+            path, ref, "baselines/artifacts/ir/x.json.gz", "test_a[llvm-prim]", "baselines/test_x.json"
+        )
     message = str(info.value)
-    assert ("baseline IR baselines/artifacts/ir/x.json.gz (named by field ir.path of entry 'test_a[llvm-prim]' in "
-            "baselines/test_x.json)") in message
+    assert (
+        "baseline IR baselines/artifacts/ir/x.json.gz (named by field ir.path of entry 'test_a[llvm-prim]' in "
+        "baselines/test_x.json)"
+    ) in message
     assert words in message and "--tvmperf-update" in message
 
 
@@ -96,18 +105,24 @@ def _entry_with_ir(ir) -> dict:
 def test_the_ir_reference_round_trips_through_a_baseline_file():
     rec = dataclasses.replace(record(), ir=IRRef("artifacts/ir/abc.json.gz", SHA))
     text = dump_baselines({"test_a[llvm-vm-bytecode]": rec})
-    assert json.loads(text)["tests"]["test_a[llvm-vm-bytecode]"]["ir"] == {"path": "artifacts/ir/abc.json.gz", "sha256": SHA}
+    assert json.loads(text)["tests"]["test_a[llvm-vm-bytecode]"]["ir"] == {
+        "path": "artifacts/ir/abc.json.gz",
+        "sha256": SHA,
+    }
     assert parse_baselines(text, PATH)["test_a[llvm-vm-bytecode]"].ir == IRRef("artifacts/ir/abc.json.gz", SHA)
     assert "ir" not in json.loads(dump_baselines({"t": record()}))["tests"]["t"]  # the old form reads as before
 
 
-@pytest.mark.parametrize("ir, field, problem", [
-    ("x.json.gz", "ir", "expected an object"),
-    ({"sha256": SHA}, "ir.path", "missing"),
-    ({"path": "../x.json.gz", "sha256": SHA}, "ir.path", "a path inside the baseline directory"),
-    ({"path": "artifacts/ir/x.json.gz"}, "ir.sha256", "missing"),
-    ({"path": "artifacts/ir/x.json.gz", "sha256": "abc"}, "ir.sha256", "64 lowercase hex digits"),
-])
+@pytest.mark.parametrize(
+    "ir, field, problem",
+    [
+        ("x.json.gz", "ir", "expected an object"),
+        ({"sha256": SHA}, "ir.path", "missing"),
+        ({"path": "../x.json.gz", "sha256": SHA}, "ir.path", "a path inside the baseline directory"),
+        ({"path": "artifacts/ir/x.json.gz"}, "ir.sha256", "missing"),
+        ({"path": "artifacts/ir/x.json.gz", "sha256": "abc"}, "ir.sha256", "64 lowercase hex digits"),
+    ],
+)
 def test_a_malformed_ir_field_is_an_error_naming_it(ir, field, problem):
     with pytest.raises(BaselineError) as info:
         parse_baselines(json.dumps({"schema_version": 1, "tests": {"test_a[llvm-prim]": _entry_with_ir(ir)}}), PATH)

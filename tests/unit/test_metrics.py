@@ -92,8 +92,15 @@ def test_mlp_instruction_order():
 def test_two_functions_with_goto_and_if():
     code = parse_bytecode(BRANCH_TEXT)
     assert code.functions == {
-        "main": ("vm.builtin.check_tensor_info", "vm.builtin.read_if_cond", "If", "helper", "goto",
-                 "vm.builtin.copy", "ret"),
+        "main": (
+            "vm.builtin.check_tensor_info",
+            "vm.builtin.read_if_cond",
+            "If",
+            "helper",
+            "goto",
+            "vm.builtin.copy",
+            "ret",
+        ),
         "helper": ("fused_relu", "goto", "ret"),
     }
     assert code.counts() == {"main": 7, "helper": 3}
@@ -200,8 +207,13 @@ def test_scalar_unknown_metric(metric):
 
 def test_as_json_sorted_plain_ints():
     data = ExactMetrics(instructions={"b": 2.0, "a": 1}, kernels=2).as_json()
-    assert data == {"instructions": {"a": 1, "b": 2}, "by_callee": None, "calls": None, "kernels": 2,
-                    "storage_bytes": None}
+    assert data == {
+        "instructions": {"a": 1, "b": 2},
+        "by_callee": None,
+        "calls": None,
+        "kernels": 2,
+        "storage_bytes": None,
+    }
     assert list(data["instructions"]) == ["a", "b"]
     assert all(type(v) is int for v in data["instructions"].values())
 
@@ -218,8 +230,16 @@ def test_from_json_missing_keys_are_none():
 maps = st.none() | st.dictionaries(func_names, st.integers(0, 10**12), max_size=5)
 
 
-@given(st.builds(ExactMetrics, instructions=maps, by_callee=maps, calls=maps,
-                 kernels=st.none() | st.integers(0, 10**6), storage_bytes=st.none() | st.integers(0, 2**48)))
+@given(
+    st.builds(
+        ExactMetrics,
+        instructions=maps,
+        by_callee=maps,
+        calls=maps,
+        kernels=st.none() | st.integers(0, 10**6),
+        storage_bytes=st.none() | st.integers(0, 2**48),
+    )
+)
 def test_json_round_trip_property(metrics):
     restored = ExactMetrics.from_json(json.loads(json.dumps(metrics.as_json())))
     assert restored == metrics

@@ -29,8 +29,10 @@ def test_a_network_of_seconds_is_timed_in_the_rounds_its_budget_holds():
     # 0.5 s each, workload and baseline: 1.02 s a round, 11 fit in 12 s, 10 after the warm-up
     mid = plan_rounds(0.5, heavy=2, light=1, asked=15, budget_s=12, min_sample_s=0.02)
     assert mid.rounds == 10 and mid.cut
-    assert mid.note(0.031) == ("timed in 10 of 15 rounds (~1.02 s each) within the 12 s time budget; "
-                               "precision reached: +-3.1% (--tvmperf-time-budget)")
+    assert mid.note(0.031) == (
+        "timed in 10 of 15 rounds (~1.02 s each) within the 12 s time budget; "
+        "precision reached: +-3.1% (--tvmperf-time-budget)"
+    )
 
 
 def test_an_unknown_run_time_keeps_the_asked_rounds():
@@ -42,8 +44,9 @@ def test_precision_is_the_half_width_of_the_interval():
     assert precision(None, 1.1, 1.0) is None
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90", 90.0), ("90s", 90.0), ("1.5s", 1.5), ("2m", 120.0),
-                                                ("1h", 3600.0), (" 30S ", 30.0)])
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90", 90.0), ("90s", 90.0), ("1.5s", 1.5), ("2m", 120.0), ("1h", 3600.0), (" 30S ", 30.0)]
+)
 def test_parse_duration(text, seconds):
     assert parse_duration(text) == seconds
 
@@ -65,10 +68,12 @@ def test_the_simulated_cost_predicts_its_duration_and_says_what_to_do_past_its_b
     assert simulate.predicted_s(0.5) == 0.5 * simulate.SLOWDOWN
     assert simulate.too_long("mlp", 0.001) is None and simulate.too_long("mlp", None) is None
     line = simulate.too_long("dla34(size=224, width=1.0, batch=1, seed=0)", 5.91)
-    assert line == ("skipped dla34(size=224, width=1.0, batch=1, seed=0) up front (not waited for): one run takes "
-                    "5.91 s here, so ~591 s under valgrind (~100x), past its 120 s budget; give the workload a "
-                    "scaled-down simulate_as=smaller_workload (counted in its place), or --tvmperf-simulate=off "
-                    "(marker simulate='off')")
+    assert line == (
+        "skipped dla34(size=224, width=1.0, batch=1, seed=0) up front (not waited for): one run takes "
+        "5.91 s here, so ~591 s under valgrind (~100x), past its 120 s budget; give the workload a "
+        "scaled-down simulate_as=smaller_workload (counted in its place), or --tvmperf-simulate=off "
+        "(marker simulate='off')"
+    )
 
 
 def test_a_failed_simulations_log_is_kept_where_the_next_run_leaves_it(tmp_path: Path):
@@ -86,8 +91,11 @@ def test_the_prediction_rests_on_a_warm_run_not_the_first():
     from types import SimpleNamespace
 
     calls = []
-    ok = SimpleNamespace(compiled=SimpleNamespace(run=lambda args, specs: calls.append((args, specs))),
-                         args=["x"], out_specs=[((1,), "float32")])
+    ok = SimpleNamespace(
+        compiled=SimpleNamespace(run=lambda args, specs: calls.append((args, specs))),
+        args=["x"],
+        out_specs=[((1,), "float32")],
+    )
     assert simulate.warm_run_s(ok) >= 0 and calls == [(["x"], [((1,), "float32")])]
 
     def broken(args, specs):

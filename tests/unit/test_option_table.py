@@ -67,7 +67,12 @@ SAMPLES = {
     options.OPT_CHANGES_MD: "out/changes.md",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
-OTHER_CLI = {options.OPT_AGAINST_TVM: "0.25.0", options.OPT_RPC: ("10.0.0.1", 1), options.OPT_BASELINES_REF: "HEAD~1", options.OPT_LLVM_TARGET: {"kind": "llvm", "mcpu": "haswell"}}
+OTHER_CLI = {
+    options.OPT_AGAINST_TVM: "0.25.0",
+    options.OPT_RPC: ("10.0.0.1", 1),
+    options.OPT_BASELINES_REF: "HEAD~1",
+    options.OPT_LLVM_TARGET: {"kind": "llvm", "mcpu": "haswell"},
+}
 
 
 class FakeConfig:
@@ -130,9 +135,20 @@ def test_settings_round_trip_command_line_and_ini(opt):
     assert from_ini.time_budget_s() == from_cli.time_budget_s()
     assert from_ini.resources_on() == from_cli.resources_on()
     assert from_ini.baseline_weights() == from_cli.baseline_weights()
-    layers = dict(cli_thresholds={}, ini_thresholds={}, cli_simulate=None, ini_simulate=None, cli_timing=None,
-                  ini_timing=None, cli_time_budget=None, ini_time_budget=None, cli_resources=None, ini_resources=None,
-                  cli_baseline_weights=None, ini_baseline_weights=None)
+    layers = dict(
+        cli_thresholds={},
+        ini_thresholds={},
+        cli_simulate=None,
+        ini_simulate=None,
+        cli_timing=None,
+        ini_timing=None,
+        cli_time_budget=None,
+        ini_time_budget=None,
+        cli_resources=None,
+        ini_resources=None,
+        cli_baseline_weights=None,
+        ini_baseline_weights=None,
+    )
     assert dataclasses.replace(from_ini, **layers) == dataclasses.replace(from_cli, **layers)
 
 
@@ -143,10 +159,17 @@ def test_switches_are_command_line_only(opt):
 
 
 def test_paths_are_anchored_and_artifacts_may_be_off():
-    s = Settings.from_config(FakeConfig(cli=_parsed_cli("--tvmperf-baselines=b", "--tvmperf-json=r.json",
-                                                        "--tvmperf-tuning-db=t"), ini={options.OPT_ARTIFACTS: "a"}))
-    assert (s.baseline_dir, s.artifact_dir, s.tuning_db) == (Path("/root/project/b"), Path("/root/project/b/a"),
-                                                              Path("/root/project/b/t"))
+    s = Settings.from_config(
+        FakeConfig(
+            cli=_parsed_cli("--tvmperf-baselines=b", "--tvmperf-json=r.json", "--tvmperf-tuning-db=t"),
+            ini={options.OPT_ARTIFACTS: "a"},
+        )
+    )
+    assert (s.baseline_dir, s.artifact_dir, s.tuning_db) == (
+        Path("/root/project/b"),
+        Path("/root/project/b/a"),
+        Path("/root/project/b/t"),
+    )
     assert s.json_path == Path("/here/r.json") and s.html_path is None
     assert Settings.from_config(FakeConfig(cli=_parsed_cli("--tvmperf-artifacts=off"))).artifact_dir is None
 
@@ -154,15 +177,26 @@ def test_paths_are_anchored_and_artifacts_may_be_off():
 def test_command_line_beats_ini_beats_default_for_every_option_with_an_ini_key():
     for opt in (o for o in OPTIONS if o.ini and o.marker_role != "sets"):
         ini = Settings.from_config(FakeConfig(ini={opt.dest: SAMPLES[opt.dest]}))
-        both = Settings.from_config(FakeConfig(cli={opt.dest: OTHER_CLI.get(opt.dest, getattr(Settings(), opt.field) if opt.parse else "x")},
-                                               ini={opt.dest: SAMPLES[opt.dest]}))
+        both = Settings.from_config(
+            FakeConfig(
+                cli={opt.dest: OTHER_CLI.get(opt.dest, getattr(Settings(), opt.field) if opt.parse else "x")},
+                ini={opt.dest: SAMPLES[opt.dest]},
+            )
+        )
         assert getattr(both, opt.field) != getattr(ini, opt.field), opt.dest
 
 
 def test_passthrough_options_come_from_the_table():
-    assert set(options.PASSTHROUGH) == {"--tvmperf-baselines", "--tvmperf-artifacts", "--tvmperf-executors",
-                                        "--tvmperf-targets", "--tvmperf-tuning-db", "--tvmperf-rpc",
-                                        "--tvmperf-llvm-target", "--tvmperf-tuned"}
+    assert set(options.PASSTHROUGH) == {
+        "--tvmperf-baselines",
+        "--tvmperf-artifacts",
+        "--tvmperf-executors",
+        "--tvmperf-targets",
+        "--tvmperf-tuning-db",
+        "--tvmperf-rpc",
+        "--tvmperf-llvm-target",
+        "--tvmperf-tuned",
+    }
 
 
 def test_an_option_with_an_environment_variable_takes_it_between_command_line_and_ini(monkeypatch):
@@ -181,15 +215,20 @@ def test_an_option_with_an_environment_variable_takes_it_between_command_line_an
 def test_noise_and_alpha_defaults_live_in_one_place():
     assert TimePolicy().alpha == parsing.DEFAULT_ALPHA == Settings().alpha
     assert (TimePolicy().noise_ab, TimePolicy().noise_normalized, TimePolicy().noise_raw, TimePolicy().noise_ratio) == (
-        parsing.DEFAULT_NOISE["ab"], parsing.DEFAULT_NOISE["normalized"], parsing.DEFAULT_NOISE["raw"],
-        parsing.DEFAULT_NOISE["ratio"])
+        parsing.DEFAULT_NOISE["ab"],
+        parsing.DEFAULT_NOISE["normalized"],
+        parsing.DEFAULT_NOISE["raw"],
+        parsing.DEFAULT_NOISE["ratio"],
+    )
 
 
 def test_settings_time_policy_carries_every_field():
-    settings = Settings(alpha=0.2, noise={"ab": 0.01, "normalized": 0.03, "raw": 0.2, "ratio": 0.05},
-                        other_machine="normalized")
-    assert settings.time_policy(4) == TimePolicy(alpha=0.05, noise_ab=0.01, noise_normalized=0.03, noise_raw=0.2,
-                                                 noise_ratio=0.05, other_machine="normalized")
+    settings = Settings(
+        alpha=0.2, noise={"ab": 0.01, "normalized": 0.03, "raw": 0.2, "ratio": 0.05}, other_machine="normalized"
+    )
+    assert settings.time_policy(4) == TimePolicy(
+        alpha=0.05, noise_ab=0.01, noise_normalized=0.03, noise_raw=0.2, noise_ratio=0.05, other_machine="normalized"
+    )
     assert Settings().time_policy(0).alpha == 0.05  # no timed test: the whole rate
     assert Settings().time_policy().other_machine == "skip"
 
@@ -198,24 +237,40 @@ def test_settings_time_policy_carries_every_field():
 
 
 def test_marker_keys_come_from_the_table():
-    assert markers.MARKER_KEYS == ("executors", "targets", *parsing.METRICS, "code", *parsing.PEER_MARKER_KEYS,
-                                   "simulate", "baseline_weights", "timing", "time_budget", "resources")
+    assert markers.MARKER_KEYS == (
+        "executors",
+        "targets",
+        *parsing.METRICS,
+        "code",
+        *parsing.PEER_MARKER_KEYS,
+        "simulate",
+        "baseline_weights",
+        "timing",
+        "time_budget",
+        "resources",
+    )
 
 
 def test_marker_settings_from_kwargs():
     parsed = MarkerSettings.from_kwargs({"executors": ["prim"], "time": "25%", "instructions": 2, "vs_torch": "1.5x"})
-    assert parsed == MarkerSettings(executors=("prim",), targets=None,
-                                    thresholds={"time": Limit(relative=0.25), "instructions": Limit(absolute=2.0)},
-                                    peer_limits={"torch": 1.5})
+    assert parsed == MarkerSettings(
+        executors=("prim",),
+        targets=None,
+        thresholds={"time": Limit(relative=0.25), "instructions": Limit(absolute=2.0)},
+        peer_limits={"torch": 1.5},
+    )
     assert MarkerSettings.from_kwargs({}) == MarkerSettings()
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"time": "soon"}, "bad threshold time='soon'"),
-    ({"targets": "rocm"}, "unknown target 'rocm'"),
-    ({"executors": []}, "no executor given"),
-    ({"vs_numpy": 0}, "bad vs_numpy=0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"time": "soon"}, "bad threshold time='soon'"),
+        ({"targets": "rocm"}, "unknown target 'rocm'"),
+        ({"executors": []}, "no executor given"),
+        ({"vs_numpy": 0}, "bad vs_numpy=0"),
+    ],
+)
 def test_marker_settings_reject_bad_values_naming_the_keyword(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         MarkerSettings.from_kwargs(kwargs)
@@ -239,16 +294,24 @@ def test_docs_reference_documents_every_option():
     README table, checked here against OPTIONS): every row, with its ini key, environment
     variable and marker keywords."""
     hook = _reference_hook()
-    page = hook.on_page_markdown((DOCS / "reference.md").read_text(encoding="utf-8"),
-                                 SimpleNamespace(file=SimpleNamespace(src_path="reference.md")), None, None)
+    page = hook.on_page_markdown(
+        (DOCS / "reference.md").read_text(encoding="utf-8"),
+        SimpleNamespace(file=SimpleNamespace(src_path="reference.md")),
+        None,
+        None,
+    )
     assert page == (DOCS / "reference.md").read_text(encoding="utf-8")  # the file holds the generated tables
     # each option: "- `--tvmperf-x=V`: its help (ini `tvmperf_x` · environment `X` · marker `a`, `b`)"
     entries = re.findall(r"^- `(--tvmperf-[a-z-]+)[^`]*`: (.*) \(([^()]*)\)$", page, re.MULTILINE)
     documented = {}
     for flag, help_text, where in entries:
         parts = dict(part.split(" ", 1) for part in where.split(" · ") if part != "command line only")
-        documented[flag] = (parts.get("ini", "").strip("`"), parts.get("environment", "").strip("`"),
-                            set(re.findall(r"`([a-z_]+)`", parts.get("marker", ""))), bool(help_text))
+        documented[flag] = (
+            parts.get("ini", "").strip("`"),
+            parts.get("environment", "").strip("`"),
+            set(re.findall(r"`([a-z_]+)`", parts.get("marker", ""))),
+            bool(help_text),
+        )
     assert documented == {o.flag: (o.dest if o.ini else "", o.env or "", set(o.marker_keys), True) for o in OPTIONS}
     for key in markers.MARKER_KEYS:
         assert f"| `{key}` |" in page, key

@@ -11,8 +11,26 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_tvmperf.config import options, parsing
-from pytest_tvmperf.config.parsing import EXACT_METRICS, EXECUTORS, METRICS, TARGETS, parse_alpha, parse_switch, parse_executors, parse_inconclusive, parse_noise, parse_other_machine, parse_targets
-from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_limit, parse_thresholds, thresholds_from_marker
+from pytest_tvmperf.config.parsing import (
+    EXACT_METRICS,
+    EXECUTORS,
+    METRICS,
+    TARGETS,
+    parse_alpha,
+    parse_switch,
+    parse_executors,
+    parse_inconclusive,
+    parse_noise,
+    parse_other_machine,
+    parse_targets,
+)
+from pytest_tvmperf.config.limits import (
+    DEFAULT_THRESHOLDS,
+    Limit,
+    parse_limit,
+    parse_thresholds,
+    thresholds_from_marker,
+)
 from pytest_tvmperf.config.settings import Settings
 
 # --------------------------------------------------------------------------- parse_limit
@@ -65,8 +83,7 @@ def test_parse_limit_rejects_with_a_message_naming_value_and_example(metric, tex
     if metric == "time":
         hint = "write a percentage or a ratio, e.g. time=25% or time=1.25x"
     else:  # issue 23: read "write instructions='0', '2' (or '0', '2' or '5%', or 'off')"
-        hint = (f"write an allowed increase or a percentage, e.g. {metric}=0 (no increase), {metric}=2 "
-                f"or {metric}=5%")
+        hint = f"write an allowed increase or a percentage, e.g. {metric}=0 (no increase), {metric}=2 or {metric}=5%"
     assert message == f"bad threshold {metric}={text!r}: {hint}; or {metric}=off to stop gating it"
     # every example it gives is a limit the parser takes
     for example in ("0", "2", "5%", "off") if metric != "time" else ("25%", "1.25x", "off"):
@@ -273,12 +290,15 @@ def test_positive_int_rejects(text):
         parsing.positive_int(text)
 
 
-@pytest.mark.parametrize("parse, low, high, text", [
-    (parsing.parse_min_repeat_ms, 1, 60000, "3000000000"),  # issue 23: accepted, and TVM ignored it
-    (parsing.parse_min_repeat_ms, 1, 60000, "0"),
-    (parsing.parse_rpc_timeout, 1, 86400, "99999999999"),  # issue 23: an OverflowError in the wait
-    (parsing.parse_rpc_timeout, 1, 86400, "-5"),
-])
+@pytest.mark.parametrize(
+    "parse, low, high, text",
+    [
+        (parsing.parse_min_repeat_ms, 1, 60000, "3000000000"),  # issue 23: accepted, and TVM ignored it
+        (parsing.parse_min_repeat_ms, 1, 60000, "0"),
+        (parsing.parse_rpc_timeout, 1, 86400, "99999999999"),  # issue 23: an OverflowError in the wait
+        (parsing.parse_rpc_timeout, 1, 86400, "-5"),
+    ],
+)
 def test_bounded_options_say_their_range(parse, low, high, text):
     with pytest.raises(ValueError, match=rf"^expected \w[\w ]* from {low} to {high}, got '{text}'$"):
         parse(text)
@@ -337,11 +357,31 @@ def test_addoption_parses_cli_values():
     assert getattr(ns, options.OPT_EXECUTORS) == ("prim",)
     assert getattr(ns, options.OPT_REPEAT) == 3
     assert getattr(ns, options.OPT_UPDATE) is False
-    for name in (options.OPT_ALPHA, options.OPT_INCONCLUSIVE, options.OPT_OTHER_MACHINE, options.OPT_CONFIRM,
-                 options.OPT_NOISE, options.OPT_ARTIFACTS):
+    for name in (
+        options.OPT_ALPHA,
+        options.OPT_INCONCLUSIVE,
+        options.OPT_OTHER_MACHINE,
+        options.OPT_CONFIRM,
+        options.OPT_NOISE,
+        options.OPT_ARTIFACTS,
+    ):
         assert getattr(ns, name) is None  # unset: Settings falls back to ini, then the default
-    ns = parser.parse_args(["--tvmperf-alpha", "1%", "--tvmperf-inconclusive", "fail", "--tvmperf-other-machine", "skip",
-                            "--tvmperf-confirm", "off", "--tvmperf-noise", "ab=2%", "--tvmperf-artifacts", "off"])
+    ns = parser.parse_args(
+        [
+            "--tvmperf-alpha",
+            "1%",
+            "--tvmperf-inconclusive",
+            "fail",
+            "--tvmperf-other-machine",
+            "skip",
+            "--tvmperf-confirm",
+            "off",
+            "--tvmperf-noise",
+            "ab=2%",
+            "--tvmperf-artifacts",
+            "off",
+        ]
+    )
     assert getattr(ns, options.OPT_ALPHA) == pytest.approx(0.01)
     assert getattr(ns, options.OPT_INCONCLUSIVE) == "fail"
     assert getattr(ns, options.OPT_OTHER_MACHINE) == "skip"
@@ -434,7 +474,9 @@ def test_parse_other_machine_rejects(text, message):
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize(("parse", "text"), [(parse_inconclusive, "fail,pass"), (parse_other_machine, "skip,normalized")])
+@pytest.mark.parametrize(
+    ("parse", "text"), [(parse_inconclusive, "fail,pass"), (parse_other_machine, "skip,normalized")]
+)
 def test_single_choice_parsers_reject_a_list(parse, text):
     with pytest.raises(ValueError):
         parse(text)
@@ -513,8 +555,14 @@ SWITCH_OPTIONS = [opt for opt in options.OPTIONS if opt.parse in (parse_switch, 
 
 
 def test_every_on_off_option_is_known():
-    assert sorted(opt.dest for opt in SWITCH_OPTIONS) == ["tvmperf_approved_change", "tvmperf_confirm", "tvmperf_layers", "tvmperf_simulate",
-                                                          "tvmperf_timing", "tvmperf_trust_artifacts"]
+    assert sorted(opt.dest for opt in SWITCH_OPTIONS) == [
+        "tvmperf_approved_change",
+        "tvmperf_confirm",
+        "tvmperf_layers",
+        "tvmperf_simulate",
+        "tvmperf_timing",
+        "tvmperf_trust_artifacts",
+    ]
 
 
 @pytest.mark.parametrize("opt", SWITCH_OPTIONS, ids=lambda o: o.dest)
@@ -555,7 +603,11 @@ def test_settings_thresholds_precedence_cli_over_marker_over_ini():
     """Closest wins: command line > the test's marker > ini > default, per metric."""
     settings = Settings(
         cli_thresholds={"time": Limit(relative=0.01)},
-        ini_thresholds={"time": Limit(relative=0.02), "instructions": Limit(absolute=2.0), "calls": Limit(absolute=4.0)},
+        ini_thresholds={
+            "time": Limit(relative=0.02),
+            "instructions": Limit(absolute=2.0),
+            "calls": Limit(absolute=4.0),
+        },
     )
     marker = {"time": Limit(relative=0.03), "instructions": Limit(absolute=3.0), "kernels": Limit(enabled=False)}
     merged = settings.thresholds(marker)
@@ -588,12 +640,18 @@ class FakeConfig:
 
 def test_settings_from_config_defaults():
     settings = Settings.from_config(FakeConfig())
-    assert settings == Settings(baseline_dir=Path("/root/project/baselines"),
-                                artifact_dir=Path("/root/project/baselines/artifacts"),
-                                tuning_db=Path("/root/project/baselines/tuning"))
+    assert settings == Settings(
+        baseline_dir=Path("/root/project/baselines"),
+        artifact_dir=Path("/root/project/baselines/artifacts"),
+        tuning_db=Path("/root/project/baselines/tuning"),
+    )
     assert (settings.tune_trials, settings.peers) == (None, ())
     assert (settings.alpha, settings.inconclusive, settings.other_machine, settings.confirm) == (
-        0.05, "warn", "skip", True)
+        0.05,
+        "warn",
+        "skip",
+        True,
+    )
     assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
 
 
@@ -615,14 +673,18 @@ def test_settings_noise_default_is_a_copy():
 
 
 def test_settings_from_config_reads_time_verdict_ini():
-    settings = Settings.from_config(FakeConfig(ini={
-        options.OPT_ALPHA: "1%",
-        options.OPT_INCONCLUSIVE: "fail",
-        options.OPT_OTHER_MACHINE: "skip",
-        options.OPT_CONFIRM: "no",
-        options.OPT_NOISE: "raw=20%",
-        options.OPT_ARTIFACTS: "saved",
-    }))
+    settings = Settings.from_config(
+        FakeConfig(
+            ini={
+                options.OPT_ALPHA: "1%",
+                options.OPT_INCONCLUSIVE: "fail",
+                options.OPT_OTHER_MACHINE: "skip",
+                options.OPT_CONFIRM: "no",
+                options.OPT_NOISE: "raw=20%",
+                options.OPT_ARTIFACTS: "saved",
+            }
+        )
+    )
     assert settings.alpha == pytest.approx(0.01)
     assert (settings.inconclusive, settings.other_machine, settings.confirm) == ("fail", "skip", False)
     assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": pytest.approx(0.2), "ratio": 0.07}
@@ -630,13 +692,27 @@ def test_settings_from_config_reads_time_verdict_ini():
 
 
 def test_settings_from_config_cli_beats_ini_for_time_verdict():
-    settings = Settings.from_config(FakeConfig(
-        cli={options.OPT_ALPHA: 0.2, options.OPT_INCONCLUSIVE: "pass", options.OPT_OTHER_MACHINE: "normalized",
-             options.OPT_CONFIRM: False, options.OPT_NOISE: {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07},
-             options.OPT_ARTIFACTS: "cli_art", options.OPT_BASELINES: "b"},
-        ini={options.OPT_ALPHA: "0.01", options.OPT_INCONCLUSIVE: "fail", options.OPT_OTHER_MACHINE: "skip",
-             options.OPT_CONFIRM: "true", options.OPT_NOISE: "ab=5%", options.OPT_ARTIFACTS: "ini_art"},
-    ))
+    settings = Settings.from_config(
+        FakeConfig(
+            cli={
+                options.OPT_ALPHA: 0.2,
+                options.OPT_INCONCLUSIVE: "pass",
+                options.OPT_OTHER_MACHINE: "normalized",
+                options.OPT_CONFIRM: False,
+                options.OPT_NOISE: {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07},
+                options.OPT_ARTIFACTS: "cli_art",
+                options.OPT_BASELINES: "b",
+            },
+            ini={
+                options.OPT_ALPHA: "0.01",
+                options.OPT_INCONCLUSIVE: "fail",
+                options.OPT_OTHER_MACHINE: "skip",
+                options.OPT_CONFIRM: "true",
+                options.OPT_NOISE: "ab=5%",
+                options.OPT_ARTIFACTS: "ini_art",
+            },
+        )
+    )
     assert (settings.alpha, settings.inconclusive, settings.other_machine) == (0.2, "pass", "normalized")
     assert settings.confirm is False  # a CLI False is a value, not "unset"
     assert settings.noise == {"ab": 0.02, "normalized": 0.1, "raw": 0.15, "ratio": 0.07}
@@ -650,15 +726,19 @@ def test_settings_from_config_artifacts_off(value):
 
 
 def test_settings_from_config_reads_ini():
-    settings = Settings.from_config(FakeConfig(ini={
-        options.OPT_EXECUTORS: "prim",
-        options.OPT_TARGETS: "cuda,llvm",
-        options.OPT_BASELINES: "perf/base",
-        options.OPT_THRESHOLD: "time=30%",
-        options.OPT_REPEAT: "4",
-        options.OPT_MIN_REPEAT_MS: "9",
-        options.OPT_EXAMPLES: "2",
-    }))
+    settings = Settings.from_config(
+        FakeConfig(
+            ini={
+                options.OPT_EXECUTORS: "prim",
+                options.OPT_TARGETS: "cuda,llvm",
+                options.OPT_BASELINES: "perf/base",
+                options.OPT_THRESHOLD: "time=30%",
+                options.OPT_REPEAT: "4",
+                options.OPT_MIN_REPEAT_MS: "9",
+                options.OPT_EXAMPLES: "2",
+            }
+        )
+    )
     assert settings.executors == ("prim",)
     assert settings.targets == ("cuda", "llvm")
     assert settings.baseline_dir == Path("/root/project/perf/base")
@@ -668,12 +748,23 @@ def test_settings_from_config_reads_ini():
 
 
 def test_settings_from_config_cli_beats_ini():
-    settings = Settings.from_config(FakeConfig(
-        cli={options.OPT_EXECUTORS: ("vm-compiled",), options.OPT_REPEAT: 2, options.OPT_UPDATE: True,
-             options.OPT_BASELINES: "cli_dir", options.OPT_THRESHOLD: {"time": Limit(enabled=False)}},
-        ini={options.OPT_EXECUTORS: "prim", options.OPT_REPEAT: "4", options.OPT_BASELINES: "ini_dir",
-             options.OPT_THRESHOLD: "time=30%"},
-    ))
+    settings = Settings.from_config(
+        FakeConfig(
+            cli={
+                options.OPT_EXECUTORS: ("vm-compiled",),
+                options.OPT_REPEAT: 2,
+                options.OPT_UPDATE: True,
+                options.OPT_BASELINES: "cli_dir",
+                options.OPT_THRESHOLD: {"time": Limit(enabled=False)},
+            },
+            ini={
+                options.OPT_EXECUTORS: "prim",
+                options.OPT_REPEAT: "4",
+                options.OPT_BASELINES: "ini_dir",
+                options.OPT_THRESHOLD: "time=30%",
+            },
+        )
+    )
     assert settings.executors == ("vm-compiled",)
     assert settings.repeat == 2
     assert settings.update is True

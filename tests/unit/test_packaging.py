@@ -48,13 +48,21 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(tmp_path: Path):
     pytest.importorskip("build", reason="build is in the test extra: pip install -e '.[test]'")
     pytest.importorskip("twine", reason="twine is in the test extra: pip install -e '.[test]'")
     root = PYPROJECT.parent
-    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp_path), str(root)],
-                           capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp_path), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     dists = sorted(tmp_path.iterdir(), key=lambda p: p.suffix)
     assert [p.suffix for p in dists] == [".gz", ".whl"], dists
-    checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, dists)],
-                             capture_output=True, text=True, timeout=300)
+    checked = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, dists)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     with zipfile.ZipFile(dists[1]) as wheel:
         names = wheel.namelist()

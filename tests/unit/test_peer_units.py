@@ -19,10 +19,17 @@ from pytest_tvmperf.result.text import SummaryRow, peer_lines, peer_table, relat
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("numpy", ("numpy",)), ("torch, numpy", ("torch", "numpy")), ("all", parsing.PEERS),
-    ("none", ()), ("off", ()), (["onnxruntime"], ("onnxruntime",)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("numpy", ("numpy",)),
+        ("torch, numpy", ("torch", "numpy")),
+        ("all", parsing.PEERS),
+        ("none", ()),
+        ("off", ()),
+        (["onnxruntime"], ("onnxruntime",)),
+    ],
+)
 def test_parse_peers(text, expected):
     assert parsing.parse_peers(text) == expected
 
@@ -85,11 +92,20 @@ def test_samples_pool_peers_and_reject_bad_ones():
 
 
 def test_record_json_keeps_pipeline_tuning_and_peers():
-    machine = Machine(cpu_model="cpu", logical_cores=2, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm")
+    machine = Machine(
+        cpu_model="cpu", logical_cores=2, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm"
+    )
     samples = TimeSamples((1e-3, 2e-3), peers=(("torch", (5e-4, 6e-4)),))
-    record = Record("w", "vm-bytecode", {"kind": "llvm"}, "0.27", ExactMetrics(kernels=2),
-                    {machine.fingerprint: Timing(machine, samples)}, pipeline="tuned",
-                    tuning={"db_dir": "baselines/tuning", "records_hash": "f00", "tasks": ["a"], "missing": []})
+    record = Record(
+        "w",
+        "vm-bytecode",
+        {"kind": "llvm"},
+        "0.27",
+        ExactMetrics(kernels=2),
+        {machine.fingerprint: Timing(machine, samples)},
+        pipeline="tuned",
+        tuning={"db_dir": "baselines/tuning", "records_hash": "f00", "tasks": ["a"], "missing": []},
+    )
     back = Record.from_json(record.as_json())
     assert back.pipeline == "tuned" and back.tuning["records_hash"] == "f00"
     assert back.timing.samples.peer("torch") == (5e-4, 6e-4)
@@ -100,10 +116,23 @@ def test_record_json_keeps_pipeline_tuning_and_peers():
 
 
 def test_peer_table_and_lines():
-    rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass",
-                       peers=(PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),
-                              PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2))),
-            SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass")]
+    rows = [
+        SummaryRow(
+            "t1",
+            "vm",
+            "llvm",
+            2e-3,
+            None,
+            None,
+            None,
+            "pass",
+            peers=(
+                PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),
+                PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2),
+            ),
+        ),
+        SummaryRow("t2", "vm", "llvm", 1e-3, None, None, None, "pass"),
+    ]
     table = peer_table(rows)
     assert table[0].split() == ["test", "tvm", "tvm/numpy", "tvm/torch"]
     assert "0.50x [0.45-0.55]" in table[1] and "2.00x [1.90-2.10] > 1.2 exceeded" in table[1]
@@ -116,8 +145,13 @@ def test_peer_table_and_lines():
 
 def test_relation_message_shows_both_sides():
     verdict = ratio_verdict("a / b", (4.0,) * 10, 4e-3, 1e-3, 1.5, 0.05, 0.02)
-    message = relation_message("a / b", verdict, ExactMetrics(instructions={"main": 85}, by_callee={"x": 80, "y": 5}),
-                               ExactMetrics(instructions={"main": 22}, by_callee={"x": 17, "y": 5}), ["n1"])
+    message = relation_message(
+        "a / b",
+        verdict,
+        ExactMetrics(instructions={"main": 85}, by_callee={"x": 80, "y": 5}),
+        ExactMetrics(instructions={"main": 22}, by_callee={"x": 17, "y": 5}),
+        ["n1"],
+    )
     assert "a / b: time ratio 4.00x" in message and "is more than the limit 1.5x" in message
     assert "instructions: 85 vs 22" in message and "+63 x" in message and "note: n1" in message
 
@@ -125,9 +159,22 @@ def test_relation_message_shows_both_sides():
 def test_markdown_summary_has_the_peer_table():
     from pytest_tvmperf.result.text import markdown_summary
 
-    rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass",
-                       peers=(PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),
-                              PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2)))]
+    rows = [
+        SummaryRow(
+            "t1",
+            "vm",
+            "llvm",
+            2e-3,
+            None,
+            None,
+            None,
+            "pass",
+            peers=(
+                PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),
+                PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2),
+            ),
+        )
+    ]
     text = markdown_summary(rows)
     assert "| test | tvm | tvm/numpy | tvm/torch |" in text
     assert "| `t1` | 2 ms | 0.50x [0.45-0.55] | 2.00x [1.90-2.10] > 1.2 exceeded |" in text
@@ -139,9 +186,11 @@ def test_the_markdown_headline_counts_an_inconclusive_peer_gate_as_inconclusive(
 
     held = PeerCell("torch", 1.1, 0.9, 1.3, Verdict.INCONCLUSIVE, 1.2)
     shown = PeerCell("numpy", 1.1, 0.9, 1.3, Verdict.INCONCLUSIVE, None)  # not gated: only shown
-    rows = [SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass", peers=(held,)),
-            SummaryRow("t2", "vm", "llvm", 2e-3, None, None, None, "pass", peers=(shown,)),
-            SummaryRow("t3", "vm", "llvm", 2e-3, None, None, None, "regressed", peers=(held,))]
+    rows = [
+        SummaryRow("t1", "vm", "llvm", 2e-3, None, None, None, "pass", peers=(held,)),
+        SummaryRow("t2", "vm", "llvm", 2e-3, None, None, None, "pass", peers=(shown,)),
+        SummaryRow("t3", "vm", "llvm", 2e-3, None, None, None, "regressed", peers=(held,)),
+    ]
     text = markdown_summary(rows)
     assert text.startswith("### pytest-tvmperf: 1 inconclusive, 1 pass, 1 regressed\n")
     assert "| ⚠️ pass (vs torch inconclusive) |" in text
@@ -158,7 +207,9 @@ def test_random_input_by_dtype():
     ints = random_input(rng, (50,), np.int64, "x")
     assert ints.dtype == np.int64 and ints.min() >= 0 and ints.max() < 10
     assert random_input(rng, (4,), np.bool_, "x").dtype == np.bool_
-    with pytest.raises(WorkloadError, match="onnx_workload input 'a': no default inputs of dtype complex64; pass make_inputs="):
+    with pytest.raises(
+        WorkloadError, match="onnx_workload input 'a': no default inputs of dtype complex64; pass make_inputs="
+    ):
         random_input(rng, (1,), np.complex64, "onnx_workload input 'a'")
 
 
@@ -180,26 +231,45 @@ def test_gpu_kernels_are_left_unscheduled_for_tuning():
 
     cuda = tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
     fused = fuse_relax(workloads.mlp(batch=1).program, cuda)
-    assert [name for name, _ in tuning.tasks_of(fused, cuda)] == ["fused_matmul1_add1", "fused_matmul2_add2", "fused_matmul_add"]
+    assert [name for name, _ in tuning.tasks_of(fused, cuda)] == [
+        "fused_matmul1_add1",
+        "fused_matmul2_add2",
+        "fused_matmul_add",
+    ]
 
 
 def test_history_leaves_relations_out_and_keeps_the_check():
     from pytest_tvmperf.report.history import history_line
     from pytest_tvmperf.result.entry import ResultEntry, TimeCell
 
-    entries = [ResultEntry("t.py::x", Verdict.PASS, time=TimeCell(median_s=1e-3), relation=None),
-               ResultEntry("t.py::x", Verdict.REGRESSED, time=None,
-                           relation=PeerCell("a / b", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.5))]
+    entries = [
+        ResultEntry("t.py::x", Verdict.PASS, time=TimeCell(median_s=1e-3), relation=None),
+        ResultEntry(
+            "t.py::x", Verdict.REGRESSED, time=None, relation=PeerCell("a / b", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.5)
+        ),
+    ]
     assert history_line(entries, "now")["tests"] == {"t.py::x": {"median_s": 1e-3, "verdict": "pass"}}
 
 
 def test_merged_over_keeps_other_machines_unless_this_targets_records_changed():
-    machine = Machine(cpu_model="cpu", logical_cores=2, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm")
-    other = Machine(cpu_model="cpu2", logical_cores=4, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm")
+    machine = Machine(
+        cpu_model="cpu", logical_cores=2, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm"
+    )
+    other = Machine(
+        cpu_model="cpu2", logical_cores=4, tvm_threads=1, tvm_version="0.27", llvm_version="17", target="llvm"
+    )
 
     def rec(m, target, digest):
-        return Record("w", "vm-bytecode", target, "0.27", ExactMetrics(kernels=2),
-                      {m.fingerprint: Timing(m, TimeSamples((1e-3,)))}, pipeline="tuned", tuning={"records_hash": digest})
+        return Record(
+            "w",
+            "vm-bytecode",
+            target,
+            "0.27",
+            ExactMetrics(kernels=2),
+            {m.fingerprint: Timing(m, TimeSamples((1e-3,)))},
+            pipeline="tuned",
+            tuning={"records_hash": digest},
+        )
 
     old = rec(other, {"mcpu": "b"}, "h-b")
     assert set(rec(machine, {"mcpu": "a"}, "h-a").merged_over(old).timings) == {machine.fingerprint, other.fingerprint}
@@ -222,16 +292,19 @@ def test_a_ratio_whose_interval_crosses_its_limit_is_no_pass():
     assert under.status == "pass" and under.high <= 3.0
     over = ratio_verdict("torch", tuple(4.0 * s for s in spread), 0.6, 0.15, 3.0, 0.025, 0.07)
     assert over.status == "exceeded" and over.low > 3.0
-    rows = [SummaryRow("t", "vm", "llvm", 0.4, None, None, None, "inconclusive", peers=(PeerCell.of(crossing),)),
-            SummaryRow("u", "vm", "llvm", 0.3, None, None, None, "pass", peers=(PeerCell.of(under),)),
-            SummaryRow("o", "vm", "llvm", 0.6, None, None, None, "slower than peer", peers=(PeerCell.of(over),))]
+    rows = [
+        SummaryRow("t", "vm", "llvm", 0.4, None, None, None, "inconclusive", peers=(PeerCell.of(crossing),)),
+        SummaryRow("u", "vm", "llvm", 0.3, None, None, None, "pass", peers=(PeerCell.of(under),)),
+        SummaryRow("o", "vm", "llvm", 0.6, None, None, None, "slower than peer", peers=(PeerCell.of(over),)),
+    ]
     table = peer_table(rows)
-    assert table[1].endswith("vs 3 inconclusive") and table[2].endswith("<= 3 pass") and table[3].endswith("> 3 exceeded")
+    assert (
+        table[1].endswith("vs 3 inconclusive") and table[2].endswith("<= 3 pass") and table[3].endswith("> 3 exceeded")
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(ratio=st.floats(0.2, 5.0), jitter=st.floats(0.0, 0.3), limit=st.floats(0.5, 4.0),
-       alpha=st.floats(0.001, 0.2))
+@given(ratio=st.floats(0.2, 5.0), jitter=st.floats(0.0, 0.3), limit=st.floats(0.5, 4.0), alpha=st.floats(0.001, 0.2))
 def test_no_ratio_prints_a_verdict_its_interval_contradicts(ratio, jitter, limit, alpha):
     ratios = tuple(ratio * (1 + jitter * ((i % 5) - 2) / 2) for i in range(15))
     v = ratio_verdict("torch", ratios, 1.0, 1.0, limit, alpha, 0.07)

@@ -15,8 +15,12 @@ def scale_workload() -> Workload:
 
     a = te.placeholder((64,), name="A")
     b = te.compute((64,), lambda i: a[i] * 2.0, name="B")
-    return Workload(name="scale2", program=te.create_prim_func([a, b]),
-                    make_inputs=lambda rng, dims: [np.ones(64, "float32")], reference=lambda x: x * np.float32(2))
+    return Workload(
+        name="scale2",
+        program=te.create_prim_func([a, b]),
+        make_inputs=lambda rng, dims: [np.ones(64, "float32")],
+        reference=lambda x: x * np.float32(2),
+    )
 
 
 def test_a_reloaded_sampler_loads_new_copies_after_the_artifact_is_gone(tmp_path):
@@ -28,8 +32,9 @@ def test_a_reloaded_sampler_loads_new_copies_after_the_artifact_is_gone(tmp_path
     args = [np.ones(64, "float32")]
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    sampler = placed_sampler(artifact, "prim", workload.entry, target, args, [((64,), "float32")], 1, scratch,
-                             placements=2)
+    sampler = placed_sampler(
+        artifact, "prim", workload.entry, target, args, [((64,), "float32")], 1, scratch, placements=2
+    )
     artifact.unlink()  # the run discards its temporary export before a confirming re-measure
     before = set(scratch.iterdir())
     again = sampler.reloaded()

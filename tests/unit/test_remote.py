@@ -43,9 +43,13 @@ def test_tracker_address():
     assert parse_rpc_address(" 10.0.0.2:9190 ") == ("10.0.0.2", 9190)
 
 
-SUMMARY = {"queue_info": {"board": {"free": 1, "pending": 2}, "gone": {"free": 0, "pending": 0}},
-           "server_info": [{"key": "server:board", "addr": ["127.0.0.1", 9001]},
-                           {"key": "server:board", "addr": ["127.0.0.1", 9000]}]}
+SUMMARY = {
+    "queue_info": {"board": {"free": 1, "pending": 2}, "gone": {"free": 0, "pending": 0}},
+    "server_info": [
+        {"key": "server:board", "addr": ["127.0.0.1", 9001]},
+        {"key": "server:board", "addr": ["127.0.0.1", 9000]},
+    ],
+}
 
 
 def test_offers_from_a_tracker_summary():
@@ -69,8 +73,17 @@ def test_remote_target_without_tracker_address():
 
 
 def _device(key: str, cpu: str = "cortex-a72", server: int = 9000) -> RemoteDevice:
-    return RemoteDevice(RemoteName("llvm", key), ("127.0.0.1", 9190), ("10.0.0.1", server), session=None, cpu=cpu,
-                        triple="aarch64-linux-gnu", threads=4, llvm="17", scratch=Path("/nonexistent"))
+    return RemoteDevice(
+        RemoteName("llvm", key),
+        ("127.0.0.1", 9190),
+        ("10.0.0.1", server),
+        session=None,
+        cpu=cpu,
+        triple="aarch64-linux-gnu",
+        threads=4,
+        llvm="17",
+        scratch=Path("/nonexistent"),
+    )
 
 
 def test_identical_boards_share_a_fingerprint_and_other_boards_do_not():

@@ -62,7 +62,16 @@ def test_fmt_time_unit_and_value(seconds):
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(None, "n/a"), (3, "3"), (3.0, "3"), (0, "0"), (-2, "-2"), (2.5, "2.5"), (1 / 3, "0.3333"), (12345.678, "1.235e+04")],
+    [
+        (None, "n/a"),
+        (3, "3"),
+        (3.0, "3"),
+        (0, "0"),
+        (-2, "-2"),
+        (2.5, "2.5"),
+        (1 / 3, "0.3333"),
+        (12345.678, "1.235e+04"),
+    ],
 )
 def test_fmt_number(value, text):
     assert fmt_number(value) == text
@@ -93,8 +102,10 @@ def test_count_diff_limit():
     assert count_diff(before, after, limit=5) == "+5 k4, +4 k3, +3 k2, +2 k1, +1 k0"
 
 
-@given(st.dictionaries(st.sampled_from("abcdefghij"), st.integers(0, 50)),
-       st.dictionaries(st.sampled_from("abcdefghij"), st.integers(0, 50)))
+@given(
+    st.dictionaries(st.sampled_from("abcdefghij"), st.integers(0, 50)),
+    st.dictionaries(st.sampled_from("abcdefghij"), st.integers(0, 50)),
+)
 def test_count_diff_parts_sum_to_total_change(before, after):
     text = count_diff(before, after, limit=100)
     parts = [p for p in text.split(", ") if p]
@@ -123,8 +134,13 @@ def test_missing_baseline_message():
 
 
 def _metrics(instructions: dict, calls: dict) -> ExactMetrics:
-    return ExactMetrics(instructions=instructions, by_callee={"ret": 1, "call": sum(instructions.values()) - 1},
-                        calls=calls, kernels=2, storage_bytes=100)
+    return ExactMetrics(
+        instructions=instructions,
+        by_callee={"ret": 1, "call": sum(instructions.values()) - 1},
+        calls=calls,
+        kernels=2,
+        storage_bytes=100,
+    )
 
 
 def test_regression_message_instructions_and_calls():
@@ -225,8 +241,10 @@ def test_ab_headline_leads_with_the_side_by_side_medians_not_the_stored_one():
     assert time_verdict.status == "regressed"
     lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
     assert lines[4].startswith("  time 47.5 ms -> 51.3 ms (medians, side by side); a/b ratio 1.08x (")
-    assert lines[5] == ("    compared: the baseline's artifact timed side by side (the baseline's stored median, "
-                        "95.5 ms, was measured in another run: not compared)")
+    assert lines[5] == (
+        "    compared: the baseline's artifact timed side by side (the baseline's stored median, "
+        "95.5 ms, was measured in another run: not compared)"
+    )
     assert "95.5 ms ->" not in "\n".join(lines)
     # the summary row, the JUnit properties and the results JSON show the same numbers
     from pytest_tvmperf.result.outcome import Outcome, junit_properties
@@ -292,32 +310,71 @@ ROWS = [
     SummaryRow("test_mlp", "vm-bytecode", "llvm", 2e-3, 1e-3, 17, 15, "regressed"),
     SummaryRow("test_long_name[x]", "prim", "llvm", 5e-6, None, None, None, "not gated", note="no time baseline"),
     SummaryRow("t", "vm-compiled", "cuda", None, 1e-3, 3, None, "pass", note="no time baseline"),
-    SummaryRow("test_ab", "prim", "llvm", 1.1e-3, 1e-3, 5, 5, "inconclusive",
-               ratio=1.0412, low=0.987, high=1.0961, mode="a/b"),
+    SummaryRow(
+        "test_ab", "prim", "llvm", 1.1e-3, 1e-3, 5, 5, "inconclusive", ratio=1.0412, low=0.987, high=1.0961, mode="a/b"
+    ),
 ]
 
 
 def test_summary_table_cells():
     lines = summary_table(ROWS)
     assert len(lines) == 5
-    assert lines[0].split() == ["test", "executor", "target", "median", "baseline", "ratio", "[CI]", "instr",
-                                "now/base", "verdict"]
+    assert lines[0].split() == [
+        "test",
+        "executor",
+        "target",
+        "median",
+        "baseline",
+        "ratio",
+        "[CI]",
+        "instr",
+        "now/base",
+        "verdict",
+    ]
     assert lines[1].split() == ["test_mlp", "vm-bytecode", "llvm", "2", "ms", "1", "ms", "2.00x", "17/15", "regressed"]
     assert lines[2].split() == ["test_long_name[x]", "prim", "llvm", "5", "us", "-", "-", "n/a", "not", "gated"]
     assert lines[3].split() == ["t", "vm-compiled", "cuda", "-", "1", "ms", "-", "3/-", "pass"]
     # with a decision, the ratio cell is the decision's ratio and CI (not median over baseline)
-    assert lines[4].split() == ["test_ab", "prim", "llvm", "1.1", "ms", "1", "ms", "1.04x", "[0.99-1.10]", "a/b",
-                                "5/5", "inconclusive"]
+    assert lines[4].split() == [
+        "test_ab",
+        "prim",
+        "llvm",
+        "1.1",
+        "ms",
+        "1",
+        "ms",
+        "1.04x",
+        "[0.99-1.10]",
+        "a/b",
+        "5/5",
+        "inconclusive",
+    ]
 
 
 def test_the_summary_names_the_metric_that_failed_and_shows_the_simulated_cost():
     """Seen: '0.93x [0.81-1.06] a/b ... regressed' with no word of the instruction count
     that failed the test."""
-    rows = [SummaryRow("test_onnx", "vm-bytecode", "llvm", 0.93e-3, 1e-3, 17, 17, "regressed", ratio=0.93, low=0.81,
-                       high=1.06, mode="a/b", cpu_instructions=5170, baseline_cpu_instructions=4985,
-                       failed=("cpu_instructions",)),
-            SummaryRow("test_mlp", "vm-bytecode", "llvm", 2e-3, 1e-3, 17, 15, "regressed", failed=["time", "instructions"]),
-            SummaryRow("test_new", "prim", "llvm", 1e-3, None, None, None, "recorded", cpu_instructions=1_820_000)]
+    rows = [
+        SummaryRow(
+            "test_onnx",
+            "vm-bytecode",
+            "llvm",
+            0.93e-3,
+            1e-3,
+            17,
+            17,
+            "regressed",
+            ratio=0.93,
+            low=0.81,
+            high=1.06,
+            mode="a/b",
+            cpu_instructions=5170,
+            baseline_cpu_instructions=4985,
+            failed=("cpu_instructions",),
+        ),
+        SummaryRow("test_mlp", "vm-bytecode", "llvm", 2e-3, 1e-3, 17, 15, "regressed", failed=["time", "instructions"]),
+        SummaryRow("test_new", "prim", "llvm", 1e-3, None, None, None, "recorded", cpu_instructions=1_820_000),
+    ]
     lines = summary_table(rows)
     assert "cpu_instr now/base" in lines[0]
     assert lines[1].split()[-3:] == ["5.17k/4.99k", "regressed", "(cpu_instructions)"]
@@ -330,8 +387,13 @@ def test_the_summary_names_the_metric_that_failed_and_shows_the_simulated_cost()
     from pytest_tvmperf.judge.verdict import Verdict
     from pytest_tvmperf.result.entry import MetricCell, ResultEntry
 
-    entry = ResultEntry("t.py::test_mlp", Verdict.REGRESSED, test_id="test_mlp", failed=("time", "instructions"),
-                        metrics=(MetricCell("time", "regressed"), MetricCell("instructions", "regressed")))
+    entry = ResultEntry(
+        "t.py::test_mlp",
+        Verdict.REGRESSED,
+        test_id="test_mlp",
+        failed=("time", "instructions"),
+        metrics=(MetricCell("time", "regressed"), MetricCell("instructions", "regressed")),
+    )
     assert SummaryRow.of(ResultEntry.from_json(entry.to_json())).failed == ("time", "instructions")
 
 
@@ -346,7 +408,7 @@ def test_summary_table_columns_align():
     for word in ("executor", "target", "median", "baseline", "ratio [CI]", "instr now/base", "verdict"):
         column = lines[0].index(word)
         for line in lines[1:]:
-            assert line[column - 2:column] == "  "  # every column starts after a two-space gap
+            assert line[column - 2 : column] == "  "  # every column starts after a two-space gap
             assert line[column] != " "
     widest = max(len(r.test) for r in ROWS)
     assert lines[0].index("executor") == widest + 2

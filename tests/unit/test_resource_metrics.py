@@ -19,9 +19,12 @@ from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.values.resources import parts_diff, predates_line
 
-MEASURED = ExactMetrics(kernels=2, resources={"alloc_bytes": 240, "code_bytes": 1000},
-                        resource_parts={"alloc_bytes": {"output of matmul": 192, "output of matmul1": 48}},
-                        measured_with={"code_bytes": "tvm 0.27, llvm 22, target x"})
+MEASURED = ExactMetrics(
+    kernels=2,
+    resources={"alloc_bytes": 240, "code_bytes": 1000},
+    resource_parts={"alloc_bytes": {"output of matmul": 192, "output of matmul1": 48}},
+    measured_with={"code_bytes": "tvm 0.27, llvm 22, target x"},
+)
 
 
 def _record(exact: ExactMetrics) -> Record:
@@ -50,17 +53,23 @@ def test_thresholds_alias_defaults_and_the_switch():
 
 
 def test_compare_gates_grows_and_says_why_not():
-    grown = ExactMetrics(resources={"alloc_bytes": 432, "code_bytes": 1005},
-                         resource_parts={"alloc_bytes": {"output of matmul": 384, "output of matmul1": 48}},
-                         measured_with=MEASURED.measured_with)
+    grown = ExactMetrics(
+        resources={"alloc_bytes": 432, "code_bytes": 1005},
+        resource_parts={"alloc_bytes": {"output of matmul": 384, "output of matmul1": 48}},
+        measured_with=MEASURED.measured_with,
+    )
     verdicts = {v.metric: v for v in compare_resources(_record(grown), _record(MEASURED), DEFAULT_THRESHOLDS)}
     assert (verdicts["alloc_bytes"].status, verdicts["code_bytes"].status) == ("regressed", "pass")  # 0.5% < 1%
     assert resource_lines(verdicts["alloc_bytes"], _record(grown), _record(MEASURED)) == [
         "  alloc_bytes 240 B -> 432 B (+192 B, limit no increase)",
-        "    by allocation site: output of matmul: 192 -> 384 B (+192)"]
+        "    by allocation site: output of matmul: 192 -> 384 B (+192)",
+    ]
     # n/a here, with the reason; predating baseline; code of another setup held, not failed
-    na = ExactMetrics(not_measured={"alloc_bytes": "cannot read"}, resources={"code_bytes": 9999},
-                      measured_with={"code_bytes": "tvm 0.28"})
+    na = ExactMetrics(
+        not_measured={"alloc_bytes": "cannot read"},
+        resources={"code_bytes": 9999},
+        measured_with={"code_bytes": "tvm 0.28"},
+    )
     old = ExactMetrics.from_json(ExactMetrics().as_json())
     v = {x.metric: x for x in compare_resources(_record(na), _record(MEASURED), DEFAULT_THRESHOLDS)}
     assert (v["alloc_bytes"].status, v["alloc_bytes"].note) == ("n/a", "cannot read")
@@ -93,12 +102,16 @@ def _elf64(symbols: list[tuple[str, int, int, int]]) -> bytes:
     for name, *_ in symbols:
         offsets.append(pos)
         pos += len(name) + 1
-    syms = b"\0" * 24 + b"".join(struct.pack("<IBBHQQ", off, kind, 0, shndx, 0, size)
-                                 for off, (_, kind, shndx, size) in zip(offsets, symbols))
+    syms = b"\0" * 24 + b"".join(
+        struct.pack("<IBBHQQ", off, kind, 0, shndx, 0, size) for off, (_, kind, shndx, size) in zip(offsets, symbols)
+    )
     head = 64
     shoff = head + len(strtab) + len(syms)
-    sections = (b"\0" * 64 + struct.pack("<IIQQQQIIQQ", 0, 3, 0, 0, head, len(strtab), 0, 0, 1, 0)
-                + struct.pack("<IIQQQQIIQQ", 0, 2, 0, 0, head + len(strtab), len(syms), 1, 0, 8, 24))
+    sections = (
+        b"\0" * 64
+        + struct.pack("<IIQQQQIIQQ", 0, 3, 0, 0, head, len(strtab), 0, 0, 1, 0)
+        + struct.pack("<IIQQQQIIQQ", 0, 2, 0, 0, head + len(strtab), len(syms), 1, 0, 8, 24)
+    )
     header = bytearray(64)
     header[:6] = b"\x7fELF\x02\x01"
     struct.pack_into("<Q", header, 0x28, shoff)
@@ -107,8 +120,15 @@ def _elf64(symbols: list[tuple[str, int, int, int]]) -> bytes:
 
 
 def test_elf_function_sizes_and_kernels():
-    data = _elf64([("__tvm_ffi_fused_add", 2, 1, 100), ("fused_add_compute_", 2, 1, 20), ("helper", 2, 1, 7),
-                   ("undefined", 2, 0, 50), ("a_variable", 1, 1, 8)])
+    data = _elf64(
+        [
+            ("__tvm_ffi_fused_add", 2, 1, 100),
+            ("fused_add_compute_", 2, 1, 20),
+            ("helper", 2, 1, 7),
+            ("undefined", 2, 0, 50),
+            ("a_variable", 1, 1, 8),
+        ]
+    )
     functions = elf_function_sizes(data)
     assert functions == {"__tvm_ffi_fused_add": 100, "fused_add_compute_": 20, "helper": 7}
     assert by_kernel(functions, ["fused_add", "fused"]) == {"fused_add": 120, RUNTIME_PART: 7}

@@ -35,15 +35,24 @@ NUMPY = PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None, 2e-3, 4e-3)
 
 def full_entry() -> ResultEntry:
     return ResultEntry(
-        nodeid="tests/t.py::test_a[llvm-vm-bytecode]", verdict=Verdict.REGRESSED, test_id="test_a[llvm-vm-bytecode]",
-        executor="vm-bytecode", target="llvm", note="a note",
+        nodeid="tests/t.py::test_a[llvm-vm-bytecode]",
+        verdict=Verdict.REGRESSED,
+        test_id="test_a[llvm-vm-bytecode]",
+        executor="vm-bytecode",
+        target="llvm",
+        note="a note",
         time=TimeCell(1.1e-3, 1e-3, 1.1, 1.05, 1.15, 0.95, "a/b", (1.1e-3, 1.2e-3), (1e-3, 1e-3)),
         kernels=(KernelTime("fused_add", 2e-4, 1e-4), KernelTime("new_kernel", 1e-4, None)),
-        message="tvmperf: time regressed", location=("tests/t.py", 12),
-        record=record(), baseline=record((1e-3, 1e-3, 1e-3)), peers=(TORCH, NUMPY),
+        message="tvmperf: time regressed",
+        location=("tests/t.py", 12),
+        record=record(),
+        baseline=record((1e-3, 1e-3, 1e-3)),
+        peers=(TORCH, NUMPY),
         relation=PeerCell("a / b", 1.2, 1.1, 1.3, Verdict.PASS, 1.5, 1.2e-3, 1e-3),
-        metrics=(MetricCell("time", "inconclusive", 1.1e-3, 1e-3, "5%"),
-                 MetricCell("cpu_instructions", "regressed", 5170, 4985, "1%")),
+        metrics=(
+            MetricCell("time", "inconclusive", 1.1e-3, 1e-3, "5%"),
+            MetricCell("cpu_instructions", "regressed", 5170, 4985, "1%"),
+        ),
         failed=("cpu_instructions",),
     )
 
@@ -63,12 +72,14 @@ def test_verdicts_are_the_plain_words_everywhere_they_are_written():
 
 
 def test_every_status_the_gate_gives_is_a_verdict_member():
-    statuses = [compare_exact("kernels", 3, 4, Limit(absolute=0)).status,
-                compare_exact("kernels", None, 4, Limit(absolute=0)).status,
-                decide([1.0] * 10, [1.0] * 10, 0.05, 0.05, 0.01, "raw").status,
-                ratio_verdict("torch", (2.0,) * 10, 2e-3, 1e-3, 1.2, 0.05, 0.02).status,
-                ratio_verdict("numpy", (2.0,) * 10, 2e-3, 1e-3, None, 0.05, 0.02).status,
-                Comparison(()).status]
+    statuses = [
+        compare_exact("kernels", 3, 4, Limit(absolute=0)).status,
+        compare_exact("kernels", None, 4, Limit(absolute=0)).status,
+        decide([1.0] * 10, [1.0] * 10, 0.05, 0.05, 0.01, "raw").status,
+        ratio_verdict("torch", (2.0,) * 10, 2e-3, 1e-3, 1.2, 0.05, 0.02).status,
+        ratio_verdict("numpy", (2.0,) * 10, 2e-3, 1e-3, None, 0.05, 0.02).status,
+        Comparison(()).status,
+    ]
     assert all(type(s) is Verdict for s in statuses), statuses
     assert statuses == ["regressed", "n/a", "pass", "exceeded", "not gated", "pass"]
 
@@ -89,17 +100,26 @@ def test_peer_cell_round_trip_and_of_a_ratio_verdict():
     assert PeerCell.from_dict(json.loads(json.dumps(TORCH.to_dict()))) == TORCH
     v = ratio_verdict("torch", (2.0,) * 10, 2e-3, 1e-3, 1.2, 0.05, 0.02)
     cell = PeerCell.of(v)
-    assert (cell.name, cell.ratio, cell.low, cell.high, cell.status, cell.limit) == (v.name, v.ratio, v.low, v.high,
-                                                                                     Verdict.EXCEEDED, 1.2)
+    assert (cell.name, cell.ratio, cell.low, cell.high, cell.status, cell.limit) == (
+        v.name,
+        v.ratio,
+        v.low,
+        v.high,
+        Verdict.EXCEEDED,
+        1.2,
+    )
     assert cell.to_dict()["status"] == "exceeded"
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda d: d.pop("ratio"), "peer.ratio: missing"),
-    (lambda d: d.update(low="0.4"), "peer.low: expected a number, got the string '0.4'"),
-    (lambda d: d.update(status="slow"), "peer.status: expected a verdict"),
-    (lambda d: d.update(limit=True), "peer.limit: expected a number, got a boolean"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda d: d.pop("ratio"), "peer.ratio: missing"),
+        (lambda d: d.update(low="0.4"), "peer.low: expected a number, got the string '0.4'"),
+        (lambda d: d.update(status="slow"), "peer.status: expected a verdict"),
+        (lambda d: d.update(limit=True), "peer.limit: expected a number, got a boolean"),
+    ],
+)
 def test_a_bad_peer_cell_names_its_field(edit, field):
     data = TORCH.to_dict()
     edit(data)
@@ -114,17 +134,42 @@ def test_result_entry_round_trips_through_json():
     entry = full_entry()
     data = json.loads(json.dumps(entry.to_json()))
     assert ResultEntry.from_json(data) == entry
-    assert set(data) == {"nodeid", "test_id", "executor", "target", "verdict", "note", "time", "kernels", "message",
-                         "location", "record", "baseline", "peers", "relation", "metrics", "failed"}
+    assert set(data) == {
+        "nodeid",
+        "test_id",
+        "executor",
+        "target",
+        "verdict",
+        "note",
+        "time",
+        "kernels",
+        "message",
+        "location",
+        "record",
+        "baseline",
+        "peers",
+        "relation",
+        "metrics",
+        "failed",
+    }
     assert data["location"] == ["tests/t.py", 12] and data["peers"][0]["status"] == "exceeded"
     assert data["kernels"][1] == {"name": "new_kernel", "time_s": 1e-4, "baseline_time_s": None}
 
 
 def test_result_entry_of_an_outcome():
     rec, base = record(), record((1e-3, 1e-3, 1e-3))
-    outcome = Outcome("t.py::a", "a", "vm-bytecode", "llvm", Verdict.PASS, record=rec, baseline=base,
-                      comparison=Comparison((MetricVerdict("instructions", Verdict.PASS, 10, 10, "no increase"),)),
-                      peers=(ratio_verdict("torch", (0.5,) * 10, 1e-3, 2e-3, None, 0.05, 0.02),), location=("t.py", 3))
+    outcome = Outcome(
+        "t.py::a",
+        "a",
+        "vm-bytecode",
+        "llvm",
+        Verdict.PASS,
+        record=rec,
+        baseline=base,
+        comparison=Comparison((MetricVerdict("instructions", Verdict.PASS, 10, 10, "no increase"),)),
+        peers=(ratio_verdict("torch", (0.5,) * 10, 1e-3, 2e-3, None, 0.05, 0.02),),
+        location=("t.py", 3),
+    )
     entry = ResultEntry.of(outcome)
     assert entry.verdict is Verdict.PASS and entry.record == rec and entry.location == ("t.py", 3)
     assert entry.time.median_s == rec.timing.samples.median and entry.time.baseline_samples_s == (1e-3,) * 3
@@ -133,29 +178,44 @@ def test_result_entry_of_an_outcome():
 
 
 def test_files_from_before_peers_and_locations_still_read():
-    old = {"nodeid": "t.py::a", "test_id": "a", "executor": "prim", "target": "llvm", "verdict": "pass", "note": "",
-           "time": None, "kernels": [], "record": record().as_json(), "baseline": None}
+    old = {
+        "nodeid": "t.py::a",
+        "test_id": "a",
+        "executor": "prim",
+        "target": "llvm",
+        "verdict": "pass",
+        "note": "",
+        "time": None,
+        "kernels": [],
+        "record": record().as_json(),
+        "baseline": None,
+    }
     (entry,) = parse_results(document(old), PATH)
     assert entry.verdict is Verdict.PASS and entry.peers == () and entry.location == ("", 0) and entry.message == ""
     assert entry.record == record()
 
 
-@pytest.mark.parametrize("edit, named", [
-    (lambda e: e["time"].update(ratio="fast"), "field time.ratio: expected a number, got the string 'fast'"),
-    (lambda e: e["kernels"][0].pop("name"), "field kernels[0].name: missing"),
-    (lambda e: e["peers"][0].update(high=None), "field peers[0].high: expected a number, got null"),
-    (lambda e: e.update(verdict="fine"), "field verdict: expected a verdict"),
-    (lambda e: e.update(location="t.py:12"), "field location: expected [path, line]"),
-    (lambda e: e["record"].pop("executor"), "record field executor: missing"),
-    (lambda e: e["baseline"]["exact"].update(kernels=-1), "baseline field exact.kernels: expected a whole number"),
-])
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        (lambda e: e["time"].update(ratio="fast"), "field time.ratio: expected a number, got the string 'fast'"),
+        (lambda e: e["kernels"][0].pop("name"), "field kernels[0].name: missing"),
+        (lambda e: e["peers"][0].update(high=None), "field peers[0].high: expected a number, got null"),
+        (lambda e: e.update(verdict="fine"), "field verdict: expected a verdict"),
+        (lambda e: e.update(location="t.py:12"), "field location: expected [path, line]"),
+        (lambda e: e["record"].pop("executor"), "record field executor: missing"),
+        (lambda e: e["baseline"]["exact"].update(kernels=-1), "baseline field exact.kernels: expected a whole number"),
+    ],
+)
 def test_a_bad_field_is_named_with_the_file_and_the_entry(edit, named):
     data = full_entry().to_json()
     edit(data)
     with pytest.raises(ResultsError) as exc:
         parse_results(document(data), PATH)
     message = str(exc.value)
-    assert message.startswith(f"results file {PATH}: test entry 0 (tests/t.py::test_a[llvm-vm-bytecode]) is malformed: ")
+    assert message.startswith(
+        f"results file {PATH}: test entry 0 (tests/t.py::test_a[llvm-vm-bytecode]) is malformed: "
+    )
     assert named in message and message.endswith(f"re-create it with `pytest --tvmperf-json={PATH}`")
 
 
@@ -165,9 +225,17 @@ def test_an_entry_without_a_node_id_is_named_by_its_number():
 
 
 def test_lenient_reading_keeps_what_it_can():
-    entry = ResultEntry.from_json({"nodeid": "x", "verdict": "odd", "time": {"ratio": "1.2", "median_s": 1e-3},
-                                   "record": {"exact": {}}, "peers": ["junk", {"name": "torch"}], "location": 5},
-                                  strict=False)
+    entry = ResultEntry.from_json(
+        {
+            "nodeid": "x",
+            "verdict": "odd",
+            "time": {"ratio": "1.2", "median_s": 1e-3},
+            "record": {"exact": {}},
+            "peers": ["junk", {"name": "torch"}],
+            "location": 5,
+        },
+        strict=False,
+    )
     assert entry.verdict == "odd" and entry.time == TimeCell(median_s=1e-3) and entry.record is None
     assert [p.name for p in entry.peers] == ["torch"] and entry.location == ("", 0)
     assert ResultEntry.from_json("junk", strict=False) == ResultEntry("", "")
@@ -216,11 +284,28 @@ def test_a_worker_hands_each_outcome_over_once_and_the_controller_derives_its_su
     base = record((1e-3, 1e-3, 1e-3))
     torch = ratio_verdict("torch", (2.0,) * 10, 2e-3, 1e-3, 1.2, 0.05, 0.02)
     outcomes = [
-        Outcome("t.py::a[llvm-prim]", "a[llvm-prim]", "prim", "llvm", "regressed", record=now, baseline=base,
-                comparison=compare(now, base, DEFAULT_THRESHOLDS), note="a note", message="tvmperf: regressed",
-                location=("t.py", 3), peers=(torch,)),
-        Outcome("t.py::a[llvm-prim]", "a[llvm-prim] a / b", "prim", "llvm", "pass",
-                relation=ratio_verdict("a / b", (1.2,) * 10, 1.2e-3, 1e-3, 1.5, 0.05, 0.02)),
+        Outcome(
+            "t.py::a[llvm-prim]",
+            "a[llvm-prim]",
+            "prim",
+            "llvm",
+            "regressed",
+            record=now,
+            baseline=base,
+            comparison=compare(now, base, DEFAULT_THRESHOLDS),
+            note="a note",
+            message="tvmperf: regressed",
+            location=("t.py", 3),
+            peers=(torch,),
+        ),
+        Outcome(
+            "t.py::a[llvm-prim]",
+            "a[llvm-prim] a / b",
+            "prim",
+            "llvm",
+            "pass",
+            relation=ratio_verdict("a / b", (1.2,) * 10, 1.2e-3, 1e-3, 1.5, 0.05, 0.02),
+        ),
         Outcome("t.py::b[llvm-prim]", "b[llvm-prim]", "prim", "llvm", "recorded", record=record(samples=None)),
     ]
     worker = RunReport()

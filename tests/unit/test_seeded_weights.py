@@ -53,7 +53,7 @@ def test_seeded_values_are_finite_normal_never_zero_and_repeatable(dtype, shape)
     else:  # a conv or dense weight: both signs, scaled by its fan-in (activations keep their size)
         assert values.min() < 0 < values.max()
         fan_in = int(np.prod(shape[1:]))
-        assert magnitude.max() <= 1.5 * max(fan_in ** -0.5, seeded.MIN_SCALE) * 1.01
+        assert magnitude.max() <= 1.5 * max(fan_in**-0.5, seeded.MIN_SCALE) * 1.01
 
 
 def test_a_deep_chain_of_seeded_weights_stays_finite_and_normal():
@@ -73,9 +73,18 @@ def test_a_description_reads_only_allowlisted_dtypes_and_bounded_shapes():
     assert weight == SeededWeight("float32", (64, 3, 7, 7), SHA) and weight.nbytes == 64 * 3 * 7 * 7 * 4
     assert SeededWeight.parse(weight.as_text()) == weight
     assert SeededWeight.parse(f"float16[] {SHA}").shape == ()
-    for bad in (f"object[4] {SHA}", f"int8[4] {SHA}", f"float32[-4] {SHA}", f"float32[4] {SHA[:-1]}",
-                f"float32[1,1,1,1,1,1,1,1,1] {SHA}", f"float32[65536,65536,2] {SHA}", f"float32[04] {SHA}",
-                4, None, "x" * 1000):
+    for bad in (
+        f"object[4] {SHA}",
+        f"int8[4] {SHA}",
+        f"float32[-4] {SHA}",
+        f"float32[4] {SHA[:-1]}",
+        f"float32[1,1,1,1,1,1,1,1,1] {SHA}",
+        f"float32[65536,65536,2] {SHA}",
+        f"float32[04] {SHA}",
+        4,
+        None,
+        "x" * 1000,
+    ):
         with pytest.raises(ValueError):
             SeededWeight.parse(bad)
 
@@ -132,12 +141,23 @@ def test_an_ir_without_weights_or_digests_is_an_error_naming_file_test_and_fix(t
     ref = _save(_module(), tmp_path)
     lost = dataclasses.replace(ref, seeded=())
     with pytest.raises(lowered_ir.IRFileError) as info:
-        lowered_ir.check_file(tmp_path / ref.path, lost, "baselines/artifacts/ir/x.json.gz", "test_perf.py::test_mlp",
-                              "baselines/test_perf.json")
+        lowered_ir.check_file(
+            tmp_path / ref.path,
+            lost,
+            "baselines/artifacts/ir/x.json.gz",
+            "test_perf.py::test_mlp",
+            "baselines/test_perf.json",
+        )
     message = str(info.value)
-    for part in ("baselines/artifacts/ir/x.json.gz", "test_perf.py::test_mlp", "baselines/test_perf.json",
-                 "2 weight(s) stored without their values (float32[256,64], float32[64])", "ir.seeded",
-                 "ir.weights", "pytest --tvmperf-update"):
+    for part in (
+        "baselines/artifacts/ir/x.json.gz",
+        "test_perf.py::test_mlp",
+        "baselines/test_perf.json",
+        "2 weight(s) stored without their values (float32[256,64], float32[64])",
+        "ir.seeded",
+        "ir.weights",
+        "pytest --tvmperf-update",
+    ):
         assert part in message
     with pytest.raises(lowered_ir.IRLoadError, match="ir.seeded"):  # never handed to TVM without its values
         lowered_ir.decode((tmp_path / ref.path).read_bytes())
@@ -147,9 +167,10 @@ def test_a_tampered_description_is_refused_before_anything_is_allocated(tmp_path
     ref = _save(_module(), tmp_path)
     ir_file = tmp_path / ref.path
     for seeded_list, match in (
-            (ref.seeded[:1], r"holds 2 weight\(s\).*describes 1"),
-            ((SeededWeight("float32", (64, 256), SHA), ref.seeded[1]), r"ir\.seeded\[0\] describes float32\[64,256\]"),
-            ((SeededWeight("float64", (256, 64), SHA), ref.seeded[1]), r"ir\.seeded\[0\]")):
+        (ref.seeded[:1], r"holds 2 weight\(s\).*describes 1"),
+        ((SeededWeight("float32", (64, 256), SHA), ref.seeded[1]), r"ir\.seeded\[0\] describes float32\[64,256\]"),
+        ((SeededWeight("float64", (256, 64), SHA), ref.seeded[1]), r"ir\.seeded\[0\]"),
+    ):
         with pytest.raises(lowered_ir.IRFileError, match=match):
             lowered_ir.check_file(ir_file, dataclasses.replace(ref, seeded=tuple(seeded_list)), "ir", "t", "f")
     monkeypatch.setenv("TVMPERF_MAX_IR_MB", "0.01")  # 64 KiB of seeded weights: past a 10 kB bound
@@ -168,11 +189,13 @@ def test_a_tampered_description_is_refused_before_anything_is_allocated(tmp_path
 def test_a_changed_weight_is_named_by_position_dtype_and_shape():
     before = [("float32[256,64]", "a" * 64), ("float32[64]", "b" * 64)]
     assert change_line(before, before) == ""
-    assert change_line(before, [("float32[256,64]", "c" * 64), ("float32[64]", "b" * 64)]) == \
-        "1 of 2 weight(s) changed (by sha256): #1 float32[256,64]"
-    assert change_line(before, [("float32[256,80]", "c" * 64), ("float32[64]", "b" * 64)]) == \
-        ("the weights changed (by sha256): 1 new (float32[256,80]); 1 gone (float32[256,64]); "
-         "2 now, 2 in the baseline")
+    assert (
+        change_line(before, [("float32[256,64]", "c" * 64), ("float32[64]", "b" * 64)])
+        == "1 of 2 weight(s) changed (by sha256): #1 float32[256,64]"
+    )
+    assert change_line(before, [("float32[256,80]", "c" * 64), ("float32[64]", "b" * 64)]) == (
+        "the weights changed (by sha256): 1 new (float32[256,80]); 1 gone (float32[256,64]); 2 now, 2 in the baseline"
+    )
 
 
 def test_program_check_tells_the_same_program_from_one_with_other_weights(tmp_path):
@@ -193,8 +216,12 @@ def test_program_check_tells_the_same_program_from_one_with_other_weights(tmp_pa
 
     module = _module()
     data, _files, described, pieces = lowered_ir.encode_stored(module)
-    ref = IRRef("ir.json.gz", hashlib.sha256(data).hexdigest(), seeded=tuple(described),
-                functions=tuple(FunctionRef(name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces))
+    ref = IRRef(
+        "ir.json.gz",
+        hashlib.sha256(data).hexdigest(),
+        seeded=tuple(described),
+        functions=tuple(FunctionRef(name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces),
+    )
     assert program_check(Built(module), Entry(ref)) == ProgramCheck(same=True)
     changed = program_check(Built(_module(1)), Entry(ref))
     assert not changed.same and changed.weights == "1 of 2 weight(s) changed (by sha256): #1 float32[256,64]"
@@ -213,8 +240,10 @@ def test_each_kernel_is_a_file_of_its_own_shared_by_every_record_and_rebuilt_who
     assert [f.name for f in ref.functions] == ["add", "matmul"]
     files = {f.path(ref.path) for f in ref.functions}
     assert all((tmp_path / p).is_file() for p in files)
-    assert _named_files([dataclasses.replace(record(), ir=ref)]) == ["artifacts/ir/" + ref.path.split("/")[-1],
-                                                                     *[f.path(ref.path) for f in ref.functions]]
+    assert _named_files([dataclasses.replace(record(), ir=ref)]) == [
+        "artifacts/ir/" + ref.path.split("/")[-1],
+        *[f.path(ref.path) for f in ref.functions],
+    ]
     rest, pieces = lowered_ir.split_functions(_module())
     back = lowered_ir.decode(lowered_ir.encode(rest))  # the stubs' module, each kernel put back
     for name, piece in pieces:
@@ -222,8 +251,9 @@ def test_each_kernel_is_a_file_of_its_own_shared_by_every_record_and_rebuilt_who
         back[back.get_global_var(name)] = func.with_attr("global_symbol", name)
     assert structural_equal(back, _module(), map_free_vars=True)  # the program, whole
     wider = _save(_module(n=128), tmp_path)  # another matmul; the same add kernel, the same file
-    assert {f.path(wider.path) for f in wider.functions} & files == {f.path(ref.path) for f in ref.functions
-                                                                      if f.name == "add"}
+    assert {f.path(wider.path) for f in wider.functions} & files == {
+        f.path(ref.path) for f in ref.functions if f.name == "add"
+    }
     tvm.relax.build(lowered_ir.load(tmp_path / ref.path, ref), "llvm", relax_pipeline=None)  # builds
 
 

@@ -25,8 +25,13 @@ K5 = KernelId("c" * 16, "conv2d_add_relu", "1x8x16x16,8x8x5x5,1x8x1x1,1x8x16x16"
 K3 = KernelId("b" * 16, "conv2d_add_relu", "1x8x16x16,8x8x3x3,1x8x1x1,1x8x16x16")
 K_FC = KernelId("d" * 16, "matmul_add", "1x2048,2048x10,10,1x10")  # the weight transposed by the importer
 RESHAPE = KernelId("e" * 16, "reshape", "1x8x16x16,1x2048")
-KERNELS = {"fused_conv2d_add_relu": K_STEM, "fused_conv2d1_add_relu": K5, "fused_conv2d2_add_relu": K3,
-           "fused_matmul_add": K_FC, "reshape": RESHAPE}
+KERNELS = {
+    "fused_conv2d_add_relu": K_STEM,
+    "fused_conv2d1_add_relu": K5,
+    "fused_conv2d2_add_relu": K3,
+    "fused_matmul_add": K_FC,
+    "reshape": RESHAPE,
+}
 
 
 def test_each_kernel_is_named_by_the_layers_it_computes():
@@ -39,8 +44,9 @@ def test_each_kernel_is_named_by_the_layers_it_computes():
 
 
 def test_a_symbolic_batch_fits_any():
-    dynamic = {name: replace(k, shapes=k.shapes.replace("1x", "nx", 1)) for name, k in KERNELS.items()
-               if name != "reshape"}
+    dynamic = {
+        name: replace(k, shapes=k.shapes.replace("1x", "nx", 1)) for name, k in KERNELS.items() if name != "reshape"
+    }
     torch_dims = tuple(replace(l, output=l.output.replace("1x", "s77x", 1)) for l in LAYERS)
     assert kernel_layers(dynamic, torch_dims)["fused_conv2d1_add_relu"] == "convs.1 (Conv2d 5x5)"
 
@@ -52,8 +58,10 @@ def test_kernels_of_one_shape_take_the_layers_in_call_order():
     kernels = {"fused_conv2d_add": plain, "fused_conv2d1_add_relu": K3}
     listing = {"main": "call fused_conv2d1_add_relu in: %0 dst: %1\ncall fused_conv2d_add in: %1 dst: %2\nret %2"}
     assert call_order(listing) == ("fused_conv2d1_add_relu", "fused_conv2d_add")
-    assert assign(kernels, (B3, C3), call_order(listing)) == {"fused_conv2d1_add_relu": (B3,),
-                                                              "fused_conv2d_add": (C3,)}
+    assert assign(kernels, (B3, C3), call_order(listing)) == {
+        "fused_conv2d1_add_relu": (B3,),
+        "fused_conv2d_add": (C3,),
+    }
 
 
 def test_a_layer_of_another_kind_or_shape_names_nothing():
@@ -86,7 +94,8 @@ def test_the_layer_is_shown_never_matched_by():
     assert str(match.status["k"]) == "same"
     recoded = replace(before, key="9" * 16)
     assert kernel_set_line(match_kernels({"k": before}, {"k": recoded})) == (
-        "changed: convs.2 (Conv2d 3x3) [k] (its code changed)")
+        "changed: convs.2 (Conv2d 3x3) [k] (its code changed)"
+    )
     old = K3.as_json()
     assert "layer" not in old and KernelId.from_json(json.loads(json.dumps(old))) == K3
     assert KernelId.from_json(before.as_json()) == before
@@ -98,4 +107,5 @@ def test_a_layer_whose_channels_changed_shows_its_shapes():
     wider = KernelId("9" * 16, "conv2d_add_relu", "1x8x16x16,16x8x3x3,1x16x1x1,1x16x16x16", "convs.2 (Conv2d 3x3)")
     assert kernel_set_line(match_kernels({"k": before}, {"k": wider})) == (
         "changed: convs.2 (Conv2d 3x3) [k] (computes conv2d_add_relu(1x8x16x16, 16x8x3x3, ...) -> 1x16x16x16, "
-        "was conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16)")
+        "was conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16)"
+    )

@@ -31,8 +31,23 @@ def render(text: str) -> str:
 
 @pytest.mark.parametrize("test_id", HOSTILE_IDS)
 def test_a_test_id_renders_as_itself_in_a_code_span(test_id):
-    rows = [SummaryRow(test_id, "prim", "llvm", 2e-3, 1e-3, None, None, "regressed", ratio=2.0, low=1.9, high=2.1,
-                       mode="a/b", peers=(PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),))]
+    rows = [
+        SummaryRow(
+            test_id,
+            "prim",
+            "llvm",
+            2e-3,
+            1e-3,
+            None,
+            None,
+            "regressed",
+            ratio=2.0,
+            low=1.9,
+            high=2.1,
+            mode="a/b",
+            peers=(PeerCell("numpy", 0.5, 0.45, 0.55, Verdict.NOT_GATED, None),),
+        )
+    ]
     page = render(markdown_summary(rows))
     assert "<a " not in page and "<img" not in page and "<b>" not in page and "<strong>" not in page
     assert page.count(f"<code>{html.escape(test_id, quote=False)}</code>") == 2  # the summary and the peer table

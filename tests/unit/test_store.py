@@ -105,8 +105,11 @@ def test_time_samples_add_pools_every_side():
         (TimeSamples((1.0,)), TimeSamples((2.0,), (2.0,), "ref"), TimeSamples((1.0, 2.0))),
         # one side without the baseline artifact's samples
         (TimeSamples((1.0,), baseline=(1.0,)), TimeSamples((2.0,)), TimeSamples((1.0, 2.0))),
-        (TimeSamples((1.0,), (1.0,), "ref", (1.0,)), TimeSamples((2.0,), (4.0,), "ref"),
-         TimeSamples((1.0, 2.0), (1.0, 4.0), "ref")),
+        (
+            TimeSamples((1.0,), (1.0,), "ref", (1.0,)),
+            TimeSamples((2.0,), (4.0,), "ref"),
+            TimeSamples((1.0, 2.0), (1.0, 4.0), "ref"),
+        ),
     ],
 )
 def test_time_samples_add_drops_what_does_not_pair(a, b, expected):
@@ -114,8 +117,10 @@ def test_time_samples_add_drops_what_does_not_pair(a, b, expected):
 
 
 @settings(max_examples=30)
-@given(rows=st.lists(st.tuples(st.floats(1e-6, 1.0), st.floats(1e-6, 1.0), st.floats(1e-6, 1.0)), min_size=2, max_size=10),
-       data=st.data())
+@given(
+    rows=st.lists(st.tuples(st.floats(1e-6, 1.0), st.floats(1e-6, 1.0), st.floats(1e-6, 1.0)), min_size=2, max_size=10),
+    data=st.data(),
+)
 def test_time_samples_add_keeps_rounds_paired(rows, data):
     def part(chunk):
         return TimeSamples(tuple(r[0] for r in chunk), tuple(r[1] for r in chunk), "ref", tuple(r[2] for r in chunk))
@@ -143,12 +148,15 @@ def test_tvm_timer_rotates_the_order_and_drops_the_warm_up():
     task = TimingTask(_Kernel("w", 2.0, log), _Kernel("r", 1.0, log), "ref", _Kernel("b", 4.0, log))
     samples = TvmTimer(times=lambda: None)(task, 7)
     assert samples == TimeSamples((2.0,) * 7, (1.0,) * 7, "ref", (4.0,) * 7)
-    warm_up, rounds = log[:3], [log[3 + 3 * i: 6 + 3 * i] for i in range(7)]
+    warm_up, rounds = log[:3], [log[3 + 3 * i : 6 + 3 * i] for i in range(7)]
     assert warm_up == ["w", "r", "b"]
     assert rounds == [
-        ["w", "b", "r"], ["r", "b", "w"],  # the a/b pair back to back, its order alternating,
-        ["r", "w", "b"], ["b", "w", "r"],  # the reference rotating around it, then reversed
-        ["w", "b", "r"], ["r", "b", "w"],
+        ["w", "b", "r"],
+        ["r", "b", "w"],  # the a/b pair back to back, its order alternating,
+        ["r", "w", "b"],
+        ["b", "w", "r"],  # the reference rotating around it, then reversed
+        ["w", "b", "r"],
+        ["r", "b", "w"],
         ["r", "w", "b"],
     ]
     assert all(abs(r.index("w") - r.index("b")) == 1 for r in rounds)
@@ -170,8 +178,14 @@ def test_tvm_timer_with_reference_only():
 
 
 def test_timing_as_json_with_reference_and_artifact():
-    t = timing((1.23456789e-3, 2e-3), reference=(1e-3, 1.0000004e-3), reference_name="mm/v1", ab=(1e-3, 1e-3),
-               artifact="artifacts/x.so", artifact_sha256="ab" * 32)
+    t = timing(
+        (1.23456789e-3, 2e-3),
+        reference=(1e-3, 1.0000004e-3),
+        reference_name="mm/v1",
+        ab=(1e-3, 1e-3),
+        artifact="artifacts/x.so",
+        artifact_sha256="ab" * 32,
+    )
     data = t.as_json()
     assert data["reference"] == {"name": "mm/v1", "samples_s": [1e-3, 1e-3]}
     assert data["artifact"] == {"path": "artifacts/x.so", "sha256": "ab" * 32}
@@ -186,7 +200,11 @@ def test_timing_json_without_reference_or_artifact_has_neither_key():
     assert "reference" not in data and "artifact" not in data
     back = Timing.from_json(data)
     assert (back.samples.reference, back.samples.reference_name, back.artifact, back.artifact_sha256) == (
-        None, None, None, None)
+        None,
+        None,
+        None,
+        None,
+    )
 
 
 def test_record_with_reference_round_trips():
@@ -369,9 +387,22 @@ def _malformed(kind: str) -> object:
 
 @pytest.mark.parametrize(
     "kind",
-    ["missing key", "not an object", "null", "exact null", "no samples", "negative sample", "sample text",
-     "machine field missing", "timings null", "target number", "reference unpaired", "reference negative",
-     "reference without samples", "artifact not an object"],
+    [
+        "missing key",
+        "not an object",
+        "null",
+        "exact null",
+        "no samples",
+        "negative sample",
+        "sample text",
+        "machine field missing",
+        "timings null",
+        "target number",
+        "reference unpaired",
+        "reference negative",
+        "reference without samples",
+        "artifact not an object",
+    ],
 )
 def test_parse_baselines_malformed_entry(kind):
     text = _file({"good": _valid_entry(), "bad[id]": _malformed(kind)})
@@ -473,19 +504,21 @@ machines = st.builds(
     llvm_version=st.sampled_from(["22", "none"]),
     target=st.sampled_from(["{}", '{"kind": "llvm"}']),
 )
-timings = st.lists(
-    st.tuples(machines, st.lists(six_digit, min_size=1, max_size=6)), max_size=3
-).map(lambda items: {m.fingerprint: Timing(m, TimeSamples(tuple(s))) for m, s in items})
-records = st.sampled_from(["vm-bytecode", "vm-compiled", "prim", "vm-cudagraph"]).flatmap(lambda executor: st.builds(
-    Record,
-    workload=names,
-    executor=st.just(executor),
-    target=st.dictionaries(st.sampled_from(["kind", "mcpu", "arch"]), names, max_size=3),
-    tvm_version=st.just("0.27"),
-    exact=exact_metrics(executor),
-    timings=timings,
-    compile_s=st.none() | six_digit,
-))
+timings = st.lists(st.tuples(machines, st.lists(six_digit, min_size=1, max_size=6)), max_size=3).map(
+    lambda items: {m.fingerprint: Timing(m, TimeSamples(tuple(s))) for m, s in items}
+)
+records = st.sampled_from(["vm-bytecode", "vm-compiled", "prim", "vm-cudagraph"]).flatmap(
+    lambda executor: st.builds(
+        Record,
+        workload=names,
+        executor=st.just(executor),
+        target=st.dictionaries(st.sampled_from(["kind", "mcpu", "arch"]), names, max_size=3),
+        tvm_version=st.just("0.27"),
+        exact=exact_metrics(executor),
+        timings=timings,
+        compile_s=st.none() | six_digit,
+    )
+)
 
 
 @given(st.dictionaries(st.text(min_size=1, max_size=30).filter(lambda t: "[" not in t), records, max_size=4))
@@ -600,9 +633,20 @@ def test_results_file_with_a_malformed_entry_is_named(tmp_path):
     from pytest_tvmperf.result.entry import ResultsError, load_results
 
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "x",
-                                "tests": [{"nodeid": "t.py::a", "verdict": "pass", "record": {"workload": "w"}}]}))
-    with pytest.raises(ResultsError, match=r"results file .*r.json: test entry 0 \(t.py::a\) is malformed: record field executor: missing"):
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "kind": "pytest-tvmperf-results",
+                "created": "x",
+                "tests": [{"nodeid": "t.py::a", "verdict": "pass", "record": {"workload": "w"}}],
+            }
+        )
+    )
+    with pytest.raises(
+        ResultsError,
+        match=r"results file .*r.json: test entry 0 \(t.py::a\) is malformed: record field executor: missing",
+    ):
         load_results(path)
 
 
@@ -670,26 +714,57 @@ def _set_exact(entry, fp, **values):
     [
         (lambda e, fp: e.update(exact={}), "exact.instructions", "missing"),
         (lambda e, fp: e["exact"].pop("instructions"), "exact.instructions", "missing"),
-        (lambda e, fp: e["exact"].update(instructions="17"), "exact.instructions", "expected an object, got the string '17'"),
-        (lambda e, fp: e["exact"].update(instructions={"main": "17"}), "exact.instructions.main",
-         "expected a whole number >= 0, got the string '17'"),
+        (
+            lambda e, fp: e["exact"].update(instructions="17"),
+            "exact.instructions",
+            "expected an object, got the string '17'",
+        ),
+        (
+            lambda e, fp: e["exact"].update(instructions={"main": "17"}),
+            "exact.instructions.main",
+            "expected a whole number >= 0, got the string '17'",
+        ),
         (lambda e, fp: e["exact"].update(kernels=True), "exact.kernels", "expected a whole number >= 0, got a boolean"),
         (lambda e, fp: e["exact"].update(storage_bytes=1.5), "exact.storage_bytes", "got the number 1.5"),
         (lambda e, fp: e.update(workload=3), "workload", "expected a string, got the number 3"),
         (lambda e, fp: e.update(compile_s="1s"), "compile_s", "expected a number of seconds"),
         (lambda e, fp: e.update(bytecode={"main": "call x"}), "bytecode.main", "expected a list of strings"),
-        (lambda e, fp: e["timings"][fp]["machine"].update(logical_cores="2"), "timings.{fp}.machine.logical_cores",
-         "expected a whole number >= 0"),
-        (lambda e, fp: e["timings"][fp].update(artifact={"path": "../../etc/x.so", "sha256": "0" * 64}),
-         "timings.{fp}.artifact.path", "a path inside the baseline directory"),
-        (lambda e, fp: e["timings"][fp].update(artifact={"path": "artifacts/x.so", "sha256": "abc"}),
-         "timings.{fp}.artifact.sha256", "64 lowercase hex digits"),
-        (lambda e, fp: e["timings"].update({"0123456789ab": e["timings"].pop(fp)}), "timings.0123456789ab",
-         "is not the fingerprint of the machine stored with it"),
+        (
+            lambda e, fp: e["timings"][fp]["machine"].update(logical_cores="2"),
+            "timings.{fp}.machine.logical_cores",
+            "expected a whole number >= 0",
+        ),
+        (
+            lambda e, fp: e["timings"][fp].update(artifact={"path": "../../etc/x.so", "sha256": "0" * 64}),
+            "timings.{fp}.artifact.path",
+            "a path inside the baseline directory",
+        ),
+        (
+            lambda e, fp: e["timings"][fp].update(artifact={"path": "artifacts/x.so", "sha256": "abc"}),
+            "timings.{fp}.artifact.sha256",
+            "64 lowercase hex digits",
+        ),
+        (
+            lambda e, fp: e["timings"].update({"0123456789ab": e["timings"].pop(fp)}),
+            "timings.0123456789ab",
+            "is not the fingerprint of the machine stored with it",
+        ),
     ],
-    ids=["exact empty", "instructions missing", "instructions text", "count text", "kernels bool", "storage float",
-         "workload number", "compile_s text", "bytecode text", "cores text", "artifact outside", "sha256 short",
-         "fingerprint edited"],
+    ids=[
+        "exact empty",
+        "instructions missing",
+        "instructions text",
+        "count text",
+        "kernels bool",
+        "storage float",
+        "workload number",
+        "compile_s text",
+        "bytecode text",
+        "cores text",
+        "artifact outside",
+        "sha256 short",
+        "fingerprint edited",
+    ],
 )
 def test_every_field_of_an_entry_is_checked(edit, field, problem):
     entry = _edited(edit)
@@ -704,18 +779,30 @@ def test_every_field_of_an_entry_is_checked(edit, field, problem):
 
 def _entry_of(executor: str, kind: str = "llvm") -> dict:
     """A valid entry as ``executor`` records it (its n/a metrics null)."""
-    metrics = {"vm-bytecode": exact(), "vm-cudagraph": exact(calls=None),
-               "vm-compiled": exact(instructions=None, calls=None), "prim": exact(instructions=None, calls=None, storage=None)}
+    metrics = {
+        "vm-bytecode": exact(),
+        "vm-cudagraph": exact(calls=None),
+        "vm-compiled": exact(instructions=None, calls=None),
+        "prim": exact(instructions=None, calls=None, storage=None),
+    }
     entry = dataclasses.replace(record(metrics=metrics[executor]), executor=executor).as_json()
     entry["target"] = {"kind": kind}
     return entry
 
 
-@pytest.mark.parametrize("executor, field", [
-    ("vm-bytecode", "instructions"), ("vm-bytecode", "by_callee"), ("vm-bytecode", "kernels"),
-    ("vm-bytecode", "storage_bytes"), ("vm-cudagraph", "instructions"), ("vm-compiled", "kernels"),
-    ("vm-compiled", "storage_bytes"), ("prim", "kernels"),
-])
+@pytest.mark.parametrize(
+    "executor, field",
+    [
+        ("vm-bytecode", "instructions"),
+        ("vm-bytecode", "by_callee"),
+        ("vm-bytecode", "kernels"),
+        ("vm-bytecode", "storage_bytes"),
+        ("vm-cudagraph", "instructions"),
+        ("vm-compiled", "kernels"),
+        ("vm-compiled", "storage_bytes"),
+        ("prim", "kernels"),
+    ],
+)
 def test_a_null_metric_that_the_executor_measures_is_a_schema_error(executor, field):
     kind = "cuda" if executor == "vm-cudagraph" else "llvm"
     test_id = f"test_a[{kind}-{executor}]"
@@ -725,19 +812,31 @@ def test_a_null_metric_that_the_executor_measures_is_a_schema_error(executor, fi
     with pytest.raises(BaselineError) as info:
         parse_baselines(_file({test_id: entry}), PATH)
     message = str(info.value)
-    assert f"baseline file {PATH}: entry {test_id!r} is malformed: field exact.{field}: null, but {executor} always measures it" in message
+    assert (
+        f"baseline file {PATH}: entry {test_id!r} is malformed: field exact.{field}: null, but {executor} always measures it"
+        in message
+    )
     assert "--tvmperf-update" in message
 
 
-@pytest.mark.parametrize("executor, field", [
-    ("vm-compiled", "instructions"), ("vm-compiled", "by_callee"), ("vm-compiled", "calls"),
-    ("prim", "instructions"), ("prim", "storage_bytes"),
-])
+@pytest.mark.parametrize(
+    "executor, field",
+    [
+        ("vm-compiled", "instructions"),
+        ("vm-compiled", "by_callee"),
+        ("vm-compiled", "calls"),
+        ("prim", "instructions"),
+        ("prim", "storage_bytes"),
+    ],
+)
 def test_a_metric_the_executor_never_measures_must_be_null(executor, field):
     entry = _entry_of(executor)
     entry["exact"][field] = 5 if field == "storage_bytes" else {"main": 5}
-    with pytest.raises(BaselineError, match=rf"entry 'test_a\[llvm-{executor}\]' is malformed: field exact\.{field}: "
-                                            rf"expected null, as {executor} does not measure {field}"):
+    with pytest.raises(
+        BaselineError,
+        match=rf"entry 'test_a\[llvm-{executor}\]' is malformed: field exact\.{field}: "
+        rf"expected null, as {executor} does not measure {field}",
+    ):
         parse_baselines(_file({f"test_a[llvm-{executor}]": entry}), PATH)
 
 
@@ -745,21 +844,47 @@ def test_executed_calls_may_be_null_under_a_bytecode_vm():
     """Not counted where the program did not run on the host (built only, a remote device)."""
     entry = _entry_of("vm-bytecode", "cuda")
     entry["exact"]["calls"] = None
-    assert parse_baselines(_file({"test_a[cuda-vm-bytecode]": entry}), PATH)["test_a[cuda-vm-bytecode]"].exact.calls is None
+    assert (
+        parse_baselines(_file({"test_a[cuda-vm-bytecode]": entry}), PATH)["test_a[cuda-vm-bytecode]"].exact.calls
+        is None
+    )
 
 
-@pytest.mark.parametrize("test_id, edit, field, says", [
-    ("test_a[llvm-vm-bytecode]", lambda e: e.update(executor="vm-compiled"), "executor",
-     "the test id says 'vm-bytecode', the entry says 'vm-compiled'; the test id's [llvm-vm-bytecode] part"),
-    ("test_a[llvm-vm-bytecode-bound]", lambda e: e.update(executor="prim"), "executor",
-     "the test id says 'vm-bytecode', the entry says 'prim'"),
-    ("test_a[cuda-vm-bytecode]", lambda e: e.update(target={"kind": "llvm"}), "target.kind",
-     "the test id says 'cuda', the entry says 'llvm'"),
-    ("test_a[llvm-vm-bytecode]", lambda e: e.update(target={}), "target.kind",
-     "the test id says 'llvm', the entry says no kind"),
-    ("test_a[rpc:board-llvm-vm-bytecode]", lambda e: e.update(executor="vm-compiled"), "executor",
-     "the test id says 'vm-bytecode'"),
-])
+@pytest.mark.parametrize(
+    "test_id, edit, field, says",
+    [
+        (
+            "test_a[llvm-vm-bytecode]",
+            lambda e: e.update(executor="vm-compiled"),
+            "executor",
+            "the test id says 'vm-bytecode', the entry says 'vm-compiled'; the test id's [llvm-vm-bytecode] part",
+        ),
+        (
+            "test_a[llvm-vm-bytecode-bound]",
+            lambda e: e.update(executor="prim"),
+            "executor",
+            "the test id says 'vm-bytecode', the entry says 'prim'",
+        ),
+        (
+            "test_a[cuda-vm-bytecode]",
+            lambda e: e.update(target={"kind": "llvm"}),
+            "target.kind",
+            "the test id says 'cuda', the entry says 'llvm'",
+        ),
+        (
+            "test_a[llvm-vm-bytecode]",
+            lambda e: e.update(target={}),
+            "target.kind",
+            "the test id says 'llvm', the entry says no kind",
+        ),
+        (
+            "test_a[rpc:board-llvm-vm-bytecode]",
+            lambda e: e.update(executor="vm-compiled"),
+            "executor",
+            "the test id says 'vm-bytecode'",
+        ),
+    ],
+)
 def test_an_entry_that_disagrees_with_its_test_id_is_a_schema_error(test_id, edit, field, says):
     entry = _entry_of("vm-bytecode")
     parse_baselines(_file({"test_a[llvm-vm-bytecode]": entry}), PATH)
@@ -772,27 +897,36 @@ def test_an_entry_that_disagrees_with_its_test_id_is_a_schema_error(test_id, edi
     assert "set the field back to" in message and "--tvmperf-update" in message
 
 
-@pytest.mark.parametrize("test_id, combo", [
-    ("test_a[llvm-prim]", ("llvm-prim", "llvm", "prim")),
-    ("T::test_a[llvm-vm-bytecode-bound]", ("llvm-vm-bytecode", "llvm", "vm-bytecode")),
-    ("test_a[bound-llvm-vm-compiled]", ("llvm-vm-compiled", "llvm", "vm-compiled")),
-    ("test_a[rpc:my-board-llvm-prim]", ("rpc:my-board-llvm-prim", "llvm", "prim")),
-    ("test_a[cuda-vm-cudagraph]", ("cuda-vm-cudagraph", "cuda", "vm-cudagraph")),
-    ("test_a[llvm-vm-bytecode-prim]", ("llvm-vm-bytecode", "llvm", "vm-bytecode")),
-    ("test_a[vm-bytecode-llvm]", None), ("test_a[llvm-primal]", None), ("test_a", None), ("llvm-prim", None),
-])
+@pytest.mark.parametrize(
+    "test_id, combo",
+    [
+        ("test_a[llvm-prim]", ("llvm-prim", "llvm", "prim")),
+        ("T::test_a[llvm-vm-bytecode-bound]", ("llvm-vm-bytecode", "llvm", "vm-bytecode")),
+        ("test_a[bound-llvm-vm-compiled]", ("llvm-vm-compiled", "llvm", "vm-compiled")),
+        ("test_a[rpc:my-board-llvm-prim]", ("rpc:my-board-llvm-prim", "llvm", "prim")),
+        ("test_a[cuda-vm-cudagraph]", ("cuda-vm-cudagraph", "cuda", "vm-cudagraph")),
+        ("test_a[llvm-vm-bytecode-prim]", ("llvm-vm-bytecode", "llvm", "vm-bytecode")),
+        ("test_a[vm-bytecode-llvm]", None),
+        ("test_a[llvm-primal]", None),
+        ("test_a", None),
+        ("llvm-prim", None),
+    ],
+)
 def test_the_combination_part_of_a_test_id(test_id, combo):
     from pytest_tvmperf.store.schema import combo_of
 
     assert combo_of(test_id) == combo
 
 
-@pytest.mark.parametrize("where, replace, field", [
-    ("kernels", '"kernels": 3', "exact.kernels"),
-    ("instructions", '"main": 10', "exact.instructions.main"),
-    ("sample", '"samples_s": [0.001', "timings.{fp}.samples_s[0]"),
-    ("a field no check reads", '"compile_s": 0.5', "compile_s"),
-])
+@pytest.mark.parametrize(
+    "where, replace, field",
+    [
+        ("kernels", '"kernels": 3', "exact.kernels"),
+        ("instructions", '"main": 10', "exact.instructions.main"),
+        ("sample", '"samples_s": [0.001', "timings.{fp}.samples_s[0]"),
+        ("a field no check reads", '"compile_s": 0.5', "compile_s"),
+    ],
+)
 @pytest.mark.parametrize("digits", [5000, 400, 21])
 def test_a_huge_integer_is_a_schema_error_naming_the_field(where, replace, field, digits):
     """issue 23: 5000 digits raised ValueError from int() (an INTERNALERROR in pytest, a
@@ -801,18 +935,23 @@ def test_a_huge_integer_is_a_schema_error_naming_the_field(where, replace, field
     fp = next(iter(entry["timings"]))
     text = _file({"test_a[llvm-vm-bytecode]": entry})
     assert replace in text
-    bad = text.replace(replace, replace.rsplit(" ", 1)[0].replace("[", "") + " " + ("[" if "[" in replace else "")
-                       + "9" * digits, 1)
+    bad = text.replace(
+        replace, replace.rsplit(" ", 1)[0].replace("[", "") + " " + ("[" if "[" in replace else "") + "9" * digits, 1
+    )
     with pytest.raises(BaselineError) as info:
         parse_baselines(bad, PATH)
     message = str(info.value)
-    assert (f"baseline file {PATH}: entry 'test_a[llvm-vm-bytecode]' is malformed: field {field.format(fp=fp)}: "
-            f"a whole number of {digits} digits") in message
+    assert (
+        f"baseline file {PATH}: entry 'test_a[llvm-vm-bytecode]' is malformed: field {field.format(fp=fp)}: "
+        f"a whole number of {digits} digits"
+    ) in message
     assert "--tvmperf-update" in message
 
 
 def test_a_huge_schema_version_is_named():
-    with pytest.raises(BaselineError, match=f"^baseline file {PATH}: field schema_version: a whole number of 5000 digits"):
+    with pytest.raises(
+        BaselineError, match=f"^baseline file {PATH}: field schema_version: a whole number of 5000 digits"
+    ):
         parse_baselines('{"schema_version": ' + "1" * 5000 + ', "tests": {}}', PATH)
 
 
@@ -834,8 +973,10 @@ def test_a_baseline_file_without_read_permission_is_not_to_be_deleted(tmp_path, 
     with pytest.raises(BaselineError) as info:
         load_baselines(path)
     message = str(info.value)
-    assert message == (f"baseline file {path} cannot be read (Permission denied); make it readable by this user "
-                       f"(e.g. chmod u+r {path}, or run as its owner); it was left as it is")
+    assert message == (
+        f"baseline file {path} cannot be read (Permission denied); make it readable by this user "
+        f"(e.g. chmod u+r {path}, or run as its owner); it was left as it is"
+    )
     assert "delete" not in message
 
 

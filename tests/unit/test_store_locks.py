@@ -11,14 +11,14 @@ import pytest
 
 from pytest_tvmperf.store import locks
 
-HOLD = '''
+HOLD = """
 import sys
 from pathlib import Path
 from pytest_tvmperf.store.locks import file_lock
 with file_lock(Path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.read()
-'''
+"""
 
 
 @pytest.fixture
@@ -27,8 +27,12 @@ def held(tmp_path):
     lock = tmp_path / "x.lock"
     script = tmp_path / "hold.py"
     script.write_text(HOLD)
-    proc = subprocess.Popen([sys.executable, str(script), str(lock), "--marker-arg"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(lock), "--marker-arg"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "held"
         yield lock, proc
@@ -44,11 +48,15 @@ def test_a_busy_lock_says_once_who_holds_it_and_how_long_it_waits_then_times_out
         with locks.file_lock(lock, 0.2, "timing lock of here", lines.append):
             pass
     assert len(lines) == 1
-    assert lines[0].startswith(f"tvmperf: waiting up to 0.2 s (--tvmperf-lock-timeout) for the timing lock of here ({lock}), "
-                               f"held by process {proc.pid} (python {tmp_path}/hold.py {lock} --marker-arg)")
+    assert lines[0].startswith(
+        f"tvmperf: waiting up to 0.2 s (--tvmperf-lock-timeout) for the timing lock of here ({lock}), "
+        f"held by process {proc.pid} (python {tmp_path}/hold.py {lock} --marker-arg)"
+    )
     assert "\n" not in lines[0]
     assert error.value.holder.pid == proc.pid
-    assert str(error.value) == f"process {proc.pid} (python {tmp_path}/hold.py {lock} --marker-arg) holds the lock {lock}"
+    assert (
+        str(error.value) == f"process {proc.pid} (python {tmp_path}/hold.py {lock} --marker-arg) holds the lock {lock}"
+    )
 
 
 def test_a_free_lock_says_nothing():
@@ -59,12 +67,15 @@ def test_a_free_lock_says_nothing():
     assert lines == []
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("123\npytest -x\n", (123, "pytest -x")),
-    ("123\npytest x\n::error title=fake::y\n", (123, "pytest x\\n::error title=fake::y")),
-    ("123\n\x1b[31mred\n", (123, "\\x1b[31mred")),
-    ("123\n" + "a" * 5000, (123, "a" * locks.COMMAND_SHOWN_MAX + "...")),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("123\npytest -x\n", (123, "pytest -x")),
+        ("123\npytest x\n::error title=fake::y\n", (123, "pytest x\\n::error title=fake::y")),
+        ("123\n\x1b[31mred\n", (123, "\\x1b[31mred")),
+        ("123\n" + "a" * 5000, (123, "a" * locks.COMMAND_SHOWN_MAX + "...")),
+    ],
+)
 def test_a_holder_file_is_read_as_untrusted_text(text, expected):
     holder = locks.parse_holder(text)
     assert (holder.pid, holder.command) == expected
@@ -93,8 +104,9 @@ def test_a_lock_file_of_another_user_is_a_clear_error(tmp_path):
             pass
     assert not isinstance(error.value, locks.LockTimeout)
     assert str(error.value).startswith(f"the timing lock of here {lock} cannot be used (")
-    assert "owned by user id 54321): remove it (as its owner or root), or set TMPDIR to a directory of your own" \
-        in str(error.value)
+    assert "owned by user id 54321): remove it (as its owner or root), or set TMPDIR to a directory of your own" in str(
+        error.value
+    )
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="making a file of another uid needs root")
@@ -103,8 +115,11 @@ def test_a_lock_directory_of_another_user_is_a_clear_error(tmp_path, monkeypatch
     planted = tmp_path / f"tvmperf-locks-{os.getuid()}"
     planted.mkdir(mode=0o777)
     os.chown(planted, 54321, 54321)
-    with pytest.raises(locks.LockError, match=rf"the lock directory {planted} is not this user's own \(user id 54321\); "
-                                              r"another local user may have made it: remove it"):
+    with pytest.raises(
+        locks.LockError,
+        match=rf"the lock directory {planted} is not this user's own \(user id 54321\); "
+        r"another local user may have made it: remove it",
+    ):
         locks.lock_dir()
 
 

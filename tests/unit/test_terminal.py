@@ -17,11 +17,26 @@ TORCH = PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2, 2e-3, 1e-3)
 
 def entries() -> list[ResultEntry]:
     return [
-        ResultEntry("t.py::test_a[llvm-prim]", Verdict.REGRESSED, test_id="test_a[llvm-prim]", executor="prim",
-                    target="llvm", note="a note", time=TimeCell(1.2e-3, 1e-3, 1.2, 1.1, 1.3, 0.95, "a/b"),
-                    record=record(), peers=(TORCH,)),
-        ResultEntry("t.py::test_b[llvm-prim]", Verdict.RECORDED, test_id="test_b[llvm-prim]", executor="prim",
-                    target="llvm", time=TimeCell(1e-3), record=record()),
+        ResultEntry(
+            "t.py::test_a[llvm-prim]",
+            Verdict.REGRESSED,
+            test_id="test_a[llvm-prim]",
+            executor="prim",
+            target="llvm",
+            note="a note",
+            time=TimeCell(1.2e-3, 1e-3, 1.2, 1.1, 1.3, 0.95, "a/b"),
+            record=record(),
+            peers=(TORCH,),
+        ),
+        ResultEntry(
+            "t.py::test_b[llvm-prim]",
+            Verdict.RECORDED,
+            test_id="test_b[llvm-prim]",
+            executor="prim",
+            target="llvm",
+            time=TimeCell(1e-3),
+            record=record(),
+        ),
     ]
 
 
@@ -30,10 +45,16 @@ def texts(lines: list[Line]) -> list[str]:
 
 
 def test_the_end_of_run_lines_come_in_order_with_their_markup():
-    run = EndOfRun(entries=entries(), write_errors=("reports not written: disk full",),
-                   tuning_lines=("tuning line", "tuning line"), export_problem="cannot export",
-                   annotation_lines=("::error file=t.py::x",), left_out="tvmperf: not generated, ...",
-                   not_measured=("torch is missing",), report_lines=("results JSON: out.json",))
+    run = EndOfRun(
+        entries=entries(),
+        write_errors=("reports not written: disk full",),
+        tuning_lines=("tuning line", "tuning line"),
+        export_problem="cannot export",
+        annotation_lines=("::error file=t.py::x",),
+        left_out="tvmperf: not generated, ...",
+        not_measured=("torch is missing",),
+        report_lines=("results JSON: out.json",),
+    )
     lines = end_of_run(run)
     rows = [SummaryRow.of(e) for e in entries()]
     assert texts(lines) == [
@@ -57,9 +78,13 @@ def test_the_end_of_run_lines_come_in_order_with_their_markup():
 
 
 def test_without_a_tvmperf_test_only_the_problems_are_shown():
-    run = EndOfRun(write_errors=("baselines not written",), untuned_here=("t.py::x[llvm-vm-bytecode]",),
-                   tune_command="pytest --tvmperf-tune=64 --tvmperf-update", export_problem="not shown",
-                   report_lines=("not shown",))
+    run = EndOfRun(
+        write_errors=("baselines not written",),
+        untuned_here=("t.py::x[llvm-vm-bytecode]",),
+        tune_command="pytest --tvmperf-tune=64 --tvmperf-update",
+        export_problem="not shown",
+        report_lines=("not shown",),
+    )
     lines = end_of_run(run)
     assert texts(lines)[0] == "tvmperf: baselines not written"
     assert texts(lines)[1].startswith("tvmperf: 1 tuned test(s) skipped") and lines[1].markup == ("yellow",)
@@ -69,29 +94,43 @@ def test_without_a_tvmperf_test_only_the_problems_are_shown():
 
 def test_unused_baselines_and_the_update_line():
     root = Path("/r")
-    run = EndOfRun(entries=entries(), rootpath=root, unused={root / "baselines" / "t.json": ["old[llvm-prim]"]},
-                   prune_command="pytest --tvmperf-update --tvmperf-prune", update=True,
-                   baseline_dir=Path("baselines"), unwritten=0)
+    run = EndOfRun(
+        entries=entries(),
+        rootpath=root,
+        unused={root / "baselines" / "t.json": ["old[llvm-prim]"]},
+        prune_command="pytest --tvmperf-update --tvmperf-prune",
+        update=True,
+        baseline_dir=Path("baselines"),
+        unwritten=0,
+    )
     got = texts(end_of_run(run))
-    assert got[-3:] == ["tvmperf: 1 baseline(s) no test used (remove them with pytest --tvmperf-update "
-                        "--tvmperf-prune):", "  baselines/t.json: old[llvm-prim]",
-                        "baselines written for 1 test(s) under baselines"]
+    assert got[-3:] == [
+        "tvmperf: 1 baseline(s) no test used (remove them with pytest --tvmperf-update --tvmperf-prune):",
+        "  baselines/t.json: old[llvm-prim]",
+        "baselines written for 1 test(s) under baselines",
+    ]
     failed = end_of_run(EndOfRun(entries=entries(), update=True, baseline_dir=Path("b"), unwritten=1))[-1]
     assert failed == Line("baselines written for 0 test(s) under b; NOT written for 1 test(s) (see above)", ("red",))
     stopped = end_of_run(EndOfRun(entries=entries(), update=True, run_interrupted=True))[-1]
     assert stopped == Line("run interrupted: no baseline file was changed")
-    pruned = texts(end_of_run(EndOfRun(entries=entries(), pruned=("t.json::old",), orphans_pruned=("a.so",),
-                                       unused={root: ["x"]})))
-    assert pruned[-2:] == ["tvmperf: pruned 1 artifact file(s) no baseline named: a.so",
-                           "tvmperf: pruned 1 unused baseline(s): t.json::old"]
+    pruned = texts(
+        end_of_run(EndOfRun(entries=entries(), pruned=("t.json::old",), orphans_pruned=("a.so",), unused={root: ["x"]}))
+    )
+    assert pruned[-2:] == [
+        "tvmperf: pruned 1 artifact file(s) no baseline named: a.so",
+        "tvmperf: pruned 1 unused baseline(s): t.json::old",
+    ]
 
 
 def test_the_upgrade_section_and_how_a_line_is_written():
     assert upgrade_lines("0.27.0", "0.26.0", (), report_only=True) == []
     lines = upgrade_lines("0.27.0", "0.26.0", ("2 tests: 1 faster", "  test_a: faster"), report_only=True)
-    assert lines == [Line("tvmperf: upgrade TVM 0.26.0 -> 0.27.0", sep=True), Line("2 tests: 1 faster", ("bold",)),
-                     Line("  test_a: faster"),
-                     Line("(--tvmperf-against-tvm-report-only: reported, no test failed for it)")]
+    assert lines == [
+        Line("tvmperf: upgrade TVM 0.26.0 -> 0.27.0", sep=True),
+        Line("2 tests: 1 faster", ("bold",)),
+        Line("  test_a: faster"),
+        Line("(--tvmperf-against-tvm-report-only: reported, no test failed for it)"),
+    ]
 
     class Reporter:
         def __init__(self) -> None:
@@ -106,5 +145,8 @@ def test_the_upgrade_section_and_how_a_line_is_written():
     reporter = Reporter()
     for line in lines[:3]:
         line.write_to(reporter)
-    assert reporter.calls == [("sep", "-", "tvmperf: upgrade TVM 0.26.0 -> 0.27.0"),
-                              ("line", "2 tests: 1 faster", {"bold": True}), ("line", "  test_a: faster", {})]
+    assert reporter.calls == [
+        ("sep", "-", "tvmperf: upgrade TVM 0.26.0 -> 0.27.0"),
+        ("line", "2 tests: 1 faster", {"bold": True}),
+        ("line", "  test_a: faster", {}),
+    ]

@@ -157,7 +157,9 @@ def test_decide_bootstrap_counts_the_spread_of_the_samples():
 
 
 def test_decide_accepts_tuples_and_lists_alike():
-    assert decide((1.2,) * 5, (1.0,) * 5, 0.05, 0.05, 0.03, "raw") == decide([1.2] * 5, [1.0] * 5, 0.05, 0.05, 0.03, "raw")
+    assert decide((1.2,) * 5, (1.0,) * 5, 0.05, 0.05, 0.03, "raw") == decide(
+        [1.2] * 5, [1.0] * 5, 0.05, 0.05, 0.03, "raw"
+    )
 
 
 # --------------------------------------------------------------------------- errors
@@ -279,8 +281,14 @@ def test_ci_contains_ratio_and_reports_its_inputs(now, base, threshold, alpha, n
 
 
 @few
-@given(now=any_samples, base=any_samples, threshold=thresholds, alpha=alphas, noise=noises,
-       more=st.floats(min_value=0.0, max_value=0.5))
+@given(
+    now=any_samples,
+    base=any_samples,
+    threshold=thresholds,
+    alpha=alphas,
+    noise=noises,
+    more=st.floats(min_value=0.0, max_value=0.5),
+)
 def test_more_noise_never_creates_a_verdict(now, base, threshold, alpha, noise, more):
     """More noise widens the interval: regressed can only become inconclusive or pass,
     improved only pass or inconclusive, and nothing becomes regressed or improved."""
@@ -298,8 +306,13 @@ def test_more_noise_never_creates_a_verdict(now, base, threshold, alpha, noise, 
 
 
 @few
-@given(samples=any_samples, threshold=st.floats(min_value=0.0, max_value=0.3), extra=st.floats(min_value=1e-3, max_value=0.5),
-       alpha=st.floats(min_value=1e-4, max_value=0.3), mode=modes)
+@given(
+    samples=any_samples,
+    threshold=st.floats(min_value=0.0, max_value=0.3),
+    extra=st.floats(min_value=1e-3, max_value=0.5),
+    alpha=st.floats(min_value=1e-4, max_value=0.3),
+    mode=modes,
+)
 def test_noise_above_threshold_leaves_no_change_inconclusive(samples, threshold, extra, alpha, mode):
     """At ratio 1 with noise > threshold (and alpha <= 0.3, so z > 1) the interval reaches
     past 1 + threshold: a slowdown of the threshold cannot be ruled out."""

@@ -47,8 +47,9 @@ def _record_with(instruction) -> list:
 
 
 def test_case5_an_annotation_carrying_llvm_ir_is_refused_naming_it():
-    row = _record_with(["Annotate", ["b0", json.dumps("define float @expf(float) { ret float 0.0 }")],
-                        ["pragma_import_llvm"], []])
+    row = _record_with(
+        ["Annotate", ["b0", json.dumps("define float @expf(float) { ret float 0.0 }")], ["pragma_import_llvm"], []]
+    )
     problem = trace_check.record_problem(row)
     assert problem is not None and "sets the annotation 'pragma_import_llvm'" in problem
 
@@ -80,8 +81,11 @@ def test_case18_a_deeply_nested_line_is_an_error_naming_the_file_and_line(tmp_pa
     (db / RECORD_FILE).write_text("\n".join(lines) + "\n")
     with pytest.raises(bounded_json.TooDeep):
         trace_check.parse_line(lines[2])
-    with pytest.raises(TuningError, match=rf"tuning database file {db / RECORD_FILE}, line 3: .*nested more than 32 "
-                                          "levels deep"):
+    with pytest.raises(
+        TuningError,
+        match=rf"tuning database file {db / RECORD_FILE}, line 3: .*nested more than 32 "
+        "levels deep",
+    ):
         _check_files(db)
 
 

@@ -64,7 +64,9 @@ def tiny_mlp(batch: int | str = 4) -> Workload:
     return Workload(
         name=f"tiny_mlp({batch!r})",
         program=mod,
-        make_inputs=lambda rng, dims: [rng.standard_normal((dims[batch] if dynamic else batch, SIZES[0])).astype("float32")],
+        make_inputs=lambda rng, dims: [
+            rng.standard_normal((dims[batch] if dynamic else batch, SIZES[0])).astype("float32")
+        ],
         reference=reference,
         entry="forward",
         rtol=1e-4,
@@ -81,8 +83,14 @@ def kernel_workload(fused, name: str = "fused_matmul_add") -> Workload:
     def make_inputs(rng, dims):
         return [rng.standard_normal(shape).astype("float32") for shape in ((m, k), (k, n), (n,))]
 
-    return Workload(name=f"kernel({name})", program=func, make_inputs=make_inputs,
-                    reference=lambda x, w, b: x @ w + b, rtol=1e-4, atol=1e-4)
+    return Workload(
+        name=f"kernel({name})",
+        program=func,
+        make_inputs=make_inputs,
+        reference=lambda x, w, b: x @ w + b,
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -155,8 +163,9 @@ def test_relax_tasks_are_the_fused_kernels(target, fused):
 def test_prim_tasks_are_keyed_like_the_relax_tasks(target, fused):
     import tvm
 
-    prim = tvm.IRModule({"kernel": fused["fused_matmul_add"].with_attr("global_symbol", "kernel"),
-                         "again": fused["fused_matmul_add"]})
+    prim = tvm.IRModule(
+        {"kernel": fused["fused_matmul_add"].with_attr("global_symbol", "kernel"), "again": fused["fused_matmul_add"]}
+    )
     tasks = tuning.tasks_of(prim, target)
     assert [name for name, _ in tasks] == ["again"]  # the same kernel twice is one task
     relax_task = dict(tuning.tasks_of(fused, target))["fused_matmul_add"]
@@ -216,7 +225,7 @@ def test_a_killed_tuning_keeps_its_records_and_resumes(tuned, target, fused):
     first_task = calls[0][0]
     assert len(kept) == TRIALS // 2  # the first kernel's batch, written as it was measured
     after = (db / RECORD_FILE).read_text().splitlines()
-    assert after[:len(kept)] == kept and len(after) == TRIALS  # kept, and only the other kernel's trials added
+    assert after[: len(kept)] == kept and len(after) == TRIALS  # kept, and only the other kernel's trials added
     assert {task for task, _, _ in calls[1:]} == {t for t in state.tasks if t != first_task}
     assert state.complete
 
@@ -245,8 +254,11 @@ def test_a_budget_too_small_for_a_schedule_per_kernel_stops_after_the_first_batc
     """Issue 47: --tvmperf-tune-budget smaller than one batch per kernel is refused after
     the first batch, naming the smallest budget that would do; nothing more is measured."""
     shown: list = []
-    with pytest.raises(tuning.BudgetTooSmall, match=r"its 2 kernel\(s\) need at least 2 trials each .* the smallest "
-                                                    r"budget that would do: \d+[smh]"):
+    with pytest.raises(
+        tuning.BudgetTooSmall,
+        match=r"its 2 kernel\(s\) need at least 2 trials each .* the smallest "
+        r"budget that would do: \d+[smh]",
+    ):
         tuning.tune(fused, target, tmp_path / "db", 8, budget_s=1e-3, seed=3, display=Shown(shown))
     assert len((tmp_path / "db" / RECORD_FILE).read_text().splitlines()) == 2  # the first batch, kept
     assert shown == []
@@ -427,8 +439,10 @@ def test_workload_tvm_cannot_read(tmp_path, target, fused):
     (db / WORKLOAD_FILE).write_text('["123", "bm90IGEgbW9kdWxl"]\n')  # JSON, but not a module
     (db / RECORD_FILE).write_text("")
     # refused before MetaSchedule reads it (store/trace_check.py), naming the file and the line
-    with pytest.raises(TuningError, match="database_workload.json, line 1: its module is not a length-prefixed "
-                                          ".*pytest --tvmperf-tune=TRIALS"):
+    with pytest.raises(
+        TuningError,
+        match="database_workload.json, line 1: its module is not a length-prefixed .*pytest --tvmperf-tune=TRIALS",
+    ):
         tuning.inspect(fused, target, db)
 
 
@@ -448,7 +462,8 @@ def test_state_json_round_trip():
     state = TuningState("baselines/tuning", "0123456789abcdef", ("a", "b"), ("b",), ("c",))
     data = json.loads(json.dumps(state.as_json()))
     assert TuningState.from_json(data) == state
-    assert TuningState.from_json({"db_dir": "d", "records_hash": None, "tasks": [], "missing": []}) == \
-        TuningState("d", None, (), ())
+    assert TuningState.from_json({"db_dir": "d", "records_hash": None, "tasks": [], "missing": []}) == TuningState(
+        "d", None, (), ()
+    )
     with pytest.raises(ValueError, match="not a tuning state"):
         TuningState.from_json({"tasks": []})

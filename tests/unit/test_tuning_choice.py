@@ -58,8 +58,15 @@ def vnni_db(tmp_path_factory):
     db_dir = tmp_path_factory.mktemp("vnni") / "db"
     db_dir.mkdir()
     db = ms.database.JSONDatabase(str(db_dir / WORKLOAD_FILE), str(db_dir / RECORD_FILE), module_equality="structural")
-    db.commit_tuning_record(ms.database.TuningRecord(sch.trace, db.commit_workload(mod), [1e-6], tvm.target.Target(ZEN4),
-                                                     ms.arg_info.ArgInfo.from_prim_func(func)))
+    db.commit_tuning_record(
+        ms.database.TuningRecord(
+            sch.trace,
+            db.commit_workload(mod),
+            [1e-6],
+            tvm.target.Target(ZEN4),
+            ms.arg_info.ArgInfo.from_prim_func(func),
+        )
+    )
     return db_dir, tvm.IRModule({"dense": func.with_attr("global_symbol", "dense")})
 
 
@@ -77,8 +84,9 @@ def test_a_record_whose_intrinsic_the_host_lacks_is_left_out_and_named(vnni_db, 
     state = tuning.inspect(mod, _target(host), db)
     assert state.missing == ("dense",) and state.records_hash is None and state.portable == ()
     (line,) = state.left_out
-    assert line == ("dense (tuned on znver4: tensorizes with dot_16x4_vnni, which needs avx512vnni, "
-                    "which this CPU lacks)")
+    assert line == (
+        "dense (tuned on znver4: tensorizes with dot_16x4_vnni, which needs avx512vnni, which this CPU lacks)"
+    )
     assert tvm_ffi.structural_equal(tuning.apply(mod, _target(host), db), mod)  # left untuned: it runs here
     summary = left_out_line("baselines/tuning", state.left_out, state.here)
     assert summary.startswith(f"tvmperf: tuning database baselines/tuning: 1 record(s) left out on {host['mcpu']}")
@@ -118,7 +126,9 @@ def test_this_targets_own_record_wins(vnni_db, tmp_path):
     (db / RECORD_FILE).write_text(json.dumps(row) + "\n" + json.dumps(mine) + "\n")
     state = tuning.inspect(vnni_db[1], _target(mine[1][2]), db)
     assert state.portable == () and state.missing == ()  # its own, though the Zen 4 one is faster
-    assert state.records_hash != tuning.inspect(vnni_db[1], _target(dict(ICELAKE, mcpu="sapphirerapids")), db).records_hash
+    assert (
+        state.records_hash != tuning.inspect(vnni_db[1], _target(dict(ICELAKE, mcpu="sapphirerapids")), db).records_hash
+    )
 
 
 # ---------------------------------------------------------------------------- pure
@@ -133,8 +143,9 @@ def test_required_features_of_llvm_intrinsics():
 def test_intrinsic_problem_names_the_missing_feature_and_the_architecture():
     x86 = "x86_64-pc-linux-gnu"
     assert intrinsic_problem("dot_16x4_vnni", ["llvm.x86.avx512.vpdpbusd.512"], x86, frozenset({"avx512vnni"})) is None
-    assert "needs avx512vnni" in intrinsic_problem("dot_16x4_vnni", ["llvm.x86.avx512.vpdpbusd.512"], x86,
-                                                   frozenset({"avx2"}))
+    assert "needs avx512vnni" in intrinsic_problem(
+        "dot_16x4_vnni", ["llvm.x86.avx512.vpdpbusd.512"], x86, frozenset({"avx2"})
+    )
     arm = intrinsic_problem("sme_mopa", ["llvm.aarch64.sme.mopa"], x86, frozenset({"sme"}))
     assert arm == "tensorizes with sme_mopa, an aarch64 intrinsic, on a x86_64 CPU"
     assert "not known to be safe" in intrinsic_problem("x", ["llvm.x86.newthing.1"], x86, frozenset())
@@ -146,15 +157,18 @@ def test_source_note_counts_the_kernels_and_names_both_cpus():
     chosen = [Choice(f"k{i}", None, False, "znver4") for i in range(31)]
     assert source_note(chosen, 31, "znver3") == "schedules tuned on znver4, applied on znver3: 31 of 31 kernels"
     mixed = chosen[:2] + [Choice("k9", None, True, "znver3")]
-    assert source_note(mixed, 4, "znver3") == ("schedules tuned on znver4, applied on znver3: 3 of 4 kernels "
-                                               "(1 with this target's own records)")
+    assert source_note(mixed, 4, "znver3") == (
+        "schedules tuned on znver4, applied on znver3: 3 of 4 kernels (1 with this target's own records)"
+    )
     assert source_note([Choice("k", None, True, "znver3")], 1, "znver3") == ""
-    assert source_note(chosen[:1], 1, "znver4") == ("schedules tuned on znver4 with other CPU features or cores, "
-                                                    "applied on znver4: 1 of 1 kernels")
+    assert source_note(chosen[:1], 1, "znver4") == (
+        "schedules tuned on znver4 with other CPU features or cores, applied on znver4: 1 of 1 kernels"
+    )
 
 
-@pytest.mark.parametrize("text, seconds", [("90s", 90), ("30m", 1800), ("1.5h", 5400), ("1h30m", 5400), ("90", 90),
-                                           (" 2m30s ", 150)])
+@pytest.mark.parametrize(
+    "text, seconds", [("90s", 90), ("30m", 1800), ("1.5h", 5400), ("1h30m", 5400), ("90", 90), (" 2m30s ", 150)]
+)
 def test_a_budget_takes_the_usual_duration_forms(text, seconds):
     assert parse_duration(text) == seconds
 
@@ -205,14 +219,20 @@ def test_a_test_keeps_the_records_its_baseline_was_measured_with(vnni_db, tmp_pa
     kept = tuning.inspect(vnni_db[1], _target(ICELAKE), db, pinned=before.records)
     assert kept.records_hash == before.records_hash and kept.records == before.records
     view = tuning.TuningView(db, before.records)
-    assert tuning.apply(vnni_db[1], _target(ICELAKE), view).script() == tuning.apply(
-        vnni_db[1], _target(ICELAKE), vnni_db[0]).script()
+    assert (
+        tuning.apply(vnni_db[1], _target(ICELAKE), view).script()
+        == tuning.apply(vnni_db[1], _target(ICELAKE), vnni_db[0]).script()
+    )
     (db / RECORD_FILE).write_text(json.dumps(row) + "\n")  # its record is gone: the best one now
     assert tuning.inspect(vnni_db[1], _target(ICELAKE), db, pinned=before.records).records_hash == unpinned.records_hash
 
 
-GPU_LIMITS = {"max_shared_memory_per_block": 49152, "max_threads_per_block": 1024, "thread_warp_size": 32,
-              "registers_per_block": 65536}
+GPU_LIMITS = {
+    "max_shared_memory_per_block": 49152,
+    "max_threads_per_block": 1024,
+    "thread_warp_size": 32,
+    "registers_per_block": 65536,
+}
 
 
 @pytest.mark.parametrize("threads, applies", [(256, True), (2048, False)])
@@ -236,15 +256,22 @@ def test_a_cuda_record_of_another_architecture_applies_where_verify_gpu_code_acc
     sch.bind(outer, "blockIdx.x")
     sch.bind(inner, "threadIdx.x")
     db = ms.database.MemoryDatabase(module_equality="structural")
-    db.commit_tuning_record(ms.database.TuningRecord(
-        sch.trace, db.commit_workload(mod), [1e-6], tvm.target.Target({"kind": "cuda", "arch": "sm_80", **GPU_LIMITS}),
-        ms.arg_info.ArgInfo.from_prim_func(func)))
+    db.commit_tuning_record(
+        ms.database.TuningRecord(
+            sch.trace,
+            db.commit_workload(mod),
+            [1e-6],
+            tvm.target.Target({"kind": "cuda", "arch": "sm_80", **GPU_LIMITS}),
+            ms.arg_info.ArgInfo.from_prim_func(func),
+        )
+    )
     found = resolve(db, [("k", mod)], tvm.target.Target({"kind": "cuda", "arch": "sm_75", **GPU_LIMITS}))
     if applies:
         assert found.chosen["k"].source == "sm_80" and not found.chosen["k"].exact and found.left_out == ()
     else:
         assert found.chosen == {}
         assert [item.describe() for item in found.left_out] == [
-            "k (tuned on sm_80: its kernel exceeds what sm_75 allows (MetaSchedule's VerifyGPUCode))"]
+            "k (tuned on sm_80: its kernel exceeds what sm_75 allows (MetaSchedule's VerifyGPUCode))"
+        ]
     on_cpu = resolve(db, [("k", mod)], tvm.target.Target({"kind": "llvm"}))
     assert on_cpu.chosen == {} and on_cpu.left_out[0].reason == "a cuda record, this target is llvm"

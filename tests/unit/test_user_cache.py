@@ -94,8 +94,9 @@ def test_a_planted_library_with_its_sha256_beside_it_is_no_hit(tmp_path, own_con
     assert own_config.stat().st_mode & 0o777 == 0o600
 
 
-def test_the_key_can_come_from_the_environment_and_a_key_file_others_can_read_is_not_used(tmp_path, own_config,
-                                                                                          monkeypatch):
+def test_the_key_can_come_from_the_environment_and_a_key_file_others_can_read_is_not_used(
+    tmp_path, own_config, monkeypatch
+):
     monkeypatch.setenv("TVMPERF_CACHE_KEY", "k" * 40)
     assert user_cache.cache_key() == b"k" * 40
     monkeypatch.delenv("TVMPERF_CACHE_KEY")
@@ -105,8 +106,11 @@ def test_the_key_can_come_from_the_environment_and_a_key_file_others_can_read_is
     assert user_cache.cache_key() != key and user_cache.cache_key() != user_cache.cache_key()
 
 
-@pytest.mark.parametrize("mode, says", [(0o775, "writable by its group (mode 775)"),
-                                        (0o757, "writable by others (mode 757)")], ids=["group", "others"])
+@pytest.mark.parametrize(
+    "mode, says",
+    [(0o775, "writable by its group (mode 775)"), (0o757, "writable by others (mode 757)")],
+    ids=["group", "others"],
+)
 def test_a_cache_directory_others_can_write_is_refused_as_ssh_does(tmp_path, own_config, monkeypatch, mode, says):
     root = tmp_path / "cache"
     path = root / "builds" / "prim-x.so"
