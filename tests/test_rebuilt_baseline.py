@@ -58,7 +58,10 @@ def test_update_stores_ir_and_another_mcpu_gates_a_b_against_it_rebuilt(project)
             "*test_b[[]llvm-prim[]]*a/b, baseline rebuilt here*pass*",
         ]
     )
-    assert "not gated" not in result.stdout.str()  # no time baseline of this machine, and yet compared a/b
+    # no time baseline of this machine, and yet compared a/b (code_bytes, whose size moves with
+    # the target's CPU, is held for another mcpu: values/resources.py)
+    held = [line for line in result.stdout.lines if "not gated" in line and "code_bytes not gated" not in line]
+    assert not held, result.stdout.str()
     cache = project.pytester.path / ".tvmperf-cache"
     (library,) = cache.rglob("prim-*.so")  # multiply() is one symbolic-shape program: one IR, one library
     assert library.parent.name not in entries["test_a[llvm-prim]"]["timings"]  # built for this (other) machine

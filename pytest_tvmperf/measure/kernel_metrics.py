@@ -178,7 +178,7 @@ def keep_unmeasured(exact, baseline_exact, missing) -> tuple[object, tuple[str, 
     kept = tuple(m for m in missing if m in baseline_exact.per_kernel and m not in exact.per_kernel)
     if not kept:
         return exact, ()
-    bare = lambda e: replace(e, per_kernel={}, measured_with={})  # noqa: E731
+    bare = lambda e: replace(e.without_resources(), per_kernel={}, measured_with={})  # noqa: E731
     if bare(exact) != bare(baseline_exact):
         return exact, ()
     per_kernel = {**exact.per_kernel, **{m: baseline_exact.per_kernel[m] for m in kept}}

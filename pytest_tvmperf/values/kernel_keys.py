@@ -83,6 +83,19 @@ def _rename(counts: Mapping[str, V] | None, names: Mapping[str, str]) -> dict[st
     return None if counts is None else {names.get(k, k): v for k, v in counts.items()}
 
 
+def _rename_parts(parts: Mapping[str, Mapping[str, int]], names: Mapping[str, str]) -> dict[str, dict[str, int]]:
+    """The resource metrics' parts (values/resources.py) under ``names``: a kernel's code
+    (``code_bytes``) and the allocation holding its output (``alloc_bytes``: ``output of K``)."""
+
+    def one(site: str) -> str:
+        if site in names:
+            return names[site]
+        head, sep, kernel = site.partition("output of ")
+        return f"{head}{sep}{names[kernel]}" if sep and not head and kernel in names else site
+
+    return {metric: {one(site): n for site, n in counts.items()} for metric, counts in parts.items()}
+
+
 def keyed_bytecode(bytecode: Mapping[str, str] | None, names: Mapping[str, str]) -> dict[str, str] | None:
     """Each ``call <kernel>`` under the kernel's key, numbers left out."""
     if bytecode is None:
@@ -109,6 +122,7 @@ def keyed_by_identity(record: "Record") -> "Record":
         by_callee=_rename(exact.by_callee, names),
         calls=_rename(exact.calls, names),
         per_kernel={metric: _rename(counts, names) for metric, counts in exact.per_kernel.items()},
+        resource_parts=_rename_parts(exact.resource_parts, names),
     )
     return replace(
         record,
@@ -141,6 +155,7 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
         by_callee=_rename(exact.by_callee, back),
         calls=_rename(exact.calls, back),
         per_kernel={metric: _rename(counts, back) for metric, counts in exact.per_kernel.items()},
+        resource_parts=_rename_parts(exact.resource_parts, back),
     )
 
 

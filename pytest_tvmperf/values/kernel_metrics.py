@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from pytest_tvmperf.values.printable import safe
+
 
 @dataclass(frozen=True)
 class KernelMetric:
@@ -52,4 +54,4 @@ def setup_difference(metric: str, baseline: Mapping[str, str], current: Mapping[
     old, new = baseline.get(metric), current.get(metric)
     if not old or not new or old == new:
         return ""
-    return f"measured with {new} here, {old} in the baseline"
+    return f"measured with {safe(new)} here, {safe(old)} in the baseline"  # data from the baseline file
