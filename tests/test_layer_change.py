@@ -164,9 +164,10 @@ def test_a_one_layer_change_reads_as_one_change(project, warm_torch_export):
     # bound: the new kernel's lines (3 in the bytecode, 1 in by_callee, calls and
     # kernel_time_s, 6 in kernels: 12); the totals it moves (alloc_tensor and null_value in
     # by_callee, calls and kernel_time_s, instructions, the kernel count: 8 changed, 16
-    # lines); compile_s (2); a comma where a key sorts last (4); code_bytes: its total (2) and
-    # the new kernel's code (1, with a comma where it sorts last: 3): 39, whatever the network's size
+    # lines); compile_s (2); a comma where a key sorts last (4): 34; and code_bytes and
+    # alloc_bytes, whose parts are kept by TVM's kernel names (a changed kernel's part must read
+    # before -> after): their totals (2) and the kernels after the new one, renumbered (13): 49
     whole, changed = diff_lines(cwd)
-    assert 0 < changed <= 39, git(cwd, "diff", "--", "baselines/test_perf.json")
+    assert 0 < changed <= 49, git(cwd, "diff", "--", "baselines/test_perf.json")
     assert whole - changed <= 30, git(cwd, "diff", "--", "baselines/test_perf.json")  # the IR reference
     print(f"re-record diffs: {whole} lines, {changed} outside the IR reference")

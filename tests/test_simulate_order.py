@@ -80,7 +80,7 @@ def _names_out(tests: dict) -> dict:
     def values(counts):
         if not isinstance(counts, dict):
             return counts
-        return sorted((("" if "@" in k or k.startswith("fused_") else k), values(v)) for k, v in counts.items())
+        return sorted((("" if "@" in k or "fused_" in k else k), values(v)) for k, v in counts.items())
 
     out = {}
     for test, exact in tests.items():

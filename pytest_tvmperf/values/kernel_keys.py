@@ -122,7 +122,6 @@ def keyed_by_identity(record: "Record") -> "Record":
         by_callee=_rename(exact.by_callee, names),
         calls=_rename(exact.calls, names),
         per_kernel={metric: _rename(counts, names) for metric, counts in exact.per_kernel.items()},
-        resource_parts=_rename_parts(exact.resource_parts, names),
     )
     return replace(
         record,
