@@ -82,7 +82,7 @@ def test_the_two_commands_are_the_readmes_first_lines():
         ".venv/bin/python -m pytest tests/perf"
     ) in head
     assert (
-        'python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 -e ".[test]" && .venv/bin/python -m pytest\n'
+        'python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 -e ".[test]" && .venv/bin/python -m pytest -n 2\n'
     ) in head
 
 
