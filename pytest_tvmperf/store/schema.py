@@ -312,28 +312,25 @@ def _ir(value: Any, field: str) -> None:
             wsha = _require(weight, "sha256", f"{where}.")
             if not (isinstance(wsha, str) and _SHA256.match(wsha)):
                 fail_field(f"{where}.sha256", "64 lowercase hex digits", wsha)
-    seeded = ir.get("seeded")
-    if seeded is not None:  # the weights stored as dtype, shape and digest only (values/seeded_weight.py)
-        if not isinstance(seeded, list):
-            fail_field(f"{field}.seeded", "a list", seeded)
-        if len(seeded) > MAX_WEIGHTS:
-            fail_field(f"{field}.seeded", f"at most {MAX_WEIGHTS} weights", f"{len(seeded)} of them")
-        for i, line in enumerate(seeded):
-            try:
-                SeededWeight.parse(line)
-            except ValueError as exc:
-                fail_field(f"{field}.seeded[{i}]", str(exc), line)
-    functions = ir.get("functions")
-    if functions is not None:  # the kernels stored in files of their own (values/ir_function.py)
-        if not isinstance(functions, list):
-            fail_field(f"{field}.functions", "a list", functions)
-        if len(functions) > MAX_FUNCTIONS:
-            fail_field(f"{field}.functions", f"at most {MAX_FUNCTIONS} functions", f"{len(functions)} of them")
-        for i, line in enumerate(functions):
-            try:
-                FunctionRef.parse(line)
-            except ValueError as exc:
-                fail_field(f"{field}.functions[{i}]", str(exc), line)
+    # the weights stored as dtype, shape and digest only (values/seeded_weight.py), and the
+    # kernels stored in files of their own (values/ir_function.py)
+    _check_lines(ir.get("seeded"), f"{field}.seeded", MAX_WEIGHTS, "weights", SeededWeight.parse)
+    _check_lines(ir.get("functions"), f"{field}.functions", MAX_FUNCTIONS, "functions", FunctionRef.parse)
+
+
+def _check_lines(lines: Any, where: str, most: int, noun: str, parse: Callable[[str], Any]) -> None:
+    """A list of at most ``most`` lines, each one ``parse`` accepts (absent: nothing to check)."""
+    if lines is None:
+        return
+    if not isinstance(lines, list):
+        fail_field(where, "a list", lines)
+    if len(lines) > most:
+        fail_field(where, f"at most {most} {noun}", f"{len(lines)} of them")
+    for i, line in enumerate(lines):
+        try:
+            parse(line)
+        except ValueError as exc:
+            fail_field(f"{where}[{i}]", str(exc), line)
 
 
 #: how each kind of record field is checked (values/record.py's ``RECORD_FIELDS`` names the kind)
