@@ -282,3 +282,49 @@ def test_a_changes_unreadable_baselines_fail_as_they_would_without_a_ref(project
     result.stdout.fnmatch_lines([f"*baseline file {project.baseline_file()} is not valid JSON*"])
     wanted = [line for line in without_ref.stdout.lines if "is not valid JSON" in line]
     assert wanted and all(line in result.stdout.lines for line in wanted)
+
+
+TWO_MLPS = """
+import os
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_mlp(tvmperf, batch):
+    tvmperf.check(workloads.mlp(batch=batch, bind_params=os.environ.get("MLP_BIND", "1") == "1"))
+"""
+
+
+def test_the_change_report_under_xdist_lists_every_workers_changed_entry(project, tmp_path):
+    """The change report is made in the controller from the workers' results: under -n 2,
+    the two re-recorded entries (one per worker) are both listed, each with its state,
+    in the Markdown file and the step summary, unapproved and then approved."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=TWO_MLPS)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    _first_commit(root, "baselines")
+    _git(root, "checkout", "-qb", "pr")
+    project.set_env("MLP_BIND", "0")
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    _git(root, "commit", "-qam", "re-record")
+
+    summary, md = tmp_path / "summary.md", tmp_path / "changes.md"
+    project.set_env("GITHUB_STEP_SUMMARY", str(summary))
+    result = project.run("-n", "2", "--tvmperf-baselines-ref=main", f"--tvmperf-changes-md={md}")
+    result.assert_outcomes(failed=2)
+    for text in (md.read_text(), summary.read_text()):
+        assert "this change re-recorded 2 baseline(s) against `main` (2 not approved)" in text
+        assert "test_mlp[llvm-vm-bytecode-1]" in text and "test_mlp[llvm-vm-bytecode-2]" in text
+    assert md.read_text().count(": not approved") == 2
+    plain = md.read_text().replace("\\_", "_")  # Markdown escapes the underscores
+    assert "alloc_bytes 3,584 B -> " in plain and "code_bytes " in plain  # the resources too
+
+    summary.write_text("")
+    result = project.run(
+        "-n", "2", "--tvmperf-baselines-ref=main", "--tvmperf-approved-change=on", f"--tvmperf-changes-md={md}"
+    )
+    result.assert_outcomes(passed=2)
+    for text in (md.read_text(), summary.read_text()):
+        assert "(2 approved, verified)" in text
+        assert "test_mlp[llvm-vm-bytecode-1]" in text and "test_mlp[llvm-vm-bytecode-2]" in text

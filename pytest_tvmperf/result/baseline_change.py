@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Sequence
 
+from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import EXACT_METRICS
 from pytest_tvmperf.judge.compare import MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
@@ -119,7 +120,7 @@ def change_lines(ref: Record | None, pr: Record | None) -> list[str]:
 
 def _metrics(a: Record, b: Record) -> list[str]:
     per_kernel = sorted(set(a.exact.per_kernel) | set(b.exact.per_kernel))
-    return [*EXACT_METRICS, *per_kernel]
+    return [*EXACT_METRICS, *per_kernel, *RESOURCE_NAMES]
 
 
 def unapproved_message(test_id: str, pr_file: str, ref_name: str, changes: Sequence[str]) -> str:
