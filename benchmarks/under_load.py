@@ -24,6 +24,11 @@ once per round) so that the machine's drift touches them alike.
 
     python benchmarks/under_load.py                                   # the full table (hours)
     python benchmarks/under_load.py --aa 5 --trials 3 --threads 1     # a reduced pass
+    python benchmarks/under_load.py --aa 10 --trials 2 --copies 5     # 5 verdicts per process
+
+With ``--copies N`` each process judges N copies of test_ab and test_shape (each its own
+baseline entry), so the counts are verdicts, N per process: cheaper, but the copies of one
+process share its state (and its load), so they are not N independent processes.
 """
 
 from __future__ import annotations
@@ -59,12 +64,16 @@ def shaped(scale):
                     make_inputs=lambda rng, dims: [rng.standard_normal(n).astype("float32")],
                     reference=lambda x: x * np.float32(factor), rtol=1e-3, atol=1e-3)
 
+COPIES = range(int(os.environ.get("UNDER_LOAD_COPIES", "1")))
+
 @pytest.mark.tvmperf(executors=["prim"])
-def test_ab(tvmperf):
+@pytest.mark.parametrize("copy", COPIES)
+def test_ab(tvmperf, copy):
     tvmperf.check(busy(round(200 * (1 + SLOWDOWN / 100))))
 
 @pytest.mark.tvmperf(executors=["prim"])
-def test_shape(tvmperf):
+@pytest.mark.parametrize("copy", COPIES)
+def test_shape(tvmperf, copy):
     tvmperf.check(shaped(1 + SLOWDOWN / 100))
 
 @pytest.mark.tvmperf(executors=["prim"], vs_numpy=float(os.environ.get("PEER_FAR", "100")))
@@ -82,14 +91,17 @@ def machine_state() -> str:
     return "load " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def run(project: Path, env: dict, *extra: str) -> dict[str, dict]:
-    """One fresh pytest process; test function -> its results entry."""
+def run(project: Path, env: dict, *extra: str) -> dict[str, list[dict]]:
+    """One fresh pytest process; test function -> its results entries (one per copy)."""
     report = project / "out.json"
     report.unlink(missing_ok=True)
     out = run_pytest(["--tvmperf-json=out.json", *extra], cwd=project, env=env)
     if not report.exists():
         raise SystemExit(f"no results file; pytest said:\n{out[-3000:]}")
-    return {t["test_id"].split("[")[0]: t for t in json.loads(report.read_text())["tests"]}
+    entries: dict[str, list[dict]] = defaultdict(list)
+    for t in json.loads(report.read_text())["tests"]:
+        entries[t["test_id"].split("[")[0]].append(t)
+    return entries
 
 
 def time_status(entry: dict) -> str:
@@ -109,6 +121,13 @@ def main() -> None:
     parser.add_argument("--aa", type=int, default=50, help="unchanged runs per load and thread count")
     parser.add_argument("--trials", type=int, default=10, help="runs per slowdown, load and thread count")
     parser.add_argument("--slowdowns", default="10,25,50")
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        help="copies of test_ab and test_shape judged in each process (each its own baseline entry "
+        "and verdict): N verdicts per fresh process, the table's counts are verdicts",
+    )
     args = parser.parse_args()
     loads = [int(x) for x in args.loads.split(",")]
     threads = [t for t in args.threads.split(",") if t]
@@ -125,12 +144,12 @@ def main() -> None:
         (project / "pytest.ini").write_text("[pytest]\ntvmperf_threshold = time=10%\ntvmperf_simulate = off\n")
         envs = {}
         for t in threads:
-            env = dict(os.environ, TVM_NUM_THREADS=t, BUSY_SLOWDOWN_PCT="0")
+            env = dict(os.environ, TVM_NUM_THREADS=t, BUSY_SLOWDOWN_PCT="0", UNDER_LOAD_COPIES=str(args.copies))
             base = project / f"baselines-{t}"
             recorded = run(project, env, "--tvmperf-update", f"--tvmperf-baselines={base}")
             ratio = statistics.median(
                 r
-                for r in (peer_ratio(recorded["test_peer_aa"]), peer_ratio(recorded["test_peer_far"]))
+                for r in (peer_ratio(recorded["test_peer_aa"][0]), peer_ratio(recorded["test_peer_far"][0]))
                 if r
                 for r in [r[0]]
             )
@@ -146,16 +165,16 @@ def main() -> None:
                         env = dict(envs[t], BUSY_SLOWDOWN_PCT=str(slowdown))
                         got = run(project, env, f"--tvmperf-baselines={project / f'baselines-{t}'}")
                         for name in ("test_ab", "test_shape"):
-                            entry = got.get(name)
-                            verdict = time_status(entry) if entry else "missing"
-                            counts[(load, t, name, slowdown)][verdict] += 1
-                            time_cell = (entry or {}).get("time") or {}
-                            if time_cell.get("ratio"):
-                                shown[(load, t, name, slowdown)].append(
-                                    f"{time_cell['ratio']:.2f}[{time_cell['low']:.2f}-{time_cell['high']:.2f}]"
-                                )
+                            for entry in got.get(name) or [None] * args.copies:
+                                verdict = time_status(entry) if entry else "missing"
+                                counts[(load, t, name, slowdown)][verdict] += 1
+                                time_cell = (entry or {}).get("time") or {}
+                                if time_cell.get("ratio"):
+                                    shown[(load, t, name, slowdown)].append(
+                                        f"{time_cell['ratio']:.2f}[{time_cell['low']:.2f}-{time_cell['high']:.2f}]"
+                                    )
                         for name in ("test_peer_far", "test_peer_aa"):
-                            cell = peer_ratio(got[name]) if name in got else None
+                            cell = peer_ratio(got[name][0]) if got.get(name) else None
                             counts[(load, t, name, None)][cell[1] if cell else "missing"] += 1
                             if cell:
                                 shown[(load, t, name, None)].append(f"{cell[0]:.2f}")
@@ -167,7 +186,7 @@ def main() -> None:
             )
     print(
         f"command: python benchmarks/under_load.py --loads {args.loads} --threads {args.threads} "
-        f"--aa {args.aa} --trials {args.trials} --slowdowns {args.slowdowns}"
+        f"--aa {args.aa} --trials {args.trials} --slowdowns {args.slowdowns} --copies {args.copies}"
     )
     print(f"{(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}")
     print(
