@@ -59,8 +59,7 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
 
     # kept on update, failed when the tool died
     def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
-        entry = tv.stored_baselines().get(tv.test_id)
-        return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
+        return in_build_entry(prep, tv.stored_baselines().get(tv.test_id))
 
     settled = settle(
         replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with),
@@ -82,6 +81,11 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
         prep.target,
         export[1] if export is not None and export[0] is prep.compiled else None,
     )
+
+
+def in_build_entry(prep: "Prepared", entry: "Record | None") -> "Record | None":
+    """A stored entry with its exact metrics under this build's kernel names (:func:`_in_build_names`)."""
+    return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
 
 
 def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetrics | None:
