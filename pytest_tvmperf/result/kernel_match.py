@@ -10,9 +10,9 @@ kernels. With both sides' :class:`~pytest_tvmperf.values.kernel_id.KernelId`:
 3. left over, same op: the kernel of the same layer **changed** shape (a 3x3 conv made
    5x5), the same name first, then so that the pairs share the most parameter shapes
    (:func:`_op_pairs`: the first layer of two made wider shares its input with its old
-   self, the second its output), then in name order. A baseline keyed by identity has no TVM names to order
-   by (values/kernel_keys.py): its keys sort by code hash, which says nothing of the
-   layer;
+   self, the second its output), then in name order. A baseline keyed by identity has
+   no TVM names to order by (values/kernel_keys.py): its keys sort by code hash, which
+   says nothing of the layer;
 4. the rest: **new** kernels of this build, and kernels **removed** since the baseline.
 
 A baseline recorded before kernels were identified has no identities: kernels are then
