@@ -94,6 +94,34 @@ def test_cuda_is_recorded_and_gated_on_exact_metrics_without_a_gpu(project):
     )
 
 
+def test_a_gpu_machines_executed_calls_stand_in_a_file_keyed_by_identity(project):
+    """A GPU machine recorded the executed calls; this CPU-only machine builds the same
+    program and keeps them (its record shares the entry). The file keys the calls by kernel
+    identity, this build names its kernels as TVM does: compared under this build's names,
+    they are the same program (compared as stored, they never were, and the calls were lost)."""
+    import json
+
+    project.pytester.makepyfile(test_perf=MATMUL)
+    mlp = "test_mlp[cuda-vm-bytecode]"
+    project.run("--tvmperf-targets=cuda", "--tvmperf-update", "-k", "mlp").assert_outcomes(passed=1)
+    data = project.baselines()
+    exact = data["tests"][mlp]["exact"]
+    kernels = [k for k in exact["by_callee"] if "@" in k]
+    assert len(kernels) == 3, exact["by_callee"]  # keyed by identity
+    exact["calls"] = {**{k: 1 for k in kernels}, "vm.builtin.alloc_storage": 3}  # as a GPU machine counted them
+    project.baseline_file().write_text(json.dumps(data, indent=2))
+    gated = project.run("--tvmperf-targets=cuda", "-k", "mlp", "--tvmperf-json=results.json")
+    gated.assert_outcomes(passed=1)
+    (entry,) = json.loads((project.pytester.path / "results.json").read_text())["tests"]
+    calls = entry["record"]["exact"]["calls"]
+    assert calls is not None and sorted(calls.values()) == [1, 1, 1, 3], calls
+    assert {k for k in calls if k.startswith("fused_")} == {
+        "fused_matmul_add",
+        "fused_matmul1_add1",
+        "fused_matmul2_add2",
+    }
+
+
 def test_a_schedule_that_doubles_registers_fails_naming_the_kernel(project):
     project.pytester.makepyfile(test_perf=MATMUL)
     project.run("--tvmperf-targets=cuda", "--tvmperf-update", "-k", "matmul").assert_outcomes(passed=1)

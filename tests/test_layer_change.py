@@ -136,11 +136,12 @@ def test_a_one_layer_change_reads_as_one_change(project, warm_torch_export):
     assert len(bytecode_changes(out)) <= 10, bytecode_changes(out)
     project.set_env("TVMPERF_FAKE_SCALE", "1")  # re-recorded: the timings' own lines alike, to count the rest
     project.run("--tvmperf-update").assert_outcomes(passed=1)
-    # bound: the changed kernel under its new key in the bytecode, by_callee, calls and
-    # kernel_time_s (2 lines each: 8) and its kernels entry (6 removed, 6 added: 12); the
-    # layers of the kernel layer1.conv2 shared with layer1's 3x3 conv before (2), compile_s
-    # (2), a comma where a key sorts last (4). Keyed by TVM name, each kernel renumbered after
-    # it changed a line in every map, the bytecode's numbers after it each line there.
+    # bound: the changed kernel under its new key in the bytecode, by_callee, calls,
+    # kernel_time_s and code_bytes' parts (2 lines each: 10), its kernels entry (6 removed, 6
+    # added: 12), code_bytes' total (2), compile_s (2): 26 measured; and up to 4 more where
+    # the new key sorts last in a map (a comma) or the kernel layer1.conv2 shared with
+    # layer1's 3x3 conv before gets its own layer names. Keyed by TVM name, each kernel
+    # renumbered after it changed a line in every map, the bytecode's numbers after it each line there.
     whole, changed = diff_lines(cwd)
     assert 0 < changed <= 30, git(cwd, "diff", "--", "baselines/test_perf.json")
     assert whole - changed <= 30, git(cwd, "diff", "--", "baselines/test_perf.json")  # the IR reference
@@ -164,10 +165,12 @@ def test_a_one_layer_change_reads_as_one_change(project, warm_torch_export):
     # bound: the new kernel's lines (3 in the bytecode, 1 in by_callee, calls and
     # kernel_time_s, 6 in kernels: 12); the totals it moves (alloc_tensor and null_value in
     # by_callee, calls and kernel_time_s, instructions, the kernel count: 8 changed, 16
-    # lines); compile_s (2); a comma where a key sorts last (4): 34; and code_bytes and
-    # alloc_bytes, whose parts are kept by TVM's kernel names (a changed kernel's part must read
-    # before -> after): their totals (2) and the kernels after the new one, renumbered (13): 49
+    # lines); compile_s (2); a comma where a key sorts last (4): 34; code_bytes: its total (2)
+    # and the new kernel's code (1, with a comma where it sorts last: 3): 39, measured, whatever
+    # the network's size. code_bytes' and alloc_bytes' parts are keyed by identity too, so the
+    # kernels renumbered after the new one keep their lines (keyed by TVM name: 49); alloc_bytes
+    # does not move here (the planner reuses a storage for the new conv's output).
     whole, changed = diff_lines(cwd)
-    assert 0 < changed <= 49, git(cwd, "diff", "--", "baselines/test_perf.json")
+    assert 0 < changed <= 39, git(cwd, "diff", "--", "baselines/test_perf.json")
     assert whole - changed <= 30, git(cwd, "diff", "--", "baselines/test_perf.json")  # the IR reference
     print(f"re-record diffs: {whole} lines, {changed} outside the IR reference")

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from pytest_tvmperf.values.kernel_keys import OUTPUT_OF
+
 ALLOC_STORAGE = "vm.builtin.alloc_storage"
 ALLOC_TENSOR = "vm.builtin.alloc_tensor"
 BUILTIN_PREFIX = "vm.builtin."
@@ -86,7 +88,7 @@ class AllocCounter:
             for tensor, index in self.views:
                 if any(_same(tensor, a) for a in args):
                     if self.storages[index][0] is None:
-                        self.storages[index][0] = f"output of {name}"
+                        self.storages[index][0] = f"{OUTPUT_OF}{name}"
                 else:
                     kept.append((tensor, index))
             self.views = kept

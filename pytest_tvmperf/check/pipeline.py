@@ -28,7 +28,7 @@ from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.resources import predates_line
-from pytest_tvmperf.values.kernel_keys import STABLE_KEY, in_build_names
+from pytest_tvmperf.values.kernel_keys import STABLE_KEY, in_build_names, site_kernel
 from pytest_tvmperf.measure.plan import Plan
 from pytest_tvmperf.measure.resources import with_resources
 from pytest_tvmperf.result.layers_text import with_layers
@@ -59,8 +59,7 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
 
     # kept on update, failed when the tool died
     def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
-        entry = tv.stored_baselines().get(tv.test_id)
-        return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
+        return in_build_entry(prep, tv.stored_baselines().get(tv.test_id))
 
     settled = settle(
         replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with),
@@ -84,12 +83,22 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
     )
 
 
+def in_build_entry(prep: "Prepared", entry: "Record | None") -> "Record | None":
+    """A stored entry with its exact metrics under this build's kernel names (:func:`_in_build_names`)."""
+    return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
+
+
 def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetrics | None:
     """A stored entry's exact metrics with the kernels it keys by identity under the names
     this build gave them (values/kernel_keys.py), so they compare with this build's."""
     if exact is None or not any(
         STABLE_KEY.match(k)
-        for k in (*(exact.by_callee or ()), *(exact.calls or ()), *(k for m in exact.per_kernel.values() for k in m))
+        for k in (
+            *(exact.by_callee or ()),
+            *(exact.calls or ()),
+            *(k for m in exact.per_kernel.values() for k in m),
+            *(site_kernel(k) for m in exact.resource_parts.values() for k in m),
+        )
     ):
         return exact
     from pytest_tvmperf.measure.kernel_identity import kernel_identities

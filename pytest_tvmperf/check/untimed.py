@@ -28,7 +28,7 @@ def check(tv: "Tvmperf", prep: "Prepared", plan: Plan) -> "Outcome":
     baseline = tv.stored_baselines().get(tv.test_id)
     exact = pipeline.exact_metrics(tv, prep, runs=plan.runs, baseline=baseline)
     if not plan.runs:
-        exact = with_baseline_calls(exact, baseline)
+        exact = with_baseline_calls(exact, pipeline.in_build_entry(prep, baseline))  # the file keys kernels by identity
         session.report.not_measured.add(
             summary_line(tv.target, plan.why, "recorded" if session.settings.update else "gated")
         )

@@ -8,7 +8,11 @@ kernels. With both sides' :class:`~pytest_tvmperf.values.kernel_id.KernelId`:
 2. left over, same op and shapes: the same kernel with its code **changed** (a schedule,
    a TVM upgrade);
 3. left over, same op: the kernel of the same layer **changed** shape (a 3x3 conv made
-   5x5), paired in name order;
+   5x5), the same name first, then so that the pairs share the most parameter shapes
+   (:func:`_op_pairs`: the first layer of two made wider shares its input with its old
+   self, the second its output), then in name order. A baseline keyed by identity has
+   no TVM names to order by (values/kernel_keys.py): its keys sort by code hash, which
+   says nothing of the layer;
 4. the rest: **new** kernels of this build, and kernels **removed** since the baseline.
 
 A baseline recorded before kernels were identified has no identities: kernels are then
@@ -23,7 +27,7 @@ from enum import Enum
 from typing import Mapping
 
 from pytest_tvmperf.values.kernel_id import KernelId
-from pytest_tvmperf.values.kernel_keys import stable_key
+from pytest_tvmperf.values.kernel_keys import renamed_sites, stable_key
 
 
 class KernelStatus(str, Enum):
@@ -119,6 +123,19 @@ class KernelMatch:
         old = self.old_of[name]
         return f"{old} [changed]" if status == KernelStatus.CHANGED else old
 
+    def baseline_sites(self, parts: Mapping[str, int] | None) -> dict[str, int] | None:
+        """A baseline's resource parts (values/resources.py: ``K``, ``output of K``) with
+        each kernel under the name this build gives its counterpart, same or changed, so
+        that they compare with this build's parts site by site: a changed kernel's part
+        reads as one ``before -> after``, not as one removed and one added. A removed
+        kernel keeps its baseline key (``K [removed]`` where this build has another kernel
+        named ``K``); a site that names no kernel is kept as it is."""
+        if parts is None:
+            return None
+        names = {old: new for new, old in self.old_of.items()}
+        names.update({old: f"{old} [removed]" for old in self.removed if old in self.status})
+        return renamed_sites(parts, names)
+
     def new_name(self, name: str) -> str:
         """A new kernel under its TVM name, unless the baseline has a kernel of that name,
         another one (a new 5x5 conv numbered ``conv2d1`` as the baseline's 3x3 was, in a
@@ -163,9 +180,75 @@ def match_kernels(
 
     pair(lambda k: k.key, KernelStatus.SAME)
     pair(lambda k: (k.op, k.shapes), KernelStatus.CHANGED)
-    pair(lambda k: k.op, KernelStatus.CHANGED)
+    for op in sorted({before[old].op for old in old_left}):
+        olds = [old for old in old_left if before[old].op == op]
+        news = [new for new in new_left if after[new].op == op]
+        for new, old in _op_pairs(news, olds, after, before):
+            old_of[new], status[new] = old, KernelStatus.CHANGED
+            old_left.remove(old)
+            new_left.remove(new)
     status.update({new: KernelStatus.NEW for new in new_left})
     return KernelMatch(old_of, status, tuple(old_left), dict(before), dict(after))
+
+
+#: the most (new kernels x subsets of the baseline's) of one op left over that are paired by
+#: the best assignment; beyond (a rebuilt network, not a changed layer), each new kernel in
+#: name order takes its best one left
+BEST_PAIRING_STATES = 1 << 14
+
+
+#: a pair under one name outweighs any shapes shared (every shape of a kernel: under 100)
+SAME_NAME = 100
+
+
+def _shared(a: KernelId, b: KernelId) -> int:
+    """The parameter shapes two kernels of one op share: inputs by position, and the output."""
+    x, y = a.shapes.split(","), b.shapes.split(",")
+    return sum(1 for i, j in zip(x[:-1], y[:-1]) if i == j) + (x[-1] == y[-1])
+
+
+def _op_pairs(
+    news: list[str], olds: list[str], after: Mapping[str, KernelId], before: Mapping[str, KernelId]
+) -> list[tuple[str, str]]:
+    """Kernels of one op left over (each side in name order) paired as (new, old): as many
+    pairs as the shorter side has; the same name first, then the most shapes shared in all;
+    among equal assignments, the one that pairs each new kernel with the earliest old one
+    (as the match did before: a lone pair is the pair)."""
+    if not news or not olds:
+        return []
+    score = [[_shared(after[n], before[o]) + SAME_NAME * (n == o) for o in olds] for n in news]
+    return [(news[i], olds[j]) for i, j in _best_assignment(score)]
+
+
+def _best_assignment(score: list[list[int]]) -> list[tuple[int, int]]:
+    """(row, column) pairs, as many as the shorter side has, of the greatest total score;
+    among equal totals, each row with the earliest column. Beyond :data:`BEST_PAIRING_STATES`,
+    each row in order takes its best column left."""
+    rows, cols = len(score), len(score[0])
+    if rows << cols > BEST_PAIRING_STATES:
+        left, out = list(range(cols)), []
+        for i, row in enumerate(score):
+            if left:
+                j = max(left, key=lambda c, row=row: (row[c], -c))
+                left.remove(j)
+                out.append((i, j))
+        return out
+    from functools import lru_cache
+
+    @lru_cache(maxsize=None)
+    def best(i: int, used: int) -> tuple[tuple[int, int], tuple[tuple[int, int], ...]]:
+        """((pairs, total score), the pairs) of rows i.., the columns in ``used`` taken."""
+        if i == rows:
+            return (0, 0), ()
+        options = []
+        for j in range(cols):
+            if not used >> j & 1:
+                (n, total), rest = best(i + 1, used | 1 << j)
+                options.append(((n + 1, total + score[i][j]), ((i, j), *rest)))
+        options.append(best(i + 1, used))  # row i left unpaired
+        return max(options, key=lambda o: o[0])  # max keeps the first of equals: the earliest column
+
+    return list(best(0, 0)[1])
 
 
 def _by_name(before: tuple[str, ...], after: tuple[str, ...]) -> KernelMatch:

@@ -32,7 +32,7 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
     if v.metric == "time":
         return _time_lines(v, current)
     if v.metric in RESOURCE_NAMES:
-        return resource_lines(v, current, baseline)
+        return resource_lines(v, current, baseline, match)
     delta = (v.current or 0) - (v.baseline or 0)
     shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
     lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
@@ -66,9 +66,12 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
     return lines
 
 
-def resource_lines(v: MetricVerdict, current: Record, baseline: Record) -> list[str]:
+def resource_lines(
+    v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None
+) -> list[str]:
     """A resource metric's lines: before, after, the limit and its allowed maximum, and
-    where it grew (by allocation site, by kernel)."""
+    where it grew (by allocation site, by kernel: the baseline's kernels, keyed by identity
+    in its file, under this build's names for their counterparts, ``match``)."""
     delta = int((v.current or 0) - (v.baseline or 0))
     relative = _relative(v.limit)
     allowed = (
@@ -77,7 +80,10 @@ def resource_lines(v: MetricVerdict, current: Record, baseline: Record) -> list[
         else ""
     )
     lines = [f"  {v.metric} {fmt_bytes(v.baseline)} -> {fmt_bytes(v.current)} ({delta:+,} B, limit {v.limit}{allowed})"]
-    where = parts_diff(baseline.exact.resource_parts.get(v.metric), current.exact.resource_parts.get(v.metric))
+    match = match or kernel_match(current, baseline)
+    where = parts_diff(
+        match.baseline_sites(baseline.exact.resource_parts.get(v.metric)), current.exact.resource_parts.get(v.metric)
+    )
     if where:
         lines.append(f"    {resource(v.metric).parts}: {safe(where)}")
     return lines

@@ -10,10 +10,13 @@ its code), an unchanged kernel's lines do not change whatever is added around it
 
 :func:`keyed_by_identity` gives the form a baseline file stores: every per-kernel map
 (``exact.by_callee``, ``exact.calls``, ``exact.per_kernel``, ``kernel_time_s``,
-``kernels``) and each ``call`` of the bytecode keyed by identity, and the bytecode's
-register numbers and constant indices left out (``%_``, ``c[_]``): they renumber after an
-added instruction, and the bytecode diff aligns listings without them anyway
-(result/regression.py). The sequence name is shown only, from the build being gated.
+``kernels``, the kernels of ``exact.resource_parts``: ``K`` and ``output of K``) and each
+``call`` of the bytecode keyed by identity, and the bytecode's register numbers and
+constant indices left out (``%_``, ``c[_]``): they renumber after an added instruction,
+and the bytecode diff aligns listings without them anyway (result/regression.py). The
+sequence name is shown only, from the build being gated: a failure's resource parts are
+read back under this build's names through the structural match, a changed kernel's part
+under its counterpart's (result/kernel_match.py ``KernelMatch.baseline_sites``).
 
 A record without kernel identities (recorded before they were stored, a loaded library,
 a PrimFunc test's one ``main``) is left as it is; so is a file written in the older form:
@@ -83,17 +86,35 @@ def _rename(counts: Mapping[str, V] | None, names: Mapping[str, str]) -> dict[st
     return None if counts is None else {names.get(k, k): v for k, v in counts.items()}
 
 
-def _rename_parts(parts: Mapping[str, Mapping[str, int]], names: Mapping[str, str]) -> dict[str, dict[str, int]]:
-    """The resource metrics' parts (values/resources.py) under ``names``: a kernel's code
-    (``code_bytes``) and the allocation holding its output (``alloc_bytes``: ``output of K``)."""
+#: the site of an allocation holding a kernel's output (builder/vm_alloc.py)
+OUTPUT_OF = "output of "
+
+
+def renamed_sites(counts: Mapping[str, int], names: Mapping[str, str]) -> dict[str, int]:
+    """One resource metric's parts (values/resources.py) with their kernels under ``names``:
+    a kernel's code (``code_bytes``: the kernel) and the allocation holding its output
+    (``alloc_bytes``: ``output of K``); any other site (``returned or unused``, the runtime's
+    code) as it is. Sites that come to one name add up."""
 
     def one(site: str) -> str:
         if site in names:
             return names[site]
-        head, sep, kernel = site.partition("output of ")
-        return f"{head}{sep}{names[kernel]}" if sep and not head and kernel in names else site
+        head, sep, kernel = site.partition(OUTPUT_OF)
+        return f"{sep}{names[kernel]}" if sep and not head and kernel in names else site
 
-    return {metric: {one(site): n for site, n in counts.items()} for metric, counts in parts.items()}
+    out: dict[str, int] = {}
+    for site, n in counts.items():
+        out[one(site)] = out.get(one(site), 0) + n
+    return out
+
+
+def site_kernel(site: str) -> str:
+    """The kernel a resource part names (``output of K`` and ``K``: ``K``)."""
+    return site.removeprefix(OUTPUT_OF)
+
+
+def _rename_parts(parts: Mapping[str, Mapping[str, int]], names: Mapping[str, str]) -> dict[str, dict[str, int]]:
+    return {metric: renamed_sites(counts, names) for metric, counts in parts.items()}
 
 
 def keyed_bytecode(bytecode: Mapping[str, str] | None, names: Mapping[str, str]) -> dict[str, str] | None:
@@ -122,6 +143,7 @@ def keyed_by_identity(record: "Record") -> "Record":
         by_callee=_rename(exact.by_callee, names),
         calls=_rename(exact.calls, names),
         per_kernel={metric: _rename(counts, names) for metric, counts in exact.per_kernel.items()},
+        resource_parts=_rename_parts(exact.resource_parts, names),
     )
     return replace(
         record,
@@ -146,6 +168,7 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
             *(exact.by_callee or ()),
             *(exact.calls or ()),
             *(k for counts in exact.per_kernel.values() for k in counts),
+            *(site_kernel(k) for counts in exact.resource_parts.values() for k in counts),
         )
     ):
         return exact

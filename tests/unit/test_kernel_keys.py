@@ -198,3 +198,107 @@ def test_stored_counts_read_back_under_the_builds_names():
     fewer = dict(list(rec.kernels.items())[:-1])
     back = in_build_names(keyed.exact, fewer)
     assert stable_key(LAYERS[-1]) in back.calls and "fused_conv2d_add_relu" in back.calls
+
+
+def matmul(key: str, shapes: str) -> KernelId:
+    return KernelId(key * 8, "matmul", shapes)
+
+
+#: two dense layers, x (n, 16) -> 16 -> 4; its code hashes sort fc1's kernel first
+CHAIN = {"matmul": matmul("f0", "nx16,16x16,nx16"), "matmul1": matmul("0f", "nx16,4x16,nx4")}
+#: the hidden layer made 32 wide: both kernels changed code and shapes
+WIDER = {"matmul": matmul("aa", "nx16,32x16,nx32"), "matmul1": matmul("bb", "nx32,4x32,nx4")}
+
+
+def _with_parts(kernels: dict[str, KernelId], hidden: int, code: dict[str, int]) -> Record:
+    metrics = replace(
+        exact(kernels=len(kernels)),
+        by_callee={**{k: 1 for k in kernels}, "ret": 1},
+        calls={k: 1 for k in kernels},
+        resources={"alloc_bytes": 3 * hidden * 4 + 48, "code_bytes": sum(code.values())},
+        resource_parts={
+            "alloc_bytes": {"output of matmul": 3 * hidden * 4, "output of matmul1": 48, "returned or unused": 0},
+            "code_bytes": {**code, "[runtime]": 100},
+        },
+        measured_with={"code_bytes": "tvm 0.27, llvm 22"},
+    )
+    return replace(record(metrics=metrics), executor="vm-bytecode", kernels=dict(kernels))
+
+
+def test_resource_parts_are_keyed_by_identity_and_read_back_under_the_builds_names():
+    """code_bytes' kernels and alloc_bytes' ``output of K`` sites are keyed like the other
+    per-kernel data: an unchanged kernel's parts keep their lines when TVM renumbers it."""
+    from pytest_tvmperf.values.kernel_keys import in_build_names
+
+    rec = _with_parts(CHAIN, 16, {"matmul": 900, "matmul1": 800})
+    keyed = keyed_by_identity(rec)
+    assert keyed.exact.resource_parts == {
+        "alloc_bytes": {"output of matmul@f0f0f0f0f0": 192, "output of matmul@0f0f0f0f0f": 48, "returned or unused": 0},
+        "code_bytes": {"matmul@f0f0f0f0f0": 900, "matmul@0f0f0f0f0f": 800, "[runtime]": 100},
+    }
+    stored_entry = parse_baselines(stored(rec), "b.json")[TEST]
+    assert stored_entry.exact.resource_parts == keyed.exact.resource_parts
+    assert in_build_names(stored_entry.exact, rec.kernels).resource_parts == rec.exact.resource_parts
+    # the same kernels renumbered by a layer added before them: the same keys, the same lines
+    renamed = {"matmul1": CHAIN["matmul"], "matmul2": CHAIN["matmul1"]}
+    moved = replace(
+        rec,
+        kernels=renamed,
+        exact=replace(
+            rec.exact,
+            resource_parts={
+                "alloc_bytes": {"output of matmul1": 192, "output of matmul2": 48, "returned or unused": 0},
+                "code_bytes": {"matmul1": 900, "matmul2": 800, "[runtime]": 100},
+            },
+        ),
+    )
+    assert keyed_by_identity(moved).exact.resource_parts == keyed.exact.resource_parts
+
+
+def _resource_message(base: Record, now: Record) -> str:
+    comparison = Comparison(
+        (
+            MetricVerdict("alloc_bytes", Verdict.REGRESSED, 240, now.exact.resources["alloc_bytes"], "no increase"),
+            MetricVerdict("code_bytes", Verdict.REGRESSED, 1700, now.exact.resources["code_bytes"], "+1%"),
+        )
+    )
+    return regression_message(f"t.py::{TEST}", "baselines/t.json", now, base, comparison)
+
+
+def test_a_changed_kernels_parts_read_as_one_before_after_line():
+    """Both kernels of the baseline (keyed by identity) changed code and shapes: each part
+    reads as one ``before -> after`` under this build's name, paired with its old self by
+    the shapes they share (not by the keys' order, their code hashes), never as a part
+    removed plus one added."""
+    base = parse_baselines(stored(_with_parts(CHAIN, 16, {"matmul": 900, "matmul1": 800})), "b.json")[TEST]
+    now = _with_parts(WIDER, 32, {"matmul": 950, "matmul1": 800})
+    text = _resource_message(base, now)
+    assert "by allocation site: output of matmul: 192 -> 384 B (+192)" in text, text
+    assert "by kernel: matmul: 900 -> 950 B (+50)" in text, text
+    parts = text.split("alloc_bytes 240 B")[1].split("kernels since")[0]
+    assert "@" not in parts and "1 more" not in parts, text  # no baseline key: each part has its counterpart
+    # a file keyed by TVM name (written before) reads alike
+    by_name = parse_baselines(dump_baselines({TEST: _with_parts(CHAIN, 16, {"matmul": 900, "matmul1": 800})}), "b")
+    assert "output of matmul: 192 -> 384 B (+192)" in _resource_message(by_name[TEST], now)
+
+
+def test_a_removed_kernels_part_never_shows_under_a_name_this_build_gives_another():
+    """A file keyed by TVM name whose ``matmul1`` is gone while this build's ``matmul1`` is
+    another kernel (a new op): the removed part is told apart."""
+    from pytest_tvmperf.result.kernel_match import match_kernels
+
+    before = {"matmul": CHAIN["matmul"], "matmul1": CHAIN["matmul1"]}
+    after = {"matmul": CHAIN["matmul"], "matmul1": KernelId("cc" * 8, "softmax", "nx16,nx16")}
+    sites = match_kernels(before, after).baseline_sites({"output of matmul1": 48, "output of matmul": 192})
+    assert sites == {"output of matmul1 [removed]": 48, "output of matmul": 192}
+
+
+def test_kernels_of_one_op_that_changed_are_paired_by_the_shapes_they_share():
+    from pytest_tvmperf.result.kernel_match import match_kernels
+
+    keyed = {stable_key(k): k for k in CHAIN.values()}
+    assert sorted(keyed) == ["matmul@0f0f0f0f0f", "matmul@f0f0f0f0f0"]  # fc1's first: name order would pair it with fc0
+    match = match_kernels(keyed, WIDER)
+    assert match.old_of == {"matmul": "matmul@f0f0f0f0f0", "matmul1": "matmul@0f0f0f0f0f"}
+    # the same name first, whatever the shapes (a file keyed by TVM name)
+    assert match_kernels(CHAIN, {"matmul1": WIDER["matmul"]}).old_of == {"matmul1": "matmul1"}
