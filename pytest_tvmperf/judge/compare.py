@@ -15,7 +15,8 @@ from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.parsing import EXACT_METRICS, TIME_METRIC
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
-from pytest_tvmperf.values.resources import RESOURCE_NAMES
+from pytest_tvmperf.values.peak_memory import allowed_peak, floor_text
+from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.values.record import Record, Timing
@@ -411,5 +412,21 @@ def compare_resources(current: Record, baseline: Record, thresholds: Mapping[str
         if differs:
             verdicts.append(MetricVerdict(m, Verdict.NOT_GATED, then, now, HELD, reason=differs))
         else:
-            verdicts.append(compare_exact(m, then, now, limit))
+            verdicts.append(
+                compare_peak(m, then, now, limit) if m in PEAK_NAMES else compare_exact(m, then, now, limit)
+            )
     return verdicts
+
+
+def compare_peak(metric: str, baseline: float, current: float, limit: Limit) -> MetricVerdict:
+    """A peak's verdict (values/peak_memory.py): as an exact metric's, but a growth up to
+    the noise floor passes whatever the limit, and only a fall past it is an improvement."""
+    if not limit.enabled:
+        return MetricVerdict(metric, Verdict.NOT_GATED, baseline, current, "off")
+    allowed = allowed_peak(baseline, limit.relative, limit.absolute)
+    shown = f"{limit.describe()}, {floor_text()}"
+    if current > allowed:
+        return MetricVerdict(metric, Verdict.REGRESSED, baseline, current, shown)
+    if current < baseline - (allowed - baseline):
+        return MetricVerdict(metric, Verdict.IMPROVED, baseline, current, shown)
+    return MetricVerdict(metric, Verdict.PASS, baseline, current, shown)
