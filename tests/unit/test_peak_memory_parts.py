@@ -1,0 +1,123 @@
+"""Peak memory's pure parts (issue 48): the noise floor and the relative limit, the
+median of the child's readings and its n/a replies, the child's arithmetic over injected
+/proc files and an injected device, and which reason a peak that cannot be read gets."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_thresholds
+from pytest_tvmperf.judge.compare import compare_peak, compare_resources
+from pytest_tvmperf.measure.resources import with_resources
+from pytest_tvmperf.result.regression import resource_lines
+from pytest_tvmperf.sandbox.peak import ProcMemory, device_peaks, host_peaks
+from pytest_tvmperf.values import peak_memory
+from pytest_tvmperf.values.exact_metrics import ExactMetrics
+from pytest_tvmperf.values.peak_memory import PEAK_FLOOR_BYTES, PeakReading
+from pytest_tvmperf.values.record import Record
+
+MIB = 1024 * 1024
+
+
+def test_the_floor_and_the_relative_limit():
+    limit = DEFAULT_THRESHOLDS["peak_bytes"]
+    assert limit == Limit(relative=0.1) and parse_thresholds("memory=20%") == {"peak_bytes": Limit(relative=0.2)}
+    # a small peak: growth up to the floor passes though it is many times the baseline
+    assert compare_peak("peak_bytes", 4096, 4096 + PEAK_FLOOR_BYTES, limit).status == "pass"
+    assert compare_peak("peak_bytes", 4096, 4097 + PEAK_FLOOR_BYTES, limit).status == "regressed"
+    # a large one: the relative limit is the wider
+    assert compare_peak("peak_bytes", 10 * MIB, 11 * MIB, limit).status == "pass"
+    grown = compare_peak("peak_bytes", 10 * MIB, 11 * MIB + 1, limit)
+    assert grown.status == "regressed" and grown.limit == "+10%, growth up to 256 KiB passes"
+    assert compare_peak("peak_bytes", 10 * MIB, 8 * MIB, limit).status == "improved"
+    assert compare_peak("peak_bytes", 100_000, 0, limit).status == "pass"  # a fall within the floor
+    assert compare_peak("peak_bytes", 0, 50 * MIB, Limit(enabled=False)).status == "not gated"
+
+
+def test_failure_lines_show_the_most_allowed():
+    before = Record("w", "vm-bytecode", {"kind": "llvm"}, "0.27", ExactMetrics(resources={"peak_bytes": 10 * MIB}))
+    after = replace(before, exact=ExactMetrics(resources={"peak_bytes": 12 * MIB}))
+    (v,) = [v for v in compare_resources(after, before, DEFAULT_THRESHOLDS) if v.metric == "peak_bytes"]
+    assert resource_lines(v, after, before) == [
+        "  peak_bytes 10,485,760 B -> 12,582,912 B (+2,097,152 B, limit +10%, growth up to 256 KiB passes, "
+        "at most 11,534,336 B)"
+    ]
+
+
+def test_readings_and_replies():
+    assert PeakReading((5, 1, 3)).total == 3 and PeakReading((4, 2)).total == 2  # the lower median
+    assert PeakReading.from_reply({"samples": [7, 9, 8]}) == PeakReading((7, 9, 8))
+    assert PeakReading.from_reply({"na": "why"}) == "why"
+    assert PeakReading.from_reply(None).startswith("the isolation child gave no reading")
+    assert PeakReading.from_reply({"samples": ["x"]}).startswith("the isolation child gave no reading")
+
+
+def _proc(tmp_path, statuses, writable=True):
+    """A ProcMemory whose status file moves through ``statuses`` (VmRSS, VmHWM) as it is read."""
+    tmp_path.mkdir(exist_ok=True)
+    status = tmp_path / "status"
+    clear = tmp_path / "clear_refs"
+    if not writable:
+        clear.mkdir()  # opening a directory for writing fails, as an unwritable clear_refs does
+    reads = iter(statuses)
+
+    class Fake(ProcMemory):
+        def read(self, key):
+            rss, hwm = next(reads)
+            status.write_text(f"VmHWM:\t{hwm // 1024} kB\nVmRSS:\t{rss // 1024} kB\n")
+            return super().read(key)
+
+    return Fake(status, clear)
+
+
+def test_host_peaks_over_injected_proc_files(tmp_path):
+    emptied = []
+    calls = []
+    # each call: VmRSS before, then VmHWM after
+    proc = _proc(tmp_path, [(100 * MIB, 0), (0, 101 * MIB), (100 * MIB, 0), (0, 103 * MIB), (100 * MIB, 0), (0, 102 * MIB)])
+    reply = host_peaks(lambda: calls.append(1), lambda: emptied.append(1), proc)
+    assert reply == {"samples": [MIB, 3 * MIB, 2 * MIB]} and len(calls) == 4 and len(emptied) == 3  # one warm call
+    assert PeakReading.from_reply(reply).total == 2 * MIB
+    assert host_peaks(lambda: None, lambda: None, _proc(tmp_path / "x", [], writable=False)) == {
+        "na": peak_memory.NO_CLEAR_REFS
+    }
+
+
+def test_device_peaks_from_free_memory():
+    free = iter([8 * MIB, 8 * MIB, 5 * MIB, 8 * MIB, 6 * MIB, 8 * MIB, 4 * MIB])
+    reply = device_peaks(lambda: None, lambda: None, lambda: None, lambda: next(free))
+    assert reply == {"samples": [3 * MIB, 2 * MIB, 4 * MIB]}
+    assert device_peaks(lambda: None, lambda: None, lambda: None, lambda: None) == {"na": peak_memory.NO_FREE_MEMORY}
+
+
+class _Target:
+    def __init__(self, device_type):
+        self.device_type = device_type
+
+
+def test_which_reason_a_peak_gets():
+    wanted = ("peak_bytes", "device_peak_bytes")
+    asked = []
+
+    def ask():
+        asked.append(1)
+        return {"host": {"samples": [10, 30, 20]}, "device": {"samples": [5, 5, 5]}}
+
+    cpu = with_resources(ExactMetrics(), object(), [], True, wanted, _Target("cpu"), None, ask)
+    assert cpu.resources == {"peak_bytes": 20} and cpu.not_measured["device_peak_bytes"] == peak_memory.ON_HOST
+    gpu = with_resources(ExactMetrics(), object(), [], True, wanted, _Target("cuda"), None, ask)
+    assert gpu.resources == {"peak_bytes": 20, "device_peak_bytes": 5} and len(asked) == 2  # once per build
+    assert "peak_bytes" not in gpu.resource_parts  # no parts
+    not_run = with_resources(ExactMetrics(), object(), [], False, wanted, _Target("cuda"), None, ask)
+    assert {not_run.not_measured[m] for m in wanted} == {peak_memory.NOT_RUN}
+    alone = with_resources(ExactMetrics(), object(), [], True, wanted, _Target("cpu"), None, None)
+    assert alone.not_measured["peak_bytes"] == peak_memory.NOT_EXPORTED
+
+    class Remote:
+        is_remote = True
+
+    far = with_resources(ExactMetrics(), Remote(), [], True, wanted, _Target("cpu"), None, ask)
+    assert far.not_measured["peak_bytes"] == peak_memory.REMOTE
+    died = with_resources(ExactMetrics(), object(), [], True, wanted, _Target("cpu"), None, lambda: {"na": "it died"})
+    assert died.not_measured["peak_bytes"] == "it died" and "peak_bytes" not in died.resources
+    assert len(asked) == 2
