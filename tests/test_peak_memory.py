@@ -60,7 +60,9 @@ def test_a_larger_intermediate_fails_on_peak_bytes(project):
     changed.assert_outcomes(failed=1)
     out = changed.stdout.str()
     assert "tvmperf: peak_bytes regressed against the baseline" in out
-    changed.stdout.fnmatch_lines(["*peak_bytes * B -> * B (+* B, limit +10%, growth up to 256 KiB passes, at most * B)*"])
+    changed.stdout.fnmatch_lines(
+        ["*peak_bytes * B -> * B (+* B, limit +10%, growth up to 256 KiB passes, at most * B)*"]
+    )
     (entry,) = json.loads((project.pytester.path / "results.json").read_text())["tests"]
     assert entry["failed"] == ["peak_bytes"]
     assert entry["record"]["exact"]["peak_bytes"] >= 1024 * 1024  # the intermediate was resident during the call

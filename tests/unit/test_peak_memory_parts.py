@@ -74,7 +74,9 @@ def test_host_peaks_over_injected_proc_files(tmp_path):
     emptied = []
     calls = []
     # each call: VmRSS before, then VmHWM after
-    proc = _proc(tmp_path, [(100 * MIB, 0), (0, 101 * MIB), (100 * MIB, 0), (0, 103 * MIB), (100 * MIB, 0), (0, 102 * MIB)])
+    proc = _proc(
+        tmp_path, [(100 * MIB, 0), (0, 101 * MIB), (100 * MIB, 0), (0, 103 * MIB), (100 * MIB, 0), (0, 102 * MIB)]
+    )
     reply = host_peaks(lambda: calls.append(1), lambda: emptied.append(1), proc)
     assert reply == {"samples": [MIB, 3 * MIB, 2 * MIB]} and len(calls) == 4 and len(emptied) == 3  # one warm call
     assert PeakReading.from_reply(reply).total == 2 * MIB
@@ -121,3 +123,24 @@ def test_which_reason_a_peak_gets():
     died = with_resources(ExactMetrics(), object(), [], True, wanted, _Target("cpu"), None, lambda: {"na": "it died"})
     assert died.not_measured["peak_bytes"] == "it died" and "peak_bytes" not in died.resources
     assert len(asked) == 2
+
+
+def test_a_baseline_from_before_the_peaks_gates_as_before_and_says_so():
+    from pytest_tvmperf.values.resources import predates_line
+
+    stored = ExactMetrics(kernels=2, resources={"alloc_bytes": 240, "code_bytes": 1000}).as_json()
+    old = ExactMetrics.from_json(stored)  # recorded with alloc_bytes and code_bytes, before the peaks
+    assert old.predates == {"peak_bytes", "device_peak_bytes"}
+    assert predates_line(old.predates) == (
+        "the baseline predates device_peak_bytes, peak_bytes: not gated against it; they will be recorded at the "
+        "next --tvmperf-update"
+    )
+    now = ExactMetrics(
+        kernels=2,
+        resources={"alloc_bytes": 240, "code_bytes": 1000, "peak_bytes": 50 * MIB},
+        not_measured={"device_peak_bytes": peak_memory.ON_HOST},
+    )
+    record = Record("w", "vm-bytecode", {"kind": "llvm"}, "0.27", now)
+    v = {x.metric: x for x in compare_resources(record, replace(record, exact=old), DEFAULT_THRESHOLDS)}
+    assert (v["peak_bytes"].status, v["peak_bytes"].note) == ("n/a", "the baseline predates it")
+    assert (v["alloc_bytes"].status, v["code_bytes"].status) == ("pass", "pass")
