@@ -13,7 +13,7 @@ from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, m
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
 from pytest_tvmperf.values.kernel_keys import without_numbers
 from pytest_tvmperf.values.record import Record
-from pytest_tvmperf.values.peak_memory import allowed_peak
+from pytest_tvmperf.values.peak_memory import ON_HOST, allowed_peak
 from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES, fmt_bytes, parts_diff, resource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,7 +91,11 @@ def _not_measured_lines(comparison: Comparison) -> list[str]:
     return [
         f"  {v.metric} n/a: {v.note}"
         for v in comparison.verdicts
-        if v.metric in RESOURCE_NAMES and v.status == Verdict.NA and v.note and v.current is None
+        if v.metric in RESOURCE_NAMES
+        and v.status == Verdict.NA
+        and v.note
+        and v.current is None
+        and v.note != ON_HOST  # a host target's device peak: expected, said in the JSON and JUnit
     ]
 
 

@@ -42,6 +42,16 @@ def test_failure_lines_show_the_most_allowed():
         "  peak_bytes 10,485,760 B -> 12,582,912 B (+2,097,152 B, limit +10%, growth up to 256 KiB passes, "
         "at most 11,534,336 B)"
     ]
+    # the device peak of a host target is n/a as expected: in the JSON and JUnit, not in every failure
+    from pytest_tvmperf.judge.compare import Comparison
+    from pytest_tvmperf.result.regression import _not_measured_lines
+
+    here = replace(after, exact=replace(after.exact, not_measured={"device_peak_bytes": peak_memory.ON_HOST}))
+    elsewhere = replace(after, exact=ExactMetrics(not_measured={"peak_bytes": peak_memory.NO_CLEAR_REFS}))
+    assert _not_measured_lines(Comparison(tuple(compare_resources(here, before, DEFAULT_THRESHOLDS)))) == []
+    assert _not_measured_lines(Comparison(tuple(compare_resources(elsewhere, before, DEFAULT_THRESHOLDS)))) == [
+        f"  peak_bytes n/a: {peak_memory.NO_CLEAR_REFS}"
+    ]
 
 
 def test_readings_and_replies():
