@@ -154,3 +154,14 @@ def test_a_baseline_from_before_the_peaks_gates_as_before_and_says_so():
     v = {x.metric: x for x in compare_resources(record, replace(record, exact=old), DEFAULT_THRESHOLDS)}
     assert (v["peak_bytes"].status, v["peak_bytes"].note) == ("n/a", "the baseline predates it")
     assert (v["alloc_bytes"].status, v["code_bytes"].status) == ("pass", "pass")
+
+
+def test_html_has_a_peak_column_and_none_for_a_host_targets_device_peak():
+    from pytest_tvmperf.report.html_report import render_html
+
+    measured = ExactMetrics(resources={"peak_bytes": 2 * MIB}, not_measured={"device_peak_bytes": peak_memory.ON_HOST})
+    rec = Record("w", "vm-bytecode", {"kind": "llvm"}, "0.27", measured).as_json()
+    test = {"nodeid": "t.py::test_w", "test_id": "test_w", "executor": "vm-bytecode", "target": "llvm"}
+    test.update(verdict="pass", note="", time=None, kernels=[], record=rec, baseline=rec)
+    page = render_html({"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "2026", "tests": [test]})
+    assert "peak_bytes now / base" in page and "device_peak_bytes" not in page
