@@ -44,12 +44,18 @@ class ProcMemory:
 
 
 def host_peaks(
-    call: Callable[[], Any], empty_pool: Callable[[], None], proc: ProcMemory, repeats: int = PEAK_REPEATS
+    call: Callable[[], Any],
+    empty_pool: Callable[[], None],
+    proc: ProcMemory,
+    repeats: int = PEAK_REPEATS,
+    warm: bool = True,
 ) -> dict[str, Any]:
     """``{"samples": [bytes, ...]}``: each measured call's peak resident growth, or
     ``{"na": why}``. ``call`` makes one call of the entry (its result is dropped after the
-    reading); ``empty_pool`` gives the VM's pooled memory back."""
-    call()  # warm, its result dropped: thread pools, lazy loads
+    reading); ``empty_pool`` gives the VM's pooled memory back; ``warm``: make one call
+    first (not where this process has run the program already: the crash check)."""
+    if warm:
+        call()  # its result dropped: thread pools, lazy loads
     if not proc.reset_peak():
         return {"na": NO_CLEAR_REFS}
     samples = []
@@ -72,11 +78,13 @@ def device_peaks(
     sync: Callable[[], None],
     free_memory: Callable[[], int | None],
     repeats: int = PEAK_REPEATS,
+    warm: bool = True,
 ) -> dict[str, Any]:
     """``{"samples": [bytes, ...]}``: the device memory each measured call took from an
     emptied pool (its free memory before less after; the pool holds what the call
     allocated until it is emptied), or ``{"na": why}``."""
-    call()
+    if warm:
+        call()
     sync()
     if free_memory() is None:
         return {"na": NO_FREE_MEMORY}
@@ -95,20 +103,21 @@ def device_peaks(
     return {"samples": samples}
 
 
-def measure(compiled: Any, args: Any, out_specs: Any, dev: Any, device_type: str) -> dict[str, Any]:
+def measure(compiled: Any, args: Any, out_specs: Any, dev: Any, device_type: str, warm: bool = True) -> dict[str, Any]:
     """The child's reply to a ``peak`` request: ``{"host": ..., "device": ...}`` (each as
-    :func:`host_peaks` returns it; ``device`` only for a device other than the host)."""
+    :func:`host_peaks` returns it; ``device`` only for a device other than the host, after
+    the host's calls, so without a warm call of its own)."""
     import tvm
 
     call = compiled.caller(args, out_specs)
     clear = tvm.get_global_func("vm.builtin.memory_manager.clear", allow_missing=True)
     empty_pool = clear if clear is not None else (lambda: None)
-    reply: dict[str, Any] = {"host": host_peaks(call, empty_pool, ProcMemory())}
+    reply: dict[str, Any] = {"host": host_peaks(call, empty_pool, ProcMemory(), warm=warm)}
     if device_type != "cpu":
 
         def free() -> int | None:
             value = dev.available_global_memory
             return None if value is None else int(value)
 
-        reply["device"] = device_peaks(call, empty_pool, dev.sync, free)
+        reply["device"] = device_peaks(call, empty_pool, dev.sync, free, warm=False)
     return reply

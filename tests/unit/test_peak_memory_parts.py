@@ -90,6 +90,10 @@ def test_host_peaks_over_injected_proc_files(tmp_path):
     reply = host_peaks(lambda: calls.append(1), lambda: emptied.append(1), proc)
     assert reply == {"samples": [MIB, 3 * MIB, 2 * MIB]} and len(calls) == 4 and len(emptied) == 3  # one warm call
     assert PeakReading.from_reply(reply).total == 2 * MIB
+    calls.clear()  # where the crash check ran it in this child already: no warm call
+    proc = _proc(tmp_path, [(0, 0), (0, MIB)] * 3)
+    assert host_peaks(lambda: calls.append(1), lambda: None, proc, warm=False) == {"samples": [MIB] * 3}
+    assert len(calls) == 3
     assert host_peaks(lambda: None, lambda: None, _proc(tmp_path / "x", [], writable=False)) == {
         "na": peak_memory.NO_CLEAR_REFS
     }
@@ -165,3 +169,22 @@ def test_html_has_a_peak_column_and_none_for_a_host_targets_device_peak():
     test.update(verdict="pass", note="", time=None, kernels=[], record=rec, baseline=rec)
     page = render_html({"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "2026", "tests": [test]})
     assert "peak_bytes now / base" in page and "device_peak_bytes" not in page
+
+
+def test_summary_step_summary_and_show():
+    from pytest_tvmperf.command.cli_match import _show_rows
+    from pytest_tvmperf.judge.verdict import Verdict
+    from pytest_tvmperf.result.text import SummaryRow, markdown_summary, summary_table
+
+    row = SummaryRow("test_w", "vm-bytecode", "llvm", None, None, 16, 16, Verdict.PASS, alloc_bytes=240)
+    peaked = replace(row, peak_bytes=2 * MIB, code_bytes=1024)
+    assert "peak" not in summary_table([row])[0].split() and "alloc/code/peak" not in markdown_summary(
+        [replace(row, alloc_bytes=None)]
+    )
+    table = summary_table([peaked])
+    assert table[0].split()[-2:] == ["peak", "verdict"] and table[1].split()[-2:] == ["2MiB", "pass"]
+    assert replace(peaked, device_peak_bytes=3 * MIB).peak_cell == "2MiB gpu 3MiB"
+    assert "| 240B/1KiB/2MiB |" in markdown_summary([peaked])
+    measured = ExactMetrics(resources={"peak_bytes": 2 * MIB}, not_measured={"device_peak_bytes": "why"})
+    (first,) = _show_rows("t", "vm-bytecode", "llvm", Record("w", "vm-bytecode", {}, "0.27", measured), ())
+    assert first[9:11] == ["2097152", "n/a"]  # peak_bytes, device_peak_bytes
