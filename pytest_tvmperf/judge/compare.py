@@ -39,7 +39,8 @@ class MetricVerdict:
     #: why the evidence could not be trusted and the verdict was held at inconclusive
     #: (a busy machine, a baseline from another CPU model); "" when it could
     reason: str = ""
-    #: the largest time ratio that passes (1 + threshold), for time verdicts
+    #: the largest time ratio that passes (1 + threshold), for time verdicts; for a peak
+    #: (values/peak_memory.py), the most bytes that pass
     bound: float | None = None
     #: a/b: ``baseline`` is the median of the baseline's artifact timed side by side in this
     #: run (the numbers that agree with the verdict); this is the median stored with the
@@ -425,8 +426,7 @@ def compare_peak(metric: str, baseline: float, current: float, limit: Limit) -> 
         return MetricVerdict(metric, Verdict.NOT_GATED, baseline, current, "off")
     allowed = allowed_peak(baseline, limit.relative, limit.absolute)
     shown = f"{limit.describe()}, {floor_text()}"
-    if current > allowed:
-        return MetricVerdict(metric, Verdict.REGRESSED, baseline, current, shown)
+    status = Verdict.REGRESSED if current > allowed else Verdict.PASS
     if current < baseline - (allowed - baseline):
-        return MetricVerdict(metric, Verdict.IMPROVED, baseline, current, shown)
-    return MetricVerdict(metric, Verdict.PASS, baseline, current, shown)
+        status = Verdict.IMPROVED
+    return MetricVerdict(metric, status, baseline, current, shown, bound=allowed)  # bound: the most allowed

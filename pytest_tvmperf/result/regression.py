@@ -13,7 +13,7 @@ from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, m
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
 from pytest_tvmperf.values.kernel_keys import without_numbers
 from pytest_tvmperf.values.record import Record
-from pytest_tvmperf.values.peak_memory import ON_HOST, allowed_peak
+from pytest_tvmperf.values.peak_memory import ON_HOST
 from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES, fmt_bytes, parts_diff, resource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,8 +77,8 @@ def resource_lines(v: MetricVerdict, current: Record, baseline: Record) -> list[
         if relative is not None and v.baseline is not None
         else ""
     )
-    if v.metric in PEAK_NAMES and v.baseline is not None and v.limit != "off":  # the limit, or the noise floor
-        allowed = f", at most {fmt_bytes(int(allowed_peak(v.baseline, _relative(v.limit.split(',')[0]))))}"
+    if v.metric in PEAK_NAMES and v.bound is not None:  # the limit's, or the noise floor's (judge/compare.py)
+        allowed = f", at most {fmt_bytes(int(v.bound))}"
     lines = [f"  {v.metric} {fmt_bytes(v.baseline)} -> {fmt_bytes(v.current)} ({delta:+,} B, limit {v.limit}{allowed})"]
     where = parts_diff(baseline.exact.resource_parts.get(v.metric), current.exact.resource_parts.get(v.metric))
     if where:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 #: limit: the page-level noise of an idle and of a loaded machine (docs/gate.md, "Peak
 #: memory": 0 to 69,632 B between fresh processes for the same program, benchmarks/peak_noise.py)
 PEAK_FLOOR_BYTES = 256 * 1024
-#: calls measured, each from an emptied pool, after one that is not (thread pools, lazy loads)
+#: calls measured, each from an emptied pool, after the crash check's call in the same child
+#: (or one made first where there was none: thread pools, lazy loads)
 PEAK_REPEATS = 3
 #: the child's allocator hands blocks of at least this many bytes to mmap, so they come
 #: back to the system when freed (glibc; a fixed threshold also stops it from adapting)

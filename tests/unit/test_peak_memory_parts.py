@@ -42,6 +42,12 @@ def test_failure_lines_show_the_most_allowed():
         "  peak_bytes 10,485,760 B -> 12,582,912 B (+2,097,152 B, limit +10%, growth up to 256 KiB passes, "
         "at most 11,534,336 B)"
     ]
+    (v,) = [
+        v for v in compare_resources(after, before, {"peak_bytes": Limit(absolute=MIB)}) if v.metric == "peak_bytes"
+    ]
+    assert resource_lines(v, after, before)[0].endswith(
+        "limit +1.04858e+06, growth up to 256 KiB passes, at most 11,534,336 B)"
+    )
     # the device peak of a host target is n/a as expected: in the JSON and JUnit, not in every failure
     from pytest_tvmperf.judge.compare import Comparison
     from pytest_tvmperf.result.regression import _not_measured_lines
