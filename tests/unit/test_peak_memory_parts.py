@@ -194,3 +194,17 @@ def test_summary_step_summary_and_show():
     measured = ExactMetrics(resources={"peak_bytes": 2 * MIB}, not_measured={"device_peak_bytes": "why"})
     (first,) = _show_rows("t", "vm-bytecode", "llvm", Record("w", "vm-bytecode", {}, "0.27", measured), ())
     assert first[9:11] == ["2097152", "n/a"]  # peak_bytes, device_peak_bytes
+
+
+def test_the_child_maps_large_blocks_unless_the_environment_says_otherwise(tmp_path, monkeypatch):
+    import subprocess
+
+    from pytest_tvmperf.sandbox.child import Sandbox
+
+    seen = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **kw: seen.append(kw["env"]))
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    Sandbox(tmp_path)._start()
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")
+    Sandbox(tmp_path)._start()
+    assert [env["MALLOC_MMAP_THRESHOLD_"] for env in seen] == ["65536", "131072"]
