@@ -8,7 +8,7 @@ frozen value (:class:`~pytest_tvmperf.check.decide.Measured`, ``Decision``)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pytest_tvmperf.check.approval import with_change
 from pytest_tvmperf.check.baseline import BaselineSource
@@ -72,20 +72,23 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
         tv.identity().shown_file,
     )
     export = tv.preparer.exports.get(id(prep.compiled))
+    library = export[1] if export is not None and export[0] is prep.compiled else None
     return with_resources(
-        settled,
-        prep.compiled,
-        prep.args,
-        runs,
-        tv.resources,
-        prep.target,
-        export[1] if export is not None and export[0] is prep.compiled else None,
+        settled, prep.compiled, prep.args, runs, tv.resources, prep.target, library, _peak_in_child(tv, prep, library)
     )
 
 
 def in_build_entry(prep: "Prepared", entry: "Record | None") -> "Record | None":
     """A stored entry with its exact metrics under this build's kernel names (:func:`_in_build_names`)."""
     return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
+
+
+def _peak_in_child(tv: "Tvmperf", prep: "Prepared", library) -> "Callable[[], dict] | None":
+    """Asks the isolation child for the peak memory of one call of ``library`` (None: not exported)."""
+    if library is None:
+        return None
+    entry, device_type = prep.workload.entry, getattr(prep.target, "device_type", "cpu")
+    return lambda: tv.session.sandbox().peak(library, prep.executor, entry, device_type, prep.args, prep.out_specs)
 
 
 def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetrics | None:

@@ -63,7 +63,7 @@ def _target_name(record: Record | None, entry: ResultEntry | None = None) -> str
 
 def _show_rows(test: str, executor: str, target: str, record: Record | None, extra: Sequence[str]) -> list[list[str]]:
     if record is None:
-        first = [test, executor, target, "-", "-", "-", "-", "-", "-"]
+        first = [test, executor, target, "-", "-", "-", "-", "-", "-", "-", "-"]
         return [first + ["-", "-", "-", "-", *extra]]
     exact = record.exact
     first = [
@@ -76,6 +76,8 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
         fmt_number(exact.scalar("storage_bytes")),
         _resource_cell(exact, "alloc_bytes"),
         _resource_cell(exact, "code_bytes"),
+        _resource_cell(exact, "peak_bytes"),
+        _resource_cell(exact, "device_peak_bytes"),
     ]
     blank = [""] * len(first)
     timings = sorted(record.timings.items())
@@ -112,6 +114,8 @@ def show_lines(loaded: Loaded) -> list[str]:
         "storage_bytes",
         "alloc_bytes",
         "code_bytes",
+        "peak_bytes",
+        "device_peak_bytes",
         "median",
         "samples",
         "machine",
@@ -248,4 +252,6 @@ def diff_row(test: str, current: Record, baseline: Record, comparison: Compariso
         mode=decision.mode if decision else "",
         alloc_bytes=current.exact.scalar("alloc_bytes"),
         code_bytes=current.exact.scalar("code_bytes"),
+        peak_bytes=current.exact.scalar("peak_bytes"),
+        device_peak_bytes=current.exact.scalar("device_peak_bytes"),
     )

@@ -26,7 +26,7 @@ TIME_METRIC = "time"
 EXACT_METRICS: tuple[str, ...] = ("instructions", "calls", "kernels", "storage_bytes")
 #: per-kernel metrics of the registered metric sources (values/kernel_metrics.py)
 KERNEL_METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in KERNEL_METRICS)
-#: resources a deployment pays (values/resources.py): alloc_bytes, code_bytes
+#: resources a deployment pays (values/resources.py): alloc_bytes, code_bytes, peak_bytes, device_peak_bytes
 RESOURCE_METRICS: tuple[str, ...] = RESOURCE_NAMES
 METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS, *KERNEL_METRIC_NAMES, *RESOURCE_METRICS)
 

@@ -15,7 +15,8 @@ from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.samples import TimeSamples
 from pytest_tvmperf.config.parsing import EXACT_METRICS, TIME_METRIC
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
-from pytest_tvmperf.values.resources import RESOURCE_NAMES
+from pytest_tvmperf.values.peak_memory import allowed_peak, floor_text
+from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.values.record import Record, Timing
@@ -38,7 +39,8 @@ class MetricVerdict:
     #: why the evidence could not be trusted and the verdict was held at inconclusive
     #: (a busy machine, a baseline from another CPU model); "" when it could
     reason: str = ""
-    #: the largest time ratio that passes (1 + threshold), for time verdicts
+    #: the largest time ratio that passes (1 + threshold), for time verdicts; for a peak
+    #: (values/peak_memory.py), the most bytes that pass
     bound: float | None = None
     #: a/b: ``baseline`` is the median of the baseline's artifact timed side by side in this
     #: run (the numbers that agree with the verdict); this is the median stored with the
@@ -411,5 +413,20 @@ def compare_resources(current: Record, baseline: Record, thresholds: Mapping[str
         if differs:
             verdicts.append(MetricVerdict(m, Verdict.NOT_GATED, then, now, HELD, reason=differs))
         else:
-            verdicts.append(compare_exact(m, then, now, limit))
+            verdicts.append(
+                compare_peak(m, then, now, limit) if m in PEAK_NAMES else compare_exact(m, then, now, limit)
+            )
     return verdicts
+
+
+def compare_peak(metric: str, baseline: float, current: float, limit: Limit) -> MetricVerdict:
+    """A peak's verdict (values/peak_memory.py): as an exact metric's, but a growth up to
+    the noise floor passes whatever the limit, and only a fall past it is an improvement."""
+    if not limit.enabled:
+        return MetricVerdict(metric, Verdict.NOT_GATED, baseline, current, "off")
+    allowed = allowed_peak(baseline, limit.relative, limit.absolute)
+    shown = f"{limit.describe()}, {floor_text()}"
+    status = Verdict.REGRESSED if current > allowed else Verdict.PASS
+    if current < baseline - (allowed - baseline):
+        status = Verdict.IMPROVED
+    return MetricVerdict(metric, status, baseline, current, shown, bound=allowed)  # bound: the most allowed

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from pytest_tvmperf.values.resources import ALLOC_BYTES, RESOURCE_NAMES
+from pytest_tvmperf.values.resources import ALLOC_BYTES, PEAK_NAMES, RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import EXACT_METRICS, KERNEL_METRIC_NAMES
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
@@ -80,10 +80,10 @@ def with_baseline_calls(exact: ExactMetrics, baseline) -> ExactMetrics:
 
 
 def _without_run(exact: ExactMetrics) -> ExactMetrics:
-    """``exact`` less what only a run measures: its alloc_bytes, measured or n/a."""
+    """``exact`` less what only a run measures: its alloc_bytes and peaks, measured or n/a."""
 
     def drop(mapping):
-        return {k: v for k, v in mapping.items() if k != ALLOC_BYTES}
+        return {k: v for k, v in mapping.items() if k not in (ALLOC_BYTES, *PEAK_NAMES)}
 
     return replace(
         exact,

@@ -49,7 +49,8 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
     if entry.failed:  # which metric failed the test (time, instructions, cpu_instructions, ...)
         extra["tvmperf_failed_metrics"] = list(entry.failed)
     for record, prefix in ((entry.record, ""), (entry.baseline, "baseline_")):
-        for metric in ("cpu_instructions", "alloc_bytes", "code_bytes"):  # the last two: values/resources.py
+        # the resources: values/resources.py
+        for metric in ("cpu_instructions", "alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes"):
             count = record.exact.scalar(metric) if record is not None else None
             if count is not None:
                 extra[f"tvmperf_{prefix}{metric}"] = int(count)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
+from pytest_tvmperf.values.peak_memory import ON_HOST
 from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.report.html_parts import (
     CSS,
@@ -131,7 +132,8 @@ def _table(tests: Sequence[ResultEntry]) -> str:
         m
         for m in RESOURCE_NAMES
         if any(
-            r is not None and (r.exact.scalar(m) is not None or m in r.exact.not_measured)
+            # a column where some test measured it or could not; not for a host target's device peak
+            r is not None and (r.exact.scalar(m) is not None or r.exact.not_measured.get(m, ON_HOST) != ON_HOST)
             for t in tests
             for r in (t.record, t.baseline)
         )

@@ -82,6 +82,8 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
             "est_cycles",
             "alloc_bytes",
             "code_bytes",
+            "peak_bytes",
+            "device_peak_bytes",
         ):
             value = outcome.record.exact.scalar(metric)
             if value is not None:

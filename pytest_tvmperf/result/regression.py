@@ -13,7 +13,8 @@ from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, m
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
 from pytest_tvmperf.values.kernel_keys import without_numbers
 from pytest_tvmperf.values.record import Record
-from pytest_tvmperf.values.resources import RESOURCE_NAMES, fmt_bytes, parts_diff, resource
+from pytest_tvmperf.values.peak_memory import ON_HOST
+from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES, fmt_bytes, parts_diff, resource
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.result.kernel_match import KernelMatch
@@ -79,6 +80,8 @@ def resource_lines(
         if relative is not None and v.baseline is not None
         else ""
     )
+    if v.metric in PEAK_NAMES and v.bound is not None:  # the limit's, or the noise floor's (judge/compare.py)
+        allowed = f", at most {fmt_bytes(int(v.bound))}"
     lines = [f"  {v.metric} {fmt_bytes(v.baseline)} -> {fmt_bytes(v.current)} ({delta:+,} B, limit {v.limit}{allowed})"]
     match = match or kernel_match(current, baseline)
     where = parts_diff(
@@ -94,7 +97,11 @@ def _not_measured_lines(comparison: Comparison) -> list[str]:
     return [
         f"  {v.metric} n/a: {v.note}"
         for v in comparison.verdicts
-        if v.metric in RESOURCE_NAMES and v.status == Verdict.NA and v.note and v.current is None
+        if v.metric in RESOURCE_NAMES
+        and v.status == Verdict.NA
+        and v.note
+        and v.current is None
+        and v.note != ON_HOST  # a host target's device peak: expected, said in the JSON and JUnit
     ]
 
 

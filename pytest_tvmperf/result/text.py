@@ -92,6 +92,9 @@ class SummaryRow:
     #: the resource metrics of this run (values/resources.py): run-time allocations and code size
     alloc_bytes: int | None = None
     code_bytes: int | None = None
+    #: the peak memory of one call, on the host and on a GPU (values/peak_memory.py)
+    peak_bytes: int | None = None
+    device_peak_bytes: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "failed", tuple(self.failed))
@@ -139,6 +142,8 @@ class SummaryRow:
             hot=hot_kernels(record.kernel_time_s) if record is not None else "",
             alloc_bytes=_count(record, "alloc_bytes"),
             code_bytes=_count(record, "code_bytes"),
+            peak_bytes=_count(record, "peak_bytes"),
+            device_peak_bytes=_count(record, "device_peak_bytes"),
         )
 
     @property
@@ -176,6 +181,12 @@ class SummaryRow:
     def resources_cell(self) -> str:
         """Run-time allocations and code size, ``10.5KiB/13.6KiB`` (``n/a`` for one not read)."""
         return f"{fmt_kib(self.alloc_bytes)}/{fmt_kib(self.code_bytes)}"
+
+    @property
+    def peak_cell(self) -> str:
+        """The peak memory of one call, ``4.01MiB`` (``gpu 12MiB`` added where a GPU's was read)."""
+        device = f" gpu {fmt_kib(self.device_peak_bytes)}" if self.device_peak_bytes is not None else ""
+        return fmt_kib(self.peak_bytes) + device
 
 
 def fmt_kib(value: int | None) -> str:
@@ -290,6 +301,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     """The end-of-run table; the simulated cost gets its column where some row has it."""
     sim = any(r.cpu_instructions is not None for r in rows)
     res = any(r.alloc_bytes is not None or r.code_bytes is not None for r in rows)
+    peak = any(r.peak_bytes is not None or r.device_peak_bytes is not None for r in rows)
     header = (
         "test",
         "executor",
@@ -300,6 +312,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
         "instr now/base",
         *(("cpu_instr now/base",) if sim else ()),
         *(("alloc/code",) if res else ()),
+        *(("peak",) if peak else ()),
         "verdict",
     )
     body = []
@@ -315,6 +328,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
                 _instr_cell(r),
                 *((r.cpu_cell,) if sim else ()),
                 *((r.resources_cell,) if res else ()),
+                *((r.peak_cell,) if peak else ()),
                 r.verdict_cell,
             )
         )
@@ -400,6 +414,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     counts = Counter(str(r.headline_verdict) for r in rows)
     head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
     sim = any(r.cpu_instructions is not None for r in rows)
+    res = any(r.alloc_bytes is not None or r.code_bytes is not None or r.peak_bytes is not None for r in rows)
     columns = [
         "test",
         "executor",
@@ -409,6 +424,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
         "ratio [CI]",
         "instructions now/base",
         *(["simulated instructions now/base"] if sim else []),
+        *(["alloc/code/peak"] if res else []),
         "verdict",
     ]
     lines = [f"### pytest-tvmperf: {head}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -422,6 +438,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
             _ratio_cell(r),
             _instr_cell(r),
             *([r.cpu_cell] if sim else []),
+            *([f"{r.resources_cell}/{r.peak_cell}"] if res else []),
             _markdown_verdict(r, icon),
         ]
         lines.append("| " + " | ".join([md_code(r.test), *(c.replace("|", "\\|") for c in cells)]) + " |")

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from pytest_tvmperf.values.peak_memory import MMAP_THRESHOLD
+
 #: the child's stderr, last lines kept in a crash message
 STDERR_LINES = 6
 
@@ -73,6 +75,8 @@ class Sandbox:
         self._proc: subprocess.Popen | None = None
         self._log: Path = scratch / f"sandbox-{os.getpid()}.log"
         self._requests = 0
+        #: (child pid, artifact) run by this child: a peak read after it needs no warm call
+        self._ran: set[tuple[int, str]] = set()
         self._ready = False
 
     def start(self) -> None:
@@ -87,6 +91,9 @@ class Sandbox:
         package_root = str(Path(__file__).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([package_root, *[p for p in sys.path if p], env.get("PYTHONPATH", "")])
+        # blocks of 64 KiB or more go back to the system when freed, so one call's peak
+        # shows as resident growth (sandbox/peak.py); a user's own setting stands
+        env.setdefault("MALLOC_MMAP_THRESHOLD_", str(MMAP_THRESHOLD))
         with open(self._log, "ab") as log:
             return subprocess.Popen(
                 [sys.executable, "-m", "pytest_tvmperf.sandbox.child"],
@@ -128,7 +135,46 @@ class Sandbox:
             )
         finally:
             inputs.unlink(missing_ok=True)
+        if crash is None and self._proc is not None:
+            self._ran.add((self._proc.pid, str(artifact)))
         return crash
+
+    def peak(
+        self,
+        artifact: Path,
+        executor: str,
+        entry: str,
+        device_type: str,
+        args: Sequence[Any],
+        out_specs: Sequence[tuple[Sequence[int], str]],
+    ) -> dict:
+        """The peak memory of one call of ``entry`` (sandbox/peak.py), read in the child:
+        ``{"host": {"samples": [...]} or {"na": why}, "device": ... (not on the host)}``,
+        or ``{"na": why}`` where the child could not run it (it died: the reason says how)."""
+        import numpy as np
+
+        self._requests += 1
+        inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
+        np.savez(inputs, *[np.asarray(a) for a in args])
+        ran = self._proc is not None and self._proc.poll() is None and (self._proc.pid, str(artifact)) in self._ran
+        try:
+            reply, crash = self._call(
+                {
+                    "op": "peak",
+                    "warm": not ran,  # the crash check's call in this child warmed it
+                    "path": str(artifact),
+                    "executor": executor,
+                    "entry": entry,
+                    "device_type": device_type,
+                    "args": str(inputs),
+                    "out_specs": [[list(s), str(d)] for s, d in out_specs],
+                }
+            )
+        finally:
+            inputs.unlink(missing_ok=True)
+        if crash is not None:
+            return {"na": f"the isolation child {crash.what} ({crash.how}) measuring it"}
+        return reply if isinstance(reply, dict) else {"na": "the isolation child gave no answer"}
 
     def build(
         self, ir_path: Path, executor: str, target_config: dict, device_type: str, out: Path, ref: dict | None = None
@@ -251,10 +297,20 @@ def _serve() -> None:
             )
             with np.load(request["args"]) as data:
                 args = [data[f"arr_{i}"] for i in range(len(data.files))]
-            compiled.run(args, [(tuple(s), d) for s, d in request["out_specs"]])
-            reply: dict[str, Any] = {"ok": True}
+            out_specs = [(tuple(s), d) for s, d in request["out_specs"]]
+            if request.get("op") == "peak":
+                from pytest_tvmperf.sandbox.peak import measure
+
+                reply: dict[str, Any] = measure(
+                    compiled, args, out_specs, compiled.dev, request["device_type"], bool(request.get("warm", True))
+                )
+            else:
+                compiled.run(args, out_specs)
+                reply = {"ok": True}
         except Exception as exc:  # a Python-level error: the session's own run will report it
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
+            if request.get("op") == "peak":
+                reply["na"] = f"measuring it failed in the isolation child ({reply['error'][:300]})"
         reply_to.write(json.dumps(reply) + "\n")
         reply_to.flush()
 

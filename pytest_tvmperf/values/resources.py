@@ -6,7 +6,9 @@ measures them, builder/vm_alloc.py and builder/code_size.py).
 ``alloc_bytes``: bytes the VM allocates at run time in one call of the entry, read from
 its ``alloc_storage`` calls as they execute (dynamic shapes included), by site.
 ``code_bytes``: the size of the compiled library's code, by kernel (function symbols
-of the object LLVM emits; the CUDA module's size for ``cuda``)."""
+of the object LLVM emits; the CUDA module's size for ``cuda``).
+``peak_bytes``, ``device_peak_bytes``: the peak memory one call of the entry adds, on the
+host and on a GPU, read in the isolation child (values/peak_memory.py, sandbox/peak.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ class ResourceMetric:
 
 ALLOC_BYTES = "alloc_bytes"
 CODE_BYTES = "code_bytes"
+PEAK_BYTES = "peak_bytes"
+DEVICE_PEAK_BYTES = "device_peak_bytes"
 
 RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
     ResourceMetric(
@@ -51,8 +55,28 @@ RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
         "code size of the compiled library: function symbols of the object LLVM emits (the CUDA "
         "module's size for cuda); exact for a TVM version, LLVM and target",
     ),
+    ResourceMetric(
+        PEAK_BYTES,
+        "B",
+        "10%",
+        "memory",
+        "",
+        "the host's peak resident growth over one call of the entry, read in the isolation child "
+        "(median of 3 calls); a growth up to 256 KiB is noise and passes (values/peak_memory.py)",
+    ),
+    ResourceMetric(
+        DEVICE_PEAK_BYTES,
+        "B",
+        "10%",
+        "",
+        "",
+        "a GPU's peak allocated bytes during one call of the entry (the VM's memory pool, read as the "
+        "device's free memory); n/a on the host and where no GPU runs it",
+    ),
 )
 RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
+#: measured, not counted: gated with a noise floor (values/peak_memory.py)
+PEAK_NAMES: tuple[str, ...] = (PEAK_BYTES, DEVICE_PEAK_BYTES)
 #: ``code=1%`` is ``code_bytes=1%``
 RESOURCE_ALIASES: Mapping[str, str] = {m.alias: m.name for m in RESOURCE_METRICS if m.alias}
 

@@ -36,7 +36,10 @@ def test_json_round_trip_and_a_record_from_before():
     na = ExactMetrics(not_measured={"alloc_bytes": "why"}, resources={"code_bytes": 5})
     assert na.as_json()["alloc_bytes"] is None and ExactMetrics.from_json(na.as_json()) == na
     old = ExactMetrics.from_json(ExactMetrics(kernels=2).as_json())  # no keys: recorded before they existed
-    assert old.predates == {"alloc_bytes", "code_bytes"} and MEASURED.without_resources() == old.without_resources()
+    assert (
+        old.predates == {"alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes"}
+        and MEASURED.without_resources() == old.without_resources()
+    )
     check_exact(MEASURED.as_json())
     with pytest.raises(SchemaProblem, match="exact.alloc_bytes"):
         check_exact({**MEASURED.as_json(), "alloc_bytes": -1})
@@ -47,9 +50,10 @@ def test_thresholds_alias_defaults_and_the_switch():
     assert thresholds_from_marker({"code": "off"}) == {"code_bytes": Limit(enabled=False)}
     assert DEFAULT_THRESHOLDS["code_bytes"] == Limit(relative=0.01) and DEFAULT_THRESHOLDS["alloc_bytes"] == Limit()
     assert parse_resources("none") == () and parse_resources("code") == ("code_bytes",)
-    assert parse_resources("all") == ("alloc_bytes", "code_bytes")
+    assert parse_resources("all") == ("alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes")
     with pytest.raises(ValueError, match="unknown resource metric 'peak'"):
         parse_resources("peak")
+    assert parse_resources("memory") == ("peak_bytes",)
 
 
 def test_compare_gates_grows_and_says_why_not():
