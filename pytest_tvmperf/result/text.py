@@ -13,6 +13,7 @@ from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.printable import safe
+from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, peer_failures
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class SummaryRow:
     #: the resource metrics of this run (values/resources.py): run-time allocations and code size
     alloc_bytes: int | None = None
     code_bytes: int | None = None
+    #: compile_s side by side, one phrase (result/compile_text.py); "" where not measured
+    compile: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "failed", tuple(self.failed))
@@ -139,6 +142,7 @@ class SummaryRow:
             hot=hot_kernels(record.kernel_time_s) if record is not None else "",
             alloc_bytes=_count(record, "alloc_bytes"),
             code_bytes=_count(record, "code_bytes"),
+            compile=_compile_cell(entry),
         )
 
     @property
@@ -176,6 +180,13 @@ class SummaryRow:
     def resources_cell(self) -> str:
         """Run-time allocations and code size, ``10.5KiB/13.6KiB`` (``n/a`` for one not read)."""
         return f"{fmt_kib(self.alloc_bytes)}/{fmt_kib(self.code_bytes)}"
+
+
+def _compile_cell(entry: "ResultEntry") -> str:
+    from pytest_tvmperf.result.compile_text import compile_cell
+
+    cell = next((m for m in entry.metrics if m.metric == COMPILE_S), None)
+    return "" if cell is None else compile_cell(cell.status, cell.current, cell.baseline, cell.note, cell.limit)
 
 
 def fmt_kib(value: int | None) -> str:
@@ -318,7 +329,12 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
                 r.verdict_cell,
             )
         )
-    return text_table(header, body)
+    return text_table(header, body) + compile_summary(rows)
+
+
+def compile_summary(rows: Sequence[SummaryRow]) -> list[str]:
+    """The compact note under the table: each row's compile_s side by side."""
+    return [f"compile_s {r.test}: {r.compile}" for r in rows if r.compile]
 
 
 def summary_legend(rows: Iterable[SummaryRow]) -> list[str]:
