@@ -59,7 +59,7 @@ Thresholds = Mapping[str, Limit]
 THRESHOLD_HELP = (
     "comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: "
     + ", ".join(METRICS)
-    + ". time takes a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
+    + ". time and compile_s take a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
     "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric. "
     + ", ".join(f"{alias} is {name}" for alias, name in RESOURCE_ALIASES.items())
     + " (defaults "

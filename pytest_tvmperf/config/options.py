@@ -632,8 +632,9 @@ OPTIONS: tuple[Option, ...] = (
         OPT_RESOURCES,
         "resources",
         "the resources measured and gated beside time and counts: alloc_bytes "
-        "(bytes the VM allocates at run time in one call, vm-bytecode) and code_bytes (the compiled code's size "
-        "by kernel); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
+        "(bytes the VM allocates at run time in one call, vm-bytecode), code_bytes (the compiled code's size "
+        "by kernel) and compile_s (the baseline's IR and today's built side by side, where the program or TVM "
+        "changed); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
         None,
         parse_resources,
         metavar="LIST|all|none",

@@ -242,6 +242,7 @@ def test_marker_keys_come_from_the_table():
         "targets",
         *parsing.METRICS,
         "code",
+        "compile",  # compile=25% is compile_s=25% (issue 48)
         *parsing.PEER_MARKER_KEYS,
         "simulate",
         "baseline_weights",

@@ -47,7 +47,7 @@ def test_thresholds_alias_defaults_and_the_switch():
     assert thresholds_from_marker({"code": "off"}) == {"code_bytes": Limit(enabled=False)}
     assert DEFAULT_THRESHOLDS["code_bytes"] == Limit(relative=0.01) and DEFAULT_THRESHOLDS["alloc_bytes"] == Limit()
     assert parse_resources("none") == () and parse_resources("code") == ("code_bytes",)
-    assert parse_resources("all") == ("alloc_bytes", "code_bytes")
+    assert parse_resources("all") == ("alloc_bytes", "code_bytes", "compile_s")  # compile_s: issue 48, side by side
     with pytest.raises(ValueError, match="unknown resource metric 'peak'"):
         parse_resources("peak")
 
