@@ -3,7 +3,7 @@ and today's lowered IR built in turn, on an injected fake build clock (nothing s
 tests/conftest.py ``tvmperf_compile_timer``): a changed program whose build takes 1.6x
 fails on compile_s alone, with before, after and limit in the failure, the JSON, the
 JUnit properties and the summary; the unchanged program is not built twice; a threshold
-or --tvmperf-resources leaves it out."""
+or --tvmperf-resources leaves it out; a baseline without stored IR gates as before, n/a."""
 
 from __future__ import annotations
 
@@ -69,14 +69,14 @@ def test_compile_time_is_gated_side_by_side_and_an_unchanged_program_is_not_buil
     project.set_env("TVMPERF_FAKE_COMPILE_SCALE", "1.6")
     slower = project.run("--tvmperf-json=results.json", "--junitxml=junit.xml")
     slower.assert_outcomes(failed=1)
-    assert log.read_text().split() == ["baseline", "current", "current", "baseline", "baseline", "current"]
+    assert log.read_text().split() == ["baseline", "current", "current", "baseline"] * 2
     out = slower.stdout.str()
     assert "tvmperf: compile_s regressed against the baseline" in out
     slower.stdout.fnmatch_lines(
         [
             "*compile_s 1 s -> 1.6 s (medians, built side by side); a/b ratio 1.60x (*% CI *-*x), limit +25%, "
             "at most 1.25x",
-            "*compared: the baseline's stored IR and today's lowered IR, * 3 build(s) of each side, interleaved",
+            "*compared: the baseline's stored IR and today's lowered IR, * 4 build(s) of each side, interleaved",
         ]
     )
     slower.stdout.fnmatch_lines(["compile_s test_scale[[]llvm-prim]: 1 s -> 1.6 s (1.60x *, limit +25%): regressed"])
@@ -95,4 +95,14 @@ def test_compile_time_is_gated_side_by_side_and_an_unchanged_program_is_not_buil
     log.unlink()
     project.run("--tvmperf-threshold=compile=70%").assert_outcomes(passed=1)
     project.run("--tvmperf-resources=alloc_bytes,code_bytes").assert_outcomes(passed=1)
-    assert len(log.read_text().split()) == 6  # built for the first run only
+    assert len(log.read_text().split()) == 8  # built for the first run only
+
+    # a baseline without stored IR (recorded before IR baselines): gated as before, compile_s n/a with the reason
+    data = project.baselines()
+    for entry in data["tests"].values():
+        entry.pop("ir")
+    project.baseline_file().write_text(json.dumps(data))
+    project.run("--tvmperf-json=results.json").assert_outcomes(passed=1)
+    cell = _compile_cell(_entry(project))
+    assert cell["status"] == "n/a" and cell["note"].startswith("the baseline stores no IR") and cell["current"] is None
+    assert len(log.read_text().split()) == 8

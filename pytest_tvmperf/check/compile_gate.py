@@ -4,17 +4,14 @@ built side by side here (measure/compile_time.py), or why not (values/compile_ti
 The baseline's IR is built in this process only once the isolation child has built it
 (check/sources.py does for the a/b timing; the build is cached by IR hash and host):
 stored IR is data, and one that hangs or crashes TVM must not take the session with it.
-Both sides then build the same way: code generation of the lowered module and its
-export (``rebuild.build_library``), without the pipeline, which the baseline's IR has
-already been through."""
+Both sides then build the same way: code generation of the lowered module
+(``rebuild.generate``, the library kept in memory, as the test's own build keeps it), without
+the pipeline, which the baseline's IR has already been through."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 from typing import TYPE_CHECKING
 
-from pytest_tvmperf.builder.prepare import FILE_NUMBERS
 from pytest_tvmperf.measure.compile_time import side_by_side
 from pytest_tvmperf.values.compile_time import DEFAULT_BUILDS, CompileTimes
 from pytest_tvmperf.values.resources import COMPILE_S
@@ -57,23 +54,15 @@ def compile_times(tv: "Tvmperf", prep: "Prepared | None", baseline: "Record | No
         stored = _built_in_child(tv, prep, baseline, path)
     except Exception as exc:  # noqa: BLE001 - n/a with the reason, never a failed test
         return CompileTimes(skipped=f"the baseline's IR {shown} was not built here ({_short(exc)})")
-    scratch = tv.session.scratch_dir()
-    number = next(FILE_NUMBERS)
-    outs = [scratch / f"compile-{number}-{side}.so" for side in ("baseline", "current")]
+    from pytest_tvmperf.builder.rebuild import generate
 
-    def build(module, out):
-        from pytest_tvmperf.builder.rebuild import build_library
-
-        return lambda: build_library(module, tv.executor, prep.target, out)
+    def build(module):
+        return lambda: generate(module, tv.executor, prep.target)  # the library is dropped: its time is all
 
     try:
-        return side_by_side(build(stored, outs[0]), build(module, outs[1]), tv.compile_timer, DEFAULT_BUILDS)
+        return side_by_side(build(stored), build(module), tv.compile_timer, DEFAULT_BUILDS)
     except Exception as exc:  # noqa: BLE001 - a build TVM refuses here: n/a with the reason
         return CompileTimes(skipped=f"the builds side by side failed ({_short(exc)})")
-    finally:
-        for out in outs:
-            with contextlib.suppress(OSError):
-                os.unlink(out)
 
 
 def _built_in_child(tv: "Tvmperf", prep: "Prepared", baseline: "Record", path):

@@ -1,5 +1,5 @@
 """``compile_s`` measured side by side (values/compile_time.py): the baseline's stored IR
-and today's lowered IR each built (code generation and export, no pipeline) in turn, in
+and today's lowered IR each built (code generation, no pipeline) in turn, in
 this process, on the clock of a :class:`CompileTimer` (the ``tvmperf_compile_timer``
 fixture: a test injects a fake clock, nothing sleeps)."""
 

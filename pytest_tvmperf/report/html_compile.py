@@ -41,8 +41,8 @@ def compile_section(tests: Sequence[ResultEntry]) -> str:
     )
     return (
         "<section><h2>Compile time side by side (compile_s)</h2>"
-        "<p>The baseline's stored IR and today's lowered IR built in turn in one process (code generation and "
-        "export); an unchanged program is not built twice.</p>"
+        "<p>The baseline's stored IR and today's lowered IR built in turn in one process (code generation, "
+        "no pipeline); an unchanged program is not built twice.</p>"
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
         "</section>"
     )

@@ -26,8 +26,7 @@ def compile_lines(v: "MetricVerdict") -> list[str]:
         f"  compile_s {fmt_seconds(v.baseline)} -> {fmt_seconds(v.current)} (medians, built side by side); "
         f"a/b ratio {d.ratio:.2f}x ({d.confidence * 100:.3g}% CI {d.low:.2f}-{d.high:.2f}x), "
         f"limit {v.limit}{bound}",
-        f"    compared: the baseline's stored IR and today's lowered IR, code generation and export "
-        f"(no pipeline), {v.note}",
+        f"    compared: the baseline's stored IR and today's lowered IR, code generation (no pipeline), {v.note}",
     ]
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-#: builds of each side by default, interleaved (baseline, today, today, baseline, ...)
-DEFAULT_BUILDS = 3
+#: builds of each side by default, interleaved (baseline, today, today, baseline, ...): an even
+#: number, so each side goes first in half the pairs (measured beside 2 CPU-bound jobs, the
+#: second build of a pair ran up to 1.18x the first: benchmarks/compile_noise.py, docs/gate.md)
+DEFAULT_BUILDS = 4
 #: the verdict's note of an unchanged program
 SAME_PROGRAM_COMPILE = "same program as the baseline (and the same TVM): not compiled twice, compile_s not gated"
 

@@ -63,8 +63,8 @@ COMPILE_METRIC = ResourceMetric(
     "25%",
     "compile",
     "side by side",
-    "code generation time of the lowered IR (relax.build without its pipeline, tvm.compile of a PrimFunc, "
-    "and the export): the baseline's stored IR and today's built in turn in this process; only where the "
+    "code generation time of the lowered IR (relax.build without its pipeline, tvm.compile of a PrimFunc): "
+    "the baseline's stored IR and today's built in turn in this process; only where the "
     "program or TVM changed",
 )
 #: every resource a run can select (--tvmperf-resources, marker resources=, thresholds)

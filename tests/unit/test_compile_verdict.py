@@ -115,3 +115,25 @@ def test_the_results_cell_keeps_its_note_and_other_metrics_keep_their_form():
     assert MetricCell.read(Fields(cell.to_json(), "", True)) == cell
     plain = MetricCell("instructions", "pass", 3, 3, "0")
     assert "note" not in plain.to_json() and MetricCell.read(Fields(plain.to_json(), "", True)) == plain
+
+
+def test_html_section_and_benchmark_extra_info():
+    from pytest_tvmperf.report.benchmark_json import compile_extra
+    from pytest_tvmperf.report.html_compile import compile_section
+    from pytest_tvmperf.result.entry import ResultEntry
+
+    slower = ResultEntry(
+        "t.py::test_a", Verdict.REGRESSED, metrics=(MetricCell("compile_s", "regressed", 1.6, 1.0, "+25%"),)
+    )
+    na = ResultEntry(
+        "t.py::test_b", Verdict.PASS, metrics=(MetricCell("compile_s", "n/a", None, None, "+25%", "no IR"),)
+    )
+    page = compile_section([slower, na, ResultEntry("t.py::test_c", Verdict.PASS)])
+    assert "Compile time side by side" in page and "1.60x" in page and "n/a: no IR" in page
+    assert compile_section([ResultEntry("t.py::test_c", Verdict.PASS)]) == ""
+    assert compile_extra(slower) == {
+        "tvmperf_compile_s": 1.6,
+        "tvmperf_baseline_compile_s": 1.0,
+        "tvmperf_compile_s_verdict": "regressed",
+    }
+    assert compile_extra(na) == {"tvmperf_compile_s_na": "no IR"}
