@@ -49,8 +49,13 @@ def compile_times(tv: "Tvmperf", prep: "Prepared | None", baseline: "Record | No
         return CompileTimes(skipped=NO_LOWERED)
     if tv.sources.is_same_program(prep.compiled, baseline):  # under either --tvmperf-same-program: the same code
         return CompileTimes(same=True)
-    path, shown = tv.sources._check_ir(baseline.ir)  # a damaged file fails the test, as the a/b timing does
-    try:
+    from pytest_tvmperf.store import lowered_ir
+
+    session = tv.session
+    path = settings.baseline_dir / baseline.ir.path
+    shown = session.shown(path)
+    try:  # a damaged file: the a/b timing fails the test on it; compile_s only says why it is n/a
+        lowered_ir.check_file(path, baseline.ir, shown, tv.test_id, session.shown(tv.baseline_file))
         stored = _built_in_child(tv, prep, baseline, path)
     except Exception as exc:  # noqa: BLE001 - n/a with the reason, never a failed test
         return CompileTimes(skipped=f"the baseline's IR {shown} was not built here ({_short(exc)})")
