@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.builder.timer import Timer
     from pytest_tvmperf.builder.tuning_display import TunerChoice, TuningIO
     from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.measure.compile_time import CompileTimer
     from pytest_tvmperf.session import TvmperfSession
 
 SESSION_KEY = pytest.StashKey["TvmperfSession"]()
@@ -367,7 +368,21 @@ def _tuning_io(config: pytest.Config, tuner: "TunerChoice") -> "TuningIO":
 
 
 @pytest.fixture
-def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer", tvmperf_tuner: "TunerChoice") -> "Tvmperf":
+def tvmperf_compile_timer() -> "CompileTimer":
+    """How compile_s times the builds side by side: the wall clock. Override this fixture
+    to inject another clock (tests of the gate use a fake one: nothing sleeps)."""
+    from pytest_tvmperf.measure.compile_time import CompileTimer
+
+    return CompileTimer()
+
+
+@pytest.fixture
+def tvmperf(
+    request: pytest.FixtureRequest,
+    tvmperf_timer: "Timer",
+    tvmperf_tuner: "TunerChoice",
+    tvmperf_compile_timer: "CompileTimer",
+) -> "Tvmperf":
     """Compile, check, measure and gate a workload: ``tvmperf.check(workload)``."""
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.store.files import baseline_path
@@ -391,6 +406,7 @@ def tvmperf(request: pytest.FixtureRequest, tvmperf_timer: "Timer", tvmperf_tune
         simulate=marker.simulate,
         tuning_io=_tuning_io(request.config, tvmperf_tuner),
         timer=tvmperf_timer,
+        compile_timer=tvmperf_compile_timer,
         timing=session.settings.timing_on(marker.timing),
         time_budget_s=session.settings.time_budget_s(marker.time_budget),
         resources=session.settings.resources_on(marker.resources),

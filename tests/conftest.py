@@ -71,6 +71,28 @@ def tvmperf_timer():
             preempted=None if wait is None else (float(wait),) * rounds,
         )
     return timer
+
+
+@pytest.fixture
+def tvmperf_compile_timer():
+    """compile_s side by side on a fake clock: a baseline build takes 1 s, today's
+    TVMPERF_FAKE_COMPILE_SCALE s (default 1). The builds themselves run only under
+    TVMPERF_FAKE_COMPILE_BUILD=1 (each one then logged, side by side, to the file
+    TVMPERF_COMPILE_LOG names): the other tests pay for no builds."""
+    from pytest_tvmperf.measure.compile_time import CompileTimer
+
+    class FakeCompileTimer(CompileTimer):
+        def time(self, side, build):
+            if os.environ.get("TVMPERF_FAKE_COMPILE_BUILD") == "1":
+                build()
+                log = os.environ.get("TVMPERF_COMPILE_LOG")
+                if log:
+                    with open(log, "a") as f:
+                        f.write(side + "\\n")
+            self.builds.append(side)
+            return float(os.environ.get("TVMPERF_FAKE_COMPILE_SCALE", "1")) if side == "current" else 1.0
+
+    return FakeCompileTimer()
 '''
 
 
@@ -103,6 +125,9 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
         "TVMPERF_FAKE_CONFIRM_SCALE",
         "TVMPERF_FAKE_PEER_SCALE",
         "TVMPERF_FAKE_PREEMPTED",
+        "TVMPERF_FAKE_COMPILE_SCALE",
+        "TVMPERF_FAKE_COMPILE_BUILD",
+        "TVMPERF_COMPILE_LOG",
         "TVMPERF_TRUST_ARTIFACTS",
         "TVMPERF_BASELINES_REF",
     ):

@@ -88,6 +88,11 @@ def test_report_only_reports_the_upgrade_without_failing(against):
     assert data["upgrade"]["other"] == OTHER and data["upgrade"]["counts"]["faster"] == 1
     (entry,) = data["tests"]
     assert entry["time"]["mode"] == f"a/b vs TVM {OTHER}" and entry["baseline"]["tvm_version"] == OTHER
+    # both versions' build times side by side (issue 48): each its own process's whole build, shown, not gated
+    compiled = next(m for m in entry["metrics"] if m["metric"] == "compile_s")
+    assert compiled["status"] == "not gated" and compiled["current"] > 0 and compiled["baseline"] > 0
+    assert compiled["note"].startswith(f"compile time: TVM {entry['record']['tvm_version']} ")
+    assert f", TVM {OTHER} " in compiled["note"]
 
 
 def test_a_version_that_cannot_be_installed_is_one_usage_error(project, other_env, tmp_path):

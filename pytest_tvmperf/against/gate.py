@@ -170,7 +170,10 @@ class AgainstPlugin:
         from pytest_tvmperf.check.baseline import BaselineSource
         from pytest_tvmperf.check.decide import Decision, conclude
         from pytest_tvmperf.check.untimed import untimed_record
+        from pytest_tvmperf.judge.compare import Comparison
+        from pytest_tvmperf.judge.compile_time import versions_verdict
         from pytest_tvmperf.judge.gate import whole_verdict
+        from pytest_tvmperf.values.resources import COMPILE_S
         from pytest_tvmperf.measure.machine import current_machine
         from pytest_tvmperf.values.record import Record, Timing
 
@@ -231,6 +234,11 @@ class AgainstPlugin:
             line = line.replace("time not compared", f"time not compared ({problem.split(';')[0]})", 1)
         if time_verdict.reason:
             notes.append(time_verdict.reason)
+        # both versions' build times side by side in the reports (after the upgrade line: not one of its changes)
+        if COMPILE_S in tv.resources:
+            built = versions_verdict(then.compile_s, record.compile_s, other, self.today)
+            comparison = Comparison((*comparison.verdicts, built))
+            notes.append(built.note)
         message = self.message(tv, record, then, comparison, line, notes)
         if record.timing is not None and record.timing.samples.baseline:  # the other build's samples, for the reports
             from pytest_tvmperf.builder.timer import TimeSamples

@@ -29,18 +29,23 @@ def lowered_module(compiled: Any) -> Any | None:
     return module if module is not None else getattr(compiled, "program", None)
 
 
-def build_library(module: Any, executor: str, target: Any, path: Path) -> None:
-    """Generate code for ``module`` on ``target`` (a TargetSpec) and export it to ``path``."""
+def generate(module: Any, executor: str, target: Any) -> Any:
+    """Generate code for ``module`` on ``target`` (a TargetSpec): the library in memory
+    (what compile_s times side by side, check/compile_gate.py)."""
     import tvm
     from tvm import relax
 
-    from pytest_tvmperf.builder.executors import _quiet_native_stderr
-
     tvm_target = target.tvm_target()
     if executor == "prim":
-        lib = tvm.compile(module, target=tvm_target)
-    else:
-        lib = relax.build(module, tvm_target, relax_pipeline=None, exec_mode=executor.removeprefix("vm-"))
+        return tvm.compile(module, target=tvm_target)
+    return relax.build(module, tvm_target, relax_pipeline=None, exec_mode=executor.removeprefix("vm-"))
+
+
+def build_library(module: Any, executor: str, target: Any, path: Path) -> None:
+    """Generate code for ``module`` on ``target`` (a TargetSpec) and export it to ``path``."""
+    from pytest_tvmperf.builder.executors import _quiet_native_stderr
+
+    lib = generate(module, executor, target)
     with _quiet_native_stderr():
         lib.export_library(str(path))
 

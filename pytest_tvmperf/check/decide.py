@@ -16,7 +16,9 @@ import pytest
 
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.combos import TvmperfInconclusive
-from pytest_tvmperf.config.limits import Limit
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
+from pytest_tvmperf.judge.compile_time import compile_verdict
+from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
@@ -33,6 +35,7 @@ from pytest_tvmperf.result.text import peer_lines
 if TYPE_CHECKING:
     from pytest_tvmperf.judge.layers import LayerTable
     from pytest_tvmperf.store.artifacts import PendingArtifact
+    from pytest_tvmperf.values.compile_time import CompileTimes
     from pytest_tvmperf.values.record import Record
 
 #: the plan of a test that is timed (measure/plan.py)
@@ -228,12 +231,14 @@ def decide(
     ab: str = "",
     rounds: RoundsPlan | None = None,
     threads_note: str = "",
+    compile_times: "CompileTimes | None" = None,
 ) -> Decision:
     """Compare ``record`` with ``baseline`` and decide the test, for every mode: a timed
     record's time verdict comes confirmed (``time``, :func:`confirm_time`; its record
     replaces ``record``); a mode without time compares the rest (measure/plan.py).
     ``notes``: the message's notes so far; ``peers``: TVM against the peers timed beside;
-    ``ab``: what the a/b samples timed; ``rounds``: the rounds the budget allowed."""
+    ``ab``: what the a/b samples timed; ``rounds``: the rounds the budget allowed;
+    ``compile_times``: the builds side by side (check/compile_gate.py), judged as ``compile_s``."""
     notes = list(notes)
     extra, tuning_note = pipeline_notes(
         baseline.pipeline,
@@ -264,6 +269,9 @@ def decide(
         )
     source = BaselineSource(baseline, ab=ab)
     comparison = source.compare(record, thresholds, policy, timed=plan.time).with_verdict(time_verdict)
+    compiled = compile_verdict(compile_times, thresholds.get(COMPILE_S) or DEFAULT_THRESHOLDS[COMPILE_S], policy.alpha)
+    if compiled is not None:
+        comparison = Comparison((*comparison.verdicts, compiled))
     outcome_note = plan.outcome_note(record.exact, sum(v.status in _GATED for v in comparison.verdicts))
     if plan.mode == Mode.UNTIMED:  # and what the simulated cost did in the time's place
         outcome_note = "; ".join(n for n in (outcome_note, simulated_gate_note(Verdict.NOT_GATED, comparison)) if n)

@@ -30,6 +30,7 @@ from pytest_tvmperf.values.builtin_types import plain
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.values.record import Record
+from pytest_tvmperf.measure.compile_time import CompileTimer
 from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.workload import Workload
 
@@ -59,6 +60,8 @@ class Tvmperf:
     resources: tuple[str, ...] = RESOURCE_NAMES
     #: what an update stores of the weights: seeded or exact (--tvmperf-baseline-weights, marker baseline_weights=)
     baseline_weights: str = "seeded"
+    #: times the builds of compile_s side by side (the tvmperf_compile_timer fixture; measure/compile_time.py)
+    compile_timer: CompileTimer = field(default_factory=CompileTimer)
     _checked: bool = False
     _ratios: int = 0  # the assert_ratio calls so far (each outcome is named by its number)
     _prep: Preparer | None = None

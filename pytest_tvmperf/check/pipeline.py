@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from pytest_tvmperf.check.approval import with_change
+from pytest_tvmperf.check.compile_gate import compile_times
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import (
     TIMED,
@@ -199,6 +200,7 @@ def gate(
         source.ab,
         measured.rounds if measured else None,
         measured.threads_note if measured else "",
+        compile_times(tv, prep, source.record),
     )
     return finish(tv, with_change(tv, record, source, with_layer_tables(tv, prep, decision), measured, plan))
 

@@ -35,7 +35,7 @@ def check(tv: "Tvmperf", prep: "Prepared", plan: Plan) -> "Outcome":
     record = untimed_record(tv, prep, exact)
     if session.settings.update:
         return pipeline.record(tv, record, plan.outcome_note(exact, None), plan)
-    return pipeline.gate(tv, record, BaselineSource(baseline), None, [], plan)
+    return pipeline.gate(tv, record, BaselineSource(baseline), None, [], plan, prep=prep)
 
 
 def untimed_record(tv: "Tvmperf", prep: "Prepared", exact: "ExactMetrics") -> Record:

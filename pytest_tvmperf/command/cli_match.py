@@ -13,6 +13,8 @@ from pytest_tvmperf.result.text import SummaryRow, fmt_number, fmt_time, text_ta
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.result.entry import ResultEntry, ResultsError
 from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.result.compile_text import stored_compile_cell
+from pytest_tvmperf.values.compile_time import fmt_seconds
 
 
 class CliError(Exception):
@@ -63,7 +65,7 @@ def _target_name(record: Record | None, entry: ResultEntry | None = None) -> str
 
 def _show_rows(test: str, executor: str, target: str, record: Record | None, extra: Sequence[str]) -> list[list[str]]:
     if record is None:
-        first = [test, executor, target, "-", "-", "-", "-", "-", "-", "-", "-"]
+        first = [test, executor, target, "-", "-", "-", "-", "-", "-", "-", "-", "-"]
         return [first + ["-", "-", "-", "-", *extra]]
     exact = record.exact
     first = [
@@ -71,6 +73,7 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
         executor,
         target,
         record.workload,
+        fmt_seconds(record.compile_s) if record.compile_s is not None else "-",  # its whole build, as recorded
         fmt_number(exact.scalar("instructions")),
         fmt_number(exact.scalar("kernels")),
         fmt_number(exact.scalar("storage_bytes")),
@@ -109,6 +112,7 @@ def show_lines(loaded: Loaded) -> list[str]:
         "executor",
         "target",
         "workload",
+        "compile_s",
         "instructions",
         "kernels",
         "storage_bytes",
@@ -254,4 +258,5 @@ def diff_row(test: str, current: Record, baseline: Record, comparison: Compariso
         code_bytes=current.exact.scalar("code_bytes"),
         peak_bytes=current.exact.scalar("peak_bytes"),
         device_peak_bytes=current.exact.scalar("device_peak_bytes"),
+        compile=stored_compile_cell(baseline.compile_s, current.compile_s),
     )

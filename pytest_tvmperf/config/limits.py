@@ -18,7 +18,7 @@ from pytest_tvmperf.config.parsing import (
     canonical_metric,
 )
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
-from pytest_tvmperf.values.resources import RESOURCE_ALIASES, RESOURCE_METRICS
+from pytest_tvmperf.values.resources import COMPILE_S, RESOURCE_ALIASES, SELECTABLE_RESOURCES
 
 
 @dataclass(frozen=True)
@@ -59,11 +59,11 @@ Thresholds = Mapping[str, Limit]
 THRESHOLD_HELP = (
     "comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: "
     + ", ".join(METRICS)
-    + ". time takes a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
+    + ". time and compile_s take a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
     "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric. "
     + ", ".join(f"{alias} is {name}" for alias, name in RESOURCE_ALIASES.items())
     + " (defaults "
-    + ", ".join(f"{m.name}={m.default_limit}" for m in RESOURCE_METRICS)
+    + ", ".join(f"{m.name}={m.default_limit}" for m in SELECTABLE_RESOURCES)
     + ")."
 )
 
@@ -110,14 +110,14 @@ def parse_limit(metric: str, text: str) -> Limit:
             if number < 1:
                 raise ValueError
             return Limit(relative=number - 1.0)
-        if metric == TIME_METRIC:
+        if metric in (TIME_METRIC, COMPILE_S):  # ratios of times: a bare number means nothing
             raise ValueError
         number = float(value)
         if number < 0:
             raise ValueError
         return Limit(absolute=number)
     except ValueError:
-        if metric == TIME_METRIC:
+        if metric in (TIME_METRIC, COMPILE_S):
             hint = f"a percentage or a ratio, e.g. {metric}=25% or {metric}=1.25x"
         else:
             hint = f"an allowed increase or a percentage, e.g. {metric}=0 (no increase), {metric}=2 or {metric}=5%"
@@ -143,7 +143,10 @@ DEFAULT_THRESHOLDS: dict[str, Limit] = {
     **{m: Limit() for m in EXACT_METRICS},
     **{m.name: parse_limit(m.name, m.default_limit) for m in KERNEL_METRICS},
     # "0": no increase, as for the exact metrics above
-    **{m.name: Limit() if m.default_limit == "0" else parse_limit(m.name, m.default_limit) for m in RESOURCE_METRICS},
+    **{
+        m.name: Limit() if m.default_limit == "0" else parse_limit(m.name, m.default_limit)
+        for m in SELECTABLE_RESOURCES
+    },
 }
 
 

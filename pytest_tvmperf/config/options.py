@@ -634,7 +634,8 @@ OPTIONS: tuple[Option, ...] = (
         "the resources measured and gated beside time and counts: alloc_bytes "
         "(bytes the VM allocates at run time in one call, vm-bytecode), code_bytes (the compiled code's size "
         "by kernel), peak_bytes and device_peak_bytes (the peak memory of one call on the host and on a GPU, "
-        "read in the isolation child); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
+        "read in the isolation child) and compile_s (the baseline's IR and today's built side by side, where the program or TVM "
+        "changed); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
         None,
         parse_resources,
         metavar="LIST|all|none",

@@ -14,7 +14,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
-from pytest_tvmperf.values.resources import RESOURCE_ALIASES, RESOURCE_NAMES
+from pytest_tvmperf.values.resources import RESOURCE_ALIASES, SELECTABLE_NAMES
 
 EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim", "vm-cudagraph")
 #: what a run selects unless told: vm-cudagraph (cuda only) is asked for by name
@@ -26,8 +26,8 @@ TIME_METRIC = "time"
 EXACT_METRICS: tuple[str, ...] = ("instructions", "calls", "kernels", "storage_bytes")
 #: per-kernel metrics of the registered metric sources (values/kernel_metrics.py)
 KERNEL_METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in KERNEL_METRICS)
-#: resources a deployment pays (values/resources.py): alloc_bytes, code_bytes, peak_bytes, device_peak_bytes
-RESOURCE_METRICS: tuple[str, ...] = RESOURCE_NAMES
+#: resources a deployment pays (values/resources.py): alloc_bytes, code_bytes, peak_bytes, device_peak_bytes, compile_s
+RESOURCE_METRICS: tuple[str, ...] = SELECTABLE_NAMES
 METRICS: tuple[str, ...] = (TIME_METRIC, *EXACT_METRICS, *KERNEL_METRIC_NAMES, *RESOURCE_METRICS)
 
 

@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from pytest_tvmperf.result.entry import ResultEntry
+from pytest_tvmperf.values.resources import COMPILE_S
 
 
 def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
@@ -56,6 +57,7 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
                 extra[f"tvmperf_{prefix}{metric}"] = int(count)
     for metric, why in entry.record.exact.not_measured.items() if entry.record is not None else ():
         extra[f"tvmperf_{metric}_na"] = why  # n/a, with the reason (never 0)
+    extra.update(compile_extra(entry))
     return {
         "group": None,
         "name": name,
@@ -96,4 +98,19 @@ def benchmark_json(
         "benchmarks": items,
         "datetime": created or datetime.now(timezone.utc).isoformat(),
         "version": __version__,
+    }
+
+
+def compile_extra(entry: ResultEntry) -> dict[str, Any]:
+    """compile_s side by side (values/compile_time.py): today's and the baseline's median
+    build and its verdict; ``tvmperf_compile_s_na`` with the reason where not measured."""
+    cell = next((m for m in entry.metrics if m.metric == COMPILE_S), None)
+    if cell is None:
+        return {}
+    if cell.current is None or cell.baseline is None:
+        return {"tvmperf_compile_s_na": cell.note or str(cell.status)}
+    return {
+        "tvmperf_compile_s": cell.current,
+        "tvmperf_baseline_compile_s": cell.baseline,
+        "tvmperf_compile_s_verdict": cell.status,
     }

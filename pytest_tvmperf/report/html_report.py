@@ -41,6 +41,7 @@ from pytest_tvmperf.report.html_parts import (
 )
 from pytest_tvmperf.report.html_failures import failures_section
 from pytest_tvmperf.report.html_layers import layers_section
+from pytest_tvmperf.report.html_compile import compile_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.measure.kernel_metrics import fmt_count
@@ -267,6 +268,7 @@ def render_page(
         kernels_section(entries),
         trends_section(created, entries, runs) if runs else "",
         _peers_section(entries),
+        compile_section(entries),
         layers_section(entries),
         _relations_section(entries),
         _table(entries),

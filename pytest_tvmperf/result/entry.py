@@ -16,7 +16,8 @@ Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
                 "baseline": <baseline-entry JSON it was compared with> | null,
                 "peers": [<peer cell>], "relation": <peer cell> | null,
                 "metrics": [{"metric", "status", "current", "baseline", "limit"}] (every gated metric's
-                            verdict: time, instructions, cpu_instructions, ...),
+                            verdict: time, instructions, cpu_instructions, ...; compile_s's with
+                            "note": how its builds were timed side by side, or why not),
                 "failed": [metric] (those that regressed: which metric failed the test),
                 "layers": [{"peer", "tvm_total_s", "peer_total_s", "notes", "rows": [{"label", "tvm": [call],
                             "peer": [call], "flops", "tvm_s", "peer_s", "lost_s", ...}]}] (optional: per
@@ -39,6 +40,7 @@ from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schem
 from pytest_tvmperf.store.files import read_regular_text
 from pytest_tvmperf.judge.compare import same_program_cell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
+from pytest_tvmperf.values.resources import COMPILE_S
 
 if TYPE_CHECKING:
     from pytest_tvmperf.result.outcome import Outcome
@@ -110,9 +112,11 @@ class MetricCell:
     current: float | None = None
     baseline: float | None = None
     limit: str = ""
+    #: how it was measured, or why it was not (written where there is one: compile_s's)
+    note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "note" or self.note}
 
     @classmethod
     def read(cls, f: Fields) -> MetricCell:
@@ -122,6 +126,7 @@ class MetricCell:
             f.number("current"),
             f.number("baseline"),
             f.text("limit", nullable=True),
+            f.text("note", nullable=True) or "",
         )
 
 
@@ -195,7 +200,14 @@ class ResultEntry:
             peers=tuple(PeerCell.of(v) for v in outcome.peers),
             relation=PeerCell.of(outcome.relation) if outcome.relation is not None else None,
             metrics=tuple(
-                MetricCell(v.metric, str(v.status), v.current, v.baseline, str(v.limit))
+                MetricCell(
+                    v.metric,
+                    str(v.status),
+                    v.current,
+                    v.baseline,
+                    str(v.limit),
+                    v.note if v.metric == COMPILE_S else "",
+                )
                 for v in (outcome.comparison.verdicts if outcome.comparison is not None else ())
             ),
             failed=outcome.failed_metrics,

@@ -11,6 +11,8 @@ from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.judge.layers import LayerTable
 from pytest_tvmperf.result.text import SummaryRow
 from pytest_tvmperf.judge.verdict import Verdict
+from pytest_tvmperf.result.compile_text import compile_properties
+from pytest_tvmperf.values.resources import COMPILE_S
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
                 props.append((f"tvmperf_{metric}", value))
         for metric, why in sorted(outcome.record.exact.not_measured.items()):  # n/a with the reason, never 0
             props.append((f"tvmperf_{metric}", f"n/a: {why}"))
+    props.extend(compile_properties(outcome.comparison.get(COMPILE_S) if outcome.comparison is not None else None))
     return props
 
 

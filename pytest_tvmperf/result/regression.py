@@ -14,7 +14,8 @@ from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, u
 from pytest_tvmperf.values.kernel_keys import without_numbers
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.values.peak_memory import ON_HOST
-from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES, fmt_bytes, parts_diff, resource
+from pytest_tvmperf.values.resources import COMPILE_S, PEAK_NAMES, RESOURCE_NAMES, fmt_bytes, parts_diff, resource
+from pytest_tvmperf.result.compile_text import compile_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.result.kernel_match import KernelMatch
@@ -34,6 +35,8 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
         return _time_lines(v, current)
     if v.metric in RESOURCE_NAMES:
         return resource_lines(v, current, baseline, match)
+    if v.metric == COMPILE_S:
+        return compile_lines(v)
     delta = (v.current or 0) - (v.baseline or 0)
     shown = f"{int(delta):+d}" if float(delta).is_integer() else f"{delta:+.4g}"
     lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
@@ -97,7 +100,7 @@ def _not_measured_lines(comparison: Comparison) -> list[str]:
     return [
         f"  {v.metric} n/a: {v.note}"
         for v in comparison.verdicts
-        if v.metric in RESOURCE_NAMES
+        if v.metric in (*RESOURCE_NAMES, COMPILE_S)
         and v.status == Verdict.NA
         and v.note
         and v.current is None
@@ -253,6 +256,10 @@ def regression_message(
         first, *rest = verdict_lines(time_verdict, current, baseline, match)
         lines.append(f"{first} [{time_verdict.status}]")
         lines.extend(rest)
+    compiled = comparison.get(COMPILE_S)
+    if compiled is not None and compiled.status not in (Verdict.REGRESSED, Verdict.NA):
+        first, *rest = compile_lines(compiled) or [""]
+        lines.extend([f"{first} [{compiled.status}]", *rest] if first else [])
     for v in comparison.improvements:
         if v.metric == "time":
             continue

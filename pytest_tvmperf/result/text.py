@@ -13,6 +13,7 @@ from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.printable import safe
+from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, peer_failures
 
 if TYPE_CHECKING:
@@ -95,6 +96,8 @@ class SummaryRow:
     #: the peak memory of one call, on the host and on a GPU (values/peak_memory.py)
     peak_bytes: int | None = None
     device_peak_bytes: int | None = None
+    #: compile_s side by side, one phrase (result/compile_text.py); "" where not measured
+    compile: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "failed", tuple(self.failed))
@@ -144,6 +147,7 @@ class SummaryRow:
             code_bytes=_count(record, "code_bytes"),
             peak_bytes=_count(record, "peak_bytes"),
             device_peak_bytes=_count(record, "device_peak_bytes"),
+            compile=_compile_cell(entry),
         )
 
     @property
@@ -187,6 +191,13 @@ class SummaryRow:
         """The peak memory of one call, ``4.01MiB`` (``gpu 12MiB`` added where a GPU's was read)."""
         device = f" gpu {fmt_kib(self.device_peak_bytes)}" if self.device_peak_bytes is not None else ""
         return fmt_kib(self.peak_bytes) + device
+
+
+def _compile_cell(entry: "ResultEntry") -> str:
+    from pytest_tvmperf.result.compile_text import compile_cell
+
+    cell = next((m for m in entry.metrics if m.metric == COMPILE_S), None)
+    return "" if cell is None else compile_cell(cell.status, cell.current, cell.baseline, cell.note, cell.limit)
 
 
 def fmt_kib(value: int | None) -> str:
@@ -332,7 +343,12 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
                 r.verdict_cell,
             )
         )
-    return text_table(header, body)
+    return text_table(header, body) + compile_summary(rows)
+
+
+def compile_summary(rows: Sequence[SummaryRow]) -> list[str]:
+    """The compact note under the table: each row's compile_s side by side."""
+    return [f"compile_s {r.test}: {r.compile}" for r in rows if r.compile]
 
 
 def summary_legend(rows: Iterable[SummaryRow]) -> list[str]:

@@ -77,8 +77,25 @@ RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
 RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
 #: measured, not counted: gated with a noise floor (values/peak_memory.py)
 PEAK_NAMES: tuple[str, ...] = (PEAK_BYTES, DEVICE_PEAK_BYTES)
-#: ``code=1%`` is ``code_bytes=1%``
-RESOURCE_ALIASES: Mapping[str, str] = {m.alias: m.name for m in RESOURCE_METRICS if m.alias}
+
+#: ``compile_s``: the build time, gated side by side (values/compile_time.py), not a count of
+#: the record's exact metrics: selected and given a threshold as the resources above are
+COMPILE_S = "compile_s"
+COMPILE_METRIC = ResourceMetric(
+    COMPILE_S,
+    "s",
+    "25%",
+    "compile",
+    "side by side",
+    "code generation time of the lowered IR (relax.build without its pipeline, tvm.compile of a PrimFunc): "
+    "the baseline's stored IR and today's built in turn in this process; only where the "
+    "program or TVM changed",
+)
+#: every resource a run can select (--tvmperf-resources, marker resources=, thresholds)
+SELECTABLE_RESOURCES: tuple[ResourceMetric, ...] = (*RESOURCE_METRICS, COMPILE_METRIC)
+SELECTABLE_NAMES: tuple[str, ...] = tuple(m.name for m in SELECTABLE_RESOURCES)
+#: ``code=1%`` is ``code_bytes=1%``, ``compile=25%`` is ``compile_s=25%``
+RESOURCE_ALIASES: Mapping[str, str] = {m.alias: m.name for m in SELECTABLE_RESOURCES if m.alias}
 
 
 def resource(name: str) -> ResourceMetric:

@@ -243,6 +243,7 @@ def test_marker_keys_come_from_the_table():
         *parsing.METRICS,
         "code",
         "memory",
+        "compile",  # compile=25% is compile_s=25% (issue 48)
         *parsing.PEER_MARKER_KEYS,
         "simulate",
         "baseline_weights",

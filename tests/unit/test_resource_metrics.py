@@ -50,7 +50,7 @@ def test_thresholds_alias_defaults_and_the_switch():
     assert thresholds_from_marker({"code": "off"}) == {"code_bytes": Limit(enabled=False)}
     assert DEFAULT_THRESHOLDS["code_bytes"] == Limit(relative=0.01) and DEFAULT_THRESHOLDS["alloc_bytes"] == Limit()
     assert parse_resources("none") == () and parse_resources("code") == ("code_bytes",)
-    assert parse_resources("all") == ("alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes")
+    assert parse_resources("all") == ("alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes", "compile_s")
     with pytest.raises(ValueError, match="unknown resource metric 'peak'"):
         parse_resources("peak")
     assert parse_resources("memory") == ("peak_bytes",)

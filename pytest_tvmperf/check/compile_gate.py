@@ -1,0 +1,97 @@
+"""``compile_s`` of one gate (issue 48): the baseline's stored IR and today's lowered IR
+built side by side here (measure/compile_time.py), or why not (values/compile_time.py).
+
+The baseline's IR is built in this process only once the isolation child has built it
+(check/sources.py does for the a/b timing; the build is cached by IR hash and host):
+stored IR is data, and one that hangs or crashes TVM must not take the session with it.
+Both sides then build the same way: code generation of the lowered module
+(``rebuild.generate``, the library kept in memory, as the test's own build keeps it), without
+the pipeline, which the baseline's IR has already been through."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pytest_tvmperf.measure.compile_time import side_by_side
+from pytest_tvmperf.values.compile_time import DEFAULT_BUILDS, CompileTimes
+from pytest_tvmperf.values.resources import COMPILE_S
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.values.record import Record
+
+NO_IR = (
+    "the baseline stores no IR to build beside today's (recorded with timing off, before IR baselines, or "
+    "with --tvmperf-baseline-program=so); re-record it timed with --tvmperf-update to gate it"
+)
+NO_ARTIFACTS = "the baseline's IR is not read in this run (no artifact directory)"
+NO_LOWERED = "today's build has no lowered IR to build again (a loaded library)"
+
+
+def compile_times(tv: "Tvmperf", prep: "Prepared | None", baseline: "Record | None") -> CompileTimes | None:
+    """The compile times of today's build beside the baseline's, for a gate: None where
+    the test leaves ``compile_s`` out (or records, or has no baseline); ``same`` for the
+    baseline's own program (nothing built); ``skipped`` with the reason where nothing can
+    be built side by side."""
+    __tracebackhide__ = True
+    settings = tv.session.settings
+    if COMPILE_S not in tv.resources or settings.update or baseline is None or prep is None:
+        return None
+    if baseline.ir is None:
+        return CompileTimes(skipped=NO_IR)
+    if settings.artifact_dir is None:
+        return CompileTimes(skipped=NO_ARTIFACTS)
+    from pytest_tvmperf.builder.rebuild import lowered_module
+
+    module = lowered_module(prep.compiled)
+    if module is None:
+        return CompileTimes(skipped=NO_LOWERED)
+    if tv.sources.is_same_program(prep.compiled, baseline):  # under either --tvmperf-same-program: the same code
+        return CompileTimes(same=True)
+    from pytest_tvmperf.store import lowered_ir
+
+    session = tv.session
+    path = settings.baseline_dir / baseline.ir.path
+    shown = session.shown(path)
+    try:  # a damaged file: the a/b timing fails the test on it; compile_s only says why it is n/a
+        lowered_ir.check_file(path, baseline.ir, shown, tv.test_id, session.shown(tv.baseline_file))
+        stored = _built_in_child(tv, prep, baseline, path)
+    except Exception as exc:  # noqa: BLE001 - n/a with the reason, never a failed test
+        return CompileTimes(skipped=f"the baseline's IR {shown} was not built here ({_short(exc)})")
+    from pytest_tvmperf.builder.rebuild import generate
+
+    def build(module):
+        return lambda: generate(module, tv.executor, prep.target)  # the library is dropped: its time is all
+
+    try:
+        return side_by_side(build(stored), build(module), tv.compile_timer, DEFAULT_BUILDS)
+    except Exception as exc:  # noqa: BLE001 - a build TVM refuses here: n/a with the reason
+        return CompileTimes(skipped=f"the builds side by side failed ({_short(exc)})")
+
+
+def _built_in_child(tv: "Tvmperf", prep: "Prepared", baseline: "Record", path):
+    """The baseline's module, loaded here once the isolation child has built its IR
+    (cached: the a/b timing built it already); raises why not."""
+    from pytest_tvmperf.builder import rebuild
+    from pytest_tvmperf.measure.machine import current_machine
+    from pytest_tvmperf.store import lowered_ir
+
+    ref = baseline.ir
+    assert ref is not None
+    fingerprint = current_machine(prep.target.as_json()).fingerprint
+    rebuild.cached_library(
+        fingerprint,
+        tv.executor,
+        ref.program_key,
+        lambda: lowered_ir.load(path, ref),
+        prep.target,
+        builder=rebuild.build_in_child(tv.session.sandbox(), path, tv.executor, prep.target, ref),
+    )
+    return lowered_ir.load(path, ref)
+
+
+def _short(exc: Exception) -> str:
+    from pytest_tvmperf.builder.executors import shorten_tvm_error
+
+    return shorten_tvm_error(exc, 1)

@@ -1,0 +1,49 @@
+"""``compile_s`` measured side by side (values/compile_time.py): the baseline's stored IR
+and today's lowered IR each built (code generation, no pipeline) in turn, in
+this process, on the clock of a :class:`CompileTimer` (the ``tvmperf_compile_timer``
+fixture: a test injects a fake clock, nothing sleeps)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from pytest_tvmperf.builder.timer import wall_clock
+from pytest_tvmperf.values.compile_time import DEFAULT_BUILDS, CompileTimes
+
+#: which side a build is of, as a :class:`CompileTimer` is told
+BASELINE, CURRENT = "baseline", "current"
+
+
+@dataclass
+class CompileTimer:
+    """Times one build: ``time(side, build)`` runs ``build()`` and returns its seconds on
+    ``clock``. ``builds`` counts the builds it timed (a test asserts an unchanged program
+    is not built twice)."""
+
+    clock: Callable[[], float] = wall_clock  # builder/timer.py: the plugin's one clock reader
+    builds: list[str] = field(default_factory=list)
+
+    def time(self, side: str, build: Callable[[], None]) -> float:
+        start = self.clock()
+        build()
+        self.builds.append(side)
+        return self.clock() - start
+
+
+def side_by_side(
+    build_baseline: Callable[[], None],
+    build_current: Callable[[], None],
+    timer: CompileTimer,
+    builds: int = DEFAULT_BUILDS,
+) -> CompileTimes:
+    """``builds`` pairs, interleaved and in alternating order (baseline first, then today
+    first, ...) so neither side always pays for a cold cache or gains a warm one.
+    Raises what a build raises."""
+    base: list[float] = []
+    now: list[float] = []
+    for i in range(builds):
+        order = ((BASELINE, build_baseline, base), (CURRENT, build_current, now))
+        for side, build, into in order if i % 2 == 0 else order[::-1]:
+            into.append(max(timer.time(side, build), 1e-9))
+    return CompileTimes(tuple(base), tuple(now))

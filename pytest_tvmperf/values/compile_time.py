@@ -1,0 +1,75 @@
+"""``compile_s`` side by side (issue 48): the build times of the baseline's stored IR and of
+today's lowered IR, built in turn in one process, or why they were not (pure).
+
+Only a changed program (or another TVM) is built twice: the baseline's own program under
+the TVM that recorded it (check/sources.py ``same_program``) builds the same code, so
+its compile time is not gated (:attr:`CompileTimes.same`)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+#: builds of each side by default, interleaved (baseline, today, today, baseline, ...): an even
+#: number, so each side goes first in half the pairs (measured beside 2 CPU-bound jobs, the
+#: second build of a pair ran up to 1.18x the first: benchmarks/compile_noise.py, docs/gate.md)
+DEFAULT_BUILDS = 4
+#: the verdict's note of an unchanged program
+SAME_PROGRAM_COMPILE = "same program as the baseline (and the same TVM): not compiled twice, compile_s not gated"
+
+
+@dataclass(frozen=True)
+class CompileTimes:
+    """One test's build times side by side: ``baseline_s[i]`` and ``current_s[i]`` were
+    built one right after the other (their ratio is one paired sample); ``same``: the
+    baseline's own program, not built again; ``skipped``: why nothing was built ("" when
+    it was), shown as n/a."""
+
+    baseline_s: tuple[float, ...] = ()
+    current_s: tuple[float, ...] = ()
+    same: bool = False
+    skipped: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.baseline_s) != len(self.current_s):
+            raise ValueError("compile times come in pairs: one baseline build beside each of today's")
+        if any(not s > 0 for s in (*self.baseline_s, *self.current_s)):
+            raise ValueError("a build time is a positive number of seconds")
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.current_s)
+
+    @property
+    def builds(self) -> int:
+        """Builds this measurement made (both sides)."""
+        return len(self.baseline_s) + len(self.current_s)
+
+    @property
+    def ratios(self) -> tuple[float, ...]:
+        """Today over the baseline, pair by pair."""
+        return tuple(c / b for c, b in zip(self.current_s, self.baseline_s))
+
+    @property
+    def baseline_median(self) -> float | None:
+        return statistics.median(self.baseline_s) if self.baseline_s else None
+
+    @property
+    def current_median(self) -> float | None:
+        return statistics.median(self.current_s) if self.current_s else None
+
+
+def fmt_seconds(value: float | None) -> str:
+    """``0.412 s``, ``12.3 s``; ``n/a`` for None."""
+    if value is None:
+        return "n/a"
+    return f"{value:.3g} s"
+
+
+def side_by_side_line(baseline_s: float | None, tvm_before: str, current_s: float | None, tvm_now: str) -> str:
+    """``--tvmperf-against-tvm``: each version's build time, as each built it in its own
+    process (shown, not gated: the two processes ran apart)."""
+    return (
+        f"compile time: TVM {tvm_now} {fmt_seconds(current_s)}, TVM {tvm_before} {fmt_seconds(baseline_s)} "
+        f"(each version's whole build, pipeline included, in its own process; shown, not gated)"
+    )
