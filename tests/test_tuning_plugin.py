@@ -252,6 +252,14 @@ def test_a_budget_run_prints_its_estimate_first_then_plain_lines_in_a_log(projec
         "tvmperf tune tiny_mlp(4): 4.0 min used of the 4 min budget, 48 trial(s) on 2 kernel(s), 0 record(s) written",
     ]
     assert "\r" not in err and "\x1b" not in err  # stderr is not a terminal here: no tqdm codes
+    runs = [
+        json.loads(line)
+        for p in project.pytester.path.rglob("tuning_runs.jsonl")
+        for line in p.read_text().splitlines()
+    ]
+    assert [(r["workload"], r["used_s"], r["budget_s"], r["trials"], r["kernels"]) for r in runs] == [
+        ("tiny_mlp(4)", 240.0, 240.0, 48, 2)  # kept with the records: the time it took against its budget
+    ]
 
 
 def test_a_budget_too_small_for_one_schedule_per_kernel_is_a_usage_error(project):

@@ -247,17 +247,39 @@ def tune(
         outcome = run(workload or "the workload", kernels, budget_s, measure, clock, display, began)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"tuning interrupted; the records measured so far are kept in {db_dir}") from None
+    written = _record_count(db_dir) - records_before
     display.summary(
-        summary_line(
-            workload or "the workload",
-            outcome.used_s,
-            budget_s,
-            outcome.trials,
-            _record_count(db_dir) - records_before,
-            outcome.kernels,
-        )
+        summary_line(workload or "the workload", outcome.used_s, budget_s, outcome.trials, written, outcome.kernels)
     )
+    _keep_run(db_dir, workload or "the workload", target, outcome, budget_s, written)
     return inspect(mod, target, db_dir)
+
+
+def _keep_run(db_dir: Path, workload: str, target: Any, outcome: Any, budget_s: float | None, written: int) -> None:
+    """The run's time, trials and records, kept with the records (store/tuning_runs.py)."""
+    import datetime
+
+    import tvm
+
+    from pytest_tvmperf.store.tuning_runs import TuningRun, append_run
+
+    run = TuningRun(
+        workload=workload[:512],
+        target=str(target)[:512],
+        used_s=round(float(outcome.used_s), 3),
+        budget_s=None if budget_s is None else float(budget_s),
+        trials=int(outcome.trials),
+        kernels=int(outcome.kernels),
+        records=int(written),
+        tvm=str(tvm.__version__),
+        finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
+    try:
+        append_run(db_dir, run)
+    except OSError as exc:  # the records are written; only their summary is lost
+        import warnings
+
+        warnings.warn(f"tvmperf: could not keep the tuning run in {db_dir}: {exc}", stacklevel=2)
 
 
 def _flops(task_mod: Any) -> float:
