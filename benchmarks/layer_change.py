@@ -4,13 +4,16 @@
 changed, ``level3.tree1.tree1.conv2`` made 5x5 (``5x5``) or followed by an added 1x1 conv
 (``added``), the gate run, the baseline re-recorded. It prints, per change: the failure's
 line naming the kernels that changed, the changed lines of its bytecode diff, and the
-re-recorded baseline file's ``git diff --stat`` line.
+re-recorded baseline file's ``git diff --stat`` line; with ``--target cuda``, also the
+failure's lines of the CUDA kernels that grew and the diff's lines of the GPU per-kernel
+metrics (``exact.per_kernel``'s ``..._kernel`` entries).
 
 Three compiles of DLA-34 per change: too slow for the test suite, which shows the same on a
 small torch net (tests/test_layer_change.py).
 
     python benchmarks/layer_change.py                      # size 32, width 0.25 (the CI size)
     python benchmarks/layer_change.py --size 64 --width 0.5
+    python benchmarks/layer_change.py --target cuda        # built for cuda (no GPU needed: nvcc, ptxas)
     PYTHONPATH=<another checkout> python benchmarks/layer_change.py   # another version of the plugin
 """
 
@@ -70,7 +73,7 @@ def git(cwd: Path, *args: str) -> str:
     return run(cwd, "git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", *args)
 
 
-def pytest(cwd: Path, *args: str, change: str = "") -> str:
+def pytest(cwd: Path, *args: str, change: str = "", target: str = "llvm") -> str:
     return run(
         cwd,
         sys.executable,
@@ -80,6 +83,7 @@ def pytest(cwd: Path, *args: str, change: str = "") -> str:
         "-p",
         "no:cacheprovider",
         "test_dla34.py",
+        f"--tvmperf-targets={target}",
         *args,
         env={"DLA_CHANGE": change, "TVMPERF_CACHE_DIR": str(cwd / ".cache")},
     )
@@ -98,33 +102,44 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=32)
     parser.add_argument("--width", type=float, default=0.25)
+    parser.add_argument("--target", default="llvm", help="llvm (default) or cuda (built only without a GPU)")
     args = parser.parse_args()
     import pytest_tvmperf
 
-    print(f"plugin: {Path(pytest_tvmperf.__file__).parent}; dla34 size {args.size}, width {args.width}; {LAYER}")
+    print(
+        f"plugin: {Path(pytest_tvmperf.__file__).parent}; dla34 size {args.size}, width {args.width}, "
+        f"target {args.target}; {LAYER}"
+    )
     for change in ("5x5", "added"):
         with tempfile.TemporaryDirectory(prefix="tvmperf-layer-change-") as tmp:
             cwd = Path(tmp)
             (cwd / "test_dla34.py").write_text(TEST.format(layer=LAYER, size=args.size, width=args.width))
             (cwd / "conftest.py").write_text(CONFTEST)
             (cwd / ".gitignore").write_text(".cache/\n__pycache__/\n")
-            out = pytest(cwd, "--tvmperf-update")
+            out = pytest(cwd, "--tvmperf-update", target=args.target)
             if "1 passed" not in out:
                 print(out)
                 return 1
             git(cwd, "init", "-q")
             git(cwd, "add", "-A")
             git(cwd, "commit", "-qm", "baseline")
-            out = pytest(cwd, change=change)
+            out = pytest(cwd, change=change, target=args.target)
             verdict = next((x.strip() for x in out.splitlines() if "regressed against" in x or "passed" in x), "?")
             kernels = next((x.strip() for x in out.splitlines() if "kernels since the baseline" in x), "(none)")
             diff = bytecode_changes(out)
-            pytest(cwd, "--tvmperf-update", change=change)
+            gpu_grew = [x.strip() for x in out.splitlines() if "kernels that grew" in x and "_kernel" in x]
+            pytest(cwd, "--tvmperf-update", change=change, target=args.target)
             stat = [x for x in git(cwd, "diff", "--stat", "--", "baselines/test_dla34.json").splitlines() if "|" in x]
+            changed = git(cwd, "diff", "-U0", "--", "baselines/test_dla34.json").splitlines()
+            gpu_lines = [x for x in changed if x[:1] in "+-" and not x.startswith(("+++", "---")) and "_kernel" in x]
             print(f"\n{change}: gate: {verdict}\n  {kernels}\n  bytecode diff: {len(diff)} changed lines")
             for line in diff:
                 print(f"    {line}")
             print(f"  re-recorded baseline: {stat[0].strip() if stat else '(unchanged)'}")
+            if args.target == "cuda":
+                for line in gpu_grew:
+                    print(f"  {line}")
+                print(f"  GPU per-kernel lines in the baseline diff: {len(gpu_lines)}")
     return 0
 
 

@@ -29,7 +29,7 @@ from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.resources import predates_line
-from pytest_tvmperf.values.kernel_keys import STABLE_KEY, in_build_names, site_kernel
+from pytest_tvmperf.values.kernel_keys import in_build_names, is_keyed
 from pytest_tvmperf.measure.plan import Plan
 from pytest_tvmperf.measure.resources import with_resources
 from pytest_tvmperf.result.layers_text import with_layers
@@ -96,12 +96,12 @@ def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetric
     """A stored entry's exact metrics with the kernels it keys by identity under the names
     this build gave them (values/kernel_keys.py), so they compare with this build's."""
     if exact is None or not any(
-        STABLE_KEY.match(k)
+        is_keyed(k)
         for k in (
             *(exact.by_callee or ()),
             *(exact.calls or ()),
             *(k for m in exact.per_kernel.values() for k in m),
-            *(site_kernel(k) for m in exact.resource_parts.values() for k in m),
+            *(k for m in exact.resource_parts.values() for k in m),
         )
     ):
         return exact

@@ -27,7 +27,7 @@ from enum import Enum
 from typing import Mapping
 
 from pytest_tvmperf.values.kernel_id import KernelId
-from pytest_tvmperf.values.kernel_keys import renamed_sites, stable_key
+from pytest_tvmperf.values.kernel_keys import device_parts, renamed_sites, stable_key, with_suffix
 
 
 class KernelStatus(str, Enum):
@@ -84,28 +84,54 @@ class KernelMatch:
         """What a user recognises: the source layer, ``layer3.0.conv2 (Conv2d 5x5)
         [fused_conv2d1_add_relu]``, or where none is known what the kernel computes,
         ``conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]``;
-        the bare name where the kernel has no identity."""
-        ident = (self.before if old else self.after).get(name)
+        a CUDA kernel (``fused_conv2d1_add_relu_kernel``) as the kernel that launches it,
+        under its own name; the bare name where the kernel has no identity."""
+        kernels = self.before if old else self.after
+        ident = kernels.get(name) or kernels.get(self.launcher(name, old))
         return f"{ident.describe()} [{name}]" if ident is not None else name
 
-    def translate(self, counts: Mapping[str, float] | None) -> dict[str, float] | None:
+    def launcher(self, name: str, old: bool = False) -> str:
+        """The kernel of this build (``old``: of the baseline) that launches the CUDA kernel
+        ``name`` (``K_kernel``, ``K_kernel_1``: ``K``), or ``name`` itself."""
+        kernels = self.before if old else self.after
+        host, suffix = device_parts(name)
+        return host if suffix and name not in kernels and host in kernels else name
+
+    def devices_by_name(self, stored: Mapping[str, float] | None) -> bool:
+        """Does the baseline's per-kernel map ``stored`` key its CUDA kernels by TVM name,
+        though its kernels are keyed by identity (a file written before the CUDA kernels
+        were keyed so, values/kernel_keys.py)? Then this build's CUDA kernels are compared
+        by name, as they were when it was written."""
+        return self.by_structure and any(
+            device_parts(k)[1] and k not in self.before and device_parts(k)[0] not in self.before for k in stored or ()
+        )
+
+    def translate(
+        self, counts: Mapping[str, float] | None, stored: Mapping[str, float] | None = None
+    ) -> dict[str, float] | None:
         """A map keyed by this build's kernel names re-keyed by their baseline names (a new
-        kernel under its identity key, :meth:`new_name`), so that it compares with the
-        baseline's map key by key."""
+        kernel under its identity key, :meth:`new_name`; a CUDA kernel under its launcher's,
+        with its suffix: ``matmul_add@22ce49974e_kernel``), so that it compares with the
+        baseline's map key by key. ``stored``: that map, where it keys CUDA kernels by TVM
+        name (:meth:`devices_by_name`), they keep theirs."""
         if counts is None:
             return None
         if not self.by_structure:  # matched by name: the names are compared as they are
             return dict(counts)
+        by_name = self.devices_by_name(stored)
         out: dict[str, float] = {}
         for name, value in counts.items():
-            key = self.key_name(name)
+            key = name if by_name and self.launcher(name) != name else self.key_name(name)
             out[key] = out.get(key, 0) + value
         return out
 
     def key_name(self, name: str) -> str:
         """This build's kernel under its baseline counterpart's name (changed or not); a new
-        kernel as :meth:`new_name` shows it."""
+        kernel as :meth:`new_name` shows it; a CUDA kernel under its launcher's, with its
+        suffix (``K_kernel`` -> ``matmul_add@22ce49974e_kernel``)."""
         status = self.status.get(name)
+        if status is None and self.by_structure and self.launcher(name) != name:
+            return with_suffix(self.key_name(self.launcher(name)), device_parts(name)[1])
         if status is None or not self.by_structure:
             return name
         if status == KernelStatus.NEW:

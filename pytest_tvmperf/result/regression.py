@@ -53,11 +53,12 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
         if by_callee:
             lines.append(f"    executed calls by callee: {by_callee}")
     elif v.metric in current.exact.per_kernel:
+        then, now = baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric)
         grown = grown_kernels(
-            _named(current, baseline.exact.per_kernel.get(v.metric)),
-            _named(current, match.translate(current.exact.per_kernel.get(v.metric))),
+            _named(current, then),
+            _named(current, match.translate(now, then)),
             metric_unit(v.metric),
-            label=_labels(match),
+            label=_labels(match, now, then),
             within=_relative(v.limit),
         )
         if grown:
@@ -165,15 +166,20 @@ def _named(record: Record, per_kernel: Mapping[str, int] | None) -> Mapping[str,
     return {(f"{record.workload} (main)" if name == "main" else name): n for name, n in per_kernel.items()}
 
 
-def _labels(match: "KernelMatch"):
+def _labels(match: "KernelMatch", now: Mapping[str, int] | None = None, then: Mapping[str, int] | None = None):
     """The label of each kernel of a translated map (keyed by baseline names): what it is,
-    and whether its code or shapes changed since the baseline."""
+    and whether its code or shapes changed since the baseline. ``now`` and ``then``: the
+    map of this build and the baseline's, whose CUDA kernels (``K_kernel``) read as the
+    kernel that launches them (:meth:`KernelMatch.translate`)."""
     if not match.by_structure:
         return None
-    labels = {old: match.label(old, old=True) for old in match.before}
-    for name, status in match.status.items():
-        shown = match.key_name(name)
-        labels[shown] = match.label(name) + (" (changed)" if str(status) == "changed" else "")
+    labels = {old: match.label(old, old=True) for old in (*match.before, *(then or ()))}
+    by_name = match.devices_by_name(then)
+    for name in (*match.status, *(now or ())):
+        status = match.status.get(match.launcher(name))
+        if status is None or (by_name and match.launcher(name) != name):
+            continue
+        labels[match.key_name(name)] = match.label(name) + (" (changed)" if str(status) == "changed" else "")
     return labels.get
 
 

@@ -11,7 +11,10 @@ its code), an unchanged kernel's lines do not change whatever is added around it
 :func:`keyed_by_identity` gives the form a baseline file stores: every per-kernel map
 (``exact.by_callee``, ``exact.calls``, ``exact.per_kernel``, ``kernel_time_s``,
 ``kernels``, the kernels of ``exact.resource_parts``: ``K`` and ``output of K``) and each
-``call`` of the bytecode keyed by identity, and the bytecode's register numbers and
+``call`` of the bytecode keyed by identity; the CUDA kernels a kernel launches (the GPU
+metrics of ``exact.per_kernel``: ptxas names them as TVM does, ``fused_matmul_add_kernel``,
+``fused_matmul_add_kernel_1``, ...) under its key with their suffix kept,
+``matmul_add@22ce49974e_kernel``, and the bytecode's register numbers and
 constant indices left out (``%_``, ``c[_]``): they renumber after an added instruction,
 and the bytecode diff aligns listings without them anyway (result/regression.py). The
 sequence name is shown only, from the build being gated: a failure's resource parts are
@@ -45,6 +48,11 @@ STABLE_KEY = re.compile(r"^(?P<op>[^@\s]+)@(?P<key>[0-9a-f]{1,16})(?:~(?P<n>[2-9
 _REGISTER = re.compile(r"%\d+")
 _CONSTANT = re.compile(r"c\[\d+\]")
 _CALL = re.compile(r"^(call )(\S+)( |$)", re.MULTILINE)
+#: the names TVM gives the CUDA kernels a kernel ``K`` launches (its host-device split):
+#: ``K_kernel``, then ``K_kernel_1``, ``K_kernel_2``, ...
+DEVICE_SUFFIX = re.compile(r"_kernel(?:_[1-9]\d*)?$")
+#: the mark a shown name may end with (``matmul@22ce49974e [new]``, ``K [removed]``)
+_MARK = re.compile(r" \[[a-z]+\]$")
 
 V = TypeVar("V")
 
@@ -86,6 +94,42 @@ def _rename(counts: Mapping[str, V] | None, names: Mapping[str, str]) -> dict[st
     return None if counts is None else {names.get(k, k): v for k, v in counts.items()}
 
 
+def device_parts(name: str) -> tuple[str, str]:
+    """(the kernel, the suffix) of a CUDA kernel's name: ``fused_matmul_add_kernel_1`` ->
+    (``fused_matmul_add``, ``_kernel_1``), ``matmul_add@22ce49974e_kernel`` ->
+    (``matmul_add@22ce49974e``, ``_kernel``); any other name: (name, "")."""
+    m = DEVICE_SUFFIX.search(name)
+    return (name, "") if m is None or m.start() == 0 else (name[: m.start()], m.group())
+
+
+def with_suffix(shown: str, suffix: str) -> str:
+    """``shown`` (a kernel's name or key, maybe marked ``[new]``) with a CUDA kernel's
+    suffix, before the mark: ``matmul@22ce49974e_kernel [new]``."""
+    m = _MARK.search(shown)
+    return shown + suffix if m is None else f"{shown[: m.start()]}{suffix}{m.group()}"
+
+
+def kernel_renamed(name: str, names: Mapping[str, str]) -> str:
+    """A per-kernel map's key under ``names``: a kernel's own; a CUDA kernel of a kernel
+    ``K`` in ``names`` (``K_kernel``, ``K_kernel_1``: :func:`device_parts`) under
+    ``names[K]`` with its suffix; any other (``[runtime]``, a kernel not named) as it is."""
+    if name in names:
+        return names[name]
+    host, suffix = device_parts(name)
+    return with_suffix(names[host], suffix) if suffix and host in names else name
+
+
+def _rename_kernels(counts: Mapping[str, V], names: Mapping[str, str]) -> dict[str, V]:
+    """A per-kernel map (``exact.per_kernel``'s, its CUDA kernels too) under ``names``."""
+    return {kernel_renamed(k, names): v for k, v in counts.items()}
+
+
+def is_keyed(name: str) -> bool:
+    """Does a per-kernel map's key (a kernel, ``output of K``, a CUDA kernel ``K_kernel``)
+    name a kernel by its identity key?"""
+    return bool(STABLE_KEY.match(site_kernel(name)) or STABLE_KEY.match(device_parts(name)[0]))
+
+
 #: the site of an allocation holding a kernel's output (builder/vm_alloc.py)
 OUTPUT_OF = "output of "
 
@@ -97,10 +141,11 @@ def renamed_sites(counts: Mapping[str, int], names: Mapping[str, str]) -> dict[s
     code) as it is. Sites that come to one name add up."""
 
     def one(site: str) -> str:
-        if site in names:
-            return names[site]
         head, sep, kernel = site.partition(OUTPUT_OF)
-        return f"{sep}{names[kernel]}" if sep and not head and kernel in names else site
+        if sep and not head and site not in names:
+            renamed = kernel_renamed(kernel, names)
+            return site if renamed == kernel else f"{sep}{renamed}"
+        return kernel_renamed(site, names)
 
     out: dict[str, int] = {}
     for site, n in counts.items():
@@ -142,7 +187,7 @@ def keyed_by_identity(record: "Record") -> "Record":
         exact,
         by_callee=_rename(exact.by_callee, names),
         calls=_rename(exact.calls, names),
-        per_kernel={metric: _rename(counts, names) for metric, counts in exact.per_kernel.items()},
+        per_kernel={metric: _rename_kernels(counts, names) for metric, counts in exact.per_kernel.items()},
         resource_parts=_rename_parts(exact.resource_parts, names),
     )
     return replace(
@@ -167,7 +212,7 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
         for k in (
             *(exact.by_callee or ()),
             *(exact.calls or ()),
-            *(k for counts in exact.per_kernel.values() for k in counts),
+            *(device_parts(k)[0] for counts in exact.per_kernel.values() for k in counts),
             *(site_kernel(k) for counts in exact.resource_parts.values() for k in counts),
         )
     ):
@@ -176,7 +221,7 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
         exact,
         by_callee=_rename(exact.by_callee, back),
         calls=_rename(exact.calls, back),
-        per_kernel={metric: _rename(counts, back) for metric, counts in exact.per_kernel.items()},
+        per_kernel={metric: _rename_kernels(counts, back) for metric, counts in exact.per_kernel.items()},
         resource_parts=_rename_parts(exact.resource_parts, back),
     )
 

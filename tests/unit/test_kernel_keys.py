@@ -302,3 +302,95 @@ def test_kernels_of_one_op_that_changed_are_paired_by_the_shapes_they_share():
     assert match.old_of == {"matmul": "matmul@f0f0f0f0f0", "matmul1": "matmul@0f0f0f0f0f"}
     # the same name first, whatever the shapes (a file keyed by TVM name)
     assert match_kernels(CHAIN, {"matmul1": WIDER["matmul"]}).old_of == {"matmul1": "matmul1"}
+
+
+def on_gpu(rec: Record, grown: KernelId | None = None) -> Record:
+    """``rec`` built for cuda: each kernel ``K`` launches one CUDA kernel, ``K_kernel``, whose
+    registers tell the kernels apart (``grown``'s twice as many); the first also ``K_kernel_1``."""
+    registers = {}
+    for i, (name, ident) in enumerate(rec.kernels.items()):
+        registers[f"{name}_kernel"] = (32 + int(ident.key[:2], 16)) * (2 if ident == grown else 1)
+        if i == 0:
+            registers[f"{name}_kernel_1"] = 16
+    per_kernel = {"gpu_registers": registers, "gpu_spill_bytes": {k: 0 for k in registers}}
+    return replace(rec, exact=replace(rec.exact, per_kernel=per_kernel))
+
+
+def test_gpu_per_kernel_maps_are_keyed_by_their_kernels_identity_and_read_back():
+    """The CUDA kernels ptxas names ``<kernel>_kernel`` (``_kernel_1``, ...) are keyed by the
+    identity of the kernel that launches them, the suffix kept, and read back under this
+    build's names."""
+    from pytest_tvmperf.values.kernel_keys import in_build_names
+
+    rec = on_gpu(network(LAYERS[:3]))
+    keyed = keyed_by_identity(rec)
+    first, second, third = (stable_key(k) for k in LAYERS[:3])
+    assert keyed.exact.per_kernel["gpu_registers"] == {
+        f"{first}_kernel": 32,
+        f"{first}_kernel_1": 16,
+        f"{second}_kernel": 33,
+        f"{third}_kernel": 34,
+    }
+    assert keyed_by_identity(keyed) == keyed
+    back = parse_baselines(stored(rec), "b.json")[TEST]
+    assert back.exact.per_kernel == keyed.exact.per_kernel
+    assert in_build_names(back.exact, rec.kernels) == rec.exact
+
+
+def test_a_kernel_added_on_gpu_renumbers_no_gpu_line():
+    """One layer added: TVM renumbers every kernel after it, and their CUDA kernels with them;
+    keyed by identity, each GPU map gains the new kernel's line and no other line changes."""
+    old, new = on_gpu(network(LAYERS)), on_gpu(network(ADDED))
+    by_name = changed_lines(dump_baselines({TEST: old}), dump_baselines({TEST: new}))
+    assert sum("_kernel" in line for line in by_name) >= 2 * 10, by_name  # 10 renumbered, 2 maps
+    lines = [line for line in changed_lines(stored(old), stored(new)) if "_kernel" in line]
+    bare = lambda line: line[1:].rstrip(",")  # noqa: E731
+    # an unchanged kernel's line may change by a comma only (the new one follows it in a map)
+    moved = [line for line in lines if not any(bare(o) == bare(line) and o[0] != line[0] for o in lines)]
+    added = f"{stable_key(ADDED[2])}_kernel"
+    assert sorted(line[0] + line.split(":")[0].strip(' +-"') for line in moved) == [f"+{added}"] * 2, lines
+
+
+def _gpu_message(base: Record, now: Record) -> str:
+    total = lambda r: sum(r.exact.per_kernel["gpu_registers"].values())  # noqa: E731
+    comparison = Comparison((MetricVerdict("gpu_registers", Verdict.REGRESSED, total(base), total(now), "0"),))
+    return regression_message(f"t.py::{TEST}", "baselines/t.json", now, base, comparison)
+
+
+def _grew(text: str) -> str:
+    return next(line for line in text.splitlines() if "kernels that grew" in line)
+
+
+#: a layer added before the sixth conv (a residual add), the conv made 5x5, its registers
+#: doubled: TVM renumbers it and every kernel after it
+SKIP = KernelId("63" + "0" * 14, "add", "1x8x16x16,1x8x16x16,1x8x16x16", "body.skip (Add)")
+CHANGED = LAYERS[:2] + [SKIP] + LAYERS[2:5] + [conv(5, 5)] + LAYERS[6:]
+
+
+def test_kernels_that_grew_on_gpu_name_the_changed_kernel_once_with_its_layer():
+    now = on_gpu(network(CHANGED), grown=conv(5, 5))
+    for form, base in (
+        ("identity", parse_baselines(stored(on_gpu(network(LAYERS))), "b.json")[TEST]),
+        ("name", parse_baselines(dump_baselines({TEST: on_gpu(network(LAYERS))}), "b.json")[TEST]),
+    ):
+        grew = _grew(_gpu_message(base, now))
+        assert grew.count("->") == 1, (form, grew)  # the renumbered kernels are compared with themselves
+        assert "body.conv5 (Conv2d 5x5) [fused_conv2d6_add_relu_kernel] (changed): 37 -> 74 registers/thread" in grew
+        assert "body.skip (Add) [fused_conv2d2_add_relu_kernel]: 131 registers/thread (new)" in grew
+
+
+def test_a_file_keying_gpu_kernels_by_tvm_name_still_gates_by_name():
+    """A baseline written before the CUDA kernels were keyed by identity (its kernels keyed so,
+    its GPU maps by TVM name): they compare by name, as when it was written, and read back as
+    they are."""
+    from pytest_tvmperf.values.kernel_keys import in_build_names
+
+    base_rec = on_gpu(network(LAYERS[:3]))
+    keyed = keyed_by_identity(base_rec)
+    mixed = replace(keyed, exact=replace(keyed.exact, per_kernel=base_rec.exact.per_kernel))
+    base = parse_baselines(dump_baselines({TEST: mixed}), "b.json")[TEST]
+    assert in_build_names(base.exact, base_rec.kernels).per_kernel == base_rec.exact.per_kernel
+    now = on_gpu(network(LAYERS[:3]), grown=LAYERS[1])
+    assert _grew(_gpu_message(base, now)).endswith(
+        "kernels that grew: fused_conv2d1_add_relu_kernel: 33 -> 66 registers/thread (+100.0%)"
+    )
