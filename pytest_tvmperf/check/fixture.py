@@ -25,7 +25,8 @@ from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.plan import plan_for
 from pytest_tvmperf.builder.timer import Timer
-from pytest_tvmperf.result.outcome import Outcome, junit_properties
+from pytest_tvmperf.result.junit import junit_properties
+from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.values.builtin_types import plain
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import BaselineError

@@ -309,7 +309,7 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
     """Per-kernel time now and in the baseline, slowest added time first."""
     if record is None or record.kernel_time_s is None:
         return ()
-    from pytest_tvmperf.result.kernels import renamed
+    from pytest_tvmperf.result.kernel_names import renamed
 
     before = (baseline.kernel_time_s if baseline is not None else None) or {}
     if baseline is not None and baseline.kernels and record.kernels:  # by structure (result/kernel_match.py)

@@ -279,7 +279,7 @@ def _best_assignment(score: list[list[int]]) -> list[tuple[int, int]]:
 
 def _by_name(before: tuple[str, ...], after: tuple[str, ...]) -> KernelMatch:
     """The fallback: equal names, then renamed ones (result/kernels.py's heuristic)."""
-    from pytest_tvmperf.result.kernels import renamed
+    from pytest_tvmperf.result.kernel_names import renamed
 
     old_of = {n: n for n in after if n in before}
     old_of.update(renamed({n: 0.0 for n in before}, {n: 0.0 for n in after}))

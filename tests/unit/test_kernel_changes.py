@@ -3,7 +3,8 @@ noise dropped."""
 
 from __future__ import annotations
 
-from pytest_tvmperf.result.kernels import kernel_changes, renamed
+from pytest_tvmperf.result.kernel_names import renamed
+from pytest_tvmperf.result.kernels import kernel_changes
 from pytest_tvmperf.result.regression import kernel_time_diff
 
 

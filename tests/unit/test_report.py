@@ -247,11 +247,12 @@ def test_ab_headline_leads_with_the_side_by_side_medians_not_the_stored_one():
     )
     assert "95.5 ms ->" not in "\n".join(lines)
     # the summary row, the JUnit properties and the results JSON show the same numbers
-    from pytest_tvmperf.result.outcome import Outcome, junit_properties
+    from pytest_tvmperf.result.junit import junit_properties, summary_row
+    from pytest_tvmperf.result.outcome import Outcome
     from pytest_tvmperf.result.entry import ResultEntry
 
     outcome = Outcome("t.py::a", "a", "prim", "llvm", "regressed", record=now, baseline=base, comparison=comparison)
-    row = outcome.summary_row()
+    row = summary_row(outcome)
     assert (row.median_s, row.baseline_s, row.mode) == (pytest.approx(51.3e-3), pytest.approx(47.5e-3), "a/b")
     assert summary_table([row])[1].split()[3:7] == ["51.3", "ms", "47.5", "ms"]
     assert summary_legend([row]) and summary_legend([replace(row, mode="normalized")]) == []

@@ -12,7 +12,8 @@ from _factories import record
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare_exact
 from pytest_tvmperf.judge.ratios import ratio_verdict
 from pytest_tvmperf.config.limits import Limit
-from pytest_tvmperf.result.outcome import Outcome, junit_properties
+from pytest_tvmperf.result.junit import junit_properties, summary_row
+from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.result.entry import (  # noqa: I001
     MetricCell,
     KernelTime,
@@ -320,7 +321,7 @@ def test_a_worker_hands_each_outcome_over_once_and_the_controller_derives_its_su
     controller = RunReport(worker_entries=got["results"])
     # the controller's summary rows and results JSON are derived from those entries: the worker's own
     rows = controller.summary_rows()
-    assert rows == worker.summary_rows() == [o.summary_row() for o in outcomes]
+    assert rows == worker.summary_rows() == [summary_row(o) for o in outcomes]
     assert summary_table(rows) == summary_table(worker.summary_rows())
     assert rows[0].failed == ("instructions",) and rows[0].peers == (PeerCell.of(torch),)
     assert rows[1].mode == "<= 1.5x" and rows[2].median_s is None
