@@ -152,7 +152,12 @@ def plan_own_inputs(
         return None, "its entry takes the shapes and dtypes of today's inputs"
     shown = changed[:SHOWN_CHANGES]
     more = f" and {len(changed) - SHOWN_CHANGES} more" if len(changed) > SHOWN_CHANGES else ""
-    return OwnInputs(tuple(args), tuple(outs), f"shapes changed: {', '.join(shown)}{more}"), ""
+    same_kinds = len(args) == len(today_args) and len(outs) == len(today_outputs)
+    same_kinds = same_kinds and all(
+        t.dtype == str(d) for t, (_, d) in zip((*args, *outs), (*today_args, *today_outputs))
+    )
+    what = "shapes changed" if same_kinds else "inputs changed"  # another count or dtype: not shapes alone
+    return OwnInputs(tuple(args), tuple(outs), f"{what}: {', '.join(shown)}{more}"), ""
 
 
 def own_arrays(specs: Sequence[TensorSpec]) -> list[np.ndarray]:

@@ -41,7 +41,7 @@ def test_a_relax_entry_takes_every_parameter_as_an_argument_and_a_dtype_change_i
     params = [Param("x", (1, 3, 8, 8), "float32"), Param("w", (4, 3, 3, 3), "float32")]
     plan, _ = plan_own_inputs(params, "relax", [((1, 3, 8, 8), "float16"), ((4, 3, 3, 3), "float32")], [], 64 * MIB)
     assert plan is not None and plan.outputs == () and len(plan.args) == 2
-    assert plan.changed == "shapes changed: x 1x3x8x8 float32 -> 1x3x8x8 float16"
+    assert plan.changed == "inputs changed: x 1x3x8x8 float32 -> 1x3x8x8 float16"
 
 
 @pytest.mark.parametrize(
@@ -62,6 +62,13 @@ def test_no_inputs_are_made_for_a_parameter_without_a_static_tensor_shape(param,
 def test_inputs_larger_than_a_stored_program_may_hold_are_not_made():
     plan, why = plan_own_inputs([Param("A", (1 << 30,), "float32")], "relax", [((4,), "float32")], [], 64 * MIB)
     assert plan is None and "4096.0 MiB, more than the 64 MiB" in why
+
+
+def test_weights_taken_at_run_time_today_are_a_change_of_the_inputs_count():
+    plan, _ = plan_own_inputs(
+        [Param("x", (1, 8), "float32")], "relax", [((1, 8), "float32"), ((8, 8), "float32")], [], 64 * MIB
+    )
+    assert plan is not None and plan.changed == "inputs changed: 1 argument(s) -> 2"
 
 
 def test_the_same_signature_as_todays_makes_no_inputs_of_its_own():
