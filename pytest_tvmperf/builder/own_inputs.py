@@ -147,6 +147,7 @@ def plan_own_inputs(
             f"its inputs would take {total / 2**20:.1f} MiB, more than the {max_bytes / 2**20:g} MiB a stored "
             f"program may (raise $TVMPERF_MAX_IR_MB if this is your own program)"
         )
+    today_outputs = today_outputs if kind == "prim" else ()  # a Relax function returns its outputs
     changed = changes(args, today_args) + changes(outs, today_outputs, "output")
     if not changed:
         return None, "its entry takes the shapes and dtypes of today's inputs"

@@ -39,9 +39,16 @@ def test_a_primfuncs_static_buffers_become_its_inputs_and_outputs_with_what_chan
 
 def test_a_relax_entry_takes_every_parameter_as_an_argument_and_a_dtype_change_is_named():
     params = [Param("x", (1, 3, 8, 8), "float32"), Param("w", (4, 3, 3, 3), "float32")]
-    plan, _ = plan_own_inputs(params, "relax", [((1, 3, 8, 8), "float16"), ((4, 3, 3, 3), "float32")], [], 64 * MIB)
+    outputs = [((1, 4, 6, 6), "float32")]  # what the reference returns: a Relax function returns it, takes no buffer
+    plan, _ = plan_own_inputs(
+        params, "relax", [((1, 3, 8, 8), "float16"), ((4, 3, 3, 3), "float32")], outputs, 64 * MIB
+    )
     assert plan is not None and plan.outputs == () and len(plan.args) == 2
     assert plan.changed == "inputs changed: x 1x3x8x8 float32 -> 1x3x8x8 float16"
+    plan, _ = plan_own_inputs(
+        params, "relax", [((2, 3, 8, 8), "float32"), ((4, 3, 3, 3), "float32")], outputs, 64 * MIB
+    )
+    assert plan is not None and plan.changed == "shapes changed: x 1x3x8x8 -> 2x3x8x8"
 
 
 @pytest.mark.parametrize(
@@ -66,7 +73,11 @@ def test_inputs_larger_than_a_stored_program_may_hold_are_not_made():
 
 def test_weights_taken_at_run_time_today_are_a_change_of_the_inputs_count():
     plan, _ = plan_own_inputs(
-        [Param("x", (1, 8), "float32")], "relax", [((1, 8), "float32"), ((8, 8), "float32")], [], 64 * MIB
+        [Param("x", (1, 8), "float32")],
+        "relax",
+        [((1, 8), "float32"), ((8, 8), "float32")],
+        [((1, 8), "float32")],
+        64 * MIB,
     )
     assert plan is not None and plan.changed == "inputs changed: 1 argument(s) -> 2"
 
