@@ -6,8 +6,9 @@ Four tests in one generated project, judged in every run:
 - ``test_ab``: the synthetic reduction (``_harness.busy``), slowed by a real compute change
   that keeps its inputs (K = 200 * (1 + s) steps): gated a/b against the baseline's program;
 - ``test_shape``: the same kernel slowed by a larger input (n = 16384 * (1 + s) elements,
-  the workload's name unchanged): the baseline cannot time today's inputs, so the gate
-  falls back to the normalized comparison with the stored numbers;
+  the workload's name unchanged): the baseline's program cannot take today's inputs, so
+  it is timed a/b on inputs of its own signature (16384 elements) beside today's program
+  on today's (mode "a/b, baseline on its own inputs (shapes changed: ...)");
 - ``test_peer_far``: the seed's rgb2yuv (parallel) against NumPy with ``vs_numpy`` set to half
   the ratio measured idle (the ratio is 2x past its limit): must be ``exceeded``;
 - ``test_peer_aa``: the same with ``vs_numpy`` at 3x the idle ratio: must never fail.

@@ -30,6 +30,9 @@ class BaselineSource:
     #: here, or another version's build), ``artifact`` (an old-form library), ``same`` (the
     #: same program: not timed twice), "" (no a/b)
     ab: str = ""
+    #: the a/b samples timed the baseline on inputs of its own signature, not today's: what
+    #: changed (``shapes changed: A 16384 -> 20480``, check/sources.py); "" on today's inputs
+    inputs: str = ""
     #: the time decision's mode word in place of the a/b one (``a/b vs TVM 0.26.0``); None: kept
     mode: str | None = None
     #: the time verdict's note in place of its own; None: kept
@@ -38,7 +41,7 @@ class BaselineSource:
     def judge_time(self, current: "Record", limit: Limit, policy: TimePolicy) -> MetricVerdict:
         """``current``'s time against this source's, worded as the source is."""
         assert self.record is not None
-        verdict = compare_time(current, self.record, limit, policy, self.ab)
+        verdict = compare_time(current, self.record, limit, policy, self.ab, self.inputs)
         if verdict.decision is not None and (self.mode is not None or self.note is not None):
             decision = replace(verdict.decision, mode=self.mode) if self.mode is not None else verdict.decision
             verdict = replace(verdict, decision=decision, note=self.note if self.note is not None else verdict.note)
@@ -48,4 +51,4 @@ class BaselineSource:
         """Every metric of ``current`` against this source's (time by its a/b source when
         ``timed``; a mode without time compares the rest as stored numbers)."""
         assert self.record is not None
-        return compare(current, self.record, thresholds, policy, self.ab if timed else "artifact")
+        return compare(current, self.record, thresholds, policy, self.ab if timed else "artifact", self.inputs)

@@ -207,8 +207,8 @@ class TimingSources:
             self._check_ir(baseline.ir)  # not needed to time, still the baseline's: a damaged file fails
             return BaselineSource(baseline, ab=AB_SAME)
         if baseline.ir is not None:  # the entry's program as last recorded (a kept .so may be older)
-            sampler = self._rebuilt_sampler(baseline.ir, fingerprint, target, workload, args, out_specs, notes)
-            return BaselineSource(baseline, sampler, "rebuilt") if sampler is not None else stored
+            sampler, changed = self._rebuilt_sampler(baseline.ir, fingerprint, target, workload, args, out_specs, notes)
+            return BaselineSource(baseline, sampler, "rebuilt", inputs=changed) if sampler is not None else stored
         timing = baseline.timings.get(fingerprint)
         if timing is not None and timing.artifact is not None:  # the old form: this machine's library
             if not self.session.settings.trust_artifacts:  # native code from baselines/: never loaded unasked
@@ -251,6 +251,13 @@ class TimingSources:
         """Run the library at ``copy`` in the child, then load it here and take one
         sample; on success the sampler is appended to ``out`` and None returned, else
         why not."""
+        return self._try_library(copy, target, workload, args, out_specs, what, out)[0]
+
+    def _try_library(
+        self, copy: Path, target, workload, args, out_specs, what: str, out: list, inputs: str = "today's inputs"
+    ) -> tuple[str | None, bool]:
+        """:meth:`try_library` on ``args`` (described as ``inputs``): why not (None on
+        success), and whether the library crashed the child."""
         crash = (
             None
             if target.remote is not None  # an RPC device runs it in its own process
@@ -263,7 +270,7 @@ class TimingSources:
                 f"{what} crashed the child process that loaded it ({crash.how}); "
                 f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)"
                 + crash_note(crash.how, target.config)
-            )
+            ), True
         from pytest_tvmperf.sandbox.watchdog import GuardedSampler
 
         bound = float(self.session.settings.child_timeout)
@@ -282,9 +289,9 @@ class TimingSources:
             )
             sampler()  # the old program must accept today's inputs
         except Exception as exc:  # an artifact of another signature or TVM
-            return f"{what} cannot time today's inputs ({shorten_tvm_error(exc, 1)})"
+            return f"{what} cannot time {inputs} ({shorten_tvm_error(exc, 1)})", False
         out.append(sampler)
-        return None
+        return None, False
 
     def _check_ir(self, ref) -> tuple[Path, str]:
         """The baseline's IR file (its path and how it is shown), checked against the
@@ -305,7 +312,10 @@ class TimingSources:
         return path, shown
 
     def _rebuilt_sampler(self, ref, fingerprint, target, workload, args, out_specs, notes):
-        """The baseline's IR rebuilt for this machine (cached by IR hash and host)."""
+        """The baseline's IR rebuilt for this machine (cached by IR hash and host), and
+        its sampler: on today's inputs, or where it takes others (the inputs changed
+        shape), on inputs of its own signature, with what changed (``shapes changed: ...``,
+        "" on today's); (None, "") with the note why not."""
         __tracebackhide__ = True
         from pytest_tvmperf.builder import rebuild
         from pytest_tvmperf.store import lowered_ir, user_cache
@@ -328,16 +338,16 @@ class TimingSources:
                 )
             except lowered_ir.IRLoadError as exc:
                 notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")
-                return None
+                return None, ""
             except user_cache.UnsafeCache as exc:  # never built into, nor loaded from, a directory of others'
                 notes.append(f"the baseline is not rebuilt: {exc}; {fallback}")
-                return None
+                return None, ""
             except OSError as exc:  # the cache cannot be written (a full disk): no fault of TVM's
                 notes.append(
                     f"baseline IR {shown} is not rebuilt: its build cannot be written in the plugin's cache "
                     f"{user_cache.cache_root()} ({type(exc).__name__}: {exc.strerror or exc}); {fallback}"
                 )
-                return None
+                return None, ""
             except Exception as exc:  # code generation failed: TVM's own error, shortened
                 import tvm
 
@@ -345,21 +355,65 @@ class TimingSources:
                     f"baseline IR {shown} cannot be rebuilt by TVM {tvm.__version__} for {self.target_name} "
                     f"({shorten_tvm_error(exc, 2)}); {fallback}"
                 )
-                return None
+                return None, ""
             copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{library.name}"
             shutil.copyfile(library, copy)
             got: list = []
-            problem = self.try_library(
-                copy, target, workload, args, out_specs, f"the baseline rebuilt from IR {shown}", got
-            )
+            what = f"the baseline rebuilt from IR {shown}"
+            problem, crashed = self._try_library(copy, target, workload, args, out_specs, what, got)
             if problem is None:
-                return got[0]
+                return got[0], ""
+            if not crashed:  # another signature (the inputs changed shape): timed on inputs of its own
+                sampler, changed, why = self._own_inputs_sampler(
+                    path, ref, copy, target, workload, args, out_specs, what
+                )
+                if sampler is not None:
+                    return sampler, changed
+                problem = f"{problem}; {why}"
             if cached:  # a cached library is only a shortcut: drop it, build again once
                 rebuild.drop(library)
                 continue
             break
         notes.append(f"{problem}; {fallback}")
-        return None
+        return None, ""
+
+    def _own_inputs_sampler(
+        self, ir_path: Path, ref, copy: Path, target, workload, args, out_specs, what: str
+    ) -> tuple[Any, str, str]:
+        """The rebuilt baseline at ``copy`` timed on inputs of its own entry's signature
+        (builder/own_inputs.py), read off its IR in the child and run there first:
+        (sampler, what changed, "") or (None, "", why not)."""
+        from pytest_tvmperf.builder import own_inputs
+        from pytest_tvmperf.store.inflate import max_ir_bytes
+
+        reply = self.session.sandbox().signature(ir_path, self.executor, workload.entry, ref.as_json())
+        params = reply.get("params")
+        if params is None:
+            why = reply.get("load_error") or reply.get("error") or reply.get("crash") or "no answer"
+            return None, "", f"its own signature cannot be read ({why})"
+        try:
+            checked = own_inputs.params_from_json(params)
+        except ValueError as exc:
+            return None, "", f"its own signature cannot be read ({exc})"
+        today_args = [(np.shape(a), str(np.asarray(a).dtype)) for a in args]
+        kind = "prim" if self.executor == "prim" else "relax"
+        plan, why = own_inputs.plan_own_inputs(checked, kind, today_args, out_specs, max_ir_bytes())
+        if plan is None:
+            return None, "", f"no inputs of its own signature are made: {why}"
+        got: list = []
+        problem, _ = self._try_library(
+            copy,
+            target,
+            workload,
+            own_inputs.own_arrays(plan.args),
+            plan.out_specs() if kind == "prim" else out_specs,
+            what,
+            got,
+            f"inputs of its own signature ({plan.changed})",
+        )
+        if problem is not None:
+            return None, "", problem
+        return got[0], plan.changed, ""
 
     @property
     def keeps_library(self) -> bool:

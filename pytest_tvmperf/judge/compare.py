@@ -157,6 +157,17 @@ def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
 
 #: the mode of an a/b comparison against the baseline's IR rebuilt on this machine
 AB_REBUILT = "a/b, baseline rebuilt here"
+#: the mode of an a/b comparison whose baseline program, rebuilt here, was timed on inputs of
+#: its own signature (today's inputs changed shape): followed by what changed, in brackets
+AB_OWN_INPUTS = "a/b, baseline on its own inputs"
+
+
+def ab_rebuilt_mode(inputs: str) -> str:
+    """The mode of an a/b comparison against the baseline's IR rebuilt here: on today's
+    inputs (``inputs`` "") or on inputs of its own signature (``inputs``: what changed)."""
+    return f"{AB_OWN_INPUTS} ({inputs})" if inputs else AB_REBUILT
+
+
 #: ``ab_source`` of a build that is the baseline's own program (check/sources.py ``same_program``)
 AB_SAME = "same"
 #: the ratio cell of such a test in the summary table and the HTML report
@@ -174,10 +185,13 @@ def compare_time(
     limit: Limit,
     policy: TimePolicy = DEFAULT_TIME_POLICY,
     ab_source: str = "artifact",
+    ab_inputs: str = "",
 ) -> MetricVerdict:
     """``ab_source``: what the a/b samples (if any) timed: ``artifact``, the compiled
     library saved with the baseline on this machine; ``rebuilt``, the baseline's IR
-    rebuilt here (compared a/b whatever machine recorded the baseline)."""
+    rebuilt here (compared a/b whatever machine recorded the baseline). ``ab_inputs``:
+    the rebuilt baseline was timed on inputs of its own signature, what changed from
+    today's (the mode and the note say so: the ratio compares different input sizes)."""
     timing = current.timing
     if timing is None:
         return MetricVerdict(TIME_METRIC, Verdict.NA, None, None, limit.describe())
@@ -205,9 +219,16 @@ def compare_time(
     #: what the decision compared (this run's series, the baseline's, the noise): judged again when busy
     series: tuple[Sequence[float], Sequence[float] | None, float] | None = None
     if ab_source == "rebuilt" and now.ab_ratios is not None and now.baseline:
-        decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, AB_REBUILT)
+        mode = ab_rebuilt_mode(ab_inputs)
+        decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, mode)
         series = (now.ab_ratios, None, policy.noise_ab)
-        where = f"{AB_REBUILT}: the baseline's IR rebuilt for this machine, timed side by side"
+        where = (
+            f"{mode}: the baseline's IR rebuilt for this machine and timed on inputs of its own signature "
+            f"(seeded values), side by side with this build on today's inputs; the ratio compares the two "
+            f"workloads, input sizes included"
+            if ab_inputs
+            else f"{AB_REBUILT}: the baseline's IR rebuilt for this machine, timed side by side"
+        )
         side_by_side = float(np.median(now.baseline))
     elif base_timing is None:
         other = _other_machine_timing(baseline, timing) if policy.other_machine == "normalized" else None
@@ -373,6 +394,7 @@ def compare(
     thresholds: Mapping[str, Limit],
     policy: TimePolicy = DEFAULT_TIME_POLICY,
     ab_source: str = "artifact",
+    ab_inputs: str = "",
 ) -> Comparison:
     kernel_metrics = [m for m in KERNEL_METRIC_NAMES if m in current.exact.per_kernel or m in baseline.exact.per_kernel]
     verdicts = [
@@ -389,7 +411,7 @@ def compare(
         else:
             verdicts.append(compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]))
     verdicts.extend(compare_resources(current, baseline, thresholds))
-    verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy, ab_source))
+    verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy, ab_source, ab_inputs))
     return Comparison(tuple(verdicts))
 
 

@@ -35,7 +35,10 @@ import numpy as np
 
 from pytest_tvmperf.judge.verdict import TimeStatus, Verdict
 
-Mode = Literal["a/b", "a/b, baseline rebuilt here", "normalized", "raw"]
+#: how a time decision compared: "a/b", "a/b, baseline rebuilt here", "a/b, baseline on its own
+#: inputs (shapes changed: ...)" (judge/compare.py ``ab_rebuilt_mode``), "normalized", "raw"; every
+#: mode that starts with "a/b" is a paired, side-by-side comparison (its rules and its noise)
+Mode = str
 
 BOOTSTRAP_RESAMPLES = 2000
 #: the estimates a time decision can be made on: the samples' wall time (a quiet machine),

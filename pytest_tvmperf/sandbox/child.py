@@ -206,6 +206,17 @@ class Sandbox:
             }
         return reply or {"error": "no answer"}
 
+    def signature(self, ir_path: Path, executor: str, entry: str, ref: dict | None = None) -> dict:
+        """The parameters of ``entry`` in the stored IR at ``ir_path``, read in the child
+        (builder/own_inputs.py): ``{"params": [{"name", "shape", "dtype"}, ...]}``, or
+        ``{"load_error": why}``, ``{"error": why}``, ``{"crash": how}``."""
+        reply, crash = self._call(
+            {"op": "signature", "path": str(ir_path), "executor": executor, "entry": entry, "ref": ref}
+        )
+        if crash is not None:
+            return {"crash": f"{crash.what} in the child process ({crash.describe()})"}
+        return reply or {"error": "no answer"}
+
     def _call(self, request: dict) -> tuple[dict | None, ChildCrash | None]:
         """Send one request to the child; its reply, or how it died (killed when it did
         not answer within :attr:`timeout_s`)."""
@@ -288,6 +299,10 @@ def _serve() -> None:
             reply_to.write(json.dumps(_build(request)) + "\n")
             reply_to.flush()
             continue
+        if request.get("op") == "signature":
+            reply_to.write(json.dumps(_signature(request)) + "\n")
+            reply_to.flush()
+            continue
         try:
             compiled = load_artifact(
                 request["path"],
@@ -337,6 +352,26 @@ def _build(request: dict) -> dict:
     except Exception as exc:  # code generation failed: TVM's own error, shortened
         return {"error": shorten_tvm_error(exc, 2)}
     return {"ok": True}
+
+
+def _signature(request: dict) -> dict:
+    """The child's side of :meth:`Sandbox.signature`."""
+    from pytest_tvmperf.builder.executors import shorten_tvm_error
+    from pytest_tvmperf.builder.own_inputs import params_as_json, relax_params
+    from pytest_tvmperf.builder.signature import prim_signature
+    from pytest_tvmperf.store import lowered_ir
+    from pytest_tvmperf.values.record import IRRef
+
+    try:
+        module = lowered_ir.load(Path(request["path"]), IRRef.from_json(request.get("ref")))
+    except lowered_ir.IRLoadError as exc:
+        return {"load_error": str(exc)}
+    try:
+        entry = request["entry"]
+        params = prim_signature(module, entry) if request["executor"] == "prim" else relax_params(module, entry)
+    except Exception as exc:  # no such entry, or not a function of the executor's kind
+        return {"error": shorten_tvm_error(exc, 1)}
+    return {"params": params_as_json(params)}
 
 
 if __name__ == "__main__":
