@@ -31,11 +31,18 @@ project, its commands, its table and JSON) and that every step says "not run", w
 
 The real run (Python 3.12, torch with CUDA, TVM unpacked, no network; ~8 minutes at most)::
 
-    cd pytest-tvmperf
-    export PYTHONPATH=$PWD:/path/to/tvm/python      # the plugin and TVM (its python/ dir)
-    export TVM_LIBRARY_PATH=/path/to/tvm/build      # where libtvm.so is, if not beside it
-    python benchmarks/gpu_check.py --out /tmp/gpu_check   # table + /tmp/gpu_check/gpu_check.json
-    python benchmarks/gpu_check.py --dry-run --out /tmp/gpu_dry   # the same without running on the GPU
+    cd pytest-tvmperf                                   # this repository
+    export PYTHONPATH=$PWD:/path/to/tvm/python          # the plugin and TVM (TVM's python/ dir)
+    export TVM_LIBRARY_PATH=/path/to/tvm/build          # where libtvm.so is, if not found beside it
+    # TVM compiles kernels with NVRTC (the cuda-bindings package); with only nvcc on PATH:
+    # export TVM_CUDA_COMPILE_MODE=nvcc
+    python -c "import tvm, torch; print(tvm.cuda(0).exist, torch.cuda.is_available())"  # True True
+    timeout 480 python benchmarks/gpu_check.py --out /tmp/gpu_check --budget 450
+    cat /tmp/gpu_check/gpu_check.json                   # the table; step<N>-<run>.txt: each pytest output
+
+and on a machine without a GPU (the CI test runs ``--dry-run --steps 1,4``)::
+
+    python benchmarks/gpu_check.py --dry-run --out /tmp/gpu_dry
 """
 
 from __future__ import annotations
@@ -202,8 +209,11 @@ class Run:
 class Project:
     """The scratch project: one directory per step, pytest run in it as a user would."""
 
-    def __init__(self, root: Path, out: Path, dry: bool, timeout: float):
+    def __init__(
+        self, root: Path, out: Path, dry: bool, timeout: float, deadline: float = float("inf"), clock=time.monotonic
+    ):
         self.root, self.out, self.dry, self.timeout = root, out, dry, timeout
+        self.deadline, self.clock = deadline, clock  # the whole run's end (--budget), on ``clock``
 
     def step_dir(self, step: int, files: dict[str, str]) -> Path:
         path = self.root / f"step{step}"
@@ -224,25 +234,30 @@ class Project:
         if self.dry:
             full_env["CUDA_VISIBLE_DEVICES"] = ""  # built, not run, whatever the machine has
         full_env.update(env or {})
-        try:
-            proc = subprocess.run(
-                cmd,
-                cwd=cwd,
-                env=full_env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                timeout=self.timeout,
-            )
-            output, code = proc.stdout, proc.returncode
-        except subprocess.TimeoutExpired as exc:
-            output, code = f"{exc.stdout or ''}\ngpu_check: timed out after {self.timeout:.0f} s", -1
+        timeout = min(self.timeout, self.deadline - self.clock())
+        if timeout <= 0:
+            output, code = "gpu_check: not started: the run's --budget was spent", -1
+        else:
+            try:
+                proc = subprocess.run(
+                    cmd,
+                    cwd=cwd,
+                    env=full_env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    timeout=timeout,
+                )
+                output, code = proc.stdout, proc.returncode
+            except subprocess.TimeoutExpired as exc:
+                text = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+                output, code = f"{text}\ngpu_check: stopped after {timeout:.0f} s (--timeout / --budget)", -1
         (self.out / f"step{step}-{label}.txt").write_text(f"$ {' '.join(cmd)}\n(cwd {cwd})\n\n{output}")
         try:
             data = json.loads(results.read_text())["tests"]
         except (OSError, ValueError, KeyError):
             data = []
-        return Run(label, output if isinstance(output, str) else output.decode(), code, data)
+        return Run(label, output, code, data)
 
 
 def plugin_args() -> list[str]:
@@ -627,7 +642,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="where the outputs and the JSON go (default a new temporary directory)")
     parser.add_argument("--json", help="the table as JSON (default <out>/gpu_check.json)")
     parser.add_argument("--noise-runs", type=int, help="step 5's fresh processes (default 5; dry run 2)")
-    parser.add_argument("--timeout", type=float, default=420.0, help="seconds one pytest process may take")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds one pytest process may take (default 300)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=450.0,
+        help="seconds the whole run may take (default 450); later runs are not started",
+    )
     args = parser.parse_args(argv)
     try:
         steps = parse_steps(args.steps)
@@ -648,7 +671,8 @@ def main(argv: list[str] | None = None) -> int:
     scratch.mkdir(parents=True)
     (scratch / SCRATCH_MARK).write_text("made by benchmarks/gpu_check.py; removed by its next run with this --out\n")
     noise_runs = args.noise_runs if args.noise_runs else (2 if args.dry_run else 5)
-    ctx = Context(Project(scratch, out, args.dry_run, args.timeout), args.dry_run, gpu_name, noise_runs)
+    deadline = time.monotonic() + args.budget
+    ctx = Context(Project(scratch, out, args.dry_run, args.timeout, deadline), args.dry_run, gpu_name, noise_runs)
     json_path = Path(args.json) if args.json else out / "gpu_check.json"
     started = time.monotonic()
     results: list[StepResult] = []

@@ -126,3 +126,12 @@ def test_steps_are_checked_and_a_failed_step_is_named_with_its_output():
     table = gc.format_table([failed], dry=False)
     assert "0/1 steps whole" in table
     assert "step 3 FAILED: no NumPy" in table and "step 3 output kept: /o/step3-compare.txt" in table
+
+
+def test_a_spent_budget_starts_no_pytest_and_fails_the_step(tmp_path):
+    now = [100.0]
+    project = gc.Project(tmp_path / "project", tmp_path, dry=False, timeout=300, deadline=50.0, clock=lambda: now[0])
+    ctx = gc.Context(project, dry=False, gpu_name="g", noise_runs=1)
+    result = gc.run_step(3, ctx)
+    assert result.verdict is gc.Verdict.FAILED and "compare: pytest wrote no results (exit -1)" in result.problems
+    assert "not started: the run's --budget was spent" in (tmp_path / "step3-compare.txt").read_text()
