@@ -109,6 +109,11 @@ def test_device_peak_must_be_measured_on_a_gpu_and_na_in_a_dry_run():
     measured = gc.Run("record", "", 0, [_entry("t", "recorded", record={"exact": {"device_peak_bytes": 2097152}})])
     assert gc.check_device_peak(measured, "t", dry=False) == ([], "device_peak_bytes 2,097,152 B")
     assert gc.check_device_peak(measured, "t", dry=True)[0]  # a dry run never measures it
+    from pytest_tvmperf.values.peak_memory import NOT_RUN
+
+    not_run = {"record": {"exact": {"device_peak_bytes": None, "not_measured": {"device_peak_bytes": NOT_RUN}}}}
+    dry = gc.Run("record", "", 0, [_entry("t", "recorded", **not_run)])
+    assert gc.check_device_peak(dry, "t", dry=True) == ([], f"device_peak_bytes n/a ({NOT_RUN})")
 
 
 def test_unsynchronized_layer_times_and_the_noise_spread():
