@@ -39,6 +39,8 @@ The real run (Python 3.12, torch with CUDA, TVM unpacked, no network; ~8 minutes
     python -c "import tvm, torch; print(tvm.cuda(0).exist, torch.cuda.is_available())"  # True True
     timeout 480 python benchmarks/gpu_check.py --out /tmp/gpu_check --budget 450
     cat /tmp/gpu_check/gpu_check.json                   # the table; step<N>-<run>.txt: each pytest output
+    # if the budget runs out (a step says "not started: the run's --budget was spent"), in two calls:
+    # python benchmarks/gpu_check.py --out /tmp/gpu_a --steps 1; python benchmarks/gpu_check.py --out /tmp/gpu_b --steps 2,3,4,5
 
 and on a machine without a GPU (the CI test runs ``--dry-run --steps 1,4``)::
 
@@ -339,6 +341,10 @@ def check_fingerprint(run: Run, gpu_name: str) -> list[str]:
     return problems
 
 
+def _ms(seconds: float | None) -> str:
+    return f"{seconds * 1e3:.3f} ms" if isinstance(seconds, (int, float)) else "n/a"
+
+
 def check_layer_sync(entry: dict) -> list[str]:
     """On a GPU the per-layer TVM side must be device-synchronized: its whole run (timed
     with its rows) at least half the test's own median (time_evaluator, synchronized)."""
@@ -462,7 +468,8 @@ def step_rgb(ctx: Context) -> tuple[str, list[str], dict]:
                 problems.append(f"{tid}: NumPy was not timed beside it")
             figures[tid] = {"median_s": median, "numpy_s": (numpy or {}).get("denominator_s")}
         checked = "default vs gpu schedule vs NumPy: " + "; ".join(
-            f"{tid.split('[')[1].rstrip(']')} {f['median_s']} s (NumPy {f['numpy_s']} s)" for tid, f in figures.items()
+            f"{tid.split('-')[-1].rstrip(']')} {_ms(f['median_s'])} (NumPy {_ms(f['numpy_s'])})"
+            for tid, f in figures.items()
         )
     return checked, problems, figures
 
@@ -471,6 +478,7 @@ def step_layers(ctx: Context) -> tuple[str, list[str], dict]:
     cwd = ctx.project.step_dir(4, {"test_layer.py": LAYER_TEST})
     run = ctx.project.pytest(4, "layers", cwd, ["--tvmperf-update", "--tvmperf-peers=torch", "--tvmperf-layers=on"])
     problems = check_runs_completed([run], 1) + check_verdicts(run, {"recorded"})
+    figures: dict = {}
     if ctx.dry:
         problems += check_not_run(run)
         checked = f"DLA {LAYER_NAME} (torch module) built for cuda with --tvmperf-layers=on (not run: no table)"
@@ -484,8 +492,12 @@ def step_layers(ctx: Context) -> tuple[str, list[str], dict]:
         if LAYER_NAME not in run.output:
             problems.append(f"the printed output does not name {LAYER_NAME}")
         problems += check_layer_sync(entry)
-        checked = f"layer table vs torch names {LAYER_NAME} (torch side: the plugin's torch peer, on the CPU)"
-    return checked, problems, {}
+        figures = {k: t.get(k) for t in tables[:1] for k in ("peer", "tvm_total_s", "peer_total_s")}
+        checked = (
+            f"layer table vs torch names {LAYER_NAME}: TVM {_ms(figures.get('tvm_total_s'))}, torch "
+            f"{_ms(figures.get('peer_total_s'))} (the plugin's torch peer runs on the CPU)"
+        )
+    return checked, problems, figures
 
 
 def step_noise(ctx: Context) -> tuple[str, list[str], dict]:
