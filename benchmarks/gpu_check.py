@@ -446,7 +446,8 @@ def step_slowdown(ctx: Context) -> tuple[str, list[str], dict]:
                 f"slowed: expected regressed on time, got {entry.get('verdict')} failing {entry.get('failed')} "
                 f"(ratio {time_cell.get('ratio')})"
             )
-        checked = f"reduction 512 -> 2048 steps failed on time (ratio {time_cell.get('ratio')})"
+        ratio = time_cell.get("ratio")
+        checked = f"reduction 512 -> 2048 steps failed on time (ratio {ratio:.2f})" if ratio else "no time ratio"
     return checked, problems, figures
 
 
