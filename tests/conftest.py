@@ -35,6 +35,30 @@ from pytest_tvmperf.builder import cuda_toolchain  # noqa: F401,E402
 from pytest_tvmperf.check import timed  # noqa: F401,E402
 from pytest_tvmperf.measure import sim_cache, simulate  # noqa: F401,E402
 
+# The same holds for every other module a run imports lazily, and there it is a matter of
+# time: Hypothesis (the symbolic-shape check) and the plugin are pytest plugins, whose
+# modules pytest rewrites on import, so each pytester run parsed, rewrote and compiled
+# some 80 Hypothesis and 35 plugin modules again (with PYTHONDONTWRITEBYTECODE, no cache),
+# about a second of CPU per run. Imported once here, every run finds them: all of the
+# plugin but the measuring process's harness (run as a script under valgrind, never imported).
+import filelock  # noqa: F401,E402
+import hypothesis  # noqa: F401,E402
+import hypothesis.strategies  # noqa: F401,E402
+
+
+def _import_the_plugin() -> None:
+    import importlib
+    import pkgutil
+
+    import pytest_tvmperf
+
+    for info in pkgutil.walk_packages(pytest_tvmperf.__path__, "pytest_tvmperf."):
+        if info.name not in ("pytest_tvmperf.__main__", "pytest_tvmperf.measure.sim_harness"):
+            importlib.import_module(info.name)
+
+
+_import_the_plugin()
+
 FAKE_TIMER_CONFTEST = '''
 import os
 import pytest

@@ -8,11 +8,12 @@ import gzip
 import hashlib
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import tvm
 from tvm import relax, te, tirx
+
+from gitrepo import first_commit
 
 from pytest_tvmperf.store import ir_allowlist
 
@@ -127,21 +128,6 @@ def test_tuned(tvmperf):
 """
 
 
-def _git(root, *args):
-    git = [
-        "git",
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "-c",
-        "commit.gpgsign=false",
-        "-c",
-        "init.defaultBranch=main",
-    ]
-    return subprocess.run([*git, *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
-
-
 def test_planted_tuning_records_are_refused_and_the_ref_side_reads_the_database_from_the_ref(project):
     """Cases 5 and 18: a record whose trace annotates pragma_import_llvm, and a deeply
     nested line, are refused naming the file and the line before MetaSchedule reads them;
@@ -150,9 +136,7 @@ def test_planted_tuning_records_are_refused_and_the_ref_side_reads_the_database_
     project.pytester.makepyfile(test_perf=TUNED)
     db = root / "baselines" / "tuning"
     shutil.copytree(ROOT / "baselines" / "tuning", db)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "main")
+    first_commit(root, "main")
 
     records = db / "database_tuning_record.json"
     lines = records.read_text().splitlines()

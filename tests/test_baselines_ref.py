@@ -4,35 +4,14 @@ that a pull request cannot change what it is judged against."""
 from __future__ import annotations
 
 import json
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from gitrepo import first_commit as _first_commit
+from gitrepo import git as _git
 from test_gate import MLP_TEST, TWO_TESTS
-
-
-def _git(root, *args):
-    git = [
-        "git",
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "-c",
-        "commit.gpgsign=false",
-        "-c",
-        "init.defaultBranch=main",
-    ]
-    return subprocess.run([*git, *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def _first_commit(root, message: str) -> None:
-    """A new repository on ``main`` holding everything under ``root``."""
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", message)
 
 
 def test_a_pull_request_is_judged_against_the_baselines_of_a_git_ref(project):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from gitrepo import git as _git
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "docs" / "examples" / "github-workflow.yml"
@@ -60,23 +61,6 @@ case "$1 $2" in
   *) echo "gh stub: $*: not simulated" >&2; exit 2 ;;
 esac
 """
-
-
-def _git(cwd: Path, *args: str) -> str:
-    git = [
-        "git",
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "-c",
-        "commit.gpgsign=false",
-        "-c",
-        "init.defaultBranch=main",
-        "-c",
-        "protocol.file.allow=always",
-    ]
-    return subprocess.run([*git, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
 @dataclass

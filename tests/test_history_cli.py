@@ -4,12 +4,12 @@ each run's commit."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 from pytest_tvmperf.command import cli
 from pytest_tvmperf.command.cli_history import history_lines
 from pytest_tvmperf.report.history import HistoryRun
 
+from gitrepo import first_commit, git
 from test_gate import TWO_TESTS
 
 
@@ -46,13 +46,8 @@ def test_history_lines_show_each_run_with_its_commit_and_the_trend():
 def test_history_command_reads_what_the_plugin_wrote(project, tmp_path, capsys):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
     root = project.pytester.path
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*git, "commit", "-qm", "first"], cwd=root, check=True)
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    first_commit(root, "first")
+    head = git(root, "rev-parse", "HEAD")
     history = tmp_path / "history.jsonl"
     project.run("--tvmperf-update", f"--tvmperf-history={history}").assert_outcomes(passed=2)
     project.set_env("TVMPERF_FAKE_SCALE", "1.02")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import difflib
 import json
-import subprocess
 
 import pytest
+from gitrepo import git
 
 try:  # imported before pytester's in-process runs (see tests/test_torch_workloads.py)
     import torch
@@ -72,12 +72,6 @@ def warm_torch_export():
     from pytest_tvmperf.workloads import torch_workload
 
     torch_workload(torch.nn.Linear(2, 2), (torch.zeros(2, 2),), dynamic_batch=True)
-
-
-def git(cwd, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout
 
 
 def diff_lines(cwd) -> tuple[int, int]:

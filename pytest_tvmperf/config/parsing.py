@@ -271,13 +271,12 @@ TUNED_MODES = ("any", "exact")
 def parse_tuned(text: str) -> str:
     """``any`` (the default: this target's own records, else another target's of the same
     kind that applies here) or ``exact`` (this target's own records only)."""
-    value = str(text).strip().lower()
-    if value not in TUNED_MODES:
-        raise ValueError(
-            f"{text!r} is not a tuned mode; expected any (records of other CPUs or GPUs of the same "
-            f"kind apply where they can) or exact (this target's own records only)"
-        )
-    return value
+    return _one_mode(
+        text,
+        TUNED_MODES,
+        "a tuned mode; expected any (records of other CPUs or GPUs of the same kind apply where they can) "
+        "or exact (this target's own records only)",
+    )
 
 
 #: ``--tvmperf-same-program``: what a gate does when this build's program is the baseline's own
@@ -288,12 +287,20 @@ def parse_same_program(text: str) -> str:
     """``skip`` (the default: a build whose lowered IR and weights are the baseline's own,
     byte for byte, under the same TVM, is not timed against it) or ``time`` (timed side by
     side all the same)."""
+    return _one_mode(
+        text,
+        SAME_PROGRAM_MODES,
+        "a same-program mode; expected skip (an unchanged program is not timed against its baseline) "
+        "or time (it is timed side by side all the same)",
+    )
+
+
+def _one_mode(text: str, modes: tuple[str, ...], expected: str) -> str:
+    """``text`` as one of ``modes`` (any case, outer white space ignored); else ValueError
+    ``'<text>' is not <expected>``."""
     value = str(text).strip().lower()
-    if value not in SAME_PROGRAM_MODES:
-        raise ValueError(
-            f"{text!r} is not a same-program mode; expected skip (an unchanged program is not timed "
-            f"against its baseline) or time (it is timed side by side all the same)"
-        )
+    if value not in modes:
+        raise ValueError(f"{text!r} is not {expected}")
     return value
 
 

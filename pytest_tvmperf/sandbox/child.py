@@ -283,6 +283,13 @@ class Sandbox:
 def _serve() -> None:
     reply_to = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # what native code prints goes to stderr, not into the replies
+    # `import tvm` imports torch through tvm_ffi when it is installed (DLPack interop):
+    # about 1.9 s of CPU, two thirds of the child's start, paid by every session. The
+    # child loads, builds and runs TVM artifacts only and never sees a torch tensor, so
+    # block it (an ImportError that tvm_ffi handles), as the measuring process does
+    # (measure/sim_harness.py; TVMPERF_ALLOW_TORCH=1 lets it in for both).
+    if os.environ.get("TVMPERF_ALLOW_TORCH") != "1":
+        sys.modules.setdefault("torch", None)
     import numpy as np
 
     from pytest_tvmperf.builder.executors import load_artifact

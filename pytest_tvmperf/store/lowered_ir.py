@@ -310,16 +310,7 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
         )
         if base.resolve() not in file.resolve().parents:
             raise IRFileError(f"{what} lie outside the baseline directory; {_fix(test_id)}")
-        if not file.exists():
-            raise IRFileError(f"{what} are missing; {_fix(test_id)}")
-        if file.is_symlink() or not stat.S_ISREG(file.stat().st_mode):
-            raise IRFileError(f"{what} are not a regular file; {_fix(test_id)}")
-        actual = file_sha256(file)
-        if actual != weight.sha256:
-            raise IRFileError(
-                f"{what} do not match field {IR_FIELD}.weights[{i}].sha256 (file {actual[:16]}..., "
-                f"recorded {weight.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}"
-            )
+        _check_part(file, weight.sha256, what, _PLURAL, f"field {IR_FIELD}.weights[{i}].sha256", test_id)
     for i, function in enumerate(ref.functions):
         rel = function.path(ref.path)
         file = base / rel
@@ -327,18 +318,31 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
             f"baseline kernel {safe(rel)} (named by field {IR_FIELD}.functions[{i}] of entry {test_id!r} "
             f"in {baseline_file})"
         )
-        if not file.exists():
-            raise IRFileError(f"{what} is missing; {_fix(test_id)}")
-        if file.is_symlink() or not stat.S_ISREG(file.stat().st_mode):
-            raise IRFileError(f"{what} is not a regular file; {_fix(test_id)}")
-        actual = file_sha256(file)
-        if actual != function.sha256:
-            raise IRFileError(
-                f"{what} does not match that field's sha256 (file {actual[:16]}..., recorded "
-                f"{function.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}"
-            )
+        _check_part(file, function.sha256, what, _SINGULAR, "that field's sha256", test_id)
         check_safe(file.read_bytes(), what, test_id)
     _check_seeded(path, ref, f"baseline IR {shown} ({where})", test_id, baseline_file)
+
+
+#: the verbs of a part's messages: weights "are missing" and "do not match", a kernel
+#: "is missing" and "does not match"
+_PLURAL = ("are", "do")
+_SINGULAR = ("is", "does")
+
+
+def _check_part(file: Path, recorded: str, what: str, verbs: tuple[str, str], field: str, test_id: str) -> None:
+    """Raise IRFileError when a file stored beside the IR (weights, a kernel) is missing,
+    not a regular file, or not the one whose sha256 its entry's ``field`` records."""
+    be, do = verbs
+    if not file.exists():
+        raise IRFileError(f"{what} {be} missing; {_fix(test_id)}")
+    if file.is_symlink() or not stat.S_ISREG(file.stat().st_mode):
+        raise IRFileError(f"{what} {be} not a regular file; {_fix(test_id)}")
+    actual = file_sha256(file)
+    if actual != recorded:
+        raise IRFileError(
+            f"{what} {do} not match {field} (file {actual[:16]}..., recorded {recorded[:16]}...): "
+            f"the file was changed or damaged; {_fix(test_id)}"
+        )
 
 
 def _check_seeded(path: Path, ref: IRRef, what: str, test_id: str, baseline_file: str) -> None:

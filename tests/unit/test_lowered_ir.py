@@ -182,3 +182,62 @@ def test_the_library_cache_is_keyed_by_host_executor_and_ir_hash_and_ignored_by_
     assert path == tmp_path / ".tvmperf-cache" / "builds" / "ab" / "fp1" / f"prim-{SHA[:32]}.so" and other != path
     assert (tmp_path / ".tvmperf-cache" / ".gitignore").read_text().splitlines()[-1] == "*"
     assert not [p for p in path.parent.iterdir() if ".tmp" in p.name]
+
+
+@pytest.mark.parametrize(
+    "part, damage, words",
+    [
+        ("weights", "missing", "are missing; restore it"),
+        ("weights", "directory", "are not a regular file; restore it"),
+        (
+            "weights",
+            "edited",
+            "do not match field ir.weights[0].sha256 (file {actual}..., recorded {recorded}...): "
+            "the file was changed or damaged; restore it",
+        ),
+        ("kernel", "missing", "is missing; restore it"),
+        ("kernel", "directory", "is not a regular file; restore it"),
+        (
+            "kernel",
+            "edited",
+            "does not match that field's sha256 (file {actual}..., recorded {recorded}...): "
+            "the file was changed or damaged; restore it",
+        ),
+    ],
+)
+def test_a_damaged_weights_or_kernel_file_names_the_entrys_field(tmp_path, part, damage, words):
+    """The files stored beside the IR (weights, kernels) are checked like the IR, each
+    message naming the file, its field of the entry and the fix, word for word."""
+    from pytest_tvmperf.values.ir_function import FunctionRef
+    from pytest_tvmperf.values.record import WeightRef
+
+    ir = tmp_path / "artifacts" / "ir" / "x.json.gz"
+    ir.parent.mkdir(parents=True)
+    ir.write_bytes(lowered_ir.encode(_scale_module()))
+    stored = b"stored bytes"
+    recorded = hashlib.sha256(stored).hexdigest()
+    weight, kernel = WeightRef(3, "artifacts/weights/w.bin", recorded), FunctionRef("k", recorded)
+    ref = IRRef("artifacts/ir/x.json.gz", hashlib.sha256(ir.read_bytes()).hexdigest())
+    if part == "weights":
+        ref, rel = dataclasses.replace(ref, weights=(weight,)), weight.path
+        what = (
+            "baseline weights artifacts/weights/w.bin (named by field ir.weights[0].path of entry 't[llvm-prim]' "
+            "in baselines/test_x.json)"
+        )
+    else:
+        ref, rel = dataclasses.replace(ref, functions=(kernel,)), kernel.path(ref.path)
+        what = (
+            f"baseline kernel {rel} (named by field ir.functions[0] of entry 't[llvm-prim]' in baselines/test_x.json)"
+        )
+    file = tmp_path / rel
+    file.parent.mkdir(parents=True, exist_ok=True)
+    if damage == "directory":
+        file.mkdir()
+    elif damage == "edited":
+        file.write_bytes(b"other bytes")
+    with pytest.raises(lowered_ir.IRFileError) as info:
+        lowered_ir.check_file(ir, ref, "x", "t[llvm-prim]", "baselines/test_x.json")
+    actual = hashlib.sha256(b"other bytes").hexdigest()[:16]
+    expected = f"{what} {words.format(actual=actual, recorded=recorded[:16])} from version control"
+    assert str(info.value).startswith(expected)
+    assert str(info.value).endswith("(test id t[llvm-prim])")

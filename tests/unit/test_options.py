@@ -790,3 +790,19 @@ def test_settings_from_config_bad_ini_names_key(key, value):
     with pytest.raises(ValueError) as info:
         Settings.from_config(FakeConfig(ini={key: value}))
     assert str(info.value).startswith(f"ini option {key} = {value!r}: ")
+
+
+def test_the_tuned_and_same_program_modes_read_any_case_and_name_each_choice():
+    assert parsing.parse_tuned(" Exact ") == "exact" and parsing.parse_same_program("TIME") == "time"
+    with pytest.raises(ValueError) as tuned:
+        parsing.parse_tuned("all")
+    assert str(tuned.value) == (
+        "'all' is not a tuned mode; expected any (records of other CPUs or GPUs of the same kind apply where "
+        "they can) or exact (this target's own records only)"
+    )
+    with pytest.raises(ValueError) as same:
+        parsing.parse_same_program("never")
+    assert str(same.value) == (
+        "'never' is not a same-program mode; expected skip (an unchanged program is not timed against its "
+        "baseline) or time (it is timed side by side all the same)"
+    )
