@@ -193,7 +193,7 @@ def test_summary_step_summary_and_show():
     assert "| 240B/1KiB/2MiB |" in markdown_summary([peaked])
     measured = ExactMetrics(resources={"peak_bytes": 2 * MIB}, not_measured={"device_peak_bytes": "why"})
     (first,) = _show_rows("t", "vm-bytecode", "llvm", Record("w", "vm-bytecode", {}, "0.27", measured), ())
-    assert first[9:11] == ["2097152", "n/a"]  # peak_bytes, device_peak_bytes
+    assert first[10:12] == ["2097152", "n/a"]  # peak_bytes, device_peak_bytes (after compile_s at 4)
 
 
 def test_the_child_maps_large_blocks_unless_the_environment_says_otherwise(tmp_path, monkeypatch):
