@@ -5,6 +5,9 @@ restored, as the workflow's cache step restores it), each a fresh pytest process
 
     python benchmarks/ci_cost.py            # cold, then warm
     python benchmarks/ci_cost.py -- -n 2    # the same with pytest's extra arguments
+    TVMPERF_SAME_PROGRAM=time python benchmarks/ci_cost.py
+        # every program timed against its baseline's, rebuilt from IR: what a pull request
+        # that changes every workload pays (an unchanged program is not rebuilt at all)
 
 It prints each run's wall time, the machine's load average before and after, and pytest's
 last line (the outcome counts)."""
@@ -46,7 +49,11 @@ def main() -> None:
                 f"{phase}: {wall:.0f} s (exit {proc.returncode}); load {before} -> {load()}; {last[0] if last else ''}",
                 flush=True,
             )
-    print(f"command: python benchmarks/ci_cost.py{' -- ' + ' '.join(extra) if extra else ''}")
+    same = os.environ.get("TVMPERF_SAME_PROGRAM")
+    print(
+        f"command: {'TVMPERF_SAME_PROGRAM=' + same + ' ' if same else ''}python benchmarks/ci_cost.py"
+        f"{' -- ' + ' '.join(extra) if extra else ''}"
+    )
 
 
 if __name__ == "__main__":

@@ -346,7 +346,12 @@ def test_a_vm_compiled_build_is_timed_per_kernel_under_bytecode():
     target = resolve_target("llvm")
     compiled = get_executor("vm-compiled").compile(workload, target)
     args = workload.call_args(workload.inputs())
-    side = tvm_profile(compiled, args, workload.program, runs=1, target=target.tvm_target())
+    waits: list[int] = []  # the device waited for (a GPU's sync; here counted)
+    side = tvm_profile(
+        compiled, args, workload.program, runs=1, target=target.tvm_target(), sync=lambda: waits.append(1)
+    )
+    calls = len(side.calls)
+    assert len(waits) >= 2 * calls + 2  # before and after every call (warm-up and the run), and around the run
     (call,) = [c for c in side.calls if c.kind == CONV]
     assert call.output == (1, 2, 8, 8) and call.attrs == "1x1 s1 p0" and call.flops == 2 * 2 * 64 * 256
     assert "vm-bytecode" in side.note

@@ -92,12 +92,14 @@ def tvm_profile(
     runs: int = RUNS,
     clock: Clock = time.perf_counter,
     target: Any = None,
+    sync: Callable[[], None] | None = None,
 ) -> SideProfile:
     """Each kernel call of one run, in order, with its argument shapes (the last argument
     is its output: destination passing), its time, the whole run's and the time outside
     kernels, all from the same ``runs`` instrumented runs (judge/layer_rounds.py). The
     instrument times every call, kernels and VM builtins alike (the builtins are the time
-    outside kernels); its own time is read from the gaps between the calls."""
+    outside kernels); its own time is read from the gaps between the calls. On a GPU the
+    device is waited for (``sync``) before each clock read."""
     from tvm import relax
 
     executable, note = getattr(compiled, "executable", None), ""
@@ -121,8 +123,14 @@ def tvm_profile(
     spans: list[list[float]] = []  # each call of a run: [start, end]
     open_calls: list[int] = []
     learning = [True]
+    # a GPU runs a kernel after its launch returns: wait for it before each clock read, so
+    # each call's span is its run on the device (and the whole run ends when the device does)
+    if sync is None:  # (tests inject one)
+        on_device = getattr(compiled.dev, "device_type", 1) != 1  # 1: kDLCPU
+        sync = compiled.dev.sync if on_device else (lambda: None)
 
     def instrument(func, func_symbol, before_run, ret_value, *call_args):
+        sync()
         if before_run:
             if learning[0]:
                 name = str(func_symbol)
@@ -145,8 +153,10 @@ def tvm_profile(
     rounds = []
     for _ in range(runs):
         spans.clear()
+        sync()
         start = clock()
         vm[entry](*device_args)
+        sync()
         end = clock()
         if len(spans) != len(seen):
             raise NoLayers(
