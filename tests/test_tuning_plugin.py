@@ -50,7 +50,11 @@ def test_tune_record_gate_and_stale_database(project):
     tuned = project.run("--tvmperf-update", "--tvmperf-tune=4")
     tuned.assert_outcomes(passed=1)
     assert "tuning tiny_mlp(4)" in tuned.stderr.str()  # the progress bar, through pytest's capture
-    assert sorted(p.name for p in db.iterdir()) == ["database_tuning_record.json", "database_workload.json"]
+    assert sorted(p.name for p in db.iterdir()) == [
+        "database_tuning_record.json",
+        "database_workload.json",
+        "tuning_runs.jsonl",  # the run's time and trials, kept with the records
+    ]
     entry = project.baselines()["tests"]["test_tuned[llvm-vm-bytecode]"]
     assert entry["pipeline"] == "tuned"
     assert entry["tuning"]["db_dir"] == "baselines/tuning" and entry["tuning"]["missing"] == []

@@ -10,6 +10,8 @@ fused kernels as a PrimFunc program, which has the same database key.
 from __future__ import annotations
 
 import json
+
+from pytest_tvmperf.store.tuning_runs import RUNS_FILE, read_runs
 import shutil
 from pathlib import Path
 
@@ -202,9 +204,11 @@ def test_tune_records_every_task(tuned):
     assert len(state.records_hash) == 16 and int(state.records_hash, 16) >= 0
 
 
-def test_tune_writes_only_the_two_database_files(tuned):
+def test_tune_writes_the_two_database_files_and_its_runs_and_nothing_else(tuned):
     db = tuned[0]
-    assert sorted(p.name for p in db.iterdir()) == [RECORD_FILE, WORKLOAD_FILE]
+    assert sorted(p.name for p in db.iterdir()) == [RECORD_FILE, WORKLOAD_FILE, RUNS_FILE]
+    runs = read_runs(db)  # the killed tuning kept no run line; the finished one did
+    assert runs and runs[0].kernels >= 1 and runs[0].trials > 0 and runs[0].budget_s is None
     records = [json.loads(line) for line in (db / RECORD_FILE).read_text().splitlines()]
     assert len(records) == TRIALS
     assert len((db / WORKLOAD_FILE).read_text().splitlines()) == 2
