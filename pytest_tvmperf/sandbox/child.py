@@ -337,18 +337,27 @@ def _serve() -> None:
         reply_to.flush()
 
 
+def _load_ir(request: dict) -> tuple[Any, dict | None]:
+    """The stored IR a request names, checked against its reference; or the reply that says
+    why it cannot be loaded."""
+    from pytest_tvmperf.store import lowered_ir
+    from pytest_tvmperf.values.record import IRRef
+
+    try:
+        return lowered_ir.load(Path(request["path"]), IRRef.from_json(request.get("ref"))), None
+    except lowered_ir.IRLoadError as exc:
+        return None, {"load_error": str(exc)}
+
+
 def _build(request: dict) -> dict:
     """The child's side of :meth:`Sandbox.build`."""
     from pytest_tvmperf.builder.executors import shorten_tvm_error
     from pytest_tvmperf.builder.rebuild import build_library
     from pytest_tvmperf.builder.targets import TargetSpec
-    from pytest_tvmperf.store import lowered_ir
-    from pytest_tvmperf.values.record import IRRef
 
-    try:
-        module = lowered_ir.load(Path(request["path"]), IRRef.from_json(request.get("ref")))
-    except lowered_ir.IRLoadError as exc:
-        return {"load_error": str(exc)}
+    module, problem = _load_ir(request)
+    if problem is not None:
+        return problem
     try:
         build_library(
             module,
@@ -366,13 +375,10 @@ def _signature(request: dict) -> dict:
     from pytest_tvmperf.builder.executors import shorten_tvm_error
     from pytest_tvmperf.builder.own_inputs import params_as_json, relax_params
     from pytest_tvmperf.builder.signature import prim_signature
-    from pytest_tvmperf.store import lowered_ir
-    from pytest_tvmperf.values.record import IRRef
 
-    try:
-        module = lowered_ir.load(Path(request["path"]), IRRef.from_json(request.get("ref")))
-    except lowered_ir.IRLoadError as exc:
-        return {"load_error": str(exc)}
+    module, problem = _load_ir(request)
+    if problem is not None:
+        return problem
     try:
         entry = request["entry"]
         params = prim_signature(module, entry) if request["executor"] == "prim" else relax_params(module, entry)
