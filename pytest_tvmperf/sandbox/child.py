@@ -117,24 +117,7 @@ class Sandbox:
         (``cpu``, ``cuda``) in the child; None when
         the child survived (a Python error there is not a crash: the session's own run
         reports it), else how it died."""
-        import numpy as np
-
-        self._requests += 1
-        inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
-        np.savez(inputs, *[np.asarray(a) for a in args])
-        try:
-            _, crash = self._call(
-                {
-                    "path": str(artifact),
-                    "executor": executor,
-                    "entry": entry,
-                    "device_type": device_type,
-                    "args": str(inputs),
-                    "out_specs": [[list(s), str(d)] for s, d in out_specs],
-                }
-            )
-        finally:
-            inputs.unlink(missing_ok=True)
+        _, crash = self._call_on(args, {}, artifact, executor, entry, device_type, out_specs)
         if crash is None and self._proc is not None:
             self._ran.add((self._proc.pid, str(artifact)))
         return crash
@@ -151,27 +134,9 @@ class Sandbox:
         """The peak memory of one call of ``entry`` (sandbox/peak.py), read in the child:
         ``{"host": {"samples": [...]} or {"na": why}, "device": ... (not on the host)}``,
         or ``{"na": why}`` where the child could not run it (it died: the reason says how)."""
-        import numpy as np
-
-        self._requests += 1
-        inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
-        np.savez(inputs, *[np.asarray(a) for a in args])
         ran = self._proc is not None and self._proc.poll() is None and (self._proc.pid, str(artifact)) in self._ran
-        try:
-            reply, crash = self._call(
-                {
-                    "op": "peak",
-                    "warm": not ran,  # the crash check's call in this child warmed it
-                    "path": str(artifact),
-                    "executor": executor,
-                    "entry": entry,
-                    "device_type": device_type,
-                    "args": str(inputs),
-                    "out_specs": [[list(s), str(d)] for s, d in out_specs],
-                }
-            )
-        finally:
-            inputs.unlink(missing_ok=True)
+        op = {"op": "peak", "warm": not ran}  # the crash check's call in this child warmed it
+        reply, crash = self._call_on(args, op, artifact, executor, entry, device_type, out_specs)
         if crash is not None:
             return {"na": f"the isolation child {crash.what} ({crash.how}) measuring it"}
         return reply if isinstance(reply, dict) else {"na": "the isolation child gave no answer"}
@@ -216,6 +181,38 @@ class Sandbox:
         if crash is not None:
             return {"crash": f"{crash.what} in the child process ({crash.describe()})"}
         return reply or {"error": "no answer"}
+
+    def _call_on(
+        self,
+        args: Sequence[Any],
+        op: dict,
+        artifact: Path,
+        executor: str,
+        entry: str,
+        device_type: str,
+        out_specs: Sequence[tuple[Sequence[int], str]],
+    ) -> tuple[dict | None, ChildCrash | None]:
+        """:meth:`_call` with a request to call ``entry`` of ``artifact`` on ``args``
+        (written to a scratch file for the child, removed after), ``op`` added to it."""
+        import numpy as np
+
+        self._requests += 1
+        inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
+        np.savez(inputs, *[np.asarray(a) for a in args])
+        try:
+            return self._call(
+                {
+                    **op,
+                    "path": str(artifact),
+                    "executor": executor,
+                    "entry": entry,
+                    "device_type": device_type,
+                    "args": str(inputs),
+                    "out_specs": [[list(s), str(d)] for s, d in out_specs],
+                }
+            )
+        finally:
+            inputs.unlink(missing_ok=True)
 
     def _call(self, request: dict) -> tuple[dict | None, ChildCrash | None]:
         """Send one request to the child; its reply, or how it died (killed when it did
