@@ -221,6 +221,9 @@ def built_graphs() -> Iterable[tuple[str, dict]]:
         ("cuda", "prim", lambda: workloads.rgb2yuv(schedule="gpu")),
         ("cuda", "vm-bytecode", lambda: workloads.dla_conv("stem")),
         ("cuda", "vm-bytecode", lambda: workloads.mlp(batch=1)),
+        # CUDA graph capture: the captured regions are called through vm.builtin.cuda_graph.*
+        ("cuda", "vm-cudagraph", lambda: workloads.mlp(batch=1)),
+        ("cuda", "vm-cudagraph", lambda: workloads.dla_conv("stem")),
     ]
     try:
         cases += network_cases()

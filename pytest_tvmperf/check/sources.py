@@ -26,6 +26,7 @@ from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.builder.executors import shorten_tvm_error
 from pytest_tvmperf.judge.compare import AB_SAME
 from pytest_tvmperf.builder.timer import SampleFn, python_sampler
+from pytest_tvmperf.measure.peer_device import peer_for_device, timing_args
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 from pytest_tvmperf.builder.prepare import FILE_NUMBERS, Prepared
 from pytest_tvmperf.values.node_ids import display_path
@@ -162,6 +163,8 @@ class TimingSources:
                 continue
             try:
                 run = factory()
+                if prep.target.remote is None:  # a torch module runs on the test's GPU (measure/peer_device.py)
+                    run = peer_for_device(run, prep.target.device_type)
             except (ImportError, PeerUnavailable) as exc:
                 if name in self.peer_limits:
                     pytest.skip(f"peer {name} is not available, so vs_{name} cannot be checked: {exc}")
@@ -177,7 +180,7 @@ class TimingSources:
                     f"tvmperf: peer {name} of {where} does not match the {workload.reference_name} "
                     f"reference, so their times are not comparable\n{mismatch_text(workload, mismatch)}",
                 )
-            samplers[name] = python_sampler(run, prep.inputs, self.session.settings.min_repeat_ms)
+            samplers[name] = python_sampler(run, timing_args(run, prep.inputs), self.session.settings.min_repeat_ms)
         return samplers
 
     def baseline_source(

@@ -23,6 +23,8 @@ import numpy as np
 
 from pytest_tvmperf.judge.layer_rounds import Round, apportion
 from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, window
+from pytest_tvmperf.measure.peer_device import peer_for_device
+from pytest_tvmperf.workload import PeerUnavailable
 from pytest_tvmperf.judge.layers import (
     PEER_ANCHORS,
     LayerCall,
@@ -79,6 +81,14 @@ def _shape_of(value: Any) -> tuple[int, ...] | None:
         return None
 
 
+def on_device(dev: Any) -> bool:
+    """Whether ``dev`` (a TVM device) is other than the host CPU: its DLPack device type
+    (``dlpack_device_type()`` in TVM 0.27; ``device_type`` in older ones) is not 1, kDLCPU."""
+    kind = getattr(dev, "dlpack_device_type", None)
+    code = kind() if callable(kind) else getattr(dev, "device_type", 1)
+    return int(code) != 1
+
+
 def _relax_functions(lowered: Any) -> set[str]:
     from tvm import relax
 
@@ -126,8 +136,7 @@ def tvm_profile(
     # a GPU runs a kernel after its launch returns: wait for it before each clock read, so
     # each call's span is its run on the device (and the whole run ends when the device does)
     if sync is None:  # (tests inject one)
-        on_device = getattr(compiled.dev, "device_type", 1) != 1  # 1: kDLCPU
-        sync = compiled.dev.sync if on_device else (lambda: None)
+        sync = compiled.dev.sync if on_device(compiled.dev) else (lambda: None)
 
     def instrument(func, func_symbol, before_run, ret_value, *call_args):
         sync()
@@ -257,14 +266,27 @@ def _hook_time(module: Any, bare: Any, x: Any, windows: list[tuple[float, float]
 
 
 def torch_profile(
-    module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS, clock: Clock = time.perf_counter
+    module: Any,
+    inputs: Sequence[np.ndarray],
+    runs: int = RUNS,
+    clock: Clock = time.perf_counter,
+    device: str = "cpu",
 ) -> SideProfile:
     """Each leaf module call of one forward, in order (a module called twice is two
     calls), timed by a forward pre-hook and a forward hook; its module path, shapes and
     attributes. Its time, the whole forward's and the time between leaves come from the
     same ``runs`` hooked forwards (judge/layer_rounds.py); the hooks' own time, from an
-    empty module with and without them in each round, is removed."""
+    empty module with and without them in each round, is removed. On ``device="cuda"``
+    (the module there) the inputs are uploaded once and the GPU is waited for before each
+    clock read, so each span is the layer's run on the GPU."""
     torch = __import__("torch")
+    gpu = device != "cpu"
+
+    def now() -> float:
+        if gpu:
+            torch.cuda.synchronize()
+        return clock()
+
     from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 
     leaves = [(path, m) for path, m in module.named_modules() if not any(True for _ in m.children())]
@@ -275,16 +297,16 @@ def torch_profile(
 
     def hook(leaf: Any, path: str | None) -> list[Any]:
         def pre(mod, args):
-            started.append(clock())
+            started.append(now())
 
         def post(mod, args, output):
-            windows.append((started.pop(), clock()))
+            windows.append((started.pop(), now()))
             if learning[0] and path is not None:
                 seen.append(_torch_call(path, mod, args, output))
 
         return [leaf.register_forward_pre_hook(pre), leaf.register_forward_hook(post)]
 
-    tensors = [tensor_from_numpy(torch, a) for a in inputs]
+    tensors = [tensor_from_numpy(torch, a).to(device) if gpu else tensor_from_numpy(torch, a) for a in inputs]
     empty, bare = torch.nn.Identity(), torch.nn.Identity()
     hook(empty, None)
     handles = [h for path, leaf in leaves for h in hook(leaf, path)]
@@ -295,18 +317,19 @@ def torch_profile(
             learning[0] = False
             for _ in range(runs):
                 windows.clear()
-                start = clock()
+                start = now()
                 module(*tensors)
-                end = clock()
+                end = now()
                 if len(windows) != len(seen):
                     raise NoLayers("torch called a different number of leaf modules in each run")
                 spans = tuple(windows)
-                inside, between = _hook_time(empty, bare, tensors[0], windows, clock)
+                inside, between = _hook_time(empty, bare, tensors[0], windows, now)
                 rounds.append(Round.of_hooks(start, end, spans, inside, between))
     finally:
         for h in handles:
             h.remove()
-    return _side("torch", seen, rounds)
+    note = "torch timed on the GPU (inputs uploaded once, the GPU waited for at each clock read)" if gpu else ""
+    return _side("torch", seen, rounds, note)
 
 
 # ---------------------------------------------------------------- onnxruntime
@@ -405,7 +428,7 @@ def peer_profile(name: str, run: Any, inputs: Sequence[np.ndarray], runs: int = 
     (``run.torch_module``) or an ONNX model (``run.onnx_model``, ``run.onnx_inputs``)."""
     module = getattr(run, "torch_module", None)
     if module is not None:
-        return torch_profile(module, inputs, runs)
+        return torch_profile(module, inputs, runs, device=getattr(run, "device", "cpu"))
     model = getattr(run, "onnx_model", None)
     if model is not None:
         return ort_profile(model, run.onnx_inputs, inputs, runs)
@@ -422,10 +445,12 @@ def layer_tables(
     peers: Mapping[str, Callable[[], Any]],
     runs: int = RUNS,
     target: Any = None,
+    device_type: str = "cpu",
 ) -> tuple[tuple[LayerTable, ...], list[str]]:
     """The layer table of TVM against each peer in ``peers`` (name -> factory), and why
     a table could not be made (one line each). ``target``: the TVM target, to time a
-    ``vm-compiled`` build's kernels under ``vm-bytecode``."""
+    ``vm-compiled`` build's kernels under ``vm-bytecode``; ``device_type``: where the test
+    runs (a torch peer's layers are timed on the same GPU, measure/peer_device.py)."""
     from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 
     problems: list[str] = []
@@ -437,8 +462,9 @@ def layer_tables(
     for name, factory in sorted(peers.items()):
         try:
             with same_threads(tvm_threads()):
-                tables.append(match(tvm_side, peer_profile(name, factory(), inputs, runs)))
-        except (NoLayers, ImportError) as exc:
+                run = peer_for_device(factory(), device_type)
+                tables.append(match(tvm_side, peer_profile(name, run, inputs, runs)))
+        except (NoLayers, ImportError, PeerUnavailable) as exc:
             problems.append(f"no per-layer table against {name}: {exc}")
     return tuple(tables), problems
 
@@ -463,6 +489,7 @@ def for_test(tv: Any, prep: Any, samples: Any, verdicts: Sequence[Any]) -> tuple
             prep.inputs,
             factories,
             target=prep.target.tvm_target() if prep.target.remote is None else None,
+            device_type=prep.target.device_type if prep.target.remote is None else "cpu",
         )
     session.report.not_measured.update(problems)
     out = []

@@ -408,6 +408,8 @@ ALLOWED_EXTERN_FUNCS: frozenset[str] = frozenset(
     {
         "vm.builtin.alloc_shape_heap",
         "vm.builtin.check_tensor_info",
+        "vm.builtin.cuda_graph.get_cached_alloc",
+        "vm.builtin.cuda_graph.run_or_capture",
         "vm.builtin.make_shape",
         "vm.builtin.match_shape",
         "vm.builtin.reshape",

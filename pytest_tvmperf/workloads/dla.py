@@ -111,19 +111,17 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
         return conv2d_nchw_reference(data, w, conv.stride, conv.pad)
 
     def torch_peer():
-        """The same convolution in eager PyTorch (``torch.nn.functional.conv2d``)."""
-        from pytest_tvmperf.workloads.torch_model import require_torch
-        from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
+        """The same convolution as an eager PyTorch module (``torch.nn.Conv2d``, no bias):
+        on a GPU test it runs on the GPU (measure/peer_device.py), and its layer is timed."""
+        from pytest_tvmperf.workloads.torch_model import require_torch, torch_runner
 
         torch = require_torch()
-        weight = torch.from_numpy(w)
-        conv2d = torch.nn.functional.conv2d
-
-        def run(data: np.ndarray) -> np.ndarray:
-            with torch.inference_mode():
-                return conv2d(tensor_from_numpy(torch, data), weight, stride=conv.stride, padding=conv.pad).numpy()
-
-        return run
+        module = torch.nn.Conv2d(
+            conv.weight[1], conv.weight[0], conv.weight[2:], stride=conv.stride, padding=conv.pad, bias=False
+        )
+        with torch.no_grad():
+            module.weight.copy_(torch.from_numpy(w))
+        return torch_runner(module.eval())
 
     return Workload(
         name=f"dla_conv(layer={layer!r}, scale={scale})",

@@ -58,22 +58,20 @@ def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed
     dynamic = isinstance(batch, str)
 
     def torch_peer():
-        """The same dense+bias layers in eager PyTorch (``torch.nn.functional.linear``)."""
-        from pytest_tvmperf.workloads.torch_model import require_torch
-        from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
+        """The same dense+bias layers as an eager PyTorch module (``torch.nn.Linear`` x 3):
+        on a GPU test it runs on the GPU (measure/peer_device.py), and its layers are timed."""
+        from pytest_tvmperf.workloads.torch_model import require_torch, torch_runner
 
         torch = require_torch()
-        layers = [(torch.from_numpy(w[f"fc{i}.weight"]), torch.from_numpy(w[f"fc{i}.bias"])) for i in range(3)]
-        linear = torch.nn.functional.linear
-
-        def run(x: np.ndarray) -> np.ndarray:
-            with torch.inference_mode():
-                h = tensor_from_numpy(torch, x)
-                for weight, bias in layers:
-                    h = linear(h, weight, bias)
-            return h.numpy()
-
-        return run
+        layers = []
+        for i in range(3):
+            weight = w[f"fc{i}.weight"]
+            linear = torch.nn.Linear(weight.shape[1], weight.shape[0])
+            with torch.no_grad():
+                linear.weight.copy_(torch.from_numpy(weight))
+                linear.bias.copy_(torch.from_numpy(w[f"fc{i}.bias"]))
+            layers.append(linear)
+        return torch_runner(torch.nn.Sequential(*layers).eval())
 
     def make_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
         rows = dims[batch] if dynamic else batch
