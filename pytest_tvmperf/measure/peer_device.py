@@ -17,15 +17,15 @@ from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 from pytest_tvmperf.workload import PeerUnavailable
 
 
-def peer_for_device(run: Callable[..., Any], device_type: str) -> Callable[..., Any]:
+def peer_for_device(run: Callable[..., Any], device_type: str, torch: Any = None) -> Callable[..., Any]:
     """``run`` (a peer factory's runner) for a test on ``device_type``: a torch module's
     runner (``run.torch_module``) moved to the GPU for ``cuda`` (a copy: the workload's
     own module stays where it is); PeerUnavailable where torch sees no CUDA device;
-    anything else unchanged."""
+    anything else unchanged. ``torch``: the module (tests give a stand-in)."""
     module = getattr(run, "torch_module", None)
     if device_type != "cuda" or module is None or getattr(run, "device", "cpu") == "cuda":
         return run
-    torch = importlib.import_module("torch")
+    torch = torch if torch is not None else importlib.import_module("torch")
     if not torch.cuda.is_available():
         raise PeerUnavailable(
             f"the test runs on cuda and torch {torch.__version__} sees no CUDA device here (built for CUDA: "

@@ -3,6 +3,8 @@ TVM profile waits for the device (measure/peer_layers.on_device): the first real
 found the layer table's TVM side unsynchronized, because TVM 0.27's Device has no
 ``device_type`` attribute."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -44,11 +46,25 @@ def test_plain_peers_and_host_tests_keep_their_runner():
     assert peer_device.peer_for_device(run, "cpu") is run
 
 
-def test_a_torch_module_beside_a_gpu_test_without_cuda_torch_is_unavailable_with_why(monkeypatch):
+def _torch_standing_in(torch, cuda: bool, log: list):
+    """The torch module as peer_device sees it, with or without a GPU: torch's own
+    tensors and inference mode, its CUDA calls recorded (never torch.cuda patched: a torch
+    that believes it has CUDA breaks its lazy imports for the rest of the process)."""
+    return SimpleNamespace(
+        __version__=torch.__version__,
+        version=SimpleNamespace(cuda="13.0" if cuda else None),
+        cuda=SimpleNamespace(is_available=lambda: cuda, synchronize=lambda: log.append("sync")),
+        inference_mode=torch.inference_mode,
+        Tensor=torch.Tensor,
+        from_numpy=torch.from_numpy,
+    )
+
+
+def test_a_torch_module_beside_a_gpu_test_without_cuda_torch_is_unavailable_with_why():
     torch = pytest.importorskip("torch")
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    fake = _torch_standing_in(torch, cuda=False, log=[])
     with pytest.raises(PeerUnavailable, match="sees no CUDA device.*would not compare with TVM's GPU time"):
-        peer_device.peer_for_device(_runner_with_module(torch.nn.Identity()), "cuda")
+        peer_device.peer_for_device(_runner_with_module(torch.nn.Identity()), "cuda", torch=fake)
 
 
 def test_a_torch_module_beside_a_gpu_test_is_moved_to_the_gpu_as_a_copy(monkeypatch):
@@ -63,9 +79,6 @@ def test_a_torch_module_beside_a_gpu_test_is_moved_to_the_gpu_as_a_copy(monkeypa
             moved.append(device)
             return self
 
-    original = Module()
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda: moved.append("sync"))
     class Upload:  # a host tensor that records its move to the GPU
         def __init__(self, array):
             self.array = array
@@ -75,12 +88,16 @@ def test_a_torch_module_beside_a_gpu_test_is_moved_to_the_gpu_as_a_copy(monkeypa
             return torch.from_numpy(np.array(self.array))
 
     monkeypatch.setattr(peer_device, "tensor_from_numpy", lambda torch, a: Upload(a))
-    run = peer_device.peer_for_device(_runner_with_module(original), "cuda")
+    original = Module()
+    fake = _torch_standing_in(torch, cuda=True, log=moved)
+    run = peer_device.peer_for_device(_runner_with_module(original), "cuda", torch=fake)
     assert run.device == "cuda" and run.torch_module is not original and moved[0] == "cuda"
     # the correctness check: NumPy in, NumPy out, the GPU waited for
     out = run(np.zeros(3, dtype="float32"))
     assert isinstance(out[0], np.ndarray) and out[0].tolist() == [1.0, 1.0, 1.0]
     assert "input to cuda" in moved and "sync" in moved
+    # what is timed: tensors already on the device in, the outputs left there
+    assert isinstance(run(*run.device_inputs([np.zeros(2, dtype="float32")])), torch.Tensor)
 
 
 def test_a_peer_on_a_device_is_timed_on_inputs_uploaded_once():
