@@ -68,8 +68,14 @@ def test_the_summary_row_shows_the_same_medians_and_says_which_estimate():
     assert any("own run time" in legend for legend in summary_legend([row]))
 
 
-def test_the_json_files_carry_the_same_medians_and_their_estimate():
-    entry = ResultEntry.of(_outcome())
+def test_the_json_files_and_junit_properties_carry_the_same_medians_and_their_estimate():
+    from pytest_tvmperf.result.junit import junit_properties
+
+    outcome = _outcome()
+    entry = ResultEntry.of(outcome)
+    props = dict(junit_properties(outcome))
+    assert (props["tvmperf_median_s"], props["tvmperf_baseline_s"]) == (pytest.approx(NOW_S), pytest.approx(BASE_S))
+    assert props["tvmperf_estimate"] == "own run time"
     time = results_json([entry], "now")["tests"][0]["time"]
     assert (time["median_s"], time["baseline_s"]) == (pytest.approx(NOW_S), pytest.approx(BASE_S))
     assert time["estimate"] == "own run time"
