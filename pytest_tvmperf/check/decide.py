@@ -9,7 +9,7 @@ judged against is a :class:`~pytest_tvmperf.check.baseline.BaselineSource`."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import pytest
@@ -22,7 +22,14 @@ from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
-from pytest_tvmperf.judge.gate import confirm, confirmation_note, pipeline_notes, summary_note, whole_verdict
+from pytest_tvmperf.judge.gate import (
+    confirm,
+    confirmation_note,
+    held_apart,
+    pipeline_notes,
+    summary_note,
+    whole_verdict,
+)
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import RoundsPlan, precision
 from pytest_tvmperf.measure.plan import Mode, Plan
@@ -77,8 +84,9 @@ class Measured:
     threads_note: str = ""
     #: the peers timed beside (their ratios are judged only for these)
     peers_timed: tuple[str, ...] = ()
-    #: gated peers whose two measurements disagreed (:func:`confirm_peers`): held, not failed
-    peers_unconfirmed: frozenset[str] = frozenset()
+    #: gated peers whose two measurements disagreed (:func:`confirm_peers`): held, not failed,
+    #: by name with each measurement's verdict (the held interval spans them: gate.held_apart)
+    peers_unconfirmed: Mapping[str, tuple[RatioVerdict, ...]] = field(default_factory=dict)
     #: what the samples were judged against (the program timed beside today's, if any)
     source: BaselineSource = BaselineSource(None)
 
@@ -191,7 +199,11 @@ def confirm_peers(
                 f"peer {name}: first measurement {v.status} at {v.describe()}, then "
                 f"{checked.second[name].describe()}; the pooled samples decide"
             )
-    return replace(measured, samples=checked.samples, peers_unconfirmed=checked.disagreed)
+    return replace(
+        measured,
+        samples=checked.samples,
+        peers_unconfirmed={name: checked.measurements(name) for name in checked.disagreed},
+    )
 
 
 def judged_peers(
@@ -199,13 +211,17 @@ def judged_peers(
     peer_limits: Mapping[str, float],
     policy: TimePolicy,
     peers_timed: tuple[str, ...] = (),
-    unconfirmed: frozenset[str] = frozenset(),
+    unconfirmed: Mapping[str, tuple[RatioVerdict, ...]] | None = None,
 ) -> tuple[RatioVerdict, ...]:
     """TVM against each peer timed beside; a gate the confirmation re-measure did not bear
-    out (each measurement alone past the limit) is inconclusive, not failed. Raises
+    out (each measurement alone past the limit) is inconclusive, not failed, shown with the
+    interval that spans both measurements' (``unconfirmed``: their verdicts by name). Raises
     ValueError when the timer returned no samples of a peer."""
     verdicts = peer_verdicts(samples, peer_limits, policy.alpha, policy.noise_ratio, wanted=peers_timed)
-    return tuple(v.held() if v.name in unconfirmed and v.status == "exceeded" else v for v in verdicts)
+    unconfirmed = unconfirmed or {}
+    return tuple(
+        held_apart(v, unconfirmed[v.name]) if v.name in unconfirmed and v.status == "exceeded" else v for v in verdicts
+    )
 
 
 def no_baseline(record: "Record", who: Identity) -> Decision:

@@ -132,7 +132,7 @@ def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> E
 def peers_of(tv: "Tvmperf", record: "Record", measured: Measured | None) -> tuple[RatioVerdict, ...]:
     """TVM against the peers timed beside (a timer that left one out fails the test)."""
     __tracebackhide__ = True
-    timed, unconfirmed = (measured.peers_timed, measured.peers_unconfirmed) if measured else ((), frozenset())
+    timed, unconfirmed = (measured.peers_timed, measured.peers_unconfirmed) if measured else ((), {})
     try:
         return judged_peers(record.timing.samples, tv.peer_limits, tv.session.time_policy(), timed, unconfirmed)
     except ValueError as exc:

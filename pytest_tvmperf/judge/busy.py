@@ -22,6 +22,16 @@ def held_decision(decision: TimeDecision, allow_pass: bool = False) -> TimeDecis
     return replace(decision, status=Verdict.INCONCLUSIVE)
 
 
+def held_between(decision: TimeDecision, *measured: TimeDecision) -> TimeDecision:
+    """``decision`` (the pooled samples') held at inconclusive because the measurements it
+    pools disagree: shown with the interval that spans them all, from the least of their low
+    ends to the most of their high ends (the ratio stays the pooled one), so that the printed
+    interval reflects the disagreement instead of the pooled interval alone."""
+    lows = [decision.low, *(m.low for m in measured)]
+    highs = [decision.high, *(m.high for m in measured)]
+    return replace(decision, status=Verdict.INCONCLUSIVE, low=min(lows), high=max(highs))
+
+
 def busy_paired_decision(decision: TimeDecision, threshold: float) -> TimeDecision:
     """On a busy machine the pairs' ratios can lean a few percent either way beyond what
     their spread shows (the side preempted more often also refills its caches more often),
@@ -55,10 +65,54 @@ def busy_widened_decision(
     verdict) when it lies at or under the limit, otherwise inconclusive. The ratio shown is
     the measured one."""
     low_side, high_side = wait_bounds(now, preempted)
+    if not low_side:  # no round whose run time can be told: nothing bounds it
+        return untold_decision(now, base, preempted, threshold, alpha, noise, mode, allow_pass)
+    return _widened(now, base, low_side, high_side, preempted, threshold, alpha, noise, mode, allow_pass)
+
+
+#: the least share of its wall time a round's run time is taken to be where its wait passes the
+#: run share (:func:`untold_decision`): how far such a round's bound reaches
+UNTOLD_RUN_SHARE = 1e-3
+
+
+def untold_decision(
+    now: Sequence[float],
+    base: Sequence[float] | None,
+    preempted: Sequence[float],
+    threshold: float,
+    alpha: float,
+    noise: float,
+    mode: str,
+    allow_pass: bool = False,
+) -> TimeDecision:
+    """A verdict whose run time cannot be told (a side waited for a CPU past its run share
+    on too many rounds): shown with the interval every round's wait allows, the rounds past
+    the run share included with their own wait (at most ``1 - UNTOLD_RUN_SHARE``): so the
+    interval printed beside ``inconclusive`` is what the samples support whatever the load
+    did, never the wall times' own interval, which can lie wholly past the limit by the
+    load alone. Decided only where even that interval lies wholly past the limit (or under
+    ``1 / limit``, or, ``allow_pass``, at or under it): no load explains such a ratio."""
+    shares = [min(p, 1 - UNTOLD_RUN_SHARE) for p in preempted]
+    low_side = tuple(x * (1 - p) for x, p in zip(now, shares))
+    high_side = tuple(x / (1 - p) for x, p in zip(now, shares))
+    return _widened(now, base, low_side, high_side, preempted, threshold, alpha, noise, mode, allow_pass)
+
+
+def _widened(
+    now: Sequence[float],
+    base: Sequence[float] | None,
+    low_side: Sequence[float],
+    high_side: Sequence[float],
+    preempted: Sequence[float],
+    threshold: float,
+    alpha: float,
+    noise: float,
+    mode: str,
+    allow_pass: bool,
+) -> TimeDecision:
+    """The decision on the interval from ``low_side``'s low end to ``high_side``'s high end."""
     wider = math.hypot(noise, load_noise(preempted))
     plain = decide(now, base, threshold, alpha, wider, mode, "interval")  # type: ignore[arg-type]
-    if not low_side:  # no round whose run time can be told: nothing bounds it
-        return held_decision(plain)
     low = decide(low_side, base, threshold, alpha, wider, mode, "interval").low  # type: ignore[arg-type]
     high = decide(high_side, base, threshold, alpha, wider, mode, "interval").high  # type: ignore[arg-type]
     limit = 1 + threshold

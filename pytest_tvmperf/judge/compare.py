@@ -20,7 +20,14 @@ from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.values.record import Record, Timing
-from pytest_tvmperf.judge.busy import busy_paired_decision, busy_widened_decision, held_decision, widened_note
+from pytest_tvmperf.judge.busy import (
+    busy_paired_decision,
+    busy_widened_decision,
+    held_between,
+    held_decision,
+    untold_decision,
+    widened_note,
+)
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, Verdict
 
@@ -71,9 +78,19 @@ class MetricVerdict:
         """Decided on each side's own run time (a busy machine), not on wall times."""
         return self.decision is not None and self.decision.estimate == OWN_RUN_TIME
 
-    def held(self) -> "MetricVerdict":
-        """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
-        decision = None if self.decision is None else replace(self.decision, status=Verdict.INCONCLUSIVE)
+    @property
+    def wholly_past_limit(self) -> bool:
+        """The whole interval lies above the threshold."""
+        return self.decision is not None and self.bound is not None and self.decision.low > self.bound
+
+    def held(self, *measured: "MetricVerdict") -> "MetricVerdict":
+        """The same evidence, held at inconclusive (see :func:`gate.confirm`), its interval
+        spanning those of the ``measured`` verdicts it pools (:func:`busy.held_between`)."""
+        decision = (
+            None
+            if self.decision is None
+            else held_between(self.decision, *(m.decision for m in measured if m.decision is not None))
+        )
         return replace(self, status=Verdict.INCONCLUSIVE, decision=decision)
 
 
@@ -308,6 +325,15 @@ def compare_time(
             if decision.status == Verdict.INCONCLUSIVE:  # no reason held it: more rounds can decide it
                 tell = (1 + threshold) * math.sqrt(decision.high / decision.low)  # the interval above the limit
                 where = f"{where}; could tell a slowdown of {tell - 1:.0%} or more, saw {decision.ratio:.2f}x"
+        elif own is not None and series is not None and now.preempted is not None:
+            # a side whose run time cannot be told: held with that reason, and shown with the
+            # interval every round's wait allows (the wall times' own can lie wholly past the limit)
+            decision = untold_decision(
+                series[0], series[1], now.preempted, threshold, policy.alpha, series[2], decision.mode
+            )
+            where = f"{where}; {widened_note(now.preempted)}"
+            if decision.status == Verdict.INCONCLUSIVE:
+                reason = f"{screened.describe()}; {own.lost}"
         elif own is not None:
             reason = f"{screened.describe()}; {own.lost}"
             decision = held_decision(decision)

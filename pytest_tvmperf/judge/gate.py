@@ -28,8 +28,13 @@ class Judged(Protocol):
     def past_limit(self) -> bool:
         """This measurement alone is past the limit."""
 
-    def held(self) -> "Judged":
-        """The same evidence, held at ``inconclusive``."""
+    @property
+    def wholly_past_limit(self) -> bool:
+        """The whole interval lies past the limit."""
+
+    def held(self, *measured: "Judged") -> "Judged":
+        """The same evidence, held at ``inconclusive``, its interval spanning its own and
+        those of the ``measured`` verdicts (the measurements it pools)."""
 
     @property
     def measured_ratio(self) -> float:
@@ -50,8 +55,14 @@ class Confirmed(Generic[J]):
     first: Mapping[str, J]
     second: Mapping[str, J] | None  # the re-measure alone; None when not re-measured
     verdicts: Mapping[str, J]
-    #: names whose pooled samples fail but whose two measurements disagree (held at inconclusive)
+    #: names whose pooled samples fail but whose two measurements disagree (held at inconclusive,
+    #: with the interval that spans both measurements' and the pooled one: :func:`held_apart`)
     disagreed: frozenset[str] = frozenset()
+
+    def measurements(self, name: str) -> tuple[J, ...]:
+        """The verdicts of each measurement alone on ``name`` (the first, and the re-measure's)."""
+        second = () if self.second is None or name not in self.second else (self.second[name],)
+        return (self.first[name], *second)
 
 
 def worth_remeasuring(verdict: Judged) -> bool:
@@ -79,15 +90,28 @@ def confirm(
     second = judge(again)
     pooled = samples + again
     final = dict(judge(pooled))
-    disagreed = frozenset(
-        name
-        for name, v in final.items()
-        if Verdict(v.status).fails
-        and not (_suspected(first[name]) and first[name].past_limit and name in second and second[name].past_limit)
-    )
-    for name in disagreed:
-        final[name] = final[name].held()
-    return Confirmed(pooled, first, second, final, disagreed)
+    disagreed = set()
+    for name, v in final.items():
+        if not Verdict(v.status).fails or (
+            _suspected(first[name]) and first[name].past_limit and name in second and second[name].past_limit
+        ):
+            continue
+        kept = held_apart(v, (first[name], *((second[name],) if name in second else ())))
+        if kept is not v:
+            final[name] = kept
+            disagreed.add(name)
+    return Confirmed(pooled, first, second, final, frozenset(disagreed))
+
+
+def held_apart(pooled: J, measured: Sequence[J]) -> J:
+    """A pooled failure whose measurements disagree (one alone is not past the limit), held
+    at inconclusive with the interval that spans the pooled one and each measurement's: it
+    reflects the disagreement and reaches to a ratio at or under the limit, so no verdict
+    reads ``inconclusive`` beside an interval wholly past its limit. Where even that
+    interval lies wholly past the limit, every measurement's interval does: they agree past
+    the limit and the failure stands (``pooled`` is returned)."""
+    held = pooled.held(*measured)
+    return pooled if held.wholly_past_limit else held
 
 
 def _suspected(first: Judged) -> bool:
@@ -234,8 +258,9 @@ def confirmation_note(checked: "Confirmed", name: str = "time") -> str | None:
     first, second, final = checked.first[name], checked.second[name], checked.verdicts[name]
     if name in checked.disagreed:
         word = (
-            f"fails on all samples, but the measurements disagree ({first.measured_ratio:.2f}x, "
-            f"then {second.measured_ratio:.2f}x): inconclusive"
+            f"fails on all samples, but the measurements disagree ({first.measured_ratio:.2f}x, then "
+            f"{second.measured_ratio:.2f}x): inconclusive; the re-measure alone {second.describe()}; shown with "
+            f"the interval spanning both measurements' and the pooled samples': {final.describe()}"
         )
     else:
         if final.status != first.status:

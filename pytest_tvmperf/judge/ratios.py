@@ -10,7 +10,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.judge.busy import busy_widened_decision, held_decision, widened_note
+from pytest_tvmperf.judge.busy import (
+    busy_widened_decision,
+    held_between,
+    held_decision,
+    untold_decision,
+    widened_note,
+)
 from pytest_tvmperf.judge.disturbance import clean
 from pytest_tvmperf.judge.own_time import own_times
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
@@ -73,9 +79,15 @@ class RatioVerdict:
         """Decided on each side's own run time (a busy machine), not on wall times."""
         return self.decision.estimate == OWN_RUN_TIME
 
-    def held(self) -> "RatioVerdict":
-        """The same evidence, held at inconclusive (see :func:`gate.confirm`)."""
-        return replace(self, decision=held_decision(self.decision))
+    @property
+    def wholly_past_limit(self) -> bool:
+        """The whole interval lies above the limit."""
+        return self.limit is not None and self.low > self.limit
+
+    def held(self, *measured: "RatioVerdict") -> "RatioVerdict":
+        """The same evidence, held at inconclusive (see :func:`gate.confirm`), its interval
+        spanning those of the ``measured`` verdicts it pools (:func:`busy.held_between`)."""
+        return replace(self, decision=held_between(self.decision, *(m.decision for m in measured)))
 
     @property
     def low(self) -> float:
@@ -101,16 +113,20 @@ def ratio_verdict(
     noise: float,
     reason: str = "",
     busy: Sequence[float] | None = None,
+    untold: bool = False,
 ) -> RatioVerdict:
     """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`);
     ``reason`` (why the evidence cannot be trusted) holds it at inconclusive, unless
     ``busy`` (the per-round CPU waits of a busy machine) bounds what the load could have
     done: then the interval widened by them decides (:func:`busy_widened_decision`), and a
-    ratio far past its limit is ``exceeded``."""
+    ratio far past its limit is ``exceeded``. ``untold``: a side's run time cannot be told
+    (judge/own_time.py): the interval every round's wait allows, those past the run share
+    included (:func:`busy.untold_decision`)."""
     scale = limit or 1.0
     scaled = [r / scale for r in ratios]
     if reason and busy is not None and len(busy) == len(scaled):
-        decision = busy_widened_decision(scaled, None, busy, 0.0, alpha, noise, "a/b", allow_pass=True)
+        widen = untold_decision if untold else busy_widened_decision
+        decision = widen(scaled, None, busy, 0.0, alpha, noise, "a/b", allow_pass=True)
         return RatioVerdict(
             name,
             limit,
@@ -151,6 +167,7 @@ def _side_ratio(
     on the screened wall times (widened by the rounds' waits where only those are known)."""
     reason = screened.describe() if screened is not None and screened.busy else ""
     waits = _busy_waits(samples, screened)
+    untold = False
     if reason and screened.source == "host":
         own = own_times(samples, (numerator, denominator))
         if own is not None and not own.lost:
@@ -169,8 +186,8 @@ def _side_ratio(
             return RatioVerdict(
                 name, limit, decision, own.median(numerator), own.median(denominator), "", own.describe()
             )
-        if own is not None:  # a side whose run time cannot be told: held with that reason, not widened
-            reason, waits = f"{reason}; {own.lost}", None
+        if own is not None:  # a side whose run time cannot be told: held with that reason, widened by every wait
+            reason, untold = f"{reason}; {own.lost}", True
     return ratio_verdict(
         name,
         samples.ratios(numerator, denominator),
@@ -181,6 +198,7 @@ def _side_ratio(
         noise,
         reason,
         waits,
+        untold,
     )
 
 

@@ -60,6 +60,9 @@ class TimeDecision:
     noise: float
     #: what the samples measured: :data:`WALL_TIME` or :data:`OWN_RUN_TIME`
     estimate: str = WALL_TIME
+    #: how many values of today's series it was decided on (a/b: the paired rounds whose
+    #: per-round ratios it took the median of); 0 where not told
+    rounds: int = 0
 
     def describe(self) -> str:
         """'1.12x (99.5% CI 1.08-1.16x, a/b)'."""
@@ -135,7 +138,8 @@ def decide(
             1 - 2 * (1 - NormalDist().cdf(Z_RULE_OUT)),
             mode,
             noise,
+            rounds=len(now),
         )
     else:
         status = Verdict.INCONCLUSIVE
-    return TimeDecision(status, ratio, low, high, 1 - alpha, mode, noise)
+    return TimeDecision(status, ratio, low, high, 1 - alpha, mode, noise, rounds=len(now))

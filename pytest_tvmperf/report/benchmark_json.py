@@ -16,7 +16,10 @@ The statistics are pytest-benchmark's own (``pytest_benchmark.stats.Stats``) ove
 test's time samples (seconds per call, ``iterations`` 1); the machine and commit
 information come from pytest-benchmark's own functions. Tests without time samples
 (``--tvmperf-timing=off``, a failure before timing) and ``assert_ratio`` relations are
-left out; tvmperf's verdict, ratio and mode go to ``extra_info``.
+left out; tvmperf's verdict, ratio and mode go to ``extra_info``, with the two medians the ratio
+was judged with (``tvmperf_median_s``, ``tvmperf_baseline_s``) and what they measured
+(``tvmperf_estimate``: "wall time", or "own run time" on a busy machine, where they differ
+from the stats' median of the wall-time samples).
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
     name = entry.test_id or entry.nodeid.split("::", 1)[-1]
     combo = f"{entry.target}-{entry.executor}" if entry.target and entry.executor else None
     extra = {"tvmperf_verdict": str(entry.verdict), "executor": entry.executor, "target": entry.target}
-    for key in ("baseline_s", "ratio", "low", "high", "mode"):
+    # the medians the ratio was judged with (under load each side's own run time, "estimate"):
+    # the stats above are pytest-benchmark's, over every wall-time sample
+    for key in ("median_s", "baseline_s", "ratio", "low", "high", "mode", "estimate"):
         value = getattr(entry.time, key)
         if value is not None:
             extra[f"tvmperf_{key}"] = value

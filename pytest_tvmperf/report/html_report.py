@@ -44,6 +44,7 @@ from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_compile import compile_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
+from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
 from pytest_tvmperf.measure.kernel_metrics import fmt_count
 from pytest_tvmperf.result.text import fmt_time, limit_sign
 from pytest_tvmperf.report.history import HistoryRun
@@ -88,7 +89,8 @@ def _ratio_cell(time: TimeCell) -> str:
         text = fmt_ratio(ratio)
         if low is not None and high is not None:
             text += f" [{low:.2f}\u2013{high:.2f}]"
-        return esc(text) + (f'<span class="mode">{esc(time.mode)}</span>' if time.mode else "")
+        mode = f"{time.mode}, {OWN_RUN_TIME}" if time.mode and time.estimate == OWN_RUN_TIME else time.mode
+        return esc(text) + (f'<span class="mode">{esc(mode)}</span>' if mode else "")
     if time.mode == SAME_PROGRAM_CELL:  # no ratio was measured (the baseline's own program): say why
         return f'<span class="mode">{esc(time.mode)}</span>'
     median, base = positive(time.median_s), positive(time.baseline_s)

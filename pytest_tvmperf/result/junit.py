@@ -35,6 +35,8 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
             props.append((f"tvmperf_{name}", value))
     if row.mode:  # how median_s and baseline_s were compared (a/b: both timed side by side in this run)
         props.append(("tvmperf_mode", row.mode))
+    if row.estimate:  # what median_s, baseline_s and the ratio measured: wall time, or own run time
+        props.append(("tvmperf_estimate", row.estimate))
     if outcome.failed_metrics:
         props.append(("tvmperf_failed_metrics", ",".join(outcome.failed_metrics)))
     if outcome.record is not None:

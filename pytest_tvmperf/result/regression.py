@@ -8,6 +8,7 @@ import difflib
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
+from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
@@ -128,17 +129,38 @@ def time_headline(v: MetricVerdict, samples: int) -> str:
     normalized by the reference kernel, as the comparison made it)."""
     d = v.decision
     side_by_side = v.stored_baseline is not None or (d is not None and d.mode.startswith("a/b"))
+    own = d is not None and d.estimate == OWN_RUN_TIME  # the medians are each side's own run time too
     arrow = (
-        "medians, side by side"
+        f"{'own run time ' if own else ''}medians, side by side"
         if side_by_side
-        else ("stored median -> this run's" if v.baseline is not None else "this run's median")
+        else (
+            f"stored median -> this run's{' own run time median' if own else ''}"
+            if v.baseline is not None
+            else f"this run's {'own run time ' if own else ''}median"
+        )
     )
     head = f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({arrow})"
     if d is not None:
         ratio = f"{d.mode.split(',')[0]} ratio {d.ratio:.2f}x ({d.confidence * 100:.3g}% CI {d.low:.2f}-{d.high:.2f}x)"
-        return f"{head}; {ratio}, limit {v.limit}, {samples} samples"
+        return f"{head}; {ratio}, limit {v.limit}, {samples} samples{_paired_clause(v) if side_by_side else ''}"
     ratio = f"ratio of medians {v.ratio:.2f}x, " if v.ratio else ""
     return f"{head}; {ratio}limit {v.limit}, median of {samples} samples"
+
+
+def _paired_clause(v: MetricVerdict) -> str:
+    """An a/b ratio is the median of the paired rounds' ratios, not the ratio of the two
+    medians shown: '; the ratio is the median of 15 paired rounds' ratios', and, where the
+    two medians' own ratio falls outside the interval, why they disagree."""
+    d = v.decision
+    if d is None or not d.rounds:
+        return ""
+    clause = f"; the ratio is the median of {d.rounds} paired rounds' ratios"
+    if v.baseline and v.current and not d.low <= v.current / v.baseline <= d.high:
+        clause += (
+            f" (the two medians' own ratio, {v.current / v.baseline:.2f}x, falls outside its interval: the rounds' "
+            f"load differed, and each round's ratio compares its two sides under that round's load)"
+        )
+    return clause
 
 
 def _time_lines(v: MetricVerdict, current: Record) -> list[str]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.judge.ratios import RatioVerdict
+from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.resources import COMPILE_S
@@ -98,6 +99,9 @@ class SummaryRow:
     device_peak_bytes: int | None = None
     #: compile_s side by side, one phrase (result/compile_text.py); "" where not measured
     compile: str = ""
+    #: what the medians and the ratio measured: "wall time", or "own run time" (each side's
+    #: wall time less its own threads' CPU wait, on a busy machine); "" where not timed
+    estimate: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "failed", tuple(self.failed))
@@ -148,6 +152,7 @@ class SummaryRow:
             peak_bytes=_count(record, "peak_bytes"),
             device_peak_bytes=_count(record, "device_peak_bytes"),
             compile=_compile_cell(entry),
+            estimate=(time.estimate or "") if time is not None else "",
         )
 
     @property
@@ -279,7 +284,8 @@ def relation_message(
     }[verdict.status]
     lines = [
         f"tvmperf: {label}: time ratio {verdict.describe()} {word} the limit {verdict.limit:g}x",
-        f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} (medians, measured side by side)",
+        f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} "
+        f"({'own run time ' if verdict.by_own_run_time else ''}medians, measured side by side)",
     ]
     for metric in ("instructions", "calls", "kernels", "storage_bytes"):
         a, b = exact_a.scalar(metric), exact_b.scalar(metric)
@@ -294,7 +300,7 @@ def relation_message(
 
 def _ratio_cell(r: SummaryRow) -> str:
     if r.ratio is not None and r.low is not None and r.high is not None:
-        return f"{r.ratio:.2f}x [{r.low:.2f}-{r.high:.2f}] {r.mode}"
+        return f"{r.ratio:.2f}x [{r.low:.2f}-{r.high:.2f}] {r.mode}{OWN_MARK if r.estimate == OWN_RUN_TIME else ''}"
     if r.ratio is None and r.mode == SAME_PROGRAM_CELL:  # no ratio was measured (the baseline's own program): say why
         return r.mode
     if r.median_s and r.baseline_s:
@@ -351,15 +357,27 @@ def compile_summary(rows: Sequence[SummaryRow]) -> list[str]:
     return [f"compile_s {r.test}: {r.compile}" for r in rows if r.compile]
 
 
+#: the ratio cell's mark of a row decided on each side's own run time
+OWN_MARK = f", {OWN_RUN_TIME}"
+
+
 def summary_legend(rows: Iterable[SummaryRow]) -> list[str]:
-    """What the median and baseline columns are, when some row compared side by side."""
-    if not any(r.mode.startswith("a/b") for r in rows):
-        return []
-    return [
-        "median, baseline: rows marked a/b show this run's medians of the current build and of the "
-        "baseline's program (its saved artifact, or its IR rebuilt here) timed side by side (what the ratio "
-        "compares); other rows the baseline's stored median"
-    ]
+    """What the median and baseline columns are, when some row compared side by side or
+    was decided on each side's own run time."""
+    rows = list(rows)
+    lines = []
+    if any(r.mode.startswith("a/b") for r in rows):
+        lines.append(
+            "median, baseline: rows marked a/b show this run's medians of the current build and of the "
+            "baseline's program (its saved artifact, or its IR rebuilt here) timed side by side (what the ratio "
+            "compares); other rows the baseline's stored median"
+        )
+    if any(r.estimate == OWN_RUN_TIME for r in rows):
+        lines.append(
+            f"rows marked {OWN_RUN_TIME} (a busy machine): the ratio and this run's medians are each side's own "
+            f"run time (wall time less its own threads' CPU wait), from the rounds the ratio was judged on"
+        )
+    return lines
 
 
 def inconclusive_line(rows: Iterable[SummaryRow], verbosity: int, policy: str) -> list[str]:

@@ -19,13 +19,32 @@ class Fake:
     ratio: float
     limit: float = 1.1
     by_own_run_time: bool = False
+    #: the interval shown, when held (else :attr:`interval`'s)
+    shown: tuple[float, float] | None = None
 
     @property
     def past_limit(self) -> bool:
         return self.ratio > self.limit
 
-    def held(self) -> "Fake":
-        return replace(self, status="inconclusive")
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The ratio alone for a decided answer; an open one's reaches across the limit (as a
+        real verdict's: ``inconclusive`` is for intervals that straddle the limit)."""
+        if self.shown is not None:
+            return self.shown
+        if self.status == "inconclusive":
+            return min(self.ratio, 1.0), max(self.ratio, self.limit)
+        return self.ratio, self.ratio
+
+    @property
+    def wholly_past_limit(self) -> bool:
+        return self.interval[0] > self.limit
+
+    def held(self, *measured: "Fake") -> "Fake":
+        every = (self, *measured)
+        return replace(
+            self, status="inconclusive", shown=(min(v.interval[0] for v in every), max(v.interval[1] for v in every))
+        )
 
     @property
     def measured_ratio(self) -> float:
@@ -107,7 +126,8 @@ def test_the_note_says_what_each_measurement_found():
     assert "confirmed" not in confirmation_note(unsure)
     held = confirm(samples(1.07), judge, lambda: samples(1.5))
     assert confirmation_note(held).endswith(
-        "fails on all samples, but the measurements disagree (1.07x, then 1.50x): inconclusive"
+        "fails on all samples, but the measurements disagree (1.07x, then 1.50x): inconclusive; the re-measure "
+        "alone 1.50x; shown with the interval spanning both measurements' and the pooled samples': 1.29x"
     )
 
 

@@ -223,7 +223,8 @@ def test_regression_message_regressed_time_and_instructions_with_a_note():
         "  instructions 9 -> 10 (+1, limit no increase)",
         "    by callee: +1 vm.builtin.alloc_tensor",
         "    by function: +1 main",
-        "  time 1 ms -> 2 ms (medians, side by side); a/b ratio 2.00x (95% CI 1.92-2.08x), limit +5%, 10 samples",
+        "  time 1 ms -> 2 ms (medians, side by side); a/b ratio 2.00x (95% CI 1.92-2.08x), limit +5%, 10 samples; "
+        "the ratio is the median of 10 paired rounds' ratios",
         "    compared: the baseline's artifact timed side by side",
         "  note: re-measured: confirmed",
         "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
