@@ -10,7 +10,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from pytest_tvmperf.store import artifacts, sweep
 from pytest_tvmperf.config.time_policy import TimePolicy
@@ -24,6 +24,9 @@ from pytest_tvmperf.values.node_ids import RefView, display_path
 from pytest_tvmperf.values.remote_names import is_remote
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.farm.remote import Farm
 
 
 def timing_lock_path(where: str) -> Path:
@@ -75,7 +78,7 @@ class TvmperfSession:
     invocation_dir: Path | None = None
     _metric_sources: tuple[MetricSource, ...] | None = None
     #: the RPC devices this process holds (farm/remote.py), for targets named llvm@rpc:KEY
-    _farm: Any = None
+    _farm: "Farm | None" = None
     #: pytest's -v count: an inconclusive test's details are a warning only from -v on (else
     #: one summary line counts them); None outside a pytest run's configure (the fixture used
     #: directly): each inconclusive test warns
@@ -299,7 +302,7 @@ class TvmperfSession:
             self._targets[name] = resolve_target(name, self.settings.llvm_target)
         return self._targets[name]
 
-    def farm(self):
+    def farm(self) -> "Farm":
         """The RPC devices of ``--tvmperf-rpc``'s tracker this process holds."""
         if self._farm is None:
             from pytest_tvmperf.farm.remote import Farm

@@ -110,9 +110,8 @@ class CheckContext:
 
     def preparer_failing(self, fail: Fail) -> Preparer:
         """The test's preparer (its exported programs shared), failing the test by ``fail``."""
-        return replace(
-            self.preparer, fail=fail, baseline_tuning=_baseline_tuning(self.stored_baselines, self.test_id, fail)
-        )
+        tuning = _baseline_tuning(self.session.store, self.baseline_file, self.test_id, fail)
+        return replace(self.preparer, fail=fail, baseline_tuning=tuning)
 
 
 class AgainstSide(Protocol):
@@ -145,9 +144,9 @@ def stored_baselines(store: "BaselineStore", baseline_file: Path, fail: Fail) ->
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _baseline_tuning(read: Callable[[Fail], dict[str, "Record"]], test_id: str, fail: Fail) -> Callable[[], object]:
+def _baseline_tuning(store: "BaselineStore", baseline_file: Path, test_id: str, fail: Fail) -> Callable[[], object]:
     """The tuning state the test's baseline was measured with (None: no entry, or untuned)."""
-    return lambda: getattr(read(fail).get(test_id), "tuning", None)
+    return lambda: getattr(stored_baselines(store, baseline_file, fail).get(test_id), "tuning", None)
 
 
 def outcome_sink(report: "RunReport", location: tuple[str, int], user_properties: list[tuple[str, object]]) -> Sink:
@@ -200,17 +199,13 @@ def for_test(
     )
     sink = outcome_sink(session.report, location, user_properties if user_properties is not None else [])
     fail = failing(who, sink, test_id)
-
-    def read(fail: Fail) -> dict[str, "Record"]:
-        return stored_baselines(session.store, baseline_file, fail)
-
     preparer = Preparer(
         session,
         combo.target,
         nodeid,
         fail,
         tuning_io or TuningIO(),
-        baseline_tuning=_baseline_tuning(read, test_id, fail),
+        baseline_tuning=_baseline_tuning(session.store, baseline_file, test_id, fail),
     )
     limits = dict(peer_limits or {})
     sources = TimingSources(
