@@ -37,6 +37,9 @@ SESSION_KEY = pytest.StashKey["TvmperfSession"]()
 MARKER_ERRORS = pytest.StashKey[list]()
 #: what ``pytest_configure`` checked, kept for the session made when the run turns out to be a tvmperf run
 SETUP_KEY = pytest.StashKey["RunSetup"]()
+#: ``--tvmperf-against-tvm``'s side of each test (against/gate.py, or against/export.py in the other
+#: version's own run), handed to each ``tvmperf`` fixture; absent otherwise
+AGAINST_KEY = pytest.StashKey["AgainstSide"]()
 #: the name the session's plugin object is registered under
 PLUGIN_NAME = "tvmperf-run"
 
@@ -219,7 +222,9 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
     config.pluginmanager.register(plugin, PLUGIN_NAME)
     from pytest_tvmperf.against.gate import configure as configure_against
 
-    configure_against(config, state)  # --tvmperf-against-tvm=VERSION (and that version's own run)
+    against = configure_against(config, state)  # --tvmperf-against-tvm=VERSION (and that version's own run)
+    if against is not None:
+        config.stash[AGAINST_KEY] = against
     state.remove_leftovers()  # the temporary directories of runs that are over
     state.private_cache_if_needed()  # a cache directory that cannot be made: a private one for this run
     state.update_options = options.passthrough_args(config.invocation_params.args)
@@ -384,6 +389,7 @@ def tvmperf(
     tvmperf_compile_timer: "CompileTimer",
 ) -> "Tvmperf":
     """Compile, check, measure and gate a workload: ``tvmperf.check(workload)``."""
+    from pytest_tvmperf.check.context import for_test
     from pytest_tvmperf.check.fixture import Tvmperf
     from pytest_tvmperf.store.files import baseline_path
 
@@ -395,17 +401,17 @@ def tvmperf(
     session = activate(request.config)
     node = request.node
     marker = marker_settings(node)  # parsed at collection (pytest_collection_finish)
-    return Tvmperf(
-        session=session,
-        combo=combo,
-        nodeid=node.nodeid,
-        test_id=test_id(node.nodeid),
-        baseline_file=baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
-        thresholds=session.settings.thresholds(marker.thresholds),
+    context = for_test(
+        session,
+        combo,
+        node.nodeid,
+        test_id(node.nodeid),
+        baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
+        session.settings.thresholds(marker.thresholds),
+        tvmperf_timer,
         peer_limits=dict(marker.peer_limits),
         simulate=marker.simulate,
         tuning_io=_tuning_io(request.config, tvmperf_tuner),
-        timer=tvmperf_timer,
         compile_timer=tvmperf_compile_timer,
         timing=session.settings.timing_on(marker.timing),
         time_budget_s=session.settings.time_budget_s(marker.time_budget),
@@ -414,6 +420,7 @@ def tvmperf(
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
     )
+    return Tvmperf(context, request.config.stash.get(AGAINST_KEY, None))
 
 
 def _check_approval(config: pytest.Config, settings: Settings) -> None:

@@ -10,7 +10,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from pytest_tvmperf.store import artifacts, sweep
 from pytest_tvmperf.config.time_policy import TimePolicy
@@ -26,17 +26,7 @@ from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.result.outcome import Outcome
-
-
-class AgainstSide(Protocol):
-    """``--tvmperf-against-tvm``'s side of a test, taking over after compiling: today's
-    run (against/gate.py ``AgainstPlugin``) or the other version's (against/export.py
-    ``Exporter``). ``tv`` is the ``tvmperf`` fixture (check/fixture.py ``Tvmperf``, a
-    layer above the session, so not named here)."""
-
-    def check(self, tv: Any, prep: "Prepared") -> "Outcome": ...
+    from pytest_tvmperf.farm.remote import Farm
 
 
 def timing_lock_path(where: str) -> Path:
@@ -88,11 +78,7 @@ class TvmperfSession:
     invocation_dir: Path | None = None
     _metric_sources: tuple[MetricSource, ...] | None = None
     #: the RPC devices this process holds (farm/remote.py), for targets named llvm@rpc:KEY
-    _farm: Any = None
-    #: ``--tvmperf-against-tvm``: the side that measures a test against another TVM version's
-    #: build (against/gate.py), or in that version's own run, the side that exports its builds
-    #: (against/export.py); None otherwise. Its ``check(tv, prep)`` takes over after compiling
-    against: AgainstSide | None = None
+    _farm: "Farm | None" = None
     #: pytest's -v count: an inconclusive test's details are a warning only from -v on (else
     #: one summary line counts them); None outside a pytest run's configure (the fixture used
     #: directly): each inconclusive test warns
@@ -316,7 +302,7 @@ class TvmperfSession:
             self._targets[name] = resolve_target(name, self.settings.llvm_target)
         return self._targets[name]
 
-    def farm(self):
+    def farm(self) -> "Farm":
         """The RPC devices of ``--tvmperf-rpc``'s tracker this process holds."""
         if self._farm is None:
             from pytest_tvmperf.farm.remote import Farm

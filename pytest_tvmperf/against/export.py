@@ -23,7 +23,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.check.context import CheckContext
 
 #: the environment variable that turns this side on (the directory it writes to)
 ENV_EXPORT = "TVMPERF_AGAINST_EXPORT"
@@ -48,24 +48,25 @@ class Exporter:
         self.out_dir = out_dir
         self.results: dict[str, dict[str, Any]] = {}
 
-    def check(self, tv: "Tvmperf", prep: "Prepared"):
+    def check(self, ctx: "CheckContext", prep: "Prepared"):
         """Record and export ``prep`` (compiled and checked against NumPy already)."""
         __tracebackhide__ = True
         import tvm
 
+        from pytest_tvmperf.check import pipeline
         from pytest_tvmperf.result.outcome import Outcome
         from pytest_tvmperf.store.artifacts import export_pending
         from pytest_tvmperf.values.record import Record
 
         if not prep.target.runnable or prep.target.remote is not None:
-            pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {tv.target} is not")
-        exact = tv.exact_metrics(prep)
-        pending = export_pending(prep.compiled, self.out_dir / library_name(tv.nodeid))
-        final = self.out_dir / library_name(tv.nodeid)
+            pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {ctx.target} is not")
+        exact = pipeline.exact_metrics(ctx, prep)
+        pending = export_pending(prep.compiled, self.out_dir / library_name(ctx.nodeid))
+        final = self.out_dir / library_name(ctx.nodeid)
         os.replace(pending.temp, final)
         record = Record(
             workload=prep.workload.name,
-            executor=tv.executor,
+            executor=ctx.executor,
             target=prep.target.as_json(),
             tvm_version=str(tvm.__version__),
             exact=exact,
@@ -77,18 +78,18 @@ class Exporter:
         )
         from pytest_tvmperf.values.builtin_types import plain
 
-        self.results[tv.nodeid] = {
+        self.results[ctx.nodeid] = {
             "status": "built",
             "record": plain(record.as_json()),
             "library": final.name,
             "sha256": pending.sha256,
         }
-        return tv.add_outcome(
+        return ctx.add_outcome(
             Outcome(
-                tv.nodeid,
-                tv.test_id,
-                tv.executor,
-                tv.target,
+                ctx.nodeid,
+                ctx.test_id,
+                ctx.executor,
+                ctx.target,
                 "recorded",
                 record=record,
                 note=f"built with TVM {tvm.__version__} for --tvmperf-against-tvm",
@@ -116,12 +117,12 @@ class Exporter:
         os.replace(temp, self.out_dir / RESULTS)
 
 
-def install(config: pytest.Config, session) -> bool:
-    """In the other environment's child run: register the export side. True when on."""
+def install(config: pytest.Config) -> Exporter | None:
+    """In the other environment's child run: register the export side, and return it
+    (None: not that run)."""
     where = os.environ.get(ENV_EXPORT)
     if not where:
-        return False
+        return None
     exporter = Exporter(Path(where))
-    session.against = exporter
     config.pluginmanager.register(exporter, "tvmperf-against-export")
-    return True
+    return exporter

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.result.run_report import ReportSection
     from pytest_tvmperf.result.entry import ResultEntry
-    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.check.context import AgainstSide, CheckContext
     from pytest_tvmperf.session import TvmperfSession
 
 _LLVM = re.compile(r"LLVM \d+")
@@ -162,11 +162,12 @@ class AgainstPlugin:
 
     # --- one test --------------------------------------------------------------------
 
-    def check(self, tv: "Tvmperf", prep: "Prepared"):
+    def check(self, ctx: "CheckContext", prep: "Prepared"):
         """Time today's build of ``prep`` against the other version's, compare every
         metric, and decide, by the check pipeline's confirmation and conclusion
         (check/decide.py), the other build being the :class:`BaselineSource`."""
         __tracebackhide__ = True
+        from pytest_tvmperf.check import pipeline
         from pytest_tvmperf.check.baseline import BaselineSource
         from pytest_tvmperf.check.decide import Decision, conclude
         from pytest_tvmperf.check.untimed import untimed_record
@@ -177,14 +178,14 @@ class AgainstPlugin:
         from pytest_tvmperf.measure.machine import current_machine
         from pytest_tvmperf.values.record import Record, Timing
 
-        session, other = tv.session, self.other
+        session, other = ctx.session, self.other
         if not prep.target.runnable or prep.target.remote is not None:
-            pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {tv.target} is not")
-        build = self.builds().get(tv.nodeid)
+            pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {ctx.target} is not")
+        build = self.builds().get(ctx.nodeid)
         if build.status != "built":
-            self._not_compared(tv, f"TVM {other} could not build it ({build.status})", build.error)
+            self._not_compared(ctx, f"TVM {other} could not build it ({build.status})", build.error)
         then = Record.from_json(build.record)
-        exact = tv.exact_metrics(prep)
+        exact = pipeline.exact_metrics(ctx, prep)
         then = replace(
             then,
             exact=replace(
@@ -195,7 +196,7 @@ class AgainstPlugin:
         copy = session.scratch_dir() / f"tvm-{other}-{build.library.name}"
         shutil.copyfile(build.library, copy)
         got: list = []
-        problem = tv.sources.try_library(
+        problem = ctx.sources.try_library(
             copy, prep.target, prep.workload, prep.args, prep.out_specs, f"the build of TVM {other}", got
         )
         machine = current_machine(prep.target.as_json())
@@ -210,13 +211,13 @@ class AgainstPlugin:
         )
         if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
             problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
-            record = untimed_record(tv, prep, exact)  # the record of a mode without time
-            comparison = source.compare(record, tv.thresholds, policy)
+            record = untimed_record(ctx, prep, exact)  # the record of a mode without time
+            comparison = source.compare(record, ctx.thresholds, policy)
             time_verdict = comparison.get("time")
             notes.append(f"time not compared: {problem}")
         else:
-            record, comparison, time_verdict = self._timed(tv, prep, source, exact, policy, notes)
-            then = replace(then, kernel_time_s=self._kernel_times(tv, prep, copy))
+            record, comparison, time_verdict = self._timed(ctx, prep, source, exact, policy, notes)
+            then = replace(then, kernel_time_s=self._kernel_times(ctx, prep, copy))
         moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
         ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
         compared = [
@@ -235,11 +236,11 @@ class AgainstPlugin:
         if time_verdict.reason:
             notes.append(time_verdict.reason)
         # both versions' build times side by side in the reports (after the upgrade line: not one of its changes)
-        if COMPILE_S in tv.resources:
+        if COMPILE_S in ctx.resources:
             built = versions_verdict(then.compile_s, record.compile_s, other, self.today)
             comparison = Comparison((*comparison.verdicts, built))
             notes.append(built.note)
-        message = self.message(tv, record, then, comparison, line, notes)
+        message = self.message(ctx, record, then, comparison, line, notes)
         if record.timing is not None and record.timing.samples.baseline:  # the other build's samples, for the reports
             from pytest_tvmperf.builder.timer import TimeSamples
 
@@ -263,9 +264,9 @@ class AgainstPlugin:
             fails=decided.fails and not self.report_only,
             open=decided.open and not self.report_only,
         )
-        return conclude(decision, tv.identity(), tv.add_outcome, tv.inconclusive)
+        return conclude(decision, ctx.identity, ctx.add_outcome, ctx.inconclusive)
 
-    def _timed(self, tv: "Tvmperf", prep: "Prepared", source, exact, policy, notes: list[str]):
+    def _timed(self, ctx: "CheckContext", prep: "Prepared", source, exact, policy, notes: list[str]):
         """Today's build and the other version's (``source``: its record and sampler)
         timed side by side by the measurement every timed mode uses
         (check/timed.py :func:`measure_time`: a/b rounds, sequential looks, the
@@ -275,16 +276,16 @@ class AgainstPlugin:
         from pytest_tvmperf.check.timed import measure_time
         from pytest_tvmperf.store.artifacts import discard
 
-        measured = measure_time(tv, prep, exact, lambda _machine: source, notes)
+        measured = measure_time(ctx, prep, exact, lambda _machine: source, notes)
         if measured.pending is not None:
             discard(measured.pending)
-        judged = confirm_time(measured, source, tv.thresholds["time"], policy, tv.session.settings.confirm)
-        comparison = source.compare(judged.record, tv.thresholds, policy).with_verdict(judged.verdict)
+        judged = confirm_time(measured, source, ctx.thresholds["time"], policy, ctx.session.settings.confirm)
+        comparison = source.compare(judged.record, ctx.thresholds, policy).with_verdict(judged.verdict)
         notes.extend(n for n in (judged.note,) if n)
         return judged.record, comparison, judged.verdict
 
     @staticmethod
-    def _kernel_times(tv: "Tvmperf", prep: "Prepared", library: Path) -> dict[str, float] | None:
+    def _kernel_times(ctx: "CheckContext", prep: "Prepared", library: Path) -> dict[str, float] | None:
         """Seconds a run in each kernel of the other version's build (``library``, already
         run in the isolation child and loaded here), measured in this process like today's
         (``vm-bytecode``: the VM's instrument; None where the executor has no per-call hook)."""
@@ -292,20 +293,20 @@ class AgainstPlugin:
         from pytest_tvmperf.builder.timer import kernel_times
 
         try:
-            with tv.session.timing_lock(tv.target):
+            with ctx.session.timing_lock(ctx.target):
                 return kernel_times(
-                    load_artifact(str(library), tv.executor, prep.workload.entry, prep.target), prep.args
+                    load_artifact(str(library), ctx.executor, prep.workload.entry, prep.target), prep.args
                 )
         except Exception:  # the diagnosis is a help, never the failure
             return None
 
-    def message(self, tv: "Tvmperf", record, then, comparison, line: str, notes: Sequence[str]) -> str:
+    def message(self, ctx: "CheckContext", record, then, comparison, line: str, notes: Sequence[str]) -> str:
         """The test's upgrade verdict, then each metric that moved, as a baseline's
         regression message shows it (the other version in the baseline's place)."""
         from pytest_tvmperf.result.regression import verdict_lines
 
         lines = [
-            f"tvmperf: {tv.nodeid}: {line}",
+            f"tvmperf: {ctx.nodeid}: {line}",
             f"  (TVM {self.other}'s build stands where the baseline would: left of each arrow)",
         ]
         for v in comparison.verdicts:
@@ -320,21 +321,21 @@ class AgainstPlugin:
             lines.append("  to report the upgrade without failing: --tvmperf-against-tvm-report-only")
         return "\n".join(lines)
 
-    def _not_compared(self, tv: "Tvmperf", what: str, error: str) -> None:
+    def _not_compared(self, ctx: "CheckContext", what: str, error: str) -> None:
         __tracebackhide__ = True
         from pytest_tvmperf.result.outcome import Outcome
 
         first = error_line(error)
         note = f"not compared: {what}" + (f": {first}" if first else "")
-        tv.add_outcome(
+        ctx.add_outcome(
             Outcome(
-                tv.nodeid,
-                tv.test_id,
-                tv.executor,
-                tv.target,
+                ctx.nodeid,
+                ctx.test_id,
+                ctx.executor,
+                ctx.target,
                 "not gated",
                 note=note[:500],
-                message=f"tvmperf: {tv.nodeid}: {what}; its error there:\n{error}" if error else "",
+                message=f"tvmperf: {ctx.nodeid}: {what}; its error there:\n{error}" if error else "",
             )
         )
         pytest.skip(note[:2000])
@@ -381,21 +382,23 @@ def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) ->
     return words.UpgradeSummary(today, other, tuple(rows))
 
 
-def configure(config: pytest.Config, session: "TvmperfSession") -> None:
+def configure(config: pytest.Config, session: "TvmperfSession") -> "AgainstSide | None":
     """``pytest_configure``: in the other version's child run, the export side; with
     ``--tvmperf-against-tvm=VERSION``, that version's environment (made once per machine:
-    a version that cannot be installed is one usage error here) and today's side."""
+    a version that cannot be installed is one usage error here) and today's side. Returns
+    the side that takes each test over after compiling (None: neither)."""
     import sys
 
     from pytest_tvmperf.against import export
     from pytest_tvmperf.against.env import EnvError, ensure_env
 
-    if export.install(config, session):
-        return
+    exporter = export.install(config)
+    if exporter is not None:
+        return exporter
     settings = session.settings
     version = getattr(settings, "against_tvm", None)
     if version is None:
-        return
+        return None
     if settings.update:
         raise pytest.UsageError(
             "pytest-tvmperf: --tvmperf-against-tvm compares today's TVM with another version and "
@@ -419,6 +422,6 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> None:
             f"{version} cannot be made: {exc}"
         ) from None
     plugin = AgainstPlugin(config, session, env, bool(getattr(settings, "against_tvm_report_only", False)))
-    session.against = plugin
     session.report.section_makers.append(plugin.report_section)
     config.pluginmanager.register(plugin, "tvmperf-against")
+    return plugin

@@ -31,7 +31,7 @@ from pytest_tvmperf.result.text import fmt_number, fmt_time
 from pytest_tvmperf.store.files import BaselineError
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.check.context import CheckContext
     from pytest_tvmperf.values.record import Record
 
 #: the verdicts of a metric that say the change's entry is not what was measured
@@ -55,35 +55,40 @@ def mismatches(comparison: Comparison) -> list[str]:
 
 
 def with_change(
-    tv: "Tvmperf", record: "Record", source: BaselineSource, decision: Decision, measured: Measured | None, plan: Plan
+    ctx: "CheckContext",
+    record: "Record",
+    source: BaselineSource,
+    decision: Decision,
+    measured: Measured | None,
+    plan: Plan,
 ) -> Decision:
     """``decision`` (against the ref) as the change's own entry makes it (module doc)."""
     __tracebackhide__ = True
-    session = tv.session
-    pr_file = session.pr_baseline_file(tv.baseline_file)
+    session = ctx.session
+    pr_file = session.pr_baseline_file(ctx.baseline_file)
     if pr_file is None:
         return decision
     try:
-        pr_record = session.pr_store.baselines(pr_file).get(tv.test_id)
+        pr_record = session.pr_store.baselines(pr_file).get(ctx.test_id)
         problem = None
     except BaselineError as exc:  # the change's own file: the same errors as without a ref
         pr_record, problem = None, str(exc)
     if problem is not None:
-        tv.fail("error", f"tvmperf: {problem}")
+        ctx.fail("error", f"tvmperf: {problem}")
     ref_record = source.record
     if not entries_differ(ref_record, pr_record):
         return decision
     shown = session.shown(pr_file)
     ref_name = str(session.settings.baselines_ref)
     changes = change_lines(ref_record, pr_record)
-    who = tv.identity()
+    who = ctx.identity
     if not session.settings.approved_change:
         before = (
             decision.message.replace("\n" + ON_A_PULL_REQUEST, "")
             if decision.fails
             else (f"tvmperf: {who.nodeid}: {decision.verdict} against {who.shown_file}")
         )
-        message = before + "\n" + unapproved_message(tv.test_id, shown, ref_name, changes)
+        message = before + "\n" + unapproved_message(ctx.test_id, shown, ref_name, changes)
         return replace(
             decision,
             verdict=Verdict.UNAPPROVED_CHANGE,
@@ -96,7 +101,7 @@ def with_change(
     if pr_record is None:  # the change removed the entry: nothing to verify the test with
         message = "\n".join(
             [
-                f"tvmperf: {who.nodeid}: the approved change removes the baseline of {tv.test_id} "
+                f"tvmperf: {who.nodeid}: the approved change removes the baseline of {ctx.test_id} "
                 f"from {shown}, and the test still runs: it would have no baseline",
                 *changes,
             ]
@@ -115,12 +120,12 @@ def with_change(
     time = None
     if plan.time:
         assert measured is not None
-        time = confirm_time(measured, own, tv.thresholds["time"], session.time_policy(), session.settings.confirm)
+        time = confirm_time(measured, own, ctx.thresholds["time"], session.time_policy(), session.settings.confirm)
     against = decide(
         record,
         pr_record,
         time,
-        tv.thresholds,
+        ctx.thresholds,
         session.time_policy(),
         replace(who, shown_file=shown),
         (),
@@ -136,7 +141,7 @@ def with_change(
             verdict=Verdict.UNVERIFIED_CHANGE,
             baseline=pr_record,
             comparison=against.comparison,
-            message=mismatch_message(who.nodeid, tv.test_id, shown, off, changes),
+            message=mismatch_message(who.nodeid, ctx.test_id, shown, off, changes),
             fails=True,
             open=False,
             shown=True,
@@ -154,7 +159,7 @@ def with_change(
         verdict=Verdict.PASS,
         baseline=pr_record,
         comparison=against.comparison,
-        message=verified_message(tv.test_id, shown, ref_name, changes),
+        message=verified_message(ctx.test_id, shown, ref_name, changes),
         fails=any(p.status == Verdict.EXCEEDED for p in decision.peers),
         open=False,
         shown=True,

@@ -18,7 +18,7 @@ from pytest_tvmperf.values.resources import COMPILE_S
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.check.context import CheckContext
     from pytest_tvmperf.values.record import Record
 
 NO_IR = (
@@ -29,14 +29,14 @@ NO_ARTIFACTS = "the baseline's IR is not read in this run (no artifact directory
 NO_LOWERED = "today's build has no lowered IR to build again (a loaded library)"
 
 
-def compile_times(tv: "Tvmperf", prep: "Prepared | None", baseline: "Record | None") -> CompileTimes | None:
+def compile_times(ctx: "CheckContext", prep: "Prepared | None", baseline: "Record | None") -> CompileTimes | None:
     """The compile times of today's build beside the baseline's, for a gate: None where
     the test leaves ``compile_s`` out (or records, or has no baseline); ``same`` for the
     baseline's own program (nothing built); ``skipped`` with the reason where nothing can
     be built side by side."""
     __tracebackhide__ = True
-    settings = tv.session.settings
-    if COMPILE_S not in tv.resources or settings.update or baseline is None or prep is None:
+    settings = ctx.session.settings
+    if COMPILE_S not in ctx.resources or settings.update or baseline is None or prep is None:
         return None
     if baseline.ir is None:
         return CompileTimes(skipped=NO_IR)
@@ -47,30 +47,30 @@ def compile_times(tv: "Tvmperf", prep: "Prepared | None", baseline: "Record | No
     module = lowered_module(prep.compiled)
     if module is None:
         return CompileTimes(skipped=NO_LOWERED)
-    if tv.sources.is_same_program(prep.compiled, baseline):  # under either --tvmperf-same-program: the same code
+    if ctx.sources.is_same_program(prep.compiled, baseline):  # under either --tvmperf-same-program: the same code
         return CompileTimes(same=True)
     from pytest_tvmperf.store import lowered_ir
 
-    session = tv.session
+    session = ctx.session
     path = settings.baseline_dir / baseline.ir.path
     shown = session.shown(path)
     try:  # a damaged file: the a/b timing fails the test on it; compile_s only says why it is n/a
-        lowered_ir.check_file(path, baseline.ir, shown, tv.test_id, session.shown(tv.baseline_file))
-        stored = _built_in_child(tv, prep, baseline, path)
+        lowered_ir.check_file(path, baseline.ir, shown, ctx.test_id, session.shown(ctx.baseline_file))
+        stored = _built_in_child(ctx, prep, baseline, path)
     except Exception as exc:  # noqa: BLE001 - n/a with the reason, never a failed test
         return CompileTimes(skipped=f"the baseline's IR {shown} was not built here ({_short(exc)})")
     from pytest_tvmperf.builder.rebuild import generate
 
     def build(module):
-        return lambda: generate(module, tv.executor, prep.target)  # the library is dropped: its time is all
+        return lambda: generate(module, ctx.executor, prep.target)  # the library is dropped: its time is all
 
     try:
-        return side_by_side(build(stored), build(module), tv.compile_timer, DEFAULT_BUILDS)
+        return side_by_side(build(stored), build(module), ctx.compile_timer, DEFAULT_BUILDS)
     except Exception as exc:  # noqa: BLE001 - a build TVM refuses here: n/a with the reason
         return CompileTimes(skipped=f"the builds side by side failed ({_short(exc)})")
 
 
-def _built_in_child(tv: "Tvmperf", prep: "Prepared", baseline: "Record", path):
+def _built_in_child(ctx: "CheckContext", prep: "Prepared", baseline: "Record", path):
     """The baseline's module, loaded here once the isolation child has built its IR
     (cached: the a/b timing built it already); raises why not."""
     from pytest_tvmperf.builder import rebuild
@@ -82,11 +82,11 @@ def _built_in_child(tv: "Tvmperf", prep: "Prepared", baseline: "Record", path):
     fingerprint = current_machine(prep.target.as_json()).fingerprint
     rebuild.cached_library(
         fingerprint,
-        tv.executor,
+        ctx.executor,
         ref.program_key,
         lambda: lowered_ir.load(path, ref),
         prep.target,
-        builder=rebuild.build_in_child(tv.session.sandbox(), path, tv.executor, prep.target, ref),
+        builder=rebuild.build_in_child(ctx.session.sandbox(), path, ctx.executor, prep.target, ref),
     )
     return lowered_ir.load(path, ref)
 

@@ -1,9 +1,10 @@
 """One check, prepare -> measure -> decide, for every mode: the steps around the pure
 decision (decide.py) that read the store, run TVM or keep the outcome. A mode (timed.py,
 untimed.py, ratio.py) is a choice of measurements; each ends here, by :func:`gate`
-(compare with the baseline and decide) or :func:`record` (``--tvmperf-update``). The
-fixture (fixture.py) is read here, never written: what one step hands the next is a
-frozen value (:class:`~pytest_tvmperf.check.decide.Measured`, ``Decision``)."""
+(compare with the baseline and decide) or :func:`record` (``--tvmperf-update``). What
+each step reads is the test's frozen :class:`~pytest_tvmperf.check.context.CheckContext`
+(never the fixture), and what it hands the next is a frozen value
+(:class:`~pytest_tvmperf.check.decide.Measured`, ``Decision``)."""
 
 from __future__ import annotations
 
@@ -37,22 +38,24 @@ from pytest_tvmperf.result.outcome import Outcome
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.check.context import CheckContext
     from pytest_tvmperf.values.record import Record
 
 
-def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: "Record | None" = None) -> ExactMetrics:
+def exact_metrics(
+    ctx: "CheckContext", prep: "Prepared", runs: bool = True, baseline: "Record | None" = None
+) -> ExactMetrics:
     """The exact metrics of a prepared workload, with the metric sources' per-kernel
     counts; ``runs``: the program runs here, so its executed calls are counted.
     ``baseline``: the stored one, whose counts are taken when this build is its own
     program (:func:`same_counts`)."""
     exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
-    session = tv.session
+    session = ctx.session
     settings = session.settings
-    if tv.simulate is not None:  # the test's marker: over the ini, under the command line
-        settings = replace(settings, ini_simulate=tv.simulate)
+    if ctx.simulate is not None:  # the test's marker: over the ini, under the command line
+        settings = replace(settings, ini_simulate=ctx.simulate)
     collected = collect_kernel_metrics(
-        session.metric_sources(), prep, settings, stored=_in_build_names(prep, same_counts(tv, prep, baseline))
+        session.metric_sources(), prep, settings, stored=_in_build_names(prep, same_counts(ctx, prep, baseline))
     )
     session.report.not_measured.update(collected.skipped)
     if collected.reused:
@@ -60,7 +63,7 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
 
     # kept on update, failed when the tool died
     def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
-        return in_build_entry(prep, tv.stored_baselines().get(tv.test_id))
+        return in_build_entry(prep, ctx.stored_baselines().get(ctx.test_id))
 
     settled = settle(
         replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with),
@@ -68,14 +71,14 @@ def exact_metrics(tv: "Tvmperf", prep: "Prepared", runs: bool = True, baseline: 
         stored,
         settings.update,
         session.report.not_measured,
-        tv.fail,
-        tv.nodeid,
-        tv.identity().shown_file,
+        ctx.fail,
+        ctx.nodeid,
+        ctx.identity.shown_file,
     )
-    export = tv.preparer.exports.get(id(prep.compiled))
+    export = ctx.preparer.exports.get(id(prep.compiled))
     library = export[1] if export is not None and export[0] is prep.compiled else None
     return with_resources(
-        settled, prep.compiled, prep.args, runs, tv.resources, prep.target, library, _peak_in_child(tv, prep, library)
+        settled, prep.compiled, prep.args, runs, ctx.resources, prep.target, library, _peak_in_child(ctx, prep, library)
     )
 
 
@@ -84,12 +87,12 @@ def in_build_entry(prep: "Prepared", entry: "Record | None") -> "Record | None":
     return None if entry is None else replace(entry, exact=_in_build_names(prep, entry.exact))
 
 
-def _peak_in_child(tv: "Tvmperf", prep: "Prepared", library) -> "Callable[[], dict] | None":
+def _peak_in_child(ctx: "CheckContext", prep: "Prepared", library) -> "Callable[[], dict] | None":
     """Asks the isolation child for the peak memory of one call of ``library`` (None: not exported)."""
     if library is None:
         return None
     entry, device_type = prep.workload.entry, getattr(prep.target, "device_type", "cpu")
-    return lambda: tv.session.sandbox().peak(library, prep.executor, entry, device_type, prep.args, prep.out_specs)
+    return lambda: ctx.session.sandbox().peak(library, prep.executor, entry, device_type, prep.args, prep.out_specs)
 
 
 def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetrics | None:
@@ -110,12 +113,12 @@ def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetric
     return in_build_names(exact, kernel_identities(prep.compiled, sources=prep.workload.layers))
 
 
-def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> ExactMetrics | None:
+def same_counts(ctx: "CheckContext", prep: "Prepared", baseline: "Record | None") -> ExactMetrics | None:
     """The baseline's exact metrics when a gate (not an update) builds the baseline's own
     program (check/sources.py ``same_program``, under ``--tvmperf-same-program=skip``) and
     its inputs have fixed shapes (no symbolic dims, no smaller ``simulate_as`` workload):
     its per-kernel counts are the ones a new count would give."""
-    settings = tv.session.settings
+    settings = ctx.session.settings
     if (
         baseline is None
         or baseline.ir is None
@@ -126,42 +129,50 @@ def same_counts(tv: "Tvmperf", prep: "Prepared", baseline: "Record | None") -> E
         or prep.workload.simulate_as is not None
     ):
         return None
-    return baseline.exact if tv.sources.is_same_program(prep.compiled, baseline) else None
+    return baseline.exact if ctx.sources.is_same_program(prep.compiled, baseline) else None
 
 
-def peers_of(tv: "Tvmperf", record: "Record", measured: Measured | None) -> tuple[RatioVerdict, ...]:
+def peers_of(ctx: "CheckContext", record: "Record", measured: Measured | None) -> tuple[RatioVerdict, ...]:
     """TVM against the peers timed beside (a timer that left one out fails the test)."""
     __tracebackhide__ = True
     timed, unconfirmed = (measured.peers_timed, measured.peers_unconfirmed) if measured else ((), {})
     try:
-        return judged_peers(record.timing.samples, tv.peer_limits, tv.session.time_policy(), timed, unconfirmed)
+        return judged_peers(record.timing.samples, ctx.peer_limits, ctx.session.time_policy(), timed, unconfirmed)
     except ValueError as exc:
-        tv.fail("error", f"tvmperf: {tv.nodeid}: {exc}")
+        ctx.fail("error", f"tvmperf: {ctx.nodeid}: {exc}")
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def layers_of(tv: "Tvmperf", prep: "Prepared | None", record: "Record", peers: tuple[RatioVerdict, ...]) -> tuple:
+def layers_of(ctx: "CheckContext", prep: "Prepared | None", record: "Record", peers: tuple[RatioVerdict, ...]) -> tuple:
     """The per-layer tables against the peers: asked for, or a peer limit failed."""
     if prep is None or not peers:
         return ()
     from pytest_tvmperf.measure.peer_layers import for_test
 
-    return for_test(tv, prep, record.timing.samples if record.timing else None, peers)
+    session = ctx.session
+    return for_test(
+        prep,
+        record.timing.samples if record.timing else None,
+        peers,
+        session.settings.layers,
+        lambda: session.timing_lock(ctx.target),
+        session.report.not_measured,
+    )
 
 
-def with_layer_tables(tv: "Tvmperf", prep: "Prepared | None", decision: Decision) -> Decision:
-    layers = layers_of(tv, prep, decision.record, decision.peers)
+def with_layer_tables(ctx: "CheckContext", prep: "Prepared | None", decision: Decision) -> Decision:
+    layers = layers_of(ctx, prep, decision.record, decision.peers)
     return replace(decision, message=with_layers(decision.message, layers), layers=layers)
 
 
-def finish(tv: "Tvmperf", decision: Decision) -> Outcome:
+def finish(ctx: "CheckContext", decision: Decision) -> Outcome:
     """Keep the decision's outcome, then pass, fail, or leave it to ``--tvmperf-inconclusive``."""
     __tracebackhide__ = True
-    return conclude(decision, tv.identity(), tv.add_outcome, tv.inconclusive)
+    return conclude(decision, ctx.identity, ctx.add_outcome, ctx.inconclusive)
 
 
 def gate(
-    tv: "Tvmperf",
+    ctx: "CheckContext",
     record: "Record",
     source: BaselineSource,
     measured: Measured | None,
@@ -173,11 +184,11 @@ def gate(
     a timed record's time is judged (and confirmed by ``measured.remeasure``); a mode
     without time compares the rest (measure/plan.py)."""
     __tracebackhide__ = True
-    who = tv.identity()
+    who = ctx.identity
     if source.record is None:
-        return finish(tv, with_change(tv, record, source, no_baseline(record, who), measured, plan))
-    session = tv.session
-    predates = predates_line(source.record.exact.predates & set(tv.resources))
+        return finish(ctx, with_change(ctx, record, source, no_baseline(record, who), measured, plan))
+    session = ctx.session
+    predates = predates_line(source.record.exact.predates & set(ctx.resources))
     if predates:  # one line for the run (not one per test and metric), and a note on this test's message
         session.report.not_measured.add(predates.replace("the baseline predates", "baselines predate", 1))
         notes = [*notes, predates]
@@ -185,13 +196,13 @@ def gate(
     time = peers = None
     if plan.time:
         assert measured is not None
-        time = confirm_time(measured, source, tv.thresholds["time"], policy, session.settings.confirm)
-        peers = peers_of(tv, time.record, measured)
+        time = confirm_time(measured, source, ctx.thresholds["time"], policy, session.settings.confirm)
+        peers = peers_of(ctx, time.record, measured)
     decision = decide(
         record,
         source.record,
         time,
-        tv.thresholds,
+        ctx.thresholds,
         policy,
         who,
         notes,
@@ -200,13 +211,13 @@ def gate(
         source.ab,
         measured.rounds if measured else None,
         measured.threads_note if measured else "",
-        compile_times(tv, prep, source.record),
+        compile_times(ctx, prep, source.record),
     )
-    return finish(tv, with_change(tv, record, source, with_layer_tables(tv, prep, decision), measured, plan))
+    return finish(ctx, with_change(ctx, record, source, with_layer_tables(ctx, prep, decision), measured, plan))
 
 
 def record(
-    tv: "Tvmperf",
+    ctx: "CheckContext",
     record: "Record",
     note: str = "",
     plan: Plan = TIMED,
@@ -216,6 +227,6 @@ def record(
     """``--tvmperf-update``: queue ``record`` as the test's baseline (written at the
     session's end); a gated peer past its limit still fails."""
     __tracebackhide__ = True
-    tv.session.store.queue_update(tv.baseline_file, tv.test_id, record)
-    peers = peers_of(tv, record, measured) if plan.time else ()
-    return finish(tv, with_layer_tables(tv, prep, recorded(record, tv.identity(), peers, note)))
+    ctx.session.store.queue_update(ctx.baseline_file, ctx.test_id, record)
+    peers = peers_of(ctx, record, measured) if plan.time else ()
+    return finish(ctx, with_layer_tables(ctx, prep, recorded(record, ctx.identity, peers, note)))

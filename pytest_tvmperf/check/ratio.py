@@ -20,33 +20,33 @@ from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.result.text import relation_message
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.check.context import CheckContext
 
 
-def assert_ratio(tv: "Tvmperf", sides: Sequence[Variant], at_most: float, number: int) -> RatioVerdict:
-    """The ``number``-th ``assert_ratio`` of test ``tv``: its outcome is named
+def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, number: int) -> RatioVerdict:
+    """The ``number``-th ``assert_ratio`` of the test of ``ctx``: its outcome is named
     ``<test id> ratio [number]`` in the summary, and by its sides in the message and JSON."""
     __tracebackhide__ = True
-    shown_id = f"{tv.test_id} ratio" + (f" {number}" if number > 1 else "")
-    fail = tv.failing_as(shown_id)
-    preparer = tv.preparer_failing(fail)
+    shown_id = f"{ctx.test_id} ratio" + (f" {number}" if number > 1 else "")
+    fail = ctx.failing_as(shown_id)
+    preparer = ctx.preparer_failing(fail)
     preps = []
     for side in sides:
-        executor = side.executor or tv.executor
-        preps.append(preparer.prepare(side.workload, executor, f"{side.workload.name} on {tv.target}/{executor}"))
+        executor = side.executor or ctx.executor
+        preps.append(preparer.prepare(side.workload, executor, f"{side.workload.name} on {ctx.target}/{executor}"))
         if not preps[-1].target.runnable:
-            pytest.skip(f"target {tv.target}: {preps[-1].target.not_run}: a time ratio needs the program run")
-    label = f"{sides[0].describe(tv.executor)} / {sides[1].describe(tv.executor)}"
-    if not tv.timing:  # both sides compiled and checked; the ratio is a time: not measured
-        tv.add_outcome(Outcome(tv.nodeid, shown_id, tv.executor, tv.target, "not gated", note=UNTIMED_NOTE))
+            pytest.skip(f"target {ctx.target}: {preps[-1].target.not_run}: a time ratio needs the program run")
+    label = f"{sides[0].describe(ctx.executor)} / {sides[1].describe(ctx.executor)}"
+    if not ctx.timing:  # both sides compiled and checked; the ratio is a time: not measured
+        ctx.add_outcome(Outcome(ctx.nodeid, shown_id, ctx.executor, ctx.target, "not gated", note=UNTIMED_NOTE))
         return None  # type: ignore[return-value]
-    session = tv.session
+    session = ctx.session
     samplers = []
     for i, prep in enumerate(preps):
-        pending = tv.sources.export(prep.compiled, "relation", side=f"ratio{number}.{i}")
+        pending = ctx.sources.export(prep.compiled, "relation", side=f"ratio{number}.{i}")
         if pending is not None:
             samplers.append(
-                tv.sources.placed_sampler(
+                ctx.sources.placed_sampler(
                     pending.temp, prep.target, prep.workload, prep.executor, prep.args, prep.out_specs
                 )
             )
@@ -60,14 +60,14 @@ def assert_ratio(tv: "Tvmperf", sides: Sequence[Variant], at_most: float, number
         if samples.baseline is None:
             fail(
                 "error",
-                f"tvmperf: {tv.nodeid}: the timer returned no samples of the right side of "
+                f"tvmperf: {ctx.nodeid}: the timer returned no samples of the right side of "
                 f"{label}: a tvmperf_timer must time TimingTask.baseline too",
             )
         return relation_verdict(label, samples, float(at_most), policy.alpha, policy.noise_ratio)
 
     def measure(n: int, fresh: bool = False) -> TimeSamples:
-        with session.timing_lock(tv.target):
-            return tv.timer(task.reloaded() if fresh else task, n)
+        with session.timing_lock(ctx.target):
+            return ctx.timer(task.reloaded() if fresh else task, n)
 
     checked = confirm(
         measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds, fresh=True), session.settings.confirm
@@ -87,8 +87,8 @@ def assert_ratio(tv: "Tvmperf", sides: Sequence[Variant], at_most: float, number
             fails=verdict.status == "exceeded",
             open=verdict.status == "inconclusive",
         ),
-        tv.identity(),
-        tv.add_outcome,
-        tv.inconclusive,
+        ctx.identity,
+        ctx.add_outcome,
+        ctx.inconclusive,
     )
     return verdict

@@ -30,7 +30,7 @@ from pytest_tvmperf.values.record import IRRef, Record, Timing
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.check.context import CheckContext
     from pytest_tvmperf.result.outcome import Outcome
 
 
@@ -40,26 +40,26 @@ def ir_ref(pending: PendingArtifact, baseline_dir: Path) -> IRRef:
     return ref(baseline_dir) if ref is not None else IRRef(str(pending.final.relative_to(baseline_dir)), pending.sha256)
 
 
-def check(tv: "Tvmperf", prep: "Prepared", where: str) -> "Outcome":
+def check(ctx: "CheckContext", prep: "Prepared", where: str) -> "Outcome":
     """The rest of ``tvmperf.check`` for a timed test: measure, then record or gate."""
     __tracebackhide__ = True
-    session = tv.session
+    session = ctx.session
     workload = prep.workload
-    peers = tv.sources.peer_samplers(prep, where)
-    baseline = tv.stored_baselines().get(tv.test_id)
-    exact = pipeline.exact_metrics(tv, prep, baseline=baseline)
+    peers = ctx.sources.peer_samplers(prep, where)
+    baseline = ctx.stored_baselines().get(ctx.test_id)
+    exact = pipeline.exact_metrics(ctx, prep, baseline=baseline)
     notes: list[str] = []
     # Time the artifact as a later run will load it (exported and loaded back), so
     # a/b timing compares like with like: a JIT-compiled module in memory runs a few
     # percent apart from the same code loaded from a shared library.
     measured = measure_time(
-        tv,
+        ctx,
         prep,
         exact,
         lambda machine: (
             BaselineSource(baseline)
             if session.settings.update
-            else tv.sources.baseline_source(
+            else ctx.sources.baseline_source(
                 baseline,
                 machine.fingerprint,
                 prep.target,
@@ -73,16 +73,16 @@ def check(tv: "Tvmperf", prep: "Prepared", where: str) -> "Outcome":
         notes,
         peers,
     )
-    if session.settings.confirm and tv.peer_limits:
-        measured = confirm_peers(measured, tv.peer_limits, session.time_policy(), notes)
+    if session.settings.confirm and ctx.peer_limits:
+        measured = confirm_peers(measured, ctx.peer_limits, session.time_policy(), notes)
     pending = measured.pending
-    keep = pending is not None and tv.sources.keeps_library
+    keep = pending is not None and ctx.sources.keeps_library
     if pending is not None and not keep:
         discard(pending)
     if session.settings.update:
         if keep:
             session.store.queue_artifact(pending)
-        ir = tv.sources.save_ir(prep.compiled)  # the ir form (the default): the IR, rebuilt where the gate runs
+        ir = ctx.sources.save_ir(prep.compiled)  # the ir form (the default): the IR, rebuilt where the gate runs
         if ir is not None:
             session.store.queue_artifact(ir)
         kept, screened = clean(measured.samples)  # the baseline keeps the rounds the machine left alone
@@ -96,17 +96,17 @@ def check(tv: "Tvmperf", prep: "Prepared", where: str) -> "Outcome":
             kept, busy = run_times, f"{busy}; stored as each side's own run time (wall time less its own CPU wait)"
         budget = measured.rounds.note() if measured.rounds is not None else ""
         return pipeline.record(
-            tv,
+            ctx,
             measured.make_record(kept, pending if keep else None, ir),
             "; ".join(n for n in (busy, budget) if n),
             measured=measured,
             prep=prep,
         )
-    return pipeline.gate(tv, measured.make_record(measured.samples), measured.source, measured, notes, prep=prep)
+    return pipeline.gate(ctx, measured.make_record(measured.samples), measured.source, measured, notes, prep=prep)
 
 
 def measure_time(
-    tv: "Tvmperf",
+    ctx: "CheckContext",
     prep: "Prepared",
     exact: ExactMetrics,
     source_for: Callable[..., BaselineSource],
@@ -119,12 +119,12 @@ def measure_time(
     by side in rounds, in looks that stop at a decisive pass (sequential sampling), at
     fewer threads on a machine too busy for the asked ones. The caller judges the
     samples (``Measured.make_record``, ``Measured.remeasure`` for the confirmation)."""
-    session, settings = tv.session, tv.session.settings
+    session, settings = ctx.session, ctx.session.settings
     compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
     workload = prep.workload
     listing = compiled.listing()
     kernels = kernel_identities(compiled, sources=workload.layers)
-    with session.timing_lock(tv.target):  # a network of seconds: its per-kernel times from one run
+    with session.timing_lock(ctx.target):  # a network of seconds: its per-kernel times from one run
         per_kernel = kernel_times(compiled, args, runs=1 if (prep.run_s or 0) > 0.5 else 5)
     target_json = target.as_json()
     machine = current_machine(target_json) if target.remote is None else target.remote.machine(target_json)
@@ -135,7 +135,7 @@ def measure_time(
         relpath = str(artifact.final.relative_to(settings.baseline_dir)) if artifact else None
         return Record(
             workload=workload.name,
-            executor=tv.executor,
+            executor=ctx.executor,
             target=target_json,
             tvm_version=machine.tvm_version,
             exact=exact,
@@ -149,9 +149,9 @@ def measure_time(
             kernels=kernels,
         )
 
-    pending = tv.sources.export(compiled, machine.fingerprint)
+    pending = ctx.sources.export(compiled, machine.fingerprint)
     workload_sampler = (
-        tv.sources.placed_sampler(pending.temp, target, workload, tv.executor, args, out_specs)
+        ctx.sources.placed_sampler(pending.temp, target, workload, ctx.executor, args, out_specs)
         if pending
         else compiled.sampler(args, out_specs, settings.min_repeat_ms)
     )
@@ -172,7 +172,7 @@ def measure_time(
     run_s = sum(per_kernel.values()) if per_kernel else None
     heavy = 1 + (task.baseline is not None) + len(task.peers)
     rounds_plan = plan_rounds(
-        run_s, heavy, int(task.reference is not None), settings.repeat, tv.time_budget_s, settings.min_repeat_ms / 1000
+        run_s, heavy, int(task.reference is not None), settings.repeat, ctx.time_budget_s, settings.min_repeat_ms / 1000
     )
     rounds = min(rounds_plan.rounds, FIRST_LOOK) if unjudged else rounds_plan.rounds
     threads: list[int | None] = [None]  # None: TVM's own thread count
@@ -180,17 +180,17 @@ def measure_time(
     def measure(n: int, fresh: bool = False) -> TimeSamples:
         """``fresh``: a confirming re-measure, with both programs loaded anew (new
         memory placements), so it cannot inherit the first measurement's placement bias."""
-        with session.timing_lock(tv.target), tvm_thread_count(threads[0]), same_threads(tvm_threads()):
-            got = tv.timer(task.reloaded() if fresh else task, n)
+        with session.timing_lock(ctx.target), tvm_thread_count(threads[0]), same_threads(tvm_threads()):
+            got = ctx.timer(task.reloaded() if fresh else task, n)
         if target.remote is None:
             return got
         # this process's CPU wait says nothing about an RPC device's: the reference kernel,
         # timed on the device in the same rounds, stands in for it (judge/disturbance.py)
         return replace(got, preempted=device_disturbance(got.reference), screened_by="device", waits=())
 
-    settled = None if unjudged else _settled(tv, source, make_record)
+    settled = None if unjudged else _settled(ctx, source, make_record)
     samples = sample_in_looks(measure, rounds, settled).samples
-    fewer = _fewer_threads(tv, samples, task) if target.remote is None else None  # the device's threads are its own
+    fewer = _fewer_threads(ctx, samples, task) if target.remote is None else None  # the device's threads are its own
     threads_note = ""
     if fewer is not None:
         threads[0], note = fewer
@@ -210,15 +210,15 @@ def measure_time(
 
 
 def _settled(
-    tv: "Tvmperf", source: BaselineSource, make_record: Callable[..., Record]
+    ctx: "CheckContext", source: BaselineSource, make_record: Callable[..., Record]
 ) -> Callable[[TimeSamples], bool] | None:
     """When the time samples so far already decide the test (a pass: a slowdown of the
     threshold is ruled out, or time is not gated), for sequential sampling
     (judge/gate.py :func:`sample_in_looks`); None when every round is needed: a
     recording run, no baseline, or peers to gate (their ratios need every round)."""
-    if tv.session.settings.update or source.record is None or tv.peer_limits:
+    if ctx.session.settings.update or source.record is None or ctx.peer_limits:
         return None
-    policy, limit = tv.session.time_policy(), tv.thresholds["time"]
+    policy, limit = ctx.session.time_policy(), ctx.thresholds["time"]
 
     def settled(samples: TimeSamples) -> bool:
         verdict = source.judge_time(make_record(samples), limit, policy)
@@ -227,13 +227,13 @@ def _settled(
     return settled
 
 
-def _fewer_threads(tv: "Tvmperf", samples: TimeSamples, task: TimingTask) -> tuple[int, str] | None:
+def _fewer_threads(ctx: "CheckContext", samples: TimeSamples, task: TimingTask) -> tuple[int, str] | None:
     """A multi-threaded kernel on a machine too busy to give it its threads (one
     descheduled thread stalls the kernel at its barrier): time at one thread instead,
     both sides of the a/b pair alike. Only for the a/b comparison, whose two sides
     share the thread pool; stored samples of another thread count are not comparable."""
     asked = tvm_threads()
-    if asked <= 1 or task.baseline is None or tv.session.settings.update:
+    if asked <= 1 or task.baseline is None or ctx.session.settings.update:
         return None
     _, screened = clean(samples)
     if screened is None or not screened.busy:

@@ -16,36 +16,36 @@ from pytest_tvmperf.values.record import Record
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
-    from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.check.context import CheckContext
     from pytest_tvmperf.result.outcome import Outcome
     from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 
-def check(tv: "Tvmperf", prep: "Prepared", plan: Plan) -> "Outcome":
+def check(ctx: "CheckContext", prep: "Prepared", plan: Plan) -> "Outcome":
     """The rest of ``tvmperf.check`` for a mode without time."""
     __tracebackhide__ = True
-    session = tv.session
-    baseline = tv.stored_baselines().get(tv.test_id)
-    exact = pipeline.exact_metrics(tv, prep, runs=plan.runs, baseline=baseline)
+    session = ctx.session
+    baseline = ctx.stored_baselines().get(ctx.test_id)
+    exact = pipeline.exact_metrics(ctx, prep, runs=plan.runs, baseline=baseline)
     if not plan.runs:
         exact = with_baseline_calls(exact, pipeline.in_build_entry(prep, baseline))  # the file keys kernels by identity
         session.report.not_measured.add(
-            summary_line(tv.target, plan.why, "recorded" if session.settings.update else "gated")
+            summary_line(ctx.target, plan.why, "recorded" if session.settings.update else "gated")
         )
-    record = untimed_record(tv, prep, exact)
+    record = untimed_record(ctx, prep, exact)
     if session.settings.update:
-        return pipeline.record(tv, record, plan.outcome_note(exact, None), plan)
-    return pipeline.gate(tv, record, BaselineSource(baseline), None, [], plan, prep=prep)
+        return pipeline.record(ctx, record, plan.outcome_note(exact, None), plan)
+    return pipeline.gate(ctx, record, BaselineSource(baseline), None, [], plan, prep=prep)
 
 
-def untimed_record(tv: "Tvmperf", prep: "Prepared", exact: "ExactMetrics") -> Record:
+def untimed_record(ctx: "CheckContext", prep: "Prepared", exact: "ExactMetrics") -> Record:
     """The record of ``prep``'s build without time: its exact metrics (``exact``), what
     it was built from and how, no timing (a mode without time; ``--tvmperf-against-tvm``
     where the other version's build cannot be loaded here)."""
     target_json = prep.target.as_json()
     return Record(
         workload=prep.workload.name,
-        executor=tv.executor,
+        executor=ctx.executor,
         target=target_json,
         tvm_version=current_machine(target_json).tvm_version,
         exact=exact,

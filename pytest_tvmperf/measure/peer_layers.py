@@ -17,7 +17,8 @@ import os
 import statistics
 import tempfile
 import time
-from typing import Any, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -36,6 +37,11 @@ from pytest_tvmperf.judge.layers import (
     matmul_flops,
     tvm_anchor,
 )
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.builder.timer import TimeSamples
+    from pytest_tvmperf.judge.ratios import RatioVerdict
 
 #: rounds of each side (after one warm-up); each call's time is its median over them
 RUNS = 5
@@ -469,19 +475,26 @@ def layer_tables(
     return tuple(tables), problems
 
 
-def for_test(tv: Any, prep: Any, samples: Any, verdicts: Sequence[Any]) -> tuple[LayerTable, ...]:
-    """The tables of one test (``tv``: its ``Tvmperf``): against every peer timed when
-    ``--tvmperf-layers=on``, else against the peers whose ``vs_<peer>`` limit failed,
-    else none (nothing is paid). Each table's whole runs are the ones timed with its rows;
-    a note gives the test's own medians, timed before them."""
-    session = tv.session
+def for_test(
+    prep: "Prepared",
+    samples: "TimeSamples | None",
+    verdicts: Sequence["RatioVerdict"],
+    every_peer: bool,
+    timing_lock: Callable[[], AbstractContextManager[object]],
+    not_measured: set[str],
+) -> tuple[LayerTable, ...]:
+    """The tables of one test: against every peer timed when ``every_peer``
+    (``--tvmperf-layers=on``), else against the peers whose ``vs_<peer>`` limit failed,
+    else none (nothing is paid). Each table's whole runs are the ones timed with its rows,
+    under the test's ``timing_lock``; a note gives the test's own medians, timed before
+    them. What could not be profiled goes to ``not_measured`` (the run's summary lines)."""
     timed = dict(samples.peers) if samples is not None else {}
     failed = {v.name for v in verdicts if str(v.status) == "exceeded"}
-    wanted = set(timed) if session.settings.layers else failed
+    wanted = set(timed) if every_peer else failed
     factories = {name: prep.workload.peers[name] for name in sorted(wanted) if name in prep.workload.peers}
     if not factories:
         return ()
-    with session.timing_lock(tv.target):
+    with timing_lock():
         tables, problems = layer_tables(
             prep.compiled,
             prep.args,
@@ -491,7 +504,7 @@ def for_test(tv: Any, prep: Any, samples: Any, verdicts: Sequence[Any]) -> tuple
             target=prep.target.tvm_target() if prep.target.remote is None else None,
             device_type=prep.target.device_type if prep.target.remote is None else "cpu",
         )
-    session.report.not_measured.update(problems)
+    not_measured.update(problems)
     out = []
     for table in tables:
         peer_samples = timed.get(table.peer)

@@ -1,0 +1,238 @@
+"""What one test's check reads, frozen: :class:`CheckContext`, built once per test by
+:func:`for_test` (the ``tvmperf`` fixture, plugin.py) and handed to the mode that runs
+(timed.py, untimed.py, ratio.py, and ``--tvmperf-against-tvm``'s :class:`AgainstSide`),
+which hands it on to pipeline.py. It holds who the test is (:class:`Identity`), the
+test's settings, the run's resources (the session: settings, store, report, locks, the
+child), the build and store work (``preparer``, ``sources``), the clocks, and the
+outcome sink; ``fail`` and ``inconclusive`` end a test through it. Nothing here calls
+back into the fixture (fixture.py), which only dispatches: fixture -> context -> mode ->
+decide -> outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping, NoReturn, Protocol
+
+import pytest
+
+from pytest_tvmperf.builder.prepare import Preparer
+from pytest_tvmperf.builder.tuning_display import TuningIO
+from pytest_tvmperf.check.decide import Identity, inconclusive
+from pytest_tvmperf.check.sources import TimingSources
+from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S
+from pytest_tvmperf.measure.compile_time import CompileTimer
+from pytest_tvmperf.result.junit import junit_properties
+from pytest_tvmperf.result.outcome import Outcome
+from pytest_tvmperf.store.files import BaselineError
+from pytest_tvmperf.values.builtin_types import plain
+from pytest_tvmperf.values.resources import RESOURCE_NAMES
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.builder.timer import Timer
+    from pytest_tvmperf.combos import Combo
+    from pytest_tvmperf.config.limits import Limit
+    from pytest_tvmperf.result.run_report import RunReport
+    from pytest_tvmperf.session import TvmperfSession
+    from pytest_tvmperf.store.baseline_store import BaselineStore
+    from pytest_tvmperf.values.record import Record
+
+#: ``fail(verdict, message, **outcome_fields)``: keeps the outcome, then fails the test
+Fail = Callable[..., NoReturn]
+#: keeps an outcome for the summary and the reports (the outcome sink), returning it as kept
+Sink = Callable[[Outcome], Outcome]
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """One test's check, as its modes read it (module doc)."""
+
+    #: the run's resources: settings, baseline store, run report, timing lock, child process
+    session: "TvmperfSession"
+    #: who the check is for, as its messages and outcome name it
+    identity: Identity
+    baseline_file: Path
+    thresholds: Mapping[str, "Limit"]
+    #: times the workload and what it is judged against (the ``tvmperf_timer`` fixture)
+    timer: "Timer"
+    #: compiles and checks the test's workloads (its exported programs shared with ``sources``)
+    preparer: Preparer
+    #: what is timed beside today's program, and the store and build work it takes
+    sources: TimingSources
+    #: the outcome sink (:func:`outcome_sink`)
+    add_outcome: Sink
+    peer_limits: Mapping[str, float] = field(default_factory=dict)
+    #: False: correctness and exact metrics only (--tvmperf-timing=off, marker timing=False)
+    timing: bool = True
+    #: seconds one test's time measurement may take (--tvmperf-time-budget, marker time_budget=)
+    time_budget_s: float = DEFAULT_TIME_BUDGET_S
+    #: the test's marker simulate= (measure/simulate.py)
+    simulate: str | None = None
+    #: the resource metrics measured (--tvmperf-resources, marker resources=; values/resources.py)
+    resources: tuple[str, ...] = RESOURCE_NAMES
+    #: times the builds of compile_s side by side (the tvmperf_compile_timer fixture)
+    compile_timer: CompileTimer = field(default_factory=CompileTimer)
+
+    @property
+    def nodeid(self) -> str:
+        return self.identity.nodeid
+
+    @property
+    def test_id(self) -> str:
+        return self.identity.test_id
+
+    @property
+    def executor(self) -> str:
+        return self.identity.executor
+
+    @property
+    def target(self) -> str:
+        return self.identity.target
+
+    def failing_as(self, shown_id: str) -> Fail:
+        """``fail(verdict, message, **fields)``: the outcome kept under ``shown_id``, then the test failed."""
+        return failing(self.identity, self.add_outcome, shown_id)
+
+    def fail(self, verdict: str, message: str, **fields) -> NoReturn:
+        __tracebackhide__ = True
+        self.failing_as(self.test_id)(verdict, message, **fields)
+
+    def inconclusive(self, message: str) -> None:
+        """An inconclusive verdict, as ``--tvmperf-inconclusive`` says."""
+        __tracebackhide__ = True
+        inconclusive(self.session.settings.inconclusive, self.session.warns_inconclusive, message)
+
+    def stored_baselines(self, fail: Fail | None = None) -> dict[str, "Record"]:
+        """The entries of the test's baseline file; a broken file fails the test by ``fail``."""
+        __tracebackhide__ = True
+        return stored_baselines(self.session.store, self.baseline_file, fail or self.fail)
+
+    def preparer_failing(self, fail: Fail) -> Preparer:
+        """The test's preparer (its exported programs shared), failing the test by ``fail``."""
+        tuning = _baseline_tuning(self.session.store, self.baseline_file, self.test_id, fail)
+        return replace(self.preparer, fail=fail, baseline_tuning=tuning)
+
+
+class AgainstSide(Protocol):
+    """``--tvmperf-against-tvm``'s side of a test, taking over after compiling: today's
+    run (against/gate.py ``AgainstPlugin``) or the other version's (against/export.py
+    ``Exporter``)."""
+
+    def check(self, ctx: CheckContext, prep: "Prepared") -> Outcome: ...
+
+
+def failing(who: Identity, sink: Sink, shown_id: str) -> Fail:
+    """``fail(verdict, message, **fields)`` for ``who``: the outcome kept by ``sink`` under
+    ``shown_id``, then the test failed."""
+
+    def fail(verdict: str, message: str, **fields) -> NoReturn:
+        __tracebackhide__ = True
+        sink(Outcome(who.nodeid, shown_id, who.executor, who.target, verdict, message=message, **fields))
+        pytest.fail(message, pytrace=False)
+
+    return fail
+
+
+def stored_baselines(store: "BaselineStore", baseline_file: Path, fail: Fail) -> dict[str, "Record"]:
+    __tracebackhide__ = True
+    try:  # read even when updating: a broken file is reported, never overwritten
+        return store.baselines(baseline_file)
+    except BaselineError as exc:
+        problem = str(exc)
+    fail("error", f"tvmperf: {problem}")  # outside the except: no chained traceback
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _baseline_tuning(store: "BaselineStore", baseline_file: Path, test_id: str, fail: Fail) -> Callable[[], object]:
+    """The tuning state the test's baseline was measured with (None: no entry, or untuned)."""
+    return lambda: getattr(stored_baselines(store, baseline_file, fail).get(test_id), "tuning", None)
+
+
+def outcome_sink(report: "RunReport", location: tuple[str, int], user_properties: list[tuple[str, object]]) -> Sink:
+    """Keeps an outcome for the summary and reports, and puts its figures on the test's
+    JUnit XML properties."""
+
+    def add(outcome: Outcome) -> Outcome:
+        outcome = replace(outcome, location=location)
+        report.add(outcome)
+        if outcome.comparison is not None:
+            report.not_measured.update(outcome.comparison.held_setups())
+        # builtin types only: xdist sends the properties to the controller
+        user_properties.extend((name, plain(value)) for name, value in junit_properties(outcome))
+        return outcome
+
+    return add
+
+
+def for_test(
+    session: "TvmperfSession",
+    combo: "Combo",
+    nodeid: str,
+    test_id: str,
+    baseline_file: Path,
+    thresholds: Mapping[str, "Limit"],
+    timer: "Timer",
+    *,
+    location: tuple[str, int] = ("", 0),
+    user_properties: list[tuple[str, object]] | None = None,
+    peer_limits: Mapping[str, float] | None = None,
+    tuning_io: TuningIO | None = None,
+    timing: bool = True,
+    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+    simulate: str | None = None,
+    resources: tuple[str, ...] = RESOURCE_NAMES,
+    baseline_weights: str = "seeded",
+    compile_timer: CompileTimer | None = None,
+) -> CheckContext:
+    """The context of one test's check, built once by its ``tvmperf`` fixture."""
+    from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST
+
+    who = Identity(
+        nodeid,
+        test_id,
+        combo.executor,
+        combo.target,
+        session.shown(baseline_file),
+        session.accept_command(nodeid),
+        ON_A_PULL_REQUEST if session.settings.baselines_ref is not None else "",
+    )
+    sink = outcome_sink(session.report, location, user_properties if user_properties is not None else [])
+    fail = failing(who, sink, test_id)
+    preparer = Preparer(
+        session,
+        combo.target,
+        nodeid,
+        fail,
+        tuning_io or TuningIO(),
+        baseline_tuning=_baseline_tuning(session.store, baseline_file, test_id, fail),
+    )
+    limits = dict(peer_limits or {})
+    sources = TimingSources(
+        session,
+        nodeid,
+        test_id,
+        combo.executor,
+        combo.target,
+        baseline_file,
+        limits,
+        fail,
+        preparer.exports,
+        baseline_weights=baseline_weights,
+    )
+    return CheckContext(
+        session,
+        who,
+        baseline_file,
+        thresholds,
+        timer,
+        preparer,
+        sources,
+        sink,
+        peer_limits=limits,
+        timing=timing,
+        time_budget_s=time_budget_s,
+        simulate=simulate,
+        resources=resources,
+        compile_timer=compile_timer or CompileTimer(),
+    )
