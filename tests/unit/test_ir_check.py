@@ -303,3 +303,19 @@ def test_a_tensor_whose_header_claims_more_bytes_than_it_has_is_refused():
     node["data"] = base64.b64encode(bytes(raw)).decode()
     with pytest.raises(UnsafeIR, match=r"a tensor whose header .* does not match the \d+ bytes it has"):
         check_graph(g)
+
+
+def test_the_cuda_graph_executors_own_build_may_be_stored():
+    """The first run on a GPU (an H200) could not record vm-cudagraph: its lowered module
+    calls vm.builtin.cuda_graph.run_or_capture and get_cached_alloc, which the allowlist
+    did not hold. Lowered for cuda without a GPU (no kernel is compiled)."""
+    from pytest_tvmperf.builder.cudagraph import CUDA_GRAPH_CONFIG
+    from pytest_tvmperf.builder.pipelines import lower_relax
+    from pytest_tvmperf.builder.targets import resolve_target
+
+    workload = mlp(batch=1)
+    with tvm.transform.PassContext(config=CUDA_GRAPH_CONFIG):
+        lowered = lower_relax(workload.program, resolve_target("cuda").tvm_target(), workload.pipeline, None)
+    g = graph(lowered)
+    assert "vm.builtin.cuda_graph.run_or_capture" in json.dumps(g)
+    check_graph(g)
