@@ -1,5 +1,5 @@
 """Inputs of the baseline program's own signature, for an a/b comparison across a change
-of input shapes (issue 43).
+of input shapes.
 
 When today's program takes inputs of other shapes than the baseline's (a TE kernel given
 a larger input), the baseline rebuilt from its IR cannot run on today's inputs. It is

@@ -1,4 +1,4 @@
-"""``compile_s`` of one gate (issue 48): the baseline's stored IR and today's lowered IR
+"""``compile_s`` of one gate: the baseline's stored IR and today's lowered IR
 built side by side here (measure/compile_time.py), or why not (values/compile_time.py).
 
 The baseline's IR is built in this process only once the isolation child has built it

@@ -1,4 +1,4 @@
-"""The resources a deployment pays besides time and counts (issue 48): their names
+"""The resources a deployment pays besides time and counts: their names
 (threshold keys and marker keywords), units, default limits and short aliases; and the
 pure text about them (pure: option parsing and the reports read this; the builder
 measures them, builder/vm_alloc.py and builder/code_size.py).
