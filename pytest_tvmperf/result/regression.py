@@ -370,8 +370,6 @@ def kernel_time_diff(
     return ", ".join(parts)
 
 
-_shape = without_numbers
-
 
 def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
     """Diff of the VM bytecode of the functions that changed, baseline -> now, aligned on the
@@ -384,10 +382,10 @@ def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | N
     lines: list[str] = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name, "").splitlines(), after.get(name, "").splitlines()
-        if [_shape(x) for x in old] == [_shape(x) for x in new]:
+        if [without_numbers(x) for x in old] == [without_numbers(x) for x in new]:
             continue
         lines += [f"--- baseline @{name}", f"+++ now @{name}"]
-        matcher = difflib.SequenceMatcher(None, [_shape(x) for x in old], [_shape(x) for x in new], autojunk=False)
+        matcher = difflib.SequenceMatcher(None, [without_numbers(x) for x in old], [without_numbers(x) for x in new], autojunk=False)
         for group in matcher.get_grouped_opcodes(1):
             first, last = group[0], group[-1]
             lines.append(f"@@ -{first[1] + 1},{last[2] - first[1]} +{first[3] + 1},{last[4] - first[3]} @@")
