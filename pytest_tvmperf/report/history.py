@@ -87,12 +87,6 @@ class HistoryRun:
         return cls(f.text("created", None, nullable=True), points, f.text("commit", None, nullable=True), baselines)
 
 
-def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
-    """The runs of a history file (one JSON object per line), oldest first; a torn last
-    line is left out (see :func:`read_runs`)."""
-    return read_runs(text, path)[0]
-
-
 def torn_tail(text: str) -> str | None:
     """The last line when a write was cut short: it has no line end and is not JSON
     (every line written ends with one); None when the file ends whole."""
