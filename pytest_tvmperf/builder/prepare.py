@@ -21,7 +21,7 @@ from pytest_tvmperf.builder.tuning_display import TuningIO
 from pytest_tvmperf.workload import Workload, output_specs
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.builder.context import BuildContext
+    from pytest_tvmperf.builder.build_context import BuildContext
 
 #: numbers of the files a session loads from its scratch directory: a loaded library's
 #: name is never reused (the loader would hand back the library loaded before)
