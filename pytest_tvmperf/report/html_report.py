@@ -45,7 +45,7 @@ from pytest_tvmperf.report.html_compile import compile_section
 from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
-from pytest_tvmperf.measure.kernel_metrics import fmt_count
+from pytest_tvmperf.measure.metric_sources import fmt_count
 from pytest_tvmperf.result.text import fmt_time, limit_sign
 from pytest_tvmperf.report.history import HistoryRun
 from pytest_tvmperf.result.entry import ResultEntry, TimeCell

@@ -78,7 +78,7 @@ RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
 #: measured, not counted: gated with a noise floor (values/peak_memory.py)
 PEAK_NAMES: tuple[str, ...] = (PEAK_BYTES, DEVICE_PEAK_BYTES)
 
-#: ``compile_s``: the build time, gated side by side (values/compile_time.py), not a count of
+#: ``compile_s``: the build time, gated side by side (values/compile_times.py), not a count of
 #: the record's exact metrics: selected and given a threshold as the resources above are
 COMPILE_S = "compile_s"
 COMPILE_METRIC = ResourceMetric(
