@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from pytest_tvmperf.result.entry import RESULTS_SCHEMA_VERSION, ResultEntry, ResultsError, loads, no_long_int
+from pytest_tvmperf.result.entry import RESULTS_SCHEMA_VERSION, ResultEntry, ResultsError, no_long_int
+from pytest_tvmperf.values.json_fields import loads
 from pytest_tvmperf.values.json_fields import Fields, check_schema_version
 
 HISTORY_KIND = "pytest-tvmperf-history"

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from pytest_tvmperf.judge.layer_match import LayerTable
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.schema import check_record
-from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, is_int
+from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, is_int, loads
 from pytest_tvmperf.store.files import read_regular_text
 from pytest_tvmperf.judge.compare import same_program_cell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
@@ -352,14 +352,6 @@ def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]
         "created": created,
         "tests": [e.to_json() for e in sorted(entries, key=lambda e: e.nodeid)],
     }
-
-
-def loads(text: str) -> Any:
-    """JSON with whole numbers too long for int() read as a marker (values/json_fields.py), so
-    that the error can name the file and the field."""
-    from pytest_tvmperf.values.json_fields import loads
-
-    return loads(text)
 
 
 def no_long_int(data: Any, where: str, fix: str) -> None:
