@@ -18,10 +18,10 @@ import tvm.s_tir  # noqa: F401,E402
 import tvm.s_tir.dlight  # noqa: F401,E402
 import tvm.te  # noqa: F401,E402
 import tvm.tirx  # noqa: F401,E402
-from pytest_tvmperf.builder import tuning  # noqa: E402
+from pytest_tvmperf.builder import tuning_db  # noqa: E402
 
 # MetaSchedule tuning imports tvm.s_tir.tensor_intrin, which cannot be imported twice
-tuning.load_tensor_intrinsics()
+tuning_db.load_tensor_intrinsics()
 
 # The same snapshots make a test's patch of a plugin module miss: a module the plugin imports
 # lazily during a run (metric_sources.load_sources imports the simulated-cost source) is

@@ -27,8 +27,7 @@ from pytest_tvmperf.measure.metric_sources import SourceDied, SourceFailed
 
 # the measuring process's command and environment (sim_env.py), named here too: tests
 # replace host_problem on this module
-from pytest_tvmperf.measure.sim_env import (  # noqa: F401
-    HARNESS,
+from pytest_tvmperf.measure.sim_env import (
     PINNED_DESCRIPTION,
     describe_setup,
     harness_env,

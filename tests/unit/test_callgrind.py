@@ -168,7 +168,7 @@ def _harness(tmp_path):
     import subprocess
     import sys
 
-    from pytest_tvmperf.measure.simulate import HARNESS
+    from pytest_tvmperf.measure.sim_env import HARNESS
 
     # natively: valgrind's client requests are no-ops on a real CPU
     return subprocess.Popen(
