@@ -19,6 +19,7 @@ is not empty; the program is run once in the child before the session runs it).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -57,10 +58,7 @@ class TensorSpec:
 
     @property
     def nbytes(self) -> int:
-        count = 1
-        for d in self.shape:
-            count *= d
-        return count * INPUT_DTYPES[self.dtype]
+        return math.prod(self.shape) * INPUT_DTYPES[self.dtype]
 
 
 @dataclass(frozen=True)
