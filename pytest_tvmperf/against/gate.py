@@ -253,17 +253,11 @@ class AgainstPlugin:
                 },
             )
         decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive, ())
-        decision = Decision(
-            decided.verdict,
-            record=record,
-            baseline=then,
-            comparison=comparison,
-            message=message,
-            note=line,
-            shown=decided.shown,
-            fails=decided.fails and not self.report_only,
-            open=decided.open and not self.report_only,
+        decision = Decision.judged(
+            decided, record=record, baseline=then, comparison=comparison, message=message, note=line
         )
+        if self.report_only:
+            decision = replace(decision, fails=False, open=False)
         return conclude(decision, ctx.identity, ctx.add_outcome, ctx.inconclusive)
 
     def _timed(self, ctx: "CheckContext", prep: "Prepared", source, exact, policy, notes: list[str]):

@@ -28,6 +28,7 @@ from pytest_tvmperf.judge.confirmation import (
     held_apart,
     pipeline_notes,
     summary_note,
+    WholeVerdict,
     whole_verdict,
 )
 from pytest_tvmperf.judge.verdict import Verdict
@@ -121,6 +122,12 @@ class Decision:
     #: the outcome's test id ("" : the identity's)
     shown_id: str = ""
     relation: RatioVerdict | None = None
+
+    @classmethod
+    def judged(cls, decided: WholeVerdict, **fields) -> Decision:
+        """The decision of a whole-test verdict: its verdict, what it shows, whether it
+        fails or is left open, with the outcome's ``fields``."""
+        return cls(decided.verdict, fails=decided.fails, open=decided.open, shown=decided.shown, **fields)
 
     def outcome(self, who: Identity) -> Outcome:
         return Outcome(
@@ -321,17 +328,8 @@ def decide(
         )
         if n
     )
-    return Decision(
-        decided.verdict,
-        record=record,
-        baseline=baseline,
-        comparison=comparison,
-        message=message,
-        note=note,
-        peers=peers,
-        fails=decided.fails,
-        open=decided.open,
-        shown=decided.shown,
+    return Decision.judged(
+        decided, record=record, baseline=baseline, comparison=comparison, message=message, note=note, peers=peers
     )
 
 
