@@ -1,4 +1,4 @@
-"""The whole-test verdict and the notes the runner shows (gate.py, pure)."""
+"""The whole-test verdict and the notes the runner shows (judge/confirmation.py, pure)."""
 
 from __future__ import annotations
 
