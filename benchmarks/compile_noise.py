@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_tvmperf.values.compile_time import DEFAULT_BUILDS  # noqa: E402
+from pytest_tvmperf.values.compile_times import DEFAULT_BUILDS  # noqa: E402
 
 
 def _workload(name: str):
@@ -96,8 +96,8 @@ def main() -> None:
         return
     from benchmarks._load import cpu_load
     from pytest_tvmperf.config.limits import Limit
-    from pytest_tvmperf.judge.compile_time import COMPILE_NOISE, compile_verdict
-    from pytest_tvmperf.values.compile_time import CompileTimes
+    from pytest_tvmperf.judge.compile_verdict import COMPILE_NOISE, compile_verdict
+    from pytest_tvmperf.values.compile_times import CompileTimes
 
     print(
         f"{args.runs} fresh processes per row, {args.builds} builds of each side interleaved; the gate's noise "

@@ -47,7 +47,7 @@ CONFTEST = """
 import os
 
 import tvm
-import pytest_tvmperf.measure.machine as machine
+import pytest_tvmperf.measure.host_machine as machine
 
 _mcpu = os.environ.get("EMULATE_MCPU")
 if _mcpu:  # what targets.host_llvm_config asks for the host CPU

@@ -862,7 +862,7 @@ def case_symlink_artifacts(projects: Projects) -> tuple[str, str]:
 HOLD_TIMING_LOCK = """
 import sys
 from pytest_tvmperf.session import timing_lock_path
-from pytest_tvmperf.store.files import file_lock
+from pytest_tvmperf.store.locks import file_lock
 with file_lock(timing_lock_path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.read()

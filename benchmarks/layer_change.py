@@ -59,8 +59,8 @@ def test_dla34(tvmperf):
 
 CONFTEST = """
 def pytest_configure(config):  # the simulated cost off: exact metrics of the VM only, in seconds
-    from pytest_tvmperf.measure import kernel_metrics
-    kernel_metrics.SOURCES = tuple(s for s in kernel_metrics.SOURCES if not s.endswith(":SimulatedCost"))
+    from pytest_tvmperf.measure import metric_sources
+    metric_sources.SOURCES = tuple(s for s in metric_sources.SOURCES if not s.endswith(":SimulatedCost"))
 """
 
 

@@ -40,7 +40,7 @@ from pytest_tvmperf import workloads
 from pytest_tvmperf.builder.correctness import check_outputs
 from pytest_tvmperf.builder.executors import CompileError
 from pytest_tvmperf.builder.executor_choice import get_executor
-from pytest_tvmperf.measure.machine import current_machine
+from pytest_tvmperf.measure.host_machine import current_machine
 from pytest_tvmperf.builder.timer import TimingTask, TvmTimer, python_sampler
 from pytest_tvmperf.builder.pipelines import tuning_module
 from pytest_tvmperf.result.text import fmt_time

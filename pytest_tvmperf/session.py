@@ -23,7 +23,7 @@ from pytest_tvmperf.store.locks import LockError, LockTimeout, file_lock, lock_d
 from pytest_tvmperf.values.node_ids import RefView, display_path
 from pytest_tvmperf.values.remote_names import is_remote
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
-from pytest_tvmperf.measure.kernel_metrics import MetricSource, load_sources
+from pytest_tvmperf.measure.metric_sources import MetricSource, load_sources
 
 if TYPE_CHECKING:
     from pytest_tvmperf.farm.remote import Farm
@@ -290,7 +290,7 @@ class TvmperfSession:
         return True
 
     def metric_sources(self) -> tuple[MetricSource, ...]:
-        """The registered per-kernel metric sources (``measure/kernel_metrics.py``)."""
+        """The registered per-kernel metric sources (``measure/metric_sources.py``)."""
         if self._metric_sources is None:
             self._metric_sources = load_sources()
         return self._metric_sources

@@ -18,13 +18,13 @@ import tvm.s_tir  # noqa: F401,E402
 import tvm.s_tir.dlight  # noqa: F401,E402
 import tvm.te  # noqa: F401,E402
 import tvm.tirx  # noqa: F401,E402
-from pytest_tvmperf.builder import tuning  # noqa: E402
+from pytest_tvmperf.builder import tuning_db  # noqa: E402
 
 # MetaSchedule tuning imports tvm.s_tir.tensor_intrin, which cannot be imported twice
-tuning.load_tensor_intrinsics()
+tuning_db.load_tensor_intrinsics()
 
 # The same snapshots make a test's patch of a plugin module miss: a module the plugin imports
-# lazily during a run (kernel_metrics.load_sources imports the simulated-cost source) is
+# lazily during a run (metric_sources.load_sources imports the simulated-cost source) is
 # dropped from sys.modules when that run's test ends, but stays an attribute of its package,
 # so a later test's ``from pytest_tvmperf.measure import simulate`` patches that stale module
 # while its own run imports a fresh one (tests/test_simulate.py's up-front skip then started
@@ -69,8 +69,8 @@ def pytest_configure(config):
     """No measuring process under callgrind in these projects (seconds per run), also in
     subprocess runs and xdist workers, unless a test asks (TVMPERF_TEST_SIMULATE=1)."""
     if os.environ.get("TVMPERF_TEST_SIMULATE") != "1":
-        from pytest_tvmperf.measure import kernel_metrics
-        kernel_metrics.SOURCES = tuple(s for s in kernel_metrics.SOURCES if not s.endswith(":SimulatedCost"))
+        from pytest_tvmperf.measure import metric_sources
+        metric_sources.SOURCES = tuple(s for s in metric_sources.SOURCES if not s.endswith(":SimulatedCost"))
 
 
 @pytest.fixture
@@ -167,11 +167,11 @@ def _no_simulated_cost(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     """The plugin's own pytester runs do not start callgrind (a measuring process costs
     seconds per run); tests/test_simulate.py switches it back on with ``simulated_cost``.
     tests/perf (the plugin gating this project's workloads) keeps it, as a user would."""
-    from pytest_tvmperf.measure import kernel_metrics
+    from pytest_tvmperf.measure import metric_sources
 
     if "perf" not in request.node.path.relative_to(Path(__file__).parent).parts[:1]:
         monkeypatch.setattr(
-            kernel_metrics, "SOURCES", tuple(s for s in kernel_metrics.SOURCES if not s.endswith(":SimulatedCost"))
+            metric_sources, "SOURCES", tuple(s for s in metric_sources.SOURCES if not s.endswith(":SimulatedCost"))
         )
 
 
@@ -189,10 +189,10 @@ def _time_the_same_program(request: pytest.FixtureRequest, monkeypatch: pytest.M
 def simulated_cost(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the simulated-cost source again (measure/simulate.py), also for the
     projects' conftest (FAKE_TIMER_CONFTEST)."""
-    from pytest_tvmperf.measure import kernel_metrics
+    from pytest_tvmperf.measure import metric_sources
 
     monkeypatch.setattr(
-        kernel_metrics, "SOURCES", (*kernel_metrics.SOURCES, "pytest_tvmperf.measure.simulate:SimulatedCost")
+        metric_sources, "SOURCES", (*metric_sources.SOURCES, "pytest_tvmperf.measure.simulate:SimulatedCost")
     )
     monkeypatch.setenv("TVMPERF_TEST_SIMULATE", "1")
     # these tests are about the measurement: each run counts (tests/test_sim_cache.py turns

@@ -171,7 +171,7 @@ def test_a_linked_artifact_directory_is_named_as_a_link_not_as_an_option_nobody_
 HOLD_LOCK = """
 import sys
 from pytest_tvmperf.session import timing_lock_path
-from pytest_tvmperf.store.files import file_lock
+from pytest_tvmperf.store.locks import file_lock
 with file_lock(timing_lock_path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.read()  # held until the test closes stdin (a run stopped with Ctrl-Z holds it so)

@@ -9,7 +9,7 @@ import sys
 
 from test_gate import TWO_TESTS
 
-from pytest_tvmperf.judge.gate import looks
+from pytest_tvmperf.judge.confirmation import looks
 
 STATS = {
     "min",
@@ -51,7 +51,7 @@ def test_benchmark_json_is_read_by_pytest_benchmark_compare(project, tmp_path):
     a = bench["test_a[llvm-prim]"]
     assert a["fullname"] == "test_perf.py::test_a[llvm-prim]" and a["params"] == {"tvmperf": "llvm-prim"}
     assert set(a["stats"]) >= STATS
-    # a pass is told at the first look of the sequential sampling (judge/gate.py: looks(15))
+    # a pass is told at the first look of the sequential sampling (judge/confirmation.py: looks(15))
     assert a["stats"]["rounds"] == len(a["stats"]["data"]) == looks(15)[0] and a["stats"]["iterations"] == 1
     assert 0.9e-3 < a["stats"]["median"] < 1.1e-3  # the injected timer's 1 ms
     assert a["extra_info"]["tvmperf_verdict"] == "pass" and a["extra_info"]["tvmperf_mode"] == "a/b"

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_tvmperf.report.html_report import VERDICT_COLOURS, render_html
+from pytest_tvmperf.report.html_parts import VERDICT_COLOURS
+from pytest_tvmperf.report.html_report import render_html
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record
 

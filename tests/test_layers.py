@@ -18,7 +18,16 @@ except ImportError:
     torch = None
 
 from pytest_tvmperf.measure.peer_layers import NoLayers, ort_events_profile, with_test_medians
-from pytest_tvmperf.judge.layers import CONV, MATMUL, LayerCall, LayerTable, SideProfile, fused_ops, match, tvm_anchor
+from pytest_tvmperf.judge.layer_match import (
+    CONV,
+    MATMUL,
+    LayerCall,
+    LayerTable,
+    SideProfile,
+    fused_ops,
+    match,
+    tvm_anchor,
+)
 from pytest_tvmperf.result.layers_text import loser_line, summary_lines, table_lines, with_layers
 
 

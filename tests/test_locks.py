@@ -29,7 +29,7 @@ HOLD_TIMING_LOCK = """
 import sys
 from pathlib import Path
 from pytest_tvmperf.session import timing_lock_path
-from pytest_tvmperf.store.files import file_lock
+from pytest_tvmperf.store.locks import file_lock
 with file_lock(timing_lock_path(str(Path.cwd().resolve()))):
     print("held", flush=True)
     sys.stdin.read()  # held until the test closes stdin (a run stopped with Ctrl-Z holds it so)

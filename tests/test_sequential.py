@@ -1,4 +1,4 @@
-"""Sequential sampling (judge/gate.py ``sample_in_looks``): a gate stops measuring at an
+"""Sequential sampling (judge/confirmation.py ``sample_in_looks``): a gate stops measuring at an
 early look when the samples so far already rule a slowdown out, and takes every round
 (then confirms) otherwise. Pure parts, then as a user runs it (the injected timer)."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.judge.gate import looks, sample_in_looks
+from pytest_tvmperf.judge.confirmation import looks, sample_in_looks
 from pytest_tvmperf.values.samples import TimeSamples
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from pytest_tvmperf.store.user_cache import cache_root  # the plugin's one cache directory (re-exported)
+from pytest_tvmperf.store.user_cache import cache_root  # the plugin's one cache directory
 
 #: the file that marks a complete environment (written last, before the rename)
 MARKER = "tvmperf-env.json"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import pytest
 
-from pytest_tvmperf.against import verdict as words
+from pytest_tvmperf.against import upgrade as words
 from pytest_tvmperf.against.env import OtherEnv
 from pytest_tvmperf.against.run import OtherBuilds, pass_bound_s, read_pass, run_dir, run_pass
 from pytest_tvmperf.store.sweep import claim
@@ -172,10 +172,10 @@ class AgainstPlugin:
         from pytest_tvmperf.check.decide import Decision, conclude
         from pytest_tvmperf.check.untimed import untimed_record
         from pytest_tvmperf.judge.compare import Comparison
-        from pytest_tvmperf.judge.compile_time import versions_verdict
-        from pytest_tvmperf.judge.gate import whole_verdict
+        from pytest_tvmperf.judge.compile_verdict import versions_verdict
+        from pytest_tvmperf.judge.confirmation import whole_verdict
         from pytest_tvmperf.values.resources import COMPILE_S
-        from pytest_tvmperf.measure.machine import current_machine
+        from pytest_tvmperf.measure.host_machine import current_machine
         from pytest_tvmperf.values.record import Record, Timing
 
         session, other = ctx.session, self.other
@@ -253,17 +253,11 @@ class AgainstPlugin:
                 },
             )
         decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive, ())
-        decision = Decision(
-            decided.verdict,
-            record=record,
-            baseline=then,
-            comparison=comparison,
-            message=message,
-            note=line,
-            shown=decided.shown,
-            fails=decided.fails and not self.report_only,
-            open=decided.open and not self.report_only,
+        decision = Decision.judged(
+            decided, record=record, baseline=then, comparison=comparison, message=message, note=line
         )
+        if self.report_only:
+            decision = replace(decision, fails=False, open=False)
         return conclude(decision, ctx.identity, ctx.add_outcome, ctx.inconclusive)
 
     def _timed(self, ctx: "CheckContext", prep: "Prepared", source, exact, policy, notes: list[str]):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Sequence
 
-from pytest_tvmperf.against.verdict import MODE_PREFIX, UpgradeSummary
+from pytest_tvmperf.against.upgrade import MODE_PREFIX, UpgradeSummary
 
 if TYPE_CHECKING:
     from pytest_tvmperf.result.run_report import ReportSection

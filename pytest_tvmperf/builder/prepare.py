@@ -21,7 +21,7 @@ from pytest_tvmperf.builder.tuning_display import TuningIO
 from pytest_tvmperf.workload import Workload, output_specs
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.builder.context import BuildContext
+    from pytest_tvmperf.builder.build_context import BuildContext
 
 #: numbers of the files a session loads from its scratch directory: a loaded library's
 #: name is never reused (the loader would hand back the library loaded before)
@@ -247,6 +247,8 @@ class Preparer:
             return None, None
         from pytest_tvmperf.builder import tuning
         from pytest_tvmperf.builder.pipelines import tuning_module
+        from pytest_tvmperf.builder.tuning_run import BudgetTooSmall
+        from pytest_tvmperf.builder.tuning_state import TuningView
 
         settings = self.session.settings
         db = Path(self.session.rootpath, workload.tuning_db) if workload.tuning_db else settings.tuning_db
@@ -267,7 +269,7 @@ class Preparer:
                 pinned = None if tuned_now else self._pinned()
                 state = tuning.inspect(module, tvm_target, db, settings.tuned, pinned)
             problem = None
-        except tuning.BudgetTooSmall as exc:
+        except BudgetTooSmall as exc:
             problem, too_small = None, exc
         except tuning.TuningError as exc:
             problem = str(exc)
@@ -308,7 +310,7 @@ class Preparer:
         elif state.missing:
             untuned = f"{len(state.missing)} untuned ({', '.join(state.missing[:4])}{', ...' if len(state.missing) > 4 else ''})"
             state = replace(state, source="; ".join(n for n in (state.source, untuned) if n))
-        return tuning.TuningView(db, pinned, settings.tuned), replace(state, db_dir=shown)
+        return TuningView(db, pinned, settings.tuned), replace(state, db_dir=shown)
 
     def _pinned(self):
         """The records (task -> digest) the test's baseline was measured with, if any."""

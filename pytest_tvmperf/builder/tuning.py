@@ -32,57 +32,35 @@ import importlib.util
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from pytest_tvmperf.builder.tuning_tasks import (  # noqa: F401  (tasks_of re-exported)
+from pytest_tvmperf.builder.tuning_tasks import (
     _is_relax,
     _tunable,
     _task_module,
     _split_tasks,
     tasks_of,
 )
-from pytest_tvmperf.builder.tuning_db import (  # noqa: F401  (re-exported: TuningError and the file names)
+from pytest_tvmperf.builder.tuning_db import (
     RECORD_FILE,
-    TUNE_COMMAND,
     WORKLOAD_FILE,
     TuningError,
-    load_tensor_intrinsics,
     intact_text,
     repair_torn,
-    _recreate_hint,
     _check_files,
     _open_database,
     _records_hash,
-    _plain,
 )
 from pytest_tvmperf.builder.timer import wall_clock
 from pytest_tvmperf.builder.tuning_budget import plan_trials, shares, summary_line
 from pytest_tvmperf.builder.tuning_state import TuningState, TuningView, view_of
 from pytest_tvmperf.builder.tuning_progress import measured_counts
-from pytest_tvmperf.builder.tuning_ms import (  # noqa: F401  (re-exported: RpcDevices, the search's sizes)
-    BUILD_IN_PROCESS,
-    LOGGER,
-    MAX_TRIALS_PER_ITER,
-    SEARCH_POPULATION,
-    SEARCH_ROUNDS,
-    RpcDevices,
-    _MetaSchedule,
-    _build,
-)
-from pytest_tvmperf.builder.tuning_run import (  # noqa: F401  (BudgetTooSmall, KernelProgress re-exported)
-    BudgetTooSmall,
-    Display,
-    Kernel,
-    KernelProgress,
-    NoDisplay,
-    Tuner,
-    run,
-)
-from pytest_tvmperf.builder.tuning_choice import (  # noqa: F401
-    TUNED_MODES,
+from pytest_tvmperf.builder.tuning_ms import RpcDevices, _MetaSchedule
+from pytest_tvmperf.builder.tuning_run import Display, Kernel, NoDisplay, Tuner, run
+from pytest_tvmperf.builder.tuning_choice import (
+    _plain,
     record_digest,
     resolve,
     source_note,
     target_json,
-    target_key,
     target_label,
 )
 

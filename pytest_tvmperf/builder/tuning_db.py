@@ -182,13 +182,6 @@ def _records_hash(entries: Sequence[Any]) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _plain(value: Any) -> Any:
-    """TVM containers in a record's JSON -> plain lists, dicts and scalars."""
-    from pytest_tvmperf.builder.tuning_choice import _plain as plain
-
-    return plain(value)
-
-
 @contextlib.contextmanager
 def _fast_tvmscript_parsing() -> Iterator[None]:
     """Make TVMScript parsing during an import fast.

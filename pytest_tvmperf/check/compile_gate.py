@@ -1,5 +1,5 @@
-"""``compile_s`` of one gate (issue 48): the baseline's stored IR and today's lowered IR
-built side by side here (measure/compile_time.py), or why not (values/compile_time.py).
+"""``compile_s`` of one gate: the baseline's stored IR and today's lowered IR
+built side by side here (measure/compile_time.py), or why not (values/compile_times.py).
 
 The baseline's IR is built in this process only once the isolation child has built it
 (check/sources.py does for the a/b timing; the build is cached by IR hash and host):
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_tvmperf.measure.compile_time import side_by_side
-from pytest_tvmperf.values.compile_time import DEFAULT_BUILDS, CompileTimes
+from pytest_tvmperf.values.compile_times import DEFAULT_BUILDS, CompileTimes
 from pytest_tvmperf.values.resources import COMPILE_S
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def _built_in_child(ctx: "CheckContext", prep: "Prepared", baseline: "Record", p
     """The baseline's module, loaded here once the isolation child has built its IR
     (cached: the a/b timing built it already); raises why not."""
     from pytest_tvmperf.builder import rebuild
-    from pytest_tvmperf.measure.machine import current_machine
+    from pytest_tvmperf.measure.host_machine import current_machine
     from pytest_tvmperf.store import lowered_ir
 
     ref = baseline.ir

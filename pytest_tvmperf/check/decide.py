@@ -17,17 +17,18 @@ import pytest
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.combos import TvmperfInconclusive
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
-from pytest_tvmperf.judge.compile_time import compile_verdict
+from pytest_tvmperf.judge.compile_verdict import compile_verdict
 from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
-from pytest_tvmperf.judge.gate import (
+from pytest_tvmperf.judge.confirmation import (
     confirm,
     confirmation_note,
     held_apart,
     pipeline_notes,
     summary_note,
+    WholeVerdict,
     whole_verdict,
 )
 from pytest_tvmperf.judge.verdict import Verdict
@@ -40,9 +41,9 @@ from pytest_tvmperf.result.regression import missing_baseline_message, regressio
 from pytest_tvmperf.result.text import peer_lines
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.judge.layers import LayerTable
+    from pytest_tvmperf.judge.layer_match import LayerTable
     from pytest_tvmperf.store.artifacts import PendingArtifact
-    from pytest_tvmperf.values.compile_time import CompileTimes
+    from pytest_tvmperf.values.compile_times import CompileTimes
     from pytest_tvmperf.values.record import Record
 
 #: the plan of a test that is timed (measure/plan.py)
@@ -122,6 +123,12 @@ class Decision:
     shown_id: str = ""
     relation: RatioVerdict | None = None
 
+    @classmethod
+    def judged(cls, decided: WholeVerdict, **fields) -> Decision:
+        """The decision of a whole-test verdict: its verdict, what it shows, whether it
+        fails or is left open, with the outcome's ``fields``."""
+        return cls(decided.verdict, fails=decided.fails, open=decided.open, shown=decided.shown, **fields)
+
     def outcome(self, who: Identity) -> Outcome:
         return Outcome(
             who.nodeid,
@@ -167,7 +174,7 @@ def confirm_time(
     measured: Measured, source: BaselineSource, limit: Limit, policy: TimePolicy, enabled: bool
 ) -> TimeJudged:
     """Judge the measured time against ``source``; a suspected failure (or an unclear
-    answer) is measured again and the pooled samples decide (judge/gate.py)."""
+    answer) is measured again and the pooled samples decide (judge/confirmation.py)."""
 
     def judge(samples: TimeSamples) -> dict[str, MetricVerdict]:
         return {"time": source.judge_time(measured.make_record(samples), limit, policy)}
@@ -321,17 +328,8 @@ def decide(
         )
         if n
     )
-    return Decision(
-        decided.verdict,
-        record=record,
-        baseline=baseline,
-        comparison=comparison,
-        message=message,
-        note=note,
-        peers=peers,
-        fails=decided.fails,
-        open=decided.open,
-        shown=decided.shown,
+    return Decision.judged(
+        decided, record=record, baseline=baseline, comparison=comparison, message=message, note=note, peers=peers
     )
 
 

@@ -27,12 +27,12 @@ from pytest_tvmperf.check.decide import (
 )
 from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.ratios import RatioVerdict
-from pytest_tvmperf.measure.kernel_metrics import REUSED_LINE, collect as collect_kernel_metrics
+from pytest_tvmperf.measure.metric_sources import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.resources import predates_line
 from pytest_tvmperf.values.kernel_keys import in_build_names, is_keyed
 from pytest_tvmperf.measure.plan import Plan
-from pytest_tvmperf.measure.resources import with_resources
+from pytest_tvmperf.measure.resource_metrics import with_resources
 from pytest_tvmperf.result.layers_text import with_layers
 from pytest_tvmperf.result.outcome import Outcome
 

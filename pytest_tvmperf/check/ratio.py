@@ -12,7 +12,7 @@ import pytest
 from pytest_tvmperf.check.decide import Decision, conclude
 from pytest_tvmperf.combos import Variant
 from pytest_tvmperf.judge.ratios import RatioVerdict, relation_verdict
-from pytest_tvmperf.judge.gate import confirm, confirmation_note
+from pytest_tvmperf.judge.confirmation import confirm, confirmation_note
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import UNTIMED_NOTE
 from pytest_tvmperf.builder.timer import TimeSamples, TimingTask

@@ -14,13 +14,13 @@ from pytest_tvmperf.check import pipeline
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.decide import Measured, confirm_peers
 from pytest_tvmperf.judge.compare import AB_SAME
-from pytest_tvmperf.judge.gate import FIRST_LOOK, sample_in_looks
+from pytest_tvmperf.judge.confirmation import FIRST_LOOK, sample_in_looks
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import plan_rounds
 from pytest_tvmperf.judge.own_time import as_run_times
 from pytest_tvmperf.judge.disturbance import clean, device_disturbance
 from pytest_tvmperf.measure.kernel_identity import kernel_identities
-from pytest_tvmperf.measure.machine import current_machine
+from pytest_tvmperf.measure.host_machine import current_machine
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
 from pytest_tvmperf.measure.threads import same_threads, tvm_thread_count, tvm_threads
@@ -214,7 +214,7 @@ def _settled(
 ) -> Callable[[TimeSamples], bool] | None:
     """When the time samples so far already decide the test (a pass: a slowdown of the
     threshold is ruled out, or time is not gated), for sequential sampling
-    (judge/gate.py :func:`sample_in_looks`); None when every round is needed: a
+    (judge/confirmation.py :func:`sample_in_looks`); None when every round is needed: a
     recording run, no baseline, or peers to gate (their ratios need every round)."""
     if ctx.session.settings.update or source.record is None or ctx.peer_limits:
         return None

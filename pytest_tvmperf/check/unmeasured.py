@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable, NoReturn
 
-from pytest_tvmperf.measure.kernel_metrics import KEPT_LINE, Collected, keep_unmeasured
+from pytest_tvmperf.measure.metric_sources import KEPT_LINE, Collected, keep_unmeasured
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record
 

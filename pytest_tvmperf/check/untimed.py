@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pytest_tvmperf.check import pipeline
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.measure.kernel_identity import kernel_identities
-from pytest_tvmperf.measure.machine import current_machine
+from pytest_tvmperf.measure.host_machine import current_machine
 from pytest_tvmperf.measure.plan import Plan, summary_line, with_baseline_calls
 from pytest_tvmperf.values.record import Record
 

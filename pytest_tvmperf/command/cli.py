@@ -55,7 +55,7 @@ from pytest_tvmperf.judge.compare import compare
 from pytest_tvmperf.config.parsing import (
     DEFAULT_ALPHA,
     DEFAULT_NOISE,
-    argparse_type as _argparse_type,
+    argparse_type,
     parse_alpha,
     parse_duration,
     parse_noise,
@@ -221,21 +221,21 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("b", metavar="B", help="the new side: a baseline or results file")
     diff.add_argument(
         "--threshold",
-        type=_argparse_type(parse_thresholds),
+        type=argparse_type(parse_thresholds),
         default=None,
         metavar="EXPR",
         help=THRESHOLD_HELP.replace("%", "%%"),
     )
     diff.add_argument(
         "--alpha",
-        type=_argparse_type(parse_alpha),
+        type=argparse_type(parse_alpha),
         default=DEFAULT_ALPHA,
         metavar="P",
         help=f"false-alarm rate of all the time verdicts, split over the compared tests (default {DEFAULT_ALPHA})",
     )
     diff.add_argument(
         "--noise",
-        type=_argparse_type(parse_noise),
+        type=argparse_type(parse_noise),
         default=None,
         metavar="EXPR",
         help="process-to-process noise per mode, e.g. 'normalized=3%%,raw=15%%' (default ab=2%%,normalized=10%%,raw=15%%)",
@@ -254,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tune.add_argument(
         "--trials",
-        type=_argparse_type(_positive_trials),
+        type=argparse_type(_positive_trials),
         default=None,
         metavar="N",
         help="MetaSchedule trials per workload (split over its kernels; trials measured by an earlier "
@@ -262,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tune.add_argument(
         "--budget",
-        type=_argparse_type(_budget),
+        type=argparse_type(_budget),
         default=None,
         metavar="DURATION",
         help=f"wall-clock time to tune each workload, spread over its kernels by their share of its "

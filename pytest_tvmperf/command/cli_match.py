@@ -14,7 +14,7 @@ from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.result.entry import ResultEntry, ResultsError
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.result.compile_text import stored_compile_cell
-from pytest_tvmperf.values.compile_time import fmt_seconds
+from pytest_tvmperf.values.compile_times import fmt_seconds
 
 
 class CliError(Exception):

@@ -53,9 +53,6 @@ class Limit:
         return "no increase"
 
 
-Thresholds = Mapping[str, Limit]
-
-
 THRESHOLD_HELP = (
     "comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: "
     + ", ".join(METRICS)

@@ -49,18 +49,13 @@ from pytest_tvmperf.config.parsing import (
     parse_same_program,
     positive_int,
 )
+from pytest_tvmperf.values.remote_names import parse_rpc_address
 from pytest_tvmperf.values.resources import RESOURCE_ALIASES
 from pytest_tvmperf.config.limits import (
     DEFAULT_THRESHOLDS,
     THRESHOLD_HELP,
     parse_thresholds,
 )
-
-
-def _parse_rpc(text: str) -> tuple[str, int]:
-    from pytest_tvmperf.values.remote_names import parse_rpc_address
-
-    return parse_rpc_address(text)
 
 
 def parse_llvm_target(text: Any) -> dict[str, Any]:
@@ -447,7 +442,7 @@ OPTIONS: tuple[Option, ...] = (
         "rpc",
         "HOST:PORT of a TVM RPC tracker whose devices run the targets named llvm@rpc:KEY (see --tvmperf-targets)",
         None,
-        _parse_rpc,
+        parse_rpc_address,
         metavar="HOST:PORT",
         passthrough=True,
     ),

@@ -84,7 +84,7 @@ class MetricVerdict:
         return self.decision is not None and self.bound is not None and self.decision.low > self.bound
 
     def held(self, *measured: "MetricVerdict") -> "MetricVerdict":
-        """The same evidence, held at inconclusive (see :func:`gate.confirm`), its interval
+        """The same evidence, held at inconclusive (see :func:`confirmation.confirm`), its interval
         spanning those of the ``measured`` verdicts it pools (:func:`busy.held_between`)."""
         decision = (
             None

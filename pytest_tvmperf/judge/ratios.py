@@ -85,7 +85,7 @@ class RatioVerdict:
         return self.limit is not None and self.low > self.limit
 
     def held(self, *measured: "RatioVerdict") -> "RatioVerdict":
-        """The same evidence, held at inconclusive (see :func:`gate.confirm`), its interval
+        """The same evidence, held at inconclusive (see :func:`confirmation.confirm`), its interval
         spanning those of the ``measured`` verdicts it pools (:func:`busy.held_between`)."""
         return replace(self, decision=held_between(self.decision, *(m.decision for m in measured)))
 

@@ -1,7 +1,7 @@
 """Pure: each kernel of a build named by the source layers it computes.
 
 A layer (values/source_layer.py: a torch module or an ONNX node, with its shapes) fits a
-kernel (values/kernel_id.py) of the same anchor kind (judge/layers.py: a convolution, a
+kernel (values/kernel_id.py) of the same anchor kind (judge/layer_match.py: a convolution, a
 matmul, a pool) whose output has the layer's output shape and whose inputs hold the
 layer's weight (a matmul's may be transposed: the importer folds ``nn.Linear``'s
 transpose into it), or, for a layer without a weight, its input. A symbolic dim (a
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-from pytest_tvmperf.judge.layers import tvm_anchor
+from pytest_tvmperf.judge.layer_match import tvm_anchor
 from pytest_tvmperf.values.kernel_id import KernelId
 from pytest_tvmperf.values.source_layer import SourceLayer
 

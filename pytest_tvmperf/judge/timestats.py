@@ -35,11 +35,6 @@ import numpy as np
 
 from pytest_tvmperf.judge.verdict import TimeStatus, Verdict
 
-#: how a time decision compared: "a/b", "a/b, baseline rebuilt here", "a/b, baseline on its own
-#: inputs (shapes changed: ...)" (judge/compare.py ``ab_rebuilt_mode``), "normalized", "raw"; every
-#: mode that starts with "a/b" is a paired, side-by-side comparison (its rules and its noise)
-Mode = str
-
 BOOTSTRAP_RESAMPLES = 2000
 #: the estimates a time decision can be made on: the samples' wall time (a quiet machine),
 #: or each side's own run time, its wall time less its own threads' CPU wait (a busy one)
@@ -56,7 +51,10 @@ class TimeDecision:
     low: float
     high: float
     confidence: float
-    mode: Mode
+    #: how it compared: "a/b", "a/b, baseline rebuilt here", "a/b, baseline on its own inputs
+    #: (shapes changed: ...)" (judge/compare.py ``ab_rebuilt_mode``), "normalized", "raw"; every
+    #: mode that starts with "a/b" is a paired, side-by-side comparison (its rules and its noise)
+    mode: str
     noise: float
     #: what the samples measured: :data:`WALL_TIME` or :data:`OWN_RUN_TIME`
     estimate: str = WALL_TIME
@@ -89,7 +87,7 @@ def decide(
     threshold: float,
     alpha: float,
     noise: float,
-    mode: Mode,
+    mode: str,
     pass_rule: Literal["one-sided", "interval"] = "one-sided",
 ) -> TimeDecision:
     """Decide from raw samples.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: the fewest rounds a budget cuts a measurement to (``judge.gate.FIRST_LOOK``: the
+#: the fewest rounds a budget cuts a measurement to (``judge.confirmation.FIRST_LOOK``: the
 #: bootstrap of a median needs a few)
 MIN_ROUNDS = 6
 

@@ -1,4 +1,4 @@
-"""``compile_s`` measured side by side (values/compile_time.py): the baseline's stored IR
+"""``compile_s`` measured side by side (values/compile_times.py): the baseline's stored IR
 and today's lowered IR each built (code generation, no pipeline) in turn, in
 this process, on the clock of a :class:`CompileTimer` (the ``tvmperf_compile_timer``
 fixture: a test injects a fake clock, nothing sleeps)."""
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from pytest_tvmperf.builder.timer import wall_clock
-from pytest_tvmperf.values.compile_time import DEFAULT_BUILDS, CompileTimes
+from pytest_tvmperf.values.compile_times import DEFAULT_BUILDS, CompileTimes
 
 #: which side a build is of, as a :class:`CompileTimer` is told
 BASELINE, CURRENT = "baseline", "current"

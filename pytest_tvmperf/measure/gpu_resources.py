@@ -1,4 +1,4 @@
-"""The GPU resources :class:`~pytest_tvmperf.measure.kernel_metrics.MetricSource`: per
+"""The GPU resources :class:`~pytest_tvmperf.measure.metric_sources.MetricSource`: per
 CUDA kernel, registers per thread, shared memory, local memory (stack frame), spill
 bytes and PTX instructions, from the kernels built by builder/cuda_build.py. Exact on any
 machine, GPU or not: a schedule that adds spills or doubles registers fails CPU-only CI."""

@@ -3,7 +3,7 @@ the VM's instrument with its argument shapes, and the peer's layers (torch: a fo
 pre/post hook on each leaf module; onnxruntime: its own per-node profile). Each side's
 calls, its whole run and its time outside every call are taken from the same rounds
 (judge/layer_rounds.py), so that the rows add up to the whole run they are shown with.
-The matching and the table are pure (``judge/layers.py``).
+The matching and the table are pure (``judge/layer_match.py``).
 
 What it costs: a few instrumented runs of each side (:data:`RUNS`) after the test's
 timing, paid only when asked for (``--tvmperf-layers=on``) or when a ``vs_<peer>`` limit
@@ -26,7 +26,7 @@ from pytest_tvmperf.judge.layer_rounds import Round, apportion
 from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, window
 from pytest_tvmperf.measure.peer_device import peer_for_device
 from pytest_tvmperf.workload import PeerUnavailable
-from pytest_tvmperf.judge.layers import (
+from pytest_tvmperf.judge.layer_match import (
     PEER_ANCHORS,
     LayerCall,
     LayerTable,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from pytest_tvmperf.judge.layers import conv_flops, matmul_flops, tvm_anchor
+from pytest_tvmperf.judge.layer_match import conv_flops, matmul_flops, tvm_anchor
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Simulated cost: per-kernel instruction and estimated-cycle counts from valgrind's
 callgrind, identical on every x86 machine (see docs/gate.md, "Simulated cost").
 
-:class:`SimulatedCost` is the metric source (``measure/kernel_metrics.py``): per test it
+:class:`SimulatedCost` is the metric source (``measure/metric_sources.py``): per test it
 compiles the workload once more for the pinned portable target :data:`PINNED_TARGET`
 (never the host's ``mcpu``: valgrind cannot run AVX-512, and counts must not depend on the
 host), exports it, and asks the session's one :class:`SimProcess` (a Python process with
@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pytest_tvmperf.measure import callgrind
-from pytest_tvmperf.measure.kernel_metrics import SourceDied, SourceFailed
+from pytest_tvmperf.measure.metric_sources import SourceDied, SourceFailed
 
 # the measuring process's command and environment (sim_env.py), named here too: tests
 # replace host_problem on this module
-from pytest_tvmperf.measure.sim_env import (  # noqa: F401
-    HARNESS,
+from pytest_tvmperf.measure.sim_env import (
     PINNED_DESCRIPTION,
     describe_setup,
     harness_env,

@@ -107,7 +107,7 @@ def benchmark_json(
 
 
 def compile_extra(entry: ResultEntry) -> dict[str, Any]:
-    """compile_s side by side (values/compile_time.py): today's and the baseline's median
+    """compile_s side by side (values/compile_times.py): today's and the baseline's median
     build and its verdict; ``tvmperf_compile_s_na`` with the reason where not measured."""
     cell = next((m for m in entry.metrics if m.metric == COMPILE_S), None)
     if cell is None:

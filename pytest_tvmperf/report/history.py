@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from pytest_tvmperf.result.entry import RESULTS_SCHEMA_VERSION, ResultEntry, ResultsError, loads, no_long_int
+from pytest_tvmperf.result.entry import RESULTS_SCHEMA_VERSION, ResultEntry, ResultsError, no_long_int
+from pytest_tvmperf.values.json_fields import loads
 from pytest_tvmperf.values.json_fields import Fields, check_schema_version
 
 HISTORY_KIND = "pytest-tvmperf-history"
@@ -85,12 +86,6 @@ class HistoryRun:
                 if digest:
                     baselines[nodeid] = digest
         return cls(f.text("created", None, nullable=True), points, f.text("commit", None, nullable=True), baselines)
-
-
-def parse_history(text: str, path: Path) -> list[dict[str, Any]]:
-    """The runs of a history file (one JSON object per line), oldest first; a torn last
-    line is left out (see :func:`read_runs`)."""
-    return read_runs(text, path)[0]
 
 
 def torn_tail(text: str) -> str | None:

@@ -1,5 +1,5 @@
 """The HTML report's compile_s section: each test's build times side by side (the
-baseline's IR and today's, values/compile_time.py), its verdict, or why it was not measured."""
+baseline's IR and today's, values/compile_times.py), its verdict, or why it was not measured."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Sequence
 from pytest_tvmperf.report.html_parts import esc, pill, test_label
 from pytest_tvmperf.result.compile_text import compile_cell
 from pytest_tvmperf.result.entry import ResultEntry
-from pytest_tvmperf.values.compile_time import fmt_seconds
+from pytest_tvmperf.values.compile_times import fmt_seconds
 from pytest_tvmperf.values.resources import COMPILE_S
 
 

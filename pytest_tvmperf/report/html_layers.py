@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from pytest_tvmperf.report.html_parts import esc, test_label
-from pytest_tvmperf.judge.layers import LayerRow, LayerTable
+from pytest_tvmperf.judge.layer_match import LayerRow, LayerTable
 from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.result.text import fmt_time
 

@@ -26,9 +26,6 @@ from pytest_tvmperf.values.peak_memory import ON_HOST
 from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.report.html_parts import (
     CSS,
-    NEUTRAL,
-    NEUTRAL_MARK,
-    VERDICT_COLOURS,
     VERDICT_ORDER,
     colours,
     esc,
@@ -42,16 +39,14 @@ from pytest_tvmperf.report.html_parts import (
 from pytest_tvmperf.report.html_failures import failures_section
 from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_compile import compile_section
-from pytest_tvmperf.report.html_plot import MAX_KERNELS, kernels_section, ratio_plot, trends_section
+from pytest_tvmperf.report.html_plot import kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
-from pytest_tvmperf.measure.kernel_metrics import fmt_count
+from pytest_tvmperf.measure.metric_sources import fmt_count
 from pytest_tvmperf.result.text import fmt_time, limit_sign
 from pytest_tvmperf.report.history import HistoryRun
 from pytest_tvmperf.result.entry import ResultEntry, TimeCell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
-
-__all__ = ["MAX_KERNELS", "NEUTRAL", "NEUTRAL_MARK", "VERDICT_COLOURS", "render_html", "render_page"]
 
 
 # --------------------------------------------------------------------------- header and table

@@ -185,7 +185,7 @@ def update_lines(run: EndOfRun, recorded: int) -> list[Line]:
 
 
 def upgrade_lines(today: str, other: str, summary_lines: Sequence[str], report_only: bool) -> list[Line]:
-    """``--tvmperf-against-tvm``'s section: the upgrade summary's lines (against/verdict.py
+    """``--tvmperf-against-tvm``'s section: the upgrade summary's lines (against/upgrade.py
     ``UpgradeSummary.lines``, its headline first), none when no test was compared."""
     if not summary_lines:
         return []

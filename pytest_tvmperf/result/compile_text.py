@@ -1,4 +1,4 @@
-"""Pure text of ``compile_s`` (values/compile_time.py): its lines in a failure (before,
+"""Pure text of ``compile_s`` (values/compile_times.py): its lines in a failure (before,
 after, the ratio side by side and the limit), its cell in the summary and the reports."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.values.compile_time import fmt_seconds
+from pytest_tvmperf.values.compile_times import fmt_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.judge.compare import MetricVerdict

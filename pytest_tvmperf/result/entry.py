@@ -21,7 +21,7 @@ Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-results"):
                 "failed": [metric] (those that regressed: which metric failed the test),
                 "layers": [{"peer", "tvm_total_s", "peer_total_s", "notes", "rows": [{"label", "tvm": [call],
                             "peer": [call], "flops", "tvm_s", "peer_s", "lost_s", ...}]}] (optional: per
-                            layer against each peer, judge/layers.py)}]}
+                            layer against each peer, judge/layer_match.py)}]}
 
     peer cell: {"name", "ratio", "low", "high", "limit", "status", "numerator_s", "denominator_s"}
 """
@@ -33,10 +33,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from pytest_tvmperf.judge.layers import LayerTable
+from pytest_tvmperf.judge.layer_match import LayerTable
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.schema import check_record
-from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, is_int
+from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, is_int, loads
 from pytest_tvmperf.store.files import read_regular_text
 from pytest_tvmperf.judge.compare import same_program_cell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
@@ -157,7 +157,7 @@ class ResultEntry:
     #: every gated metric's verdict, and the names of those that regressed
     metrics: tuple[MetricCell, ...] = ()
     failed: tuple[str, ...] = ()
-    #: per layer, TVM against each peer (judge/layers.py)
+    #: per layer, TVM against each peer (judge/layer_match.py)
     layers: tuple[LayerTable, ...] = ()
 
     @classmethod
@@ -352,14 +352,6 @@ def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]
         "created": created,
         "tests": [e.to_json() for e in sorted(entries, key=lambda e: e.nodeid)],
     }
-
-
-def loads(text: str) -> Any:
-    """JSON with whole numbers too long for int() read as a marker (values/json_fields.py), so
-    that the error can name the file and the field."""
-    from pytest_tvmperf.values.json_fields import loads
-
-    return loads(text)
 
 
 def no_long_int(data: Any, where: str, fix: str) -> None:

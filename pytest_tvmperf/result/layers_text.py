@@ -1,11 +1,11 @@
 """Pure: the per-layer table as text: its lines, the layers that lose most to
-the peer in a failure message, and the run summary's lines (the matching is judge/layers.py)."""
+the peer in a failure message, and the run summary's lines (the matching is judge/layer_match.py)."""
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from pytest_tvmperf.judge.layers import LayerRow, LayerTable
+from pytest_tvmperf.judge.layer_match import LayerRow, LayerTable
 
 
 def _ms(seconds: float) -> str:

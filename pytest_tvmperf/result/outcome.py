@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pytest_tvmperf.judge.compare import Comparison
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.record import Record
-from pytest_tvmperf.judge.layers import LayerTable
+from pytest_tvmperf.judge.layer_match import LayerTable
 from pytest_tvmperf.judge.verdict import Verdict
 
 
@@ -32,7 +32,7 @@ class Outcome:
     peers: tuple[RatioVerdict, ...] = ()
     #: the verdict of a ``tvmperf.assert_ratio`` (this outcome is then that relation's)
     relation: RatioVerdict | None = None
-    #: per layer, TVM against each peer (``--tvmperf-layers``, or a failed ``vs_<peer>``; judge/layers.py)
+    #: per layer, TVM against each peer (``--tvmperf-layers``, or a failed ``vs_<peer>``; judge/layer_match.py)
     layers: tuple[LayerTable, ...] = ()
 
     def __post_init__(self) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
+from pytest_tvmperf.measure.metric_sources import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
 from pytest_tvmperf.values.kernel_keys import without_numbers
 from pytest_tvmperf.values.record import Record
@@ -370,9 +370,6 @@ def kernel_time_diff(
     return ", ".join(parts)
 
 
-_shape = without_numbers
-
-
 def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
     """Diff of the VM bytecode of the functions that changed, baseline -> now, aligned on the
     instructions with their registers and constant indices left out: one added kernel call
@@ -384,10 +381,12 @@ def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | N
     lines: list[str] = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name, "").splitlines(), after.get(name, "").splitlines()
-        if [_shape(x) for x in old] == [_shape(x) for x in new]:
+        if [without_numbers(x) for x in old] == [without_numbers(x) for x in new]:
             continue
         lines += [f"--- baseline @{name}", f"+++ now @{name}"]
-        matcher = difflib.SequenceMatcher(None, [_shape(x) for x in old], [_shape(x) for x in new], autojunk=False)
+        matcher = difflib.SequenceMatcher(
+            None, [without_numbers(x) for x in old], [without_numbers(x) for x in new], autojunk=False
+        )
         for group in matcher.get_grouped_opcodes(1):
             first, last = group[0], group[-1]
             lines.append(f"@@ -{first[1] + 1},{last[2] - first[1]} +{first[3] + 1},{last[4] - first[3]} @@")

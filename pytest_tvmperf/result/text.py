@@ -179,7 +179,7 @@ class SummaryRow:
     @property
     def cpu_cell(self) -> str:
         """The simulated instruction count now/base (``5.17 k/4.99 k``), ``n/a`` unmeasured."""
-        from pytest_tvmperf.measure.kernel_metrics import fmt_count
+        from pytest_tvmperf.measure.metric_sources import fmt_count
 
         if self.cpu_instructions is None:
             return "n/a"

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Mapping
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.values.kernel_keys import keyed_by_identity
 from pytest_tvmperf.store.schema import check_entry
-from pytest_tvmperf.store.locks import LockError, LockHolder, LockTimeout, file_lock, holder_path, lock_dir, lock_holder
+from pytest_tvmperf.store.locks import file_lock, lock_dir
 from pytest_tvmperf.values.json_fields import (
     SchemaProblem,
     check_schema_version,
@@ -37,8 +37,6 @@ SCHEMA_VERSION = 1
 OUTSIDE_ROOTDIR = "_outside_rootdir"
 #: the longest a writer outside a pytest run waits for the baselines lock (the run gives its --tvmperf-lock-timeout)
 DEFAULT_BASELINES_LOCK_S = 900.0
-
-__all__ = ["LockError", "LockHolder", "LockTimeout", "file_lock", "holder_path", "lock_holder"]
 
 
 class BaselineError(Exception):

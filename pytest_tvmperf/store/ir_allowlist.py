@@ -145,9 +145,6 @@ BUILTIN_KINDS: Mapping[str, str] = MappingProxyType(
         "Device": "ints",
     }
 )
-#: the field kinds of an object node: a reference to an earlier node, or a value written inline
-FIELD_KINDS = frozenset({"ref", "int", "bool", "float", "dtype", "none"})
-
 #: attributes whose value is a map keyed by names of the program (symbolic variables)
 NAME_VALUED_ATTRS: frozenset[str] = frozenset({"tir_var_lower_bound", "tir_var_upper_bound"})
 

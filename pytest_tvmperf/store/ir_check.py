@@ -46,10 +46,6 @@ class UnsafeIR(Exception):
         self.what = what
 
 
-def _refuse(message: str, what: str) -> UnsafeIR:
-    return UnsafeIR(message, what)
-
-
 class _Graph:
     """The nodes of one graph with what the walk learns about them."""
 
@@ -76,7 +72,7 @@ class _Graph:
 
     def refer(self, parent: int, child: Any, where: str, role: str = "") -> None:
         if not isinstance(child, int) or isinstance(child, bool) or not 0 <= child < parent:
-            raise _refuse(
+            raise UnsafeIR(
                 f"node {parent} ({where}) refers to {child!r}, not to an earlier node as TVM's writer does", where
             )
         self.where.setdefault(child, where)
@@ -85,21 +81,21 @@ class _Graph:
 
 def _check_shape(graph: Any) -> list[Any]:
     if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list):
-        raise _refuse("it is not a tvm.ir.save_json graph (an object with a list of nodes)", "graph")
+        raise UnsafeIR("it is not a tvm.ir.save_json graph (an object with a list of nodes)", "graph")
     extra = sorted(set(graph) - {"root_index", "nodes", "metadata"})
     if extra:
-        raise _refuse(f"it has the top-level key {extra[0]!r}, which tvm.ir.save_json never writes", extra[0])
+        raise UnsafeIR(f"it has the top-level key {extra[0]!r}, which tvm.ir.save_json never writes", extra[0])
     nodes = graph["nodes"]
     if not nodes:
-        raise _refuse("it has no nodes", "nodes")
+        raise UnsafeIR("it has no nodes", "nodes")
     if len(nodes) > MAX_NODES:
-        raise _refuse(f"it has {len(nodes)} nodes, more than the {MAX_NODES} a stored IR may have", "nodes")
+        raise UnsafeIR(f"it has {len(nodes)} nodes, more than the {MAX_NODES} a stored IR may have", "nodes")
     for i, node in enumerate(nodes):
         if not isinstance(node, dict) or not isinstance(node.get("type"), str) or set(node) - {"type", "data"}:
-            raise _refuse(f'node {i} is not a {{"type", "data"}} object', f"node {i}")
+            raise UnsafeIR(f'node {i} is not a {{"type", "data"}} object', f"node {i}")
     root = graph.get("root_index")
     if root != len(nodes) - 1 or isinstance(root, bool):
-        raise _refuse(
+        raise UnsafeIR(
             f"its root_index is {root!r}, not the last node ({len(nodes) - 1}) as TVM's writer puts it", "root_index"
         )
     return nodes
@@ -108,12 +104,12 @@ def _check_shape(graph: Any) -> list[Any]:
 def _check_metadata(graph: dict, allow: Allowlist) -> None:
     metadata = graph.get("metadata", {})
     if not isinstance(metadata, dict):
-        raise _refuse("its metadata is not an object", "metadata")
+        raise UnsafeIR("its metadata is not an object", "metadata")
     for key, value in metadata.items():
         if key not in allow.metadata:
-            raise _refuse(f"its metadata has the key {key!r}, which the plugin's own builds never store", key)
+            raise UnsafeIR(f"its metadata has the key {key!r}, which the plugin's own builds never store", key)
         if not isinstance(value, str) or len(value) > 200:
-            raise _refuse(f"its metadata {key!r} is not a short string", key)
+            raise UnsafeIR(f"its metadata {key!r} is not a short string", key)
 
 
 def saved_by(graph: Any) -> str | None:
@@ -148,7 +144,7 @@ def _check_builtin(g: _Graph, i: int, kind: str, data: Any, form: str) -> None:
     else:  # refs, pairs
         ok = isinstance(data, list) and (form == "refs" or len(data) % 2 == 0)
     if not ok:
-        raise _refuse(f"{where} has data of the wrong form", where)
+        raise UnsafeIR(f"{where} has data of the wrong form", where)
     if form == "refs":
         for child in data:
             g.refer(i, child, kind)
@@ -161,7 +157,7 @@ def _check_builtin(g: _Graph, i: int, kind: str, data: Any, form: str) -> None:
             role = "names" if name in NAME_VALUED_ATTRS else ""
             g.refer(i, value, f"{keys_of}[{name!r}]" if name is not None else kind, role)
             if name is not None and strict and name not in g.allow.attr_keys:
-                raise _refuse(
+                raise UnsafeIR(
                     f"it has the attribute or annotation key {name!r} (in {keys_of}, node {i}), "
                     "which the plugin's own builds never store",
                     name,
@@ -203,13 +199,13 @@ def _check_object(g: _Graph, i: int, kind: str, data: Any) -> None:
     if kind in allow.data_objects:
         form = allow.data_objects[kind]
         if not _inline_ok(form, data) if form != "str" else not isinstance(data, str):
-            raise _refuse(f"node {i} ({kind}) has data of the wrong form", kind)
+            raise UnsafeIR(f"node {i} ({kind}) has data of the wrong form", kind)
         if kind == "ir.Op" and data not in allow.ops:
-            raise _refuse(f"it uses the operator {data!r} (node {i}), which the plugin's own builds never use", data)
+            raise UnsafeIR(f"it uses the operator {data!r} (node {i}), which the plugin's own builds never use", data)
         if kind == "ffi.Tensor" and tensor_problem(data) is not None:
-            raise _refuse(f"it holds {tensor_problem(data)} (node {i})", kind)
+            raise UnsafeIR(f"it holds {tensor_problem(data)} (node {i})", kind)
         if kind == "ir.EnvFunc" and data not in allow.env_funcs:
-            raise _refuse(
+            raise UnsafeIR(
                 f"it names the global function {data!r} (an ir.EnvFunc, node {i}), which the plugin's own "
                 "builds never name",
                 data,
@@ -222,24 +218,24 @@ def _check_object(g: _Graph, i: int, kind: str, data: Any) -> None:
             if "Module" in kind and kind != "ir.IRModule"
             else "a node type"
         )
-        raise _refuse(
+        raise UnsafeIR(
             f"it holds {what} of type {kind!r} (node {i}, in {g.where.get(i, 'the root')}), "
             "which the plugin's own builds never store",
             kind,
         )
     if not isinstance(data, dict):
-        raise _refuse(f"node {i} ({kind}) has data of the wrong form", kind)
+        raise UnsafeIR(f"node {i} ({kind}) has data of the wrong form", kind)
     for name, value in data.items():
         kind_of = fields.get(name)
         if kind_of is None:
-            raise _refuse(
+            raise UnsafeIR(
                 f"node {i} ({kind}) has the field {name!r}, which the plugin's own builds never store", f"{kind}.{name}"
             )
         if kind_of == "ref":
             role = "names" if (kind, name) == ("ir.IRModule", "global_var_map_") else ""
             g.refer(i, value, f"{kind}.{name}", role)
         elif not _inline_ok(kind_of, value):
-            raise _refuse(f"node {i} ({kind}) has field {name!r} of the wrong form", f"{kind}.{name}")
+            raise UnsafeIR(f"node {i} ({kind}) has field {name!r} of the wrong form", f"{kind}.{name}")
 
 
 def _check_semantics(g: _Graph, i: int, kind: str, data: Any) -> None:
@@ -248,7 +244,7 @@ def _check_semantics(g: _Graph, i: int, kind: str, data: Any) -> None:
     if kind == "relax.expr.ExternFunc":
         name = g.string(data.get("global_symbol", -1)) if isinstance(data.get("global_symbol"), int) else None
         if name not in allow.extern_funcs:
-            raise _refuse(
+            raise UnsafeIR(
                 f"it calls {name!r} (a Relax ExternFunc, node {i}), which the plugin's own builds never "
                 "call: only the VM builtins they use may be called, each by its exact name",
                 str(name),
@@ -264,7 +260,7 @@ def _check_semantics(g: _Graph, i: int, kind: str, data: Any) -> None:
                 else None
             )
             if name not in allow.call_names:
-                raise _refuse(
+                raise UnsafeIR(
                     f"it calls {name!r} (T.{op.split('.', 1)[1]}, node {i}), which the plugin's own builds "
                     "never call: only C math functions may be called by name",
                     str(name),
@@ -277,7 +273,7 @@ def _check_semantics(g: _Graph, i: int, kind: str, data: Any) -> None:
             for key in pairs[0::2] if isinstance(pairs, list) else []:
                 name = g.string(key) if isinstance(key, int) and 0 <= key < table else None
                 if name not in allow.module_attrs:
-                    raise _refuse(
+                    raise UnsafeIR(
                         f"its module has the attribute {name!r}, which the plugin's own builds never set "
                         "(a module attribute can link native code into the build)",
                         str(name),
@@ -285,7 +281,7 @@ def _check_semantics(g: _Graph, i: int, kind: str, data: Any) -> None:
     elif kind == "tirx.AttrStmt" and isinstance(data.get("attr_key"), int):
         name = g.string(data["attr_key"])
         if name not in allow.attr_keys:
-            raise _refuse(
+            raise UnsafeIR(
                 f"it has the attribute statement {name!r} (node {i}), which the plugin's own builds never store",
                 str(name),
             )
@@ -299,24 +295,24 @@ def check_graph(graph: Any, allow: Allowlist = DEFAULT) -> None:
     g = _Graph(nodes, allow)
     root = len(nodes) - 1
     if nodes[root]["type"] != "ir.IRModule":
-        raise _refuse(f"its root is a {nodes[root]['type']!r}, not an ir.IRModule", nodes[root]["type"])
+        raise UnsafeIR(f"its root is a {nodes[root]['type']!r}, not an ir.IRModule", nodes[root]["type"])
     g.roles[root] = {""}
     g.where[root] = "the root"
     for i in range(root, -1, -1):  # parents come after their children: each node is seen after all that refer to it
         if i not in g.roles:
-            raise _refuse(
+            raise UnsafeIR(
                 f"node {i} ({nodes[i]['type']}) is not part of the module: nothing refers to it (TVM's "
                 "writer only writes what the module holds)",
                 f"node {i}",
             )
         kind, data = g.node(i)
         if kind == "ir.IRModule" and i != root:
-            raise _refuse(f"it holds a second module (node {i}, in {g.where[i]})", kind)
+            raise UnsafeIR(f"it holds a second module (node {i}, in {g.where[i]})", kind)
         form = BUILTIN_KINDS.get(kind) if kind in allow.builtins else None
         if form is not None:
             _check_builtin(g, i, kind, data, form)
         elif kind in BUILTIN_KINDS:
-            raise _refuse(f"it holds a {kind} (node {i}), " + "which the plugin's own builds never store", kind)
+            raise UnsafeIR(f"it holds a {kind} (node {i}), " + "which the plugin's own builds never store", kind)
         else:
             _check_object(g, i, kind, data)
             if isinstance(data, dict):
@@ -332,7 +328,7 @@ def check_graph(graph: Any, allow: Allowlist = DEFAULT) -> None:
             children = [v for k, v in data.items() if fields.get(k) == "ref"]
         depth[i] = 1 + max((depth[c] for c in children), default=0)
         if depth[i] > MAX_IR_DEPTH:
-            raise _refuse(
+            raise UnsafeIR(
                 f"it is nested more than {MAX_IR_DEPTH} levels deep (node {i}, {kind}); the plugin's own "
                 "IR nests some 50 levels, and TVM reads IR recursively",
                 "depth",

@@ -20,8 +20,6 @@ from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.values.ir_function import MAX_FUNCTIONS, FunctionRef
 from pytest_tvmperf.values.seeded_weight import MAX_WEIGHTS, SeededWeight
 
-Check = Callable[[Any, str], "str | None"]
-
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 

@@ -1,4 +1,4 @@
-"""Baselines without the weights' values (the default since issue 47): the baseline's
+"""Baselines without the weights' values (the default): the baseline's
 program is rebuilt with seeded tensors of the stored dtypes and shapes.
 
 Why that times the same: a compiled kernel's run time does not depend on the values it

@@ -17,6 +17,7 @@ decompressed, and their dtype and shape checked against it.
 
 from __future__ import annotations
 
+import math
 import base64
 import gzip
 import hashlib
@@ -81,9 +82,7 @@ def _parse(raw: bytes, with_data: bool) -> TensorHeader | None:
         return None
     shape = struct.unpack_from(f"<{ndim}q", raw, _HEAD.size)
     (nbytes,) = struct.unpack_from("<q", raw, _HEAD.size + 8 * ndim)
-    count = 1
-    for d in shape:
-        count *= d
+    count = math.prod(shape)
     if any(d < 0 for d in shape) or nbytes != count * bits // 8 or len(raw) != end + (nbytes if with_data else 0):
         return None
     return TensorHeader(f"{_KINDS[code]}{bits // 8}", tuple(shape), nbytes, end)

@@ -20,7 +20,7 @@ class ExactMetrics:
     kernels: compiled TIR kernels
     storage_bytes: storage statically planned by ``vm.builtin.alloc_storage``
     per_kernel: the metric sources' counts, {metric: {kernel: count}}
-    (``measure/kernel_metrics.py``); a metric's gated number is its total
+    (``measure/metric_sources.py``); a metric's gated number is its total
     measured_with: {metric: what its counts depend on besides the code} (the pinned
     target, the tool's version); counts are compared only between equal setups
     resources: the resource metrics measured (values/resources.py), {metric: total}

@@ -1,6 +1,6 @@
 """The per-kernel metrics the registered metric sources can produce: their names (threshold
 keys, marker keywords), units and default limits (pure: option parsing reads them; the
-sources and their plug-in point are measure/kernel_metrics.py)."""
+sources and their plug-in point are measure/metric_sources.py)."""
 
 from __future__ import annotations
 

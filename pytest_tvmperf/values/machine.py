@@ -1,5 +1,5 @@
 """The machine fingerprint that time baselines belong to (pure: the value, its JSON and
-its fingerprint; measure/machine.py reads the machine it runs on)."""
+its fingerprint; measure/host_machine.py reads the machine it runs on)."""
 
 from __future__ import annotations
 

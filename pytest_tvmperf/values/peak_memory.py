@@ -1,4 +1,4 @@
-"""Peak memory of one call of the entry (issue 48), the pure parts: what the isolation
+"""Peak memory of one call of the entry, the pure parts: what the isolation
 child reads (sandbox/peak.py) as a :class:`PeakReading`, the median the gate compares,
 the noise floor under which a growth passes, and the reasons a peak is n/a.
 

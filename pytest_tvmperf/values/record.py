@@ -41,7 +41,7 @@ class IRRef:
     """The IR file of a baseline entry: its path relative to the baseline directory, and
     the sha256 of its bytes; the weights stored apart from it (none in IR recorded
     before weights were, or without large tensors); and the weights stored as their
-    description only (``seeded``: the default since issue 47, rebuilt with seeded values)."""
+    description only (``seeded``: the default, rebuilt with seeded values)."""
 
     path: str
     sha256: str

@@ -1,4 +1,4 @@
-"""The resources a deployment pays besides time and counts (issue 48): their names
+"""The resources a deployment pays besides time and counts: their names
 (threshold keys and marker keywords), units, default limits and short aliases; and the
 pure text about them (pure: option parsing and the reports read this; the builder
 measures them, builder/vm_alloc.py and builder/code_size.py).
@@ -78,7 +78,7 @@ RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
 #: measured, not counted: gated with a noise floor (values/peak_memory.py)
 PEAK_NAMES: tuple[str, ...] = (PEAK_BYTES, DEVICE_PEAK_BYTES)
 
-#: ``compile_s``: the build time, gated side by side (values/compile_time.py), not a count of
+#: ``compile_s``: the build time, gated side by side (values/compile_times.py), not a count of
 #: the record's exact metrics: selected and given a threshold as the resources above are
 COMPILE_S = "compile_s"
 COMPILE_METRIC = ResourceMetric(

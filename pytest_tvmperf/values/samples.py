@@ -102,11 +102,6 @@ class TimeSamples:
         top, bottom = self.series(numerator), self.series(denominator)
         return () if top is None or bottom is None else tuple(a / b for a, b in zip(top, bottom))
 
-    def peer_ratios(self, name: str) -> tuple[float, ...] | None:
-        """TVM time over the neighbouring peer-framework time, per round."""
-        peer = self.peer(name)
-        return None if peer is None else tuple(s / p for s, p in zip(self.samples, peer))
-
     def __add__(self, other: "TimeSamples") -> "TimeSamples":
         """Pool two measurements of the same workload (a confirmation re-measure)."""
         paired = (

@@ -10,6 +10,7 @@ before anything is allocated (the total is bounded where the tensors are made).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -36,10 +37,7 @@ class SeededWeight:
 
     @property
     def nbytes(self) -> int:
-        count = 1
-        for d in self.shape:
-            count *= d
-        return count * DTYPES[self.dtype]
+        return math.prod(self.shape) * DTYPES[self.dtype]
 
     def describe(self) -> str:
         return f"{self.dtype}[{','.join(map(str, self.shape))}]"
@@ -59,9 +57,7 @@ class SeededWeight:
                 f"{', '.join(DTYPES)}, at most {MAX_NDIM} dimensions)"
             )
         shape = tuple(int(d) for d in match.group(2).split(",")) if match.group(2) else ()
-        count = 1
-        for d in shape:
-            count *= d
+        count = math.prod(shape)
         if count > MAX_ELEMENTS:
             raise ValueError(f"a tensor of at most {MAX_ELEMENTS} elements (this one has {count})")
         return cls(match.group(1), shape, match.group(3))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 class SourceLayer:
     """path: the layer's module path (``layer3.0.conv2``) or node name; kind: the module
     class or op type (``Conv2d``, ``Conv``); anchor: what TVM's kernel of it is named by
-    (``conv``, ``matmul``, ``max_pool``, ``avg_pool``: judge/layers.py's anchor kinds);
+    (``conv``, ``matmul``, ``max_pool``, ``avg_pool``: judge/layer_match.py's anchor kinds);
     attrs: what tells it apart in words (``5x5``, ``5x5 s2``, ``512->256``); inputs: its
     input and weight shapes (``1x8x16x16``, ``8x8x5x5``); output: its output shape."""
 

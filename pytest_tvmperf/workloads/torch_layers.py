@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_tvmperf.judge.layers import PEER_ANCHORS
+from pytest_tvmperf.judge.layer_match import PEER_ANCHORS
 from pytest_tvmperf.values.source_layer import SourceLayer
 
 #: aten ops (``aten.conv2d.default`` -> ``conv2d``) that are a layer's anchor

@@ -14,7 +14,7 @@ from pytest_tvmperf.against import env, run
 from pytest_tvmperf.config import parsing
 from pytest_tvmperf.against.gate import same_setup, upgrade_summary
 from pytest_tvmperf.against.reports import benchmark_sides
-from pytest_tvmperf.against.verdict import (
+from pytest_tvmperf.against.upgrade import (
     Change,
     UpgradeRow,
     UpgradeSummary,

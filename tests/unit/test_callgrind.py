@@ -10,9 +10,9 @@ import pytest
 
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.parsing import parse_simulate
-from pytest_tvmperf.measure import callgrind, kernel_metrics
+from pytest_tvmperf.measure import callgrind, metric_sources
 from pytest_tvmperf.measure.callgrind import RUNTIME_LINE, est_cycles, kernel_of, parse, per_kernel
-from pytest_tvmperf.measure.kernel_metrics import SourceFailed, collect, load_sources
+from pytest_tvmperf.measure.metric_sources import SourceFailed, collect, load_sources
 from pytest_tvmperf.measure.simulate import SimulatedCost, harness_env, host_problem, simulate_choice, valgrind_command
 
 LIB = "/tmp/req3/sim.so"
@@ -168,7 +168,7 @@ def _harness(tmp_path):
     import subprocess
     import sys
 
-    from pytest_tvmperf.measure.simulate import HARNESS
+    from pytest_tvmperf.measure.sim_env import HARNESS
 
     # natively: valgrind's client requests are no-ops on a real CPU
     return subprocess.Popen(
@@ -260,7 +260,7 @@ def test_a_failed_simulation_is_a_reason_not_a_failure():
 
 
 def test_a_registered_class_is_one_source_per_session(monkeypatch):
-    monkeypatch.setattr(kernel_metrics, "SOURCES", ("pytest_tvmperf.measure.simulate:SimulatedCost",))
+    monkeypatch.setattr(metric_sources, "SOURCES", ("pytest_tvmperf.measure.simulate:SimulatedCost",))
     first, second = load_sources(), load_sources()
     assert isinstance(first[0], SimulatedCost) and first[0] is not second[0]
     assert replace(Settings(), ini_simulate="on").ini_simulate == "on"

@@ -1,6 +1,6 @@
 """check.fixture.Tvmperf and its check.context.CheckContext without TVM: what a test's
 outcome, failure and queued baseline are for made-up records, timings and baselines (the
-check pipeline's decision wiring around judge/gate.py: check/pipeline.py)."""
+check pipeline's decision wiring around judge/confirmation.py: check/pipeline.py)."""
 
 from __future__ import annotations
 

@@ -8,12 +8,12 @@ import pytest
 
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_thresholds
 from pytest_tvmperf.config.parsing import parse_resources
-from pytest_tvmperf.judge.compile_time import compile_verdict, versions_verdict
+from pytest_tvmperf.judge.compile_verdict import compile_verdict, versions_verdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.compile_time import CompileTimer, side_by_side
 from pytest_tvmperf.result.compile_text import compile_cell, compile_lines, compile_properties, stored_compile_cell
 from pytest_tvmperf.result.entry import MetricCell
-from pytest_tvmperf.values.compile_time import CompileTimes
+from pytest_tvmperf.values.compile_times import CompileTimes
 from pytest_tvmperf.values.json_fields import Fields
 
 LIMIT = Limit(relative=0.25)

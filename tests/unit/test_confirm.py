@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.judge.gate import confirm, confirmation_note
+from pytest_tvmperf.judge.confirmation import confirm, confirmation_note
 from pytest_tvmperf.values.samples import TimeSamples
 
 

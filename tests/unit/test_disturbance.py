@@ -272,7 +272,7 @@ def test_unchanged_code_on_a_busy_machine_is_held_with_the_size_it_could_tell():
     assert "machine busy: 100% of samples preempted" in verdict.note
     assert "could tell a slowdown of" in verdict.note and "saw 1.00x" in verdict.note
     # no reason holds it: a re-measure (the confirmation's twice the rounds) can decide it
-    from pytest_tvmperf.judge.gate import worth_remeasuring
+    from pytest_tvmperf.judge.confirmation import worth_remeasuring
 
     assert not verdict.reason and worth_remeasuring(verdict)
 
@@ -348,7 +348,7 @@ def test_under_load_regressed_needs_the_run_time_ratio_wholly_past_the_limit(rou
 
 
 def test_a_measurement_held_because_the_machine_is_busy_is_not_measured_again():
-    from pytest_tvmperf.judge.gate import confirm, worth_remeasuring
+    from pytest_tvmperf.judge.confirmation import confirm, worth_remeasuring
 
     record = _busy([1.0] * 15, [(0.97, 0.1)] * 15)  # today's build's run time cannot be told
     verdict = compare_time(record, _baseline(), Limit(relative=0.05))

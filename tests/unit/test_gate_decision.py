@@ -1,11 +1,11 @@
-"""The whole-test verdict and the notes the runner shows (gate.py, pure)."""
+"""The whole-test verdict and the notes the runner shows (judge/confirmation.py, pure)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tvmperf.judge.gate import pipeline_notes, summary_note, whole_verdict
+from pytest_tvmperf.judge.confirmation import pipeline_notes, summary_note, whole_verdict
 from pytest_tvmperf.judge.verdict import Verdict
 
 COMPARISON = ["pass", "regressed", "improved", "inconclusive", "n/a", "not gated"]

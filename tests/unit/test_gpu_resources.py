@@ -11,7 +11,7 @@ import pytest
 from pytest_tvmperf.builder import targets
 from pytest_tvmperf.builder.cuda_toolchain import find_toolchain
 from pytest_tvmperf.measure.gpu_resources import GPU_METRIC_NAMES, GPU_RESOURCES, resource_counts
-from pytest_tvmperf.measure.kernel_metrics import SOURCES, load_sources
+from pytest_tvmperf.measure.metric_sources import SOURCES, load_sources
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
 from pytest_tvmperf.measure.ptxas_info import KernelResources, parse_ptxas_verbose, ptx_instruction_counts
 
@@ -171,7 +171,7 @@ def test_llvm_is_runnable():
 
 
 def test_a_gpu_is_in_the_fingerprint_and_cpu_fingerprints_are_unchanged():
-    from pytest_tvmperf.measure.machine import gpu_description
+    from pytest_tvmperf.measure.host_machine import gpu_description
     from pytest_tvmperf.values.machine import Machine
 
     cpu = Machine("cpu", 2, 1, "0.27", "17", "llvm")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pytest_tvmperf.check.decide import judged_peers
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.judge.compare import MetricVerdict
-from pytest_tvmperf.judge.gate import confirm, confirmation_note
+from pytest_tvmperf.judge.confirmation import confirm, confirmation_note
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision
 from pytest_tvmperf.values.samples import TimeSamples

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_tvmperf.config.limits import parse_limit, parse_peer_limit
 from pytest_tvmperf.result.text import safe, text_table
-from pytest_tvmperf.store import disk, files, inflate, links
+from pytest_tvmperf.store import disk, files, inflate, links, locks
 from pytest_tvmperf.values.json_fields import find_duplicate_key, loads
 
 
@@ -83,8 +83,8 @@ def test_room_to_export_needs_free_disk_and_a_file_size_limit_above_it(tmp_path,
 
 def test_a_lock_timeout_names_the_holder(tmp_path):
     lock = tmp_path / "x.lock"
-    with files.file_lock(lock):
-        assert files.lock_holder(lock) is not None
-        error = files.LockTimeout(lock, 1.0, files.lock_holder(lock))
-    holder = files.lock_holder(lock)
+    with locks.file_lock(lock):
+        assert locks.lock_holder(lock) is not None
+        error = locks.LockTimeout(lock, 1.0, locks.lock_holder(lock))
+    holder = locks.lock_holder(lock)
     assert str(error) == f"process {holder.pid} ({holder.command}) holds the lock {lock}"

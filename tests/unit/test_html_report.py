@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tvmperf.report.html_report import MAX_KERNELS, NEUTRAL, NEUTRAL_MARK, VERDICT_COLOURS, render_html
-from pytest_tvmperf.report.html_plot import axis_ends
+from pytest_tvmperf.report.html_report import render_html
+from pytest_tvmperf.report.html_parts import NEUTRAL, NEUTRAL_MARK, VERDICT_COLOURS
+from pytest_tvmperf.report.html_plot import MAX_KERNELS, axis_ends
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record
 

@@ -132,7 +132,7 @@ def test_other_ways_of_calling_by_name_are_refused(make):
         check_graph(graph(prim(make)))
 
 
-def test_case1_a_dangling_global_symbol_does_not_make_a_name_callable():
+def test_a_dangling_global_symbol_does_not_make_a_name_callable():
     """Issue 33 case 1: {"global_symbol": "system"} in a node nothing refers to counted as a
     function of the module, so T.call_extern("system") passed. Only the root module counts."""
     g = graph(prim(lambda x: tirx.call_extern("int32", "system", "id > /tmp/owned")))
@@ -146,13 +146,13 @@ def test_case1_a_dangling_global_symbol_does_not_make_a_name_callable():
         check_graph(dangling)
 
 
-def test_case1_a_node_nothing_refers_to_is_refused():
+def test_a_node_nothing_refers_to_is_refused():
     g = with_nodes_in_front(graph(prim()), {"type": "ffi.String", "data": "anything"})
     with pytest.raises(UnsafeIR, match=r"node 0 \(ffi.String\) is not part of the module: nothing refers to it"):
         check_graph(g)
 
 
-def test_case2_vm_builtins_are_allowed_by_exact_name_only():
+def test_vm_builtins_are_allowed_by_exact_name_only():
     """Issue 33 case 2: vm.builtin.invoke_debug_func calls any registered global by name."""
     from tvm.script import relax as R
 
@@ -164,7 +164,7 @@ def test_case2_vm_builtins_are_allowed_by_exact_name_only():
     assert info.value.what == "vm.builtin.invoke_debug_func"
 
 
-def test_case3_a_module_attribute_such_as_external_mods_is_refused():
+def test_a_module_attribute_such_as_external_mods_is_refused():
     """Issue 33 case 3: external_mods holding a static library is linked into the build."""
     module = prim().with_attr("external_mods", ["placeholder"])
     g = graph(module)
@@ -176,7 +176,7 @@ def test_case3_a_module_attribute_such_as_external_mods_is_refused():
     assert info.value.what == "external_mods"
 
 
-def test_case3_a_module_node_anywhere_is_refused():
+def test_a_module_node_anywhere_is_refused():
     g = graph(prim(annotate={"pragma_unroll_explicit": 1}))
     target = next(n for n in g["nodes"] if n["type"] == "int")
     target["type"], target["data"] = "ffi.Module", {"blob": 0}
@@ -184,7 +184,7 @@ def test_case3_a_module_node_anywhere_is_refused():
         check_graph(g)
 
 
-def test_case4_pragma_import_llvm_is_refused():
+def test_pragma_import_llvm_is_refused():
     """Issue 33 case 4: a loop annotation carrying LLVM IR text is linked by the codegen."""
     g = graph(prim(annotate={"pragma_import_llvm": "define float @expf(float %x) { ret float 0.0 }"}))
     with pytest.raises(
@@ -234,13 +234,13 @@ def test_an_env_func_naming_another_global_is_refused():
 # --- bounds (case 11) -------------------------------------------------------------------------
 
 
-def test_case11_deeply_nested_json_is_refused_without_recursion():
+def test_deeply_nested_json_is_refused_without_recursion():
     text = '{"root_index": 0, "nodes": [' + "[" * 200_000 + "]" * 200_000 + "]}"
     with pytest.raises(bounded_json.TooDeep, match="nested more than 16 levels"):
         bounded_json.loads(text, ir_check.MAX_JSON_DEPTH)
 
 
-def test_case11_a_deeply_nested_ir_file_is_an_error_naming_the_file():
+def test_a_deeply_nested_ir_file_is_an_error_naming_the_file():
     data = gzip.compress(('{"root_index": 0, "nodes": [' + "[" * 100_000 + "]" * 100_000 + "]}").encode(), mtime=0)
     with pytest.raises(
         lowered_ir.IRFileError,
@@ -252,7 +252,7 @@ def test_case11_a_deeply_nested_ir_file_is_an_error_naming_the_file():
         lowered_ir.decode(data)
 
 
-def test_case11_a_deep_chain_of_ir_nodes_is_refused():
+def test_a_deep_chain_of_ir_nodes_is_refused():
     """Flat JSON, but a chain of references deeper than TVM's recursive reader survives."""
     depth = ir_check.MAX_IR_DEPTH + 10
     nodes = [{"type": "ffi.Array", "data": []}] + [{"type": "ffi.Array", "data": [i]} for i in range(depth)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_tvmperf.measure.kernel_metrics import KernelMetric, collect, stored_counts
+from pytest_tvmperf.measure.metric_sources import KernelMetric, collect, stored_counts
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 SETUP = "llvm -mcpu=haswell, LLVM 20; valgrind-3.19.0; caches LL=8388608,16,64"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_tvmperf.judge.layer_rounds import Round, apportion
-from pytest_tvmperf.judge.layers import LayerCall, SideProfile, match
+from pytest_tvmperf.judge.layer_match import LayerCall, SideProfile, match
 
 US = 1e-6
 

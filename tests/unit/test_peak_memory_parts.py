@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_thresholds
 from pytest_tvmperf.judge.compare import compare_peak, compare_resources
-from pytest_tvmperf.measure.resources import with_resources
+from pytest_tvmperf.measure.resource_metrics import with_resources
 from pytest_tvmperf.result.regression import resource_lines
 from pytest_tvmperf.sandbox.peak import ProcMemory, device_peaks, host_peaks
 from pytest_tvmperf.values import peak_memory

@@ -46,7 +46,7 @@ def _record_with(instruction) -> list:
     return row
 
 
-def test_case5_an_annotation_carrying_llvm_ir_is_refused_naming_it():
+def test_an_annotation_carrying_llvm_ir_is_refused_naming_it():
     row = _record_with(
         ["Annotate", ["b0", json.dumps("define float @expf(float) { ret float 0.0 }")], ["pragma_import_llvm"], []]
     )
@@ -54,12 +54,12 @@ def test_case5_an_annotation_carrying_llvm_ir_is_refused_naming_it():
     assert problem is not None and "sets the annotation 'pragma_import_llvm'" in problem
 
 
-def test_case5_an_instruction_kind_tuning_never_writes_is_refused():
+def test_an_instruction_kind_tuning_never_writes_is_refused():
     problem = trace_check.record_problem(_record_with(["TransformLayout", ["b0"], [0, 0, "lambda i: i"], []]))
     assert problem is not None and "'TransformLayout', a kind the plugin's tuning never writes" in problem
 
 
-def test_case5_a_workload_module_is_checked_like_a_stored_ir():
+def test_a_workload_module_is_checked_like_a_stored_ir():
     import base64
     import struct
 
@@ -73,7 +73,7 @@ def test_case5_a_workload_module_is_checked_like_a_stored_ir():
     assert problem is not None and "field 'evil'" in problem
 
 
-def test_case18_a_deeply_nested_line_is_an_error_naming_the_file_and_line(tmp_path):
+def test_a_deeply_nested_line_is_an_error_naming_the_file_and_line(tmp_path):
     db = tmp_path / "tuning"
     shutil.copytree(DB, db)
     lines = _lines(RECORD_FILE)
@@ -89,7 +89,7 @@ def test_case18_a_deeply_nested_line_is_an_error_naming_the_file_and_line(tmp_pa
         _check_files(db)
 
 
-def test_case5_the_database_check_refuses_the_planted_record_naming_file_and_line(tmp_path):
+def test_the_database_check_refuses_the_planted_record_naming_file_and_line(tmp_path):
     db = tmp_path / "tuning"
     shutil.copytree(DB, db)
     lines = _lines(RECORD_FILE)

@@ -25,7 +25,7 @@ from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.pipelines import fuse_relax
 from pytest_tvmperf.builder.targets import resolve_target
 from pytest_tvmperf.builder.tuning import RECORD_FILE, WORKLOAD_FILE, TuningError
-from pytest_tvmperf.builder.tuning_run import NoDisplay
+from pytest_tvmperf.builder.tuning_run import BudgetTooSmall, NoDisplay
 from pytest_tvmperf.builder.tuning_state import TuningState
 from pytest_tvmperf.workload import Workload
 
@@ -259,7 +259,7 @@ def test_a_budget_too_small_for_a_schedule_per_kernel_stops_after_the_first_batc
     the first batch, naming the smallest budget that would do; nothing more is measured."""
     shown: list = []
     with pytest.raises(
-        tuning.BudgetTooSmall,
+        BudgetTooSmall,
         match=r"its 2 kernel\(s\) need at least 2 trials each .* the smallest "
         r"budget that would do: \d+[smh]",
     ):

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from pytest_tvmperf.builder import tuning, tuning_budget
+from pytest_tvmperf.builder.tuning_state import TuningView
 from pytest_tvmperf.builder.tuning_choice import intrinsic_problem, left_out_line, required_features, source_note
 from pytest_tvmperf.config.parsing import DURATION_FORMS, parse_duration, parse_tuned
 
@@ -218,7 +219,7 @@ def test_a_test_keeps_the_records_its_baseline_was_measured_with(vnni_db, tmp_pa
     assert unpinned.records_hash != before.records_hash  # without a view of its own, the test would move
     kept = tuning.inspect(vnni_db[1], _target(ICELAKE), db, pinned=before.records)
     assert kept.records_hash == before.records_hash and kept.records == before.records
-    view = tuning.TuningView(db, before.records)
+    view = TuningView(db, before.records)
     assert (
         tuning.apply(vnni_db[1], _target(ICELAKE), view).script()
         == tuning.apply(vnni_db[1], _target(ICELAKE), vnni_db[0]).script()

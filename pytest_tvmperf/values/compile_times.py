@@ -1,4 +1,4 @@
-"""``compile_s`` side by side (issue 48): the build times of the baseline's stored IR and of
+"""``compile_s`` side by side: the build times of the baseline's stored IR and of
 today's lowered IR, built in turn in one process, or why they were not (pure).
 
 Only a changed program (or another TVM) is built twice: the baseline's own program under

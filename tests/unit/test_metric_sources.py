@@ -1,4 +1,4 @@
-"""The per-kernel metric plug-in point (measure/kernel_metrics.py): sources, the gate
+"""The per-kernel metric plug-in point (measure/metric_sources.py): sources, the gate
 on their totals, the message naming the kernels that grew, and the baseline schema."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from _factories import exact, record
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_limit
 from pytest_tvmperf.judge import compare as compare_module
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.measure import kernel_metrics
+from pytest_tvmperf.measure import metric_sources
 from pytest_tvmperf.values import exact_metrics
-from pytest_tvmperf.measure.kernel_metrics import collect, fmt_count, grown_kernels
+from pytest_tvmperf.measure.metric_sources import collect, fmt_count, grown_kernels
 from pytest_tvmperf.values.kernel_metrics import KernelMetric
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.result import regression
@@ -42,7 +42,7 @@ class FakeSource:
 @pytest.fixture
 def widgets(monkeypatch):
     """Register the made-up metric 'widgets' as a metric source would."""
-    monkeypatch.setattr(kernel_metrics, "KERNEL_METRICS", (WIDGETS,))
+    monkeypatch.setattr(metric_sources, "KERNEL_METRICS", (WIDGETS,))
     monkeypatch.setattr(exact_metrics, "KERNEL_METRICS", (WIDGETS,))
     monkeypatch.setattr(compare_module, "KERNEL_METRIC_NAMES", ("widgets",))
     return {**DEFAULT_THRESHOLDS, "widgets": Limit(relative=0.01)}
@@ -193,7 +193,7 @@ def test_measured_with_round_trips_and_is_schema_checked():
 
 def test_the_runtime_line_is_no_kernel_and_is_shown_on_its_own():
     """Seen: 'kernels that grew: [runtime]: 4.58 k -> 4.76 k instructions (+4.0%)'."""
-    from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE, runtime_change
+    from pytest_tvmperf.measure.metric_sources import RUNTIME_LINE, runtime_change
 
     before, after = {"fused_add": 400, RUNTIME_LINE: 4580}, {"fused_add": 410, RUNTIME_LINE: 4760}
     assert grown_kernels(before, after, "instructions") == "fused_add: 400 -> 410 instructions (+2.5%)"
@@ -203,7 +203,7 @@ def test_the_runtime_line_is_no_kernel_and_is_shown_on_its_own():
 
 
 def test_the_message_puts_the_runtime_on_a_line_of_its_own(widgets):
-    from pytest_tvmperf.measure.kernel_metrics import RUNTIME_LINE
+    from pytest_tvmperf.measure.metric_sources import RUNTIME_LINE
 
     base = record(metrics=with_widgets({"fused_matmul": 400, RUNTIME_LINE: 4580}))
     now = record(metrics=with_widgets({"fused_matmul": 400, RUNTIME_LINE: 4770}))
@@ -229,7 +229,7 @@ def test_a_primfunc_tests_kernel_is_named_after_its_workload(widgets):
 def test_an_update_keeps_only_the_unmeasured_counts_of_the_same_program():
     """issue 23: counts this run could not measure are kept from the baseline while the
     program's other exact metrics are unchanged (as a timing-off run keeps the timings)."""
-    from pytest_tvmperf.measure.kernel_metrics import keep_unmeasured
+    from pytest_tvmperf.measure.metric_sources import keep_unmeasured
     from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
     stored = ExactMetrics(

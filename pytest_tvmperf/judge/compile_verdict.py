@@ -1,5 +1,5 @@
 """Pure: the ``compile_s`` verdict from the build times side by side
-(values/compile_time.py), with the time verdict's statistics (timestats.py): the paired
+(values/compile_times.py), with the time verdict's statistics (timestats.py): the paired
 ratios today/baseline, their median and an interval widened by the noise a process
 cannot show. Coarse by design (default threshold 25%, docs/gate.md): a build that cannot
 be told within its noise is shown, never failed or held."""
@@ -10,7 +10,7 @@ from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.judge.compare import MetricVerdict
 from pytest_tvmperf.judge.timestats import decide
 from pytest_tvmperf.judge.verdict import Verdict
-from pytest_tvmperf.values.compile_time import SAME_PROGRAM_COMPILE, CompileTimes, side_by_side_line
+from pytest_tvmperf.values.compile_times import SAME_PROGRAM_COMPILE, CompileTimes, side_by_side_line
 from pytest_tvmperf.values.resources import COMPILE_S
 
 #: the spread of the log ratio of two builds of one program that the pairs of one test

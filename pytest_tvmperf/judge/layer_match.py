@@ -19,6 +19,7 @@ the table as text is result/layers_text.py.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -120,10 +121,7 @@ def conv_flops(out_shape: Shape, weight_shape: Shape) -> int | None:
     products (``weight_shape`` is O x C/groups x k...)."""
     if len(weight_shape) < 3 or not out_shape:
         return None
-    per_output = 1
-    for d in weight_shape[1:]:
-        per_output *= d
-    return 2 * _prod(out_shape) * per_output
+    return 2 * _prod(out_shape) * math.prod(weight_shape[1:])
 
 
 def matmul_flops(in_shape: Shape, out_shape: Shape) -> int | None:
@@ -135,10 +133,7 @@ def matmul_flops(in_shape: Shape, out_shape: Shape) -> int | None:
 
 
 def _prod(shape: Iterable[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+    return math.prod(int(d) for d in shape)
 
 
 @dataclass(frozen=True)
