@@ -10,6 +10,7 @@ from pytest_tvmperf.report import outputs
 from pytest_tvmperf.report import workers
 from pytest_tvmperf.config.markers import marker_settings
 from pytest_tvmperf.result.outcome import producible_ids
+from pytest_tvmperf.values.run_notes import Note
 from pytest_tvmperf.combos import FIXTURE, Combo, combo_of
 from pytest_tvmperf.session import TvmperfSession
 from pytest_tvmperf.store.files import baseline_path
@@ -97,17 +98,8 @@ class TvmperfPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.session
         workeroutput = getattr(session.config, "workeroutput", None)
-        if workeroutput is not None:  # an xdist worker: hand the summary to the controller
-            try:  # each test's outcome once, as its results entry; the controller derives its summary row
-                payload = workers.worker_payload(
-                    state.report.result_entries(),
-                    sorted(state.report.not_measured),
-                    state.report.tuning_lines,
-                    state.report.untuned_here,
-                )
-            except workers.PayloadError as exc:  # a bug: say so on the controller rather than crash the worker
-                payload = {"error": f"its results could not be sent ({exc})"}
-            workeroutput[workers.PAYLOAD_KEY] = payload
+        if workeroutput is not None:  # an xdist worker: hand its run report to the controller, whole
+            workeroutput[workers.PAYLOAD_KEY] = workers.hand_over(state.report)
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             state.store.discard_pending()  # an interrupted run leaves every baseline file as it was
         else:
@@ -130,24 +122,28 @@ class TvmperfPlugin:
             workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], int(state.store.unwritten))
         if workeroutput is None:
             s = state.settings
-            entries = state.report.result_entries()  # built once, for the report files and the annotations
-            state.report.annotation_lines = outputs.annotations(entries)
+            report = state.report
+            entries = report.result_entries()  # built once, for the report files and the annotations
+            for line in outputs.annotations(entries):
+                report.note(line, Note.ANNOTATION)
             ab_off = _ab_off_by_configuration(session.config, s, entries)
             if ab_off:
-                state.report.config_notes.add(ab_off)
+                report.note(ab_off, Note.CONFIG)
             # each file once, with what other parts of the run add to it (the upgrade summary)
-            state.report.report_lines, errors = outputs.write_reports(
+            report_lines, errors = outputs.write_reports(
                 entries,
-                state.report.summary_rows(entries),
+                report.summary_rows(entries),
                 json_path=s.json_path,
                 html_path=s.html_path,
                 history_path=s.history_path,
-                history=state.report.history,
+                history=report.history,
                 benchmark_json_path=s.benchmark_json_path,
-                sections=state.report.report_sections(entries),
-                notes=sorted(state.report.config_notes),
+                sections=report.report_sections(entries),
+                notes=list(report.notes(Note.CONFIG)),
                 markdown_path=s.changes_md_path,
             )
+            for line in report_lines:
+                report.note(line, Note.REPORT_FILE)
             state.write_errors.extend(errors)
         if state.write_errors:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -168,10 +164,7 @@ class TvmperfPlugin:
         if lost is not None:
             state.write_errors.append(lost)
             return
-        state.report.worker_entries.extend(payload["results"])
-        state.report.not_measured.update(payload["not_measured"])
-        state.report.tuning_lines.extend(str(line) for line in payload.get("tuning_lines", ()))
-        state.report.untuned_here.extend(str(nodeid) for nodeid in payload.get("untuned_here", ()))
+        state.report.merge(payload)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
         """Write the lines report/terminal.py makes of this run."""
@@ -181,36 +174,11 @@ class TvmperfPlugin:
             line.write_to(terminalreporter)
 
     def end_of_run(self, exitstatus: int):
-        """The run's values the end-of-run lines are made of (report/terminal.py)."""
+        """The run's values the end-of-run lines are made of (report/terminal.py): its report, whole."""
         from pytest_tvmperf.report.terminal import EndOfRun
 
-        state = self.session
-        report, store, settings = state.report, state.store, state.settings
-        return EndOfRun(
-            entries=report.result_entries(),
-            write_errors=list(state.write_errors),
-            untuned_here=report.untuned_here,
-            tune_command=state.accept_command(None, first=("--tvmperf-tune=64",)) if report.untuned_here else "",
-            invocation_dir=state.invocation_dir,
-            rootpath=state.rootpath,
-            tuning_lines=report.tuning_lines,
-            export_problem=report.export_problem,
-            annotation_lines=report.annotation_lines,
-            verbosity=int(state.warns_inconclusive),
-            inconclusive=settings.inconclusive,
-            left_out=self.left_out.line() if self.left_out is not None else "",
-            not_measured=sorted(report.not_measured | report.config_notes),
-            report_lines=report.report_lines,
-            orphans_pruned=store.orphans_pruned,
-            pruned=store.pruned,
-            unused=store.unused,
-            prune_command=state.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
-            update=settings.update,
-            baseline_dir=settings.baseline_dir,
-            writing_interrupted=store.interrupted,
-            run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
-            unwritten=store.unwritten,
-        )
+        left_out = self.left_out.line() if self.left_out is not None else ""
+        return EndOfRun.of(self.session, left_out, run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
 
 
 def _ab_off_by_configuration(config: pytest.Config, settings, entries) -> str | None:

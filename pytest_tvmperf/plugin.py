@@ -201,11 +201,14 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
     state = TvmperfSession(settings, config.rootpath, run_id=run_id, ref_view=setup.ref_view)
     state.report.history = history
     if ref_baselines is not None:
-        state.report.not_measured.add(ref_baselines.summary())  # one summary line
+        state.report.note(ref_baselines.summary())  # one summary line
         if not hasattr(config, "workerinput"):  # settings of this change that can loosen its gate: named
             from pytest_tvmperf.store.ref_config import loosening_lines
 
-            state.report.config_notes.update(loosening_lines(config, ref_baselines))
+            from pytest_tvmperf.values.run_notes import Note
+
+            for line in loosening_lines(config, ref_baselines):
+                state.report.note(line, Note.CONFIG)
             from pytest_tvmperf.report.baseline_changes import section_maker
 
             state.report.section_makers.append(

@@ -175,7 +175,7 @@ class TvmperfSession:
                 f"baseline's IR cannot be rebuilt here, so a/b timing cannot run; set ${user_cache.ENV_CACHE_DIR} "
                 f"to a writable directory of your own"
             )
-            self.report.not_measured.add(line)
+            self.report.note(line)
             return line
         self._cache_env = os.environ.get(user_cache.ENV_CACHE_DIR)
         os.environ[user_cache.ENV_CACHE_DIR] = str(self._private_cache.path)
@@ -183,7 +183,7 @@ class TvmperfSession:
             f"{problem}: this run keeps its builds in a private temporary directory (mode 700), removed at its "
             f"end; set ${user_cache.ENV_CACHE_DIR} to a writable directory of your own to keep them between runs"
         )
-        self.report.not_measured.add(line)
+        self.report.note(line)
         return line
 
     def scratch_dir(self) -> Path:

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from pytest_tvmperf.report.workers import received, worker_payload
+from pytest_tvmperf.report.workers import hand_over, received
+from pytest_tvmperf.result.run_report import RunReport
 from pytest_tvmperf.values.builtin_types import PayloadError, plain
 from test_gate import TWO_TESTS
 
@@ -63,8 +64,18 @@ def test_plain_rebuilds_ffi_strings_and_names_what_cannot_be_sent():
     assert got["n"] is True
     from pytest_tvmperf.result.entry import ResultEntry
 
+    report = RunReport(worker_entries=[ResultEntry("t.py::a", "pass", note=object())])
     with pytest.raises(PayloadError, match=r"payload\.results\[0\]\.note holds a builtins\.object"):
-        worker_payload([ResultEntry("t.py::a", "pass", note=object())], [])
+        report.to_payload()
+    assert hand_over(report) == {"error": f"its results could not be sent ({report_error(report)})"}
+
+
+def report_error(report: RunReport) -> str:
+    try:
+        report.to_payload()
+    except PayloadError as exc:
+        return str(exc)
+    raise AssertionError("no error")
 
 
 def test_received_reports_a_payload_that_names_its_error():

@@ -9,6 +9,7 @@ from typing import Any, ContextManager, Protocol, Sequence
 
 from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.config.settings import Settings
+from pytest_tvmperf.values.run_notes import Note
 
 
 class ChildCrash(Protocol):
@@ -37,13 +38,11 @@ class ChildRunner(Protocol):
     ) -> ChildCrash | None: ...
 
 
-class TuningLines(Protocol):
-    """The run's report (result/run_report.py's ``RunReport``), as far as tuning adds to it."""
+class RunNotes(Protocol):
+    """The run's report (result/run_report.py's ``RunReport``), as far as building adds
+    to it: one note at a time (values/run_notes.py says the kinds)."""
 
-    #: summary lines about tuning records, each shown once
-    tuning_lines: list[str]
-    #: node ids of tuned tests skipped: their tuning database has records for other CPUs only
-    untuned_here: list[str]
+    def note(self, line: str, kind: Note = ...) -> None: ...
 
 
 class BuildContext(Protocol):
@@ -56,7 +55,7 @@ class BuildContext(Protocol):
     @property
     def rootpath(self) -> Path: ...
     @property
-    def report(self) -> TuningLines: ...
+    def report(self) -> RunNotes: ...
 
     def target(self, name: str) -> TargetSpec: ...
     def timing_lock(self, target: str | None = None) -> ContextManager[None]: ...

@@ -18,6 +18,7 @@ from pytest_tvmperf.builder.executors import CompileError, shorten_tvm_error
 from pytest_tvmperf.builder.executor_choice import get_executor
 from pytest_tvmperf.builder.timer import stopwatch
 from pytest_tvmperf.builder.tuning_display import TuningIO
+from pytest_tvmperf.values.run_notes import Note
 from pytest_tvmperf.workload import Workload, output_specs
 
 if TYPE_CHECKING:
@@ -295,14 +296,15 @@ class Preparer:
         if state.left_out:
             from pytest_tvmperf.builder.tuning_choice import left_out_line
 
-            self.session.report.tuning_lines.append(left_out_line(shown, state.left_out, state.here))
+            self.session.report.note(left_out_line(shown, state.left_out, state.here), Note.TUNING)
         if settings.tuned == "exact":
             self._exact_only(state, shown, target, tvm_target, where, tune_here)
         elif state.missing and state.records_hash is None and state.tasks:
             # no record applies to any kernel: gated untuned, said once in the summary and in the test's note
-            self.session.report.tuning_lines.append(
+            self.session.report.note(
                 f"tvmperf: tuning database {shown} has no record that applies to any kernel of {workload.name} on "
-                f"{state.here}: gated untuned; tune here with: {tune_here}"
+                f"{state.here}: gated untuned; tune here with: {tune_here}",
+                Note.TUNING,
             )
             state = replace(
                 state, source=f"untuned: {shown} has no record that applies here ({len(state.tasks)} kernel(s))"
@@ -352,7 +354,7 @@ class Preparer:
         if state.missing and set(state.missing) <= set(state.elsewhere):
             # tuned, but on another machine or for another target: like a time baseline of
             # another machine, shown (a skip with the reason), neither failed nor gated
-            self.session.report.untuned_here.append(self.nodeid)  # the summary says what to run
+            self.session.report.note(self.nodeid, Note.UNTUNED)  # the summary says what to run
             pytest.skip(
                 f"the tuning database {shown} has no records for this target ({target.name}: "
                 f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "

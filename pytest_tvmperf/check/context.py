@@ -98,6 +98,11 @@ class CheckContext:
         __tracebackhide__ = True
         self.failing_as(self.test_id)(verdict, message, **fields)
 
+    def note(self, line: str) -> None:
+        """One of the run's summary lines that this test brings (why something was not
+        measured here), kept by the run report (``RunReport.note``)."""
+        self.session.report.note(line)
+
     def inconclusive(self, message: str) -> None:
         """An inconclusive verdict, as ``--tvmperf-inconclusive`` says."""
         __tracebackhide__ = True
@@ -155,9 +160,8 @@ def outcome_sink(report: "RunReport", location: tuple[str, int], user_properties
 
     def add(outcome: Outcome) -> Outcome:
         outcome = replace(outcome, location=location)
-        report.add(outcome)
-        if outcome.comparison is not None:
-            report.not_measured.update(outcome.comparison.held_setups())
+        # the run's lines this outcome brings: the measuring setups that held a metric back
+        report.add(outcome, outcome.comparison.held_setups() if outcome.comparison is not None else ())
         # builtin types only: xdist sends the properties to the controller
         user_properties.extend((name, plain(value)) for name, value in junit_properties(outcome))
         return outcome

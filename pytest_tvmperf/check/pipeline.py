@@ -57,9 +57,10 @@ def exact_metrics(
     collected = collect_kernel_metrics(
         session.metric_sources(), prep, settings, stored=_in_build_names(prep, same_counts(ctx, prep, baseline))
     )
-    session.report.not_measured.update(collected.skipped)
+    for line in collected.skipped:
+        ctx.note(line)
     if collected.reused:
-        session.report.not_measured.add(REUSED_LINE.format(sources=", ".join(collected.reused)))
+        ctx.note(REUSED_LINE.format(sources=", ".join(collected.reused)))
 
     # kept on update, failed when the tool died
     def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
@@ -70,7 +71,7 @@ def exact_metrics(
         collected,
         stored,
         settings.update,
-        session.report.not_measured,
+        ctx.note,
         ctx.fail,
         ctx.nodeid,
         ctx.identity.shown_file,
@@ -156,7 +157,7 @@ def layers_of(ctx: "CheckContext", prep: "Prepared | None", record: "Record", pe
         peers,
         session.settings.layers,
         lambda: session.timing_lock(ctx.target),
-        session.report.not_measured,
+        ctx.note,
     )
 
 
@@ -190,7 +191,7 @@ def gate(
     session = ctx.session
     predates = predates_line(source.record.exact.predates & set(ctx.resources))
     if predates:  # one line for the run (not one per test and metric), and a note on this test's message
-        session.report.not_measured.add(predates.replace("the baseline predates", "baselines predate", 1))
+        ctx.note(predates.replace("the baseline predates", "baselines predate", 1))
         notes = [*notes, predates]
     policy = session.time_policy()
     time = peers = None

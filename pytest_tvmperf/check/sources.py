@@ -30,6 +30,7 @@ from pytest_tvmperf.measure.peer_device import peer_for_device, timing_args
 from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 from pytest_tvmperf.builder.prepare import FILE_NUMBERS, Prepared
 from pytest_tvmperf.values.node_ids import display_path
+from pytest_tvmperf.values.run_notes import Note
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.workload import PeerUnavailable, Workload
 
@@ -168,7 +169,7 @@ class TimingSources:
             except (ImportError, PeerUnavailable) as exc:
                 if name in self.peer_limits:
                     pytest.skip(f"peer {name} is not available, so vs_{name} cannot be checked: {exc}")
-                self.session.report.not_measured.add(f"peer {name} not timed: {exc}")
+                self.session.report.note(f"peer {name} not timed: {exc}")
                 continue
             with same_threads(tvm_threads()):
                 got = run(*prep.inputs)
@@ -216,7 +217,7 @@ class TimingSources:
         if timing is not None and timing.artifact is not None:  # the old form: this machine's library
             if not self.session.settings.trust_artifacts:  # native code from baselines/: never loaded unasked
                 notes.append(UNTRUSTED_NOTE.format(path=timing.artifact))
-                self.session.report.not_measured.add(UNTRUSTED_SUMMARY)
+                self.session.report.note(UNTRUSTED_SUMMARY)
                 return stored
             sampler = self._artifact_sampler(timing, target, workload, args, out_specs, notes)
             return BaselineSource(baseline, sampler, "artifact") if sampler is not None else stored
@@ -494,7 +495,8 @@ class TimingSources:
             self.session.exported.append(pending)  # removed at session end unless committed
             return pending
         except Exception as exc:  # no C toolchain to link a shared library: time in memory
-            self.session.report.export_problem = (
-                f"compiled artifacts cannot be exported here, a/b timing is off ({shorten_tvm_error(exc, 2)})"
+            self.session.report.note(
+                f"compiled artifacts cannot be exported here, a/b timing is off ({shorten_tvm_error(exc, 2)})",
+                Note.EXPORT,
             )
             return None

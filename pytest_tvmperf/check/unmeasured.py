@@ -16,14 +16,14 @@ def settle(
     collected: Collected,
     baseline: Callable[[], Record | None],
     update: bool,
-    not_measured: set[str],
+    note: Callable[[str], None],
     fail: Callable[..., NoReturn],
     nodeid: str,
     shown_file: str,
 ) -> ExactMetrics:
     """``exact`` as it is recorded or gated, given what the sources did not measure:
     ``baseline()`` reads the test's stored entry (only when something was not measured),
-    ``not_measured`` takes the run's summary line, ``fail(verdict, message)`` fails the
+    ``note`` takes the run's summary line, ``fail(verdict, message)`` fails the
     test, ``shown_file`` is its baseline file as shown."""
     __tracebackhide__ = True
     if not collected.missing:
@@ -33,7 +33,7 @@ def settle(
     if update:
         exact, kept = keep_unmeasured(exact, None if stored_record is None else stored_record.exact, collected.missing)
         if kept:
-            not_measured.add(KEPT_LINE.format(metrics=", ".join(kept)))
+            note(KEPT_LINE.format(metrics=", ".join(kept)))
         return exact
     lost = [m for m in collected.died if m in stored]
     if lost:

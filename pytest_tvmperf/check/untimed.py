@@ -29,9 +29,7 @@ def check(ctx: "CheckContext", prep: "Prepared", plan: Plan) -> "Outcome":
     exact = pipeline.exact_metrics(ctx, prep, runs=plan.runs, baseline=baseline)
     if not plan.runs:
         exact = with_baseline_calls(exact, pipeline.in_build_entry(prep, baseline))  # the file keys kernels by identity
-        session.report.not_measured.add(
-            summary_line(ctx.target, plan.why, "recorded" if session.settings.update else "gated")
-        )
+        ctx.note(summary_line(ctx.target, plan.why, "recorded" if session.settings.update else "gated"))
     record = untimed_record(ctx, prep, exact)
     if session.settings.update:
         return pipeline.record(ctx, record, plan.outcome_note(exact, None), plan)

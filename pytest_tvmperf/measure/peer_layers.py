@@ -481,13 +481,13 @@ def for_test(
     verdicts: Sequence["RatioVerdict"],
     every_peer: bool,
     timing_lock: Callable[[], AbstractContextManager[object]],
-    not_measured: set[str],
+    note: Callable[[str], None],
 ) -> tuple[LayerTable, ...]:
     """The tables of one test: against every peer timed when ``every_peer``
     (``--tvmperf-layers=on``), else against the peers whose ``vs_<peer>`` limit failed,
     else none (nothing is paid). Each table's whole runs are the ones timed with its rows,
     under the test's ``timing_lock``; a note gives the test's own medians, timed before
-    them. What could not be profiled goes to ``not_measured`` (the run's summary lines)."""
+    them. What could not be profiled goes to ``note`` (the run's summary lines)."""
     timed = dict(samples.peers) if samples is not None else {}
     failed = {v.name for v in verdicts if str(v.status) == "exceeded"}
     wanted = set(timed) if every_peer else failed
@@ -504,7 +504,8 @@ def for_test(
             target=prep.target.tvm_target() if prep.target.remote is None else None,
             device_type=prep.target.device_type if prep.target.remote is None else "cpu",
         )
-    not_measured.update(problems)
+    for problem in problems:
+        note(problem)
     out = []
     for table in tables:
         peer_samples = timed.get(table.peer)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from pytest_tvmperf.result.run_report import RunReport
+from pytest_tvmperf.values.run_notes import Note
 from pytest_tvmperf.result.text import (
     SummaryRow,
     hot_lines,
@@ -26,7 +28,7 @@ from pytest_tvmperf.result.text import (
 from pytest_tvmperf.values.node_ids import display_path
 
 if TYPE_CHECKING:
-    from pytest_tvmperf.result.entry import ResultEntry
+    from pytest_tvmperf.session import TvmperfSession
 
 
 @dataclass(frozen=True)
@@ -52,30 +54,23 @@ def _plain(lines: Sequence[str], *markup: str) -> list[Line]:
 
 @dataclass(frozen=True)
 class EndOfRun:
-    """What the end-of-run lines are made of: the run's results entries (this process's
-    and its xdist workers'), and what the session knows besides."""
+    """What the end-of-run lines are made of: the run's report whole (its results entries,
+    this process's and its xdist workers', and its notes), and what the session knows
+    besides; :meth:`of` takes them from the session."""
 
-    entries: Sequence["ResultEntry"] = ()
+    report: RunReport = field(default_factory=RunReport)
     #: baseline or report files not written (each a red line, first)
     write_errors: Sequence[str] = ()
-    #: tuned tests skipped (their tuning records are for other CPUs), and the command that
-    #: tunes them here (without the node ids)
-    untuned_here: Sequence[str] = ()
+    #: the command that tunes the tuned tests skipped here (without their node ids)
     tune_command: str = ""
     invocation_dir: Path | None = None
     rootpath: Path | None = None
-    tuning_lines: Sequence[str] = ()
-    export_problem: str = ""
-    annotation_lines: Sequence[str] = ()
     #: inconclusive tests are shown as warnings (``-v``): where the inconclusive line points
     verbosity: int = 0
     #: ``--tvmperf-inconclusive``
     inconclusive: str = "warn"
     #: combinations left out as they can never run (never_run.py), "" none
     left_out: str = ""
-    not_measured: Sequence[str] = ()
-    #: the report files written ("results JSON: PATH", ...)
-    report_lines: Sequence[str] = ()
     orphans_pruned: Sequence[str] = ()
     pruned: Sequence[str] = ()
     #: baseline file -> names of its entries no test used
@@ -88,30 +83,56 @@ class EndOfRun:
     run_interrupted: bool = False
     unwritten: int = 0
 
+    @classmethod
+    def of(cls, session: "TvmperfSession", left_out: str = "", run_interrupted: bool = False) -> "EndOfRun":
+        """The end of ``session``'s run: its report, baseline store and settings."""
+        report, store, settings = session.report, session.store, session.settings
+        untuned = report.notes(Note.UNTUNED)
+        return cls(
+            report,
+            write_errors=tuple(session.write_errors),
+            tune_command=session.accept_command(None, first=("--tvmperf-tune=64",)) if untuned else "",
+            invocation_dir=session.invocation_dir,
+            rootpath=session.rootpath,
+            verbosity=int(session.warns_inconclusive),
+            inconclusive=settings.inconclusive,
+            left_out=left_out,
+            orphans_pruned=store.orphans_pruned,
+            pruned=store.pruned,
+            unused=store.unused,
+            prune_command=session.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
+            update=settings.update,
+            baseline_dir=settings.baseline_dir,
+            writing_interrupted=store.interrupted,
+            run_interrupted=run_interrupted,
+            unwritten=store.unwritten,
+        )
+
 
 def end_of_run(run: EndOfRun) -> list[Line]:
     """Every line of tvmperf's part of the terminal summary, in order."""
+    report = run.report
     lines = _plain([f"tvmperf: {error}" for error in run.write_errors], "red")
-    if run.untuned_here:
-        lines.append(
-            Line(untuned_line(run.untuned_here, run.tune_command, run.invocation_dir, run.rootpath), ("yellow",))
-        )
-    lines += _plain(list(dict.fromkeys(run.tuning_lines)), "yellow")
-    rows = [SummaryRow.of(e) for e in run.entries]
+    untuned = report.notes(Note.UNTUNED)
+    if untuned:
+        lines.append(Line(untuned_line(untuned, run.tune_command, run.invocation_dir, run.rootpath), ("yellow",)))
+    lines += _plain(report.notes(Note.TUNING), "yellow")
+    entries = report.result_entries()
+    rows = [SummaryRow.of(e) for e in entries]
     if not rows:
         return lines
-    if run.export_problem:
-        lines.append(Line(f"tvmperf: {run.export_problem}", ("yellow",)))
-    lines += _plain(run.annotation_lines)
+    lines += _plain([f"tvmperf: {problem}" for problem in report.notes(Note.EXPORT)], "yellow")
+    lines += _plain(report.notes(Note.ANNOTATION))
     lines += summary_section(rows, run.verbosity, run.inconclusive)
     if run.left_out:
         lines.append(Line(run.left_out))
     lines += peer_section(rows)
     from pytest_tvmperf.result.layers_text import summary_lines
 
-    lines += _plain(summary_lines((e.test_id or e.nodeid, e.layers) for e in run.entries))
-    lines += _plain([f"tvmperf: {problem}" for problem in sorted(run.not_measured)], "yellow")
-    lines += _plain([f"tvmperf {line}" for line in run.report_lines])
+    lines += _plain(summary_lines((e.test_id or e.nodeid, e.layers) for e in entries))
+    not_measured = sorted({*report.notes(Note.NOT_MEASURED), *report.notes(Note.CONFIG)})
+    lines += _plain([f"tvmperf: {problem}" for problem in not_measured], "yellow")
+    lines += _plain([f"tvmperf {line}" for line in report.notes(Note.REPORT_FILE)])
     lines += baseline_files_lines(run)
     if run.update:
         lines += update_lines(run, sum(r.verdict == "recorded" for r in rows))

@@ -3,11 +3,14 @@ workers'), and the lines the terminal summary prints at the end."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.result.text import SummaryRow
+from pytest_tvmperf.values.builtin_types import plain
+from pytest_tvmperf.values.run_notes import Note
 
 if TYPE_CHECKING:
     from pytest_tvmperf.result.entry import ResultEntry
@@ -31,36 +34,50 @@ class ReportSection:
     summary_markdown: bool = False
 
 
+#: the notes an xdist worker hands over (the others are the controller's own)
+_HANDED_OVER = (Note.NOT_MEASURED, Note.TUNING, Note.UNTUNED, Note.EXPORT)
+
+
 @dataclass
 class RunReport:
+    """The one collector of what a run measured and decided: each test's outcome, with the
+    notes it produced (:meth:`add`), and the run's notes (:meth:`note`); an xdist worker's
+    report crosses to the controller as one payload (:meth:`to_payload`, :meth:`merge`).
+    The end of the run reads it whole (report/terminal.py ``EndOfRun``)."""
+
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     #: the results entries xdist workers handed over: each of their tests' outcome, once
     worker_entries: list["ResultEntry"] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)
-    #: lines on the report files written (paths), and the CI annotations
-    report_lines: list[str] = field(default_factory=list)
-    annotation_lines: list[str] = field(default_factory=list)
-    #: why something asked for was not measured here (a peer framework whose package is
-    #: missing, a metric source without its tool), one summary line per reason
-    not_measured: set[str] = field(default_factory=set)
-    #: settings of this run that weaken the gate (against the trusted ref's, or a/b timing
-    #: switched off by the configuration): shown in the summary and the step summary
-    config_notes: set[str] = field(default_factory=set)
-    #: why compiled artifacts could not be exported here (a/b timing off)
-    export_problem: str = ""
-    #: node ids of tuned tests skipped: their tuning database has records for other CPUs only
-    untuned_here: list[str] = field(default_factory=list)
-    #: summary lines about tuning records (left out here, none applies), each shown once
-    tuning_lines: list[str] = field(default_factory=list)
     #: what other parts of the run add to the report files, from the run's entries (the
     #: upgrade summary of ``--tvmperf-against-tvm``): asked before the files are written, once
     section_makers: list[Callable[[Sequence["ResultEntry"]], "ReportSection | None"]] = field(default_factory=list)
+    _notes: dict[Note, list[str]] = field(default_factory=dict, repr=False)
 
     def report_sections(self, entries: Sequence["ResultEntry"]) -> list[ReportSection]:
         return [s for make in self.section_makers if (s := make(entries)) is not None]
 
-    def add(self, outcome: Outcome) -> None:
+    def add(self, outcome: Outcome, notes: Iterable[str] = ()) -> None:
+        """Keep a test's outcome, and the notes it produced (:attr:`Note.NOT_MEASURED`)."""
         self.outcomes[f"{outcome.nodeid}\0{outcome.test_id}"] = outcome
+        for line in notes:
+            self.note(line)
+
+    def note(self, line: str, kind: Note = Note.NOT_MEASURED) -> None:
+        """Keep one of the run's notes, of ``kind``."""
+        self._notes.setdefault(kind, []).append(str(line))
+
+    def notes(self, kind: Note) -> tuple[str, ...]:
+        """The notes of ``kind`` as the end of the run shows them: reasons sorted and once
+        each, tuning lines in order and once each, the last export problem, the rest in order."""
+        lines = self._notes.get(kind, [])
+        if kind in (Note.NOT_MEASURED, Note.CONFIG):
+            return tuple(sorted(set(lines)))
+        if kind is Note.TUNING:
+            return tuple(dict.fromkeys(lines))
+        if kind is Note.EXPORT:
+            return tuple(lines[-1:])
+        return tuple(lines)
 
     def result_entries(self) -> list["ResultEntry"]:
         """Results-JSON entries of this process's tests, then those of xdist workers."""
@@ -72,3 +89,29 @@ class RunReport:
         """Rows of this process's tests, then those reported by xdist workers: each
         derived from its results entry (``entries``, when the caller has them already)."""
         return [SummaryRow.of(e) for e in (self.result_entries() if entries is None else entries)]
+
+    def to_payload(self) -> dict:
+        """An xdist worker's hand-over, made of builtin types only (checked by JSON too;
+        :class:`~pytest_tvmperf.values.builtin_types.PayloadError` names a value that is
+        not): each test's outcome once, as its results entry (``ResultEntry.to_json``; the
+        controller derives its summary row from it), why things were not measured, the
+        lines about tuning records, the node ids of tuned tests skipped for want of records
+        here, and why artifacts could not be exported (only when they could not)."""
+        payload = {"results": [e.to_json() for e in self.result_entries()]}
+        payload |= {kind.value: list(self.notes(kind)) for kind in _HANDED_OVER if kind is not Note.EXPORT}
+        if self.notes(Note.EXPORT):
+            payload[Note.EXPORT.value] = self.notes(Note.EXPORT)[0]
+        payload = plain(payload)
+        json.dumps(payload)  # non-finite floats are fine for JSON here; anything else raises
+        return payload
+
+    def merge(self, payload: Mapping[str, Any]) -> None:
+        """Take in an xdist worker's hand-over (:meth:`to_payload`): its results entries,
+        typed again, and its notes."""
+        from pytest_tvmperf.result.entry import ResultEntry
+
+        self.worker_entries.extend(ResultEntry.from_json(entry) for entry in payload.get("results", ()))
+        for kind in _HANDED_OVER:
+            lines = payload.get(kind.value, ())
+            for line in [lines] if isinstance(lines, str) else lines:
+                self.note(str(line), kind)

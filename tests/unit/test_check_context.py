@@ -63,6 +63,24 @@ def test_fail_keeps_the_outcome_with_its_place_then_fails(tmp_path):
     assert ("tvmperf_verdict", "error") in properties
 
 
+def test_a_test_notes_go_to_the_run_report_one_way_with_its_outcome_or_by_note(tmp_path, monkeypatch):
+    from pytest_tvmperf.check import context as context_module
+    from pytest_tvmperf.values.run_notes import Note
+
+    monkeypatch.setattr(context_module, "junit_properties", lambda outcome: [])  # the stand-in below has no figures
+    ctx = context(tmp_path)
+    ctx.note("peer torch not timed: no torch")
+
+    class Held:  # a comparison that held a metric back for its measuring setup
+        def held_setups(self) -> tuple[str, ...]:
+            return ("simulated cost held: another setup",)
+
+    ctx.add_outcome(Outcome(NODEID, TEST_ID, "vm-bytecode", "llvm", "pass", comparison=Held()))
+    report = ctx.session.report
+    assert report.notes(Note.NOT_MEASURED) == ("peer torch not timed: no torch", "simulated cost held: another setup")
+    assert [o.test_id for o in report.outcomes.values()] == [TEST_ID]
+
+
 class _Prepared:
     """What a preparer hands on (a stand-in: nothing is compiled)."""
 

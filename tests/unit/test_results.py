@@ -27,7 +27,9 @@ from pytest_tvmperf.report.history import history_line
 from pytest_tvmperf.values.json_fields import SchemaProblem
 from pytest_tvmperf.judge.timestats import decide
 from pytest_tvmperf.judge.verdict import FAILING, TEST_VERDICTS, PeerCell, Verdict
-from pytest_tvmperf.report.workers import received, worker_payload
+from pytest_tvmperf.report.workers import received
+from pytest_tvmperf.result.run_report import RunReport
+from pytest_tvmperf.values.run_notes import Note
 
 PATH = Path("out/results.json")
 TORCH = PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2, 2e-3, 1e-3)
@@ -263,20 +265,29 @@ class _Node:
 
 
 def test_the_results_entry_crosses_the_xdist_boundary_as_builtin_types_and_comes_back_typed():
-    payload = worker_payload([full_entry()], ["torch is missing"], ["a tuning line", "a tuning line"], ["t.py::x"])
+    worker = RunReport(worker_entries=[full_entry()])
+    for line, kind in [
+        ("torch is missing", Note.NOT_MEASURED),
+        ("a tuning line", Note.TUNING),
+        ("a tuning line", Note.TUNING),
+        ("t.py::x", Note.UNTUNED),
+    ]:
+        worker.note(line, kind)
+    payload = worker.to_payload()
     assert json.loads(json.dumps(payload)) == payload
     assert payload["results"][0]["peers"][0] == TORCH.to_dict() and type(payload["results"][0]["verdict"]) is str
     got, lost = received(_Node(payload), None)
     assert lost is None
-    assert got["results"] == [full_entry()]
-    assert got["not_measured"] == ["torch is missing"]
     assert (got["tuning_lines"], got["untuned_here"]) == (["a tuning line"], ["t.py::x"])
+    controller = RunReport()
+    controller.merge(got)
+    assert controller.result_entries() == [full_entry()]
+    assert controller.notes(Note.NOT_MEASURED) == ("torch is missing",)
 
 
 def test_a_worker_hands_each_outcome_over_once_and_the_controller_derives_its_summary_and_json():
     from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS
     from pytest_tvmperf.judge.compare import compare
-    from pytest_tvmperf.result.run_report import RunReport
     from pytest_tvmperf.result.text import summary_table
 
     from _factories import exact
@@ -312,13 +323,14 @@ def test_a_worker_hands_each_outcome_over_once_and_the_controller_derives_its_su
     worker = RunReport()
     for o in outcomes:
         worker.add(o)
-    payload = worker_payload(worker.result_entries(), [])
+    payload = worker.to_payload()
     # one serialized form: each outcome once, as its results entry (no summary rows beside them)
     assert sorted(payload) == ["not_measured", "results", "tuning_lines", "untuned_here"]
     assert [(t["nodeid"], t["test_id"]) for t in payload["results"]] == [(o.nodeid, o.test_id) for o in outcomes]
     got, lost = received(_Node(json.loads(json.dumps(payload))), None)
     assert lost is None
-    controller = RunReport(worker_entries=got["results"])
+    controller = RunReport()
+    controller.merge(got)
     # the controller's summary rows and results JSON are derived from those entries: the worker's own
     rows = controller.summary_rows()
     assert rows == worker.summary_rows() == [summary_row(o) for o in outcomes]

@@ -10,6 +10,8 @@ from _factories import record
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
 from pytest_tvmperf.result.entry import ResultEntry, TimeCell
 from pytest_tvmperf.report.terminal import EndOfRun, Line, end_of_run, upgrade_lines
+from pytest_tvmperf.result.run_report import RunReport
+from pytest_tvmperf.values.run_notes import Note
 from pytest_tvmperf.result.text import SummaryRow, peer_table, summary_legend, summary_table
 
 TORCH = PeerCell("torch", 2.0, 1.9, 2.1, Verdict.EXCEEDED, 1.2, 2e-3, 1e-3)
@@ -40,21 +42,30 @@ def entries() -> list[ResultEntry]:
     ]
 
 
+def report_of(tests: list[ResultEntry] | None = None, **notes: tuple[str, ...]) -> RunReport:
+    """A run report of ``tests`` (as an xdist worker hands them over) with ``notes``,
+    named by their kind (``TUNING=("a line",)``)."""
+    report = RunReport(worker_entries=list(tests or []))
+    for kind, lines in notes.items():
+        for line in lines:
+            report.note(line, Note[kind])
+    return report
+
+
 def texts(lines: list[Line]) -> list[str]:
     return [f"--- {line.text}" if line.sep else line.text for line in lines]
 
 
 def test_the_end_of_run_lines_come_in_order_with_their_markup():
-    run = EndOfRun(
-        entries=entries(),
-        write_errors=("reports not written: disk full",),
-        tuning_lines=("tuning line", "tuning line"),
-        export_problem="cannot export",
-        annotation_lines=("::error file=t.py::x",),
-        left_out="tvmperf: not generated, ...",
-        not_measured=("torch is missing",),
-        report_lines=("results JSON: out.json",),
+    report = report_of(
+        entries(),
+        TUNING=("tuning line", "tuning line"),
+        EXPORT=("cannot export",),
+        ANNOTATION=("::error file=t.py::x",),
+        NOT_MEASURED=("torch is missing",),
+        REPORT_FILE=("results JSON: out.json",),
     )
+    run = EndOfRun(report, write_errors=("reports not written: disk full",), left_out="tvmperf: not generated, ...")
     lines = end_of_run(run)
     rows = [SummaryRow.of(e) for e in entries()]
     assert texts(lines) == [
@@ -79,11 +90,9 @@ def test_the_end_of_run_lines_come_in_order_with_their_markup():
 
 def test_without_a_tvmperf_test_only_the_problems_are_shown():
     run = EndOfRun(
+        report_of(UNTUNED=("t.py::x[llvm-vm-bytecode]",), EXPORT=("not shown",), REPORT_FILE=("not shown",)),
         write_errors=("baselines not written",),
-        untuned_here=("t.py::x[llvm-vm-bytecode]",),
         tune_command="pytest --tvmperf-tune=64 --tvmperf-update",
-        export_problem="not shown",
-        report_lines=("not shown",),
     )
     lines = end_of_run(run)
     assert texts(lines)[0] == "tvmperf: baselines not written"
@@ -95,7 +104,7 @@ def test_without_a_tvmperf_test_only_the_problems_are_shown():
 def test_unused_baselines_and_the_update_line():
     root = Path("/r")
     run = EndOfRun(
-        entries=entries(),
+        report_of(entries()),
         rootpath=root,
         unused={root / "baselines" / "t.json": ["old[llvm-prim]"]},
         prune_command="pytest --tvmperf-update --tvmperf-prune",
@@ -109,12 +118,14 @@ def test_unused_baselines_and_the_update_line():
         "  baselines/t.json: old[llvm-prim]",
         "baselines written for 1 test(s) under baselines",
     ]
-    failed = end_of_run(EndOfRun(entries=entries(), update=True, baseline_dir=Path("b"), unwritten=1))[-1]
+    failed = end_of_run(EndOfRun(report_of(entries()), update=True, baseline_dir=Path("b"), unwritten=1))[-1]
     assert failed == Line("baselines written for 0 test(s) under b; NOT written for 1 test(s) (see above)", ("red",))
-    stopped = end_of_run(EndOfRun(entries=entries(), update=True, run_interrupted=True))[-1]
+    stopped = end_of_run(EndOfRun(report_of(entries()), update=True, run_interrupted=True))[-1]
     assert stopped == Line("run interrupted: no baseline file was changed")
     pruned = texts(
-        end_of_run(EndOfRun(entries=entries(), pruned=("t.json::old",), orphans_pruned=("a.so",), unused={root: ["x"]}))
+        end_of_run(
+            EndOfRun(report_of(entries()), pruned=("t.json::old",), orphans_pruned=("a.so",), unused={root: ["x"]})
+        )
     )
     assert pruned[-2:] == [
         "tvmperf: pruned 1 artifact file(s) no baseline named: a.so",
