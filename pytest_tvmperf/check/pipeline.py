@@ -74,16 +74,8 @@ def exact_metrics(
     )
     export = ctx.preparer.exports.get(id(prep.compiled))
     library = export[1] if export is not None and export[0] is prep.compiled else None
-    return with_resources(
-        settled,
-        prep.compiled,
-        prep.args,
-        runs,
-        ctx.settings.resources,
-        prep.target,
-        library,
-        _peak_in_child(ctx, prep, library),
-    )
+    peak = _peak_in_child(ctx, prep, library)
+    return with_resources(settled, prep.compiled, prep.args, runs, ctx.settings.resources, prep.target, library, peak)
 
 
 def in_build_entry(prep: "Prepared", entry: "Record | None") -> "Record | None":

@@ -171,14 +171,8 @@ def measure_time(
     # a network that runs for seconds is timed in fewer rounds, within the test's time budget
     run_s = sum(per_kernel.values()) if per_kernel else None
     heavy = 1 + (task.baseline is not None) + len(task.peers)
-    rounds_plan = plan_rounds(
-        run_s,
-        heavy,
-        int(task.reference is not None),
-        settings.repeat,
-        ctx.settings.time_budget_s,
-        settings.min_repeat_ms / 1000,
-    )
+    budget_s, min_s = ctx.settings.time_budget_s, settings.min_repeat_ms / 1000
+    rounds_plan = plan_rounds(run_s, heavy, int(task.reference is not None), settings.repeat, budget_s, min_s)
     rounds = min(rounds_plan.rounds, FIRST_LOOK) if unjudged else rounds_plan.rounds
     threads: list[int | None] = [None]  # None: TVM's own thread count
 
