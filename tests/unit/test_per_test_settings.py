@@ -140,3 +140,11 @@ def test_only_the_command_lines_timing_off_stops_an_update():
     assert _run_problem(config, cli_off).startswith(
         "--tvmperf-update records time baselines: drop --tvmperf-timing=off"
     )
+
+
+def test_a_prune_without_an_update_is_refused():
+    config = SimpleNamespace(workerinput={})
+    assert _run_problem(config, Settings(prune=True)) == (
+        "--tvmperf-prune removes baselines while updating: use it with --tvmperf-update"
+    )
+    assert _run_problem(config, Settings(prune=True, update=True)) is None
