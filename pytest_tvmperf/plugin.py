@@ -11,7 +11,6 @@ marker). A run without either pays for the options and their checks only."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import sys
 import uuid
 from typing import TYPE_CHECKING
@@ -19,11 +18,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_tvmperf.config import options
-from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.markers import MARKER, MarkerError, marker_settings
 from pytest_tvmperf.combos import FIXTURE, Combo, asks_for_tvmperf, combo_of
-from pytest_tvmperf.values.node_ids import RefView, test_id
-from pytest_tvmperf.values.remote_names import base_of, is_remote, split_remote
+from pytest_tvmperf.startup import RunSetup, configure
+from pytest_tvmperf.values.node_ids import test_id
+from pytest_tvmperf.values.remote_names import base_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.builder.timer import Timer
@@ -36,7 +35,7 @@ SESSION_KEY = pytest.StashKey["TvmperfSession"]()
 #: the bad ``@pytest.mark.tvmperf`` markers met while parametrizing, reported when collection is done
 MARKER_ERRORS = pytest.StashKey[list]()
 #: what ``pytest_configure`` checked, kept for the session made when the run turns out to be a tvmperf run
-SETUP_KEY = pytest.StashKey["RunSetup"]()
+SETUP_KEY = pytest.StashKey[RunSetup]()
 #: ``--tvmperf-against-tvm``'s side of each test (against/gate.py, or against/export.py in the other
 #: version's own run), handed to each ``tvmperf`` fixture; absent otherwise
 AGAINST_KEY = pytest.StashKey["AgainstSide"]()
@@ -54,106 +53,9 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MARKER}(executors=[...], targets=[...], time='25%', instructions=0, vs_torch=1.2, ...): "
         "restrict a tvmperf test's executors/targets, set its thresholds and its limits against peer frameworks",
     )
-    try:
-        settings = Settings.from_config(config)
-        history, history_warning = _check_outputs(settings)
-        from pytest_tvmperf.store.links import symlink_problem
-
-        linked = symlink_problem(settings.baseline_dir)  # before the artifact check: it resolves links
-        if linked is not None:
-            raise ValueError(linked)
-        from pytest_tvmperf.store.inflate import check_size_variables
-        from pytest_tvmperf.store.user_cache import cache_problem
-
-        check_size_variables()
-        unsafe_cache = cache_problem()  # another user's, or writable by others: never used (as ssh)
-        if unsafe_cache is not None:
-            raise ValueError(unsafe_cache)
-        if settings.artifact_dir is not None and not _inside(settings.artifact_dir, settings.baseline_dir):
-            raise ValueError(
-                f"--tvmperf-artifacts={config.getoption('tvmperf_artifacts') or config.getini('tvmperf_artifacts')}: "
-                f"the artifact directory must be inside the baseline directory {settings.baseline_dir} "
-                f"(baseline entries name their files relative to it): give a relative path such as "
-                f"'artifacts', or 'off'"
-            )
-        if settings.llvm_target is not None:
-            from pytest_tvmperf.builder.host_cpu import llvm_target_problem
-
-            problem = llvm_target_problem(settings.llvm_target)
-            if problem is not None:
-                raise ValueError(f"--tvmperf-llvm-target: {problem}")
-        ref_baselines = ref_view = None
-        _check_approval(config, settings)
-        if settings.baselines_ref is not None:
-            settings, ref_baselines, ref_view = _baselines_at_ref(config, settings)
-    except ValueError as exc:
-        raise pytest.UsageError(f"pytest-tvmperf: {exc}") from None
-    if settings.update and settings.cli_timing is False:
-        raise pytest.UsageError(
-            "pytest-tvmperf: --tvmperf-update records time baselines: drop --tvmperf-timing=off "
-            "(or set timing=False on the tests that must not be timed)"
-        )
-    if settings.cli_simulate == "on":  # asked for on the command line: a machine that cannot is a usage error
-        from pytest_tvmperf.measure.simulate import host_problem
-
-        problem = host_problem()
-        if problem is not None:
-            raise pytest.UsageError(
-                f"pytest-tvmperf: --tvmperf-simulate=on: {problem}; leave the option out to "
-                "simulate where valgrind is installed, or pass --tvmperf-simulate=off"
-            )
-    remote_keys = [split_remote(t).key for t in settings.targets if is_remote(t)]
-    if remote_keys and not hasattr(config, "workerinput"):  # the controller checks once, before any test
-        from pytest_tvmperf.farm.remote import check_farm
-
-        problem = check_farm(settings.rpc, remote_keys)
-        if problem:
-            raise pytest.UsageError(f"pytest-tvmperf: {problem}")
-    if settings.prune and not settings.update:
-        raise pytest.UsageError(
-            "pytest-tvmperf: --tvmperf-prune removes baselines while updating: use it with --tvmperf-update"
-        )
-    if history_warning is not None:
-        config.issue_config_time_warning(pytest.PytestWarning(f"pytest-tvmperf: {history_warning}"), stacklevel=2)
-    config.stash[SETUP_KEY] = RunSetup(settings, history, ref_baselines, ref_view)
+    config.stash[SETUP_KEY] = configure(config)
     if _configured_for_tvmperf(config):
         activate(config)
-
-
-def _check_outputs(settings: Settings) -> tuple[list, str | None]:
-    """The report files can be written; the history read (a ValueError saying why not),
-    with a warning when its torn last line is left out."""
-    paths = (
-        (settings.json_path, "--tvmperf-json"),
-        (settings.html_path, "--tvmperf-html"),
-        (settings.history_path, "--tvmperf-history"),
-        (settings.benchmark_json_path, "--tvmperf-benchmark-json"),
-    )
-    if all(path is None for path, _ in paths):
-        return [], None
-    from pytest_tvmperf.report import outputs
-    from pytest_tvmperf.result.entry import ResultsError
-
-    try:
-        for path, option in paths:
-            if path is not None:
-                outputs.check_writable(path, option)
-        if settings.history_path is None:
-            return [], None
-        return outputs.read_history_warned(settings.history_path)
-    except ResultsError as exc:
-        raise ValueError(str(exc)) from None
-
-
-@dataclasses.dataclass(frozen=True)
-class RunSetup:
-    """What ``pytest_configure`` read and checked: the session is made from it."""
-
-    settings: Settings
-    history: list
-    ref_baselines: object = None
-    #: --tvmperf-baselines-ref: how the files of its temporary copies are named
-    ref_view: RefView | None = None
 
 
 def _configured_for_tvmperf(config: pytest.Config) -> bool:
@@ -394,6 +296,7 @@ def tvmperf(
     """Compile, check, measure and gate a workload: ``tvmperf.check(workload)``."""
     from pytest_tvmperf.check.context import for_test
     from pytest_tvmperf.check.fixture import Tvmperf
+    from pytest_tvmperf.config.per_test import settings_for_test
     from pytest_tvmperf.store.files import baseline_path
 
     combo = getattr(request, "param", None)
@@ -403,111 +306,17 @@ def tvmperf(
         )
     session = activate(request.config)
     node = request.node
-    marker = marker_settings(node)  # parsed at collection (pytest_collection_finish)
     context = for_test(
         session,
         combo,
         node.nodeid,
         test_id(node.nodeid),
         baseline_path(session.settings.baseline_dir, session.rootpath, node.path),
-        session.settings.thresholds(marker.thresholds),
+        settings_for_test(session.settings, marker_settings(node)),  # the marker parsed at collection
         tvmperf_timer,
-        peer_limits=dict(marker.peer_limits),
-        simulate=marker.simulate,
         tuning_io=_tuning_io(request.config, tvmperf_tuner),
         compile_timer=tvmperf_compile_timer,
-        timing=session.settings.timing_on(marker.timing),
-        time_budget_s=session.settings.time_budget_s(marker.time_budget),
-        resources=session.settings.resources_on(marker.resources),
-        baseline_weights=session.settings.baseline_weights(marker.baseline_weights),
         location=(node.location[0], (node.location[1] or 0) + 1),
         user_properties=node.user_properties,
     )
     return Tvmperf(context, request.config.stash.get(AGAINST_KEY, None))
-
-
-def _check_approval(config: pytest.Config, settings: Settings) -> None:
-    """``--tvmperf-approved-change`` and ``--tvmperf-changes-md`` belong to a pull request's
-    gate (``--tvmperf-baselines-ref``), and the approval comes from the CI job (its
-    command line or environment), never from the project's configuration (``addopts``),
-    which the pull request itself can change. A ValueError says why not."""
-    addopts = config.getini("addopts")
-    addopts = " ".join(addopts) if isinstance(addopts, list) else str(addopts or "")
-    if "--tvmperf-approved-change" in addopts:
-        where = config.inipath.name if config.inipath is not None else "the pytest configuration"
-        raise ValueError(
-            f"addopts in {where} passes --tvmperf-approved-change: the approval of a pull request's "
-            "baselines comes from the CI job (a label only maintainers can set, turned into the option "
-            "by the workflow), never from the project's configuration, which the pull request can "
-            "change; remove it from addopts"
-        )
-    if settings.baselines_ref is None:
-        for flag, given in (
-            ("--tvmperf-approved-change", settings.approved_change),
-            ("--tvmperf-changes-md", settings.changes_md_path is not None),
-        ):
-            if given:
-                raise ValueError(
-                    f"{flag} is for a pull request's gate against its base branch: give "
-                    "--tvmperf-baselines-ref=origin/<base> too"
-                )
-
-
-def _baselines_at_ref(config: pytest.Config, settings: Settings):
-    """``--tvmperf-baselines-ref``: the settings with the baseline (and artifact) directory
-    replaced by a copy of it at that git revision, removed when the run ends."""
-    import dataclasses
-
-    from pytest_tvmperf.store.git_ref import read_baselines
-
-    if settings.update:
-        raise ValueError(
-            f"--tvmperf-baselines-ref={settings.baselines_ref} reads the baselines from git and "
-            "--tvmperf-update writes them in the work tree: use one or the other"
-        )
-    ref = read_baselines(settings.baselines_ref, settings.baseline_dir)
-    config.add_cleanup(ref.remove)
-    if not ref.found and not settings.approved_change:
-        ref.remove()
-        raise ValueError(
-            f"--tvmperf-baselines-ref={settings.baselines_ref}: {ref.inside}/ does not exist at "
-            f"{settings.baselines_ref} (commit {ref.commit[:12]}), so there is nothing to judge this "
-            f"change against: check that the ref is the base branch and the baseline directory "
-            f"(--tvmperf-baselines) is where it keeps them; if this change adds the first baselines, a "
-            f"maintainer approves them with --tvmperf-approved-change=on (the workflow's "
-            f"perf-change-approved label) and the gate verifies them here"
-        )
-    import os
-
-    artifact_dir = settings.artifact_dir
-    if artifact_dir is not None:
-        artifact_dir = ref.directory / os.path.relpath(
-            os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir)
-        )
-    # the tuning database is what the baseline side was tuned with: read from the ref too
-    tuning_db = settings.tuning_db
-    copies = [(ref.directory, ref.inside)]
-    if _inside(tuning_db, settings.baseline_dir):
-        tuning_db = ref.directory / os.path.relpath(
-            os.path.realpath(tuning_db), os.path.realpath(settings.baseline_dir)
-        )
-    else:
-        db_ref = read_baselines(settings.baselines_ref, tuning_db)
-        config.add_cleanup(db_ref.remove)
-        tuning_db = db_ref.directory
-        copies.append((db_ref.directory, db_ref.inside))
-    view = RefView(settings.baselines_ref, tuple(copies))
-    view = dataclasses.replace(view, worktree=settings.baseline_dir)
-    return (
-        dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db),
-        ref,
-        view,
-    )
-
-
-def _inside(path, directory) -> bool:
-    """Is ``path`` ``directory`` or below it (``..`` and links resolved)?"""
-    import os
-
-    path, directory = os.path.realpath(path), os.path.realpath(directory)
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)

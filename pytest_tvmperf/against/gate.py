@@ -64,8 +64,8 @@ def child_options(settings, config: pytest.Config) -> list[str]:
         f"--tvmperf-tuning-db={settings.tuning_db}",
         f"--tvmperf-child-timeout={settings.child_timeout}",
     ]
-    if settings.cli_simulate is not None:
-        opts.append(f"--tvmperf-simulate={settings.cli_simulate}")
+    if "simulate" in settings.pinned:  # the child reads the same ini itself
+        opts.append(f"--tvmperf-simulate={settings.simulate}")
     if settings.llvm_target is not None:
         opts.append(f"--tvmperf-llvm-target={json.dumps(dict(settings.llvm_target))}")
     if config.option.keyword:
@@ -212,7 +212,7 @@ class AgainstPlugin:
         if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
             problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
             record = untimed_record(ctx, prep, exact)  # the record of a mode without time
-            comparison = source.compare(record, ctx.thresholds, policy)
+            comparison = source.compare(record, ctx.settings.thresholds, policy)
             time_verdict = comparison.get("time")
             notes.append(f"time not compared: {problem}")
         else:
@@ -236,7 +236,7 @@ class AgainstPlugin:
         if time_verdict.reason:
             notes.append(time_verdict.reason)
         # both versions' build times side by side in the reports (after the upgrade line: not one of its changes)
-        if COMPILE_S in ctx.resources:
+        if COMPILE_S in ctx.settings.resources:
             built = versions_verdict(then.compile_s, record.compile_s, other, self.today)
             comparison = Comparison((*comparison.verdicts, built))
             notes.append(built.note)
@@ -273,8 +273,8 @@ class AgainstPlugin:
         measured = measure_time(ctx, prep, exact, lambda _machine: source, notes)
         if measured.pending is not None:
             discard(measured.pending)
-        judged = confirm_time(measured, source, ctx.thresholds["time"], policy, ctx.session.settings.confirm)
-        comparison = source.compare(judged.record, ctx.thresholds, policy).with_verdict(judged.verdict)
+        judged = confirm_time(measured, source, ctx.settings.thresholds["time"], policy, ctx.session.settings.confirm)
+        comparison = source.compare(judged.record, ctx.settings.thresholds, policy).with_verdict(judged.verdict)
         notes.extend(n for n in (judged.note,) if n)
         return judged.record, comparison, judged.verdict
 

@@ -120,12 +120,14 @@ def with_change(
     time = None
     if plan.time:
         assert measured is not None
-        time = confirm_time(measured, own, ctx.thresholds["time"], session.time_policy(), session.settings.confirm)
+        time = confirm_time(
+            measured, own, ctx.settings.thresholds["time"], session.time_policy(), session.settings.confirm
+        )
     against = decide(
         record,
         pr_record,
         time,
-        ctx.thresholds,
+        ctx.settings.thresholds,
         session.time_policy(),
         replace(who, shown_file=shown),
         (),

@@ -36,7 +36,7 @@ def compile_times(ctx: "CheckContext", prep: "Prepared | None", baseline: "Recor
     be built side by side."""
     __tracebackhide__ = True
     settings = ctx.session.settings
-    if COMPILE_S not in ctx.resources or settings.update or baseline is None or prep is None:
+    if COMPILE_S not in ctx.settings.resources or settings.update or baseline is None or prep is None:
         return None
     if baseline.ir is None:
         return CompileTimes(skipped=NO_IR)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, NoReturn, Protocol
+from typing import TYPE_CHECKING, Callable, NoReturn, Protocol
 
 import pytest
 
@@ -20,19 +20,17 @@ from pytest_tvmperf.builder.prepare import Preparer
 from pytest_tvmperf.builder.tuning_display import TuningIO
 from pytest_tvmperf.check.decide import Identity, inconclusive
 from pytest_tvmperf.check.sources import TimingSources
-from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S
+from pytest_tvmperf.config.per_test import TestSettings
 from pytest_tvmperf.measure.compile_time import CompileTimer
 from pytest_tvmperf.result.junit import junit_properties
 from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.store.files import BaselineError
 from pytest_tvmperf.values.builtin_types import plain
-from pytest_tvmperf.values.resources import RESOURCE_NAMES
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.builder.timer import Timer
     from pytest_tvmperf.combos import Combo
-    from pytest_tvmperf.config.limits import Limit
     from pytest_tvmperf.result.run_report import RunReport
     from pytest_tvmperf.session import TvmperfSession
     from pytest_tvmperf.store.baseline_store import BaselineStore
@@ -53,7 +51,8 @@ class CheckContext:
     #: who the check is for, as its messages and outcome name it
     identity: Identity
     baseline_file: Path
-    thresholds: Mapping[str, "Limit"]
+    #: the test's settings: the run's with its marker merged in (config/per_test.py)
+    settings: TestSettings
     #: times the workload and what it is judged against (the ``tvmperf_timer`` fixture)
     timer: "Timer"
     #: compiles and checks the test's workloads (its exported programs shared with ``sources``)
@@ -62,15 +61,6 @@ class CheckContext:
     sources: TimingSources
     #: the outcome sink (:func:`outcome_sink`)
     add_outcome: Sink
-    peer_limits: Mapping[str, float] = field(default_factory=dict)
-    #: False: correctness and exact metrics only (--tvmperf-timing=off, marker timing=False)
-    timing: bool = True
-    #: seconds one test's time measurement may take (--tvmperf-time-budget, marker time_budget=)
-    time_budget_s: float = DEFAULT_TIME_BUDGET_S
-    #: the test's marker simulate= (measure/simulate.py)
-    simulate: str | None = None
-    #: the resource metrics measured (--tvmperf-resources, marker resources=; values/resources.py)
-    resources: tuple[str, ...] = RESOURCE_NAMES
     #: times the builds of compile_s side by side (the tvmperf_compile_timer fixture)
     compile_timer: CompileTimer = field(default_factory=CompileTimer)
 
@@ -175,18 +165,12 @@ def for_test(
     nodeid: str,
     test_id: str,
     baseline_file: Path,
-    thresholds: Mapping[str, "Limit"],
+    settings: TestSettings,
     timer: "Timer",
     *,
     location: tuple[str, int] = ("", 0),
     user_properties: list[tuple[str, object]] | None = None,
-    peer_limits: Mapping[str, float] | None = None,
     tuning_io: TuningIO | None = None,
-    timing: bool = True,
-    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
-    simulate: str | None = None,
-    resources: tuple[str, ...] = RESOURCE_NAMES,
-    baseline_weights: str = "seeded",
     compile_timer: CompileTimer | None = None,
 ) -> CheckContext:
     """The context of one test's check, built once by its ``tvmperf`` fixture."""
@@ -211,7 +195,6 @@ def for_test(
         tuning_io or TuningIO(),
         baseline_tuning=_baseline_tuning(session.store, baseline_file, test_id, fail),
     )
-    limits = dict(peer_limits or {})
     sources = TimingSources(
         session,
         nodeid,
@@ -219,24 +202,19 @@ def for_test(
         combo.executor,
         combo.target,
         baseline_file,
-        limits,
+        settings.peer_limits,
         fail,
         preparer.exports,
-        baseline_weights=baseline_weights,
+        baseline_weights=settings.baseline_weights,
     )
     return CheckContext(
         session,
         who,
         baseline_file,
-        thresholds,
+        settings,
         timer,
         preparer,
         sources,
         sink,
-        peer_limits=limits,
-        timing=timing,
-        time_budget_s=time_budget_s,
-        simulate=simulate,
-        resources=resources,
         compile_timer=compile_timer or CompileTimer(),
     )

@@ -62,7 +62,7 @@ class Tvmperf:
         prep = ctx.preparer.prepare(workload, ctx.executor, where)
         if self._against is not None:  # --tvmperf-against-tvm: another TVM version's build in the baseline's place
             return self._against.check(ctx, prep)
-        plan = plan_for(prep.target.runnable, prep.target.not_run, ctx.timing)
+        plan = plan_for(prep.target.runnable, prep.target.not_run, ctx.settings.timing)
         if not plan.time:  # timing off, or a target built but not run here (cuda without a GPU)
             return untimed.check(ctx, prep, plan)
         return timed.check(ctx, prep, where)

@@ -51,11 +51,8 @@ def exact_metrics(
     program (:func:`same_counts`)."""
     exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
     session = ctx.session
-    settings = session.settings
-    if ctx.simulate is not None:  # the test's marker: over the ini, under the command line
-        settings = replace(settings, ini_simulate=ctx.simulate)
     collected = collect_kernel_metrics(
-        session.metric_sources(), prep, settings, stored=_in_build_names(prep, same_counts(ctx, prep, baseline))
+        session.metric_sources(), prep, ctx.settings, stored=_in_build_names(prep, same_counts(ctx, prep, baseline))
     )
     for line in collected.skipped:
         ctx.note(line)
@@ -70,7 +67,7 @@ def exact_metrics(
         replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with),
         collected,
         stored,
-        settings.update,
+        session.settings.update,
         ctx.note,
         ctx.fail,
         ctx.nodeid,
@@ -78,9 +75,8 @@ def exact_metrics(
     )
     export = ctx.preparer.exports.get(id(prep.compiled))
     library = export[1] if export is not None and export[0] is prep.compiled else None
-    return with_resources(
-        settled, prep.compiled, prep.args, runs, ctx.resources, prep.target, library, _peak_in_child(ctx, prep, library)
-    )
+    peak = _peak_in_child(ctx, prep, library)
+    return with_resources(settled, prep.compiled, prep.args, runs, ctx.settings.resources, prep.target, library, peak)
 
 
 def in_build_entry(prep: "Prepared", entry: "Record | None") -> "Record | None":
@@ -138,7 +134,9 @@ def peers_of(ctx: "CheckContext", record: "Record", measured: Measured | None) -
     __tracebackhide__ = True
     timed, unconfirmed = (measured.peers_timed, measured.peers_unconfirmed) if measured else ((), {})
     try:
-        return judged_peers(record.timing.samples, ctx.peer_limits, ctx.session.time_policy(), timed, unconfirmed)
+        return judged_peers(
+            record.timing.samples, ctx.settings.peer_limits, ctx.session.time_policy(), timed, unconfirmed
+        )
     except ValueError as exc:
         ctx.fail("error", f"tvmperf: {ctx.nodeid}: {exc}")
     raise AssertionError("unreachable")  # pragma: no cover
@@ -189,7 +187,7 @@ def gate(
     if source.record is None:
         return finish(ctx, with_change(ctx, record, source, no_baseline(record, who), measured, plan))
     session = ctx.session
-    predates = predates_line(source.record.exact.predates & set(ctx.resources))
+    predates = predates_line(source.record.exact.predates & set(ctx.settings.resources))
     if predates:  # one line for the run (not one per test and metric), and a note on this test's message
         ctx.note(predates.replace("the baseline predates", "baselines predate", 1))
         notes = [*notes, predates]
@@ -197,13 +195,13 @@ def gate(
     time = peers = None
     if plan.time:
         assert measured is not None
-        time = confirm_time(measured, source, ctx.thresholds["time"], policy, session.settings.confirm)
+        time = confirm_time(measured, source, ctx.settings.thresholds["time"], policy, session.settings.confirm)
         peers = peers_of(ctx, time.record, measured)
     decision = decide(
         record,
         source.record,
         time,
-        ctx.thresholds,
+        ctx.settings.thresholds,
         policy,
         who,
         notes,

@@ -37,7 +37,7 @@ def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, 
         if not preps[-1].target.runnable:
             pytest.skip(f"target {ctx.target}: {preps[-1].target.not_run}: a time ratio needs the program run")
     label = f"{sides[0].describe(ctx.executor)} / {sides[1].describe(ctx.executor)}"
-    if not ctx.timing:  # both sides compiled and checked; the ratio is a time: not measured
+    if not ctx.settings.timing:  # both sides compiled and checked; the ratio is a time: not measured
         ctx.add_outcome(Outcome(ctx.nodeid, shown_id, ctx.executor, ctx.target, "not gated", note=UNTIMED_NOTE))
         return None  # type: ignore[return-value]
     session = ctx.session

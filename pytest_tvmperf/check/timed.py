@@ -73,8 +73,8 @@ def check(ctx: "CheckContext", prep: "Prepared", where: str) -> "Outcome":
         notes,
         peers,
     )
-    if session.settings.confirm and ctx.peer_limits:
-        measured = confirm_peers(measured, ctx.peer_limits, session.time_policy(), notes)
+    if session.settings.confirm and ctx.settings.peer_limits:
+        measured = confirm_peers(measured, ctx.settings.peer_limits, session.time_policy(), notes)
     pending = measured.pending
     keep = pending is not None and ctx.sources.keeps_library
     if pending is not None and not keep:
@@ -171,9 +171,8 @@ def measure_time(
     # a network that runs for seconds is timed in fewer rounds, within the test's time budget
     run_s = sum(per_kernel.values()) if per_kernel else None
     heavy = 1 + (task.baseline is not None) + len(task.peers)
-    rounds_plan = plan_rounds(
-        run_s, heavy, int(task.reference is not None), settings.repeat, ctx.time_budget_s, settings.min_repeat_ms / 1000
-    )
+    budget_s, min_s = ctx.settings.time_budget_s, settings.min_repeat_ms / 1000
+    rounds_plan = plan_rounds(run_s, heavy, int(task.reference is not None), settings.repeat, budget_s, min_s)
     rounds = min(rounds_plan.rounds, FIRST_LOOK) if unjudged else rounds_plan.rounds
     threads: list[int | None] = [None]  # None: TVM's own thread count
 
@@ -216,9 +215,9 @@ def _settled(
     threshold is ruled out, or time is not gated), for sequential sampling
     (judge/confirmation.py :func:`sample_in_looks`); None when every round is needed: a
     recording run, no baseline, or peers to gate (their ratios need every round)."""
-    if ctx.session.settings.update or source.record is None or ctx.peer_limits:
+    if ctx.session.settings.update or source.record is None or ctx.settings.peer_limits:
         return None
-    policy, limit = ctx.session.time_policy(), ctx.thresholds["time"]
+    policy, limit = ctx.session.time_policy(), ctx.settings.thresholds["time"]
 
     def settled(samples: TimeSamples) -> bool:
         verdict = source.judge_time(make_record(samples), limit, policy)

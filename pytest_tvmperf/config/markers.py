@@ -1,8 +1,8 @@
 """A test's ``@pytest.mark.tvmperf(...)``, parsed once per node into a :class:`MarkerSettings`.
 
 The marker's keywords are the ``marker_keys`` of the option table (``executors``,
-``targets``, one per metric, ``vs_<peer>``). Its thresholds sit between the command line
-and the ini (:meth:`Settings.thresholds <pytest_tvmperf.config.settings.Settings.thresholds>`);
+``targets``, one per metric, ``vs_<peer>``). What it sets sits between the command line
+and the ini, merged once per test (config/per_test.py);
 its executors and targets say which the test supports, and the test runs those of the
 run's selection; a ``vs_<peer>`` limit times that peer and gates TVM's time against it.
 An error names the test's node id and the bad keyword.

@@ -4,9 +4,9 @@ built from them.
 Each :class:`Option` row generates its ``--tvmperf-*`` command-line flag
 (:func:`addoption`), its ``tvmperf_*`` ini key and its :class:`Settings` field
 (:meth:`Settings.from_config`). A value is taken from the closest place that sets it:
-command line > marker > ini > default. Only the thresholds can be set by a test's
-``@pytest.mark.tvmperf`` marker, so only they keep the command-line and the ini value
-apart (:meth:`Settings.thresholds` puts the marker in between); a marker's
+command line > marker > ini > default. :class:`Settings` keeps one value of each
+option; a test's ``@pytest.mark.tvmperf`` sets those of ``marker_role="sets"`` for itself
+unless the command line set them (config/per_test.py merges it once per test); a marker's
 ``executors``/``targets`` narrow what the run selects instead (see markers.py).
 
 The value parsers live in parsing.py and limits.py, the settings the table fills in
@@ -26,6 +26,7 @@ from pytest_tvmperf.config.parsing import (
     METRICS,
     PEER_MARKER_KEYS,
     PEERS,
+    RESOURCE_METRICS,
     TARGETS,
     argparse_type,
     parse_resources,
@@ -474,7 +475,7 @@ OPTIONS: tuple[Option, ...] = (
         "normal values, and reports a changed weight by its digest) or exact (their values, bit for bit, for "
         "programs whose time depends on them: data-dependent control flow, zero-skipping, value-dependent "
         "shapes); marker baseline_weights=",
-        None,
+        "seeded",
         parse_baseline_weights,
         metavar="seeded|exact",
         marker_keys=("baseline_weights",),
@@ -498,7 +499,7 @@ OPTIONS: tuple[Option, ...] = (
         f"{DEFAULT_TIME_BUDGET_S:g}s): a program whose rounds would take longer (a network running for seconds) is "
         "timed in fewer rounds (at least 6; a confirmation takes twice as many) and its report states the precision "
         "reached; marker time_budget=",
-        None,
+        DEFAULT_TIME_BUDGET_S,
         parse_duration,
         metavar="DURATION",
         marker_keys=("time_budget",),
@@ -631,7 +632,7 @@ OPTIONS: tuple[Option, ...] = (
         "by kernel), peak_bytes and device_peak_bytes (the peak memory of one call on the host and on a GPU, "
         "read in the isolation child) and compile_s (the baseline's IR and today's built side by side, where the program or TVM "
         "changed); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
-        None,
+        RESOURCE_METRICS,
         parse_resources,
         metavar="LIST|all|none",
         marker_keys=("resources",),

@@ -1,6 +1,6 @@
 """The run's settings: every option of the table (options.py), each from the closest
-place that sets it (command line > environment > ini > default), a test's marker in
-between where it may set one."""
+place that sets it (command line > environment > ini > default), merged once when the run
+is configured. A test's marker goes in between for the options it may set: config/per_test.py."""
 
 from __future__ import annotations
 
@@ -19,21 +19,24 @@ from pytest_tvmperf.config.options import (
     OPTIONS,
     Option,
 )
-from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_EXECUTORS, DEFAULT_NOISE
+from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_EXECUTORS, DEFAULT_NOISE, RESOURCE_METRICS
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.config.time_policy import TimePolicy, time_policy
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The run's options, each from the closest place that sets it (see :data:`OPTIONS`)."""
+    """The run's options, each from the closest place that sets it (see :data:`OPTIONS`).
+    A test's marker may set some of them for itself (``marker_role="sets"``): between the
+    command line and the ini, merged once per test by
+    :func:`~pytest_tvmperf.config.per_test.settings_for_test`, which reads :attr:`pinned`."""
 
     executors: tuple[str, ...] = DEFAULT_EXECUTORS
     targets: tuple[str, ...] = ("llvm",)
     update: bool = False
     baseline_dir: Path = Path("baselines")
-    cli_thresholds: Mapping[str, Limit] = field(default_factory=dict)
-    ini_thresholds: Mapping[str, Limit] = field(default_factory=dict)
+    #: every metric's limit, each from the closest place: command line > ini > default
+    thresholds: Mapping[str, Limit] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
     repeat: int = DEFAULT_REPEAT
     min_repeat_ms: int = DEFAULT_MIN_REPEAT_MS
     hypothesis_examples: int = DEFAULT_EXAMPLES
@@ -52,23 +55,17 @@ class Settings:
     tune_budget_s: float | None = None
     tuned: str = "any"
     peers: tuple[str, ...] = ()
-    #: --tvmperf-simulate and ini tvmperf_simulate ("on"/"off"; None: unset); a test's marker
-    #: simulate= goes in between (check/pipeline.py puts it in place of the ini's)
-    cli_simulate: str | None = None
-    ini_simulate: str | None = None
-    #: --tvmperf-time-budget and ini tvmperf_time_budget in seconds (None: unset); a test's
-    #: marker time_budget= goes in between (:meth:`time_budget_s`)
-    cli_time_budget: float | None = None
-    ini_time_budget: float | None = None
+    #: --tvmperf-simulate / tvmperf_simulate: "on" or "off" (None: unset, on where valgrind is installed)
+    simulate: str | None = None
+    #: --tvmperf-time-budget / tvmperf_time_budget: seconds one test's time measurement may take
+    time_budget: float = DEFAULT_TIME_BUDGET_S
     rpc: tuple[str, int] | None = None
     rpc_timeout: int = DEFAULT_RPC_TIMEOUT_S
     baseline_program: str = "ir"
-    #: --tvmperf-baseline-weights and ini tvmperf_baseline_weights (None: unset); a test's
-    #: marker baseline_weights= goes in between (:meth:`baseline_weights`)
-    cli_baseline_weights: str | None = None
-    ini_baseline_weights: str | None = None
-    cli_timing: bool | None = None
-    ini_timing: bool | None = None
+    #: --tvmperf-baseline-weights / tvmperf_baseline_weights: what an update stores of the weights
+    baseline_weights: str = "seeded"
+    #: --tvmperf-timing / tvmperf_timing: False checks correctness and exact metrics only
+    timing: bool = True
     benchmark_json_path: Path | None = None
     #: --tvmperf-llvm-target: the host llvm target, None for the one resolved from the CPU
     llvm_target: Mapping[str, Any] | None = None
@@ -93,50 +90,13 @@ class Settings:
     layers: bool = False
     #: --tvmperf-same-program: "skip" (an unchanged program is not timed against its baseline) or "time"
     same_program: str = "skip"
-    #: --tvmperf-resources and ini tvmperf_resources (None: unset, all measured); a test's
-    #: marker resources= goes in between (:meth:`resources_on`)
-    cli_resources: tuple[str, ...] | None = None
-    ini_resources: tuple[str, ...] | None = None
-
-    def resources_on(self, marker: tuple[str, ...] | None = None) -> tuple[str, ...]:
-        """The resource metrics one test measures: command line > the test's marker > ini > all."""
-        from pytest_tvmperf.config.parsing import RESOURCE_METRICS
-
-        for value in (self.cli_resources, marker, self.ini_resources):
-            if value is not None:
-                return tuple(value)
-        return RESOURCE_METRICS
-
-    def timing_on(self, marker: bool | None = None) -> bool:
-        """Is one test timed: command line > the test's marker (``timing=False``) > ini > on."""
-        for value in (self.cli_timing, marker, self.ini_timing):
-            if value is not None:
-                return bool(value)
-        return True
-
-    def time_budget_s(self, marker: float | None = None) -> float:
-        """One test's time budget in seconds: command line > the test's marker > ini > default."""
-        for value in (self.cli_time_budget, marker, self.ini_time_budget):
-            if value is not None:
-                return float(value)
-        return DEFAULT_TIME_BUDGET_S
-
-    def baseline_weights(self, marker: str | None = None) -> str:
-        """What an update stores of one test's weights (``seeded`` or ``exact``): command
-        line > the test's marker > ini > seeded."""
-        for value in (self.cli_baseline_weights, marker, self.ini_baseline_weights):
-            if value is not None:
-                return str(value)
-        return "seeded"
-
-    def thresholds(self, marker: Mapping[str, Limit] | None = None) -> dict[str, Limit]:
-        """Effective thresholds of one test, per metric from the closest place that sets it:
-        command line > the test's marker > ini > default."""
-        merged = dict(DEFAULT_THRESHOLDS)
-        merged.update(self.ini_thresholds)
-        merged.update(marker or {})
-        merged.update(self.cli_thresholds)
-        return merged
+    #: --tvmperf-resources / tvmperf_resources: the resource metrics measured (default all)
+    resources: tuple[str, ...] = RESOURCE_METRICS
+    #: the fields a marker may set that the command line (or the environment) set: they hold
+    #: for every test, whatever its marker says (``simulate``, ``timing``, ...)
+    pinned: frozenset[str] = frozenset()
+    #: the metrics whose threshold the command line set: a marker sets the others
+    pinned_thresholds: frozenset[str] = frozenset()
 
     def time_policy(self, comparisons: int = 1) -> TimePolicy:
         """The time verdict's policy of this run with ``comparisons`` timed comparisons."""
@@ -144,21 +104,24 @@ class Settings:
 
     @classmethod
     def from_config(cls, config) -> "Settings":
-        """Build from the command line and the ini, row by row of :data:`OPTIONS`; a bad
-        ini value raises ValueError naming the key."""
+        """Build from the command line (or the environment) and the ini, row by row of
+        :data:`OPTIONS`, each field from the closest place that sets it (thresholds metric
+        by metric); a bad ini value raises ValueError naming the key."""
         values: dict[str, Any] = {}
+        pinned: set[str] = set()
         for opt in OPTIONS:
             cli, ini = opt.from_cli(config), opt.from_ini(config)
             if cli is None:
                 cli = opt.from_env()
-            if opt.marker_role == "sets":  # the marker goes in between: keep both layers
-                unset = {} if isinstance(opt.default, Mapping) else None
-                values[f"cli_{opt.field}"] = cli if cli is not None else unset
-                values[f"ini_{opt.field}"] = ini if ini is not None else unset
-                continue
-            value = cli if cli is not None else ini if ini is not None else opt.default
+            if opt.marker_role == "sets" and cli is not None:
+                pinned.add(opt.field)
+            if opt.marker_role == "sets" and isinstance(opt.default, Mapping):  # thresholds: metric by metric
+                values["pinned_thresholds"] = frozenset(cli or ())
+                value = {**opt.default, **(ini or {}), **(cli or {})}
+            else:
+                value = cli if cli is not None else ini if ini is not None else opt.default
             values[opt.field] = _anchored(opt, dict(value) if isinstance(value, Mapping) else value, config, values)
-        return cls(**values)
+        return cls(**values, pinned=frozenset(pinned))
 
 
 def _anchored(opt: Option, value: Any, config, values: Mapping[str, Any]) -> Any:

@@ -29,6 +29,7 @@ from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.builder.prepare import Prepared
+    from pytest_tvmperf.config.per_test import TestSettings
 
 
 #: Registered sources, as "module:ATTRIBUTE" (imported lazily, in this order); an
@@ -56,11 +57,11 @@ class MetricSource(Protocol):
     name: str
     metrics: tuple[KernelMetric, ...]
 
-    def unavailable(self, prepared: "Prepared", settings) -> str | None:
+    def unavailable(self, prepared: "Prepared", settings: "TestSettings") -> str | None:
         """A one-line reason this source cannot measure here (no valgrind, not a GPU
-        target, switched off), or None."""
+        target, switched off by the test's settings), or None."""
 
-    def collect(self, prepared: "Prepared", settings) -> Mapping[str, Mapping[str, int]]:
+    def collect(self, prepared: "Prepared", settings: "TestSettings") -> Mapping[str, Mapping[str, int]]:
         """{metric name: {kernel name: count}} for the compiled workload."""
 
     # optional: def setup(self, prepared, settings) -> str, a one-line description of what
@@ -113,7 +114,9 @@ def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ..
     return tuple(sources)
 
 
-def collect(sources: tuple[MetricSource, ...], prepared: "Prepared", settings, stored=None) -> Collected:
+def collect(
+    sources: tuple[MetricSource, ...], prepared: "Prepared", settings: "TestSettings", stored=None
+) -> Collected:
     """Run each available source; a source that cannot measure here says why.
     ``stored``: the baseline's exact metrics when this build is the baseline's own program
     (check/sources.py ``same_program``) with fixed input shapes; a source that describes

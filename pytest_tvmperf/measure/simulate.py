@@ -20,7 +20,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pytest_tvmperf.measure import callgrind
 from pytest_tvmperf.measure.metric_sources import SourceDied, SourceFailed
@@ -36,6 +36,9 @@ from pytest_tvmperf.measure.sim_env import (
     valgrind_version,
 )
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_tvmperf.config.per_test import TestSettings
 
 #: the target the simulated build is compiled for, on every machine
 PINNED_TARGET: Mapping[str, Any] = {"kind": "llvm", "mcpu": "haswell", "num-cores": 1}
@@ -108,17 +111,13 @@ class RequestFailed(SourceFailed):
     process still serves the next tests."""
 
 
-def simulate_choice(settings) -> tuple[str, str]:
-    """("on" | "off" | "auto", where it was set) from the closest place that sets it:
-    command line > the test's marker > ini > default ("auto": on where valgrind is present);
-    the check pipeline puts a test's marker in place of the ini's value."""
-    for value, where in (
-        (getattr(settings, "cli_simulate", None), "--tvmperf-simulate=off"),
-        (getattr(settings, "ini_simulate", None), "simulate=off: ini or the test's marker"),
-    ):
-        if value in ("on", "off"):
-            return value, where
-    return "auto", "default"
+def simulate_choice(settings: "TestSettings") -> tuple[str, str]:
+    """("on" | "off" | "auto", where it was set) of one test's settings (command line >
+    the test's marker > ini > default, "auto": on where valgrind is present)."""
+    if settings.simulate == "auto":
+        return "auto", "default"
+    where = "--tvmperf-simulate=off" if "simulate" in settings.pinned else "simulate=off: ini or the test's marker"
+    return settings.simulate, where
 
 
 def simulated_gate_note(time_status: str, comparison) -> str:

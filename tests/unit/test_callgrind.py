@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from pytest_tvmperf.config.markers import MarkerSettings
+from pytest_tvmperf.config.per_test import TestSettings, settings_for_test
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.parsing import parse_simulate
 from pytest_tvmperf.measure import callgrind, metric_sources
@@ -123,9 +125,10 @@ def test_parse_simulate():
 
 
 def test_the_command_line_wins_over_the_ini_and_the_default_is_auto():
-    assert simulate_choice(Settings()) == ("auto", "default")
-    assert simulate_choice(Settings(ini_simulate="off"))[0] == "off"
-    assert simulate_choice(Settings(cli_simulate="on", ini_simulate="off"))[0] == "on"
+    assert simulate_choice(settings_for_test(Settings())) == ("auto", "default")
+    assert simulate_choice(settings_for_test(Settings(simulate="off")))[0] == "off"
+    from_cli = Settings(simulate="on", pinned=frozenset({"simulate"}))  # the command line's on over the ini's off
+    assert simulate_choice(settings_for_test(from_cli, MarkerSettings(simulate="off")))[0] == "on"
 
 
 def test_host_problems_name_the_fix():
@@ -235,12 +238,13 @@ def test_unavailable_says_why(monkeypatch):
 
     monkeypatch.setattr(simulate, "host_problem", lambda: None)
     source = SimulatedCost()
-    assert source.unavailable(FakePrepared(), Settings()) is None
-    assert source.unavailable(FakePrepared(), Settings(cli_simulate="off")) == "switched off (--tvmperf-simulate=off)"
-    assert "cuda" in source.unavailable(FakePrepared(target=FakeTarget("cuda", "cuda")), Settings())
-    assert "tuned" in source.unavailable(FakePrepared(workload=FakeWorkload("tuned")), Settings())
+    off = settings_for_test(Settings(simulate="off", pinned=frozenset({"simulate"})))
+    assert source.unavailable(FakePrepared(), TestSettings()) is None
+    assert source.unavailable(FakePrepared(), off) == "switched off (--tvmperf-simulate=off)"
+    assert "cuda" in source.unavailable(FakePrepared(target=FakeTarget("cuda", "cuda")), TestSettings())
+    assert "tuned" in source.unavailable(FakePrepared(workload=FakeWorkload("tuned")), TestSettings())
     monkeypatch.setattr(simulate, "host_problem", lambda: "valgrind is not installed (apt-get install valgrind)")
-    assert source.unavailable(FakePrepared(), Settings()) == "valgrind is not installed (apt-get install valgrind)"
+    assert source.unavailable(FakePrepared(), TestSettings()) == "valgrind is not installed (apt-get install valgrind)"
 
 
 def test_a_failed_simulation_is_a_reason_not_a_failure():
@@ -263,7 +267,7 @@ def test_a_registered_class_is_one_source_per_session(monkeypatch):
     monkeypatch.setattr(metric_sources, "SOURCES", ("pytest_tvmperf.measure.simulate:SimulatedCost",))
     first, second = load_sources(), load_sources()
     assert isinstance(first[0], SimulatedCost) and first[0] is not second[0]
-    assert replace(Settings(), ini_simulate="on").ini_simulate == "on"
+    assert settings_for_test(Settings(), MarkerSettings(simulate="on")).simulate == "on"
 
 
 def test_the_summary_says_the_simulated_cost_was_gated_when_the_time_was_not():

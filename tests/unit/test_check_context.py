@@ -11,6 +11,7 @@ import pytest
 from pytest_tvmperf.check.context import CheckContext, for_test
 from pytest_tvmperf.check.fixture import Tvmperf
 from pytest_tvmperf.combos import Combo
+from pytest_tvmperf.config.per_test import settings_for_test
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.result.outcome import Outcome
@@ -29,7 +30,7 @@ def context(tmp_path: Path, properties: list | None = None, **settings) -> Check
         NODEID,
         TEST_ID,
         tmp_path / "baselines" / "tests" / "t.json",
-        session.settings.thresholds(),
+        settings_for_test(session.settings),
         timer=None,
         location=("tests/t.py", 7),
         user_properties=properties,

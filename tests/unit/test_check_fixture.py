@@ -16,6 +16,7 @@ from pytest_tvmperf.check.decide import Measured
 from pytest_tvmperf.check.context import CheckContext, for_test
 from pytest_tvmperf.check.fixture import Tvmperf
 from pytest_tvmperf.combos import Combo, TvmperfInconclusive
+from pytest_tvmperf.config.per_test import settings_for_test
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.builder.timer import TimeSamples
@@ -34,7 +35,7 @@ def check_context(tmp_path: Path, user_properties: list | None = None, **setting
         "tests/t.py::test_a[llvm-vm-bytecode]",
         "test_a[llvm-vm-bytecode]",
         tmp_path / "baselines" / "tests" / "t.json",
-        session.settings.thresholds(),
+        settings_for_test(session.settings),
         timer=None,
         user_properties=user_properties,
     )

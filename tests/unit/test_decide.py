@@ -40,7 +40,7 @@ WHO = Identity(
     "baselines/tests/t.json",
     "pytest --tvmperf-update tests/t.py::test_a[llvm-vm-bytecode]",
 )
-THRESHOLDS = Settings().thresholds()
+THRESHOLDS = Settings().thresholds
 POLICY = TimePolicy()
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S
+from pytest_tvmperf.config.markers import MarkerSettings
+from pytest_tvmperf.config.per_test import settings_for_test
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.parsing import parse_duration
 from pytest_tvmperf.measure import simulate
@@ -58,10 +60,11 @@ def test_a_budget_that_cannot_be_parsed_lists_the_accepted_forms(text):
 
 
 def test_the_budget_comes_from_the_command_line_then_the_marker_then_the_ini():
-    assert Settings().time_budget_s() == DEFAULT_TIME_BUDGET_S
-    assert Settings(ini_time_budget=30.0).time_budget_s() == 30.0
-    assert Settings(ini_time_budget=30.0).time_budget_s(marker=120.0) == 120.0
-    assert Settings(cli_time_budget=10.0, ini_time_budget=30.0).time_budget_s(marker=120.0) == 10.0
+    from_ini, from_cli = Settings(time_budget=30.0), Settings(time_budget=10.0, pinned=frozenset({"time_budget"}))
+    assert settings_for_test(Settings()).time_budget_s == DEFAULT_TIME_BUDGET_S
+    assert settings_for_test(from_ini).time_budget_s == 30.0
+    assert settings_for_test(from_ini, MarkerSettings(time_budget=120.0)).time_budget_s == 120.0
+    assert settings_for_test(from_cli, MarkerSettings(time_budget=120.0)).time_budget_s == 10.0
 
 
 def test_the_simulated_cost_predicts_its_duration_and_says_what_to_do_past_its_budget():

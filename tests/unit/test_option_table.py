@@ -18,6 +18,7 @@ from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.config.markers import MarkerSettings
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.config.limits import Limit
+from pytest_tvmperf.config.per_test import settings_for_test
 from pytest_tvmperf.config.settings import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -110,9 +111,10 @@ def test_every_option_has_a_flag_an_ini_key_or_not_a_field_and_a_default():
         assert opt.help and "%%" not in opt.help  # addoption escapes % for argparse
         if opt.switch:
             assert opt.default is False and not opt.ini and opt.parse is None
-        filled |= {f"cli_{opt.field}", f"ini_{opt.field}"} if opt.marker_role == "sets" else {opt.field}
+        filled.add(opt.field)
         assert bool(opt.marker_keys) == bool(opt.marker_role)
-    assert filled == fields  # every Settings field comes from exactly one row
+    # every Settings field comes from exactly one row, but the names of those the command line set
+    assert filled == fields - {"pinned", "pinned_thresholds"}
     assert set(SAMPLES) == {o.dest for o in OPTIONS if not o.switch}
 
 
@@ -130,25 +132,8 @@ def test_settings_round_trip_command_line_and_ini(opt):
     if not opt.ini:
         return
     from_ini = Settings.from_config(FakeConfig(ini={opt.dest: SAMPLES[opt.dest]}))
-    assert from_ini.thresholds() == from_cli.thresholds()
-    assert from_ini.timing_on() == from_cli.timing_on()
-    assert from_ini.time_budget_s() == from_cli.time_budget_s()
-    assert from_ini.resources_on() == from_cli.resources_on()
-    assert from_ini.baseline_weights() == from_cli.baseline_weights()
-    layers = dict(
-        cli_thresholds={},
-        ini_thresholds={},
-        cli_simulate=None,
-        ini_simulate=None,
-        cli_timing=None,
-        ini_timing=None,
-        cli_time_budget=None,
-        ini_time_budget=None,
-        cli_resources=None,
-        ini_resources=None,
-        cli_baseline_weights=None,
-        ini_baseline_weights=None,
-    )
+    assert settings_for_test(from_ini) == dataclasses.replace(settings_for_test(from_cli), pinned=frozenset())
+    layers = dict(pinned=frozenset(), pinned_thresholds=frozenset())
     assert dataclasses.replace(from_ini, **layers) == dataclasses.replace(from_cli, **layers)
 
 

@@ -31,6 +31,8 @@ from pytest_tvmperf.config.limits import (
     parse_thresholds,
     thresholds_from_marker,
 )
+from pytest_tvmperf.config.markers import MarkerSettings
+from pytest_tvmperf.config.per_test import settings_for_test
 from pytest_tvmperf.config.settings import Settings
 
 # --------------------------------------------------------------------------- parse_limit
@@ -595,22 +597,21 @@ def test_every_on_off_marker_keyword_takes_the_same_vocabulary(key):
 
 
 def test_settings_thresholds_defaults():
-    assert Settings().thresholds() == DEFAULT_THRESHOLDS
-    assert Settings().thresholds(None) == DEFAULT_THRESHOLDS
+    assert Settings().thresholds == DEFAULT_THRESHOLDS
+    assert settings_for_test(Settings()).thresholds == DEFAULT_THRESHOLDS
+    assert settings_for_test(Settings(), None).thresholds == DEFAULT_THRESHOLDS
 
 
 def test_settings_thresholds_precedence_cli_over_marker_over_ini():
     """Closest wins: command line > the test's marker > ini > default, per metric."""
-    settings = Settings(
-        cli_thresholds={"time": Limit(relative=0.01)},
-        ini_thresholds={
-            "time": Limit(relative=0.02),
-            "instructions": Limit(absolute=2.0),
-            "calls": Limit(absolute=4.0),
-        },
+    settings = Settings.from_config(
+        FakeConfig(
+            cli={options.OPT_THRESHOLD: {"time": Limit(relative=0.01)}},
+            ini={options.OPT_THRESHOLD: "time=2%,instructions=+2,calls=+4"},
+        )
     )
     marker = {"time": Limit(relative=0.03), "instructions": Limit(absolute=3.0), "kernels": Limit(enabled=False)}
-    merged = settings.thresholds(marker)
+    merged = settings_for_test(settings, MarkerSettings(thresholds=marker)).thresholds
     assert merged["time"] == Limit(relative=0.01)  # CLI
     assert merged["instructions"] == Limit(absolute=3.0)  # the marker beats the ini
     assert merged["calls"] == Limit(absolute=4.0)  # ini
@@ -620,7 +621,8 @@ def test_settings_thresholds_precedence_cli_over_marker_over_ini():
 
 
 def test_settings_thresholds_does_not_mutate_defaults():
-    Settings(cli_thresholds={"time": Limit(enabled=False)}).thresholds({"kernels": Limit(absolute=1.0)})
+    settings = Settings.from_config(FakeConfig(cli={options.OPT_THRESHOLD: {"time": Limit(enabled=False)}}))
+    settings_for_test(settings, MarkerSettings(thresholds={"kernels": Limit(absolute=1.0)}))
     assert DEFAULT_THRESHOLDS["time"] == Limit(relative=0.05)
     assert DEFAULT_THRESHOLDS["kernels"] == Limit()
 
@@ -742,8 +744,8 @@ def test_settings_from_config_reads_ini():
     assert settings.executors == ("prim",)
     assert settings.targets == ("cuda", "llvm")
     assert settings.baseline_dir == Path("/root/project/perf/base")
-    assert settings.ini_thresholds == {"time": Limit(relative=0.3)}
-    assert settings.cli_thresholds == {}
+    assert settings.thresholds == {**DEFAULT_THRESHOLDS, "time": Limit(relative=0.3)}
+    assert settings.pinned_thresholds == frozenset()
     assert (settings.repeat, settings.min_repeat_ms, settings.hypothesis_examples) == (4, 9, 2)
 
 
@@ -769,7 +771,7 @@ def test_settings_from_config_cli_beats_ini():
     assert settings.repeat == 2
     assert settings.update is True
     assert settings.baseline_dir == Path("/root/project/cli_dir")
-    assert settings.thresholds()["time"] == Limit(enabled=False)
+    assert settings.thresholds["time"] == Limit(enabled=False)
 
 
 @pytest.mark.parametrize(
