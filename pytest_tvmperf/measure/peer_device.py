@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
+from pytest_tvmperf.measure.peer_tensors import outputs_to_numpy, tensor_from_numpy
 from pytest_tvmperf.workload import PeerUnavailable
 
 
@@ -44,10 +44,7 @@ def cuda_runner(torch: Any, module: Any) -> Callable[..., Any]:
         with torch.inference_mode():
             out = module(*(arrays if on_device else upload(arrays)))
         torch.cuda.synchronize()
-        if on_device:
-            return out
-        outs = out if isinstance(out, (list, tuple)) else [out]
-        return [o.detach().cpu().numpy() for o in outs]
+        return out if on_device else outputs_to_numpy(torch, out)
 
     def upload(arrays: Sequence[np.ndarray]) -> list[Any]:
         return [tensor_from_numpy(torch, a).to("cuda") for a in arrays]

@@ -16,3 +16,11 @@ def tensor_from_numpy(torch: Any, array: np.ndarray) -> Any:
     if not array.flags.writeable:
         array = array.copy()
     return torch.from_numpy(array)
+
+
+def outputs_to_numpy(torch: Any, out: Any) -> list[np.ndarray]:
+    """The tensors of a torch module's output (a tensor, or nested tuples/lists/dicts of
+    them) as NumPy arrays, in the order ``from_exported_program`` returns them (pytree
+    order), copied to the host from wherever they are."""
+    leaves, _ = torch.utils._pytree.tree_flatten(out)
+    return [leaf.detach().cpu().numpy() for leaf in leaves if isinstance(leaf, torch.Tensor)]

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
+from pytest_tvmperf.measure.peer_tensors import outputs_to_numpy, tensor_from_numpy
 from pytest_tvmperf.workload import Workload, WorkloadError, random_input
 from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
 from pytest_tvmperf.workloads.torch_layers import source_layers
@@ -46,18 +46,6 @@ def require_torch() -> Any:
         raise TorchMissing(TORCH_HINT) from exc
 
 
-def _flatten(out: Any) -> list[Any]:
-    """The tensors of a module's output (a tensor, or nested tuples/lists/dicts of
-    them) in the order ``from_exported_program`` returns them (pytree order)."""
-    torch = require_torch()
-    leaves, _ = torch.utils._pytree.tree_flatten(out)
-    return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
-
-
-def _to_numpy(out: Any) -> list[np.ndarray]:
-    return [t.detach().cpu().numpy() for t in _flatten(out)]
-
-
 def torch_runner(module: Any) -> Callable[..., list[np.ndarray]]:
     """``run(*numpy arrays) -> [numpy arrays]``: the eager ``module`` called on zero-copy
     views of the inputs under ``torch.inference_mode()`` (no autograd bookkeeping), its
@@ -67,7 +55,7 @@ def torch_runner(module: Any) -> Callable[..., list[np.ndarray]]:
     def run(*arrays: np.ndarray) -> list[np.ndarray]:
         with torch.inference_mode():
             out = module(*(tensor_from_numpy(torch, a) for a in arrays))
-        return _to_numpy(out)
+        return outputs_to_numpy(torch, out)
 
     run.torch_module = module  # type: ignore[attr-defined]  # its layers are timed by measure/peer_layers.py
     return run

@@ -57,6 +57,7 @@ def _torch_standing_in(torch, cuda: bool, log: list):
         inference_mode=torch.inference_mode,
         Tensor=torch.Tensor,
         from_numpy=torch.from_numpy,
+        utils=torch.utils,
     )
 
 
