@@ -129,10 +129,29 @@ def main() -> None:
         help="copies of test_ab and test_shape judged in each process (each its own baseline entry "
         "and verdict): N verdicts per fresh process, the table's counts are verdicts",
     )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=0,
+        help="stop after the round that passes this many minutes (0: run every round); the table says how "
+        "many rounds ran. The rounds interleave the slowdowns, so a partial table counts each of them",
+    )
     args = parser.parse_args()
     loads = [int(x) for x in args.loads.split(",")]
     threads = [t for t in args.threads.split(",") if t]
-    slowdowns = [0] * args.aa + [int(s) for s in args.slowdowns.split(",") for _ in range(args.trials)]
+    changed = [int(s) for s in args.slowdowns.split(",")]
+    # round-robin: A/A and every slowdown in turn, so that a run stopped early (--minutes) counts each
+    per_aa = max(1, args.aa // max(1, args.trials)) if args.trials else args.aa
+    slowdowns: list[int] = []
+    aa_left, trials_left = args.aa, args.trials
+    while aa_left or trials_left:
+        take = min(per_aa, aa_left)
+        slowdowns += [0] * take
+        aa_left -= take
+        if trials_left:
+            slowdowns += changed
+            trials_left -= 1
+    done = 0
     start = time.time()
     print(f"machine at start: {machine_state()}", flush=True)
     # (load, threads, test, slowdown) -> Counter of verdicts; peers: (load, threads, test) -> statuses
@@ -179,17 +198,28 @@ def main() -> None:
                             counts[(load, t, name, None)][cell[1] if cell else "missing"] += 1
                             if cell:
                                 shown[(load, t, name, None)].append(f"{cell[0]:.2f}")
+            done = i + 1
             print(
                 f"run {i + 1}/{len(slowdowns)} (slowdown {slowdown}%) at {time.time() - start:.0f} s, "
                 f"{machine_state()}",
                 file=sys.stderr,
                 flush=True,
             )
+            if i + 1 < len(slowdowns):
+                print(f"\n-- after {i + 1} rounds --", flush=True)
+                print_table(args, loads, threads, counts, shown)
+            if args.minutes and time.time() - start > args.minutes * 60:
+                break
     print(
         f"command: python benchmarks/under_load.py --loads {args.loads} --threads {args.threads} "
         f"--aa {args.aa} --trials {args.trials} --slowdowns {args.slowdowns} --copies {args.copies}"
+        + (f" --minutes {args.minutes:g}" if args.minutes else "")
     )
-    print(f"{(time.time() - start) / 60:.1f} min; machine at end: {machine_state()}")
+    print(f"{(time.time() - start) / 60:.1f} min, {done} of {len(slowdowns)} rounds; machine at end: {machine_state()}")
+    print_table(args, loads, threads, counts, shown)
+
+
+def print_table(args: argparse.Namespace, loads: list[int], threads: list[str], counts: dict, shown: dict) -> None:
     print(
         "| busy jobs | threads | a/b A/A false failures | a/b +"
         + " | a/b +".join(args.slowdowns.split(","))
@@ -203,9 +233,7 @@ def main() -> None:
             for name in ("test_ab", "test_shape"):
                 for s in [0] + [int(x) for x in args.slowdowns.split(",")]:
                     c = counts[(load, t, name, s)]
-                    total = sum(c.values())
-                    hit = c["regressed"]
-                    cells.append(f"{hit}/{total}")
+                    cells.append(f"{c['regressed']}/{sum(c.values())}")
             far, aa = counts[(load, t, "test_peer_far", None)], counts[(load, t, "test_peer_aa", None)]
             cells.append(f"{far['exceeded']}/{sum(far.values())}")
             cells.append(f"{aa['exceeded']}/{sum(aa.values())}")
@@ -215,6 +243,7 @@ def main() -> None:
         print(
             f"  load {key[0]} threads {key[1]} {key[2]} +{key[3] if key[3] is not None else '-'}%: " + " ".join(values)
         )
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
