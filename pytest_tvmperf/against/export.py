@@ -56,7 +56,6 @@ class Exporter:
         from pytest_tvmperf.check import pipeline
         from pytest_tvmperf.result.outcome import Outcome
         from pytest_tvmperf.store.artifacts import export_pending
-        from pytest_tvmperf.values.record import Record
 
         if not prep.target.runnable or prep.target.remote is not None:
             pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {ctx.target} is not")
@@ -64,18 +63,7 @@ class Exporter:
         pending = export_pending(prep.compiled, self.out_dir / library_name(ctx.nodeid))
         final = self.out_dir / library_name(ctx.nodeid)
         os.replace(pending.temp, final)
-        record = Record(
-            workload=prep.workload.name,
-            executor=ctx.executor,
-            target=prep.target.as_json(),
-            tvm_version=str(tvm.__version__),
-            exact=exact,
-            timings={},
-            compile_s=prep.compile_s,
-            bytecode=prep.compiled.listing(),
-            pipeline=prep.workload.pipeline,
-            tuning=prep.tuning.as_json() if prep.tuning else None,
-        )
+        record = pipeline.build_record(ctx.executor, prep, exact, tvm_version=str(tvm.__version__), kernels=False)
         from pytest_tvmperf.values.builtin_types import plain
 
         self.results[ctx.nodeid] = {

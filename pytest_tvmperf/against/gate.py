@@ -170,7 +170,6 @@ class AgainstPlugin:
         from pytest_tvmperf.check import pipeline
         from pytest_tvmperf.check.baseline import BaselineSource
         from pytest_tvmperf.check.decide import Decision, conclude
-        from pytest_tvmperf.check.untimed import untimed_record
         from pytest_tvmperf.judge.compare import Comparison
         from pytest_tvmperf.judge.compile_verdict import versions_verdict
         from pytest_tvmperf.judge.confirmation import whole_verdict
@@ -211,7 +210,7 @@ class AgainstPlugin:
         )
         if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
             problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
-            record = untimed_record(ctx, prep, exact)  # the record of a mode without time
+            record = pipeline.build_record(ctx.executor, prep, exact)  # the record of a mode without time
             comparison = source.compare(record, ctx.settings.thresholds, policy)
             time_verdict = comparison.get("time")
             notes.append(f"time not compared: {problem}")

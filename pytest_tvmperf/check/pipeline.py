@@ -27,6 +27,8 @@ from pytest_tvmperf.check.decide import (
 )
 from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.ratios import RatioVerdict
+from pytest_tvmperf.measure.host_machine import current_machine
+from pytest_tvmperf.measure.kernel_identity import kernel_identities
 from pytest_tvmperf.measure.metric_sources import REUSED_LINE, collect as collect_kernel_metrics
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.resources import predates_line
@@ -36,10 +38,46 @@ from pytest_tvmperf.measure.resource_metrics import with_resources
 from pytest_tvmperf.result.layers_text import with_layers
 from pytest_tvmperf.result.outcome import Outcome
 
+from pytest_tvmperf.values.record import Record
+
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.check.context import CheckContext
-    from pytest_tvmperf.values.record import Record
+
+
+def build_record(
+    executor: str,
+    prep: "Prepared",
+    exact: ExactMetrics,
+    *,
+    tvm_version: str | None = None,
+    kernel_time_s: "dict[str, float] | None" = None,
+    kernels: bool = True,
+) -> Record:
+    """The one place a :class:`Record` of today's build is made: its exact metrics
+    (``exact``), what it was built from and how; no timing (a timed mode adds its
+    ``timings`` and ``ir`` with ``dataclasses.replace``). ``tvm_version``: of the machine
+    that runs it (a remote device's), this one's by default; ``kernels``: with the kernels'
+    identities (not in the export of ``--tvmperf-against-tvm``, which predates them)."""
+    target_json = prep.target.as_json()
+    return Record(
+        workload=prep.workload.name,
+        executor=executor,
+        target=target_json,
+        tvm_version=tvm_version or current_machine(target_json).tvm_version,
+        exact=exact,
+        compile_s=prep.compile_s,
+        bytecode=prep.compiled.listing(),
+        kernel_time_s=kernel_time_s,
+        pipeline=prep.workload.pipeline,
+        tuning=prep.tuning.as_json() if prep.tuning else None,
+        kernels=kernel_identities(prep.compiled, sources=prep.workload.layers) if kernels else None,
+    )
+
+
+def counts(prep: "Prepared", runs: bool = True) -> ExactMetrics:
+    """The build's static metrics, with its executed calls where it ``runs`` here."""
+    return replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
 
 
 def exact_metrics(
@@ -49,7 +87,7 @@ def exact_metrics(
     counts; ``runs``: the program runs here, so its executed calls are counted.
     ``baseline``: the stored one, whose counts are taken when this build is its own
     program (:func:`same_counts`)."""
-    exact = replace(prep.compiled.static_metrics(), calls=prep.compiled.executed_calls(prep.args) if runs else None)
+    exact = counts(prep, runs)
     session = ctx.session
     collected = collect_kernel_metrics(
         session.metric_sources(), prep, ctx.settings, stored=_in_build_names(prep, same_counts(ctx, prep, baseline))
@@ -105,8 +143,6 @@ def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetric
         )
     ):
         return exact
-    from pytest_tvmperf.measure.kernel_identity import kernel_identities
-
     return in_build_names(exact, kernel_identities(prep.compiled, sources=prep.workload.layers))
 
 

@@ -4,11 +4,11 @@ confirmed and concluded as every mode is (decide.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
 import pytest
 
+from pytest_tvmperf.check import pipeline
 from pytest_tvmperf.check.decide import Decision, conclude
 from pytest_tvmperf.combos import Variant
 from pytest_tvmperf.judge.ratios import RatioVerdict, relation_verdict
@@ -41,17 +41,7 @@ def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, 
         ctx.add_outcome(Outcome(ctx.nodeid, shown_id, ctx.executor, ctx.target, "not gated", note=UNTIMED_NOTE))
         return None  # type: ignore[return-value]
     session = ctx.session
-    samplers = []
-    for i, prep in enumerate(preps):
-        pending = ctx.sources.export(prep.compiled, "relation", side=f"ratio{number}.{i}")
-        if pending is not None:
-            samplers.append(
-                ctx.sources.placed_sampler(
-                    pending.temp, prep.target, prep.workload, prep.executor, prep.args, prep.out_specs
-                )
-            )
-        else:
-            samplers.append(prep.compiled.sampler(prep.args, prep.out_specs, session.settings.min_repeat_ms))
+    samplers = [ctx.sources.exported_sampler(p, "relation", side=f"ratio{number}.{i}")[1] for i, p in enumerate(preps)]
     task = TimingTask(workload=samplers[0], baseline=samplers[1])
     policy = session.time_policy()
     rounds = session.settings.repeat
@@ -74,7 +64,7 @@ def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, 
     )
     verdict = checked.verdicts[label]
     notes = [n for n in (confirmation_note(checked, label),) if n is not None]
-    exact = [replace(p.compiled.static_metrics(), calls=p.compiled.executed_calls(p.args)) for p in preps]
+    exact = [pipeline.counts(p) for p in preps]
     message = relation_message(label, verdict, exact[0], exact[1], notes)
     status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
     conclude(

@@ -480,6 +480,15 @@ class TimingSources:
             self.session.scratch_dir(),
         )
 
+    def exported_sampler(self, prep, fingerprint: str, side: str | None = None) -> tuple[PendingArtifact | None, Any]:
+        """``prep``'s build exported (:meth:`export`) and its sampler over the library
+        loaded back, as a baseline's is; in memory where it cannot be exported."""
+        pending = self.export(prep.compiled, fingerprint, side)
+        if pending is None:
+            return None, prep.compiled.sampler(prep.args, prep.out_specs, self.session.settings.min_repeat_ms)
+        args = (prep.target, prep.workload, prep.executor, prep.args, prep.out_specs)
+        return pending, self.placed_sampler(pending.temp, *args)
+
     def export(self, compiled, fingerprint: str, side: str | None = None) -> PendingArtifact | None:
         """Export the compiled artifact: to its place among the baselines when updating
         (renamed into place at session end), else to the run's scratch directory.

@@ -19,7 +19,6 @@ from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import plan_rounds
 from pytest_tvmperf.judge.own_time import as_run_times
 from pytest_tvmperf.judge.disturbance import clean, device_disturbance
-from pytest_tvmperf.measure.kernel_identity import kernel_identities
 from pytest_tvmperf.measure.host_machine import current_machine
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.measure.reference import REFERENCE_NAME
@@ -120,41 +119,24 @@ def measure_time(
     fewer threads on a machine too busy for the asked ones. The caller judges the
     samples (``Measured.make_record``, ``Measured.remeasure`` for the confirmation)."""
     session, settings = ctx.session, ctx.session.settings
-    compiled, target, args, out_specs = prep.compiled, prep.target, prep.args, prep.out_specs
-    workload = prep.workload
-    listing = compiled.listing()
-    kernels = kernel_identities(compiled, sources=workload.layers)
+    compiled, target, args = prep.compiled, prep.target, prep.args
     with session.timing_lock(ctx.target):  # a network of seconds: its per-kernel times from one run
         per_kernel = kernel_times(compiled, args, runs=1 if (prep.run_s or 0) > 0.5 else 5)
     target_json = target.as_json()
     machine = current_machine(target_json) if target.remote is None else target.remote.machine(target_json)
 
+    built = pipeline.build_record(ctx.executor, prep, exact, tvm_version=machine.tvm_version, kernel_time_s=per_kernel)
+
     def make_record(
         samples: TimeSamples, artifact: PendingArtifact | None = None, ir: PendingArtifact | None = None
     ) -> Record:
         relpath = str(artifact.final.relative_to(settings.baseline_dir)) if artifact else None
-        return Record(
-            workload=workload.name,
-            executor=ctx.executor,
-            target=target_json,
-            tvm_version=machine.tvm_version,
-            exact=exact,
-            timings={machine.fingerprint: Timing(machine, samples, relpath, artifact.sha256 if artifact else None)},
-            compile_s=prep.compile_s,
-            bytecode=listing,
-            kernel_time_s=per_kernel,
-            pipeline=workload.pipeline,
-            tuning=prep.tuning.as_json() if prep.tuning else None,
-            ir=ir_ref(ir, settings.baseline_dir) if ir else None,
-            kernels=kernels,
+        timing = Timing(machine, samples, relpath, artifact.sha256 if artifact else None)
+        return replace(
+            built, timings={machine.fingerprint: timing}, ir=ir_ref(ir, settings.baseline_dir) if ir else None
         )
 
-    pending = ctx.sources.export(compiled, machine.fingerprint)
-    workload_sampler = (
-        ctx.sources.placed_sampler(pending.temp, target, workload, ctx.executor, args, out_specs)
-        if pending
-        else compiled.sampler(args, out_specs, settings.min_repeat_ms)
-    )
+    pending, workload_sampler = ctx.sources.exported_sampler(prep, machine.fingerprint)
     source = source_for(machine)
     # the baseline's own program (a same-program pass, judge/compare.py): nothing timed
     # decides the test, so no reference kernel is compiled or timed, and the first look's

@@ -9,16 +9,12 @@ from typing import TYPE_CHECKING
 
 from pytest_tvmperf.check import pipeline
 from pytest_tvmperf.check.baseline import BaselineSource
-from pytest_tvmperf.measure.kernel_identity import kernel_identities
-from pytest_tvmperf.measure.host_machine import current_machine
 from pytest_tvmperf.measure.plan import Plan, summary_line, with_baseline_calls
-from pytest_tvmperf.values.record import Record
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.check.context import CheckContext
     from pytest_tvmperf.result.outcome import Outcome
-    from pytest_tvmperf.values.exact_metrics import ExactMetrics
 
 
 def check(ctx: "CheckContext", prep: "Prepared", plan: Plan) -> "Outcome":
@@ -30,28 +26,7 @@ def check(ctx: "CheckContext", prep: "Prepared", plan: Plan) -> "Outcome":
     if not plan.runs:
         exact = with_baseline_calls(exact, pipeline.in_build_entry(prep, baseline))  # the file keys kernels by identity
         ctx.note(summary_line(ctx.target, plan.why, "recorded" if session.settings.update else "gated"))
-    record = untimed_record(ctx, prep, exact)
+    record = pipeline.build_record(ctx.executor, prep, exact)
     if session.settings.update:
         return pipeline.record(ctx, record, plan.outcome_note(exact, None), plan)
     return pipeline.gate(ctx, record, BaselineSource(baseline), None, [], plan, prep=prep)
-
-
-def untimed_record(ctx: "CheckContext", prep: "Prepared", exact: "ExactMetrics") -> Record:
-    """The record of ``prep``'s build without time: its exact metrics (``exact``), what
-    it was built from and how, no timing (a mode without time; ``--tvmperf-against-tvm``
-    where the other version's build cannot be loaded here)."""
-    target_json = prep.target.as_json()
-    return Record(
-        workload=prep.workload.name,
-        executor=ctx.executor,
-        target=target_json,
-        tvm_version=current_machine(target_json).tvm_version,
-        exact=exact,
-        timings={},
-        compile_s=prep.compile_s,
-        bytecode=prep.compiled.listing(),
-        kernel_time_s=None,
-        pipeline=prep.workload.pipeline,
-        tuning=prep.tuning.as_json() if prep.tuning else None,
-        kernels=kernel_identities(prep.compiled, sources=prep.workload.layers),
-    )
