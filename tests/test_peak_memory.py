@@ -7,44 +7,17 @@ from __future__ import annotations
 
 import json
 
-TESTS = '''
-import os
+from chain_workload import CHAIN_WORKLOAD
 
-import numpy as np
-import pytest
-import tvm
-from tvm import relax
-from tvm.relax.frontend import nn
-
-from pytest_tvmperf import Workload
-
-
-def chain(hidden):
-    """x (n, 16) -> (n, hidden) -> (n, 4): at n = 64, a hidden layer of 4096 holds 1 MiB
-    during the call, one of 16 holds 4 KiB."""
-    rng = np.random.default_rng(0)
-    w1 = rng.standard_normal((hidden, 16)).astype("float32")
-    w2 = rng.standard_normal((4, hidden)).astype("float32")
-
-    class Chain(nn.Module):
-        def __init__(self):
-            self.fc0 = nn.Linear(16, hidden, bias=False)
-            self.fc1 = nn.Linear(hidden, 4, bias=False)
-
-        def forward(self, x):
-            return self.fc1(self.fc0(x))
-
-    mod, _ = Chain().export_tvm({"forward": {"x": nn.spec.Tensor(("n", 16), "float32")}})
-    weights = {"fc0.weight": tvm.runtime.tensor(w1), "fc1.weight": tvm.runtime.tensor(w2)}
-    return Workload(name="chain", program=relax.transform.BindParams("forward", weights)(mod), entry="forward",
-                    make_inputs=lambda rng, d: [rng.standard_normal((d["n"], 16)).astype("float32")],
-                    reference=lambda x: x @ w1.T @ w2.T, dims={"n": 64}, rtol=1e-3, atol=1e-3)
-
-
+TESTS = (
+    CHAIN_WORKLOAD
+    + """
 @pytest.mark.tvmperf(executors=["vm-bytecode"], timing=False, code="off", alloc_bytes="off")
 def test_chain(tvmperf):
-    tvmperf.check(chain(int(os.environ.get("CHAIN_HIDDEN", "16"))))
-'''
+    # at n = 64, a hidden layer of 4096 holds 1 MiB during the call, one of 16 holds 4 KiB
+    tvmperf.check(chain(int(os.environ.get("CHAIN_HIDDEN", "16")), n=64, tol=1e-3))
+"""
+)
 
 
 def test_a_larger_intermediate_fails_on_peak_bytes(project):

@@ -8,38 +8,12 @@ from __future__ import annotations
 
 import json
 
-TESTS = '''
-import os
+from chain_workload import CHAIN_WORKLOAD
 
-import numpy as np
-import pytest
-import tvm
-from tvm import relax, s_tir, te
-from tvm.relax.frontend import nn
-
-from pytest_tvmperf import Workload
-
-
-def chain(hidden):
-    """x (n, 16) -> (n, hidden) -> (n, 4): a wider hidden layer allocates more at run time,
-    with the same instructions, calls, kernels and planned storage (none: n is dynamic)."""
-    rng = np.random.default_rng(0)
-    w1 = rng.standard_normal((hidden, 16)).astype("float32")
-    w2 = rng.standard_normal((4, hidden)).astype("float32")
-
-    class Chain(nn.Module):
-        def __init__(self):
-            self.fc0 = nn.Linear(16, hidden, bias=False)
-            self.fc1 = nn.Linear(hidden, 4, bias=False)
-
-        def forward(self, x):
-            return self.fc1(self.fc0(x))
-
-    mod, _ = Chain().export_tvm({"forward": {"x": nn.spec.Tensor(("n", 16), "float32")}})
-    weights = {"fc0.weight": tvm.runtime.tensor(w1), "fc1.weight": tvm.runtime.tensor(w2)}
-    return Workload(name="chain", program=relax.transform.BindParams("forward", weights)(mod), entry="forward",
-                    make_inputs=lambda rng, d: [rng.standard_normal((d["n"], 16)).astype("float32")],
-                    reference=lambda x: x @ w1.T @ w2.T, dims={"n": 3}, rtol=1e-4, atol=1e-4)
+TESTS = (
+    CHAIN_WORKLOAD
+    + """
+from tvm import s_tir, te
 
 
 def scale(unroll):
@@ -63,7 +37,8 @@ def test_chain(tvmperf):
 @pytest.mark.tvmperf(executors=["prim"], timing=False)
 def test_scale(tvmperf):
     tvmperf.check(scale(os.environ.get("SCALE_UNROLL") == "1"))
-'''
+"""
+)
 
 PREDATES = "baselines predate alloc_bytes, code_bytes: not gated against it; they will be recorded at the next --tvmperf-update"
 

@@ -127,6 +127,10 @@ def _widened(
     return replace(plain, status=status, low=low, high=high)
 
 
-def widened_note(preempted: Sequence[float]) -> str:
-    """'interval widened by each round's CPU wait (median 62%)'."""
-    return f"interval widened by each round's CPU wait (median {float(np.median(preempted)):.0%})"
+def widened_note(preempted: Sequence[float], source: str = "host") -> str:
+    """'interval widened by each round's CPU wait (median 62%)'; on an RPC device, by the
+    share of each round the reference kernel beside it lost (judge/disturbance.busy_shares)."""
+    median = f"median {float(np.median(preempted)):.0%}"
+    if source == "device":
+        return f"interval widened by the share of each round the reference kernel lost on the device ({median})"
+    return f"interval widened by each round's CPU wait ({median})"

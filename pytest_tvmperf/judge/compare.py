@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.judge.disturbance import clean
+from pytest_tvmperf.judge.disturbance import busy_shares, clean
 from pytest_tvmperf.judge.own_time import OwnTimes, own_times
 from pytest_tvmperf.values.kernel_metrics import setup_difference
 from pytest_tvmperf.values.printable import safe
@@ -337,19 +337,14 @@ def compare_time(
         elif own is not None:
             reason = f"{screened.describe()}; {own.lost}"
             decision = held_decision(decision)
-        elif (
-            screened.busy
-            and not reason
-            and series is not None
-            and now.preempted is not None
-            and screened.source == "host"
-        ):
-            # no per-side waits (an injected timer): the wall times, widened by what each
-            # round's wait could have moved them; a verdict far past the limit is no load's doing
+        elif not reason and series is not None and (shares := busy_shares(now, screened)) is not None:
+            # no per-side waits (an injected timer; an RPC device, by its reference kernel): the
+            # wall times, widened by what each round's disturbance could have moved them; a
+            # verdict far past the limit is no load's doing
             decision = busy_widened_decision(
-                series[0], series[1], now.preempted, threshold, policy.alpha, series[2], decision.mode
+                series[0], series[1], shares, threshold, policy.alpha, series[2], decision.mode
             )
-            where = f"{where}; {widened_note(now.preempted)}"
+            where = f"{where}; {widened_note(shares, screened.source)}"
             if decision.status == Verdict.INCONCLUSIVE:
                 reason = screened.describe()
         elif screened.busy:

@@ -132,6 +132,20 @@ def device_disturbance(reference: Sequence[float] | None) -> tuple[float, ...] |
     return tuple(max(0.0, r / low - 1.0) for r in reference)
 
 
+def busy_shares(samples: TimeSamples, screened: "Screen | None") -> tuple[float, ...] | None:
+    """Per round, the share of its wall time the disturbance could have taken, what bounds
+    a busy measurement's interval (:func:`wait_bounds`): on the host the rounds' CPU waits;
+    on an RPC device, where the reference kernel ran ``d`` over its lower quartile in a
+    round (:func:`device_disturbance`), ``d / (1 + d)``: a program timed in that round is
+    taken to have been slowed as much as the reference kernel beside it. None when the
+    measurement was not busy."""
+    if screened is None or not screened.busy or samples.preempted is None:
+        return None
+    if screened.source == "device":
+        return tuple(d / (1 + d) for d in samples.preempted)
+    return tuple(samples.preempted)
+
+
 def clean(samples: TimeSamples) -> tuple[TimeSamples, Screen | None]:
     """The samples without their disturbed rounds, and the screen (None where the
     samples carry no preemption figures: all kept). When the machine was too busy,

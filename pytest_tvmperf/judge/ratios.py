@@ -17,7 +17,7 @@ from pytest_tvmperf.judge.busy import (
     untold_decision,
     widened_note,
 )
-from pytest_tvmperf.judge.disturbance import clean
+from pytest_tvmperf.judge.disturbance import busy_shares, clean
 from pytest_tvmperf.judge.own_time import own_times
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
 from pytest_tvmperf.judge.verdict import RatioStatus, Verdict
@@ -114,6 +114,7 @@ def ratio_verdict(
     reason: str = "",
     busy: Sequence[float] | None = None,
     untold: bool = False,
+    source: str = "host",
 ) -> RatioVerdict:
     """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`);
     ``reason`` (why the evidence cannot be trusted) holds it at inconclusive, unless
@@ -134,7 +135,7 @@ def ratio_verdict(
             numerator_s,
             denominator_s,
             reason if decision.status == Verdict.INCONCLUSIVE else "",
-            widened_note(busy),
+            widened_note(busy, source),
         )
     # a pass needs the whole interval at or under the limit (``2.65x [2.26-3.10]`` against 3
     # is no pass), as ``exceeded`` needs it wholly above
@@ -142,14 +143,6 @@ def ratio_verdict(
     return RatioVerdict(
         name, limit, held_decision(decision) if reason else decision, numerator_s, denominator_s, reason
     )
-
-
-def _busy_waits(samples: TimeSamples, screened) -> tuple[float, ...] | None:
-    """The per-round CPU waits of a busy host measurement (what bounds the load's effect);
-    None when it was not busy, or the screen was a device's (no waits to bound by)."""
-    if screened is None or not screened.busy or screened.source != "host":
-        return None
-    return samples.preempted
 
 
 def _side_ratio(
@@ -166,7 +159,7 @@ def _side_ratio(
     own run time where the machine was busy and the samples carry each side's waits, else
     on the screened wall times (widened by the rounds' waits where only those are known)."""
     reason = screened.describe() if screened is not None and screened.busy else ""
-    waits = _busy_waits(samples, screened)
+    waits = busy_shares(samples, screened)
     untold = False
     if reason and screened.source == "host":
         own = own_times(samples, (numerator, denominator))
@@ -199,6 +192,7 @@ def _side_ratio(
         reason,
         waits,
         untold,
+        screened.source if screened is not None else "host",
     )
 
 

@@ -449,3 +449,41 @@ def test_a_baseline_recorded_under_load_stores_each_sides_own_run_time():
         (1e-3,) * (n - 1)
     )
     assert as_run_times(dataclasses.replace(samples, waits=())) is None  # no per-side waits: nothing to take out
+
+
+# --- a busy RPC device: the interval widened by the reference kernel's excess ------------------
+
+
+def _busy_device(ratio: float, peer_ratio: float | None = None) -> TimeSamples:
+    """A device twice as slow in 2 of every 3 rounds (its reference kernel says so): the
+    workload ``ratio`` x the baseline's program (and ``peer_ratio`` x a peer) in every round."""
+    samples = device_samples([1e-4, 2e-4, 2e-4] * 5)
+    peers = (("torch", tuple(x / peer_ratio for x in samples.samples)),) if peer_ratio else ()
+    return dataclasses.replace(samples, samples=tuple(x * ratio for x in samples.samples), peers=peers)
+
+
+def test_a_busy_device_decides_a_slowdown_no_disturbance_explains():
+    """Before: held 'inconclusive: device busy' with its interval wholly past the limit
+    (6.00x [6.00-6.00]); now the interval is widened by each round's excess (a round where
+    the reference kernel ran 2x may have halved the workload's too): 6x is still past it."""
+    from pytest_tvmperf.judge.disturbance import busy_shares
+
+    samples = _busy_device(6.0)
+    assert busy_shares(samples, clean(samples)[1]) == pytest.approx((0.0, 0.5, 0.5) * 5)
+    verdict = compare_time(with_timings([Timing(machine(), samples)]), _baseline(), Limit(relative=0.05))
+    assert verdict.status == "regressed" and not verdict.reason
+    assert 1.05 < verdict.decision.low < 6.0 < verdict.decision.high
+    assert "interval widened by the share of each round the reference kernel lost on the device" in verdict.note
+
+
+def test_a_busy_device_holds_an_unchanged_program_with_an_interval_that_straddles_the_limit():
+    verdict = compare_time(with_timings([Timing(machine(), _busy_device(1.0))]), _baseline(), Limit(relative=0.05))
+    assert verdict.status == "inconclusive" and verdict.reason.startswith("device busy")
+    assert verdict.decision.low < 1.05 < verdict.decision.high
+
+
+def test_a_peer_ratio_far_past_its_limit_on_a_busy_device_is_exceeded():
+    (far,) = peer_verdicts(_busy_device(1.0, peer_ratio=10.0), {"torch": 3.0}, 0.025, 0.07)
+    assert far.status == "exceeded" and far.low > 3.0
+    (near,) = peer_verdicts(_busy_device(1.0, peer_ratio=3.0), {"torch": 3.0}, 0.025, 0.07)
+    assert near.status == "inconclusive" and near.low < 3.0 < near.high and near.reason.startswith("device busy")
