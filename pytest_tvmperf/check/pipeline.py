@@ -37,7 +37,6 @@ from pytest_tvmperf.measure.plan import Plan
 from pytest_tvmperf.measure.resource_metrics import with_resources
 from pytest_tvmperf.result.layers_text import with_layers
 from pytest_tvmperf.result.outcome import Outcome
-
 from pytest_tvmperf.values.record import Record
 
 if TYPE_CHECKING:
