@@ -105,6 +105,16 @@ def run(project: Path, env: dict, *extra: str) -> dict[str, list[dict]]:
     return entries
 
 
+def save(path: Path, got: dict[str, list[dict]], **where: object) -> None:
+    """Append one process's time and peer cells, one JSON line each, with ``where`` it ran."""
+    with path.open("a") as f:
+        for name, entries in got.items():
+            for copy, entry in enumerate(entries):
+                time_cell = next((m for m in entry.get("metrics") or [] if m["metric"] == "time"), None)
+                cells = {"time": time_cell, "peers": entry.get("peers") or []}
+                f.write(json.dumps({**where, "test": name, "copy": copy, **cells}) + "\n")
+
+
 def time_status(entry: dict) -> str:
     """The verdict of the time metric alone (not an exact metric that a change moved too)."""
     return next((m["status"] for m in entry.get("metrics") or [] if m["metric"] == "time"), "missing")
@@ -135,6 +145,12 @@ def main() -> None:
         default=0,
         help="stop after the round that passes this many minutes (0: run every round); the table says how "
         "many rounds ran. The rounds interleave the slowdowns, so a partial table counts each of them",
+    )
+    parser.add_argument(
+        "--save",
+        default="",
+        help="append each verdict's time cell (ratio, interval, confidence, status, note) and each peer cell, "
+        "with its load, threads, test and slowdown, to this JSON-lines file (to study the intervals afterwards)",
     )
     args = parser.parse_args()
     loads = [int(x) for x in args.loads.split(",")]
@@ -184,6 +200,8 @@ def main() -> None:
                     for t in threads:
                         env = dict(envs[t], BUSY_SLOWDOWN_PCT=str(slowdown))
                         got = run(project, env, f"--tvmperf-baselines={project / f'baselines-{t}'}")
+                        if args.save:
+                            save(Path(args.save), got, load=load, threads=t, slowdown=slowdown, round=i + 1)
                         for name in ("test_ab", "test_shape"):
                             for entry in got.get(name) or [None] * args.copies:
                                 verdict = time_status(entry) if entry else "missing"
