@@ -1,13 +1,13 @@
-"""Compiled artifacts kept next to the baselines, so a later run can time the
-baseline's own program side by side with the current one (a/b timing).
+"""Compiled artifacts kept next to the baselines, so a later run can time the baseline's
+own program side by side with the current one (a/b timing).
 
-An artifact belongs to one machine fingerprint (it is native code for that CPU and
-target) and is checked against the sha256 stored in the baseline before it is loaded.
-Its name ends with its content's hash, so a file an entry names is never overwritten:
-a new artifact is written under a temporary name, renamed to its own new name under
-the baseline lock right before the baseline file that names it is replaced, and the
-artifact it supersedes is deleted afterwards, once no baseline file names it. An
-interrupt or a crash at any point leaves every baseline file with the artifact it names.
+An artifact belongs to one machine fingerprint (native code for that CPU and target) and
+is checked against the sha256 stored in the baseline before it is loaded. Its name ends
+with its content's hash, so a file an entry names is never overwritten: a new one is
+written under a temporary name, renamed into place under the baseline lock right before
+the baseline file naming it is replaced, and the one it supersedes deleted once no
+baseline file names it. An interrupt or crash at any point leaves every baseline file
+with the artifact it names.
 """
 
 from __future__ import annotations
@@ -41,11 +41,6 @@ def artifact_relpath(fingerprint: str, module_key: str, test_id: str) -> str:
     return f"{fingerprint}/{safe_module}-{digest}.so"
 
 
-def content_addressed(path: Path, sha256: str) -> Path:
-    """``<stem>-<first 16 hex digits of the content's sha256>.so``."""
-    return path.with_name(f"{path.stem}-{sha256[:16]}{path.suffix}")
-
-
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -61,10 +56,7 @@ def export_pending(compiled, final: Path, source: Path | None = None) -> Pending
     fd, temp = tempfile.mkstemp(prefix=temp_prefix(final.stem), suffix=".tmp.so", dir=final.parent)
     os.close(fd)
     try:
-        if source is not None:
-            shutil.copyfile(source, temp)
-        else:
-            compiled.export(temp)
+        shutil.copyfile(source, temp) if source is not None else compiled.export(temp)
         os.chmod(temp, file_mode())
         with open(temp, "rb") as f:
             os.fsync(f.fileno())
@@ -73,7 +65,7 @@ def export_pending(compiled, final: Path, source: Path | None = None) -> Pending
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    return PendingArtifact(Path(temp), content_addressed(final, sha), sha)
+    return PendingArtifact(Path(temp), final.with_name(f"{final.stem}-{sha[:16]}{final.suffix}"), sha)
 
 
 def commit(pending: PendingArtifact) -> None:
@@ -84,10 +76,8 @@ def commit(pending: PendingArtifact) -> None:
 
 
 def discard(pending: PendingArtifact) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(pending.temp)
-    except OSError:
-        pass
 
 
 def problem(path: Path, sha256: str | None, shown: str | None = None) -> str | None:
@@ -105,21 +95,12 @@ def problem(path: Path, sha256: str | None, shown: str | None = None) -> str | N
 # ----------------------------------------------------------------- which artifacts are still named
 
 
-def _strings(data: Any) -> Iterable[str]:
+def _named(data: Any) -> Iterable[str]:
+    """Every string in ``data``, and the kernel files an entry's ``ir`` names by its ``functions``
+    lines (values/ir_function.py): ``<the IR file's directory>/<24 hex digits of the sha256>.json.gz``."""
     if isinstance(data, str):
         yield data
     elif isinstance(data, dict):
-        for value in data.values():
-            yield from _strings(value)
-    elif isinstance(data, list):
-        for value in data:
-            yield from _strings(value)
-
-
-def _function_paths(data: Any) -> Iterable[str]:
-    """The kernel files an entry's ``ir`` names by its ``functions`` lines (values/ir_function.py):
-    ``<the IR file's directory>/<first 24 hex digits of the sha256>.json.gz``."""
-    if isinstance(data, dict):
         functions, path = data.get("functions"), data.get("path")
         if isinstance(functions, list) and isinstance(path, str):
             folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
@@ -127,10 +108,10 @@ def _function_paths(data: Any) -> Iterable[str]:
                 if isinstance(line, str) and " " in line:
                     yield f"{folder}{line.rsplit(' ', 1)[1][:24]}.json.gz"
         for value in data.values():
-            yield from _function_paths(value)
+            yield from _named(value)
     elif isinstance(data, list):
         for value in data:
-            yield from _function_paths(value)
+            yield from _named(value)
 
 
 def _stem(candidate: str) -> str:
@@ -138,11 +119,10 @@ def _stem(candidate: str) -> str:
 
 
 def named_anywhere(candidates: set[str], baseline_dir: Path, skip: Iterable[Path] = ()) -> set[str]:
-    """The ``candidates`` (artifact paths relative to ``baseline_dir``) that some JSON
-    file under ``baseline_dir`` still names: in any entry of any baseline file (a copied
-    file too; a kernel file by its ``ir.functions`` line), or anywhere in the text of a
-    file that cannot be parsed. A file that
-    cannot be read at all keeps every candidate."""
+    """The ``candidates`` (artifact paths relative to ``baseline_dir``) that some JSON file
+    under ``baseline_dir`` still names: in any entry (a kernel file by its ``ir.functions``
+    line), or anywhere in the text of a file that cannot be parsed. A file that cannot be
+    read at all keeps every candidate."""
     skip = [Path(p).resolve() for p in skip]
     named: set[str] = set()
     for path in sorted(baseline_dir.rglob("*.json")) if baseline_dir.is_dir() else []:
@@ -155,7 +135,7 @@ def named_anywhere(candidates: set[str], baseline_dir: Path, skip: Iterable[Path
             return set(candidates)
         try:
             data = json.loads(text)
-            named |= candidates & (set(_strings(data)) | set(_function_paths(data)))
+            named |= candidates & set(_named(data))
         except (ValueError, RecursionError):  # kept where its name or its content hash appears at all
             named |= {c for c in candidates if c in text or json.dumps(c)[1:-1] in text or _stem(c) in text}
     return named

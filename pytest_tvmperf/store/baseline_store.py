@@ -3,6 +3,7 @@ the end (atomically, with their artifacts), unused entries found and pruned on r
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -10,8 +11,12 @@ from typing import Callable
 from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.values.record import Record
-from pytest_tvmperf.store.files import BaselineError, load_baselines
+from pytest_tvmperf.store.files import BaselineError, baselines_lock, load_baselines
+from pytest_tvmperf.store.files import merge_updates, module_of, remove_entries
+from pytest_tvmperf.store.links import symlink_problem
+from pytest_tvmperf.store.locks import LockError, LockTimeout
 from pytest_tvmperf.values.node_ids import RefView, display_path
+from pytest_tvmperf.values.remote_names import local_test_id
 
 
 @dataclass
@@ -43,19 +48,13 @@ class BaselineStore:
     notify: Callable[[str], None] | None = None
 
     def lock(self):
-        """The baseline directory's lock, bounded by --tvmperf-lock-timeout, with a line
-        when it is busy (LockTimeout naming the holder when the bound passes)."""
-        from pytest_tvmperf.store.files import baselines_lock
-
+        """The baseline directory's lock, bounded by --tvmperf-lock-timeout."""
         return baselines_lock(self.settings.baseline_dir, float(self.settings.lock_timeout), self.say)
 
     def say(self, line: str) -> None:
-        """One line to the terminal: through ``notify``, else stderr."""
         if self.notify is not None:
             self.notify(line)
         else:
-            import sys
-
             print(line, file=sys.stderr, flush=True)
 
     def baselines(self, path: Path) -> dict[str, Record]:
@@ -88,17 +87,10 @@ class BaselineStore:
         self.updates.clear()
 
     def flush_updates(self) -> None:
-        """Write queued baselines (once, at session end).
-
-        Per baseline file, under the baseline directory's lock: the file is read and
-        checked, the new entries' artifacts (named by their content hash) are renamed
-        into place, the file is replaced, and the artifacts the new entries superseded
-        are deleted once no baseline file names them. Interrupted anywhere, each file
-        still names artifacts that exist and match its sha256."""
-        from pytest_tvmperf.store.files import merge_updates
-        from pytest_tvmperf.store.locks import LockError
-        from pytest_tvmperf.store.links import symlink_problem
-
+        """Write queued baselines (once, at session end): per file, under the lock, read
+        and check it, put the new entries' artifacts in place, replace it, and delete the
+        superseded artifacts no file names. Interrupted anywhere, each file still names
+        artifacts that exist and match its sha256."""
         base_dir = self.settings.baseline_dir
         # pending files by the path an entry will name; an IR file is named by its content,
         # so entries of several files (vm-bytecode and vm-compiled) may name the same one
@@ -115,13 +107,11 @@ class BaselineStore:
 
             try:
                 with self.lock():
-                    linked = symlink_problem(base_dir)  # made during the run: never written through
-                    if linked is not None:
+                    if (linked := symlink_problem(base_dir)) is not None:  # made during the run: never written through
                         raise BaselineError(linked)
                     before = merge_updates(path, records, place)
                     self.written.append(path)
-                    superseded = set(_named_files(before[t] for t in records if t in before))
-                    superseded -= set(named)
+                    superseded = set(_named_files(before[t] for t in records if t in before)) - set(named)
                     artifacts.delete_unnamed(superseded, base_dir, self.settings.artifact_dir, self._not_baselines())
             except (BaselineError, LockError, OSError) as exc:
                 self.write_errors.append(
@@ -130,25 +120,18 @@ class BaselineStore:
                 self.unwritten += len(records)
                 for pending in mine:  # another file's entries may name the same IR
                     by_relpath.setdefault(str(pending.final.relative_to(base_dir)), []).append(pending)
-                continue
-        for left in by_relpath.values():  # no queued entry names them (or another copy was committed)
-            for pending in left:
-                artifacts.discard(pending)
-        self.pending_artifacts.clear()
-        self.updates.clear()
+        # the rest: no queued entry names them (or another copy was committed)
+        self.pending_artifacts = [p for left in by_relpath.values() for p in left]
+        self.discard_pending()
 
     def stop_writing(self) -> None:
         """After Ctrl-C inside :meth:`flush_updates` or a prune: remove this run's temporary
-        files, count the tests whose file was not written and say which files were. Each
-        file is whole, as it was or as this run wrote it (atomic replace); an artifact put in
-        place for a file that was not written is named by no entry (--tvmperf-prune removes it)."""
+        files and say which files were written (each is whole; an artifact put in place for
+        a file not written is named by no entry: --tvmperf-prune removes it)."""
         self.interrupted = True
         left = {path: records for path, records in self.updates.items() if path not in self.written}
         self.unwritten += sum(len(records) for records in left.values())
-        for pending in self.pending_artifacts:
-            artifacts.discard(pending)
-        self.pending_artifacts.clear()
-        self.updates.clear()
+        self.discard_pending()
 
         def names(paths) -> str:
             shown = [display_path(p, self.rootpath, self.ref_view) for p in paths]
@@ -166,8 +149,6 @@ class BaselineStore:
         (-k, -m, node ids, deselection) reports nothing."""
         if self.partial_run:
             return {}
-        from pytest_tvmperf.store.files import module_of
-
         unused: dict[Path, list[str]] = {}
         base_dir = self.settings.baseline_dir
         for path in sorted(base_dir.rglob("*.json")) if base_dir.is_dir() else []:
@@ -180,19 +161,14 @@ class BaselineStore:
                 records = self.baselines(path)
             except BaselineError:
                 continue
-            from pytest_tvmperf.values.remote_names import local_test_id
-
             used = self.collected.get(path, set())  # a remote device's entry: any key the test may run on
-            names = sorted(n for n in records if n not in used and local_test_id(n) not in used)
-            if names:
+            if names := sorted(n for n in records if n not in used and local_test_id(n) not in used):
                 unused[path] = names
         return unused
 
     def prune(self, unused: dict[Path, list[str]]) -> None:
         """Remove unused entries (``--tvmperf-update --tvmperf-prune``), then their
         artifacts that no entry of any baseline file names any more."""
-        from pytest_tvmperf.store.files import remove_entries
-
         base_dir = self.settings.baseline_dir
         candidates: set[str] = set()
         for path, names in unused.items():
@@ -203,11 +179,9 @@ class BaselineStore:
             artifacts.delete_unnamed(candidates, base_dir, self.settings.artifact_dir, self._not_baselines())
 
     def prune_orphans(self) -> None:
-        """Remove the files in the artifact directory (IR files, compiled libraries) that
-        no entry of any baseline file names: left by a run killed between writing them and
-        replacing the baseline file, or by a baseline file edited by hand
-        (``--tvmperf-update --tvmperf-prune``). A file named anywhere in a file that cannot
-        be parsed is kept; a live writer's temporary files are not candidates."""
+        """Remove the artifact files no baseline entry names (left by a run killed before it
+        replaced the baseline file, or by a hand edit; ``--tvmperf-update --tvmperf-prune``).
+        A live writer's temporary files are not candidates."""
         base_dir, artifact_dir = self.settings.baseline_dir, self.settings.artifact_dir
         if artifact_dir is None or not artifact_dir.is_dir():
             return
@@ -229,8 +203,6 @@ class BaselineStore:
 
 def lock_error_text(exc: Exception) -> str:
     """A write error's text; a lock still held after the bound says what to do."""
-    from pytest_tvmperf.store.locks import LockTimeout
-
     if not isinstance(exc, LockTimeout):
         return str(exc)
     kill = f"end it (kill {exc.holder.pid}) if it is stopped or hung, " if exc.holder is not None else ""

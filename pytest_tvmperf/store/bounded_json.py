@@ -1,10 +1,8 @@
-"""Pure: JSON text from the repository parsed with its nesting bounded first.
-
-Python's ``json`` parser recurses once per level of ``[`` or ``{``: a file nested a few
-thousand levels deep raises a bare ``RecursionError`` that names no file. The files the
-plugin writes are shallow (a ``tvm.ir.save_json`` graph is 4 levels deep, a tuning record
-about 8), so the nesting is measured without recursion before the text is parsed, and a
-deeper file is refused with a :class:`TooDeep` the caller turns into a message naming it.
+"""Pure: JSON text from the repository parsed with its nesting bounded first. Python's
+``json`` recurses once per level: a file nested a few thousand deep raises a bare
+``RecursionError`` naming no file. The plugin's files are shallow (a ``save_json`` graph 4
+levels, a tuning record about 8), so the nesting is measured without recursion first, and
+a deeper file is a :class:`TooDeep` the caller turns into a message naming it.
 """
 
 from __future__ import annotations
@@ -42,9 +40,8 @@ def nesting_depth(text: str, limit: int) -> int:
 
 
 def loads(text: str | bytes, limit: int) -> Any:
-    """``json.loads(text)`` for text nested at most ``limit`` levels deep. Raises
-    :class:`TooDeep`, or ``ValueError`` for text that is not JSON (a number of more than
-    4300 digits included)."""
+    """``json.loads(text)`` for text nested at most ``limit`` levels deep; :class:`TooDeep`,
+    or ``ValueError`` for text that is not JSON (a number of over 4300 digits included)."""
     if isinstance(text, (bytes, bytearray)):
         text = text.decode("utf-8")
     nesting_depth(text, limit)

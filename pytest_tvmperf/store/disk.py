@@ -1,8 +1,7 @@
-"""Room to write a compiled library. TVM exports a library through LLVM, and LLVM ends
-the whole process when a write fails (``LLVM ERROR: IO failure on output stream``, exit
-1, with native stderr silenced: pytest stops mid-line, no message). So before an export
-the plugin checks that the disk has room and that the process may write a file of that
-size (``ulimit -f``), and fails the one test with a message when not."""
+"""Room to write a compiled library. LLVM ends the whole process when a write of an export
+fails (``LLVM ERROR: IO failure on output stream``, exit 1, native stderr silenced: pytest
+stops mid-line). So before an export the disk's room and ``ulimit -f`` are checked, and
+the one test fails with a message when they fall short."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ EXPORT_ROOM = 64 * 2**20
 
 
 def room_problem(directory: Path, need: int = EXPORT_ROOM) -> str | None:
-    """Why a library of up to ``need`` bytes cannot be written into ``directory`` (a full
-    disk, a file size limit), or None."""
+    """Why a library of up to ``need`` bytes cannot be written into ``directory``, or None."""
     try:
         import resource
 

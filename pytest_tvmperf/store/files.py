@@ -1,10 +1,8 @@
-"""Baseline files: one JSON file per test module, keyed by test id.
-
-Sorted keys and a fixed indent so a re-record reads as a small diff in review.
-Writes take a lock, re-read the file, merge, and replace it atomically (temp file +
-fsync + ``os.replace``), so an interrupted update or several xdist workers lose nothing.
-Reads take regular files only (a FIFO or a device at a baseline path is an error, not a
-hang), and every entry is checked against the schema (``schema.py``) before it is used.
+"""Baseline files: one JSON file per test module, keyed by test id, with sorted keys and a
+fixed indent so a re-record reads as a small diff. Writes take a lock, re-read, merge and
+replace the file atomically (temp file + fsync + ``os.replace``): an interrupted update or
+several xdist workers lose nothing. Reads take regular files only (a FIFO at a baseline
+path is an error, not a hang); every entry is checked (``schema.py``) before it is used.
 """
 
 from __future__ import annotations
@@ -22,15 +20,8 @@ from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.values.kernel_keys import keyed_by_identity
 from pytest_tvmperf.store.schema import check_entry
 from pytest_tvmperf.store.locks import file_lock, lock_dir
-from pytest_tvmperf.values.json_fields import (
-    SchemaProblem,
-    check_schema_version,
-    dotted,
-    find_duplicate_key,
-    find_long_int,
-    loads,
-    long_int_problem,
-)
+from pytest_tvmperf.values.json_fields import SchemaProblem, check_schema_version, dotted, find_duplicate_key
+from pytest_tvmperf.values.json_fields import find_long_int, loads, long_int_problem
 
 SCHEMA_VERSION = 1
 #: where the baselines of test modules outside pytest's rootdir go, under their absolute path
@@ -67,26 +58,23 @@ def _fix_hint(path: Path) -> str:
     return f"delete {path} and run `pytest --tvmperf-update` to record it again (or restore it from version control)"
 
 
+#: the fix of one entry's malformed field
+_ENTRY_FIX = (
+    "fix that field, or delete the entry and re-record it with `pytest --tvmperf-update` (or restore the file "
+    "from version control)"
+)
+
+
 def read_regular_text(path: Path) -> str:
-    """The UTF-8 text of the regular file at ``path``. Raises FileNotFoundError when it
-    does not exist, OSError when it is anything but a regular file (a FIFO would block
-    a plain read forever, so the file is opened non-blocking and checked first)."""
+    """The UTF-8 text of the regular file at ``path``; FileNotFoundError, or OSError for
+    anything else (a FIFO would block a plain read: it is opened non-blocking, checked first)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = (
-                "a directory"
-                if stat.S_ISDIR(mode)
-                else "a FIFO (named pipe)"
-                if stat.S_ISFIFO(mode)
-                else "a socket"
-                if stat.S_ISSOCK(mode)
-                else "a device"
-                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                else "not a regular file"
-            )
-            raise OSError(f"it is {kind}, not a regular file")
+            kinds = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFSOCK: "a socket"}
+            kinds |= {stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
+            raise OSError(f"it is {kinds.get(stat.S_IFMT(mode), 'not a regular file')}, not a regular file")
         with os.fdopen(fd, "rb") as f:
             fd = -1
             data = f.read()
@@ -97,8 +85,7 @@ def read_regular_text(path: Path) -> str:
 
 
 def parse_baselines(text: str, path: Path) -> dict[str, Record]:
-    """Parse a baseline file's text; raise BaselineError naming the file, the test id,
-    the field and the fix."""
+    """A baseline file's records; BaselineError naming the file, the test id, the field and the fix."""
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
@@ -109,14 +96,12 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
         raise BaselineError(
             f"baseline file {path} is nested too deeply to be a baseline file; {_fix_hint(path)}"
         ) from None
-    found = find_long_int(data)
-    if found is not None:
+    if (found := find_long_int(data)) is not None:
         where, long_int = found
         if len(where) > 2 and where[0] == "tests":
             raise BaselineError(
                 f"baseline file {path}: entry {where[1]!r} is malformed: field {dotted(where[2:])}: "
-                f"{long_int_problem(long_int)}; fix that field, or delete the entry and re-record it with "
-                f"`pytest --tvmperf-update` (or restore the file from version control)"
+                f"{long_int_problem(long_int)}; {_ENTRY_FIX}"
             )
         raise BaselineError(
             f"baseline file {path}: field {dotted(where)}: {long_int_problem(long_int)}; {_fix_hint(path)}"
@@ -137,10 +122,7 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
             check_entry(test_id, entry)
             records[test_id] = Record.from_json(entry)
         except SchemaProblem as exc:
-            raise BaselineError(
-                f"baseline file {path}: entry {test_id!r} is malformed: {exc}; fix that field, or delete the entry and re-record it "
-                f"with `pytest --tvmperf-update` (or restore the file from version control)"
-            ) from None
+            raise BaselineError(f"baseline file {path}: entry {test_id!r} is malformed: {exc}; {_ENTRY_FIX}") from None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise BaselineError(
                 f"baseline file {path}: entry {test_id!r} is malformed ({type(exc).__name__}: {exc}); {_fix_hint(path)}"
@@ -149,11 +131,9 @@ def parse_baselines(text: str, path: Path) -> dict[str, Record]:
 
 
 def _no_duplicate_key(data: Any, path: Path) -> None:
-    """BaselineError naming the file, the entry and the key written twice in one object:
-    JSON keeps the last silently, so a reviewer would read one value and the gate use
-    another."""
-    found = find_duplicate_key(data)
-    if found is None:
+    """BaselineError for a key written twice in one object (JSON keeps the last silently:
+    a reviewer would read one value and the gate use another)."""
+    if (found := find_duplicate_key(data)) is None:
         return
     where, key = found
     fix = (
@@ -213,8 +193,7 @@ def dump_baselines(records: Mapping[str, Record]) -> str:
 
 
 def file_mode(executable: bool = False) -> int:
-    """The mode a new file gets from the process umask, as with ``open()``: 0644
-    (0755 for ``executable``) under the usual umask 022."""
+    """The mode ``open()`` gives a new file under the process umask (0755 for ``executable``)."""
     mask = os.umask(0)
     os.umask(mask)
     return (0o777 if executable else 0o666) & ~mask
@@ -237,9 +216,8 @@ def fsync_dir(directory: Path) -> None:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so a reader sees the old file or the new one, never half.
-    The file keeps the permission bits it had (a user's read-only or group-writable file
-    stays so, as with ``open(path, "w")``); a new file gets what the umask gives."""
+    """Replace ``path`` with ``text`` so a reader sees the old file or the new one, never half;
+    it keeps its permission bits, as with ``open(path, "w")`` (a new file: the umask's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -260,31 +238,23 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def lock_path(directory: Path) -> Path:
-    """The lock of a baseline directory: in this user's lock directory (locks.py), named
-    after the directory's absolute path, so no lock file lands among the baselines."""
-    key = hashlib.sha256(str(Path(directory).resolve()).encode()).hexdigest()[:16]
-    return lock_dir() / f"tvmperf-baselines-{key}.lock"
-
-
 @contextlib.contextmanager
 def baselines_lock(
     directory: Path, timeout_s: float | None = DEFAULT_BASELINES_LOCK_S, on_wait: Callable[[str], None] | None = None
 ) -> Iterator[None]:
     """Held while baseline files and artifacts under ``directory`` change, so concurrent
-    writers (xdist workers, two runs) merge one after another. Not re-entrant. Bounded by
-    ``timeout_s`` (:class:`LockTimeout` naming the holder); ``on_wait`` gets one line
-    when the lock is busy."""
-    with file_lock(lock_path(directory), timeout_s, f"baselines lock of {directory}", on_wait):
+    writers (xdist workers, two runs) merge one after another (locks.py ``file_lock``). The
+    lock is in this user's lock directory, named after the directory's absolute path."""
+    key = hashlib.sha256(str(Path(directory).resolve()).encode()).hexdigest()[:16]
+    with file_lock(lock_dir() / f"tvmperf-baselines-{key}.lock", timeout_s, f"baselines lock of {directory}", on_wait):
         yield
 
 
 def merge_updates(
     path: Path, updates: Mapping[str, Record], place: Callable[[], None] | None = None
 ) -> dict[str, Record]:
-    """Merge ``updates`` into the file at ``path`` (hold :func:`baselines_lock`): the
-    file is read and checked first, then ``place()`` puts the new entries' artifacts
-    in place, then the file is replaced. Returns the records the file held before."""
+    """Merge ``updates`` into the file at ``path`` (hold :func:`baselines_lock`): read and
+    check it, ``place()`` the new entries' artifacts, replace it; returns its old records."""
     records = load_baselines(path)
     before = dict(records)
     for test_id, rec in updates.items():  # stored keyed by kernel identity (values/kernel_keys.py)
@@ -299,10 +269,8 @@ def merge_updates(
 def save_updates(
     path: Path, updates: Mapping[str, Record], lock_dir: Path | None = None, place: Callable[[], None] | None = None
 ) -> dict[str, Record]:
-    """Merge ``updates`` into the file at ``path`` under the lock of ``lock_dir`` (the
-    baseline directory; default the file's directory): the updated test ids are
-    replaced (keeping other machines' timings while exact metrics are unchanged), every
-    other entry is kept as it was. Returns the records the file held before."""
+    """:func:`merge_updates` under the lock of ``lock_dir`` (the baseline directory;
+    default the file's directory)."""
     with baselines_lock(lock_dir or path.parent):
         return merge_updates(path, updates, place)
 

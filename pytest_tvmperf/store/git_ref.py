@@ -1,10 +1,7 @@
 """``--tvmperf-baselines-ref=origin/main``: the baseline directory as it is at a git
-revision, copied into a temporary directory, so that a pull request is judged against
-the base branch's baselines and a change to ``baselines/`` in the pull request itself
-cannot change what it is judged against.
-
-Only git's own object store is read (``git archive``): nothing of the work tree, and
-the files are written as plain files and directories (no links, no devices).
+revision, copied into a temporary directory, so a pull request is judged against the base
+branch's baselines, whatever it changes in ``baselines/`` itself. Only git's object store
+is read (``git archive``), written as plain files and directories (no links, no devices).
 """
 
 from __future__ import annotations
@@ -29,22 +26,20 @@ class RefError(ValueError):
 
 @dataclass(frozen=True)
 class RefBaselines:
-    """The baseline directory of ``ref`` (commit ``commit``), copied to ``directory``."""
+    """The baseline directory of ``ref`` (commit ``commit``), copied to ``directory``;
+    ``inside``: its path in the repository (``baselines``); ``found``: False when the
+    revision has no such directory (no test has a baseline); ``root``: the repository's."""
 
     ref: str
     commit: str
     directory: Path
-    #: the baseline directory's path inside the repository (``baselines``)
     inside: str
-    #: False when the revision has no such directory (every test then has no baseline)
     found: bool
-    #: the repository's top directory
     root: Path | None = None
     #: the run's hold on ``directory`` (store/sweep.py ``OwnedDir``); None for a given ``into``
     owner: Any = field(default=None, compare=False, repr=False)
 
     def remove(self) -> None:
-        """Remove the copy (at the end of the run)."""
         if self.owner is not None:
             self.owner.remove()
 
@@ -75,14 +70,12 @@ def _git(root: Path, *args: str, binary: bool = False) -> subprocess.CompletedPr
 def _first_line(text: str | bytes) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else "no message"
+    return next((line.strip() for line in text.splitlines() if line.strip()), "no message")
 
 
 def read_baselines(ref: str, baseline_dir: Path, into: Path | None = None) -> RefBaselines:
-    """Copy ``baseline_dir`` as it is at ``ref`` into a new temporary directory (or
-    ``into``). Raises :class:`RefError` when ``baseline_dir`` is not in a git work tree,
-    when ``ref`` names no commit, or when git fails."""
+    """Copy ``baseline_dir`` as it is at ``ref`` into a new temporary directory (or ``into``);
+    :class:`RefError` outside a git work tree, for a ``ref`` naming no commit, or when git fails."""
     baseline_dir = Path(os.path.realpath(baseline_dir))
     probe = baseline_dir
     while not probe.is_dir() and probe != probe.parent:  # the directory may not exist in the work tree
@@ -120,31 +113,25 @@ def read_baselines(ref: str, baseline_dir: Path, into: Path | None = None) -> Re
 
 
 def text_at(ref: RefBaselines, path: Path) -> str | None:
-    """The text of the file ``path`` (of the work tree) as it is at the ref's commit;
-    None when the revision has no such file, or it is outside the repository."""
+    """The text of the work tree's file ``path`` at the ref's commit (None: no such file there)."""
     if ref.root is None:
         return None
     try:
         rel = Path(os.path.realpath(path)).relative_to(ref.root).as_posix()
     except ValueError:
         return None
-    shown = _git(ref.root, "cat-file", "-e", f"{ref.commit}:{rel}")
-    if shown.returncode != 0:
-        return None
     blob = _git(ref.root, "cat-file", "blob", f"{ref.commit}:{rel}", binary=True)
-    if blob.returncode != 0:
-        return None
-    return blob.stdout.decode("utf-8", "replace")
+    return blob.stdout.decode("utf-8", "replace") if blob.returncode == 0 else None
 
 
 def _extract(root: Path, sha: str, inside: str, directory: Path) -> bool:
     """Write the tree ``sha:inside`` into ``directory``; False when there is none."""
-    kind = _git(root, "cat-file", "-t", f"{sha}:{inside}" if inside else sha)
-    if kind.returncode != 0:
+    tree = f"{sha}:{inside}" if inside else sha
+    if (kind := _git(root, "cat-file", "-t", tree)).returncode != 0:
         return False
     if kind.stdout.strip() != "tree":
         raise RefError(f"--tvmperf-baselines-ref: {inside} at {sha[:12]} is a {kind.stdout.strip()}, not a directory")
-    archive = _git(root, "archive", "--format=tar", f"{sha}:{inside}" if inside else sha, binary=True)
+    archive = _git(root, "archive", "--format=tar", tree, binary=True)
     if archive.returncode != 0:
         raise RefError(f"--tvmperf-baselines-ref: git archive failed: {_first_line(archive.stderr)}")
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:

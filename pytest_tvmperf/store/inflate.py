@@ -9,6 +9,7 @@ import io
 import os
 
 from pytest_tvmperf.config.parsing import parse_size_mb
+from pytest_tvmperf.store import user_cache
 
 #: the most bytes a stored IR may inflate to (``$TVMPERF_MAX_IR_MB``, default 512): the
 #: JSON text of a program with its weights; the plugin's own models are far below it
@@ -23,8 +24,7 @@ class TooLarge(Exception):
 
 
 def max_ir_bytes() -> int:
-    """The cap on a stored IR's inflated size. A pytest run refuses a bad value at its
-    start (a usage error naming the variable); here it is the default."""
+    """The cap on a stored IR's inflated size (a bad value: the default; a run refuses it at its start)."""
     try:
         return parse_size_mb(ENV_MAX_IR_MB, os.environ.get(ENV_MAX_IR_MB), DEFAULT_MAX_IR_MB)
     except ValueError:
@@ -32,10 +32,8 @@ def max_ir_bytes() -> int:
 
 
 def check_size_variables() -> None:
-    """The size caps read from the environment (this one and the build cache's): ValueError
-    naming the variable for one that is not a positive number (``inf``, ``nan``, ``1e400``)."""
-    from pytest_tvmperf.store import user_cache
-
+    """ValueError naming a size cap of the environment (this one, the build cache's) that is
+    not a positive number (``inf``, ``nan``, ``1e400``)."""
     for name, default in ((ENV_MAX_IR_MB, DEFAULT_MAX_IR_MB), (user_cache.ENV_MAX_MB, user_cache.DEFAULT_MAX_MB)):
         parse_size_mb(name, os.environ.get(name), default)
 

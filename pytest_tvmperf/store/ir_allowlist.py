@@ -1,11 +1,7 @@
-"""What a stored IR may hold: the allowlists that store/ir_check.py checks a baseline's IR
-graph against, every node type and field, operator, name called, attribute and annotation
-key that the plugin's own builds put there (pure data).
-
-The allowlists here (``ALLOWED_*``) are data, derived by ``benchmarks/ir_allowlist.py``
-from every IR the bundled suite stores (``baselines/artifacts/ir``) and the IR the bundled
-workloads produce under every executor; ``python benchmarks/ir_allowlist.py --check`` says
-whether they are still what that derivation gives, ``--write`` rewrites them.
+"""What a stored IR may hold (pure data): the allowlists store/ir_check.py checks a
+baseline's IR graph against. ``ALLOWED_*`` are derived by ``benchmarks/ir_allowlist.py``
+from every IR the bundled suite stores and the bundled workloads produce under every
+executor (``--check`` says whether they still are, ``--write`` rewrites them).
 """
 
 from __future__ import annotations
@@ -19,92 +15,35 @@ from typing import Mapping
 MATH_FUNCTIONS: frozenset[str] = frozenset(
     name + suffix
     for name in (
-        "exp",
-        "exp2",
-        "exp10",
-        "expm1",
-        "log",
-        "log2",
-        "log10",
-        "log1p",
-        "sqrt",
-        "cbrt",
-        "pow",
-        "fabs",
-        "floor",
-        "ceil",
-        "round",
-        "trunc",
-        "nearbyint",
-        "rint",
-        "fmod",
-        "remainder",
-        "erf",
-        "erfc",
-        "tgamma",
-        "lgamma",
-        "sin",
-        "cos",
-        "tan",
-        "asin",
-        "acos",
-        "atan",
-        "atan2",
-        "sinh",
-        "cosh",
-        "tanh",
-        "asinh",
-        "acosh",
-        "atanh",
-        "hypot",
-        "copysign",
-        "fma",
-        "fmin",
-        "fmax",
-        "ldexp",
-        "nextafter",
-    )
+        "exp exp2 exp10 expm1 log log2 log10 log1p sqrt cbrt pow fabs floor ceil round trunc nearbyint rint fmod "
+        "remainder erf erfc tgamma lgamma sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh hypot "
+        "copysign fma fmin fmax ldexp nextafter"
+    ).split()
     for suffix in ("", "f")
 )
 
 #: The annotation keys a tuned schedule leaves in its kernels, reviewed by hand (MetaSchedule's
 #: search picks its rules anew each run, so no derivation from stored IR sees them all); a
 #: tuning record's trace (store/trace_check.py) and a stored IR may hold these.
-#: the annotation keys of the committed records
+#: The keys of the committed records; ``schedule_rule`` is the pooling kernels' custom rule (a
+#: name MetaSchedule's search looks up under its own "s_tir.meta_schedule.<target>." prefix;
+#: replaying a trace calls nothing by it; the DLA-34's records Unannotate it).
 COMMITTED_ANNOTATIONS: frozenset[str] = frozenset(
-    {
-        "meta_schedule.parallel",
-        "meta_schedule.vectorize",
-        "meta_schedule.unroll_explicit",
-        "meta_schedule.tiling_structure",
-        "pragma_auto_unroll_max_step",
-        "pragma_unroll_explicit",
-        # the pooling kernels' custom rule (a name MetaSchedule's search looks up under its own
-        # "s_tir.meta_schedule.<target>." prefix; replaying a trace calls nothing by it; the DLA-34's
-        # records Unannotate it)
-        "schedule_rule",
-        "meta_schedule.random_compute_producer",
-    }
+    (
+        "meta_schedule.parallel meta_schedule.vectorize meta_schedule.unroll_explicit meta_schedule.tiling_structure "
+        "pragma_auto_unroll_max_step pragma_unroll_explicit schedule_rule meta_schedule.random_compute_producer"
+    ).split()
 )
 #: the other keys MetaSchedule's default rules write (reviewed: numbers and markers read by
 #: its own postprocessors; no ``pragma_import_*``, no key whose value becomes code)
 RULE_ANNOTATIONS: frozenset[str] = frozenset(
-    {
-        "meta_schedule.unroll_implicit",
-        "meta_schedule.cooperative_fetch",
-        "meta_schedule.thread_extent_low_inclusive",
-        "meta_schedule.thread_extent_high_inclusive",
-        "meta_schedule.auto_tensorize",
-        "meta_schedule.auto_tensorize_init",
-        "meta_schedule.layout_rewrite_preproc",
-        "meta_schedule.adaptive_pool_avg",
-        "meta_schedule.adaptive_pool_max",
-        "meta_schedule.pool_avg",
-        "meta_schedule.pool_max",
-        "software_pipeline_stage",
-        "software_pipeline_order",
-        "software_pipeline_async_stages",
-    }
+    (
+        "meta_schedule.unroll_implicit meta_schedule.cooperative_fetch meta_schedule.thread_extent_low_inclusive "
+        "meta_schedule.thread_extent_high_inclusive meta_schedule.auto_tensorize meta_schedule.auto_tensorize_init "
+        "meta_schedule.layout_rewrite_preproc meta_schedule.adaptive_pool_avg meta_schedule.adaptive_pool_max "
+        "meta_schedule.pool_avg meta_schedule.pool_max software_pipeline_stage software_pipeline_order "
+        "software_pipeline_async_stages"
+    ).split()
 )
 
 #: TIR ops whose first argument names the function called: that name must be a math function
@@ -112,38 +51,17 @@ CALL_BY_NAME_OPS: frozenset[str] = frozenset(
     prefix + name
     for prefix in ("tirx.", "tir.")
     for name in (
-        "call_extern",
-        "call_pure_extern",
-        "call_packed",
-        "call_cpacked",
-        "tvm_call_packed",
-        "tvm_call_cpacked",
-        "tvm_call_packed_lowered",
-        "tvm_call_cpacked_lowered",
-        "call_packed_lowered",
-        "call_cpacked_lowered",
-        "tvm_call_trace_packed",
-        "tvm_call_trace_packed_lowered",
-    )
+        "call_extern call_pure_extern call_packed call_cpacked tvm_call_packed tvm_call_cpacked "
+        "tvm_call_packed_lowered tvm_call_cpacked_lowered call_packed_lowered call_cpacked_lowered "
+        "tvm_call_trace_packed tvm_call_trace_packed_lowered"
+    ).split()
 )
 
 #: the builtin (non-object) node kinds and the JSON form of their ``data``
 BUILTIN_KINDS: Mapping[str, str] = MappingProxyType(
-    {
-        "None": "none",
-        "bool": "bool",
-        "int": "int",
-        "float": "float",
-        "DataType": "str",
-        "ffi.String": "str",
-        "ffi.Bytes": "str",
-        "ffi.Array": "refs",
-        "ffi.List": "refs",
-        "ffi.Map": "pairs",
-        "ffi.Dict": "pairs",
-        "ffi.Shape": "ints",
-        "Device": "ints",
-    }
+    {"None": "none", "bool": "bool", "int": "int", "float": "float", "DataType": "str", "ffi.String": "str"}
+    | {"ffi.Bytes": "str", "ffi.Array": "refs", "ffi.List": "refs", "ffi.Map": "pairs", "ffi.Dict": "pairs"}
+    | {"ffi.Shape": "ints", "Device": "ints"}
 )
 #: attributes whose value is a map keyed by names of the program (symbolic variables)
 NAME_VALUED_ATTRS: frozenset[str] = frozenset({"tir_var_lower_bound", "tir_var_upper_bound"})

@@ -1,23 +1,17 @@
 """Pure: may a stored IR be built and run? A baseline's IR is data that a pull request can
-change, and the gate compiles and runs it (the a/b baseline rebuilt here). So before TVM
-reads a byte of it, its JSON graph is checked against an **allowlist of what the plugin
-itself stores**: every node type and field, every operator, every name called, every
-attribute and annotation key must be one that the plugin's own builds put there. Anything
-else (a node type, a module attribute such as ``external_mods``, an annotation such as
+change, and the gate compiles and runs it. So before TVM reads a byte of it, its JSON graph
+is checked against an **allowlist of what the plugin itself stores** (store/ir_allowlist.py):
+every node type and field, operator, name called, attribute and annotation key. Anything
+else (a module attribute such as ``external_mods``, an annotation such as
 ``pragma_import_llvm``, a builtin such as ``vm.builtin.invoke_debug_func``) is refused,
 naming it. A list of what is forbidden keeps losing to a language as large as TVM IR; a
 list of what the plugin writes does not grow with it.
 
 The graph is ``tvm.ir.save_json``'s (``{"root_index", "nodes": [{"type", "data"}],
-"metadata"}``), read with the standard library only. It is walked without recursion:
-
-- only what is reachable from the root ``ir.IRModule`` counts, and a node nothing
-  reaches is refused (TVM's writer never leaves one);
-- every reference points to an earlier node, as TVM's writer always writes them (so the
-  graph has no cycle, and its depth is measured in one pass), and depth and size are
-  bounded: TVM's reader and passes recurse once per level.
-
-The allowlists (``ALLOWED_*``) are data, in store/ir_allowlist.py.
+"metadata"}``), walked without recursion: a node the root ``ir.IRModule`` does not reach is
+refused (TVM's writer never leaves one); every reference points to an earlier node, as
+TVM's writer writes them (no cycle: depth is measured in one pass); depth and size are
+bounded, since TVM's reader and passes recurse once per level.
 """
 
 from __future__ import annotations
@@ -82,8 +76,7 @@ class _Graph:
 def _check_shape(graph: Any) -> list[Any]:
     if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list):
         raise UnsafeIR("it is not a tvm.ir.save_json graph (an object with a list of nodes)", "graph")
-    extra = sorted(set(graph) - {"root_index", "nodes", "metadata"})
-    if extra:
+    if extra := sorted(set(graph) - {"root_index", "nodes", "metadata"}):
         raise UnsafeIR(f"it has the top-level key {extra[0]!r}, which tvm.ir.save_json never writes", extra[0])
     nodes = graph["nodes"]
     if not nodes:
@@ -120,12 +113,10 @@ def saved_by(graph: Any) -> str | None:
 
 
 def _inline_ok(kind: str, value: Any) -> bool:
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
+    if kind in ("int", "float"):
+        return isinstance(value, int if kind == "int" else (int, float)) and not isinstance(value, bool)
     if kind == "bool":
         return isinstance(value, bool)
-    if kind == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "dtype":
         return isinstance(value, str) and len(value) < 64
     return value is None
@@ -133,9 +124,7 @@ def _inline_ok(kind: str, value: Any) -> bool:
 
 def _check_builtin(g: _Graph, i: int, kind: str, data: Any, form: str) -> None:
     where = f"node {i} ({kind})"
-    if form == "none":
-        ok = data is None
-    elif form in ("bool", "int", "float"):
+    if form in ("none", "bool", "int", "float"):
         ok = _inline_ok(form, data)
     elif form == "str":
         ok = isinstance(data, str)
@@ -169,11 +158,10 @@ TENSOR_MAGIC = 0xDD5E40F096B4A13F
 
 
 def tensor_problem(text: str) -> str | None:
-    """Why the base64 text of an ``ffi.Tensor`` node is not a tensor as TVM saves it
-    (magic, a CPU device, its byte size the product of its shape and its dtype, exactly
-    the bytes that follow, or none: a weight stored without its values, store/seeded.py,
-    filled before TVM reads it), or None. TVM allocates what the header says: a header
-    that claims more than the file holds is refused here."""
+    """Why the base64 text of an ``ffi.Tensor`` node is not a tensor as TVM saves it (magic,
+    a CPU device, a byte size of its shape and dtype, exactly that many bytes following, or
+    none: a seeded weight), or None. TVM allocates what the header says: a header claiming
+    more than the file holds is refused here."""
     try:
         raw = base64.b64decode(text, validate=True)
         magic, _reserved, device_type, _device_id, ndim, _code, bits, lanes = struct.unpack_from("<QQiiiBBH", raw)

@@ -1,8 +1,7 @@
-"""No symbolic links under the baseline directory: the tree is committed data, and a
-committed ``baselines/tests -> /outside`` (or ``baselines/artifacts/ir -> ~/.ssh``)
-would make ``--tvmperf-update`` write, and the gate read, outside the repository. Links
-are never followed: the directory is walked with ``lstat`` and the first link found is
-refused, naming it and where it points, before anything is read or written."""
+"""No symbolic links under the baseline directory: a committed ``baselines/tests -> /outside``
+would make ``--tvmperf-update`` write, and the gate read, outside the repository. The
+directory is walked without following links, and the first one found is refused, naming
+it and where it points, before anything is read or written."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from pathlib import Path
 
 
 def first_symlink(directory: Path) -> Path | None:
-    """The first symbolic link at ``directory`` or below it (in sorted order), never
-    followed; None when there is none or the directory does not exist."""
+    """The first symbolic link at ``directory`` or below it (in sorted order), or None."""
     directory = Path(directory)
     if directory.is_symlink():
         return directory
@@ -28,10 +26,8 @@ def first_symlink(directory: Path) -> Path | None:
 
 
 def symlink_problem(directory: Path) -> str | None:
-    """Why the baseline directory cannot be used (a link at or under it, named with
-    where it points, and the fix); None when it holds no link."""
-    link = first_symlink(directory)
-    if link is None:
+    """Why the baseline directory cannot be used (a link at or under it), or None."""
+    if (link := first_symlink(directory)) is None:
         return None
     try:
         target = os.readlink(link)

@@ -1,15 +1,12 @@
-"""Locks across processes, each bounded and never silent: a lock that is not free at once
-says so (one line: who holds it, its command, how long this process will wait), and one
-still held when the bound passes is a :class:`LockTimeout` naming the holder.
+"""Locks across processes, each bounded and never silent: a busy lock says who holds it
+and how long this process will wait; one still held past the bound is a
+:class:`LockTimeout` naming the holder.
 
-Lock files live in a directory private to this user (``<tmp>/tvmperf-locks-<uid>``, mode
-0700): another local user can neither hold nor plant a file there. A lock that cannot be
-used (the directory is someone else's, the file is not ours) is a :class:`LockError`
-naming the path and the fix, never a traceback from ``filelock``'s internals.
-
-The holder writes its process id and command beside the lock (``<lock>.pid``); whoever
-waits reads it as untrusted text (bounded, a regular file only, printed through
-``values.printable.safe``).
+Lock files live in a directory private to this user (``<tmp>/tvmperf-locks-<uid>``, 0700):
+another local user can neither hold nor plant a file there. A lock that cannot be used is
+a :class:`LockError` naming the path and the fix, never a traceback from ``filelock``.
+The holder writes its pid and command beside the lock (``<lock>.pid``); a waiter reads it
+as untrusted text (bounded, a regular file only, printed through ``values.printable.safe``).
 """
 
 from __future__ import annotations
@@ -31,8 +28,7 @@ COMMAND_SHOWN_MAX = 200
 
 
 class LockError(Exception):
-    """A lock that cannot be used at all (not one that is busy): the message names the
-    path and how to fix it."""
+    """A lock that cannot be used at all (not one that is busy), with the path and the fix."""
 
 
 @dataclass(frozen=True)
@@ -45,10 +41,8 @@ class LockHolder:
     def alive(self) -> bool:
         try:
             os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            return True
+        except OSError as exc:  # another user's process (PermissionError) is alive
+            return not isinstance(exc, ProcessLookupError)
         return True
 
     def described(self) -> str:
@@ -58,8 +52,7 @@ class LockHolder:
 
 
 class LockTimeout(LockError):
-    """The lock was not free within the time given; ``holder`` is who holds it (None when
-    it cannot be told)."""
+    """The lock was not free in time; ``holder`` holds it (None when it cannot be told)."""
 
     def __init__(self, lock: Path, timeout_s: float, holder: LockHolder | None) -> None:
         self.lock = lock
@@ -95,7 +88,6 @@ def lock_dir() -> Path:
 
 
 def holder_path(lock: Path) -> Path:
-    """Where the holder of ``lock`` writes its process id and command."""
     return lock.with_name(lock.name + ".pid")
 
 
@@ -132,19 +124,15 @@ def lock_holder(lock: Path) -> LockHolder | None:
     return parse_holder(_read_small(holder_path(lock)))
 
 
-def this_command() -> str:
-    """This process's command line, as a holder file names it."""
+def _write_holder(lock: Path) -> None:
     args = list(getattr(sys, "orig_argv", None) or sys.argv) or ["python"]
     args[0] = Path(args[0]).name
-    return " ".join(" ".join(args).split())[: COMMAND_SHOWN_MAX * 2]  # one line
-
-
-def _write_holder(lock: Path) -> None:
+    command = " ".join(" ".join(args).split())[: COMMAND_SHOWN_MAX * 2]  # this process's, one line
     with contextlib.suppress(OSError):
         fd, temp = tempfile.mkstemp(prefix=f".{lock.name}.{os.getpid()}.", suffix=".tmp", dir=lock.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(f"{os.getpid()}\n{this_command()}\n")
+                f.write(f"{os.getpid()}\n{command}\n")
             os.replace(temp, holder_path(lock))
         except OSError:
             with contextlib.suppress(OSError):
@@ -184,10 +172,8 @@ def file_lock(
     option: str = "--tvmperf-lock-timeout",
 ) -> Iterator[None]:
     """Hold an exclusive lock on the file ``lock`` (created if missing, left in place)
-    across processes (``filelock``). Not re-entrant. When it is busy, ``on_wait`` gets one
-    line naming the holder (its pid and command) and the bound; :class:`LockTimeout` when
-    it is not free within ``timeout_s`` (None: as long as it takes); :class:`LockError`
-    when the lock file cannot be used."""
+    across processes (``filelock``); not re-entrant. A busy lock gives ``on_wait`` one line
+    (:func:`waiting_message`); :class:`LockTimeout` past ``timeout_s`` (None: no bound)."""
     from filelock import FileLock, Timeout
 
     held = FileLock(lock)

@@ -3,12 +3,10 @@ generation (what ``relax.build(..., relax_pipeline=None)`` or ``tvm.compile`` ta
 saved by ``--tvmperf-update`` and rebuilt for whatever machine runs the gate.
 
 One file per distinct module, ``<artifact dir>/ir/<first 24 hex digits of its
-sha256>.json.gz``: ``tvm.ir.save_json`` text, gzip-compressed with a fixed header (the
-same module gives the same bytes, so the same file). Bound weights would be most of it:
-its large tensors are stored apart, once, by content (store/weights.py), and put back
-before the IR is built (:func:`load`). Written and committed like a compiled
-artifact (:mod:`pytest_tvmperf.store.artifacts`): a temporary file, renamed into place
-under the baseline lock right before the baseline file that names it is replaced.
+sha256>.json.gz``: ``tvm.ir.save_json`` text, gzip-compressed with a fixed header (the same
+module is the same file); its large tensors stored apart by content (store/weights.py) and
+put back before it is built (:func:`load`). Committed like a compiled artifact
+(store/artifacts.py).
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import json
 import os
 import stat
 import tempfile
@@ -26,6 +25,7 @@ from typing import Any
 from pytest_tvmperf.store import bounded_json, ir_check
 from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
+from pytest_tvmperf.store.inflate import TooLarge, inflate, max_ir_bytes
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.ir_function import FunctionRef
 from pytest_tvmperf.values.record import IRRef, WeightRef
@@ -47,40 +47,29 @@ class IRLoadError(Exception):
     TVM version): the gate falls back to the comparison with stored numbers."""
 
 
+#: why an IR holding a weight stored without its values (store/seeded.py) is not given to TVM
+_UNFILLED = (
+    "it holds weights stored without their values, and no description of them to seed them "
+    f"from (field {IR_FIELD}.seeded)"
+)
+
+
+def _gzip(text: str) -> bytes:
+    """Deterministic gzip bytes (a fixed header: the same text gives the same file)."""
+    return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+
+
 def encode(module: Any) -> bytes:
     """``module`` as gzip-compressed ``tvm.ir.save_json`` text (deterministic bytes)."""
     import tvm
 
-    return gzip.compress(tvm.ir.save_json(module).encode("utf-8"), compresslevel=6, mtime=0)
+    return _gzip(tvm.ir.save_json(module))
 
 
-def decode(data: bytes) -> Any:
-    """The module of :func:`encode`'s bytes; raises IRLoadError saying why not. Nothing
-    reaches TVM that store/ir_check.py refuses: an IR saved by another TVM version that
-    holds what this one's builds never store is not loaded (the gate falls back)."""
+def _load_json(text: str) -> Any:
+    """``tvm.ir.load_json(text)``; IRLoadError with TVM's last line when it cannot."""
     import tvm
 
-    from pytest_tvmperf.store.inflate import TooLarge, inflate
-
-    try:
-        text = inflate(data).decode("utf-8")
-    except TooLarge as exc:
-        raise IRLoadError(str(exc)) from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise IRLoadError(f"not gzip-compressed UTF-8 text ({exc})") from None
-    problem = _refusal(text)
-    if problem is not None:
-        graph, exc = problem
-        saved = ir_check.saved_by(graph) or "an unknown version"
-        raise IRLoadError(
-            f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
-            f"nothing of it was built or run)"
-        )
-    if _unfilled(text):
-        raise IRLoadError(
-            "it holds weights stored without their values, and no description of them to seed them "
-            f"from (field {IR_FIELD}.seeded)"
-        )
     try:
         return tvm.ir.load_json(text)
     except Exception as exc:  # TVM raises its own error types
@@ -90,23 +79,38 @@ def decode(data: bytes) -> Any:
         ) from None
 
 
-def _unfilled(text: str) -> bool:
-    """Does the IR text hold a tensor stored without its data (store/seeded.py)? TVM is
-    never given one."""
-    import json
+def decode(data: bytes) -> Any:
+    """The module of :func:`encode`'s bytes; raises IRLoadError saying why not. Nothing
+    reaches TVM that store/ir_check.py refuses: an IR saved by another TVM version that
+    holds what this one's builds never store is not loaded (the gate falls back)."""
+    import tvm
 
+    try:
+        text = inflate(data).decode("utf-8")
+    except TooLarge as exc:
+        raise IRLoadError(str(exc)) from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise IRLoadError(f"not gzip-compressed UTF-8 text ({exc})") from None
+    if (problem := _refusal(text)) is not None:
+        graph, exc = problem
+        saved = ir_check.saved_by(graph) or "an unknown version"
+        raise IRLoadError(
+            f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
+            f"nothing of it was built or run)"
+        )
+    if _unfilled(text):
+        raise IRLoadError(_UNFILLED)
+    return _load_json(text)
+
+
+def _unfilled(text: str) -> bool:
+    """Does the IR text hold a tensor stored without its data (store/seeded.py)?"""
     from pytest_tvmperf.store import seeded
 
     try:
         return bool(seeded.unfilled(json.loads(text)))
     except (ValueError, RecursionError):
         return False
-
-
-def _unfilled_graph(graph: Any) -> bool:
-    from pytest_tvmperf.store import seeded
-
-    return bool(seeded.unfilled(graph))
 
 
 def _refusal(text: str) -> tuple[Any, Exception] | None:
@@ -125,32 +129,26 @@ def _refusal(text: str) -> tuple[Any, Exception] | None:
 def encode_split(module: Any) -> tuple[bytes, list]:
     """``module`` as :func:`encode` writes it, with its large tensors taken out (zeros in
     their place), and those tensors (store/weights.py ``Weight``)."""
-    import json
-
     import tvm
 
     from pytest_tvmperf.store import weights
 
     graph = json.loads(tvm.ir.save_json(module))
     taken = weights.split(graph)
-    text = json.dumps(graph, separators=(",", ":"))
-    return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0), taken
+    return _gzip(json.dumps(graph, separators=(",", ":"))), taken
 
 
 def encode_seeded(module: Any) -> tuple[bytes, list, list[SeededWeight]]:
     """``module`` as :func:`encode` writes it, without its weights' values: its
     floating-point weights described only (store/seeded.py), its other large tensors
     taken out as weight files (store/weights.py ``Weight``)."""
-    import json
-
     import tvm
 
     from pytest_tvmperf.store import seeded
 
     graph = json.loads(tvm.ir.save_json(module))
     files, described = seeded.split_seeded(graph)
-    text = json.dumps(graph, separators=(",", ":"))
-    return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0), files, described
+    return _gzip(json.dumps(graph, separators=(",", ":"))), files, described
 
 
 #: the name of the one function in a kernel's own file
@@ -158,11 +156,10 @@ _PIECE = "f"
 
 
 def split_functions(module: Any) -> tuple[Any, list[tuple[str, bytes]]]:
-    """The module with each PrimFunc (kernel) replaced by an empty stub of its name, and
-    each kernel's own file (:func:`encode` of a module of that one function, without its
-    ``global_symbol``: the same kernel is the same file whatever it is named). Unsplit,
-    ``(module, [])``, where a module has kernels only (a PrimFunc program), or a kernel
-    refers to another function or is named otherwise than its global symbol."""
+    """The module with each PrimFunc (kernel) replaced by an empty stub of its name, and each
+    kernel's own file (:func:`encode` of it alone, without its ``global_symbol``: the same
+    kernel is the same file whatever it is named). Unsplit, ``(module, [])``, for kernels
+    only (a PrimFunc program), or a kernel calling another function or named otherwise."""
     import tvm
     from tvm import tirx
 
@@ -195,8 +192,7 @@ def encode_stored(module: Any) -> tuple[bytes, list, list[SeededWeight], list[tu
 
 @dataclass(frozen=True)
 class PendingIR(PendingArtifact):
-    """The pending IR file, and the pending files of the weights taken out of it (each
-    committed like the IR; ``refs`` gives their entries' ``ir.weights``)."""
+    """The pending IR file, and the pending files stored apart from it (committed with it)."""
 
     weights: tuple[tuple[int, PendingArtifact], ...] = ()
     #: the weights stored as their description only (``ir.seeded``)
@@ -220,9 +216,8 @@ class PendingIR(PendingArtifact):
 
 
 def _write_pending(data: bytes, final: Path) -> PendingArtifact:
-    directory = final.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=temp_prefix(final.name), suffix=".tmp", dir=directory)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=temp_prefix(final.name), suffix=".tmp", dir=final.parent)
     try:
         os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as f:
@@ -241,14 +236,11 @@ class UnstorableIR(Exception):
 
 
 def save_pending(module: Any, artifact_dir: Path, seeded: bool = False) -> PendingIR:
-    """Write ``module`` under a temporary name in ``artifact_dir/ir``, and each of its
-    large tensors in ``artifact_dir/weights``; each pending file's final name carries its
-    content hash (commit them with ``artifacts.commit``). ``seeded``: its floating-point
-    weights are not written, only described (store/seeded.py). Raise
-    :class:`UnstorableIR`, writing nothing, for an IR the stored-IR check would refuse
-    when the gate reads it back (a baseline no gate could use)."""
-    import gzip
-
+    """Write ``module`` under a temporary name in ``artifact_dir/ir``, and each of its large
+    tensors in ``artifact_dir/weights``; each final name carries its content hash (commit
+    them with ``artifacts.commit``). ``seeded``: floating-point weights only described
+    (store/seeded.py). :class:`UnstorableIR`, writing nothing, for an IR the stored-IR
+    check would refuse when the gate reads it back."""
     from pytest_tvmperf.store.weights import WEIGHT_SUFFIX, WEIGHTS_DIR
 
     if seeded:
@@ -256,9 +248,12 @@ def save_pending(module: Any, artifact_dir: Path, seeded: bool = False) -> Pendi
     else:
         (data, taken), described, pieces = encode_split(module), [], []
     for text in [data] + [piece for _, piece in pieces]:
-        problem = _refusal(gzip.decompress(text).decode("utf-8"))
-        if problem is not None:
+        if (problem := _refusal(gzip.decompress(text).decode("utf-8"))) is not None:
             raise UnstorableIR(str(problem[1]))
+
+    def ir_file(data: bytes) -> PendingArtifact:
+        return _write_pending(data, artifact_dir / IR_DIR / f"{hashlib.sha256(data).hexdigest()[:24]}{IR_SUFFIX}")
+
     pending_weights: list = []
     pending_functions: list = []
     try:
@@ -266,12 +261,8 @@ def save_pending(module: Any, artifact_dir: Path, seeded: bool = False) -> Pendi
             final = artifact_dir / WEIGHTS_DIR / f"{weight.sha256[:32]}{WEIGHT_SUFFIX}"
             pending_weights.append((weight.node, _write_pending(weight.data, final)))
         for name, piece in pieces:
-            piece_sha = hashlib.sha256(piece).hexdigest()
-            pending_functions.append(
-                (name, _write_pending(piece, artifact_dir / IR_DIR / f"{piece_sha[:24]}{IR_SUFFIX}"))
-            )
-        sha = hashlib.sha256(data).hexdigest()
-        ir = _write_pending(data, artifact_dir / IR_DIR / f"{sha[:24]}{IR_SUFFIX}")
+            pending_functions.append((name, ir_file(piece)))
+        ir = ir_file(data)
     except BaseException:
         for _, pending in pending_weights + pending_functions:
             with contextlib.suppress(OSError):
@@ -310,7 +301,7 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
         )
         if base.resolve() not in file.resolve().parents:
             raise IRFileError(f"{what} lie outside the baseline directory; {_fix(test_id)}")
-        _check_part(file, weight.sha256, what, _PLURAL, f"field {IR_FIELD}.weights[{i}].sha256", test_id)
+        _check_part(file, weight.sha256, what, ("are", "do"), f"field {IR_FIELD}.weights[{i}].sha256", test_id)
     for i, function in enumerate(ref.functions):
         rel = function.path(ref.path)
         file = base / rel
@@ -318,20 +309,15 @@ def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: 
             f"baseline kernel {safe(rel)} (named by field {IR_FIELD}.functions[{i}] of entry {test_id!r} "
             f"in {baseline_file})"
         )
-        _check_part(file, function.sha256, what, _SINGULAR, "that field's sha256", test_id)
+        _check_part(file, function.sha256, what, ("is", "does"), "that field's sha256", test_id)
         check_safe(file.read_bytes(), what, test_id)
     _check_seeded(path, ref, f"baseline IR {shown} ({where})", test_id, baseline_file)
 
 
-#: the verbs of a part's messages: weights "are missing" and "do not match", a kernel
-#: "is missing" and "does not match"
-_PLURAL = ("are", "do")
-_SINGULAR = ("is", "does")
-
-
 def _check_part(file: Path, recorded: str, what: str, verbs: tuple[str, str], field: str, test_id: str) -> None:
     """Raise IRFileError when a file stored beside the IR (weights, a kernel) is missing,
-    not a regular file, or not the one whose sha256 its entry's ``field`` records."""
+    not a regular file, or not the one whose sha256 its entry's ``field`` records; ``verbs``:
+    weights "are missing" and "do not match", a kernel "is missing" and "does not match"."""
     be, do = verbs
     if not file.exists():
         raise IRFileError(f"{what} {be} missing; {_fix(test_id)}")
@@ -347,33 +333,25 @@ def _check_part(file: Path, recorded: str, what: str, verbs: tuple[str, str], fi
 
 def _check_seeded(path: Path, ref: IRRef, what: str, test_id: str, baseline_file: str) -> None:
     """Raise IRFileError when the IR's weights stored without values (store/seeded.py) do
-    not match the entry's ``ir.seeded``: none described although the IR has such
-    weights (the entry lost its digests), or another number, dtype or shape. Nothing is
-    allocated: only the headers are read, and the total is bounded."""
-    import json
-
+    not match the entry's ``ir.seeded`` (none described, or another number, dtype or
+    shape). Only the headers are read, and the total is bounded."""
     from pytest_tvmperf.store import seeded
-    from pytest_tvmperf.store.inflate import TooLarge, inflate, max_ir_bytes
 
     try:
         graph = json.loads(inflate(path.read_bytes()))
     except (OSError, EOFError, ValueError, UnicodeDecodeError, TooLarge, RecursionError):
         return  # not JSON: decode() says why it cannot be loaded
     if not ref.seeded:
-        tensors = seeded.unfilled(graph)
-        if tensors:
-            shown = ", ".join(f"{d}[{','.join(map(str, s))}]" for _, d, s, _ in tensors[:4])
-            more = f" and {len(tensors) - 4} more" if len(tensors) > 4 else ""
+        if tensors := seeded.unfilled(graph):
             raise IRFileError(
-                f"{what} holds {len(tensors)} weight(s) stored without their values ({shown}{more}), and the entry "
+                f"{what} holds {len(tensors)} weight(s) stored without their values ({seeded.listed(tensors)}), and the entry "
                 f"has neither their files (field {IR_FIELD}.weights) nor their digests (field {IR_FIELD}.seeded), so "
                 f"the program cannot be rebuilt: the entry's field {IR_FIELD}.seeded was removed or lost. Restore "
                 f"{safe(baseline_file)} from version control, or re-record the test with `pytest --tvmperf-update` "
                 f"(test id {test_id})"
             )
         return
-    problem = seeded.mismatch(graph, ref.seeded, max_ir_bytes())
-    if problem is not None:
+    if (problem := seeded.mismatch(graph, ref.seeded, max_ir_bytes())) is not None:
         raise IRFileError(f"{what} does not match its entry: {problem}; {_fix(test_id)}")
 
 
@@ -387,14 +365,11 @@ def _baseline_dir(path: Path, ref: IRRef) -> Path:
 
 def check_safe(data: bytes, what: str, test_id: str) -> None:
     """Raise IRFileError when the IR in ``data`` holds anything the plugin's own builds do
-    not store (store/ir_check.py, against the allowlist of store/ir_allowlist.py), or nests too deep to read: a baseline
-    file is data, and a change to it alone must not make the gate build and run code
-    nobody reviewed as code. Data that is no gzip'ed JSON passes here (:func:`decode`
-    says why it cannot be loaded), and so does an IR saved by another TVM version (its
-    decode refuses it, and the gate falls back to the stored numbers)."""
+    not store (store/ir_check.py), or nests too deep: a change to a baseline file alone
+    must not make the gate build and run code nobody reviewed as code. Data that is no
+    gzip'ed JSON passes here (:func:`decode` says why), and so does an IR saved by another
+    TVM version (its decode refuses it; the gate falls back to the stored numbers)."""
     import tvm
-
-    from pytest_tvmperf.store.inflate import TooLarge, inflate
 
     try:
         text = inflate(data).decode("utf-8")
@@ -402,8 +377,7 @@ def check_safe(data: bytes, what: str, test_id: str) -> None:
         raise IRFileError(f"{what} is refused: {exc}; {_fix(test_id)}") from None
     except (OSError, EOFError, UnicodeDecodeError):
         return
-    problem = _refusal(text)
-    if problem is None:
+    if (problem := _refusal(text)) is None:
         return
     graph, exc = problem
     if isinstance(exc, bounded_json.TooDeep):
@@ -424,9 +398,7 @@ def load(path: Path, ref: IRRef | None = None) -> Any:
     """The module in the IR file at ``path`` (checked with :func:`check_file` first), with
     the weights ``ref`` names put back in place (the program that was recorded)."""
     module = _load_rest(path, ref)
-    if ref is not None and ref.functions:
-        module = _put_functions(module, path, ref)
-    return module
+    return _put_functions(module, path, ref) if ref is not None and ref.functions else module
 
 
 def _put_functions(module: Any, path: Path, ref: IRRef) -> Any:
@@ -462,11 +434,7 @@ def _put_functions(module: Any, path: Path, ref: IRRef) -> Any:
 def _load_rest(path: Path, ref: IRRef | None) -> Any:
     if ref is None or (not ref.weights and not ref.seeded):
         return decode(path.read_bytes())
-    import json
-
-    import tvm
-
-    from pytest_tvmperf.store.inflate import TooLarge, inflate
+    from pytest_tvmperf.store import seeded
     from pytest_tvmperf.store.weights import WeightError, join
 
     try:
@@ -475,32 +443,16 @@ def _load_rest(path: Path, ref: IRRef | None) -> Any:
         raise IRLoadError(f"not gzip-compressed JSON ({exc})") from None
     base = _baseline_dir(path, ref)
     for i, weight in enumerate(ref.weights):
+        what = f"weights {weight.path} ({IR_FIELD}.weights[{i}])"
         try:
-            join(
-                graph,
-                weight.node,
-                (base / weight.path).read_bytes(),
-                f"weights {weight.path} ({IR_FIELD}.weights[{i}])",
-            )
+            join(graph, weight.node, (base / weight.path).read_bytes(), what)
         except (WeightError, OSError) as exc:
             raise IRLoadError(str(exc)) from None
     if ref.seeded:  # the weights stored as descriptions: seeded values of their dtypes and shapes
-        from pytest_tvmperf.store import seeded
-        from pytest_tvmperf.store.inflate import max_ir_bytes
-
         try:
             seeded.fill(graph, ref.seeded, max_ir_bytes())
         except WeightError as exc:
             raise IRLoadError(f"its seeded weights ({IR_FIELD}.seeded): {exc}") from None
-    if _unfilled_graph(graph):
-        raise IRLoadError(
-            f"it holds weights stored without their values, and no description of them to seed them "
-            f"from (field {IR_FIELD}.seeded)"
-        )
-    try:
-        return tvm.ir.load_json(json.dumps(graph))
-    except Exception as exc:  # TVM raises its own error types
-        first = str(exc).strip().splitlines()
-        raise IRLoadError(
-            f"TVM {tvm.__version__} cannot load it ({type(exc).__name__}: {first[-1][:300] if first else ''})"
-        ) from None
+    if seeded.unfilled(graph):
+        raise IRLoadError(_UNFILLED)
+    return _load_json(json.dumps(graph))

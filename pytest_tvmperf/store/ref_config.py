@@ -25,8 +25,7 @@ def _ref_ini(ref: RefBaselines, candidates: list[Path]) -> tuple[str | None, dic
 
 
 def loosening_lines(config: Any, ref: RefBaselines) -> list[str]:
-    """One line per tvmperf setting of this run's configuration file that differs from the
-    ref's (see config/gate_settings.py); ``config`` is pytest's."""
+    """One line per tvmperf setting of this run's configuration file that differs from the ref's."""
     rootpath = Path(config.rootpath)
     inipath = Path(config.inipath) if getattr(config, "inipath", None) else None
     candidates = ([inipath] if inipath is not None else []) + [
@@ -34,11 +33,7 @@ def loosening_lines(config: Any, ref: RefBaselines) -> list[str]:
     ]
     there_file, there = _ref_ini(ref, candidates)
     keys = [(opt.dest, opt.parse) for opt in OPTIONS if opt.ini]
-    here: dict[str, str] = {}
-    for key, _ in keys:
-        value = config.getini(key)
-        here[key] = " ".join(value) if isinstance(value, list) else str(value or "")
-    addopts = config.getini("addopts")
-    here["addopts"] = " ".join(addopts) if isinstance(addopts, list) else str(addopts or "")
+    here = {key: config.getini(key) for key in [*(k for k, _ in keys), "addopts"]}
+    here = {key: " ".join(v) if isinstance(v, list) else str(v or "") for key, v in here.items()}
     here_file = os.path.relpath(inipath, rootpath) if inipath is not None else "this run (no pytest configuration file)"
     return [d.line(here_file, ref.ref, there_file) for d in differences(here, there, keys)]

@@ -1,9 +1,6 @@
-"""The shape of a stored record (a baseline entry, or a results file's ``record``),
-checked field by field before it is used: a missing key or a value of the wrong type
-is an error naming the field, never a gate silently switched off.
-
-Pure: JSON data in, the first problem out (``"exact.instructions: missing"``); the
-field-by-field reading it builds on is values/json_fields.py.
+"""Pure: the shape of a stored record (a baseline entry, a results file's ``record``),
+checked field by field before it is used: a missing key or a value of the wrong type is
+an error naming the field (``"exact.instructions: missing"``), never a gate silently off.
 """
 
 from __future__ import annotations
@@ -11,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
+from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
 from pytest_tvmperf.values.kernel_id import KernelId
 from pytest_tvmperf.values.kernel_keys import key_problem
 from pytest_tvmperf.values.json_fields import SchemaProblem, fail_field, is_int, is_number, kind_of
@@ -44,9 +42,14 @@ def _optional(value: Any, field: str, check: Callable[[Any, str], None]) -> None
         check(value, field)
 
 
+def _each(value: Any, field: str, check: Callable[[Any, str], Any]) -> None:
+    """An object whose every value ``check`` accepts."""
+    for key, item in _object(value, field).items():
+        check(item, f"{field}.{key}")
+
+
 def _counts_map(value: Any, field: str) -> None:
-    for key, count in _object(value, field).items():
-        _count(count, f"{field}.{key}")
+    _each(value, field, _count)
 
 
 def _samples(value: Any, field: str) -> None:
@@ -55,6 +58,11 @@ def _samples(value: Any, field: str) -> None:
     for i, s in enumerate(value):
         if not is_number(s) or s <= 0:
             fail_field(f"{field}[{i}]", "a positive number of seconds", s)
+
+
+def _sha256(value: Any, field: str) -> None:
+    if not (isinstance(value, str) and _SHA256.match(value)):
+        fail_field(field, "64 lowercase hex digits", value)
 
 
 def _require(data: Mapping[str, Any], key: str, field: str) -> Any:
@@ -69,21 +77,16 @@ def check_exact(data: Any, field: str = "exact") -> None:
         _optional(_require(exact, key, f"{field}."), f"{field}.{key}", _counts_map)
     for key in ("kernels", "storage_bytes"):
         _optional(_require(exact, key, f"{field}."), f"{field}.{key}", _count)
-    if "per_kernel" in exact:  # {metric: {kernel: count}} from the metric sources
-        for metric, counts in _object(exact["per_kernel"], f"{field}.per_kernel").items():
-            _counts_map(counts, f"{field}.per_kernel.{metric}")
-    if "measured_with" in exact:  # {metric: how its counts were measured}
-        for metric, setup in _object(exact["measured_with"], f"{field}.measured_with").items():
-            _str(setup, f"{field}.measured_with.{metric}")
-    for key in RESOURCE_NAMES:  # absent in a record from before they existed; null: n/a
-        if key in exact:
+    # optional, in this order: per_kernel {metric: {kernel: count}} from the metric sources,
+    # measured_with {metric: how its counts were measured}, each resource metric (absent in
+    # a record from before it existed; null: n/a), resource_parts {metric: {site or kernel:
+    # bytes}}, not_measured {metric: why it is n/a}
+    maps = {"per_kernel": _counts_map, "measured_with": _str, **dict.fromkeys(RESOURCE_NAMES)}
+    for key, check in {**maps, "resource_parts": _counts_map, "not_measured": _str}.items():
+        if key in exact and check is None:
             _optional(exact[key], f"{field}.{key}", _count)
-    if "resource_parts" in exact:  # {metric: {site or kernel: bytes}}
-        for metric, parts in _object(exact["resource_parts"], f"{field}.resource_parts").items():
-            _counts_map(parts, f"{field}.resource_parts.{metric}")
-    if "not_measured" in exact:  # {metric: why it is n/a}
-        for metric, why in _object(exact["not_measured"], f"{field}.not_measured").items():
-            _str(why, f"{field}.not_measured.{metric}")
+        elif key in exact:
+            _each(exact[key], f"{field}.{key}", check)
 
 
 def check_machine(data: Any, field: str) -> Machine:
@@ -128,16 +131,12 @@ def check_timing(data: Any, field: str, fingerprint: str | None = None) -> None:
     if art is not None:
         _object(art, f"{field}.artifact")
         _artifact_path(_require(art, "path", f"{field}.artifact."), f"{field}.artifact.path")
-        sha = _require(art, "sha256", f"{field}.artifact.")
-        if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
-            fail_field(f"{field}.artifact.sha256", "64 lowercase hex digits", sha)
+        _optional(_require(art, "sha256", f"{field}.artifact."), f"{field}.artifact.sha256", _sha256)
     peers = timing.get("peers")
     if peers is not None:
         for name, peer in _object(peers, f"{field}.peers").items():
-            _samples(
-                _require(_object(peer, f"{field}.peers.{name}"), "samples_s", f"{field}.peers.{name}."),
-                f"{field}.peers.{name}.samples_s",
-            )
+            where = f"{field}.peers.{name}"
+            _samples(_require(_object(peer, where), "samples_s", f"{where}."), f"{where}.samples_s")
 
 
 def _lines_map(value: Any, field: str) -> None:
@@ -147,9 +146,7 @@ def _lines_map(value: Any, field: str) -> None:
 
 
 def _times_map(value: Any, field: str) -> None:
-    for key, t in _object(value, field).items():
-        if not is_number(t) or t < 0:
-            fail_field(f"{field}.{key}", "a number of seconds", t)
+    _each(value, field, _seconds)
 
 
 def _seconds(value: Any, field: str) -> None:
@@ -194,9 +191,8 @@ def check_exact_for(executor: str, exact: Mapping[str, Any], field: str = "exact
 
 
 def check_record(data: Any) -> None:
-    """Raise SchemaProblem for the first field of ``data`` that a Record cannot be built
-    from as written: every key ``Record.as_json`` writes is required, with its type
-    (field by field of values/record.py's ``RECORD_FIELDS``, in its order)."""
+    """SchemaProblem for the first field of ``data`` (in values/record.py's ``RECORD_FIELDS``
+    order) that a Record cannot be built from as written."""
     record = _object(data, "entry")
     for f in RECORD_FIELDS:
         check = _CHECKS[f.check]
@@ -218,30 +214,23 @@ _KERNEL_ID_FIELDS = ("key", "op", "shapes")
 
 
 def _kernel_ids(value: Any, field: str) -> None:
-    """``kernels``: {kernel: {"key": hex, "op": str, "shapes": str[, "layer": str]}}, each
-    kernel under its identity key (``conv2d_add_relu@02f7e9c10c``, values/kernel_keys.py)
-    or, in a file written before baselines were keyed so, its TVM name. A kernel under an
-    identity key carries that identity: an edited key or entry is an error naming it."""
+    """``kernels``: {kernel: {"key": hex, "op": str, "shapes": str[, "layer": str]}}, each under
+    its identity key (values/kernel_keys.py), which it must carry, or (an older file) its TVM name."""
     for name, ident in _object(value, field).items():
         ident = _object(ident, f"{field}.{name}")
         for key in _KERNEL_ID_FIELDS:
             _str(_require(ident, key, f"{field}.{name}."), f"{field}.{name}.{key}")
         _optional(ident.get("layer"), f"{field}.{name}.layer", _str)
-        problem = key_problem(name, KernelId.from_json(ident))
-        if problem is not None:
+        if (problem := key_problem(name, KernelId.from_json(ident))) is not None:
             raise SchemaProblem(
                 f"{field}.{name}", f"{problem}: the entry was edited; record it again with `pytest --tvmperf-update`"
             )
 
 
 def combo_of(test_id: str) -> tuple[str, str, str] | None:
-    """The executor x target part of a test id the plugin generated:
-    ``test_mlp[llvm-vm-bytecode-bound]`` -> (``llvm-vm-bytecode``, ``llvm``, ``vm-bytecode``),
-    ``test_mlp[rpc:board-llvm-prim]`` -> (``rpc:board-llvm-prim``, ``llvm``, ``prim``);
-    None for an id without one. The leftmost (then longest) combination in its
-    parameters wins; it stands between ``[`` or ``-`` and ``-`` or ``]``."""
-    from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
-
+    """The executor x target part of a generated test id, or None: ``test_mlp[llvm-vm-bytecode-bound]``
+    -> (``llvm-vm-bytecode``, ``llvm``, ``vm-bytecode``), ``test_mlp[rpc:b-llvm-prim]`` ->
+    (``rpc:b-llvm-prim``, ``llvm``, ``prim``); the leftmost (then longest) between ``[``/``-`` and ``-``/``]``."""
     _, bracket, params = test_id.partition("[")
     if not bracket:
         return None
@@ -257,20 +246,16 @@ def combo_of(test_id: str) -> tuple[str, str, str] | None:
 
 
 def check_entry(test_id: str, data: Any) -> None:
-    """:func:`check_record`, the fields a test id encodes, then the exact metrics its
-    executor measures (not null): an entry recorded under
-    ``test_x[llvm-vm-bytecode]`` has executor ``vm-bytecode`` and a target of kind
-    ``llvm``. An entry edited to say otherwise would be read as another kind of test (and
-    its test left out of collection), so it is an error naming the field."""
+    """:func:`check_record`, the fields a test id encodes (``test_x[llvm-vm-bytecode]``:
+    executor ``vm-bytecode``, target kind ``llvm``; an entry edited to say otherwise would
+    be read as another kind of test), then the exact metrics its executor measures."""
     check_record(data)
     check_id(test_id, data)
     check_exact_for(data["executor"], data["exact"])
 
 
 def check_id(test_id: str, data: Mapping[str, Any]) -> None:
-    """The executor and the target kind of a checked record agree with ``test_id``'s."""
-    combo = combo_of(test_id)
-    if combo is None:
+    if (combo := combo_of(test_id)) is None:
         return
     shown, target, executor = combo
     fix = (
@@ -292,12 +277,9 @@ def check_id(test_id: str, data: Mapping[str, Any]) -> None:
 
 
 def _ir(value: Any, field: str) -> None:
-    """The IR file of an entry: ``{"path": <inside the baseline directory>, "sha256": <hex>}``."""
     ir = _object(value, field)
     _artifact_path(_require(ir, "path", f"{field}."), f"{field}.path")
-    sha = _require(ir, "sha256", f"{field}.")
-    if not (isinstance(sha, str) and _SHA256.match(sha)):
-        fail_field(f"{field}.sha256", "64 lowercase hex digits", sha)
+    _sha256(_require(ir, "sha256", f"{field}."), f"{field}.sha256")
     weights = ir.get("weights")
     if weights is not None:  # the weights stored apart from the IR (store/weights.py)
         if not isinstance(weights, list):
@@ -307,9 +289,7 @@ def _ir(value: Any, field: str) -> None:
             weight = _object(weight, where)
             _count(_require(weight, "node", f"{where}."), f"{where}.node")
             _artifact_path(_require(weight, "path", f"{where}."), f"{where}.path")
-            wsha = _require(weight, "sha256", f"{where}.")
-            if not (isinstance(wsha, str) and _SHA256.match(wsha)):
-                fail_field(f"{where}.sha256", "64 lowercase hex digits", wsha)
+            _sha256(_require(weight, "sha256", f"{where}."), f"{where}.sha256")
     # the weights stored as dtype, shape and digest only (values/seeded_weight.py), and the
     # kernels stored in files of their own (values/ir_function.py)
     _check_lines(ir.get("seeded"), f"{field}.seeded", MAX_WEIGHTS, "weights", SeededWeight.parse)
@@ -317,7 +297,7 @@ def _ir(value: Any, field: str) -> None:
 
 
 def _check_lines(lines: Any, where: str, most: int, noun: str, parse: Callable[[str], Any]) -> None:
-    """A list of at most ``most`` lines, each one ``parse`` accepts (absent: nothing to check)."""
+    """A list of at most ``most`` lines, each one ``parse`` accepts (or None)."""
     if lines is None:
         return
     if not isinstance(lines, list):

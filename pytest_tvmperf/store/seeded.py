@@ -1,33 +1,28 @@
-"""Baselines without the weights' values (the default): the baseline's
-program is rebuilt with seeded tensors of the stored dtypes and shapes.
+"""Baselines without the weights' values (the default): the baseline's program is rebuilt
+with seeded tensors of the stored dtypes and shapes.
 
-Why that times the same: a compiled kernel's run time does not depend on the values it
-reads, as long as they are finite and normal floating-point numbers. The exceptions
-(docs/gate.md names them too): data-dependent control flow (a loop or branch on a
-weight's value), kernels that skip zeros (sparse formats, zero-skipping), denormal
-numbers (slow on many CPUs), NaN and Inf (slow paths on some), and shapes that depend
-on values (``nonzero``, ``argwhere``, ``unique``). A test with such a program records
-its weights bit-exactly: ``--tvmperf-baseline-weights=exact`` or marker
-``baseline_weights="exact"``.
+Why that times the same: a kernel's run time does not depend on the values it reads, as
+long as they are finite and normal. The exceptions (docs/gate.md): data-dependent control
+flow, kernels that skip zeros, denormals (slow on many CPUs), NaN and Inf, and shapes that
+depend on values (``nonzero``, ``argwhere``, ``unique``). Such a program records its weights
+bit-exactly: ``--tvmperf-baseline-weights=exact`` or marker ``baseline_weights="exact"``.
 
-What is seeded: each floating-point tensor (float16/32/64) of at least :data:`MIN_BYTES`
-bound into the IR. Integer tensors may be indices or shapes: they keep their values
-(stored apart as weight files, store/weights.py, when large). The stored IR keeps each
-seeded tensor's header (dtype, shape) with no data; the entry lists each one's dtype,
-shape and the sha256 of its bytes (``ir.seeded``, values/seeded_weight.py), so a changed
-weight is still seen and reported.
+Seeded: each floating-point tensor (float16/32/64) of at least :data:`MIN_BYTES` bound into
+the IR; integer tensors (maybe indices or shapes) keep their values (weight files,
+store/weights.py, when large). The IR keeps a seeded tensor's header with no data; the
+entry lists its dtype, shape and the sha256 of its bytes (``ir.seeded``,
+values/seeded_weight.py), so a changed weight is still seen.
 
-The values (:func:`seeded_values`, rule ``seeded-v1``): a fixed-seed generator per
-tensor (its position), magnitudes uniform in [0.5, 1.5] (never zero, never denormal);
-a tensor of two or more dimensions (a conv or dense weight) gets random signs and is
-scaled by 1/sqrt(its fan-in: the elements per output channel, at least 2^-10), so
-activations keep their magnitude through a deep network instead of growing to Inf or
-shrinking to denormals; a vector (a bias, a batch norm's scale or variance) stays
-positive, so a square root or a logarithm of it is no NaN.
+The values (:func:`seeded_values`, rule ``seeded-v1``): a fixed-seed generator per tensor
+(its position), magnitudes uniform in [0.5, 1.5] (never zero, never denormal); a tensor of
+two or more dimensions (a conv or dense weight) gets random signs and is scaled by
+1/sqrt(its fan-in, the elements per output channel; at least 2^-10), so activations keep
+their magnitude through a deep network; a vector (a bias, a batch norm's scale or
+variance) stays positive, so its square root or logarithm is no NaN.
 
 The entry and the IR come from the repository: each description is parsed against the
-allowlist (values/seeded_weight.py), matched against the IR's header, and the total is
-bounded by ``$TVMPERF_MAX_IR_MB`` before anything is allocated.
+allowlist, matched against the IR's header, and the total bounded by ``$TVMPERF_MAX_IR_MB``
+before anything is allocated.
 """
 
 from __future__ import annotations
@@ -40,13 +35,7 @@ from typing import Any
 import numpy as np
 
 from pytest_tvmperf.store.weights import MIN_BYTES as FILE_MIN_BYTES
-from pytest_tvmperf.store.weights import (
-    Weight,
-    WeightError,
-    encode_weight,
-    parse_header,
-    parse_header_only,
-)
+from pytest_tvmperf.store.weights import Weight, WeightError, parse_header_only, take, tensors
 from pytest_tvmperf.values.seeded_weight import DTYPES, SeededWeight
 
 #: floating-point tensors from this size on are seeded (smaller ones: scalars, a few
@@ -77,30 +66,17 @@ def seeded_values(weight: SeededWeight, position: int) -> np.ndarray:
 
 
 def split_seeded(graph: dict[str, Any]) -> tuple[list[Weight], list[SeededWeight]]:
-    """Take the weights out of a ``save_json`` graph (in place): each floating-point
-    tensor of at least :data:`MIN_BYTES` keeps its header and no data, described by a
-    SeededWeight; each other tensor of at least store/weights.py's ``MIN_BYTES`` is
-    taken out whole, as a weight file (zeros in its place). Both in node order."""
+    """Take the weights out of a ``save_json`` graph (in place), in node order: a float
+    tensor of at least :data:`MIN_BYTES` keeps its header only, described by a SeededWeight;
+    another of at least store/weights.py's ``MIN_BYTES`` becomes a weight file."""
     files: list[Weight] = []
     seeded: list[SeededWeight] = []
-    for index, node in enumerate(graph.get("nodes", ())):
-        if not isinstance(node, dict) or node.get("type") != "ffi.Tensor" or not isinstance(node.get("data"), str):
-            continue
-        if len(node["data"]) * 3 // 4 < MIN_BYTES:
-            continue
-        raw = base64.b64decode(node["data"])
-        head = parse_header(raw)
-        if head is None:
-            continue
-        payload = raw[head.size :]
+    for index, node, raw, head in tensors(graph, MIN_BYTES):
         if head.dtype in _NAMES and head.nbytes >= MIN_BYTES:
-            seeded.append(SeededWeight(_NAMES[head.dtype], head.shape, digest(payload)))
+            seeded.append(SeededWeight(_NAMES[head.dtype], head.shape, digest(raw[head.size :])))
             node["data"] = base64.b64encode(raw[: head.size]).decode("ascii")
         elif head.nbytes >= FILE_MIN_BYTES:
-            array = np.frombuffer(payload, dtype=np.dtype(head.dtype).newbyteorder("<")).reshape(head.shape)
-            data = encode_weight(array)
-            files.append(Weight(index, data, hashlib.sha256(data).hexdigest()))
-            node["data"] = base64.b64encode(raw[: head.size] + bytes(head.nbytes)).decode("ascii")
+            files.append(take(index, node, raw, head))
     return files, seeded
 
 
@@ -123,16 +99,20 @@ def unfilled(graph: dict[str, Any]) -> list[tuple[int, str, tuple[int, ...], int
     return out
 
 
+def listed(tensors: list[tuple[int, str, tuple[int, ...], int]]) -> str:
+    """The first four of :func:`unfilled`'s tensors, ``float32[256,64], ... and 3 more``."""
+    more = f" and {len(tensors) - 4} more" if len(tensors) > 4 else ""
+    return ", ".join(f"{d}[{','.join(map(str, s))}]" for _, d, s, _ in tensors[:4]) + more
+
+
 def mismatch(graph: dict[str, Any], seeded: Sequence[SeededWeight], max_bytes: int) -> str | None:
     """Why the graph's data-less tensors cannot be filled from ``seeded`` (the entry's
     ``ir.seeded``), or None: the same number, each of the described dtype and shape, and
     all together no more than ``max_bytes``. Pure: nothing is allocated."""
     tensors = unfilled(graph)
     if len(tensors) != len(seeded):
-        shown = ", ".join(f"{d}[{','.join(map(str, s))}]" for _, d, s, _ in tensors[:4])
-        more = f" and {len(tensors) - 4} more" if len(tensors) > 4 else ""
         return (
-            f"the IR holds {len(tensors)} weight(s) stored without their values ({shown}{more}), the entry "
+            f"the IR holds {len(tensors)} weight(s) stored without their values ({listed(tensors)}), the entry "
             f"describes {len(seeded)} (field ir.seeded)"
         )
     for i, ((node, dtype, shape, _), weight) in enumerate(zip(tensors, seeded)):
@@ -153,8 +133,7 @@ def mismatch(graph: dict[str, Any], seeded: Sequence[SeededWeight], max_bytes: i
 def fill(graph: dict[str, Any], seeded: Sequence[SeededWeight], max_bytes: int) -> None:
     """Put seeded values into the graph's data-less tensors (in place), after
     :func:`mismatch` says they match; raises WeightError saying why not."""
-    problem = mismatch(graph, seeded, max_bytes)
-    if problem is not None:
+    if (problem := mismatch(graph, seeded, max_bytes)) is not None:
         raise WeightError(problem)
     nodes = graph["nodes"]
     for position, ((node, _, _, _), weight) in enumerate(zip(unfilled(graph), seeded)):

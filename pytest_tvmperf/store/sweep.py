@@ -1,20 +1,16 @@
 """The run's temporary directories, and the one sweep that removes those of runs that
 are gone.
 
-A run removes only what it can prove a run of this plugin made, and only once that run
-is over: never by a name pattern, an age or a process id (a process id of another PID
-namespace, as in a containerised CI job sharing ``/tmp``, looks dead from here). Each
-temporary directory a run makes (:func:`make_owned`) carries
+A run removes only what it can prove a run of this plugin made, once that run is over:
+never by a name pattern, an age or a process id (one of another PID namespace, as in a
+containerised CI job sharing ``/tmp``, looks dead from here). Each directory a run makes
+(:func:`make_owned`) carries a marker file (:data:`MARKER`) with a fixed text, and a lock
+file (:data:`LOCK`) the run holds an exclusive ``flock`` on while it uses the directory
+(the kernel releases it when the process ends, however it ends, across PID namespaces).
 
-- a marker file (:data:`MARKER`) with a fixed text, and
-- a lock file (:data:`LOCK`) on which the run holds an exclusive ``flock`` for as long
-  as it uses the directory (the kernel releases it when the process ends, however it
-  ends, and it holds across PID namespaces that share the file system).
-
-:func:`sweep` removes a directory of the system's temporary directory only when it is
-this user's own (not a link, not writable by group or others), carries the marker, and
-its lock can be taken at once: a directory made by a live run, or by anyone else, is
-left as it is. Where ``flock`` is not available, nothing is swept.
+:func:`sweep` removes a directory only when it is this user's own (not a link, not
+writable by group or others), carries the marker, and its lock can be taken at once.
+Where ``flock`` is not available, nothing is swept.
 """
 
 from __future__ import annotations
@@ -36,9 +32,10 @@ LOCK = ".tvmperf-run.lock"
 def _flock():
     try:
         import fcntl
+
+        return fcntl
     except ImportError:  # no flock (Windows): a run's directories are never swept
         return None
-    return fcntl
 
 
 class OwnedDir:
@@ -115,10 +112,8 @@ def sweep(where: Path | None = None) -> list[Path]:
     root = Path(where) if where is not None else Path(tempfile.gettempdir())
     fcntl = _flock()
     removed: list[Path] = []
-    if fcntl is None:
-        return removed
     try:
-        candidates = sorted(root.glob(PREFIX + "*"))
+        candidates = sorted(root.glob(PREFIX + "*")) if fcntl is not None else []
     except OSError:
         return removed
     for path in candidates:

@@ -2,22 +2,15 @@
 request can change, and the gate replays their traces on today's build: an
 ``Annotate(..., "pragma_import_llvm", "<LLVM IR>")`` instruction links that text into the
 kernel. So before MetaSchedule reads the files, each line is checked against an
-**allowlist of what the plugin's own tuning writes**:
+**allowlist of what the plugin's own tuning writes**: a record line
+(``database_tuning_record.json``, ``[workload, [trace, run_secs, target, args_info]]``) has
+instructions of the kinds and annotations of the keys listed below; a workload line
+(``database_workload.json``, ``[hash, module]``) holds a graph :mod:`ir_check` allows; a
+line is bounded in size and nesting (:mod:`bounded_json`: never a ``RecursionError``).
 
-- a record line (``database_tuning_record.json``) is ``[workload, [trace, run_secs,
-  target, args_info]]``; its trace's instructions are of the kinds listed below, and its
-  annotations carry the keys listed below;
-- a workload line (``database_workload.json``) is ``[hash, module]``: the module is a
-  ``tvm.ir.save_json`` graph, checked by :mod:`pytest_tvmperf.store.ir_check`;
-- a line nests at most a few levels and is bounded in size (parsed with
-  :mod:`pytest_tvmperf.store.bounded_json`, so a deep one is an error naming the file and
-  line, never a ``RecursionError``).
-
-``ALLOWED_KINDS`` and ``ALLOWED_ANNOTATIONS`` are the instruction kinds and annotation keys
-of every record the bundled suite commits (``baselines/tuning``), plus the ones
-MetaSchedule's default schedule rules and postprocessors for ``llvm`` and ``cuda`` write
-(listed apart, reviewed); ``tests/unit/test_trace_check.py`` checks that every committed
-record passes and that the committed ones are all in the first list.
+The kinds and keys are those of every record the bundled suite commits (``baselines/tuning``)
+plus those MetaSchedule's default rules and postprocessors for ``llvm`` and ``cuda`` write
+(listed apart, reviewed); ``tests/unit/test_trace_check.py`` checks every committed record.
 """
 
 from __future__ import annotations
@@ -41,51 +34,21 @@ MAX_LITERAL = 256
 
 #: the instruction kinds of the records the bundled suite commits (baselines/tuning)
 COMMITTED_KINDS: frozenset[str] = frozenset(
-    {
-        "CacheWrite",
-        "ComputeAt",
-        "ComputeInline",
-        "DecomposeReduction",
-        "EnterPostproc",
-        "Fuse",
-        "GetChildBlocks",
-        "GetConsumers",
-        "GetLoops",
-        "GetSBlock",
-        "Parallel",
-        "ReverseComputeAt",
-        "Reorder",
-        "SampleCategorical",
-        "SampleComputeLocation",
-        "SamplePerfectTile",
-        "Split",
-        "Unannotate",
-        "Annotate",
-        "Vectorize",
-        "RFactor",
-    }
+    (
+        "CacheWrite ComputeAt ComputeInline DecomposeReduction EnterPostproc Fuse GetChildBlocks GetConsumers "
+        "GetLoops GetSBlock Parallel ReverseComputeAt Reorder SampleCategorical SampleComputeLocation "
+        "SamplePerfectTile Split Unannotate Annotate Vectorize RFactor"
+    ).split()
 )
 #: the other kinds MetaSchedule's default rules and postprocessors write for llvm and cuda
 #: (reviewed: each names loops and blocks of the kernel, or samples numbers; none carries code)
 RULE_KINDS: frozenset[str] = frozenset(
-    {
-        "Bind",
-        "Unroll",
-        "ReverseComputeInline",
-        "CacheRead",
-        "SetScope",
-        "StorageAlign",
-        "GetProducers",
-        "Blockize",
-        "Tensorize",
-        "AddUnitLoop",
-        "SampleCategorical",
-        "GetSBlock",
-        "Annotate",
-    }
+    (
+        "Bind Unroll ReverseComputeInline CacheRead SetScope StorageAlign GetProducers Blockize Tensorize "
+        "AddUnitLoop SampleCategorical GetSBlock Annotate"
+    ).split()
 )
 ALLOWED_KINDS: frozenset[str] = COMMITTED_KINDS | RULE_KINDS
-
 ALLOWED_ANNOTATIONS: frozenset[str] = COMMITTED_ANNOTATIONS | RULE_ANNOTATIONS
 
 WORKLOAD_FILE = "database_workload.json"
@@ -167,8 +130,5 @@ def workload_problem(row: Any) -> str | None:
 
 def line_problem(file_name: str, row: Any) -> str | None:
     """Why a well-formed line of ``file_name`` may not be given to MetaSchedule, or None."""
-    if file_name == WORKLOAD_FILE:
-        return workload_problem(row)
-    if file_name == RECORD_FILE:
-        return record_problem(row)
-    return None
+    check = {WORKLOAD_FILE: workload_problem, RECORD_FILE: record_problem}.get(file_name)
+    return None if check is None else check(row)

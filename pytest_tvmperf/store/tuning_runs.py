@@ -1,10 +1,8 @@
-"""The tuning runs of a MetaSchedule database, kept with its records: one JSON line per
-finished run in ``tuning_runs.jsonl`` beside ``database_tuning_record.json`` (what was
-tuned, for which target, the time it took against its budget, its trials and kernels, the
-records it wrote, the TVM version and when it ended). MetaSchedule never reads the file;
-``tvmperf tune`` and ``--tvmperf-tune*`` write it, and a reviewer reads what a committed
-database cost to make. Lines that are not what :func:`append_run` writes are skipped when
-read (the file comes from the repository: untrusted)."""
+"""The tuning runs of a MetaSchedule database: one JSON line per finished run in
+``tuning_runs.jsonl`` beside ``database_tuning_record.json``, so a reviewer reads what a
+committed database cost to make (``tvmperf tune`` and ``--tvmperf-tune*`` write it;
+MetaSchedule never reads it). Lines not as :func:`append_run` writes them are skipped
+(the file comes from the repository: untrusted)."""
 
 from __future__ import annotations
 
@@ -37,17 +35,8 @@ class TuningRun:
     finished: str  # UTC, ISO 8601
 
 
-_TYPES = {
-    "workload": str,
-    "target": str,
-    "used_s": float,
-    "budget_s": (float, type(None)),
-    "trials": int,
-    "kernels": int,
-    "records": int,
-    "tvm": str,
-    "finished": str,
-}
+_TYPES = {"workload": str, "target": str, "used_s": float, "budget_s": (float, type(None)), "trials": int}
+_TYPES |= {"kernels": int, "records": int, "tvm": str, "finished": str}
 
 
 def _parse(line: str) -> TuningRun | None:

@@ -2,23 +2,18 @@
 baseline's IR rebuilt for this machine, the simulated cost's pinned build) and the
 environments of other TVM versions (``--tvmperf-against-tvm``).
 
-``$TVMPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-tvmperf``, else
-``~/.cache/pytest-tvmperf``. Outside the repository on purpose: a pull request can
-commit files into a project, never into this directory, so no planted library can
-match a cache key there; and nothing in it is ever committed. Safe to delete at any
-time (what is missing is built again); CI can keep it between runs (docs, "In CI").
-The build cache is bounded: past ``$TVMPERF_CACHE_MAX_MB`` (default 2048) the least
-recently used builds are removed.
+``$TVMPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-tvmperf``, else ``~/.cache/pytest-tvmperf``.
+Outside the repository on purpose: a pull request can commit files into a project, never
+into this directory, so no planted library can match a cache key there. Safe to delete at
+any time; CI can keep it between runs (docs, "In CI"). Past ``$TVMPERF_CACHE_MAX_MB``
+(default 2048) the least recently used builds are removed.
 
-Who else can write here? On a shared self-hosted runner, maybe another user or a job of
-another repository. So a cached build is used only when (docs/ci.md, "Threat model"):
-
-- the cache directory and every directory down to the build are this user's and not
-  writable by group or others (as ssh checks ``~/.ssh``), and
-- the seal beside it, an HMAC-SHA256 of the library's bytes under a key kept outside
-  the cache (``$TVMPERF_CACHE_KEY``, else a 0600 file in the user's config directory,
-  made on first use), matches: a writer of the cache who cannot read that key cannot
-  make a library pass, even with its hash beside it. Otherwise the build is made again.
+On a shared runner another user or job may write here, so a cached build is used only when
+(docs/ci.md, "Threat model") every directory from the cache down to it is this user's and
+not writable by group or others (as ssh checks ``~/.ssh``), and the seal beside it, an
+HMAC-SHA256 of the library's bytes under a key kept outside the cache (``$TVMPERF_CACHE_KEY``,
+else a 0600 file in the user's config directory, made on first use), matches: a writer
+who cannot read that key cannot make a library pass. Otherwise the build is made again.
 """
 
 from __future__ import annotations
@@ -47,7 +42,6 @@ GITIGNORE = "# pytest-tvmperf's cache of builds it can make again: never commit 
 
 
 def cache_root(environ: Mapping[str, str] | None = None) -> Path:
-    """The cache directory (see the module's docstring)."""
     env = os.environ if environ is None else environ
     if env.get(ENV_CACHE_DIR):
         return Path(env[ENV_CACHE_DIR]).expanduser()
@@ -83,13 +77,6 @@ class UnsafeCache(Exception):
     """The cache directory (or one below it) can be written by someone else."""
 
 
-def config_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CONFIG_HOME/pytest-tvmperf``, else ``~/.config/pytest-tvmperf``: where the key lives."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "pytest-tvmperf"
-
-
 def dir_problem(path: Path) -> str | None:
     """Why a directory of the cache cannot be trusted (a link, another user's, writable by
     group or others), with the fix; None when it is this user's own or does not exist."""
@@ -121,7 +108,6 @@ def dir_problem(path: Path) -> str | None:
 
 
 def cache_problem(environ: Mapping[str, str] | None = None) -> str | None:
-    """Why the cache directory cannot be used (see :func:`dir_problem`), or None."""
     return dir_problem(cache_root(environ))
 
 
@@ -135,20 +121,19 @@ def _private_dirs(folder: Path, root: Path) -> None:
         with contextlib.suppress(FileExistsError):
             os.mkdir(directory, 0o700)
             os.chmod(directory, 0o700)
-        problem = dir_problem(directory)
-        if problem is not None:
+        if (problem := dir_problem(directory)) is not None:
             raise UnsafeCache(problem)
 
 
 def cache_key(environ: Mapping[str, str] | None = None) -> bytes:
-    """The key the cache's seals are made with: ``$TVMPERF_CACHE_KEY``, else the key file
-    in the user's config directory (made with mode 0600 on first use). Where neither
-    can be had safely (a key file others can read or write, a read-only home), a random
-    key of this process: the cache is then a miss (rebuilt), never trusted blindly."""
+    """The seals' key: ``$TVMPERF_CACHE_KEY``, else the key file in the user's config
+    directory (``$XDG_CONFIG_HOME`` or ``~/.config``, made 0600 on first use). Where neither
+    can be had safely, a random key of this process: the cache misses, never trusted blindly."""
     env = os.environ if environ is None else environ
     if env.get(ENV_CACHE_KEY):
         return env[ENV_CACHE_KEY].encode()
-    path = config_dir(env) / KEY_FILE
+    config = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    path = Path(config) / "pytest-tvmperf" / KEY_FILE
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -182,13 +167,11 @@ def builds_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The builds' directory, made private (0700) if missing; raises UnsafeCache when the
     cache directory or it belongs to someone else or is writable by others."""
     root = cache_root(environ)
-    folder = root / "builds"
-    _private_dirs(folder, root)
-    ignore = folder.parent / ".gitignore"
-    if not ignore.exists():
+    _private_dirs(root / "builds", root)
+    if not (ignore := root / ".gitignore").exists():
         with contextlib.suppress(OSError):
             ignore.write_text(GITIGNORE)
-    return folder
+    return root / "builds"
 
 
 def _sidecar(path: Path) -> Path:
@@ -197,19 +180,16 @@ def _sidecar(path: Path) -> Path:
 
 def lookup(path: Path, root: Path | None = None) -> bool:
     """Is a whole build this user made cached at ``path``? Every directory from ``root``
-    (default: the cache directory) down to it must be this user's own, and the seal
-    written beside it when it was built must match the file under the cache's key (a
-    truncated, replaced or planted file does not, even with a matching hash beside
-    it); a hit is marked used (the bound removes the least recently used first)."""
+    (default: the cache directory) down to it must be this user's own, and its seal must
+    match the file under the cache's key (a truncated, replaced or planted file does not);
+    a hit is marked used (the bound removes the least recently used first)."""
     root = cache_root() if root is None else root
     chain = [p for p in path.parents if p == root or root in p.parents] or [path.parent]
     if any(dir_problem(d) is not None for d in chain):
         return False
     try:
         recorded = _sidecar(path).read_text().strip()
-        if path.is_symlink() or not path.is_file():
-            return False
-        if not hmac.compare_digest(seal_of(path, cache_key()), recorded):
+        if path.is_symlink() or not path.is_file() or not hmac.compare_digest(seal_of(path, cache_key()), recorded):
             return False
         os.utime(path)
         return True
@@ -220,11 +200,10 @@ def lookup(path: Path, root: Path | None = None) -> bool:
 def store(
     path: Path, build: Callable[[Path], None], root: Path, file_mode: int = 0o644, trim_root: Path | None = None
 ) -> None:
-    """Build into a temporary file beside ``path`` and rename it into place, with its
-    seal beside it (written first: a library without its seal is never used), then
-    trim the builds under ``trim_root`` (default ``root``) to the cache's bound. Every
-    directory from ``root`` down is made private (0700); raises UnsafeCache when one on
-    the way is not this user's own."""
+    """Build into a temporary file beside ``path`` and rename it into place, its seal
+    written first (a library without its seal is never used), then trim the builds under
+    ``trim_root`` (default ``root``) to the bound. Every directory from ``root`` down is
+    made private (0700); UnsafeCache when one is not this user's own."""
     _private_dirs(path.parent, root)
     fd, temp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp" + path.suffix, dir=path.parent)
     os.close(fd)

@@ -17,9 +17,8 @@ def _listed(items: Sequence[str], limit: int) -> str:
 
 
 def change_line(before: Sequence[Described], after: Sequence[Described], limit: int = 4) -> str:
-    """ "" when the weights are the same; else which changed: by position where the
-    program's weights are still the same dtypes and shapes in the same order (the values
-    changed), else the weights that are new and those that are gone."""
+    """Which weights changed ("" for none): by position while their descriptions are the
+    same in the same order (the values changed), else those new and those gone."""
     if list(before) == list(after):
         return ""
     if [d for d, _ in before] == [d for d, _ in after]:

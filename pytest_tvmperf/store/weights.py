@@ -1,18 +1,14 @@
 """The weights of a baseline's IR, stored apart from it: once, content-addressed and
 compressed, shared by every test and re-record that has the same tensor.
 
-A network's bound weights are nearly all of its IR (61 MB of a DLA-34's). ``--tvmperf-update``
-takes each large tensor (``ffi.Tensor`` node of the ``tvm.ir.save_json`` graph, at least
-:data:`MIN_BYTES`) out of the IR: the IR keeps the tensor's header and zeros in place of its
-data (still a plain ``save_json`` graph that TVM loads, a few bytes once compressed), and the
-data goes to ``<artifact dir>/weights/<sha256>.npy.gz`` (NumPy's ``.npy``, gzip-compressed
-with a fixed header, so the same tensor is the same file). The baseline entry names them
-(``ir.weights``: the node, the file, its sha256); the gate puts them back before the IR is
-built, so the rebuilt program is the one recorded.
-
-Weight files are data from the repository: read with ``np.load(allow_pickle=False)``, their
-sha256 checked first, their size bounded by what the IR's header says before they are
-decompressed, and their dtype and shape checked against it.
+Bound weights are nearly all of an IR (61 MB of a DLA-34's). ``--tvmperf-update`` takes each
+``ffi.Tensor`` of at least :data:`MIN_BYTES` out of the ``save_json`` graph: the IR keeps its
+header and zeros (a graph TVM still loads), the data goes to
+``<artifact dir>/weights/<sha256>.npy.gz`` (gzip with a fixed header: the same tensor is the
+same file), named by the entry's ``ir.weights`` (node, file, sha256); the gate puts them
+back before the IR is built. Weight files are data from the repository: read with
+``np.load(allow_pickle=False)``, their sha256 checked first, their size bounded by the IR's
+header before they are decompressed, their dtype and shape checked against it.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ import hashlib
 import io
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -103,10 +99,9 @@ def encode_weight(array: np.ndarray) -> bytes:
     return gzip.compress(buf.getvalue(), compresslevel=6, mtime=0)
 
 
-def split(graph: dict[str, Any], min_bytes: int = MIN_BYTES) -> list[Weight]:
-    """Take the large tensors out of a ``save_json`` graph (in place): each node's data
-    becomes its header and zeros; returns the weights, in node order."""
-    out: list[Weight] = []
+def tensors(graph: dict[str, Any], min_bytes: int) -> Iterator[tuple[int, dict, bytes, TensorHeader]]:
+    """The tensor nodes of a ``save_json`` graph that :func:`parse_header` reads, of at least
+    ``min_bytes`` of base64 text's worth: (index, node, its bytes, its header), in node order."""
     for index, node in enumerate(graph.get("nodes", ())):
         if not isinstance(node, dict) or node.get("type") != "ffi.Tensor" or not isinstance(node.get("data"), str):
             continue
@@ -114,13 +109,22 @@ def split(graph: dict[str, Any], min_bytes: int = MIN_BYTES) -> list[Weight]:
             continue
         raw = base64.b64decode(node["data"])
         head = parse_header(raw)
-        if head is None or head.nbytes < min_bytes:
-            continue
-        array = np.frombuffer(raw, dtype=np.dtype(head.dtype).newbyteorder("<"), offset=head.size).reshape(head.shape)
-        data = encode_weight(array)
-        out.append(Weight(index, data, hashlib.sha256(data).hexdigest()))
-        node["data"] = base64.b64encode(raw[: head.size] + bytes(head.nbytes)).decode("ascii")
-    return out
+        if head is not None:
+            yield index, node, raw, head
+
+
+def take(index: int, node: dict, raw: bytes, head: TensorHeader) -> Weight:
+    """Take the tensor of ``node`` (node ``index``) out as a weight file: its data becomes zeros."""
+    array = np.frombuffer(raw, dtype=np.dtype(head.dtype).newbyteorder("<"), offset=head.size).reshape(head.shape)
+    data = encode_weight(array)
+    node["data"] = base64.b64encode(raw[: head.size] + bytes(head.nbytes)).decode("ascii")
+    return Weight(index, data, hashlib.sha256(data).hexdigest())
+
+
+def split(graph: dict[str, Any], min_bytes: int = MIN_BYTES) -> list[Weight]:
+    """Take the large tensors out of a ``save_json`` graph (in place): each node's data
+    becomes its header and zeros; returns the weights, in node order."""
+    return [take(*tensor) for tensor in tensors(graph, min_bytes) if tensor[3].nbytes >= min_bytes]
 
 
 def read_weight(data: bytes, head: TensorHeader, what: str) -> bytes:

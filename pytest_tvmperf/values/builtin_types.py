@@ -1,11 +1,8 @@
 """Builtin types only (pure): a value rebuilt from ``dict``, ``list``, ``str``, ``int``,
-``float``, ``bool`` and ``None``, for what crosses a process boundary or goes into a
-report (an xdist worker's payload, report/workers.py; a test's JUnit properties; a
-target's exported config).
-
-execnet sends only builtin types: a ``tvm_ffi.core.String`` (or any other TVM object)
-anywhere in a payload makes the worker go down at session end, so a value is checked
-here, where the error can name the field.
+``float``, ``bool`` and ``None``, for what crosses a process boundary or goes into a report
+(an xdist payload, JUnit properties, a target's exported config). execnet sends only
+builtin types: a ``tvm_ffi.core.String`` anywhere in a payload makes the worker go down at
+session end, so a value is checked here, where the error can name the field.
 """
 
 from __future__ import annotations

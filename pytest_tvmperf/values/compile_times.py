@@ -1,9 +1,7 @@
-"""``compile_s`` side by side: the build times of the baseline's stored IR and of
-today's lowered IR, built in turn in one process, or why they were not (pure).
-
-Only a changed program (or another TVM) is built twice: the baseline's own program under
-the TVM that recorded it (check/sources.py ``same_program``) builds the same code, so
-its compile time is not gated (:attr:`CompileTimes.same`)."""
+"""``compile_s`` side by side (pure): the build times of the baseline's stored IR and of
+today's lowered IR, built in turn in one process, or why they were not. The baseline's own
+program under the TVM that recorded it builds the same code, so it is not built twice nor
+gated (:attr:`CompileTimes.same`)."""
 
 from __future__ import annotations
 
@@ -61,9 +59,7 @@ class CompileTimes:
 
 def fmt_seconds(value: float | None) -> str:
     """``0.412 s``, ``12.3 s``; ``n/a`` for None."""
-    if value is None:
-        return "n/a"
-    return f"{value:.3g} s"
+    return "n/a" if value is None else f"{value:.3g} s"
 
 
 def side_by_side_line(baseline_s: float | None, tvm_before: str, current_s: float | None, tvm_now: str) -> str:

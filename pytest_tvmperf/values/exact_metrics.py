@@ -14,20 +14,14 @@ from pytest_tvmperf.values.resources import RESOURCE_NAMES
 class ExactMetrics:
     """Static and executed counts; ``None`` means "n/a" for this executor (never 0).
 
-    instructions: static VM instructions per function (bytecode mode)
-    by_callee: static instructions by callee/opcode over all functions
-    calls: calls executed at run time by callee (``vm.set_instrument``)
-    kernels: compiled TIR kernels
-    storage_bytes: storage statically planned by ``vm.builtin.alloc_storage``
-    per_kernel: the metric sources' counts, {metric: {kernel: count}}
-    (``measure/metric_sources.py``); a metric's gated number is its total
-    measured_with: {metric: what its counts depend on besides the code} (the pinned
-    target, the tool's version); counts are compared only between equal setups
-    resources: the resource metrics measured (values/resources.py), {metric: total}
-    resource_parts: {metric: {site or kernel: bytes}}, what each total is made of
-    not_measured: {resource metric: why it is n/a here} (never 0)
-    predates: resource metrics a stored record has no key for (recorded before they
-    existed): not gated against it, recorded at the next update
+    instructions: static VM instructions per function (bytecode mode); by_callee: static
+    instructions by callee/opcode; calls: calls executed at run time by callee
+    (``vm.set_instrument``); kernels: compiled TIR kernels; storage_bytes: storage planned by
+    ``vm.builtin.alloc_storage``; per_kernel: the metric sources' {metric: {kernel: count}}
+    (its total is gated); measured_with: {metric: what its counts depend on besides the
+    code}, compared only between equal setups; resources: {resource metric: total};
+    resource_parts: {metric: {site or kernel: bytes}}; not_measured: {resource metric: why
+    n/a}; predates: resource metrics a stored record has no key for (not gated against it).
     """
 
     instructions: Mapping[str, int] | None = None
@@ -58,14 +52,11 @@ class ExactMetrics:
 
     def scalar(self, metric: str) -> int | None:
         """The gated number for ``metric`` (totals of the per-function/callee maps)."""
-        if metric == "instructions":
-            return None if self.instructions is None else sum(self.instructions.values())
-        if metric == "calls":
-            return None if self.calls is None else sum(self.calls.values())
-        if metric == "kernels":
-            return self.kernels
-        if metric == "storage_bytes":
-            return self.storage_bytes
+        if metric in ("instructions", "calls"):
+            counts = getattr(self, metric)
+            return None if counts is None else sum(counts.values())
+        if metric in ("kernels", "storage_bytes"):
+            return getattr(self, metric)
         if metric in RESOURCE_NAMES:
             return self.resources.get(metric)
         if metric in self.per_kernel:

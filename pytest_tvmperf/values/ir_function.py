@@ -1,11 +1,8 @@
-"""A kernel of a baseline's IR stored in a file of its own (store/lowered_ir.py): the name
-the program calls it by, and the sha256 of its file. The file is named by its content and
-holds the function without its name, so an unchanged kernel is the same file whatever it
-is called and however many tests and re-records share it; a one-layer change adds the
-changed kernels' files only.
-
-Written in the entry's ``ir.functions`` list, one line each: ``fused_conv2d6_add_relu <sha256>``;
-the file is ``<the IR file's directory>/<first 24 hex digits of the sha256>.json.gz``.
+"""A kernel of a baseline's IR stored in a file of its own (store/lowered_ir.py): its name
+and its file's sha256. The file holds the function without its name, so an unchanged
+kernel is the same file whatever it is called; a one-layer change adds only the changed
+kernels' files. One line each in ``ir.functions``: ``fused_conv2d6_add_relu <sha256>``; the
+file is ``<the IR file's directory>/<first 24 hex digits of the sha256>.json.gz``.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ class FunctionRef:
     @classmethod
     def parse(cls, text: object) -> FunctionRef:
         """The function a line of ``ir.functions`` names; ValueError saying what is wrong."""
-        match = _LINE.fullmatch(text) if isinstance(text, str) else None
-        if match is None:
+        if (match := _LINE.fullmatch(text) if isinstance(text, str) else None) is None:
             raise ValueError("a line such as 'fused_conv2d6_add_relu <64 hex digits of its file's sha256>'")
         return cls(match.group(1), match.group(2))

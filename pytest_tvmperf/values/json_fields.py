@@ -5,6 +5,7 @@ twice is found, not silently read. The record's own shape is checked in store/sc
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Mapping
 
@@ -48,8 +49,6 @@ def loads(text: str) -> Any:
     """``json.loads``, but an integer of more than :data:`MAX_INT_DIGITS` digits reads as a
     :class:`LongInt` (see :func:`find_long_int`) instead of a ValueError with no file,
     entry or field, or a number that overflows later."""
-    import json
-
     return json.loads(text, parse_int=_json_int, object_pairs_hook=_json_object)
 
 
@@ -75,32 +74,29 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
     return marked
 
 
-def find_duplicate_key(data: Any) -> tuple[tuple[str | int, ...], str] | None:
-    """The path of the first object in ``data`` that holds a key twice, and that key."""
+def _first(data: Any, kind: type) -> tuple[tuple[str | int, ...], Any] | None:
+    """The path (keys and list indices) of the first value of ``kind`` in ``data``, and it."""
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
     while stack:
         path, value = stack.pop()
-        if isinstance(value, DuplicateKeys):
-            return path, value.duplicate
-        if isinstance(value, dict):
-            stack.extend((path + (k,), v) for k, v in reversed(list(value.items())))
-        elif isinstance(value, list):
-            stack.extend((path + (i,), v) for i, v in reversed(list(enumerate(value))))
-    return None
-
-
-def find_long_int(data: Any) -> tuple[tuple[str | int, ...], LongInt] | None:
-    """The path (keys and list indices) of the first :class:`LongInt` in ``data``, and it."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, LongInt):
+        if isinstance(value, kind):
             return path, value
         if isinstance(value, dict):
             stack.extend((path + (k,), v) for k, v in reversed(list(value.items())))
         elif isinstance(value, list):
             stack.extend((path + (i,), v) for i, v in reversed(list(enumerate(value))))
     return None
+
+
+def find_duplicate_key(data: Any) -> tuple[tuple[str | int, ...], str] | None:
+    """The path of the first object in ``data`` that holds a key twice, and that key."""
+    found = _first(data, DuplicateKeys)
+    return None if found is None else (found[0], found[1].duplicate)
+
+
+def find_long_int(data: Any) -> tuple[tuple[str | int, ...], LongInt] | None:
+    """The path (keys and list indices) of the first :class:`LongInt` in ``data``, and it."""
+    return _first(data, LongInt)
 
 
 def dotted(path: tuple[str | int, ...]) -> str:
@@ -160,11 +156,8 @@ _MISSING = object()
 
 class Fields:
     """The fields of one JSON object (a results entry, a peer cell), read one by one and
-    named by their dotted path when wrong (``time.ratio: expected a number, got ...``).
-
-    Strict (the default), a missing required field or a value of the wrong type raises
-    :class:`SchemaProblem`; lenient (``strict=False``, for showing whatever a page is
-    handed), it reads as the default instead."""
+    named by their dotted path when wrong (``time.ratio: expected a number, got ...``):
+    strict, a :class:`SchemaProblem`; lenient (for showing whatever a page is handed), the default."""
 
     def __init__(self, data: Any, where: str = "", strict: bool = True) -> None:
         if not isinstance(data, Mapping):
@@ -199,10 +192,8 @@ class Fields:
         """A number, or null where not ``required`` (a non-finite float is a number too:
         a page leaves it out)."""
         value = self._get(key, required)
-        if value is _MISSING:
+        if value is _MISSING or (value is None and not required):
             return None
-        if value is None:
-            return self._bad(key, "a number", None) if required else None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return value
         return self._bad(key, "a number", None)
@@ -218,8 +209,7 @@ class Fields:
 
     def raw(self, key: str) -> Any:
         """The value as written (None when missing), for a field checked elsewhere."""
-        value = self._get(key, False)
-        return None if value is _MISSING else value
+        return self.data.get(key)
 
     def objects(self, key: str) -> list[Fields]:
         """A list of objects (empty for null or missing); lenient, items that are not

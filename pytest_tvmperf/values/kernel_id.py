@@ -2,11 +2,9 @@
 measure/kernel_identity.py reads it from a lowered module).
 
 TVM numbers its kernels in the order it meets them (``fused_conv2d19_add8``): change one
-layer and the kernels after it are renamed, so names cannot match a build with its
-baseline. A kernel's :class:`KernelId` says what it is: the structural hash of its
-PrimFunc (its code, without its name), its anchor op and its buffers' shapes, and where
-known the source layer. ``result/kernel_match.py`` matches builds by it; the name is only
-shown.
+layer and the kernels after it are renamed. A :class:`KernelId` says what a kernel is (the
+structural hash of its code without its name, its anchor op, its buffers' shapes, where
+known its source layer); ``result/kernel_match.py`` matches builds by it.
 """
 
 from __future__ import annotations
@@ -21,11 +19,10 @@ SHOWN_INPUTS = 2
 
 @dataclass(frozen=True)
 class KernelId:
-    """key: structural hash of the PrimFunc without its name (hex); op: its anchor op and
-    the ops fused into it, without TVM's numbering (``conv2d_add_relu``); shapes: its
-    parameters' shapes, inputs then output (``1x8x16x16,8x8x3x3,1x8x1x1,1x8x16x16``);
-    layer: the source layers it computes, where the importer kept them
-    (``layer3.0.conv2 (Conv2d 5x5)``; "" if unknown): shown, never matched by."""
+    """key: structural hash of the PrimFunc without its name (hex); op: its ops without TVM's
+    numbering (``conv2d_add_relu``); shapes: its parameters', inputs then output
+    (``1x8x16x16,8x8x3x3,1x8x16x16``); layer: the source layers it computes, "" if unknown
+    (shown, never matched by)."""
 
     key: str
     op: str
@@ -33,8 +30,7 @@ class KernelId:
     layer: str = ""
 
     def describe(self) -> str:
-        """The source layer where known (``layer3.0.conv2 (Conv2d 5x5)``), else what the
-        kernel computes: ``conv2d_add_relu(1x8x16x16, 8x8x3x3, ...) -> 1x8x16x16``."""
+        """The source layer where known, else :meth:`computes`."""
         return self.layer or self.computes()
 
     def computes(self) -> str:

@@ -1,29 +1,23 @@
 """Pure: a baseline entry keyed by what its kernels are, not by TVM's numbering.
 
 TVM numbers its kernels in the order it meets them: one layer added renames every kernel
-after it (``fused_conv2d6_add6`` becomes ``fused_conv2d8_add8``). A baseline file keyed
-by those names then changes on every line that names a kernel, though most kernels are
-unchanged: re-recording a network after a one-layer change gave a diff of hundreds of
-lines of renames. Keyed by each kernel's identity (values/kernel_id.py) instead,
-``conv2d_add_relu@02f7e9c10c`` (its ops, then the first digits of the structural hash of
-its code), an unchanged kernel's lines do not change whatever is added around it.
+after it (``fused_conv2d6_add6`` becomes ``fused_conv2d8_add8``), and re-recording a network
+after a one-layer change gave a diff of hundreds of lines of renames. Keyed by each
+kernel's identity (values/kernel_id.py), ``conv2d_add_relu@02f7e9c10c`` (its ops, then the
+start of its code's structural hash), an unchanged kernel's lines do not change.
 
 :func:`keyed_by_identity` gives the form a baseline file stores: every per-kernel map
-(``exact.by_callee``, ``exact.calls``, ``exact.per_kernel``, ``kernel_time_s``,
-``kernels``, the kernels of ``exact.resource_parts``: ``K`` and ``output of K``) and each
-``call`` of the bytecode keyed by identity; the CUDA kernels a kernel launches (the GPU
-metrics of ``exact.per_kernel``: ptxas names them as TVM does, ``fused_matmul_add_kernel``,
-``fused_matmul_add_kernel_1``, ...) under its key with their suffix kept,
-``matmul_add@22ce49974e_kernel``, and the bytecode's register numbers and
-constant indices left out (``%_``, ``c[_]``): they renumber after an added instruction,
-and the bytecode diff aligns listings without them anyway (result/regression.py). The
-sequence name is shown only, from the build being gated: a failure's resource parts are
-read back under this build's names through the structural match, a changed kernel's part
-under its counterpart's (result/kernel_match.py ``KernelMatch.baseline_sites``).
+(``exact.by_callee``, ``exact.calls``, ``exact.per_kernel``, ``kernel_time_s``, ``kernels``,
+the kernels of ``exact.resource_parts``: ``K`` and ``output of K``) and each ``call`` of the
+bytecode keyed by identity; the CUDA kernels a kernel launches (ptxas names them
+``fused_matmul_add_kernel``, ``..._kernel_1``) under its key with their suffix kept,
+``matmul_add@22ce49974e_kernel``; the bytecode's register numbers and constant indices left
+out (``%_``, ``c[_]``: they renumber after an added instruction). A failure's resource parts
+are read back under this build's names (result/kernel_match.py ``KernelMatch.baseline_sites``).
 
-A record without kernel identities (recorded before they were stored, a loaded library,
-a PrimFunc test's one ``main``) is left as it is; so is a file written in the older form:
-both read alike, since every reader matches kernels by identity (result/kernel_match.py).
+A record without kernel identities (an old one, a loaded library, a PrimFunc test's one
+``main``) is left as it is; so is a file in the older form: every reader matches kernels by
+identity (result/kernel_match.py).
 """
 
 from __future__ import annotations
@@ -78,8 +72,7 @@ def stable_names(kernels: Mapping[str, KernelId]) -> dict[str, str]:
 
 def _numbering(name: str) -> tuple:
     """``conv2d2`` before ``conv2d10``; a stable key by its ``~n``."""
-    m = STABLE_KEY.match(name)
-    if m:
+    if m := STABLE_KEY.match(name):
         return (0, int(m.group("n") or 1), name)
     return (1, [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)], name)
 
@@ -135,10 +128,8 @@ OUTPUT_OF = "output of "
 
 
 def renamed_sites(counts: Mapping[str, int], names: Mapping[str, str]) -> dict[str, int]:
-    """One resource metric's parts (values/resources.py) with their kernels under ``names``:
-    a kernel's code (``code_bytes``: the kernel) and the allocation holding its output
-    (``alloc_bytes``: ``output of K``); any other site (``returned or unused``, the runtime's
-    code) as it is. Sites that come to one name add up."""
+    """One resource metric's parts with their kernels (``K``, ``output of K``) under ``names``;
+    any other site (``returned or unused``) as it is. Sites that come to one name add up."""
 
     def one(site: str) -> str:
         head, sep, kernel = site.partition(OUTPUT_OF)
@@ -158,8 +149,15 @@ def site_kernel(site: str) -> str:
     return site.removeprefix(OUTPUT_OF)
 
 
-def _rename_parts(parts: Mapping[str, Mapping[str, int]], names: Mapping[str, str]) -> dict[str, dict[str, int]]:
-    return {metric: renamed_sites(counts, names) for metric, counts in parts.items()}
+def _renamed(exact: ExactMetrics, names: Mapping[str, str]) -> ExactMetrics:
+    """``exact`` with every per-kernel map's kernels under ``names``."""
+    return replace(
+        exact,
+        by_callee=_rename(exact.by_callee, names),
+        calls=_rename(exact.calls, names),
+        per_kernel={metric: _rename_kernels(counts, names) for metric, counts in exact.per_kernel.items()},
+        resource_parts={metric: renamed_sites(counts, names) for metric, counts in exact.resource_parts.items()},
+    )
 
 
 def keyed_bytecode(bytecode: Mapping[str, str] | None, names: Mapping[str, str]) -> dict[str, str] | None:
@@ -182,17 +180,9 @@ def keyed_by_identity(record: "Record") -> "Record":
     if not record.kernels or record.executor == "prim":
         return record
     names = stable_names(record.kernels)
-    exact = record.exact
-    exact = replace(
-        exact,
-        by_callee=_rename(exact.by_callee, names),
-        calls=_rename(exact.calls, names),
-        per_kernel={metric: _rename_kernels(counts, names) for metric, counts in exact.per_kernel.items()},
-        resource_parts=_rename_parts(exact.resource_parts, names),
-    )
     return replace(
         record,
-        exact=exact,
+        exact=_renamed(record.exact, names),
         kernel_time_s=_rename(record.kernel_time_s, names),
         bytecode=keyed_bytecode(record.bytecode, names),
         kernels={names[name]: ident for name, ident in record.kernels.items()},
@@ -201,9 +191,7 @@ def keyed_by_identity(record: "Record") -> "Record":
 
 def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) -> ExactMetrics:
     """A stored entry's exact metrics keyed by identity, back under the names this build
-    gave the same kernels (``build``: its {name: identity}): the baseline's counts of its
-    own program, taken as this build's, then read as this build's own. A key no kernel of
-    this build has stays as it is; unchanged without identities."""
+    (``build``: its {name: identity}) gave the same kernels; a key none has stays as it is."""
     if not build:
         return exact
     back = {key: name for name, key in stable_names(build).items()}
@@ -217,20 +205,13 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
         )
     ):
         return exact
-    return replace(
-        exact,
-        by_callee=_rename(exact.by_callee, back),
-        calls=_rename(exact.calls, back),
-        per_kernel={metric: _rename_kernels(counts, back) for metric, counts in exact.per_kernel.items()},
-        resource_parts=_rename_parts(exact.resource_parts, back),
-    )
+    return _renamed(exact, back)
 
 
 def key_problem(name: str, ident: KernelId) -> str | None:
     """Why a kernel keyed by identity (``op@hex``) does not carry that identity (an edited
     key or entry), or None; a kernel keyed by its TVM name is not checked here."""
-    m = STABLE_KEY.match(name)
-    if m is None:
+    if (m := STABLE_KEY.match(name)) is None:
         return None
     if m.group("op") != ident.op or not ident.key.startswith(m.group("key")):
         return (

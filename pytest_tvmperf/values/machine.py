@@ -23,7 +23,7 @@ class Machine:
     #: targets, left out of the fingerprint and the JSON so CPU fingerprints are unchanged)
     gpu: str = ""
 
-    def _fields(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         if not data["gpu"]:
             del data["gpu"]
@@ -32,11 +32,7 @@ class Machine:
     @property
     def fingerprint(self) -> str:
         """Short stable id: time samples are only comparable between equal fingerprints."""
-        blob = json.dumps(self._fields(), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:12]
-
-    def as_json(self) -> dict[str, Any]:
-        return self._fields()
+        return hashlib.sha256(json.dumps(self.as_json(), sort_keys=True).encode()).hexdigest()[:12]
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Machine":

@@ -37,7 +37,6 @@ class RefView:
 def display_path(path: Path, rootpath: Path, ref_view: RefView | None = None) -> str:
     """``path`` relative to the rootdir where it is inside it, else as it is; a file of a
     git revision's copy as that revision's file (:class:`RefView`)."""
-    shown = ref_view.show(path) if ref_view is not None else None
-    if shown is not None:
+    if ref_view is not None and (shown := ref_view.show(path)) is not None:
         return shown
     return str(path.relative_to(rootpath)) if path.is_relative_to(rootpath) else str(path)

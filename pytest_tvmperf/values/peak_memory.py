@@ -1,15 +1,12 @@
-"""Peak memory of one call of the entry, the pure parts: what the isolation
-child reads (sandbox/peak.py) as a :class:`PeakReading`, the median the gate compares,
-the noise floor under which a growth passes, and the reasons a peak is n/a.
+"""Peak memory of one call of the entry, the pure parts: what the isolation child reads
+(sandbox/peak.py), the median the gate compares, the noise floor, the reasons for n/a.
 
 ``peak_bytes``: the host's peak resident growth over one call: the child resets the
-kernel's high-water mark (``/proc/self/clear_refs``), reads its resident size, makes one
-call and reads the high-water mark (``VmHWM``); the VM's memory pool is emptied before each
-call, and the child's allocator returns every block of 64 KiB or more to the system when
-it is freed (``MALLOC_MMAP_THRESHOLD_``), so what one call allocates shows as resident
-growth. ``device_peak_bytes``: a GPU's free memory before and after one call from an
-emptied pool (the pool keeps what the call allocated until it is emptied, so what it
-holds after the call is the most the call held)."""
+high-water mark (``/proc/self/clear_refs``), reads its resident size, makes one call and
+reads ``VmHWM``; the VM's pool is emptied before each call, and the allocator returns every
+block of 64 KiB or more when freed (``MALLOC_MMAP_THRESHOLD_``), so what a call allocates
+shows as growth. ``device_peak_bytes``: a GPU's free memory before and after one call from
+an emptied pool (which keeps what the call allocated: the most the call held)."""
 
 from __future__ import annotations
 
@@ -51,11 +48,6 @@ class PeakReading:
         number of bytes); never negative."""
         return max(0, int(statistics.median_low(self.samples))) if self.samples else 0
 
-    @property
-    def parts(self) -> dict[str, int]:
-        """No parts: where in the call the peak came is not read."""
-        return {}
-
     @classmethod
     def from_reply(cls, reply: object) -> "PeakReading | str":
         """The child's reply (``{"samples": [...]}`` or ``{"na": why}``) read back; a
@@ -73,12 +65,7 @@ class PeakReading:
 def allowed_peak(baseline: float, relative: float | None, absolute: float | None = None) -> float:
     """The most a peak may be against ``baseline``: the limit's, or the baseline plus the
     noise floor where that is more."""
-    if relative is not None:
-        limit = baseline * (1.0 + relative)
-    elif absolute is not None:
-        limit = baseline + absolute
-    else:
-        limit = baseline
+    limit = baseline * (1.0 + relative) if relative is not None else baseline + (absolute or 0)
     return max(limit, baseline + PEAK_FLOOR_BYTES)
 
 

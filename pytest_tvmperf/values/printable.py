@@ -7,10 +7,9 @@ from __future__ import annotations
 
 
 def safe(text: object) -> str:
-    """A string from data (a baseline file's test ids, workload and kernel names, VM
-    bytecode) as it may be printed: control characters escaped (``\\n``, ``\\x1b``: no
-    line, colour or cursor move of the file's), and a leading ``::`` (after blanks)
-    escaped as ``\\x3a:``, since GitHub Actions reads a line starting with ``::`` as a
+    """A string from data as it may be printed: control characters escaped (``\\n``,
+    ``\\x1b``: no line, colour or cursor move of the file's), and a leading ``::`` (after
+    blanks) as ``\\x3a:``, since GitHub Actions reads a line starting with ``::`` as a
     workflow command (a fake annotation, or ``::stop-commands::``)."""
     out = "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in str(text))
     stripped = out.lstrip(" ")

@@ -1,11 +1,9 @@
-"""The record of one test: what ran, its exact metrics, and its timings by machine.
-
-The current run produces a Record with one timing; a baseline Record may hold
-timings from several machines, keyed by machine fingerprint.
-"""
+"""The record of one test: what ran, its exact metrics, and its timings by machine
+fingerprint (one for the current run; a baseline's may hold several)."""
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -38,10 +36,8 @@ class WeightRef:
 
 @dataclass(frozen=True)
 class IRRef:
-    """The IR file of a baseline entry: its path relative to the baseline directory, and
-    the sha256 of its bytes; the weights stored apart from it (none in IR recorded
-    before weights were, or without large tensors); and the weights stored as their
-    description only (``seeded``: the default, rebuilt with seeded values)."""
+    """The IR file of a baseline entry (path relative to the baseline directory, sha256 of its
+    bytes), the weights stored apart from it, and those stored as descriptions (``seeded``)."""
 
     path: str
     sha256: str
@@ -60,8 +56,6 @@ class IRRef:
         weights the seeding rule with their descriptions."""
         if not self.weights and not self.seeded and not self.functions:
             return self.sha256
-        import hashlib
-
         text = self.sha256 + "".join(f";{w.node}:{w.sha256}" for w in self.weights)
         if self.seeded:
             text += f";{self.SEED_RULE}:" + ";".join(w.describe() for w in self.seeded)
@@ -180,20 +174,15 @@ class Record:
     def merged_over(self, old: "Record | None") -> "Record":
         """This record as the new baseline, keeping ``old``'s timings from other
         machines while the exact metrics (the code that was timed) are unchanged."""
-        same_records = (
-            dict(old.target) != dict(self.target)
-            or (  # each target has its own tuning records
-                (old.tuning or {}).get("records_hash") == (self.tuning or {}).get("records_hash")
-            )
-            if old
-            else False
-        )
         if (
             old is None
             or old.exact.without_resources() != self.exact.without_resources()
             or old.workload != self.workload
             or old.pipeline != self.pipeline
-            or not same_records
+            or (  # each target has its own tuning records
+                dict(old.target) == dict(self.target)
+                and (old.tuning or {}).get("records_hash") != (self.tuning or {}).get("records_hash")
+            )
         ):
             return self
         timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
@@ -246,92 +235,68 @@ class RecordField:
     write: Callable[[Any], Any]
 
 
+def _maybe(convert: Callable[[Any], Any], value: Any) -> Any:
+    return None if value is None else convert(value)
+
+
+def _json(value: Any) -> Any:
+    return value.as_json()
+
+
 def _optional_map(data: Mapping[str, Any], key: str, value: Callable[[Any], Any]) -> dict[str, Any] | None:
     return None if data.get(key) is None else {k: value(v) for k, v in data[key].items()}
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+_REQUIRED, _NULLABLE, _OPTIONAL = Presence.REQUIRED, Presence.NULLABLE, Presence.OPTIONAL
+_ALWAYS, _IF_SET, _IF_ANY = Written.ALWAYS, Written.IF_SET, Written.IF_ANY
+
 #: The one table of a record's fields, in the order store/schema.py checks them (the first
 #: wrong field is the one named); files are written with sorted keys.
 RECORD_FIELDS: tuple[RecordField, ...] = (
-    RecordField(
-        "workload", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["workload"]), lambda v: v
-    ),
-    RecordField(
-        "executor", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["executor"]), lambda v: v
-    ),
-    RecordField(
-        "tvm_version", FieldCheck.TEXT, Presence.REQUIRED, Written.ALWAYS, lambda d: str(d["tvm_version"]), lambda v: v
-    ),
-    RecordField("target", FieldCheck.OBJECT, Presence.REQUIRED, Written.ALWAYS, lambda d: dict(d["target"]), dict),
-    RecordField(
-        "exact",
-        FieldCheck.EXACT,
-        Presence.REQUIRED,
-        Written.ALWAYS,
-        lambda d: ExactMetrics.from_json(d["exact"]),
-        lambda v: v.as_json(),
-    ),
+    RecordField("workload", FieldCheck.TEXT, _REQUIRED, _ALWAYS, lambda d: str(d["workload"]), _same),
+    RecordField("executor", FieldCheck.TEXT, _REQUIRED, _ALWAYS, lambda d: str(d["executor"]), _same),
+    RecordField("tvm_version", FieldCheck.TEXT, _REQUIRED, _ALWAYS, lambda d: str(d["tvm_version"]), _same),
+    RecordField("target", FieldCheck.OBJECT, _REQUIRED, _ALWAYS, lambda d: dict(d["target"]), dict),
+    RecordField("exact", FieldCheck.EXACT, _REQUIRED, _ALWAYS, lambda d: ExactMetrics.from_json(d["exact"]), _json),
     RecordField(
         "timings",
         FieldCheck.TIMINGS,
-        Presence.REQUIRED,
-        Written.ALWAYS,
+        _REQUIRED,
+        _ALWAYS,
         lambda d: {fp: Timing.from_json(t) for fp, t in d.get("timings", {}).items()},
         lambda v: {fp: t.as_json() for fp, t in sorted(v.items())},
     ),
     RecordField(
-        "compile_s",
-        FieldCheck.SECONDS,
-        Presence.NULLABLE,
-        Written.ALWAYS,
-        lambda d: d.get("compile_s"),
-        lambda v: None if v is None else _round(v),
+        "compile_s", FieldCheck.SECONDS, _NULLABLE, _ALWAYS, lambda d: d.get("compile_s"), lambda v: _maybe(_round, v)
     ),
     RecordField(
         "bytecode",
         FieldCheck.LINES,
-        Presence.NULLABLE,
-        Written.ALWAYS,
+        _NULLABLE,
+        _ALWAYS,
         lambda d: _optional_map(d, "bytecode", "\n".join),
         lambda v: None if v is None else {k: text.splitlines() for k, text in sorted(v.items())},
     ),
     RecordField(
         "kernel_time_s",
         FieldCheck.TIMES,
-        Presence.NULLABLE,
-        Written.ALWAYS,
+        _NULLABLE,
+        _ALWAYS,
         lambda d: _optional_map(d, "kernel_time_s", float),
         lambda v: None if v is None else {k: _round(s) for k, s in sorted(v.items())},
     ),
-    RecordField(
-        "pipeline",
-        FieldCheck.TEXT,
-        Presence.OPTIONAL,
-        Written.ALWAYS,
-        lambda d: str(d.get("pipeline", "default")),
-        lambda v: v,
-    ),
-    RecordField(
-        "tuning",
-        FieldCheck.OBJECT,
-        Presence.NULLABLE,
-        Written.IF_SET,
-        lambda d: None if d.get("tuning") is None else dict(d["tuning"]),
-        dict,
-    ),
-    RecordField(
-        "ir",
-        FieldCheck.IR,
-        Presence.NULLABLE,
-        Written.IF_SET,
-        lambda d: IRRef.from_json(d.get("ir")),
-        lambda v: v.as_json(),
-    ),
+    RecordField("pipeline", FieldCheck.TEXT, _OPTIONAL, _ALWAYS, lambda d: str(d.get("pipeline", "default")), _same),
+    RecordField("tuning", FieldCheck.OBJECT, _NULLABLE, _IF_SET, lambda d: _maybe(dict, d.get("tuning")), dict),
+    RecordField("ir", FieldCheck.IR, _NULLABLE, _IF_SET, lambda d: IRRef.from_json(d.get("ir")), _json),
     RecordField(
         "kernels",
         FieldCheck.KERNELS,
-        Presence.NULLABLE,
-        Written.IF_ANY,
+        _NULLABLE,
+        _IF_ANY,
         lambda d: None if not d.get("kernels") else {str(k): KernelId.from_json(v) for k, v in d["kernels"].items()},
         lambda v: {k: ident.as_json() for k, ident in sorted(v.items())},
     ),

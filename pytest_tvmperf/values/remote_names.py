@@ -1,9 +1,7 @@
-"""Names of remote targets and tracker addresses (pure: no TVM, no sockets).
-
-A remote device is a target named ``BASE@rpc:KEY`` (``llvm@rpc:my-board``): compiled on
-the host for the device's own CPU, run and timed on a device that the TVM RPC tracker
-(``--tvmperf-rpc=HOST:PORT``) hands out under the key ``KEY``. Its test ids read
-``rpc:KEY-BASE-EXECUTOR`` (``test_mlp[rpc:my-board-llvm-vm-bytecode]``).
+"""Names of remote targets and tracker addresses (pure). A remote device is a target named
+``BASE@rpc:KEY`` (``llvm@rpc:my-board``): compiled on the host for the device's CPU, timed
+on a device the TVM RPC tracker (``--tvmperf-rpc=HOST:PORT``) hands out under ``KEY``; its
+test ids read ``rpc:KEY-BASE-EXECUTOR`` (``test_mlp[rpc:my-board-llvm-vm-bytecode]``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""The resources a deployment pays besides time and counts: their names
-(threshold keys and marker keywords), units, default limits and short aliases; and the
-pure text about them (pure: option parsing and the reports read this; the builder
-measures them, builder/vm_alloc.py and builder/code_size.py).
-
-``alloc_bytes``: bytes the VM allocates at run time in one call of the entry, read from
-its ``alloc_storage`` calls as they execute (dynamic shapes included), by site.
-``code_bytes``: the size of the compiled library's code, by kernel (function symbols
-of the object LLVM emits; the CUDA module's size for ``cuda``).
-``peak_bytes``, ``device_peak_bytes``: the peak memory one call of the entry adds, on the
-host and on a GPU, read in the isolation child (values/peak_memory.py, sandbox/peak.py)."""
+"""The resources a deployment pays besides time and counts (pure): their names (threshold
+keys and marker keywords), units, default limits, aliases, and the text about them; the
+builder measures them (builder/vm_alloc.py, builder/code_size.py, sandbox/peak.py)."""
 
 from __future__ import annotations
 
@@ -18,10 +10,9 @@ from typing import Iterable, Mapping
 
 @dataclass(frozen=True)
 class ResourceMetric:
-    """One resource metric: its name (threshold key, marker keyword, JSON key), the unit
-    its values are shown in, its default threshold (``parse_limit`` syntax), a short
-    alias a threshold may use (``code=1%``; "" for none), what its parts are (``by site``), and a line
-    of documentation."""
+    """One resource metric: its name (threshold key, marker keyword, JSON key), unit, default
+    threshold (``parse_limit`` syntax), short alias (``code=1%``; "" for none), what its
+    parts are (``by site``), and a line of documentation."""
 
     name: str
     unit: str
@@ -123,8 +114,7 @@ def parts_diff(before: Mapping[str, int] | None, after: Mapping[str, int] | None
 
 def predates_line(metrics: Iterable[str]) -> str:
     """The one line for a baseline recorded before ``metrics`` existed ("" for none)."""
-    names = sorted(set(metrics))
-    if not names:
+    if not (names := sorted(set(metrics))):
         return ""
     return (
         f"the baseline predates {', '.join(names)}: not gated against it; they will be recorded at the next "

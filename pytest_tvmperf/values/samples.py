@@ -10,14 +10,9 @@ from typing import Sequence
 
 @dataclass(frozen=True)
 class TimeSamples:
-    """Raw seconds-per-call samples of one measurement.
-
-    ``reference`` holds the reference kernel's samples and ``baseline`` those of the
-    baseline's own compiled artifact, taken in the same rounds and interleaved with
-    the workload's (``samples[i]``, ``reference[i]`` and ``baseline[i]`` are neighbours
-    in time): ``normalized`` and ``ab_ratios`` cancel what the process and the machine
-    did to all of them.
-    """
+    """Raw seconds-per-call samples of one measurement; ``reference`` (the reference
+    kernel's) and ``baseline`` (the baseline's own artifact's) interleaved with them round
+    by round, so ``normalized`` and ``ab_ratios`` cancel what the machine did to all."""
 
     samples: tuple[float, ...]
     reference: tuple[float, ...] | None = None
@@ -33,11 +28,9 @@ class TimeSamples:
     #: device, how far the reference kernel's round ran over its lower quartile (its CPU wait
     #: cannot be read from the host; see judge/disturbance.py)
     screened_by: str = "host"
-    #: per series (``time``, ``reference``, ``baseline``, ``peer:<name>``), per round, the share
-    #: of that sample's wall time that its own threads (those that ran or waited to run
-    #: during it) waited for a CPU, the most of any of them: what the load took from that
-    #: side alone (builder/timer.py). judge/own_time.py judges each side by its wall time
-    #: less this wait on a busy machine. Empty where the timer does not tell
+    #: per series (``time``, ``reference``, ``baseline``, ``peer:<name>``), per round, the most
+    #: share of that sample's wall time any of its own threads waited for a CPU: what the load
+    #: took from that side alone (builder/timer.py; judge/own_time.py). Empty where not told
     waits: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     def __post_init__(self) -> None:
@@ -71,16 +64,12 @@ class TimeSamples:
     @property
     def normalized(self) -> tuple[float, ...] | None:
         """Workload time over the neighbouring reference time, per round."""
-        if self.reference is None:
-            return None
-        return tuple(s / r for s, r in zip(self.samples, self.reference))
+        return None if self.reference is None else self.ratios("time", "reference")
 
     @property
     def ab_ratios(self) -> tuple[float, ...] | None:
         """Workload time over the neighbouring baseline-artifact time, per round."""
-        if self.baseline is None:
-            return None
-        return tuple(s / b for s, b in zip(self.samples, self.baseline))
+        return None if self.baseline is None else self.ratios("time", "baseline")
 
     def wait(self, series: str) -> tuple[float, ...] | None:
         """The own-thread wait shares of ``series`` per round (see :attr:`waits`), or None."""

@@ -1,11 +1,7 @@
-"""A weight a baseline stores no values of: its dtype, shape and the sha256 of its bytes
-(store/seeded.py rebuilds the baseline's program with seeded values of that dtype and
-shape; the digest tells a changed weight from an unchanged one).
-
-Written in the entry's ``ir.seeded`` list, one line each: ``float32[64,3,7,7] <sha256>``.
-The entry is data from the repository: :meth:`SeededWeight.parse` takes only the
-allowlisted dtypes, at most :data:`MAX_NDIM` dimensions and :data:`MAX_ELEMENTS` elements,
-before anything is allocated (the total is bounded where the tensors are made).
+"""A weight a baseline stores no values of (store/seeded.py): its dtype, shape and the
+sha256 of its bytes, one line each in ``ir.seeded``: ``float32[64,3,7,7] <sha256>``. The
+entry is data from the repository: :meth:`SeededWeight.parse` takes only the allowlisted
+dtypes, at most :data:`MAX_NDIM` dimensions and :data:`MAX_ELEMENTS` elements.
 """
 
 from __future__ import annotations
@@ -50,8 +46,7 @@ class SeededWeight:
         """The weight a line of ``ir.seeded`` describes; ValueError saying what is wrong."""
         if not isinstance(text, str) or len(text) > 200:
             raise ValueError("a line such as 'float32[64,3,7,7] <64 hex digits of its sha256>'")
-        match = _LINE.fullmatch(text)
-        if match is None:
+        if (match := _LINE.fullmatch(text)) is None:
             raise ValueError(
                 f"a line such as 'float32[64,3,7,7] <64 hex digits of its sha256>' (dtype one of "
                 f"{', '.join(DTYPES)}, at most {MAX_NDIM} dimensions)"

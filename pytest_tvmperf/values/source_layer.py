@@ -1,10 +1,6 @@
-"""A layer of the model a workload was imported from (pure: the value; workloads read it
-from ``torch.export``'s graph or an ONNX graph, judge/source_layers.py names each kernel
-by the layers it computes).
-
-A failure that names only a kernel (``conv2d(1x256x7x7, 256x256x5x5) -> 1x256x7x7``)
-leaves the user to find the layer; the importer's graph keeps it: ``torch.export`` keeps
-each node's module path (``layer3.0.conv2``), ONNX each node's name.
+"""A layer of the model a workload was imported from (pure), so a failure names the layer
+(``layer3.0.conv2``: ``torch.export``'s module path, or the ONNX node's name), not only a
+kernel; judge/source_layers.py names each kernel by the layers it computes.
 """
 
 from __future__ import annotations
@@ -14,11 +10,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SourceLayer:
-    """path: the layer's module path (``layer3.0.conv2``) or node name; kind: the module
-    class or op type (``Conv2d``, ``Conv``); anchor: what TVM's kernel of it is named by
-    (``conv``, ``matmul``, ``max_pool``, ``avg_pool``: judge/layer_match.py's anchor kinds);
-    attrs: what tells it apart in words (``5x5``, ``5x5 s2``, ``512->256``); inputs: its
-    input and weight shapes (``1x8x16x16``, ``8x8x5x5``); output: its output shape."""
+    """path: module path (``layer3.0.conv2``) or node name; kind: module class or op type
+    (``Conv2d``); anchor: judge/layer_match.py's anchor kind (``conv``, ``matmul``); attrs:
+    what tells it apart (``5x5 s2``, ``512->256``); inputs, output: its shapes."""
 
     path: str
     kind: str
