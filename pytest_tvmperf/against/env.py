@@ -1,21 +1,15 @@
 """The other TVM version's environment (``--tvmperf-against-tvm=VERSION``): a venv under
 the user's cache directory with ``apache-tvm==VERSION``, NumPy and this plugin's own
-dependencies, made with the standard ``venv`` module and ``pip``.
+dependencies, made with ``venv`` and ``pip`` (not ``uv``): both come with every CPython,
+pip honours the user's pip configuration (index, certificates, constraints), and the
+environment is built once per version and machine, so uv's speed would rarely matter.
 
-Why ``venv`` + ``pip`` (not ``uv``): both come with every CPython, so the feature needs
-nothing the user does not have already; pip honours the user's pip configuration
-(``PIP_INDEX_URL``, ``--find-links``, certificates, constraints), which is how most
-machines that install TVM at all reach their index; and the environment is built once
-and then reused, so uv's speed would matter once per version and machine.
-
-Layout: ``<cache>/tvm-<version>-<key>/`` where ``<cache>`` is ``$TVMPERF_CACHE_DIR``, else
-``$XDG_CACHE_HOME/pytest-tvmperf``, else ``~/.cache/pytest-tvmperf``, and ``<key>``
-hashes the version, the Python version and the requirement list (so a change of any
-of them makes a new environment). The plugin itself is not installed there: the child
-runs it from this process's own package (a link on its ``PYTHONPATH``), so editing the
-plugin never reinstalls TVM. An environment is built in a temporary directory beside
-its final place and renamed into place when complete (a reader sees a whole
-environment or none), under a file lock (two runs at once build it once).
+Layout: ``<cache>/tvm-<version>-<key>/`` (``<cache>``: store/user_cache.py), ``<key>``
+hashing the version, the Python version and the requirements (a change of any makes a
+new environment). The plugin itself is not installed there: the child runs this
+process's package (a link on its ``PYTHONPATH``), so editing it never reinstalls TVM.
+An environment is built in a temporary directory beside its place and renamed into it
+when complete, under a file lock (two runs at once build it once).
 """
 
 from __future__ import annotations
@@ -77,15 +71,11 @@ def requirements(version: str, packages: tuple[str, ...] = ()) -> list[str]:
     return reqs
 
 
-def env_key(version: str, reqs: list[str]) -> str:
-    python = ".".join(map(str, sys.version_info[:3]))
-    text = json.dumps([version, python, sys.platform, sorted(reqs)])
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 def env_dir(version: str, root: Path | None = None, reqs: list[str] | None = None) -> Path:
     reqs = requirements(version) if reqs is None else reqs
-    return (root or cache_root()) / f"tvm-{version}-{env_key(version, reqs)}"
+    python = ".".join(map(str, sys.version_info[:3]))
+    key = hashlib.sha256(json.dumps([version, python, sys.platform, sorted(reqs)]).encode()).hexdigest()[:12]
+    return (root or cache_root()) / f"tvm-{version}-{key}"
 
 
 def _read(path: Path) -> OtherEnv | None:
@@ -104,14 +94,10 @@ def _tail(text: str, lines: int = 8) -> str:
 
 
 def _run(cmd: list[str], what: str, timeout: float) -> str:
+    environ = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     try:
         done = subprocess.run(
-            cmd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=timeout,
-            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, env=environ
         )
     except subprocess.TimeoutExpired:
         raise EnvError(f"{what}: no result within {timeout:g} s") from None
@@ -128,17 +114,10 @@ def _building_lock(final: Path, version: str, timeout_s: float, log: Callable[[s
     holds it, and an EnvError naming the holder once ``timeout_s`` (its build's bound) passes."""
     from pytest_tvmperf.store.locks import LockError, file_lock
 
+    lock, what = Path(str(final) + ".lock"), f"lock of the apache-tvm {version} environment"
     held = contextlib.ExitStack()
     try:
-        held.enter_context(
-            file_lock(
-                Path(str(final) + ".lock"),
-                timeout_s,
-                f"lock of the apache-tvm {version} environment",
-                log,
-                option="the bound of another run's build of it",
-            )
-        )
+        held.enter_context(file_lock(lock, timeout_s, what, log, option="the bound of another run's build of it"))
     except LockError as exc:
         raise EnvError(f"the environment of apache-tvm {version} ({final}) cannot be made: {exc}") from None
     with held:
@@ -169,23 +148,16 @@ def ensure_env(
             return found
         temp = final.parent / f".tmp-{final.name}-{os.getpid()}"
         shutil.rmtree(temp, ignore_errors=True)
-        if final.exists():  # an incomplete one (no marker): made again
-            shutil.rmtree(final, ignore_errors=True)
+        shutil.rmtree(final, ignore_errors=True)  # an incomplete one (no marker), if any: made again
         log(f"tvmperf: making the environment of apache-tvm {version} in {final} (once per machine)")
         try:
             _run([sys.executable, "-m", "venv", str(temp)], f"python -m venv {temp}", 300)
             python = str(temp / "bin" / "python")
-            _run(
-                [python, "-m", "pip", "install", "--disable-pip-version-check", *reqs],
-                f"pip install apache-tvm=={version}",
-                timeout,
-            )
+            pip_install = [python, "-m", "pip", "install", "--disable-pip-version-check"]
+            import_tvm = [python, "-c", "import tvm; print('TVM', tvm.__version__)"]
+            _run([*pip_install, *reqs], f"pip install apache-tvm=={version}", timeout)
             try:
-                out = _run(
-                    [python, "-c", "import tvm; print('TVM', tvm.__version__)"],
-                    f"import tvm (apache-tvm {version})",
-                    300,
-                )
+                out = _run(import_tvm, f"import tvm (apache-tvm {version})", 300)
             except EnvError as exc:
                 floor = _ffi_floor(python) if "undefined symbol" in str(exc) else None
                 if floor is None:
@@ -196,30 +168,12 @@ def ensure_env(
                     f"tvmperf: apache-tvm {version} does not load with the newest apache-tvm-ffi; "
                     f"installing apache-tvm-ffi=={floor}, the oldest it declares"
                 )
-                _run(
-                    [python, "-m", "pip", "install", "--disable-pip-version-check", f"apache-tvm-ffi=={floor}"],
-                    f"pip install apache-tvm-ffi=={floor}",
-                    timeout,
-                )
+                _run([*pip_install, f"apache-tvm-ffi=={floor}"], f"pip install apache-tvm-ffi=={floor}", timeout)
                 reqs = [*reqs, f"apache-tvm-ffi=={floor}"]
-                out = _run(
-                    [python, "-c", "import tvm; print('TVM', tvm.__version__)"],
-                    f"import tvm (apache-tvm {version}, apache-tvm-ffi {floor})",
-                    300,
-                )
+                out = _run(import_tvm, f"import tvm (apache-tvm {version}, apache-tvm-ffi {floor})", 300)
             tvm_version = next((line.split()[1] for line in out.splitlines() if line.startswith("TVM ")), version)
-            (temp / MARKER).write_text(
-                json.dumps(
-                    {
-                        "version": version,
-                        "tvm_version": tvm_version,
-                        "requirements": reqs,
-                        "python": sys.version.split()[0],
-                    },
-                    indent=1,
-                )
-                + "\n"
-            )
+            meta = {"version": version, "tvm_version": tvm_version, "requirements": reqs}
+            (temp / MARKER).write_text(json.dumps({**meta, "python": sys.version.split()[0]}, indent=1) + "\n")
             os.replace(temp, final)
         except BaseException:
             shutil.rmtree(temp, ignore_errors=True)
@@ -248,14 +202,9 @@ def _ffi_floor(python: str) -> str | None:
 def index_has(version: str, timeout: float = 60) -> str | None:
     """None when pip's index lists apache-tvm ``version`` (checked with ``pip index
     versions``), else why not (no network, not on the index)."""
+    cmd = [sys.executable, "-m", "pip", "index", "versions", "apache-tvm"]
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "index", "versions", "apache-tvm"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=timeout,
-        )
+        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
     except (subprocess.TimeoutExpired, OSError) as exc:
         return f"pip index versions apache-tvm: {exc}"
     if done.returncode != 0:

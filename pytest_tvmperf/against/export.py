@@ -1,13 +1,10 @@
 """The other TVM version's side of ``--tvmperf-against-tvm``: this plugin running under
-that version, in its own environment (env.py), started by today's run (run.py) with
-``TVMPERF_AGAINST_EXPORT=DIR`` on the same test selection.
-
-Each test's ``tvmperf.check`` compiles its workload with that TVM and checks it against
-NumPy as usual (``Preparer``), then, instead of timing and gating, exports the build
-(``export_library``) and records its exact metrics (VM bytecode, instruction counts,
-executed calls, and the simulated per-kernel counts where the simulated cost is on).
-What failed (a compile error, a wrong output, an API the workload uses that this TVM
-lacks) is kept with the test's error text. ``DIR/results.json`` maps node ids to
+that version in its own environment (env.py), started by today's run (run.py) with
+``TVMPERF_AGAINST_EXPORT=DIR`` on the same test selection. Each test's ``tvmperf.check``
+compiles its workload and checks it against NumPy as usual, then, instead of timing and
+gating, exports the build and records its exact metrics (and the simulated per-kernel
+counts where on); what failed (a compile error, a wrong output, an API this TVM lacks)
+is kept with its error text. ``DIR/results.json`` maps node ids to
 ``{"status": "built"|"failed"|"skipped", "record", "library", "error"}``.
 """
 
@@ -32,10 +29,6 @@ RESULTS = "results.json"
 ERROR_LINES = 15
 
 
-def library_name(nodeid: str) -> str:
-    return f"{hashlib.sha256(nodeid.encode()).hexdigest()[:20]}.so"
-
-
 def _tail(text: str, lines: int = ERROR_LINES) -> str:
     kept = [line.rstrip() for line in text.splitlines() if line.strip()]
     return "\n".join(kept[-lines:])
@@ -56,37 +49,22 @@ class Exporter:
         from pytest_tvmperf.check import pipeline
         from pytest_tvmperf.result.outcome import Outcome
         from pytest_tvmperf.store.artifacts import export_pending
+        from pytest_tvmperf.values.builtin_types import plain
 
         if not prep.target.runnable or prep.target.remote is not None:
             pytest.skip(f"--tvmperf-against-tvm times both builds on this machine's CPU; target {ctx.target} is not")
         exact = pipeline.exact_metrics(ctx, prep)
-        pending = export_pending(prep.compiled, self.out_dir / library_name(ctx.nodeid))
-        final = self.out_dir / library_name(ctx.nodeid)
+        final = self.out_dir / f"{hashlib.sha256(ctx.nodeid.encode()).hexdigest()[:20]}.so"
+        pending = export_pending(prep.compiled, final)
         os.replace(pending.temp, final)
         record = pipeline.build_record(ctx.executor, prep, exact, tvm_version=str(tvm.__version__), kernels=False)
-        from pytest_tvmperf.values.builtin_types import plain
-
-        self.results[ctx.nodeid] = {
-            "status": "built",
-            "record": plain(record.as_json()),
-            "library": final.name,
-            "sha256": pending.sha256,
-        }
-        return ctx.add_outcome(
-            Outcome(
-                ctx.nodeid,
-                ctx.test_id,
-                ctx.executor,
-                ctx.target,
-                "recorded",
-                record=record,
-                note=f"built with TVM {tvm.__version__} for --tvmperf-against-tvm",
-            )
-        )
+        built = {"status": "built", "record": plain(record.as_json()), "library": final.name}
+        self.results[ctx.nodeid] = {**built, "sha256": pending.sha256}
+        note = f"built with TVM {tvm.__version__} for --tvmperf-against-tvm"
+        outcome = Outcome(ctx.nodeid, ctx.test_id, ctx.executor, ctx.target, "recorded", record=record, note=note)
+        return ctx.add_outcome(outcome)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.passed and report.when == "call":
-            return
         if report.failed:
             self.results[report.nodeid] = {"status": "failed", "error": _tail(report.longreprtext)}
         elif report.skipped and report.nodeid not in self.results:

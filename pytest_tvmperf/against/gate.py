@@ -1,20 +1,18 @@
 """Today's side of ``--tvmperf-against-tvm=VERSION``: each test's build by today's TVM
-timed side by side with the other version's build (the a/b pairing the rebuilt
-baseline uses), every exact and simulated metric compared, and the verdict worded as
-an upgrade. The other version's build stands where a baseline would: the same
-thresholds, the same confirmation re-measure, ``inconclusive`` and the simulated-cost
-gate; ``--tvmperf-against-tvm-report-only`` reports without failing.
+timed side by side with the other version's build, which stands where a baseline would
+(the same thresholds, confirmation, ``inconclusive`` and simulated-cost gate), every
+exact and simulated metric compared, and the verdict worded as an upgrade;
+``--tvmperf-against-tvm-report-only`` reports without failing.
 
-Wired into the run by :class:`AgainstPlugin` (registered in ``pytest_configure`` only
-when the option is given): the other version's environment is made (or found) at the
-start, a bad version being one usage error; its pass runs at the first test
-(run.py); the suite's upgrade summary goes to the terminal (report/terminal.py), and
-into the JSON results, the HTML report and the pytest-benchmark JSON as each is written,
-once, at the end (against/reports.py, a section handed to report/outputs.py).
+:class:`AgainstPlugin` is registered in ``pytest_configure`` only with the option: the
+other environment is made (or found) at the start, a bad version being one usage error;
+its pass runs at the first test (run.py); the upgrade summary goes to the terminal and,
+once at the end, into the report files (against/reports.py).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from dataclasses import replace
@@ -54,8 +52,6 @@ def same_setup(now: dict[str, str], then: dict[str, str]) -> dict[str, str]:
 
 def child_options(settings, config: pytest.Config) -> list[str]:
     """The options today's run was given that decide what the child builds and how."""
-    import json
-
     opts = [
         f"--tvmperf-targets={','.join(settings.targets)}",
         f"--tvmperf-executors={','.join(settings.executors)}",
@@ -102,8 +98,6 @@ class AgainstPlugin:
 
         return str(tvm.__version__)
 
-    # --- hooks -----------------------------------------------------------------------
-
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from pytest_tvmperf.combos import combo_of
 
@@ -123,8 +117,7 @@ class AgainstPlugin:
         Path(str(run_dir(self.run_key)) + ".lock").unlink(missing_ok=True)
 
     def report_section(self, entries: Sequence["ResultEntry"]) -> "ReportSection | None":
-        """The upgrade summary's part of the report files (against/reports.py), asked by
-        the writer before it writes them (``RunReport.section_makers``)."""
+        """The upgrade summary's part of the report files (``RunReport.section_makers``)."""
         from pytest_tvmperf.against.reports import upgrade_section
 
         return upgrade_section(upgrade_summary(entries, self.today, self.other), entries)
@@ -135,12 +128,9 @@ class AgainstPlugin:
         from pytest_tvmperf.report.terminal import upgrade_lines
 
         summary = self.summary()
-        for line in upgrade_lines(
-            summary.today, summary.other, summary.lines() if summary.rows else (), self.report_only
-        ):
+        lines = summary.lines() if summary.rows else ()
+        for line in upgrade_lines(summary.today, summary.other, lines, self.report_only):
             line.write_to(terminalreporter)
-
-    # --- the pass --------------------------------------------------------------------
 
     def builds(self) -> OtherBuilds:
         if self._builds is None:
@@ -160,12 +150,9 @@ class AgainstPlugin:
                 )
         return self._builds
 
-    # --- one test --------------------------------------------------------------------
-
     def check(self, ctx: "CheckContext", prep: "Prepared"):
-        """Time today's build of ``prep`` against the other version's, compare every
-        metric, and decide, by the check pipeline's confirmation and conclusion
-        (check/decide.py), the other build being the :class:`BaselineSource`."""
+        """Time today's build of ``prep`` against the other version's (the :class:`BaselineSource`),
+        compare every metric, and decide by the check pipeline's conclusion (check/decide.py)."""
         __tracebackhide__ = True
         from pytest_tvmperf.check import pipeline
         from pytest_tvmperf.check.baseline import BaselineSource
@@ -185,12 +172,8 @@ class AgainstPlugin:
             self._not_compared(ctx, f"TVM {other} could not build it ({build.status})", build.error)
         then = Record.from_json(build.record)
         exact = pipeline.exact_metrics(ctx, prep)
-        then = replace(
-            then,
-            exact=replace(
-                then.exact, measured_with=same_setup(dict(exact.measured_with), dict(then.exact.measured_with))
-            ),
-        )
+        measured_with = same_setup(dict(exact.measured_with), dict(then.exact.measured_with))
+        then = replace(then, exact=replace(then.exact, measured_with=measured_with))
         # the other build: run once in the child first (a crash there is not this session's), then loaded here
         copy = session.scratch_dir() / f"tvm-{other}-{build.library.name}"
         shutil.copyfile(build.library, copy)
@@ -201,13 +184,8 @@ class AgainstPlugin:
         machine = current_machine(prep.target.as_json())
         policy = session.time_policy()
         notes: list[str] = []
-        source = BaselineSource(
-            then,
-            got[0] if got else None,
-            "rebuilt",
-            mode=words.mode(other),
-            note=f"a/b: today's build and TVM {other}'s build timed side by side in this process",
-        )
+        note = f"a/b: today's build and TVM {other}'s build timed side by side in this process"
+        source = BaselineSource(then, got[0] if got else None, "rebuilt", mode=words.mode(other), note=note)
         if problem is not None:  # e.g. a vm-compiled build of 0.25.0 dies loading in 0.27: its counts still compare
             problem = problem.replace(" (re-record with --tvmperf-update)", "")  # a baseline's fix, not this mode's
             record = pipeline.build_record(ctx.executor, prep, exact)  # the record of a mode without time
@@ -219,16 +197,10 @@ class AgainstPlugin:
             then = replace(then, kernel_time_s=self._kernel_times(ctx, prep, copy))
         moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
         ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
-        compared = [
-            v.metric
-            for v in comparison.verdicts
-            if v.metric != "time" and v.current is not None and v.baseline is not None
-        ]
-        time_kernel = (
-            words.kernel_time_moved(record.kernel_time_s, then.kernel_time_s)
-            if str(time_verdict.status) in ("regressed", "improved")
-            else ""
-        )
+        compared = [v.metric for v in comparison.verdicts if v.metric != "time" and None not in (v.current, v.baseline)]
+        time_kernel = ""
+        if str(time_verdict.status) in ("regressed", "improved"):
+            time_kernel = words.kernel_time_moved(record.kernel_time_s, then.kernel_time_s)
         line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved, compared, time_kernel)
         if problem is not None:
             line = line.replace("time not compared", f"time not compared ({problem.split(';')[0]})", 1)
@@ -244,13 +216,9 @@ class AgainstPlugin:
             from pytest_tvmperf.builder.timer import TimeSamples
 
             s = record.timing.samples
+            theirs = TimeSamples(tuple(s.baseline), s.reference, s.reference_name)
             # under this run's machine (the record's tvm_version names the other version)
-            then = replace(
-                then,
-                timings={
-                    machine.fingerprint: Timing(machine, TimeSamples(tuple(s.baseline), s.reference, s.reference_name))
-                },
-            )
+            then = replace(then, timings={machine.fingerprint: Timing(machine, theirs)})
         decided = whole_verdict(comparison.status, bool(comparison.regressions), comparison.inconclusive, ())
         decision = Decision.judged(
             decided, record=record, baseline=then, comparison=comparison, message=message, note=line
@@ -260,11 +228,9 @@ class AgainstPlugin:
         return conclude(decision, ctx.identity, ctx.add_outcome, ctx.inconclusive)
 
     def _timed(self, ctx: "CheckContext", prep: "Prepared", source, exact, policy, notes: list[str]):
-        """Today's build and the other version's (``source``: its record and sampler)
-        timed side by side by the measurement every timed mode uses
-        (check/timed.py :func:`measure_time`: a/b rounds, sequential looks, the
-        busy-machine rules), confirmed as every time verdict is (check/decide.py
-        :func:`confirm_time`), and compared: (record, comparison, time verdict)."""
+        """Today's build and the other version's (``source``) timed side by side, confirmed and
+        compared as every timed mode does (check/timed.py :func:`measure_time`, check/decide.py
+        :func:`confirm_time`): (record, comparison, time verdict)."""
         from pytest_tvmperf.check.decide import confirm_time
         from pytest_tvmperf.check.timed import measure_time
         from pytest_tvmperf.store.artifacts import discard
@@ -287,9 +253,8 @@ class AgainstPlugin:
 
         try:
             with ctx.session.timing_lock(ctx.target):
-                return kernel_times(
-                    load_artifact(str(library), ctx.executor, prep.workload.entry, prep.target), prep.args
-                )
+                program = load_artifact(str(library), ctx.executor, prep.workload.entry, prep.target)
+                return kernel_times(program, prep.args)
         except Exception:  # the diagnosis is a help, never the failure
             return None
 
@@ -320,20 +285,11 @@ class AgainstPlugin:
 
         first = error_line(error)
         note = f"not compared: {what}" + (f": {first}" if first else "")
+        message = f"tvmperf: {ctx.nodeid}: {what}; its error there:\n{error}" if error else ""
         ctx.add_outcome(
-            Outcome(
-                ctx.nodeid,
-                ctx.test_id,
-                ctx.executor,
-                ctx.target,
-                "not gated",
-                note=note[:500],
-                message=f"tvmperf: {ctx.nodeid}: {what}; its error there:\n{error}" if error else "",
-            )
+            Outcome(ctx.nodeid, ctx.test_id, ctx.executor, ctx.target, "not gated", note=note[:500], message=message)
         )
         pytest.skip(note[:2000])
-
-    # --- the suite ---------------------------------------------------------------------
 
     def summary(self) -> words.UpgradeSummary:
         return upgrade_summary(self.session.report.result_entries(), self.today, self.other)
@@ -348,8 +304,7 @@ def error_line(error: str) -> str:
 
 
 def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) -> words.UpgradeSummary:
-    """The suite's upgrade summary from the run's result entries (this process's and its
-    xdist workers')."""
+    """The suite's upgrade summary from the run's result entries (its xdist workers' too)."""
     rows = []
     for e in entries:
         if e.relation is not None:
@@ -360,26 +315,17 @@ def upgrade_summary(entries: Sequence["ResultEntry"], today: str, other: str) ->
         cls = words.classify(time.status if timed else None, counts)
         if not timed and cls == "not compared" and any(m.metric != "time" for m in e.metrics):
             cls = "exact only"  # the other build was made but cannot run here: its counts were compared
-        ratio = e.time.ratio if e.time is not None else None
-        rows.append(
-            words.UpgradeRow(
-                e.test_id or e.nodeid,
-                cls,
-                e.note or str(e.verdict),
-                ratio,
-                e.time.low if e.time is not None else None,
-                e.time.high if e.time is not None else None,
-                any(m.status == "regressed" for m in e.metrics),
-            )
-        )
+        ratio, low, high = (e.time.ratio, e.time.low, e.time.high) if e.time is not None else (None, None, None)
+        past = any(m.status == "regressed" for m in e.metrics)
+        rows.append(words.UpgradeRow(e.test_id or e.nodeid, cls, e.note or str(e.verdict), ratio, low, high, past))
     return words.UpgradeSummary(today, other, tuple(rows))
 
 
 def configure(config: pytest.Config, session: "TvmperfSession") -> "AgainstSide | None":
-    """``pytest_configure``: in the other version's child run, the export side; with
-    ``--tvmperf-against-tvm=VERSION``, that version's environment (made once per machine:
-    a version that cannot be installed is one usage error here) and today's side. Returns
-    the side that takes each test over after compiling (None: neither)."""
+    """``pytest_configure``: the export side in the other version's child run; with
+    ``--tvmperf-against-tvm=VERSION``, that version's environment (a version that cannot be
+    installed is one usage error) and today's side. Returns the side that takes each test
+    over after compiling (None: neither)."""
     import sys
 
     from pytest_tvmperf.against import export
@@ -389,7 +335,7 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> "AgainstSide 
     if exporter is not None:
         return exporter
     settings = session.settings
-    version = getattr(settings, "against_tvm", None)
+    version = settings.against_tvm
     if version is None:
         return None
     if settings.update:
@@ -402,19 +348,15 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> "AgainstSide 
             f"pytest-tvmperf: --tvmperf-against-tvm times both builds on this machine's CPU: "
             f"select llvm targets only (--tvmperf-targets={','.join(settings.targets)})"
         )
-
-    def log(line: str) -> None:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
+    log = lambda line: print(line, file=sys.stderr, flush=True)
     try:
-        env = ensure_env(version, log=log, packages=tuple(getattr(settings, "against_tvm_packages", ()) or ()))
+        env = ensure_env(version, log=log, packages=tuple(settings.against_tvm_packages or ()))
     except EnvError as exc:
         raise pytest.UsageError(
             f"pytest-tvmperf: --tvmperf-against-tvm={version}: the environment of apache-tvm "
             f"{version} cannot be made: {exc}"
         ) from None
-    plugin = AgainstPlugin(config, session, env, bool(getattr(settings, "against_tvm_report_only", False)))
+    plugin = AgainstPlugin(config, session, env, bool(settings.against_tvm_report_only))
     session.report.section_makers.append(plugin.report_section)
     config.pluginmanager.register(plugin, "tvmperf-against")
     return plugin

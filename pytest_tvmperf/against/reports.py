@@ -1,16 +1,14 @@
-"""The upgrade summary's part of the run's report files, handed to the writer
-(report/outputs.py ``ReportSection``) before each file is written, once (asked at the end
-of the run through :class:`~pytest_tvmperf.against.gate.AgainstPlugin`):
+"""The upgrade summary's part of the run's report files, handed once to the writer
+(report/outputs.py ``ReportSection``) at the end of the run:
 
-- results JSON (``--tvmperf-json``): a top-level ``"upgrade"`` object,
-  ``{"today", "other", "counts": {class: n}, "tests": [{"test", "class", "line", "ratio",
-  "low", "high", "past_threshold"}]}``, largest time changes first; each test's own entry has the
-  other version's record as its ``baseline`` and its verdict line as its ``note``;
-- HTML (``--tvmperf-html``): a section with the summary and one chart, per test, of
-  today's time over the other version's, with its interval;
-- pytest-benchmark JSON (``--tvmperf-benchmark-json``): both sides of each test, named by
-  version (``test_x[llvm-vm-bytecode] [TVM 0.26.0]``), in one group per test, so
-  ``pytest-benchmark compare`` lists them side by side.
+- results JSON (``--tvmperf-json``): a top-level ``"upgrade"`` object, ``{"today",
+  "other", "counts": {class: n}, "tests": [{"test", "class", "line", "ratio", "low",
+  "high", "past_threshold"}]}``, largest time changes first; each test's own entry has
+  the other version's record as its ``baseline`` and its verdict line as its ``note``;
+- HTML (``--tvmperf-html``): the summary and a chart of today's time over the other
+  version's per test, with its interval;
+- pytest-benchmark JSON: both sides of each test, named by version
+  (``test_x[llvm-vm-bytecode] [TVM 0.26.0]``), in one group per test.
 """
 
 from __future__ import annotations
@@ -53,25 +51,13 @@ def benchmark_sides(bench: dict[str, Any], entries: Sequence["ResultEntry"], tod
             out.append(item)
             continue
         name = item["name"]
-        item = {
-            **item,
-            "group": name,
-            "name": f"{name} [TVM {today}]",
-            "extra_info": {**item["extra_info"], "tvm_version": today},
-        }
-        out.append(item)
+        mine = {"group": name, "name": f"{name} [TVM {today}]"}
+        out.append({**item, **mine, "extra_info": {**item["extra_info"], "tvm_version": today}})
         if entry.time.baseline_samples_s:
             theirs = benchmark_entry(replace(entry, time=replace(entry.time, samples_s=entry.time.baseline_samples_s)))
             if theirs is not None:
-                out.append(
-                    {
-                        **theirs,
-                        "group": name,
-                        "name": f"{name} [TVM {other}]",
-                        "fullname": f"{entry.nodeid} [TVM {other}]",
-                        "extra_info": {"tvm_version": other, "side_by_side_with": today},
-                    }
-                )
+                named = {"group": name, "name": f"{name} [TVM {other}]", "fullname": f"{entry.nodeid} [TVM {other}]"}
+                out.append({**theirs, **named, "extra_info": {"tvm_version": other, "side_by_side_with": today}})
     return {**bench, "benchmarks": out}
 
 

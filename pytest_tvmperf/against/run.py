@@ -32,7 +32,6 @@ class OtherBuild:
     error: str = ""
     record: Mapping[str, Any] | None = None
     library: Path | None = None
-    sha256: str | None = None
 
 
 @dataclass
@@ -44,14 +43,9 @@ class OtherBuilds:
     tvm_version: str = ""
 
     def get(self, nodeid: str) -> OtherBuild:
-        found = self.by_nodeid.get(nodeid)
-        if found is not None:
-            return found
-        module = nodeid.split("::")[0]
-        collect = self.by_nodeid.get(f"collect:{module}")
-        if collect is not None:
-            return collect
-        return OtherBuild("missing", self.problem or "the other version's run did not reach this test")
+        """The test's build, else its module's collection error, else why it is missing."""
+        missing = OtherBuild("missing", self.problem or "the other version's run did not reach this test")
+        return self.by_nodeid.get(nodeid) or self.by_nodeid.get(f"collect:{nodeid.split('::')[0]}") or missing
 
 
 def run_dir(run_id: str) -> Path:
@@ -89,8 +83,7 @@ PASS_S_PER_TEST = 300
 
 
 def pass_bound_s(tests: int, lock_timeout_s: float) -> float:
-    """How long the other version's pass of ``tests`` tests may run (and another run, or
-    an xdist worker, wait for it)."""
+    """How long the other version's pass of ``tests`` tests may run (and others wait for it)."""
     return float(lock_timeout_s) + PASS_S_PER_TEST * max(1, tests)
 
 
@@ -105,10 +98,9 @@ def run_pass(
     on_wait: Callable[[str], None] | None = None,
     wait_s: float | None = None,
 ) -> OtherBuilds:
-    """Run the other version's pass into ``out`` once (a finished one is read back). The
-    pass is stopped after ``bound_s`` seconds, and a run that finds it running waits for
-    it at most ``wait_s`` (default: a minute past that), with a line naming its holder
-    (None: no bound)."""
+    """Run the other version's pass into ``out`` once (a finished one is read back), stopped
+    after ``bound_s`` seconds; a run that finds it running waits at most ``wait_s`` (default:
+    a minute past that; None: no bound), with a line naming its holder."""
     from pytest_tvmperf.store.locks import LockError, LockTimeout, file_lock
 
     out.mkdir(parents=True, exist_ok=True)
@@ -117,42 +109,27 @@ def run_pass(
             wait_s = bound_s + 60
         with file_lock(Path(str(out) + ".lock"), wait_s, f"lock of the apache-tvm {env.tvm_version} pass", on_wait):
             if not (out / RESULTS).exists():
-                _run_child(env, nodeids, rootdir, inipath, options, out, bound_s)
+                _run_child(env, child_args(nodeids, rootdir, inipath, options), rootdir, out, bound_s)
     except LockTimeout as exc:
-        builds = OtherBuilds(tvm_version=env.tvm_version)
-        builds.problem = (
+        problem = (
             f"the apache-tvm {env.tvm_version} pass of another run was not over within {wait_s:.0f} s "
             f"(--tvmperf-lock-timeout plus {PASS_S_PER_TEST} s per test): {exc}"
         )
-        return builds
+        return OtherBuilds(problem=problem, tvm_version=env.tvm_version)
     except LockError as exc:
-        builds = OtherBuilds(tvm_version=env.tvm_version)
-        builds.problem = str(exc)
-        return builds
+        return OtherBuilds(problem=str(exc), tvm_version=env.tvm_version)
     return read_pass(out, env.tvm_version)
 
 
-def _run_child(
-    env: OtherEnv,
-    nodeids: Sequence[str],
-    rootdir: Path,
-    inipath: Path | None,
-    options: Sequence[str],
-    out: Path,
-    bound_s: float | None,
-) -> None:
+def _run_child(env: OtherEnv, args: list[str], rootdir: Path, out: Path, bound_s: float | None) -> None:
     argsfile = out / "args.txt"
-    argsfile.write_text("\n".join(child_args(nodeids, rootdir, inipath, options)) + "\n")
-    environ = dict(os.environ)
-    environ[ENV_EXPORT] = str(out)
-    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(link_dir(out)), os.environ.get("PYTHONPATH", "")) if p)
+    argsfile.write_text("\n".join(args) + "\n")
     # only this plugin (named on the command line): no entry point loads it a second time
     # (a checkout with its egg-info on sys.path), and no other plugin of that environment runs
-    environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    environ.pop("PYTEST_ADDOPTS", None)
-    environ.pop("PYTEST_XDIST_WORKER", None)
-    environ.pop("PYTEST_CURRENT_TEST", None)
-    environ.pop("VIRTUAL_ENV", None)
+    environ = {**os.environ, ENV_EXPORT: str(out), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(link_dir(out)), os.environ.get("PYTHONPATH", "")) if p)
+    for name in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST", "VIRTUAL_ENV"):
+        environ.pop(name, None)
     with open(out / "child.log", "wb") as log:
         try:
             subprocess.run(
@@ -186,6 +163,6 @@ def read_pass(out: Path, tvm_version: str = "") -> OtherBuilds:
     for nodeid, entry in data.items():
         library = out / entry["library"] if entry.get("library") else None
         builds.by_nodeid[nodeid] = OtherBuild(
-            entry.get("status", "failed"), entry.get("error", ""), entry.get("record"), library, entry.get("sha256")
+            entry.get("status", "failed"), entry.get("error", ""), entry.get("record"), library
         )
     return builds

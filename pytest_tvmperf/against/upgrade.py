@@ -1,19 +1,16 @@
 """Pure: a test's comparison with another TVM version worded as an upgrade, and the
-suite's upgrade summary.
-
-``TVM 0.27.0 vs 0.26.0: 1.31x slower (a/b), cpu_instructions +18% (fused_matmul_add: +42%)``
-
-The time part is the a/b decision (today's build / the other version's build, timed
-side by side in one process); each exact or simulated metric that moved follows, with,
-for the per-kernel metrics, the kernel that moved most (kernels are matched by name;
-one that only one side has is ``new`` or ``gone``; the VM runtime's own work outside
-the kernels, ``[runtime]``, is named when it moved most).
+suite's upgrade summary:
+``TVM 0.27.0 vs 0.26.0: 1.31x slower (a/b), cpu_instructions +18% (fused_matmul_add: +42%)``.
+The time part is the a/b decision (today's build / the other version's, timed side by
+side in one process); each exact or simulated metric that moved follows, per-kernel ones
+with the kernel that moved most (matched by name; one only one side has is ``new`` or
+``gone``; the VM runtime's own work outside the kernels, ``[runtime]``, is named too).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 #: the mode word of a time decision against another TVM version (``a/b vs TVM 0.26.0``)
@@ -86,17 +83,10 @@ def changes(
     for v in verdicts:
         if v.metric == "time" or v.current is None or v.baseline is None or v.current == v.baseline:
             continue
-        if (
-            str(v.status) not in ("regressed", "improved")
-            and v.baseline
-            and abs(v.current / v.baseline - 1) < MIN_SHOWN
-        ):
+        small = v.baseline and abs(v.current / v.baseline - 1) < MIN_SHOWN
+        if small and str(v.status) not in ("regressed", "improved"):
             continue  # a count that moved within its allowance by less than 1%: not news
-        kernel = (
-            kernel_moved(per_kernel_now.get(v.metric), per_kernel_then.get(v.metric))
-            if v.metric in per_kernel_now or v.metric in per_kernel_then
-            else ""
-        )
+        kernel = kernel_moved(per_kernel_now.get(v.metric), per_kernel_then.get(v.metric))
         out.append(Change(v.metric, float(v.current), float(v.baseline), str(v.status), kernel))
     size = lambda c: abs(math.log(c.now / c.then)) if c.now > 0 and c.then > 0 else math.inf
     return sorted(out, key=lambda c: (c.status != "regressed", -size(c)))
@@ -196,19 +186,8 @@ class UpgradeRow:
     past_threshold: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "test": self.test,
-            "class": self.cls,
-            "line": self.line,
-            "ratio": self.ratio,
-            "low": self.low,
-            "high": self.high,
-            "past_threshold": self.past_threshold,
-        }
-
-
-def _size(row: UpgradeRow) -> float:
-    return abs(math.log(row.ratio)) if row.ratio and row.ratio > 0 else -1.0
+        """Its fields in order, ``cls`` as ``class``."""
+        return {"class" if key == "cls" else key: value for key, value in asdict(self).items()}
 
 
 @dataclass(frozen=True)
@@ -223,11 +202,11 @@ class UpgradeSummary:
 
     def ordered(self) -> list[UpgradeRow]:
         """Largest time changes first; those not compared last."""
-        return sorted(self.rows, key=lambda r: (r.cls == "not compared", -_size(r), r.test))
+        size = lambda r: abs(math.log(r.ratio)) if r.ratio and r.ratio > 0 else -1.0
+        return sorted(self.rows, key=lambda r: (r.cls == "not compared", -size(r), r.test))
 
     def headline(self) -> str:
-        counts = self.counts
-        parts = [f"{n} {c}" for c, n in counts.items() if n]
+        parts = [f"{n} {c}" for c, n in self.counts.items() if n]
         return f"TVM {self.today} vs {self.other}, {len(self.rows)} test(s): " + (", ".join(parts) or "none")
 
     def lines(self, limit: int = 20) -> list[str]:
@@ -241,9 +220,4 @@ class UpgradeSummary:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "today": self.today,
-            "other": self.other,
-            "counts": self.counts,
-            "tests": [r.to_json() for r in self.ordered()],
-        }
+        return dict(today=self.today, other=self.other, counts=self.counts, tests=[r.to_json() for r in self.ordered()])

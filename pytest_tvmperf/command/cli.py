@@ -1,47 +1,29 @@
 """``tvmperf``: read baseline and results files outside a pytest run.
 
-``tvmperf show FILE``
-    Print a baseline file (``baselines/<module>.json``) or a results file
-    (``pytest --tvmperf-json=FILE``) as a table: one row per test and machine.
+``tvmperf show FILE``: a baseline file or a results file (``--tvmperf-json``) as a table,
+one row per test and machine. ``tvmperf history FILE [-k TEXT] [--last N]``: each test's
+trend over the runs of a ``--tvmperf-history`` file (cli_history.py).
 
-``tvmperf history FILE [-k TEXT] [--last N]``
-    Each test's trend over the runs of a ``--tvmperf-history`` file, with each run's
-    commit (cli_history.py).
+``tvmperf diff A B [--threshold EXPR] [--alpha P] [--noise EXPR]`` gates B (new) against
+A (old, the baseline) exactly as the plugin would (``compare(B_record, A_record,
+thresholds, policy)`` per test, the same summary table and regression messages); exit 1
+when a test regressed, 0 otherwise, 2 for an unusable file or option. Matching:
 
-``tvmperf diff A B [--threshold EXPR] [--alpha P] [--noise EXPR]``
-    Gate B (the new side) against A (the old side, taken as the baseline) exactly as
-    the plugin would: ``compare(B_record, A_record, thresholds, policy)`` per test, the
-    same summary table and the same regression messages. Exit 1 when a test regressed,
-    0 otherwise, 2 for an unusable file or option.
-
-Which tests are compared (the matching rule):
-
-- a baseline file's tests are keyed by test id (``test_mlp[llvm-vm-bytecode]``, the
-  node id without its module part, as stored in the file);
-- when A and B are both results files, tests are keyed by their full node id
-  (``tests/perf/test_mlp.py::test_mlp[llvm-vm-bytecode]``), since one run may hold
-  several modules;
-- when one side is a baseline file and the other a results file, the results file's
-  tests are keyed by test id (the node id after its first ``::``). If some of its
-  modules match the baseline file's path (``tests/perf/test_mlp.py`` matches
-  ``baselines/tests/perf/test_mlp.json``), only those modules' tests are compared (the
-  longest matching path wins); if none matches, all its tests are, and a test id found
-  in two modules is an error (exit 2).
+- a baseline file's tests are keyed by test id (the node id without its module part);
+- two results files are keyed by full node id, since one run may hold several modules;
+- a baseline file against a results file: the results file's tests by test id, only
+  those of the modules matching the baseline file's path (``tests/perf/test_mlp.py``
+  matches ``baselines/tests/perf/test_mlp.json``; the longest match wins) where any
+  does, else all of them, and a test id found in two modules is an error (exit 2).
 
 Tests only in A are listed as removed, tests only in B as added; neither fails.
 
-Time: a current record of the gate holds one machine's timing, and
-``compare_time`` judges it against the baseline's timing of the same machine
-fingerprint, or else another machine's in normalized form. The diff judges every
-machine timing of B that way, each on its own: a B record with several machines
-(a baseline file) is compared once per machine (``replace(B, timings={fp: timing})``),
-so a machine present in both files is compared with itself, and a machine only in B
-the way the gate compares a run on that machine. The run's false-alarm rate
-``--alpha`` is split (Bonferroni) over all these comparisons, which is the number of
-compared tests when each test of B has one timing (always so for a results file).
-A results file keeps each test's samples and reference samples, not the baseline
-artifact's side-by-side samples, so the diff never uses a/b mode: where the gate
-judged a/b, the diff judges normalized (or raw) and may differ from the gate's verdict.
+Time: as the gate judges one machine's timing against the baseline's timing of the
+same fingerprint (else another machine's, normalized), the diff judges each machine
+timing of B on its own (``replace(B, timings={fp: timing})``), and splits ``--alpha``
+(Bonferroni) over all these comparisons. A results file keeps no side-by-side a/b
+samples, so the diff never uses a/b mode: where the gate judged a/b, the diff judges
+normalized (or raw) and may differ from the gate's verdict.
 """
 
 from __future__ import annotations
@@ -52,17 +34,10 @@ import sys
 from pytest_tvmperf.command.cli_files import accept_command, load_file
 from pytest_tvmperf.command.cli_match import CliError, diff_row, keyed, nodeids, show_lines, variants
 from pytest_tvmperf.judge.compare import compare
-from pytest_tvmperf.config.parsing import (
-    DEFAULT_ALPHA,
-    DEFAULT_NOISE,
-    argparse_type,
-    parse_alpha,
-    parse_duration,
-    parse_noise,
-)
+from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, DURATION_FORMS, argparse_type
+from pytest_tvmperf.config.parsing import parse_alpha, parse_duration, parse_noise
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, THRESHOLD_HELP, parse_thresholds
 from pytest_tvmperf.config.time_policy import time_policy
-from pytest_tvmperf.config.parsing import DURATION_FORMS
 from pytest_tvmperf.result.regression import regression_message
 from pytest_tvmperf.result.text import SummaryRow, safe, summary_notes, summary_table
 from pytest_tvmperf.values.printable import safe_lines
@@ -81,16 +56,9 @@ def emit(text: object = "") -> None:
         print(safe(line))
 
 
-# ---------------------------------------------------------------- show
-
-
 def cmd_show(args: argparse.Namespace) -> int:
-    for line in show_lines(load_file(args.file)):
-        emit(line)
+    emit("\n".join(show_lines(load_file(args.file))))
     return 0
-
-
-# ---------------------------------------------------------------- diff
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -101,12 +69,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     removed = sorted(set(a_records) - set(b_records))
     added = sorted(set(b_records) - set(a_records))
 
-    thresholds = dict(DEFAULT_THRESHOLDS)
-    thresholds.update(args.threshold or {})
+    thresholds = {**DEFAULT_THRESHOLDS, **(args.threshold or {})}
     noise = args.noise if args.noise is not None else dict(DEFAULT_NOISE)
     jobs = [(key, fp, variant) for key in common for fp, variant in variants(b_records[key])]
     policy = time_policy(args.alpha, noise, other_machine="normalized", comparisons=len(jobs))
 
+    baseline_file = a.path if a.kind == "baseline" else b.path if b.kind == "baseline" else None
     rows: list[SummaryRow] = []
     messages: list[str] = []
     regressed: set[str] = set()
@@ -119,9 +87,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         counts[comparison.status] = counts.get(comparison.status, 0) + 1
         if comparison.regressions:
             machine_note = [] if fp is None else [f"machine {fp} ({current.timing.machine.cpu_model})"]
-            command = accept_command(
-                key, a.path if a.kind == "baseline" else b.path if b.kind == "baseline" else None, node_of.get(key)
-            )
+            command = accept_command(key, baseline_file, node_of.get(key))
             messages.append(regression_message(key, str(a.path), current, baseline, comparison, machine_note, command))
             regressed.add(key)
 
@@ -132,42 +98,26 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for note in notes:
         emit(f"note: {note}")
     if rows:
-        emit()
-        for line in summary_table(rows):
-            emit(line)
-        for line in summary_notes(rows):
-            emit(line)
+        emit("\n".join(["", *summary_table(rows), *summary_notes(rows)]))
         if counts.get(Verdict.INCONCLUSIVE):
             emit(
                 f"{counts[Verdict.INCONCLUSIVE]} test(s): time inconclusive, the noise is larger than the threshold "
                 f"(not a failure; more samples or a larger --threshold time=... decide it)"
             )
-    if added:
-        emit()
-        emit(f"added (only in {b.path}, not compared):")
-        for key in added:
-            emit(f"  {safe(key)}")
-    if removed:
-        emit()
-        emit(f"removed (only in {a.path}, not compared):")
-        for key in removed:
-            emit(f"  {safe(key)}")
+    for what, path, keys in (("added", b.path, added), ("removed", a.path, removed)):
+        if keys:
+            emit("\n".join(["", f"{what} (only in {path}, not compared):", *(f"  {safe(key)}" for key in keys)]))
     for message in messages:
-        emit()
-        emit(message)
+        emit(f"\n{message}")
     emit()
     verdicts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing compared"
     emit(f"tvmperf diff: {len(regressed)} test(s) regressed ({verdicts})")
     return 1 if regressed else 0
 
 
-# ---------------------------------------------------------------- tune
-
-
 def tune_argv(args: argparse.Namespace) -> list[str]:
-    """The pytest command line ``tvmperf tune`` runs: the chosen tests with
-    ``--tvmperf-tune`` (and ``--tvmperf-update``, so the baselines follow the new
-    schedules, unless ``--no-update``)."""
+    """The pytest command line ``tvmperf tune`` runs: the chosen tests with ``--tvmperf-tune``
+    (and ``--tvmperf-update``, so the baselines follow the new schedules, unless ``--no-update``)."""
     argv = list(args.pytest_args)
     if args.trials is not None:
         argv.append(f"--tvmperf-tune={args.trials}")
@@ -190,13 +140,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return int(pytest.main(argv))
 
 
-# ---------------------------------------------------------------- main
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Show pytest-tvmperf baseline and results files, or gate one against another.",
+        prog=PROG, description="Show pytest-tvmperf baseline and results files, or gate one against another."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     show = sub.add_parser(
@@ -211,20 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
     diff = sub.add_parser(
         "diff",
         help="gate B (new) against A (old) like the plugin does; exit 1 on a regression",
-        description=(
-            "Compare B (new) with A (old, the baseline) test by test with the plugin's own gate. "
-            "Each may be a baseline file or a results file. Tests are matched by test id; when both "
-            "are results files, by node id. Exit 1 when a test regressed, else 0; 2 on a bad file or option."
-        ),
+        description="Compare B (new) with A (old, the baseline) test by test with the plugin's own gate. "
+        "Each may be a baseline file or a results file. Tests are matched by test id; when both "
+        "are results files, by node id. Exit 1 when a test regressed, else 0; 2 on a bad file or option.",
     )
     diff.add_argument("a", metavar="A", help="the old side: a baseline or results file")
     diff.add_argument("b", metavar="B", help="the new side: a baseline or results file")
     diff.add_argument(
-        "--threshold",
-        type=argparse_type(parse_thresholds),
-        default=None,
-        metavar="EXPR",
-        help=THRESHOLD_HELP.replace("%", "%%"),
+        "--threshold", type=argparse_type(parse_thresholds), metavar="EXPR", help=THRESHOLD_HELP.replace("%", "%%")
     )
     diff.add_argument(
         "--alpha",
@@ -236,7 +176,6 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument(
         "--noise",
         type=argparse_type(parse_noise),
-        default=None,
         metavar="EXPR",
         help="process-to-process noise per mode, e.g. 'normalized=3%%,raw=15%%' (default ab=2%%,normalized=10%%,raw=15%%)",
     )
@@ -244,18 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
     tune = sub.add_parser(
         "tune",
         help="tune the kernels of the chosen tests' pipeline='tuned' workloads, then re-record their baselines",
-        description=(
-            "Run pytest on the chosen tests with --tvmperf-tune=TRIALS and/or --tvmperf-tune-budget=DURATION: "
-            "every workload with pipeline='tuned' is tuned with MetaSchedule (a progress bar per kernel), "
-            "each record is added to the tuning database as it is measured (a killed tuning keeps them; "
-            "a re-run resumes), and (unless --no-update) its baseline is re-recorded. "
-            "Arguments after the options go to pytest, e.g.: tvmperf tune --budget 30m tests/perf -k dla"
-        ),
+        description="Run pytest on the chosen tests with --tvmperf-tune=TRIALS and/or --tvmperf-tune-budget=DURATION: "
+        "every workload with pipeline='tuned' is tuned with MetaSchedule (a progress bar per kernel), "
+        "each record is added to the tuning database as it is measured (a killed tuning keeps them; "
+        "a re-run resumes), and (unless --no-update) its baseline is re-recorded. "
+        "Arguments after the options go to pytest, e.g.: tvmperf tune --budget 30m tests/perf -k dla",
     )
     tune.add_argument(
         "--trials",
         type=argparse_type(_positive_trials),
-        default=None,
         metavar="N",
         help="MetaSchedule trials per workload (split over its kernels; trials measured by an earlier "
         "or killed tuning count, so a re-run resumes)",
@@ -263,14 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument(
         "--budget",
         type=argparse_type(_budget),
-        default=None,
         metavar="DURATION",
         help=f"wall-clock time to tune each workload, spread over its kernels by their share of its "
         f"run time ({DURATION_FORMS})",
     )
     tune.add_argument(
         "--db",
-        default=None,
         metavar="DIR",
         help="tuning database directory, relative to the baseline directory (default: the ini or 'tuning')",
     )

@@ -22,11 +22,8 @@ def cmd_devices(args: argparse.Namespace) -> int:
     for line in tracker.offer_lines(found):
         print(line)
     if found:
-        print(
-            safe(
-                f"time on a key with: pytest --tvmperf-rpc={format_address(address)} --tvmperf-targets=llvm@rpc:{found[0].key}"
-            )
-        )
+        rpc, key = format_address(address), found[0].key
+        print(safe(f"time on a key with: pytest --tvmperf-rpc={rpc} --tvmperf-targets=llvm@rpc:{key}"))
     return 0
 
 

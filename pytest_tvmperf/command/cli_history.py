@@ -13,13 +13,6 @@ from pytest_tvmperf.result.entry import ResultsError
 from pytest_tvmperf.result.text import fmt_time, safe, text_table
 
 
-def _date(created: str | None) -> str:
-    """'2026-11-23 16:40' from an ISO-8601 time (as written), '-' when unknown."""
-    if not created:
-        return "-"
-    return created.replace("T", " ")[:16]
-
-
 def history_lines(runs: Sequence[HistoryRun], match: str = "", last: int | None = None) -> list[str]:
     """Per test (node id, containing ``match``), one line per run it ran in, oldest
     first: run number, date, commit, median, change against the test's previous run,
@@ -39,12 +32,11 @@ def history_lines(runs: Sequence[HistoryRun], match: str = "", last: int | None 
             if name not in run.tests:
                 continue
             median, verdict = run.tests[name]
-            change = ""
-            if median is not None and timed:
-                change = f"{(median / timed[-1] - 1) * 100:+.1f}%"
+            change = f"{(median / timed[-1] - 1) * 100:+.1f}%" if median is not None and timed else ""
             if median is not None:
                 timed.append(median)
-            body.append((str(number), _date(run.created), run.commit or "-", fmt_time(median), change, verdict or "-"))
+            date = (run.created or "-").replace("T", " ")[:16]  # '2026-11-23 16:40' from ISO-8601, as written
+            body.append((str(number), date, run.commit or "-", fmt_time(median), change, verdict or "-"))
         lines.append(name)
         lines.extend(
             f"  {line}" for line in text_table(("run", "date", "commit", "median", "vs previous", "verdict"), body)

@@ -52,9 +52,6 @@ def results_records(entries: Sequence[ResultEntry], path: Path) -> dict[str, Rec
     return records
 
 
-# ---------------------------------------------------------------- show
-
-
 def _target_name(record: Record | None, entry: ResultEntry | None = None) -> str:
     if entry is not None and entry.target:
         return entry.target
@@ -63,37 +60,28 @@ def _target_name(record: Record | None, entry: ResultEntry | None = None) -> str
     return "-"
 
 
+#: the resource metrics a row shows, each in its own column
+_RESOURCES = ("alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes")
+
+
 def _show_rows(test: str, executor: str, target: str, record: Record | None, extra: Sequence[str]) -> list[list[str]]:
     if record is None:
-        first = [test, executor, target, "-", "-", "-", "-", "-", "-", "-", "-", "-"]
-        return [first + ["-", "-", "-", "-", *extra]]
+        return [[test, executor, target, *["-"] * 13, *extra]]
     exact = record.exact
-    first = [
-        test,
-        executor,
-        target,
-        record.workload,
-        fmt_seconds(record.compile_s) if record.compile_s is not None else "-",  # its whole build, as recorded
-        fmt_number(exact.scalar("instructions")),
-        fmt_number(exact.scalar("kernels")),
-        fmt_number(exact.scalar("storage_bytes")),
-        _resource_cell(exact, "alloc_bytes"),
-        _resource_cell(exact, "code_bytes"),
-        _resource_cell(exact, "peak_bytes"),
-        _resource_cell(exact, "device_peak_bytes"),
-    ]
+    compile_s = fmt_seconds(record.compile_s) if record.compile_s is not None else "-"  # its whole build, as recorded
+    counts = [fmt_number(exact.scalar(metric)) for metric in ("instructions", "kernels", "storage_bytes")]
+    resources = [_resource_cell(exact, metric) for metric in _RESOURCES]
+    first = [test, executor, target, record.workload, compile_s, *counts, *resources]
     blank = [""] * len(first)
     timings = sorted(record.timings.items())
     if not timings:
         return [first + ["-", "-", "-", "-", *extra]]
-    rows = []
-    for i, (fp, timing) in enumerate(timings):
-        rows.append(
-            (first if i == 0 else blank)
-            + [fmt_time(timing.samples.median), str(len(timing.samples.samples)), fp, timing.machine.cpu_model]
-            + (list(extra) if i == 0 else [""] * len(extra))
-        )
-    return rows
+    return [
+        (first if i == 0 else blank)
+        + [fmt_time(timing.samples.median), str(len(timing.samples.samples)), fp, timing.machine.cpu_model]
+        + (list(extra) if i == 0 else [""] * len(extra))
+        for i, (fp, timing) in enumerate(timings)
+    ]
 
 
 def _resource_cell(exact, metric: str) -> str:
@@ -108,22 +96,9 @@ def _resource_cell(exact, metric: str) -> str:
 def show_lines(loaded: Loaded) -> list[str]:
     """``tvmperf show``: a line naming the file, then its table (one row per test and machine)."""
     header = [
-        "test",
-        "executor",
-        "target",
-        "workload",
-        "compile_s",
-        "instructions",
-        "kernels",
-        "storage_bytes",
-        "alloc_bytes",
-        "code_bytes",
-        "peak_bytes",
-        "device_peak_bytes",
-        "median",
-        "samples",
-        "machine",
-        "cpu",
+        *("test", "executor", "target", "workload", "compile_s", "instructions", "kernels", "storage_bytes"),
+        *_RESOURCES,
+        *("median", "samples", "machine", "cpu"),
     ]
     rows: list[list[str]] = []
     if loaded.kind == "baseline":
@@ -134,10 +109,8 @@ def show_lines(loaded: Loaded) -> list[str]:
         header.append("verdict")
         for entry in sorted(loaded.entries, key=lambda e: e.nodeid):
             record = loaded.records.get(entry.nodeid)
-            executor = entry.executor or (record.executor if record else "-")
-            rows.extend(
-                _show_rows(entry.nodeid, executor, _target_name(record, entry), record, (str(entry.verdict or "-"),))
-            )
+            executor, verdict = entry.executor or (record.executor if record else "-"), str(entry.verdict or "-")
+            rows.extend(_show_rows(entry.nodeid, executor, _target_name(record, entry), record, (verdict,)))
         head = f"{loaded.label}: {len(loaded.entries)} test(s), {len(loaded.records)} with measurements"
     return [head, *text_table(header, rows), *_layer_lines(loaded)]
 
@@ -152,9 +125,6 @@ def _layer_lines(loaded: Loaded, limit: int = 5) -> list[str]:
         for table in entry.layers:
             lines += ["", f"{entry.nodeid}:", *table_lines(table, limit)]
     return lines
-
-
-# ---------------------------------------------------------------- diff
 
 
 def module_match(baseline_path: Path, module: str) -> int:
@@ -250,13 +220,7 @@ def diff_row(test: str, current: Record, baseline: Record, comparison: Compariso
         baseline_instructions=baseline.exact.scalar("instructions"),
         verdict=comparison.status,
         note=note,
-        ratio=decision.ratio if decision else None,
-        low=decision.low if decision else None,
-        high=decision.high if decision else None,
-        mode=decision.mode if decision else "",
-        alloc_bytes=current.exact.scalar("alloc_bytes"),
-        code_bytes=current.exact.scalar("code_bytes"),
-        peak_bytes=current.exact.scalar("peak_bytes"),
-        device_peak_bytes=current.exact.scalar("device_peak_bytes"),
+        **({key: getattr(decision, key) for key in ("ratio", "low", "high", "mode")} if decision else {}),
+        **{metric: current.exact.scalar(metric) for metric in _RESOURCES},
         compile=stored_compile_cell(baseline.compile_s, current.compile_s),
     )

@@ -1,14 +1,10 @@
 """Configuration is code: the tvmperf settings of a change that can loosen its own gate,
-named in the run's summary (pure: text in, lines out).
-
-With ``--tvmperf-baselines-ref`` a pull request is judged against the base branch's
-baselines; its pytest configuration (``tvmperf_artifacts = off``, a larger threshold,
-``tvmperf_timing = off``, ``tvmperf_inconclusive = pass``...) is part of the change and
-can weaken that gate. :func:`differences` names every tvmperf ini key (and an
-``addopts`` that passes tvmperf options) whose value differs from the ref's, so a
-reviewer sees it; settings that cannot loosen a verdict (time-outs, diagnostics) are
-left out. Without a ref, :func:`ab_off_line` says when the configuration switched a/b
-timing off for tests that then had no time gate at all.
+named in the run's summary (pure: text in, lines out). With ``--tvmperf-baselines-ref``
+the pull request's pytest configuration is part of the change (``tvmperf_artifacts =
+off``, a larger threshold...): :func:`differences` names every tvmperf ini key (and an
+``addopts`` passing tvmperf options) whose value differs from the ref's, but those that
+cannot loosen a verdict. Without a ref, :func:`ab_off_line` says when the configuration
+switched a/b timing off for tests that then had no time gate at all.
 """
 
 from __future__ import annotations
@@ -21,15 +17,8 @@ from typing import Any, Callable, Mapping, Sequence
 INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 #: ini keys that change no verdict (how long to wait, what is shown): never reported
 NEVER_LOOSENS = frozenset(
-    {
-        "tvmperf_layers",
-        "tvmperf_rpc_timeout",
-        "tvmperf_child_timeout",
-        "tvmperf_lock_timeout",
-        "tvmperf_rpc",
-        "tvmperf_against_tvm",
-        "tvmperf_against_tvm_packages",
-    }
+    "tvmperf_layers tvmperf_rpc_timeout tvmperf_child_timeout tvmperf_lock_timeout tvmperf_rpc "
+    "tvmperf_against_tvm tvmperf_against_tvm_packages".split()
 )
 
 

@@ -9,26 +9,17 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pytest_tvmperf.config.parsing import (
-    DEFAULT_TIME_THRESHOLD,
-    EXACT_METRICS,
-    METRICS,
-    PEER_MARKER_KEYS,
-    TIME_METRIC,
-    canonical_metric,
-)
+from pytest_tvmperf.config.parsing import DEFAULT_TIME_THRESHOLD, EXACT_METRICS, METRICS, PEER_MARKER_KEYS, TIME_METRIC
+from pytest_tvmperf.config.parsing import canonical_metric
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
 from pytest_tvmperf.values.resources import COMPILE_S, RESOURCE_ALIASES, SELECTABLE_RESOURCES
 
 
 @dataclass(frozen=True)
 class Limit:
-    """How much a metric may grow before it counts as a regression.
-
-    ``relative`` is a fraction of the baseline (0.15 for "15%"), ``absolute`` an amount
-    in the metric's unit; both ``None`` means no growth is allowed. ``enabled=False``
-    switches the gate off for that metric ("off").
-    """
+    """How much a metric may grow before it counts as a regression: ``relative``, a fraction of
+    the baseline (0.15 for "15%"), or ``absolute``, an amount in the metric's unit (both ``None``:
+    no growth is allowed); ``enabled=False`` switches the gate off for that metric ("off")."""
 
     relative: float | None = None
     absolute: float | None = None
@@ -53,15 +44,12 @@ class Limit:
         return "no increase"
 
 
+_ALIASES = ", ".join(f"{alias} is {name}" for alias, name in RESOURCE_ALIASES.items())
+_RESOURCE_DEFAULTS = ", ".join(f"{m.name}={m.default_limit}" for m in SELECTABLE_RESOURCES)
 THRESHOLD_HELP = (
-    "comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: "
-    + ", ".join(METRICS)
-    + ". time and compile_s take a percentage ('25%') or a ratio ('1.25x'); exact metrics take an "
-    "allowed increase ('2') or a percentage ('5%'); 'off' stops gating that metric. "
-    + ", ".join(f"{alias} is {name}" for alias, name in RESOURCE_ALIASES.items())
-    + " (defaults "
-    + ", ".join(f"{m.name}={m.default_limit}" for m in SELECTABLE_RESOURCES)
-    + ")."
+    f"comma-separated METRIC=LIMIT, e.g. 'time=25%,instructions=0'. Metrics: {', '.join(METRICS)}. time and "
+    "compile_s take a percentage ('25%') or a ratio ('1.25x'); exact metrics take an allowed increase ('2') or a "
+    f"percentage ('5%'); 'off' stops gating that metric. {_ALIASES} (defaults {_RESOURCE_DEFAULTS})."
 )
 
 

@@ -1,10 +1,8 @@
 """A test's ``@pytest.mark.tvmperf(...)``, parsed once per node into a :class:`MarkerSettings`.
 
-The marker's keywords are the ``marker_keys`` of the option table (``executors``,
-``targets``, one per metric, ``vs_<peer>``). What it sets sits between the command line
-and the ini, merged once per test (config/per_test.py);
-its executors and targets say which the test supports, and the test runs those of the
-run's selection; a ``vs_<peer>`` limit times that peer and gates TVM's time against it.
+Its keywords are the ``marker_keys`` of the option table. What it sets sits between the
+command line and the ini (config/per_test.py); its executors and targets say which the
+test supports; a ``vs_<peer>`` limit times that peer and gates TVM's time against it.
 An error names the test's node id and the bad keyword.
 """
 
@@ -16,15 +14,7 @@ from typing import Any, Mapping
 import pytest
 
 from pytest_tvmperf.config.options import OPTIONS
-from pytest_tvmperf.config.parsing import (
-    parse_baseline_weights,
-    parse_executors,
-    parse_targets,
-    parse_duration,
-    parse_resources,
-    parse_simulate,
-    parse_switch,
-)
+from pytest_tvmperf.config import parsing
 from pytest_tvmperf.config.limits import Limit, peer_limits_from_marker, thresholds_from_marker
 
 MARKER = "tvmperf"
@@ -33,7 +23,8 @@ MARKER_KEYS: tuple[str, ...] = tuple(key for opt in OPTIONS for key in opt.marke
 
 @dataclass(frozen=True)
 class MarkerSettings:
-    """What one test's markers say; ``None``: the test does not restrict that choice."""
+    """What one test's markers say; ``None``: the test does not restrict that choice (``timing``,
+    ``time_budget`` in seconds, ``resources`` and ``baseline_weights`` mean what their options do)."""
 
     executors: tuple[str, ...] | None = None
     targets: tuple[str, ...] | None = None
@@ -42,28 +33,24 @@ class MarkerSettings:
     peer_limits: Mapping[str, float] = field(default_factory=dict)
     #: ``simulate="on"|"off"|True|False``: the simulated cost for this test (None: not set)
     simulate: str | None = None
-    #: ``timing=False``: correctness and exact metrics only (None: the run decides)
     timing: bool | None = None
-    #: ``time_budget="2m"``: seconds this test's time measurement may take (None: the run decides)
     time_budget: float | None = None
-    #: ``resources="code_bytes"`` or ``"none"``: the resource metrics this test measures (None: the run decides)
     resources: tuple[str, ...] | None = None
-    #: ``baseline_weights="exact"``: what an update stores of this test's weights (None: the run decides)
     baseline_weights: str | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "MarkerSettings":
         """Parse the marker's keywords (pure); a bad value raises ValueError naming the keyword."""
         return cls(
-            executors=_keyword(kwargs, "executors", parse_executors),
-            targets=_keyword(kwargs, "targets", parse_targets),
+            executors=_keyword(kwargs, "executors", parsing.parse_executors),
+            targets=_keyword(kwargs, "targets", parsing.parse_targets),
             thresholds=thresholds_from_marker(kwargs),  # "bad threshold time='5': ..." names it
             peer_limits=peer_limits_from_marker(kwargs),  # "bad vs_torch='x': ..." names it
-            simulate=_keyword(kwargs, "simulate", parse_simulate),
-            timing=_keyword(kwargs, "timing", parse_switch),
-            time_budget=_keyword(kwargs, "time_budget", parse_duration),
-            resources=_keyword(kwargs, "resources", parse_resources),
-            baseline_weights=_keyword(kwargs, "baseline_weights", parse_baseline_weights),
+            simulate=_keyword(kwargs, "simulate", parsing.parse_simulate),
+            timing=_keyword(kwargs, "timing", parsing.parse_switch),
+            time_budget=_keyword(kwargs, "time_budget", parsing.parse_duration),
+            resources=_keyword(kwargs, "resources", parsing.parse_resources),
+            baseline_weights=_keyword(kwargs, "baseline_weights", parsing.parse_baseline_weights),
         )
 
 

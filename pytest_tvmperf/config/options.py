@@ -1,69 +1,28 @@
-"""The plugin's options, declared once in :data:`OPTIONS`, and the frozen :class:`Settings`
-built from them.
-
-Each :class:`Option` row generates its ``--tvmperf-*`` command-line flag
-(:func:`addoption`), its ``tvmperf_*`` ini key and its :class:`Settings` field
-(:meth:`Settings.from_config`). A value is taken from the closest place that sets it:
-command line > marker > ini > default. :class:`Settings` keeps one value of each
-option; a test's ``@pytest.mark.tvmperf`` sets those of ``marker_role="sets"`` for itself
-unless the command line set them (config/per_test.py merges it once per test); a marker's
-``executors``/``targets`` narrow what the run selects instead (see markers.py).
-
-The value parsers live in parsing.py and limits.py, the settings the table fills in
-settings.py.
+"""The plugin's options, declared once in :data:`OPTIONS`: each row generates its
+``--tvmperf-*`` flag (:func:`addoption`), its ``tvmperf_*`` ini key and its
+:class:`~pytest_tvmperf.config.settings.Settings` field. A value comes from the closest
+place that sets it: command line > marker > ini > default; a test's marker sets those
+of ``marker_role="sets"`` (config/per_test.py), its ``executors``/``targets`` narrow the
+run's selection instead (markers.py). The value parsers live in parsing.py and limits.py.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from pytest_tvmperf.config.parsing import (
-    DEFAULT_ALPHA,
-    DEFAULT_EXECUTORS,
-    DEFAULT_NOISE,
-    EXECUTORS,
-    METRICS,
-    PEER_MARKER_KEYS,
-    PEERS,
-    RESOURCE_METRICS,
-    TARGETS,
-    argparse_type,
-    parse_resources,
-    parse_alpha,
-    parse_baseline_program,
-    parse_baseline_weights,
-    parse_switch,
-    parse_executors,
-    parse_inconclusive,
-    parse_min_repeat_ms,
-    parse_rpc_timeout,
-    parse_noise,
-    parse_other_machine,
-    parse_packages,
-    parse_peers,
-    parse_simulate,
-    parse_targets,
-    parse_duration,
-    parse_tuned,
-    parse_version,
-    parse_same_program,
-    positive_int,
-)
+from pytest_tvmperf.config import parsing
 from pytest_tvmperf.values.remote_names import parse_rpc_address
 from pytest_tvmperf.values.resources import RESOURCE_ALIASES
-from pytest_tvmperf.config.limits import (
-    DEFAULT_THRESHOLDS,
-    THRESHOLD_HELP,
-    parse_thresholds,
-)
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, THRESHOLD_HELP, parse_thresholds
 
 
 def parse_llvm_target(text: Any) -> dict[str, Any]:
     """``--tvmperf-llvm-target``: an llvm target as JSON (``{"mcpu": "x86-64-v3"}``, kind
     llvm), or only its mcpu (``x86-64-v3``)."""
-    import json
-
     text = str(text).strip()
     if not text:
         raise ValueError(
@@ -71,8 +30,6 @@ def parse_llvm_target(text: Any) -> dict[str, Any]:
             '\'{"kind": "llvm", "mcpu": "x86-64-v3"}\''
         )
     if not text.startswith("{"):
-        import re
-
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", text):
             raise ValueError(
                 f"{text!r} is neither an mcpu name (such as x86-64-v3 or haswell) nor a JSON object; "
@@ -95,8 +52,6 @@ def parse_llvm_target(text: Any) -> dict[str, Any]:
 def parse_git_ref(text: Any) -> str:
     """``--tvmperf-baselines-ref``: a git revision such as ``origin/main`` (checked to
     exist when the run starts)."""
-    import re
-
     text = str(text).strip()
     if not text:
         raise ValueError("give a git revision such as origin/main")
@@ -149,15 +104,12 @@ OPT_SAME_PROGRAM = "tvmperf_same_program"
 OPT_RESOURCES = "tvmperf_resources"
 OPT_APPROVED_CHANGE = "tvmperf_approved_change"
 OPT_CHANGES_MD = "tvmperf_changes_md"
-#: the environment variable of --tvmperf-approved-change (the CI job's, never the project's configuration)
+#: environment variables of options (approved change: the CI job's, never the project's configuration)
 ENV_APPROVED_CHANGE = "TVMPERF_APPROVED_CHANGE"
-#: the environment variables of --tvmperf-trust-artifacts and --tvmperf-baselines-ref
 ENV_TRUST_ARTIFACTS = "TVMPERF_TRUST_ARTIFACTS"
 ENV_BASELINES_REF = "TVMPERF_BASELINES_REF"
-#: the environment variable of --tvmperf-same-program
 ENV_SAME_PROGRAM = "TVMPERF_SAME_PROGRAM"
-#: the environment variable of --tvmperf-llvm-target (a runner's own setting)
-ENV_LLVM_TARGET = "TVMPERF_LLVM_TARGET"
+ENV_LLVM_TARGET = "TVMPERF_LLVM_TARGET"  #: a runner's own setting
 
 DEFAULT_TUNING_DB = "tuning"
 #: seconds one call to an RPC device may take before the device counts as hung
@@ -209,39 +161,34 @@ class Option:
         return None if value in (None, "") or (self.switch and not value) else value
 
     def from_env(self) -> Any:
-        """The parsed value of :attr:`env`, or None where it is unset; a bad value raises
-        ValueError naming the variable."""
-        import os
-
+        """The parsed value of :attr:`env` (None where unset); a bad value raises ValueError naming it."""
         raw = os.environ.get(self.env, "").strip() if self.env else ""
-        if not raw:
-            return None
-        try:
-            return self.parse(raw) if self.parse is not None else raw
-        except ValueError as exc:
-            raise ValueError(f"environment variable {self.env}={raw!r}: {exc}") from None
+        return self._parsed(raw, f"environment variable {self.env}=") if raw else None
 
     def from_ini(self, config) -> Any:
-        """The parsed ini value, or None where the ini does not set one; a bad value raises
-        ValueError naming the ini key."""
-        if not self.ini:
-            return None
-        raw = config.getini(self.dest)
-        if raw in ("", None, []):
-            return None
+        """The parsed ini value (None where unset); a bad value raises ValueError naming the key."""
+        raw = config.getini(self.dest) if self.ini else None
+        return None if raw in ("", None, []) else self._parsed(raw, f"ini option {self.dest} = ")
+
+    def _parsed(self, raw: Any, where: str) -> Any:
         try:
             return self.parse(raw) if self.parse is not None else raw
         except ValueError as exc:
-            raise ValueError(f"ini option {self.dest} = {raw!r}: {exc}") from None
+            raise ValueError(f"{where}{raw!r}: {exc}") from None
 
+
+#: a command-line switch (no value, no ini key)
+_SWITCH: dict[str, Any] = dict(default=False, ini=False, switch=True)
+#: a report file to write: command line only, relative to the directory pytest was started in
+_REPORT_FILE: dict[str, Any] = dict(ini=False, metavar="PATH", anchor="invocation")
 
 OPTIONS: tuple[Option, ...] = (
     Option(
         OPT_EXECUTORS,
         "executors",
-        f"comma-separated executors to run each tvmperf test under ({', '.join(EXECUTORS)}); default: {', '.join(DEFAULT_EXECUTORS)}",
-        DEFAULT_EXECUTORS,
-        parse_executors,
+        f"comma-separated executors to run each tvmperf test under ({', '.join(parsing.EXECUTORS)}); default: {', '.join(parsing.DEFAULT_EXECUTORS)}",
+        parsing.DEFAULT_EXECUTORS,
+        parsing.parse_executors,
         marker_keys=("executors",),
         marker_role="narrows",
         passthrough=True,
@@ -249,22 +196,15 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         OPT_TARGETS,
         "targets",
-        f"comma-separated targets ({', '.join(TARGETS)}, or llvm@rpc:KEY: a device of the "
+        f"comma-separated targets ({', '.join(parsing.TARGETS)}, or llvm@rpc:KEY: a device of the "
         "--tvmperf-rpc tracker); default: llvm (the host CPU)",
         ("llvm",),
-        parse_targets,
+        parsing.parse_targets,
         marker_keys=("targets",),
         marker_role="narrows",
         passthrough=True,
     ),
-    Option(
-        OPT_UPDATE,
-        "update",
-        "write or rewrite the baselines of the tests that ran (and only those)",
-        False,
-        ini=False,
-        switch=True,
-    ),
+    Option(OPT_UPDATE, "update", "write or rewrite the baselines of the tests that ran (and only those)", **_SWITCH),
     Option(
         OPT_BASELINES,
         "baseline_dir",
@@ -281,55 +221,62 @@ OPTIONS: tuple[Option, ...] = (
         DEFAULT_THRESHOLDS,
         parse_thresholds,
         metavar="EXPR",
-        marker_keys=(*METRICS, *RESOURCE_ALIASES),
+        marker_keys=(*parsing.METRICS, *RESOURCE_ALIASES),
         marker_role="sets",
     ),
-    Option(OPT_REPEAT, "repeat", f"time samples per test (default {DEFAULT_REPEAT})", DEFAULT_REPEAT, positive_int),
+    Option(
+        OPT_REPEAT, "repeat", f"time samples per test (default {DEFAULT_REPEAT})", DEFAULT_REPEAT, parsing.positive_int
+    ),
     Option(
         OPT_MIN_REPEAT_MS,
         "min_repeat_ms",
         f"minimum duration of one time sample in ms (default {DEFAULT_MIN_REPEAT_MS})",
         DEFAULT_MIN_REPEAT_MS,
-        parse_min_repeat_ms,
+        parsing.parse_min_repeat_ms,
     ),
     Option(
         OPT_EXAMPLES,
         "hypothesis_examples",
         f"Hypothesis examples for workloads with symbolic dims (default {DEFAULT_EXAMPLES})",
         DEFAULT_EXAMPLES,
-        positive_int,
+        parsing.positive_int,
     ),
     Option(
         OPT_ALPHA,
         "alpha",
-        f"false-alarm rate of the whole run's time verdicts, split over its timed tests (default {DEFAULT_ALPHA})",
-        DEFAULT_ALPHA,
-        parse_alpha,
+        "false-alarm rate of the whole run's time verdicts, split over its timed tests "
+        f"(default {parsing.DEFAULT_ALPHA})",
+        parsing.DEFAULT_ALPHA,
+        parsing.parse_alpha,
     ),
     Option(
         OPT_INCONCLUSIVE,
         "inconclusive",
         "what an inconclusive time verdict (noise larger than the threshold) does: fail, warn or pass (default warn)",
         "warn",
-        parse_inconclusive,
+        parsing.parse_inconclusive,
     ),
     Option(
         OPT_OTHER_MACHINE,
         "other_machine",
         "with no time baseline of this machine: compare another machine's in normalized form, or skip (default skip)",
         "skip",
-        parse_other_machine,
+        parsing.parse_other_machine,
     ),
     Option(
-        OPT_CONFIRM, "confirm", "re-measure a suspected regression before failing (default true)", True, parse_switch
+        OPT_CONFIRM,
+        "confirm",
+        "re-measure a suspected regression before failing (default true)",
+        True,
+        parsing.parse_switch,
     ),
     Option(
         OPT_NOISE,
         "noise",
         "process-to-process noise the samples cannot show, per mode, e.g. "
         "'ab=2%,normalized=10%,raw=15%,ratio=7%' (the defaults; ratio: peers and assert_ratio)",
-        DEFAULT_NOISE,
-        parse_noise,
+        parsing.DEFAULT_NOISE,
+        parsing.parse_noise,
     ),
     Option(
         OPT_ARTIFACTS,
@@ -342,38 +289,15 @@ OPTIONS: tuple[Option, ...] = (
         may_be_off=True,
         passthrough=True,
     ),
-    Option(
-        OPT_JSON,
-        "json_path",
-        "write every test's metrics, baseline and verdict as JSON",
-        ini=False,
-        metavar="PATH",
-        anchor="invocation",
-    ),
-    Option(
-        OPT_HTML,
-        "html_path",
-        "write a self-contained HTML report with plots",
-        ini=False,
-        metavar="PATH",
-        anchor="invocation",
-    ),
+    Option(OPT_JSON, "json_path", "write every test's metrics, baseline and verdict as JSON", **_REPORT_FILE),
+    Option(OPT_HTML, "html_path", "write a self-contained HTML report with plots", **_REPORT_FILE),
     Option(
         OPT_HISTORY,
         "history_path",
         "append this run to a history file (one JSON line per run); the HTML report plots the trend",
-        ini=False,
-        metavar="PATH",
-        anchor="invocation",
+        **_REPORT_FILE,
     ),
-    Option(
-        OPT_PRUNE,
-        "prune",
-        "with --tvmperf-update in a full run: remove baselines that no test used",
-        False,
-        ini=False,
-        switch=True,
-    ),
+    Option(OPT_PRUNE, "prune", "with --tvmperf-update in a full run: remove baselines that no test used", **_SWITCH),
     Option(
         OPT_TUNING_DB,
         "tuning_db",
@@ -389,8 +313,7 @@ OPTIONS: tuple[Option, ...] = (
         "tune_trials",
         "tune the kernels of the tests' pipeline='tuned' workloads with this many MetaSchedule "
         "trials per workload, adding the records to the tuning database, before measuring them",
-        None,
-        positive_int,
+        parse=parsing.positive_int,
         ini=False,
         metavar="TRIALS",
     ),
@@ -400,8 +323,7 @@ OPTIONS: tuple[Option, ...] = (
         "wall-clock time to tune each pipeline='tuned' workload, spread over its "
         "kernels by their share of its run time, e.g. 30m (forms: 90s, 30m, 1.5h, 1h30m); alone it tunes "
         "until the budget is spent, with --tvmperf-tune it also stops at TRIALS",
-        None,
-        parse_duration,
+        parse=parsing.parse_duration,
         ini=False,
         metavar="DURATION",
     ),
@@ -412,28 +334,26 @@ OPTIONS: tuple[Option, ...] = (
         "own, else another CPU's or GPU's of the same kind where its schedule applies here) or exact (this "
         "target's own only; a test whose kernels have none fails, or skips when other CPUs have some)",
         "any",
-        parse_tuned,
+        parsing.parse_tuned,
         metavar="any|exact",
         passthrough=True,
     ),
     Option(
         OPT_PEERS,
         "peers",
-        f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(PEERS)}, "
+        f"peer frameworks to time side by side with TVM where a workload has them ({', '.join(parsing.PEERS)}, "
         "all or none; default none; a peer gated by a vs_<peer> marker keyword is always timed)",
         (),
-        parse_peers,
-        marker_keys=tuple(PEER_MARKER_KEYS),
+        parsing.parse_peers,
+        marker_keys=tuple(parsing.PEER_MARKER_KEYS),
         marker_role="adds",
     ),
     Option(
         OPT_SIMULATE,
         "simulate",
-        "count each kernel's instructions and simulated cache misses under valgrind "
-        "(cpu_instructions, est_cycles; built for llvm -mcpu=haswell): on or off (default: on where valgrind is "
-        "installed on an x86-64 host)",
-        None,
-        parse_simulate,
+        "count each kernel's instructions and simulated cache misses under valgrind (cpu_instructions, est_cycles; "
+        "built for llvm -mcpu=haswell): on or off (default: on where valgrind is installed on an x86-64 host)",
+        parse=parsing.parse_simulate,
         metavar="on|off",
         marker_keys=("simulate",),
         marker_role="sets",
@@ -442,8 +362,7 @@ OPTIONS: tuple[Option, ...] = (
         OPT_RPC,
         "rpc",
         "HOST:PORT of a TVM RPC tracker whose devices run the targets named llvm@rpc:KEY (see --tvmperf-targets)",
-        None,
-        parse_rpc_address,
+        parse=parse_rpc_address,
         metavar="HOST:PORT",
         passthrough=True,
     ),
@@ -453,30 +372,28 @@ OPTIONS: tuple[Option, ...] = (
         "seconds one call to an RPC device (an upload, a run, a timing round) may "
         f"take before the device counts as hung and its test fails naming it (default {DEFAULT_RPC_TIMEOUT_S})",
         DEFAULT_RPC_TIMEOUT_S,
-        parse_rpc_timeout,
+        parsing.parse_rpc_timeout,
         metavar="SECONDS",
     ),
     Option(
         OPT_BASELINE_PROGRAM,
         "baseline_program",
-        "what --tvmperf-update stores of each test's program for a/b "
-        "timing: ir (the lowered IR, rebuilt on the machine that gates; default) or so (the compiled library, "
-        "usable on the recording machine only)",
+        "what --tvmperf-update stores of each test's program for a/b timing: ir (the lowered IR, rebuilt on the "
+        "machine that gates; default) or so (the compiled library, usable on the recording machine only)",
         "ir",
-        parse_baseline_program,
+        parsing.parse_baseline_program,
         metavar="ir|so",
     ),
     Option(
         OPT_BASELINE_WEIGHTS,
         "baseline_weights",
-        "what --tvmperf-update stores of a program's bound weights: "
-        "seeded (default: each floating-point weight's dtype, shape and sha256 only; the gate rebuilds the "
-        "baseline's program with seeded values of those shapes, since kernel timing does not depend on finite, "
-        "normal values, and reports a changed weight by its digest) or exact (their values, bit for bit, for "
-        "programs whose time depends on them: data-dependent control flow, zero-skipping, value-dependent "
-        "shapes); marker baseline_weights=",
+        "what --tvmperf-update stores of a program's bound weights: seeded (default: each floating-point weight's "
+        "dtype, shape and sha256 only; the gate rebuilds the baseline's program with seeded values of those shapes, "
+        "since kernel timing does not depend on finite, normal values, and reports a changed weight by its digest) "
+        "or exact (their values, bit for bit, for programs whose time depends on them: data-dependent control flow, "
+        "zero-skipping, value-dependent shapes); marker baseline_weights=",
         "seeded",
-        parse_baseline_weights,
+        parsing.parse_baseline_weights,
         metavar="seeded|exact",
         marker_keys=("baseline_weights",),
         marker_role="sets",
@@ -487,7 +404,7 @@ OPTIONS: tuple[Option, ...] = (
         "on (default) or off: off checks correctness and the exact metrics only, with no "
         "timing and no time verdict (the fast inner loop, like --benchmark-disable); marker timing=False",
         True,
-        parse_switch,
+        parsing.parse_switch,
         metavar="on|off",
         marker_keys=("timing",),
         marker_role="sets",
@@ -495,12 +412,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         OPT_TIME_BUDGET,
         "time_budget",
-        "the time one test's measurement may take, e.g. 60s or 2m (default "
-        f"{DEFAULT_TIME_BUDGET_S:g}s): a program whose rounds would take longer (a network running for seconds) is "
-        "timed in fewer rounds (at least 6; a confirmation takes twice as many) and its report states the precision "
-        "reached; marker time_budget=",
+        f"the time one test's measurement may take, e.g. 60s or 2m (default {DEFAULT_TIME_BUDGET_S:g}s): a program "
+        "whose rounds would take longer (a network running for seconds) is timed in fewer rounds (at least 6; a "
+        "confirmation takes twice as many) and its report states the precision reached; marker time_budget=",
         DEFAULT_TIME_BUDGET_S,
-        parse_duration,
+        parsing.parse_duration,
         metavar="DURATION",
         marker_keys=("time_budget",),
         marker_role="sets",
@@ -510,9 +426,7 @@ OPTIONS: tuple[Option, ...] = (
         "benchmark_json_path",
         "also write the timings in pytest-benchmark's JSON format "
         "(read by pytest-benchmark compare/list and CI tools that read it)",
-        ini=False,
-        metavar="PATH",
-        anchor="invocation",
+        **_REPORT_FILE,
     ),
     Option(
         OPT_LLVM_TARGET,
@@ -520,8 +434,7 @@ OPTIONS: tuple[Option, ...] = (
         "the llvm target every build for this machine's CPU uses: an mcpu "
         '(x86-64-v3) or a JSON object (\'{"mcpu": "znver4", "mattr": ["-avx512f"]}\'); default: the '
         f"CPU model LLVM names, less the features the OS does not enable (also ${ENV_LLVM_TARGET})",
-        None,
-        parse_llvm_target,
+        parse=parse_llvm_target,
         metavar="MCPU|JSON",
         passthrough=True,
         env=ENV_LLVM_TARGET,
@@ -529,11 +442,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         OPT_CHILD_TIMEOUT,
         "child_timeout",
-        "seconds a compiled kernel may take to run once in the child process "
-        "that runs it before the session does; past it the kernel counts as hung and its test fails "
-        f"(default {DEFAULT_CHILD_TIMEOUT_S})",
+        "seconds a compiled kernel may take to run once in the child process that runs it before the session "
+        f"does; past it the kernel counts as hung and its test fails (default {DEFAULT_CHILD_TIMEOUT_S})",
         DEFAULT_CHILD_TIMEOUT_S,
-        parse_rpc_timeout,
+        parsing.parse_rpc_timeout,
         metavar="SECONDS",
     ),
     Option(
@@ -544,7 +456,7 @@ OPTIONS: tuple[Option, ...] = (
         "line names the holder (process id and command) as soon as the wait begins, and past the bound the "
         f"test fails (the update writes nothing) naming the holder (default {DEFAULT_LOCK_TIMEOUT_S}: 15 minutes)",
         DEFAULT_LOCK_TIMEOUT_S,
-        parse_rpc_timeout,
+        parsing.parse_rpc_timeout,
         metavar="SECONDS",
     ),
     Option(
@@ -554,17 +466,14 @@ OPTIONS: tuple[Option, ...] = (
         "with apache-tvm VERSION (installed once into a venv under the user's cache directory, or "
         "$TVMPERF_CACHE_DIR), time both builds side by side, compare every exact and simulated metric and fail "
         "a test that today's TVM makes worse past the thresholds (llvm targets; no baseline is read or written)",
-        None,
-        parse_version,
+        parse=parsing.parse_version,
         metavar="VERSION",
     ),
     Option(
         OPT_AGAINST_TVM_REPORT_ONLY,
         "against_tvm_report_only",
         "with --tvmperf-against-tvm: report the upgrade's verdicts without failing a test for them",
-        False,
-        ini=False,
-        switch=True,
+        **_SWITCH,
     ),
     Option(
         OPT_AGAINST_TVM_PACKAGES,
@@ -573,7 +482,7 @@ OPTIONS: tuple[Option, ...] = (
         "version's environment needs to build the tests' workloads, e.g. onnx,onnxruntime,torch (each at today's "
         "installed version unless given as NAME==VERSION; default none)",
         (),
-        parse_packages,
+        parsing.parse_packages,
         metavar="PKG,...",
     ),
     Option(
@@ -584,7 +493,7 @@ OPTIONS: tuple[Option, ...] = (
         "so a change to the baseline directory alone could run code: only for baselines you trust. Default off: "
         f"such baselines are compared without a/b timing (also ${ENV_TRUST_ARTIFACTS})",
         False,
-        parse_switch,
+        parsing.parse_switch,
         metavar="on|off",
         env=ENV_TRUST_ARTIFACTS,
     ),
@@ -594,10 +503,8 @@ OPTIONS: tuple[Option, ...] = (
         "read the baseline directory (JSON, IR and tuning database files) as it is at this git "
         "revision, e.g. origin/main, so that a pull request is judged against the base branch's baselines and "
         "cannot change them; not with --tvmperf-update (also $" + ENV_BASELINES_REF + ")",
-        None,
-        parse_git_ref,
+        parse=parse_git_ref,
         metavar="REF",
-        passthrough=False,
         env=ENV_BASELINES_REF,
     ),
     Option(
@@ -607,20 +514,18 @@ OPTIONS: tuple[Option, ...] = (
         "framework timed (torch leaf modules, onnxruntime nodes), match them and show where TVM loses time, "
         "also on a passing test; off (default): only when a vs_<peer> limit fails",
         False,
-        parse_switch,
+        parsing.parse_switch,
         metavar="on|off",
     ),
     Option(
         OPT_SAME_PROGRAM,
         "same_program",
-        "skip (default): a build whose program (lowered IR and weights) is "
-        "byte for byte the baseline's, under the TVM version that recorded it, passes the time gate without "
-        "being timed against it: the same code timed twice in one process can differ by where it lands in "
-        "memory (measured 1.24x), which is no regression; time: time it side by side all the same (also $"
-        + ENV_SAME_PROGRAM
-        + ")",
+        "skip (default): a build whose program (lowered IR and weights) is byte for byte the baseline's, under "
+        "the TVM version that recorded it, passes the time gate without being timed against it: the same code "
+        "timed twice in one process can differ by where it lands in memory (measured 1.24x), which is no "
+        f"regression; time: time it side by side all the same (also ${ENV_SAME_PROGRAM})",
         "skip",
-        parse_same_program,
+        parsing.parse_same_program,
         metavar="skip|time",
         env=ENV_SAME_PROGRAM,
     ),
@@ -632,8 +537,8 @@ OPTIONS: tuple[Option, ...] = (
         "by kernel), peak_bytes and device_peak_bytes (the peak memory of one call on the host and on a GPU, "
         "read in the isolation child) and compile_s (the baseline's IR and today's built side by side, where the program or TVM "
         "changed); a comma-separated list, all (default) or none; a metric left out is n/a; marker resources=",
-        RESOURCE_METRICS,
-        parse_resources,
+        parsing.RESOURCE_METRICS,
+        parsing.parse_resources,
         metavar="LIST|all|none",
         marker_keys=("resources",),
         marker_role="sets",
@@ -648,7 +553,7 @@ OPTIONS: tuple[Option, ...] = (
         "such an entry fails, showing the change. Command line or $" + ENV_APPROVED_CHANGE + " only: the "
         "project's own configuration, part of the pull request, cannot approve it",
         False,
-        parse_switch,
+        parsing.parse_switch,
         metavar="on|off",
         ini=False,
         env=ENV_APPROVED_CHANGE,
@@ -659,9 +564,7 @@ OPTIONS: tuple[Option, ...] = (
         "with --tvmperf-baselines-ref: write the baseline changes of this pull "
         "request (each changed entry, metric old -> new, whether approved and verified) as Markdown, ready for a "
         "PR comment; also in the GitHub step summary",
-        ini=False,
-        metavar="PATH",
-        anchor="invocation",
+        **_REPORT_FILE,
     ),
 )
 
@@ -674,14 +577,8 @@ def addoption(parser) -> None:
         if opt.switch:
             group.addoption(opt.flag, dest=opt.dest, action="store_true", default=False, help=help_text)
         else:
-            group.addoption(
-                opt.flag,
-                dest=opt.dest,
-                default=None,
-                metavar=opt.metavar,
-                help=help_text,
-                type=None if opt.parse is None else argparse_type(opt.parse),
-            )
+            convert = None if opt.parse is None else parsing.argparse_type(opt.parse)
+            group.addoption(opt.flag, dest=opt.dest, default=None, metavar=opt.metavar, help=help_text, type=convert)
         if opt.ini:
             parser.addini(opt.dest, opt.help, default="")
 

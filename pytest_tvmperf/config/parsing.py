@@ -1,10 +1,8 @@
 """Pure value parsers of the plugin's options and marker keywords, and the value domains
 they check against (executors, targets, metrics, peers, time-verdict policies).
 
-Every parser raises :class:`ValueError` with a message that names the bad value and
-shows a good one; ``argparse`` turns that into a usage error at start-up (see
-:func:`argparse_type`), an ini value into one that names the ini key, a marker keyword
-into one that names the test. Nothing here reads pytest's configuration.
+Every parser raises :class:`ValueError` naming the bad value and showing a good one;
+the caller words it as a usage error naming the flag, ini key or test.
 """
 
 from __future__ import annotations
@@ -39,11 +37,10 @@ def canonical_metric(name: str) -> str:
 def parse_resources(text: str | bool | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """``--tvmperf-resources`` / ``resources=``: the resource metrics measured, e.g.
     ``alloc_bytes`` (``code`` for ``code_bytes``), ``all`` or ``none`` (also on/off)."""
-    if isinstance(text, bool):
-        return RESOURCE_METRICS if text else ()
-    if isinstance(text, str) and text.strip().lower() in ("all", *SWITCH_ON):
+    word = text.strip().lower() if isinstance(text, str) else text
+    if word is True or word in ("all", *SWITCH_ON):
         return RESOURCE_METRICS
-    if isinstance(text, str) and text.strip().lower() in ("none", *SWITCH_OFF):
+    if word is False or word in ("none", *SWITCH_OFF):
         return ()
     items = text.split(",") if isinstance(text, str) else list(text)
     return _parse_choices([canonical_metric(str(i).strip()) for i in items], RESOURCE_METRICS, "resource metric")
@@ -83,11 +80,8 @@ def _parse_choices(text: str | list[str] | tuple[str, ...], known: tuple[str, ..
 
 def parse_peers(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """'numpy,torch', 'all' or 'none'."""
-    if isinstance(text, str) and text.strip().lower() in ("none", "off"):
-        return ()
-    if isinstance(text, str) and text.strip().lower() == "all":
-        return PEERS
-    return _parse_choices(text, PEERS, "peer")
+    word = text.strip().lower() if isinstance(text, str) else None
+    return () if word in ("none", "off") else PEERS if word == "all" else _parse_choices(text, PEERS, "peer")
 
 
 def parse_executors(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -115,36 +109,30 @@ def parse_alpha(text: str) -> float:
     return value
 
 
-def _parse_one(text: str, known: tuple[str, ...], what: str) -> str:
-    names = _parse_choices(str(text), known, what)
-    if len(names) != 1:
-        raise ValueError(f"one {what} expected, got {', '.join(map(repr, names))}; choose one of {', '.join(known)}")
-    return names[0]
+def _one_of(known: tuple[str, ...], what: str, name: str) -> Callable[[Any], str]:
+    """A parser (named ``name``) of exactly one of ``known``."""
+
+    def parse(text: Any) -> str:
+        names = _parse_choices(str(text), known, what)
+        if len(names) != 1:
+            raise ValueError(
+                f"one {what} expected, got {', '.join(map(repr, names))}; choose one of {', '.join(known)}"
+            )
+        return names[0]
+
+    parse.__name__ = name
+    return parse
 
 
-def parse_inconclusive(text: str) -> str:
-    return _parse_one(text, INCONCLUSIVE_POLICIES, "inconclusive policy")
-
-
-def parse_other_machine(text: str) -> str:
-    return _parse_one(text, OTHER_MACHINE_POLICIES, "other-machine policy")
-
-
+parse_inconclusive = _one_of(INCONCLUSIVE_POLICIES, "inconclusive policy", "parse_inconclusive")
+parse_other_machine = _one_of(OTHER_MACHINE_POLICIES, "other-machine policy", "parse_other_machine")
 #: what --tvmperf-update stores of each test's program for a/b timing
 BASELINE_PROGRAMS = ("ir", "so")
-
-
-def parse_baseline_program(text: str) -> str:
-    return _parse_one(text, BASELINE_PROGRAMS, "baseline program form")
-
-
+parse_baseline_program = _one_of(BASELINE_PROGRAMS, "baseline program form", "parse_baseline_program")
 #: what --tvmperf-update stores of a program's weights: seeded (dtype, shape and digest;
 #: rebuilt with seeded values, store/seeded.py) or exact (their values, bit for bit)
 BASELINE_WEIGHTS = ("seeded", "exact")
-
-
-def parse_baseline_weights(text: str) -> str:
-    return _parse_one(text, BASELINE_WEIGHTS, "baseline weights form")
+parse_baseline_weights = _one_of(BASELINE_WEIGHTS, "baseline weights form", "parse_baseline_weights")
 
 
 def parse_noise(text: str) -> dict[str, float]:
@@ -199,8 +187,8 @@ def parse_simulate(text: str | bool) -> str:
 INT32_MAX = 2**31 - 1
 
 
-def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[Any], int]:
-    """A parser of a whole number from ``low`` to ``high``; the error says the range."""
+def bounded_int(low: int, high: int, what: str, name: str) -> Callable[[Any], int]:
+    """A parser (named ``name``) of a whole number from ``low`` to ``high``; the error says the range."""
 
     def parse(text: Any) -> int:
         try:
@@ -212,6 +200,7 @@ def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[
             raise ValueError(f"expected {what} from {low} to {high}, got {shown!r}")
         return value
 
+    parse.__name__ = name
     return parse
 
 
@@ -239,16 +228,13 @@ def parse_size_mb(name: str, raw: str | None, default: int) -> int:
 
 
 #: any count option: a positive whole number that a 32-bit int holds
-positive_int = bounded_int(1, INT32_MAX, "a positive integer")
-positive_int.__name__ = "positive_int"
+positive_int = bounded_int(1, INT32_MAX, "a positive integer", "positive_int")
 #: one time sample at least this long: a minute is plenty (TVM ignores a value past 32 bits)
 MAX_MIN_REPEAT_MS = 60_000
-parse_min_repeat_ms = bounded_int(1, MAX_MIN_REPEAT_MS, "milliseconds per time sample")
-parse_min_repeat_ms.__name__ = "parse_min_repeat_ms"
+parse_min_repeat_ms = bounded_int(1, MAX_MIN_REPEAT_MS, "milliseconds per time sample", "parse_min_repeat_ms")
 #: the longest a call to an RPC device may take: a day (a wait past ~292 years overflows)
 MAX_RPC_TIMEOUT_S = 86_400
-parse_rpc_timeout = bounded_int(1, MAX_RPC_TIMEOUT_S, "seconds")
-parse_rpc_timeout.__name__ = "parse_rpc_timeout"
+parse_rpc_timeout = bounded_int(1, MAX_RPC_TIMEOUT_S, "seconds", "parse_rpc_timeout")
 
 
 def argparse_type(parser: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -269,8 +255,6 @@ TUNED_MODES = ("any", "exact")
 
 
 def parse_tuned(text: str) -> str:
-    """``any`` (the default: this target's own records, else another target's of the same
-    kind that applies here) or ``exact`` (this target's own records only)."""
     return _one_mode(
         text,
         TUNED_MODES,
@@ -284,9 +268,6 @@ SAME_PROGRAM_MODES = ("skip", "time")
 
 
 def parse_same_program(text: str) -> str:
-    """``skip`` (the default: a build whose lowered IR and weights are the baseline's own,
-    byte for byte, under the same TVM, is not timed against it) or ``time`` (timed side by
-    side all the same)."""
     return _one_mode(
         text,
         SAME_PROGRAM_MODES,
@@ -296,8 +277,7 @@ def parse_same_program(text: str) -> str:
 
 
 def _one_mode(text: str, modes: tuple[str, ...], expected: str) -> str:
-    """``text`` as one of ``modes`` (any case, outer white space ignored); else ValueError
-    ``'<text>' is not <expected>``."""
+    """``text`` as one of ``modes`` (any case, outer white space ignored)."""
     value = str(text).strip().lower()
     if value not in modes:
         raise ValueError(f"{text!r} is not {expected}")
@@ -310,9 +290,7 @@ _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def parse_duration(text: str) -> float:
-    """A wall-clock duration in seconds from ``90s``, ``30m``, ``1.5h``, ``1h30m`` or
-    ``90`` (seconds); it must be positive."""
-
+    """A positive wall-clock duration in seconds from ``90s``, ``30m``, ``1.5h``, ``1h30m`` or ``90``."""
     raw = str(text).strip().lower().replace(" ", "")
     parts = re.fullmatch(r"((?:\d+(?:\.\d+)?[hms])+|\d+(?:\.\d+)?)", raw)
     if not parts:
@@ -337,9 +315,7 @@ _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
 
 def parse_version(text: str) -> str:
     """``--tvmperf-against-tvm``'s value: a release of apache-tvm such as ``0.26.0``."""
-    text = str(text).strip()
-    if text.startswith("apache-tvm=="):
-        text = text[len("apache-tvm==") :]
+    text = str(text).strip().removeprefix("apache-tvm==")
     if not _VERSION.match(text):
         raise ValueError(f"{text!r} is not a version of apache-tvm: give one such as 0.26.0")
     return text

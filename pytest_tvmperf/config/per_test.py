@@ -1,12 +1,10 @@
 """One test's settings: the run's :class:`Settings` with the test's marker merged in, once,
-by :func:`settings_for_test` (the ``tvmperf`` fixture calls it; every mode reads the
-result from its ``CheckContext``).
+by :func:`settings_for_test` (the ``tvmperf`` fixture calls it).
 
 The one precedence rule: command line (or environment) > the test's marker > ini >
-default. The command line and the ini are merged when the run is configured
-(:meth:`Settings.from_config`), which keeps the names of the options the command line set
-(:attr:`Settings.pinned`, the thresholds metric by metric in
-:attr:`Settings.pinned_thresholds`): the marker's value goes in where they are not pinned.
+default. :meth:`Settings.from_config` merged the command line and the ini, keeping the
+names of the options the command line set (:attr:`Settings.pinned`, thresholds metric by
+metric in :attr:`Settings.pinned_thresholds`): the marker's value goes in where not pinned.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ class TestSettings:
 
     __test__ = False  # not a test class of pytest's, whatever its name
 
-    #: every metric's limit
     thresholds: Mapping[str, Limit] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
     #: peer -> the most TVM may take relative to it (the marker's ``vs_torch=1.2``)
     peer_limits: Mapping[str, float] = field(default_factory=dict)
@@ -39,16 +36,14 @@ class TestSettings:
     simulate: Literal["on", "off", "auto"] = "auto"
     #: the resource metrics measured (values/resources.py)
     resources: tuple[str, ...] = RESOURCE_METRICS
-    #: what an update stores of the test's weights: "seeded" or "exact"
     baseline_weights: str = "seeded"
     #: the settings the command line fixed for every test (:attr:`Settings.pinned`), as messages name it
     pinned: frozenset[str] = frozenset()
 
 
 def settings_for_test(settings: Settings, marker: MarkerSettings | None = None) -> TestSettings:
-    """The run's ``settings`` merged with one test's ``marker``: each setting from the
-    command line where it set it, else from the marker where it sets it, else the run's
-    (its ini, else the default); the thresholds metric by metric."""
+    """The run's ``settings`` merged with one test's ``marker`` by the precedence of the module
+    doc, the thresholds metric by metric."""
     marker = marker or MarkerSettings()
 
     def closest(name: str, own: Any) -> Any:

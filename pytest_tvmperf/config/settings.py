@@ -8,17 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_tvmperf.config.options import (
-    DEFAULT_CHILD_TIMEOUT_S,
-    DEFAULT_EXAMPLES,
-    DEFAULT_LOCK_TIMEOUT_S,
-    DEFAULT_MIN_REPEAT_MS,
-    DEFAULT_REPEAT,
-    DEFAULT_RPC_TIMEOUT_S,
-    DEFAULT_TIME_BUDGET_S,
-    OPTIONS,
-    Option,
-)
+from pytest_tvmperf.config import options
 from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_EXECUTORS, DEFAULT_NOISE, RESOURCE_METRICS
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.config.time_policy import TimePolicy, time_policy
@@ -26,10 +16,8 @@ from pytest_tvmperf.config.time_policy import TimePolicy, time_policy
 
 @dataclass(frozen=True)
 class Settings:
-    """The run's options, each from the closest place that sets it (see :data:`OPTIONS`).
-    A test's marker may set some of them for itself (``marker_role="sets"``): between the
-    command line and the ini, merged once per test by
-    :func:`~pytest_tvmperf.config.per_test.settings_for_test`, which reads :attr:`pinned`."""
+    """The run's options (module doc); a test's marker may set those of ``marker_role="sets"``
+    for itself: :func:`~pytest_tvmperf.config.per_test.settings_for_test` reads :attr:`pinned`."""
 
     executors: tuple[str, ...] = DEFAULT_EXECUTORS
     targets: tuple[str, ...] = ("llvm",)
@@ -37,9 +25,9 @@ class Settings:
     baseline_dir: Path = Path("baselines")
     #: every metric's limit, each from the closest place: command line > ini > default
     thresholds: Mapping[str, Limit] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
-    repeat: int = DEFAULT_REPEAT
-    min_repeat_ms: int = DEFAULT_MIN_REPEAT_MS
-    hypothesis_examples: int = DEFAULT_EXAMPLES
+    repeat: int = options.DEFAULT_REPEAT
+    min_repeat_ms: int = options.DEFAULT_MIN_REPEAT_MS
+    hypothesis_examples: int = options.DEFAULT_EXAMPLES
     alpha: float = DEFAULT_ALPHA
     inconclusive: str = "warn"
     other_machine: str = "skip"
@@ -55,42 +43,33 @@ class Settings:
     tune_budget_s: float | None = None
     tuned: str = "any"
     peers: tuple[str, ...] = ()
-    #: --tvmperf-simulate / tvmperf_simulate: "on" or "off" (None: unset, on where valgrind is installed)
+    #: "on" or "off" (None: unset, on where valgrind is installed)
     simulate: str | None = None
-    #: --tvmperf-time-budget / tvmperf_time_budget: seconds one test's time measurement may take
-    time_budget: float = DEFAULT_TIME_BUDGET_S
+    #: seconds one test's time measurement may take
+    time_budget: float = options.DEFAULT_TIME_BUDGET_S
     rpc: tuple[str, int] | None = None
-    rpc_timeout: int = DEFAULT_RPC_TIMEOUT_S
+    rpc_timeout: int = options.DEFAULT_RPC_TIMEOUT_S
     baseline_program: str = "ir"
-    #: --tvmperf-baseline-weights / tvmperf_baseline_weights: what an update stores of the weights
     baseline_weights: str = "seeded"
-    #: --tvmperf-timing / tvmperf_timing: False checks correctness and exact metrics only
     timing: bool = True
     benchmark_json_path: Path | None = None
     #: --tvmperf-llvm-target: the host llvm target, None for the one resolved from the CPU
     llvm_target: Mapping[str, Any] | None = None
-    child_timeout: int = DEFAULT_CHILD_TIMEOUT_S
-    #: --tvmperf-lock-timeout: the longest wait for the machine's timing lock
-    lock_timeout: int = DEFAULT_LOCK_TIMEOUT_S
+    child_timeout: int = options.DEFAULT_CHILD_TIMEOUT_S
+    lock_timeout: int = options.DEFAULT_LOCK_TIMEOUT_S
     #: --tvmperf-against-tvm: the other apache-tvm version a test is compared with (None: off)
     against_tvm: str | None = None
-    #: --tvmperf-against-tvm-report-only: report that comparison without failing
     against_tvm_report_only: bool = False
-    #: --tvmperf-against-tvm-packages: more packages for the other version's environment
     against_tvm_packages: tuple[str, ...] = ()
-    #: --tvmperf-trust-artifacts: load old-form compiled baseline artifacts (.so)
     trust_artifacts: bool = False
     #: --tvmperf-baselines-ref: the git revision the baselines are read from (None: the work tree)
     baselines_ref: str | None = None
-    #: --tvmperf-approved-change: a maintainer approved the pull request's baseline changes
     approved_change: bool = False
-    #: --tvmperf-changes-md: the Markdown of the pull request's baseline changes
     changes_md_path: Path | None = None
     #: --tvmperf-layers: the per-layer table against each peer on every timed test (measure/peer_layers.py)
     layers: bool = False
     #: --tvmperf-same-program: "skip" (an unchanged program is not timed against its baseline) or "time"
     same_program: str = "skip"
-    #: --tvmperf-resources / tvmperf_resources: the resource metrics measured (default all)
     resources: tuple[str, ...] = RESOURCE_METRICS
     #: the fields a marker may set that the command line (or the environment) set: they hold
     #: for every test, whatever its marker says (``simulate``, ``timing``, ...)
@@ -105,11 +84,11 @@ class Settings:
     @classmethod
     def from_config(cls, config) -> "Settings":
         """Build from the command line (or the environment) and the ini, row by row of
-        :data:`OPTIONS`, each field from the closest place that sets it (thresholds metric
+        :data:`options.OPTIONS`, each field from the closest place that sets it (thresholds metric
         by metric); a bad ini value raises ValueError naming the key."""
         values: dict[str, Any] = {}
         pinned: set[str] = set()
-        for opt in OPTIONS:
+        for opt in options.OPTIONS:
             cli, ini = opt.from_cli(config), opt.from_ini(config)
             if cli is None:
                 cli = opt.from_env()
@@ -124,15 +103,12 @@ class Settings:
         return cls(**values, pinned=frozenset(pinned))
 
 
-def _anchored(opt: Option, value: Any, config, values: Mapping[str, Any]) -> Any:
+def _anchored(opt: options.Option, value: Any, config, values: Mapping[str, Any]) -> Any:
     """A path option's value as a Path (None for an unset one, or "off")."""
     if not opt.anchor or value is None:
         return value
     if opt.may_be_off and str(value).strip().lower() == "off":
         return None
-    base = {
-        "rootdir": lambda: config.rootpath,
-        "baselines": lambda: values["baseline_dir"],
-        "invocation": lambda: config.invocation_params.dir,
-    }[opt.anchor]()
-    return Path(base, value)
+    if opt.anchor == "baselines":
+        return Path(values["baseline_dir"], value)
+    return Path(config.rootpath if opt.anchor == "rootdir" else config.invocation_params.dir, value)

@@ -11,15 +11,12 @@ from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE
 
 @dataclass(frozen=True)
 class TimePolicy:
-    """How the time verdict weighs its evidence.
-
-    alpha: two-sided false-alarm probability of one comparison (the run's rate divided
-    by the number of timed tests); noise_*: standard deviation of the log ratio that
-    the samples cannot show, per mode (a/b against the baseline's artifact timed side
-    by side; normalized by the reference kernel; raw); other_machine: "normalized"
-    compares with another machine's baseline in normalized form (noise doubled),
-    "skip" shows the time without gating it.
-    """
+    """How the time verdict weighs its evidence. alpha: two-sided false-alarm probability of
+    one comparison (the run's rate divided by the number of timed tests); noise_*: standard
+    deviation of the log ratio that the samples cannot show, per mode (a/b against the
+    baseline's artifact timed side by side; normalized by the reference kernel; raw);
+    other_machine: "normalized" compares with another machine's baseline in normalized form
+    (noise doubled), "skip" shows the time without gating it."""
 
     alpha: float = DEFAULT_ALPHA
     noise_ab: float = DEFAULT_NOISE["ab"]
@@ -33,11 +30,5 @@ def time_policy(alpha: float, noise: Mapping[str, float], other_machine: str, co
     """The one constructor of the time verdict's policy: the false-alarm rate ``alpha`` is
     split evenly over the ``comparisons`` (Bonferroni), so a suite of many cases does not
     fail by chance; ``noise`` per mode as :func:`parse_noise` gives it."""
-    return TimePolicy(
-        alpha=alpha / max(1, comparisons),
-        noise_ab=noise["ab"],
-        noise_normalized=noise["normalized"],
-        noise_raw=noise["raw"],
-        noise_ratio=noise["ratio"],
-        other_machine=other_machine,
-    )
+    noises = {f"noise_{mode}": noise[mode] for mode in ("ab", "normalized", "raw", "ratio")}
+    return TimePolicy(alpha=alpha / max(1, comparisons), other_machine=other_machine, **noises)
