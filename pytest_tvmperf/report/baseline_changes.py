@@ -1,8 +1,5 @@
-"""``--tvmperf-baselines-ref``: the pull request's baseline changes as the run's report
-section: the entries of the tests that ran whose work-tree entry differs from the ref's,
-each with what it changes and its state in this run (from the test's outcome note), as
-Markdown for the step summary and ``--tvmperf-changes-md`` (a PR comment). Made in the
-controller from the two directories and the results entries, so it holds under xdist."""
+"""``--tvmperf-baselines-ref``: the pull request's changed baseline entries as a report section,
+each with its changes and state (its outcome note); made in the controller, so it holds under xdist."""
 
 from __future__ import annotations
 
@@ -42,14 +39,8 @@ def changed_entries(
         seen.add(key)
         ref, pr = records(ref_file).get(e.test_id), records(pr_file).get(e.test_id)
         if entries_differ(ref, pr):
-            out.append(
-                ChangedEntry(
-                    e.test_id,
-                    display_path(pr_file, rootpath),
-                    state_of_note(e.note or ""),
-                    tuple(change_lines(ref, pr)),
-                )
-            )
+            where = display_path(pr_file, rootpath)
+            out.append(ChangedEntry(e.test_id, where, state_of_note(e.note or ""), tuple(change_lines(ref, pr))))
     return out
 
 
@@ -63,20 +54,10 @@ def section_maker(
         text = markdown(changed, ref_name, approved) or (
             f"### pytest-tvmperf: this change re-recorded no baseline against {md_code(ref_name)}\n"
         )
-        return ReportSection(
-            json={
-                "baseline_changes": [
-                    {
-                        "test_id": c.test_id,
-                        "file": c.file,
-                        "state": str(c.state) if c.state else None,
-                        "changes": list(c.lines),
-                    }
-                    for c in changed
-                ]
-            },
-            markdown=text,
-            summary_markdown=bool(changed),
-        )
+        changes = [
+            {"test_id": c.test_id, "file": c.file, "state": str(c.state) if c.state else None, "changes": list(c.lines)}
+            for c in changed
+        ]
+        return ReportSection(json={"baseline_changes": changes}, markdown=text, summary_markdown=bool(changed))
 
     return make

@@ -1,9 +1,6 @@
-"""The run's timings in pytest-benchmark's JSON format (``--tvmperf-benchmark-json=PATH``),
-so that ``pytest-benchmark compare`` / ``list`` and CI tools that read that format
-(github-action-benchmark's ``pytest`` tool) show tvmperf's timings with no glue.
-
-The schema is the one pytest-benchmark 5 writes with ``--benchmark-json`` (and reads
-back in ``compare``)::
+"""The run's timings in pytest-benchmark's JSON format (``--tvmperf-benchmark-json=PATH``), for
+``pytest-benchmark compare`` / ``list`` and the CI tools that read it (github-action-benchmark),
+as pytest-benchmark 5 writes it with ``--benchmark-json``::
 
     {"machine_info": {...}, "commit_info": {"id", "time", "dirty", "project", "branch", ...},
      "benchmarks": [{"group", "name", "fullname", "params", "param", "extra_info", "options",
@@ -12,20 +9,18 @@ back in ``compare``)::
                                "hd15iqr", "ops", "total", "data", "iterations"}}],
      "datetime": ISO-8601, "version": pytest-benchmark's version}
 
-The statistics are pytest-benchmark's own (``pytest_benchmark.stats.Stats``) over the
-test's time samples (seconds per call, ``iterations`` 1); the machine and commit
-information come from pytest-benchmark's own functions. Tests without time samples
-(``--tvmperf-timing=off``, a failure before timing) and ``assert_ratio`` relations are
-left out; tvmperf's verdict, ratio and mode go to ``extra_info``, with the two medians the ratio
-was judged with (``tvmperf_median_s``, ``tvmperf_baseline_s``) and what they measured
-(``tvmperf_estimate``: "wall time", or "own run time" on a busy machine, where they differ
-from the stats' median of the wall-time samples).
+The statistics, machine and commit information are pytest-benchmark's own (``Stats`` over the
+time samples, seconds per call, ``iterations`` 1). Tests without time samples and
+``assert_ratio`` relations are left out. tvmperf's verdict, ratio and mode go to ``extra_info``,
+with the two medians the ratio was judged with (``tvmperf_median_s``, ``tvmperf_baseline_s``)
+and what they measured (``tvmperf_estimate``: "own run time" on a busy machine, where they
+differ from the stats' median of the wall-time samples).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.values.resources import COMPILE_S
@@ -40,18 +35,14 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
     stats = Stats()
     for sample in entry.time.samples_s:
         stats.update(sample)
-    data = stats.as_dict()
-    data["data"] = list(entry.time.samples_s)
-    data["iterations"] = 1
+    data = {**stats.as_dict(), "data": list(entry.time.samples_s), "iterations": 1}
     name = entry.test_id or entry.nodeid.split("::", 1)[-1]
     combo = f"{entry.target}-{entry.executor}" if entry.target and entry.executor else None
     extra = {"tvmperf_verdict": str(entry.verdict), "executor": entry.executor, "target": entry.target}
     # the medians the ratio was judged with (under load each side's own run time, "estimate"):
     # the stats above are pytest-benchmark's, over every wall-time sample
-    for key in ("median_s", "baseline_s", "ratio", "low", "high", "mode", "estimate"):
-        value = getattr(entry.time, key)
-        if value is not None:
-            extra[f"tvmperf_{key}"] = value
+    time = {k: getattr(entry.time, k) for k in ("median_s", "baseline_s", "ratio", "low", "high", "mode", "estimate")}
+    extra |= {f"tvmperf_{k}": v for k, v in time.items() if v is not None}
     if entry.failed:  # which metric failed the test (time, instructions, cpu_instructions, ...)
         extra["tvmperf_failed_metrics"] = list(entry.failed)
     for record, prefix in ((entry.record, ""), (entry.baseline, "baseline_")):
@@ -75,31 +66,16 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
     }
 
 
-def machine_info() -> dict[str, Any]:
-    from pytest_benchmark.plugin import pytest_benchmark_generate_machine_info
-
-    return pytest_benchmark_generate_machine_info()
-
-
-def commit_info() -> dict[str, Any]:
-    from pytest_benchmark.utils import get_commit_info
-
-    return get_commit_info()
-
-
-def benchmark_json(
-    entries: Iterable[ResultEntry],
-    created: str | None = None,
-    machine: Callable[[], dict[str, Any]] = machine_info,
-    commit: Callable[[], dict[str, Any]] = commit_info,
-) -> dict[str, Any]:
-    """The whole file, as pytest-benchmark writes it."""
+def benchmark_json(entries: Iterable[ResultEntry], created: str | None = None) -> dict[str, Any]:
+    """The whole file, as pytest-benchmark writes it (its machine and commit information its own)."""
     from pytest_benchmark import __version__
+    from pytest_benchmark.plugin import pytest_benchmark_generate_machine_info
+    from pytest_benchmark.utils import get_commit_info
 
     items = [b for b in (benchmark_entry(e) for e in sorted(entries, key=lambda e: (e.nodeid, e.test_id))) if b]
     return {
-        "machine_info": machine(),
-        "commit_info": commit(),
+        "machine_info": pytest_benchmark_generate_machine_info(),
+        "commit_info": get_commit_info(),
         "benchmarks": items,
         "datetime": created or datetime.now(timezone.utc).isoformat(),
         "version": __version__,
@@ -107,8 +83,7 @@ def benchmark_json(
 
 
 def compile_extra(entry: ResultEntry) -> dict[str, Any]:
-    """compile_s side by side (values/compile_times.py): today's and the baseline's median
-    build and its verdict; ``tvmperf_compile_s_na`` with the reason where not measured."""
+    """compile_s: both median builds and the verdict, or ``tvmperf_compile_s_na`` with the reason."""
     cell = next((m for m in entry.metrics if m.metric == COMPILE_S), None)
     if cell is None:
         return {}

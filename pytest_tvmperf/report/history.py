@@ -1,8 +1,5 @@
-"""The history of runs (``--tvmperf-history``): one JSON line per run, each test's median
-time and verdict, and reading such a file back for the HTML report's trends and
-``tvmperf history`` (pure).
-
-Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-history"), one line per run:
+"""The history of runs (``--tvmperf-history``), and reading it back for the HTML trends and
+``tvmperf history`` (pure). Schema (``schema_version`` 1, ``kind`` "pytest-tvmperf-history"), one line per run:
 
     {"schema_version": 1, "kind": "pytest-tvmperf-history", "created": ISO-8601 UTC,
      "commit": "abc123def456+dirty" (optional),
@@ -29,8 +26,7 @@ HISTORY_KIND = "pytest-tvmperf-history"
 
 
 def history_line(entries: Iterable[ResultEntry], created: str, commit: str | None = None) -> dict[str, Any]:
-    """One run of ``--tvmperf-history``: per node id, its median time and verdict, and
-    the commit measured (git, when there is one)."""
+    """One run's history line: per node id, its median and verdict; the commit, if any."""
     return {
         "schema_version": RESULTS_SCHEMA_VERSION,
         "kind": HISTORY_KIND,
@@ -50,8 +46,7 @@ def history_line(entries: Iterable[ResultEntry], created: str, commit: str | Non
 
 
 def baseline_digest(entry: ResultEntry) -> str | None:
-    """12 hex digits naming the baseline ``entry`` was compared with: its program (the IR
-    with its weights) where stored, else its exact metrics; None without a baseline."""
+    """12 hex digits naming the baseline compared with: of its IR with weights, else its exact metrics."""
     base = entry.baseline
     if base is None:
         return None
@@ -62,8 +57,7 @@ def baseline_digest(entry: ResultEntry) -> str | None:
 
 @dataclass(frozen=True)
 class HistoryRun:
-    """One run of a history file, read leniently for the page's trends: a test whose
-    point is not an object, or a median that is not a number, reads as no point."""
+    """One run of a history file, read leniently for the trends (a bad point reads as none)."""
 
     created: str | None
     #: node id -> (median_s or None, verdict)
@@ -89,8 +83,7 @@ class HistoryRun:
 
 
 def torn_tail(text: str) -> str | None:
-    """The last line when a write was cut short: it has no line end and is not JSON
-    (every line written ends with one); None when the file ends whole."""
+    """The last line when a write was cut short (no line end, not JSON); None when the file ends whole."""
     if not text or text.endswith("\n"):
         return None
     last = text.rsplit("\n", 1)[-1]
@@ -107,14 +100,9 @@ def _not_a_history(text: str, path: Path) -> ResultsError:
         whole = loads(text)
     except (ValueError, RecursionError):
         whole = None
-    what = (
-        "a pytest-tvmperf baseline file"
-        if isinstance(whole, dict)
-        and "tests" in whole
-        and "schema_version" in whole
-        and whole.get("kind") != HISTORY_KIND
-        else "not a pytest-tvmperf history file (its first line is no history line)"
-    )
+    what = "not a pytest-tvmperf history file (its first line is no history line)"
+    if isinstance(whole, dict) and {"tests", "schema_version"} <= whole.keys() and whole.get("kind") != HISTORY_KIND:
+        what = "a pytest-tvmperf baseline file"
     return ResultsError(
         f"--tvmperf-history={path}: that file is {what}; it was left as it is: point --tvmperf-history "
         f"at a file of its own, e.g. tvmperf-history.jsonl"
@@ -122,9 +110,8 @@ def _not_a_history(text: str, path: Path) -> ResultsError:
 
 
 def read_runs(text: str, path: Path) -> tuple[list[dict[str, Any]], str | None]:
-    """The runs of a history file, oldest first, and a warning when its last line was
-    torn (a write cut short, as on a full disk): that line is left out, and replaced by
-    the next run's line. Raises ResultsError naming the file and the line otherwise."""
+    """The runs of a history file, oldest first, and a warning when its last line was torn (left out,
+    replaced by this run's); ResultsError names the file and the line of any other problem."""
     torn = torn_tail(text)
     warning = None
     if torn is not None:

@@ -1,11 +1,10 @@
-"""The HTML report's compile_s section: each test's build times side by side (the
-baseline's IR and today's, values/compile_times.py), its verdict, or why it was not measured."""
+"""The HTML report's compile_s section: each test's build times side by side and its verdict."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from pytest_tvmperf.report.html_parts import esc, pill, test_label
+from pytest_tvmperf.report.html_parts import esc, pill, scroll_table, test_label
 from pytest_tvmperf.result.compile_text import compile_cell
 from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.values.compile_times import fmt_seconds
@@ -19,11 +18,8 @@ def compile_section(tests: Sequence[ResultEntry]) -> str:
         cell = next((m for m in t.metrics if m.metric == COMPILE_S), None)
         if cell is None:
             continue
-        ratio = (
-            f"{cell.current / cell.baseline:.2f}x"
-            if cell.current is not None and cell.baseline is not None and cell.baseline > 0
-            else "-"
-        )
+        both = cell.current is not None and cell.baseline is not None and cell.baseline > 0
+        ratio = f"{cell.current / cell.baseline:.2f}x" if both else "-"
         rows.append(
             f'<tr><td class="test">{esc(test_label(t))}</td>'
             f'<td class="num">{esc(fmt_seconds(cell.baseline))}</td>'
@@ -35,14 +31,9 @@ def compile_section(tests: Sequence[ResultEntry]) -> str:
         )
     if not rows:
         return ""
-    head = "".join(
-        f"<th>{esc(h)}</th>"
-        for h in ("test", "baseline build", "today's build", "ratio of medians", "limit", "verdict")
-    )
+    table = scroll_table(("test", "baseline build", "today's build", "ratio of medians", "limit", "verdict"), rows)
     return (
         "<section><h2>Compile time side by side (compile_s)</h2>"
         "<p>The baseline's stored IR and today's lowered IR built in turn in one process (code generation, "
-        "no pipeline); an unchanged program is not built twice.</p>"
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
-        "</section>"
+        f"no pipeline); an unchanged program is not built twice.</p>{table}</section>"
     )

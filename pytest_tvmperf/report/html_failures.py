@@ -1,6 +1,5 @@
-"""The HTML report's failures section (pure): each failed or inconclusive test's message
-as the terminal shows it (the regressed metrics, the kernels, the notes and the VM
-bytecode diff, its added and removed lines coloured)."""
+"""The HTML report's failures section (pure): each test's message as the terminal shows it,
+the added and removed lines of its bytecode diff coloured."""
 
 from __future__ import annotations
 
@@ -50,8 +49,4 @@ def failures_section(tests: Sequence[ResultEntry]) -> str:
         f"{message_html(t.message)}</details>"
         for i, t in enumerate(shown)
     ]
-    return (
-        f'<section class="failures"><style>{STYLE}</style><h2>Failures and messages</h2>'
-        + "".join(items)
-        + "</section>"
-    )
+    return f'<section class="failures"><style>{STYLE}</style><h2>Failures and messages</h2>{"".join(items)}</section>'

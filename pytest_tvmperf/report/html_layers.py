@@ -1,11 +1,10 @@
-"""Pure HTML: per layer, TVM beside its peer framework: one row per layer, the
-layers where TVM loses the most first, a bar for each side on one scale."""
+"""Pure HTML: per layer, TVM beside its peer framework, the layers where TVM loses most first."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from pytest_tvmperf.report.html_parts import esc, test_label
+from pytest_tvmperf.report.html_parts import esc, scroll_table, test_label
 from pytest_tvmperf.judge.layer_match import LayerRow, LayerTable
 from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.result.text import fmt_time
@@ -44,9 +43,8 @@ def _table(test: ResultEntry, table: LayerTable) -> str:
     for row in shown:
         ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
         kernels = ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-"
-        bars = _bar(row.tvm_s, longest, _TVM, f"TVM {fmt_time(row.tvm_s)}") + _bar(
-            row.peer_s, longest, _PEER, f"{table.peer} {fmt_time(row.peer_s)}"
-        )
+        bars = _bar(row.tvm_s, longest, _TVM, f"TVM {fmt_time(row.tvm_s)}")
+        bars += _bar(row.peer_s, longest, _PEER, f"{table.peer} {fmt_time(row.peer_s)}")
         rows.append(
             f'<tr><td class="test">{esc(row.label)}</td><td style="min-width:12em">{bars}</td>'
             f'<td class="num">{_time(row, "tvm")}</td><td class="num">{_time(row, "peer")}</td>'
@@ -59,25 +57,13 @@ def _table(test: ResultEntry, table: LayerTable) -> str:
             f'<td class="num">{esc(fmt_time(sum(r.tvm_s for r in rest)))}</td>'
             f'<td class="num">{esc(fmt_time(sum(r.peer_s for r in rest)))}</td><td colspan="4"></td></tr>'
         )
-    header = "".join(
-        f"<th>{esc(h)}</th>"
-        for h in (
-            "layer",
-            f"TVM (red) / {table.peer} (blue)",
-            "TVM",
-            table.peer,
-            "TVM / peer",
-            "TVM GFLOPS",
-            f"{table.peer} GFLOPS",
-            "TVM kernels",
-        )
-    )
+    p = table.peer
+    head = ("layer", f"TVM (red) / {p} (blue)", "TVM", p, "TVM / peer", "TVM GFLOPS", f"{p} GFLOPS", "TVM kernels")
     notes = "".join(f"<p>{esc(n)}</p>" for n in table.notes)
     return (
-        f"<h3>{esc(test_label(test))} against {esc(table.peer)} (whole run, timed with the rows: TVM {esc(fmt_time(table.tvm_total_s))}, "
-        f"{esc(table.peer)} {esc(fmt_time(table.peer_total_s))})</h3>{notes}"
-        f'<div class="scroll"><table class="tvmperf-layers"><thead><tr>{header}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        f"<h3>{esc(test_label(test))} against {esc(p)} (whole run, timed with the rows: TVM {esc(fmt_time(table.tvm_total_s))}, "
+        f"{esc(p)} {esc(fmt_time(table.peer_total_s))})</h3>{notes}"
+        + scroll_table(head, rows, ' class="tvmperf-layers"')
     )
 
 

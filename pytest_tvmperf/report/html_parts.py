@@ -1,12 +1,11 @@
-"""The HTML report's style and the small parts its sections share: colours by verdict,
-the CSS, escaping, numbers fit to draw, a verdict pill (pure)."""
+"""The HTML report's style and the small parts its sections share (pure)."""
 
 from __future__ import annotations
 
 import html
 import math
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.judge.verdict import Verdict
@@ -109,8 +108,8 @@ def verdict_of(entry: ResultEntry) -> str:
 
 
 def time_verdict_of(entry: ResultEntry) -> str:
-    """The time metric's own verdict (a test failed by its instruction count may have an
-    inconclusive time); the test's verdict where the entry does not say."""
+    """The time metric's own verdict (a test failed by another metric may have an inconclusive
+    time), else the test's."""
     return next((m.status for m in entry.metrics if m.metric == "time"), verdict_of(entry))
 
 
@@ -127,9 +126,8 @@ _LABEL_BREAKS = re.compile(r" \u00b7 |, | -> | \(|\(")
 
 
 def cut_label(text: str, chars: int) -> str:
-    """A kernel's label shortened at its end, at a break between its parts (`` · ``, ``, ``,
-    `` -> ``, ``(``): ``conv2d6 (new) · conv2d(1x256x7x7…``, never a shape cut in two
-    (``conv…6x5x5``); its whole text is the bar's tooltip."""
+    """A kernel's label cut at a break between its parts (``conv2d6 (new) · conv2d(1x256x7x7…``),
+    never a shape in two; its whole text is the bar's tooltip."""
     if len(text) <= chars:
         return text
     cut = max((m.start() for m in _LABEL_BREAKS.finditer(text) if 0 < m.start() <= chars - 1), default=None)
@@ -149,6 +147,15 @@ def mark(verdict: str) -> str:
 def pill(verdict: str) -> str:
     bg, fg = colours(verdict)
     return f'<span class="pill verdict-{esc(verdict.replace(" ", "-"))}" style="background:{bg};color:{fg}">{esc(verdict)}</span>'
+
+
+def scroll_table(head: Sequence[str], rows: Sequence[str], attrs: str = "") -> str:
+    """A table in a scrolling box: the column titles of ``head`` escaped, ``rows`` as they are."""
+    header = "".join(f"<th>{esc(h)}</th>" for h in head)
+    return (
+        f'<div class="scroll"><table{attrs}><thead><tr>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def fmt_ratio(x: float) -> str:

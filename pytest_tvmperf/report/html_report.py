@@ -1,20 +1,6 @@
-"""Pure HTML: one self-contained page for a run's results (the ``result/entry.py`` schema).
-
-``render_page(entries, created, history)`` returns a page with inline CSS and inline SVG (drawn
-in ``html_plot.py``; colours and CSS in ``html_parts.py``):
-no JavaScript, no fonts, images or anything else fetched from anywhere. It shows
-
-- the run's time and the number of tests per verdict;
-- "time now vs baseline": each timed test's ratio with its interval, on a log scale;
-- for each regressed test that has per-kernel times, its kernels now vs baseline;
-- with ``history`` (earlier runs, oldest first), each test's median time over the runs, this
-  run last (a test needs a median in two runs for a line);
-- a table of every test.
-
-Every piece of text from the results goes through ``html.escape``. ``render_html(results,
-history)`` takes a results document as JSON and reads it leniently (``ResultEntry.from_json(...,
-strict=False)``): missing or odd keys (``time``, ``kernels``, ``record``, ``baseline``, ...) are
-shown as "-" or "n/a".
+"""Pure HTML: one self-contained page for a run's results: inline CSS and SVG, no JavaScript,
+nothing fetched, every text from the results escaped. Counts per verdict, time ratios, regressed
+tests' kernels, trends over a history (a line needs a median in two runs), a table of every test.
 """
 
 from __future__ import annotations
@@ -24,18 +10,8 @@ from typing import Any, Mapping, Sequence
 
 from pytest_tvmperf.values.peak_memory import ON_HOST
 from pytest_tvmperf.values.resources import RESOURCE_NAMES
-from pytest_tvmperf.report.html_parts import (
-    CSS,
-    VERDICT_ORDER,
-    colours,
-    esc,
-    fmt_ratio,
-    num,
-    pill,
-    positive,
-    test_label,
-    verdict_of,
-)
+from pytest_tvmperf.report.html_parts import CSS, VERDICT_ORDER, colours, esc, fmt_ratio, num, pill, positive
+from pytest_tvmperf.report.html_parts import scroll_table, test_label, verdict_of
 from pytest_tvmperf.report.html_failures import failures_section
 from pytest_tvmperf.report.html_layers import layers_section
 from pytest_tvmperf.report.html_compile import compile_section
@@ -60,21 +36,16 @@ def _ordered_counts(tests: Sequence[ResultEntry]) -> list[tuple[str, int]]:
 
 
 def _header(created: str | None, tests: Sequence[ResultEntry]) -> str:
-    items = []
-    for verdict, n in _ordered_counts(tests):
-        bg, fg = colours(verdict)
-        items.append(
-            f'<li class="count" data-verdict="{esc(verdict)}" style="background:{bg};color:{fg}">'
-            f"<b>{n}</b> {esc(verdict)}</li>"
-        )
+    items = [
+        f'<li class="count" data-verdict="{esc(v)}" style="background:{colours(v)[0]};color:{colours(v)[1]}">'
+        f"<b>{n}</b> {esc(v)}</li>"
+        for v, n in _ordered_counts(tests)
+    ]
     total = f"{len(tests)} test{'s' if len(tests) != 1 else ''}"
     when = f"run of {esc(created)}" if created else "run time unknown"
     return (
-        "<header>"
-        f"<h1>pytest-tvmperf report</h1>"
-        f'<p class="created">{when} &middot; {total}</p>'
-        f'<ul class="counts">{"".join(items)}</ul>'
-        "</header>"
+        f'<header><h1>pytest-tvmperf report</h1><p class="created">{when} &middot; {total}</p>'
+        f'<ul class="counts">{"".join(items)}</ul></header>'
     )
 
 
@@ -116,34 +87,17 @@ def _count_html(value: float | None) -> str:
     return f'<span title="{esc(exact)}">{esc(fmt_count(value))}</span>'
 
 
-def _failed_cell(test: ResultEntry, verdict: str) -> str:
-    """The verdict's pill, and the metrics that failed the test under it."""
-    failed = "".join(f'<span class="failed-metric">{esc(m)}</span>' for m in test.failed)
-    return pill(verdict) + failed
-
-
 def _table(tests: Sequence[ResultEntry]) -> str:
-    sim = any(
-        r is not None and r.exact.scalar("cpu_instructions") is not None for t in tests for r in (t.record, t.baseline)
-    )
-    res = [
-        m
-        for m in RESOURCE_NAMES
-        if any(
-            # a column where some test measured it or could not; not for a host target's device peak
-            r is not None and (r.exact.scalar(m) is not None or r.exact.not_measured.get(m, ON_HOST) != ON_HOST)
-            for t in tests
-            for r in (t.record, t.baseline)
-        )
-    ]
+    records = [r for t in tests for r in (t.record, t.baseline) if r is not None]
+    sim = any(r.exact.scalar("cpu_instructions") is not None for r in records)
+
+    def shown(m: str) -> bool:  # some test measured it or could not; not for a host target's device peak
+        return any(r.exact.scalar(m) is not None or r.exact.not_measured.get(m, ON_HOST) != ON_HOST for r in records)
+
+    res = [m for m in RESOURCE_NAMES if shown(m)]
+    counts = ["instructions", *(["cpu_instructions"] if sim else []), *res]
     head = (
-        "test",
-        "executor",
-        "target",
-        "median",
-        "baseline",
-        "ratio [interval] mode",
-        "instr now / base",
+        *("test", "executor", "target", "median", "baseline", "ratio [interval] mode", "instr now / base"),
         *(("simulated instr now / base",) if sim else ()),
         *(f"{m} now / base" for m in res),
         "verdict",
@@ -153,6 +107,7 @@ def _table(tests: Sequence[ResultEntry]) -> str:
         time = t.time or TimeCell()
         verdict = verdict_of(t)
         note_html = f'<span class="note">{esc(t.note)}</span>' if t.note else ""
+        failed = "".join(f'<span class="failed-metric">{esc(m)}</span>' for m in t.failed)  # under the verdict
         rows.append(
             f'<tr data-verdict="{esc(verdict)}">'
             f'<td class="test" title="{esc(t.nodeid or test_label(t))}">{esc(test_label(t))}{note_html}</td>'
@@ -161,20 +116,10 @@ def _table(tests: Sequence[ResultEntry]) -> str:
             f'<td class="num">{esc(fmt_time(num(time.median_s)))}</td>'
             f'<td class="num">{esc(fmt_time(num(time.baseline_s)))}</td>'
             f'<td class="num">{_ratio_cell(time)}</td>'
-            f'<td class="num">{_instr_cell(t)}</td>'
-            + (f'<td class="num">{_instr_cell(t, "cpu_instructions")}</td>' if sim else "")
-            + "".join(f'<td class="num">{_instr_cell(t, m)}</td>' for m in res)
-            + f"<td>{_failed_cell(t, verdict)}</td>"
-            "</tr>"
+            + "".join(f'<td class="num">{_instr_cell(t, m)}</td>' for m in counts)
+            + f"<td>{pill(verdict)}{failed}</td></tr>"
         )
-    header = "".join(f"<th>{esc(h)}</th>" for h in head)
-    return (
-        "<section><h2>All tests</h2>"
-        '<div class="scroll"><table id="tvmperf-table">'
-        f"<thead><tr>{header}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody>"
-        "</table></div></section>"
-    )
+    return "<section><h2>All tests</h2>" + scroll_table(head, rows, ' id="tvmperf-table"') + "</section>"
 
 
 def _ratio_text(r: PeerCell) -> str:
@@ -189,6 +134,13 @@ def _ratio_text(r: PeerCell) -> str:
     return f"{ratio:.2f}x{esc(interval)}{gate}"
 
 
+def _peer_td(peer: PeerCell | None) -> str:
+    if peer is None:
+        return '<td class="num">-</td>'
+    status = Verdict.REGRESSED if peer.status == Verdict.EXCEEDED else str(peer.status or "")
+    return f'<td class="num">{_ratio_text(peer)} {pill(status) if peer.limit is not None else ""}</td>'
+
+
 def _peers_section(tests: Sequence[ResultEntry]) -> str:
     """TVM time over each peer framework's (timed side by side): one row per test."""
     with_peers = [t for t in tests if t.peers]
@@ -198,49 +150,34 @@ def _peers_section(tests: Sequence[ResultEntry]) -> str:
     rows = []
     for t in with_peers:
         cells = {p.name: p for p in t.peers}
-        tds = []
-        for name in names:
-            peer = cells.get(name)
-            if peer is None:
-                tds.append('<td class="num">-</td>')
-                continue
-            status = Verdict.REGRESSED if peer.status == Verdict.EXCEEDED else str(peer.status or "")
-            shown = pill(status) if peer.limit is not None else ""
-            tds.append(f'<td class="num">{_ratio_text(peer)} {shown}</td>')
         median = num(t.time.median_s) if t.time is not None else None
         rows.append(
             f'<tr><td class="test">{esc(test_label(t))}</td>'
-            f'<td class="num">{esc(fmt_time(median))}</td>{"".join(tds)}</tr>'
+            f'<td class="num">{esc(fmt_time(median))}</td>{"".join(_peer_td(cells.get(n)) for n in names)}</tr>'
         )
-    header = "".join(f"<th>{esc(h)}</th>" for h in ("test", "tvm", *(f"tvm / {n}" for n in names)))
+    table = scroll_table(("test", "tvm", *(f"tvm / {n}" for n in names)), rows, ' id="tvmperf-peers"')
     return (
         '<section class="peers"><h2>TVM time / peer framework time (side by side; below 1: TVM is faster)</h2>'
-        f'<div class="scroll"><table id="tvmperf-peers"><thead><tr>{header}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+        f"{table}</section>"
     )
 
 
 def _relations_section(tests: Sequence[ResultEntry]) -> str:
     """The tvmperf.assert_ratio verdicts: which two builds, their times and the ratio."""
-    rows = []
-    for t in tests:
-        r = t.relation
-        if r is None:
-            continue
-        rows.append(
-            f'<tr><td class="test">{esc(test_label(t))}</td><td>{esc(r.name)}</td>'
-            f'<td class="num">{esc(fmt_time(num(r.numerator_s)))}</td>'
-            f'<td class="num">{esc(fmt_time(num(r.denominator_s)))}</td>'
-            f'<td class="num">{_ratio_text(r)}</td><td>{pill(verdict_of(t))}</td></tr>'
-        )
+    rows = [
+        f'<tr><td class="test">{esc(test_label(t))}</td><td>{esc(r.name)}</td>'
+        f'<td class="num">{esc(fmt_time(num(r.numerator_s)))}</td>'
+        f'<td class="num">{esc(fmt_time(num(r.denominator_s)))}</td>'
+        f'<td class="num">{_ratio_text(r)}</td><td>{pill(verdict_of(t))}</td></tr>'
+        for t in tests
+        if (r := t.relation) is not None
+    ]
     if not rows:
         return ""
-    header = "".join(f"<th>{h}</th>" for h in ("test", "a / b", "a", "b", "ratio [interval] vs limit", "verdict"))
-    return (
-        '<section class="relations"><h2>Relations (tvmperf.assert_ratio)</h2>'
-        f'<div class="scroll"><table id="tvmperf-relations"><thead><tr>{header}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+    table = scroll_table(
+        ("test", "a / b", "a", "b", "ratio [interval] vs limit", "verdict"), rows, ' id="tvmperf-relations"'
     )
+    return f'<section class="relations"><h2>Relations (tvmperf.assert_ratio)</h2>{table}</section>'
 
 
 # --------------------------------------------------------------------------- the page
@@ -252,10 +189,8 @@ def render_page(
     history: Sequence[Mapping[str, Any]] | None = None,
     after_header: Sequence[str] = (),
 ) -> str:
-    """One self-contained HTML page for a run's entries; ``history`` holds earlier runs,
-    oldest first, as history-file lines (``{"created", "tests": {nodeid: {"median_s",
-    "verdict"}}}``, read leniently); ``after_header``: sections another part of the run
-    adds (report/outputs.py ``ReportSection.html``), put right after the page's header."""
+    """One self-contained HTML page for a run's entries; ``history``: earlier runs' history
+    lines, oldest first (read leniently); ``after_header``: ``ReportSection.html``s."""
     runs = [HistoryRun.read(r) for r in history or () if isinstance(r, Mapping)]
     title = "pytest-tvmperf report" + (f" \u2014 {created}" if created else "")
     body = [
@@ -272,18 +207,14 @@ def render_page(
         failures_section(entries),
     ]
     return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title>"
-        f"<style>{CSS}</style></head>"
-        f"<body><main>{''.join(body)}</main></body></html>\n"
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main>{''.join(body)}</main></body></html>\n"
     )
 
 
 def render_html(results: Mapping[str, Any], history: list[dict] | None = None) -> str:
-    """The page of a results document as JSON (see ``result/entry.py``), read leniently: a page
-    shows what it can of whatever it is handed."""
+    """The page of a results document as JSON, read leniently (it shows what it can)."""
     results = results if isinstance(results, Mapping) else {}
     raw = results.get("tests")
     entries = (

@@ -1,5 +1,4 @@
-"""The run's report files: results JSON, HTML, history, the GitHub step summary and
-annotations. Paths are checked at start-up so a bad one fails before the run."""
+"""The run's report files (JSON, HTML, history, step summary, annotations); paths checked at start-up."""
 
 from __future__ import annotations
 
@@ -20,12 +19,11 @@ from pytest_tvmperf.judge.verdict import FAILING, peer_failures
 
 def check_writable(path: Path, option: str) -> None:
     """Raise ValueError naming ``option`` when ``path`` cannot be written."""
-    parent = path.parent
     if path.is_dir():
         raise ValueError(f"{option}={path}: is a directory; give a file path")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".tvmperf-probe-", dir=parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".tvmperf-probe-", dir=path.parent)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
@@ -51,8 +49,7 @@ def read_history_warned(path: Path) -> tuple[list[dict[str, Any]], str | None]:
 
 
 def append_history(path: Path, line: dict[str, Any]) -> None:
-    """Add one run's line to the history file, atomically (a full disk leaves the file as
-    it was, never a torn line); a torn last line of an older write is replaced."""
+    """Add one run's line to the history file, atomically (never a torn line), replacing a torn one."""
     try:
         text = read_regular_text(path)
     except FileNotFoundError:
@@ -82,18 +79,18 @@ def write_reports(
     notes: Sequence[str] = (),
     markdown_path: Path | None = None,
 ) -> tuple[list[str], list[str]]:
-    """Write what was asked for, each file once with every section in it, each on its own:
-    one that cannot be written (a full disk) does not keep the others from being written.
-    Returns lines to show (what was written where) and the errors, each naming its file.
-    ``notes``: lines for the step summary under the table (settings that weaken the gate);
-    ``markdown_path``: the sections' Markdown (``--tvmperf-changes-md``)."""
+    """Write each file asked for once, whole, each on its own (one not written keeps no other from
+    it); return what was written where, and the errors. ``notes``: step-summary warnings."""
     created = now_iso()
     shown: list[str] = []
     errors: list[str] = []
 
-    def attempt(what: str, path: Path | str, write) -> None:
+    def attempt(what: str, path: Path | str, write, done: str = "") -> None:
+        """``write()``, then show ``done``; an OSError is one of the errors."""
         try:
             write()
+            if done:
+                shown.append(done)
         except OSError as exc:
             errors.append(f"{what} {path} not written: {exc.strerror or exc}")
 
@@ -101,12 +98,8 @@ def write_reports(
     for section in sections:
         results.update(section.json)
     if json_path is not None:
-
-        def write_json() -> None:
-            atomic_write(json_path, json.dumps(results, indent=2, sort_keys=True) + "\n")
-            shown.append(f"results JSON: {json_path}")
-
-        attempt("results JSON", json_path, write_json)
+        text = json.dumps(results, indent=2, sort_keys=True) + "\n"
+        attempt("results JSON", json_path, lambda: atomic_write(json_path, text), f"results JSON: {json_path}")
     if benchmark_json_path is not None:
 
         def write_benchmark() -> None:
@@ -124,36 +117,19 @@ def write_reports(
     if history_path is not None:
         line = history_line(entries, created, _commit())
         history = [*history, line]
-
-        def write_history() -> None:
-            append_history(history_path, line)
-            shown.append(f"history ({len(history)} runs): {history_path}")
-
-        attempt("history", history_path, write_history)
+        done = f"history ({len(history)} runs): {history_path}"
+        attempt("history", history_path, lambda: append_history(history_path, line), done)
     if html_path is not None:
+        from pytest_tvmperf.report.html_report import render_page
 
-        def write_html() -> None:
-            from pytest_tvmperf.report.html_report import render_page
-
-            atomic_write(
-                html_path,
-                render_page(
-                    entries,
-                    created,
-                    history if history_path is not None else None,
-                    after_header=[s.html for s in sections if s.html],
-                ),
-            )
-            shown.append(f"HTML report: {html_path}")
-
-        attempt("HTML report", html_path, write_html)
+        page = render_page(
+            entries, created, history if history_path is not None else None, [s.html for s in sections if s.html]
+        )
+        attempt("HTML report", html_path, lambda: atomic_write(html_path, page), f"HTML report: {html_path}")
     if markdown_path is not None:
-
-        def write_markdown() -> None:
-            atomic_write(markdown_path, "".join(s.markdown for s in sections if s.markdown))
-            shown.append(f"baseline changes (Markdown, for a PR comment): {markdown_path}")
-
-        attempt("baseline changes", markdown_path, write_markdown)
+        changes = "".join(s.markdown for s in sections if s.markdown)
+        done = f"baseline changes (Markdown, for a PR comment): {markdown_path}"
+        attempt("baseline changes", markdown_path, lambda: atomic_write(markdown_path, changes), done)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     extra = "".join("\n" + s.markdown for s in sections if s.markdown and s.summary_markdown)
     if summary and (rows or notes or extra):

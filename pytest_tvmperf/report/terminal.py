@@ -1,10 +1,5 @@
-"""Pure: every line tvmperf writes to the terminal at the end of a run, in order, from
-the run's values (:class:`EndOfRun`). The ``pytest_terminal_summary`` hooks
-(lifecycle.py, against/gate.py) only write what these functions return:
-
-    for line in terminal.end_of_run(run):
-        line.write_to(terminalreporter)
-"""
+"""Pure: every line tvmperf writes to the terminal at the end of a run, in order, from the
+run's values (:class:`EndOfRun`); the ``pytest_terminal_summary`` hooks only write them."""
 
 from __future__ import annotations
 
@@ -14,17 +9,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pytest_tvmperf.result.run_report import RunReport
 from pytest_tvmperf.values.run_notes import Note
-from pytest_tvmperf.result.text import (
-    SummaryRow,
-    hot_lines,
-    inconclusive_line,
-    peer_table,
-    safe,
-    summary_legend,
-    summary_notes,
-    summary_table,
-    untuned_line,
-)
+from pytest_tvmperf.result.text import SummaryRow, hot_lines, inconclusive_line, peer_table, safe, summary_legend
+from pytest_tvmperf.result.text import summary_notes, summary_table, untuned_line
 from pytest_tvmperf.values.node_ids import display_path
 
 if TYPE_CHECKING:
@@ -33,8 +19,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Line:
-    """One terminal line: its text, pytest's markup for it (``red``, ``yellow``,
-    ``bold``), or a separator line titled ``text`` (``sep``)."""
+    """One terminal line: its text and pytest's markup (``red``, ...), or a separator (``sep``)."""
 
     text: str
     markup: tuple[str, ...] = ()
@@ -54,9 +39,7 @@ def _plain(lines: Sequence[str], *markup: str) -> list[Line]:
 
 @dataclass(frozen=True)
 class EndOfRun:
-    """What the end-of-run lines are made of: the run's report whole (its results entries,
-    this process's and its xdist workers', and its notes), and what the session knows
-    besides; :meth:`of` takes them from the session."""
+    """What the end-of-run lines are made of: the run's report, and the session's (:meth:`of`)."""
 
     report: RunReport = field(default_factory=RunReport)
     #: baseline or report files not written (each a red line, first)
@@ -95,17 +78,12 @@ class EndOfRun:
             invocation_dir=session.invocation_dir,
             rootpath=session.rootpath,
             verbosity=int(session.warns_inconclusive),
-            inconclusive=settings.inconclusive,
             left_out=left_out,
-            orphans_pruned=store.orphans_pruned,
-            pruned=store.pruned,
-            unused=store.unused,
+            **{key: getattr(store, key) for key in ("orphans_pruned", "pruned", "unused", "unwritten")},
             prune_command=session.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
-            update=settings.update,
-            baseline_dir=settings.baseline_dir,
+            **{key: getattr(settings, key) for key in ("inconclusive", "update", "baseline_dir")},
             writing_interrupted=store.interrupted,
             run_interrupted=run_interrupted,
-            unwritten=store.unwritten,
         )
 
 
@@ -123,10 +101,15 @@ def end_of_run(run: EndOfRun) -> list[Line]:
         return lines
     lines += _plain([f"tvmperf: {problem}" for problem in report.notes(Note.EXPORT)], "yellow")
     lines += _plain(report.notes(Note.ANNOTATION))
-    lines += summary_section(rows, run.verbosity, run.inconclusive)
+    lines += [Line("tvmperf summary", sep=True), *_plain(summary_table(rows))]
+    lines += _plain(summary_legend(rows) + summary_notes(rows) + hot_lines(rows))
+    lines += _plain(inconclusive_line(rows, run.verbosity, run.inconclusive), "yellow")
     if run.left_out:
         lines.append(Line(run.left_out))
-    lines += peer_section(rows)
+    peers = peer_table(rows)  # TVM time over each peer framework's, when some test timed peers
+    if peers:
+        lines.append(Line("tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)", sep=True))
+        lines += _plain(peers)
     from pytest_tvmperf.result.layers_text import summary_lines
 
     lines += _plain(summary_lines((e.test_id or e.nodeid, e.layers) for e in entries))
@@ -139,75 +122,41 @@ def end_of_run(run: EndOfRun) -> list[Line]:
     return lines
 
 
-def summary_section(rows: Sequence[SummaryRow], verbosity: int, inconclusive: str) -> list[Line]:
-    """The ``tvmperf summary`` table, its legend, notes and hot kernels, and the line on
-    inconclusive tests."""
-    return [
-        Line("tvmperf summary", sep=True),
-        *_plain(summary_table(rows)),
-        *_plain(summary_legend(rows) + summary_notes(rows) + hot_lines(rows)),
-        *_plain(inconclusive_line(rows, verbosity, inconclusive), "yellow"),
-    ]
-
-
-def peer_section(rows: Sequence[SummaryRow]) -> list[Line]:
-    """TVM time over each peer framework's, when some test timed peers."""
-    table = peer_table(rows)
-    if not table:
-        return []
-    return [
-        Line("tvmperf: TVM time / peer framework time, side by side (below 1: TVM is faster)", sep=True),
-        *_plain(table),
-    ]
-
-
 def baseline_files_lines(run: EndOfRun) -> list[Line]:
     """What was pruned from the baseline files, or which entries no test used."""
     lines = []
     if run.orphans_pruned:
-        lines.append(
-            Line(
-                f"tvmperf: pruned {len(run.orphans_pruned)} artifact file(s) no baseline named: "
-                f"{', '.join(run.orphans_pruned)}"
-            )
-        )
+        pruned = ", ".join(run.orphans_pruned)
+        lines.append(f"tvmperf: pruned {len(run.orphans_pruned)} artifact file(s) no baseline named: {pruned}")
     if run.pruned:
-        lines.append(Line(f"tvmperf: pruned {len(run.pruned)} unused baseline(s): {safe(', '.join(run.pruned))}"))
+        lines.append(f"tvmperf: pruned {len(run.pruned)} unused baseline(s): {safe(', '.join(run.pruned))}")
     elif run.unused:
         count = sum(len(v) for v in run.unused.values())
-        lines.append(Line(f"tvmperf: {count} baseline(s) no test used (remove them with {run.prune_command}):"))
+        lines.append(f"tvmperf: {count} baseline(s) no test used (remove them with {run.prune_command}):")
         for path, names in run.unused.items():
             shown = display_path(path, run.rootpath) if run.rootpath is not None else str(path)
-            lines.append(Line(f"  {shown}: {safe(', '.join(names))}"))
-    return lines
+            lines.append(f"  {shown}: {safe(', '.join(names))}")
+    return _plain(lines)
 
 
 def update_lines(run: EndOfRun, recorded: int) -> list[Line]:
-    """``--tvmperf-update``: for how many tests baselines were written, and where
-    (``recorded``: the tests recorded, some of whose writes may have failed)."""
+    """``--tvmperf-update``: for how many of the ``recorded`` tests baselines were written, and where."""
     written = recorded - run.unwritten
+    not_written = f"NOT written for {run.unwritten} test(s) (see above)"
     if run.writing_interrupted:
         return [
-            Line(
-                f"run interrupted while writing the baselines: written for {written} test(s), NOT "
-                f"written for {run.unwritten} test(s) (see above)",
-                ("red",),
-            )
+            Line(f"run interrupted while writing the baselines: written for {written} test(s), {not_written}", ("red",))
         ]
     if run.run_interrupted:
         return [Line("run interrupted: no baseline file was changed")]
-    return [
-        Line(
-            f"baselines written for {written} test(s) under {run.baseline_dir}"
-            + (f"; NOT written for {run.unwritten} test(s) (see above)" if run.unwritten else ""),
-            ("red",) if run.unwritten else (),
-        )
-    ]
+    text = f"baselines written for {written} test(s) under {run.baseline_dir}" + (
+        f"; {not_written}" if run.unwritten else ""
+    )
+    return [Line(text, ("red",) if run.unwritten else ())]
 
 
 def upgrade_lines(today: str, other: str, summary_lines: Sequence[str], report_only: bool) -> list[Line]:
-    """``--tvmperf-against-tvm``'s section: the upgrade summary's lines (against/upgrade.py
-    ``UpgradeSummary.lines``, its headline first), none when no test was compared."""
+    """``--tvmperf-against-tvm``'s section (``UpgradeSummary.lines``), none when no test was compared."""
     if not summary_lines:
         return []
     lines = [

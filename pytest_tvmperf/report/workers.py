@@ -1,12 +1,7 @@
-"""What an xdist worker hands to the controller at session end (its run report's one
-payload, result/run_report.py ``RunReport.to_payload``), and the check that it arrived.
-
-execnet sends only builtin types: a ``tvm_ffi.core.String`` (or any other TVM object)
-anywhere in the payload makes the worker go down at session end, silently losing its
-results. So the payload is checked where it is made (values/builtin_types.py's ``plain``,
-whose :class:`PayloadError` names the field), and a worker whose payload did not arrive
-fails the run.
-"""
+"""What an xdist worker hands to the controller at session end, and the check that it arrived.
+execnet sends only builtin types: a TVM object (``tvm_ffi.core.String``) in it takes the worker
+down, silently losing its results; so the payload is checked where it is made (``plain``), and a
+worker whose payload did not arrive fails the run."""
 
 from __future__ import annotations
 
@@ -19,8 +14,7 @@ PAYLOAD_KEY = "tvmperf"
 
 
 def hand_over(report: RunReport) -> dict:
-    """The worker's payload: its report's (``RunReport.to_payload``), or the error the
-    controller says when it cannot be made (a bug: said there rather than crash the worker)."""
+    """The worker's payload, or the error the controller says (a bug: rather than crash the worker)."""
     try:
         return report.to_payload()
     except PayloadError as exc:

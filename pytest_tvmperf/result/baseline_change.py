@@ -1,8 +1,5 @@
-"""Pure text: what a pull request's re-recorded baseline entry changes against the base
-branch's (``--tvmperf-baselines-ref``), metric by metric (old -> new, with the kernels,
-callees and functions the regression message names), and the Markdown a reviewer reads
-(the step summary, ``--tvmperf-changes-md``): each changed entry, whether a maintainer
-approved it and whether this run verified it, and how to approve it."""
+"""Pure text: what a pull request's re-recorded baseline entry changes against the base branch's
+(``--tvmperf-baselines-ref``), and the Markdown a reviewer reads (approved? verified? how to approve)."""
 
 from __future__ import annotations
 
@@ -67,9 +64,8 @@ def entries_differ(ref: Record | None, pr: Record | None) -> bool:
 
 
 def change_lines(ref: Record | None, pr: Record | None) -> list[str]:
-    """What the entry changes, one line per changed metric (``instructions 120 -> 131
-    (+11)`` with the callees, functions and kernels behind it), the kernels added, changed
-    and removed, the time per machine both recorded, and the workload and TVM version."""
+    """What the entry changes: per metric (``instructions 120 -> 131 (+11)`` and what is
+    behind it), the kernels, the time per machine both recorded, workload and TVM version."""
     if ref is None and pr is None:
         return []
     if ref is None:
@@ -87,10 +83,7 @@ def change_lines(ref: Record | None, pr: Record | None) -> list[str]:
         if old == new:
             continue
         if old is None or new is None:
-            lines.append(
-                f"  {metric} {fmt_number(old) if old is not None else 'n/a'} -> "
-                f"{fmt_number(new) if new is not None else 'n/a'}"
-            )
+            lines.append(f"  {metric} {fmt_number(old)} -> {fmt_number(new)}")
             continue
         verdict = MetricVerdict(metric, Verdict.REGRESSED if new > old else Verdict.IMPROVED, old, new, "")
         head, *detail = verdict_lines(verdict, pr, ref, match)
@@ -109,12 +102,9 @@ def change_lines(ref: Record | None, pr: Record | None) -> list[str]:
     for fingerprint in sorted(set(pr.timings) - set(ref.timings)):
         t = pr.timings[fingerprint]
         lines.append(f"  time recorded on {safe(t.machine.describe())}: median {fmt_time(t.samples.median)}")
-    if ref.workload != pr.workload:
-        lines.append(f"  workload {safe(ref.workload)} -> {safe(pr.workload)}")
-    if ref.tvm_version != pr.tvm_version:
-        lines.append(f"  TVM {safe(ref.tvm_version)} -> {safe(pr.tvm_version)}")
-    if ref.pipeline != pr.pipeline:
-        lines.append(f"  pipeline {safe(ref.pipeline)} -> {safe(pr.pipeline)}")
+    for what, key in (("workload", "workload"), ("TVM", "tvm_version"), ("pipeline", "pipeline")):
+        if getattr(ref, key) != getattr(pr, key):
+            lines.append(f"  {what} {safe(getattr(ref, key))} -> {safe(getattr(pr, key))}")
     return lines or ["  other fields of the entry (no metric, no time of a machine both recorded)"]
 
 
@@ -125,38 +115,29 @@ def _metrics(a: Record, b: Record) -> list[str]:
 
 def unapproved_message(test_id: str, pr_file: str, ref_name: str, changes: Sequence[str]) -> str:
     """The lines a failing test adds when the change re-recorded its baseline without approval."""
-    return "\n".join(
-        [
-            f"this change re-recorded the baseline of {test_id} in {pr_file} (against {pr_file} at "
-            f"{ref_name}); its own baselines decide nothing until approved:",
-            *changes,
-            f"to approve: {HOW_TO_APPROVE}",
-        ]
+    head = (
+        f"this change re-recorded the baseline of {test_id} in {pr_file} (against {pr_file} at "
+        f"{ref_name}); its own baselines decide nothing until approved:"
     )
+    return "\n".join([head, *changes, f"to approve: {HOW_TO_APPROVE}"])
 
 
 def verified_message(test_id: str, pr_file: str, ref_name: str, changes: Sequence[str]) -> str:
-    return "\n".join(
-        [
-            f"tvmperf: approved baseline change of {test_id} in {pr_file} (against {ref_name}), verified "
-            f"here: its exact metrics are what this code measures, its times within their noise",
-            *changes,
-        ]
+    head = (
+        f"tvmperf: approved baseline change of {test_id} in {pr_file} (against {ref_name}), verified "
+        f"here: its exact metrics are what this code measures, its times within their noise"
     )
+    return "\n".join([head, *changes])
 
 
 def mismatch_message(nodeid: str, test_id: str, pr_file: str, why: Sequence[str], changes: Sequence[str]) -> str:
-    return "\n".join(
-        [
-            f"tvmperf: {nodeid}: the approved baseline of {test_id} in {pr_file} does not match what this "
-            f"code measures here (numbers not recorded from it: edited by hand, or recorded from other "
-            f"code):",
-            *why,
-            "what the change claims against the base:",
-            *changes,
-            "re-record it with pytest --tvmperf-update, commit baselines/ and have it approved again",
-        ]
+    head = (
+        f"tvmperf: {nodeid}: the approved baseline of {test_id} in {pr_file} does not match what this "
+        f"code measures here (numbers not recorded from it: edited by hand, or recorded from other "
+        f"code):"
     )
+    again = "re-record it with pytest --tvmperf-update, commit baselines/ and have it approved again"
+    return "\n".join([head, *why, "what the change claims against the base:", *changes, again])
 
 
 @dataclass(frozen=True)

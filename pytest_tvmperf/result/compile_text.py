@@ -1,5 +1,4 @@
-"""Pure text of ``compile_s`` (values/compile_times.py): its lines in a failure (before,
-after, the ratio side by side and the limit), its cell in the summary and the reports."""
+"""Pure text of ``compile_s`` (values/compile_times.py): in a failure, the summary and the reports."""
 
 from __future__ import annotations
 
@@ -13,9 +12,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def compile_lines(v: "MetricVerdict") -> list[str]:
-    """``  compile_s 0.412 s -> 0.66 s (medians, built side by side); a/b ratio 1.60x (95% CI
-    1.35-1.90x), limit +25%, at most 1.25x``, then how it was measured; n/a and not gated
-    with the reason."""
+    """``  compile_s 0.412 s -> 0.66 s (medians, built side by side); a/b ratio 1.60x (...), limit
+    +25%, at most 1.25x`` and how it was measured, or why it was not (n/a, not gated)."""
     if v.status == Verdict.NA:
         return [f"  compile_s n/a: {v.note}"] if v.note else []
     d = v.decision
@@ -31,8 +29,7 @@ def compile_lines(v: "MetricVerdict") -> list[str]:
 
 
 def compile_cell(status: str, current: float | None, baseline: float | None, note: str, limit: str) -> str:
-    """The summary's and the reports' word on ``compile_s``: ``0.41 s -> 0.66 s (1.60x, limit +25%):
-    regressed``; ``n/a: why``; ``same program, not compiled twice``."""
+    """The reports' word on ``compile_s``: ``0.41 s -> 0.66 s (1.60x, ...): regressed``, ``n/a: why``."""
     if status == Verdict.NA:
         return f"n/a: {note}" if note else "n/a"
     if current is None or baseline is None:
@@ -45,22 +42,17 @@ def compile_cell(status: str, current: float | None, baseline: float | None, not
 
 
 def compile_properties(v: "MetricVerdict | None") -> list[tuple[str, object]]:
-    """compile_s on a JUnit test case: the medians side by side and their ratio, or
-    ``n/a: why`` / ``not gated: why`` (never 0)."""
+    """compile_s on a JUnit test case: the medians and their ratio, or ``n/a: why`` (never 0)."""
     if v is None:
         return []
     if v.current is None or v.baseline is None:
         return [("tvmperf_compile_s", f"{'n/a' if v.status == Verdict.NA else 'not gated'}: {v.note}")]
-    props: list[tuple[str, object]] = [("tvmperf_compile_s", v.current), ("tvmperf_baseline_compile_s", v.baseline)]
-    if v.decision is not None:
-        props.append(("tvmperf_compile_ratio", v.decision.ratio))
-    return props
+    ratio = [("tvmperf_compile_ratio", v.decision.ratio)] if v.decision is not None else []
+    return [("tvmperf_compile_s", v.current), ("tvmperf_baseline_compile_s", v.baseline), *ratio]
 
 
 def stored_compile_cell(before: float | None, after: float | None) -> str:
-    """``tvmperf diff``: the two records' stored build times (each of its own run, perhaps
-    of another machine: shown, not gated; only a gate builds both side by side); "" when
-    neither has one."""
+    """``tvmperf diff``: both records' stored build times (each of its own run: shown, not gated)."""
     if before is None and after is None:
         return ""
     return f"stored {fmt_seconds(before)} -> {fmt_seconds(after)} (each from its own run: shown, not gated)"

@@ -38,7 +38,7 @@ from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.schema import check_record
 from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, is_int, loads
 from pytest_tvmperf.store.files import read_regular_text
-from pytest_tvmperf.judge.compare import same_program_cell
+from pytest_tvmperf.judge.compare import MetricVerdict, same_program_cell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
 from pytest_tvmperf.values.resources import COMPILE_S
 
@@ -119,6 +119,12 @@ class MetricCell:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "note" or self.note}
 
     @classmethod
+    def of(cls, v: MetricVerdict) -> MetricCell:
+        return cls(
+            v.metric, str(v.status), v.current, v.baseline, str(v.limit), v.note if v.metric == COMPILE_S else ""
+        )
+
+    @classmethod
     def read(cls, f: Fields) -> MetricCell:
         return cls(
             f.text("metric", required=True),
@@ -132,9 +138,8 @@ class MetricCell:
 
 @dataclass(frozen=True)
 class ResultEntry:
-    """One test's entry of a results file (see the schema above), typed. Built from an
-    outcome (:meth:`of`) or read from JSON (:meth:`from_json`, which checks every field,
-    once); :meth:`to_json` writes it back."""
+    """One test's entry of a results file (the schema above), typed: :meth:`of` an outcome,
+    :meth:`from_json` (every field checked, once), :meth:`to_json`."""
 
     nodeid: str
     #: read leniently, a word that is no Verdict stays a str
@@ -175,22 +180,16 @@ class ResultEntry:
                 if verdict is not None and verdict.current is not None
                 else record.timing.samples.median,
                 baseline_s=verdict.baseline if verdict is not None else None,
-                ratio=decision.ratio if decision else None,
-                low=decision.low if decision else None,
-                high=decision.high if decision else None,
-                confidence=decision.confidence if decision else None,
+                **{
+                    k: getattr(decision, k) if decision else None
+                    for k in ("ratio", "low", "high", "confidence", "estimate")
+                },
                 mode=decision.mode if decision else (same_program_cell(outcome.comparison) or None),
                 samples_s=tuple(record.timing.samples.samples),
                 baseline_samples_s=tuple(base_timing.samples.samples) if base_timing else None,
-                estimate=decision.estimate if decision else None,
             )
         return cls(
-            nodeid=outcome.nodeid,
-            verdict=outcome.verdict,
-            test_id=outcome.test_id,
-            executor=outcome.executor,
-            target=outcome.target,
-            note=outcome.note,
+            **{key: getattr(outcome, key) for key in ("nodeid", "verdict", "test_id", "executor", "target", "note")},
             time=time,
             kernels=kernel_rows(record, baseline),
             message=outcome.message,
@@ -200,15 +199,7 @@ class ResultEntry:
             peers=tuple(PeerCell.of(v) for v in outcome.peers),
             relation=PeerCell.of(outcome.relation) if outcome.relation is not None else None,
             metrics=tuple(
-                MetricCell(
-                    v.metric,
-                    str(v.status),
-                    v.current,
-                    v.baseline,
-                    str(v.limit),
-                    v.note if v.metric == COMPILE_S else "",
-                )
-                for v in (outcome.comparison.verdicts if outcome.comparison is not None else ())
+                MetricCell.of(v) for v in (outcome.comparison.verdicts if outcome.comparison is not None else ())
             ),
             failed=outcome.failed_metrics,
             layers=outcome.layers,
@@ -237,11 +228,9 @@ class ResultEntry:
 
     @classmethod
     def from_json(cls, data: Any, strict: bool = True) -> ResultEntry:
-        """Read one entry. Strict, the first missing or wrong field raises SchemaProblem
-        naming it (``time.ratio``; a record's field comes with ``within="record"``).
-        Fields the first results files did not have (``message``, ``location``,
-        ``peers``, ``relation``) may be missing. Lenient (``strict=False``, for a page
-        that shows whatever it is handed), what is missing or wrong reads as nothing."""
+        """Read one entry. Strict, the first missing or wrong field raises SchemaProblem naming it
+        (``time.ratio``), but for those the first results files lacked (``message``, ``location``,
+        ``peers``, ``relation``); lenient (a page), what is missing or wrong reads as nothing."""
         f = Fields(data, "", strict)
         nodeid = f.text("nodeid", required=True)
         if strict and not nodeid:
@@ -266,8 +255,7 @@ class ResultEntry:
 
 
 def _layers(f: Fields) -> tuple[LayerTable, ...]:
-    """The per-layer tables (``layers``, optional): a wrong one names the field (strict)
-    or reads as none (lenient)."""
+    """The per-layer tables (optional): a wrong one names the field, or reads as none (lenient)."""
     raw = f.raw("layers")
     if raw is None:
         return ()
@@ -291,8 +279,7 @@ def _location(f: Fields) -> tuple[str, int]:
 
 
 def _record(f: Fields, key: str) -> Record | None:
-    """A record (a baseline entry's JSON), checked field by field; lenient, one that does
-    not check out reads as None."""
+    """A record (a baseline entry's JSON), checked field by field; lenient, a bad one is None."""
     value = f.raw(key)
     if value is None:
         return None
@@ -323,12 +310,9 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
             return before.get(match.old_of[name]) if name in match.old_of else None
 
         rows = [KernelTime(_kernel_label(match, name), t, then(name)) for name, t in record.kernel_time_s.items()]
-        return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
-    old_of = renamed(before, record.kernel_time_s)  # a renamed kernel is compared with its old self
-    rows = [
-        KernelTime(name, t, before.get(name, before.get(old_of.get(name, ""))))
-        for name, t in record.kernel_time_s.items()
-    ]
+    else:
+        old_of = renamed(before, record.kernel_time_s)  # a renamed kernel is compared with its old self
+        rows = [KernelTime(n, t, before.get(n, before.get(old_of.get(n, "")))) for n, t in record.kernel_time_s.items()]
     return tuple(sorted(rows, key=lambda r: -(r.time_s - (r.baseline_time_s or 0.0))))
 
 

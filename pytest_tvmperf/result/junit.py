@@ -1,5 +1,4 @@
-"""The figures a tvmperf test puts on its JUnit XML test case, and an outcome's summary
-row: both derived, as every row is, from the test's results entry."""
+"""The figures a tvmperf test puts on its JUnit XML test case, from its results entry."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from pytest_tvmperf.values.resources import COMPILE_S
 
 
 def summary_row(outcome: Outcome) -> SummaryRow:
-    """The outcome's summary row, derived (as every row is) from its results entry."""
+    """The outcome's summary row (of its results entry, as every row)."""
     return SummaryRow.of(ResultEntry.of(outcome))
 
 
@@ -23,16 +22,9 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
         ("tvmperf_target", outcome.target),
     ]
     row = summary_row(outcome)
-    for name, value in (
-        ("median_s", row.median_s),
-        ("baseline_s", row.baseline_s),
-        ("ratio", row.ratio),
-        ("ratio_low", row.low),
-        ("ratio_high", row.high),
-        ("instructions", row.instructions),
-    ):
-        if value is not None:
-            props.append((f"tvmperf_{name}", value))
+    named = {"median_s": row.median_s, "baseline_s": row.baseline_s, "ratio": row.ratio, "ratio_low": row.low}
+    named |= {"ratio_high": row.high, "instructions": row.instructions}
+    props += [(f"tvmperf_{name}", value) for name, value in named.items() if value is not None]
     if row.mode:  # how median_s and baseline_s were compared (a/b: both timed side by side in this run)
         props.append(("tvmperf_mode", row.mode))
     if row.estimate:  # what median_s, baseline_s and the ratio measured: wall time, or own run time
@@ -40,17 +32,8 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
     if outcome.failed_metrics:
         props.append(("tvmperf_failed_metrics", ",".join(outcome.failed_metrics)))
     if outcome.record is not None:
-        for metric in (
-            "kernels",
-            "storage_bytes",
-            "calls",
-            "cpu_instructions",
-            "est_cycles",
-            "alloc_bytes",
-            "code_bytes",
-            "peak_bytes",
-            "device_peak_bytes",
-        ):
+        counts = ("kernels", "storage_bytes", "calls", "cpu_instructions", "est_cycles", "alloc_bytes", "code_bytes")
+        for metric in (*counts, "peak_bytes", "device_peak_bytes"):
             value = outcome.record.exact.scalar(metric)
             if value is not None:
                 props.append((f"tvmperf_{metric}", value))

@@ -10,9 +10,8 @@ kernels. With both sides' :class:`~pytest_tvmperf.values.kernel_id.KernelId`:
 3. left over, same op: the kernel of the same layer **changed** shape (a 3x3 conv made
    5x5), the same name first, then so that the pairs share the most parameter shapes
    (:func:`_op_pairs`: the first layer of two made wider shares its input with its old
-   self, the second its output), then in name order. A baseline keyed by identity has
-   no TVM names to order by (values/kernel_keys.py): its keys sort by code hash, which
-   says nothing of the layer;
+   self, the second its output), then in name order (a baseline keyed by identity sorts
+   by code hash, which says nothing of the layer);
 4. the rest: **new** kernels of this build, and kernels **removed** since the baseline.
 
 A baseline recorded before kernels were identified has no identities: kernels are then
@@ -22,6 +21,7 @@ matched by name (a renamed one by its name without the numbering, result/kernels
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Mapping
@@ -35,8 +35,7 @@ class KernelStatus(str, Enum):
     CHANGED = "changed"  # the baseline's kernel of the same op, with other code or shapes
     NEW = "new"  # no counterpart in the baseline
 
-    def __str__(self) -> str:
-        return self.value
+    __str__ = str.__str__
 
 
 #: the note of a match made by name
@@ -49,9 +48,8 @@ BY_NAME_NOTE = (
 
 @dataclass(frozen=True)
 class KernelMatch:
-    """old_of: {name now: its counterpart's name in the baseline}; status: {name now:
-    KernelStatus}; removed: the baseline's kernels with no counterpart; before/after: the
-    identities (empty when matched by name); by_structure: False when matched by name."""
+    """old_of: {name now: its baseline counterpart's}; status: {name now: KernelStatus}; removed: the
+    baseline's kernels with no counterpart; before/after: the identities (none when matched by name)."""
 
     old_of: Mapping[str, str] = field(default_factory=dict)
     status: Mapping[str, KernelStatus] = field(default_factory=dict)
@@ -69,39 +67,29 @@ class KernelMatch:
         return self.status.get(name)
 
     def listing(self, texts: Mapping[str, str] | None) -> dict[str, str] | None:
-        """VM bytecode with each ``call <kernel>`` naming the kernel as :meth:`shown_name`
-        does, so a diff with the baseline's shows changed calls, not renumbering."""
+        """VM bytecode with each ``call <kernel>`` as :meth:`shown_name` names it (a diff shows changed calls)."""
         if texts is None or not self.by_structure:
             return None if texts is None else dict(texts)
-        import re
-
-        def callee(m: re.Match) -> str:
-            return f"{m.group(1)}{self.shown_name(m.group(2))}{m.group(3)}"
-
+        callee = lambda m: f"{m.group(1)}{self.shown_name(m.group(2))}{m.group(3)}"  # noqa: E731
         return {fn: re.sub(r"^(call )(\S+)( |$)", callee, text, flags=re.MULTILINE) for fn, text in texts.items()}
 
     def label(self, name: str, old: bool = False) -> str:
-        """What a user recognises: the source layer, ``layer3.0.conv2 (Conv2d 5x5)
-        [fused_conv2d1_add_relu]``, or where none is known what the kernel computes,
-        ``conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]``;
-        a CUDA kernel (``fused_conv2d1_add_relu_kernel``) as the kernel that launches it,
-        under its own name; the bare name where the kernel has no identity."""
+        """What a user recognises: the source layer, ``layer3.0.conv2 (Conv2d 5x5) [fused_conv2d1_add_relu]``,
+        else what it computes, ``conv2d_add_relu(1x8x16x16, ...) -> 1x8x16x16 [...]``; a CUDA kernel
+        as the kernel that launches it, under its own name; the bare name without an identity."""
         kernels = self.before if old else self.after
         ident = kernels.get(name) or kernels.get(self.launcher(name, old))
         return f"{ident.describe()} [{name}]" if ident is not None else name
 
     def launcher(self, name: str, old: bool = False) -> str:
-        """The kernel of this build (``old``: of the baseline) that launches the CUDA kernel
-        ``name`` (``K_kernel``, ``K_kernel_1``: ``K``), or ``name`` itself."""
+        """The kernel (``old``: the baseline's) launching CUDA kernel ``name`` (``K_kernel``: ``K``), or ``name``."""
         kernels = self.before if old else self.after
         host, suffix = device_parts(name)
         return host if suffix and name not in kernels and host in kernels else name
 
     def devices_by_name(self, stored: Mapping[str, float] | None) -> bool:
-        """Does the baseline's per-kernel map ``stored`` key its CUDA kernels by TVM name,
-        though its kernels are keyed by identity (a file written before the CUDA kernels
-        were keyed so, values/kernel_keys.py)? Then this build's CUDA kernels are compared
-        by name, as they were when it was written."""
+        """Does the baseline's per-kernel map ``stored`` key its CUDA kernels by TVM name, though
+        its kernels by identity (a file of before they were keyed so)? Then they compare by name."""
         return self.by_structure and any(
             device_parts(k)[1] and k not in self.before and device_parts(k)[0] not in self.before for k in stored or ()
         )
@@ -109,11 +97,8 @@ class KernelMatch:
     def translate(
         self, counts: Mapping[str, float] | None, stored: Mapping[str, float] | None = None
     ) -> dict[str, float] | None:
-        """A map keyed by this build's kernel names re-keyed by their baseline names (a new
-        kernel under its identity key, :meth:`new_name`; a CUDA kernel under its launcher's,
-        with its suffix: ``matmul_add@22ce49974e_kernel``), so that it compares with the
-        baseline's map key by key. ``stored``: that map, where it keys CUDA kernels by TVM
-        name (:meth:`devices_by_name`), they keep theirs."""
+        """A map of this build's kernels under their baseline names (:meth:`key_name`), to compare key by
+        key with ``stored``, the baseline's (where it keys CUDA kernels by TVM name, they keep theirs)."""
         if counts is None:
             return None
         if not self.by_structure:  # matched by name: the names are compared as they are
@@ -126,9 +111,8 @@ class KernelMatch:
         return out
 
     def key_name(self, name: str) -> str:
-        """This build's kernel under its baseline counterpart's name (changed or not); a new
-        kernel as :meth:`new_name` shows it; a CUDA kernel under its launcher's, with its
-        suffix (``K_kernel`` -> ``matmul_add@22ce49974e_kernel``)."""
+        """This build's kernel under its baseline counterpart's name; a new one as :meth:`new_name`
+        shows it; a CUDA kernel under its launcher's, with its suffix (``matmul_add@22ce49974e_kernel``)."""
         status = self.status.get(name)
         if status is None and self.by_structure and self.launcher(name) != name:
             return with_suffix(self.key_name(self.launcher(name)), device_parts(name)[1])
@@ -139,8 +123,7 @@ class KernelMatch:
         return self.old_of[name]
 
     def shown_name(self, name: str) -> str:
-        """This build's kernel under its baseline name (``name [changed]`` for a changed one);
-        a new kernel as :meth:`new_name` shows it."""
+        """This build's kernel under its baseline name (``name [changed]``), a new one as :meth:`new_name`."""
         status = self.status.get(name)
         if status is None or not self.by_structure:
             return name
@@ -150,12 +133,10 @@ class KernelMatch:
         return f"{old} [changed]" if status == KernelStatus.CHANGED else old
 
     def baseline_sites(self, parts: Mapping[str, int] | None) -> dict[str, int] | None:
-        """A baseline's resource parts (values/resources.py: ``K``, ``output of K``) with
-        each kernel under the name this build gives its counterpart, same or changed, so
-        that they compare with this build's parts site by site: a changed kernel's part
-        reads as one ``before -> after``, not as one removed and one added. A removed
-        kernel keeps its baseline key (``K [removed]`` where this build has another kernel
-        named ``K``); a site that names no kernel is kept as it is."""
+        """A baseline's resource parts (``K``, ``output of K``) with each kernel under the name this
+        build gives its counterpart, so a changed kernel's part reads as one ``before -> after``,
+        not one removed and one added. A removed kernel keeps its key (``K [removed]`` where this
+        build has another ``K``); a site that names no kernel is kept as it is."""
         if parts is None:
             return None
         names = {old: new for new, old in self.old_of.items()}
@@ -163,11 +144,8 @@ class KernelMatch:
         return renamed_sites(parts, names)
 
     def new_name(self, name: str) -> str:
-        """A new kernel under its TVM name, unless the baseline has a kernel of that name,
-        another one (a new 5x5 conv numbered ``conv2d1`` as the baseline's 3x3 was, in a
-        file keyed by TVM name): then under its identity key, as a re-recorded baseline
-        stores it (``conv2d_add_relu@02f7e9c10c [new]``, values/kernel_keys.py). A new
-        kernel never shows under a name the baseline gives another kernel."""
+        """A new kernel under its TVM name, unless the baseline has another kernel of that name (a new
+        5x5 ``conv2d1`` as the 3x3 was): then under its identity key (``conv2d_add_relu@02f7e9c10c [new]``)."""
         ident = self.after.get(name)
         if name not in self.before or ident is None:
             return name
@@ -180,9 +158,8 @@ def match_kernels(
     before_names: tuple[str, ...] = (),
     after_names: tuple[str, ...] = (),
 ) -> KernelMatch:
-    """Match this build's kernels (``after``) with the baseline's (``before``). Without
-    identities on either side, the kernels named in ``before_names`` / ``after_names``
-    (e.g. the keys of per-kernel times) are matched by name."""
+    """Match this build's kernels (``after``) with the baseline's (``before``); without identities
+    on either side, those named in ``before_names`` / ``after_names`` by name."""
     if not before or not after:
         return _by_name(before_names or tuple(before or ()), after_names or tuple(after or ()))
     old_left = sorted(before)
@@ -236,10 +213,9 @@ def _shared(a: KernelId, b: KernelId) -> int:
 def _op_pairs(
     news: list[str], olds: list[str], after: Mapping[str, KernelId], before: Mapping[str, KernelId]
 ) -> list[tuple[str, str]]:
-    """Kernels of one op left over (each side in name order) paired as (new, old): as many
-    pairs as the shorter side has; the same name first, then the most shapes shared in all;
-    among equal assignments, the one that pairs each new kernel with the earliest old one
-    (as the match did before: a lone pair is the pair)."""
+    """Kernels of one op left over (each side in name order) paired as (new, old), as many as the
+    shorter side has: the same name first, then the most shapes shared in all; among equals,
+    each new kernel with the earliest old one (as the match did before)."""
     if not news or not olds:
         return []
     score = [[_shared(after[n], before[o]) + SAME_NAME * (n == o) for o in olds] for n in news]
@@ -247,9 +223,8 @@ def _op_pairs(
 
 
 def _best_assignment(score: list[list[int]]) -> list[tuple[int, int]]:
-    """(row, column) pairs, as many as the shorter side has, of the greatest total score;
-    among equal totals, each row with the earliest column. Beyond :data:`BEST_PAIRING_STATES`,
-    each row in order takes its best column left."""
+    """(row, column) pairs, as many as the shorter side has, of the greatest total score (among equals,
+    the earliest columns); beyond :data:`BEST_PAIRING_STATES`, each row takes its best column left."""
     rows, cols = len(score), len(score[0])
     if rows << cols > BEST_PAIRING_STATES:
         left, out = list(range(cols)), []

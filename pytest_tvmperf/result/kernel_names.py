@@ -1,6 +1,5 @@
-"""Pure: a renamed kernel (fusion numbering moved: ``fused_conv2d_add`` ->
-``fused_conv2d_add1``) matched to its old self by its name, where no structural match
-(result/kernel_match.py) is at hand."""
+"""Pure: a renamed kernel (``fused_conv2d_add`` -> ``fused_conv2d_add1``) matched to its old
+self by its name, where no structural match (result/kernel_match.py) is at hand."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ def _stem(name: str) -> str:
 
 
 def renamed(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, str]:
-    """New name -> old name for the kernels that only one side has, paired when their names
-    are the same but for the numbering, or alike (most alike first; each used once); the
-    rest stay new or gone."""
+    """New name -> old name for the kernels only one side has whose names are the same but for
+    the numbering, or alike (most alike first, each used once)."""
     gone = [n for n in before if n not in after]
     new = [n for n in after if n not in before]
     pairs = []

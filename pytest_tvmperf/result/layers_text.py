@@ -23,39 +23,28 @@ def _gf(value: float | None) -> str:
 
 
 def table_lines(table: LayerTable, limit: int | None = None) -> list[str]:
-    """The table as text: the layers that lose the most first (``limit`` of them, then a
-    line summing the rest), each with both sides' time, GFLOPS, and what TVM ran."""
+    """The table as text, the layers that lose the most first (``limit`` of them, the rest summed)."""
     from pytest_tvmperf.result.text import text_table
 
     losers = table.losers()
     rest = [r for r in table.rows if r not in losers]
     shown = losers if limit is None else losers[:limit]
-    header = [
-        "#",
-        "layer",
-        "TVM ms",
-        f"{table.peer} ms",
-        "lost ms",
-        "TVM/peer",
-        "TVM GFLOPS",
-        f"{table.peer} GFLOPS",
-        "TVM kernels",
+    p = table.peer
+    header = ["#", "layer", "TVM ms", f"{p} ms", "lost ms", "TVM/peer", "TVM GFLOPS", f"{p} GFLOPS", "TVM kernels"]
+    body = [
+        [
+            str(i),
+            row.label,
+            _cell(row, "tvm"),
+            _cell(row, "peer"),
+            _ms(row.lost_s),
+            "-" if row.ratio is None else f"{row.ratio:.2f}x",
+            _gf(row.gflops("tvm")),
+            _gf(row.gflops("peer")),
+            ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-",
+        ]
+        for i, row in enumerate(shown + ([] if limit is not None else rest), 1)
     ]
-    body = []
-    for i, row in enumerate(shown + ([] if limit is not None else rest), 1):
-        body.append(
-            [
-                str(i),
-                row.label,
-                _cell(row, "tvm"),
-                _cell(row, "peer"),
-                _ms(row.lost_s),
-                "-" if row.ratio is None else f"{row.ratio:.2f}x",
-                _gf(row.gflops("tvm")),
-                _gf(row.gflops("peer")),
-                ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-",
-            ]
-        )
     lines = [
         f"per layer, TVM against {table.peer} (whole run, timed with the rows: TVM {_ms(table.tvm_total_s)} ms, "
         f"{table.peer} {_ms(table.peer_total_s)} ms; layers where TVM loses the most first; the time outside "
@@ -98,18 +87,11 @@ def with_layers(message: str, tables: Sequence[LayerTable]) -> str:
 
 def summary_lines(tests: Iterable[tuple[str, Sequence[LayerTable]]], n: int = 3) -> list[str]:
     """The terminal summary's lines: per test with tables, the ``n`` layers that lose the most."""
-    lines = []
-    for test_id, tables in tests:
-        for table in tables:
-            lines.append(f"  {test_id}: {loser_line(table, n)}")
-    return (
-        (
-            [
-                "tvmperf: per layer, where TVM loses time to its peers (--tvmperf-layers; tables in the "
-                "failure messages, the JSON and the HTML report):"
-            ]
-            + lines
-        )
-        if lines
-        else []
-    )
+    lines = [f"  {test_id}: {loser_line(table, n)}" for test_id, tables in tests for table in tables]
+    if not lines:
+        return []
+    return [
+        "tvmperf: per layer, where TVM loses time to its peers (--tvmperf-layers; tables in the "
+        "failure messages, the JSON and the HTML report):",
+        *lines,
+    ]

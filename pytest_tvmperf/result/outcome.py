@@ -1,5 +1,4 @@
-"""What one tvmperf test measured and decided (``Outcome``), and the baselines a
-collected test could write (for counting them)."""
+"""What one tvmperf test measured and decided (``Outcome``), and the baselines it could write."""
 
 from __future__ import annotations
 
@@ -45,10 +44,8 @@ class Outcome:
 
 
 def producible_ids(test_id: str, combo_id: str) -> set[str]:
-    """Every test id a collected test could write a baseline under: its own with the
-    executor x target part (``combo_id``, ``none`` when none was left) swapped for every
-    combination there is, so a run with fewer executors or targets (or a marker that
-    allows fewer) still counts the other combinations' baselines as used."""
+    """Every test id a collected test could write a baseline under (its ``combo_id`` swapped for every
+    combination), so a run with fewer executors or targets counts the others' baselines as used."""
     from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
 
     combos = [f"{t}-{e}" for t in TARGETS for e in EXECUTORS]

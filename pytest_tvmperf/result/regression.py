@@ -1,6 +1,5 @@
-"""Pure text: a failed comparison's message, metric by metric (the regression message,
-its kernel, time and bytecode diffs), and a missing baseline's; the end-of-run summary
-and the other messages are in text.py."""
+"""Pure text: a failed comparison's message, metric by metric (with its kernel, time and
+bytecode diffs), and a missing baseline's; the other messages are in text.py."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def kernel_match(current: Record, baseline: Record) -> "KernelMatch":
-    """The kernels of ``current`` matched with ``baseline``'s by structure (by name for a
-    baseline recorded before kernel identities were stored: result/kernel_match.py)."""
+    """The kernels of ``current`` matched with ``baseline``'s by structure (result/kernel_match.py)."""
     from pytest_tvmperf.result.kernel_match import match_kernels
 
     names = lambda r: tuple(sorted(set(r.kernel_time_s or ()) | {k for m in r.exact.per_kernel.values() for k in m}))  # noqa: E731
@@ -43,16 +41,13 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
     lines = [f"  {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)} ({shown}, limit {v.limit})"]
     match = match or kernel_match(current, baseline)
     if v.metric == "instructions":
-        by_callee = count_diff(baseline.exact.by_callee, match.translate(current.exact.by_callee))
-        if by_callee:
-            lines.append(f"    by callee: {by_callee}")
-        per_func = count_diff(baseline.exact.instructions, current.exact.instructions)
-        if per_func:
-            lines.append(f"    by function: {per_func}")
+        lines += _if_any(
+            "    by callee: ", count_diff(baseline.exact.by_callee, match.translate(current.exact.by_callee))
+        )
+        lines += _if_any("    by function: ", count_diff(baseline.exact.instructions, current.exact.instructions))
     elif v.metric == "calls":
-        by_callee = count_diff(baseline.exact.calls, match.translate(current.exact.calls))
-        if by_callee:
-            lines.append(f"    executed calls by callee: {by_callee}")
+        calls = count_diff(baseline.exact.calls, match.translate(current.exact.calls))
+        lines += _if_any("    executed calls by callee: ", calls)
     elif v.metric in current.exact.per_kernel:
         then, now = baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric)
         grown = grown_kernels(
@@ -62,22 +57,22 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
             label=_labels(match, now, then),
             within=_relative(v.limit),
         )
-        if grown:
-            lines.append(f"    kernels that grew: {safe(grown)}")
-        runtime = runtime_change(
-            baseline.exact.per_kernel.get(v.metric), current.exact.per_kernel.get(v.metric), metric_unit(v.metric)
-        )
-        if runtime:
-            lines.append(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): {runtime}")
+        lines += _if_any("    kernels that grew: ", safe(grown))
+        runtime = runtime_change(then, now, metric_unit(v.metric))
+        lines += _if_any(f"    outside the kernels (the VM runtime's own work, {RUNTIME_LINE}): ", runtime)
     return lines
+
+
+def _if_any(head: str, text: str) -> list[str]:
+    """``[head + text]``, or no line when ``text`` is empty."""
+    return [head + text] if text else []
 
 
 def resource_lines(
     v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None
 ) -> list[str]:
-    """A resource metric's lines: before, after, the limit and its allowed maximum, and
-    where it grew (by allocation site, by kernel: the baseline's kernels, keyed by identity
-    in its file, under this build's names for their counterparts, ``match``)."""
+    """A resource metric's lines: before, after, the limit and its allowed maximum, and where
+    it grew (by site, the baseline's kernels under this build's names, ``match``)."""
     delta = int((v.current or 0) - (v.baseline or 0))
     relative = _relative(v.limit)
     allowed = (
@@ -92,9 +87,7 @@ def resource_lines(
     where = parts_diff(
         match.baseline_sites(baseline.exact.resource_parts.get(v.metric)), current.exact.resource_parts.get(v.metric)
     )
-    if where:
-        lines.append(f"    {resource(v.metric).parts}: {safe(where)}")
-    return lines
+    return lines + _if_any(f"    {resource(v.metric).parts}: ", safe(where))
 
 
 def _not_measured_lines(comparison: Comparison) -> list[str]:
@@ -112,33 +105,25 @@ def _not_measured_lines(comparison: Comparison) -> list[str]:
 
 def _relative(limit: str) -> float | None:
     """The relative limit a verdict shows (``+1%`` -> 0.01), or None (an absolute one, none)."""
-    if limit.startswith("+") and limit.endswith("%"):
-        try:
-            return float(limit[1:-1]) / 100
-        except ValueError:
-            return None
-    return None
+    try:
+        return float(limit[1:-1]) / 100 if limit.startswith("+") and limit.endswith("%") else None
+    except ValueError:
+        return None
 
 
 def time_headline(v: MetricVerdict, samples: int) -> str:
-    """The time line of a message: the arrow and the ratio each say what they compare.
+    """The time line of a message, the arrow and the ratio each saying what they compare:
     ``time 47.5 ms -> 51.3 ms (medians, side by side); a/b ratio 1.08x (95% CI 1.04-1.12x), ...``
-    (a/b: the medians of the baseline's program and of this build, timed in this run; the
-    ratio is the median of the per-round ratios), or ``time 1 ms -> 2.5 ms (stored median
-    -> this run's); raw ratio 2.50x (...)`` (the baseline's stored median; the ratio raw or
-    normalized by the reference kernel, as the comparison made it)."""
+    (both timed in this run), or ``time 1 ms -> 2.5 ms (stored median -> this run's); raw ratio ...``."""
     d = v.decision
     side_by_side = v.stored_baseline is not None or (d is not None and d.mode.startswith("a/b"))
     own = d is not None and d.estimate == OWN_RUN_TIME  # the medians are each side's own run time too
-    arrow = (
-        f"{'own run time ' if own else ''}medians, side by side"
-        if side_by_side
-        else (
-            f"stored median -> this run's{' own run time median' if own else ''}"
-            if v.baseline is not None
-            else f"this run's {'own run time ' if own else ''}median"
-        )
-    )
+    if side_by_side:
+        arrow = f"{'own run time ' if own else ''}medians, side by side"
+    elif v.baseline is not None:
+        arrow = f"stored median -> this run's{' own run time median' if own else ''}"
+    else:
+        arrow = f"this run's {'own run time ' if own else ''}median"
     head = f"  time {fmt_time(v.baseline)} -> {fmt_time(v.current)} ({arrow})"
     if d is not None:
         ratio = f"{d.mode.split(',')[0]} ratio {d.ratio:.2f}x ({d.confidence * 100:.3g}% CI {d.low:.2f}-{d.high:.2f}x)"
@@ -148,9 +133,8 @@ def time_headline(v: MetricVerdict, samples: int) -> str:
 
 
 def _paired_clause(v: MetricVerdict) -> str:
-    """An a/b ratio is the median of the paired rounds' ratios, not the ratio of the two
-    medians shown: '; the ratio is the median of 15 paired rounds' ratios', and, where the
-    two medians' own ratio falls outside the interval, why they disagree."""
+    """An a/b ratio is the median of the paired rounds' ratios, not the ratio of the two medians
+    shown: say so, and why they disagree where the medians' ratio falls outside the interval."""
     d = v.decision
     if d is None or not d.rounds:
         return ""
@@ -166,18 +150,14 @@ def _paired_clause(v: MetricVerdict) -> str:
 def _time_lines(v: MetricVerdict, current: Record) -> list[str]:
     timing = current.timing
     lines = [time_headline(v, len(timing.samples.samples) if timing else 0)]
-    if v.stored_baseline is not None:  # a/b: the headline has the medians of the side-by-side samples
-        lines.append(
-            f"    compared: {v.note}"
-            + (
-                f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, "
-                f"was measured in another run: not compared)"
-                if fmt_time(v.stored_baseline) != fmt_time(v.baseline)
-                else ""
-            )
+    stored = ""
+    # a/b: the headline has the medians of the side-by-side samples, not the stored one
+    if v.stored_baseline is not None and fmt_time(v.stored_baseline) != fmt_time(v.baseline):
+        stored = (
+            f" (the baseline's stored median, {fmt_time(v.stored_baseline)}, was measured in another run: not compared)"
         )
-    elif v.note:
-        lines.append(f"    compared: {v.note}")
+    if v.stored_baseline is not None or v.note:
+        lines.append(f"    compared: {v.note}{stored}")
     return lines
 
 
@@ -189,10 +169,8 @@ def _named(record: Record, per_kernel: Mapping[str, int] | None) -> Mapping[str,
 
 
 def _labels(match: "KernelMatch", now: Mapping[str, int] | None = None, then: Mapping[str, int] | None = None):
-    """The label of each kernel of a translated map (keyed by baseline names): what it is,
-    and whether its code or shapes changed since the baseline. ``now`` and ``then``: the
-    map of this build and the baseline's, whose CUDA kernels (``K_kernel``) read as the
-    kernel that launches them (:meth:`KernelMatch.translate`)."""
+    """The label of each kernel of a translated map (keyed by baseline names): what it is, and
+    whether it changed. ``now``, ``then``: this build's map and the baseline's (:meth:`KernelMatch.translate`)."""
     if not match.by_structure:
         return None
     labels = {old: match.label(old, old=True) for old in (*match.before, *(then or ()))}
@@ -206,9 +184,8 @@ def _labels(match: "KernelMatch", now: Mapping[str, int] | None = None, then: Ma
 
 
 def _was(match: "KernelMatch", name: str) -> str:
-    """' (was conv2d_add_relu(...3x3...) [fused_conv2d1_add_relu])', or ' (its code changed)'
-    when it computes what it did, on the same shapes; a layer that reads as it did (its
-    channels changed) is told apart by its shapes: ' (computes conv2d(...) -> ..., was ...)'."""
+    """' (was conv2d_add_relu(...3x3...) [...])'; ' (its code changed)' on the same shapes; a layer
+    that reads as it did (its channels changed) by its shapes: ' (computes ..., was ...)'."""
     old = match.old_of[name]
     before, after = match.before.get(old), match.after.get(name)
     if before is not None and after is not None and (before.op, before.shapes) == (after.op, after.shapes):
@@ -219,25 +196,18 @@ def _was(match: "KernelMatch", name: str) -> str:
 
 
 def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
-    """'new: conv2d_add_relu(...) [fused_conv2d1_add_relu]; changed: ... (was ...); removed: ...':
-    the kernels added, changed and removed since the baseline (by structure), or ""."""
+    """The kernels added, changed and removed since the baseline: 'new: ...; changed: ... (was ...); removed: ...'."""
     if not match.by_structure:
         return ""
     parts = []
-    for status, title in (("new", "new"), ("changed", "changed")):
-        names = sorted(n for n, s in match.status.items() if str(s) == status)
+    for title in ("new", "changed", "removed"):
+        gone = title == "removed"
+        names = match.removed if gone else sorted(n for n, s in match.status.items() if str(s) == title)
+        shown = [match.label(n, gone) + (_was(match, n) if title == "changed" else "") for n in names[:limit]]
         if names:
-            shown = [match.label(n) + (_was(match, n) if status == "changed" else "") for n in names[:limit]]
             parts.append(
                 f"{title}: " + ", ".join(shown) + (f", ... {len(names) - limit} more" if len(names) > limit else "")
             )
-    if match.removed:
-        shown = [match.label(n, old=True) for n in match.removed[:limit]]
-        parts.append(
-            "removed: "
-            + ", ".join(shown)
-            + (f", ... {len(match.removed) - limit} more" if len(match.removed) > limit else "")
-        )
     return "; ".join(parts)
 
 
@@ -253,33 +223,23 @@ def regression_message(
 ) -> str:
     """``advice``: a line after the accept command (what to do on a pull request, under a ref)."""
     names = ", ".join(v.metric for v in comparison.regressions)
+    time_verdict = comparison.get("time")
     if names:
         lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
     else:
-        time_verdict = comparison.get("time")
-        why = (
-            time_verdict.reason
-            if time_verdict is not None and time_verdict.reason
-            else "the noise is larger than the threshold"
-        )
+        why = (time_verdict.reason if time_verdict is not None else "") or "the noise is larger than the threshold"
         lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
     match = kernel_match(current, baseline)
     for v in comparison.regressions:
         lines.extend(verdict_lines(v, current, baseline, match))
-    changed = kernel_set_line(match)
-    if changed:
-        lines.append(f"  kernels since the baseline (matched by structure, not by name): {changed}")
-    time_verdict = comparison.get("time")
+    lines += _if_any("  kernels since the baseline (matched by structure, not by name): ", kernel_set_line(match))
     band = time_verdict.bound - 1 if time_verdict is not None and time_verdict.bound is not None else KERNEL_NOISE_BAND
     slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s, match=match, band=band)
-    if slower:
-        lines.append(f"  kernels that take longer than in the baseline: {slower}")
+    lines += _if_any("  kernels that take longer than in the baseline: ", slower)
     if match.note and current.kernels:
         lines.append(f"  note: {match.note}")
-    for note in notes:
-        lines.append(f"  note: {note}")
+    lines += [f"  note: {note}" for note in notes]
     lines.extend(_not_measured_lines(comparison))
-    time_verdict = comparison.get("time")
     if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
         first, *rest = verdict_lines(time_verdict, current, baseline, match)
         lines.append(f"{first} [{time_verdict.status}]")
@@ -288,13 +248,11 @@ def regression_message(
     if compiled is not None and compiled.status not in (Verdict.REGRESSED, Verdict.NA):
         first, *rest = compile_lines(compiled) or [""]
         lines.extend([f"{first} [{compiled.status}]", *rest] if first else [])
-    for v in comparison.improvements:
-        if v.metric == "time":
-            continue
-        lines.append(
-            f"  (improved: {v.metric} {fmt_number(v.baseline) if v.metric != 'time' else fmt_time(v.baseline)} -> "
-            f"{fmt_number(v.current) if v.metric != 'time' else fmt_time(v.current)})"
-        )
+    lines += [
+        f"  (improved: {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)})"
+        for v in comparison.improvements
+        if v.metric != "time"
+    ]
     if current.workload != baseline.workload:
         lines.append(f"  workload was {safe(baseline.workload)}, now {safe(current.workload)}")
     if current.tvm_version != baseline.tvm_version:
@@ -326,9 +284,8 @@ def slower_kernels(
     band: float = KERNEL_NOISE_BAND,
     match: "KernelMatch | None" = None,
 ) -> list[tuple[float, str, str, str]]:
-    """The kernel changes (result/kernels.py) beyond noise: a new kernel (at least a
-    microsecond), or one that grew by more than ``band`` of its own time and
-    :data:`KERNEL_TOTAL_SHARE` of the baseline's total."""
+    """The kernel changes beyond noise: a new kernel, or one that grew by more than ``band`` of
+    its own time and :data:`KERNEL_TOTAL_SHARE` of the baseline's total."""
     from pytest_tvmperf.result.kernels import kernel_changes
 
     total = sum(before.values())
@@ -348,11 +305,8 @@ def kernel_time_diff(
     match: "KernelMatch | None" = None,
     band: float = KERNEL_NOISE_BAND,
 ) -> str:
-    """'transpose +1.55 ms (new), fused_matmul_add +0.27 ms', by added time, slowest first; a
-    renamed kernel is matched to its old name ('fused_add1 (was fused_add) +2 ms'); changes
-    within the noise are left out (:func:`slower_kernels`). With a ``match`` by structure,
-    each kernel is compared with its counterpart whatever its name, and shown as what it is
-    ('conv2d_add_relu(1x8x16x16, 8x8x5x5, ...) -> 1x8x16x16 [fused_conv2d1_add_relu]')."""
+    """'transpose +1.55 ms (new), fused_add1 (was fused_add) +0.27 ms', slowest first, beyond the noise;
+    with a ``match`` by structure, against its counterpart whatever its name, shown as what it is."""
     if before is None or after is None:
         return ""
     by_structure = match is not None and match.by_structure
@@ -371,23 +325,18 @@ def kernel_time_diff(
 
 
 def bytecode_diff(before: Mapping[str, str] | None, after: Mapping[str, str] | None, max_lines: int = 80) -> list[str]:
-    """Diff of the VM bytecode of the functions that changed, baseline -> now, aligned on the
-    instructions with their registers and constant indices left out: one added kernel call
-    shows as its few added lines, not as every later line renumbered. Each hunk shows the
-    lines as they are (a baseline stored keyed by kernel identity keeps its lines without
-    the numbers, values/kernel_keys.py), with one line of context."""
+    """Diff of the VM bytecode that changed, baseline -> now, aligned on the instructions without
+    registers and constant indices (one added call is a few lines, not every later one renumbered)."""
     if before is None or after is None:
         return []
     lines: list[str] = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name, "").splitlines(), after.get(name, "").splitlines()
-        if [without_numbers(x) for x in old] == [without_numbers(x) for x in new]:
+        old_ops, new_ops = [without_numbers(x) for x in old], [without_numbers(x) for x in new]
+        if old_ops == new_ops:
             continue
         lines += [f"--- baseline @{name}", f"+++ now @{name}"]
-        matcher = difflib.SequenceMatcher(
-            None, [without_numbers(x) for x in old], [without_numbers(x) for x in new], autojunk=False
-        )
-        for group in matcher.get_grouped_opcodes(1):
+        for group in difflib.SequenceMatcher(None, old_ops, new_ops, autojunk=False).get_grouped_opcodes(1):
             first, last = group[0], group[-1]
             lines.append(f"@@ -{first[1] + 1},{last[2] - first[1]} +{first[3] + 1},{last[4] - first[3]} @@")
             for op, i1, i2, j1, j2 in group:

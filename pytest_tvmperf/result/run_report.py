@@ -1,5 +1,4 @@
-"""What a run measured and decided, test by test (this process's and its xdist
-workers'), and the lines the terminal summary prints at the end."""
+"""What a run measured and decided, test by test (this process's and its xdist workers')."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ReportSection:
-    """What another part of the run (``--tvmperf-against-tvm``'s upgrade summary) adds
-    to the report files, handed to report/outputs.py's :func:`write_reports` so that each file is written
-    once, whole."""
+    """What another part of the run (``--tvmperf-against-tvm``'s upgrade summary) adds to the
+    report files, so that :func:`write_reports` (report/outputs.py) writes each once, whole."""
 
     #: top-level keys of the results JSON (``--tvmperf-json``)
     json: Mapping[str, Any] = field(default_factory=dict)
@@ -40,10 +38,8 @@ _HANDED_OVER = (Note.NOT_MEASURED, Note.TUNING, Note.UNTUNED, Note.EXPORT)
 
 @dataclass
 class RunReport:
-    """The one collector of what a run measured and decided: each test's outcome, with the
-    notes it produced (:meth:`add`), and the run's notes (:meth:`note`); an xdist worker's
-    report crosses to the controller as one payload (:meth:`to_payload`, :meth:`merge`).
-    The end of the run reads it whole (report/terminal.py ``EndOfRun``)."""
+    """The one collector of what a run measured and decided: each test's outcome (:meth:`add`)
+    and the run's notes (:meth:`note`); an xdist worker's crosses as one payload (:meth:`merge`)."""
 
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     #: the results entries xdist workers handed over: each of their tests' outcome, once
@@ -68,8 +64,8 @@ class RunReport:
         self._notes.setdefault(kind, []).append(str(line))
 
     def notes(self, kind: Note) -> tuple[str, ...]:
-        """The notes of ``kind`` as the end of the run shows them: reasons sorted and once
-        each, tuning lines in order and once each, the last export problem, the rest in order."""
+        """The notes of ``kind`` as shown: reasons sorted, tuning lines in order (each once), the
+        last export problem, the rest in order."""
         lines = self._notes.get(kind, [])
         if kind in (Note.NOT_MEASURED, Note.CONFIG):
             return tuple(sorted(set(lines)))
@@ -86,17 +82,12 @@ class RunReport:
         return [ResultEntry.of(o) for o in self.outcomes.values()] + self.worker_entries
 
     def summary_rows(self, entries: "Sequence[ResultEntry] | None" = None) -> list[SummaryRow]:
-        """Rows of this process's tests, then those reported by xdist workers: each
-        derived from its results entry (``entries``, when the caller has them already)."""
+        """Rows of this process's tests, then the xdist workers': each of its results entry."""
         return [SummaryRow.of(e) for e in (self.result_entries() if entries is None else entries)]
 
     def to_payload(self) -> dict:
-        """An xdist worker's hand-over, made of builtin types only (checked by JSON too;
-        :class:`~pytest_tvmperf.values.builtin_types.PayloadError` names a value that is
-        not): each test's outcome once, as its results entry (``ResultEntry.to_json``; the
-        controller derives its summary row from it), why things were not measured, the
-        lines about tuning records, the node ids of tuned tests skipped for want of records
-        here, and why artifacts could not be exported (only when they could not)."""
+        """An xdist worker's hand-over, of builtin types only (``PayloadError`` names one that is not):
+        each test's results entry, and the notes the controller shows."""
         payload = {"results": [e.to_json() for e in self.result_entries()]}
         payload |= {kind.value: list(self.notes(kind)) for kind in _HANDED_OVER if kind is not Note.EXPORT}
         if self.notes(Note.EXPORT):
@@ -106,8 +97,7 @@ class RunReport:
         return payload
 
     def merge(self, payload: Mapping[str, Any]) -> None:
-        """Take in an xdist worker's hand-over (:meth:`to_payload`): its results entries,
-        typed again, and its notes."""
+        """Take in an xdist worker's hand-over (:meth:`to_payload`): its entries and notes."""
         from pytest_tvmperf.result.entry import ResultEntry
 
         self.worker_entries.extend(ResultEntry.from_json(entry) for entry in payload.get("results", ()))

@@ -1,5 +1,4 @@
-"""Pure text: the end-of-run summary table, peer and relation messages, and the helpers
-every message uses (a failed comparison's message is in regression.py)."""
+"""Pure text: the end-of-run summary, peer and relation messages, and the helpers every message uses."""
 
 from __future__ import annotations
 
@@ -39,17 +38,15 @@ def fmt_number(value: float | None) -> str:
 
 
 def text_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
-    """``header`` and ``rows`` as lines of left-aligned columns, two spaces apart (each
-    cell through :func:`safe`: test ids and names may come from a file)."""
+    """Lines of left-aligned columns, two spaces apart, each cell :func:`safe` (ids may come from a file)."""
     cells = [[safe(c) for c in row] for row in [header, *rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     return ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
 
 
 def update_command(nodeid: str | None, options: Sequence[str] = (), first: Sequence[str] = ()) -> str:
-    """``pytest [first] --tvmperf-update [options] 'nodeid'``, every part shell-quoted,
-    so it runs as printed (``options``: those of the run that decide which tests exist
-    and where their baselines go, such as ``--tvmperf-baselines=DIR``)."""
+    """``pytest [first] --tvmperf-update [options] 'nodeid'``, shell-quoted so it runs as printed
+    (``options``: those that decide which tests exist and where their baselines go)."""
     parts = ["pytest", *first, "--tvmperf-update", *options, *([nodeid] if nodeid else [])]
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -108,51 +105,39 @@ class SummaryRow:
 
     @classmethod
     def of(cls, entry: "ResultEntry") -> SummaryRow:
-        """The row of one test's results entry (result/entry.py): the one form a test's
-        outcome is kept in, shipped over xdist and written to the results JSON."""
-        if entry.relation is not None:
-            r = entry.relation
+        """The row of one test's results entry (the one form an outcome is kept and shipped in)."""
+        from pytest_tvmperf.result.entry import TimeCell
+
+        shared = dict(test=entry.test_id, executor=entry.executor, target=entry.target, verdict=entry.verdict)
+        if (r := entry.relation) is not None:
             return cls(
-                test=entry.test_id,
-                executor=entry.executor,
-                target=entry.target,
+                **shared,
                 median_s=r.numerator_s,
                 baseline_s=r.denominator_s,
                 instructions=None,
                 baseline_instructions=None,
-                verdict=entry.verdict,
                 note=entry.note,
                 ratio=r.ratio,
                 low=r.low,
                 high=r.high,
                 mode=f"{limit_sign(r.status)} {r.limit:g}x",
             )
-        record, baseline, time = entry.record, entry.baseline, entry.time
+        record, baseline, time = entry.record, entry.baseline, entry.time or TimeCell()
         return cls(
-            test=entry.test_id,
-            executor=entry.executor,
-            target=entry.target,
-            median_s=time.median_s if time is not None else None,
-            baseline_s=time.baseline_s if time is not None else None,
+            **shared,
+            **{key: getattr(time, key) for key in ("median_s", "baseline_s", "ratio", "low", "high")},
             instructions=record.exact.scalar("instructions") if record is not None else None,
             baseline_instructions=baseline.exact.scalar("instructions") if baseline is not None else None,
-            verdict=entry.verdict,
             note=entry.note,
-            ratio=time.ratio if time is not None else None,
-            low=time.low if time is not None else None,
-            high=time.high if time is not None else None,
-            mode=(time.mode or "") if time is not None else "",
+            mode=time.mode or "",
             peers=entry.peers,
-            cpu_instructions=_count(record, "cpu_instructions"),
+            **{m: _count(record, m) for m in ("cpu_instructions", "alloc_bytes", "code_bytes", "peak_bytes")},
             baseline_cpu_instructions=_count(baseline, "cpu_instructions"),
+            device_peak_bytes=_count(record, "device_peak_bytes"),
             failed=entry.failed,
             hot=hot_kernels(record.kernel_time_s) if record is not None else "",
-            alloc_bytes=_count(record, "alloc_bytes"),
-            code_bytes=_count(record, "code_bytes"),
-            peak_bytes=_count(record, "peak_bytes"),
-            device_peak_bytes=_count(record, "device_peak_bytes"),
             compile=_compile_cell(entry),
-            estimate=(time.estimate or "") if time is not None else "",
+            estimate=time.estimate or "",
         )
 
     @property
@@ -162,8 +147,7 @@ class SummaryRow:
 
     @property
     def headline_verdict(self) -> Verdict | str:
-        """What the step summary's headline counts this test as: a test that passed while a
-        peer gate of it was inconclusive is inconclusive there, never a pass."""
+        """The step summary's count: a pass with an inconclusive peer gate is inconclusive there."""
         if self.verdict in (Verdict.PASS, Verdict.IMPROVED) and self.held_peers:
             return Verdict.INCONCLUSIVE
         return self.verdict
@@ -224,40 +208,33 @@ def _count(record: "Record | None", metric: str) -> int | None:
 
 
 def limit_sign(status: str) -> str:
-    """How a ratio's interval stands against its limit, as its verdict says: ``<=`` for a
-    pass (the whole interval at or under it), ``>`` for exceeded (wholly above), ``vs`` for
-    anything else (crossing it, or held): ``2.65x [2.26-3.10] vs 3 inconclusive``."""
+    """How a ratio's interval stands against its limit, as its verdict says: ``<=`` pass, ``>``
+    exceeded, else ``vs`` (crossing it, or held): ``2.65x [2.26-3.10] vs 3 inconclusive``."""
     return {Verdict.PASS: "<=", Verdict.EXCEEDED: ">"}.get(Verdict.known(str(status)), "vs")  # type: ignore[call-overload]
 
 
+def _peer_cell(p: PeerCell | None) -> str:
+    if p is None:
+        return "-"
+    gate = "" if p.limit is None else f" {limit_sign(p.status)} {p.limit:g} {p.status}"
+    return f"{p.ratio:.2f}x [{p.low:.2f}-{p.high:.2f}]{gate}"
+
+
 def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-    """Header and body of the peer ratio table: one row per test with peers, one
-    column per peer."""
+    """Header and body of the peer ratio table: one row per test with peers, one column per peer."""
     with_peers = [r for r in rows if r.peers]
     names = sorted({p.name for r in with_peers for p in r.peers})
-    header = ("test", "tvm", *(f"tvm/{n}" for n in names))
     body = []
     for r in with_peers:
         cells = {p.name: p for p in r.peers}
-        row = [r.test, fmt_time(r.median_s)]
-        for n in names:
-            if n not in cells:
-                row.append("-")
-                continue
-            p = cells[n]
-            gate = "" if p.limit is None else f" {limit_sign(p.status)} {p.limit:g} {p.status}"
-            row.append(f"{p.ratio:.2f}x [{p.low:.2f}-{p.high:.2f}]{gate}")
-        body.append(tuple(row))
-    return header, body
+        body.append((r.test, fmt_time(r.median_s), *(_peer_cell(cells.get(n)) for n in names)))
+    return ("test", "tvm", *(f"tvm/{n}" for n in names)), body
 
 
 def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
-    """TVM time over each peer framework's, timed side by side: one row per test, one
-    column per peer (the table the "slower than PyTorch" report asked for)."""
+    """TVM time over each peer framework's, timed side by side: one row per test, one column per peer."""
     header, body = _peer_cells(rows)
-    if not body:
-        return []
-    return text_table(header, body)
+    return text_table(header, body) if body else []
 
 
 def peer_lines(verdicts: Iterable[RatioVerdict]) -> list[str]:
@@ -275,8 +252,7 @@ def peer_lines(verdicts: Iterable[RatioVerdict]) -> list[str]:
 def relation_message(
     label: str, verdict: RatioVerdict, exact_a: ExactMetrics, exact_b: ExactMetrics, notes: Sequence[str] = ()
 ) -> str:
-    """The message of ``tvmperf.assert_ratio``: the ratio with its interval, the
-    limit, and the exact metrics of both sides next to each other."""
+    """The message of ``tvmperf.assert_ratio``: the ratio, its interval and limit, and both sides' exact metrics."""
     word = {
         Verdict.EXCEEDED: "is more than",
         Verdict.PASS: "is within",
@@ -298,6 +274,10 @@ def relation_message(
     return "\n".join(lines)
 
 
+#: the ratio cell's mark of a row decided on each side's own run time
+OWN_MARK = f", {OWN_RUN_TIME}"
+
+
 def _ratio_cell(r: SummaryRow) -> str:
     if r.ratio is not None and r.low is not None and r.high is not None:
         return f"{r.ratio:.2f}x [{r.low:.2f}-{r.high:.2f}] {r.mode}{OWN_MARK if r.estimate == OWN_RUN_TIME else ''}"
@@ -314,56 +294,31 @@ def _instr_cell(r: SummaryRow) -> str:
     return f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
 
 
+def _cells(r: SummaryRow) -> list[str]:
+    """The cells from executor to instructions, of the summary table and of the step summary."""
+    return [r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), _instr_cell(r)]
+
+
 def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
-    """The end-of-run table; the simulated cost gets its column where some row has it."""
+    """The end-of-run table (optional columns where some row has them), then each row's compile_s."""
     sim = any(r.cpu_instructions is not None for r in rows)
     res = any(r.alloc_bytes is not None or r.code_bytes is not None for r in rows)
     peak = any(r.peak_bytes is not None or r.device_peak_bytes is not None for r in rows)
+    optional = ((sim, "cpu_instr now/base"), (res, "alloc/code"), (peak, "peak"))
     header = (
-        "test",
-        "executor",
-        "target",
-        "median",
-        "baseline",
-        "ratio [CI]",
-        "instr now/base",
-        *(("cpu_instr now/base",) if sim else ()),
-        *(("alloc/code",) if res else ()),
-        *(("peak",) if peak else ()),
+        *("test", "executor", "target", "median", "baseline", "ratio [CI]", "instr now/base"),
+        *(title for shown, title in optional if shown),
         "verdict",
     )
     body = []
     for r in rows:
-        body.append(
-            (
-                r.test,
-                r.executor,
-                r.target,
-                fmt_time(r.median_s),
-                fmt_time(r.baseline_s),
-                _ratio_cell(r),
-                _instr_cell(r),
-                *((r.cpu_cell,) if sim else ()),
-                *((r.resources_cell,) if res else ()),
-                *((r.peak_cell,) if peak else ()),
-                r.verdict_cell,
-            )
-        )
-    return text_table(header, body) + compile_summary(rows)
-
-
-def compile_summary(rows: Sequence[SummaryRow]) -> list[str]:
-    """The compact note under the table: each row's compile_s side by side."""
-    return [f"compile_s {r.test}: {r.compile}" for r in rows if r.compile]
-
-
-#: the ratio cell's mark of a row decided on each side's own run time
-OWN_MARK = f", {OWN_RUN_TIME}"
+        extra = (cell for cell, shown in ((r.cpu_cell, sim), (r.resources_cell, res), (r.peak_cell, peak)) if shown)
+        body.append((r.test, *_cells(r), *extra, r.verdict_cell))
+    return text_table(header, body) + [f"compile_s {r.test}: {r.compile}" for r in rows if r.compile]
 
 
 def summary_legend(rows: Iterable[SummaryRow]) -> list[str]:
-    """What the median and baseline columns are, when some row compared side by side or
-    was decided on each side's own run time."""
+    """What the median and baseline columns are, where a row was timed side by side or on own run time."""
     rows = list(rows)
     lines = []
     if any(r.mode.startswith("a/b") for r in rows):
@@ -394,17 +349,14 @@ def inconclusive_line(rows: Iterable[SummaryRow], verbosity: int, policy: str) -
 
 
 def untuned_line(nodeids: Sequence[str], command: str, invocation_dir=None, rootpath=None) -> str:
-    """One line for the tuned tests skipped because their tuning database was tuned on
-    other CPUs only: how many, and the command that tunes and records them here."""
+    """One line for the tuned tests skipped as their tuning database has other CPUs' records only."""
     import os
 
+    moved = invocation_dir is not None and rootpath is not None
+    moved = moved and os.path.realpath(invocation_dir) != os.path.realpath(rootpath)
     shown = []
     for nodeid in dict.fromkeys(nodeids):
-        if (
-            invocation_dir is not None
-            and rootpath is not None
-            and os.path.realpath(invocation_dir) != os.path.realpath(rootpath)
-        ):
+        if moved:
             file, sep, rest = nodeid.partition("::")
             nodeid = os.path.relpath(os.path.join(rootpath, file), invocation_dir) + sep + rest
         shown.append(shlex.quote(nodeid))
@@ -420,9 +372,8 @@ HOT_MIN_KERNELS = 4
 
 
 def hot_kernels(kernel_time_s: Mapping[str, float] | None, top: int = 3) -> str:
-    """The kernels that take most of a run's time, with their share of the time spent in
-    all its callees: ``conv2d14 26%, conv2d9 23%, conv2d19 12% (of 49 callees)``; "" for
-    a program of fewer than :data:`HOT_MIN_KERNELS` callees, or none timed."""
+    """The kernels that take most of the time in a run's callees: ``conv2d14 26%, conv2d9 23%, conv2d19
+    12% (of 49 callees)``; "" under :data:`HOT_MIN_KERNELS` callees timed."""
     times = {k: float(v) for k, v in (kernel_time_s or {}).items() if v and v > 0}
     total = sum(times.values())
     if len(times) < HOT_MIN_KERNELS or total <= 0:
@@ -443,6 +394,10 @@ def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
     return [f"{n} test(s): {note}" for note, n in sorted(counts.items())]
 
 
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     """The summary table as Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
     counts = Counter(str(r.headline_verdict) for r in rows)
@@ -450,51 +405,34 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     sim = any(r.cpu_instructions is not None for r in rows)
     res = any(r.alloc_bytes is not None or r.code_bytes is not None or r.peak_bytes is not None for r in rows)
     columns = [
-        "test",
-        "executor",
-        "target",
-        "median",
-        "baseline",
-        "ratio [CI]",
-        "instructions now/base",
+        *("test", "executor", "target", "median", "baseline", "ratio [CI]", "instructions now/base"),
         *(["simulated instructions now/base"] if sim else []),
         *(["alloc/code/peak"] if res else []),
         "verdict",
     ]
-    lines = [f"### pytest-tvmperf: {head}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines = [f"### pytest-tvmperf: {head}", "", _md_row(columns), "|" + "---|" * len(columns)]
     icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
         cells = [
-            r.executor,
-            r.target,
-            fmt_time(r.median_s),
-            fmt_time(r.baseline_s),
-            _ratio_cell(r),
-            _instr_cell(r),
+            *_cells(r),
             *([r.cpu_cell] if sim else []),
             *([f"{r.resources_cell}/{r.peak_cell}"] if res else []),
             _markdown_verdict(r, icon),
         ]
-        lines.append("| " + " | ".join([md_code(r.test), *(c.replace("|", "\\|") for c in cells)]) + " |")
+        lines.append(_md_row([md_code(r.test), *(c.replace("|", "\\|") for c in cells)]))
     notes = summary_legend(rows) + summary_notes(rows)
     if notes:
         lines += [""] + [f"- {md_text(n)}" for n in notes]
     head, body = _peer_cells(rows)
     if body:
-        lines += [
-            "",
-            "#### TVM time / peer framework time (side by side; below 1: TVM is faster)",
-            "",
-            "| " + " | ".join(head) + " |",
-            "|" + "---|" * len(head),
-        ]
-        lines += ["| " + " | ".join([md_code(row[0]), *row[1:]]) + " |" for row in body]
+        lines += ["", "#### TVM time / peer framework time (side by side; below 1: TVM is faster)", ""]
+        lines += [_md_row(head), "|" + "---|" * len(head)]
+        lines += [_md_row([md_code(row[0]), *row[1:]]) for row in body]
     return "\n".join(lines) + "\n"
 
 
 def _markdown_verdict(row: SummaryRow, icon: Mapping[Verdict, str]) -> str:
-    """The verdict column of the step summary: ``⚠️ pass (vs numpy inconclusive)`` for a test
-    that passed while a peer gate of it could not tell."""
+    """The step summary's verdict: ``⚠️ pass (vs numpy inconclusive)`` where a peer gate could not tell."""
     cell = row.verdict_cell
     if row.headline_verdict != row.verdict:
         cell += f" (vs {', '.join(row.held_peers)} inconclusive)"
@@ -506,18 +444,15 @@ _MARKDOWN_PUNCTUATION = frozenset("\\`*_[]<|!~&")
 
 
 def md_text(text: object) -> str:
-    """Text as it may stand in a Markdown list item (a note of the step summary): through
-    :func:`safe`, then every character Markdown reads as inline syntax backslash-escaped,
-    and a leading ``#``, ``+``, ``-`` or ``>`` too (a name from data cannot make a link,
-    an image, HTML, a heading or another list)."""
+    """Text for a Markdown list item: through :func:`safe`, then every character Markdown reads as
+    inline syntax escaped, and a leading ``#+->`` (data cannot make a link, HTML, a heading...)."""
     shown = "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in safe(text))
     return "\\" + shown if shown[:1] in ("#", "+", "-", ">") else shown
 
 
 def md_code(text: object) -> str:
-    """Text as a Markdown code span in a table cell: its fence is longer than any run of
-    backticks inside (so none ends it), padded where the text starts or ends with one;
-    ``|`` is escaped (a table reads it before the span)."""
+    """Text as a Markdown code span in a table cell: a fence longer than any run of backticks in
+    it (padded where it starts or ends with one), ``|`` escaped (a table reads it first)."""
     shown = safe(text)
     longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
     fence = "`" * (longest + 1)
