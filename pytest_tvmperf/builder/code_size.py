@@ -1,16 +1,11 @@
 """``code_bytes``: the compiled library's code size, in total and by kernel.
 
-For an LLVM target the size is that of the function symbols in the object file LLVM
-emits for the module (``write_to_file(".o")``), read from its ELF symbol table: exact for
-a TVM version, an LLVM and a target, and free of the system linker's start-up code (an
-exported ``.so`` adds the toolchain's own). Each function is put under the kernel it
-belongs to (``__tvm_ffi_fused_add`` and ``fused_add_compute_`` under ``fused_add``); the
-rest (the VM functions of ``vm-compiled``, TVM's helpers) under :data:`RUNTIME_PART`.
-For ``cuda`` the device code is the CUDA module serialized into the exported library
-(the size of its ``__tvm_ffi__library_bin``: the module cannot be written by itself).
-
-:func:`elf_function_sizes` is pure (bytes in); :func:`measure_code_size` writes the
-module's objects to a temporary directory."""
+For an LLVM target, the sizes of the function symbols in the object LLVM emits for the
+module, read from its ELF symbol table: exact for a TVM version, an LLVM and a target,
+free of the system linker's start-up code. Each function goes under its kernel
+(``__tvm_ffi_fused_add`` and ``fused_add_compute_`` under ``fused_add``), the rest under
+:data:`RUNTIME_PART`. For ``cuda``, the device code is the size of the CUDA module
+serialized into the exported library (it cannot be written by itself)."""
 
 from __future__ import annotations
 
@@ -45,31 +40,20 @@ class NotElf(ValueError):
 
 
 def elf_function_sizes(data: bytes, symbol_type: int = 2) -> dict[str, int]:
-    """{symbol: size} of the defined function symbols (``symbol_type`` 1: data objects) of an ELF
-    object (32 or 64 bit, either byte order); raises :class:`NotElf` for anything else."""
+    """{symbol: size} of an ELF object's defined functions (``symbol_type`` 1: data objects), else NotElf."""
     if len(data) < 52 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
         raise NotElf("not an ELF object")
     is64, end = data[4] == 2, "<" if data[5] == 1 else ">"
     try:
-        if is64:
-            (shoff,) = struct.unpack_from(end + "Q", data, 0x28)
-            shentsize, shnum = struct.unpack_from(end + "HH", data, 0x3A)
-        else:
-            (shoff,) = struct.unpack_from(end + "I", data, 0x20)
-            shentsize, shnum = struct.unpack_from(end + "HH", data, 0x2E)
-        sections = []
-        for i in range(shnum):
-            base = shoff + i * shentsize
-            if is64:
-                _, kind, _, _, off, size, link, _, _, entsize = struct.unpack_from(end + "IIQQQQIIQQ", data, base)
-            else:
-                _, kind, _, _, off, size, link, _, _, entsize = struct.unpack_from(end + "IIIIIIIIII", data, base)
-            sections.append((kind, off, size, link, entsize))
+        (shoff,) = struct.unpack_from(end + ("Q" if is64 else "I"), data, 0x28 if is64 else 0x20)
+        shentsize, shnum = struct.unpack_from(end + "HH", data, 0x3A if is64 else 0x2E)
+        section = end + ("IIQQQQIIQQ" if is64 else "IIIIIIIIII")
+        sections = [struct.unpack_from(section, data, shoff + i * shentsize) for i in range(shnum)]
         sizes: dict[str, int] = {}
-        for kind, off, size, link, entsize in sections:
+        for _, kind, _, _, off, size, link, _, _, entsize in sections:
             if kind != _SHT_SYMTAB or not entsize:
                 continue
-            _, str_off, str_size, _, _ = sections[link]
+            _, _, _, _, str_off, str_size, *_ = sections[link]
             strings = data[str_off : str_off + str_size]
             for j in range(size // entsize):
                 base = off + j * entsize
@@ -119,13 +103,10 @@ def _kind(module: Any) -> str:
 
 
 def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None = None) -> CodeSize | str:
-    """The code size of ``module`` (a compiled runtime module and its imports) by kernel,
-    or why it cannot be read (the n/a reason). ``library``: the module already exported as
-    a shared library (to run it in the isolation child): its function symbols are those of
-    the objects LLVM emitted (the linker's start-up code has no sizes), read without
-    generating the code again; without one, or where it has no symbol table, each LLVM
-    module is written as an object (the code generated once more: a second or so for a
-    network)."""
+    """The code size of ``module`` (and its imports) by kernel, or why it cannot be read.
+    ``library``: the module already exported, whose symbols are read instead of
+    generating the code again (a second or so for a network) to write each LLVM module
+    as an object."""
     import tvm
 
     llvm = [m for m in _modules(module) if _kind(m) == "llvm"]
@@ -134,14 +115,14 @@ def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None 
         return "the compiled module has no LLVM code to measure"
     parts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="tvmperf-code-") as tmp:
-        if cuda and _library_functions(library) is None:  # its device code is read from an exported library only
+        if cuda and not _library_symbols(library):  # its device code is read from an exported library only
             library = Path(tmp) / "exported.so"
             try:
                 module.export_library(str(library))
             except Exception as exc:  # no host toolchain to link with
                 return f"the CUDA module's size is read from the exported library, which could not be made ({exc})"
-        from_library = _library_functions(library)
-        for name, size in by_kernel(from_library or {}, kernels).items():
+        from_library = _library_symbols(library)
+        for name, size in by_kernel(from_library, kernels).items():
             parts[name] = parts.get(name, 0) + size
         for i, m in enumerate(llvm if not from_library else ()):
             path = Path(tmp) / f"code{i}.o"
@@ -155,28 +136,19 @@ def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None 
             for name, size in by_kernel(functions, kernels).items():
                 parts[name] = parts.get(name, 0) + size
         if cuda:
-            device = _library_objects(library).get(LIBRARY_BIN)
+            device = _library_symbols(library, _STT_OBJECT).get(LIBRARY_BIN)
             if device is None:
                 return "the exported library holds no serialized CUDA module to measure"
             parts[CUDA_PART] = device
     return CodeSize(sum(parts.values()), parts, f"tvm {tvm.__version__}, llvm {_llvm_version()}")
 
 
-def _library_objects(library: Path | None) -> dict[str, int]:
+def _library_symbols(library: Path | None, symbol_type: int = 2) -> dict[str, int]:
+    """The function (or data object) sizes of an exported library; {} where there are none."""
     try:
-        return elf_function_sizes(Path(library).read_bytes(), _STT_OBJECT) if library is not None else {}
+        return elf_function_sizes(Path(library).read_bytes(), symbol_type) if library is not None else {}
     except (OSError, NotElf):
         return {}
-
-
-def _library_functions(library: Path | None) -> dict[str, int] | None:
-    """The function sizes of an exported library, or None (none given, gone, no symbols)."""
-    if library is None:
-        return None
-    try:
-        return elf_function_sizes(Path(library).read_bytes()) or None
-    except (OSError, NotElf):
-        return None
 
 
 def _llvm_version() -> str:

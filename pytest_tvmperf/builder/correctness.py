@@ -38,19 +38,16 @@ def side_by_side(actual: np.ndarray, expected: np.ndarray, over: np.ndarray, cou
 def check_outputs(
     actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], rtol: float, atol: float
 ) -> Mismatch | None:
-    """First problem found, or None: count, shape, NaN/Inf, then values within
-    ``|a - e| <= atol + rtol * |e|`` (NumPy's ``allclose`` rule)."""
+    """First problem found, or None: count, shape, NaN/Inf, then ``|a - e| <= atol + rtol * |e|``."""
     if len(actual) != len(expected):
         return Mismatch(0, f"produced {len(actual)} outputs, the reference {len(expected)}")
     for i, (a, e) in enumerate(zip(actual, expected)):
-        a = np.asarray(a)
-        e = np.asarray(e)
+        a, e = np.asarray(a), np.asarray(e)
         if a.shape != e.shape:
             return Mismatch(i, f"shape {a.shape}, the reference has shape {e.shape}")
         if a.size == 0:
             continue
-        a64 = a.astype(np.float64)
-        e64 = e.astype(np.float64)
+        a64, e64 = a.astype(np.float64), e.astype(np.float64)
         bad = ~np.isfinite(a64)
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
@@ -91,7 +88,6 @@ def check_outputs(
 
 
 def mismatch_text(workload, mismatch: Mismatch, where: str = "") -> str:
-    """The mismatch's message, with the tolerance used and how to change it when the values
-    differ beyond it (``workload``: a :class:`pytest_tvmperf.workload.Workload`)."""
+    """The mismatch's message, with the tolerance and how to change it where values differ beyond it."""
     text = mismatch.message(where)
     return f"{text}\n  {workload.tolerance_note()}" if mismatch.tolerance else text

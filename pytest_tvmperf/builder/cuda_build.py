@@ -1,10 +1,7 @@
-"""The CUDA kernels of a compiled workload, built to PTX and assembled by ptxas, on a
-machine with or without a GPU.
-
-TVM's CUDA codegen leaves CUDA C in the compiled module (its ``kind == "cuda"`` import)
-until something compiles it; here nvcc turns it into PTX for the target's ``arch`` and
-``ptxas -v`` assembles it, which checks the build and reports each kernel's registers,
-shared memory and spills (measure/ptxas_info.py). No GPU or driver is touched."""
+"""The CUDA kernels of a compiled workload, built to PTX and assembled by ptxas, with or
+without a GPU: TVM leaves CUDA C in the compiled module's ``cuda`` import; nvcc turns it
+into PTX for the target's ``arch`` and ``ptxas -v`` assembles it, which checks the build
+and reports each kernel's registers, shared memory and spills (measure/ptxas_info.py)."""
 
 from __future__ import annotations
 
@@ -17,15 +14,9 @@ from typing import Any
 from pytest_tvmperf.builder.cuda_toolchain import CudaToolchain
 
 #: nvcc flags TVM itself uses for its kernels (tvm.support.nvcc._compile_cuda_nvcc)
-NVCC_FLAGS = (
-    "-O3",
-    "--use_fast_math",
-    "--expt-relaxed-constexpr",
-    "--expt-extended-lambda",
-    "-U__CUDA_NO_HALF_OPERATORS__",
-    "-U__CUDA_NO_HALF_CONVERSIONS__",
-    "-U__CUDA_NO_BFLOAT16_OPERATORS__",
-    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+NVCC_FLAGS = tuple(
+    "-O3 --use_fast_math --expt-relaxed-constexpr --expt-extended-lambda -U__CUDA_NO_HALF_OPERATORS__ "
+    "-U__CUDA_NO_HALF_CONVERSIONS__ -U__CUDA_NO_BFLOAT16_OPERATORS__ -U__CUDA_NO_BFLOAT16_CONVERSIONS__".split()
 )
 TOOL_TIMEOUT_S = 600
 
@@ -41,12 +32,6 @@ class DeviceCode:
     arch: str
     ptx: str
     ptxas_log: str
-
-
-def runtime_module(compiled: Any):
-    """The TVM runtime module of a compiled workload (a VM executable's or a PrimFunc library's)."""
-    holder = getattr(compiled, "executable", None) or getattr(compiled, "lib", None)
-    return getattr(holder, "mod", holder)
 
 
 def cuda_sources(module: Any) -> list[str]:
@@ -103,5 +88,6 @@ def build_device_code(sources: list[str], arch: str, toolchain: CudaToolchain) -
 
 def device_code(compiled: Any, arch: str, toolchain: CudaToolchain) -> DeviceCode | None:
     """The compiled workload's CUDA kernels built for ``arch``; None when it has none."""
-    sources = cuda_sources(runtime_module(compiled))
+    holder = getattr(compiled, "executable", None) or getattr(compiled, "lib", None)  # a VM executable, a library
+    sources = cuda_sources(getattr(holder, "mod", holder))
     return build_device_code(sources, arch, toolchain) if sources else None

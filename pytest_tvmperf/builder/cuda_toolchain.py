@@ -1,10 +1,7 @@
-"""Where the CUDA compiler and assembler are: ``nvcc`` (CUDA C -> PTX) and ``ptxas``
-(PTX -> SASS, and ``-v`` for each kernel's registers, shared memory and spills).
-
-Looked up on PATH, under ``$CUDA_HOME`` (or ``$CUDA_PATH``, else ``/usr/local/cuda``), and in
-NVIDIA's PyPI wheels (``pip install 'pytest-tvmperf[cuda]'`` installs ``nvidia-cuda-nvcc``,
-``-runtime``, ``-crt`` and ``nvidia-nvvm`` into one ``nvidia/cu13`` tree). Nothing here
-touches a GPU or its driver."""
+"""Where ``nvcc`` (CUDA C -> PTX) and ``ptxas`` (PTX -> SASS; ``-v``: each kernel's
+registers, shared memory and spills) are: on PATH, under ``$CUDA_HOME`` (or
+``$CUDA_PATH``, else ``/usr/local/cuda``), or in NVIDIA's PyPI wheels (``pip install
+'pytest-tvmperf[cuda]'``: one ``nvidia/cu13`` tree). Nothing here touches a GPU."""
 
 from __future__ import annotations
 
@@ -33,8 +30,7 @@ class CudaToolchain:
         return f"{' and '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed ({INSTALL_HINT})"
 
     def env(self) -> dict[str, str]:
-        """The environment to run nvcc in: its own folder first on PATH (nvcc runs
-        ptxas, cicc and fatbinary from beside itself)."""
+        """The environment for nvcc: its folder first on PATH (it runs ptxas and cicc from there)."""
         env = dict(os.environ)
         if self.nvcc:
             env["PATH"] = os.pathsep.join([str(Path(self.nvcc).parent), env.get("PATH", "")])

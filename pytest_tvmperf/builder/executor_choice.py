@@ -9,12 +9,8 @@ from pytest_tvmperf.builder.executors import Executor, PrimExecutor, VMExecutor
 
 
 def get_executor(name: str) -> Executor:
-    if name == "vm-bytecode":
-        return VMExecutor("bytecode")
-    if name == "vm-compiled":
-        return VMExecutor("compiled")
-    if name == "prim":
-        return PrimExecutor()
-    if name == "vm-cudagraph":
-        return CudaGraphExecutor()
-    raise ValueError(f"unknown executor {name!r}; choose from vm-bytecode, vm-compiled, prim, vm-cudagraph")
+    executors = {"vm-bytecode": VMExecutor("bytecode"), "vm-compiled": VMExecutor("compiled")}
+    executors.update({"prim": PrimExecutor(), "vm-cudagraph": CudaGraphExecutor()})
+    if name not in executors:
+        raise ValueError(f"unknown executor {name!r}; choose from {', '.join(executors)}")
+    return executors[name]

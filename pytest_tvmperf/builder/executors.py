@@ -1,8 +1,6 @@
-"""One small class per executor behind the :class:`Executor` protocol.
-
-``vm-bytecode`` and ``vm-compiled`` build a Relax IRModule with the fused default
-pipeline and run it on ``relax.VirtualMachine``; ``prim`` builds TE/TIR PrimFuncs with
-``tvm.compile`` and calls them directly. TVM is imported lazily.
+"""One small class per executor behind the :class:`Executor` protocol: ``vm-bytecode`` and
+``vm-compiled`` run a Relax IRModule on ``relax.VirtualMachine``, ``prim`` calls TE/TIR
+PrimFuncs built with ``tvm.compile``. TVM is imported lazily.
 """
 
 from __future__ import annotations
@@ -44,9 +42,7 @@ def shorten_tvm_error(exc: BaseException, max_lines: int = 12) -> str:
     """The useful tail of a TVM error: drop the C++/Python traceback frames."""
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
     keep = [line for line in lines if not line.lstrip().startswith(("File ", "at ", "0x")) and "frame #" not in line]
-    if max_lines == 1:
-        return f"{type(exc).__name__}: {one_line(keep or lines)}"
-    text = "\n".join((keep or lines)[-max_lines:])
+    text = one_line(keep or lines) if max_lines == 1 else "\n".join((keep or lines)[-max_lines:])
     return f"{type(exc).__name__}: {text}"
 
 
@@ -71,39 +67,30 @@ class Compiled(Protocol):
     def sampler(
         self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], min_repeat_ms: int
     ) -> Callable[[], float]:
-        """A function that returns one sample, seconds per call, from ``time_evaluator``
-        (the call loop is at least ``min_repeat_ms`` long)."""
-        ...
+        """One sample per call, seconds per call, from a ``time_evaluator`` loop of ``min_repeat_ms``."""
 
     def static_metrics(self) -> ExactMetrics: ...
 
     def listing(self) -> dict[str, str] | None:
         """VM bytecode text per function, or None when there is none (compiled mode, prim)."""
-        ...
 
     def call_times(
         self, args: Sequence[np.ndarray], runs: int, clock: Callable[[], float]
     ) -> list[dict[str, float]] | None:
-        """Per run, seconds spent in each callee, by wrapping VM calls with
-        ``vm.set_instrument`` (bytecode mode only; None elsewhere)."""
-        ...
+        """Per run, seconds spent in each callee, under ``vm.set_instrument`` (bytecode mode only)."""
 
     def export(self, path: str) -> None:
         """Write the compiled artifact as a shared library (for a/b timing later)."""
-        ...
 
     def executed_calls(self, args: Sequence[np.ndarray]) -> dict[str, int] | None: ...
 
     def executed_allocations(self, args: Sequence[np.ndarray]) -> "Allocations | str":
-        """What one call of the entry allocates at run time (builder/vm_alloc.py), or why
-        this executor cannot tell (n/a, never 0)."""
-        ...
+        """What one call of the entry allocates at run time, or why this executor cannot tell (n/a)."""
 
     def code_size(self, library: Path | None = None) -> "CodeSize | str":
         """The compiled code's size by kernel (builder/code_size.py), or why it cannot be
         read; ``library``: this build exported as a shared library, read instead of
         generating the code again."""
-        ...
 
 
 class Executor(Protocol):
@@ -111,11 +98,9 @@ class Executor(Protocol):
 
     def unsupported(self, workload: Workload) -> str | None:
         """Why this executor cannot run ``workload``, or None when it can."""
-        ...
 
     def compile(self, workload: Workload, target: TargetSpec, tuning_db: Path | None = None) -> Compiled:
         """Compile with ``workload.pipeline`` (``tuning_db``: the database of ``tuned``)."""
-        ...
 
 
 def _to_numpy_outputs(result: Any) -> list[np.ndarray]:
@@ -123,7 +108,7 @@ def _to_numpy_outputs(result: Any) -> list[np.ndarray]:
 
     if isinstance(result, tvm.runtime.Tensor):
         return [result.numpy()]
-    if isinstance(result, (list, tuple)) or hasattr(result, "__len__"):
+    if hasattr(result, "__len__"):  # a tuple of outputs
         out: list[np.ndarray] = []
         for item in result:
             out.extend(_to_numpy_outputs(item))
@@ -174,8 +159,7 @@ class _VMCompiled:
         return _to_numpy_outputs(self._vm()[self.entry](*_device_args(args, self.dev)))
 
     def caller(self, args, out_specs):
-        """One call of the entry on ``args`` already on the device, its result returned as
-        the VM gives it (sandbox/peak.py measures what one call adds)."""
+        """One call of the entry on ``args`` already on the device (sandbox/peak.py measures it)."""
         vm, device_args = self._vm(), _device_args(args, self.dev)
         return lambda: vm[self.entry](*device_args)
 
@@ -203,9 +187,7 @@ class _VMCompiled:
             self.executable.export_library(path)
 
     def listing(self):
-        if self.exec_mode != "bytecode":
-            return None
-        return parse_bytecode(self.executable.as_text()).texts()
+        return parse_bytecode(self.executable.as_text()).texts() if self.exec_mode == "bytecode" else None
 
     def call_times(self, args, runs, clock):
         if self.exec_mode != "bytecode":
@@ -231,18 +213,13 @@ class _VMCompiled:
         return per_run
 
     def executed_calls(self, args):
-        if self.exec_mode != "bytecode":
-            return None
-        return self._instrumented(args)[0]
+        return self._instrumented(args)[0] if self.exec_mode == "bytecode" else None
 
     def executed_allocations(self, args):
-        if self.exec_mode != "bytecode":
-            return NOT_INSTRUMENTED
-        return self._instrumented(args)[1]
+        return self._instrumented(args)[1] if self.exec_mode == "bytecode" else NOT_INSTRUMENTED
 
     def _instrumented(self, args) -> tuple[dict[str, int], "Allocations | str"]:
-        """One call of the entry under ``vm.set_instrument``: the calls it executed by
-        callee, and what it allocated (builder/vm_alloc.py); kept for the same ``args``."""
+        """The calls one call of the entry executed by callee, and what it allocated (cached by ``args``)."""
         if self._last_instrumented is not None and self._last_instrumented[0] is args:
             return self._last_instrumented[1]
         calls: dict[str, int] = {}
@@ -284,21 +261,27 @@ class VMExecutor:
                 f"executor {self.name} runs Relax IRModules; {workload.name} is a TE/TIR PrimFunc "
                 "(run it under 'prim', e.g. @pytest.mark.tvmperf(executors=['prim']))"
             )
-        return None
 
     def compile(self, workload, target, tuning_db=None):
-        from tvm import relax
-
-        from pytest_tvmperf.builder.pipelines import lower_relax
-
-        tvm_target = target.tvm_target()
-        try:
-            lowered = lower_relax(workload.program, tvm_target, workload.pipeline, tuning_db)
-            executable = relax.build(lowered, tvm_target, relax_pipeline=None, exec_mode=self.exec_mode)
-        except Exception as exc:  # TVM raises many types (TVMError, InternalError, ...)
-            raise CompileError(shorten_tvm_error(exc)) from exc
-        compiled = _VMCompiled(executable, lowered, workload.entry, self.exec_mode, target.device())
+        compiled = build_vm(workload, target, tuning_db, self.exec_mode)
         return compiled if target.remote is None else target.remote.wrap(compiled, self.name, workload.entry)
+
+
+def build_vm(workload: Workload, target: TargetSpec, tuning_db: Any, exec_mode: str, config: Any = None) -> Any:
+    """``workload`` lowered by its pipeline and built for the VM (under the pass ``config``)."""
+    import tvm
+    from tvm import relax
+
+    from pytest_tvmperf.builder.pipelines import lower_relax
+
+    tvm_target = target.tvm_target()
+    try:
+        with tvm.transform.PassContext(config=config) if config else contextlib.nullcontext():
+            lowered = lower_relax(workload.program, tvm_target, workload.pipeline, tuning_db)
+            executable = relax.build(lowered, tvm_target, relax_pipeline=None, exec_mode=exec_mode)
+    except Exception as exc:  # TVM raises many types (TVMError, InternalError, ...)
+        raise CompileError(shorten_tvm_error(exc)) from exc
+    return _VMCompiled(executable, lowered, workload.entry, exec_mode, target.device())
 
 
 @dataclass
@@ -348,14 +331,10 @@ class _PrimCompiled:
     def export(self, path):
         self.lib.export_library(path)
 
-    def listing(self):
-        return None
-
-    def call_times(self, args, runs, clock):
-        return None
-
-    def executed_calls(self, args):
-        return None
+    # no VM: no bytecode listing, call times or executed calls (None)
+    def listing(self): ...
+    def call_times(self, args, runs, clock): ...
+    def executed_calls(self, args): ...
 
     def executed_allocations(self, args):
         return NO_VM
@@ -376,7 +355,6 @@ class PrimExecutor:
                 f"executor prim runs TE/TIR PrimFuncs; {workload.name} is a Relax IRModule "
                 "(run it under vm-bytecode or vm-compiled)"
             )
-        return None
 
     def compile(self, workload, target, tuning_db=None):
         import tvm
@@ -466,10 +444,9 @@ def placed_sampler(
     source = fresh_copy(path, "source")
 
     def load() -> list[Callable[[], float]]:
-        samplers = []
-        for i in range(placements):
-            copy = fresh_copy(source, str(i))
-            samplers.append(load_artifact(str(copy), executor, entry, target).sampler(args, out_specs, min_repeat_ms))
-        return samplers
+        return [
+            load_artifact(fresh_copy(source, str(i)), executor, entry, target).sampler(args, out_specs, min_repeat_ms)
+            for i in range(placements)
+        ]
 
     return PlacedSampler(load)

@@ -1,21 +1,15 @@
 """Which CPU the kernels are built for: the CPU model LLVM names, less every feature the
 operating system does not enable.
 
-LLVM names the host CPU by its model (``znver4``) and then assumes every feature that
-model has. A hypervisor may hide some of them: a Zen 4 VM without AVX-512 (GitHub's
-hosted runners) still reports ``znver4``, and code built for it dies with SIGILL at its
-first AVX-512 instruction. So the model is kept (its scheduling model is worth having)
-and every feature it implies that the host does not enable is switched off through the
-target's ``mattr`` (``-avx512f``, ...).
+LLVM assumes every feature of the host's model (``znver4``), but a hypervisor may hide
+some: a Zen 4 VM without AVX-512 (GitHub's hosted runners) still reports ``znver4``, and
+code built for it dies with SIGILL. So the model is kept (its scheduling model is worth
+having) and each feature the host does not enable is switched off in ``mattr``.
 
-What the host enables is read from two views, both in LLVM's feature names:
-
-* the kernel's, the ``flags`` of ``/proc/cpuinfo`` (:data:`KERNEL_FLAGS` maps them);
-* LLVM's own host detection (``tvm.codegen.llvm.GetHostCPUFeatures``: CPUID and the
-  state the OS enabled in XCR0), which also works off Linux and on an RPC device.
-
-A feature counts as enabled when no view that knows it says otherwise. Everything here
-but :func:`read_host` is pure, so it is unit-tested with the flag sets of real machines.
+What the host enables is read from the ``flags`` of ``/proc/cpuinfo`` (:data:`KERNEL_FLAGS`)
+and from LLVM's host detection (CPUID and XCR0; also off Linux and on an RPC device); a
+feature counts as enabled when no view that knows it says otherwise. All but
+:func:`read_host` is pure, unit-tested with the flag sets of real machines.
 """
 
 from __future__ import annotations
@@ -24,105 +18,22 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-#: LLVM's x86 feature name -> the name of the same feature in ``/proc/cpuinfo``'s flags
-#: (only features that are instructions the compiler may emit, or state they need;
-#: LLVM's tuning flags such as ``fast-lzcnt`` are no instructions and are never switched off)
-KERNEL_FLAGS: Mapping[str, str] = {
-    "64bit": "lm",
-    "x87": "fpu",
-    "cmov": "cmov",
-    "cx8": "cx8",
-    "cx16": "cx16",
-    "mmx": "mmx",
-    "fxsr": "fxsr",
-    "sse": "sse",
-    "sse2": "sse2",
-    "sse3": "pni",
-    "ssse3": "ssse3",
-    "sse4.1": "sse4_1",
-    "sse4.2": "sse4_2",
-    "crc32": "sse4_2",
-    "sse4a": "sse4a",
-    "popcnt": "popcnt",
-    "lzcnt": "abm",
-    "sahf": "lahf_lm",
-    "nopl": "nopl",
-    "movbe": "movbe",
-    "bmi": "bmi1",
-    "bmi2": "bmi2",
-    "adx": "adx",
-    "aes": "aes",
-    "pclmul": "pclmulqdq",
-    "vpclmulqdq": "vpclmulqdq",
-    "vaes": "vaes",
-    "gfni": "gfni",
-    "sha": "sha_ni",
-    "sha512": "sha512",
-    "sm3": "sm3",
-    "sm4": "sm4",
-    "rdrnd": "rdrand",
-    "rdseed": "rdseed",
-    "rdpid": "rdpid",
-    "rdpru": "rdpru",
-    "prfchw": "3dnowprefetch",
-    "xsave": "xsave",
-    "xsaveopt": "xsaveopt",
-    "xsavec": "xsavec",
-    "xsaves": "xsaves",
-    "fsgsbase": "fsgsbase",
-    "clflushopt": "clflushopt",
-    "clwb": "clwb",
-    "clzero": "clzero",
-    "invpcid": "invpcid",
-    "mwaitx": "mwaitx",
-    "wbnoinvd": "wbnoinvd",
-    "pku": "pku",
-    "fsrm": "fsrm",
-    "movdiri": "movdiri",
-    "movdir64b": "movdir64b",
-    "serialize": "serialize",
-    "waitpkg": "waitpkg",
-    "cldemote": "cldemote",
-    "enqcmd": "enqcmd",
-    "uintr": "uintr",
-    "tsxldtrk": "tsxldtrk",
-    "rtm": "rtm",
-    "hreset": "hreset",
-    "ptwrite": "ptwrite",
-    "shstk": "user_shstk",
-    "fma": "fma",
-    "fma4": "fma4",
-    "xop": "xop",
-    "tbm": "tbm",
-    "lwp": "lwp",
-    "f16c": "f16c",
-    "avx": "avx",
-    "avx2": "avx2",
-    "avxvnni": "avx_vnni",
-    "avxifma": "avx_ifma",
-    "avxvnniint8": "avx_vnni_int8",
-    "avxneconvert": "avx_ne_convert",
-    "cmpccxadd": "cmpccxadd",
-    "avx512f": "avx512f",
-    "avx512bw": "avx512bw",
-    "avx512cd": "avx512cd",
-    "avx512dq": "avx512dq",
-    "avx512vl": "avx512vl",
-    "avx512ifma": "avx512ifma",
-    "avx512vbmi": "avx512vbmi",
-    "avx512vbmi2": "avx512_vbmi2",
-    "avx512vnni": "avx512_vnni",
-    "avx512bitalg": "avx512_bitalg",
-    "avx512vpopcntdq": "avx512_vpopcntdq",
-    "avx512bf16": "avx512_bf16",
-    "avx512fp16": "avx512_fp16",
-    "avx512vp2intersect": "avx512_vp2intersect",
-    "amx-tile": "amx_tile",
-    "amx-int8": "amx_int8",
-    "amx-bf16": "amx_bf16",
-    "amx-fp16": "amx_fp16",
-    "amx-complex": "amx_complex",
-}
+#: LLVM's x86 feature name -> the name of the same feature in ``/proc/cpuinfo``'s flags,
+#: ``llvm:flag`` where the names differ (only features that are instructions the compiler
+#: may emit, or state they need; LLVM's tuning flags such as ``fast-lzcnt`` are no
+#: instructions and are never switched off)
+_FLAGS = """
+64bit:lm x87:fpu cmov cx8 cx16 mmx fxsr sse sse2 sse3:pni ssse3 sse4.1:sse4_1 sse4.2:sse4_2 crc32:sse4_2 sse4a popcnt
+lzcnt:abm sahf:lahf_lm nopl movbe bmi:bmi1 bmi2 adx aes pclmul:pclmulqdq vpclmulqdq vaes gfni sha:sha_ni sha512 sm3
+sm4 rdrnd:rdrand rdseed rdpid rdpru prfchw:3dnowprefetch xsave xsaveopt xsavec xsaves fsgsbase clflushopt clwb clzero
+invpcid mwaitx wbnoinvd pku fsrm movdiri movdir64b serialize waitpkg cldemote enqcmd uintr tsxldtrk rtm hreset ptwrite
+shstk:user_shstk fma fma4 xop tbm lwp f16c avx avx2 avxvnni:avx_vnni avxifma:avx_ifma avxvnniint8:avx_vnni_int8
+avxneconvert:avx_ne_convert cmpccxadd avx512f avx512bw avx512cd avx512dq avx512vl avx512ifma avx512vbmi
+avx512vbmi2:avx512_vbmi2 avx512vnni:avx512_vnni avx512bitalg:avx512_bitalg avx512vpopcntdq:avx512_vpopcntdq
+avx512bf16:avx512_bf16 avx512fp16:avx512_fp16 avx512vp2intersect:avx512_vp2intersect amx-tile:amx_tile
+amx-int8:amx_int8 amx-bf16:amx_bf16 amx-fp16:amx_fp16 amx-complex:amx_complex
+"""
+KERNEL_FLAGS: Mapping[str, str] = {p.partition(":")[0]: p.partition(":")[2] or p for p in _FLAGS.split()}
 
 #: the generic x86-64 levels, highest first, with the features each needs beyond the next
 #: lower one (the psABI's micro-architecture levels, in LLVM's names)
@@ -141,8 +52,7 @@ CPUINFO_ENV = "TVMPERF_CPUINFO"
 
 @dataclass(frozen=True)
 class HostView:
-    """What one machine enables, as far as it can be told: the flags of its kernel
-    (``/proc/cpuinfo``) and LLVM's host detection, each None where unavailable."""
+    """What one machine enables: its ``/proc/cpuinfo`` flags and LLVM's host detection (or None)."""
 
     kernel_flags: frozenset[str] | None = None
     #: LLVM feature name -> enabled, from ``GetHostCPUFeatures``
@@ -170,14 +80,8 @@ class HostView:
         return tuple(sorted(f for f in set(features) if self.knows(f) and not self.enables(f)))
 
     def describe(self) -> str:
-        views = [
-            v
-            for v, have in (
-                ("/proc/cpuinfo", self.kernel_flags is not None),
-                ("LLVM's host detection", bool(self.llvm_host)),
-            )
-            if have
-        ]
+        views = ["/proc/cpuinfo"] if self.kernel_flags is not None else []
+        views += ["LLVM's host detection"] if self.llvm_host else []
         return " and ".join(views) or "nothing"
 
 
@@ -196,16 +100,12 @@ class HostCpu:
 
     def fields(self) -> dict[str, object]:
         """``mcpu`` and, where something is switched off, ``mattr``: the target dict's fields."""
-        out: dict[str, object] = {"mcpu": self.mcpu}
-        if self.disabled:
-            out["mattr"] = list(self.mattr)
-        return out
+        return {"mcpu": self.mcpu, **({"mattr": list(self.mattr)} if self.disabled else {})}
 
 
 def generic_level(host: HostView) -> str:
     """The highest x86-64 level whose features this host enables (x86-64 at least)."""
-    names = [name for name, _ in LEVELS]
-    for i, name in enumerate(names):
+    for i, (name, _) in enumerate(LEVELS):
         needed = frozenset().union(*(features for _, features in LEVELS[i:]))
         if all(host.enables(f) for f in needed):
             return name
@@ -213,12 +113,10 @@ def generic_level(host: HostView) -> str:
 
 
 def resolve_host_cpu(model: str, model_features: Iterable[str] | None, host: HostView, x86: bool = True) -> HostCpu:
-    """The CPU to build for, from the model LLVM names (``znver4``), the features LLVM says
-    that model has (None where LLVM does not know the model) and what ``host`` enables.
-
-    Off x86 the model is kept as it is (no table of another architecture's flags here).
-    On x86: the model less every feature it has that the host does not enable; a generic
-    level where the model is unknown; x86-64-v2 where nothing of the host is known."""
+    """The CPU to build for, from the model LLVM names, its features (None where LLVM does
+    not know it) and what ``host`` enables: off x86 the model as it is; on x86 the model
+    less what the host does not enable, a generic level for an unknown model, x86-64-v2
+    where nothing of the host is known."""
     model = str(model or "").strip()
     if not x86:
         return HostCpu(model or "generic", why="the CPU model LLVM names (not x86: no feature check)")
@@ -258,8 +156,7 @@ def parse_cpuinfo_flags(text: str) -> frozenset[str] | None:
 
 
 def read_host() -> HostView:
-    """This machine's view: ``/proc/cpuinfo`` (or the file ``$TVMPERF_CPUINFO`` names) and
-    LLVM's host detection."""
+    """This machine's view: ``/proc/cpuinfo`` (or ``$TVMPERF_CPUINFO``'s file) and LLVM's."""
     path = os.environ.get(CPUINFO_ENV) or "/proc/cpuinfo"
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -282,19 +179,11 @@ def llvm_host_features() -> dict[str, bool] | None:
 
 def model_features(model: str, triple: str | None = None) -> frozenset[str] | None:
     """The features LLVM says CPU ``model`` has (None where LLVM does not know it)."""
-    import tvm
-
-    config: dict[str, object] = {"kind": "llvm", "mcpu": model}
-    if triple:
-        config["mtriple"] = triple
-    try:
-        return frozenset(str(f) for f in tvm.target.codegen.llvm_get_cpu_features(tvm.target.Target(config)))
-    except Exception:  # an mcpu this LLVM does not know
-        return None
+    return target_features({"kind": "llvm", "mcpu": model, **({"mtriple": triple} if triple else {})})
 
 
 def target_features(config: Mapping[str, object]) -> frozenset[str] | None:
-    """The features an llvm target dict (with its ``mcpu`` and ``mattr``) lets LLVM use."""
+    """The features an llvm target dict lets LLVM use (None where LLVM does not know its CPU)."""
     import tvm
 
     try:
@@ -334,8 +223,7 @@ def sigill_advice(config: Mapping[str, object], assumed_not_enabled: tuple[str, 
 
 
 def llvm_target_problem(config: Mapping[str, object]) -> str | None:
-    """Why TVM would not build for the llvm target ``config`` (``--tvmperf-llvm-target``),
-    or None."""
+    """Why TVM would not build for the llvm target ``config`` (``--tvmperf-llvm-target``), or None."""
     import tvm
 
     try:
@@ -358,10 +246,9 @@ def llvm_target_problem(config: Mapping[str, object]) -> str | None:
 
 
 def crash_note(how: str, target_config: Mapping[str, object], host: HostView | None = None) -> str:
-    """What to add to the message of a kernel that crashed with ``how`` (``SIGILL``,
-    ``SIGSEGV``): for SIGILL, the target it was built for, the features that target
-    assumes and this machine does not enable, and the option that changes it; for any
-    other way of dying, nothing."""
+    """What to add to the message of a kernel that crashed with ``how``: for ``SIGILL``
+    the target it was built for, the features it assumes that this machine does not
+    enable, and the option that changes it; else nothing."""
     if how != "SIGILL":
         return ""
     llvm = target_config.get("host") if target_config.get("kind") != "llvm" else target_config

@@ -1,20 +1,17 @@
 """Inputs of the baseline program's own signature, for an a/b comparison across a change
 of input shapes.
 
-When today's program takes inputs of other shapes than the baseline's (a TE kernel given
-a larger input), the baseline rebuilt from its IR cannot run on today's inputs. It is
-then timed on inputs made for its own entry's parameters (a PrimFunc's buffers, outputs
-included; a Relax function's tensor parameters), side by side with today's program on
-today's inputs: the ratio says how much slower today's workload is than the baseline's,
-both timed at the same moment on this machine.
+When today's program takes inputs of other shapes than the baseline's, the baseline
+rebuilt from its IR cannot run on them. It is then timed on inputs made for its own
+entry's parameters (a PrimFunc's buffers, outputs included; a Relax function's tensor
+parameters), side by side with today's program on today's inputs: the ratio says how
+much slower today's workload is, both timed at the same moment on this machine.
 
 :func:`plan_own_inputs` is pure: the parameters (read off the stored IR in the session's
-child, sandbox/child.py) to the tensors to make, or None and why not (a parameter that
-is not a tensor, a dynamic shape, a dtype not on the list, more bytes than a stored IR
-may hold). :func:`own_arrays` makes them: floating-point tensors get the seeded values
-of the seeded weights (store/seeded.py: finite, normal, never zero), integer and
-boolean ones zeros (an integer input may index an axis: 0 is in range of every one that
-is not empty; the program is run once in the child before the session runs it).
+child) to the tensors to make, or None and why not. :func:`own_arrays` makes them:
+floating-point tensors get the seeded weights' values (store/seeded.py: finite, never
+zero), integer and boolean ones zeros (an integer input may index an axis: 0 is in range
+of every non-empty one; the program runs once in the child before the session runs it).
 """
 
 from __future__ import annotations
@@ -30,18 +27,7 @@ from pytest_tvmperf.store.seeded import seeded_values
 from pytest_tvmperf.values.seeded_weight import DTYPES, SeededWeight
 
 #: the dtypes an input of the baseline's own may be made in (their byte sizes)
-INPUT_DTYPES = {
-    **DTYPES,
-    "int8": 1,
-    "int16": 2,
-    "int32": 4,
-    "int64": 8,
-    "uint8": 1,
-    "uint16": 2,
-    "uint32": 4,
-    "uint64": 8,
-    "bool": 1,
-}
+INPUT_DTYPES = {**DTYPES, **{f"{u}int{bits}": bits // 8 for u in ("", "u") for bits in (8, 16, 32, 64)}, "bool": 1}
 #: the most parameters read off a stored entry (a reply from the child is data)
 MAX_PARAMS = 4096
 #: changed shapes named in a mode, the rest counted
@@ -63,9 +49,8 @@ class TensorSpec:
 
 @dataclass(frozen=True)
 class OwnInputs:
-    """The baseline program's own arguments: ``args`` (inputs, weights it takes at run
-    time) and, for a PrimFunc, the ``outputs`` it writes (passed last), with what changed
-    from today's (``shapes changed: A 16384 -> 20480``)."""
+    """The baseline program's own ``args`` and, for a PrimFunc, the ``outputs`` it writes
+    (passed last), with what changed from today's (``shapes changed: A 16384 -> 20480``)."""
 
     args: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
@@ -99,8 +84,7 @@ def _reason(param: Param, position: int) -> str | None:
 def changes(
     specs: Sequence[TensorSpec], today: Sequence[tuple[Sequence[int], str]], what: str = "argument"
 ) -> list[str]:
-    """``A 16384 -> 20480`` for each tensor whose shape or dtype is not today's (the
-    baseline's first); a count that differs is said too."""
+    """``A 16384 -> 20480`` for each tensor whose shape or dtype is not today's, and a changed count."""
     out = []
     for spec, (shape, dtype) in zip(specs, today):
         shape = tuple(int(d) for d in shape)
@@ -120,12 +104,11 @@ def plan_own_inputs(
     today_outputs: Sequence[tuple[Sequence[int], str]],
     max_bytes: int,
 ) -> tuple[OwnInputs | None, str]:
-    """The baseline entry's own arguments from its ``params`` (``kind`` ``prim``: a
-    PrimFunc's buffers, its last ``len(today_outputs)`` the outputs it writes, as the
-    calling convention passes them; ``relax``: every parameter an argument), or None and
-    why not: a parameter that is not a tensor of a static shape and an allowed dtype, or
-    more than ``max_bytes`` in all. ``today_*``: (shape, dtype) of today's arguments and
-    outputs, to say what changed."""
+    """The baseline entry's own arguments from its ``params`` (``prim``: a PrimFunc's
+    buffers, the last ``len(today_outputs)`` its outputs; ``relax``: every parameter an
+    argument), or None and why not: a parameter that is not a tensor of a static shape and
+    an allowed dtype, or more than ``max_bytes`` in all. ``today_*``: (shape, dtype) of
+    today's arguments and outputs, to say what changed."""
     if len(params) > MAX_PARAMS:
         return None, f"its entry takes {len(params)} parameters, more than {MAX_PARAMS}"
     specs: list[TensorSpec] = []
@@ -160,8 +143,7 @@ def plan_own_inputs(
 
 
 def own_arrays(specs: Sequence[TensorSpec]) -> list[np.ndarray]:
-    """The tensors of ``specs``: floating-point ones seeded as the seeded weights are
-    (rule ``seeded-v1``, by position), integer and boolean ones zeros."""
+    """The tensors of ``specs``: floats seeded as the weights are (``seeded-v1``, by position), else zeros."""
     out = []
     for position, spec in enumerate(specs):
         if spec.dtype in DTYPES:
@@ -172,9 +154,8 @@ def own_arrays(specs: Sequence[TensorSpec]) -> list[np.ndarray]:
 
 
 def params_from_json(reply: Any) -> list[Param]:
-    """The parameters in the child's reply (``[{"name", "shape", "dtype"}, ...]``),
-    checked: the child read them off an IR from the repository. ValueError saying what
-    is wrong."""
+    """The parameters in the child's reply (``[{"name", "shape", "dtype"}, ...]``), checked
+    (the child read them off an IR from the repository): ValueError saying what is wrong."""
     if not isinstance(reply, list) or len(reply) > MAX_PARAMS:
         raise ValueError(f"not a list of at most {MAX_PARAMS} parameters")
     params = []
@@ -201,8 +182,7 @@ def params_as_json(params: Sequence[Param]) -> list[dict[str, Any]]:
 
 
 def relax_params(program: Any, entry: str) -> list[Param]:
-    """A Relax function's parameters: each tensor's static dims (None for a symbolic
-    one) and dtype; shape and dtype None for a parameter that is not a tensor."""
+    """A Relax function's parameters: each tensor's static dims (None: symbolic) and dtype."""
     import tvm
 
     params = []
@@ -214,11 +194,9 @@ def relax_params(program: Any, entry: str) -> list[Param]:
             params.append(Param(name))
             continue
         dtype = str(ty.dtype)
-        shape = getattr(ty, "shape", None)
-        values = getattr(shape, "values", None)
-        if values is None:
-            params.append(Param(name, None, dtype))
-            continue
-        dims = tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm) else None for d in values)
+        values = getattr(getattr(ty, "shape", None), "values", None)
+        dims = (
+            None if values is None else tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm) else None for d in values)
+        )
         params.append(Param(name, dims, dtype))
     return params

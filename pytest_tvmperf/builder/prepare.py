@@ -9,7 +9,7 @@ import contextlib
 import itertools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn
 
 import pytest
 
@@ -21,20 +21,9 @@ from pytest_tvmperf.builder.tuning_display import TuningIO
 from pytest_tvmperf.values.run_notes import Note
 from pytest_tvmperf.workload import Workload, output_specs
 
-if TYPE_CHECKING:
-    from pytest_tvmperf.builder.build_context import BuildContext
-
 #: numbers of the files a session loads from its scratch directory: a loaded library's
 #: name is never reused (the loader would hand back the library loaded before)
 FILE_NUMBERS = itertools.count()
-
-
-def out_of_memory(exc: BaseException) -> str | None:
-    """TVM's words for an allocation that failed (``std::bad_alloc``, a MemoryError), or None."""
-    text = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, MemoryError) or any(w in text for w in ("bad_alloc", "Out of memory", "out of memory")):
-        return shorten_tvm_error(exc, 1)
-    return None
 
 
 @dataclass(frozen=True)
@@ -53,8 +42,7 @@ class Prepared:
     tuning: Any = None  # tuning.TuningState for pipeline="tuned"
     #: the CUDA kernels built to PTX and assembled (cuda_build.DeviceCode), cuda targets only
     device_code: Any = None
-    #: seconds of the checking run (one call, here, on the host): what the simulated cost
-    #: predicts its own duration from (measure/simulate.py); None where it did not run here
+    #: seconds of the checking run here, the simulated cost's basis (measure/simulate.py)
     run_s: float | None = None
 
 
@@ -62,8 +50,8 @@ class Prepared:
 class Preparer:
     """Compiles and checks the workloads of one test (one target)."""
 
-    #: the run's session (session.py's ``TvmperfSession``), as the builder sees it
-    session: "BuildContext"
+    #: the run's session (session.py's ``TvmperfSession``)
+    session: Any
     target_name: str
     nodeid: str
     #: records the outcome and fails the test: ``fail(verdict, message)``
@@ -72,13 +60,11 @@ class Preparer:
     tuning_io: TuningIO = field(default_factory=TuningIO)
     #: compiled programs exported to run in the child first, by id (reused for a/b timing)
     exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
-    #: the tuning state the test's baseline was measured with (its ``records`` are kept
-    #: while the database holds them: another test's tuning never moves this one)
+    #: the tuning state the test's baseline was measured with (its ``records`` are kept)
     baseline_tuning: Callable[[], Any] = lambda: None
 
     def prepare(self, workload: Workload, executor_name: str, where: str) -> Prepared:
-        """Compile ``workload`` (with its pipeline, and tuning database when tuned) and
-        check it against its NumPy reference, also on Hypothesis-drawn shapes."""
+        """Compile ``workload`` and check it against its reference, also on Hypothesis-drawn shapes."""
         __tracebackhide__ = True
         if not isinstance(workload, Workload):
             raise TypeError(f"tvmperf takes a pytest_tvmperf.Workload, got {type(workload).__name__}")
@@ -98,10 +84,11 @@ class Preparer:
             except CompileError as exc:
                 self.fail("error", f"tvmperf: compiling {where} failed:\n{exc}")
         device_code = self._device_code(compiled, target, where) if target.device_type == "cuda" else None
+        built = Prepared(
+            workload, executor_name, target, compiled, [], [], [], [], compile_time[0], tuning_state, device_code
+        )
         if not target.runnable:  # built and gated on its exact metrics only (measure/plan.py: the "built only" mode)
-            return Prepared(
-                workload, executor_name, target, compiled, [], [], [], [], compile_time[0], tuning_state, device_code
-            )
+            return built
         inputs = workload.inputs()
         args = workload.call_args(inputs)
         expected = workload.expected(inputs)
@@ -121,20 +108,7 @@ class Preparer:
             )
         if workload.dim_ranges:
             self._check_symbolic(compiled, workload, where)
-        return Prepared(
-            workload,
-            executor_name,
-            target,
-            compiled,
-            inputs,
-            args,
-            expected,
-            out_specs,
-            compile_time[0],
-            tuning_state,
-            device_code,
-            run_s=run_time[0],
-        )
+        return replace(built, inputs=inputs, args=args, expected=expected, out_specs=out_specs, run_s=run_time[0])
 
     def _first_run(self, compiled, args, out_specs, where: str):
         """The program's outputs on ``args``; a kernel that runs out of memory fails the
@@ -142,10 +116,13 @@ class Preparer:
         __tracebackhide__ = True
         try:
             return compiled.run(args, out_specs)
-        except Exception as exc:
-            problem = out_of_memory(exc)
-            if problem is None:
+        except Exception as exc:  # an allocation that failed (``std::bad_alloc``, a MemoryError)
+            text = f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, MemoryError) and not any(
+                w in text for w in ("bad_alloc", "Out of memory", "out of memory")
+            ):
                 raise
+            problem = shorten_tvm_error(exc, 1)
         self.fail(
             "error",
             f"tvmperf: {where}: the kernel ran out of memory ({problem}); it allocates more than this "
@@ -153,9 +130,8 @@ class Preparer:
         )
 
     def _device_code(self, compiled, target, where: str):
-        """The CUDA kernels built to PTX and assembled with ``ptxas -v`` (the build check
-        where no GPU runs them, and the GPU resource metrics); None without nvcc/ptxas
-        on a GPU machine (TVM builds with its own compiler there)."""
+        """The CUDA kernels built with nvcc and ``ptxas -v`` (the build check without a GPU, and the
+        resource metrics); None without nvcc/ptxas (on a GPU machine TVM builds with NVRTC)."""
         __tracebackhide__ = True
         from pytest_tvmperf.builder.cuda_build import DeviceCompileError, device_code
         from pytest_tvmperf.builder.cuda_toolchain import find_toolchain
@@ -184,15 +160,9 @@ class Preparer:
             )
         except Exception:  # a program this check cannot read: TVM's own error at the call
             return
-        problem = signature_problem(
-            workload.name,
-            workload.entry,
-            workload.kind,
-            params,
-            [(tuple(a.shape), str(a.dtype)) for a in inputs],
-            [n for n, _ in workload.params],
-            [(tuple(s), d) for s, d in out_specs],
-        )
+        given = [(tuple(a.shape), str(a.dtype)) for a in inputs]
+        weights, outputs = [n for n, _ in workload.params], [(tuple(s), d) for s, d in out_specs]
+        problem = signature_problem(workload.name, workload.entry, workload.kind, params, given, weights, outputs)
         if problem is not None and problem.verdict == "wrong":
             self.fail(
                 "wrong", f"tvmperf: {where} does not match its {workload.reference_name} reference\n{problem.message}"
@@ -201,8 +171,7 @@ class Preparer:
             self.fail("error", f"tvmperf: {where}: {problem.message}")
 
     def _run_in_child(self, compiled, executor: str, workload: Workload, args, out_specs, where: str) -> None:
-        """Run the compiled artifact once in a child process first (sandbox/child.py): a
-        kernel that crashes fails this test, and the session goes on."""
+        """Run the artifact once in a child process first: a crash fails this test, not the session."""
         __tracebackhide__ = True
         path = self.session.scratch_dir() / f"isolated-{next(FILE_NUMBERS)}-{executor}.so"  # never a name loaded before
         from pytest_tvmperf.store.disk import room_problem
@@ -234,15 +203,12 @@ class Preparer:
             )
         run_from = getattr(compiled, "run_from", None)
         if run_from is not None and target.device_type == "cpu":  # the code the child ran, without a JIT compile here
-            try:
+            with contextlib.suppress(Exception):  # not loadable here: the in-memory module runs, as before
                 run_from(str(path))
-            except Exception:  # noqa: BLE001 - not loadable here: the in-memory module runs, as before
-                pass
 
     def _tuning(self, workload: Workload, target, where: str):
-        """For ``pipeline="tuned"``: the tuning database (tuned first with
-        ``--tvmperf-tune``) and its state; a missing database, or one without records
-        for some of the workload's kernels, fails the test saying how to fix it."""
+        """For ``pipeline="tuned"``: the tuning database (tuned first with ``--tvmperf-tune``)
+        and its state; a missing or unusable one fails the test saying how to fix it."""
         __tracebackhide__ = True
         if workload.pipeline != "tuned":
             return None, None
@@ -256,7 +222,7 @@ class Preparer:
         shown = self.session.shown(db)
         tvm_target = target.tvm_target()
         tuned_now = False
-        too_small = None
+        problem = too_small = None
         tune_here = self.session.accept_command(self.nodeid, first=("--tvmperf-tune=TRIALS",))
         try:
             module = tuning_module(workload, tvm_target)
@@ -269,9 +235,8 @@ class Preparer:
                     tuned_now = True
                 pinned = None if tuned_now else self._pinned()
                 state = tuning.inspect(module, tvm_target, db, settings.tuned, pinned)
-            problem = None
         except BudgetTooSmall as exc:
-            problem, too_small = None, exc
+            too_small = exc
         except tuning.TuningError as exc:
             problem = str(exc)
         except Exception as exc:  # the fused module itself failed to build: TVM's own error, shortened
@@ -324,8 +289,7 @@ class Preparer:
         return {str(k): str(v) for k, v in records.items()} if isinstance(records, dict) else None
 
     def _tune(self, module, tvm_target, db: Path, workload: Workload, target) -> None:
-        """Tune ``module`` into ``db`` (``--tvmperf-tune`` / ``--tvmperf-tune-budget``): the
-        estimate line, a progress bar (or plain lines) per kernel, the summary line."""
+        """Tune ``module`` into ``db`` (``--tvmperf-tune`` / ``--tvmperf-tune-budget``)."""
         from pytest_tvmperf.builder import tuning
 
         settings = self.session.settings
@@ -333,8 +297,7 @@ class Preparer:
         if target.remote is not None:  # measured on the key's devices (README, "Tuning on the farm")
             devices = tuning.RpcDevices(target.remote.tracker, target.remote.name.key)
             self.session.release_device(self.target_name)  # the runner asks the tracker for it
-        where_measured = f" on rpc:{devices.key}" if devices else ""
-        label = f"{workload.name}{where_measured}"
+        label = workload.name + (f" on rpc:{devices.key}" if devices else "")
         tuning.tune(
             module,
             tvm_target,
@@ -371,8 +334,7 @@ class Preparer:
             )
 
     def _check_symbolic(self, compiled, workload: Workload, where: str) -> None:
-        """Run the compiled artifact on shapes and values drawn by Hypothesis
-        (derandomized: the same examples in every run, so CI is reproducible)."""
+        """Run the artifact on Hypothesis-drawn shapes and values (derandomized: CI is reproducible)."""
         __tracebackhide__ = True
         from hypothesis import HealthCheck, given, settings
         from hypothesis import strategies as st
@@ -381,14 +343,10 @@ class Preparer:
             {d: st.integers(lo, hi) for d, (lo, hi) in sorted(workload.dim_ranges.items())}
         )
         failures: list[str] = []
+        fixed = dict(derandomize=True, database=None, deadline=None, print_blob=False)
 
         @settings(
-            max_examples=self.session.settings.hypothesis_examples,
-            derandomize=True,
-            database=None,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-            print_blob=False,
+            max_examples=self.session.settings.hypothesis_examples, suppress_health_check=list(HealthCheck), **fixed
         )
         @given(dims=dims_strategy, seed=st.integers(0, 2**31 - 1))
         def run_example(dims, seed):
@@ -400,10 +358,8 @@ class Preparer:
                 failures.append(mismatch_text(workload, mismatch, f"(dims {dims}, seed {seed})"))
                 raise AssertionError(failures[-1])
 
-        try:
+        with contextlib.suppress(AssertionError):
             run_example()
-        except AssertionError:
-            pass
         if failures:  # outside the except: the mismatch is printed once, not with a chained copy
             self.fail(
                 "wrong",

@@ -1,14 +1,10 @@
-"""The baseline's stored IR rebuilt for this machine (code generation only: no Relax or
-TIR pipeline runs again), and the compiled library kept in the plugin's cache.
-
-The cache is ``<cache>/builds/ab/<machine fingerprint>/<executor>-<IR sha256>.so``
-(``<cache>``: store/user_cache.py, outside every project, so nothing a pull request
-commits can stand in for a build): keyed by the IR's hash and the host (CPU, cores,
-threads, TVM and LLVM versions, full target), with the library's own sha256 beside it.
-Written under a temporary name and renamed into place, so a reader sees a whole
-library or none, and bounded in size. A cached library is only a shortcut: whatever is
-wrong with it (its hash does not match, it fails to load, crashes the child that runs
-it first), it is deleted and rebuilt.
+"""The baseline's stored IR rebuilt for this machine (code generation only: no pipeline
+runs again), and the compiled library kept in the plugin's cache,
+``<cache>/builds/ab/<machine fingerprint>/<executor>-<IR sha256>.so`` (store/user_cache.py:
+outside every project, so nothing a pull request commits can stand in for a build;
+written whole or not at all, bounded in size). A cached library is only a shortcut:
+whatever is wrong with it (its hash, it fails to load or crashes the child), it is
+deleted and rebuilt.
 """
 
 from __future__ import annotations
@@ -30,8 +26,7 @@ def lowered_module(compiled: Any) -> Any | None:
 
 
 def generate(module: Any, executor: str, target: Any) -> Any:
-    """Generate code for ``module`` on ``target`` (a TargetSpec): the library in memory
-    (what compile_s times side by side, check/compile_gate.py)."""
+    """The library for ``module`` on ``target``, in memory (what compile_s times side by side)."""
     import tvm
     from tvm import relax
 
@@ -50,33 +45,21 @@ def build_library(module: Any, executor: str, target: Any, path: Path) -> None:
         lib.export_library(str(path))
 
 
-def cache_path(fingerprint: str, executor: str, ir_sha256: str) -> Path:
-    return user_cache.builds_dir() / "ab" / fingerprint / f"{executor}-{ir_sha256[:32]}.so"
-
-
 class RebuildError(Exception):
-    """The stored IR could not be built here: code generation failed, or the build
-    crashed or ran past its time in the child process."""
+    """The stored IR could not be built here: code generation failed, crashed or timed out."""
 
 
 def build_in_child(sandbox: Any, ir_path: Path, executor: str, target: Any, ref: Any = None) -> Callable[[Path], None]:
     """A builder for :func:`cached_library` that rebuilds the IR file in the session's
-    child process (sandbox/child.py), bounded by ``--tvmperf-child-timeout``: a stored
-    IR is data, and one that takes minutes to build (or crashes TVM) must not hold or end
-    the session. ``ref`` (the entry's IRRef) names the weights stored apart from the IR,
-    put back in the child. Raises IRLoadError (this TVM cannot read it) or RebuildError."""
+    child process, bounded by ``--tvmperf-child-timeout``: a stored IR is data, and one
+    that takes minutes to build (or crashes TVM) must not hold or end the session.
+    ``ref``: the entry's IRRef (weights stored apart). Raises IRLoadError or RebuildError."""
     from pytest_tvmperf.builder.targets import _plain
     from pytest_tvmperf.store.lowered_ir import IRLoadError
 
     def build(temp: Path) -> None:
-        reply = sandbox.build(
-            ir_path,
-            executor,
-            _plain(dict(target.config)),
-            target.device_type,
-            temp,
-            ref.as_json() if ref is not None else None,
-        )
+        weights = ref.as_json() if ref is not None else None
+        reply = sandbox.build(ir_path, executor, _plain(dict(target.config)), target.device_type, temp, weights)
         if "load_error" in reply:
             raise IRLoadError(reply["load_error"])
         if not reply.get("ok"):
@@ -94,12 +77,10 @@ def cached_library(
     fresh: bool = False,
     builder: Callable[[Path], None] | None = None,
 ) -> tuple[Path, bool]:
-    """The compiled library of the IR with ``ir_sha256`` for this host: from the cache
-    (whole and unaltered), or built now and cached (``fresh``: always built): by
-    ``builder(path)`` (:func:`build_in_child`), else here from ``load_module()``.
-    Returns the path and whether it came from the cache. Raises what the load or the
-    build raises."""
-    path = cache_path(fingerprint, executor, ir_sha256)
+    """The compiled library of the IR with ``ir_sha256`` for this host, and whether it came
+    from the cache; else (``fresh``: always) built by ``builder(path)``
+    (:func:`build_in_child`) or here from ``load_module()``, and cached."""
+    path = user_cache.builds_dir() / "ab" / fingerprint / f"{executor}-{ir_sha256[:32]}.so"
     if not fresh and user_cache.lookup(path):
         return path, True
     from pytest_tvmperf.store.disk import room_problem

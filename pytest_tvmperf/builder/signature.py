@@ -1,10 +1,7 @@
-"""Does a workload's entry function take the arguments it will be called with?
-
-Checked before the first call, so a forgotten ``params=`` or a reference of another
-shape than a PrimFunc's output buffer is a message that names the arguments, not a raw
-TVM error from inside the call. The comparison is pure (``signature_problem``); the
-``*_signature`` functions read it off TVM objects.
-"""
+"""Does a workload's entry function take the arguments it will be called with? Checked
+before the first call, so a forgotten ``params=`` or a reference of another shape than a
+PrimFunc's output buffer is a message naming the arguments, not a raw TVM error. The
+comparison (``signature_problem``) is pure."""
 
 from __future__ import annotations
 
@@ -14,8 +11,7 @@ from typing import Any, Sequence
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: its name, and for a PrimFunc buffer its static shape (None for a
-    symbolic dim) and dtype."""
+    """One parameter: its name, and for a buffer its static shape (None: a symbolic dim) and dtype."""
 
     name: str
     shape: tuple[int | None, ...] | None = None
@@ -24,8 +20,7 @@ class Param:
 
 @dataclass(frozen=True)
 class ArgumentProblem:
-    """``verdict`` is "error" for a call that cannot be made, "wrong" when the output
-    the reference returns is not what the program writes (a correctness failure)."""
+    """``verdict``: "error" for a call that cannot be made, "wrong" for a reference output that differs."""
 
     verdict: str
     message: str
@@ -36,8 +31,7 @@ def relax_signature(program: Any, entry: str) -> list[Param]:
 
 
 def prim_signature(module: Any, entry: str) -> list[Param]:
-    """The buffers of a PrimFunc (in TVM 0.27 a parameter carries its buffer's shape and
-    dtype; ``buffer_map`` where an older TVM has one)."""
+    """The buffers of a PrimFunc (its parameters in TVM 0.27, ``buffer_map`` in older ones)."""
     import tvm
 
     func = module[entry]

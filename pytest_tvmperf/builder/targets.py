@@ -1,9 +1,8 @@
 """Target names -> full TVM target dicts, and whether this machine can run them.
 
-The plug-in point for targets: a :class:`TargetKind` turns a name from
-``--tvmperf-targets`` into a :class:`TargetSpec`; :data:`TARGET_KINDS` lists them by
-name. A new target (a remote device, another GPU API) is a new kind plus its name in
-``config/parsing.TARGETS``; executors only see the :class:`TargetSpec`."""
+A :class:`TargetKind` in :data:`TARGET_KINDS` turns a name from ``--tvmperf-targets`` into
+the :class:`TargetSpec` executors see; a new target is a new kind plus its name in
+``config/parsing.TARGETS``."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ class TargetSpec:
     device_type: str = "cpu"
     #: the RPC device it runs on (farm/remote.py), None for this machine
     remote: Any = None
-    #: why this target is built and gated on its exact metrics but not run here (a
-    #: ``cuda`` target on a machine without a GPU); None when it runs
+    #: why this target is built and gated on its exact metrics but not run here (no GPU)
     not_run: str | None = None
 
     @property
@@ -86,8 +84,7 @@ class TargetKind(Protocol):
     """Resolves one kind of target name on this machine."""
 
     def resolve(self, name: str, llvm: Mapping[str, Any] | None = None) -> TargetSpec:
-        """The full target for ``name``; ``skip_reason`` says why it cannot run here;
-        ``llvm`` is the run's host llvm target where the user set one."""
+        """The full target for ``name``; ``llvm``: the host llvm target the user set, if any."""
 
 
 @dataclass(frozen=True)
@@ -123,30 +120,16 @@ class CudaKind:
             import tvm.support.nvcc  # noqa: F401  (registers TVM's CUDA compile callback)
 
             arch = override or "sm_" + str(dev.compute_version).replace(".", "")
-            return TargetSpec(
-                name,
-                {"kind": "cuda", "arch": arch, "host": host_llvm_config(llvm)},
-                device_type="cuda",
-                skip_reason=tvm_cuda_compiler_missing(find_toolchain()),
-            )
+            config = {"kind": "cuda", "arch": arch, "host": host_llvm_config(llvm)}
+            return TargetSpec(name, config, device_type="cuda", skip_reason=tvm_cuda_compiler_missing(find_toolchain()))
         config = {"kind": "cuda", "arch": override or DEFAULT_CUDA_ARCH, "host": host_llvm_config(llvm)}
         missing = find_toolchain().missing
-        return TargetSpec(
-            name,
-            config,
-            device_type="cuda",
-            not_run="no GPU",
-            skip_reason=(
-                f"target cuda: no GPU on this machine, and {missing}: the CUDA kernels cannot be built to check them"
-            )
-            if missing
-            else None,
-        )
+        why = f"target cuda: no GPU on this machine, and {missing}: the CUDA kernels cannot be built to check them"
+        return TargetSpec(name, config, device_type="cuda", not_run="no GPU", skip_reason=why if missing else None)
 
 
 def tvm_cuda_compiler_missing(toolchain) -> str | None:
-    """Why TVM cannot compile CUDA kernels to run here: it uses NVRTC (the
-    ``cuda-bindings`` package) unless ``TVM_CUDA_COMPILE_MODE=nvcc``."""
+    """Why TVM cannot compile CUDA kernels here: NVRTC (``cuda-bindings``) unless ``TVM_CUDA_COMPILE_MODE=nvcc``."""
     import importlib.util
 
     mode = os.environ.get("TVM_CUDA_COMPILE_MODE", "nvrtc").lower()
@@ -169,8 +152,7 @@ TARGET_KINDS: Mapping[str, TargetKind] = {"llvm": LlvmKind(), "cuda": CudaKind()
 
 
 def resolve_target(name: str, llvm: Mapping[str, Any] | None = None) -> TargetSpec:
-    """The target ``name`` on this machine; ``llvm`` (``--tvmperf-llvm-target``) sets the
-    host llvm target of every target that builds for this machine's CPU."""
+    """The target ``name`` on this machine; ``llvm``: ``--tvmperf-llvm-target``, for this CPU."""
     kind = TARGET_KINDS.get(name)
     if kind is None:
         raise ValueError(f"unknown target {name!r}; choose from {', '.join(TARGET_KINDS)}")

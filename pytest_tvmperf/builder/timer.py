@@ -1,8 +1,7 @@
 """The only module that reads clocks: compile stopwatch, the time samples, the tuning clock.
 
 A :class:`Timer` turns a :class:`TimingTask` (sample functions built on TVM's
-``time_evaluator``, which syncs the device and loops in C++) into :class:`TimeSamples`.
-Tests and users can swap it by overriding the ``tvmperf_timer`` fixture.
+``time_evaluator``) into :class:`TimeSamples`; the ``tvmperf_timer`` fixture swaps it.
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ SampleFn = Callable[[], float]
 
 @dataclass(frozen=True)
 class TimingTask:
-    """What to time: each function returns one sample, seconds per call, of the
-    workload, the reference kernel, or the baseline's compiled artifact."""
+    """What to time: each function returns one sample, seconds per call."""
 
     workload: SampleFn
     reference: SampleFn | None = None
@@ -34,8 +32,7 @@ class TimingTask:
     peers: Mapping[str, SampleFn] = field(default_factory=dict)
 
     def reloaded(self) -> "TimingTask":
-        """The same task with the compiled programs loaded afresh where they can be (a
-        ``reloaded()`` sampler: new memory placements), for a confirming re-measure."""
+        """The same task with the compiled programs loaded afresh (new memory placements)."""
 
         def fresh(fn: SampleFn | None) -> SampleFn | None:
             return fn.reloaded() if fn is not None and hasattr(fn, "reloaded") else fn
@@ -60,9 +57,7 @@ ThreadTimes = Mapping[int, tuple[int, int]]
 
 
 def thread_times() -> ThreadTimes | None:
-    """Each of this process's threads' time on a CPU and time waiting for one so far
-    (Linux ``/proc/self/task/*/schedstat``, first and second fields); None where the
-    kernel does not report them."""
+    """Each thread's time on a CPU and waiting for one so far (Linux schedstat), else None."""
     try:
         tids = os.listdir(_SCHEDSTAT)
     except OSError:
@@ -81,11 +76,9 @@ def thread_times() -> ThreadTimes | None:
 @dataclass(frozen=True)
 class Waited:
     """What the machine took from one sample: ``own``, the largest share of its wall time
-    that any of its own threads (the caller's, and each that ran for
-    :data:`ACTIVE_SHARE` of it) spent waiting for a CPU; a parallel kernel waits at its
-    barrier for its slowest thread, so the most of them, not their sum, is what one
-    side lost. Another side's threads (a peer framework's pool, asleep meanwhile) do not
-    count."""
+    that any of its own threads (the caller's, and each that ran for :data:`ACTIVE_SHARE`
+    of it) waited for a CPU; a parallel kernel waits at its barrier for its slowest
+    thread, so the most, not the sum, is what one side lost."""
 
     own: float
 
@@ -93,11 +86,10 @@ class Waited:
 def waited(
     before: ThreadTimes, after: ThreadTimes, elapsed_s: float, caller: int, caller_cpu_s: float | None = None
 ) -> Waited:
-    """The :class:`Waited` of one sample from the thread times around it (pure). A thread's
-    wait is credited when it gets a CPU back, so a wait that began before the sample can
-    be counted in it: each thread's wait is bounded by the sample's wall time less that
-    thread's time on a CPU (``caller_cpu_s``, the calling thread's from its own CPU clock,
-    is exact where schedstat's lags by up to a scheduler tick)."""
+    """The :class:`Waited` of one sample from the thread times around it (pure). A wait is
+    credited when the thread gets a CPU back, so one that began before the sample can be
+    counted in it: each is bounded by the wall time less the thread's time on a CPU
+    (``caller_cpu_s``, from the caller's CPU clock: schedstat's lags up to a tick)."""
     own = 0.0
     span = elapsed_s * 1e9
     for tid, (cpu, wait) in after.items():
@@ -127,25 +119,20 @@ def probed(
 
 @dataclass(frozen=True)
 class TvmTimer:
-    """``rounds`` rounds, each timing the workload, the reference and the baseline
-    artifact once, in an order that rotates every round (so a steady drift touches
-    all of them alike), after one dropped warm-up round. Each sample is probed for the
-    time its own threads waited for a CPU (``times``: the threads' times so far): each
-    series keeps its own waits (``TimeSamples.waits``), and a round's ``preempted``
-    share is its most waited sample's."""
+    """``rounds`` rounds, each timing the workload, the reference and the baseline once,
+    in an order that rotates every round (a steady drift touches all alike), after one
+    dropped warm-up round. Each sample is probed for the time its threads waited for a
+    CPU: each series keeps its waits (``TimeSamples.waits``), and a round's
+    ``preempted`` share is its most waited sample's."""
 
     times: Callable[[], ThreadTimes | None] = thread_times
     #: the calling thread's CPU time so far
     cpu_clock: Callable[[], float] = time.thread_time
 
     def __call__(self, task: TimingTask, rounds: int) -> TimeSamples:
-        kernels = {"workload": task.workload}
-        if task.reference is not None:
-            kernels["reference"] = task.reference
-        if task.baseline is not None:
-            kernels["baseline"] = task.baseline
-        for peer, fn in sorted(task.peers.items()):
-            kernels[f"peer:{peer}"] = fn
+        sides = {"reference": task.reference, "baseline": task.baseline}
+        kernels = {"workload": task.workload, **{name: fn for name, fn in sides.items() if fn is not None}}
+        kernels.update((f"peer:{peer}", fn) for peer, fn in sorted(task.peers.items()))
         names = list(kernels)
         # the a/b pair is timed back to back (its order alternating), so what the machine
         # does to one side it does to the other; the other kernels rotate around it
@@ -179,18 +166,12 @@ class TvmTimer:
             tuple(got["baseline"]) if "baseline" in got else None,
             tuple((peer, tuple(got[f"peer:{peer}"])) for peer in sorted(task.peers)),
             None if None in preempted else tuple(preempted),
-            waits=tuple((_SERIES.get(name, name), tuple(own[name])) for name in names) if told else (),
+            waits=tuple(("time" if name == "workload" else name, tuple(own[name])) for name in names) if told else (),
         )
 
 
-#: the timer's kernel names as TimeSamples' series names
-_SERIES = {"workload": "time"}
-
-
 def python_sampler(fn: Callable[..., Any], args: Sequence[Any], min_repeat_ms: int) -> SampleFn:
-    """Samples of a Python callable (a peer framework), like ``time_evaluator``'s: each
-    sample calls ``fn(*args)`` in a loop of at least ``min_repeat_ms`` and returns
-    seconds per call."""
+    """Samples of a peer's Python callable like ``time_evaluator``'s: seconds per call over ``min_repeat_ms``."""
     budget = min_repeat_ms / 1000.0
 
     def sample() -> float:

@@ -1,29 +1,21 @@
 """MetaSchedule tuning databases for the ``tuned`` pipeline.
 
 A tuning database is a directory holding MetaSchedule's two JSON-lines files,
-``database_workload.json`` (one line per tuned kernel: its structural hash and its
-TIR) and ``database_tuning_record.json`` (one line per measured schedule: the
-kernel's line number, the schedule trace, its run times, the target and argument
-shapes). Nothing else is written there: MetaSchedule's log messages go to Python
-logging only (``pytest_tvmperf.builder.tuning.<task>`` and ``tvm.s_tir.meta_schedule.*``,
-silent unless configured), never to a ``logs`` directory, so the directory can be
-committed next to the baselines.
+``database_workload.json`` (per tuned kernel: structural hash, TIR) and
+``database_tuning_record.json`` (per measured schedule: the kernel's line number, trace,
+run times, target, argument shapes). Nothing else is written there (MetaSchedule logs to
+Python logging only, ``pytest_tvmperf.builder.tuning.<task>``), so it can be committed
+next to the baselines.
 
-The *tasks* of a program are its kernels: for a Relax module after
-``pipelines.fuse_relax`` the fused PrimFuncs (``relax_integration.extract_tasks``,
-which merges structurally equal ones), for a PrimFunc-only module each PrimFunc. A
-task's record is found by the kernel's structure (not its name), so a changed
-workload (another shape, another fusion) has no record and is reported ``missing``
-by :func:`inspect` until it is tuned again. Among a task's records, this target's own
-win; else another target's of the same kind applies where its trace replays here
-(tuning_choice.py), and a test keeps the records its baseline was measured with
-(:class:`TuningView`). Kernels with symbolic shapes (a dynamic batch) and kernels already
-scheduled cannot be tuned by MetaSchedule: they are left out of ``tasks``, listed in
-``untunable``, and keep their untuned form.
+The *tasks* of a program are its kernels (tuning_tasks.py). A task's record is found by
+the kernel's structure, not its name, so a changed workload has no record and is
+reported ``missing`` by :func:`inspect` until tuned again. Which record applies on this
+target: tuning_choice.py. Kernels with symbolic shapes or already scheduled are
+``untunable`` and keep their untuned form.
 
 :func:`tune` needs ``cloudpickle`` and ``psutil`` (MetaSchedule builds and measures
-candidates in worker processes); :func:`inspect` and :func:`apply` need only TVM.
-TVM is imported lazily.
+candidates in worker processes); :func:`inspect` and :func:`apply` need only TVM,
+imported lazily.
 """
 
 from __future__ import annotations
@@ -32,62 +24,35 @@ import importlib.util
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from pytest_tvmperf.builder.tuning_tasks import (
-    _is_relax,
-    _tunable,
-    _task_module,
-    _split_tasks,
-    tasks_of,
-)
-from pytest_tvmperf.builder.tuning_db import (
-    RECORD_FILE,
-    WORKLOAD_FILE,
-    TuningError,
-    intact_text,
-    repair_torn,
-    _check_files,
-    _open_database,
-    _records_hash,
-)
+from pytest_tvmperf.builder.tuning_tasks import _is_relax, _tunable, _task_module, _split_tasks, tasks_of
+from pytest_tvmperf.builder.tuning_db import RECORD_FILE, WORKLOAD_FILE, TuningError, db_lines, repair_torn
+from pytest_tvmperf.builder.tuning_db import _check_files, _open_database, _records_hash
 from pytest_tvmperf.builder.timer import wall_clock
 from pytest_tvmperf.builder.tuning_budget import plan_trials, shares, summary_line
 from pytest_tvmperf.builder.tuning_state import TuningState, TuningView, view_of
-from pytest_tvmperf.builder.tuning_progress import measured_counts
 from pytest_tvmperf.builder.tuning_ms import RpcDevices, _MetaSchedule
 from pytest_tvmperf.builder.tuning_run import Display, Kernel, NoDisplay, Tuner, run
-from pytest_tvmperf.builder.tuning_choice import (
-    _plain,
-    record_digest,
-    resolve,
-    source_note,
-    target_json,
-    target_label,
-)
+from pytest_tvmperf.builder.tuning_choice import record_digest, record_entry, resolve, source_note, target_json
+from pytest_tvmperf.builder.tuning_choice import target_key, target_label
 
 
 def inspect(
     mod: Any, target: Any, db_dir: Path, mode: str = "any", pinned: Mapping[str, str] | None = None
 ) -> TuningState:
-    """Which tasks of ``mod`` have a record that applies to ``target`` in the database
-    at ``db_dir`` (its own, else, unless ``mode`` is ``exact``, another target's that
-    replays here: tuning_choice.py), and a hash of the records :func:`apply` uses.
-    Raises :class:`TuningError` when the directory does not exist or its files are
-    missing or malformed (the message names the file and the fix)."""
+    """Which tasks of ``mod`` have a record that applies to ``target`` in the database at
+    ``db_dir`` (tuning_choice.py), and a hash of the records :func:`apply` uses. Raises
+    :class:`TuningError` for a missing or malformed database, naming the file and the fix."""
     db_dir, mode, pinned = view_of(db_dir, mode, pinned)
     db = _open_database(db_dir)
     tunable, untunable = _split_tasks(mod, target)
     found = resolve(db, [(name, task_mod) for name, task_mod, _ in tunable], target, mode, pinned)
-    best = {name: choice.record for name, choice in found.chosen.items()}
-    entries = [
-        [str(best[name].workload.as_json()[0]), _plain(best[name].as_json())] for name, _, _ in tunable if name in best
-    ]
     chosen = [found.chosen[name] for name, _, _ in tunable if name in found.chosen]
     here = target_label(target_json(target))
     return TuningState(
         db_dir=str(db_dir),
-        records_hash=_records_hash(entries),
+        records_hash=_records_hash([record_entry(c.record) for c in chosen]),
         tasks=tuple(name for name, _, _ in tunable),
-        missing=tuple(name for name, _, _ in tunable if name not in best),
+        missing=tuple(name for name, _, _ in tunable if name not in found.chosen),
         untunable=tuple(untunable),
         other_targets=found.other_targets,
         elsewhere=found.elsewhere,
@@ -102,10 +67,8 @@ def inspect(
 def apply(
     mod: Any, target: Any, db_dir: "Path | TuningView", mode: str = "any", pinned: Mapping[str, str] | None = None
 ) -> Any:
-    """``mod`` with the record :func:`inspect` chooses for each task applied (those
-    functions get ``tirx.is_scheduled``). Tasks without a record that applies to
-    ``target`` and untunable kernels keep their untuned form (:func:`inspect` reports
-    them). Raises :class:`TuningError` as :func:`inspect` does."""
+    """``mod`` with the record :func:`inspect` chooses for each task applied (marked
+    ``tirx.is_scheduled``); the other kernels keep their untuned form."""
     from tvm import relax, tirx
     from tvm.s_tir import meta_schedule as ms
 
@@ -115,14 +78,9 @@ def apply(
     found = resolve(db, tasks, target, mode, pinned)
     chosen = ms.database.MemoryDatabase(module_equality="structural")  # only the records used here
     for name, task_mod in tasks:
-        choice = found.chosen.get(name)
-        if choice is not None:
-            record = choice.record
-            chosen.commit_tuning_record(
-                ms.database.TuningRecord(
-                    record.trace, chosen.commit_workload(task_mod), record.run_secs, target, record.args_info
-                )
-            )
+        if name in found.chosen:
+            r, workload = found.chosen[name].record, chosen.commit_workload(task_mod)
+            chosen.commit_tuning_record(ms.database.TuningRecord(r.trace, workload, r.run_secs, target, r.args_info))
     if _is_relax(mod):
         with target, chosen:
             return relax.transform.MetaScheduleApplyDatabase(enable_warning=False)(mod)
@@ -141,18 +99,6 @@ def apply(
     return result
 
 
-# --------------------------------------------------------------------------- tuning
-
-
-def _require_tuning_packages() -> None:
-    missing = [name for name in ("cloudpickle", "psutil") if importlib.util.find_spec(name) is None]
-    if missing:
-        raise TuningError(
-            f"tuning needs {' and '.join(missing)} (MetaSchedule builds and measures candidates "
-            f"in worker processes); install with: pip install {' '.join(missing)}"
-        )
-
-
 def tune(
     mod: Any,
     target: Any,
@@ -167,29 +113,13 @@ def tune(
     clock: Callable[[], float] = wall_clock,
     tuner: Callable[[Sequence[Kernel]], Tuner] | None = None,
 ) -> TuningState:
-    """Tune the tasks of ``mod`` with MetaSchedule and add the records to the
-    database at ``db_dir`` (created when missing); returns :func:`inspect` afterwards.
-
-    ``trials``: each task is to have ``ceil(trials / tasks)`` trials measured for
-    ``target`` in all; trials an earlier or killed tuning measured count, so a re-run
-    measures only the missing ones (resume; raise ``trials`` to refine further).
-    ``budget_s``: a wall-clock budget spread over the tasks by their share of the run
-    time (tuning_budget.py); the run (tuning_run.py) measures the first batch alone, raises
-    :class:`~tuning_run.BudgetTooSmall` for a budget that cannot tune every task once,
-    and ends within the budget plus the batch in flight. The tasks are tuned one at a time,
-    in batches of up to ``MAX_TRIALS_PER_ITER``; each measured record is appended to the
-    database at once (MetaSchedule's JSONDatabase), so a killed tuning keeps every record
-    it measured; a last line cut short by the kill is dropped before appending again.
-
-    There is no learned cost model (``cost_model="random"``: no xgboost); the
-    evolutionary search starts from the best records already in the database.
-    ``display`` gets the estimate line, each task's progress after each batch and the
-    summary line (time used, records written); ``workload`` names the program in them.
-    ``clock`` is the run's clock and ``tuner`` makes the run's tuner for its kernels (tests
-    inject fakes; None: MetaSchedule). ``seed`` seeds the search.
-    Untunable kernels are skipped. ``devices``: measure the candidates on RPC devices
-    (MetaSchedule's RPC runner) instead of this machine; ``target`` is then the device's.
-    """
+    """Tune the tasks of ``mod`` into the database at ``db_dir`` (created when missing);
+    returns :func:`inspect` afterwards. ``trials``: ``ceil(trials / tasks)`` per task in
+    all, an earlier or killed tuning's included; ``budget_s``: a wall-clock budget
+    (tuning_budget.py, tuning_run.py). Each record is appended at once, so a killed tuning
+    keeps what it measured. No learned cost model (no xgboost). ``clock`` and ``tuner``:
+    injected by tests (None: MetaSchedule); ``devices``: measure on RPC devices instead
+    (``target`` is then the device's)."""
     if trials is None and budget_s is None:
         raise ValueError("tune needs trials or a time budget")
     if trials is not None and trials < 1:
@@ -199,7 +129,13 @@ def tune(
     began = clock()
     db_dir = Path(db_dir)
     display = display if display is not None else NoDisplay()
-    _require_tuning_packages()
+    label = workload or "the workload"
+    missing = [name for name in ("cloudpickle", "psutil") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise TuningError(
+            f"tuning needs {' and '.join(missing)} (MetaSchedule builds and measures candidates "
+            f"in worker processes); install with: pip install {' '.join(missing)}"
+        )
     try:
         db_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -220,16 +156,14 @@ def tune(
     share = shares([weight for _, _, weight in tasks], [None] * len(tasks), [_flops(m) for _, m, _ in tasks])
     kernels = [Kernel(name, sh, plan.remaining) for (name, _, _), sh, (_, plan) in zip(tasks, share, todo)]
     measure = tuner(kernels) if tuner is not None else _MetaSchedule(tasks, target, database, devices, seed, db_dir)
-    records_before = _record_count(db_dir)
+    records_before = len(db_lines(db_dir, RECORD_FILE))
     try:
-        outcome = run(workload or "the workload", kernels, budget_s, measure, clock, display, began)
+        outcome = run(label, kernels, budget_s, measure, clock, display, began)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"tuning interrupted; the records measured so far are kept in {db_dir}") from None
-    written = _record_count(db_dir) - records_before
-    display.summary(
-        summary_line(workload or "the workload", outcome.used_s, budget_s, outcome.trials, written, outcome.kernels)
-    )
-    _keep_run(db_dir, workload or "the workload", target, outcome, budget_s, written)
+    written = len(db_lines(db_dir, RECORD_FILE)) - records_before
+    display.summary(summary_line(label, outcome.used_s, budget_s, outcome.trials, written, outcome.kernels))
+    _keep_run(db_dir, label, target, outcome, budget_s, written)
     return inspect(mod, target, db_dir)
 
 
@@ -270,7 +204,18 @@ def _flops(task_mod: Any) -> float:
         return 0.0
 
 
-def _record_count(db_dir: Path) -> int:
-    return sum(
-        1 for line in intact_text((db_dir / RECORD_FILE).read_text(encoding="utf-8")).splitlines() if line.strip()
-    )
+def measured_counts(db_dir: Path, db: Any, tasks: list[tuple[str, Any]], target: Any) -> dict[str, int]:
+    """How many trials (successful or not) each task already has for exactly ``target``."""
+    import json
+
+    key = target_key(target)
+    index_of = {str(db.commit_workload(m).as_json()[0]): name for name, m in tasks if db.has_workload(m)}
+    if not index_of:
+        return {}
+    shash_at = [str(json.loads(line)[0]) for line in db_lines(db_dir, WORKLOAD_FILE)]
+    counts: dict[str, int] = {}
+    for row in map(json.loads, db_lines(db_dir, RECORD_FILE)):
+        name = index_of.get(shash_at[row[0]]) if 0 <= row[0] < len(shash_at) else None
+        if name is not None and len(row[1]) > 2 and json.dumps(row[1][2], sort_keys=True) == key:
+            counts[name] = counts.get(name, 0) + 1
+    return counts

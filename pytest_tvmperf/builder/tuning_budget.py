@@ -1,17 +1,14 @@
-"""How a tuning's trials and wall-clock budget are shared among a workload's kernels
-(pure: :mod:`pytest_tvmperf.builder.tuning` feeds it what MetaSchedule measured).
+"""How a tuning's trials and wall-clock budget are shared among a workload's kernels (pure).
 
-Trials: each kernel (task) is to have ``ceil(trials / tasks)`` trials measured for the
-target; the trials a killed or earlier tuning already measured count (resume), so a
-re-run measures only what is missing.
+Trials: each kernel is to have ``ceil(trials / tasks)`` trials measured for the target,
+those of an earlier or killed tuning included (resume).
 
-Time: a budget of ``B`` seconds is spread over the kernels by their share of the
-program's run time (``weight x estimated FLOPs``, :func:`shares`): each kernel first gets
-the time of :data:`MIN_TRIALS` trials (one batch, enough for a valid schedule), the rest
-goes by share, as trials at the time a trial took in the measured first batch
-(:func:`spread`). A budget under :func:`smallest_budget_s` cannot tune every kernel once
-and is refused. tuning_run.py spreads what is left again before each kernel, so the time
-a kernel leaves unused goes to the ones after it.
+Time: each kernel first gets the time of :data:`MIN_TRIALS` trials (one batch, enough for
+a valid schedule), the rest of the budget goes by its share of the program's run time
+(``weight x estimated FLOPs``, :func:`shares`), as trials at the price of the measured
+first batch (:func:`spread`). A budget under :func:`smallest_budget_s` is refused.
+tuning_run.py spreads what is left again before each kernel, so time a kernel leaves
+unused goes to the ones after it.
 """
 
 from __future__ import annotations
@@ -46,18 +43,14 @@ def plan_trials(names: Sequence[str], trials: int | None, done_before: Mapping[s
 
 
 def shares(weights: Sequence[float], best_s: Sequence[float | None], flops: Sequence[float]) -> list[float]:
-    """Each task's share of the program's run time (they sum to 1): its weight times its
-    best measured time, or its estimated FLOPs scaled by the measured tasks' time per
-    FLOP (equal shares when nothing is known)."""
+    """Each task's share of the program's run time (summing to 1): weight x best measured
+    time, or x estimated FLOPs at the measured tasks' time per FLOP (equal when unknown)."""
     n = len(weights)
     if n == 0:
         return []
     measured = [(b, f) for b, f in zip(best_s, flops) if b is not None and b > 0]
-    per_flop = (
-        sum(b for b, _ in measured) / sum(f for _, f in measured)
-        if measured and sum(f for _, f in measured) > 0
-        else None
-    )
+    spent, counted = sum(b for b, _ in measured), sum(f for _, f in measured)
+    per_flop = spent / counted if measured and counted > 0 else None
     raw = []
     for w, b, f in zip(weights, best_s, flops):
         if b is not None and b > 0:
@@ -95,8 +88,7 @@ class KernelShare:
 def smallest_budget_s(
     kernels: int, trial_s: float, min_trials: int = MIN_TRIALS, first_batch_s: float | None = None
 ) -> float:
-    """The least time that tunes every kernel once: a first batch of ``min_trials`` each
-    (``first_batch_s`` as measured, else at ``trial_s`` seconds a trial)."""
+    """The least time that tunes every kernel once: a first batch of ``min_trials`` each."""
     return kernels * max(min_trials * max(trial_s, 0.0), first_batch_s or 0.0)
 
 
@@ -110,11 +102,9 @@ def spread(
     first_batch_s: float | None = None,
 ) -> list[KernelShare]:
     """The budget spread over the kernels: each gets the time of its first batch of
-    ``min_trials`` (``first_batch_s``, as measured; else ``min_trials`` x ``trial_s``), then
-    the rest of the budget by its ``share`` of the run time, as further trials at
-    ``trial_s`` seconds each (a kernel's trial cap bounds its trials). The seconds sum to
-    the budget (or to the kernels' first batches, where the budget is smaller:
-    :func:`smallest_budget_s` says when; the caller refuses such a budget)."""
+    ``min_trials`` (``first_batch_s``, else ``min_trials`` x ``trial_s``), then the rest by
+    its ``share``, as trials at ``trial_s`` each (bounded by its cap). The seconds sum to
+    the budget, or to the first batches where it is smaller (refused by the caller)."""
     n = len(names)
     if n == 0:
         return []
@@ -136,8 +126,7 @@ def spread(
 
 @dataclass(frozen=True)
 class Estimate:
-    """What a tuning is expected to take, from a measured first batch: printed before the
-    rest of the tuning starts."""
+    """What a tuning is expected to take, from a measured first batch (printed first)."""
 
     kernels: int
     trials: int
@@ -167,8 +156,7 @@ def estimate(
     probe_s: float,
     setup_s: float = 0.0,
 ) -> Estimate:
-    """The estimate of a tuning whose kernels have ``shares_`` (their trials), after
-    ``setup_s`` seconds of getting ready."""
+    """The estimate of a tuning of ``shares_``, after ``setup_s`` seconds of getting ready."""
     trials = sum(k.trials for k in shares_)
     seconds = setup_s + trials * trial_s
     if budget_s is not None:

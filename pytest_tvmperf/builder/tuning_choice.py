@@ -1,22 +1,18 @@
 """Which tuning record each kernel of a program uses on this run's target.
 
-A database may hold records measured for several targets: the exact target of this
-run, the same CPU model with other features switched off, another CPU, another GPU
-architecture. MetaSchedule's own look-up ignores the target, so this module chooses:
+A database may hold records of several targets (this one, the same CPU with other
+features, another CPU or GPU architecture), and MetaSchedule's own look-up ignores the
+target, so this module chooses:
 
-1. the fastest record for exactly this target, when one exists (it always wins);
-2. otherwise (unless the mode is ``exact``) the fastest record of another target of the
-   same kind (llvm for llvm, cuda for cuda) that applies here: its trace replays on this
-   kernel (MetaSchedule's ``Trace.apply_to_schedule``), every tensor intrinsic it
-   tensorizes with uses only instructions this target has (an AVX-512 VNNI dot product
-   on a CPU without ``avx512vnni`` does not apply), and on a GPU the replayed kernel
-   passes MetaSchedule's ``VerifyGPUCode`` for this architecture;
-3. otherwise nothing: the kernel keeps its untuned form, and each record that could not
-   apply is *left out*, with the reason (:class:`LeftOut`).
+1. the fastest record for exactly this target (it always wins);
+2. else (unless the mode is ``exact``) the fastest record of another target of the same
+   kind that applies here: its trace replays on this kernel, every tensor intrinsic it
+   uses needs only instructions this target has (no AVX-512 VNNI dot product on a CPU
+   without ``avx512vnni``), and on a GPU the kernel passes ``VerifyGPUCode``;
+3. else nothing: the kernel stays untuned, and each record that could not apply is
+   *left out*, with the reason (:class:`LeftOut`).
 
-The decision rules on names and features are pure (:func:`required_features`,
-:func:`intrinsic_problem`, :func:`target_label`, :func:`source_note`); the replay needs
-TVM, imported lazily.
+The rules on names and features are pure; the replay needs TVM, imported lazily.
 """
 
 from __future__ import annotations
@@ -27,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from pytest_tvmperf.builder.targets import _plain
+from pytest_tvmperf.builder.tuning_db import _records_hash
 from pytest_tvmperf.config.parsing import TUNED_MODES  # noqa: E402  (how records match: --tvmperf-tuned)
 
 #: LLVM intrinsic name prefix -> the LLVM target features it needs (first match wins);
@@ -75,8 +73,6 @@ class Choice:
     exact: bool
     #: where the record was measured (:func:`target_label` of its target)
     source: str
-    #: True when the record was taken because the test's baseline was measured with it
-    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,9 +98,6 @@ class Resolution:
     other_targets: tuple[str, ...]
 
 
-# ---------------------------------------------------------------------------- pure
-
-
 def required_features(llvm_intrinsics: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(LLVM features the intrinsics need, sorted; intrinsics this table does not know)."""
     needed: set[str] = set()
@@ -122,9 +115,7 @@ def required_features(llvm_intrinsics: Iterable[str]) -> tuple[tuple[str, ...], 
 def intrinsic_problem(
     tensor_intrin: str, llvm_intrinsics: Sequence[str], triple: str, features: frozenset[str]
 ) -> str | None:
-    """Why a trace that tensorizes with ``tensor_intrin`` (whose implementation calls
-    ``llvm_intrinsics``) cannot run on a CPU of target triple ``triple`` with LLVM
-    features ``features``; None when it can."""
+    """Why a trace tensorizing with ``tensor_intrin`` cannot run on this CPU; None when it can."""
     for name in llvm_intrinsics:
         arch = name.split(".")[1] if name.count(".") >= 2 else ""
         arches = LLVM_INTRINSIC_ARCHES.get(arch)
@@ -140,8 +131,7 @@ def intrinsic_problem(
 
 
 def target_label(target_json: Mapping[str, Any]) -> str:
-    """A target as a user names a machine: the CPU model (``znver4``), the GPU
-    architecture (``sm_80``), else the kind."""
+    """A target as a user names a machine: the CPU model, the GPU architecture, else the kind."""
     for key in ("mcpu", "arch"):
         if target_json.get(key):
             return str(target_json[key])
@@ -164,26 +154,12 @@ def source_note(chosen: Sequence[Choice], tasks: int, here: str) -> str:
 
 
 def left_out_line(db_dir: str, left_out: Sequence[str], here: str) -> str:
-    """One summary line naming the records (:meth:`LeftOut.describe`) that cannot apply
-    on this target."""
+    """One summary line naming the records (:meth:`LeftOut.describe`) left out here."""
     shown = "; ".join(left_out[:6]) + ("; ..." if len(left_out) > 6 else "")
     return (
         f"tvmperf: tuning database {db_dir}: {len(left_out)} record(s) left out on {here} (their kernels run "
         f"untuned unless another record applies): {shown}"
     )
-
-
-# ---------------------------------------------------------------------------- TVM
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if hasattr(value, "__iter__"):
-        return [_plain(v) for v in value]
-    return str(value)
 
 
 def target_json(target: Any) -> dict[str, Any]:
@@ -196,11 +172,8 @@ def target_key(target: Any) -> str:
 
 
 def _trace_tensor_intrinsics(trace: Any) -> list[str]:
-    names = []
-    for inst in trace.insts:
-        if str(inst.kind.name) == "Tensorize":
-            names.extend(str(a) for a in inst.attrs if isinstance(a, str) or type(a).__name__ == "String")
-    return names
+    tensorize = [inst for inst in trace.insts if str(inst.kind.name) == "Tensorize"]
+    return [str(a) for inst in tensorize for a in inst.attrs if isinstance(a, str) or type(a).__name__ == "String"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -223,7 +196,6 @@ class _TargetFacts:
         self.json = target_json(target)
         self.key = json.dumps(self.json, sort_keys=True)
         self.label = target_label(self.json)
-        self._features: frozenset[str] | None = None
         self._gpu_check: Any = None
 
     @property
@@ -235,16 +207,14 @@ class _TargetFacts:
             triple = str(tvm.target.codegen.llvm_get_system_triple())
         return triple
 
-    @property
+    @functools.cached_property
     def features(self) -> frozenset[str]:
-        if self._features is None:
-            import tvm
+        import tvm
 
-            try:
-                self._features = frozenset(str(f) for f in tvm.target.codegen.llvm_get_cpu_features(self.target))
-            except Exception:  # an LLVM without this target's backend
-                self._features = frozenset()
-        return self._features
+        try:
+            return frozenset(str(f) for f in tvm.target.codegen.llvm_get_cpu_features(self.target))
+        except Exception:  # an LLVM without this target's backend
+            return frozenset()
 
     def verify_gpu(self, sch: Any) -> bool:
         """MetaSchedule's VerifyGPUCode for this target (threads, shared memory, registers);
@@ -263,8 +233,7 @@ class _TargetFacts:
 
 
 def why_not_here(record: Any, task_mod: Any, facts: _TargetFacts) -> str | None:
-    """Why ``record`` (of another target) cannot schedule ``task_mod`` on this target;
-    None when it can."""
+    """Why ``record`` (of another target) cannot schedule ``task_mod`` here; None when it can."""
     from tvm.s_tir import Schedule
 
     kind = str(record.target.kind.name)
@@ -291,19 +260,14 @@ def why_not_here(record: Any, task_mod: Any, facts: _TargetFacts) -> str | None:
     return None
 
 
-def record_digest(record: Any) -> str:
-    """A record's identity (its kernel's structural hash, trace, run times, target and
-    arguments): sha256, first 16 hex digits. The same record in another copy of the
-    database has the same digest."""
-    import hashlib
+def record_entry(record: Any) -> list[Any]:
+    """A record as it is hashed: its kernel's structural hash and the record's JSON."""
+    return [str(record.workload.as_json()[0]), _plain(record.as_json())]
 
-    text = json.dumps(
-        [str(record.workload.as_json()[0]), _plain(record.as_json())],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=True,
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+def record_digest(record: Any) -> str:
+    """A record's identity (sha256 of :func:`record_entry`), the same in every copy of the database."""
+    return str(_records_hash(record_entry(record)))
 
 
 def task_records(db: Any, task_mod: Any) -> list[Any]:
@@ -317,11 +281,10 @@ def task_records(db: Any, task_mod: Any) -> list[Any]:
 def resolve(
     db: Any, tasks: Sequence[tuple[str, Any]], target: Any, mode: str = "any", pinned: Mapping[str, str] | None = None
 ) -> Resolution:
-    """The record each task uses on ``target`` (see the module's rules); ``mode``
-    ``exact`` takes the target's own records only. ``pinned``: task -> the digest
-    (:func:`record_digest`) of the record the test's baseline was measured with; while
-    the database holds it (and it applies here) the task keeps it, whatever records
-    were added since (tuning isolation: another test's tuning never moves this test)."""
+    """The record each task uses on ``target`` (the module's rules; ``mode`` ``exact``:
+    its own records only). ``pinned``: task -> :func:`record_digest` of the record the
+    test's baseline was measured with, kept while the database holds it and it applies
+    here (another test's tuning never moves this test)."""
     if mode not in TUNED_MODES:
         raise ValueError(f"unknown tuned mode {mode!r}; expected one of {', '.join(TUNED_MODES)}")
     facts = _TargetFacts(target)
@@ -336,7 +299,7 @@ def resolve(
         if held is not None:
             exact = target_key(held.target) == facts.key
             if exact or (mode != "exact" and why_not_here(held, task_mod, facts) is None):
-                chosen[name] = Choice(name, held, exact, target_label(target_json(held.target)), pinned=True)
+                chosen[name] = Choice(name, held, exact, target_label(target_json(held.target)))
                 continue
         own = next((r for k, r in records if k == facts.key), None)
         if own is not None:

@@ -1,6 +1,5 @@
-"""The files of a MetaSchedule tuning database (see :mod:`pytest_tvmperf.builder.tuning`):
-checked before MetaSchedule reads them, opened, hashed, and searched for each
-kernel's best record on a target. TVM is imported lazily."""
+"""The files of a MetaSchedule tuning database (:mod:`pytest_tvmperf.builder.tuning`):
+checked before MetaSchedule reads them, repaired, opened, hashed. TVM is imported lazily."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ TUNE_COMMAND = "pytest --tvmperf-tune=TRIALS"
 
 
 class TuningError(Exception):
-    """A tuning database that is missing or unreadable, or tuning that cannot run;
-    the message names the file and says what to do."""
+    """A missing or unreadable tuning database, or tuning that cannot run; says what to do."""
 
 
 def _recreate_hint(db_dir: Path) -> str:
@@ -28,8 +26,7 @@ def _recreate_hint(db_dir: Path) -> str:
 
 
 def _check_files(db_dir: Path) -> bool:
-    """Raise TuningError unless ``db_dir`` holds two well-formed database files:
-    one JSON array per line, records pointing at existing workload lines. Returns
+    """Raise TuningError unless ``db_dir`` holds two well-formed database files; returns
     whether a record's trace tensorizes (loading it needs the tensor intrinsics)."""
     db_dir = Path(db_dir)
     if not db_dir.is_dir():
@@ -61,12 +58,8 @@ def _check_files(db_dir: Path) -> bool:
                 if name == WORKLOAD_FILE:
                     if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
                         problem = "expected [structural hash, module]"
-                elif not (
-                    isinstance(row, list)
-                    and len(row) == 2
-                    and isinstance(row[0], int)
-                    and isinstance(row[1], list)
-                    and len(row[1]) >= 2
+                elif not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], int)) or not (
+                    isinstance(row[1], list) and len(row[1]) >= 2
                 ):
                     problem = "expected [workload index, [trace, run_secs, target, args_info]]"
                 elif not 0 <= row[0] < counts[WORKLOAD_FILE]:
@@ -86,9 +79,8 @@ def _check_files(db_dir: Path) -> bool:
 
 
 def intact_text(text: str) -> str:
-    """A database file's text less a last line cut short by a killed tuning (MetaSchedule
-    appends one line per measured record; a kill in the middle of a line leaves it
-    without its newline). A last line that is whole but lacks its newline gets it."""
+    """A database file's text less a last line cut short by a killed tuning (one without
+    its newline that is not JSON); a whole last line without its newline gets it."""
     if not text or text.endswith("\n"):
         return text
     head, _, last = text.rpartition("\n")
@@ -97,6 +89,13 @@ def intact_text(text: str) -> str:
     except ValueError:
         return head + "\n" if head else ""
     return text + "\n"
+
+
+def db_lines(db_dir: Path, name: str) -> list[str]:
+    """The lines of one database file, less blank ones and a last one cut short (:func:`intact_text`)."""
+    return [
+        line for line in intact_text((Path(db_dir) / name).read_text(encoding="utf-8")).splitlines() if line.strip()
+    ]
 
 
 def torn_files(db_dir: Path) -> dict[str, str]:
@@ -113,8 +112,7 @@ def torn_files(db_dir: Path) -> dict[str, str]:
 
 
 def repair_torn(db_dir: Path) -> list[str]:
-    """Rewrite (atomically) the files a killed tuning left with a cut-short last line, so
-    that the next record appended starts on a line of its own; returns their names."""
+    """Rewrite (atomically) the files a killed tuning cut short; returns their names."""
     from pytest_tvmperf.store.files import atomic_write
 
     torn = torn_files(db_dir)
@@ -124,47 +122,39 @@ def repair_torn(db_dir: Path) -> list[str]:
 
 
 def _open_database(db_dir: Path) -> Any:
-    """The JSONDatabase in ``db_dir`` (which must exist, with both files well formed). A
-    last line cut short by a killed tuning is left out (read from an intact copy; the
-    files are not changed: the next tuning repairs them)."""
+    """The JSONDatabase in ``db_dir`` (checked); a last line cut short by a killed tuning
+    is left out (read from an intact copy; the next tuning repairs the files)."""
     import shutil
     import tempfile
 
     from tvm.s_tir import meta_schedule as ms
+
+    def json_database(folder: Any) -> Any:
+        return ms.database.JSONDatabase(
+            path_workload=str(Path(folder) / WORKLOAD_FILE),
+            path_tuning_record=str(Path(folder) / RECORD_FILE),
+            allow_missing=False,
+            module_equality="structural",
+        )
 
     if _check_files(db_dir):
         load_tensor_intrinsics()  # the records name intrinsics, which must be registered to load them
     torn = torn_files(db_dir)
     try:
         if not torn:
-            return ms.database.JSONDatabase(
-                path_workload=str(Path(db_dir) / WORKLOAD_FILE),
-                path_tuning_record=str(Path(db_dir) / RECORD_FILE),
-                allow_missing=False,
-                module_equality="structural",
-            )
+            return json_database(db_dir)
         with tempfile.TemporaryDirectory(prefix="tvmperf-tuning-db-") as copy:
             for name in (WORKLOAD_FILE, RECORD_FILE):
                 if name in torn:
                     (Path(copy) / name).write_text(torn[name], encoding="utf-8")
                 else:
                     shutil.copyfile(Path(db_dir) / name, Path(copy) / name)
-            db = ms.database.JSONDatabase(
-                path_workload=str(Path(copy) / WORKLOAD_FILE),
-                path_tuning_record=str(Path(copy) / RECORD_FILE),
-                allow_missing=False,
-                module_equality="structural",
-            )
+            db = json_database(copy)
             memory = ms.database.MemoryDatabase(module_equality="structural")  # nothing points at the copy
             for record in db.get_all_tuning_records():
+                workload = memory.commit_workload(record.workload.mod)
                 memory.commit_tuning_record(
-                    ms.database.TuningRecord(
-                        record.trace,
-                        memory.commit_workload(record.workload.mod),
-                        record.run_secs,
-                        record.target,
-                        record.args_info,
-                    )
+                    ms.database.TuningRecord(record.trace, workload, record.run_secs, record.target, record.args_info)
                 )
             return memory
     except Exception as exc:  # TVM raises TVMError, ValueError, ... on a bad entry
@@ -184,16 +174,11 @@ def _records_hash(entries: Sequence[Any]) -> str | None:
 
 @contextlib.contextmanager
 def _fast_tvmscript_parsing() -> Iterator[None]:
-    """Make TVMScript parsing during an import fast.
-
-    Every ``@T.prim_func`` calls ``inspect.stack()``, which looks up the module of
-    each frame; the import machinery's frozen frames (``<frozen importlib._bootstrap>``)
-    have no module file, so each lookup scans all of ``sys.modules`` -- thousands of
-    modules once ``tvm_ffi`` has imported torch. ``tvm.s_tir.tensor_intrin`` parses
-    some 250 functions on import, which then takes 30-40 s instead of 4. Telling
-    ``inspect`` which modules those frames belong to (what its cache would hold if it
-    could find them) removes the scans.
-    """
+    """Make TVMScript parsing during an import fast: every ``@T.prim_func`` calls
+    ``inspect.stack()``, which for the import machinery's frozen frames (no module file)
+    scans all of ``sys.modules`` -- thousands once ``tvm_ffi`` has imported torch, so the
+    250 functions of ``tvm.s_tir.tensor_intrin`` take 30-40 s instead of 4. Telling
+    ``inspect`` which modules those frames belong to removes the scans."""
     import inspect as _inspect
 
     cache = getattr(_inspect, "modulesbyfile", None)
@@ -212,13 +197,9 @@ def _fast_tvmscript_parsing() -> Iterator[None]:
 
 
 def load_tensor_intrinsics() -> None:
-    """Import ``tvm.s_tir.tensor_intrin`` (which registers the tensor intrinsics that
-    MetaSchedule's CPU schedule rules use, and that loading a database with tensorized
-    records needs) in 4-8 s instead of 30-40 s.
-
-    :func:`tune` calls it. TVM cannot import that module twice into one process (its
-    global functions register again and fail), so a test suite whose in-process
-    pytester runs tune should call this once before them, e.g. in ``conftest.py``.
-    """
+    """Import ``tvm.s_tir.tensor_intrin`` (the tensor intrinsics MetaSchedule's CPU rules
+    and tensorized records need) in 4-8 s instead of 30-40 s. TVM cannot import it twice
+    into one process, so a test suite whose in-process pytester runs tune should call
+    this once before them, e.g. in ``conftest.py``."""
     with _fast_tvmscript_parsing():
         import tvm.s_tir.tensor_intrin  # noqa: F401

@@ -1,9 +1,7 @@
-"""How a tuning run (tuning_run.py) is shown: on a terminal a tqdm bar per kernel
-(``tuning dla34: 3/19 kernels fused_conv2d3_add_relu  12/40 [00:31<00:52]``, its clock
-started with the kernel); on anything else (a log file, a CI log, a pipe) plain lines, one
-after each batch, without ``\\r`` or escape codes. The estimate line comes first and the
-summary line last. Also :class:`TunerChoice`: which tuner and clock a run uses (the
-``tvmperf_tuner`` fixture; tests inject a fake of each)."""
+"""How a tuning run is shown: on a terminal a tqdm bar per kernel (``tuning dla34: 3/19
+kernels fused_conv2d3_add_relu  12/40 [00:31<00:52]``); elsewhere (a log, a pipe) plain
+lines, one after each batch, without ``\\r`` or escape codes. Also :class:`TunerChoice`,
+which tuner and clock a run uses (the ``tvmperf_tuner`` fixture)."""
 
 from __future__ import annotations
 
@@ -17,8 +15,7 @@ from pytest_tvmperf.builder.tuning_run import Display, Kernel, KernelProgress, N
 
 @dataclass(frozen=True)
 class TunerChoice:
-    """Which tuner measures a tuning run, and its clock: MetaSchedule and the wall clock,
-    unless a test injects others (the ``tvmperf_tuner`` fixture)."""
+    """Which tuner and clock measure a tuning run (the ``tvmperf_tuner`` fixture)."""
 
     #: the tuner for a run's kernels; None: MetaSchedule (builder/tuning.py)
     make: Callable[[Sequence[Kernel]], Tuner] | None = None
@@ -32,8 +29,7 @@ class TuningIO:
     #: the display for a workload's run, given its name
     display: Callable[[str], Display] = field(default=lambda _workload: NoDisplay())
     tuner: TunerChoice = field(default_factory=TunerChoice)
-    #: a budget too small ends the run as a usage error (pytest.exit); False in an xdist
-    #: worker, where an exit is an internal error that loses the message: the test fails
+    #: a budget too small ends the run (pytest.exit); False in an xdist worker: the test fails
     exits: bool = True
 
 
@@ -46,8 +42,7 @@ def kernel_line(workload: str, p: KernelProgress) -> str:
 
 
 class PlainDisplay:
-    """Plain lines (a log file, a CI log): one per batch that leaves the kernel trials to
-    go, one when it is done."""
+    """Plain lines: one per batch that leaves the kernel trials to go, one when it is done."""
 
     def __init__(self, workload: str, write: Callable[[str], None]) -> None:
         self.workload, self.write = workload, write
@@ -64,8 +59,7 @@ class PlainDisplay:
 
 
 class BarDisplay:
-    """A tqdm bar per kernel on a terminal, created when the kernel starts (so its clock
-    and rate are the kernel's), to its share of trials; the lines between bars."""
+    """A tqdm bar per kernel, created when it starts (its clock and rate the kernel's)."""
 
     def __init__(
         self, workload: str, stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager[Any]]
@@ -74,9 +68,7 @@ class BarDisplay:
         self.bar: Any = None
 
     def estimate(self, line: str) -> None:
-        with self.uncaptured():
-            self.stream().write(f"\n{line}\n")
-            self.stream().flush()
+        _write(self.stream, self.uncaptured, f"\n{line}\n")
 
     def kernel(self, progress: KernelProgress) -> None:
         from tqdm import tqdm
@@ -91,33 +83,29 @@ class BarDisplay:
                     dynamic_ncols=True,
                     desc=f"tuning {self.workload}: {progress.index}/{progress.count} kernels {progress.name}",
                 )
-            if self.bar.total != progress.share:
-                self.bar.total = progress.share
+            self.bar.total = progress.share
             self.bar.update(max(0, progress.done - self.bar.n))
             if progress.finished:
                 self.bar.close()
                 self.bar = None
 
     def summary(self, line: str) -> None:
-        with self.uncaptured():
-            self.stream().write(f"{line}\n")
-            self.stream().flush()
+        _write(self.stream, self.uncaptured, f"{line}\n")
 
 
 def display_for(workload: str, stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager[Any]]) -> Display:
-    """Bars where the ``stream()`` pytest's capture lets through is a terminal, plain
-    lines elsewhere."""
+    """Bars where the ``stream()`` pytest's capture lets through is a terminal, else lines."""
     with uncaptured():
         terminal = _isatty(stream())
     if terminal:
         return BarDisplay(workload, stream, uncaptured)
+    return PlainDisplay(workload, lambda line: _write(stream, uncaptured, f"{line}\n"))
 
-    def write(line: str) -> None:
-        with uncaptured():
-            stream().write(f"{line}\n")
-            stream().flush()
 
-    return PlainDisplay(workload, write)
+def _write(stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager[Any]], text: str) -> None:
+    with uncaptured():
+        stream().write(text)
+        stream().flush()
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -1,8 +1,8 @@
 """MetaSchedule as the tuning run's :class:`~tuning_run.Tuner` (see
-:mod:`pytest_tvmperf.builder.tuning`): one ``tune_tasks`` call per kernel and share, the
-candidates built in this process and run in the runner's worker process (kept for the
-run), the evolutionary search sized for the random cost model, the RPC devices. TVM is
-imported lazily."""
+:mod:`pytest_tvmperf.builder.tuning`): one ``tune_tasks`` call per kernel and share, ended
+by a measure callback when the run says so, the candidates built in this process and run
+in the runner's worker process (kept for the run), the evolutionary search sized for the
+random cost model, the RPC devices. TVM is imported lazily."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_tvmperf.builder.tuning_db import TuningError, load_tensor_intrinsics
-from pytest_tvmperf.builder.tuning_progress import EndOfTuning, batch_callback
 
 #: the most candidates built and measured in one batch (one progress report each)
 MAX_TRIALS_PER_ITER = 16
@@ -22,24 +21,34 @@ MAX_TRIALS_PER_ITER = 16
 LOGGER = "pytest_tvmperf.builder.tuning"
 
 
-def _build(mod: Any, target: Any, _params: Any) -> Any:
-    """MetaSchedule's default build function without its import of the tensor
-    intrinsics: that import takes 30-40 s in each fresh builder worker (one is started
-    per batch) with torch installed, past the build timeout, so every candidate
-    failed. A candidate's IR is already scheduled (a tensorized block carries the
-    intrinsic's implementation), so building it does not need them."""
-    import tvm
-    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
-
-    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
-    return tvm.tirx.build(mod, target)
+class EndOfTuning(Exception):
+    """Raised from the measure callback to end the search (the records are in the database)."""
 
 
-def _tuning_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+def batch_callback(on_batch: Callable[[int, int], bool]) -> Any:
+    """The measure callback that calls ``on_batch(candidates measured, of them valid: built
+    and ran)`` after each batch and ends the search (raising :class:`EndOfTuning`) when it
+    returns False. An exception of ``on_batch`` (Ctrl-C in a progress bar) ends it too,
+    kept in ``interrupted`` to be raised after the search."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
+
+    @derived_object
+    class _Batches(PyMeasureCallback):
+        def __init__(self) -> None:
+            self.interrupted: BaseException | None = None
+
+        def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
+            try:
+                ok = sum(1 for result in runner_results if result.error_msg is None and result.run_secs)
+                go_on = on_batch(len(measure_candidates), ok)
+            except BaseException as exc:  # Ctrl-C (or a failing display): the search ends, raised after it
+                self.interrupted = exc
+                raise EndOfTuning() from None
+            if not go_on:
+                raise EndOfTuning()
+
+    return _Batches()
 
 
 #: MetaSchedule's RPC runner: the longest one candidate's session (connect, upload, run) may
@@ -73,13 +82,15 @@ class RpcDevices:
 def _in_process_builder() -> Any:
     """A MetaSchedule builder that builds the candidates here, one after another: its
     LocalBuilder starts a fresh pool of worker processes for every batch, each importing
-    TVM (8 s on a busy 2-core machine), which made a kernel's first batch take 20 s and the
-    smallest budget minutes. Building a scheduled kernel is LLVM codegen in TVM's C++; the
-    candidates still run in the runner's worker process, so one that crashes when run
-    does not take this process with it."""
+    TVM (8 s on a busy 2-core machine: a kernel's first batch took 20 s). The candidates
+    still run in the runner's worker process, so one that crashes does not take this one
+    with it. Built as MetaSchedule's default build function does, less its import of the
+    tensor intrinsics (a candidate's IR is already scheduled)."""
+    import tvm
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
     from tvm.s_tir.meta_schedule.builder.local_builder import default_export
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
 
     @derived_object
     class _InProcess(PyBuilder):
@@ -87,9 +98,8 @@ def _in_process_builder() -> Any:
             results = []
             for build_input in build_inputs:
                 try:
-                    results.append(
-                        BuilderResult(default_export(_build(build_input.mod, build_input.target, None)), None)
-                    )
+                    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(build_input.mod)
+                    results.append(BuilderResult(default_export(tvm.tirx.build(mod, build_input.target)), None))
                 except Exception as exc:  # noqa: BLE001 - this candidate fails to build: MetaSchedule's own result
                     results.append(BuilderResult(None, f"in-process build: {type(exc).__name__}: {exc}"))
             return results
@@ -97,29 +107,17 @@ def _in_process_builder() -> Any:
     return _InProcess()
 
 
-#: build the candidates in this process (True) or in MetaSchedule's worker pool per batch
-BUILD_IN_PROCESS = True
-#: the evolutionary search's population and rounds of mutation (MetaSchedule's defaults:
-#: 512 and 4, for its learned cost model to rank). With the random cost model every
-#: candidate ranks by chance, so more of them only cost time: two thirds of a batch's time
-#: went to mutating and sampling them (ms.Profiler, tiny MLP), which made the smallest
-#: budget one batch per kernel allows minutes. The mutants still start from the best
-#: records in the database.
+#: the evolutionary search's population and rounds of mutation (MetaSchedule's defaults, 512
+#: and 4, are for its learned cost model to rank): with the random cost model more of them
+#: only cost time, two thirds of a batch's (ms.Profiler, tiny MLP). The mutants still start
+#: from the best records in the database.
 SEARCH_POPULATION = 64
 SEARCH_ROUNDS = 1
 
 
-def _search() -> Any:
-    from tvm.s_tir import meta_schedule as ms
-
-    return ms.search_strategy.EvolutionarySearch(
-        population_size=SEARCH_POPULATION, init_min_unmeasured=16, genetic_num_iters=SEARCH_ROUNDS
-    )
-
-
 class _MetaSchedule:
     """The :class:`~tuning_run.Tuner` of MetaSchedule: one ``tune_tasks`` call per kernel
-    and share, ended after a batch by the run (tuning_progress.batch_callback). The
+    and share, ended after a batch by the run (:func:`batch_callback`). The
     builder and the runner (its worker process) are made once and kept for all calls."""
 
     def __init__(
@@ -161,14 +159,8 @@ class _MetaSchedule:
         return self.devices.runner() if self.devices is not None else ms.runner.LocalRunner()
 
     def _measure(self) -> tuple[Any, Any]:
-        from tvm.s_tir import meta_schedule as ms
-
         if self._builder is None:
-            self._builder = (
-                _in_process_builder()
-                if BUILD_IN_PROCESS
-                else ms.builder.LocalBuilder(max_workers=_tuning_cores(), f_build=_build)
-            )
+            self._builder = _in_process_builder()
         if self._runner is None:
             self._runner = self._new_runner()
         return self._builder, self._runner
@@ -177,13 +169,18 @@ class _MetaSchedule:
         from tvm.s_tir import meta_schedule as ms
 
         name, task_mod, weight = self.tasks[kernel]
-        cores = _tuning_cores()
+        try:
+            cores = max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not on Linux
+            cores = max(1, os.cpu_count() or 1)
         self.calls += 1
         context = ms.TuneContext(
             mod=task_mod,
             target=self.target,
             space_generator="post-order-apply",
-            search_strategy=_search(),
+            search_strategy=ms.search_strategy.EvolutionarySearch(
+                population_size=SEARCH_POPULATION, init_min_unmeasured=16, genetic_num_iters=SEARCH_ROUNDS
+            ),
             task_name=name,
             rand_state=ms.utils.fork_seed(self.seed + kernel, n=self.calls)[-1],
             num_threads=cores,
@@ -208,8 +205,6 @@ class _MetaSchedule:
                     measure_callbacks=[*ms.MeasureCallback.create("default"), callback],
                     task_scheduler="round-robin",
                 )
-            except KeyboardInterrupt:
-                raise
             except Exception as exc:  # TVM raises RuntimeError, TVMError, ... from the search
                 text = [line for line in str(exc).strip().splitlines() if line.strip()]
                 if callback.interrupted is None and _behind(exc, EndOfTuning):  # the run ended the kernel: done
@@ -226,8 +221,7 @@ class _MetaSchedule:
 
 
 def _behind(exc: BaseException, kind: type) -> bool:
-    """Whether an exception of ``kind`` is behind ``exc``: in its chain, or in the text TVM
-    made of a Python callback's exception."""
+    """Whether an exception of ``kind`` is in ``exc``'s chain or in its text (TVM's of a callback's)."""
     import traceback
 
     seen: BaseException | None = exc

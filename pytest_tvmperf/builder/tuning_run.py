@@ -1,18 +1,15 @@
-"""The order and the stopping of a tuning run, kernel by kernel and batch by batch,
-with the tuner and its clock injected (no TVM here: :mod:`pytest_tvmperf.builder.tuning`
-gives MetaSchedule as the :class:`Tuner`; tests give a fake one and a fake clock).
+"""The order and the stopping of a tuning run, kernel by kernel and batch by batch, with
+the tuner and its clock injected (no TVM here; tests give a fake tuner and clock).
 
 1. The kernels are tuned one after another, the largest share of the run time first.
 2. The first kernel's first batch (:data:`~tuning_budget.MIN_TRIALS` trials) is measured
-   alone: its time per trial prices the rest. With a budget smaller than every kernel's
-   first batch at that price, :class:`BudgetTooSmall` is raised, naming the smallest
-   budget that would do; nothing more is measured.
-3. The estimate (kernels, trials, minutes) is shown, then each kernel is tuned for its
-   share (tuning_budget.spread: the budget left, spread again over the kernels left at the
-   price measured so far). After each batch it stops once it has its trials or has spent
-   its time; the budget is passed by no more than the batch in flight, where the kernels'
-   first batches take about what the first one took. A kernel whose trials gave no valid
-   schedule gets up to :data:`RETRIES` more first batches, past its share.
+   alone: its time per trial prices the rest. A budget smaller than every kernel's first
+   batch at that price raises :class:`BudgetTooSmall`, naming the smallest that would do.
+3. The estimate is shown, then each kernel is tuned for its share (the budget left,
+   spread again over the kernels left at the price so far), stopping after the batch that
+   gives it its trials or spends its time: the budget is passed by no more than the batch
+   in flight. A kernel whose trials gave no valid schedule gets up to :data:`RETRIES`
+   more first batches, past its share.
 """
 
 from __future__ import annotations
@@ -73,37 +70,27 @@ class RunOutcome:
 
 class Tuner(Protocol):
     def start(self) -> None:
-        """Get ready to measure (start worker processes): timed with the budget, before the
-        first batch, so its time does not price every kernel's first batch."""
+        """Start the workers: apart from the first batch, so it does not price every first batch."""
 
     def tune(self, kernel: int, trials: int, on_batch: Callable[[int, int], bool]) -> None:
-        """Measure up to ``trials`` trials of kernel ``kernel`` (its index in the list the
-        run was given), calling ``on_batch(trials measured in the batch, of them valid:
-        built and ran)`` after each batch; stop when it returns False."""
+        """Measure up to ``trials`` trials of kernel ``kernel`` (an index into the run's list),
+        calling ``on_batch(measured, of them valid)`` after each batch; stop when it returns False."""
 
 
 class Display(Protocol):
-    """Where a run's progress goes: the estimate line first, each kernel's progress
-    (at its start, after each batch, at its end), the summary line last."""
+    """Where a run's progress goes: the estimate, each kernel's progress, the summary."""
 
     def estimate(self, line: str) -> None: ...
-
     def kernel(self, progress: KernelProgress) -> None: ...
-
     def summary(self, line: str) -> None: ...
 
 
 class NoDisplay:
     """Shows nothing."""
 
-    def estimate(self, line: str) -> None:
-        pass
-
-    def kernel(self, progress: KernelProgress) -> None:
-        pass
-
-    def summary(self, line: str) -> None:
-        pass
+    def estimate(self, line: str) -> None: ...
+    def kernel(self, progress: KernelProgress) -> None: ...
+    def summary(self, line: str) -> None: ...
 
 
 class BudgetTooSmall(Exception):
@@ -120,20 +107,14 @@ class BudgetTooSmall(Exception):
         setup_s: float = 0.0,
     ) -> None:
         self.smallest = duration_option(smallest_s)
+        given = f"{budget_s / 60:g}m" if budget_s >= 120 and budget_s % 60 == 0 else f"{budget_s:g}s"  # as given
         super().__init__(
-            f"the tuning budget {_as_given(budget_s)} is too small "
+            f"the tuning budget {given} is too small "
             f"for {workload}: its {kernels} kernel(s) need at least {MIN_TRIALS} trials each to build one valid "
             f"schedule, and the first batch took {probe_s:.1f} s for {probe_trials} trial(s)"
             + (f" after {setup_s:.0f} s to start" if setup_s >= 1 else "")
             + f"; the smallest budget that would do: {self.smallest}"
         )
-
-
-def _as_given(seconds: float) -> str:
-    """A budget as the option takes it, unrounded: ``15s``, ``4m``, ``5400s``."""
-    if seconds >= 120 and seconds % 60 == 0:
-        return f"{seconds / 60:g}m"
-    return f"{seconds:g}s"
 
 
 def run(
@@ -145,9 +126,8 @@ def run(
     display: Display,
     began: float | None = None,
 ) -> RunOutcome:
-    """Tune ``kernels`` with ``tuner`` within ``budget_s`` (or their trial caps). The
-    budget counts from ``began`` (the clock when the tuning began, before its kernels were
-    found; else now), the tuner's start included."""
+    """Tune ``kernels`` with ``tuner`` within ``budget_s`` (or their trial caps), counted
+    from ``began`` (before the kernels were found; else now), the tuner's start included."""
     start = clock() if began is None else began
     order = sorted(range(len(kernels)), key=lambda i: -kernels[i].share)
     n = len(order)
@@ -192,12 +172,16 @@ def run(
             plan[k:] = _plan(left, names[k:], shares[k:], trial_s, caps[k:], first_batch_s)
             kernel_start = clock()
         share = plan[k]
-        total = max(share.trials, done[k])
-        display.kernel(KernelProgress(k + 1, n, names[k], done[k], total, clock() - kernel_start))
 
-        def go_on(_measured: int, k: int = k, share: KernelShare = share, began: float = kernel_start) -> bool:
+        def show(k: int = k, share: KernelShare = share, began: float = kernel_start, finished: bool = False) -> float:
             elapsed = clock() - began
-            display.kernel(KernelProgress(k + 1, n, names[k], done[k], max(share.trials, done[k]), elapsed))
+            display.kernel(KernelProgress(k + 1, n, names[k], done[k], max(share.trials, done[k]), elapsed, finished))
+            return elapsed
+
+        show()
+
+        def go_on(_measured: int, k: int = k, share: KernelShare = share, show: Callable[..., float] = show) -> bool:
+            elapsed = show()
             return done[k] < share.trials and (budget_s is None or elapsed < share.seconds)
 
         if done[k] < share.trials and (budget_s is None or clock() - kernel_start < share.seconds):
@@ -209,11 +193,7 @@ def run(
             tune(k, MIN_TRIALS, lambda _measured: False)
             if done[k] == measured_before:  # nothing left to measure (the search space is spent)
                 break
-        display.kernel(
-            KernelProgress(
-                k + 1, n, names[k], done[k], max(share.trials, done[k]), clock() - kernel_start, finished=True
-            )
-        )
+        show(finished=True)
     return RunOutcome(clock() - start, budget_s, sum(done), n)
 
 
@@ -225,8 +205,7 @@ def _plan(
     caps: Sequence[int | None],
     first_batch_s: float,
 ) -> list[KernelShare]:
-    """Each kernel's trials and seconds: the budget spread (tuning_budget.spread), or
-    without a budget its trial cap at the measured price."""
+    """Each kernel's trials and seconds: the budget spread, or its trial cap at the price."""
     if budget_s is None:
         return [KernelShare(name, int(cap or 0), int(cap or 0) * trial_s) for name, cap in zip(names, caps)]
     return spread(max(0.0, budget_s), names, shares, trial_s, caps, first_batch_s=first_batch_s)

@@ -1,6 +1,5 @@
-"""The tasks of a program for MetaSchedule (see :mod:`pytest_tvmperf.builder.tuning`): its
-tunable kernels, one per structure, and those left out (symbolic shapes, already
-scheduled). TVM is imported lazily."""
+"""The tasks of a program for MetaSchedule: its tunable kernels, one per structure, and
+those left out (symbolic shapes, already scheduled). TVM is imported lazily."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def _task_module(func: Any) -> Any:
 
 
 def _split_tasks(mod: Any, target: Any) -> tuple[list[tuple[str, Any, float]], list[str]]:
-    """(tunable tasks as (name, task module, weight) sorted by name, names of the
-    untunable kernels sorted). A task's weight is how often the program calls it."""
+    """(tunable (name, task module, calls) by name, untunable kernel names sorted)."""
     import tvm_ffi
     from tvm import tirx
 
@@ -75,14 +73,5 @@ def _split_tasks(mod: Any, target: Any) -> tuple[list[tuple[str, Any, float]], l
 
 
 def tasks_of(mod: Any, target: Any) -> list[tuple[str, Any]]:
-    """The tunable tasks of ``mod`` as ``(name, task IRModule)``, sorted by name.
-
-    ``mod`` is a Relax IRModule after ``pipelines.fuse_relax`` (its fused PrimFuncs,
-    as ``meta_schedule.relax_integration.extract_tasks`` finds them) or a
-    PrimFunc-only IRModule (each PrimFunc). Kernels with symbolic shapes or already
-    scheduled are left out (see :class:`TuningState`'s ``untunable``).
-    """
+    """The tunable tasks of ``mod`` (fused Relax, or PrimFuncs) as ``(name, task IRModule)``, by name."""
     return [(name, task_mod) for name, task_mod, _ in _split_tasks(mod, target)[0]]
-
-
-# ------------------------------------------------------------------------- database

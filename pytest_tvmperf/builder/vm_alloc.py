@@ -1,18 +1,13 @@
 """``alloc_bytes``: what the VM allocates at run time in one call, read by the instrument
-that counts its executed calls (``vm.set_instrument`` sees every call with its arguments
-and, after it, its result).
+that counts its executed calls (``vm.set_instrument`` sees each call's arguments and result).
 
-Each ``vm.builtin.alloc_storage`` call allocates ``size x dtype`` bytes (its size a shape
-computed at run time: dynamic shapes included). Its site is where the storage goes: the
-first call other than a VM builtin that is handed a tensor made from it (``output of
-fused_matmul_add``; the storages of a kernel called twice add up under it); a storage no kernel is handed is ``returned or unused``. The tensors
-``vm.builtin.alloc_tensor`` makes from a storage are views of it and allocate nothing.
-The bytes asked of the allocator are counted, not what it reserves (a pooled allocator
-reuses blocks): the same on every machine.
-
-:class:`AllocCounter` is the instrument's state, fed by :meth:`AllocCounter.observe`;
-its arithmetic on the calls' arguments is the only TVM it touches (their ``shape``,
-``dtype`` and ``same_as``).
+Each ``vm.builtin.alloc_storage`` call allocates ``size x dtype`` bytes (dynamic shapes
+included). Its site is the first call other than a VM builtin handed a tensor made from
+it (``output of fused_matmul_add``; a kernel called twice adds up), else ``returned or
+unused``; the tensors ``vm.builtin.alloc_tensor`` makes from it are views and allocate
+nothing. The bytes asked of the allocator are counted, not what a pooled allocator
+reserves: the same on every machine. :class:`AllocCounter` touches only the calls'
+arguments' ``shape``, ``dtype`` and ``same_as``.
 """
 
 from __future__ import annotations
@@ -39,21 +34,14 @@ class Allocations:
 
 def _bytes_of(size: Any, dtype: Any) -> int:
     """``alloc_storage``'s size (a shape, a count of ``dtype`` elements) in bytes."""
+    import re
+
     count = 1
     for dim in size if hasattr(size, "__len__") else [size]:
         count *= int(dim)
-    bits = _dtype_bits(str(dtype))
+    match = re.match(r"^[a-z]+?(\d+)(x\d+)?$", str(dtype).strip())
+    bits = int(match.group(1)) * (int(match.group(2)[1:]) if match.group(2) else 1) if match else 8
     return count * max(bits // 8, 1)
-
-
-def _dtype_bits(dtype: str) -> int:
-    import re
-
-    match = re.match(r"^[a-z]+?(\d+)(x\d+)?$", dtype.strip())
-    if not match:
-        return 8
-    lanes = int(match.group(2)[1:]) if match.group(2) else 1
-    return int(match.group(1)) * lanes
 
 
 @dataclass

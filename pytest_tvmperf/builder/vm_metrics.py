@@ -1,12 +1,10 @@
-"""Exact metrics counted: the same on every machine for the same TVM, target and workload
-(the value they make, :class:`ExactMetrics`, is in values/exact_metrics.py).
-
-``parse_bytecode`` is pure (text in, counts out); ``planned_storage`` and
-``kernel_count`` walk a lowered IRModule.
+"""Exact metrics counted (values/exact_metrics.py): the same on every machine for the same
+TVM, target and workload. ``parse_bytecode`` is pure; the others walk a lowered IRModule.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,17 +29,12 @@ class Bytecode:
         return {name: len(ops) for name, ops in self.functions.items()}
 
     def by_callee(self) -> dict[str, int]:
-        total: Counter[str] = Counter()
-        for ops in self.functions.values():
-            total.update(ops)
-        return dict(total)
+        return dict(Counter(op for ops in self.functions.values() for op in ops))
 
 
 def parse_bytecode(text: str) -> Bytecode:
-    """Parse ``VMExecutable.as_text()``: ``@name:`` opens a function, then lines
-    ``call <callee> ...``, ``ret``, ``goto`` or ``If``; ``@name packed_func;`` lines
-    declare externals and hold no code. A call counts under its callee's name,
-    other instructions under their opcode."""
+    """Parse ``VMExecutable.as_text()``: ``@name:`` opens a function (``@name packed_func;``
+    declares an external); a call counts under its callee, other instructions their opcode."""
     functions: dict[str, list[str]] = {}
     listings: dict[str, list[str]] = {}
     current: list[str] | None = None
@@ -58,39 +51,25 @@ def parse_bytecode(text: str) -> Bytecode:
         instr = _INSTR.match(line)
         if instr and current is not None:
             listing.append(" ".join(line.split()))
-            op = instr.group("op")
-            if op == "call":
-                rest = instr.group("rest").split()
-                current.append(rest[0] if rest else "call")
-            else:
-                current.append(op)
+            op, rest = instr.group("op"), instr.group("rest").split()
+            current.append((rest[0] if rest else "call") if op == "call" else op)
     return Bytecode({k: tuple(v) for k, v in functions.items()}, {k: tuple(v) for k, v in listings.items()})
 
 
 def planned_storage(lowered) -> int:
-    """Bytes of ``alloc_storage`` calls with a constant size in a lowered Relax module
-    (dynamically sized allocations have no static size and are not counted)."""
+    """Bytes of the ``alloc_storage`` calls of a constant size in a lowered Relax module."""
     import tvm
     from tvm import relax
 
     total = 0
+    allocs = ("relax.vm.alloc_storage", "relax.memory.alloc_storage")
 
     def visit(expr) -> None:
         nonlocal total
-        if (
-            isinstance(expr, relax.Call)
-            and isinstance(expr.op, tvm.ir.Op)
-            and expr.op.name
-            in (
-                "relax.vm.alloc_storage",
-                "relax.memory.alloc_storage",
-            )
-        ):
+        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op) and expr.op.name in allocs:
             size = expr.args[0]
             if isinstance(size, relax.ShapeExpr) and all(isinstance(v, tvm.tirx.IntImm) for v in size.values):
-                count = 1
-                for v in size.values:
-                    count *= int(v)
+                count = math.prod(int(v) for v in size.values)
                 dtype = getattr(expr.args[2], "value", "uint8")
                 total += count * max(tvm.runtime.DataType(str(dtype)).bits // 8, 1)
 
