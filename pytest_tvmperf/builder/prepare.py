@@ -9,7 +9,7 @@ import contextlib
 import itertools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 import pytest
 
@@ -20,6 +20,9 @@ from pytest_tvmperf.builder.timer import stopwatch
 from pytest_tvmperf.builder.tuning_display import TuningIO
 from pytest_tvmperf.values.run_notes import Note
 from pytest_tvmperf.workload import Workload, output_specs
+
+if TYPE_CHECKING:
+    from pytest_tvmperf.builder.build_context import BuildContext
 
 #: numbers of the files a session loads from its scratch directory: a loaded library's
 #: name is never reused (the loader would hand back the library loaded before)
@@ -50,8 +53,8 @@ class Prepared:
 class Preparer:
     """Compiles and checks the workloads of one test (one target)."""
 
-    #: the run's session (session.py's ``TvmperfSession``)
-    session: Any
+    #: the run's session (session.py's ``TvmperfSession``), as the builder sees it
+    session: "BuildContext"
     target_name: str
     nodeid: str
     #: records the outcome and fails the test: ``fail(verdict, message)``
