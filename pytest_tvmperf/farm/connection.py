@@ -1,12 +1,12 @@
-"""An RPC device's connection, bounded: a call that does not return within its deadline
-raises :class:`DeviceHung`, and the connections to a device that hangs are shut before its
-session says goodbye."""
+"""An RPC device's connection, bounded: a call past its deadline raises :class:`DeviceHung`,
+and a hung device's connections are shut before its session says goodbye."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -14,23 +14,19 @@ from typing import Iterator
 
 
 class DeviceHung(Exception):
-    """A call to the RPC device did not return within its deadline (the device holds its
-    connection open but does not answer: stopped, swapping, wedged)."""
+    """A call to the RPC device did not return within its deadline (stopped, swapping, wedged)."""
 
 
 @contextlib.contextmanager
 def deadline(seconds: float, what: str) -> Iterator[None]:
     """Raise :class:`DeviceHung` in the main thread when the block takes longer than
     ``seconds``: TVM's RPC socket reads check Python's signals when interrupted, so a
-    SIGALRM handler's exception ends a read that would wait forever. Elsewhere than the
-    main thread (no signals there) the block runs unbounded. An alarm already set (e.g.
-    pytest-timeout's) is kept: it bounds the block itself when it comes first, and is set
-    again for what is left of it afterwards."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    SIGALRM handler's exception ends a read that would wait forever (other threads get no
+    signals: unbounded there). An alarm already set (pytest-timeout's) is kept: it bounds
+    the block when it comes first, and is set again for what is left of it afterwards."""
     pending, interval = signal.getitimer(signal.ITIMER_REAL)
-    if pending and pending <= seconds:  # an earlier alarm bounds the block already
+    # (0 < pending <= seconds: an earlier alarm bounds the block already)
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or 0 < pending <= seconds:
         yield
         return
 
@@ -50,12 +46,10 @@ def deadline(seconds: float, what: str) -> Iterator[None]:
 
 
 def shut_connections_to(peer: tuple[str, int], fd_dir: Path = Path("/proc/self/fd")) -> int:
-    """Shut down (both ways) this process's TCP connections to ``peer``, found among its
-    open file descriptors; returns how many. An RPC session's destructor says goodbye to
-    its server and waits for the answer: a device that hangs would hang it too, unless its
-    connection is shut first (the read then ends at once). Linux only (elsewhere: 0)."""
-    import socket
-
+    """Shut down (both ways) this process's TCP connections to ``peer`` (among its open
+    file descriptors); returns how many. An RPC session's destructor waits for its server's
+    answer to goodbye: a hung device would hang it too unless its connection is shut first.
+    Linux only (elsewhere: 0)."""
     shut = 0
     try:
         fds = [int(name) for name in os.listdir(fd_dir)]

@@ -1,20 +1,20 @@
 """A remote device as a target: compiled on the host, run and timed on a device that a
 TVM RPC tracker hands out (``--tvmperf-rpc=HOST:PORT``, ``--tvmperf-targets=llvm@rpc:KEY``).
 
-- :class:`Farm` (one per pytest process, in the session) asks the tracker for one device
-  per key and keeps its session for the run: the device is this process's alone while it
-  is held, so under ``pytest -n N`` the tracker's queue gives N workers N devices.
-- :class:`RemoteDevice` is what the device reported (its LLVM CPU and triple, its TVM
-  threads), the target compiled for it, its machine fingerprint, and uploads.
-- :class:`RemoteCompiled` wraps what the host compiled: exact metrics from the host's
-  build, outputs and ``time_evaluator`` samples from the device. A device that goes away
-  fails the test that was using it, naming the device, and the next test asks the tracker
-  again.
+- :class:`Farm` (one per pytest process) holds one device per key for the run, this
+  process's alone, so under ``pytest -n N`` the tracker's queue gives N workers N devices.
+- :class:`RemoteDevice`: what the device reported (LLVM CPU and triple, TVM threads), the
+  target compiled for it, its machine fingerprint, and uploads.
+- :class:`RemoteCompiled`: exact metrics from the host's build, outputs and
+  ``time_evaluator`` samples from the device. A device that goes away fails the test
+  using it, naming the device, and the next test asks the tracker again.
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
+import json
 import os
 import shutil
 import tempfile
@@ -37,11 +37,8 @@ PLACEMENTS = 3
 
 
 def _device_features(session) -> dict[str, bool] | None:
-    """What the device's CPU and OS enable, by LLVM's host detection on the device
-    (``tvm.codegen.llvm.GetHostCPUFeatures``); its map stays on the device, so the device
-    writes it as JSON. None where the device cannot say (a minimal runtime)."""
-    import json
-
+    """What the device's CPU and OS enable, by LLVM's host detection there (its map stays
+    on the device, which writes it as JSON); None where it cannot say (a minimal runtime)."""
     try:
         features = session.get_function("tvm.codegen.llvm.GetHostCPUFeatures")()
         text = session.get_function("ffi.json.Stringify")(features, None)
@@ -70,8 +67,7 @@ class RemoteDevice:
     threads: int
     llvm: str
     scratch: Path
-    #: LLVM's detection of what the device's CPU and OS enable (its
-    #: ``tvm.codegen.llvm.GetHostCPUFeatures``), None where the device cannot say
+    #: what the device's CPU and OS enable (its LLVM's detection), None where it cannot say
     features: Mapping[str, bool] | None = None
     alive: bool = True
     #: what happened to it, once it stopped answering or went away ("" while it answers)
@@ -101,26 +97,16 @@ class RemoteDevice:
                 f"the device the tracker gave for key {name.key!r} (server "
                 f"{format_address(server)}) does not answer: {exc}"
             ) from None
-        return cls(
-            name,
-            tracker_address,
-            server,
-            session,
-            **asked,
-            call_timeout_s=call_timeout_s,
-            scratch=Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-rpc-")),
-        )
+        scratch = Path(tempfile.mkdtemp(prefix=f"tvmperf-{os.getpid()}-rpc-"))
+        return cls(name, tracker_address, server, session, **asked, call_timeout_s=call_timeout_s, scratch=scratch)
 
     def describe(self) -> str:
-        return (
-            f"RPC device rpc:{self.name.key} (server {format_address(self.server)}, tracker "
-            f"{format_address(self.tracker)})"
-        )
+        server, tracker_at = format_address(self.server), format_address(self.tracker)
+        return f"RPC device rpc:{self.name.key} (server {server}, tracker {tracker_at})"
 
     def target_config(self) -> dict[str, Any]:
-        """An llvm target for the device's own CPU (its triple where it is not the host's):
-        its model less the features the device does not enable, resolved as the host's
-        (builder/host_cpu.py), from what the device reports of itself."""
+        """An llvm target for the device's own CPU (its triple where not the host's), less the
+        features it does not enable, resolved as the host's is (builder/host_cpu.py)."""
         import tvm
 
         from pytest_tvmperf.builder import host_cpu
@@ -140,9 +126,8 @@ class RemoteDevice:
 
     @property
     def runs_host_code(self) -> bool:
-        """Whether code built for the device also runs on the host (same triple, and every
-        feature its target uses enabled here): then the executed-calls count, which needs
-        an instrumented VM, is taken on the host."""
+        """Whether code built for the device also runs on the host (same triple, every feature
+        enabled here): then the executed calls (an instrumented VM) are counted on the host."""
         from pytest_tvmperf.builder import host_cpu
 
         config = self.target_config()
@@ -152,10 +137,7 @@ class RemoteDevice:
         return features is not None and not host_cpu.read_host().missing(features)
 
     def machine(self, target_json: Any) -> Machine:
-        """The device's fingerprint: what it reports, with its key, so identical boards
-        under one key share time baselines and another board does not."""
-        import json
-
+        """The device's fingerprint with its key: identical boards under one key share time baselines."""
         import tvm
 
         return Machine(
@@ -171,16 +153,14 @@ class RemoteDevice:
         return self.session.cpu(0)
 
     def load(self, path: str | Path, what: str) -> Any:
-        """Upload the shared library at ``path`` under a name never used before and load it
-        on the device."""
+        """Upload the library at ``path`` under a name never used before; load it on the device."""
         remote_name = f"tvmperf-{next(self._files)}-{Path(path).name}"
         return self.guard(
             what, lambda: (self.session.upload(str(path), remote_name), self.session.load_module(remote_name))[1]
         )
 
     def guard(self, what: str, call: Callable[[], Any]) -> Any:
-        """``call()`` within the call deadline; when it fails because the device went away
-        or hangs, fail the test saying so."""
+        """``call()`` within the call deadline; fail the test when the device went away or hangs."""
         if self._in_call:  # a guarded call inside another: the outer deadline bounds both
             return call()
         self._in_call = True
@@ -239,20 +219,10 @@ class RemoteDevice:
         """A compiled artifact (e.g. the baseline's), loaded on the device."""
         return RemoteCompiled(self, executor, entry, module=self.load(path, f"loading {Path(path).name}"))
 
-    def placed_sampler(
-        self,
-        path: str | Path,
-        executor: str,
-        entry: str,
-        args: Sequence[np.ndarray],
-        out_specs,
-        min_repeat_ms: int,
-        placements: int = PLACEMENTS,
-    ) -> Callable[[], float]:
-        """Samples of the artifact at ``path`` on the device, over ``placements`` copies
-        each loaded under its own name with its own buffers, taken in turn."""
+    def placed_sampler(self, path: str | Path, executor: str, entry: str, args, out_specs, min_repeat_ms: int):
+        """Samples of the artifact at ``path``, from :data:`PLACEMENTS` copies with own buffers, in turn."""
         samplers = [
-            self.loaded(path, executor, entry).sampler(args, out_specs, min_repeat_ms) for _ in range(placements)
+            self.loaded(path, executor, entry).sampler(args, out_specs, min_repeat_ms) for _ in range(PLACEMENTS)
         ]
         turn = itertools.cycle(samplers)
         return lambda: next(turn)()
@@ -260,8 +230,7 @@ class RemoteDevice:
 
 @dataclass
 class RemoteCompiled:
-    """What the host compiled for a device (``local``: static metrics, the bytecode,
-    the artifact), run and timed on the device."""
+    """What the host compiled (``local``: static metrics, bytecode, artifact), run and timed on the device."""
 
     device: RemoteDevice
     executor: str
@@ -332,9 +301,7 @@ class RemoteCompiled:
         return None  # VM instrumentation cannot call back over RPC
 
     def executed_calls(self, args):
-        if self.local is None or not self.device.runs_host_code:
-            return None
-        return self.local.executed_calls(args)
+        return None if self.local is None or not self.device.runs_host_code else self.local.executed_calls(args)
 
     def executed_allocations(self, args):
         if self.local is None or not self.device.runs_host_code:
@@ -359,23 +326,20 @@ class Farm:
     #: the longest one call to a device may take (--tvmperf-rpc-timeout)
     call_timeout_s: float = 0.0
     _held: dict[str, TargetSpec] = field(default_factory=dict)
-    #: {key: what happened} for the keys whose device hung or went away in this run: a
-    #: later test waits at most the call timeout for another device of the key
+    #: {key: what happened} for keys whose device hung or went away: later tests wait at most the call timeout
     _failed: dict[str, str] = field(default_factory=dict)
     #: {key: why} for the keys that then had no other device either: later tests fail at once
     _given_up: dict[str, str] = field(default_factory=dict)
 
     def check(self, keys: Sequence[str]) -> None:
-        """At start-up: the tracker answers and has a device for every key (TrackerError
-        with the keys it has otherwise)."""
+        """At start-up: the tracker answers and has a device for every key (else TrackerError)."""
         found = tracker.offers(tracker.summary(self.tracker), self.tracker)
         for key in keys:
             if not any(o.key == key and o.servers for o in found):
                 raise tracker.TrackerError(tracker.unknown_key_message(key, self.tracker, found))
 
     def target(self, name: str) -> TargetSpec:
-        """The target of remote name ``name``, on a device held for the run (asked for
-        again when the one held went away)."""
+        """The target of remote name ``name``, on a device held for the run (asked again if it went away)."""
         import pytest
 
         held = self._held.get(name)
@@ -384,20 +348,17 @@ class Farm:
         remote = split_remote(name)
         assert remote is not None
         if held is not None:
-            self._failed.setdefault(
-                remote.key, held.remote.failure or f"the {held.remote.describe()} stopped answering"
-            )
+            failure = held.remote.failure or f"the {held.remote.describe()} stopped answering"
+            self._failed.setdefault(remote.key, failure)
             held.remote.close()
             del self._held[name]
         if remote.key in self._given_up:
             pytest.fail(f"tvmperf: target {name}: {self._given_up[remote.key]}", pytrace=False)
         earlier = self._failed.get(remote.key)
-        # after a device of this key hung, a free one is not waited for long: the hung one
-        # stays registered and busy at the tracker (it cannot say it is free), so the queue
-        # may never move
-        wait_s = (
-            min(self.wait_s, self.call_timeout_s) if earlier is not None and self.call_timeout_s > 0 else self.wait_s
-        )
+        # after a device of this key hung, a free one is not waited for long: the hung one stays
+        # registered and busy at the tracker, so the queue may never move
+        short = earlier is not None and self.call_timeout_s > 0
+        wait_s = min(self.wait_s, self.call_timeout_s) if short else self.wait_s
         try:
             device = RemoteDevice.open(remote, self.tracker, wait_s, self.call_timeout_s)
         except tracker.TrackerError as exc:
@@ -415,11 +376,8 @@ class Farm:
         return spec
 
     def release(self, name: str) -> None:
-        """Give the device held for ``name`` back to the tracker (MetaSchedule's RPC runner
-        asks the tracker for the key's devices while tuning); the next :meth:`target`
-        asks for one again."""
-        import gc
-
+        """Give the device held for ``name`` back to the tracker (MetaSchedule's RPC runner asks
+        for the key's devices while tuning); the next :meth:`target` asks for one again."""
         held = self._held.pop(name, None)
         if held is not None:
             held.remote.close()
@@ -427,8 +385,6 @@ class Farm:
             gc.collect()  # the session ends with its last reference
 
     def close(self) -> None:
-        import gc
-
         for spec in self._held.values():
             spec.remote.close()
         self._held.clear()
@@ -436,8 +392,7 @@ class Farm:
 
 
 def check_farm(address: tuple[str, int] | None, keys: Sequence[str]) -> str | None:
-    """At start-up: why the remote targets cannot run (no tracker address, no tracker
-    answering, a key it has no device for), or None."""
+    """At start-up: why the remote targets cannot run (no tracker, no device of a key), or None."""
     if address is None:
         return (
             f"targets {', '.join(f'llvm@rpc:{k}' for k in keys)} run on RPC devices: give the tracker with "

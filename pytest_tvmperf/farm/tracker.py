@@ -1,10 +1,9 @@
 """Talking to a TVM RPC tracker (``python -m tvm.exec.rpc_tracker``) with bounded waits.
 
-TVM's own ``rpc.connect_tracker`` retries a refused connection for 60 s and waits for a
-device without limit; here the tracker's protocol (``tvm.rpc.base``: its magic number,
-``TrackerCode`` and JSON framing, as ``TrackerSession`` speaks it) is spoken over a socket
-with a timeout, so a tracker that is not running is an error at once and a device that
-never frees up is an error after ``wait_s``.
+TVM's ``rpc.connect_tracker`` retries a refused connection for 60 s and waits for a
+device without limit; here the tracker's protocol (``tvm.rpc.base``'s magic number,
+``TrackerCode`` and JSON framing) is spoken over a socket with a timeout: a tracker not
+running is an error at once, a device that never frees up one after ``wait_s``.
 """
 
 from __future__ import annotations
@@ -44,9 +43,8 @@ class DeviceOffer:
 
 
 def offers(summary: Any, tracker: tuple[str, int] | None = None) -> list[DeviceOffer]:
-    """The tracker's ``summary()`` (``queue_info``, ``server_info``) as one offer per key.
-    The summary is the tracker's (untrusted): a field of the wrong type is a TrackerError
-    naming the tracker and the field."""
+    """The tracker's ``summary()`` as one offer per key; untrusted: a field of the wrong type
+    is a TrackerError naming the tracker and the field."""
     where = f"the RPC tracker at {format_address(tracker)}" if tracker is not None else "the RPC tracker"
 
     def bad(field: str, value: Any, expected: str) -> TrackerError:
@@ -59,8 +57,7 @@ def offers(summary: Any, tracker: tuple[str, int] | None = None) -> list[DeviceO
 
     if not isinstance(summary, dict):
         raise bad("(the summary)", summary, "an object")
-    servers = summary.get("server_info", [])
-    queue = summary.get("queue_info", {})
+    servers, queue = summary.get("server_info", []), summary.get("queue_info", {})
     if not isinstance(servers, list):
         raise bad("server_info", servers, "a list")
     if not isinstance(queue, dict):
@@ -79,13 +76,11 @@ def offers(summary: Any, tracker: tuple[str, int] | None = None) -> list[DeviceO
     for key, info in queue.items():
         if not isinstance(info, dict):
             raise bad(f"queue_info.{key}", info, "an object")
-        numbers = []
         for name in ("free", "pending"):
             value = info.get(name, 0)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 31:
                 raise bad(f"queue_info.{key}.{name}", value, "a count")
-            numbers.append(value)
-        counts[key] = (numbers[0], numbers[1])
+        counts[key] = (info.get("free", 0), info.get("pending", 0))
     keys = sorted(set(counts) | set(addresses))
     return [
         DeviceOffer(k, len(addresses.get(k, [])), *counts.get(k, (0, 0)), tuple(sorted(addresses.get(k, []))))
@@ -116,9 +111,8 @@ def unknown_key_message(key: str, tracker: tuple[str, int], found: list[DeviceOf
 
 
 def _recv_exact(sock: socket.socket, size: int, until: float) -> bytes:
-    """``size`` bytes from ``sock`` by the deadline ``until`` (on :data:`clock`): a peer
-    that sends a byte now and then cannot stretch the wait (socket.timeout once it passes);
-    ConnectionError when the peer closes first."""
+    """``size`` bytes from ``sock`` by the deadline ``until`` (on :data:`clock`; a byte now
+    and then cannot stretch it): socket.timeout past it, ConnectionError if the peer closes."""
     data = bytearray()
     while len(data) < size:
         left = until - clock()
@@ -161,8 +155,7 @@ def _connect(tracker: tuple[str, int], timeout: float) -> socket.socket:
 
 
 def _answer(sock: socket.socket, until: float, where: str, what: str) -> Any:
-    """The tracker's answer frame (``<i`` length, then JSON ``[code, value]``), read by the
-    deadline; TrackerError for a frame that is not one."""
+    """The answer frame (``<i`` length, JSON ``[code, value]``) by the deadline, else TrackerError."""
     size = struct.unpack("<i", _recv_exact(sock, 4, until))[0]
     if not 0 < size <= MAX_FRAME_BYTES:
         raise TrackerError(
@@ -177,12 +170,9 @@ def _answer(sock: socket.socket, until: float, where: str, what: str) -> Any:
         raise TrackerError(
             f"the RPC tracker at {where} answered {what} with a frame that is {problem}; is it a TVM RPC tracker?"
         ) from None
-    if not (
-        isinstance(value, list) and len(value) == 2 and isinstance(value[0], int) and not isinstance(value[0], bool)
-    ):
-        shown = (
-            json.dumps(value)[:80] if not isinstance(value, (list, dict)) or len(value) < 20 else type(value).__name__
-        )
+    if not (isinstance(value, list) and len(value) == 2 and type(value[0]) is int):  # (JSON: int or bool)
+        big = isinstance(value, (list, dict)) and len(value) >= 20
+        shown = type(value).__name__ if big else json.dumps(value)[:80]
         raise TrackerError(
             f"the RPC tracker at {where} answered {what} with {shown}, not [code, value]; "
             f"is it a TVM RPC tracker (python -m tvm.exec.rpc_tracker) of a compatible version?"
@@ -190,12 +180,9 @@ def _answer(sock: socket.socket, until: float, where: str, what: str) -> Any:
     return value
 
 
-def _exchange(
-    tracker: tuple[str, int], message: list, what: str, timeout: float = CONNECT_TIMEOUT_S, waiting: str = ""
-) -> Any:
-    """Send one message to the tracker and return the value of its SUCCESS answer
-    (TrackerError otherwise). ``timeout`` bounds the whole answer (a deadline, not one per
-    read); ``waiting``: the error when it passes first."""
+def _exchange(tracker: tuple[str, int], message: list, what: str, timeout=CONNECT_TIMEOUT_S, waiting="") -> Any:
+    """Send one message to the tracker; the value of its SUCCESS answer (else TrackerError).
+    ``timeout`` bounds the whole answer; ``waiting``: the error when it passes first."""
     from tvm.rpc import base
 
     where = format_address(tracker)
@@ -226,34 +213,21 @@ def summary(tracker: tuple[str, int], timeout: float = CONNECT_TIMEOUT_S) -> dic
 
 
 def request(tracker: tuple[str, int], key: str, wait_s: float) -> tuple[Any, tuple[str, int]]:
-    """A session with one device of ``key`` (exclusively ours until closed) and its
-    server's address; waits at most ``wait_s`` for one to be free (the tracker's queue
-    decides who gets which device)."""
+    """A session with one device of ``key`` (ours alone until closed) and its server's
+    address; waits at most ``wait_s`` for one to be free (the tracker's queue decides)."""
     from tvm import rpc
     from tvm.rpc import base
 
     found = offers(summary(tracker), tracker)
     if not any(o.key == key and o.servers for o in found):
         raise TrackerError(unknown_key_message(key, tracker, found))
-    given = _exchange(
-        tracker,
-        [base.TrackerCode.REQUEST, key, "", 1],
-        f"a request for {key!r}",
-        wait_s,
-        waiting=(
-            f"no device with key {key!r} became free at the RPC tracker {format_address(tracker)} "
-            f"within {wait_s:.0f} s (all busy)\n" + "\n".join(offer_lines(found))
-        ),
+    waiting = (
+        f"no device with key {key!r} became free at the RPC tracker {format_address(tracker)} "
+        f"within {wait_s:.0f} s (all busy)\n" + "\n".join(offer_lines(found))
     )
-    if not (
-        isinstance(given, list)
-        and len(given) == 3
-        and isinstance(given[0], str)
-        and isinstance(given[2], str)
-        and isinstance(given[1], int)
-        and not isinstance(given[1], bool)
-        and 0 < given[1] < 65536
-    ):
+    given = _exchange(tracker, [base.TrackerCode.REQUEST, key, "", 1], f"a request for {key!r}", wait_s, waiting)
+    strings = isinstance(given, list) and len(given) == 3 and isinstance(given[0], str) and isinstance(given[2], str)
+    if not (strings and isinstance(given[1], int) and not isinstance(given[1], bool) and 0 < given[1] < 65536):
         raise TrackerError(
             f"the RPC tracker at {format_address(tracker)} answered a request for {key!r} with "
             f"{safe(json.dumps(given)[:200])}, not [host, port, key]; is it a TVM RPC tracker?"

@@ -1,12 +1,10 @@
 """How many rounds a test's time measurement takes within its time budget (pure).
 
-A round times the workload, the baseline's program and each peer once (each sample at
-least ``min_repeat_ms``) and the reference kernel once. For a kernel of milliseconds the
-fixed round count (``--tvmperf-repeat``, 15) costs well under a second; for a network
-whose run takes seconds it costs minutes, and the confirmation twice that. Within a
-budget (``--tvmperf-time-budget``, 60 s) the rounds scale with the run time, never fewer
-than the sequential verdict's first look (6), and the report states the precision the
-rounds reached (the half-width of the time ratio's interval).
+A round times the workload, the baseline's program, each peer and the reference kernel
+once. The fixed count (``--tvmperf-repeat``, 15) costs a millisecond kernel under a
+second but a network of seconds minutes; within ``--tvmperf-time-budget`` (60 s) the
+rounds scale with the run time, never below the sequential verdict's first look (6),
+and the report states the precision reached.
 """
 
 from __future__ import annotations
@@ -14,8 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: the fewest rounds a budget cuts a measurement to (``judge.confirmation.FIRST_LOOK``: the
-#: bootstrap of a median needs a few)
+#: the fewest rounds a budget leaves (``judge.confirmation.FIRST_LOOK``: a median's bootstrap needs a few)
 MIN_ROUNDS = 6
 
 
@@ -35,8 +32,7 @@ class RoundsPlan:
         return self.rounds < self.asked
 
     def note(self, precision: float | None = None) -> str:
-        """``timed in 6 of 15 rounds (~4.2 s each) within the 60 s time budget; precision
-        reached: +-3.1%``; "" when every asked round fits."""
+        """``timed in 6 of 15 rounds (~4.2 s each) within the 60 s time budget; precision reached: +-3.1%``, or ""."""
         if not self.cut:
             return ""
         each = f" (~{self.round_s:.3g} s each)" if self.round_s is not None else ""
@@ -50,10 +46,8 @@ class RoundsPlan:
 def plan_rounds(
     run_s: float | None, heavy: int, light: int, asked: int, budget_s: float, min_sample_s: float
 ) -> RoundsPlan:
-    """The rounds that fit ``budget_s`` (one warm-up round included): ``heavy`` samplers
-    run the program (workload, baseline's program, peers: ~``run_s`` each, at least
-    ``min_sample_s``), ``light`` ones a fixed kernel (``min_sample_s``). Never more than
-    ``asked``, never fewer than :data:`MIN_ROUNDS` (or ``asked`` when that is fewer)."""
+    """The rounds (plus a warm-up) that fit ``budget_s``, ``heavy`` samplers taking ``run_s`` (at least
+    ``min_sample_s``), ``light`` ones ``min_sample_s``; from :data:`MIN_ROUNDS` up to ``asked``."""
     if run_s is None or not run_s > 0:
         return RoundsPlan(asked, asked, None, budget_s)
     round_s = heavy * max(run_s, min_sample_s) + light * min_sample_s
@@ -64,6 +58,4 @@ def plan_rounds(
 
 def precision(low: float | None, high: float | None, ratio: float | None) -> float | None:
     """The interval's half-width relative to its ratio (0.031: +-3.1%)."""
-    if low is None or high is None or not ratio:
-        return None
-    return (high - low) / 2 / ratio
+    return None if low is None or high is None or not ratio else (high - low) / 2 / ratio

@@ -1,14 +1,12 @@
 """Callgrind's output, read: per-function costs, the estimated cycles, and the per-kernel
 lines the gate stores. Pure (text in, numbers out); ``simulate.py`` runs valgrind.
 
-The cache model is pinned, so every machine simulates the same caches (not its own):
-32 KiB 8-way L1 instruction and data caches, an 8 MiB 16-way last-level cache, 64-byte
-lines. The estimated cycles are the usual first-order formula::
+The cache model is pinned, so every machine simulates the same caches: 32 KiB 8-way L1
+instruction and data caches, an 8 MiB 16-way last level, 64-byte lines. The estimated
+cycles are the usual first-order formula (an instruction 1 cycle, an L1 miss 10 more, a
+last-level miss 100 more)::
 
     est_cycles = Ir + 10 * (I1mr + D1mr + D1mw) + 100 * (ILmr + DLmr + DLmw)
-
-(every instruction 1 cycle, an L1 miss that hits the last level 10 more, a last-level
-miss 100 more).
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ CACHE_MODEL: tuple[str, ...] = ("--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388
 EVENTS: tuple[str, ...] = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 L1_MISS_CYCLES = 10
 LL_MISS_CYCLES = 100
-#: the per-kernel line of everything the model's own kernels call out to: the VM's
-#: builtins (libtvm_runtime), the FFI calls, the allocator, the parallel launcher
+#: the per-kernel line of what the kernels call out to: VM builtins, FFI calls, allocator, launcher
 RUNTIME_LINE = "[runtime]"
 
 
@@ -126,9 +123,8 @@ def parse(lines: Iterable[str]) -> Profile:
 
 
 def kernel_of(function: str) -> str | None:
-    """The kernel a function of the model's library belongs to: ``__tvm_ffi_fused_add``
-    and ``fused_add_compute_`` (and its parallel lambdas) are ``fused_add``; the VM's
-    own compiled code (``__vmtir__main``) and the library's glue are None."""
+    """The kernel a function of the model's library belongs to (``__tvm_ffi_fused_add``,
+    ``fused_add_compute_`` and its lambdas: ``fused_add``); None for ``__vmtir__`` and glue."""
     name = function.removeprefix("__tvm_ffi_")
     if name.startswith(("__vmtir__", "__tvm_")):
         return None
@@ -143,15 +139,13 @@ def _is_tvm(obj: str) -> bool:
 
 def per_kernel(profile: Profile, library: str) -> dict[str, dict[str, int]]:
     """{"cpu_instructions": {kernel: Ir}, "est_cycles": {kernel: cycles}} for one dump of
-    one call into ``library`` (the model's exported .so).
-
-    A kernel's line is its own code in ``library`` (``__tvm_ffi_k``, ``k_compute_`` and its
-    parallel lambdas) and what that code calls outside TVM (libm, memset). The
-    :data:`RUNTIME_LINE` is the code of TVM's runtime libraries (the FFI call, the VM and its
-    builtins, the parallel launcher, workspace allocation) and the library's non-kernel code
-    (``__vmtir__`` functions of compiled mode). The Python interpreter, and the C library
-    calls made by it or by TVM's runtime (malloc, locks: their paths depend on the session's
-    heap, not on the model), are left out."""
+    one call into ``library`` (the model's exported .so). A kernel's line is its own code
+    in ``library`` (``__tvm_ffi_k``, ``k_compute_``, its parallel lambdas) and what that
+    code calls outside TVM (libm, memset). :data:`RUNTIME_LINE` is TVM's runtime libraries
+    (the FFI call, the VM and its builtins, the parallel launcher, workspace allocation) and
+    the library's non-kernel code (``__vmtir__``). Left out: the interpreter, and the C
+    library calls made by it or by TVM's runtime (malloc, locks: their paths depend on the
+    session's heap, not on the model)."""
     library = os.path.realpath(library)
 
     def in_library(obj: str) -> bool:

@@ -1,7 +1,6 @@
 """``compile_s`` measured side by side (values/compile_times.py): the baseline's stored IR
-and today's lowered IR each built (code generation, no pipeline) in turn, in
-this process, on the clock of a :class:`CompileTimer` (the ``tvmperf_compile_timer``
-fixture: a test injects a fake clock, nothing sleeps)."""
+and today's lowered IR each built (code generation, no pipeline) in turn, on the clock of
+a :class:`CompileTimer` (the ``tvmperf_compile_timer`` fixture: tests inject a fake one)."""
 
 from __future__ import annotations
 
@@ -17,9 +16,7 @@ BASELINE, CURRENT = "baseline", "current"
 
 @dataclass
 class CompileTimer:
-    """Times one build: ``time(side, build)`` runs ``build()`` and returns its seconds on
-    ``clock``. ``builds`` counts the builds it timed (a test asserts an unchanged program
-    is not built twice)."""
+    """``time(side, build)``: ``build()``'s seconds on ``clock``; ``builds``: the sides built, in order."""
 
     clock: Callable[[], float] = wall_clock  # builder/timer.py: the plugin's one clock reader
     builds: list[str] = field(default_factory=list)
@@ -37,9 +34,7 @@ def side_by_side(
     timer: CompileTimer,
     builds: int = DEFAULT_BUILDS,
 ) -> CompileTimes:
-    """``builds`` pairs, interleaved and in alternating order (baseline first, then today
-    first, ...) so neither side always pays for a cold cache or gains a warm one.
-    Raises what a build raises."""
+    """``builds`` pairs in alternating order, so neither side always pays for a cold cache."""
     base: list[float] = []
     now: list[float] = []
     for i in range(builds):

@@ -51,9 +51,7 @@ class GpuResources:
 
     def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
         code = getattr(prepared, "device_code", None)
-        if code is None:
-            return {}
-        return resource_counts(code.ptxas_log, code.ptx)
+        return {} if code is None else resource_counts(code.ptxas_log, code.ptx)
 
 
 GPU_RESOURCES = GpuResources()

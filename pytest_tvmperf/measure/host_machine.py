@@ -1,5 +1,4 @@
-"""The machine this process runs on, read from the OS and TVM (the value it makes,
-:class:`Machine`, is in values/machine.py)."""
+"""The machine this process runs on (values/machine.py's :class:`Machine`), read from the OS and TVM."""
 
 from __future__ import annotations
 
@@ -13,12 +12,8 @@ from pytest_tvmperf.values.machine import Machine
 
 def gpu_description(name: Any, driver: Any, cuda_version: Any) -> str:
     """'NVIDIA H100 80GB HBM3, driver 550.54.15, CUDA 12040' (parts TVM does not know are left out)."""
-    parts = [str(name or "unknown GPU")]
-    if driver:
-        parts.append(f"driver {driver}")
-    if cuda_version:
-        parts.append(f"CUDA {cuda_version}")
-    return ", ".join(parts)
+    extra = [f"driver {driver}" if driver else "", f"CUDA {cuda_version}" if cuda_version else ""]
+    return ", ".join([str(name or "unknown GPU"), *filter(None, extra)])
 
 
 def current_gpu(target_json: Mapping[str, Any]) -> str:
@@ -28,9 +23,7 @@ def current_gpu(target_json: Mapping[str, Any]) -> str:
     if target_json.get("kind") != "cuda":
         return ""
     dev = tvm.cuda(0)
-    if not dev.exist:
-        return ""
-    return gpu_description(dev.device_name, dev.driver_version, dev.api_version)
+    return gpu_description(dev.device_name, dev.driver_version, dev.api_version) if dev.exist else ""
 
 
 def cpu_model() -> str:

@@ -1,8 +1,7 @@
-"""What each kernel of a build is, read from a lowered module (TVM); the value,
-:class:`KernelId`, is in values/kernel_id.py. Naming is pluggable: a
-``layers`` mapping (kernel name -> source layer) fills :attr:`KernelId.layer`; by default
-it is made from the workload's source layers (``torch.export``'s module paths, ONNX node
-names), matched with the kernels by judge/source_layers.py.
+"""What each kernel of a build is (values/kernel_id.py's :class:`KernelId`), read from a
+lowered module. A ``layers`` mapping (kernel name -> source layer) fills
+:attr:`KernelId.layer`; by default it is made from the workload's source layers
+(``torch.export`` module paths, ONNX node names) by judge/source_layers.py.
 """
 
 from __future__ import annotations
@@ -33,19 +32,16 @@ def identify(lowered: Any, layers: Mapping[str, str] | None = None) -> dict[str,
         name = gv.name_hint
         bare = func.without_attr("global_symbol") if func.attrs and "global_symbol" in func.attrs else func
         shapes = ",".join(_dims(p.shape) for p in func.params if hasattr(p, "shape"))
-        out[name] = KernelId(
-            f"{structural_hash(bare) & (2**64 - 1):016x}", op_of(name), shapes, (layers or {}).get(name, "")
-        )
+        digest = f"{structural_hash(bare) & (2**64 - 1):016x}"
+        out[name] = KernelId(digest, op_of(name), shapes, (layers or {}).get(name, ""))
     return out
 
 
 def kernel_identities(
     compiled: Any, layers: Mapping[str, str] | None = None, sources: Sequence[SourceLayer] = ()
 ) -> dict[str, KernelId] | None:
-    """The identities of a compiled program's kernels (None where it keeps no module: a
-    loaded library); ``layers``: {kernel name: source layer} where a mapping knows them;
-    else ``sources``, the workload's source layers (``Workload.layers``), each kernel
-    named by those it computes (judge/source_layers.py, in the order of the VM's calls)."""
+    """The identities of a program's kernels (None for a loaded library), named by ``layers``
+    ({kernel: source layer}) or else by the ``sources`` each computes (``Workload.layers``)."""
     from pytest_tvmperf.builder.rebuild import lowered_module
 
     found = identify(lowered_module(compiled), layers)

@@ -1,20 +1,15 @@
 """The plug-in point for per-kernel exact metrics.
 
-A *metric source* adds one or more per-kernel counts to every record (for example
-simulated CPU instructions, or a GPU kernel's registers and spill bytes). Each count is
-stored per kernel under ``exact.per_kernel[metric][kernel]``, gated on its total like
-the built-in exact metrics (threshold syntax ``metric=1%``), and a regression names the
-kernels whose counts grew.
-
-A source may also say what its counts depend on besides the code (``setup``: the pinned
-target, the cache model, the tool's version). It is stored per metric under
-``exact.measured_with``, and a count is compared only with a baseline measured the same
-way: otherwise the metric is held (not gated) with a line in the summary.
+A *metric source* adds per-kernel counts to every record (simulated CPU instructions, a
+GPU kernel's registers and spills), stored under ``exact.per_kernel[metric][kernel]`` and
+gated on their total (``metric=1%``); a regression names the kernels whose counts grew.
+What counts depend on besides the code (``setup``: pinned target, cache model, tool
+version) is stored under ``exact.measured_with``: a count is compared only with a
+baseline measured the same way, else the metric is held with a summary line.
 
 To add one: describe its metrics with :class:`KernelMetric`, implement
-:class:`MetricSource`, and add ``"module:ATTRIBUTE"`` to :data:`SOURCES`. This module is
-pure (no TVM): option parsing reads :data:`KERNEL_METRICS`, and a source's module is
-imported only when a test is measured.
+:class:`MetricSource`, add ``"module:ATTRIBUTE"`` to :data:`SOURCES`. Pure (no TVM: option
+parsing reads :data:`KERNEL_METRICS`); a source's module is imported when a test is measured.
 """
 
 from __future__ import annotations
@@ -23,7 +18,6 @@ import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol
 
-# the per-kernel line of what runs outside the kernels (the FFI call, the VM, allocation): no kernel
 from pytest_tvmperf.measure.callgrind import RUNTIME_LINE
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
 
@@ -32,8 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.config.per_test import TestSettings
 
 
-#: Registered sources, as "module:ATTRIBUTE" (imported lazily, in this order); an
-#: ATTRIBUTE that is a class is instantiated once per session.
+#: Registered sources, "module:ATTRIBUTE" (imported lazily, in order; a class is made once a session)
 SOURCES: tuple[str, ...] = (
     "pytest_tvmperf.measure.simulate:SimulatedCost",
     "pytest_tvmperf.measure.gpu_resources:GPU_RESOURCES",
@@ -58,14 +51,12 @@ class MetricSource(Protocol):
     metrics: tuple[KernelMetric, ...]
 
     def unavailable(self, prepared: "Prepared", settings: "TestSettings") -> str | None:
-        """A one-line reason this source cannot measure here (no valgrind, not a GPU
-        target, switched off by the test's settings), or None."""
+        """Why this source cannot measure here, in one line (no valgrind, switched off), or None."""
 
     def collect(self, prepared: "Prepared", settings: "TestSettings") -> Mapping[str, Mapping[str, int]]:
         """{metric name: {kernel name: count}} for the compiled workload."""
 
-    # optional: def setup(self, prepared, settings) -> str, a one-line description of what
-    # the counts depend on besides the code ("llvm -mcpu=haswell, 1 thread; valgrind-3.19.0; ...")
+    # optional: setup(prepared, settings) -> str, what the counts depend on besides the code
 
 
 @dataclass(frozen=True)
@@ -93,9 +84,8 @@ REUSED_LINE = (
 
 
 def stored_counts(source: "MetricSource", described: str, stored) -> dict[str, Mapping[str, int]] | None:
-    """The counts of ``source``'s metrics stored in ``stored`` (the baseline's exact metrics
-    of this very program) when every one of them was measured with ``described``, the
-    setup this run would measure with; None when one is missing or measured otherwise."""
+    """The counts of ``source``'s metrics in ``stored`` (the baseline's exact metrics of this
+    very program) when all were measured with ``described``, the setup of this run; else None."""
     if stored is None or not described:
         return None
     names = [m.name for m in source.metrics]
@@ -117,11 +107,9 @@ def load_sources(names: tuple[str, ...] | None = None) -> tuple[MetricSource, ..
 def collect(
     sources: tuple[MetricSource, ...], prepared: "Prepared", settings: "TestSettings", stored=None
 ) -> Collected:
-    """Run each available source; a source that cannot measure here says why.
-    ``stored``: the baseline's exact metrics when this build is the baseline's own program
-    (check/sources.py ``same_program``) with fixed input shapes; a source that describes
-    its setup and would measure the same way takes its counts from there (deterministic
-    counts: the same program, inputs and setup give the same count) instead of measuring."""
+    """Run each available source; one that cannot measure here says why. ``stored``: the
+    baseline's exact metrics when this build is its very program with fixed input shapes: a
+    source of the same setup takes its (deterministic) counts from there."""
     per_kernel: dict[str, dict[str, int]] = {}
     measured_with: dict[str, str] = {}
     skipped: list[str] = []
@@ -135,11 +123,7 @@ def collect(
             missing.extend(m.name for m in source.metrics)
             continue
         setup = getattr(source, "setup", None)
-        same = (
-            stored_counts(source, setup(prepared, settings), stored)
-            if setup is not None and stored is not None
-            else None
-        )
+        same = stored_counts(source, setup(prepared, settings), stored) if setup and stored is not None else None
         if same is not None:
             reused.append(source.name)
             for metric, counts in same.items():
@@ -170,10 +154,9 @@ KEPT_LINE = (
 
 
 def keep_unmeasured(exact, baseline_exact, missing) -> tuple[object, tuple[str, ...]]:
-    """An update's exact metrics with the baseline's counts of the ``missing`` metrics
-    (those this run could not measure: no valgrind, valgrind killed) put back, while the
-    program's other exact metrics are unchanged (the counts are of the same code), as the
-    timings of a timing-off run are kept. Returns the metrics and the names kept."""
+    """An update's exact metrics with the baseline's counts of the ``missing`` metrics (no
+    valgrind, valgrind killed) put back while its other exact metrics are unchanged (the same
+    code), as a timing-off run keeps the timings; and the names kept."""
     if baseline_exact is None:
         return exact, ()
     from dataclasses import replace
@@ -201,12 +184,10 @@ def grown_kernels(
     within: float | None = None,
 ) -> str:
     """'fused_conv2d_add_relu: 1.82 G -> 2.01 G instructions (+10.4%), new_kernel: 3.1 M (new)',
-    the kernels whose count grew, largest growth first (the runtime's line is no kernel:
-    see :func:`runtime_change`). ``after`` is keyed like ``before`` (a build's kernels
-    under their baseline counterparts' names: result/kernel_match.py); ``label(name)``
-    says what a kernel is (None: its name). ``within``: a kernel that grew by at most this
-    share of its own count (the metric's relative limit) is noise, not growth, and is not
-    listed."""
+    the kernels whose count grew, largest growth first (not the runtime's line:
+    :func:`runtime_change`). ``after`` is keyed like ``before`` (result/kernel_match.py);
+    ``label(name)`` says what a kernel is (None: its name). ``within``: growth up to this
+    share of a kernel's own count (the metric's relative limit) is noise, not listed."""
     if not before or not after:
         return ""
     changes = []
@@ -215,20 +196,14 @@ def grown_kernels(
         if new <= old or (within is not None and name in before and new <= old * (1 + within)):
             continue
         shown = (label(name) if label is not None else None) or name
-        if name not in before:
-            text = f"{shown}: {fmt_count(new)} {unit} (new)"
-        else:
-            text = (
-                f"{shown}: {fmt_count(old)} -> {fmt_count(new)} {unit} ({(new - old) / old * 100 if old else 0:+.1f}%)"
-            )
-        changes.append((new - old, text))
+        grew = f"{fmt_count(old)} -> {fmt_count(new)} {unit} ({(new - old) / old * 100 if old else 0:+.1f}%)"
+        changes.append((new - old, f"{shown}: {grew}" if name in before else f"{shown}: {fmt_count(new)} {unit} (new)"))
     changes.sort(key=lambda c: -c[0])
     return ", ".join(text for _, text in changes[:limit])
 
 
 def runtime_change(before: Mapping[str, int] | None, after: Mapping[str, int] | None, unit: str) -> str:
-    """'4.58 k -> 4.76 k instructions (+4.0%)': how the count outside the kernels (the VM
-    runtime's own work) moved; "" when it did not, or one side has no such line."""
+    """'4.58 k -> 4.76 k instructions (+4.0%)': how the count outside the kernels moved, or ""."""
     if not before or not after or RUNTIME_LINE not in before or RUNTIME_LINE not in after:
         return ""
     old, new = before[RUNTIME_LINE], after[RUNTIME_LINE]

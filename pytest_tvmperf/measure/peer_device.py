@@ -1,9 +1,8 @@
 """Where a peer framework runs: on the test's device where it can. A test on a GPU
 (``cuda``) times its ``"torch"`` peer's module on that GPU, the inputs uploaded once and
-the GPU waited for, as TVM's time is taken; a CPU torch time beside a GPU one would say
-nothing of either. Peers that are plain functions (NumPy, onnxruntime's CPU session) run
-where they are: their column says how TVM compares with them, as the users' reports ask
-(the RGB->YUV operator on the GPU against NumPy)."""
+the GPU waited for, as TVM's time is taken (a CPU torch time beside a GPU one would say
+nothing of either). Plain-function peers (NumPy, onnxruntime's CPU session) run where
+they are, as the users' reports ask (the RGB->YUV operator on the GPU against NumPy)."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ from pytest_tvmperf.workload import PeerUnavailable
 
 
 def peer_for_device(run: Callable[..., Any], device_type: str, torch: Any = None) -> Callable[..., Any]:
-    """``run`` (a peer factory's runner) for a test on ``device_type``: a torch module's
-    runner (``run.torch_module``) moved to the GPU for ``cuda`` (a copy: the workload's
-    own module stays where it is); PeerUnavailable where torch sees no CUDA device;
+    """``run`` (a peer's runner) for a test on ``device_type``: a torch module's runner moved
+    (a copy) to the GPU for ``cuda``, PeerUnavailable where torch sees no CUDA device;
     anything else unchanged. ``torch``: the module (tests give a stand-in)."""
     module = getattr(run, "torch_module", None)
     if device_type != "cuda" or module is None or getattr(run, "device", "cpu") == "cuda":
@@ -35,9 +33,7 @@ def peer_for_device(run: Callable[..., Any], device_type: str, torch: Any = None
 
 
 def cuda_runner(torch: Any, module: Any) -> Callable[..., Any]:
-    """``run(*numpy arrays) -> [numpy arrays]`` (the correctness check), and
-    ``run(*run.device_inputs(arrays))``: the module on inputs already on the GPU, the GPU
-    waited for, the outputs left there (what is timed)."""
+    """``run(*arrays) -> [arrays]`` (the check); timed: ``run(*run.device_inputs(arrays))``, all on the GPU."""
 
     def run(*arrays: Any) -> Any:
         on_device = bool(arrays) and all(isinstance(a, torch.Tensor) for a in arrays)
@@ -56,7 +52,6 @@ def cuda_runner(torch: Any, module: Any) -> Callable[..., Any]:
 
 
 def timing_args(run: Callable[..., Any], inputs: Sequence[np.ndarray]) -> Sequence[Any]:
-    """The arguments ``run`` is timed on: its inputs on its device (uploaded once), or the
-    NumPy inputs themselves for a peer on the host."""
+    """The arguments ``run`` is timed on: the inputs uploaded once to its device, or as they are."""
     upload = getattr(run, "device_inputs", None)
     return upload(inputs) if upload is not None else inputs

@@ -1,13 +1,11 @@
 """Per-layer time of both sides of a peer comparison: TVM's kernel calls, each timed by
-the VM's instrument with its argument shapes, and the peer's layers (torch: a forward
-pre/post hook on each leaf module; onnxruntime: its own per-node profile). Each side's
-calls, its whole run and its time outside every call are taken from the same rounds
-(judge/layer_rounds.py), so that the rows add up to the whole run they are shown with.
-The matching and the table are pure (``judge/layer_match.py``).
-
-What it costs: a few instrumented runs of each side (:data:`RUNS`) after the test's
-timing, paid only when asked for (``--tvmperf-layers=on``) or when a ``vs_<peer>`` limit
-fails. TVM, torch and onnxruntime are imported lazily.
+the VM's instrument with its argument shapes, and the peer's layers (torch: forward
+pre/post hooks on each leaf module; onnxruntime: its per-node profile). Each side's
+calls, whole run and time outside every call come from the same rounds
+(judge/layer_rounds.py), so the rows add up to the whole run shown with them; the
+matching and the table are judge/layer_match.py's. It costs a few instrumented runs of
+each side (:data:`RUNS`), paid only when asked for (``--tvmperf-layers=on``) or when a
+``vs_<peer>`` limit fails.
 """
 
 from __future__ import annotations
@@ -18,12 +16,13 @@ import statistics
 import tempfile
 import time
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from pytest_tvmperf.judge.layer_rounds import Round, apportion
-from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, window
+from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, static_shape, window
 from pytest_tvmperf.measure.peer_device import peer_for_device
 from pytest_tvmperf.workload import PeerUnavailable
 from pytest_tvmperf.judge.layer_match import (
@@ -53,9 +52,6 @@ class NoLayers(Exception):
     """This side cannot be timed layer by layer here; the message says why."""
 
 
-# ---------------------------------------------------------------- TVM
-
-
 def _describe_kernel(name: str, inputs: tuple, output: tuple, anchors: Sequence[RelaxAnchor]) -> LayerCall:
     kind = tvm_anchor(name)
     attrs, flops = "", None
@@ -65,40 +61,18 @@ def _describe_kernel(name: str, inputs: tuple, output: tuple, anchors: Sequence[
             if tvm_anchor(anchor.op) == kind and anchor.output == output and all(s in have for s in anchor.inputs[:2]):
                 attrs, flops = anchor.attrs, anchor.flops
                 break
-    return LayerCall(
-        name=name,
-        op="+".join(fused_ops(name)),
-        kind=kind,
-        time_s=0.0,
-        inputs=inputs,
-        output=output,
-        attrs=attrs,
-        flops=flops,
-    )
+    return LayerCall(name, "+".join(fused_ops(name)), kind, 0.0, inputs, output, attrs, flops)
 
 
 def _shape_of(value: Any) -> tuple[int, ...] | None:
-    shape = getattr(value, "shape", None)
-    if shape is None or not hasattr(value, "dtype"):
-        return None
-    try:
-        return tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        return None
+    return static_shape(value) if hasattr(value, "dtype") else None
 
 
 def on_device(dev: Any) -> bool:
-    """Whether ``dev`` (a TVM device) is other than the host CPU: its DLPack device type
-    (``dlpack_device_type()`` in TVM 0.27; ``device_type`` in older ones) is not 1, kDLCPU."""
+    """Whether ``dev``'s DLPack device type (``dlpack_device_type()`` since TVM 0.27) is not 1, kDLCPU."""
     kind = getattr(dev, "dlpack_device_type", None)
     code = kind() if callable(kind) else getattr(dev, "device_type", 1)
     return int(code) != 1
-
-
-def _relax_functions(lowered: Any) -> set[str]:
-    from tvm import relax
-
-    return {gv.name_hint for gv, f in lowered.functions.items() if isinstance(f, relax.Function)}
 
 
 def tvm_profile(
@@ -110,12 +84,11 @@ def tvm_profile(
     target: Any = None,
     sync: Callable[[], None] | None = None,
 ) -> SideProfile:
-    """Each kernel call of one run, in order, with its argument shapes (the last argument
-    is its output: destination passing), its time, the whole run's and the time outside
-    kernels, all from the same ``runs`` instrumented runs (judge/layer_rounds.py). The
-    instrument times every call, kernels and VM builtins alike (the builtins are the time
-    outside kernels); its own time is read from the gaps between the calls. On a GPU the
-    device is waited for (``sync``) before each clock read."""
+    """Each kernel call of one run, in order, with its argument shapes (the last is its
+    output: destination passing) and time, the whole run's and the time outside kernels,
+    from the same ``runs`` instrumented runs. The instrument times every call, kernels and
+    VM builtins (the time outside kernels) alike; its own time is read from the gaps
+    between calls. On a GPU the device is waited for (``sync``) before each clock read."""
     from tvm import relax
 
     executable, note = getattr(compiled, "executable", None), ""
@@ -132,15 +105,14 @@ def tvm_profile(
             "this test runs under another executor or on a remote device"
         )
 
-    kernels = {gv.name_hint for gv in compiled.lowered.get_global_vars()} - _relax_functions(compiled.lowered)
+    kernels = {gv.name_hint for gv, f in compiled.lowered.functions.items() if not isinstance(f, relax.Function)}
     vm = relax.VirtualMachine(executable, compiled.dev)
     device_args = [__import__("tvm").runtime.tensor(np.ascontiguousarray(a), compiled.dev) for a in args]
     seen: list[tuple[str, tuple] | None] = []  # each call of a run: (kernel, shapes), or None for a builtin
     spans: list[list[float]] = []  # each call of a run: [start, end]
     open_calls: list[int] = []
     learning = [True]
-    # a GPU runs a kernel after its launch returns: wait for it before each clock read, so
-    # each call's span is its run on the device (and the whole run ends when the device does)
+    # a GPU runs a kernel after its launch returns: wait for it at each clock read (spans on the device)
     if sync is None:  # (tests inject one)
         sync = compiled.dev.sync if on_device(compiled.dev) else (lambda: None)
 
@@ -149,11 +121,8 @@ def tvm_profile(
         if before_run:
             if learning[0]:
                 name = str(func_symbol)
-                seen.append(
-                    (name, tuple(s for s in (_shape_of(a) for a in call_args) if s is not None))
-                    if name in kernels
-                    else None
-                )
+                known = name in kernels
+                seen.append((name, tuple(s for s in map(_shape_of, call_args) if s is not None)) if known else None)
             open_calls.append(len(spans))
             spans.append([clock(), 0.0])
         else:
@@ -180,38 +149,15 @@ def tvm_profile(
             )
         rounds.append(Round.of_vm(start, end, [(a, b) for a, b in spans], kernel))
     anchors = relax_anchors(program, entry)
-    return _side(
-        "TVM",
-        [
-            _describe_kernel(name, shapes[:-1], shapes[-1] if shapes else (), anchors)
-            for name, shapes in (c for c in seen if c is not None)
-        ],
-        rounds,
-        note,
-    )
+    calls = [_describe_kernel(n, s[:-1], s[-1] if s else (), anchors) for n, s in filter(None, seen)]
+    return _side("TVM", calls, rounds, note)
 
 
 def _side(label: str, calls: Sequence[LayerCall], rounds: Sequence[Round], note: str = "") -> SideProfile:
-    """``calls`` timed by ``rounds`` (judge/layer_rounds.py): each call's time, the whole
-    run and the time outside every call, from the same runs."""
+    """``calls`` with their times, the whole run and the time outside them, from ``rounds``."""
     parts = apportion(rounds)
-    return SideProfile(
-        label,
-        tuple(_with_time(c, t) for c, t in zip(calls, parts.calls_s)),
-        parts.total_s,
-        note,
-        outside_s=parts.outside_s,
-        outside_noise_s=parts.outside_noise_s,
-    )
-
-
-def _with_time(call: LayerCall, seconds: float) -> LayerCall:
-    from dataclasses import replace
-
-    return replace(call, time_s=float(seconds))
-
-
-# ---------------------------------------------------------------- torch
+    calls = tuple(replace(c, time_s=float(t)) for c, t in zip(calls, parts.calls_s))
+    return SideProfile(label, calls, parts.total_s, note, parts.outside_s, parts.outside_noise_s)
 
 
 def _torch_call(path: str, module: Any, inputs: Sequence[Any], output: Any) -> LayerCall:
@@ -226,25 +172,16 @@ def _torch_call(path: str, module: Any, inputs: Sequence[Any], output: Any) -> L
     if kind == "conv" and weight is not None:
         w = tuple(int(d) for d in weight.shape)
         in_shapes = in_shapes + (w,)
-        attrs = window(
-            w[2:],
-            list(module.stride),
-            list(module.padding) if not isinstance(module.padding, str) else [],
-            int(module.groups),
-            list(module.dilation),
-        )
+        padding = list(module.padding) if not isinstance(module.padding, str) else []
+        attrs = window(w[2:], list(module.stride), padding, int(module.groups), list(module.dilation))
         flops = conv_flops(out_shape, w)
     elif kind == "matmul" and weight is not None and in_shapes:
         in_shapes = in_shapes + (tuple(int(d) for d in weight.shape),)
         flops = matmul_flops(in_shapes[0], out_shape)
     elif kind in ("max_pool", "avg_pool") and hasattr(module, "kernel_size"):
-        k = module.kernel_size if isinstance(module.kernel_size, (tuple, list)) else (module.kernel_size,) * 2
-        s = module.stride if isinstance(module.stride, (tuple, list)) else (module.stride,) * 2
-        p = module.padding if isinstance(module.padding, (tuple, list)) else (module.padding,) * 2
-        attrs = window(list(k), list(s), list(p))
-    return LayerCall(
-        name=path or op, op=op, kind=kind, time_s=0.0, inputs=in_shapes, output=out_shape, attrs=attrs, flops=flops
-    )
+        two = lambda v: list(v) if isinstance(v, (tuple, list)) else [v] * 2  # noqa: E731
+        attrs = window(two(module.kernel_size), two(module.stride), two(module.padding))
+    return LayerCall(path or op, op, kind, 0.0, in_shapes, out_shape, attrs, flops)
 
 
 #: calls of an empty module per measurement of the hooks' own time (the least of three is taken)
@@ -252,39 +189,29 @@ EMPTY_CALLS = 8
 
 
 def _hook_time(module: Any, bare: Any, x: Any, windows: list[tuple[float, float]], clock: Clock) -> tuple[float, float]:
-    """The hooks' own time per call, inside a window and outside it: ``module`` is an
-    empty module with the hooks (each call appends its window to ``windows``), ``bare``
-    one without them."""
+    """The hooks' own time per call, inside a window and outside it: ``module`` is an empty
+    module with the hooks (appending to ``windows``), ``bare`` one without them."""
     hooked_s, bare_s = [], []
     for _ in range(3):
         windows.clear()
-        start = clock()
-        for _ in range(EMPTY_CALLS):
-            module(x)
-        hooked_s.append((clock() - start) / EMPTY_CALLS)
-        start = clock()
-        for _ in range(EMPTY_CALLS):
-            bare(x)
-        bare_s.append((clock() - start) / EMPTY_CALLS)
+        for called, into in ((module, hooked_s), (bare, bare_s)):
+            start = clock()
+            for _ in range(EMPTY_CALLS):
+                called(x)
+            into.append((clock() - start) / EMPTY_CALLS)
     inside = min((end - start for start, end in windows), default=0.0)
     windows.clear()
     return inside, max(0.0, min(hooked_s) - min(bare_s) - inside)
 
 
 def torch_profile(
-    module: Any,
-    inputs: Sequence[np.ndarray],
-    runs: int = RUNS,
-    clock: Clock = time.perf_counter,
-    device: str = "cpu",
+    module: Any, inputs: Sequence[np.ndarray], runs: int = RUNS, clock: Clock = time.perf_counter, device: str = "cpu"
 ) -> SideProfile:
     """Each leaf module call of one forward, in order (a module called twice is two
-    calls), timed by a forward pre-hook and a forward hook; its module path, shapes and
-    attributes. Its time, the whole forward's and the time between leaves come from the
-    same ``runs`` hooked forwards (judge/layer_rounds.py); the hooks' own time, from an
-    empty module with and without them in each round, is removed. On ``device="cuda"``
-    (the module there) the inputs are uploaded once and the GPU is waited for before each
-    clock read, so each span is the layer's run on the GPU."""
+    calls), timed by a forward pre-hook and hook, with its module path, shapes and
+    attributes; the times from the same ``runs`` hooked forwards, less the hooks' own time
+    (an empty module with and without them, each round). On ``device="cuda"`` the inputs
+    are uploaded once and the GPU waited for at each clock read."""
     torch = __import__("torch")
     gpu = device != "cpu"
 
@@ -338,21 +265,13 @@ def torch_profile(
     return _side("torch", seen, rounds, note)
 
 
-# ---------------------------------------------------------------- onnxruntime
-
-
 def _ort_shapes(entries: Any) -> tuple[tuple[int, ...], ...]:
-    out = []
-    for entry in entries or ():
-        for dims in entry.values() if isinstance(entry, Mapping) else ():
-            out.append(tuple(int(d) for d in dims))
-    return tuple(out)
+    return tuple(tuple(int(d) for d in dims) for e in entries or () if isinstance(e, Mapping) for dims in e.values())
 
 
 def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1) -> SideProfile:
-    """Pure: onnxruntime's profile (its JSON list of trace events) as one run's node
-    calls, in order, each with its median time over the runs after ``warmup_runs``; the
-    whole run and the time between nodes from the same runs (each run's ``model_run``)."""
+    """Pure: onnxruntime's profile (its JSON trace events) as one run's node calls, in
+    order, timed by the runs after ``warmup_runs`` (each run's ``model_run``)."""
     runs = sorted(
         (e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"), key=lambda e: e["ts"]
     )
@@ -363,10 +282,7 @@ def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1
         (e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")),
         key=lambda e: e["ts"],
     )
-    per_run: list[list[Mapping[str, Any]]] = []
-    for run in timed:
-        lo, hi = run["ts"], run["ts"] + run["dur"]
-        per_run.append([e for e in nodes if lo <= e["ts"] <= hi])
+    per_run = [[e for e in nodes if run["ts"] <= e["ts"] <= run["ts"] + run["dur"]] for run in timed]
     if len({len(r) for r in per_run}) != 1 or not per_run[0]:
         raise NoLayers("onnxruntime ran a different number of nodes in each run")
     calls = []
@@ -381,42 +297,20 @@ def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1
         elif kind == "matmul" and inputs and outputs:
             flops = matmul_flops(inputs[0], outputs[0])
         name = str(event["name"]).removesuffix("_kernel_time")
-        calls.append(
-            LayerCall(
-                name=name,
-                op=op,
-                kind=kind,
-                time_s=0.0,
-                inputs=inputs,
-                output=outputs[0] if outputs else (),
-                flops=flops,
-            )
-        )
+        calls.append(LayerCall(name, op, kind, 0.0, inputs, outputs[0] if outputs else (), flops=flops))
+    span = lambda e: (e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6)  # noqa: E731
     # the profiler's own time is inside the runs it times: nothing to remove
-    rounds = [
-        Round.of_hooks(
-            run["ts"] / 1e6,
-            (run["ts"] + run["dur"]) / 1e6,
-            [(e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6) for e in nodes_of],
-        )
-        for run, nodes_of in zip(timed, per_run)
-    ]
+    rounds = [Round.of_hooks(*span(run), [span(e) for e in nodes_of]) for run, nodes_of in zip(timed, per_run)]
     return _side("onnxruntime", calls, rounds)
 
 
 def ort_profile(model: bytes, names: Sequence[str], inputs: Sequence[np.ndarray], runs: int = RUNS) -> SideProfile:
-    """onnxruntime's per-node profile (``SessionOptions.enable_profiling``) of ``runs``
-    runs after a warm-up, in a session like the peer's (CPU, TVM's thread count)."""
-    ort = __import__("onnxruntime")
-    from pytest_tvmperf.measure.threads import tvm_threads
+    """onnxruntime's per-node profile of ``runs`` runs after a warm-up, in a session like the peer's."""
+    from pytest_tvmperf.measure.threads import ort_session
 
     with tempfile.TemporaryDirectory(prefix="tvmperf-ort-profile-") as scratch:
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.intra_op_num_threads = tvm_threads()
-        options.enable_profiling = True
-        options.profile_file_prefix = os.path.join(scratch, "profile")
-        session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        prefix = os.path.join(scratch, "profile")
+        session = ort_session(model, enable_profiling=True, profile_file_prefix=prefix)
         feed = dict(zip(names, inputs))
         for _ in range(runs + 1):
             session.run(None, feed)
@@ -426,12 +320,8 @@ def ort_profile(model: bytes, names: Sequence[str], inputs: Sequence[np.ndarray]
     return ort_events_profile(events)
 
 
-# ---------------------------------------------------------------- both
-
-
 def peer_profile(name: str, run: Any, inputs: Sequence[np.ndarray], runs: int = RUNS) -> SideProfile:
-    """The peer ``name``'s layers, from what its ``run`` callable carries: a torch module
-    (``run.torch_module``) or an ONNX model (``run.onnx_model``, ``run.onnx_inputs``)."""
+    """The peer's layers, from what ``run`` carries: ``torch_module`` or ``onnx_model`` and ``onnx_inputs``."""
     module = getattr(run, "torch_module", None)
     if module is not None:
         return torch_profile(module, inputs, runs, device=getattr(run, "device", "cpu"))
@@ -453,10 +343,8 @@ def layer_tables(
     target: Any = None,
     device_type: str = "cpu",
 ) -> tuple[tuple[LayerTable, ...], list[str]]:
-    """The layer table of TVM against each peer in ``peers`` (name -> factory), and why
-    a table could not be made (one line each). ``target``: the TVM target, to time a
-    ``vm-compiled`` build's kernels under ``vm-bytecode``; ``device_type``: where the test
-    runs (a torch peer's layers are timed on the same GPU, measure/peer_device.py)."""
+    """TVM's layer table against each of ``peers`` (name -> factory), and why one could not be
+    made. ``target``: to time ``vm-compiled`` kernels under ``vm-bytecode``; ``device_type``: the test's."""
     from pytest_tvmperf.measure.threads import same_threads, tvm_threads
 
     problems: list[str] = []
@@ -483,47 +371,30 @@ def for_test(
     timing_lock: Callable[[], AbstractContextManager[object]],
     note: Callable[[str], None],
 ) -> tuple[LayerTable, ...]:
-    """The tables of one test: against every peer timed when ``every_peer``
-    (``--tvmperf-layers=on``), else against the peers whose ``vs_<peer>`` limit failed,
-    else none (nothing is paid). Each table's whole runs are the ones timed with its rows,
-    under the test's ``timing_lock``; a note gives the test's own medians, timed before
-    them. What could not be profiled goes to ``note`` (the run's summary lines)."""
+    """One test's tables, under its ``timing_lock``: against every peer timed when ``every_peer``
+    (``--tvmperf-layers=on``), else those whose ``vs_<peer>`` limit failed. Problems go to ``note``."""
     timed = dict(samples.peers) if samples is not None else {}
-    failed = {v.name for v in verdicts if str(v.status) == "exceeded"}
-    wanted = set(timed) if every_peer else failed
+    wanted = set(timed) if every_peer else {v.name for v in verdicts if str(v.status) == "exceeded"}
     factories = {name: prep.workload.peers[name] for name in sorted(wanted) if name in prep.workload.peers}
     if not factories:
         return ()
+    local = prep.target.remote is None
     with timing_lock():
+        target, device_type = (prep.target.tvm_target(), prep.target.device_type) if local else (None, "cpu")
         tables, problems = layer_tables(
-            prep.compiled,
-            prep.args,
-            prep.workload.program,
-            prep.inputs,
-            factories,
-            target=prep.target.tvm_target() if prep.target.remote is None else None,
-            device_type=prep.target.device_type if prep.target.remote is None else "cpu",
+            prep.compiled, prep.args, prep.workload.program, prep.inputs, factories, RUNS, target, device_type
         )
     for problem in problems:
         note(problem)
-    out = []
-    for table in tables:
-        peer_samples = timed.get(table.peer)
-        out.append(
-            with_test_medians(
-                table,
-                statistics.median(samples.samples) if samples is not None else None,
-                statistics.median(peer_samples) if peer_samples else None,
-            )
-        )
-    return tuple(out)
+    tvm_s = statistics.median(samples.samples) if samples is not None else None
+    return tuple(
+        with_test_medians(table, tvm_s, statistics.median(timed[table.peer]) if timed.get(table.peer) else None)
+        for table in tables
+    )
 
 
 def with_test_medians(table: LayerTable, tvm_s: float | None, peer_s: float | None) -> LayerTable:
-    """``table`` with a note giving the test's own whole-run medians (timed before the
-    rows, maybe under another load), beside the table's (timed with its rows)."""
-    from dataclasses import replace
-
+    """``table`` noting the test's own medians (timed before its rows, maybe under another load)."""
     shown = [f"{side} {s * 1e3:.3f} ms" for side, s in (("TVM", tvm_s), (table.peer, peer_s)) if s is not None]
     if not shown:
         return table

@@ -1,13 +1,9 @@
-"""Pure: which measurements a test takes, by its mode. A mode is a choice of
-measurements, never another copy of the record, compare, decide and report sequence
-(check/pipeline.py runs that once, for every mode):
+"""Pure: which measurements a test takes, by its mode (a choice of measurements; the
+record, compare, decide and report sequence is check/pipeline.py's, one for every mode):
 
-- ``timed`` (the default): correctness, executed calls, exact and per-kernel metrics,
-  and time (a/b, peers);
-- ``untimed`` (``--tvmperf-timing=off``, marker ``timing=False``): the same without
-  time, like pytest-benchmark's ``--benchmark-disable``: the fast inner loop;
-- ``built only`` (a target built but not run here: ``cuda`` without a GPU): the exact
-  metrics a build has (no executed calls, no correctness, no time).
+- ``timed`` (the default): correctness, executed calls, exact metrics, time (a/b, peers);
+- ``untimed`` (``--tvmperf-timing=off``, marker ``timing=False``): the same without time;
+- ``built only`` (a target not run here: ``cuda`` without a GPU): the build's exact metrics.
 """
 
 from __future__ import annotations
@@ -49,9 +45,8 @@ class Plan:
         if self.mode == Mode.UNTIMED:
             return UNTIMED_NOTE
         if self.mode == Mode.BUILT_ONLY:
-            if gated is None:
-                return f"{self.why}: built and recorded {measured_count(exact)} exact metrics, not run"
-            return f"{self.why}: built and gated {gated} exact metrics, not run"
+            done = f"recorded {measured_count(exact)}" if gated is None else f"gated {gated}"
+            return f"{self.why}: built and {done} exact metrics, not run"
         return ""
 
     def message_note(self, outcome_note: str) -> str:
@@ -70,10 +65,8 @@ def plan_for(runnable: bool, not_run: str | None, timing: bool) -> Plan:
 
 
 def with_baseline_calls(exact: ExactMetrics, baseline) -> ExactMetrics:
-    """Executed calls are counted only where the program runs: when everything else
-    matches the baseline, its calls stand, so a GPU machine's timings and a CPU-only
-    machine's build share one baseline entry. So do its run-time allocations
-    (``alloc_bytes``, n/a where the program does not run)."""
+    """Executed calls and allocations are measured only where the program runs: when all else
+    matches, the baseline's stand, so a GPU machine and a CPU-only one share one entry."""
     if baseline is not None and _without_run(replace(baseline.exact, calls=None)) == _without_run(exact):
         return baseline.exact
     return exact

@@ -1,5 +1,4 @@
-"""Pure: what ``ptxas -v`` says about each kernel (registers per thread, shared memory,
-stack frame, spills), and how many instructions each ``.entry`` of a PTX file has."""
+"""Pure: each kernel's registers, shared memory, stack frame and spills by ``ptxas -v``; PTX instructions."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ _SMEM = re.compile(r"(\d+) bytes smem")
 
 
 def parse_ptxas_verbose(text: str) -> dict[str, KernelResources]:
-    """{kernel: resources} from ``ptxas -v`` output (stderr or stdout, either order of
-    its 'Function properties' and 'Used N registers' lines)."""
+    """{kernel: resources} from ``ptxas -v`` output (its lines in either order)."""
     fields: dict[str, dict[str, int]] = {}
     current: str | None = None
     for line in text.splitlines():
@@ -43,9 +41,7 @@ def parse_ptxas_verbose(text: str) -> dict[str, KernelResources]:
             continue
         if frame := _FRAME.search(line):
             fields[current].update(
-                local_bytes=int(frame.group(1)),
-                spill_store_bytes=int(frame.group(2)),
-                spill_load_bytes=int(frame.group(3)),
+                zip(("local_bytes", "spill_store_bytes", "spill_load_bytes"), map(int, frame.groups()))
             )
         if used := _USED.search(line):
             fields[current]["registers"] = int(used.group(1))
@@ -58,8 +54,7 @@ _PTX_ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)*\.entry\s+([A-Za-z_$][\
 
 
 def ptx_instruction_counts(ptx: str) -> dict[str, int]:
-    """{kernel: instructions} in each ``.entry`` of a PTX file: the statements of its
-    body, leaving out declarations (``.reg``, ``.shared``, ...), labels, braces and comments."""
+    """{kernel: instructions} of each ``.entry``: its statements, less declarations and labels."""
     counts: dict[str, int] = {}
     current: str | None = None
     depth = 0

@@ -1,9 +1,7 @@
-"""The reference kernel timed next to every workload, to cancel machine and process drift.
-
-A fixed, compute-bound TE matmul (128x128x128, float32, default schedule, ~2 ms on the
-CI machines). Its name is stored with every timing: normalized times are only compared
-between measurements that used the same reference.
-"""
+"""The reference kernel timed next to every workload, to cancel machine and process drift:
+a fixed, compute-bound TE matmul (128x128x128, float32, default schedule, ~2 ms on the CI
+machines). Its name is stored with every timing: normalized times are only compared
+between measurements that used the same reference."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The anchor ops of a Relax program before fusion (convolutions, matmuls), with their
-shapes, attributes and FLOPs: what names the kernel that computes each in the per-layer
-table (measure/peer_layers.py). TVM is imported lazily."""
+"""The anchor ops of a Relax program before fusion, with their shapes, attributes and FLOPs:
+what names the kernel that computes each in the per-layer table (peer_layers.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +25,8 @@ def _type_of(expr: Any) -> Any:
     return getattr(expr, "struct_info", None) if hasattr(type(expr), "struct_info") else getattr(expr, "ty", None)
 
 
-def _static_shape(sinfo: Any) -> tuple[int, ...] | None:
+def static_shape(sinfo: Any) -> tuple[int, ...] | None:
+    """The static shape of ``sinfo`` (a type, a tensor); None when it has none."""
     shape = getattr(sinfo, "shape", None)
     if shape is None:
         return None
@@ -56,9 +56,8 @@ def window(
 
 
 def relax_anchors(program: Any, entry: str = "main") -> list[RelaxAnchor]:
-    """The anchor ops of ``program``'s ``entry`` before any pass (convolutions, matmuls,
-    pools), with their strides, padding and shapes: what a fused kernel's name and
-    argument shapes do not say."""
+    """The anchor ops (convolutions, matmuls, pools) of ``program``'s ``entry`` before any
+    pass, with the strides, padding and shapes a fused kernel's name does not say."""
     from tvm import relax
 
     func = program[entry] if entry in [gv.name_hint for gv in program.get_global_vars()] else None
@@ -74,26 +73,20 @@ def relax_anchors(program: Any, entry: str = "main") -> list[RelaxAnchor]:
             op = str(call.op.name).removeprefix("relax.").removeprefix("nn.")
             if not tvm_anchor(op):
                 continue
-            shapes = tuple(s for s in (_static_shape(_type_of(a)) for a in call.args) if s is not None)
-            result = _static_shape(_type_of(binding.var))
+            shapes = tuple(s for s in (static_shape(_type_of(a)) for a in call.args) if s is not None)
+            result = static_shape(_type_of(binding.var))
             if result is None:
                 continue
             attrs, flops = "", None
             a = call.attrs
+            strides, padding = _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None))
             if op.startswith("conv") and len(shapes) >= 2:
-                attrs = window(
-                    shapes[1][2:],
-                    _ints(getattr(a, "strides", None)),
-                    _ints(getattr(a, "padding", None)),
-                    int(getattr(a, "groups", 1) or 1),
-                    _ints(getattr(a, "dilation", None)),
-                )
+                groups, dilation = int(getattr(a, "groups", 1) or 1), _ints(getattr(a, "dilation", None))
+                attrs = window(shapes[1][2:], strides, padding, groups, dilation)
                 flops = conv_flops(result, shapes[1])
             elif op in ("matmul", "dense") and shapes:
                 flops = matmul_flops(shapes[0], result)
             elif "pool" in op and hasattr(a, "pool_size"):
-                attrs = window(
-                    _ints(a.pool_size), _ints(getattr(a, "strides", None)), _ints(getattr(a, "padding", None))
-                )
+                attrs = window(_ints(a.pool_size), strides, padding)
             out.append(RelaxAnchor(op, shapes, result, attrs, flops))
     return out

@@ -1,8 +1,7 @@
-"""The resource metrics of one build (values/resources.py), put into its exact metrics:
+"""The resource metrics of one build (values/resources.py) in its exact metrics:
 ``alloc_bytes`` from one instrumented call (builder/vm_alloc.py), ``code_bytes`` from the
-compiled module (builder/code_size.py), ``peak_bytes`` and ``device_peak_bytes`` from the
-isolation child (sandbox/peak.py). A metric that cannot be read here, or that the test
-leaves out, is n/a with its reason (never 0)."""
+compiled module (builder/code_size.py), the peaks from the isolation child
+(sandbox/peak.py). One not read here, or left out, is n/a with its reason (never 0)."""
 
 from __future__ import annotations
 
@@ -33,9 +32,8 @@ def with_resources(
     peak: Callable[[], dict] | None = None,
 ) -> ExactMetrics:
     """``exact`` with the resource metrics of ``compiled`` (``wanted``: those measured;
-    ``runs``: the program runs here; ``target``: the TargetSpec its code is for;
-    ``library``: its export, where it was exported to run in the isolation child;
-    ``peak``: asks the isolation child for the peaks of one call, ``Sandbox.peak``'s reply)."""
+    ``runs``: it runs here; ``target``: its TargetSpec; ``library``: its export, if any;
+    ``peak``: asks the isolation child for one call's peaks, ``Sandbox.peak``'s reply)."""
     resources: dict[str, int] = {}
     parts: dict[str, dict[str, int]] = {}
     reasons: dict[str, str] = {}
@@ -45,11 +43,8 @@ def with_resources(
         if name not in wanted:
             reasons[name] = LEFT_OUT
             continue
-        value = (
-            peaks.reading(name)
-            if name in (PEAK_BYTES, DEVICE_PEAK_BYTES)
-            else _measure(name, compiled, args, runs, library)
-        )
+        is_peak = name in (PEAK_BYTES, DEVICE_PEAK_BYTES)
+        value = peaks.reading(name) if is_peak else _measure(name, compiled, args, runs, library)
         if isinstance(value, str):
             reasons[name] = value
             continue
@@ -63,7 +58,7 @@ def with_resources(
 
 def _measure(
     name: str, compiled: Any, args: Sequence[Any], runs: bool, library: Path | None
-) -> "Allocations | CodeSize | str":
+) -> Allocations | CodeSize | str:
     if name == ALLOC_BYTES:
         if not runs:
             return NOT_RUN
@@ -103,9 +98,7 @@ class _Peaks:
 
 def _target_text(target: Any) -> str:
     config = getattr(target, "config", None)
-    if config is None:
-        return str(target)
-    return json.dumps(_plain(config), sort_keys=True, separators=(",", ":"))
+    return str(target) if config is None else json.dumps(_plain(config), sort_keys=True, separators=(",", ":"))
 
 
 def _plain(value: Any) -> Any:

@@ -1,19 +1,12 @@
 """The simulated cost's counts, kept in the plugin's cache (store/user_cache.py) by what
-determines them, so unchanged code is counted once per machine and not once per run.
+determines them, so unchanged code is counted once per machine, not once per run.
 
-A count is a function of the pinned build's bytes, the call's inputs, the function
-called, and the measuring setup (valgrind's version, TVM's version, and this plugin's
-harness and dump reader): the measurement is deterministic given those (docs/gate.md,
-"Simulated cost": identical in every order, alone, reversed and under ``-n 2``), so a
-count stored under their hash is the count a new measurement would give. Anything
-else (another build, other inputs, another valgrind) is another key. Entries are
-small JSON files, written atomically; ``TVMPERF_SIMULATE_CACHE=off`` measures every
-time (the plugin's own tests of the measurement do).
-
-Counts get the protection the cache's builds get (store/user_cache.py): every directory
-from the cache directory down is this user's own with mode 0700 (whatever the umask),
-and each file carries a seal under the cache's key; a count whose directories or seal
-do not check out is not reused but measured again."""
+A count is deterministic given the pinned build's bytes, the call's inputs, the function
+and the measuring setup (valgrind's and TVM's versions, this plugin's harness and dump
+reader: docs/gate.md, "Simulated cost"), so the count stored under their hash is what a
+new measurement would give. ``TVMPERF_SIMULATE_CACHE=off`` measures every time. Entries
+are protected as the cache's builds are (user-owned 0700 directories, sealed files); one
+that does not check out is measured again."""
 
 from __future__ import annotations
 
@@ -55,8 +48,7 @@ def _path(digest: str) -> Path:
 
 
 def load(digest: str) -> dict[str, dict[str, int]] | None:
-    """The stored counts, or None (none stored, a file whose directories or seal do not
-    check out, or a file that is not a count)."""
+    """The stored counts, or None (none, directories or seal not checking out, not a count)."""
     path = _path(digest)
     if not user_cache.lookup(path):
         return None
@@ -64,14 +56,8 @@ def load(digest: str) -> dict[str, dict[str, int]] | None:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if not (
-        isinstance(data, dict)
-        and data
-        and all(
-            isinstance(per, dict) and all(isinstance(k, str) and type(v) is int for k, v in per.items())
-            for per in data.values()
-        )
-    ):
+    ok = isinstance(data, dict) and data and all(isinstance(per, dict) for per in data.values())
+    if not ok or not all(isinstance(k, str) and type(v) is int for per in data.values() for k, v in per.items()):
         return None
     return data
 

@@ -1,6 +1,5 @@
-"""The simulated cost's measuring process (simulate.py): whether this machine can run it,
-the valgrind command that starts it, and the environment it gets (pure but for
-:func:`valgrind_version`)."""
+"""The simulated cost's measuring process (simulate.py): whether this machine can run it, the
+valgrind command that starts it, its environment (pure but for :func:`valgrind_version`)."""
 
 from __future__ import annotations
 
@@ -23,9 +22,7 @@ def host_problem(which=shutil.which, machine: str | None = None) -> str | None:
     arch = (machine or platform.machine()).lower()
     if arch not in X86:
         return f"simulated cost needs an x86-64 host (valgrind's x86 simulation); this one is {arch}"
-    if which("valgrind") is None:
-        return "valgrind is not installed (apt-get install valgrind)"
-    return None
+    return "valgrind is not installed (apt-get install valgrind)" if which("valgrind") is None else None
 
 
 def valgrind_version(run=subprocess.run) -> str:
@@ -38,8 +35,7 @@ def valgrind_version(run=subprocess.run) -> str:
 
 
 def describe_setup(llvm_major: str, valgrind: str) -> str:
-    """What simulated counts depend on besides the code, stored with them in the record
-    (``exact.measured_with``): counts are compared only with a baseline of the same setup."""
+    """What the counts depend on besides the code (``exact.measured_with``: compared only alike)."""
     caches = " ".join(option.lstrip("-") for option in callgrind.CACHE_MODEL)
     return f"{PINNED_DESCRIPTION}, LLVM {llvm_major}; {valgrind}; caches {caches}"
 
@@ -47,14 +43,9 @@ def describe_setup(llvm_major: str, valgrind: str) -> str:
 def valgrind_command(out_file: Path, python: str = sys.executable) -> list[str]:
     return [
         shutil.which("valgrind") or "valgrind",
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        "--cache-sim=yes",
+        *"--tool=callgrind --instr-atstart=no --cache-sim=yes".split(),
         *callgrind.CACHE_MODEL,
-        "--compress-strings=no",
-        "--compress-pos=no",
-        "--dump-instr=no",
-        "--dump-line=no",
+        *"--compress-strings=no --compress-pos=no --dump-instr=no --dump-line=no".split(),
         f"--callgrind-out-file={out_file}",
         python,
         str(HARNESS),
@@ -62,19 +53,11 @@ def valgrind_command(out_file: Path, python: str = sys.executable) -> list[str]:
 
 
 #: what the measuring process keeps of the session's environment: what finds Python's
-#: packages, TVM and valgrind (python and valgrind are started by absolute path). Nothing
-#: else: the environment is copied onto the process's stack and into Python's heap at
-#: start-up, and a variable that changed from session to session (PYTEST_CURRENT_TEST names
-#: the test that started the process, xdist adds its worker's, an activated venv changes
-#: PATH) moved the heap every request starts from, and with it the simulated cache misses
-KEPT_ENV = (
-    "HOME",
-    "LD_LIBRARY_PATH",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "TVMPERF_TVM_RUNTIME",
-    "TVMPERF_PRELOAD_RUNTIME",
-    "TVMPERF_ALLOW_TORCH",
+#: packages, TVM and valgrind (both started by absolute path). Nothing else: the environment
+#: is copied onto the stack and heap at start-up, and a variable changing between sessions
+#: (PYTEST_CURRENT_TEST, xdist's worker, a venv's PATH) moved the heap, and the cache misses
+KEPT_ENV = tuple(
+    "HOME LD_LIBRARY_PATH PYTHONPATH PYTHONHOME TVMPERF_TVM_RUNTIME TVMPERF_PRELOAD_RUNTIME TVMPERF_ALLOW_TORCH".split()
 )
 KEPT_ENV_PREFIXES = ("TVM_FFI_", "VALGRIND_")
 

@@ -1,12 +1,11 @@
 """Simulated cost: per-kernel instruction and estimated-cycle counts from valgrind's
-callgrind, identical on every x86 machine (see docs/gate.md, "Simulated cost").
+callgrind, identical on every x86 machine (docs/gate.md, "Simulated cost").
 
-:class:`SimulatedCost` is the metric source (``measure/metric_sources.py``): per test it
-compiles the workload once more for the pinned portable target :data:`PINNED_TARGET`
-(never the host's ``mcpu``: valgrind cannot run AVX-512, and counts must not depend on the
-host), exports it, and asks the session's one :class:`SimProcess` (a Python process with
-only tvm_ffi and NumPy, started under callgrind on first use, so the start-up is paid
-once) to run it once with instrumentation on. ``callgrind.py`` reads the dump.
+:class:`SimulatedCost`, the metric source, compiles each workload once more for the
+pinned portable target :data:`PINNED_TARGET` (never the host's ``mcpu``: valgrind cannot
+run AVX-512, and counts must not depend on the host) and has the session's one
+:class:`SimProcess` (only tvm_ffi and NumPy, started under callgrind on first use) run it
+once instrumented; ``callgrind.py`` reads the dump.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from pytest_tvmperf.measure import callgrind
 from pytest_tvmperf.measure.metric_sources import SourceDied, SourceFailed
 
-# the measuring process's command and environment (sim_env.py), named here too: tests
-# replace host_problem on this module
+# sim_env.py's names, here too: tests replace host_problem on this module
 from pytest_tvmperf.measure.sim_env import (
     PINNED_DESCRIPTION,
     describe_setup,
@@ -47,12 +45,10 @@ EXECUTORS = ("prim", "vm-bytecode", "vm-compiled")
 #: bounded waits: the measuring process's start-up, and one kernel's simulation
 STARTUP_TIMEOUT_S = 600.0
 REQUEST_TIMEOUT_S = 600.0
-#: how many times its native run time one call takes under callgrind with the cache
-#: simulation (one TVM thread, the pinned build): measured 50-100x (docs/gate.md); the
-#: prediction takes the high end
+#: one call's time under callgrind with cache simulation, in native run times (one TVM
+#: thread, the pinned build): measured 50-100x (docs/gate.md); the prediction takes the top
 SLOWDOWN = 100.0
-#: the longest a test's simulated call may be predicted to take; past it the simulated
-#: cost is skipped up front with one line (never waited out): ~1.2 s of native run time
+#: the longest predicted simulated call (~1.2 s native); past it, skipped up front with one line
 SIMULATE_BUDGET_S = 120.0
 #: what to do about a simulated cost that cannot be counted (the docs' section)
 WHAT_TO_DO = (
@@ -67,8 +63,7 @@ def predicted_s(run_s: float | None, slowdown: float = SLOWDOWN) -> float | None
 
 
 def too_long(name: str, run_s: float | None, budget_s: float | None = None) -> str | None:
-    """The one line that says the simulated cost of ``name`` is skipped up front because
-    it would take longer than ``budget_s``; None when it fits (or nothing is known)."""
+    """The line saying ``name``'s simulated cost is skipped up front, past ``budget_s``; None if it fits."""
     budget_s = SIMULATE_BUDGET_S if budget_s is None else budget_s
     predicted = predicted_s(run_s)
     if predicted is None or predicted <= budget_s:
@@ -92,8 +87,7 @@ def warm_run_s(prepared) -> float | None:
 
 
 def keep_log(log: Path, root: Path | None = None) -> Path | None:
-    """A copy of a failed measuring process's valgrind log where the next run does not
-    remove it (``$TVMPERF_CACHE_DIR/simulate-logs``); None where it cannot be copied."""
+    """A copy of a failed process's log the next run keeps (``$TVMPERF_CACHE_DIR/simulate-logs``), or None."""
     from pytest_tvmperf.store import user_cache
 
     try:
@@ -107,8 +101,7 @@ def keep_log(log: Path, root: Path | None = None) -> Path | None:
 
 
 class RequestFailed(SourceFailed):
-    """One request failed in its own child (an error, a crashing kernel); the measuring
-    process still serves the next tests."""
+    """One request failed in its own child (a crashing kernel); the process serves the next tests."""
 
 
 def simulate_choice(settings: "TestSettings") -> tuple[str, str]:
@@ -121,8 +114,8 @@ def simulate_choice(settings: "TestSettings") -> tuple[str, str]:
 
 
 def simulated_gate_note(time_status: str, comparison) -> str:
-    """'simulated cost gated (cpu_instructions, est_cycles)' for the summary row when the time was not gated (no time
-    baseline for this machine) but the simulated counts were: the gate that held here."""
+    """'simulated cost gated (cpu_instructions, est_cycles)' for the summary row when the
+    time was not gated (no time baseline for this machine) but the simulated counts were."""
     from pytest_tvmperf.judge.verdict import Verdict
 
     if time_status != Verdict.NOT_GATED:
@@ -137,8 +130,7 @@ def simulated_gate_note(time_status: str, comparison) -> str:
 
 @dataclass
 class SimProcess:
-    """The session's one measuring process under callgrind (started on first use,
-    stopped by :meth:`close` or when the session's end closes its input)."""
+    """The session's one measuring process under callgrind, started on first use."""
 
     workdir: Path
     startup_s: float = 0.0
@@ -168,13 +160,7 @@ class SimProcess:
         """Run ``func`` of ``library`` once on ``inputs`` (.npy files) instrumented; the dump's path."""
         if self._proc is None:
             self.start()
-        request = {
-            "id": next(self._ids),
-            "lib": str(library),
-            "func": func,
-            "inputs": [str(p) for p in inputs],
-            "vm": vm,
-        }
+        request = dict(id=next(self._ids), lib=str(library), func=func, inputs=[str(p) for p in inputs], vm=vm)
         assert self._proc is not None and self._proc.stdin is not None
         try:
             self._proc.stdin.write(json.dumps(request) + "\n")
@@ -233,8 +219,7 @@ class SimProcess:
 
 
 def _write_inputs(prepared, folder: Path) -> list[Path]:
-    """The call's arguments as .npy files: inputs and weights, and for ``prim`` the zeroed
-    outputs; those of the scaled-down workload when there is one (``simulate_as``)."""
+    """The call's arguments (of ``simulate_as`` if any) as .npy files, for ``prim`` with zeroed outputs."""
     import numpy as np
 
     smaller = prepared.workload.simulate_as
@@ -247,12 +232,9 @@ def _write_inputs(prepared, folder: Path) -> list[Path]:
     arrays = [np.ascontiguousarray(a) for a in args]
     if prepared.executor == "prim":
         arrays += [np.zeros(shape, dtype) for shape, dtype in out_specs]
-    paths = []
     for i, array in enumerate(arrays):
-        path = folder / f"arg{i}.npy"
-        np.save(path, array)
-        paths.append(path)
-    return paths
+        np.save(folder / f"arg{i}.npy", array)
+    return [folder / f"arg{i}.npy" for i in range(len(arrays))]
 
 
 @dataclass
@@ -294,8 +276,7 @@ class SimulatedCost:
         return self._setup if smaller is None else f"{self._setup}; scaled down to {smaller.name}"
 
     def collect(self, prepared, settings) -> Mapping[str, Mapping[str, int]]:
-        """Compile for the pinned target, export, simulate one call, read the dump. What
-        fails here is a reason in the summary (SourceFailed), never the test's failure."""
+        """Compile for the pinned target, simulate one call, read the dump; failures are SourceFailed."""
         from pytest_tvmperf.builder.executors import CompileError
         from pytest_tvmperf.builder.executor_choice import get_executor
         from pytest_tvmperf.builder.targets import TargetSpec
@@ -309,8 +290,8 @@ class SimulatedCost:
                 raise SourceFailed(line)  # said up front: a network of seconds would hold the run for minutes
         try:
             compiled = get_executor(prepared.executor).compile(workload, TargetSpec("llvm-sim", dict(PINNED_TARGET)))
-            # fixed-width names: the paths the child loads are the same length in every session (the
-            # loader's allocations, hence the heap the kernels' buffers land in, do not move with them)
+            # fixed-width names: paths of the same length in every session (the loader's allocations,
+            # hence the heap the kernels' buffers land in, do not move with them)
             folder = self.workdir() / f"req{next(self._requests):06d}"
             folder.mkdir()
             library = folder / "sim.so"  # a new name per request: a loaded library is never loaded again
@@ -323,11 +304,9 @@ class SimulatedCost:
         from pytest_tvmperf.measure import sim_cache
 
         vm = prepared.executor != "prim"
-        digest = (
-            sim_cache.key(library, inputs, workload.entry, vm, self.setup(prepared, settings))
-            if sim_cache.enabled()
-            else None
-        )
+        digest = None
+        if sim_cache.enabled():
+            digest = sim_cache.key(library, inputs, workload.entry, vm, self.setup(prepared, settings))
         counts = sim_cache.load(digest) if digest else None
         if counts is not None:  # this build on these inputs was counted before: the same count
             shutil.rmtree(folder, ignore_errors=True)

@@ -1,13 +1,12 @@
 """Fair conditions for peer frameworks timed next to TVM in one process.
 
-Eager PyTorch with its default thread count, in a process whose TVM thread pool has
-run, was measured 100x slower than with one thread (23.9 ms against 0.22 ms for the
-MLP at batch 4 on the 2-core CI machine): the two pools fight over the cores. So a
-peer runs with as many threads as TVM uses (``tvm.runtime.num_threads()``), which is
-also the fair comparison. onnxruntime sessions get ``intra_op_num_threads`` from
-:func:`tvm_threads` when they are made; NumPy's BLAS and any OpenMP runtime are held
-at the same count by threadpoolctl (uncontrolled, NumPy's BLAS threads made the NumPy
-peer ratio swing from 0.54x to 15x between two runs of the same test).
+Eager PyTorch with its default thread count, in a process whose TVM thread pool has run,
+was measured 100x slower than with one thread (23.9 ms against 0.22 ms, the MLP at batch
+4 on the 2-core CI machine): the two pools fight over the cores. So a peer runs with as
+many threads as TVM (``tvm.runtime.num_threads()``), also the fair comparison:
+onnxruntime sessions are made with that many (:func:`ort_session`); NumPy's BLAS and any
+OpenMP runtime are held at it by threadpoolctl (uncontrolled, NumPy's BLAS threads made
+the NumPy peer ratio swing from 0.54x to 15x between two runs of the same test).
 """
 
 from __future__ import annotations
@@ -23,11 +22,22 @@ def tvm_threads() -> int:
     return int(tvm.runtime.num_threads())
 
 
+def ort_session(model: bytes, **options):
+    """An onnxruntime CPU session over ``model``, as many threads as TVM, ``options`` set on top."""
+    import onnxruntime as ort
+
+    settings = ort.SessionOptions()
+    settings.log_severity_level = 3
+    settings.intra_op_num_threads = tvm_threads()
+    for name, value in options.items():
+        setattr(settings, name, value)
+    return ort.InferenceSession(model, settings, providers=["CPUExecutionProvider"])
+
+
 @contextlib.contextmanager
 def same_threads(threads: int) -> Iterator[None]:
-    """PyTorch's intra-op thread count, and every BLAS and OpenMP thread pool that
-    threadpoolctl finds (NumPy's OpenBLAS among them), set to ``threads`` for the
-    duration, then restored."""
+    """PyTorch's intra-op threads and every BLAS and OpenMP pool threadpoolctl finds
+    (NumPy's OpenBLAS among them) set to ``threads`` for the duration, then restored."""
     from threadpoolctl import threadpool_limits
 
     torch = sys.modules.get("torch")

@@ -1,19 +1,15 @@
 """Run a compiled artifact once in a child process before the session runs it.
 
-A user's kernel can crash the process that runs it (an unresolved extern symbol, an
-out-of-bounds store), and so can loading a damaged artifact (a truncated shared library
-whose sha256 was edited to match: SIGBUS). In the pytest process that would end the
-session and lose every other test's result and update. So each freshly compiled
-artifact (exported to a file) and each baseline artifact loaded from disk is first run
-once in a sacrificial child: one Python process per session (per xdist worker) that
-imports TVM once and then loads and runs artifacts on request. When it dies, the test
-fails (or the baseline artifact is ignored) with the signal and the child's last
-words, and the next request starts a new child.
+A user's kernel can crash the process running it (an unresolved extern symbol, an
+out-of-bounds store), and so can a damaged artifact (a truncated library whose sha256
+was edited to match: SIGBUS), losing every other test's result. So each fresh or stored
+artifact first runs in a sacrificial child, one per session (per xdist worker). When it
+dies, the test fails (or the stored artifact is ignored) with the signal and the child's
+last words, and the next request starts a new child.
 
-Protocol: one JSON line per request on the child's stdin, one JSON line per reply on a
-copy of its stdout (its own fd 1 is pointed at stderr, so native prints cannot break
-the protocol). ``run_in_child`` is the parent side; ``main`` (``python -m
-pytest_tvmperf.sandbox.child``) the child.
+Protocol: one JSON line per request on the child's stdin, one per reply on a copy of its
+stdout (its fd 1 points at stderr: native prints cannot break the protocol). The parent
+side is :class:`Sandbox`, the child ``python -m pytest_tvmperf.sandbox.child``.
 """
 
 from __future__ import annotations
@@ -80,9 +76,8 @@ class Sandbox:
         self._ready = False
 
     def start(self) -> None:
-        """Start the child now, without waiting for it: it imports TVM while the session
-        collects its tests (and imports TVM itself), so the first test does not wait for
-        a second import. Idempotent; :meth:`run` waits for the child to be ready."""
+        """Start the child now, not waiting for it: it imports TVM while the session collects
+        its tests, so the first test does not wait for it. Idempotent; :meth:`_call` waits."""
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self._start()
             self._ready = False
@@ -91,8 +86,7 @@ class Sandbox:
         package_root = str(Path(__file__).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([package_root, *[p for p in sys.path if p], env.get("PYTHONPATH", "")])
-        # blocks of 64 KiB or more go back to the system when freed, so one call's peak
-        # shows as resident growth (sandbox/peak.py); a user's own setting stands
+        # freed 64 KiB+ blocks go back to the system (a peak shows as resident growth); a user's setting stands
         env.setdefault("MALLOC_MMAP_THRESHOLD_", str(MMAP_THRESHOLD))
         with open(self._log, "ab") as log:
             return subprocess.Popen(
@@ -104,39 +98,21 @@ class Sandbox:
                 cwd=str(self.scratch),
             )
 
-    def run(
-        self,
-        artifact: Path,
-        executor: str,
-        entry: str,
-        device_type: str,
-        args: Sequence[Any],
-        out_specs: Sequence[tuple[Sequence[int], str]],
-    ) -> ChildCrash | None:
-        """Load ``artifact`` and run ``entry`` once on ``args`` on a ``device_type`` device
-        (``cpu``, ``cuda``) in the child; None when
-        the child survived (a Python error there is not a crash: the session's own run
-        reports it), else how it died."""
-        _, crash = self._call_on(args, {}, artifact, executor, entry, device_type, out_specs)
+    def run(self, artifact: Path, executor: str, entry: str, device_type: str, args, out_specs) -> ChildCrash | None:
+        """Run ``entry`` of ``artifact`` once on ``args`` on a ``device_type`` device in the child;
+        None when it survived (a Python error is no crash: the session's run reports it), else how it died."""
+        _, crash = self._call_on({}, artifact, executor, entry, device_type, args, out_specs)
         if crash is None and self._proc is not None:
             self._ran.add((self._proc.pid, str(artifact)))
         return crash
 
-    def peak(
-        self,
-        artifact: Path,
-        executor: str,
-        entry: str,
-        device_type: str,
-        args: Sequence[Any],
-        out_specs: Sequence[tuple[Sequence[int], str]],
-    ) -> dict:
+    def peak(self, artifact: Path, executor: str, entry: str, device_type: str, args, out_specs) -> dict:
         """The peak memory of one call of ``entry`` (sandbox/peak.py), read in the child:
         ``{"host": {"samples": [...]} or {"na": why}, "device": ... (not on the host)}``,
         or ``{"na": why}`` where the child could not run it (it died: the reason says how)."""
         ran = self._proc is not None and self._proc.poll() is None and (self._proc.pid, str(artifact)) in self._ran
         op = {"op": "peak", "warm": not ran}  # the crash check's call in this child warmed it
-        reply, crash = self._call_on(args, op, artifact, executor, entry, device_type, out_specs)
+        reply, crash = self._call_on(op, artifact, executor, entry, device_type, args, out_specs)
         if crash is not None:
             return {"na": f"the isolation child {crash.what} ({crash.how}) measuring it"}
         return reply if isinstance(reply, dict) else {"na": "the isolation child gave no answer"}
@@ -144,37 +120,23 @@ class Sandbox:
     def build(
         self, ir_path: Path, executor: str, target_config: dict, device_type: str, out: Path, ref: dict | None = None
     ) -> dict:
-        """Rebuild the stored IR at ``ir_path`` for the target and export it to ``out``, in
-        the child: a build that takes longer than :attr:`timeout_s` (an IR that unrolls a
-        loop 200000 times) is killed, and so is one that crashes, and the session goes on.
-        Returns ``{"ok": True}``, or ``{"load_error": why}`` (this TVM cannot read the IR),
-        ``{"error": why}`` (code generation failed), ``{"crash": how}`` (it died or hung).
-        ``ref``: the entry's ``ir`` field (IRRef.as_json), naming the weights stored apart."""
-        reply, crash = self._call(
-            {
-                "op": "build",
-                "path": str(ir_path),
-                "executor": executor,
-                "target": target_config,
-                "device_type": device_type,
-                "out": str(out),
-                "ref": ref,
-            }
-        )
+        """Rebuild the stored IR at ``ir_path`` for the target and export it to ``out`` in the
+        child, so a build past :attr:`timeout_s` (an IR unrolling a loop 200000 times) or one
+        that crashes is killed and the session goes on. ``{"ok": True}``, ``{"load_error":
+        why}`` (this TVM cannot read the IR), ``{"error": why}`` (code generation failed) or
+        ``{"crash": how}``. ``ref``: the entry's ``ir`` field, naming the weights stored apart."""
+        request = {"op": "build", "path": str(ir_path), "executor": executor, "target": target_config}
+        reply, crash = self._call({**request, "device_type": device_type, "out": str(out), "ref": ref})
         if crash is not None:
+            hung = f"took longer than {self.timeout_s:g} s (--tvmperf-child-timeout)"
             return {
-                "crash": (
-                    "took longer than " + f"{self.timeout_s:g} s (--tvmperf-child-timeout)"
-                    if crash.how.startswith("hung")
-                    else f"crashed the child process ({crash.describe()})"
-                )
+                "crash": hung if crash.how.startswith("hung") else f"crashed the child process ({crash.describe()})"
             }
         return reply or {"error": "no answer"}
 
     def signature(self, ir_path: Path, executor: str, entry: str, ref: dict | None = None) -> dict:
-        """The parameters of ``entry`` in the stored IR at ``ir_path``, read in the child
-        (builder/own_inputs.py): ``{"params": [{"name", "shape", "dtype"}, ...]}``, or
-        ``{"load_error": why}``, ``{"error": why}``, ``{"crash": how}``."""
+        """``{"params": [{"name", "shape", "dtype"}, ...]}`` of ``entry`` of the IR at ``ir_path``, read
+        in the child, or ``{"load_error": why}``, ``{"error": why}``, ``{"crash": how}``."""
         reply, crash = self._call(
             {"op": "signature", "path": str(ir_path), "executor": executor, "entry": entry, "ref": ref}
         )
@@ -183,40 +145,22 @@ class Sandbox:
         return reply or {"error": "no answer"}
 
     def _call_on(
-        self,
-        args: Sequence[Any],
-        op: dict,
-        artifact: Path,
-        executor: str,
-        entry: str,
-        device_type: str,
-        out_specs: Sequence[tuple[Sequence[int], str]],
+        self, op: dict, artifact: Path, executor: str, entry: str, device_type: str, args: Sequence[Any], out_specs
     ) -> tuple[dict | None, ChildCrash | None]:
-        """:meth:`_call` with a request to call ``entry`` of ``artifact`` on ``args``
-        (written to a scratch file for the child, removed after), ``op`` added to it."""
+        """:meth:`_call` of ``op`` plus a call of ``entry`` of ``artifact`` on ``args`` (a scratch file)."""
         import numpy as np
 
         self._requests += 1
         inputs = self.scratch / f"sandbox-inputs-{self._requests}.npz"
         np.savez(inputs, *[np.asarray(a) for a in args])
+        request = {**op, "path": str(artifact), "executor": executor, "entry": entry, "device_type": device_type}
         try:
-            return self._call(
-                {
-                    **op,
-                    "path": str(artifact),
-                    "executor": executor,
-                    "entry": entry,
-                    "device_type": device_type,
-                    "args": str(inputs),
-                    "out_specs": [[list(s), str(d)] for s, d in out_specs],
-                }
-            )
+            return self._call({**request, "args": str(inputs), "out_specs": [[list(s), str(d)] for s, d in out_specs]})
         finally:
             inputs.unlink(missing_ok=True)
 
     def _call(self, request: dict) -> tuple[dict | None, ChildCrash | None]:
-        """Send one request to the child; its reply, or how it died (killed when it did
-        not answer within :attr:`timeout_s`)."""
+        """One request's reply, or how the child died (killed past :attr:`timeout_s`)."""
         self.start()
         proc = self._proc
         assert proc is not None and proc.stdout is not None
@@ -262,8 +206,7 @@ class Sandbox:
         return proc.stdout.readline()  # the child writes its reply as one line, then flushes
 
     def close(self) -> None:
-        """Stop the child: killed, since it holds nothing to save (between requests it
-        only waits), which spares the run TVM's own teardown (~0.5 s)."""
+        """Kill the child (it holds nothing to save), sparing the run TVM's teardown (~0.5 s)."""
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -280,11 +223,9 @@ class Sandbox:
 def _serve() -> None:
     reply_to = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # what native code prints goes to stderr, not into the replies
-    # `import tvm` imports torch through tvm_ffi when it is installed (DLPack interop):
-    # about 1.9 s of CPU, two thirds of the child's start, paid by every session. The
-    # child loads, builds and runs TVM artifacts only and never sees a torch tensor, so
-    # block it (an ImportError that tvm_ffi handles), as the measuring process does
-    # (measure/sim_harness.py; TVMPERF_ALLOW_TORCH=1 lets it in for both).
+    # `import tvm` imports torch through tvm_ffi when installed (DLPack interop): ~1.9 s of
+    # CPU, two thirds of the child's start. The child never sees a torch tensor, so block it
+    # (an ImportError tvm_ffi handles), as measure/sim_harness.py does (TVMPERF_ALLOW_TORCH=1: both let it in).
     if os.environ.get("TVMPERF_ALLOW_TORCH") != "1":
         sys.modules.setdefault("torch", None)
     import numpy as np
@@ -295,25 +236,19 @@ def _serve() -> None:
     import tvm  # noqa: F401  (imported before "ready": the session started this child early for it)
     from tvm import relax  # noqa: F401
 
-    reply_to.write(json.dumps({"ready": True}) + "\n")
-    reply_to.flush()
+    def send(reply: dict) -> None:
+        reply_to.write(json.dumps(reply) + "\n")
+        reply_to.flush()
+
+    send({"ready": True})
     for line in sys.stdin:
         request = json.loads(line)
-        if request.get("op") == "build":
-            reply_to.write(json.dumps(_build(request)) + "\n")
-            reply_to.flush()
-            continue
-        if request.get("op") == "signature":
-            reply_to.write(json.dumps(_signature(request)) + "\n")
-            reply_to.flush()
+        if request.get("op") in ("build", "signature"):
+            send(_build(request) if request["op"] == "build" else _signature(request))
             continue
         try:
-            compiled = load_artifact(
-                request["path"],
-                request["executor"],
-                request["entry"],
-                TargetSpec("isolated", {}, device_type=request["device_type"]),
-            )
+            target = TargetSpec("isolated", {}, device_type=request["device_type"])
+            compiled = load_artifact(request["path"], request["executor"], request["entry"], target)
             with np.load(request["args"]) as data:
                 args = [data[f"arr_{i}"] for i in range(len(data.files))]
             out_specs = [(tuple(s), d) for s, d in request["out_specs"]]
@@ -330,13 +265,11 @@ def _serve() -> None:
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
             if request.get("op") == "peak":
                 reply["na"] = f"measuring it failed in the isolation child ({reply['error'][:300]})"
-        reply_to.write(json.dumps(reply) + "\n")
-        reply_to.flush()
+        send(reply)
 
 
 def _load_ir(request: dict) -> tuple[Any, dict | None]:
-    """The stored IR a request names, checked against its reference; or the reply that says
-    why it cannot be loaded."""
+    """The stored IR a request names, checked against its reference; or the reply saying why not."""
     from pytest_tvmperf.store import lowered_ir
     from pytest_tvmperf.values.record import IRRef
 
@@ -356,12 +289,8 @@ def _build(request: dict) -> dict:
     if problem is not None:
         return problem
     try:
-        build_library(
-            module,
-            request["executor"],
-            TargetSpec("rebuilt", request["target"], device_type=request["device_type"]),
-            Path(request["out"]),
-        )
+        target = TargetSpec("rebuilt", request["target"], device_type=request["device_type"])
+        build_library(module, request["executor"], target, Path(request["out"]))
     except Exception as exc:  # code generation failed: TVM's own error, shortened
         return {"error": shorten_tvm_error(exc, 2)}
     return {"ok": True}

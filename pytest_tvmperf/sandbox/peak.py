@@ -1,8 +1,7 @@
 """The isolation child's side of peak memory (values/peak_memory.py): one call of the
-entry measured a few times, on the host from ``/proc/self`` and on a GPU from its free
-memory. Each call starts from an emptied VM memory pool, after one call that is not
-measured (the runtime's thread pool and lazy loads are not the program's). The readers
-of ``/proc`` and of the device are arguments, so the arithmetic is tested without them."""
+entry measured a few times, on the host from ``/proc/self``, on a GPU from its free
+memory, each from an emptied VM memory pool after one unmeasured call (the runtime's
+thread pool and lazy loads are not the program's). The readers are arguments (tests)."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from pytest_tvmperf.values.peak_memory import NO_CLEAR_REFS, NO_FREE_MEMORY, PEA
 
 @dataclass(frozen=True)
 class ProcMemory:
-    """This process's memory as Linux reports it: ``VmRSS`` and ``VmHWM`` of its status,
-    and the high-water mark reset by writing ``5`` to ``clear_refs``."""
+    """``VmRSS`` and ``VmHWM`` of this process's status; the high-water mark reset via ``clear_refs``."""
 
     status: Path = Path("/proc/self/status")
     clear_refs: Path = Path("/proc/self/clear_refs")
@@ -50,10 +48,9 @@ def host_peaks(
     repeats: int = PEAK_REPEATS,
     warm: bool = True,
 ) -> dict[str, Any]:
-    """``{"samples": [bytes, ...]}``: each measured call's peak resident growth, or
-    ``{"na": why}``. ``call`` makes one call of the entry (its result is dropped after the
-    reading); ``empty_pool`` gives the VM's pooled memory back; ``warm``: make one call
-    first (not where this process has run the program already: the crash check)."""
+    """``{"samples": [bytes, ...]}``: each measured call's peak resident growth, or ``{"na":
+    why}``. ``empty_pool`` gives the VM's pooled memory back; ``warm``: make one call first
+    (not where this process ran the program already: the crash check)."""
     if warm:
         call()  # its result dropped: thread pools, lazy loads
     if not proc.reset_peak():
@@ -80,9 +77,8 @@ def device_peaks(
     repeats: int = PEAK_REPEATS,
     warm: bool = True,
 ) -> dict[str, Any]:
-    """``{"samples": [bytes, ...]}``: the device memory each measured call took from an
-    emptied pool (its free memory before less after; the pool holds what the call
-    allocated until it is emptied), or ``{"na": why}``."""
+    """``{"samples": [bytes, ...]}``: the device memory each call took from an emptied pool
+    (free memory before less after: the pool holds the call's allocations), or ``{"na": why}``."""
     if warm:
         call()
     sync()
@@ -104,9 +100,8 @@ def device_peaks(
 
 
 def measure(compiled: Any, args: Any, out_specs: Any, dev: Any, device_type: str, warm: bool = True) -> dict[str, Any]:
-    """The child's reply to a ``peak`` request: ``{"host": ..., "device": ...}`` (each as
-    :func:`host_peaks` returns it; ``device`` only for a device other than the host, after
-    the host's calls, so without a warm call of its own)."""
+    """The child's reply to a ``peak`` request: ``{"host": ..., "device": ...}`` (``device``
+    only off the host, measured after the host's calls, so without a warm call of its own)."""
     import tvm
 
     call = compiled.caller(args, out_specs)

@@ -1,10 +1,9 @@
 """A bound on a call into code that came with the data: the baseline's program, rebuilt
-from its stored IR, is run once in the child process (sandbox/child.py) and then timed
-here, in the session. An IR that loops forever on its *second* call would pass the child
-and hang the session in native code, where neither a Python exception nor Ctrl-C reaches
-it. TVM releases the GIL while a kernel runs, so a timer thread still runs: past the
-bound it writes why, naming the test, and ends the process (the only way out of a native
-loop), rather than letting the run hang until CI's own job timeout."""
+from its stored IR, runs once in the child (sandbox/child.py), then is timed here. An IR
+that loops forever on its *second* call would hang the session in native code, beyond a
+Python exception or Ctrl-C. TVM releases the GIL while a kernel runs, so a timer thread
+still runs: past the bound it writes why, naming the test, and ends the process (the only
+way out of a native loop) rather than let the run hang until CI's job timeout."""
 
 from __future__ import annotations
 
@@ -17,8 +16,8 @@ EXIT_STATUS = 1
 
 
 class GuardedSampler:
-    """``sampler`` (a time sampler of baseline code), each call bounded by ``timeout_s``;
-    past it ``last_words(message)`` is written and the process ends."""
+    """``sampler`` (of baseline code), each call bounded by ``timeout_s``: past it, ``last_words(message)``
+    and the process ends."""
 
     def __init__(
         self,

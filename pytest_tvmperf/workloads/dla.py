@@ -1,11 +1,10 @@
 """conv2d layers of the CenterNet/DLA network from the ``slower-than-pytorch-after-tuning`` report.
 
-The user's AutoTVM log (CUDA, 500 trials) had one 7x7 layer, the stem
-``[1, 3, 608, 608] x [16, 3, 7, 7]`` stride 1 pad 3, far below LibTorch (108 ms vs 30 ms
-end to end); the other layers here are 3x3 and 1x1 convolutions from the same log.
-Each workload is one ``relax.op.nn.conv2d`` (NCHW/OIHW, float32) in a Relax module; the
-weight is passed at run time (``params=[("weight", w)]``), as the log's ``conv2d_nchw``
-tasks measured it, which also keeps the exported artifacts small.
+The user's AutoTVM log (CUDA, 500 trials) had one 7x7 layer, the stem ``[1, 3, 608, 608]
+x [16, 3, 7, 7]`` stride 1 pad 3, far below LibTorch (108 ms vs 30 ms end to end); the
+others are 3x3 and 1x1 convolutions from the same log. Each workload is one
+``relax.op.nn.conv2d`` (NCHW/OIHW, float32), its weight passed at run time as the log's
+``conv2d_nchw`` tasks measured it (which also keeps the exported artifacts small).
 """
 
 from __future__ import annotations
@@ -70,33 +69,23 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
     layer
         a key of :data:`DLA_LAYERS`; ``"stem"`` is the report's 7x7 layer.
     scale
-        multiplies the spatial size (``0.125``: the stem at 76x76) so the plugin's own
-        tests stay fast; ``1.0`` is the shape of the log, for the perf suite. Above
-        :data:`SIMULATE_SCALE` the simulated cost is counted on the layer at that scale
-        (``simulate_as``): the full stem (679 ms untuned) would take ~1 min under valgrind.
+        multiplies the spatial size (``0.125``: the stem at 76x76, for fast tests; ``1.0``:
+        the log's shape). Above :data:`SIMULATE_SCALE` the simulated cost is counted at that
+        scale (``simulate_as``): the full stem (679 ms untuned) takes ~1 min under valgrind.
     """
     from tvm import relax
 
     conv = scaled_layer(layer, scale)
-    # TVM 0.26 renamed relax.TensorStructInfo to relax.TensorType (0.25's TensorType takes an
-    # ndim): the struct info by either name, so --tvmperf-against-tvm=0.25.0 builds it too
+    # TVM 0.26 renamed relax.TensorStructInfo to TensorType (0.25's TensorType takes an ndim):
+    # either name, so --tvmperf-against-tvm=0.25.0 builds it too
     tensor = getattr(relax, "TensorStructInfo", None) or relax.TensorType
     x = relax.Var("x", tensor(conv.data, "float32"))
     weight = relax.Var("weight", tensor(conv.weight, "float32"))
     bb = relax.BlockBuilder()
     with bb.function("main", [x, weight]):
         with bb.dataflow():
-            y = bb.emit(
-                relax.op.nn.conv2d(
-                    x,
-                    weight,
-                    strides=conv.stride,
-                    padding=conv.pad,
-                    data_layout="NCHW",
-                    kernel_layout="OIHW",
-                    out_dtype="float32",
-                )
-            )
+            layouts = dict(data_layout="NCHW", kernel_layout="OIHW", out_dtype="float32")
+            y = bb.emit(relax.op.nn.conv2d(x, weight, strides=conv.stride, padding=conv.pad, **layouts))
             out = bb.emit_output(y)
         bb.emit_func_output(out)
     mod = bb.get()
@@ -111,8 +100,7 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
         return conv2d_nchw_reference(data, w, conv.stride, conv.pad)
 
     def torch_peer():
-        """The same convolution as an eager PyTorch module (``torch.nn.Conv2d``, no bias):
-        on a GPU test it runs on the GPU (measure/peer_device.py), and its layer is timed."""
+        """The same convolution in eager PyTorch (``nn.Conv2d``, no bias; on a GPU test, on the GPU)."""
         from pytest_tvmperf.workloads.torch_model import require_torch, torch_runner
 
         torch = require_torch()
@@ -129,7 +117,6 @@ def dla_conv(layer: str = "stem", scale: float = 1.0, seed: int = 0) -> Workload
         make_inputs=make_inputs,
         reference=reference,
         params=(("weight", w),),
-        entry="main",
         rtol=1e-4,
         atol=1e-4,
         seed=seed,

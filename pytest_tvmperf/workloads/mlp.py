@@ -1,27 +1,38 @@
-"""The 3-layer MLP (dense+bias 1024-512-256-128) of the VM reports.
-
-Seeds ``vm-api-params-mismatch`` (weights bound as constants vs passed at run time:
-22 vs 16 instructions, 1.65x time) and ``vm-dynamic-shape-slowdown`` (dynamic batch up
-to 4.5x slower than static, 85 vs 22 instructions).
-"""
+"""The 3-layer MLP (dense+bias 1024-512-256-128) of the VM reports: seeds
+``vm-api-params-mismatch`` (weights bound as constants vs passed at run time: 22 vs 16
+instructions, 1.65x time) and ``vm-dynamic-shape-slowdown`` (dynamic batch up to 4.5x
+slower than static, 85 vs 22 instructions)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from pytest_tvmperf.workload import Workload
-from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
+
+#: the seed MLP's layer sizes; its weights (:func:`mlp_weights`) are ``torch_mlp()``'s too
+LAYERS = (1024, 512, 256, 128)
+
+
+def mlp_weights(seed: int) -> list[tuple[str, np.ndarray]]:
+    """``(name, array)`` of each ``fc<i>.weight`` (out x in) and ``fc<i>.bias``, drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    params = []
+    for i, (n_in, n_out) in enumerate(zip(LAYERS, LAYERS[1:])):
+        scale = 1.0 / np.sqrt(n_in)
+        params.append((f"fc{i}.weight", (rng.standard_normal((n_out, n_in)) * scale).astype("float32")))
+        params.append((f"fc{i}.bias", (rng.standard_normal(n_out) * 0.1).astype("float32")))
+    return params
 
 
 def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed: int = 0) -> Workload:
     """dense+bias 1024-512-256-128 as a Relax module from ``tvm.relax.frontend.nn``.
 
     batch
-        an int for a static batch, or a name (``"n"``) for a dynamic batch; a dynamic
-        batch is timed at ``run_batch`` and checked by Hypothesis on batches 1..16.
+        an int, or a name (``"n"``) for a dynamic batch timed at ``run_batch`` and checked
+        by Hypothesis on batches 1..16.
     bind_params
-        True: weights bound as constants (``BindParams`` + ``FoldConstant``, which
-        folds the weight transposes away); False: weights passed at run time.
+        True: weights bound as constants (``BindParams`` + ``FoldConstant``, folding the
+        weight transposes away); False: weights passed at run time.
     """
     import tvm
     from tvm import relax
@@ -58,20 +69,10 @@ def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed
     dynamic = isinstance(batch, str)
 
     def torch_peer():
-        """The same dense+bias layers as an eager PyTorch module (``torch.nn.Linear`` x 3):
-        on a GPU test it runs on the GPU (measure/peer_device.py), and its layers are timed."""
-        from pytest_tvmperf.workloads.torch_model import require_torch, torch_runner
+        """The same layers in eager PyTorch (``nn.Linear`` x 3; on a GPU test, on the GPU)."""
+        from pytest_tvmperf.workloads.torch_model import mlp_module, torch_runner
 
-        torch = require_torch()
-        layers = []
-        for i in range(3):
-            weight = w[f"fc{i}.weight"]
-            linear = torch.nn.Linear(weight.shape[1], weight.shape[0])
-            with torch.no_grad():
-                linear.weight.copy_(torch.from_numpy(weight))
-                linear.bias.copy_(torch.from_numpy(w[f"fc{i}.bias"]))
-            layers.append(linear)
-        return torch_runner(torch.nn.Sequential(*layers).eval())
+        return torch_runner(mlp_module(seed))  # the same weights
 
     def make_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
         rows = dims[batch] if dynamic else batch

@@ -8,8 +8,7 @@ from pytest_tvmperf.workload import Workload
 
 
 def multiply(m: int = 1024, n: int = 1024) -> Workload:
-    """``C[i, j] = A[i, j] * B[i, j]`` compiled once for symbolic m, n; timed at (m, n)
-    and checked by Hypothesis on shapes up to 64x64."""
+    """``C = A * B`` for symbolic m, n, timed at (m, n), checked by Hypothesis up to 64x64."""
     from tvm import te
 
     dim_m, dim_n = te.var("m"), te.var("n")

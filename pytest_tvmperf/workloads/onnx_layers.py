@@ -1,7 +1,6 @@
 """The source layers of an ONNX graph: each Conv, Gemm/MatMul and pool node with its name
-(its first output's where it has none), op type and shapes (ONNX's shape inference),
-so that a failure names the node a kernel computes (values/source_layer.py). Best
-effort: a graph shape inference cannot read gives no layers."""
+(or its first output's), op type and inferred shapes, so that a failure names the node a
+kernel computes (values/source_layer.py)."""
 
 from __future__ import annotations
 
@@ -65,14 +64,6 @@ def source_layers(model: Any) -> tuple[SourceLayer, ...]:
             continue
         inputs = [shapes.get(name, "") for name in node.input if name]
         output = shapes.get(node.output[0], "")
-        layers.append(
-            SourceLayer(
-                path=node.name or node.output[0],
-                kind=node.op_type,
-                anchor=anchor,
-                attrs=_attrs(node, anchor, inputs, output),
-                inputs=tuple(s for s in inputs[:2] if s),
-                output=output,
-            )
-        )
+        attrs, shown = _attrs(node, anchor, inputs, output), tuple(s for s in inputs[:2] if s)
+        layers.append(SourceLayer(node.name or node.output[0], node.op_type, anchor, attrs, shown, output))
     return tuple(layers)

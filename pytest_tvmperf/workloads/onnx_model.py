@@ -1,9 +1,7 @@
 """ONNX models as workloads: imported with ``tvm.relax.frontend.onnx.from_onnx``, fed
-seeded inputs made from the graph's input shapes and dtypes, and checked against
-onnxruntime, the ``onnx`` package's NumPy evaluator, or a NumPy callable.
-
-Needs the optional ``onnx`` extra (``pip install 'pytest-tvmperf[onnx]'``: onnx and
-onnxruntime); everything here imports them lazily and says which to install.
+seeded inputs of the graph's input shapes and dtypes, and checked against onnxruntime,
+the ``onnx`` package's NumPy evaluator, or a NumPy callable. Needs the optional ``onnx``
+extra (``pip install 'pytest-tvmperf[onnx]'``), imported lazily.
 """
 
 from __future__ import annotations
@@ -18,23 +16,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from pytest_tvmperf.measure.threads import ort_session
 from pytest_tvmperf.workload import PeerFactory, PeerUnavailable, Workload, WorkloadError, random_input
 from pytest_tvmperf.workloads.onnx_layers import source_layers
 
 EXTRA_HINT = "pip install 'pytest-tvmperf[onnx]'"
 
-#: the models the ``onnx`` package ships under ``onnx/backend/test/data/light/``
-#: (real architectures, weights made by ``ConstantOfShape`` fills)
-BUNDLED_ONNX = (
-    "bvlc_alexnet",
-    "densenet121",
-    "inception_v1",
-    "inception_v2",
-    "resnet50",
-    "shufflenet",
-    "squeezenet",
-    "vgg19",
-    "zfnet512",
+#: the models ``onnx`` ships in ``backend/test/data/light/`` (real architectures, filled weights)
+BUNDLED_ONNX = tuple(
+    "bvlc_alexnet densenet121 inception_v1 inception_v2 resnet50 shufflenet squeezenet vgg19 zfnet512".split()
 )
 
 
@@ -66,8 +56,7 @@ def _load(model: Any):
 
 
 def graph_inputs(model) -> list[tuple[str, list[int | str | None], np.dtype]]:
-    """The run-time inputs of the graph (inputs that are not initializers), as
-    ``(name, dims, numpy dtype)``; a dim is an int, a ``dim_param`` name, or None."""
+    """The graph's run-time inputs as ``(name, dims, numpy dtype)``; a dim is an int, a name or None."""
     from onnx import helper
 
     initializers = {t.name for t in model.graph.initializer}
@@ -80,9 +69,7 @@ def graph_inputs(model) -> list[tuple[str, list[int | str | None], np.dtype]]:
                 f"onnx_workload: input {value.name!r} is not a tensor; only tensor inputs are supported"
             )
         tensor = value.type.tensor_type
-        dims: list[int | str | None] = []
-        for d in tensor.shape.dim:
-            dims.append(d.dim_value if d.HasField("dim_value") else (d.dim_param or None))
+        dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor.shape.dim]
         out.append((value.name, dims, np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))))
     return out
 
@@ -110,8 +97,7 @@ def _resolve_shapes(inputs, shapes: Mapping[str, Sequence[int]] | None) -> dict[
 
 
 def _with_input_shapes(model, shapes: Mapping[str, tuple[int, ...]]):
-    """A copy of ``model`` whose inputs declare ``shapes`` (so onnxruntime accepts the
-    overridden shapes), with inferred intermediate and output shapes dropped."""
+    """A copy of ``model`` whose inputs declare ``shapes`` (for onnxruntime), inferred shapes dropped."""
     model = copy.deepcopy(model)
     for value in model.graph.input:
         if value.name in shapes:
@@ -132,38 +118,28 @@ def _default_maker(inputs, shapes):
     return make_inputs
 
 
-def _onnxruntime_session(ort, serialized: bytes):
-    from pytest_tvmperf.measure.threads import tvm_threads
-
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    options.intra_op_num_threads = tvm_threads()  # as many threads as TVM: see peers.py
-    return ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
-
-
 def _onnxruntime_reference(model, names: list[str]) -> Callable[..., list[np.ndarray]]:
-    ort = _require("onnxruntime", "reference='onnxruntime'")
+    _require("onnxruntime", "reference='onnxruntime'")
     serialized = model.SerializeToString()
     session = None
 
     def reference(*arrays: np.ndarray) -> list[np.ndarray]:
         nonlocal session
         if session is None:  # made on first use: building a Workload stays cheap
-            session = _onnxruntime_session(ort, serialized)
+            session = ort_session(serialized)  # as many threads as TVM (measure/threads.py)
         return list(session.run(None, dict(zip(names, arrays))))
 
     return reference
 
 
 def _onnxruntime_peer(model, names: list[str], what: str) -> PeerFactory:
-    """``peers["onnxruntime"]``: a factory that opens an ``InferenceSession`` (CPU) over
-    the model (with the overridden input shapes), and returns ``run(*inputs)``."""
+    """``peers["onnxruntime"]``: opens a CPU ``InferenceSession`` over the model, returns ``run(*inputs)``."""
 
     def factory() -> Callable[..., list[np.ndarray]]:
-        ort = _require("onnxruntime", "the onnxruntime peer")
+        _require("onnxruntime", "the onnxruntime peer")
         serialized = model.SerializeToString()
         try:
-            session = _onnxruntime_session(ort, serialized)
+            session = ort_session(serialized)
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
             raise PeerUnavailable(f"onnxruntime cannot load {what}: {str(exc).strip().splitlines()[0]}") from exc
 
@@ -187,12 +163,6 @@ def _numpy_reference(model, names: list[str]) -> Callable[..., list[np.ndarray]]
     return reference
 
 
-def _default_name(model, source: Any) -> str:
-    if isinstance(source, (str, os.PathLike)):
-        return Path(source).stem
-    return model.graph.name or "model"
-
-
 def onnx_workload(
     model: Any,
     shapes: Mapping[str, Sequence[int]] | None = None,
@@ -209,30 +179,27 @@ def onnx_workload(
     """An ONNX model (a path or an ``onnx.ModelProto``) as a Relax workload.
 
     name
-        the workload's name (shown in reports and compared with the baseline's); by
-        default ``onnx_workload('<file stem or graph name>', <overridden shapes>)``.
+        shown in reports, compared with the baseline's; by default
+        ``onnx_workload('<file stem or graph name>', <overridden shapes>)``.
     shapes
-        ``{input name: shape}``: overrides the graph's input shapes (needed for
-        symbolic dims); onnxruntime is given a copy of the model declaring them.
+        ``{input name: shape}`` overriding the graph's (needed for symbolic dims);
+        onnxruntime is given a copy of the model declaring them.
     reference
-        ``"onnxruntime"`` (the default; needs onnxruntime), ``"numpy"`` (the ``onnx``
-        package's NumPy evaluator, ``onnx.reference.ReferenceEvaluator``), or a callable
-        ``reference(*inputs)`` in graph input order.
+        ``"onnxruntime"`` (the default), ``"numpy"`` (``onnx.reference.ReferenceEvaluator``),
+        or a callable ``reference(*inputs)`` in graph input order.
     bind_params
-        True: initializers become constants in the module (``from_onnx``'s default);
-        False: they are passed at run time as the workload's ``params``.
+        True: initializers become constants (``from_onnx``'s default); False: they are
+        passed at run time as the workload's ``params``.
     make_inputs
-        ``make_inputs(rng, dims) -> [arrays]`` in graph input order; by default
-        standard normal floats, integers in [0, 10), random booleans.
+        ``make_inputs(rng, dims) -> [arrays]`` in graph input order; by default standard
+        normal floats, integers in [0, 10), random booleans.
     rtol, atol
-        the tolerance of the correctness check, ``|got - expected| <= atol + rtol *
-        |expected|``: 1e-4 and 1e-4 by default, as ``torch_workload``'s (float32 networks
-        sum many products: a deep one differs from onnxruntime by several 1e-5).
+        the check's tolerance, ``|got - expected| <= atol + rtol * |expected|``: 1e-4 each
+        as ``torch_workload``'s (a deep float32 network differs from onnxruntime by several 1e-5).
     peers
-        extra peers by name, added to (or replacing) ``"onnxruntime"``: an
-        ``InferenceSession`` over the same model (with the overridden shapes), which
-        every ONNX workload has. The ``"numpy"`` reference (onnx's Python evaluator)
-        is not a peer: it is an interpreter, not something to time against.
+        extra peers by name, beside (or replacing) ``"onnxruntime"``, every ONNX
+        workload's ``InferenceSession`` over the model. The ``"numpy"`` reference is no
+        peer: an interpreter is nothing to time against.
     """
     source = model
     model = _load(model)
@@ -259,14 +226,10 @@ def onnx_workload(
     from tvm.relax.frontend import detach_params
     from tvm.relax.frontend.onnx import from_onnx
 
+    shape_dict, dtype_dict = {n: list(s) for n, s in resolved.items()}, {n: str(dt) for n, _, dt in inputs}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Renaming name ")
-        mod = from_onnx(
-            model,
-            shape_dict={n: list(s) for n, s in resolved.items()},
-            dtype_dict={n: str(dt) for n, _, dt in inputs},
-            keep_params_in_input=not bind_params,
-        )
+        mod = from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=not bind_params)
     params: tuple[tuple[str, np.ndarray], ...] = ()
     if not bind_params:
         mod, detached = detach_params(mod)
@@ -275,7 +238,7 @@ def onnx_workload(
         params = tuple((str(v.name), t.numpy()) for v, t in zip(param_vars, values))
 
     if name is None:
-        details = [repr(_default_name(model, source))]
+        details = [repr(Path(source).stem if isinstance(source, (str, os.PathLike)) else model.graph.name or "model")]
         details += [f"{n}={list(s)}" for n, s in overridden.items()]
         details += [] if bind_params else ["bind_params=False"]
         name = f"onnx_workload({', '.join(details)})"
@@ -285,7 +248,6 @@ def onnx_workload(
         make_inputs=make_inputs or _default_maker(inputs, resolved),
         reference=ref,
         params=params,
-        entry="main",
         rtol=rtol,
         atol=atol,
         seed=seed,
@@ -297,8 +259,7 @@ def onnx_workload(
 
 
 def small_mlp_model(batch: int = 4, features: Sequence[int] = (64, 32, 16), seed: int = 0):
-    """Gemm+Relu+Gemm as an ``onnx.ModelProto`` (opset 13, IR 8 so onnxruntime loads it),
-    and its weights ``{name: array}``."""
+    """Gemm+Relu+Gemm as an ``onnx.ModelProto`` (opset 13, IR 8 for onnxruntime) and its weights."""
     onnx = _require("onnx", "small_mlp_onnx()")
     from onnx import TensorProto, helper, numpy_helper
 
@@ -335,14 +296,8 @@ def small_mlp_onnx(
     bind_params: bool = True,
     seed: int = 0,
 ) -> Workload:
-    """A small Gemm+Relu+Gemm ONNX model built with ``onnx.helper``.
-
-    reference
-        None (the default): a NumPy function of the weights; or ``"onnxruntime"`` /
-        ``"numpy"`` as for :func:`onnx_workload`.
-
-    Peers: ``"onnxruntime"`` and ``"numpy"`` (the NumPy function of the weights).
-    """
+    """A small Gemm+Relu+Gemm ONNX model, checked against ``reference`` (None: a NumPy function
+    of the weights, also the ``"numpy"`` peer; else as for :func:`onnx_workload`)."""
     model, w = small_mlp_model(batch, features, seed)
 
     def numpy_reference(x: np.ndarray) -> np.ndarray:
@@ -373,9 +328,8 @@ def bundled_onnx_path(name: str) -> Path:
 
 
 def _randomize_fills(model, seed: int):
-    """Replace each ``ConstantOfShape`` fill of a weight (2-D or more) with a seeded
-    He-normal ``Constant``, so the output depends on every layer; 1-D fills (biases,
-    batch-norm statistics) keep their constant value."""
+    """Each ``ConstantOfShape`` fill of a weight (2-D or more) as a seeded He-normal
+    ``Constant``, so the output depends on every layer; 1-D fills (biases, batch norm) kept."""
     from onnx import helper, numpy_helper
 
     model = copy.deepcopy(model)
@@ -408,11 +362,10 @@ def bundled_onnx(
     """A model the ``onnx`` package ships in ``onnx/backend/test/data/light/`` (see
     :data:`BUNDLED_ONNX`), checked against onnxruntime by default.
 
-    Their weights are constant fills, so every output is the same whatever the input;
-    ``random_weights=True`` swaps the weight fills for seeded He-normal constants so the
-    check covers every layer. ``shapes`` overrides the input shape, e.g.
-    ``{"data_0": [1, 3, 64, 64]}`` (the input is ``data_0``, or ``gpu_0/data_0`` for
-    resnet50, shufflenet and zfnet512).
+    Their weights are constant fills (every output the same whatever the input);
+    ``random_weights=True`` makes them seeded He-normal constants so the check covers
+    every layer. ``shapes`` overrides the input shape, e.g. ``{"data_0": [1, 3, 64, 64]}``
+    (``gpu_0/data_0`` for resnet50, shufflenet and zfnet512).
     """
     onnx = _require("onnx", f"bundled_onnx({name!r})")
     path = bundled_onnx_path(name)
@@ -423,11 +376,5 @@ def bundled_onnx(
     details = [repr(stem)] + [f"{n}={list(s)}" for n, s in (shapes or {}).items()]
     details += ["random_weights=True"] if random_weights else []
     return onnx_workload(
-        model,
-        shapes=shapes,
-        name=f"bundled_onnx({', '.join(details)})",
-        reference=reference,
-        rtol=rtol,
-        atol=atol,
-        seed=seed,
+        model, shapes, f"bundled_onnx({', '.join(details)})", reference, rtol=rtol, atol=atol, seed=seed
     )

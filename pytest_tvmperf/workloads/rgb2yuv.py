@@ -13,11 +13,10 @@ MATRIX = np.array([[0.257, -0.148, 0.439], [0.504, -0.291, -0.368], [0.098, 0.43
 
 
 def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) -> Workload:
-    """The 1920x1080x3 conversion: ``default`` is the plain loop nest, ``parallel``
-    splits the height by 8, fuses and parallelizes the outer loops, vectorizes the
-    inner one and unrolls the channel loop (the seed's tuned CPU template); ``gpu`` binds
-    the fused pixel loop to CUDA blocks of 256 threads, one pixel per thread, channels
-    unrolled (the seed's GPU schedule; for ``targets=["cuda"]``)."""
+    """The 1920x1080x3 conversion: ``default`` is the plain loop nest; ``parallel`` (the
+    seed's tuned CPU template) splits the height by 8, parallelizes the fused outer loops,
+    vectorizes the inner one, unrolls the channels; ``gpu`` (the seed's GPU schedule, for
+    ``targets=["cuda"]``): one pixel per thread in blocks of 256, channels unrolled."""
     from tvm import s_tir, te
 
     if schedule not in SCHEDULES:
@@ -38,8 +37,7 @@ def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) ->
     func = te.create_prim_func([rgb, yuv])
     if schedule == "parallel":
         sch = s_tir.Schedule(func)
-        block = sch.get_sblock("yuv")
-        i, j, k = sch.get_loops(block)
+        i, j, k = sch.get_loops(sch.get_sblock("yuv"))
         j_outer, j_inner = sch.split(j, factors=[None, 8])
         fused = sch.fuse(i, j_outer)
         sch.reorder(fused, k, j_inner)
@@ -68,13 +66,11 @@ def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) ->
 
 
 def _gpu_schedule(func, threads: int = 256):
-    """One pixel per GPU thread: fuse the pixel loops, split by ``threads``, bind to
-    blockIdx.x/threadIdx.x, unroll the channel loop."""
+    """One pixel per GPU thread (``threads`` a block), the channel loop unrolled."""
     from tvm import s_tir
 
     sch = s_tir.Schedule(func)
-    block = sch.get_sblock("yuv")
-    i, j, k = sch.get_loops(block)
+    i, j, k = sch.get_loops(sch.get_sblock("yuv"))
     pixels = sch.fuse(i, j)
     blocks, thread = sch.split(pixels, factors=[None, threads])
     sch.bind(blocks, "blockIdx.x")

@@ -1,7 +1,6 @@
-"""The source layers of a ``torch.export`` program: each convolution, linear and pool
-node with its module path and class (the innermost entry of ``nn_module_stack``) and
-its shapes (``meta["val"]``), so that a failure names the layer a kernel computes
-(values/source_layer.py). Reads the graph only: nothing is run."""
+"""The source layers of a ``torch.export`` program: each convolution, linear and pool node
+with its innermost module's path and class and its shapes, so that a failure names the
+layer a kernel computes (values/source_layer.py). Reads the graph only."""
 
 from __future__ import annotations
 
@@ -12,36 +11,20 @@ from pytest_tvmperf.values.source_layer import SourceLayer
 
 #: aten ops (``aten.conv2d.default`` -> ``conv2d``) that are a layer's anchor
 ANCHOR_OPS = {
-    "conv1d": "conv",
-    "conv2d": "conv",
-    "conv3d": "conv",
-    "convolution": "conv",
-    "conv_transpose1d": "conv",
-    "conv_transpose2d": "conv",
-    "conv_transpose3d": "conv",
-    "linear": "matmul",
-    "addmm": "matmul",
-    "matmul": "matmul",
-    "mm": "matmul",
-    "bmm": "matmul",
-    "max_pool1d": "max_pool",
-    "max_pool2d": "max_pool",
-    "max_pool3d": "max_pool",
-    "max_pool2d_with_indices": "max_pool",
-    "adaptive_max_pool2d": "max_pool",
-    "avg_pool1d": "avg_pool",
-    "avg_pool2d": "avg_pool",
-    "avg_pool3d": "avg_pool",
-    "adaptive_avg_pool1d": "avg_pool",
-    "adaptive_avg_pool2d": "avg_pool",
+    op: anchor
+    for anchor, ops in (
+        ("conv", "conv1d conv2d conv3d convolution conv_transpose1d conv_transpose2d conv_transpose3d"),
+        ("matmul", "linear addmm matmul mm bmm"),
+        ("max_pool", "max_pool1d max_pool2d max_pool3d max_pool2d_with_indices adaptive_max_pool2d"),
+        ("avg_pool", "avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d"),
+    )
+    for op in ops.split()
 }
 
 
 def _shape(value: Any) -> str:
     shape = getattr(value, "shape", None)
-    if shape is None:
-        return ""
-    return "x".join(str(d) for d in shape) or "scalar"
+    return "" if shape is None else "x".join(str(d) for d in shape) or "scalar"
 
 
 def _op_name(target: Any) -> str:
@@ -83,8 +66,7 @@ def _attrs(anchor: str, op: str, node: Any, inputs: list[str], output: str) -> s
 
 
 def source_layers(exported: Any) -> tuple[SourceLayer, ...]:
-    """The anchor nodes of an ``ExportedProgram``'s graph, in program order, as layers;
-    a node traced outside any module (a functional call in ``forward``) is named by its op."""
+    """The anchor nodes of an ``ExportedProgram``, in order; one outside any module is named by its op."""
     layers = []
     for node in exported.graph.nodes:
         if node.op != "call_function":
@@ -100,14 +82,6 @@ def source_layers(exported: Any) -> tuple[SourceLayer, ...]:
         output = _shape(node.meta.get("val"))
         if op == "addmm" and len(inputs) == 3:  # addmm(bias, input, weight.t())
             inputs = inputs[1:]
-        layers.append(
-            SourceLayer(
-                path=path or op,
-                kind=kind,
-                anchor=anchor,
-                attrs=_attrs(anchor, op, node, inputs, output),
-                inputs=tuple(s for s in inputs if s),
-                output=output,
-            )
-        )
+        attrs = _attrs(anchor, op, node, inputs, output)
+        layers.append(SourceLayer(path or op, kind, anchor, attrs, tuple(s for s in inputs if s), output))
     return tuple(layers)

@@ -1,11 +1,7 @@
 """PyTorch modules as workloads: exported with ``torch.export.export``, imported with
 ``tvm.relax.frontend.torch.from_exported_program``, checked against the eager module,
-and timed side by side with it (the ``"torch"`` peer).
-
-Needs the optional ``torch`` extra (``pip install 'pytest-tvmperf[torch]'``); torch is
-imported lazily, inside the functions, so the rest of the plugin works without it.
-
-A user's few lines::
+and timed side by side with it (the ``"torch"`` peer). Needs the optional ``torch`` extra
+(``pip install 'pytest-tvmperf[torch]'``), imported lazily. A user's few lines::
 
     import torch
     from pytest_tvmperf.workloads import torch_workload
@@ -25,7 +21,7 @@ import numpy as np
 
 from pytest_tvmperf.measure.peer_tensors import outputs_to_numpy, tensor_from_numpy
 from pytest_tvmperf.workload import Workload, WorkloadError, random_input
-from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
+from pytest_tvmperf.workloads.mlp import LAYERS, mlp_weights
 from pytest_tvmperf.workloads.torch_layers import source_layers
 
 TORCH_HINT = (
@@ -47,9 +43,8 @@ def require_torch() -> Any:
 
 
 def torch_runner(module: Any) -> Callable[..., list[np.ndarray]]:
-    """``run(*numpy arrays) -> [numpy arrays]``: the eager ``module`` called on zero-copy
-    views of the inputs under ``torch.inference_mode()`` (no autograd bookkeeping), its
-    outputs returned as NumPy views. What the ``"torch"`` peer times."""
+    """``run(*numpy arrays) -> [numpy arrays]`` (what the ``"torch"`` peer times): the eager
+    ``module`` on zero-copy views under ``torch.inference_mode()``, outputs as NumPy views."""
     torch = require_torch()
 
     def run(*arrays: np.ndarray) -> list[np.ndarray]:
@@ -69,18 +64,13 @@ def _example_arrays(torch: Any, example_inputs: Any) -> list[np.ndarray]:
             "torch_workload: example_inputs must be a non-empty tuple of torch.Tensor or numpy arrays, "
             f"got {type(example_inputs).__name__}"
         )
-    arrays = []
     for i, x in enumerate(example_inputs):
-        if isinstance(x, torch.Tensor):
-            arrays.append(x.detach().cpu().numpy())
-        elif isinstance(x, np.ndarray):
-            arrays.append(x)
-        else:
+        if not isinstance(x, (torch.Tensor, np.ndarray)):
             raise WorkloadError(
                 f"torch_workload: example_inputs[{i}] is a {type(x).__name__}; "
                 "only tensor inputs (torch.Tensor or numpy array) are supported"
             )
-    return arrays
+    return [x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x for x in example_inputs]
 
 
 def _default_maker(specs: Sequence[tuple[tuple[int, ...], np.dtype]], dim: str | None):
@@ -93,14 +83,6 @@ def _default_maker(specs: Sequence[tuple[tuple[int, ...], np.dtype]], dim: str |
         ]
 
     return make_inputs
-
-
-def _default_name(module: Any, specs, dim: str | None, batch_range: tuple[int, int]) -> str:
-    shapes = ", ".join(f"{dtype}{list(shape)}" for shape, dtype in specs)
-    details = [repr(type(module).__name__), f"[{shapes}]"]
-    if dim is not None:
-        details.append(f"dynamic_batch={dim!r} in {tuple(batch_range)}")
-    return f"torch_workload({', '.join(details)})"
 
 
 def torch_workload(
@@ -118,34 +100,29 @@ def torch_workload(
     """A ``torch.nn.Module`` as a Relax workload, checked against the eager module.
 
     module
-        put in eval mode (``module.eval()``, in place) so dropout and batch norm behave
-        as in inference, in the export, the reference and the ``"torch"`` peer alike.
+        put in eval mode (``module.eval()``, in place): dropout and batch norm behave as
+        in inference, in the export, the reference and the ``"torch"`` peer alike.
     example_inputs
-        a tuple of ``torch.Tensor`` or NumPy arrays (one per ``forward`` argument): the
-        shapes and dtypes of the seeded run-time inputs, and what ``torch.export``
-        traces with. Their values are not used.
+        a tuple of ``torch.Tensor`` or NumPy arrays, one per ``forward`` argument: the
+        shapes and dtypes of the seeded inputs, what ``torch.export`` traces with.
     dynamic_batch
-        True (or a dim name; True means ``"n"``): dim 0 of every input is one symbolic
-        batch, ``torch.export.Dim(name, min=batch_range[0], max=batch_range[1])``. The
-        workload is timed at the example batch (``dims={name: batch}``) and checked by
-        Hypothesis on batches in ``batch_range`` (``dim_ranges``). An example batch of
-        1 is exported with the inputs repeated to batch 2 (torch.export specializes a
-        batch of 1 to a constant).
+        True (``"n"``) or a dim name: dim 0 of every input is one symbolic batch,
+        ``torch.export.Dim(name, min=batch_range[0], max=batch_range[1])``, timed at the
+        example batch and checked by Hypothesis on ``batch_range``. An example batch of 1
+        is exported repeated to 2 (torch.export specializes a batch of 1 to a constant).
     name
-        the workload's name (shown in reports and compared with the baseline's); by
-        default the module's class name with the input shapes and dtypes.
+        the workload's name (shown in reports, compared with the baseline's); by default
+        the module's class name with the input shapes and dtypes.
     make_inputs
         ``make_inputs(rng, dims) -> [arrays]``; by default standard normal floats,
         integers in [0, 10) and random booleans of the example inputs' shapes.
 
-    The weights are bound into the module as constants (``from_exported_program``'s
-    default ``keep_params_as_input=False``), then ``FoldConstant`` folds the weight
-    transposes of ``nn.Linear`` away, as ``mlp(bind_params=True)`` does. A module with
-    one output returns it unwrapped (``unwrap_unit_return_tuple=True``); several
-    outputs return a flat tuple, in ``torch.utils._pytree`` order, as the reference does.
-    ``peers["torch"]`` runs the eager module (see :func:`torch_runner`). Each conv,
-    linear and pool of the exported graph is kept with its module path
-    (``Workload.layers``): a failure names the layer each kernel computes.
+    The weights are bound as constants (``keep_params_as_input=False``) and
+    ``FoldConstant`` folds ``nn.Linear``'s weight transposes away, as
+    ``mlp(bind_params=True)`` does. One output is returned unwrapped, several as a flat
+    tuple in ``torch.utils._pytree`` order, as the reference does. ``peers["torch"]`` runs
+    the eager module (:func:`torch_runner`). Each conv, linear and pool is kept with its
+    module path (``Workload.layers``): a failure names the layer each kernel computes.
     """
     torch = require_torch()
     if not isinstance(module, torch.nn.Module):
@@ -214,12 +191,15 @@ def torch_workload(
     def reference(*inputs: np.ndarray) -> list[np.ndarray]:
         return [np.array(o) for o in run(*inputs)]  # copies: the next call may reuse torch's buffers
 
+    if not name:
+        shapes = ", ".join(f"{dtype}{list(shape)}" for shape, dtype in specs)
+        dynamic = [] if dim is None else [f"dynamic_batch={dim!r} in {tuple(batch_range)}"]
+        name = f"torch_workload({', '.join([repr(type(module).__name__), f'[{shapes}]', *dynamic])})"
     return Workload(
-        name=name or _default_name(module, specs, dim, batch_range),
+        name=name,
         program=mod,
         make_inputs=make_inputs or _default_maker(specs, dim),
         reference=reference,
-        entry="main",
         rtol=rtol,
         atol=atol,
         dims={dim: batch} if dim is not None else {},
@@ -233,9 +213,7 @@ def torch_workload(
 
 
 def mlp_module(seed: int = 0) -> Any:
-    """The seed MLP (``workloads.mlp``) as ``torch.nn.Sequential`` of three
-    ``nn.Linear`` (1024-512-256-128, dense+bias, no activation between them, as in the
-    reports), holding the same seeded weights as :func:`pytest_tvmperf.workloads.mlp`."""
+    """The seed MLP, three ``nn.Linear`` with no activation between (as in the reports), ``mlp()``'s weights."""
     torch = require_torch()
     weights = dict(mlp_weights(seed))
     layers = [torch.nn.Linear(n_in, n_out) for n_in, n_out in zip(LAYERS, LAYERS[1:])]
@@ -247,13 +225,9 @@ def mlp_module(seed: int = 0) -> Any:
 
 
 def torch_mlp(batch: int | str = 1, seed: int = 0, example_batch: int = 4) -> Workload:
-    """The seed MLP (``mlp()``'s network and weights) written in PyTorch and imported
-    with ``from_exported_program``.
-
-    batch
-        an int for a static batch, or a dim name (``"n"``) for a dynamic batch, timed at
-        ``example_batch`` and checked by Hypothesis on batches 1..16.
-    """
+    """The seed MLP (``mlp()``'s network and weights) written in PyTorch, imported with
+    ``from_exported_program``. ``batch``: an int, or a dim name (``"n"``) for a dynamic
+    batch timed at ``example_batch`` and checked by Hypothesis on batches 1..16."""
     if isinstance(batch, bool) or not (isinstance(batch, int) or (isinstance(batch, str) and batch.isidentifier())):
         raise ValueError(f"torch_mlp(batch={batch!r}): batch must be an int or a dim name like 'n'")
     if isinstance(batch, int) and batch < 1:
@@ -262,6 +236,4 @@ def torch_mlp(batch: int | str = 1, seed: int = 0, example_batch: int = 4) -> Wo
     rows = example_batch if dynamic else batch
     example = (np.zeros((rows, LAYERS[0]), dtype="float32"),)
     name = f"torch_mlp(batch={batch!r}{f', example_batch={example_batch}' if dynamic else ''})"
-    return torch_workload(
-        mlp_module(seed), example, name=name, dynamic_batch=batch if dynamic else False, rtol=1e-4, atol=1e-4, seed=seed
-    )
+    return torch_workload(mlp_module(seed), example, name=name, dynamic_batch=batch if dynamic else False, seed=seed)
