@@ -1,6 +1,5 @@
-"""The run's session-level hooks, as one plugin object (registered by ``plugin.py`` once the
-run is a tvmperf run: in ``pytest_configure``, or at its first tvmperf test): which tests were collected,
-the xdist hand-over, writing baselines and reports at the end, the terminal summary."""
+"""The run's session-level hooks, one plugin object registered by plugin.py for a tvmperf run:
+collection, the xdist hand-over, writing baselines and reports, the terminal summary."""
 
 from __future__ import annotations
 
@@ -58,9 +57,8 @@ class TvmperfPlugin:
             items[:], self.left_out = left_out_items(self.session, items)
 
     def pytest_collection(self, session: pytest.Session) -> None:
-        """Start the child that runs each new build first (sandbox/child.py) now, so it
-        imports TVM while this process collects the tests, not when the first test needs
-        it. Not in an xdist controller (its workers run the tests) or a collect-only run."""
+        """Start the child that runs each new build first (sandbox/child.py) now, so it imports
+        TVM while this process collects; not in an xdist controller or a collect-only run."""
         self.start_early_child(session.config)
 
     def start_early_child(self, config: pytest.Config) -> None:
@@ -121,8 +119,7 @@ class TvmperfPlugin:
         if workeroutput is not None:
             workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], int(state.store.unwritten))
         if workeroutput is None:
-            s = state.settings
-            report = state.report
+            s, report = state.settings, state.report
             entries = report.result_entries()  # built once, for the report files and the annotations
             for line in outputs.annotations(entries):
                 report.note(line, Note.ANNOTATION)
@@ -152,9 +149,8 @@ class TvmperfPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        """xdist controller: collect each worker's results entries (each of its tests'
-        outcome, once), for one summary and one set of report files; a worker whose
-        results did not arrive fails the run."""
+        """xdist controller: collect each worker's results entries, for one summary and one
+        set of report files; a worker whose results did not arrive fails the run."""
         state = self.session
         output = getattr(node, "workeroutput", None) or {}
         errors, unwritten = output.get("tvmperf_write_errors", ([], 0))

@@ -1,14 +1,11 @@
 """Combinations a test can never run, left out at collection: a Relax test under ``prim``
 and a PrimFunc test under a VM executor.
 
-What a test's workload is cannot be known before the test runs (it is built inside the
-test), so the baselines tell: a test id recorded under a VM executor ran a Relax module
-(PrimFuncs are skipped there), one recorded under ``prim`` a PrimFunc. For a test whose
-recorded entries (the same test id but for the executor x target part) are all of one kind,
-the other kind's combinations are not generated, and the summary says so in one line.
-Test ids, the baselines' keys, are unchanged. Under ``--tvmperf-update`` every combination
-is generated (a test whose workload changed kind re-records under its new executors).
-"""
+A test's workload is built inside the test, so the baselines tell its kind: an entry
+recorded under a VM executor ran a Relax module, one under ``prim`` a PrimFunc. For a test
+whose recorded entries are all of one kind, the other kind's combinations are not
+generated (one summary line says so). Under ``--tvmperf-update`` every combination is
+generated (a test whose workload changed kind re-records under its new executors)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,10 @@
 """The entry point: options, the run's set-up, test generation per executor x target and
 the ``tvmperf`` fixture. TVM is imported only when a test runs.
 
-Like pytest's junitxml and stepwise, the plugin's session machinery (the
-:class:`~pytest_tvmperf.lifecycle.TvmperfPlugin` and its :class:`TvmperfSession`) is
-registered only when the run is a tvmperf run: at ``pytest_configure`` when a tvmperf
-option is set (command line, ini or environment) or in an xdist controller (its workers
-collect), else when collection meets the first tvmperf test (its ``tvmperf`` fixture or
-marker). A run without either pays for the options and their checks only."""
+Like pytest's junitxml and stepwise, the session machinery (lifecycle.py's
+``TvmperfPlugin`` and its ``TvmperfSession``) is registered only for a tvmperf run: at
+``pytest_configure`` when a tvmperf option is set or in an xdist run, else when collection
+meets the first tvmperf test. A run without either pays for the options only."""
 
 from __future__ import annotations
 
@@ -74,13 +72,9 @@ def _configured_for_tvmperf(config: pytest.Config) -> bool:
             return True
         if opt.env and os.environ.get(opt.env):
             return True
-    if os.environ.get(ENV_EXPORT):
+    if os.environ.get(ENV_EXPORT) or hasattr(config, "workerinput"):
         return True
-    return (
-        hasattr(config, "workerinput")
-        or bool(getattr(config.option, "numprocesses", None))
-        or bool(getattr(config.option, "tx", None))
-    )
+    return bool(getattr(config.option, "numprocesses", None) or getattr(config.option, "tx", None))
 
 
 def active_session(config: pytest.Config) -> "TvmperfSession | None":
@@ -106,7 +100,6 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
         state.report.note(ref_baselines.summary())  # one summary line
         if not hasattr(config, "workerinput"):  # settings of this change that can loosen its gate: named
             from pytest_tvmperf.store.ref_config import loosening_lines
-
             from pytest_tvmperf.values.run_notes import Note
 
             for line in loosening_lines(config, ref_baselines):
@@ -130,7 +123,9 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
     against = configure_against(config, state)  # --tvmperf-against-tvm=VERSION (and that version's own run)
     if against is not None:
         config.stash[AGAINST_KEY] = against
-    state.remove_leftovers()  # the temporary directories of runs that are over
+    from pytest_tvmperf.store import sweep
+
+    sweep.sweep()  # the temporary directories of runs that are over, only those provably made by one (store/sweep.py)
     state.private_cache_if_needed()  # a cache directory that cannot be made: a private one for this run
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir
@@ -188,10 +183,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         marker = marker_settings(metafunc.definition)
     except MarkerError as exc:  # a usage error once collection is done (below): one line, no traceback, exit 4
         metafunc.config.stash.setdefault(MARKER_ERRORS, []).append(str(exc))
-        metafunc.parametrize(
-            "tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=str(exc)))], ids=["none"], indirect=True
-        )
-        return
+        return _skip_all(metafunc, str(exc))
     executors = settings.executors if marker.executors is None else marker.executors
     targets = settings.targets if marker.targets is None else marker.targets
     chosen_executors = [e for e in settings.executors if e in executors]
@@ -200,13 +192,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if combos:
         metafunc.parametrize("tvmperf", combos, ids=[c.id for c in combos], indirect=True)
     else:
-        reason = (
+        _skip_all(
+            metafunc,
             f"no executor x target left: the test allows executors {list(executors)} and targets {list(targets)}, "
-            f"the run selects {list(settings.executors)} and {list(settings.targets)}"
+            f"the run selects {list(settings.executors)} and {list(settings.targets)}",
         )
-        metafunc.parametrize(
-            "tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ids=["none"], indirect=True
-        )
+
+
+def _skip_all(metafunc: pytest.Metafunc, reason: str) -> None:
+    """One skipped ``none`` parameter: the test runs under no combination."""
+    metafunc.parametrize(
+        "tvmperf", [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ids=["none"], indirect=True
+    )
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

@@ -92,8 +92,7 @@ class TvmperfSession:
     _pr_store: BaselineStore | None = field(default=None, init=False)
 
     def notice(self, line: str) -> None:
-        """One line on the terminal while a test runs (its output captured), such as the
-        wait for a busy lock: through ``notify`` (pytest's writer), else stderr."""
+        """One line on the terminal while a test runs (its output captured): a busy lock's wait."""
         self.store.say(line)
 
     @property
@@ -105,8 +104,7 @@ class TvmperfSession:
         self.store = BaselineStore(self.settings, self.rootpath, self.write_errors, ref_view=self.ref_view)
 
     def pr_baseline_file(self, baseline_file: Path) -> Path | None:
-        """``--tvmperf-baselines-ref``: the work tree's counterpart (the pull request's own)
-        of a baseline file of the ref's copy; None without a ref."""
+        """``--tvmperf-baselines-ref``: the work tree's counterpart of a ref's baseline file."""
         worktree = self.ref_view.worktree if self.ref_view is not None else None
         if worktree is None:
             return None
@@ -150,18 +148,11 @@ class TvmperfSession:
             self._sandbox.close()
             self._sandbox = None
 
-    def remove_leftovers(self) -> list[Path]:
-        """At session start: the temporary directories of runs that are over, and only
-        those a run of this plugin provably made (store/sweep.py): nothing is removed by
-        its name, its age or a process id."""
-        return sweep.sweep()
-
     def private_cache_if_needed(self) -> str | None:
-        """Where the plugin's cache directory cannot be made (a read-only home, as in many
-        CI containers), a private temporary one (mode 0700, made by this run and removed
-        at its end) takes its place for this run, so the baseline's IR is still rebuilt
-        and timed side by side: a missing cache never turns a gate off. Returns the
-        summary line saying so, None when the cache directory is usable."""
+        """Where the plugin's cache directory cannot be made (a read-only home, as in many CI
+        containers), a private temporary one (mode 0700, removed at the run's end) takes its
+        place, so a missing cache never turns a gate off. Returns the summary line saying
+        so, None when the cache directory is usable."""
         from pytest_tvmperf.store import user_cache
 
         problem = user_cache.root_problem()
@@ -251,9 +242,8 @@ class TvmperfSession:
 
     @contextlib.contextmanager
     def timing_lock(self, target: str | None = None) -> Iterator[None]:
-        """Hold the machine's clock for one measurement: pytest-xdist workers (and other
-        runs of this project) time one at a time, so they do not disturb each other. On
-        an RPC device (``target`` llvm@rpc:KEY) the lock is that device's, not the host's."""
+        """Hold the machine's clock for one measurement: xdist workers (and other runs of this
+        project) time one at a time. On an RPC device (llvm@rpc:KEY) the lock is the device's."""
         where = str(self.rootpath.resolve())
         if target is not None and is_remote(target):
             where = f"rpc {self.target(target).remote.server}"
@@ -279,8 +269,7 @@ class TvmperfSession:
 
     def claim_tuning(self, key: tuple[str, str, str]) -> bool:
         """True the first time this run (any xdist worker) asks to tune ``key`` (workload,
-        target, database), so a workload under several executors is tuned once. Call
-        with the timing lock held."""
+        target, database): tuned once for all executors. Call with the timing lock held."""
         digest = hashlib.sha256(repr((self.run_id, key)).encode()).hexdigest()[:20]
         marker = Path(tempfile.gettempdir()) / f"tvmperf-tuned-{digest}"
         if marker.exists():

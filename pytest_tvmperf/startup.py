@@ -1,8 +1,7 @@
-"""The run's start: its settings read (command line, environment and ini merged once,
-:meth:`Settings.from_config`) and every check that can stop a run before its first test,
-in one place, in the order they are made: :func:`configure`, which ``pytest_configure``
-(plugin.py) calls once. A bad setting is a usage error (exit 4) saying which option, what
-is wrong and how to fix it; a history file with a torn last line is a warning."""
+"""The run's start, :func:`configure` (called once by ``pytest_configure``): its settings
+read and every check that can stop a run before its first test. A bad setting is a usage
+error (exit 4) saying which option, what is wrong and how to fix it; a history file with a
+torn last line is a warning."""
 
 from __future__ import annotations
 
@@ -48,9 +47,8 @@ def configure(config: pytest.Config) -> "RunSetup":
 
 
 def _check_directories(config: pytest.Config, settings: Settings) -> None:
-    """The baseline directory is no link out of the project, the size variables and the
-    user cache are sound, the artifacts live inside the baselines, and
-    ``--tvmperf-llvm-target`` is a target of this CPU: a ValueError saying why not."""
+    """The baseline directory, size variables, user cache, artifact directory and
+    ``--tvmperf-llvm-target`` are sound: a ValueError saying why not."""
     from pytest_tvmperf.store.inflate import check_size_variables
     from pytest_tvmperf.store.links import symlink_problem
     from pytest_tvmperf.store.user_cache import cache_problem
@@ -179,30 +177,24 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
             f"maintainer approves them with --tvmperf-approved-change=on (the workflow's "
             f"perf-change-approved label) and the gate verifies them here"
         )
-    artifact_dir = settings.artifact_dir
-    if artifact_dir is not None:
-        artifact_dir = ref.directory / os.path.relpath(
-            os.path.realpath(artifact_dir), os.path.realpath(settings.baseline_dir)
-        )
+
+    def in_copy(path):  # the same path in the ref's copy of the baseline directory
+        return ref.directory / os.path.relpath(os.path.realpath(path), os.path.realpath(settings.baseline_dir))
+
+    artifact_dir = in_copy(settings.artifact_dir) if settings.artifact_dir is not None else None
     # the tuning database is what the baseline side was tuned with: read from the ref too
     tuning_db = settings.tuning_db
     copies = [(ref.directory, ref.inside)]
     if _inside(tuning_db, settings.baseline_dir):
-        tuning_db = ref.directory / os.path.relpath(
-            os.path.realpath(tuning_db), os.path.realpath(settings.baseline_dir)
-        )
+        tuning_db = in_copy(tuning_db)
     else:
         db_ref = read_baselines(settings.baselines_ref, tuning_db)
         config.add_cleanup(db_ref.remove)
         tuning_db = db_ref.directory
         copies.append((db_ref.directory, db_ref.inside))
-    view = RefView(settings.baselines_ref, tuple(copies))
-    view = dataclasses.replace(view, worktree=settings.baseline_dir)
-    return (
-        dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db),
-        ref,
-        view,
-    )
+    view = RefView(settings.baselines_ref, tuple(copies), worktree=settings.baseline_dir)
+    settings = dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db)
+    return settings, ref, view
 
 
 def _inside(path, directory) -> bool:

@@ -114,47 +114,38 @@ class Workload:
     def __post_init__(self) -> None:
         if not self.name:
             raise WorkloadError("a Workload needs a non-empty name")
+        w = f"workload {self.name}"
         if not callable(self.make_inputs):
-            raise WorkloadError(f"workload {self.name}: make_inputs must be callable(rng, dims)")
+            raise WorkloadError(f"{w}: make_inputs must be callable(rng, dims)")
         if not callable(self.reference):
-            raise WorkloadError(f"workload {self.name}: reference must be callable(*inputs)")
+            raise WorkloadError(f"{w}: reference must be callable(*inputs)")
         if self.rtol < 0 or self.atol < 0:
-            raise WorkloadError(f"workload {self.name}: rtol and atol must be >= 0")
+            raise WorkloadError(f"{w}: rtol and atol must be >= 0")
         for dim, bounds in self.dim_ranges.items():
             if len(bounds) != 2 or not 1 <= bounds[0] <= bounds[1]:
-                raise WorkloadError(
-                    f"workload {self.name}: dim_ranges[{dim!r}] must be (low, high) with 1 <= low <= high"
-                )
+                raise WorkloadError(f"{w}: dim_ranges[{dim!r}] must be (low, high) with 1 <= low <= high")
         missing = set(self.dim_ranges) - set(self.dims)
         if missing:
-            raise WorkloadError(
-                f"workload {self.name}: dims needs a value for {sorted(missing)} (used for the timed run)"
-            )
+            raise WorkloadError(f"{w}: dims needs a value for {sorted(missing)} (used for the timed run)")
         if self.pipeline not in PIPELINES:
-            raise WorkloadError(
-                f"workload {self.name}: unknown pipeline {self.pipeline!r}; choose from {', '.join(PIPELINES)}"
-            )
+            raise WorkloadError(f"{w}: unknown pipeline {self.pipeline!r}; choose from {', '.join(PIPELINES)}")
         for peer, factory in self.peers.items():
             if not callable(factory):
-                raise WorkloadError(
-                    f"workload {self.name}: peers[{peer!r}] must be a callable factory() -> run(*inputs)"
-                )
+                raise WorkloadError(f"{w}: peers[{peer!r}] must be a callable factory() -> run(*inputs)")
         if self.simulate_as is not None and not isinstance(self.simulate_as, Workload):
             raise WorkloadError(
-                f"workload {self.name}: simulate_as must be a Workload (a scaled-down one), "
-                f"got {type(self.simulate_as).__name__}"
+                f"{w}: simulate_as must be a Workload (a scaled-down one), got {type(self.simulate_as).__name__}"
             )
         kind = self.kind  # validates the program type
         if kind == "prim" and self.pipeline == "unfused":
             raise WorkloadError(
-                f"workload {self.name}: pipeline 'unfused' applies to Relax programs (a PrimFunc has "
-                f"nothing to fuse); use 'default'"
+                f"{w}: pipeline 'unfused' applies to Relax programs (a PrimFunc has nothing to fuse); use 'default'"
             )
         if kind == "relax":
             names = [gv.name_hint for gv in self.program.get_global_vars()]
             if self.entry not in names:
                 raise WorkloadError(
-                    f"workload {self.name}: entry {self.entry!r} not in the module (functions: {', '.join(sorted(names))})"
+                    f"{w}: entry {self.entry!r} not in the module (functions: {', '.join(sorted(names))})"
                 )
 
     def tolerance_note(self) -> str:
@@ -200,6 +191,4 @@ class Workload:
 
     def expected(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         out = self.reference(*inputs)
-        if isinstance(out, (list, tuple)):
-            return [np.asarray(o) for o in out]
-        return [np.asarray(out)]
+        return [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]

@@ -1,11 +1,9 @@
-"""A pull request's re-recorded baselines under ``--tvmperf-baselines-ref``: the test is
-judged against the ref's baseline as always (pipeline.py); where the work tree's entry
-differs from the ref's, this decides what that change does. Without
-``--tvmperf-approved-change`` it fails, showing the change and how to approve it (the
-pull request's own baselines decide nothing). With it, the same test is judged again by
-the same gate against the work tree's entry: where that entry is what this code measures
-(no metric regressed or improved against it, the time within its noise) the test passes,
-naming the approved change; else it fails naming the entry and why."""
+"""A pull request's re-recorded baselines under ``--tvmperf-baselines-ref``: where the work
+tree's entry differs from the ref's, without ``--tvmperf-approved-change`` the test fails,
+showing the change and how to approve it (the pull request's own baselines decide
+nothing). With it, the same gate judges the test again against the work tree's entry: it
+passes where that entry is what this code measures (no metric regressed or improved, the
+time within its noise), else fails naming the entry and why."""
 
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pytest_tvmperf.check.baseline import BaselineSource
+from pytest_tvmperf.check.context import stored_baselines
 from pytest_tvmperf.check.decide import Decision, Measured, confirm_time, decide
 from pytest_tvmperf.judge.compare import Comparison
 from pytest_tvmperf.judge.verdict import Verdict
@@ -28,7 +27,6 @@ from pytest_tvmperf.result.baseline_change import (
     verified_message,
 )
 from pytest_tvmperf.result.text import fmt_number, fmt_time
-from pytest_tvmperf.store.files import BaselineError
 
 if TYPE_CHECKING:
     from pytest_tvmperf.check.context import CheckContext
@@ -68,13 +66,8 @@ def with_change(
     pr_file = session.pr_baseline_file(ctx.baseline_file)
     if pr_file is None:
         return decision
-    try:
-        pr_record = session.pr_store.baselines(pr_file).get(ctx.test_id)
-        problem = None
-    except BaselineError as exc:  # the change's own file: the same errors as without a ref
-        pr_record, problem = None, str(exc)
-    if problem is not None:
-        ctx.fail("error", f"tvmperf: {problem}")
+    # the change's own file: the same errors as without a ref
+    pr_record = stored_baselines(session.pr_store, pr_file, ctx.fail).get(ctx.test_id)
     ref_record = source.record
     if not entries_differ(ref_record, pr_record):
         return decision
@@ -89,15 +82,7 @@ def with_change(
             else (f"tvmperf: {who.nodeid}: {decision.verdict} against {who.shown_file}")
         )
         message = before + "\n" + unapproved_message(ctx.test_id, shown, ref_name, changes)
-        return replace(
-            decision,
-            verdict=Verdict.UNAPPROVED_CHANGE,
-            message=message,
-            fails=True,
-            open=False,
-            shown=True,
-            note=_note(ChangeState.UNAPPROVED, decision.note),
-        )
+        return _settled(decision, Verdict.UNAPPROVED_CHANGE, message, ChangeState.UNAPPROVED, decision.note)
     if pr_record is None:  # the change removed the entry: nothing to verify the test with
         message = "\n".join(
             [
@@ -106,49 +91,23 @@ def with_change(
                 *changes,
             ]
         )
-        return replace(
-            decision,
-            verdict=Verdict.UNVERIFIED_CHANGE,
-            message=message,
-            fails=True,
-            open=False,
-            shown=True,
-            note=_note(ChangeState.MISMATCH, ""),
-        )
+        return _settled(decision, Verdict.UNVERIFIED_CHANGE, message, ChangeState.MISMATCH)
     # the same gate, against the change's own entry: its numbers, no program of it timed
-    own = BaselineSource(pr_record)
+    own, policy, thresholds = BaselineSource(pr_record), session.time_policy(), ctx.settings.thresholds
     time = None
     if plan.time:
         assert measured is not None
-        time = confirm_time(
-            measured, own, ctx.settings.thresholds["time"], session.time_policy(), session.settings.confirm
-        )
+        time = confirm_time(measured, own, thresholds["time"], policy, session.settings.confirm)
+    rounds = measured.rounds if measured else None
     against = decide(
-        record,
-        pr_record,
-        time,
-        ctx.settings.thresholds,
-        session.time_policy(),
-        replace(who, shown_file=shown),
-        (),
-        plan,
-        (),
-        "",
-        measured.rounds if measured else None,
+        record, pr_record, time, thresholds, policy, replace(who, shown_file=shown), plan=plan, rounds=rounds
     )
     off = mismatches(against.comparison) if against.comparison is not None else []
+    # the test's decision, against the change's own entry
+    against_pr = replace(decision, baseline=pr_record, comparison=against.comparison)
     if off:
-        return replace(
-            decision,
-            verdict=Verdict.UNVERIFIED_CHANGE,
-            baseline=pr_record,
-            comparison=against.comparison,
-            message=mismatch_message(who.nodeid, ctx.test_id, shown, off, changes),
-            fails=True,
-            open=False,
-            shown=True,
-            note=_note(ChangeState.MISMATCH, ""),
-        )
+        message = mismatch_message(who.nodeid, ctx.test_id, shown, off, changes)
+        return _settled(against_pr, Verdict.UNVERIFIED_CHANGE, message, ChangeState.MISMATCH)
     if against.open:  # the time against the entry is unclear: as any inconclusive verdict
         return replace(
             against,
@@ -156,18 +115,17 @@ def with_change(
             peers=decision.peers,
             message=against.message + "\n" + "\n".join(changes),
         )
-    return replace(
-        decision,
-        verdict=Verdict.PASS,
-        baseline=pr_record,
-        comparison=against.comparison,
-        message=verified_message(ctx.test_id, shown, ref_name, changes),
-        fails=any(p.status == Verdict.EXCEEDED for p in decision.peers),
-        open=False,
-        shown=True,
-        note=_note(ChangeState.VERIFIED, ""),
-    )
+    message = verified_message(ctx.test_id, shown, ref_name, changes)
+    peer_exceeded = any(p.status == Verdict.EXCEEDED for p in decision.peers)
+    return _settled(against_pr, Verdict.PASS, message, ChangeState.VERIFIED, fails=peer_exceeded)
 
 
 def _note(state: ChangeState, note: str) -> str:
     return "; ".join(n for n in (STATE_NOTE[state], note) if n)
+
+
+def _settled(decision: Decision, verdict: Verdict, message: str, state: ChangeState, note: str = "", fails=True):
+    """``decision`` settled by the change: failed (unless ``fails`` is False), never left open."""
+    return replace(
+        decision, verdict=verdict, message=message, fails=fails, open=False, shown=True, note=_note(state, note)
+    )

@@ -1,8 +1,7 @@
 """Pure: what a run is judged against, one kind of value for every source: the stored
-baseline (its numbers, and where one runs here, its own program: the IR rebuilt here,
-or an old-form compiled artifact), or another TVM version's build in the baseline's
-place (``--tvmperf-against-tvm``, against/gate.py). Its time verdict is judged here,
-once, for the sequential looks and for the confirmation alike."""
+baseline (its numbers, and where one runs here, its own program), or another TVM
+version's build in its place (``--tvmperf-against-tvm``). Its time verdict is judged
+here, once, for the sequential looks and for the confirmation alike."""
 
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
-"""``compile_s`` of one gate: the baseline's stored IR and today's lowered IR
-built side by side here (measure/compile_time.py), or why not (values/compile_times.py).
+"""``compile_s`` of one gate: the baseline's stored IR and today's lowered IR built side
+by side here (measure/compile_time.py), or why not (values/compile_times.py).
 
 The baseline's IR is built in this process only once the isolation child has built it
-(check/sources.py does for the a/b timing; the build is cached by IR hash and host):
-stored IR is data, and one that hangs or crashes TVM must not take the session with it.
-Both sides then build the same way: code generation of the lowered module
-(``rebuild.generate``, the library kept in memory, as the test's own build keeps it), without
-the pipeline, which the baseline's IR has already been through."""
+(cached by IR hash and host): stored IR is data, and one that hangs or crashes TVM must not
+take the session with it. Both sides build the same way: code generation of the lowered
+module (``rebuild.generate``), without the pipeline the baseline's IR has been through."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
+from pytest_tvmperf.builder.executors import shorten_tvm_error
 from pytest_tvmperf.measure.compile_time import side_by_side
 from pytest_tvmperf.values.compile_times import DEFAULT_BUILDS, CompileTimes
 from pytest_tvmperf.values.resources import COMPILE_S
@@ -47,7 +47,7 @@ def compile_times(ctx: "CheckContext", prep: "Prepared | None", baseline: "Recor
     module = lowered_module(prep.compiled)
     if module is None:
         return CompileTimes(skipped=NO_LOWERED)
-    if ctx.sources.is_same_program(prep.compiled, baseline):  # under either --tvmperf-same-program: the same code
+    if ctx.sources.checked_program(prep.compiled, baseline).same:  # under either --tvmperf-same-program: the same code
         return CompileTimes(same=True)
     from pytest_tvmperf.store import lowered_ir
 
@@ -58,7 +58,7 @@ def compile_times(ctx: "CheckContext", prep: "Prepared | None", baseline: "Recor
         lowered_ir.check_file(path, baseline.ir, shown, ctx.test_id, session.shown(ctx.baseline_file))
         stored = _built_in_child(ctx, prep, baseline, path)
     except Exception as exc:  # noqa: BLE001 - n/a with the reason, never a failed test
-        return CompileTimes(skipped=f"the baseline's IR {shown} was not built here ({_short(exc)})")
+        return CompileTimes(skipped=f"the baseline's IR {shown} was not built here ({shorten_tvm_error(exc, 1)})")
     from pytest_tvmperf.builder.rebuild import generate
 
     def build(module):
@@ -67,7 +67,7 @@ def compile_times(ctx: "CheckContext", prep: "Prepared | None", baseline: "Recor
     try:
         return side_by_side(build(stored), build(module), ctx.compile_timer, DEFAULT_BUILDS)
     except Exception as exc:  # noqa: BLE001 - a build TVM refuses here: n/a with the reason
-        return CompileTimes(skipped=f"the builds side by side failed ({_short(exc)})")
+        return CompileTimes(skipped=f"the builds side by side failed ({shorten_tvm_error(exc, 1)})")
 
 
 def _built_in_child(ctx: "CheckContext", prep: "Prepared", baseline: "Record", path):
@@ -80,18 +80,7 @@ def _built_in_child(ctx: "CheckContext", prep: "Prepared", baseline: "Record", p
     ref = baseline.ir
     assert ref is not None
     fingerprint = current_machine(prep.target.as_json()).fingerprint
-    rebuild.cached_library(
-        fingerprint,
-        ctx.executor,
-        ref.program_key,
-        lambda: lowered_ir.load(path, ref),
-        prep.target,
-        builder=rebuild.build_in_child(ctx.session.sandbox(), path, ctx.executor, prep.target, ref),
-    )
+    builder = rebuild.build_in_child(ctx.session.sandbox(), path, ctx.executor, prep.target, ref)
+    load = partial(lowered_ir.load, path, ref)
+    rebuild.cached_library(fingerprint, ctx.executor, ref.program_key, load, prep.target, builder=builder)
     return lowered_ir.load(path, ref)
-
-
-def _short(exc: Exception) -> str:
-    from pytest_tvmperf.builder.executors import shorten_tvm_error
-
-    return shorten_tvm_error(exc, 1)

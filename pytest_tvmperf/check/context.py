@@ -1,12 +1,8 @@
 """What one test's check reads, frozen: :class:`CheckContext`, built once per test by
-:func:`for_test` (the ``tvmperf`` fixture, plugin.py) and handed to the mode that runs
-(timed.py, untimed.py, ratio.py, and ``--tvmperf-against-tvm``'s :class:`AgainstSide`),
-which hands it on to pipeline.py. It holds who the test is (:class:`Identity`), the
-test's settings, the run's resources (the session: settings, store, report, locks, the
-child), the build and store work (``preparer``, ``sources``), the clocks, and the
-outcome sink; ``fail`` and ``inconclusive`` end a test through it. Nothing here calls
-back into the fixture (fixture.py), which only dispatches: fixture -> context -> mode ->
-decide -> outcome."""
+:func:`for_test` (the ``tvmperf`` fixture) and handed to the mode that runs (timed.py,
+untimed.py, ratio.py, ``--tvmperf-against-tvm``'s :class:`AgainstSide`), then to
+pipeline.py; ``fail`` and ``inconclusive`` end a test through it. Nothing here calls back
+into the fixture, which only dispatches: fixture -> context -> mode -> decide -> outcome."""
 
 from __future__ import annotations
 
@@ -89,8 +85,7 @@ class CheckContext:
         self.failing_as(self.test_id)(verdict, message, **fields)
 
     def note(self, line: str) -> None:
-        """One of the run's summary lines that this test brings (why something was not
-        measured here), kept by the run report (``RunReport.note``)."""
+        """A run summary line this test brings (why something was not measured here)."""
         self.session.report.note(line)
 
     def inconclusive(self, message: str) -> None:
@@ -176,15 +171,9 @@ def for_test(
     """The context of one test's check, built once by its ``tvmperf`` fixture."""
     from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST
 
-    who = Identity(
-        nodeid,
-        test_id,
-        combo.executor,
-        combo.target,
-        session.shown(baseline_file),
-        session.accept_command(nodeid),
-        ON_A_PULL_REQUEST if session.settings.baselines_ref is not None else "",
-    )
+    advice = ON_A_PULL_REQUEST if session.settings.baselines_ref is not None else ""
+    shown, accept = session.shown(baseline_file), session.accept_command(nodeid)
+    who = Identity(nodeid, test_id, combo.executor, combo.target, shown, accept, advice)
     sink = outcome_sink(session.report, location, user_properties if user_properties is not None else [])
     fail = failing(who, sink, test_id)
     preparer = Preparer(
@@ -195,26 +184,7 @@ def for_test(
         tuning_io or TuningIO(),
         baseline_tuning=_baseline_tuning(session.store, baseline_file, test_id, fail),
     )
-    sources = TimingSources(
-        session,
-        nodeid,
-        test_id,
-        combo.executor,
-        combo.target,
-        baseline_file,
-        settings.peer_limits,
-        fail,
-        preparer.exports,
-        baseline_weights=settings.baseline_weights,
-    )
-    return CheckContext(
-        session,
-        who,
-        baseline_file,
-        settings,
-        timer,
-        preparer,
-        sources,
-        sink,
-        compile_timer=compile_timer or CompileTimer(),
-    )
+    where = (combo.executor, combo.target, baseline_file, settings.peer_limits, fail, preparer.exports)
+    sources = TimingSources(session, nodeid, test_id, *where, baseline_weights=settings.baseline_weights)
+    compile_timer = compile_timer or CompileTimer()
+    return CheckContext(session, who, baseline_file, settings, timer, preparer, sources, sink, compile_timer)

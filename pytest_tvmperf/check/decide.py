@@ -1,10 +1,8 @@
 """The values one check passes from step to step (pipeline.py), and its decision, pure:
-:class:`Measured` (what a timed measurement took) -> :func:`confirm_time` (a suspected
-time failure measured again: :class:`TimeJudged`) -> :func:`decide` (a
-:class:`Decision`, without TVM, files or the fixture) -> :func:`conclude` (the outcome
-kept, then pass, fail or ``--tvmperf-inconclusive``). Every mode, and the comparison
-with another TVM version (against/gate.py), confirms and concludes here; what a run is
-judged against is a :class:`~pytest_tvmperf.check.baseline.BaselineSource`."""
+:class:`Measured` -> :func:`confirm_time` (a suspected time failure measured again) ->
+:func:`decide` (a :class:`Decision`, without TVM, files or the fixture) -> :func:`conclude`
+(the outcome kept, then pass, fail or ``--tvmperf-inconclusive``), for every mode and for
+the comparison with another TVM version (against/gate.py)."""
 
 from __future__ import annotations
 
@@ -72,8 +70,7 @@ class Identity:
 @dataclass(frozen=True)
 class Measured:
     """What a timed measurement took (timed.py): the samples, the record they make, the
-    confirmation's re-measure (both programs loaded anew), today's exported build, and
-    how it was timed."""
+    confirmation's re-measure (both programs loaded anew), and today's exported build."""
 
     samples: TimeSamples
     make_record: Callable[..., "Record"]
@@ -221,9 +218,8 @@ def judged_peers(
     unconfirmed: Mapping[str, tuple[RatioVerdict, ...]] | None = None,
 ) -> tuple[RatioVerdict, ...]:
     """TVM against each peer timed beside; a gate the confirmation re-measure did not bear
-    out (each measurement alone past the limit) is inconclusive, not failed, shown with the
-    interval that spans both measurements' (``unconfirmed``: their verdicts by name). Raises
-    ValueError when the timer returned no samples of a peer."""
+    out (``unconfirmed``: both verdicts by name) is inconclusive, not failed, shown with the
+    interval spanning both. Raises ValueError when the timer returned no samples of a peer."""
     verdicts = peer_verdicts(samples, peer_limits, policy.alpha, policy.noise_ratio, wanted=peers_timed)
     unconfirmed = unconfirmed or {}
     return tuple(
@@ -258,10 +254,8 @@ def decide(
 ) -> Decision:
     """Compare ``record`` with ``baseline`` and decide the test, for every mode: a timed
     record's time verdict comes confirmed (``time``, :func:`confirm_time`; its record
-    replaces ``record``); a mode without time compares the rest (measure/plan.py).
-    ``notes``: the message's notes so far; ``peers``: TVM against the peers timed beside;
-    ``ab``: what the a/b samples timed; ``rounds``: the rounds the budget allowed;
-    ``compile_times``: the builds side by side (check/compile_gate.py), judged as ``compile_s``."""
+    replaces ``record``). ``ab``: what the a/b samples timed; ``rounds``: the rounds the
+    budget allowed; ``compile_times``: the builds side by side, judged as ``compile_s``."""
     notes = list(notes)
     extra, tuning_note = pipeline_notes(
         baseline.pipeline,
@@ -283,13 +277,8 @@ def decide(
             budget_note = rounds.note(precision(d.low, d.high, d.ratio) if d is not None else None)
             notes.append(budget_note)
     else:
-        time_verdict = MetricVerdict(
-            TIME_METRIC,
-            Verdict.NA,
-            None,
-            None,
-            "timing off" if plan.mode == Mode.UNTIMED else thresholds[TIME_METRIC].describe(),
-        )
+        reason = "timing off" if plan.mode == Mode.UNTIMED else thresholds[TIME_METRIC].describe()
+        time_verdict = MetricVerdict(TIME_METRIC, Verdict.NA, None, None, reason)
     source = BaselineSource(baseline, ab=ab)
     comparison = source.compare(record, thresholds, policy, timed=plan.time).with_verdict(time_verdict)
     compiled = compile_verdict(compile_times, thresholds.get(COMPILE_S) or DEFAULT_THRESHOLDS[COMPILE_S], policy.alpha)
@@ -337,15 +326,10 @@ def recorded(record: "Record", who: Identity, peers: tuple[RatioVerdict, ...] = 
     """An update's outcome: the record queued, the verdict ``recorded``; a gated peer past
     its limit (or unclear) still fails (or is inconclusive) the test, the baseline recorded
     all the same (the summary's verdict says both: judge/verdict.py ``peer_failures``)."""
-    gated = [p for p in peers if p.status in ("exceeded", "inconclusive")]
     message = ""
-    if gated:
-        message = "\n".join(
-            [
-                f"tvmperf: {who.nodeid}: TVM against its peer frameworks (baseline recorded all the same)",
-                *peer_lines(peers),
-            ]
-        )
+    if any(p.status in ("exceeded", "inconclusive") for p in peers):
+        header = f"tvmperf: {who.nodeid}: TVM against its peer frameworks (baseline recorded all the same)"
+        message = "\n".join([header, *peer_lines(peers)])
     exceeded = any(p.status == "exceeded" for p in peers)
     return Decision(
         Verdict.RECORDED,

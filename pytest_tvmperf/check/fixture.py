@@ -1,10 +1,8 @@
 """The ``tvmperf`` fixture object: ``tvmperf.check(workload)`` compiles, checks against
 NumPy (and on Hypothesis-drawn shapes), measures, compares with the baseline and decides,
-in the test's mode (timed.py, untimed.py, or ``--tvmperf-against-tvm``'s side);
-``tvmperf.assert_ratio`` times two programs side by side (ratio.py). It only checks its
-arguments and dispatches: what a mode reads is the test's frozen
-:class:`~pytest_tvmperf.check.context.CheckContext`, built once by the fixture, and
-nothing calls back into this object."""
+in the test's mode; ``tvmperf.assert_ratio`` times two programs side by side (ratio.py).
+It only checks its arguments and dispatches to the mode, with the test's frozen
+``CheckContext``; nothing calls back into this object."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """One check, prepare -> measure -> decide, for every mode: the steps around the pure
-decision (decide.py) that read the store, run TVM or keep the outcome. A mode (timed.py,
-untimed.py, ratio.py) is a choice of measurements; each ends here, by :func:`gate`
-(compare with the baseline and decide) or :func:`record` (``--tvmperf-update``). What
-each step reads is the test's frozen :class:`~pytest_tvmperf.check.context.CheckContext`
-(never the fixture), and what it hands the next is a frozen value
-(:class:`~pytest_tvmperf.check.decide.Measured`, ``Decision``)."""
+decision (decide.py) that read the store, run TVM or keep the outcome. Each mode (timed.py,
+untimed.py, ratio.py) ends here, by :func:`gate` (compare with the baseline and decide) or
+:func:`record` (``--tvmperf-update``); each step reads the frozen ``CheckContext``."""
 
 from __future__ import annotations
 
@@ -53,11 +50,10 @@ def build_record(
     kernel_time_s: "dict[str, float] | None" = None,
     kernels: bool = True,
 ) -> Record:
-    """The one place a :class:`Record` of today's build is made: its exact metrics
-    (``exact``), what it was built from and how; no timing (a timed mode adds its
-    ``timings`` and ``ir`` with ``dataclasses.replace``). ``tvm_version``: of the machine
-    that runs it (a remote device's), this one's by default; ``kernels``: with the kernels'
-    identities (not in the export of ``--tvmperf-against-tvm``, which predates them)."""
+    """The one place a :class:`Record` of today's build is made, without timing (a timed
+    mode adds ``timings`` and ``ir``). ``tvm_version``: of the machine that runs it (a remote
+    device's); ``kernels``: with the kernels' identities (not in the export of
+    ``--tvmperf-against-tvm``, which predates them)."""
     target_json = prep.target.as_json()
     return Record(
         workload=prep.workload.name,
@@ -83,9 +79,8 @@ def exact_metrics(
     ctx: "CheckContext", prep: "Prepared", runs: bool = True, baseline: "Record | None" = None
 ) -> ExactMetrics:
     """The exact metrics of a prepared workload, with the metric sources' per-kernel
-    counts; ``runs``: the program runs here, so its executed calls are counted.
-    ``baseline``: the stored one, whose counts are taken when this build is its own
-    program (:func:`same_counts`)."""
+    counts; ``runs``: its executed calls are counted; ``baseline``: whose counts are taken
+    when this build is its own program (:func:`same_counts`)."""
     exact = counts(prep, runs)
     session = ctx.session
     collected = collect_kernel_metrics(
@@ -100,15 +95,9 @@ def exact_metrics(
     def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
         return in_build_entry(prep, ctx.stored_baselines().get(ctx.test_id))
 
+    exact = replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with)
     settled = settle(
-        replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with),
-        collected,
-        stored,
-        session.settings.update,
-        ctx.note,
-        ctx.fail,
-        ctx.nodeid,
-        ctx.identity.shown_file,
+        exact, collected, stored, session.settings.update, ctx.note, ctx.fail, ctx.nodeid, ctx.identity.shown_file
     )
     export = ctx.preparer.exports.get(id(prep.compiled))
     library = export[1] if export is not None and export[0] is prep.compiled else None
@@ -151,17 +140,11 @@ def same_counts(ctx: "CheckContext", prep: "Prepared", baseline: "Record | None"
     its inputs have fixed shapes (no symbolic dims, no smaller ``simulate_as`` workload):
     its per-kernel counts are the ones a new count would give."""
     settings = ctx.session.settings
-    if (
-        baseline is None
-        or baseline.ir is None
-        or settings.update
-        or settings.same_program != "skip"
-        or settings.artifact_dir is None
-        or prep.workload.dims
-        or prep.workload.simulate_as is not None
-    ):
+    if baseline is None or baseline.ir is None or settings.update or settings.same_program != "skip":
         return None
-    return baseline.exact if ctx.sources.is_same_program(prep.compiled, baseline) else None
+    if settings.artifact_dir is None or prep.workload.dims or prep.workload.simulate_as is not None:
+        return None
+    return baseline.exact if ctx.sources.checked_program(prep.compiled, baseline).same else None
 
 
 def peers_of(ctx: "CheckContext", record: "Record", measured: Measured | None) -> tuple[RatioVerdict, ...]:
@@ -177,25 +160,16 @@ def peers_of(ctx: "CheckContext", record: "Record", measured: Measured | None) -
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def layers_of(ctx: "CheckContext", prep: "Prepared | None", record: "Record", peers: tuple[RatioVerdict, ...]) -> tuple:
-    """The per-layer tables against the peers: asked for, or a peer limit failed."""
-    if prep is None or not peers:
-        return ()
+def with_layer_tables(ctx: "CheckContext", prep: "Prepared | None", decision: Decision) -> Decision:
+    """The decision with the per-layer tables against the peers: asked for, or a peer limit failed."""
+    if prep is None or not decision.peers:
+        return replace(decision, layers=())
     from pytest_tvmperf.measure.peer_layers import for_test
 
-    session = ctx.session
-    return for_test(
-        prep,
-        record.timing.samples if record.timing else None,
-        peers,
-        session.settings.layers,
-        lambda: session.timing_lock(ctx.target),
-        ctx.note,
-    )
-
-
-def with_layer_tables(ctx: "CheckContext", prep: "Prepared | None", decision: Decision) -> Decision:
-    layers = layers_of(ctx, prep, decision.record, decision.peers)
+    timing = decision.record.timing
+    samples = timing.samples if timing else None
+    lock = lambda: ctx.session.timing_lock(ctx.target)  # noqa: E731
+    layers = for_test(prep, samples, decision.peers, ctx.session.settings.layers, lock, ctx.note)
     return replace(decision, message=with_layers(decision.message, layers), layers=layers)
 
 
@@ -214,9 +188,8 @@ def gate(
     plan: Plan = TIMED,
     prep: "Prepared | None" = None,
 ) -> Outcome:
-    """Compare ``record`` with what ``source`` holds and decide the test, for every mode:
-    a timed record's time is judged (and confirmed by ``measured.remeasure``); a mode
-    without time compares the rest (measure/plan.py)."""
+    """Compare ``record`` with what ``source`` holds and decide the test, for every mode
+    (a timed record's time confirmed by ``measured.remeasure``)."""
     __tracebackhide__ = True
     who = ctx.identity
     if source.record is None:
@@ -232,21 +205,10 @@ def gate(
         assert measured is not None
         time = confirm_time(measured, source, ctx.settings.thresholds["time"], policy, session.settings.confirm)
         peers = peers_of(ctx, time.record, measured)
-    decision = decide(
-        record,
-        source.record,
-        time,
-        ctx.settings.thresholds,
-        policy,
-        who,
-        notes,
-        plan,
-        peers or (),
-        source.ab,
-        measured.rounds if measured else None,
-        measured.threads_note if measured else "",
-        compile_times(ctx, prep, source.record),
-    )
+    rounds, threads = (measured.rounds, measured.threads_note) if measured else (None, "")
+    builds = compile_times(ctx, prep, source.record)
+    args = (record, source.record, time, ctx.settings.thresholds, policy, who, notes, plan, peers or (), source.ab)
+    decision = decide(*args, rounds, threads, builds)
     return finish(ctx, with_change(ctx, record, source, with_layer_tables(ctx, prep, decision), measured, plan))
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Sequence
 import pytest
 
 from pytest_tvmperf.check import pipeline
-from pytest_tvmperf.check.decide import Decision, conclude
+from pytest_tvmperf.check.decide import Decision
 from pytest_tvmperf.combos import Variant
 from pytest_tvmperf.judge.ratios import RatioVerdict, relation_verdict
 from pytest_tvmperf.judge.confirmation import confirm, confirmation_note
@@ -67,7 +67,8 @@ def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, 
     exact = [pipeline.counts(p) for p in preps]
     message = relation_message(label, verdict, exact[0], exact[1], notes)
     status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
-    conclude(
+    pipeline.finish(
+        ctx,
         Decision(
             Verdict(status),
             message=message,
@@ -77,8 +78,5 @@ def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, 
             fails=verdict.status == "exceeded",
             open=verdict.status == "inconclusive",
         ),
-        ctx.identity,
-        ctx.add_outcome,
-        ctx.inconclusive,
     )
     return verdict

@@ -1,13 +1,13 @@
 """What is timed beside today's program, and the store and build work it takes: the
-baseline's own program (its IR checked and rebuilt here, or its old-form compiled
-artifact) as a :class:`~pytest_tvmperf.check.baseline.BaselineSource`, peer frameworks,
-and today's program exported and loaded back as a later run will load it (or its IR
-saved for ``--tvmperf-update``). Fails a test only through the ``fail`` callable given."""
+baseline's own program (its IR rebuilt here, or its old-form compiled artifact), peer
+frameworks, and today's program exported and loaded back as a later run will load it (or
+its IR saved for ``--tvmperf-update``). Fails a test only through the ``fail`` given."""
 
 from __future__ import annotations
 
 import hashlib
 import shutil
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn
@@ -63,11 +63,9 @@ class ProgramCheck:
 
 def program_check(compiled, baseline) -> ProgramCheck:
     """Compare ``compiled`` with the program ``baseline`` recorded: its lowered IR encodes
-    to the same bytes as the stored IR file (store/lowered_ir.py, deterministic), in the
-    form the baseline was stored (weight files, or seeded weights by their digests), its
-    weights are the same, and this is the TVM version that recorded it (another
-    version's code generation may differ for the same IR). Timing the two side by side
-    would time the same code twice."""
+    to the same bytes as the stored IR file, in the form the baseline was stored, with the
+    same weights, under the TVM version that recorded it (another version's code generation
+    may differ for the same IR). Timing the two side by side would time the same code twice."""
     import tvm
 
     from pytest_tvmperf.builder.rebuild import lowered_module
@@ -188,28 +186,22 @@ class TimingSources:
         self, baseline, fingerprint, target, workload, args, out_specs, notes, compiled=None
     ) -> BaselineSource:
         """The stored ``baseline`` as what today's program is judged against, with a
-        sampler of its own program where one can run here: its IR rebuilt for this machine
-        (see rebuild.py, ``ab`` ``rebuilt``), or for an entry of the old form without IR,
-        the compiled artifact saved on this machine when it still matches (``artifact``);
-        why not goes into ``notes`` (no sampler, ``ab`` ""). A damaged IR file fails the
-        test. No sampler, with ``ab`` ``same``, when ``compiled`` is the baseline's own
-        program (:func:`same_program`) and ``--tvmperf-same-program`` is ``skip``."""
+        sampler of its own program where one can run here: its IR rebuilt (``ab``
+        ``rebuilt``), or for an old-form entry the compiled artifact saved on this machine
+        (``artifact``); why not goes into ``notes`` (``ab`` ""). A damaged IR file fails the
+        test. No sampler (``ab`` ``same``) for the baseline's own program
+        (:func:`same_program`) under ``--tvmperf-same-program=skip``."""
         __tracebackhide__ = True
         stored = BaselineSource(baseline)
         if baseline is None or self.session.settings.artifact_dir is None:
             return stored
         if baseline.ir is not None and compiled is not None:
-            line = self.checked_program(compiled, baseline).weights
-            if line:  # a weight change is reported as such, whatever the baseline stored of the weights
-                notes.append(weights_note(line, bool(baseline.ir.seeded)))
-        if (
-            baseline.ir is not None
-            and compiled is not None
-            and self.session.settings.same_program == "skip"
-            and self.is_same_program(compiled, baseline)
-        ):
-            self._check_ir(baseline.ir)  # not needed to time, still the baseline's: a damaged file fails
-            return BaselineSource(baseline, ab=AB_SAME)
+            checked = self.checked_program(compiled, baseline)
+            if checked.weights:  # a weight change is reported as such, whatever the baseline stored of the weights
+                notes.append(weights_note(checked.weights, bool(baseline.ir.seeded)))
+            if checked.same and self.session.settings.same_program == "skip":
+                self._check_ir(baseline.ir)  # not needed to time, still the baseline's: a damaged file fails
+                return BaselineSource(baseline, ab=AB_SAME)
         if baseline.ir is not None:  # the entry's program as last recorded (a kept .so may be older)
             sampler, changed = self._rebuilt_sampler(baseline.ir, fingerprint, target, workload, args, out_specs, notes)
             return BaselineSource(baseline, sampler, "rebuilt", inputs=changed) if sampler is not None else stored
@@ -223,13 +215,9 @@ class TimingSources:
             return BaselineSource(baseline, sampler, "artifact") if sampler is not None else stored
         return stored
 
-    def is_same_program(self, compiled, baseline) -> bool:
-        """:func:`same_program`, worked out once per build and baseline IR (the simulated
-        cost asks before the timing does)."""
-        return self.checked_program(compiled, baseline).same
-
     def checked_program(self, compiled, baseline) -> ProgramCheck:
-        """:func:`program_check`, worked out once per build and baseline IR."""
+        """:func:`program_check`, worked out once per build and baseline IR (the simulated
+        cost asks before the timing does)."""
         key = (id(compiled), baseline.ir.sha256 if baseline.ir is not None else None)
         if key not in self._same:
             self._same[key] = (compiled, program_check(compiled, baseline))  # the build kept: its id stays its own
@@ -316,50 +304,41 @@ class TimingSources:
         return path, shown
 
     def _rebuilt_sampler(self, ref, fingerprint, target, workload, args, out_specs, notes):
-        """The baseline's IR rebuilt for this machine (cached by IR hash and host), and
-        its sampler: on today's inputs, or where it takes others (the inputs changed
-        shape), on inputs of its own signature, with what changed (``shapes changed: ...``,
-        "" on today's); (None, "") with the note why not."""
+        """The baseline's IR rebuilt for this machine (cached by IR hash and host), and its
+        sampler: on today's inputs, else (the inputs changed shape) on inputs of its own
+        signature, with what changed; (None, "") with the note why not."""
         __tracebackhide__ = True
         from pytest_tvmperf.builder import rebuild
         from pytest_tvmperf.store import lowered_ir, user_cache
 
         path, shown = self._check_ir(ref)
-        fallback = (
-            "a/b timing is off for this test; the time falls back to the comparison with stored numbers (normalized)"
-        )
         for fresh in (False, True):
             try:
                 builder = rebuild.build_in_child(self.session.sandbox(), path, self.executor, target, ref)
+                load = partial(lowered_ir.load, path, ref)
                 library, cached = rebuild.cached_library(
-                    fingerprint,
-                    self.executor,
-                    ref.program_key,
-                    lambda: lowered_ir.load(path, ref),
-                    target,
-                    fresh=fresh,
-                    builder=builder,
+                    fingerprint, self.executor, ref.program_key, load, target, fresh=fresh, builder=builder
                 )
             except lowered_ir.IRLoadError as exc:
-                notes.append(f"baseline IR {shown} cannot be loaded: {exc}; {fallback}")
-                return None, ""
+                problem = f"baseline IR {shown} cannot be loaded: {exc}"
+                break
             except user_cache.UnsafeCache as exc:  # never built into, nor loaded from, a directory of others'
-                notes.append(f"the baseline is not rebuilt: {exc}; {fallback}")
-                return None, ""
+                problem = f"the baseline is not rebuilt: {exc}"
+                break
             except OSError as exc:  # the cache cannot be written (a full disk): no fault of TVM's
-                notes.append(
+                problem = (
                     f"baseline IR {shown} is not rebuilt: its build cannot be written in the plugin's cache "
-                    f"{user_cache.cache_root()} ({type(exc).__name__}: {exc.strerror or exc}); {fallback}"
+                    f"{user_cache.cache_root()} ({type(exc).__name__}: {exc.strerror or exc})"
                 )
-                return None, ""
+                break
             except Exception as exc:  # code generation failed: TVM's own error, shortened
                 import tvm
 
-                notes.append(
+                problem = (
                     f"baseline IR {shown} cannot be rebuilt by TVM {tvm.__version__} for {self.target_name} "
-                    f"({shorten_tvm_error(exc, 2)}); {fallback}"
+                    f"({shorten_tvm_error(exc, 2)})"
                 )
-                return None, ""
+                break
             copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{library.name}"
             shutil.copyfile(library, copy)
             got: list = []
@@ -378,7 +357,10 @@ class TimingSources:
                 rebuild.drop(library)
                 continue
             break
-        notes.append(f"{problem}; {fallback}")
+        notes.append(
+            f"{problem}; a/b timing is off for this test; the time falls back to the comparison with stored "
+            "numbers (normalized)"
+        )
         return None, ""
 
     def _own_inputs_sampler(
@@ -405,31 +387,22 @@ class TimingSources:
         if plan is None:
             return None, "", f"no inputs of its own signature are made: {why}"
         got: list = []
-        problem, _ = self._try_library(
-            copy,
-            target,
-            workload,
-            own_inputs.own_arrays(plan.args),
-            plan.out_specs() if kind == "prim" else out_specs,
-            what,
-            got,
-            f"inputs of its own signature ({plan.changed})",
-        )
+        own_args, own_specs = own_inputs.own_arrays(plan.args), plan.out_specs() if kind == "prim" else out_specs
+        inputs = f"inputs of its own signature ({plan.changed})"
+        problem, _ = self._try_library(copy, target, workload, own_args, own_specs, what, got, inputs)
         if problem is not None:
             return None, "", problem
         return got[0], plan.changed, ""
 
     @property
     def keeps_library(self) -> bool:
-        """``--tvmperf-update`` keeps the compiled library among the baselines (the old
-        ``so`` form); the default ``ir`` form keeps the IR instead."""
+        """``--tvmperf-update`` keeps the compiled library (the old ``so`` form), not the IR."""
         s = self.session.settings
         return s.update and s.artifact_dir is not None and s.baseline_program == "so"
 
     def save_ir(self, compiled) -> PendingArtifact | None:
-        """``--tvmperf-update`` in the ``ir`` form: the program's IR before code
-        generation, written under a temporary name (renamed into place with the baseline
-        file); None when nothing is to be kept or the program has no IR at hand."""
+        """``--tvmperf-update`` in the ``ir`` form: the program's IR before code generation,
+        written under a temporary name; None when nothing is to be kept or it has no IR."""
         from pytest_tvmperf.builder.rebuild import lowered_module
         from pytest_tvmperf.store import lowered_ir
 
@@ -465,20 +438,11 @@ class TimingSources:
         self.fail("error", problem)  # outside the except: no chained traceback
 
     def placed_sampler(self, path: Path, target, workload: Workload, executor: str, args, out_specs):
+        ms = self.session.settings.min_repeat_ms
         if target.remote is not None:
-            return target.remote.placed_sampler(
-                path, executor, workload.entry, args, out_specs, self.session.settings.min_repeat_ms
-            )
-        return executors.placed_sampler(
-            path,
-            executor,
-            workload.entry,
-            target,
-            args,
-            out_specs,
-            self.session.settings.min_repeat_ms,
-            self.session.scratch_dir(),
-        )
+            return target.remote.placed_sampler(path, executor, workload.entry, args, out_specs, ms)
+        scratch = self.session.scratch_dir()
+        return executors.placed_sampler(path, executor, workload.entry, target, args, out_specs, ms, scratch)
 
     def exported_sampler(self, prep, fingerprint: str, side: str | None = None) -> tuple[PendingArtifact | None, Any]:
         """``prep``'s build exported (:meth:`export`) and its sampler over the library

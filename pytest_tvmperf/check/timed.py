@@ -7,6 +7,7 @@ time measurement of every timed mode, the comparison with another TVM version's 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
 
@@ -43,35 +44,21 @@ def check(ctx: "CheckContext", prep: "Prepared", where: str) -> "Outcome":
     """The rest of ``tvmperf.check`` for a timed test: measure, then record or gate."""
     __tracebackhide__ = True
     session = ctx.session
-    workload = prep.workload
     peers = ctx.sources.peer_samplers(prep, where)
     baseline = ctx.stored_baselines().get(ctx.test_id)
     exact = pipeline.exact_metrics(ctx, prep, baseline=baseline)
     notes: list[str] = []
+
     # Time the artifact as a later run will load it (exported and loaded back), so
     # a/b timing compares like with like: a JIT-compiled module in memory runs a few
     # percent apart from the same code loaded from a shared library.
-    measured = measure_time(
-        ctx,
-        prep,
-        exact,
-        lambda machine: (
-            BaselineSource(baseline)
-            if session.settings.update
-            else ctx.sources.baseline_source(
-                baseline,
-                machine.fingerprint,
-                prep.target,
-                workload,
-                prep.args,
-                prep.out_specs,
-                notes,
-                compiled=prep.compiled,
-            )
-        ),
-        notes,
-        peers,
-    )
+    def source_for(machine) -> BaselineSource:
+        if session.settings.update:
+            return BaselineSource(baseline)
+        args = (prep.target, prep.workload, prep.args, prep.out_specs, notes)
+        return ctx.sources.baseline_source(baseline, machine.fingerprint, *args, compiled=prep.compiled)
+
+    measured = measure_time(ctx, prep, exact, source_for, notes, peers)
     if session.settings.confirm and ctx.settings.peer_limits:
         measured = confirm_peers(measured, ctx.settings.peer_limits, session.time_policy(), notes)
     pending = measured.pending
@@ -94,13 +81,8 @@ def check(ctx: "CheckContext", prep: "Prepared", where: str) -> "Outcome":
         if run_times is not None:  # no clean rounds to keep: each side's own run time is stored
             kept, busy = run_times, f"{busy}; stored as each side's own run time (wall time less its own CPU wait)"
         budget = measured.rounds.note() if measured.rounds is not None else ""
-        return pipeline.record(
-            ctx,
-            measured.make_record(kept, pending if keep else None, ir),
-            "; ".join(n for n in (busy, budget) if n),
-            measured=measured,
-            prep=prep,
-        )
+        record = measured.make_record(kept, pending if keep else None, ir)
+        return pipeline.record(ctx, record, "; ".join(n for n in (busy, budget) if n), measured=measured, prep=prep)
     return pipeline.gate(ctx, measured.make_record(measured.samples), measured.source, measured, notes, prep=prep)
 
 
@@ -112,12 +94,10 @@ def measure_time(
     notes: list[str],
     peers: Mapping | None = None,
 ) -> Measured:
-    """The time measurement of every timed mode: today's build (exported and loaded
-    back), the reference kernel and the program it is judged against
-    (``source_for(machine)``: the baseline's, another TVM version's, or none) timed side
-    by side in rounds, in looks that stop at a decisive pass (sequential sampling), at
-    fewer threads on a machine too busy for the asked ones. The caller judges the
-    samples (``Measured.make_record``, ``Measured.remeasure`` for the confirmation)."""
+    """The time measurement of every timed mode: today's build, the reference kernel and
+    the program it is judged against (``source_for(machine)``: the baseline's, another TVM
+    version's, or none) timed side by side in rounds, in looks that stop at a decisive pass
+    (sequential sampling), at fewer threads on a machine too busy for the asked ones."""
     session, settings = ctx.session, ctx.session.settings
     compiled, target, args = prep.compiled, prep.target, prep.args
     with session.timing_lock(ctx.target):  # a network of seconds: its per-kernel times from one run
@@ -143,13 +123,7 @@ def measure_time(
     # rounds give the summary its time and the history its point
     unjudged = source.ab == AB_SAME and not peers
     reference = None if unjudged else session.reference_sampler(target)
-    task = TimingTask(
-        workload=workload_sampler,
-        reference=reference,
-        reference_name=REFERENCE_NAME,
-        baseline=source.sampler,
-        peers=peers or {},
-    )
+    task = TimingTask(workload_sampler, reference, REFERENCE_NAME, baseline=source.sampler, peers=peers or {})
     # a network that runs for seconds is timed in fewer rounds, within the test's time budget
     run_s = sum(per_kernel.values()) if per_kernel else None
     heavy = 1 + (task.baseline is not None) + len(task.peers)
@@ -178,16 +152,8 @@ def measure_time(
         notes.append(note)
         threads_note = f"timed at {threads[0]} TVM thread(s): machine busy"
         samples = sample_in_looks(measure, rounds, settled).samples
-    return Measured(
-        samples,
-        make_record,
-        lambda: measure(2 * rounds, fresh=True),
-        pending,
-        rounds_plan,
-        threads_note,
-        tuple(sorted(peers or {})),
-        source=source,
-    )
+    remeasure, peers_timed = partial(measure, 2 * rounds, fresh=True), tuple(sorted(peers or {}))
+    return Measured(samples, make_record, remeasure, pending, rounds_plan, threads_note, peers_timed, source=source)
 
 
 def _settled(

@@ -1,7 +1,6 @@
-"""The modes without time (measure/plan.py): ``untimed`` (``--tvmperf-timing=off``,
-marker ``timing=False``) and ``built only`` (a target built but not run here): the same
-record and the same decision as the timed mode (pipeline.py), from the measurements the
-plan takes."""
+"""The modes without time (measure/plan.py): ``untimed`` (``--tvmperf-timing=off``, marker
+``timing=False``) and ``built only`` (a target built but not run here): the same record and
+decision as the timed mode (pipeline.py), from the measurements the plan takes."""
 
 from __future__ import annotations
 
