@@ -8,20 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_tvmperf.workload import Workload
-
-#: the seed MLP's layer sizes; its weights (:func:`mlp_weights`) are ``torch_mlp()``'s too
-LAYERS = (1024, 512, 256, 128)
-
-
-def mlp_weights(seed: int) -> list[tuple[str, np.ndarray]]:
-    """``(name, array)`` of each ``fc<i>.weight`` (out x in) and ``fc<i>.bias``, drawn from ``seed``."""
-    rng = np.random.default_rng(seed)
-    params = []
-    for i, (n_in, n_out) in enumerate(zip(LAYERS, LAYERS[1:])):
-        scale = 1.0 / np.sqrt(n_in)
-        params.append((f"fc{i}.weight", (rng.standard_normal((n_out, n_in)) * scale).astype("float32")))
-        params.append((f"fc{i}.bias", (rng.standard_normal(n_out) * 0.1).astype("float32")))
-    return params
+from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
 
 
 def mlp(batch: int | str = 1, bind_params: bool = True, run_batch: int = 1, seed: int = 0) -> Workload:

@@ -21,7 +21,7 @@ import numpy as np
 
 from pytest_tvmperf.measure.peer_tensors import outputs_to_numpy, tensor_from_numpy
 from pytest_tvmperf.workload import Workload, WorkloadError, random_input
-from pytest_tvmperf.workloads.mlp import LAYERS, mlp_weights
+from pytest_tvmperf.workloads.mlp_weights import LAYERS, mlp_weights
 from pytest_tvmperf.workloads.torch_layers import source_layers
 
 TORCH_HINT = (
