@@ -207,8 +207,10 @@ def gate(
         peers = peers_of(ctx, time.record, measured)
     rounds, threads = (measured.rounds, measured.threads_note) if measured else (None, "")
     builds = compile_times(ctx, prep, source.record)
-    args = (record, source.record, time, ctx.settings.thresholds, policy, who, notes, plan, peers or (), source.ab)
-    decision = decide(*args, rounds, threads, builds)
+    thresholds, peers = ctx.settings.thresholds, peers or ()
+    decision = decide(
+        record, source.record, time, thresholds, policy, who, notes, plan, peers, source.ab, rounds, threads, builds
+    )
     return finish(ctx, with_change(ctx, record, source, with_layer_tables(ctx, prep, decision), measured, plan))
 
 
