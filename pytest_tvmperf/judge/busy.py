@@ -32,16 +32,16 @@ def held_between(decision: TimeDecision, *measured: TimeDecision) -> TimeDecisio
     return replace(decision, status=Verdict.INCONCLUSIVE, low=min(lows), high=max(highs))
 
 
-def busy_paired_decision(decision: TimeDecision, threshold: float) -> TimeDecision:
+def busy_paired_decision(decision: TimeDecision, threshold: float, lean: float) -> TimeDecision:
     """On a busy machine the pairs' ratios can lean a few percent either way beyond what
     their spread shows (the side preempted more often also refills its caches more often),
-    so a verdict there asks more than on a quiet one: ``regressed`` only when the whole
-    widened interval lies above the limit (not merely above 1), ``improved`` only when it
-    lies below 1/limit; otherwise inconclusive with the size it could have told."""
-    limit = 1 + threshold
-    if decision.status == Verdict.REGRESSED and decision.low <= limit:
+    so a verdict there asks more than on a quiet one: ``regressed`` only when the interval
+    clears 1 by the ``lean`` the load allows (its allowance, judge/own_time.py), not merely
+    1; ``improved`` only when it lies under ``1 / (1 + lean)``; otherwise inconclusive with
+    the size it could have told."""
+    if decision.status == Verdict.REGRESSED and decision.low <= 1 + lean:
         return replace(decision, status=Verdict.INCONCLUSIVE)
-    if decision.status == Verdict.IMPROVED and decision.high >= 1 / limit:
+    if decision.status == Verdict.IMPROVED and decision.high >= 1 / (1 + lean):
         return replace(decision, status=Verdict.INCONCLUSIVE)
     return decision
 

@@ -323,7 +323,9 @@ def compare_time(
             side_by_side = side if side is not None else side_by_side
             where = f"{where}; {own.describe()}"
             if decision.status == Verdict.INCONCLUSIVE:  # no reason held it: more rounds can decide it
-                tell = (1 + threshold) * math.sqrt(decision.high / decision.low)  # the interval above the limit
+                # the least ratio whose interval would clear 1 (a/b: by the load's lean) past the limit
+                lean = own.allowance if decision.mode.startswith("a/b") else 0.0
+                tell = max(1 + threshold, (1 + lean) * math.sqrt(decision.high / decision.low))
                 where = f"{where}; could tell a slowdown of {tell - 1:.0%} or more, saw {decision.ratio:.2f}x"
         elif own is not None and series is not None and now.preempted is not None:
             # a side whose run time cannot be told: held with that reason, and shown with the
@@ -383,9 +385,9 @@ def _own_time_decision(
     mode: str,
 ) -> tuple[TimeDecision, float, float | None]:
     """The decision from each side's own run time, with the allowance the load adds: like a
-    quiet machine's, except that an a/b ``regressed`` (``improved``) needs the whole interval
-    past the limit (a preempted side also refills its caches: the pair's ratio can lean a
-    few percent beyond its spread; a normalized or raw interval already carries the
+    quiet machine's, except that an a/b ``regressed`` (``improved``) needs the interval to
+    clear 1 by the allowance (a preempted side also refills its caches: the pair's ratio can
+    lean a few percent beyond its spread; a normalized or raw interval already carries the
     process-to-process noise). Returns the decision, today's median run time, and the baseline
     program's (a/b; None otherwise), from the same rounds as the ratio."""
     noise = math.hypot(series[2], own.allowance)
@@ -397,7 +399,7 @@ def _own_time_decision(
         now, base, side = own.series("time"), series[1], None
     decision = decide(now, base, threshold, alpha, noise, mode)  # type: ignore[arg-type]
     if mode.startswith("a/b"):  # the pair's ratio can lean beyond its spread; the others carry the process noise
-        decision = busy_paired_decision(decision, threshold)
+        decision = busy_paired_decision(decision, threshold, own.allowance)
     decision = replace(decision, estimate=OWN_RUN_TIME)
     return decision, own.median("time"), side
 
