@@ -177,7 +177,7 @@ def test_the_outside_row_is_the_measured_time_and_unranked_within_its_noise():
 
 
 def test_html_puts_a_bar_per_side_losers_first():
-    from pytest_tvmperf.report.html_layers import layers_section
+    from pytest_tvmperf.report.html_report import layers_section
     from pytest_tvmperf.result.entry import ResultEntry
 
     table = match(*two_convs_and_a_linear())

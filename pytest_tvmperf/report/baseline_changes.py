@@ -14,43 +14,38 @@ from pytest_tvmperf.store.files import BaselineError, baseline_path, load_baseli
 from pytest_tvmperf.values.node_ids import display_path
 
 
-def changed_entries(
-    entries: Sequence[ResultEntry], ref_dir: Path, worktree_dir: Path, rootpath: Path
-) -> list[ChangedEntry]:
-    """The changed entries of the tests in ``entries``, in their order."""
-    loaded: dict[Path, dict] = {}
-
-    def records(path: Path) -> dict:
-        if path not in loaded:
-            try:
-                loaded[path] = load_baselines(path)
-            except BaselineError:  # the test itself failed naming the problem
-                loaded[path] = {}
-        return loaded[path]
-
-    out: list[ChangedEntry] = []
-    seen: set[tuple[Path, str]] = set()
-    for e in entries:
-        module = rootpath / e.nodeid.split("::")[0]
-        ref_file, pr_file = baseline_path(ref_dir, rootpath, module), baseline_path(worktree_dir, rootpath, module)
-        key = (pr_file, e.test_id)
-        if key in seen or not e.test_id:
-            continue
-        seen.add(key)
-        ref, pr = records(ref_file).get(e.test_id), records(pr_file).get(e.test_id)
-        if entries_differ(ref, pr):
-            where = display_path(pr_file, rootpath)
-            out.append(ChangedEntry(e.test_id, where, state_of_note(e.note or ""), tuple(change_lines(ref, pr))))
-    return out
-
-
 def section_maker(
     ref_dir: Path, worktree_dir: Path, rootpath: Path, ref_name: str, approved: bool
 ) -> Callable[[Sequence[ResultEntry]], ReportSection | None]:
-    """The maker :class:`~pytest_tvmperf.result.run_report.RunReport` asks at the end."""
+    """The maker :class:`~pytest_tvmperf.result.run_report.RunReport` asks at the end: the changed
+    entries of the tests in ``entries``, in their order."""
 
     def make(entries: Sequence[ResultEntry]) -> ReportSection | None:
-        changed = changed_entries(entries, ref_dir, worktree_dir, rootpath)
+        loaded: dict[Path, dict] = {}
+
+        def records(path: Path) -> dict:
+            if path not in loaded:
+                try:
+                    loaded[path] = load_baselines(path)
+                except BaselineError:  # the test itself failed naming the problem
+                    loaded[path] = {}
+            return loaded[path]
+
+        changed: list[ChangedEntry] = []
+        seen: set[tuple[Path, str]] = set()
+        for e in entries:
+            module = rootpath / e.nodeid.split("::")[0]
+            ref_file, pr_file = baseline_path(ref_dir, rootpath, module), baseline_path(worktree_dir, rootpath, module)
+            key = (pr_file, e.test_id)
+            if key in seen or not e.test_id:
+                continue
+            seen.add(key)
+            ref, pr = records(ref_file).get(e.test_id), records(pr_file).get(e.test_id)
+            if entries_differ(ref, pr):
+                where = display_path(pr_file, rootpath)
+                changed.append(
+                    ChangedEntry(e.test_id, where, state_of_note(e.note or ""), tuple(change_lines(ref, pr)))
+                )
         text = markdown(changed, ref_name, approved) or (
             f"### pytest-tvmperf: this change re-recorded no baseline against {md_code(ref_name)}\n"
         )

@@ -39,8 +39,7 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
     name = entry.test_id or entry.nodeid.split("::", 1)[-1]
     combo = f"{entry.target}-{entry.executor}" if entry.target and entry.executor else None
     extra = {"tvmperf_verdict": str(entry.verdict), "executor": entry.executor, "target": entry.target}
-    # the medians the ratio was judged with (under load each side's own run time, "estimate"):
-    # the stats above are pytest-benchmark's, over every wall-time sample
+    # the medians the ratio was judged with (the module docstring): not the stats' median
     time = {k: getattr(entry.time, k) for k in ("median_s", "baseline_s", "ratio", "low", "high", "mode", "estimate")}
     extra |= {f"tvmperf_{k}": v for k, v in time.items() if v is not None}
     if entry.failed:  # which metric failed the test (time, instructions, cpu_instructions, ...)

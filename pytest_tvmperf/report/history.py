@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pytest_tvmperf.result.entry import RESULTS_SCHEMA_VERSION, ResultEntry, ResultsError, no_long_int
-from pytest_tvmperf.values.json_fields import loads
-from pytest_tvmperf.values.json_fields import Fields, check_schema_version
+from pytest_tvmperf.values.json_fields import Fields, check_schema_version, loads
 
 HISTORY_KIND = "pytest-tvmperf-history"
 

@@ -80,10 +80,6 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def colours(verdict: str) -> tuple[str, str]:
-    return VERDICT_COLOURS.get(verdict, NEUTRAL)
-
-
 def num(value: float | None) -> float | None:
     """A finite number, or None (a page is handed NaN and infinities too)."""
     return value if value is not None and math.isfinite(value) else None
@@ -105,12 +101,6 @@ def test_label(entry: ResultEntry) -> str:
 
 def verdict_of(entry: ResultEntry) -> str:
     return str(entry.verdict or "unknown")
-
-
-def time_verdict_of(entry: ResultEntry) -> str:
-    """The time metric's own verdict (a test failed by another metric may have an inconclusive
-    time), else the test's."""
-    return next((m.status for m in entry.metrics if m.metric == "time"), verdict_of(entry))
 
 
 def truncate(text: str, chars: int) -> str:
@@ -145,7 +135,7 @@ def mark(verdict: str) -> str:
 
 
 def pill(verdict: str) -> str:
-    bg, fg = colours(verdict)
+    bg, fg = VERDICT_COLOURS.get(verdict, NEUTRAL)
     return f'<span class="pill verdict-{esc(verdict.replace(" ", "-"))}" style="background:{bg};color:{fg}">{esc(verdict)}</span>'
 
 

@@ -8,10 +8,10 @@ from typing import Sequence
 
 from pytest_tvmperf.report.html_parts import BASELINE_BAR, GRID, INK, MUTED, NEUTRAL_MARK, VERDICT_COLOURS
 from pytest_tvmperf.report.html_parts import VERDICT_ORDER, coord, cut_label, esc, fmt_ratio, mark, num, positive
-from pytest_tvmperf.report.html_parts import test_label, text_width, truncate, time_verdict_of, verdict_of
+from pytest_tvmperf.report.html_parts import test_label, text_width, truncate, verdict_of
 from pytest_tvmperf.result.text import fmt_time
 from pytest_tvmperf.report.history import HistoryRun, baseline_digest
-from pytest_tvmperf.result.entry import KernelTime, ResultEntry
+from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.result.kernels import MIN_KERNEL_DELTA_S
 
@@ -28,8 +28,7 @@ def _svg(kind: str, width: int, height: int, aria_label: str, test: str | None =
     )
 
 
-# --------------------------------------------------------------------------- ratio plot
-
+#: the ratio plot's ticks
 _NICE_RATIOS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2, 3, 4, 5, 10, 20, 50, 100)
 
 
@@ -97,7 +96,8 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
     ]
     for i, (t, ratio, low, high) in enumerate(rows):
         cy = top + i * row_h + row_h / 2
-        verdict = time_verdict_of(t)  # the dot is time's: a test failed by another metric says so beside it
+        # the dot is the time metric's verdict (a test failed by another metric says so beside it), else the test's
+        verdict = next((m.status for m in t.metrics if m.metric == "time"), verdict_of(t))
         colour = mark(verdict)
         tip = (
             f"{labels[i]}: {fmt_ratio(ratio)} [{low:.2f}-{high:.2f}]"
@@ -141,15 +141,6 @@ def ratio_plot(tests: Sequence[ResultEntry]) -> str:
         "simulated cost) names it on its row.</p>"
         f'<div class="legend">{legend}</div>' + "".join(parts) + "</section>"
     )
-
-
-# --------------------------------------------------------------------------- per-kernel bars
-
-
-def _kernel_rows(kernels: Sequence[KernelTime]) -> list[tuple[str, float | None, float | None]]:
-    """(name, now, baseline) of the kernels with a usable time."""
-    rows = [(k.name or "?", num(k.time_s), num(k.baseline_time_s)) for k in kernels]
-    return [r for r in rows if r[1] is not None or r[2] is not None]
 
 
 MAX_KERNELS = 15  # bars per chart; the rest are counted
@@ -226,8 +217,12 @@ def _kernel_chart(test: ResultEntry, rows: list[tuple[str, float | None, float |
 
 
 def kernels_section(tests: Sequence[ResultEntry]) -> str:
-    regressed = [(t, _kernel_rows(t.kernels)) for t in tests if t.verdict == Verdict.REGRESSED]
-    charts = [_kernel_chart(t, rows) for t, rows in regressed if rows]
+    charts = []
+    for t in tests:
+        rows = [(k.name or "?", num(k.time_s), num(k.baseline_time_s)) for k in t.kernels]  # (name, now, baseline)
+        rows = [r for r in rows if r[1] is not None or r[2] is not None]  # the kernels with a usable time
+        if t.verdict == Verdict.REGRESSED and rows:
+            charts.append(_kernel_chart(t, rows))
     if not charts:
         return ""
     legend = (
@@ -241,16 +236,6 @@ def kernels_section(tests: Sequence[ResultEntry]) -> str:
         '<p class="hint">Where the time went: each kernel\u2019s time in this run against the baseline.</p>'
         f"{legend}{''.join(charts)}</section>"
     )
-
-
-# --------------------------------------------------------------------------- trends
-
-
-def _series(nodeid: str, runs: Sequence[HistoryRun]) -> list[tuple[float | None, str, str]]:
-    """(median_s or None, verdict, created) per run."""
-    return [
-        (positive(m), verdict, run.created or "") for run in runs for m, verdict in [run.tests.get(nodeid, (None, ""))]
-    ]
 
 
 def axis_ends(first: str, last: str) -> tuple[str, str]:
@@ -360,7 +345,8 @@ def trends_section(created: str | None, tests: Sequence[ResultEntry], history: S
         runs.append(HistoryRun(created, points, baselines=digests))
     cards = []
     for t in tests:
-        series = _series(t.nodeid, runs)
+        # (median_s or None, verdict, created) per run
+        series = [(positive(m), v, run.created or "") for run in runs for m, v in [run.tests.get(t.nodeid, (None, ""))]]
         if sum(v is not None for v, _, _ in series) >= 2:  # one point is no trend
             cards.append(_trend_chart(t, series, rerecords(t.nodeid, runs)))
     if not cards:

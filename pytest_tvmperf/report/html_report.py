@@ -1,45 +1,38 @@
 """Pure HTML: one self-contained page for a run's results: inline CSS and SVG, no JavaScript,
 nothing fetched, every text from the results escaped. Counts per verdict, time ratios, regressed
-tests' kernels, trends over a history (a line needs a median in two runs), a table of every test.
-"""
+tests' kernels, trends over a history (a line needs a median in two runs), peers, compile_s, per
+layer, relations, a table of every test, each test's message (its bytecode diff coloured)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
+from pytest_tvmperf.values.compile_times import fmt_seconds
 from pytest_tvmperf.values.peak_memory import ON_HOST
-from pytest_tvmperf.values.resources import RESOURCE_NAMES
-from pytest_tvmperf.report.html_parts import CSS, VERDICT_ORDER, colours, esc, fmt_ratio, num, pill, positive
-from pytest_tvmperf.report.html_parts import scroll_table, test_label, verdict_of
-from pytest_tvmperf.report.html_failures import failures_section
-from pytest_tvmperf.report.html_layers import layers_section
-from pytest_tvmperf.report.html_compile import compile_section
+from pytest_tvmperf.values.resources import COMPILE_S, RESOURCE_NAMES
+from pytest_tvmperf.report.html_parts import CSS, NEUTRAL, VERDICT_COLOURS, VERDICT_ORDER, esc, fmt_ratio, num, pill
+from pytest_tvmperf.report.html_parts import positive, scroll_table, test_label, verdict_of
 from pytest_tvmperf.report.html_plot import kernels_section, ratio_plot, trends_section
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
+from pytest_tvmperf.judge.layer_match import LayerRow, LayerTable
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
 from pytest_tvmperf.measure.metric_sources import fmt_count
+from pytest_tvmperf.result.compile_text import compile_cell
 from pytest_tvmperf.result.text import fmt_time, limit_sign
 from pytest_tvmperf.report.history import HistoryRun
 from pytest_tvmperf.result.entry import ResultEntry, TimeCell
-from pytest_tvmperf.judge.verdict import PeerCell, Verdict
-
-
-# --------------------------------------------------------------------------- header and table
-
-
-def _ordered_counts(tests: Sequence[ResultEntry]) -> list[tuple[str, int]]:
-    counts = Counter(verdict_of(t) for t in tests)
-    known = [(v, counts[v]) for v in VERDICT_ORDER if counts.get(v)]
-    others = sorted((v, n) for v, n in counts.items() if v not in VERDICT_ORDER)
-    return known + others
+from pytest_tvmperf.judge.verdict import FAILING, PeerCell, Verdict
 
 
 def _header(created: str | None, tests: Sequence[ResultEntry]) -> str:
+    counts = Counter(verdict_of(t) for t in tests)
+    known = [(v, counts[v]) for v in VERDICT_ORDER if counts.get(v)]
+    others = sorted((v, n) for v, n in counts.items() if v not in VERDICT_ORDER)
     items = [
-        f'<li class="count" data-verdict="{esc(v)}" style="background:{colours(v)[0]};color:{colours(v)[1]}">'
-        f"<b>{n}</b> {esc(v)}</li>"
-        for v, n in _ordered_counts(tests)
+        f'<li class="count" data-verdict="{esc(v)}" style="background:{bg};color:{fg}"><b>{n}</b> {esc(v)}</li>'
+        for v, n in known + others
+        for bg, fg in [VERDICT_COLOURS.get(v, NEUTRAL)]
     ]
     total = f"{len(tests)} test{'s' if len(tests) != 1 else ''}"
     when = f"run of {esc(created)}" if created else "run time unknown"
@@ -180,7 +173,140 @@ def _relations_section(tests: Sequence[ResultEntry]) -> str:
     return f'<section class="relations"><h2>Relations (tvmperf.assert_ratio)</h2>{table}</section>'
 
 
-# --------------------------------------------------------------------------- the page
+def compile_section(tests: Sequence[ResultEntry]) -> str:
+    """One row per test with a compile_s verdict; "" when none has one."""
+    rows = []
+    for t in tests:
+        cell = next((m for m in t.metrics if m.metric == COMPILE_S), None)
+        if cell is None:
+            continue
+        both = cell.current is not None and cell.baseline is not None and cell.baseline > 0
+        ratio = f"{cell.current / cell.baseline:.2f}x" if both else "-"
+        rows.append(
+            f'<tr><td class="test">{esc(test_label(t))}</td>'
+            f'<td class="num">{esc(fmt_seconds(cell.baseline))}</td>'
+            f'<td class="num">{esc(fmt_seconds(cell.current))}</td>'
+            f'<td class="num">{esc(ratio)}</td><td class="short">{esc(cell.limit or "-")}</td>'
+            f"<td>{pill(cell.status)} "
+            f'<span class="note">{esc(compile_cell(cell.status, cell.current, cell.baseline, cell.note, cell.limit))}'
+            "</span></td></tr>"
+        )
+    if not rows:
+        return ""
+    table = scroll_table(("test", "baseline build", "today's build", "ratio of medians", "limit", "verdict"), rows)
+    return (
+        "<section><h2>Compile time side by side (compile_s)</h2>"
+        "<p>The baseline's stored IR and today's lowered IR built in turn in one process (code generation, "
+        f"no pipeline); an unchanged program is not built twice.</p>{table}</section>"
+    )
+
+
+#: rows shown per layer table (the rest summed in one row)
+MAX_ROWS = 25
+_TVM, _PEER = "#d9534f", "#5b8def"
+
+
+def _bar(seconds: float, longest: float, colour: str, title: str) -> str:
+    width = 0.0 if longest <= 0 else 100.0 * seconds / longest
+    return (
+        f'<div title="{esc(title)}" style="height:8px;margin:1px 0;background:{colour};'
+        f'width:{width:.2f}%;min-width:{1 if seconds > 0 else 0}px"></div>'
+    )
+
+
+def _layer_time(row: LayerRow, side: str) -> str:
+    """A side's time; the time outside every call with its noise."""
+    seconds = row.tvm_s if side == "tvm" else row.peer_s
+    noise = f" ± {fmt_time(row.noise_s)}" if row.outside == side and row.noise_s > 0 else ""
+    return esc(fmt_time(seconds) + noise)
+
+
+def _gflops(row: LayerRow, side: str) -> str:
+    value = row.gflops(side)
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _layer_table(test: ResultEntry, table: LayerTable) -> str:
+    losers = table.losers()
+    order = losers + [r for r in table.rows if r not in losers]
+    shown, rest = order[:MAX_ROWS], order[MAX_ROWS:]
+    longest = max((max(r.tvm_s, r.peer_s) for r in shown), default=0.0)
+    rows = []
+    for row in shown:
+        ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
+        kernels = ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-"
+        bars = _bar(row.tvm_s, longest, _TVM, f"TVM {fmt_time(row.tvm_s)}")
+        bars += _bar(row.peer_s, longest, _PEER, f"{table.peer} {fmt_time(row.peer_s)}")
+        rows.append(
+            f'<tr><td class="test">{esc(row.label)}</td><td style="min-width:12em">{bars}</td>'
+            f'<td class="num">{_layer_time(row, "tvm")}</td><td class="num">{_layer_time(row, "peer")}</td>'
+            f'<td class="num">{esc(ratio)}</td><td class="num">{_gflops(row, "tvm")}</td>'
+            f'<td class="num">{_gflops(row, "peer")}</td><td>{esc(kernels)}</td></tr>'
+        )
+    if rest:
+        rows.append(
+            f'<tr><td class="test">{len(rest)} more row(s)</td><td></td>'
+            f'<td class="num">{esc(fmt_time(sum(r.tvm_s for r in rest)))}</td>'
+            f'<td class="num">{esc(fmt_time(sum(r.peer_s for r in rest)))}</td><td colspan="4"></td></tr>'
+        )
+    p = table.peer
+    head = ("layer", f"TVM (red) / {p} (blue)", "TVM", p, "TVM / peer", "TVM GFLOPS", f"{p} GFLOPS", "TVM kernels")
+    notes = "".join(f"<p>{esc(n)}</p>" for n in table.notes)
+    return (
+        f"<h3>{esc(test_label(test))} against {esc(p)} (whole run, timed with the rows: TVM {esc(fmt_time(table.tvm_total_s))}, "
+        f"{esc(p)} {esc(fmt_time(table.peer_total_s))})</h3>{notes}"
+        + scroll_table(head, rows, ' class="tvmperf-layers"')
+    )
+
+
+def layers_section(tests: Sequence[ResultEntry]) -> str:
+    """Every test's per-layer tables, or "" when no test has one."""
+    parts = [_layer_table(t, table) for t in tests for table in t.layers]
+    if not parts:
+        return ""
+    return (
+        '<section class="layers" id="tvmperf-layers"><h2>Per layer: where TVM loses time to its peers '
+        "(layers losing the most first; time outside every kernel or layer is a row of its own, measured in the "
+        "same runs as the rows and the whole run, with its noise)</h2>"
+        f"{''.join(parts)}</section>"
+    )
+
+
+#: the failures section's own style (the page's CSS is in html_parts.py)
+FAILURES_STYLE = (
+    ".failures details { margin: 8px 0; border: 1px solid #dde3ea; border-radius: 6px; padding: 6px 10px; }"
+    ".failures summary { cursor: pointer; font-weight: 600; }"
+    ".failures pre { white-space: pre-wrap; font-size: 12px; line-height: 1.4; margin: 8px 0 0; }"
+    ".failures .add { color: #1a7f37; } .failures .del { color: #cf222e; }"
+)
+
+
+def message_html(message: str) -> str:
+    """A message as preformatted HTML, the lines of its bytecode diff coloured."""
+    out, in_diff = [], False
+    for line in message.splitlines():
+        text, body = esc(line), line.strip()
+        if in_diff and body.startswith("+") and not body.startswith("+++"):
+            text = f'<span class="add">{text}</span>'
+        elif in_diff and body.startswith("-") and not body.startswith("---"):
+            text = f'<span class="del">{text}</span>'
+        out.append(text)
+        in_diff = in_diff or line.startswith("VM bytecode, baseline -> now:")
+    return "<pre>" + "\n".join(out) + "</pre>"
+
+
+def failures_section(tests: Sequence[ResultEntry]) -> str:
+    """One open <details> per test with a message, failures first."""
+    shown = [t for t in tests if t.message]
+    if not shown:
+        return ""
+    shown.sort(key=lambda t: (verdict_of(t) not in FAILING, t.nodeid))
+    items = [
+        f'<details open id="failure-{i}"><summary>{esc(test_label(t))} {pill(verdict_of(t))}</summary>'
+        f"{message_html(t.message)}</details>"
+        for i, t in enumerate(shown)
+    ]
+    return f'<section class="failures"><style>{FAILURES_STYLE}</style><h2>Failures and messages</h2>{"".join(items)}</section>'
 
 
 def render_page(
@@ -216,8 +342,6 @@ def render_page(
 def render_html(results: Mapping[str, Any], history: list[dict] | None = None) -> str:
     """The page of a results document as JSON, read leniently (it shows what it can)."""
     results = results if isinstance(results, Mapping) else {}
-    raw = results.get("tests")
-    entries = (
-        [ResultEntry.from_json(t, strict=False) for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
-    )
+    raw = results.get("tests") if isinstance(results.get("tests"), list) else []
+    entries = [ResultEntry.from_json(t, strict=False) for t in raw if isinstance(t, Mapping)]
     return render_page(entries, results.get("created"), history)

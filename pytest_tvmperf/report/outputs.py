@@ -62,10 +62,6 @@ def append_history(path: Path, line: dict[str, Any]) -> None:
     atomic_write(path, text + json.dumps(line, sort_keys=True) + "\n")
 
 
-def now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
 def write_reports(
     entries: Sequence[ResultEntry],
     rows: Sequence[SummaryRow],
@@ -81,7 +77,7 @@ def write_reports(
 ) -> tuple[list[str], list[str]]:
     """Write each file asked for once, whole, each on its own (one not written keeps no other from
     it); return what was written where, and the errors. ``notes``: step-summary warnings."""
-    created = now_iso()
+    created = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     shown: list[str] = []
     errors: list[str] = []
 

@@ -116,43 +116,30 @@ def end_of_run(run: EndOfRun) -> list[Line]:
     not_measured = sorted({*report.notes(Note.NOT_MEASURED), *report.notes(Note.CONFIG)})
     lines += _plain([f"tvmperf: {problem}" for problem in not_measured], "yellow")
     lines += _plain([f"tvmperf {line}" for line in report.notes(Note.REPORT_FILE)])
-    lines += baseline_files_lines(run)
-    if run.update:
-        lines += update_lines(run, sum(r.verdict == "recorded" for r in rows))
-    return lines
-
-
-def baseline_files_lines(run: EndOfRun) -> list[Line]:
-    """What was pruned from the baseline files, or which entries no test used."""
-    lines = []
+    # what was pruned from the baseline files, or which entries no test used
     if run.orphans_pruned:
         pruned = ", ".join(run.orphans_pruned)
-        lines.append(f"tvmperf: pruned {len(run.orphans_pruned)} artifact file(s) no baseline named: {pruned}")
+        lines.append(Line(f"tvmperf: pruned {len(run.orphans_pruned)} artifact file(s) no baseline named: {pruned}"))
     if run.pruned:
-        lines.append(f"tvmperf: pruned {len(run.pruned)} unused baseline(s): {safe(', '.join(run.pruned))}")
+        lines.append(Line(f"tvmperf: pruned {len(run.pruned)} unused baseline(s): {safe(', '.join(run.pruned))}"))
     elif run.unused:
         count = sum(len(v) for v in run.unused.values())
-        lines.append(f"tvmperf: {count} baseline(s) no test used (remove them with {run.prune_command}):")
+        lines.append(Line(f"tvmperf: {count} baseline(s) no test used (remove them with {run.prune_command}):"))
         for path, names in run.unused.items():
             shown = display_path(path, run.rootpath) if run.rootpath is not None else str(path)
-            lines.append(f"  {shown}: {safe(', '.join(names))}")
-    return _plain(lines)
-
-
-def update_lines(run: EndOfRun, recorded: int) -> list[Line]:
-    """``--tvmperf-update``: for how many of the ``recorded`` tests baselines were written, and where."""
-    written = recorded - run.unwritten
+            lines.append(Line(f"  {shown}: {safe(', '.join(names))}"))
+    if not run.update:
+        return lines
+    # --tvmperf-update: for how many of the recorded tests baselines were written, and where
+    written = sum(r.verdict == "recorded" for r in rows) - run.unwritten
     not_written = f"NOT written for {run.unwritten} test(s) (see above)"
     if run.writing_interrupted:
-        return [
-            Line(f"run interrupted while writing the baselines: written for {written} test(s), {not_written}", ("red",))
-        ]
+        text = f"run interrupted while writing the baselines: written for {written} test(s), {not_written}"
+        return [*lines, Line(text, ("red",))]
     if run.run_interrupted:
-        return [Line("run interrupted: no baseline file was changed")]
-    text = f"baselines written for {written} test(s) under {run.baseline_dir}" + (
-        f"; {not_written}" if run.unwritten else ""
-    )
-    return [Line(text, ("red",) if run.unwritten else ())]
+        return [*lines, Line("run interrupted: no baseline file was changed")]
+    text = f"baselines written for {written} test(s) under {run.baseline_dir}"
+    return [*lines, Line(text + (f"; {not_written}" if run.unwritten else ""), ("red",) if run.unwritten else ())]
 
 
 def upgrade_lines(today: str, other: str, summary_lines: Sequence[str], report_only: bool) -> list[Line]:

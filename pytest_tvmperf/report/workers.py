@@ -23,8 +23,7 @@ def hand_over(report: RunReport) -> dict:
 
 def received(node: Any, error: Any) -> tuple[dict | None, str | None]:
     """The payload a finished worker handed over (for ``RunReport.merge``), or why it is missing."""
-    name = getattr(node, "gateway", None)
-    name = getattr(name, "id", None) or "a worker"
+    name = getattr(getattr(node, "gateway", None), "id", None) or "a worker"
     output = getattr(node, "workeroutput", None) or {}
     payload = output.get(PAYLOAD_KEY)
     if payload is not None and "error" not in payload:

@@ -119,7 +119,7 @@ def test_the_results_cell_keeps_its_note_and_other_metrics_keep_their_form():
 
 def test_html_section_and_benchmark_extra_info():
     from pytest_tvmperf.report.benchmark_json import compile_extra
-    from pytest_tvmperf.report.html_compile import compile_section
+    from pytest_tvmperf.report.html_report import compile_section
     from pytest_tvmperf.result.entry import ResultEntry
 
     slower = ResultEntry(
