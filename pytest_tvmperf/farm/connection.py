@@ -62,12 +62,8 @@ def shut_connections_to(peer: tuple[str, int], fd_dir: Path = Path("/proc/self/f
             conn = socket.socket(fileno=os.dup(fd))  # a duplicate: the session keeps its own descriptor
         except OSError:
             continue
-        try:
+        with conn, contextlib.suppress(OSError):
             if conn.family in (socket.AF_INET, socket.AF_INET6) and conn.getpeername()[:2] == tuple(peer):
                 conn.shutdown(socket.SHUT_RDWR)
                 shut += 1
-        except OSError:
-            pass
-        finally:
-            conn.close()
     return shut

@@ -1,13 +1,9 @@
 """A remote device as a target: compiled on the host, run and timed on a device that a
 TVM RPC tracker hands out (``--tvmperf-rpc=HOST:PORT``, ``--tvmperf-targets=llvm@rpc:KEY``).
 
-- :class:`Farm` (one per pytest process) holds one device per key for the run, this
-  process's alone, so under ``pytest -n N`` the tracker's queue gives N workers N devices.
-- :class:`RemoteDevice`: what the device reported (LLVM CPU and triple, TVM threads), the
-  target compiled for it, its machine fingerprint, and uploads.
-- :class:`RemoteCompiled`: exact metrics from the host's build, outputs and
-  ``time_evaluator`` samples from the device. A device that goes away fails the test
-  using it, naming the device, and the next test asks the tracker again.
+:class:`Farm` (one per pytest process) holds one device per key for the run, this process's
+alone, so under ``pytest -n N`` the tracker's queue gives N workers N devices. A device that
+goes away fails the test using it, naming the device, and the next test asks the tracker again.
 """
 
 from __future__ import annotations
@@ -215,14 +211,13 @@ class RemoteDevice:
     def wrap(self, local: Any, executor: str, entry: str) -> "RemoteCompiled":
         return RemoteCompiled(self, executor, entry, local=local)
 
-    def loaded(self, path: str | Path, executor: str, entry: str) -> "RemoteCompiled":
-        """A compiled artifact (e.g. the baseline's), loaded on the device."""
-        return RemoteCompiled(self, executor, entry, module=self.load(path, f"loading {Path(path).name}"))
-
     def placed_sampler(self, path: str | Path, executor: str, entry: str, args, out_specs, min_repeat_ms: int):
-        """Samples of the artifact at ``path``, from :data:`PLACEMENTS` copies with own buffers, in turn."""
+        """Samples of the artifact at ``path`` (e.g. the baseline's), from :data:`PLACEMENTS` copies
+        loaded on the device with own buffers, in turn."""
+        what = f"loading {Path(path).name}"
         samplers = [
-            self.loaded(path, executor, entry).sampler(args, out_specs, min_repeat_ms) for _ in range(PLACEMENTS)
+            RemoteCompiled(self, executor, entry, module=self.load(path, what)).sampler(args, out_specs, min_repeat_ms)
+            for _ in range(PLACEMENTS)
         ]
         turn = itertools.cycle(samplers)
         return lambda: next(turn)()
@@ -331,13 +326,6 @@ class Farm:
     #: {key: why} for the keys that then had no other device either: later tests fail at once
     _given_up: dict[str, str] = field(default_factory=dict)
 
-    def check(self, keys: Sequence[str]) -> None:
-        """At start-up: the tracker answers and has a device for every key (else TrackerError)."""
-        found = tracker.offers(tracker.summary(self.tracker), self.tracker)
-        for key in keys:
-            if not any(o.key == key and o.servers for o in found):
-                raise tracker.TrackerError(tracker.unknown_key_message(key, self.tracker, found))
-
     def target(self, name: str) -> TargetSpec:
         """The target of remote name ``name``, on a device held for the run (asked again if it went away)."""
         import pytest
@@ -399,7 +387,8 @@ def check_farm(address: tuple[str, int] | None, keys: Sequence[str]) -> str | No
             f"--tvmperf-rpc=HOST:PORT (ini tvmperf_rpc)"
         )
     try:
-        Farm(address).check(keys)
+        found = tracker.offers(tracker.summary(address), address)
     except tracker.TrackerError as exc:
         return str(exc)
-    return None
+    missing = [key for key in keys if not any(o.key == key and o.servers for o in found)]
+    return tracker.unknown_key_message(missing[0], address, found) if missing else None

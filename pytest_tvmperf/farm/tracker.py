@@ -81,10 +81,9 @@ def offers(summary: Any, tracker: tuple[str, int] | None = None) -> list[DeviceO
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 31:
                 raise bad(f"queue_info.{key}.{name}", value, "a count")
         counts[key] = (info.get("free", 0), info.get("pending", 0))
-    keys = sorted(set(counts) | set(addresses))
     return [
         DeviceOffer(k, len(addresses.get(k, [])), *counts.get(k, (0, 0)), tuple(sorted(addresses.get(k, []))))
-        for k in keys
+        for k in sorted(set(counts) | set(addresses))
     ]
 
 

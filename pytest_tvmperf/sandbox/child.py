@@ -56,11 +56,6 @@ def death(returncode: int) -> str:
     return f"exit status {returncode}"
 
 
-def _tail(text: str, lines: int = STDERR_LINES) -> str:
-    kept = [line for line in text.splitlines() if line.strip()]
-    return "\n".join(f"    {line[:300]}" for line in kept[-lines:])
-
-
 class Sandbox:
     """The sacrificial child of one session; started on first use, restarted after a crash."""
 
@@ -163,13 +158,12 @@ class Sandbox:
         """One request's reply, or how the child died (killed past :attr:`timeout_s`)."""
         self.start()
         proc = self._proc
-        assert proc is not None and proc.stdout is not None
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
         if not self._ready:
             proc.stdout.readline()  # "ready": imports done (start-up is not the kernel's time)
             self._ready = True
         offset = self._log.stat().st_size if self._log.exists() else 0
         try:
-            assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write(json.dumps(request).encode() + b"\n")
             proc.stdin.flush()
             reply = self._reply(proc)
@@ -189,21 +183,20 @@ class Sandbox:
         self._proc = None
         with open(self._log, "rb") as f:
             f.seek(offset)
-            stderr = f.read().decode("utf-8", "replace")
-        return None, ChildCrash(death(returncode), _tail(stderr))
+            kept = [line for line in f.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        return None, ChildCrash(death(returncode), "\n".join(f"    {line[:300]}" for line in kept[-STDERR_LINES:]))
 
     def _reply(self, proc: subprocess.Popen) -> bytes | None:
-        """The child's reply line; None when none came within :attr:`timeout_s`."""
+        """The child's reply (written as one line, then flushed); None when none came within :attr:`timeout_s`."""
         assert proc.stdout is not None
-        if self.timeout_s <= 0:
-            return proc.stdout.readline()
-        import selectors
+        if self.timeout_s > 0:
+            import selectors
 
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            if not sel.select(self.timeout_s):
-                return None
-        return proc.stdout.readline()  # the child writes its reply as one line, then flushes
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                if not sel.select(self.timeout_s):
+                    return None
+        return proc.stdout.readline()
 
     def close(self) -> None:
         """Kill the child (it holds nothing to save), sparing the run TVM's teardown (~0.5 s)."""
@@ -244,7 +237,7 @@ def _serve() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("op") in ("build", "signature"):
-            send(_build(request) if request["op"] == "build" else _signature(request))
+            send(_on_ir(request))
             continue
         try:
             target = TargetSpec("isolated", {}, device_type=request["device_type"])
@@ -268,43 +261,30 @@ def _serve() -> None:
         send(reply)
 
 
-def _load_ir(request: dict) -> tuple[Any, dict | None]:
-    """The stored IR a request names, checked against its reference; or the reply saying why not."""
+def _on_ir(request: dict) -> dict:
+    """The child's side of :meth:`Sandbox.build` and :meth:`Sandbox.signature`: the stored IR the
+    request names, checked against its reference (else ``load_error``), rebuilt or read."""
+    from pytest_tvmperf.builder.executors import shorten_tvm_error
     from pytest_tvmperf.store import lowered_ir
     from pytest_tvmperf.values.record import IRRef
 
     try:
-        return lowered_ir.load(Path(request["path"]), IRRef.from_json(request.get("ref"))), None
+        module = lowered_ir.load(Path(request["path"]), IRRef.from_json(request.get("ref")))
     except lowered_ir.IRLoadError as exc:
-        return None, {"load_error": str(exc)}
+        return {"load_error": str(exc)}
+    if request["op"] == "build":
+        from pytest_tvmperf.builder.rebuild import build_library
+        from pytest_tvmperf.builder.targets import TargetSpec
 
-
-def _build(request: dict) -> dict:
-    """The child's side of :meth:`Sandbox.build`."""
-    from pytest_tvmperf.builder.executors import shorten_tvm_error
-    from pytest_tvmperf.builder.rebuild import build_library
-    from pytest_tvmperf.builder.targets import TargetSpec
-
-    module, problem = _load_ir(request)
-    if problem is not None:
-        return problem
-    try:
-        target = TargetSpec("rebuilt", request["target"], device_type=request["device_type"])
-        build_library(module, request["executor"], target, Path(request["out"]))
-    except Exception as exc:  # code generation failed: TVM's own error, shortened
-        return {"error": shorten_tvm_error(exc, 2)}
-    return {"ok": True}
-
-
-def _signature(request: dict) -> dict:
-    """The child's side of :meth:`Sandbox.signature`."""
-    from pytest_tvmperf.builder.executors import shorten_tvm_error
+        try:
+            target = TargetSpec("rebuilt", request["target"], device_type=request["device_type"])
+            build_library(module, request["executor"], target, Path(request["out"]))
+        except Exception as exc:  # code generation failed: TVM's own error, shortened
+            return {"error": shorten_tvm_error(exc, 2)}
+        return {"ok": True}
     from pytest_tvmperf.builder.own_inputs import params_as_json, relax_params
     from pytest_tvmperf.builder.signature import prim_signature
 
-    module, problem = _load_ir(request)
-    if problem is not None:
-        return problem
     try:
         entry = request["entry"]
         params = prim_signature(module, entry) if request["executor"] == "prim" else relax_params(module, entry)

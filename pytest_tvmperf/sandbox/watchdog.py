@@ -17,15 +17,9 @@ EXIT_STATUS = 1
 
 class GuardedSampler:
     """``sampler`` (of baseline code), each call bounded by ``timeout_s``: past it, ``last_words(message)``
-    and the process ends."""
+    (by default to stderr) and the process ends."""
 
-    def __init__(
-        self,
-        sampler: Callable[[], float],
-        timeout_s: float,
-        message: str,
-        last_words: Callable[[str], None] | None = None,
-    ) -> None:
+    def __init__(self, sampler: Callable[[], float], timeout_s: float, message: str, last_words=None) -> None:
         self._sampler = sampler
         self.timeout_s = timeout_s
         self.message = message

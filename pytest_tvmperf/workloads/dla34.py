@@ -37,8 +37,7 @@ def _modules(torch: Any):
             self.bn2 = nn.BatchNorm2d(planes)
 
         def forward(self, x, residual=None):
-            if residual is None:
-                residual = x
+            residual = x if residual is None else residual
             out = self.relu(self.bn1(self.conv1(x)))
             out = self.bn2(self.conv2(out))
             return self.relu(out + residual)
@@ -56,10 +55,7 @@ def _modules(torch: Any):
     class Tree(nn.Module):
         def __init__(self, levels: int, in_channels: int, out_channels: int, stride=1, level_root=False, root_dim=0):
             super().__init__()
-            if root_dim == 0:
-                root_dim = 2 * out_channels
-            if level_root:
-                root_dim += in_channels
+            root_dim = (root_dim or 2 * out_channels) + (in_channels if level_root else 0)
             if levels == 1:
                 self.tree1 = BasicBlock(in_channels, out_channels, stride)
                 self.tree2 = BasicBlock(out_channels, out_channels, 1)
@@ -140,11 +136,9 @@ def dla34_module(width: float = 1.0, seed: int = 0) -> Any:
                 w = rng.standard_normal(tuple(mod.weight.shape)) * np.sqrt(2.0 / fan_in)
                 mod.weight.copy_(torch.from_numpy(w.astype("float32")))
             elif isinstance(mod, torch.nn.BatchNorm2d):
-                n = mod.num_features
-                mod.weight.copy_(torch.from_numpy(rng.uniform(0.5, 1.0, n).astype("float32")))
-                mod.bias.copy_(torch.from_numpy(rng.uniform(-0.1, 0.1, n).astype("float32")))
-                mod.running_mean.copy_(torch.from_numpy(rng.uniform(-0.1, 0.1, n).astype("float32")))
-                mod.running_var.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, n).astype("float32")))
+                stats = (mod.weight, mod.bias, mod.running_mean, mod.running_var)
+                for tensor, (low, high) in zip(stats, ((0.5, 1.0), (-0.1, 0.1), (-0.1, 0.1), (0.5, 1.5))):
+                    tensor.copy_(torch.from_numpy(rng.uniform(low, high, mod.num_features).astype("float32")))
     return net.eval()
 
 

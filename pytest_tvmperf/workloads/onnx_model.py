@@ -111,13 +111,6 @@ def _with_input_shapes(model, shapes: Mapping[str, tuple[int, ...]]):
     return model
 
 
-def _default_maker(inputs, shapes):
-    def make_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
-        return [random_input(rng, shapes[name], dtype, f"onnx_workload input {name!r}") for name, _, dtype in inputs]
-
-    return make_inputs
-
-
 def _onnxruntime_reference(model, names: list[str]) -> Callable[..., list[np.ndarray]]:
     _require("onnxruntime", "reference='onnxruntime'")
     serialized = model.SerializeToString()
@@ -211,15 +204,12 @@ def onnx_workload(
     overridden = {n: s for n, s in resolved.items() if shapes and n in shapes}
     checked_model = _with_input_shapes(model, overridden) if overridden else model
 
-    reference_name = {"onnxruntime": "onnxruntime", "numpy": "onnx NumPy evaluator (onnx.reference)"}.get(
-        reference if isinstance(reference, str) else "", "given"
-    )
     if callable(reference):
-        ref = reference
+        ref, reference_name = reference, "given"
     elif reference == "onnxruntime":
-        ref = _onnxruntime_reference(checked_model, names)
+        ref, reference_name = _onnxruntime_reference(checked_model, names), "onnxruntime"
     elif reference == "numpy":
-        ref = _numpy_reference(checked_model, names)
+        ref, reference_name = _numpy_reference(checked_model, names), "onnx NumPy evaluator (onnx.reference)"
     else:
         raise WorkloadError(f"onnx_workload: reference must be 'onnxruntime', 'numpy' or a callable, got {reference!r}")
 
@@ -237,6 +227,9 @@ def onnx_workload(
         param_vars = list(mod["main"].params)[len(inputs) :]
         params = tuple((str(v.name), t.numpy()) for v, t in zip(param_vars, values))
 
+    def seeded_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
+        return [random_input(rng, resolved[n], dtype, f"onnx_workload input {n!r}") for n, _, dtype in inputs]
+
     if name is None:
         details = [repr(Path(source).stem if isinstance(source, (str, os.PathLike)) else model.graph.name or "model")]
         details += [f"{n}={list(s)}" for n, s in overridden.items()]
@@ -245,7 +238,7 @@ def onnx_workload(
     return Workload(
         name=name,
         program=mod,
-        make_inputs=make_inputs or _default_maker(inputs, resolved),
+        make_inputs=make_inputs or seeded_inputs,
         reference=ref,
         params=params,
         rtol=rtol,
@@ -316,17 +309,6 @@ def small_mlp_onnx(
     return workload if reference is not None else dataclasses.replace(workload, reference_name="NumPy")
 
 
-def bundled_onnx_path(name: str) -> Path:
-    onnx = _require("onnx", f"bundled_onnx({name!r})")
-    stem = name.removeprefix("light_").removesuffix(".onnx")
-    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{stem}.onnx"
-    if not path.is_file():
-        raise WorkloadError(
-            f"bundled_onnx({name!r}): the installed onnx has no {path.name}; choose one of {', '.join(BUNDLED_ONNX)}"
-        )
-    return path
-
-
 def _randomize_fills(model, seed: int):
     """Each ``ConstantOfShape`` fill of a weight (2-D or more) as a seeded He-normal
     ``Constant``, so the output depends on every layer; 1-D fills (biases, batch norm) kept."""
@@ -368,9 +350,13 @@ def bundled_onnx(
     (``gpu_0/data_0`` for resnet50, shufflenet and zfnet512).
     """
     onnx = _require("onnx", f"bundled_onnx({name!r})")
-    path = bundled_onnx_path(name)
+    stem = name.removeprefix("light_").removesuffix(".onnx")
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{stem}.onnx"
+    if not path.is_file():
+        raise WorkloadError(
+            f"bundled_onnx({name!r}): the installed onnx has no {path.name}; choose one of {', '.join(BUNDLED_ONNX)}"
+        )
     model = onnx.load(str(path))
-    stem = path.stem.removeprefix("light_")
     if random_weights:
         model = _randomize_fills(model, seed)
     details = [repr(stem)] + [f"{n}={list(s)}" for n, s in (shapes or {}).items()]

@@ -35,18 +35,21 @@ def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) ->
         name="yuv",
     )
     func = te.create_prim_func([rgb, yuv])
-    if schedule == "parallel":
+    if schedule != "default":
         sch = s_tir.Schedule(func)
         i, j, k = sch.get_loops(sch.get_sblock("yuv"))
-        j_outer, j_inner = sch.split(j, factors=[None, 8])
-        fused = sch.fuse(i, j_outer)
-        sch.reorder(fused, k, j_inner)
-        sch.parallel(fused)
-        sch.vectorize(j_inner)
+        if schedule == "parallel":
+            j_outer, j_inner = sch.split(j, factors=[None, 8])
+            fused = sch.fuse(i, j_outer)
+            sch.reorder(fused, k, j_inner)
+            sch.parallel(fused)
+            sch.vectorize(j_inner)
+        else:  # gpu: one pixel per thread, 256 threads a block
+            blocks, thread = sch.split(sch.fuse(i, j), factors=[None, 256])
+            sch.bind(blocks, "blockIdx.x")
+            sch.bind(thread, "threadIdx.x")
         sch.unroll(k)
         func = sch.mod["main"]
-    if schedule == "gpu":
-        func = _gpu_schedule(func)
 
     def make_inputs(rng: np.random.Generator, dims) -> list[np.ndarray]:
         return [rng.uniform(size=(width, height, 3)).astype("float32")]
@@ -63,17 +66,3 @@ def rgb2yuv(schedule: str = "default", width: int = 1920, height: int = 1080) ->
         atol=1e-4,
         peers={"numpy": lambda: reference},
     )
-
-
-def _gpu_schedule(func, threads: int = 256):
-    """One pixel per GPU thread (``threads`` a block), the channel loop unrolled."""
-    from tvm import s_tir
-
-    sch = s_tir.Schedule(func)
-    i, j, k = sch.get_loops(sch.get_sblock("yuv"))
-    pixels = sch.fuse(i, j)
-    blocks, thread = sch.split(pixels, factors=[None, threads])
-    sch.bind(blocks, "blockIdx.x")
-    sch.bind(thread, "threadIdx.x")
-    sch.unroll(k)
-    return sch.mod["main"]

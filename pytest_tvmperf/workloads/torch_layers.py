@@ -27,12 +27,6 @@ def _shape(value: Any) -> str:
     return "" if shape is None else "x".join(str(d) for d in shape) or "scalar"
 
 
-def _op_name(target: Any) -> str:
-    """``aten.conv2d.default`` -> ``conv2d``."""
-    name = getattr(target, "__name__", str(target))
-    return name.split(".")[0] if "." in name else name
-
-
 def _innermost(node: Any) -> tuple[str, str]:
     """The module path and class name of the innermost module a node was traced in."""
     stack = node.meta.get("nn_module_stack") or {}
@@ -71,7 +65,7 @@ def source_layers(exported: Any) -> tuple[SourceLayer, ...]:
     for node in exported.graph.nodes:
         if node.op != "call_function":
             continue
-        op = _op_name(node.target)
+        op = getattr(node.target, "__name__", str(node.target)).split(".")[0]  # aten.conv2d.default -> conv2d
         anchor = ANCHOR_OPS.get(op, "")
         if not anchor:
             continue

@@ -73,18 +73,6 @@ def _example_arrays(torch: Any, example_inputs: Any) -> list[np.ndarray]:
     return [x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x for x in example_inputs]
 
 
-def _default_maker(specs: Sequence[tuple[tuple[int, ...], np.dtype]], dim: str | None):
-    """Seeded inputs of the example inputs' shapes and dtypes; dim 0 from ``dims[dim]``."""
-
-    def make_inputs(rng: np.random.Generator, dims: Mapping[str, int]) -> list[np.ndarray]:
-        return [
-            random_input(rng, shape if dim is None else (dims[dim], *shape[1:]), dtype, f"torch_workload input {i}")
-            for i, (shape, dtype) in enumerate(specs)
-        ]
-
-    return make_inputs
-
-
 def torch_workload(
     module: Any,
     example_inputs: Sequence[Any],
@@ -191,6 +179,13 @@ def torch_workload(
     def reference(*inputs: np.ndarray) -> list[np.ndarray]:
         return [np.array(o) for o in run(*inputs)]  # copies: the next call may reuse torch's buffers
 
+    def seeded_inputs(rng: np.random.Generator, dims: Mapping[str, int]) -> list[np.ndarray]:
+        """Of the example inputs' shapes and dtypes; dim 0 from ``dims[dim]``."""
+        return [
+            random_input(rng, shape if dim is None else (dims[dim], *shape[1:]), dtype, f"torch_workload input {i}")
+            for i, (shape, dtype) in enumerate(specs)
+        ]
+
     if not name:
         shapes = ", ".join(f"{dtype}{list(shape)}" for shape, dtype in specs)
         dynamic = [] if dim is None else [f"dynamic_batch={dim!r} in {tuple(batch_range)}"]
@@ -198,7 +193,7 @@ def torch_workload(
     return Workload(
         name=name,
         program=mod,
-        make_inputs=make_inputs or _default_maker(specs, dim),
+        make_inputs=make_inputs or seeded_inputs,
         reference=reference,
         rtol=rtol,
         atol=atol,
