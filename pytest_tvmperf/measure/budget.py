@@ -18,8 +18,6 @@ MIN_ROUNDS = 6
 
 @dataclass(frozen=True)
 class RoundsPlan:
-    """The rounds of one test's time measurement."""
-
     rounds: int
     #: what the fixed count asked for (``--tvmperf-repeat``)
     asked: int

@@ -18,8 +18,6 @@ from typing import Iterable, Mapping
 #: valgrind options of the pinned cache model (``--cache-sim=yes``)
 CACHE_MODEL: tuple[str, ...] = ("--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64")
 EVENTS: tuple[str, ...] = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
-L1_MISS_CYCLES = 10
-LL_MISS_CYCLES = 100
 #: the per-kernel line of what the kernels call out to: VM builtins, FFI calls, allocator, launcher
 RUNTIME_LINE = "[runtime]"
 
@@ -29,8 +27,8 @@ def est_cycles(cost: Mapping[str, int]) -> int:
     g = cost.get
     return (
         g("Ir", 0)
-        + L1_MISS_CYCLES * (g("I1mr", 0) + g("D1mr", 0) + g("D1mw", 0))
-        + LL_MISS_CYCLES * (g("ILmr", 0) + g("DLmr", 0) + g("DLmw", 0))
+        + 10 * (g("I1mr", 0) + g("D1mr", 0) + g("D1mw", 0))
+        + 100 * (g("ILmr", 0) + g("DLmr", 0) + g("DLmw", 0))
     )
 
 

@@ -10,13 +10,10 @@ from typing import Callable
 from pytest_tvmperf.builder.timer import wall_clock
 from pytest_tvmperf.values.compile_times import DEFAULT_BUILDS, CompileTimes
 
-#: which side a build is of, as a :class:`CompileTimer` is told
-BASELINE, CURRENT = "baseline", "current"
-
 
 @dataclass
 class CompileTimer:
-    """``time(side, build)``: ``build()``'s seconds on ``clock``; ``builds``: the sides built, in order."""
+    """``time(side, build)``: ``build()``'s seconds on ``clock``; ``builds``: the sides (baseline, current) in order."""
 
     clock: Callable[[], float] = wall_clock  # builder/timer.py: the plugin's one clock reader
     builds: list[str] = field(default_factory=list)
@@ -38,7 +35,7 @@ def side_by_side(
     base: list[float] = []
     now: list[float] = []
     for i in range(builds):
-        order = ((BASELINE, build_baseline, base), (CURRENT, build_current, now))
+        order = (("baseline", build_baseline, base), ("current", build_current, now))
         for side, build, into in order if i % 2 == 0 else order[::-1]:
             into.append(max(timer.time(side, build), 1e-9))
     return CompileTimes(tuple(base), tuple(now))

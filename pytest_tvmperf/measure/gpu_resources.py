@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
+from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
 from pytest_tvmperf.measure.ptxas_info import parse_ptxas_verbose, ptx_instruction_counts
 
 GPU_METRIC_NAMES = ("gpu_registers", "gpu_shared_bytes", "gpu_local_bytes", "gpu_spill_bytes", "ptx_instructions")
@@ -17,22 +17,15 @@ GPU_METRIC_NAMES = ("gpu_registers", "gpu_shared_bytes", "gpu_local_bytes", "gpu
 def resource_counts(ptxas_log: str, ptx: str) -> dict[str, dict[str, int]]:
     """Pure: {metric: {kernel: count}} from ``ptxas -v`` output and the PTX."""
     kernels = parse_ptxas_verbose(ptxas_log)
-    return {
-        "gpu_registers": {k: r.registers for k, r in kernels.items()},
-        "gpu_shared_bytes": {k: r.shared_bytes for k, r in kernels.items()},
-        "gpu_local_bytes": {k: r.local_bytes for k, r in kernels.items()},
-        "gpu_spill_bytes": {k: r.spill_bytes for k, r in kernels.items()},
-        "ptx_instructions": ptx_instruction_counts(ptx),
-    }
+    fields = ("registers", "shared_bytes", "local_bytes", "spill_bytes")
+    counts = {f"gpu_{f}": {k: getattr(r, f) for k, r in kernels.items()} for f in fields}
+    return {**counts, "ptx_instructions": ptx_instruction_counts(ptx)}
 
 
 @dataclass(frozen=True)
 class GpuResources:
     name: str = "GPU resources"
-
-    @property
-    def metrics(self) -> tuple[KernelMetric, ...]:
-        return tuple(m for m in KERNEL_METRICS if m.name in GPU_METRIC_NAMES)
+    metrics = tuple(m for m in KERNEL_METRICS if m.name in GPU_METRIC_NAMES)
 
     def unavailable(self, prepared, settings) -> str | None:
         if prepared.target.device_type != "cuda" or getattr(prepared, "device_code", None) is not None:

@@ -18,14 +18,21 @@ def _dims(shape: Any) -> str:
     return "x".join(str(int(d)) if hasattr(d, "value") or isinstance(d, int) else str(d) for d in shape) or "scalar"
 
 
-def identify(lowered: Any, layers: Mapping[str, str] | None = None) -> dict[str, KernelId]:
-    """{kernel name: KernelId} for every TIR PrimFunc of a lowered module (empty for None)."""
+def kernel_identities(
+    compiled: Any, layers: Mapping[str, str] | None = None, sources: Sequence[SourceLayer] = ()
+) -> dict[str, KernelId] | None:
+    """The identities of a program's kernels, one per TIR PrimFunc of its lowered module (None
+    for a loaded library), named by ``layers`` ({kernel: source layer}) or else by the
+    ``sources`` each computes (``Workload.layers``)."""
+    from pytest_tvmperf.builder.rebuild import lowered_module
+
+    lowered = lowered_module(compiled)
     if lowered is None:
-        return {}
+        return None
     from tvm import tirx
     from tvm_ffi.structural import structural_hash
 
-    out: dict[str, KernelId] = {}
+    found: dict[str, KernelId] = {}
     for gv, func in lowered.functions.items():
         if not isinstance(func, tirx.PrimFunc):
             continue
@@ -33,18 +40,7 @@ def identify(lowered: Any, layers: Mapping[str, str] | None = None) -> dict[str,
         bare = func.without_attr("global_symbol") if func.attrs and "global_symbol" in func.attrs else func
         shapes = ",".join(_dims(p.shape) for p in func.params if hasattr(p, "shape"))
         digest = f"{structural_hash(bare) & (2**64 - 1):016x}"
-        out[name] = KernelId(digest, op_of(name), shapes, (layers or {}).get(name, ""))
-    return out
-
-
-def kernel_identities(
-    compiled: Any, layers: Mapping[str, str] | None = None, sources: Sequence[SourceLayer] = ()
-) -> dict[str, KernelId] | None:
-    """The identities of a program's kernels (None for a loaded library), named by ``layers``
-    ({kernel: source layer}) or else by the ``sources`` each computes (``Workload.layers``)."""
-    from pytest_tvmperf.builder.rebuild import lowered_module
-
-    found = identify(lowered_module(compiled), layers)
+        found[name] = KernelId(digest, op_of(name), shapes, (layers or {}).get(name, ""))
     if found and sources and layers is None:
         named = kernel_layers(found, sources, call_order(compiled.listing()))
         found = {name: replace(ident, layer=named.get(name, "")) for name, ident in found.items()}

@@ -15,7 +15,7 @@ parsing reads :data:`KERNEL_METRICS`); a source's module is imported when a test
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Mapping, Protocol
 
 from pytest_tvmperf.measure.callgrind import RUNTIME_LINE
@@ -159,8 +159,6 @@ def keep_unmeasured(exact, baseline_exact, missing) -> tuple[object, tuple[str, 
     code), as a timing-off run keeps the timings; and the names kept."""
     if baseline_exact is None:
         return exact, ()
-    from dataclasses import replace
-
     kept = tuple(m for m in missing if m in baseline_exact.per_kernel and m not in exact.per_kernel)
     if not kept:
         return exact, ()

@@ -24,18 +24,10 @@ import numpy as np
 from pytest_tvmperf.judge.layer_rounds import Round, apportion
 from pytest_tvmperf.measure.relax_anchors import RelaxAnchor, relax_anchors, static_shape, window
 from pytest_tvmperf.measure.peer_device import peer_for_device
+from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
 from pytest_tvmperf.workload import PeerUnavailable
-from pytest_tvmperf.judge.layer_match import (
-    PEER_ANCHORS,
-    LayerCall,
-    LayerTable,
-    SideProfile,
-    conv_flops,
-    fused_ops,
-    match,
-    matmul_flops,
-    tvm_anchor,
-)
+from pytest_tvmperf.judge.layer_match import PEER_ANCHORS, LayerCall, LayerTable, SideProfile, conv_flops, fused_ops
+from pytest_tvmperf.judge.layer_match import match, matmul_flops, tvm_anchor
 
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
@@ -62,10 +54,6 @@ def _describe_kernel(name: str, inputs: tuple, output: tuple, anchors: Sequence[
                 attrs, flops = anchor.attrs, anchor.flops
                 break
     return LayerCall(name, "+".join(fused_ops(name)), kind, 0.0, inputs, output, attrs, flops)
-
-
-def _shape_of(value: Any) -> tuple[int, ...] | None:
-    return static_shape(value) if hasattr(value, "dtype") else None
 
 
 def on_device(dev: Any) -> bool:
@@ -121,8 +109,8 @@ def tvm_profile(
         if before_run:
             if learning[0]:
                 name = str(func_symbol)
-                known = name in kernels
-                seen.append((name, tuple(s for s in map(_shape_of, call_args) if s is not None)) if known else None)
+                shapes = (static_shape(a) if hasattr(a, "dtype") else None for a in call_args)
+                seen.append((name, tuple(s for s in shapes if s is not None)) if name in kernels else None)
             open_calls.append(len(spans))
             spans.append([clock(), 0.0])
         else:
@@ -220,8 +208,6 @@ def torch_profile(
             torch.cuda.synchronize()
         return clock()
 
-    from pytest_tvmperf.measure.peer_tensors import tensor_from_numpy
-
     leaves = [(path, m) for path, m in module.named_modules() if not any(True for _ in m.children())]
     seen: list[LayerCall] = []
     windows: list[tuple[float, float]] = []  # each hooked call of a run: (start, end)
@@ -272,16 +258,12 @@ def _ort_shapes(entries: Any) -> tuple[tuple[int, ...], ...]:
 def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1) -> SideProfile:
     """Pure: onnxruntime's profile (its JSON trace events) as one run's node calls, in
     order, timed by the runs after ``warmup_runs`` (each run's ``model_run``)."""
-    runs = sorted(
-        (e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"), key=lambda e: e["ts"]
-    )
+    by_time = lambda keep: sorted(filter(keep, events), key=lambda e: e["ts"])  # noqa: E731
+    runs = by_time(lambda e: e.get("cat") == "Session" and e.get("name") == "model_run")
     if len(runs) <= warmup_runs:
         raise NoLayers("onnxruntime's profile has no timed run")
     timed = runs[warmup_runs:]
-    nodes = sorted(
-        (e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")),
-        key=lambda e: e["ts"],
-    )
+    nodes = by_time(lambda e: e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time"))
     per_run = [[e for e in nodes if run["ts"] <= e["ts"] <= run["ts"] + run["dur"]] for run in timed]
     if len({len(r) for r in per_run}) != 1 or not per_run[0]:
         raise NoLayers("onnxruntime ran a different number of nodes in each run")
@@ -304,33 +286,30 @@ def ort_events_profile(events: Sequence[Mapping[str, Any]], warmup_runs: int = 1
     return _side("onnxruntime", calls, rounds)
 
 
-def ort_profile(model: bytes, names: Sequence[str], inputs: Sequence[np.ndarray], runs: int = RUNS) -> SideProfile:
-    """onnxruntime's per-node profile of ``runs`` runs after a warm-up, in a session like the peer's."""
+def peer_profile(name: str, run: Any, inputs: Sequence[np.ndarray], runs: int = RUNS) -> SideProfile:
+    """The peer's layers, from what ``run`` carries: ``torch_module``, or ``onnx_model`` and ``onnx_inputs``
+    (onnxruntime's per-node profile of ``runs`` runs after a warm-up, in a session like the peer's)."""
+    module = getattr(run, "torch_module", None)
+    if module is not None:
+        return torch_profile(module, inputs, runs, device=getattr(run, "device", "cpu"))
+    model = getattr(run, "onnx_model", None)
+    if model is None:
+        raise NoLayers(
+            f"peer {name} of this workload has no layers to time (a torch module or an ONNX model): "
+            "it is a plain function"
+        )
+    feed = dict(zip(run.onnx_inputs, inputs))
     from pytest_tvmperf.measure.threads import ort_session
 
     with tempfile.TemporaryDirectory(prefix="tvmperf-ort-profile-") as scratch:
         prefix = os.path.join(scratch, "profile")
         session = ort_session(model, enable_profiling=True, profile_file_prefix=prefix)
-        feed = dict(zip(names, inputs))
         for _ in range(runs + 1):
             session.run(None, feed)
         path = session.end_profiling()
         with open(path, encoding="utf-8") as f:
             events = json.load(f)
     return ort_events_profile(events)
-
-
-def peer_profile(name: str, run: Any, inputs: Sequence[np.ndarray], runs: int = RUNS) -> SideProfile:
-    """The peer's layers, from what ``run`` carries: ``torch_module`` or ``onnx_model`` and ``onnx_inputs``."""
-    module = getattr(run, "torch_module", None)
-    if module is not None:
-        return torch_profile(module, inputs, runs, device=getattr(run, "device", "cpu"))
-    model = getattr(run, "onnx_model", None)
-    if model is not None:
-        return ort_profile(model, run.onnx_inputs, inputs, runs)
-    raise NoLayers(
-        f"peer {name} of this workload has no layers to time (a torch module or an ONNX model): it is a plain function"
-    )
 
 
 def layer_tables(

@@ -74,16 +74,8 @@ def with_baseline_calls(exact: ExactMetrics, baseline) -> ExactMetrics:
 
 def _without_run(exact: ExactMetrics) -> ExactMetrics:
     """``exact`` less what only a run measures: its alloc_bytes and peaks, measured or n/a."""
-
-    def drop(mapping):
-        return {k: v for k, v in mapping.items() if k not in (ALLOC_BYTES, *PEAK_NAMES)}
-
-    return replace(
-        exact,
-        resources=drop(exact.resources),
-        resource_parts=drop(exact.resource_parts),
-        not_measured=drop(exact.not_measured),
-    )
+    drop = lambda f: {k: v for k, v in getattr(exact, f).items() if k not in (ALLOC_BYTES, *PEAK_NAMES)}  # noqa: E731
+    return replace(exact, **{f: drop(f) for f in ("resources", "resource_parts", "not_measured")})
 
 
 def measured_count(exact: ExactMetrics) -> int:

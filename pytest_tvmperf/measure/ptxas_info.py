@@ -33,8 +33,7 @@ def parse_ptxas_verbose(text: str) -> dict[str, KernelResources]:
     fields: dict[str, dict[str, int]] = {}
     current: str | None = None
     for line in text.splitlines():
-        entry = _ENTRY.search(line)
-        if entry:
+        if entry := _ENTRY.search(line):
             current = entry.group(1)
             fields.setdefault(current, {})
         if current is None:

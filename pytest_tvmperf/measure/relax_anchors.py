@@ -11,8 +11,6 @@ from pytest_tvmperf.judge.layer_match import conv_flops, matmul_flops, tvm_ancho
 
 @dataclass(frozen=True)
 class RelaxAnchor:
-    """An anchor op of the Relax program before fusion, with its attributes."""
-
     op: str
     inputs: tuple[tuple[int, ...], ...]
     output: tuple[int, ...]
@@ -61,11 +59,10 @@ def relax_anchors(program: Any, entry: str = "main") -> list[RelaxAnchor]:
     from tvm import relax
 
     func = program[entry] if entry in [gv.name_hint for gv in program.get_global_vars()] else None
-    if func is None or not isinstance(func, relax.Function):
+    if not isinstance(func, relax.Function):
         return []
     out: list[RelaxAnchor] = []
-    body = func.body
-    for block in getattr(body, "blocks", ()):
+    for block in getattr(func.body, "blocks", ()):
         for binding in block.bindings:
             call = getattr(binding, "value", None)
             if not isinstance(call, relax.Call) or not hasattr(call.op, "name"):

@@ -25,13 +25,11 @@ ENV_SWITCH = "TVMPERF_SIMULATE_CACHE"
 _CODE = ("sim_harness.py", "callgrind.py", "simulate.py", "sim_cache.py")
 
 
-def enabled(environ: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    return env.get(ENV_SWITCH, "on").strip().lower() not in ("off", "0", "false", "no")
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "on").strip().lower() not in ("off", "0", "false", "no")
 
 
 def key(library: Path, inputs: Sequence[Path], func: str, vm: bool, setup: str) -> str:
-    """The hash of everything a count depends on."""
     import tvm
 
     digest = hashlib.sha256()

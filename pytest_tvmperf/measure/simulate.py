@@ -25,14 +25,8 @@ from pytest_tvmperf.measure import callgrind
 from pytest_tvmperf.measure.metric_sources import SourceDied, SourceFailed
 
 # sim_env.py's names, here too: tests replace host_problem on this module
-from pytest_tvmperf.measure.sim_env import (
-    PINNED_DESCRIPTION,
-    describe_setup,
-    harness_env,
-    host_problem,
-    valgrind_command,
-    valgrind_version,
-)
+from pytest_tvmperf.measure.sim_env import PINNED_DESCRIPTION, describe_setup, harness_env, host_problem
+from pytest_tvmperf.measure.sim_env import valgrind_command, valgrind_version
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,19 +52,17 @@ WHAT_TO_DO = (
 
 
 def predicted_s(run_s: float | None, slowdown: float = SLOWDOWN) -> float | None:
-    """Seconds one simulated call is predicted to take from one native call's seconds."""
     return None if run_s is None or not run_s > 0 else run_s * slowdown
 
 
-def too_long(name: str, run_s: float | None, budget_s: float | None = None) -> str | None:
-    """The line saying ``name``'s simulated cost is skipped up front, past ``budget_s``; None if it fits."""
-    budget_s = SIMULATE_BUDGET_S if budget_s is None else budget_s
+def too_long(name: str, run_s: float | None) -> str | None:
+    """The line saying ``name``'s simulated cost is skipped up front, past its budget; None if it fits."""
     predicted = predicted_s(run_s)
-    if predicted is None or predicted <= budget_s:
+    if predicted is None or predicted <= SIMULATE_BUDGET_S:
         return None
     return (
         f"skipped {name} up front (not waited for): one run takes {run_s:.3g} s here, so ~{predicted:.0f} s "
-        f"under valgrind (~{SLOWDOWN:g}x), past its {budget_s:g} s budget; {WHAT_TO_DO}"
+        f"under valgrind (~{SLOWDOWN:g}x), past its {SIMULATE_BUDGET_S:g} s budget; {WHAT_TO_DO}"
     )
 
 
@@ -120,11 +112,8 @@ def simulated_gate_note(time_status: str, comparison) -> str:
 
     if time_status != Verdict.NOT_GATED:
         return ""
-    gated = [
-        m.name
-        for m in METRICS
-        if (v := comparison.get(m.name)) is not None and v.status not in (Verdict.NA, Verdict.NOT_GATED)
-    ]
+    verdicts = [(m.name, comparison.get(m.name)) for m in METRICS]
+    gated = [name for name, v in verdicts if v is not None and v.status not in (Verdict.NA, Verdict.NOT_GATED)]
     return f"simulated cost gated ({', '.join(gated)})" if gated else ""
 
 
@@ -253,8 +242,7 @@ class SimulatedCost:
         choice, where = simulate_choice(settings)
         if choice == "off":
             return f"switched off ({where})"
-        problem = host_problem()
-        if problem is not None:
+        if (problem := host_problem()) is not None:
             return problem
         if self._broken is not None:
             return self._broken
@@ -312,7 +300,9 @@ class SimulatedCost:
             shutil.rmtree(folder, ignore_errors=True)
             return counts
         try:
-            dump = self.process().measure(library, workload.entry, inputs, vm=vm)
+            if self._process is None:
+                self._process = SimProcess(self.workdir())
+            dump = self._process.measure(library, workload.entry, inputs, vm=vm)
         except RequestFailed:
             raise  # this test's request only: the process serves the next ones from the same state
         except SourceFailed as exc:
@@ -338,11 +328,6 @@ class SimulatedCost:
 
             self._workdir = make_owned("sim")
         return self._workdir.path
-
-    def process(self) -> SimProcess:
-        if self._process is None:
-            self._process = SimProcess(self.workdir())
-        return self._process
 
     def close(self) -> None:
         """Stop the measuring process and remove its files (at the session's end)."""

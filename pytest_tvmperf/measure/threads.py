@@ -41,14 +41,14 @@ def same_threads(threads: int) -> Iterator[None]:
     from threadpoolctl import threadpool_limits
 
     torch = sys.modules.get("torch")
-    before = torch.get_num_threads() if torch is not None else None
     if torch is not None:
+        before = torch.get_num_threads()
         torch.set_num_threads(threads)
     try:
         with threadpool_limits(limits=threads):
             yield
     finally:
-        if torch is not None and before is not None:
+        if torch is not None:
             torch.set_num_threads(before)
 
 
