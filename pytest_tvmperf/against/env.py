@@ -1,15 +1,13 @@
-"""The other TVM version's environment (``--tvmperf-against-tvm=VERSION``): a venv under
-the user's cache directory with ``apache-tvm==VERSION``, NumPy and this plugin's own
-dependencies, made with ``venv`` and ``pip`` (not ``uv``): both come with every CPython,
-pip honours the user's pip configuration (index, certificates, constraints), and the
-environment is built once per version and machine, so uv's speed would rarely matter.
-
-Layout: ``<cache>/tvm-<version>-<key>/`` (``<cache>``: store/user_cache.py), ``<key>``
-hashing the version, the Python version and the requirements (a change of any makes a
-new environment). The plugin itself is not installed there: the child runs this
-process's package (a link on its ``PYTHONPATH``), so editing it never reinstalls TVM.
-An environment is built in a temporary directory beside its place and renamed into it
-when complete, under a file lock (two runs at once build it once).
+"""The other TVM version's environment (``--tvmperf-against-tvm=VERSION``): a venv
+``<cache>/tvm-<version>-<key>/`` (``<cache>``: store/user_cache.py; ``<key>`` hashes the
+version, the Python version and the requirements: a change of any makes a new one) with
+``apache-tvm==VERSION``, NumPy and this plugin's own dependencies. Made with ``venv`` and
+``pip``, not ``uv``: both come with every CPython, pip honours the user's pip
+configuration (index, certificates, constraints), and it is built once per version and
+machine, so uv's speed would rarely matter. The plugin itself is not installed there: the
+child runs this process's package (a link on its ``PYTHONPATH``), so editing it never
+reinstalls TVM. Built in a temporary directory beside its place and renamed into it when
+complete, under a file lock (two runs at once build it once).
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from pytest_tvmperf.store.user_cache import cache_root  # the plugin's one cache directory
 
@@ -52,21 +50,17 @@ class OtherEnv:
         return self.path / "bin" / "python"
 
 
-def _installed(name: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None
-
-
 def requirements(version: str, packages: tuple[str, ...] = ()) -> list[str]:
     """What pip installs: that TVM, NumPy, the plugin's dependencies and ``packages``,
     each at today's version where it is installed here."""
+    from importlib.metadata import PackageNotFoundError, version as installed
+
     reqs = [f"apache-tvm=={version}", "numpy"]
     for name in (*PLUGIN_DEPS, *packages):
-        have = _installed(name) if "==" not in name else None
+        try:
+            have = installed(name) if "==" not in name else None
+        except PackageNotFoundError:
+            have = None
         reqs.append(f"{name}=={have}" if have else name)
     return reqs
 
@@ -83,9 +77,8 @@ def _read(path: Path) -> OtherEnv | None:
         data = json.loads((path / MARKER).read_text())
     except (OSError, ValueError):
         return None
-    if not (path / "bin" / "python").exists():
-        return None
-    return OtherEnv(path, str(data.get("version")), str(data.get("tvm_version")))
+    found = OtherEnv(path, str(data.get("version")), str(data.get("tvm_version")))
+    return found if found.python.exists() else None
 
 
 def _tail(text: str, lines: int = 8) -> str:
@@ -108,22 +101,6 @@ def _run(cmd: list[str], what: str, timeout: float) -> str:
     return done.stdout
 
 
-@contextlib.contextmanager
-def _building_lock(final: Path, version: str, timeout_s: float, log: Callable[[str], None]) -> Iterator[None]:
-    """The lock of the environment ``final`` while it is built: a line when another run
-    holds it, and an EnvError naming the holder once ``timeout_s`` (its build's bound) passes."""
-    from pytest_tvmperf.store.locks import LockError, file_lock
-
-    lock, what = Path(str(final) + ".lock"), f"lock of the apache-tvm {version} environment"
-    held = contextlib.ExitStack()
-    try:
-        held.enter_context(file_lock(lock, timeout_s, what, log, option="the bound of another run's build of it"))
-    except LockError as exc:
-        raise EnvError(f"the environment of apache-tvm {version} ({final}) cannot be made: {exc}") from None
-    with held:
-        yield
-
-
 def ensure_env(
     version: str,
     root: Path | None = None,
@@ -138,13 +115,20 @@ def ensure_env(
     bound), with a line through ``log`` naming it."""
     reqs = requirements(version, packages)
     final = env_dir(version, root, reqs)
-    found = _read(final)
-    if found is not None:
+    if (found := _read(final)) is not None:
         return found
+    from pytest_tvmperf.store.locks import LockError, file_lock
+
     final.parent.mkdir(parents=True, exist_ok=True)
-    with _building_lock(final, version, timeout + 900 if lock_timeout_s is None else lock_timeout_s, log):
-        found = _read(final)  # another run made it while this one waited
-        if found is not None:
+    lock, what = Path(str(final) + ".lock"), f"lock of the apache-tvm {version} environment"
+    held = contextlib.ExitStack()  # only taking the lock is an EnvError, not what is done under it
+    try:
+        wait_s = timeout + 900 if lock_timeout_s is None else lock_timeout_s
+        held.enter_context(file_lock(lock, wait_s, what, log, option="the bound of another run's build of it"))
+    except LockError as exc:
+        raise EnvError(f"the environment of apache-tvm {version} ({final}) cannot be made: {exc}") from None
+    with held:
+        if (found := _read(final)) is not None:  # another run made it while this one waited
             return found
         temp = final.parent / f".tmp-{final.name}-{os.getpid()}"
         shutil.rmtree(temp, ignore_errors=True)
@@ -178,10 +162,7 @@ def ensure_env(
         except BaseException:
             shutil.rmtree(temp, ignore_errors=True)
             raise
-    made = _read(final)
-    if made is None:  # pragma: no cover - the rename above makes it
-        raise EnvError(f"the environment {final} is incomplete")
-    return made
+    return OtherEnv(final, version, tvm_version)
 
 
 def _ffi_floor(python: str) -> str | None:

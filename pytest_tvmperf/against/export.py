@@ -81,14 +81,3 @@ class Exporter:
         temp = self.out_dir / f".{RESULTS}.{os.getpid()}.tmp"
         temp.write_text(json.dumps(self.results, indent=1, sort_keys=True) + "\n")
         os.replace(temp, self.out_dir / RESULTS)
-
-
-def install(config: pytest.Config) -> Exporter | None:
-    """In the other environment's child run: register the export side, and return it
-    (None: not that run)."""
-    where = os.environ.get(ENV_EXPORT)
-    if not where:
-        return None
-    exporter = Exporter(Path(where))
-    config.pluginmanager.register(exporter, "tvmperf-against-export")
-    return exporter

@@ -2,17 +2,17 @@
 timed side by side with the other version's build, which stands where a baseline would
 (the same thresholds, confirmation, ``inconclusive`` and simulated-cost gate), every
 exact and simulated metric compared, and the verdict worded as an upgrade;
-``--tvmperf-against-tvm-report-only`` reports without failing.
-
-:class:`AgainstPlugin` is registered in ``pytest_configure`` only with the option: the
-other environment is made (or found) at the start, a bad version being one usage error;
-its pass runs at the first test (run.py); the upgrade summary goes to the terminal and,
-once at the end, into the report files (against/reports.py).
+``--tvmperf-against-tvm-report-only`` reports without failing. :class:`AgainstPlugin` is
+registered in ``pytest_configure`` only with the option: the other environment is made
+(or found) at the start, a bad version being one usage error; its pass runs at the first
+test (run.py); the upgrade summary goes to the terminal and, once at the end, into the
+report files (reports.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from dataclasses import replace
@@ -75,10 +75,7 @@ class AgainstPlugin:
     """Today's side: owns the other environment, its pass, and the upgrade summary."""
 
     def __init__(self, config: pytest.Config, session: "TvmperfSession", env: OtherEnv, report_only: bool) -> None:
-        self.config = config
-        self.session = session
-        self.env = env
-        self.report_only = report_only
+        self.config, self.session, self.env, self.report_only = config, session, env, report_only
         self.nodeids: list[str] = []
         self._builds: OtherBuilds | None = None
         self.worker = hasattr(config, "workerinput")
@@ -127,36 +124,33 @@ class AgainstPlugin:
             return
         from pytest_tvmperf.report.terminal import upgrade_lines
 
-        summary = self.summary()
+        summary = upgrade_summary(self.session.report.result_entries(), self.today, self.other)
         lines = summary.lines() if summary.rows else ()
         for line in upgrade_lines(summary.today, summary.other, lines, self.report_only):
             line.write_to(terminalreporter)
 
     def builds(self) -> OtherBuilds:
         if self._builds is None:
-            out = run_dir(self.run_key)
+            session, out = self.session, run_dir(self.run_key)
             if (out / "results.json").exists():
                 self._builds = read_pass(out, self.other)
             else:
-                self._builds = run_pass(
-                    self.env,
-                    self.nodeids,
-                    self.session.rootpath,
-                    self.config.inipath,
-                    child_options(self.session.settings, self.config),
-                    out,
-                    pass_bound_s(len(self.nodeids), self.session.settings.lock_timeout),
-                    self.session.store.say,
-                )
+                opts = child_options(session.settings, self.config)
+                bound_s = pass_bound_s(len(self.nodeids), session.settings.lock_timeout)
+                args = (self.nodeids, session.rootpath, self.config.inipath, opts, out)
+                self._builds = run_pass(self.env, *args, bound_s, session.store.say)
         return self._builds
 
     def check(self, ctx: "CheckContext", prep: "Prepared"):
         """Time today's build of ``prep`` against the other version's (the :class:`BaselineSource`),
         compare every metric, and decide by the check pipeline's conclusion (check/decide.py)."""
         __tracebackhide__ = True
+        from pytest_tvmperf.builder.timer import TimeSamples
         from pytest_tvmperf.check import pipeline
         from pytest_tvmperf.check.baseline import BaselineSource
-        from pytest_tvmperf.check.decide import Decision, conclude
+        from pytest_tvmperf.check.decide import Decision, conclude, confirm_time
+        from pytest_tvmperf.check.timed import measure_time
+        from pytest_tvmperf.store.artifacts import discard
         from pytest_tvmperf.judge.compare import Comparison
         from pytest_tvmperf.judge.compile_verdict import versions_verdict
         from pytest_tvmperf.judge.confirmation import whole_verdict
@@ -193,14 +187,20 @@ class AgainstPlugin:
             time_verdict = comparison.get("time")
             notes.append(f"time not compared: {problem}")
         else:
-            record, comparison, time_verdict = self._timed(ctx, prep, source, exact, policy, notes)
+            # timed side by side, confirmed and compared as every timed mode does (check/timed.py, check/decide.py)
+            measured = measure_time(ctx, prep, exact, lambda _machine: source, notes)
+            if measured.pending is not None:
+                discard(measured.pending)
+            judged = confirm_time(measured, source, ctx.settings.thresholds["time"], policy, session.settings.confirm)
+            record, time_verdict = judged.record, judged.verdict
+            comparison = source.compare(record, ctx.settings.thresholds, policy).with_verdict(time_verdict)
+            notes.extend(n for n in (judged.note,) if n)
             then = replace(then, kernel_time_s=self._kernel_times(ctx, prep, copy))
         moved = words.changes(comparison.verdicts, record.exact.per_kernel, then.exact.per_kernel)
         ratio = time_verdict.decision.ratio if time_verdict.decision is not None else None
         compared = [v.metric for v in comparison.verdicts if v.metric != "time" and None not in (v.current, v.baseline)]
-        time_kernel = ""
-        if str(time_verdict.status) in ("regressed", "improved"):
-            time_kernel = words.kernel_time_moved(record.kernel_time_s, then.kernel_time_s)
+        moving = str(time_verdict.status) in ("regressed", "improved")
+        time_kernel = words.kernel_time_moved(record.kernel_time_s, then.kernel_time_s) if moving else ""
         line = words.upgrade_line(self.today, other, str(time_verdict.status), ratio, moved, compared, time_kernel)
         if problem is not None:
             line = line.replace("time not compared", f"time not compared ({problem.split(';')[0]})", 1)
@@ -213,8 +213,6 @@ class AgainstPlugin:
             notes.append(built.note)
         message = self.message(ctx, record, then, comparison, line, notes)
         if record.timing is not None and record.timing.samples.baseline:  # the other build's samples, for the reports
-            from pytest_tvmperf.builder.timer import TimeSamples
-
             s = record.timing.samples
             theirs = TimeSamples(tuple(s.baseline), s.reference, s.reference_name)
             # under this run's machine (the record's tvm_version names the other version)
@@ -226,22 +224,6 @@ class AgainstPlugin:
         if self.report_only:
             decision = replace(decision, fails=False, open=False)
         return conclude(decision, ctx.identity, ctx.add_outcome, ctx.inconclusive)
-
-    def _timed(self, ctx: "CheckContext", prep: "Prepared", source, exact, policy, notes: list[str]):
-        """Today's build and the other version's (``source``) timed side by side, confirmed and
-        compared as every timed mode does (check/timed.py :func:`measure_time`, check/decide.py
-        :func:`confirm_time`): (record, comparison, time verdict)."""
-        from pytest_tvmperf.check.decide import confirm_time
-        from pytest_tvmperf.check.timed import measure_time
-        from pytest_tvmperf.store.artifacts import discard
-
-        measured = measure_time(ctx, prep, exact, lambda _machine: source, notes)
-        if measured.pending is not None:
-            discard(measured.pending)
-        judged = confirm_time(measured, source, ctx.settings.thresholds["time"], policy, ctx.session.settings.confirm)
-        comparison = source.compare(judged.record, ctx.settings.thresholds, policy).with_verdict(judged.verdict)
-        notes.extend(n for n in (judged.note,) if n)
-        return judged.record, comparison, judged.verdict
 
     @staticmethod
     def _kernel_times(ctx: "CheckContext", prep: "Prepared", library: Path) -> dict[str, float] | None:
@@ -291,9 +273,6 @@ class AgainstPlugin:
         )
         pytest.skip(note[:2000])
 
-    def summary(self) -> words.UpgradeSummary:
-        return upgrade_summary(self.session.report.result_entries(), self.today, self.other)
-
 
 def error_line(error: str) -> str:
     """The line of a test report that says what went wrong: pytest's last ``E`` line
@@ -331,8 +310,9 @@ def configure(config: pytest.Config, session: "TvmperfSession") -> "AgainstSide 
     from pytest_tvmperf.against import export
     from pytest_tvmperf.against.env import EnvError, ensure_env
 
-    exporter = export.install(config)
-    if exporter is not None:
+    if os.environ.get(export.ENV_EXPORT):  # the other version's child run: the export side
+        exporter = export.Exporter(Path(os.environ[export.ENV_EXPORT]))
+        config.pluginmanager.register(exporter, "tvmperf-against-export")
         return exporter
     settings = session.settings
     version = settings.against_tvm

@@ -1,5 +1,5 @@
-"""The upgrade summary's part of the run's report files, handed once to the writer
-(report/outputs.py ``ReportSection``) at the end of the run:
+"""The upgrade summary's part of the run's report files (a ``ReportSection``, handed once
+to the writer, report/outputs.py, at the end of the run):
 
 - results JSON (``--tvmperf-json``): a top-level ``"upgrade"`` object, ``{"today",
   "other", "counts": {class: n}, "tests": [{"test", "class", "line", "ratio", "low",
@@ -21,21 +21,6 @@ from pytest_tvmperf.against.upgrade import MODE_PREFIX, UpgradeSummary
 if TYPE_CHECKING:
     from pytest_tvmperf.result.run_report import ReportSection
     from pytest_tvmperf.result.entry import ResultEntry
-
-
-def html_section(summary: UpgradeSummary, entries: Sequence["ResultEntry"]) -> str:
-    from pytest_tvmperf.report.html_parts import esc
-    from pytest_tvmperf.report.html_plot import ratio_plot
-
-    compared = [e for e in entries if e.time is not None and (e.time.mode or "").startswith(MODE_PREFIX)]
-    chart = ratio_plot(compared).replace(
-        "Time now vs baseline", f"Time with TVM {summary.today} / time with TVM {summary.other}, side by side"
-    )
-    items = "".join(f"<li><code>{esc(line.strip())}</code></li>" for line in summary.lines(limit=200)[1:])
-    return (
-        f'<section id="upgrade"><h2>Upgrade: TVM {esc(summary.other)} &rarr; {esc(summary.today)}</h2>'
-        f"<p>{esc(summary.headline())}</p><ul>{items}</ul></section>{chart}"
-    )
 
 
 def benchmark_sides(bench: dict[str, Any], entries: Sequence["ResultEntry"], today: str, other: str) -> dict[str, Any]:
@@ -62,14 +47,21 @@ def benchmark_sides(bench: dict[str, Any], entries: Sequence["ResultEntry"], tod
 
 
 def upgrade_section(summary: UpgradeSummary, entries: Sequence["ResultEntry"]) -> "ReportSection | None":
-    """The upgrade summary's part of each report file, handed to the writer
-    (report/outputs.py) before it writes them; None when no test was compared."""
+    """The upgrade summary's part of each report file; None when no test was compared."""
+    from pytest_tvmperf.report.html_parts import esc
+    from pytest_tvmperf.report.html_plot import ratio_plot
     from pytest_tvmperf.result.run_report import ReportSection
 
     if not summary.rows:
         return None
+    compared = [e for e in entries if e.time is not None and (e.time.mode or "").startswith(MODE_PREFIX)]
+    chart = ratio_plot(compared).replace(
+        "Time now vs baseline", f"Time with TVM {summary.today} / time with TVM {summary.other}, side by side"
+    )
+    items = "".join(f"<li><code>{esc(line.strip())}</code></li>" for line in summary.lines(limit=200)[1:])
     return ReportSection(
         json={"upgrade": summary.to_json()},
-        html=html_section(summary, entries),
+        html=f'<section id="upgrade"><h2>Upgrade: TVM {esc(summary.other)} &rarr; {esc(summary.today)}</h2>'
+        f"<p>{esc(summary.headline())}</p><ul>{items}</ul></section>{chart}",
         benchmark=lambda bench: benchmark_sides(bench, entries, summary.today, summary.other),
     )

@@ -64,19 +64,6 @@ def child_args(nodeids: Sequence[str], rootdir: Path, inipath: Path | None, opti
     return [*args, *options, *nodeids]
 
 
-def link_dir(scratch: Path) -> Path:
-    """A directory holding only a link to this plugin's package: the child's
-    ``PYTHONPATH`` (no metadata beside it, so no entry point loads it twice)."""
-    import pytest_tvmperf
-
-    here = scratch / "plugin-path"
-    here.mkdir(parents=True, exist_ok=True)
-    link = here / "pytest_tvmperf"
-    if not link.exists():
-        os.symlink(Path(pytest_tvmperf.__file__).resolve().parent, link)
-    return here
-
-
 #: the seconds the other version's pass may take per test (compile, check, time), on top
 #: of the run's lock bound: past it the pass is stopped, and each test says so
 PASS_S_PER_TEST = 300
@@ -122,12 +109,20 @@ def run_pass(
 
 
 def _run_child(env: OtherEnv, args: list[str], rootdir: Path, out: Path, bound_s: float | None) -> None:
+    import pytest_tvmperf
+
+    # the child's PYTHONPATH: a directory holding only a link to this plugin's package (no
+    # metadata beside it, so no entry point loads it twice)
+    here = out / "plugin-path"
+    here.mkdir(parents=True, exist_ok=True)
+    if not (here / "pytest_tvmperf").exists():
+        os.symlink(Path(pytest_tvmperf.__file__).resolve().parent, here / "pytest_tvmperf")
     argsfile = out / "args.txt"
     argsfile.write_text("\n".join(args) + "\n")
     # only this plugin (named on the command line): no entry point loads it a second time
     # (a checkout with its egg-info on sys.path), and no other plugin of that environment runs
     environ = {**os.environ, ENV_EXPORT: str(out), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(link_dir(out)), os.environ.get("PYTHONPATH", "")) if p)
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(here), os.environ.get("PYTHONPATH", "")) if p)
     for name in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST", "VIRTUAL_ENV"):
         environ.pop(name, None)
     with open(out / "child.log", "wb") as log:

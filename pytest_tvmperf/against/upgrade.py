@@ -38,20 +38,18 @@ def kernel_moved(now: Mapping[str, int] | None, then: Mapping[str, int] | None) 
     """The kernel whose count moved most, ``fused_matmul_add: +42%`` (``new``/``gone``);
     "" when none moved."""
     now, then = dict(now or {}), dict(then or {})
-    best: tuple[float, str] | None = None
+    moved: list[tuple[float, str]] = []  # (size, words); the first of the largest wins
     for name in sorted(set(now) | set(then)):
         a, b = now.get(name), then.get(name)
         if a == b:
             continue
         if b is None:
-            text, size = f"{name}: new", float(a or 0)
+            moved.append((float(a or 0), f"{name}: new"))
         elif a is None:
-            text, size = f"{name}: gone", float(b)
+            moved.append((float(b), f"{name}: gone"))
         else:
-            text, size = f"{name}: {_pct(a, b)}", float(abs(a - b))
-        if best is None or size > best[0]:
-            best = (size, text)
-    return best[1] if best else ""
+            moved.append((float(abs(a - b)), f"{name}: {_pct(a, b)}"))
+    return max(moved, key=lambda m: m[0], default=(0.0, ""))[1]
 
 
 @dataclass(frozen=True)
@@ -102,20 +100,16 @@ def kernel_time_moved(now: Mapping[str, float] | None, then: Mapping[str, float]
     or a side has no per-kernel times."""
     if not now or not then:
         return ""
-    best: tuple[float, str] | None = None
+    moved: list[tuple[float, str]] = []  # (size, words); the first of the largest wins
     for name in sorted(set(now) | set(then)):
         a, b = now.get(name), then.get(name)
         if b is None or b <= 0:
-            text, size = f"{name}: new", float(a or 0.0)
+            moved.append((float(a or 0.0), f"{name}: new"))
         elif a is None:
-            text, size = f"{name}: gone", float(b)
-        else:
-            if abs(a / b - 1) < MIN_KERNEL_TIME_SHOWN:
-                continue
-            text, size = f"{name}: {a / b:.2f}x", abs(a - b)
-        if size > 0 and (best is None or size > best[0]):
-            best = (size, text)
-    return best[1] if best else ""
+            moved.append((float(b), f"{name}: gone"))
+        elif not abs(a / b - 1) < MIN_KERNEL_TIME_SHOWN:
+            moved.append((abs(a - b), f"{name}: {a / b:.2f}x"))
+    return max((m for m in moved if m[0] > 0), key=lambda m: m[0], default=(0.0, ""))[1]
 
 
 def time_words(status: str | None, ratio: float | None, kernel: str = "") -> str:

@@ -1,13 +1,9 @@
-"""``tvmperf``: read baseline and results files outside a pytest run.
-
-``tvmperf show FILE``: a baseline file or a results file (``--tvmperf-json``) as a table,
-one row per test and machine. ``tvmperf history FILE [-k TEXT] [--last N]``: each test's
-trend over the runs of a ``--tvmperf-history`` file (cli_history.py).
-
-``tvmperf diff A B [--threshold EXPR] [--alpha P] [--noise EXPR]`` gates B (new) against
-A (old, the baseline) exactly as the plugin would (``compare(B_record, A_record,
-thresholds, policy)`` per test, the same summary table and regression messages); exit 1
-when a test regressed, 0 otherwise, 2 for an unusable file or option. Matching:
+"""``tvmperf``: read baseline and results files outside a pytest run: ``show FILE`` (a
+table, one row per test and machine), ``history FILE`` (cli_history.py), ``tune``,
+``devices`` (cli_devices.py), and ``diff A B``, which gates B (new) against A (old, the
+baseline) exactly as the plugin would (``compare(B_record, A_record, thresholds, policy)``
+per test, the same summary table and regression messages): exit 1 when a test regressed,
+0 otherwise, 2 for an unusable file or option. Matching:
 
 - a baseline file's tests are keyed by test id (the node id without its module part);
 - two results files are keyed by full node id, since one run may hold several modules;
@@ -16,14 +12,12 @@ when a test regressed, 0 otherwise, 2 for an unusable file or option. Matching:
   matches ``baselines/tests/perf/test_mlp.json``; the longest match wins) where any
   does, else all of them, and a test id found in two modules is an error (exit 2).
 
-Tests only in A are listed as removed, tests only in B as added; neither fails.
-
-Time: as the gate judges one machine's timing against the baseline's timing of the
-same fingerprint (else another machine's, normalized), the diff judges each machine
-timing of B on its own (``replace(B, timings={fp: timing})``), and splits ``--alpha``
-(Bonferroni) over all these comparisons. A results file keeps no side-by-side a/b
-samples, so the diff never uses a/b mode: where the gate judged a/b, the diff judges
-normalized (or raw) and may differ from the gate's verdict.
+Tests only in A are listed as removed, only in B as added; neither fails. Each machine
+timing of B is judged on its own (``replace(B, timings={fp: timing})``), as the gate
+judges one machine's timing against the baseline's of the same fingerprint (else
+another's, normalized), and ``--alpha`` is split (Bonferroni) over all these comparisons.
+A results file keeps no side-by-side a/b samples: where the gate judged a/b, the diff
+judges normalized (or raw) and may differ from the gate's verdict.
 """
 
 from __future__ import annotations
@@ -31,7 +25,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pytest_tvmperf.command.cli_devices import add_devices_command
 from pytest_tvmperf.command.cli_files import accept_command, load_file
+from pytest_tvmperf.command.cli_history import add_parser as add_history
 from pytest_tvmperf.command.cli_match import CliError, diff_row, keyed, nodeids, show_lines, variants
 from pytest_tvmperf.judge.compare import compare
 from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, DURATION_FORMS, argparse_type
@@ -65,9 +61,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     a, b = load_file(args.a), load_file(args.b)
     a_records, b_records, notes = keyed(a, b)
     node_of = nodeids(a, b)
-    common = sorted(set(a_records) & set(b_records))
-    removed = sorted(set(a_records) - set(b_records))
-    added = sorted(set(b_records) - set(a_records))
+    a_keys, b_keys = set(a_records), set(b_records)
+    common, removed, added = sorted(a_keys & b_keys), sorted(a_keys - b_keys), sorted(b_keys - a_keys)
 
     thresholds = {**DEFAULT_THRESHOLDS, **(args.threshold or {})}
     noise = args.noise if args.noise is not None else dict(DEFAULT_NOISE)
@@ -76,9 +71,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     baseline_file = a.path if a.kind == "baseline" else b.path if b.kind == "baseline" else None
     rows: list[SummaryRow] = []
-    messages: list[str] = []
-    regressed: set[str] = set()
-    counts: dict[str, int] = {}
+    messages, regressed, counts = [], set(), {}
     for key, fp, current in jobs:
         baseline = a_records[key]
         comparison = compare(current, baseline, thresholds, policy)
@@ -216,11 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="tests and options passed to pytest (default: the ini's testpaths)",
     )
     tune.set_defaults(func=cmd_tune)
-    from pytest_tvmperf.command.cli_devices import add_devices_command
-
     add_devices_command(sub)
-    from pytest_tvmperf.command.cli_history import add_parser as add_history
-
     add_history(sub)
     return parser
 

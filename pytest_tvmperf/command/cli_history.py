@@ -1,12 +1,11 @@
 """``tvmperf history FILE``: each test's trend over the runs a ``--tvmperf-history`` file
-keeps, with each run's date and commit (pure text from the parsed runs, but for
-:func:`cmd_history`)."""
+keeps, with each run's date and commit (:func:`history_lines`: pure text)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from pytest_tvmperf.report.history import HistoryRun
 from pytest_tvmperf.result.entry import ResultsError
@@ -51,23 +50,19 @@ def history_lines(runs: Sequence[HistoryRun], match: str = "", last: int | None 
     return lines[:-1]
 
 
-def load_runs(path: Path) -> list[HistoryRun]:
-    """The runs of a history file; ResultsError naming the file when it is missing or bad."""
+def cmd_history(args: argparse.Namespace) -> int:
     from pytest_tvmperf.report.outputs import read_history
 
+    path = args.file
     if not Path(path).exists():
         raise ResultsError(f"history file {path} does not exist; keep one with `pytest --tvmperf-history={path}`")
     try:
-        raw: list[dict[str, Any]] = read_history(Path(path))
+        raw = read_history(Path(path))
     except ValueError as exc:  # e.g. a number too long for int() (not a JSONDecodeError)
         raise ResultsError(
             f"history file {path} cannot be read ({exc}); remove the bad line, or point --tvmperf-history at a new file"
         ) from None
-    return [HistoryRun.read(run) for run in raw]
-
-
-def cmd_history(args: argparse.Namespace) -> int:
-    runs = load_runs(args.file)
+    runs = [HistoryRun.read(run) for run in raw]
     print(f"tvmperf history: {args.file}: {len(runs)} run(s)")
     for line in history_lines(runs, args.k or "", args.last):
         print(safe(line))

@@ -52,14 +52,6 @@ def results_records(entries: Sequence[ResultEntry], path: Path) -> dict[str, Rec
     return records
 
 
-def _target_name(record: Record | None, entry: ResultEntry | None = None) -> str:
-    if entry is not None and entry.target:
-        return entry.target
-    if record is not None:
-        return str(record.target.get("kind", "?"))
-    return "-"
-
-
 #: the resource metrics a row shows, each in its own column
 _RESOURCES = ("alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes")
 
@@ -70,7 +62,11 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
     exact = record.exact
     compile_s = fmt_seconds(record.compile_s) if record.compile_s is not None else "-"  # its whole build, as recorded
     counts = [fmt_number(exact.scalar(metric)) for metric in ("instructions", "kernels", "storage_bytes")]
-    resources = [_resource_cell(exact, metric) for metric in _RESOURCES]
+    # a resource metric: n/a where it could not be read, - in a record from before it existed
+    resources = [
+        fmt_number(v) if (v := exact.scalar(m)) is not None else "-" if m in exact.predates else "n/a"
+        for m in _RESOURCES
+    ]
     first = [test, executor, target, record.workload, compile_s, *counts, *resources]
     blank = [""] * len(first)
     timings = sorted(record.timings.items())
@@ -84,47 +80,34 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
     ]
 
 
-def _resource_cell(exact, metric: str) -> str:
-    """A resource metric's value; ``n/a`` where it could not be read, ``-`` in a record
-    from before it existed."""
-    value = exact.scalar(metric)
-    if value is not None:
-        return fmt_number(value)
-    return "-" if metric in exact.predates else "n/a"
-
-
 def show_lines(loaded: Loaded) -> list[str]:
-    """``tvmperf show``: a line naming the file, then its table (one row per test and machine)."""
+    """``tvmperf show``: a line naming the file, then its table (one row per test and machine),
+    then a results file's per-layer tables (``--tvmperf-layers``, a failed ``vs_<peer>``):
+    per test, the 5 layers where TVM loses the most to the peer."""
+    from pytest_tvmperf.result.layers_text import table_lines
+
     header = [
         *("test", "executor", "target", "workload", "compile_s", "instructions", "kernels", "storage_bytes"),
         *_RESOURCES,
         *("median", "samples", "machine", "cpu"),
     ]
     rows: list[list[str]] = []
+    layers: list[str] = []
     if loaded.kind == "baseline":
         for test_id, record in sorted(loaded.records.items()):
-            rows.extend(_show_rows(test_id, record.executor, _target_name(record), record, ()))
+            rows.extend(_show_rows(test_id, record.executor, str(record.target.get("kind", "?")), record, ()))
         head = f"{loaded.label}: {len(loaded.records)} test(s)"
     else:
         header.append("verdict")
         for entry in sorted(loaded.entries, key=lambda e: e.nodeid):
             record = loaded.records.get(entry.nodeid)
             executor, verdict = entry.executor or (record.executor if record else "-"), str(entry.verdict or "-")
-            rows.extend(_show_rows(entry.nodeid, executor, _target_name(record, entry), record, (verdict,)))
+            target = entry.target or (str(record.target.get("kind", "?")) if record is not None else "-")
+            rows.extend(_show_rows(entry.nodeid, executor, target, record, (verdict,)))
+            for table in entry.layers:
+                layers += ["", f"{entry.nodeid}:", *table_lines(table, 5)]
         head = f"{loaded.label}: {len(loaded.entries)} test(s), {len(loaded.records)} with measurements"
-    return [head, *text_table(header, rows), *_layer_lines(loaded)]
-
-
-def _layer_lines(loaded: Loaded, limit: int = 5) -> list[str]:
-    """A results file's per-layer tables (``--tvmperf-layers``, a failed ``vs_<peer>``):
-    per test, the ``limit`` layers where TVM loses the most to the peer."""
-    from pytest_tvmperf.result.layers_text import table_lines
-
-    lines: list[str] = []
-    for entry in sorted(loaded.entries, key=lambda e: e.nodeid) if loaded.kind != "baseline" else ():
-        for table in entry.layers:
-            lines += ["", f"{entry.nodeid}:", *table_lines(table, limit)]
-    return lines
+    return [head, *text_table(header, rows), *layers]
 
 
 def module_match(baseline_path: Path, module: str) -> int:
@@ -136,10 +119,6 @@ def module_match(baseline_path: Path, module: str) -> int:
     if mod_parts and len(mod_parts) <= len(base_parts) and tuple(base_parts[-len(mod_parts) :]) == tuple(mod_parts):
         return len(mod_parts)
     return 0
-
-
-def _test_id(nodeid: str) -> str:
-    return nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
 
 
 def _by_test_id(results: Loaded, baseline: Loaded) -> tuple[dict[str, Record], str]:
@@ -162,7 +141,7 @@ def _by_test_id(results: Loaded, baseline: Loaded) -> tuple[dict[str, Record], s
     where: dict[str, str] = {}
     for module in chosen:
         for nodeid in modules[module]:
-            test_id = _test_id(nodeid)
+            test_id = nodeid.split("::", 1)[-1]
             if test_id in keyed:
                 raise CliError(
                     f"results file {results.path} holds test id {test_id!r} in several modules ({safe(where[test_id])}, {safe(nodeid)}) "
@@ -178,12 +157,8 @@ def keyed(a: Loaded, b: Loaded) -> tuple[dict[str, Record], dict[str, Record], l
     """The records of A and B under the keys they are matched by, and notes on what was left out."""
     if a.kind == b.kind:
         return a.records, b.records, []
-    if a.kind == "results":
-        a_records, note = _by_test_id(a, b)
-        b_records = b.records
-    else:
-        b_records, note = _by_test_id(b, a)
-        a_records = a.records
+    records, note = _by_test_id(a, b) if a.kind == "results" else _by_test_id(b, a)
+    a_records, b_records = (records, b.records) if a.kind == "results" else (a.records, records)
     return a_records, b_records, [note] if note else []
 
 
@@ -194,7 +169,7 @@ def nodeids(a: Loaded, b: Loaded) -> dict[str, str]:
     results = a if a.kind == "results" else b
     out: dict[str, str] = {}
     for nodeid in results.records:
-        out.setdefault(_test_id(nodeid), nodeid)
+        out.setdefault(nodeid.split("::", 1)[-1], nodeid)
     return out
 
 
