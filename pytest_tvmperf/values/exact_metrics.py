@@ -40,15 +40,8 @@ class ExactMetrics:
         """These metrics less the resource metrics: what says the code is the same (a
         record's timings are kept across updates while it is; code_bytes also moves with
         the target's CPU)."""
-        return ExactMetrics(
-            self.instructions,
-            self.by_callee,
-            self.calls,
-            self.kernels,
-            self.storage_bytes,
-            self.per_kernel,
-            {k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES},
-        )
+        code = (self.instructions, self.by_callee, self.calls, self.kernels, self.storage_bytes, self.per_kernel)
+        return ExactMetrics(*code, {k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES})
 
     def scalar(self, metric: str) -> int | None:
         """The gated number for ``metric`` (totals of the per-function/callee maps)."""

@@ -19,7 +19,6 @@ class SchemaProblem(Exception):
         super().__init__(f"{within + ' ' if within else ''}field {field}: {problem}")
         self.field = field
         self.problem = problem
-        self.within = within
 
 
 #: the most digits an integer in one of our files has (2**64 has 20): a longer one is no
@@ -64,13 +63,8 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
     obj = dict(pairs)
     if len(obj) == len(pairs):
         return obj
-    marked = DuplicateKeys(obj)
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            marked.duplicate = key
-            break
-        seen.add(key)
+    marked, seen = DuplicateKeys(obj), set()
+    marked.duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))  # the first key seen twice
     return marked
 
 

@@ -47,6 +47,8 @@ _CALL = re.compile(r"^(call )(\S+)( |$)", re.MULTILINE)
 DEVICE_SUFFIX = re.compile(r"_kernel(?:_[1-9]\d*)?$")
 #: the mark a shown name may end with (``matmul@22ce49974e [new]``, ``K [removed]``)
 _MARK = re.compile(r" \[[a-z]+\]$")
+#: the site of an allocation holding a kernel's output (builder/vm_alloc.py)
+OUTPUT_OF = "output of "
 
 V = TypeVar("V")
 
@@ -112,19 +114,10 @@ def kernel_renamed(name: str, names: Mapping[str, str]) -> str:
     return with_suffix(names[host], suffix) if suffix and host in names else name
 
 
-def _rename_kernels(counts: Mapping[str, V], names: Mapping[str, str]) -> dict[str, V]:
-    """A per-kernel map (``exact.per_kernel``'s, its CUDA kernels too) under ``names``."""
-    return {kernel_renamed(k, names): v for k, v in counts.items()}
-
-
 def is_keyed(name: str) -> bool:
     """Does a per-kernel map's key (a kernel, ``output of K``, a CUDA kernel ``K_kernel``)
     name a kernel by its identity key?"""
-    return bool(STABLE_KEY.match(site_kernel(name)) or STABLE_KEY.match(device_parts(name)[0]))
-
-
-#: the site of an allocation holding a kernel's output (builder/vm_alloc.py)
-OUTPUT_OF = "output of "
+    return bool(STABLE_KEY.match(name.removeprefix(OUTPUT_OF)) or STABLE_KEY.match(device_parts(name)[0]))
 
 
 def renamed_sites(counts: Mapping[str, int], names: Mapping[str, str]) -> dict[str, int]:
@@ -144,18 +137,13 @@ def renamed_sites(counts: Mapping[str, int], names: Mapping[str, str]) -> dict[s
     return out
 
 
-def site_kernel(site: str) -> str:
-    """The kernel a resource part names (``output of K`` and ``K``: ``K``)."""
-    return site.removeprefix(OUTPUT_OF)
-
-
 def _renamed(exact: ExactMetrics, names: Mapping[str, str]) -> ExactMetrics:
     """``exact`` with every per-kernel map's kernels under ``names``."""
     return replace(
         exact,
         by_callee=_rename(exact.by_callee, names),
         calls=_rename(exact.calls, names),
-        per_kernel={metric: _rename_kernels(counts, names) for metric, counts in exact.per_kernel.items()},
+        per_kernel={m: {kernel_renamed(k, names): v for k, v in c.items()} for m, c in exact.per_kernel.items()},
         resource_parts={metric: renamed_sites(counts, names) for metric, counts in exact.resource_parts.items()},
     )
 
@@ -201,7 +189,7 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
             *(exact.by_callee or ()),
             *(exact.calls or ()),
             *(device_parts(k)[0] for counts in exact.per_kernel.values() for k in counts),
-            *(site_kernel(k) for counts in exact.resource_parts.values() for k in counts),
+            *(k.removeprefix(OUTPUT_OF) for counts in exact.resource_parts.values() for k in counts),
         )
     ):
         return exact
