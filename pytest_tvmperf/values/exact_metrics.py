@@ -62,13 +62,8 @@ class ExactMetrics:
         def plain(m):
             return None if m is None else {k: int(v) for k, v in sorted(m.items())}
 
-        out: dict[str, Any] = {
-            "instructions": plain(self.instructions),
-            "by_callee": plain(self.by_callee),
-            "calls": plain(self.calls),
-            "kernels": self.kernels,
-            "storage_bytes": self.storage_bytes,
-        }
+        out: dict[str, Any] = {k: plain(getattr(self, k)) for k in ("instructions", "by_callee", "calls")}
+        out.update(kernels=self.kernels, storage_bytes=self.storage_bytes)
         if self.per_kernel:  # written only when a metric source measured something
             out["per_kernel"] = {m: plain(counts) for m, counts in sorted(self.per_kernel.items())}
         if self.measured_with:

@@ -27,8 +27,7 @@ MAX_INT_DIGITS = 20
 
 
 class LongInt:
-    """An integer literal of more than :data:`MAX_INT_DIGITS` digits, as :func:`loads`
-    reads it, never converted (Python refuses to convert one of over 4300 digits)."""
+    """An integer literal of more than :data:`MAX_INT_DIGITS` digits, as :func:`loads` reads it: never converted."""
 
     __slots__ = ("digits",)
 

@@ -1,23 +1,18 @@
-"""Pure: a baseline entry keyed by what its kernels are, not by TVM's numbering.
+"""Pure: a baseline entry keyed by what its kernels are (values/kernel_id.py), not by TVM's
+numbering: TVM numbers its kernels in the order it meets them, so one layer added renames every
+kernel after it (``fused_conv2d6_add6`` becomes ``fused_conv2d8_add8``), and re-recording a
+network after a one-layer change gave a diff of hundreds of lines of renames. Keyed
+``conv2d_add_relu@02f7e9c10c`` (its ops, then the start of its code's structural hash), an
+unchanged kernel's lines do not change.
 
-TVM numbers its kernels in the order it meets them: one layer added renames every kernel
-after it (``fused_conv2d6_add6`` becomes ``fused_conv2d8_add8``), and re-recording a network
-after a one-layer change gave a diff of hundreds of lines of renames. Keyed by each
-kernel's identity (values/kernel_id.py), ``conv2d_add_relu@02f7e9c10c`` (its ops, then the
-start of its code's structural hash), an unchanged kernel's lines do not change.
-
-:func:`keyed_by_identity` gives the form a baseline file stores: every per-kernel map
-(``exact.by_callee``, ``exact.calls``, ``exact.per_kernel``, ``kernel_time_s``, ``kernels``,
-the kernels of ``exact.resource_parts``: ``K`` and ``output of K``) and each ``call`` of the
-bytecode keyed by identity; the CUDA kernels a kernel launches (ptxas names them
-``fused_matmul_add_kernel``, ``..._kernel_1``) under its key with their suffix kept,
-``matmul_add@22ce49974e_kernel``; the bytecode's register numbers and constant indices left
-out (``%_``, ``c[_]``: they renumber after an added instruction). A failure's resource parts
-are read back under this build's names (result/kernel_match.py ``KernelMatch.baseline_sites``).
-
-A record without kernel identities (an old one, a loaded library, a PrimFunc test's one
-``main``) is left as it is; so is a file in the older form: every reader matches kernels by
-identity (result/kernel_match.py).
+:func:`keyed_by_identity` keys every per-kernel map (``exact.by_callee``, ``exact.calls``,
+``exact.per_kernel``, ``kernel_time_s``, ``kernels``, ``exact.resource_parts``' ``K`` and
+``output of K``) and each bytecode ``call``; a CUDA kernel a kernel launches keeps its suffix
+(``matmul_add@22ce49974e_kernel``); the bytecode's register numbers and constant indices are
+left out (``%_``, ``c[_]``: they renumber after an added instruction). A record without kernel
+identities (an old one, a loaded library, a PrimFunc test's one ``main``) is left as it is, and
+so is a file in the older form: every reader matches kernels by identity (result/kernel_match.py,
+which reads a failure's resource parts back under this build's names).
 """
 
 from __future__ import annotations
@@ -152,14 +147,8 @@ def keyed_bytecode(bytecode: Mapping[str, str] | None, names: Mapping[str, str])
     """Each ``call <kernel>`` under the kernel's key, numbers left out."""
     if bytecode is None:
         return None
-
-    def callee(m: re.Match) -> str:
-        return f"{m.group(1)}{names.get(m.group(2), m.group(2))}{m.group(3)}"
-
-    return {
-        fn: "\n".join(without_numbers(line) for line in _CALL.sub(callee, text).splitlines())
-        for fn, text in bytecode.items()
-    }
+    called = {fn: _CALL.sub(lambda m: f"{m[1]}{names.get(m[2], m[2])}{m[3]}", text) for fn, text in bytecode.items()}
+    return {fn: "\n".join(without_numbers(line) for line in text.splitlines()) for fn, text in called.items()}
 
 
 def keyed_by_identity(record: "Record") -> "Record":

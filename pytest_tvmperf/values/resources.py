@@ -27,17 +27,13 @@ PEAK_BYTES = "peak_bytes"
 DEVICE_PEAK_BYTES = "device_peak_bytes"
 
 RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
-    # bytes the VM allocates at run time in one call of the entry (its alloc_storage calls as they
-    # execute, dynamic shapes included); exact on every machine
+    # bytes the VM allocates in one call of the entry (its alloc_storage calls as executed); exact on every machine
     ResourceMetric(ALLOC_BYTES, "B", "0", "", "by allocation site"),
-    # code size of the compiled library: function symbols of the object LLVM emits (the CUDA
-    # module's size for cuda); exact for a TVM version, LLVM and target
+    # the function symbols of the object LLVM emits (the CUDA module's size for cuda); exact for a TVM, LLVM, target
     ResourceMetric(CODE_BYTES, "B", "1%", "code", "by kernel"),
-    # the host's peak resident growth over one call of the entry, read in the isolation child
-    # (median of 3 calls); a growth up to 256 KiB is noise and passes (values/peak_memory.py)
+    # the host's peak resident growth over one call, median of 3 in the isolation child (values/peak_memory.py)
     ResourceMetric(PEAK_BYTES, "B", "10%", "memory", ""),
-    # a GPU's peak allocated bytes during one call of the entry (the VM's memory pool, read as the
-    # device's free memory); n/a on the host and where no GPU runs it
+    # a GPU's peak allocated bytes in one call (the VM's pool, read as its free memory); n/a where no GPU runs it
     ResourceMetric(DEVICE_PEAK_BYTES, "B", "10%", "", ""),
 )
 RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
