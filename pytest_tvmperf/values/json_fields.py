@@ -104,22 +104,17 @@ def long_int_problem(found: LongInt) -> str:
     return f"a whole number of {found.digits} digits: no value of this file is that large (the most is {MAX_INT_DIGITS} digits)"
 
 
+_KINDS = ((type(None), "null"), (bool, "a boolean"), (list, "a list"), (dict, "an object"))
+
+
 def kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
     if isinstance(value, LongInt):
         return repr(value)[1:-1]
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
+    if is_int(value) or isinstance(value, float):
         return f"the number {value!r}"
     if isinstance(value, str):
         return f"the string {value!r}" if len(value) < 40 else "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    return next((word for kind, word in _KINDS if isinstance(value, kind)), type(value).__name__)
 
 
 def fail_field(field: str, wanted: str, value: Any) -> None:

@@ -26,7 +26,6 @@ class KernelId:
     layer: str = ""
 
     def describe(self) -> str:
-        """The source layer where known, else :meth:`computes`."""
         return self.layer or self.computes()
 
     def computes(self) -> str:

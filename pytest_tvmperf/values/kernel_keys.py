@@ -133,7 +133,6 @@ def renamed_sites(counts: Mapping[str, int], names: Mapping[str, str]) -> dict[s
 
 
 def _renamed(exact: ExactMetrics, names: Mapping[str, str]) -> ExactMetrics:
-    """``exact`` with every per-kernel map's kernels under ``names``."""
     return replace(
         exact,
         by_callee=_rename(exact.by_callee, names),
@@ -172,17 +171,10 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
     if not build:
         return exact
     back = {key: name for name, key in stable_names(build).items()}
-    if not any(
-        k in back
-        for k in (
-            *(exact.by_callee or ()),
-            *(exact.calls or ()),
-            *(device_parts(k)[0] for counts in exact.per_kernel.values() for k in counts),
-            *(k.removeprefix(OUTPUT_OF) for counts in exact.resource_parts.values() for k in counts),
-        )
-    ):
-        return exact
-    return _renamed(exact, back)
+    kernels = (device_parts(k)[0] for counts in exact.per_kernel.values() for k in counts)
+    sites = (k.removeprefix(OUTPUT_OF) for counts in exact.resource_parts.values() for k in counts)
+    named = (*(exact.by_callee or ()), *(exact.calls or ()), *kernels, *sites)
+    return _renamed(exact, back) if any(k in back for k in named) else exact
 
 
 def key_problem(name: str, ident: KernelId) -> str | None:

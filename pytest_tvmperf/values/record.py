@@ -158,7 +158,6 @@ class Record:
         return next(iter(self.timings.values()), None)
 
     def as_json(self) -> dict[str, Any]:
-        """The record as JSON, field by field of :data:`RECORD_FIELDS`."""
         out: dict[str, Any] = {}
         for f in RECORD_FIELDS:
             value = getattr(self, f.key)

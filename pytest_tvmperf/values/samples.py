@@ -73,11 +73,9 @@ class TimeSamples:
 
     def series(self, name: str) -> tuple[float, ...] | None:
         """The samples of ``time``, ``reference``, ``baseline`` or ``peer:<name>``."""
-        if name == "time":
-            return self.samples
         if name.startswith("peer:"):
             return self.peer(name[len("peer:") :])
-        return {"reference": self.reference, "baseline": self.baseline}.get(name)
+        return {"time": self.samples, "reference": self.reference, "baseline": self.baseline}.get(name)
 
     def peer(self, name: str) -> tuple[float, ...] | None:
         return dict(self.peers).get(name)
@@ -89,9 +87,7 @@ class TimeSamples:
 
     def __add__(self, other: "TimeSamples") -> "TimeSamples":
         """Pool two measurements of the same workload (a confirmation re-measure)."""
-        paired = (
-            self.reference is not None and other.reference is not None and self.reference_name == other.reference_name
-        )
+        paired = None not in (self.reference, other.reference) and self.reference_name == other.reference_name
         both_ab = self.baseline is not None and other.baseline is not None
         theirs = dict(other.peers)
         return TimeSamples(
