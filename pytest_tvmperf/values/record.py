@@ -184,9 +184,8 @@ class Record:
             )
         ):
             return self
-        timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
-        timings.update(self.timings)
-        return replace(self, timings=timings)
+        others = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
+        return replace(self, timings={**others, **self.timings})
 
 
 class Presence(Enum):
