@@ -87,7 +87,9 @@ class TimeSamples:
 
     def __add__(self, other: "TimeSamples") -> "TimeSamples":
         """Pool two measurements of the same workload (a confirmation re-measure)."""
-        paired = None not in (self.reference, other.reference) and self.reference_name == other.reference_name
+        paired = (
+            self.reference is not None and other.reference is not None and self.reference_name == other.reference_name
+        )
         both_ab = self.baseline is not None and other.baseline is not None
         theirs = dict(other.peers)
         return TimeSamples(
