@@ -24,6 +24,8 @@ class SchemaProblem(Exception):
 #: the most digits an integer in one of our files has (2**64 has 20): a longer one is no
 #: count, size or version, and one of over 4300 digits makes Python's ``int()`` raise
 MAX_INT_DIGITS = 20
+#: what :func:`kind_of` calls a value of the other plain kinds
+_KINDS = ((type(None), "null"), (bool, "a boolean"), (list, "a list"), (dict, "an object"))
 
 
 class LongInt:
@@ -102,9 +104,6 @@ def dotted(path: tuple[str | int, ...]) -> str:
 
 def long_int_problem(found: LongInt) -> str:
     return f"a whole number of {found.digits} digits: no value of this file is that large (the most is {MAX_INT_DIGITS} digits)"
-
-
-_KINDS = ((type(None), "null"), (bool, "a boolean"), (list, "a list"), (dict, "an object"))
 
 
 def kind_of(value: Any) -> str:
