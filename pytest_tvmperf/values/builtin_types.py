@@ -1,9 +1,7 @@
-"""Builtin types only (pure): a value rebuilt from ``dict``, ``list``, ``str``, ``int``,
-``float``, ``bool`` and ``None``, for what crosses a process boundary or goes into a report
-(an xdist payload, JUnit properties, a target's exported config). execnet sends only
-builtin types: a ``tvm_ffi.core.String`` anywhere in a payload makes the worker go down at
-session end, so a value is checked here, where the error can name the field.
-"""
+"""Builtin types only (pure): a value rebuilt from builtin types (:func:`plain`), for what crosses a
+process boundary or goes into a report (an xdist payload, JUnit properties, a target's exported
+config). execnet sends only builtin types: a ``tvm_ffi.core.String`` anywhere in a payload makes
+the worker go down at session end, so a value is checked here, where the error can name the field."""
 
 from __future__ import annotations
 

@@ -39,11 +39,6 @@ class CompileTimes:
         return bool(self.current_s)
 
     @property
-    def builds(self) -> int:
-        """Builds this measurement made (both sides)."""
-        return len(self.baseline_s) + len(self.current_s)
-
-    @property
     def ratios(self) -> tuple[float, ...]:
         """Today over the baseline, pair by pair."""
         return tuple(c / b for c, b in zip(self.current_s, self.baseline_s))

@@ -40,15 +40,8 @@ class ExactMetrics:
         """These metrics less the resource metrics: what says the code is the same (a
         record's timings are kept across updates while it is; code_bytes also moves with
         the target's CPU)."""
-        return ExactMetrics(
-            self.instructions,
-            self.by_callee,
-            self.calls,
-            self.kernels,
-            self.storage_bytes,
-            self.per_kernel,
-            {k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES},
-        )
+        code = (self.instructions, self.by_callee, self.calls, self.kernels, self.storage_bytes, self.per_kernel)
+        return ExactMetrics(*code, {k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES})
 
     def scalar(self, metric: str) -> int | None:
         """The gated number for ``metric`` (totals of the per-function/callee maps)."""
@@ -69,13 +62,8 @@ class ExactMetrics:
         def plain(m):
             return None if m is None else {k: int(v) for k, v in sorted(m.items())}
 
-        out: dict[str, Any] = {
-            "instructions": plain(self.instructions),
-            "by_callee": plain(self.by_callee),
-            "calls": plain(self.calls),
-            "kernels": self.kernels,
-            "storage_bytes": self.storage_bytes,
-        }
+        out: dict[str, Any] = {k: plain(getattr(self, k)) for k in ("instructions", "by_callee", "calls")}
+        out.update(kernels=self.kernels, storage_bytes=self.storage_bytes)
         if self.per_kernel:  # written only when a metric source measured something
             out["per_kernel"] = {m: plain(counts) for m, counts in sorted(self.per_kernel.items())}
         if self.measured_with:

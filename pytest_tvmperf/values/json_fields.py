@@ -19,17 +19,17 @@ class SchemaProblem(Exception):
         super().__init__(f"{within + ' ' if within else ''}field {field}: {problem}")
         self.field = field
         self.problem = problem
-        self.within = within
 
 
 #: the most digits an integer in one of our files has (2**64 has 20): a longer one is no
 #: count, size or version, and one of over 4300 digits makes Python's ``int()`` raise
 MAX_INT_DIGITS = 20
+#: what :func:`kind_of` calls a value of the other plain kinds
+_KINDS = ((type(None), "null"), (bool, "a boolean"), (list, "a list"), (dict, "an object"))
 
 
 class LongInt:
-    """An integer literal of more than :data:`MAX_INT_DIGITS` digits, as :func:`loads`
-    reads it, never converted (Python refuses to convert one of over 4300 digits)."""
+    """An integer literal of more than :data:`MAX_INT_DIGITS` digits, as :func:`loads` reads it: never converted."""
 
     __slots__ = ("digits",)
 
@@ -64,13 +64,8 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
     obj = dict(pairs)
     if len(obj) == len(pairs):
         return obj
-    marked = DuplicateKeys(obj)
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            marked.duplicate = key
-            break
-        seen.add(key)
+    marked, seen = DuplicateKeys(obj), set()
+    marked.duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))  # the first key seen twice
     return marked
 
 
@@ -112,21 +107,13 @@ def long_int_problem(found: LongInt) -> str:
 
 
 def kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
     if isinstance(value, LongInt):
         return repr(value)[1:-1]
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
+    if is_int(value) or isinstance(value, float):
         return f"the number {value!r}"
     if isinstance(value, str):
         return f"the string {value!r}" if len(value) < 40 else "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    return next((word for kind, word in _KINDS if isinstance(value, kind)), type(value).__name__)
 
 
 def fail_field(field: str, wanted: str, value: Any) -> None:

@@ -1,10 +1,6 @@
-"""What each kernel of a build is, independent of the name TVM gave it (pure: the value;
-measure/kernel_identity.py reads it from a lowered module).
-
-TVM numbers its kernels in the order it meets them (``fused_conv2d19_add8``): change one
-layer and the kernels after it are renamed. A :class:`KernelId` says what a kernel is (the
-structural hash of its code without its name, its anchor op, its buffers' shapes, where
-known its source layer); ``result/kernel_match.py`` matches builds by it.
+"""What each kernel of a build is, independent of the name TVM gave it (``fused_conv2d19_add8``:
+change one layer and the kernels after it are renamed). Pure: the value;
+measure/kernel_identity.py reads it from a lowered module, result/kernel_match.py matches builds by it.
 """
 
 from __future__ import annotations
@@ -30,7 +26,6 @@ class KernelId:
     layer: str = ""
 
     def describe(self) -> str:
-        """The source layer where known, else :meth:`computes`."""
         return self.layer or self.computes()
 
     def computes(self) -> str:

@@ -1,23 +1,18 @@
-"""Pure: a baseline entry keyed by what its kernels are, not by TVM's numbering.
+"""Pure: a baseline entry keyed by what its kernels are (values/kernel_id.py), not by TVM's
+numbering: TVM numbers its kernels in the order it meets them, so one layer added renames every
+kernel after it (``fused_conv2d6_add6`` becomes ``fused_conv2d8_add8``), and re-recording a
+network after a one-layer change gave a diff of hundreds of lines of renames. Keyed
+``conv2d_add_relu@02f7e9c10c`` (its ops, then the start of its code's structural hash), an
+unchanged kernel's lines do not change.
 
-TVM numbers its kernels in the order it meets them: one layer added renames every kernel
-after it (``fused_conv2d6_add6`` becomes ``fused_conv2d8_add8``), and re-recording a network
-after a one-layer change gave a diff of hundreds of lines of renames. Keyed by each
-kernel's identity (values/kernel_id.py), ``conv2d_add_relu@02f7e9c10c`` (its ops, then the
-start of its code's structural hash), an unchanged kernel's lines do not change.
-
-:func:`keyed_by_identity` gives the form a baseline file stores: every per-kernel map
-(``exact.by_callee``, ``exact.calls``, ``exact.per_kernel``, ``kernel_time_s``, ``kernels``,
-the kernels of ``exact.resource_parts``: ``K`` and ``output of K``) and each ``call`` of the
-bytecode keyed by identity; the CUDA kernels a kernel launches (ptxas names them
-``fused_matmul_add_kernel``, ``..._kernel_1``) under its key with their suffix kept,
-``matmul_add@22ce49974e_kernel``; the bytecode's register numbers and constant indices left
-out (``%_``, ``c[_]``: they renumber after an added instruction). A failure's resource parts
-are read back under this build's names (result/kernel_match.py ``KernelMatch.baseline_sites``).
-
-A record without kernel identities (an old one, a loaded library, a PrimFunc test's one
-``main``) is left as it is; so is a file in the older form: every reader matches kernels by
-identity (result/kernel_match.py).
+:func:`keyed_by_identity` keys every per-kernel map (``exact.by_callee``, ``exact.calls``,
+``exact.per_kernel``, ``kernel_time_s``, ``kernels``, ``exact.resource_parts``' ``K`` and
+``output of K``) and each bytecode ``call``; a CUDA kernel a kernel launches keeps its suffix
+(``matmul_add@22ce49974e_kernel``); the bytecode's register numbers and constant indices are
+left out (``%_``, ``c[_]``: they renumber after an added instruction). A record without kernel
+identities (an old one, a loaded library, a PrimFunc test's one ``main``) is left as it is, and
+so is a file in the older form: every reader matches kernels by identity (result/kernel_match.py,
+which reads a failure's resource parts back under this build's names).
 """
 
 from __future__ import annotations
@@ -47,6 +42,8 @@ _CALL = re.compile(r"^(call )(\S+)( |$)", re.MULTILINE)
 DEVICE_SUFFIX = re.compile(r"_kernel(?:_[1-9]\d*)?$")
 #: the mark a shown name may end with (``matmul@22ce49974e [new]``, ``K [removed]``)
 _MARK = re.compile(r" \[[a-z]+\]$")
+#: the site of an allocation holding a kernel's output (builder/vm_alloc.py)
+OUTPUT_OF = "output of "
 
 V = TypeVar("V")
 
@@ -112,19 +109,10 @@ def kernel_renamed(name: str, names: Mapping[str, str]) -> str:
     return with_suffix(names[host], suffix) if suffix and host in names else name
 
 
-def _rename_kernels(counts: Mapping[str, V], names: Mapping[str, str]) -> dict[str, V]:
-    """A per-kernel map (``exact.per_kernel``'s, its CUDA kernels too) under ``names``."""
-    return {kernel_renamed(k, names): v for k, v in counts.items()}
-
-
 def is_keyed(name: str) -> bool:
     """Does a per-kernel map's key (a kernel, ``output of K``, a CUDA kernel ``K_kernel``)
     name a kernel by its identity key?"""
-    return bool(STABLE_KEY.match(site_kernel(name)) or STABLE_KEY.match(device_parts(name)[0]))
-
-
-#: the site of an allocation holding a kernel's output (builder/vm_alloc.py)
-OUTPUT_OF = "output of "
+    return bool(STABLE_KEY.match(name.removeprefix(OUTPUT_OF)) or STABLE_KEY.match(device_parts(name)[0]))
 
 
 def renamed_sites(counts: Mapping[str, int], names: Mapping[str, str]) -> dict[str, int]:
@@ -144,18 +132,12 @@ def renamed_sites(counts: Mapping[str, int], names: Mapping[str, str]) -> dict[s
     return out
 
 
-def site_kernel(site: str) -> str:
-    """The kernel a resource part names (``output of K`` and ``K``: ``K``)."""
-    return site.removeprefix(OUTPUT_OF)
-
-
 def _renamed(exact: ExactMetrics, names: Mapping[str, str]) -> ExactMetrics:
-    """``exact`` with every per-kernel map's kernels under ``names``."""
     return replace(
         exact,
         by_callee=_rename(exact.by_callee, names),
         calls=_rename(exact.calls, names),
-        per_kernel={metric: _rename_kernels(counts, names) for metric, counts in exact.per_kernel.items()},
+        per_kernel={m: {kernel_renamed(k, names): v for k, v in c.items()} for m, c in exact.per_kernel.items()},
         resource_parts={metric: renamed_sites(counts, names) for metric, counts in exact.resource_parts.items()},
     )
 
@@ -164,14 +146,8 @@ def keyed_bytecode(bytecode: Mapping[str, str] | None, names: Mapping[str, str])
     """Each ``call <kernel>`` under the kernel's key, numbers left out."""
     if bytecode is None:
         return None
-
-    def callee(m: re.Match) -> str:
-        return f"{m.group(1)}{names.get(m.group(2), m.group(2))}{m.group(3)}"
-
-    return {
-        fn: "\n".join(without_numbers(line) for line in _CALL.sub(callee, text).splitlines())
-        for fn, text in bytecode.items()
-    }
+    called = {fn: _CALL.sub(lambda m: f"{m[1]}{names.get(m[2], m[2])}{m[3]}", text) for fn, text in bytecode.items()}
+    return {fn: "\n".join(without_numbers(line) for line in text.splitlines()) for fn, text in called.items()}
 
 
 def keyed_by_identity(record: "Record") -> "Record":
@@ -195,17 +171,10 @@ def in_build_names(exact: ExactMetrics, build: Mapping[str, KernelId] | None) ->
     if not build:
         return exact
     back = {key: name for name, key in stable_names(build).items()}
-    if not any(
-        k in back
-        for k in (
-            *(exact.by_callee or ()),
-            *(exact.calls or ()),
-            *(device_parts(k)[0] for counts in exact.per_kernel.values() for k in counts),
-            *(site_kernel(k) for counts in exact.resource_parts.values() for k in counts),
-        )
-    ):
-        return exact
-    return _renamed(exact, back)
+    kernels = (device_parts(k)[0] for counts in exact.per_kernel.values() for k in counts)
+    sites = (k.removeprefix(OUTPUT_OF) for counts in exact.resource_parts.values() for k in counts)
+    named = (*(exact.by_callee or ()), *(exact.calls or ()), *kernels, *sites)
+    return _renamed(exact, back) if any(k in back for k in named) else exact
 
 
 def key_problem(name: str, ident: KernelId) -> str | None:

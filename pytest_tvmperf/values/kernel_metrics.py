@@ -18,32 +18,22 @@ class KernelMetric:
     name: str
     unit: str
     default_limit: str = "0"
-    doc: str = ""
 
 
-#: Every per-kernel metric a registered source can produce (threshold keys, docs).
+#: Every per-kernel metric a registered source can produce (threshold keys).
 KERNEL_METRICS: tuple[KernelMetric, ...] = (
-    # measure/simulate.py: callgrind, for the pinned target llvm -mcpu=haswell (README, "Simulated cost")
-    KernelMetric(
-        "cpu_instructions",
-        "instructions",
-        default_limit="1%",
-        doc="instructions executed per kernel under valgrind's callgrind (pinned target llvm -mcpu=haswell)",
-    ),
-    KernelMetric(
-        "est_cycles",
-        "cycles",
-        default_limit="1%",
-        doc="Ir + 10 x L1 misses + 100 x LL misses per kernel, pinned cache model (measure/callgrind.py)",
-    ),
-    # GPU resources of CUDA kernels, from ptxas -v (measure/gpu_resources.py)
-    KernelMetric("gpu_registers", "registers/thread", "0", "registers per thread of each CUDA kernel (ptxas -v)"),
-    KernelMetric("gpu_shared_bytes", "B shared", "0", "static shared memory per block of each CUDA kernel (ptxas -v)"),
-    KernelMetric(
-        "gpu_local_bytes", "B local", "0", "stack frame in local memory per thread of each CUDA kernel (ptxas -v)"
-    ),
-    KernelMetric("gpu_spill_bytes", "B spilled", "0", "register spill stores + loads of each CUDA kernel (ptxas -v)"),
-    KernelMetric("ptx_instructions", "PTX instructions", "1%", "PTX instructions in each CUDA kernel's body"),
+    # measure/simulate.py: callgrind, for the pinned target llvm -mcpu=haswell (README, "Simulated cost"): the
+    # instructions executed per kernel, and Ir + 10 x L1 misses + 100 x LL misses per kernel, a pinned cache
+    # model (measure/callgrind.py)
+    KernelMetric("cpu_instructions", "instructions", "1%"),
+    KernelMetric("est_cycles", "cycles", "1%"),
+    # GPU resources of each CUDA kernel, from ptxas -v (measure/gpu_resources.py): registers per thread, static
+    # shared memory per block, stack frame in local memory per thread, register spill stores + loads
+    KernelMetric("gpu_registers", "registers/thread"),
+    KernelMetric("gpu_shared_bytes", "B shared"),
+    KernelMetric("gpu_local_bytes", "B local"),
+    KernelMetric("gpu_spill_bytes", "B spilled"),
+    KernelMetric("ptx_instructions", "PTX instructions", "1%"),  # in each CUDA kernel's body
 )
 
 

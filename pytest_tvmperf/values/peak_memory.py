@@ -1,5 +1,4 @@
-"""Peak memory of one call of the entry, the pure parts: what the isolation child reads
-(sandbox/peak.py), the median the gate compares, the noise floor, the reasons for n/a.
+"""Peak memory of one call of the entry, the pure parts (the isolation child is sandbox/peak.py).
 
 ``peak_bytes``: the host's peak resident growth over one call: the child resets the
 high-water mark (``/proc/self/clear_refs``), reads its resident size, makes one call and

@@ -11,7 +11,7 @@ def safe(text: object) -> str:
     ``\\x1b``: no line, colour or cursor move of the file's), and a leading ``::`` (after
     blanks) as ``\\x3a:``, since GitHub Actions reads a line starting with ``::`` as a
     workflow command (a fake annotation, or ``::stop-commands::``)."""
-    out = "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in str(text))
+    out = "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in str(text))
     stripped = out.lstrip(" ")
     if stripped.startswith("::"):
         out = out[: len(out) - len(stripped)] + "\\x3a" + stripped[1:]
@@ -23,7 +23,3 @@ def safe_lines(text: object) -> str:
     line through :func:`safe`: the message's own line breaks stay, no line from data
     starts with ``::``."""
     return "\n".join(safe(line) for line in str(text).split("\n"))
-
-
-def _escaped(ch: str) -> str:
-    return repr(ch)[1:-1] if ch not in "\"'" else ch

@@ -158,7 +158,6 @@ class Record:
         return next(iter(self.timings.values()), None)
 
     def as_json(self) -> dict[str, Any]:
-        """The record as JSON, field by field of :data:`RECORD_FIELDS`."""
         out: dict[str, Any] = {}
         for f in RECORD_FIELDS:
             value = getattr(self, f.key)
@@ -185,9 +184,8 @@ class Record:
             )
         ):
             return self
-        timings = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
-        timings.update(self.timings)
-        return replace(self, timings=timings)
+        others = {fp: t for fp, t in old.timings.items() if fp not in self.timings}
+        return replace(self, timings={**others, **self.timings})
 
 
 class Presence(Enum):
@@ -235,16 +233,22 @@ class RecordField:
     write: Callable[[Any], Any]
 
 
-def _maybe(convert: Callable[[Any], Any], value: Any) -> Any:
-    return None if value is None else convert(value)
+def _maybe(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else convert(value)
 
 
 def _json(value: Any) -> Any:
     return value.as_json()
 
 
-def _optional_map(data: Mapping[str, Any], key: str, value: Callable[[Any], Any]) -> dict[str, Any] | None:
-    return None if data.get(key) is None else {k: value(v) for k, v in data[key].items()}
+def _optional_map(key: str, value: Callable[[Any], Any]) -> Callable[[Mapping[str, Any]], dict[str, Any] | None]:
+    """The reader of a map that may be missing or null (None)."""
+    return lambda data: None if data.get(key) is None else {k: value(v) for k, v in data[key].items()}
+
+
+def _each(value: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The writer of a map that may be None: its values converted, in key order."""
+    return _maybe(lambda m: {k: value(v) for k, v in sorted(m.items())})
 
 
 def _same(value: Any) -> Any:
@@ -270,27 +274,15 @@ RECORD_FIELDS: tuple[RecordField, ...] = (
         lambda d: {fp: Timing.from_json(t) for fp, t in d.get("timings", {}).items()},
         lambda v: {fp: t.as_json() for fp, t in sorted(v.items())},
     ),
+    RecordField("compile_s", FieldCheck.SECONDS, _NULLABLE, _ALWAYS, lambda d: d.get("compile_s"), _maybe(_round)),
     RecordField(
-        "compile_s", FieldCheck.SECONDS, _NULLABLE, _ALWAYS, lambda d: d.get("compile_s"), lambda v: _maybe(_round, v)
+        "bytecode", FieldCheck.LINES, _NULLABLE, _ALWAYS, _optional_map("bytecode", "\n".join), _each(str.splitlines)
     ),
     RecordField(
-        "bytecode",
-        FieldCheck.LINES,
-        _NULLABLE,
-        _ALWAYS,
-        lambda d: _optional_map(d, "bytecode", "\n".join),
-        lambda v: None if v is None else {k: text.splitlines() for k, text in sorted(v.items())},
-    ),
-    RecordField(
-        "kernel_time_s",
-        FieldCheck.TIMES,
-        _NULLABLE,
-        _ALWAYS,
-        lambda d: _optional_map(d, "kernel_time_s", float),
-        lambda v: None if v is None else {k: _round(s) for k, s in sorted(v.items())},
+        "kernel_time_s", FieldCheck.TIMES, _NULLABLE, _ALWAYS, _optional_map("kernel_time_s", float), _each(_round)
     ),
     RecordField("pipeline", FieldCheck.TEXT, _OPTIONAL, _ALWAYS, lambda d: str(d.get("pipeline", "default")), _same),
-    RecordField("tuning", FieldCheck.OBJECT, _NULLABLE, _IF_SET, lambda d: _maybe(dict, d.get("tuning")), dict),
+    RecordField("tuning", FieldCheck.OBJECT, _NULLABLE, _IF_SET, lambda d: _maybe(dict)(d.get("tuning")), dict),
     RecordField("ir", FieldCheck.IR, _NULLABLE, _IF_SET, lambda d: IRRef.from_json(d.get("ir")), _json),
     RecordField(
         "kernels",

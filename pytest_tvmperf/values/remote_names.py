@@ -23,10 +23,6 @@ class RemoteName:
     key: str
 
     @property
-    def target(self) -> str:
-        return f"{self.base}{SEPARATOR}{self.key}"
-
-    @property
     def shown(self) -> str:
         """How a test id shows it: ``rpc:my-board-llvm``."""
         return f"rpc:{self.key}-{self.base}"
@@ -63,8 +59,7 @@ def base_of(name: str) -> str:
 
 def shown_target(name: str) -> str:
     """A target's part of a test id: the name itself, ``rpc:KEY-BASE`` for a remote one."""
-    remote = split_remote(name) if is_remote(name) else None
-    return remote.shown if remote else name
+    return remote.shown if (remote := split_remote(name)) else name
 
 
 def parse_rpc_address(text: str) -> tuple[str, int]:

@@ -11,15 +11,14 @@ from typing import Iterable, Mapping
 @dataclass(frozen=True)
 class ResourceMetric:
     """One resource metric: its name (threshold key, marker keyword, JSON key), unit, default
-    threshold (``parse_limit`` syntax), short alias (``code=1%``; "" for none), what its
-    parts are (``by site``), and a line of documentation."""
+    threshold (``parse_limit`` syntax), short alias (``code=1%``; "" for none) and what its
+    parts are (``by site``)."""
 
     name: str
     unit: str
     default_limit: str
     alias: str
     parts: str
-    doc: str
 
 
 ALLOC_BYTES = "alloc_bytes"
@@ -28,42 +27,14 @@ PEAK_BYTES = "peak_bytes"
 DEVICE_PEAK_BYTES = "device_peak_bytes"
 
 RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
-    ResourceMetric(
-        ALLOC_BYTES,
-        "B",
-        "0",
-        "",
-        "by allocation site",
-        "bytes the VM allocates at run time in one call of the entry (its alloc_storage calls as they "
-        "execute, dynamic shapes included); exact on every machine",
-    ),
-    ResourceMetric(
-        CODE_BYTES,
-        "B",
-        "1%",
-        "code",
-        "by kernel",
-        "code size of the compiled library: function symbols of the object LLVM emits (the CUDA "
-        "module's size for cuda); exact for a TVM version, LLVM and target",
-    ),
-    ResourceMetric(
-        PEAK_BYTES,
-        "B",
-        "10%",
-        "memory",
-        "",
-        "the host's peak resident growth over one call of the entry, read in the isolation child "
-        "(median of 3 calls); a growth up to 256 KiB is noise and passes (values/peak_memory.py)",
-    ),
-    ResourceMetric(
-        DEVICE_PEAK_BYTES,
-        "B",
-        "10%",
-        "",
-        "",
-        "a GPU's peak allocated bytes during one call of the entry (the VM's memory pool, read as the "
-        "device's free memory); n/a on the host and where no GPU runs it",
-    ),
+    # bytes the VM allocates in one call of the entry (its alloc_storage calls as executed); exact on every machine
+    ResourceMetric(ALLOC_BYTES, "B", "0", "", "by allocation site"),
+    # the function symbols of the object LLVM emits (the CUDA module's size for cuda); exact for a TVM, LLVM, target
+    ResourceMetric(CODE_BYTES, "B", "1%", "code", "by kernel"),
+    # the host's peak resident growth over one call, median of 3 in the isolation child (values/peak_memory.py)
+    ResourceMetric(PEAK_BYTES, "B", "10%", "memory", ""),
+    # a GPU's peak allocated bytes in one call (the VM's pool, read as its free memory); n/a where no GPU runs it
+    ResourceMetric(DEVICE_PEAK_BYTES, "B", "10%", "", ""),
 )
 RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
 #: measured, not counted: gated with a noise floor (values/peak_memory.py)
@@ -72,16 +43,10 @@ PEAK_NAMES: tuple[str, ...] = (PEAK_BYTES, DEVICE_PEAK_BYTES)
 #: ``compile_s``: the build time, gated side by side (values/compile_times.py), not a count of
 #: the record's exact metrics: selected and given a threshold as the resources above are
 COMPILE_S = "compile_s"
-COMPILE_METRIC = ResourceMetric(
-    COMPILE_S,
-    "s",
-    "25%",
-    "compile",
-    "side by side",
-    "code generation time of the lowered IR (relax.build without its pipeline, tvm.compile of a PrimFunc): "
-    "the baseline's stored IR and today's built in turn in this process; only where the "
-    "program or TVM changed",
-)
+#: the code generation time of the lowered IR (relax.build without its pipeline, tvm.compile of a
+#: PrimFunc): the baseline's stored IR and today's built in turn in this process; only where the
+#: program or TVM changed
+COMPILE_METRIC = ResourceMetric(COMPILE_S, "s", "25%", "compile", "side by side")
 #: every resource a run can select (--tvmperf-resources, marker resources=, thresholds)
 SELECTABLE_RESOURCES: tuple[ResourceMetric, ...] = (*RESOURCE_METRICS, COMPILE_METRIC)
 SELECTABLE_NAMES: tuple[str, ...] = tuple(m.name for m in SELECTABLE_RESOURCES)

@@ -44,12 +44,8 @@ class TimeSamples:
         for name, shares in self.waits:
             if len(shares) != len(self.samples) or any(not (0 <= x < float("inf")) for x in shares):
                 raise ValueError(f"the waits of series {name!r} must be finite shares >= 0, one per round")
-        for name, values in (
-            ("time", self.samples),
-            ("reference", self.reference),
-            ("baseline", self.baseline),
-            *((f"peer {n}", v) for n, v in self.peers),
-        ):
+        sides = (("time", self.samples), ("reference", self.reference), ("baseline", self.baseline))
+        for name, values in (*sides, *((f"peer {n}", v) for n, v in self.peers)):
             if values is None:
                 continue
             if any(not (s > 0 and s < float("inf")) for s in values):
@@ -77,11 +73,9 @@ class TimeSamples:
 
     def series(self, name: str) -> tuple[float, ...] | None:
         """The samples of ``time``, ``reference``, ``baseline`` or ``peer:<name>``."""
-        if name == "time":
-            return self.samples
         if name.startswith("peer:"):
             return self.peer(name[len("peer:") :])
-        return {"reference": self.reference, "baseline": self.baseline}.get(name)
+        return {"time": self.samples, "reference": self.reference, "baseline": self.baseline}.get(name)
 
     def peer(self, name: str) -> tuple[float, ...] | None:
         return dict(self.peers).get(name)
