@@ -12,12 +12,10 @@ from pytest_tvmperf.judge.disturbance import busy_shares, clean
 from pytest_tvmperf.judge.own_time import OwnTimes, own_times
 from pytest_tvmperf.values.kernel_metrics import setup_difference
 from pytest_tvmperf.values.printable import safe
-from pytest_tvmperf.values.samples import TimeSamples
-from pytest_tvmperf.config.parsing import EXACT_METRICS, TIME_METRIC
+from pytest_tvmperf.config.parsing import EXACT_METRICS, KERNEL_METRIC_NAMES, TIME_METRIC
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.values.peak_memory import allowed_peak, floor_text
 from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES
-from pytest_tvmperf.config.parsing import KERNEL_METRIC_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.values.record import Record, Timing
 from pytest_tvmperf.judge.busy import (
@@ -32,6 +30,8 @@ from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
 from pytest_tvmperf.judge.verdict import MetricStatus, Verdict
 
 DEFAULT_TIME_POLICY = TimePolicy()
+#: what a time decision compares (this run's series, the baseline's, the noise): judged again when busy
+Series = tuple[Sequence[float], Sequence[float] | None, float]
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,7 @@ class MetricVerdict:
 
     @property
     def ratio(self) -> float | None:
-        if self.baseline in (None, 0) or self.current is None:
-            return None
-        return self.current / self.baseline
+        return None if self.baseline in (None, 0) or self.current is None else self.current / self.baseline
 
     @property
     def measured_ratio(self) -> float:
@@ -84,13 +82,9 @@ class MetricVerdict:
         return self.decision is not None and self.bound is not None and self.decision.low > self.bound
 
     def held(self, *measured: "MetricVerdict") -> "MetricVerdict":
-        """The same evidence, held at inconclusive (see :func:`confirmation.confirm`), its interval
-        spanning those of the ``measured`` verdicts it pools (:func:`busy.held_between`)."""
-        decision = (
-            None
-            if self.decision is None
-            else held_between(self.decision, *(m.decision for m in measured if m.decision is not None))
-        )
+        """See :meth:`confirmation.Judged.held` (:func:`busy.held_between`)."""
+        pooled = [m.decision for m in measured if m.decision is not None]
+        decision = None if self.decision is None else held_between(self.decision, *pooled)
         return replace(self, status=Verdict.INCONCLUSIVE, decision=decision)
 
 
@@ -149,13 +143,11 @@ def compare_exact(metric: str, baseline: float | None, current: float | None, li
     if not limit.enabled:
         return MetricVerdict(metric, Verdict.NOT_GATED, baseline, current, "off")
     allowed = limit.allowed_max(baseline)
-    if current > allowed:
-        return MetricVerdict(metric, Verdict.REGRESSED, baseline, current, limit.describe())
     # improved: down by more than the allowance (a count that moves within it either way, like
     # a few hundred simulated cycles of the runtime's cache misses, is a pass)
-    if current < baseline - (allowed - baseline):
-        return MetricVerdict(metric, Verdict.IMPROVED, baseline, current, limit.describe())
-    return MetricVerdict(metric, Verdict.PASS, baseline, current, limit.describe())
+    improved = current < baseline - (allowed - baseline)
+    status = Verdict.REGRESSED if current > allowed else Verdict.IMPROVED if improved else Verdict.PASS
+    return MetricVerdict(metric, status, baseline, current, limit.describe())
 
 
 def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
@@ -174,15 +166,12 @@ def _other_machine_timing(baseline: Record, current: Timing) -> Timing | None:
 
 #: the mode of an a/b comparison against the baseline's IR rebuilt on this machine
 AB_REBUILT = "a/b, baseline rebuilt here"
-#: the mode of an a/b comparison whose baseline program, rebuilt here, was timed on inputs of
-#: its own signature (today's inputs changed shape): followed by what changed, in brackets
-AB_OWN_INPUTS = "a/b, baseline on its own inputs"
 
 
 def ab_rebuilt_mode(inputs: str) -> str:
     """The mode of an a/b comparison against the baseline's IR rebuilt here: on today's
     inputs (``inputs`` "") or on inputs of its own signature (``inputs``: what changed)."""
-    return f"{AB_OWN_INPUTS} ({inputs})" if inputs else AB_REBUILT
+    return f"a/b, baseline on its own inputs ({inputs})" if inputs else AB_REBUILT
 
 
 #: ``ab_source`` of a build that is the baseline's own program (check/sources.py ``same_program``)
@@ -215,29 +204,19 @@ def compare_time(
     now, screened = clean(timing.samples)
     fingerprint = timing.machine.fingerprint
     base_timing = baseline.timings.get(fingerprint)
+    stored = base_timing.samples.median if base_timing is not None else None
     if not limit.enabled:
-        then = base_timing.samples.median if base_timing else None
-        return MetricVerdict(TIME_METRIC, Verdict.NOT_GATED, then, now.median, "off")
-    if ab_source == AB_SAME:  # the same code: a side-by-side ratio could only measure where it landed in memory
-        stored = base_timing.samples.median if base_timing is not None else None
-        return MetricVerdict(
-            TIME_METRIC,
-            Verdict.PASS,
-            stored,
-            now.median,
-            limit.describe(),
-            note=SAME_PROGRAM_NOTE,
-            bound=1 + (limit.relative if limit.relative is not None else 0.0),
-        )
+        return MetricVerdict(TIME_METRIC, Verdict.NOT_GATED, stored, now.median, "off")
     threshold = limit.relative if limit.relative is not None else 0.0
-    where = ""
+    if ab_source == AB_SAME:  # the same code: a side-by-side ratio could only measure where it landed in memory
+        return MetricVerdict(
+            TIME_METRIC, Verdict.PASS, stored, now.median, limit.describe(), note=SAME_PROGRAM_NOTE, bound=1 + threshold
+        )
     reason = ""
     side_by_side: float | None = None
-    #: what the decision compared (this run's series, the baseline's, the noise): judged again when busy
-    series: tuple[Sequence[float], Sequence[float] | None, float] | None = None
+    series: Series
     if ab_source == "rebuilt" and now.ab_ratios is not None and now.baseline:
         mode = ab_rebuilt_mode(ab_inputs)
-        decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, mode)
         series = (now.ab_ratios, None, policy.noise_ab)
         where = (
             f"{mode}: the baseline's IR rebuilt for this machine and timed on inputs of its own signature "
@@ -258,25 +237,15 @@ def compare_time(
                 why = "this run has no reference-kernel samples to normalize by"
             else:
                 why = f"{len(baseline.timings)} other machine(s) recorded, none with reference kernel {now.reference_name}"
-            return MetricVerdict(
-                TIME_METRIC,
-                Verdict.NOT_GATED,
-                None,
-                now.median,
-                limit.describe(),
-                note=f"no time baseline for this machine (fingerprint {fingerprint}); {why}",
-            )
-        decision = decide(
-            now.normalized, other.samples.normalized, threshold, policy.alpha, 2 * policy.noise_normalized, "normalized"
-        )
-        series = (now.normalized, other.samples.normalized, 2 * policy.noise_normalized)
+            note = f"no time baseline for this machine (fingerprint {fingerprint}); {why}"
+            return MetricVerdict(TIME_METRIC, Verdict.NOT_GATED, None, now.median, limit.describe(), note=note)
+        mode, series = "normalized", (now.normalized, other.samples.normalized, 2 * policy.noise_normalized)
         base_timing = other
         where = f"vs another machine ({safe(other.machine.cpu_model)}, {safe(other.machine.fingerprint)}), normalized"
         if other.machine.cpu_model != timing.machine.cpu_model:
             # the reference kernel does not scale like the workload across micro-architectures
             # (measured: unchanged code 2.6-2.7x apart between AMD and Intel): shown, never failed
             reason = f"baseline from another CPU model ({safe(other.machine.cpu_model)}): normalized times do not carry across CPU models"
-            decision = held_decision(decision, allow_pass=True)
         elif other.machine.target != timing.machine.target:
             # the same CPU name (clouds report generic ones, "AMD EPYC") but code built for
             # another CPU: measured, znver4 vs x86-64-v2 code 1.7-1.8x apart: shown, never failed
@@ -284,10 +253,8 @@ def compare_time(
                 f"baseline built for another target ({other.machine.target}): normalized times do not "
                 f"carry across instruction sets"
             )
-            decision = held_decision(decision, allow_pass=True)
     elif now.ab_ratios is not None:
-        decision = decide(now.ab_ratios, None, threshold, policy.alpha, policy.noise_ab, "a/b")
-        series = (now.ab_ratios, None, policy.noise_ab)
+        mode, series = "a/b", (now.ab_ratios, None, policy.noise_ab)
         where = "the baseline's artifact timed side by side"
         side_by_side = float(np.median(now.baseline))
     elif (
@@ -295,57 +262,47 @@ def compare_time(
         and base_timing.samples.normalized is not None
         and now.reference_name == base_timing.samples.reference_name
     ):
-        decision = decide(
-            now.normalized,
-            base_timing.samples.normalized,
-            threshold,
-            policy.alpha,
-            policy.noise_normalized,
-            "normalized",
-        )
-        series = (now.normalized, base_timing.samples.normalized, policy.noise_normalized)
+        mode, series = "normalized", (now.normalized, base_timing.samples.normalized, policy.noise_normalized)
         where = "normalized by the reference kernel"
     else:
-        decision = decide(now.samples, base_timing.samples.samples, threshold, policy.alpha, policy.noise_raw, "raw")
-        series = (now.samples, base_timing.samples.samples, policy.noise_raw)
+        mode, series = "raw", (now.samples, base_timing.samples.samples, policy.noise_raw)
         where = "raw times (no common reference kernel)"
+    decision = decide(series[0], series[1], threshold, policy.alpha, series[2], mode)
+    if reason:  # another CPU model or target: shown, never failed
+        decision = held_decision(decision, allow_pass=True)
     current = now.median
     if screened is not None and screened.describe():
         where = f"{where}; {screened.describe()}"
-        own = (
-            _own_times_for(decision.mode, timing.samples)
-            if screened.busy and screened.source == "host" and not reason and series is not None
-            else None
-        )
-        if own is not None and not own.lost and series is not None:
+        own = None
+        if screened.busy and screened.source == "host" and not reason:
+            # the own run times of the sides this comparison timed
+            sides = {"a/b": ("time", "baseline"), "normalized": ("time", "reference")}
+            own = own_times(timing.samples, sides.get("a/b" if mode.startswith("a/b") else mode, ("time",)))
+        if own is not None and not own.lost:
             # each side by its own run time: what the load took from it is out of its samples
-            decision, current, side = _own_time_decision(own, series, threshold, policy.alpha, decision.mode)
+            decision, current, side = _own_time_decision(own, series, threshold, policy.alpha, mode)
             side_by_side = side if side is not None else side_by_side
             where = f"{where}; {own.describe()}"
             if decision.status == Verdict.INCONCLUSIVE:  # no reason held it: more rounds can decide it
                 # the least ratio whose interval would clear 1 (a/b: by the load's lean) past the limit
-                lean = own.allowance if decision.mode.startswith("a/b") else 0.0
+                lean = own.allowance if mode.startswith("a/b") else 0.0
                 tell = max(1 + threshold, (1 + lean) * math.sqrt(decision.high / decision.low))
                 where = f"{where}; could tell a slowdown of {tell - 1:.0%} or more, saw {decision.ratio:.2f}x"
-        elif own is not None and series is not None and now.preempted is not None:
+        elif own is not None and now.preempted is not None:
             # a side whose run time cannot be told: held with that reason, and shown with the
             # interval every round's wait allows (the wall times' own can lie wholly past the limit)
-            decision = untold_decision(
-                series[0], series[1], now.preempted, threshold, policy.alpha, series[2], decision.mode
-            )
+            decision = untold_decision(series[0], series[1], now.preempted, threshold, policy.alpha, series[2], mode)
             where = f"{where}; {widened_note(now.preempted)}"
             if decision.status == Verdict.INCONCLUSIVE:
                 reason = f"{screened.describe()}; {own.lost}"
         elif own is not None:
             reason = f"{screened.describe()}; {own.lost}"
             decision = held_decision(decision)
-        elif not reason and series is not None and (shares := busy_shares(now, screened)) is not None:
+        elif not reason and (shares := busy_shares(now, screened)) is not None:
             # no per-side waits (an injected timer; an RPC device, by its reference kernel): the
             # wall times, widened by what each round's disturbance could have moved them; a
             # verdict far past the limit is no load's doing
-            decision = busy_widened_decision(
-                series[0], series[1], shares, threshold, policy.alpha, series[2], decision.mode
-            )
+            decision = busy_widened_decision(series[0], series[1], shares, threshold, policy.alpha, series[2], mode)
             where = f"{where}; {widened_note(shares, screened.source)}"
             if decision.status == Verdict.INCONCLUSIVE:
                 reason = screened.describe()
@@ -354,41 +311,18 @@ def compare_time(
             decision = held_decision(decision)
     # a/b rebuilt here: this machine may have no stored timing (the baseline recorded elsewhere)
     stored = base_timing.samples.median if base_timing is not None else None
-    return MetricVerdict(
-        TIME_METRIC,
-        decision.status,
-        stored if side_by_side is None else side_by_side,
-        current,
-        limit.describe(),
-        note=where,
-        decision=decision,
-        reason=reason,
-        bound=1 + threshold,
-        stored_baseline=None if side_by_side is None else stored,
-    )
-
-
-def _own_times_for(mode: str, samples: TimeSamples) -> OwnTimes | None:
-    """The own run times of the sides a comparison of ``mode`` timed in this run."""
-    if mode.startswith("a/b"):
-        return own_times(samples, ("time", "baseline"))
-    if mode == "normalized":
-        return own_times(samples, ("time", "reference"))
-    return own_times(samples, ("time",))
+    # side by side: the baseline shown is the one timed in this run, the stored one beside it
+    shown, stored = (stored, None) if side_by_side is None else (side_by_side, stored)
+    status, bound = decision.status, 1 + threshold
+    return MetricVerdict(TIME_METRIC, status, shown, current, limit.describe(), where, decision, reason, bound, stored)
 
 
 def _own_time_decision(
-    own: OwnTimes,
-    series: tuple[Sequence[float], Sequence[float] | None, float],
-    threshold: float,
-    alpha: float,
-    mode: str,
+    own: OwnTimes, series: Series, threshold: float, alpha: float, mode: str
 ) -> tuple[TimeDecision, float, float | None]:
-    """The decision from each side's own run time, with the allowance the load adds: like a
-    quiet machine's, except that an a/b ``regressed`` (``improved``) needs the interval to
-    clear 1 by the allowance (a preempted side also refills its caches: the pair's ratio can
-    lean a few percent beyond its spread; a normalized or raw interval already carries the
-    process-to-process noise). Returns the decision, today's median run time, and the baseline
+    """The decision from each side's own run time, with the allowance the load adds (an a/b
+    one also asks :func:`busy_paired_decision`'s lean; a normalized or raw interval already
+    carries the process noise). Returns it, today's median run time, and the baseline
     program's (a/b; None otherwise), from the same rounds as the ratio."""
     noise = math.hypot(series[2], own.allowance)
     if mode.startswith("a/b"):
@@ -398,10 +332,9 @@ def _own_time_decision(
     else:
         now, base, side = own.series("time"), series[1], None
     decision = decide(now, base, threshold, alpha, noise, mode)  # type: ignore[arg-type]
-    if mode.startswith("a/b"):  # the pair's ratio can lean beyond its spread; the others carry the process noise
+    if mode.startswith("a/b"):
         decision = busy_paired_decision(decision, threshold, own.allowance)
-    decision = replace(decision, estimate=OWN_RUN_TIME)
-    return decision, own.median("time"), side
+    return replace(decision, estimate=OWN_RUN_TIME), own.median("time"), side
 
 
 def same_program_cell(comparison: "Comparison | None") -> str:
@@ -424,15 +357,10 @@ def compare(
         compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]) for m in EXACT_METRICS
     ]
     for m in kernel_metrics:
-        differs = setup_difference(m, baseline.exact.measured_with, current.exact.measured_with)
-        if differs:  # counts of another setup (pinned target, tool version): shown, not gated
-            verdicts.append(
-                MetricVerdict(
-                    m, Verdict.NOT_GATED, baseline.exact.scalar(m), current.exact.scalar(m), HELD, reason=differs
-                )
-            )
-        else:
-            verdicts.append(compare_exact(m, baseline.exact.scalar(m), current.exact.scalar(m), thresholds[m]))
+        # counts of another setup (pinned target, tool version): shown, not gated
+        then, now = baseline.exact.scalar(m), current.exact.scalar(m)
+        held = _held_for_setup(m, then, now, baseline, current)
+        verdicts.append(held or compare_exact(m, then, now, thresholds[m]))
     verdicts.extend(compare_resources(current, baseline, thresholds))
     verdicts.append(compare_time(current, baseline, thresholds[TIME_METRIC], policy, ab_source, ab_inputs))
     return Comparison(tuple(verdicts))
@@ -454,14 +382,19 @@ def compare_resources(current: Record, baseline: Record, thresholds: Mapping[str
             )
             verdicts.append(MetricVerdict(m, Verdict.NA, then, now, limit.describe(), note=why))
             continue
-        differs = setup_difference(m, baseline.exact.measured_with, current.exact.measured_with)
-        if differs:
-            verdicts.append(MetricVerdict(m, Verdict.NOT_GATED, then, now, HELD, reason=differs))
-        else:
-            verdicts.append(
-                compare_peak(m, then, now, limit) if m in PEAK_NAMES else compare_exact(m, then, now, limit)
-            )
+        held = _held_for_setup(m, then, now, baseline, current)
+        verdicts.append(
+            held or (compare_peak(m, then, now, limit) if m in PEAK_NAMES else compare_exact(m, then, now, limit))
+        )
     return verdicts
+
+
+def _held_for_setup(
+    m: str, then: float | None, now: float | None, baseline: Record, current: Record
+) -> MetricVerdict | None:
+    """Not gated where the baseline measured ``m`` on another setup, else None."""
+    differs = setup_difference(m, baseline.exact.measured_with, current.exact.measured_with)
+    return MetricVerdict(m, Verdict.NOT_GATED, then, now, HELD, reason=differs) if differs else None
 
 
 def compare_peak(metric: str, baseline: float, current: float, limit: Limit) -> MetricVerdict:

@@ -21,11 +21,9 @@ COMPILE_MODE = "a/b, builds side by side"
 
 
 def compile_verdict(times: CompileTimes | None, limit: Limit, alpha: float) -> MetricVerdict | None:
-    """The ``compile_s`` verdict: None where the test leaves it out (nothing shown); n/a
-    with the reason where nothing was built; not gated for the same program, or with the
-    gate off, or where the builds are too noisy to tell (never held: the test's verdict
-    does not wait on its build time); else regressed, improved or pass, with the ratio's
-    interval."""
+    """The ``compile_s`` verdict: None where the test leaves it out; n/a where nothing was
+    built; not gated for the same program, with the gate off, or where the builds are too
+    noisy to tell (never held: the test's verdict does not wait on its build time)."""
     if times is None:
         return None
     described = limit.describe()
@@ -38,21 +36,10 @@ def compile_verdict(times: CompileTimes | None, limit: Limit, alpha: float) -> M
         return MetricVerdict(COMPILE_S, Verdict.NOT_GATED, then, now, "off")
     threshold = limit.relative if limit.relative is not None else 0.0
     decision = decide(times.ratios, None, threshold, alpha, COMPILE_NOISE, COMPILE_MODE)  # type: ignore[arg-type]
-    note = f"{len(times.ratios)} build(s) of each side, interleaved"
-    if decision.status == Verdict.INCONCLUSIVE:
-        return MetricVerdict(
-            COMPILE_S,
-            Verdict.NOT_GATED,
-            then,
-            now,
-            described,
-            note=f"{note}; the builds' noise is larger than the threshold: shown, not gated",
-            decision=decision,
-            bound=1 + threshold,
-        )
-    return MetricVerdict(
-        COMPILE_S, decision.status, then, now, described, note=note, decision=decision, bound=1 + threshold
-    )
+    status, note = decision.status, f"{len(times.ratios)} build(s) of each side, interleaved"
+    if status == Verdict.INCONCLUSIVE:
+        status, note = Verdict.NOT_GATED, f"{note}; the builds' noise is larger than the threshold: shown, not gated"
+    return MetricVerdict(COMPILE_S, status, then, now, described, note=note, decision=decision, bound=1 + threshold)
 
 
 def versions_verdict(other_s: float | None, today_s: float | None, other: str, today: str) -> MetricVerdict:

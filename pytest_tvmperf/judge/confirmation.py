@@ -69,9 +69,9 @@ def worth_remeasuring(verdict: Judged) -> bool:
     """An unsure verdict a re-measure can change: not one held for a reason that a second
     measurement shares (a busy machine, a baseline from another CPU model), which would be
     held again for the same reason at the cost of a second measurement."""
-    if not Verdict(verdict.status).unsure:
-        return False
-    return not (verdict.status == Verdict.INCONCLUSIVE and getattr(verdict, "reason", ""))
+    return Verdict(verdict.status).unsure and not (
+        verdict.status == Verdict.INCONCLUSIVE and getattr(verdict, "reason", "")
+    )
 
 
 def confirm(
@@ -104,24 +104,20 @@ def confirm(
 
 
 def held_apart(pooled: J, measured: Sequence[J]) -> J:
-    """A pooled failure whose measurements disagree (one alone is not past the limit), held
-    at inconclusive with the interval that spans the pooled one and each measurement's: it
-    reflects the disagreement and reaches to a ratio at or under the limit, so no verdict
-    reads ``inconclusive`` beside an interval wholly past its limit. Where even that
-    interval lies wholly past the limit, every measurement's interval does: they agree past
-    the limit and the failure stands (``pooled`` is returned)."""
+    """A pooled failure whose measurements disagree, held at inconclusive with the interval
+    spanning the pooled one and each measurement's, so no verdict reads ``inconclusive``
+    beside an interval wholly past its limit. Where even that one lies wholly past the
+    limit, every measurement's does: they agree, and ``pooled`` stands."""
     held = pooled.held(*measured)
     return pooled if held.wholly_past_limit else held
 
 
 def _suspected(first: Judged) -> bool:
-    """The first measurement suspected a failure: it failed, or, judged on each side's own
-    run time on a busy machine (where a failure needs the whole interval past the limit),
-    it was open with its ratio past the limit (the confirmation then has both
-    measurements past the limit and the pooled interval wholly past it)."""
-    return Verdict(first.status).fails or (
-        getattr(first, "by_own_run_time", False) and first.status == Verdict.INCONCLUSIVE
-    )
+    """The first measurement suspected a failure: it failed, or it was open, judged on each
+    side's own run time (a busy machine, where a failure needs the whole interval past the
+    limit); the caller asks its ratio past the limit too."""
+    by_own_run_time = getattr(first, "by_own_run_time", False)
+    return Verdict(first.status).fails or (by_own_run_time and first.status == Verdict.INCONCLUSIVE)
 
 
 # --- sequential sampling: stop when the answer is already a pass ----------------------
@@ -153,11 +149,9 @@ class Sampled:
 
     def note(self) -> str:
         """'a pass after 6 of 15 rounds' ("" when every round was taken)."""
-        return (
-            f"a pass after {len(self.samples.samples)} of {self.planned} rounds (sequential sampling)"
-            if self.stopped_early
-            else ""
-        )
+        if not self.stopped_early:
+            return ""
+        return f"a pass after {len(self.samples.samples)} of {self.planned} rounds (sequential sampling)"
 
 
 def sample_in_looks(
@@ -229,24 +223,18 @@ def pipeline_notes(
     records_hash: str | None,
     tuning_source: str = "",
 ) -> tuple[list[str], str]:
-    """Notes on how the compile pipeline or tuning records changed since the baseline,
-    and the summary's short word for a tuning change ("" when none). ``records_hash``
-    covers only the records this test's own kernels use (tuning.inspect), so tuning
-    another test's kernels never shows here. ``tuning_source`` says where the schedules
-    came from when they are not all this target's own (``schedules tuned on znver4,
-    applied on znver3: 31 of 31 kernels``): a note, and the summary's word."""
+    """Notes on how the compile pipeline or tuning records changed since the baseline, and
+    the summary's short word for a tuning change ("" when none). ``records_hash`` covers only
+    this test's own kernels' records (tuning.inspect). ``tuning_source``: where schedules not
+    all this target's own came from (``schedules tuned on znver4, applied on znver3: 31 of 31
+    kernels``), a note and the summary's word."""
     source = [tuning_source] if tuning_source else []
     if baseline_pipeline != pipeline:
         return [f"compile pipeline changed: {safe(baseline_pipeline)} -> {pipeline}", *source], tuning_source
     if same_target and baseline_records_hash != records_hash:  # each target has its own records
-        return (
-            [
-                f"tuning database records changed since the baseline ({safe(baseline_records_hash)} -> {records_hash}): "
-                f"re-record with pytest --tvmperf-update if the new schedules are intended",
-                *source,
-            ],
-            "; ".join(["tuning database records changed since the baseline", *source]),
-        )
+        changed = "tuning database records changed since the baseline"
+        note = f"{changed} ({safe(baseline_records_hash)} -> {records_hash}): re-record with pytest --tvmperf-update"
+        return [f"{note} if the new schedules are intended", *source], "; ".join([changed, *source])
     return source, tuning_source
 
 
@@ -262,11 +250,10 @@ def confirmation_note(checked: "Confirmed", name: str = "time") -> str | None:
             f"{second.measured_ratio:.2f}x): inconclusive; the re-measure alone {second.describe()}; shown with "
             f"the interval spanning both measurements' and the pooled samples': {final.describe()}"
         )
-    else:
-        if final.status != first.status:
-            word = f"not confirmed (now {final.status})"
-        else:  # an answer held at inconclusive is never "confirmed": it is still held
-            word = "still inconclusive" if final.status == Verdict.INCONCLUSIVE else "confirmed"
+    elif final.status != first.status:
+        word = f"not confirmed (now {final.status})"
+    else:  # an answer held at inconclusive is never "confirmed": it is still held
+        word = "still inconclusive" if final.status == Verdict.INCONCLUSIVE else "confirmed"
     return (
         f"first measurement {first.status} at {first.describe()}; re-measured with "
         f"{len(checked.samples.samples)} samples in all: {word}"

@@ -51,13 +51,11 @@ LOAD_NOISE_PER_WAIT = 0.05
 
 
 def wait_bounds(values: Sequence[float], preempted: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """Per round, the least and the most a time (or a ratio of two times measured in that
-    round) can be once the CPU wait is taken out of it. ``preempted[i]`` is the largest share
-    of any sample's wall time in round ``i`` spent waiting, so each side's run time is at
-    least ``1 - preempted[i]`` of its wall time: a ratio ``x`` of two of them lies within
-    ``x * (1 - p)`` and ``x / (1 - p)`` whatever the load did to either side. A round whose
-    wait passes ``1 - MIN_RUN_SHARE`` bounds nothing and is left out (no interval may rest
-    on a round that cannot be told)."""
+    """Per round, the least and the most a time (or a ratio of two times of that round) can be
+    once the CPU wait is out of it: ``preempted[i]``, the largest share of any sample's wall
+    time in round ``i`` spent waiting, leaves each side at least ``1 - p`` of its wall time,
+    so a ratio ``x`` lies within ``x * (1 - p)`` and ``x / (1 - p)``. A round whose wait
+    passes ``1 - MIN_RUN_SHARE`` cannot be told and is left out (no interval may rest on it)."""
     low, high = [], []
     for x, p in zip(values, preempted):
         if p <= 1 - MIN_RUN_SHARE:
@@ -96,22 +94,20 @@ class Screen:
 
     def describe(self) -> str:
         """'machine busy: 38% of samples preempted' or '3 of 45 preempted samples left out'."""
-        if self.source == "device":
-            if self.busy:
-                return (
-                    f"device busy: {self.share_disturbed:.0%} of rounds disturbed (the reference kernel, timed on the "
-                    f"device in the same rounds, ran more than {DEVICE_LIMIT:.0%} over its lower quartile)"
-                )
-            if self.disturbed:
-                return f"{self.disturbed} of {self.total} disturbed device round(s) left out"
-            return ""
+        device = self.source == "device"
+        if self.busy and device:
+            return (
+                f"device busy: {self.share_disturbed:.0%} of rounds disturbed (the reference kernel, timed on the "
+                f"device in the same rounds, ran more than {DEVICE_LIMIT:.0%} over its lower quartile)"
+            )
         if self.busy:
             return (
                 f"machine busy: {self.share_disturbed:.0%} of samples preempted (this process's threads waited "
                 f"for a CPU more than {PREEMPTED_LIMIT:.0%} of a sample's time)"
             )
         if self.disturbed:
-            return f"{self.disturbed} of {self.total} preempted sample(s) left out"
+            what = "disturbed device round(s)" if device else "preempted sample(s)"
+            return f"{self.disturbed} of {self.total} {what} left out"
         return ""
 
 
@@ -133,12 +129,10 @@ def device_disturbance(reference: Sequence[float] | None) -> tuple[float, ...] |
 
 
 def busy_shares(samples: TimeSamples, screened: "Screen | None") -> tuple[float, ...] | None:
-    """Per round, the share of its wall time the disturbance could have taken, what bounds
-    a busy measurement's interval (:func:`wait_bounds`): on the host the rounds' CPU waits;
-    on an RPC device, where the reference kernel ran ``d`` over its lower quartile in a
-    round (:func:`device_disturbance`), ``d / (1 + d)``: a program timed in that round is
-    taken to have been slowed as much as the reference kernel beside it. None when the
-    measurement was not busy."""
+    """Per round, the share of its wall time the disturbance could have taken (what bounds a
+    busy measurement's interval, :func:`wait_bounds`): the host's CPU waits; on an RPC device
+    ``d / (1 + d)`` where the reference kernel ran ``d`` over its lower quartile (a program
+    is taken to have been slowed as much as the kernel beside it). None when not busy."""
     if screened is None or not screened.busy or samples.preempted is None:
         return None
     if screened.source == "device":
@@ -152,10 +146,8 @@ def clean(samples: TimeSamples) -> tuple[TimeSamples, Screen | None]:
     all rounds come back and ``screen.busy`` says the evidence cannot be trusted."""
     if samples.preempted is None:
         return samples, None
-    if samples.screened_by == "device":
-        result = screen(samples.preempted, DEVICE_LIMIT, "device")
-    else:
-        result = screen(samples.preempted)
+    device = samples.screened_by == "device"
+    result = screen(samples.preempted, DEVICE_LIMIT, "device") if device else screen(samples.preempted)
     if result.busy or not result.disturbed:
         return samples, result
     return samples.rounds(result.kept), result

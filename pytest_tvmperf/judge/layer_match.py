@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Mapping, Sequence
 
 Shape = tuple[int, ...]
@@ -39,35 +39,15 @@ _TVM_ANCHORS = (
 
 #: peer op names (torch module classes, onnxruntime op types) -> anchor kind
 PEER_ANCHORS: Mapping[str, str] = {
-    "Conv1d": CONV,
-    "Conv2d": CONV,
-    "Conv3d": CONV,
-    "ConvTranspose2d": CONV,
-    "Conv": CONV,
-    "FusedConv": CONV,
-    "ConvTranspose": CONV,
-    "NchwcConv": CONV,
-    "QLinearConv": CONV,
-    "Linear": MATMUL,
-    "Gemm": MATMUL,
-    "MatMul": MATMUL,
-    "FusedGemm": MATMUL,
-    "FusedMatMul": MATMUL,
-    "MaxPool1d": MAX_POOL,
-    "MaxPool2d": MAX_POOL,
-    "MaxPool3d": MAX_POOL,
-    "MaxPool": MAX_POOL,
-    "AdaptiveMaxPool2d": MAX_POOL,
-    "GlobalMaxPool": MAX_POOL,
-    "NchwcMaxPool": MAX_POOL,
-    "AvgPool1d": AVG_POOL,
-    "AvgPool2d": AVG_POOL,
-    "AvgPool3d": AVG_POOL,
-    "AdaptiveAvgPool2d": AVG_POOL,
-    "AveragePool": AVG_POOL,
-    "GlobalAveragePool": AVG_POOL,
-    "NchwcAveragePool": AVG_POOL,
-    "NchwcGlobalAveragePool": AVG_POOL,
+    op: kind
+    for kind, ops in (
+        (CONV, "Conv1d Conv2d Conv3d ConvTranspose2d Conv FusedConv ConvTranspose NchwcConv QLinearConv"),
+        (MATMUL, "Linear Gemm MatMul FusedGemm FusedMatMul"),
+        (MAX_POOL, "MaxPool1d MaxPool2d MaxPool3d MaxPool AdaptiveMaxPool2d GlobalMaxPool NchwcMaxPool"),
+        (AVG_POOL, "AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool2d AveragePool GlobalAveragePool NchwcAveragePool"),
+        (AVG_POOL, "NchwcGlobalAveragePool"),
+    )
+    for op in ops.split()
 }
 
 
@@ -82,27 +62,12 @@ def tvm_anchor(kernel: str) -> str:
 def fused_ops(kernel: str) -> tuple[str, ...]:
     """The ops a fused TVM kernel computes, from its name: ``fused_conv2d1_add1_relu`` ->
     (conv2d, add, relu) (the numbers TVM appends to tell kernels apart are dropped)."""
-    name = kernel.removeprefix("fused_")
     known = (
-        "conv2d_transpose",
-        "adaptive_avg_pool2d",
-        "adaptive_max_pool2d",
-        "avg_pool2d",
-        "max_pool2d",
-        "batch_norm",
-        "layer_norm",
-        "batch_matmul",
-        "conv1d",
-        "conv2d",
-        "conv3d",
-        "strided_slice",
-        "expand_dims",
-        "concatenate",
-        "transpose",
-        "layout_transform",
-    )
+        "conv2d_transpose adaptive_avg_pool2d adaptive_max_pool2d avg_pool2d max_pool2d batch_norm layer_norm "
+        "batch_matmul conv1d conv2d conv3d strided_slice expand_dims concatenate transpose layout_transform"
+    ).split()
     ops: list[str] = []
-    rest = name
+    rest = kernel.removeprefix("fused_")
     while rest:
         for op in known:
             m = re.match(rf"{op}\d*(?:_|$)", rest)
@@ -161,16 +126,9 @@ class LayerCall:
         return " ".join(p for p in (self.op, self.attrs, f"{shapes} -> {out}" if out else shapes) if p)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "op": self.op,
-            "kind": self.kind,
-            "time_s": self.time_s,
-            "inputs": [list(s) for s in self.inputs],
-            "output": list(self.output),
-            "attrs": self.attrs,
-            "flops": self.flops,
-        }
+        """Every field, in order, its shapes as lists."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**data, "inputs": [list(s) for s in self.inputs], "output": list(self.output)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LayerCall":
@@ -254,19 +212,10 @@ class LayerRow:
         return self.flops / t / 1e9 if self.flops and t > 0 else None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "tvm": [c.to_json() for c in self.tvm],
-            "peer": [c.to_json() for c in self.peer],
-            "flops": self.flops,
-            "outside": self.outside,
-            "tvm_outside_s": self.tvm_outside_s,
-            "peer_outside_s": self.peer_outside_s,
-            "noise_s": self.noise_s,
-            "tvm_s": self.tvm_s,
-            "peer_s": self.peer_s,
-            "lost_s": self.lost_s,
-        }
+        """Every field, in order, then the sums."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data.update(tvm=[c.to_json() for c in self.tvm], peer=[c.to_json() for c in self.peer])
+        return {**data, "tvm_s": self.tvm_s, "peer_s": self.peer_s, "lost_s": self.lost_s}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LayerRow":
@@ -382,13 +331,8 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
     for pi, pg in enumerate(peer_groups):
         if pg.anchor is None:
             continue
-        best: tuple[int, int] | None = None
-        for ti, tg in enumerate(tvm_groups):
-            if ti in used or tg.anchor is None:
-                continue
-            s = _group_score(tg.anchor, pg)
-            if s is not None and (best is None or s > best[0]):
-                best = (s, ti)
+        free = [(_group_score(tg.anchor, pg), ti) for ti, tg in enumerate(tvm_groups) if ti not in used and tg.anchor]
+        best = max(((s, ti) for s, ti in free if s is not None), key=lambda f: f[0], default=None)
         if best is not None:
             used.add(best[1])
             pairs[pi] = best[1]
@@ -400,56 +344,20 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
             pg = peer_groups[matched_tvm[ti]]
             anchor = pg.anchor
             assert anchor is not None and tg.anchor is not None
-            rows.append(
-                LayerRow(
-                    label=anchor_label(anchor),
-                    tvm=tuple(tg.calls),
-                    peer=tuple(pg.calls),
-                    flops=anchor.flops if anchor.flops is not None else tg.anchor.flops,
-                )
-            )
+            flops = anchor.flops if anchor.flops is not None else tg.anchor.flops
+            label = f"{anchor.name} ({anchor.op}{' ' + anchor.attrs if anchor.attrs else ''})"
+            rows.append(LayerRow(label, tuple(tg.calls), tuple(pg.calls), flops))
         else:
             first = tg.calls[0]
-            rows.append(
-                LayerRow(
-                    label=f"(TVM only) {first.name}",
-                    tvm=tuple(tg.calls),
-                    flops=first.flops if tg.anchor is not None else None,
-                )
-            )
+            flops = first.flops if tg.anchor is not None else None
+            rows.append(LayerRow(f"(TVM only) {first.name}", tuple(tg.calls), flops=flops))
     for pi, pg in enumerate(peer_groups):
         if pi not in pairs:
-            rows.append(
-                LayerRow(
-                    label=f"({peer.label} only) {pg.calls[0].name}",
-                    peer=tuple(pg.calls),
-                    flops=pg.anchor.flops if pg.anchor is not None else None,
-                )
-            )
-    rows.append(
-        LayerRow(
-            label="(outside kernels) TVM: VM builtins, allocation, dispatch",
-            outside="tvm",
-            tvm_outside_s=tvm.outside,
-            noise_s=tvm.outside_noise_s,
-        )
-    )
-    rows.append(
-        LayerRow(
-            label=f"(outside layers) {peer.label}: between its layers (functional ops, framework overhead)",
-            outside="peer",
-            peer_outside_s=peer.outside,
-            noise_s=peer.outside_noise_s,
-        )
-    )
-    return LayerTable(
-        peer=peer.label,
-        rows=tuple(rows),
-        tvm_total_s=tvm.total_s,
-        peer_total_s=peer.total_s,
-        notes=tuple(n for n in (tvm.note, peer.note) if n),
-    )
-
-
-def anchor_label(anchor: LayerCall) -> str:
-    return f"{anchor.name} ({anchor.op}{' ' + anchor.attrs if anchor.attrs else ''})"
+            flops = pg.anchor.flops if pg.anchor is not None else None
+            rows.append(LayerRow(f"({peer.label} only) {pg.calls[0].name}", peer=tuple(pg.calls), flops=flops))
+    tvm_label = "(outside kernels) TVM: VM builtins, allocation, dispatch"
+    rows.append(LayerRow(tvm_label, outside="tvm", tvm_outside_s=tvm.outside, noise_s=tvm.outside_noise_s))
+    peer_label = f"(outside layers) {peer.label}: between its layers (functional ops, framework overhead)"
+    rows.append(LayerRow(peer_label, outside="peer", peer_outside_s=peer.outside, noise_s=peer.outside_noise_s))
+    notes = tuple(n for n in (tvm.note, peer.note) if n)
+    return LayerTable(peer.label, tuple(rows), tvm.total_s, peer.total_s, notes)

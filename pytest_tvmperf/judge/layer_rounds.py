@@ -1,27 +1,25 @@
 """Pure: one side's per-layer times, its whole run and its time outside every call, all
 from the same runs.
 
-Each round is one instrumented run: the instrument times each call (a window from just
-before the call to just after it), and the run is cut into the calls' times and pieces
-of the time outside them (an untimed call, the time between two calls, before the first
-and after the last), which add up to the run. The instrument's own time is measured in
-that same run and removed:
+Each round is one instrumented run, cut into the calls' times (each a window from just
+before the call to just after it) and pieces of the time outside them (an untimed call,
+the time between two calls, before the first and after the last), which add up to the
+run. The instrument's own time is measured in that same run and removed:
 
-* the VM's: each call crosses into Python twice (before and after it), each crossing
-  paid half inside a window and half outside it (entering the callback before the clock
-  is read, returning after). A gap between two calls is thus the instrument's own time
-  (the VM's dispatch between two calls is next to nothing beside a crossing), and the
-  instrument's time inside a window the mean of the gaps on either side of it (the
-  crossings of the same call, with the same arguments). The time outside kernels is
-  then the VM builtins' calls, timed like the kernels, and the run's ends;
+* the VM's: each call crosses into Python twice (before and after it), each crossing paid
+  half inside a window and half outside it (entering the callback before the clock is
+  read, returning after). A gap between two calls is thus the instrument's own time (the
+  VM's dispatch between two calls is next to nothing beside a crossing), and its time
+  inside a window the mean of the gaps on either side of it (the same call's crossings,
+  capped at the window). The time outside kernels is then the VM builtins' calls, timed
+  like the kernels, and the run's ends;
 * torch's: an empty module called with the hooks and without them, in each round; its
-  window is the hooks' time inside a window, the rest of the difference outside it.
-  The time between two layers is torch's own work (functional ops, Python), a piece of
-  the time outside.
+  window is the hooks' time inside a window, the rest of the difference outside it. The
+  time between two layers is torch's own work (functional ops, Python), outside.
 
-Over the rounds, each call and each piece is its median: a round the load stretched
-stretches one part, which its median leaves out. The whole run shown is the sum of the
-medians, so the rows add up to it; the time outside is shown with its noise: how far the
+Over the rounds, each call and each piece is its median (a round the load stretched
+stretches one part, which its median leaves out); the whole run is the sum of the
+medians, so the rows add up to it. The time outside is shown with its noise: how far the
 rounds' own time outside strays from its median, and how far that median is from the
 sum of the pieces' medians.
 """
@@ -38,10 +36,8 @@ Span = tuple[float, float]
 
 @dataclass(frozen=True)
 class Round:
-    """One instrumented run of one side, the instrument's own time removed: each timed
-    call's time, and each piece of the time outside them (an untimed call, the time
-    between two calls, before the first and after the last), in order. They add up to
-    the run's wall time less the instrument's."""
+    """One instrumented run of one side, the instrument's own time removed: each timed call's
+    time and each piece of the time outside them, in order (see the module docstring)."""
 
     calls_s: tuple[float, ...]
     outside_s: tuple[float, ...]
@@ -52,10 +48,8 @@ class Round:
 
     @classmethod
     def of_vm(cls, start: float, end: float, spans: Sequence[Span], timed: Sequence[bool]) -> Round:
-        """A VM run from ``start`` to ``end``: each call's (start, end) on the same clock,
-        in order, and whether it is timed (a kernel) or not (a builtin: outside). A gap
-        between two calls is the instrument's; the instrument's time inside a window is the
-        mean of the gaps on either side of it (capped at the window)."""
+        """A VM run from ``start`` to ``end``: each call's (start, end) on the same clock, in
+        order, and whether it is timed (a kernel) or not (a builtin: outside)."""
         gaps = [max(0.0, b[0] - a[1]) for a, b in zip(spans, spans[1:])]
         calls, outside = [], [spans[0][0] - start] if spans else [end - start]
         for j, (a, b) in enumerate(spans):
@@ -70,10 +64,9 @@ class Round:
     def of_hooks(
         cls, start: float, end: float, spans: Sequence[Span], inside_s: float = 0.0, between_s: float = 0.0
     ) -> Round:
-        """A run from ``start`` to ``end`` whose timed calls ran at ``spans`` (in order,
-        none inside another), each paying the hooks' ``inside_s`` in its window and
-        ``between_s`` outside it: the time between calls (the peer's own work between its
-        layers) is outside, a piece per gap."""
+        """A run from ``start`` to ``end`` whose timed calls ran at ``spans`` (in order, none
+        inside another), each paying the hooks' ``inside_s`` in its window and ``between_s``
+        outside it; the time between calls is outside, a piece per gap."""
         calls = tuple(b - a - inside_s for a, b in spans)
         if not spans:
             return cls((), (end - start,))
@@ -83,9 +76,8 @@ class Round:
 
 @dataclass(frozen=True)
 class Apportioned:
-    """Over the rounds: each call's median time and each outside piece's, the instrument's
-    time removed; the time outside every call (the outside pieces' medians summed) and
-    its noise; the whole run, the sum of it all."""
+    """Over the rounds: each call's median time, the whole run, the time outside every call
+    (the outside pieces' medians summed) and its noise."""
 
     calls_s: tuple[float, ...]
     total_s: float

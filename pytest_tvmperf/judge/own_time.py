@@ -1,14 +1,11 @@
 """Pure: each side of a time comparison judged on its own run time when the machine is busy.
 
-A busy machine adds to every sample's wall time the time its threads waited for a CPU.
-The timer reads, per sample, the wait of that sample's own threads
-(``TimeSamples.waits``: the most any of them waited, as a share of the sample's wall
-time). Each side's run time is its wall time less its own wait. The sides of a ratio are
-paired round by round (they ran back to back), so a round is judged by the run times of
-its own samples, never by another sample's wait (a peer framework's threads do not
-widen TVM's side). A round in which a side waited past ``1 - MIN_RUN_SHARE`` of its wall
-time cannot tell that side's run time, and is left out; when too few rounds are left,
-the verdict is inconclusive and names the side.
+Each side's run time is its wall time less its own threads' CPU wait (``TimeSamples.waits``:
+the most any of them waited, as a share of the sample's wall time). The sides of a ratio are
+paired round by round, so a round is judged by its own samples' run times, never by another
+sample's wait (a peer framework's threads do not widen TVM's side). A round in which a side
+waited past ``1 - MIN_RUN_SHARE`` of its wall time cannot tell that side's run time and is
+left out; when too few rounds are left, the verdict is inconclusive and names the side.
 """
 
 from __future__ import annotations
@@ -22,13 +19,8 @@ import numpy as np
 from pytest_tvmperf.judge.disturbance import LOAD_NOISE_PER_WAIT, MIN_CLEAN_ROUNDS, MIN_CLEAN_SHARE, MIN_RUN_SHARE
 from pytest_tvmperf.values.samples import TimeSamples
 
-#: what the summary calls each series
+#: what the summary calls each series (a peer by its name: ``torch`` for ``peer:torch``)
 SIDE_NAMES = {"time": "today's build", "baseline": "the baseline's program", "reference": "the reference kernel"}
-
-
-def side_name(series: str) -> str:
-    """'today's build', 'the reference kernel', 'torch' (for ``peer:torch``)."""
-    return series[len("peer:") :] if series.startswith("peer:") else SIDE_NAMES.get(series, series)
 
 
 @dataclass(frozen=True)
@@ -81,14 +73,13 @@ def own_times(samples: TimeSamples, sides: Sequence[str]) -> OwnTimes | None:
     kept = tuple(i for i in range(total) if all(w[i] <= ceiling for w in waits))  # type: ignore[index]
     if len(kept) < max(MIN_CLEAN_ROUNDS, math.ceil(MIN_CLEAN_SHARE * total)):
         worst = max(range(len(sides)), key=lambda k: untold[k])
-        return OwnTimes(
-            (),
-            kept,
-            total,
-            1.0,
-            f"the run time of {side_name(sides[worst])} cannot be told: its threads waited for a CPU "
-            f"more than {ceiling:.0%} of its wall time in {untold[worst]} of {total} rounds",
+        name = sides[worst]
+        side = name.removeprefix("peer:") if name.startswith("peer:") else SIDE_NAMES.get(name, name)
+        lost = (
+            f"the run time of {side} cannot be told: its threads waited for a CPU "
+            f"more than {ceiling:.0%} of its wall time in {untold[worst]} of {total} rounds"
         )
+        return OwnTimes((), kept, total, 1.0, lost)
     runs = tuple(
         (s, tuple(v[i] * (1 - w[i]) for i in kept))  # type: ignore[index]
         for s, v, w in zip(sides, values, waits)
@@ -102,11 +93,8 @@ def as_run_times(samples: TimeSamples) -> TimeSamples | None:
     threads' wait), the rounds whose run time cannot be told left out: what a baseline
     recorded on a busy machine stores. None where the samples carry no per-side waits, or
     too few rounds can be told."""
-    names = [
-        "time",
-        *(n for n in ("reference", "baseline") if samples.series(n) is not None),
-        *(f"peer:{n}" for n, _ in samples.peers),
-    ]
+    present = [n for n in ("reference", "baseline") if samples.series(n) is not None]
+    names = ["time", *present, *(f"peer:{n}" for n, _ in samples.peers)]
     own = own_times(samples, names)
     if own is None or own.lost:
         return None

@@ -10,13 +10,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from pytest_tvmperf.judge.busy import (
-    busy_widened_decision,
-    held_between,
-    held_decision,
-    untold_decision,
-    widened_note,
-)
+from pytest_tvmperf.judge.busy import busy_widened_decision, held_between, held_decision, untold_decision, widened_note
 from pytest_tvmperf.judge.disturbance import busy_shares, clean
 from pytest_tvmperf.judge.own_time import own_times
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision, decide
@@ -35,14 +29,10 @@ _RATIO_STATUS = {
 
 @dataclass(frozen=True)
 class RatioVerdict:
-    """TVM against something measured side by side in the same rounds: a peer
-    framework (``TVM / peer``) or the other side of a relation (``a / b``).
-
-    ``limit`` is the most the ratio may be (None: shown, not gated). Statuses:
-    ``pass`` (the whole interval lies at or under the limit), ``exceeded`` (the whole
-    interval lies above the limit), ``inconclusive`` (neither: it crosses the limit, or a busy
-    machine or two disagreeing measurements held it), ``not gated``.
-    """
+    """TVM over a peer framework, or one side of a relation over the other, measured side by
+    side in the same rounds. ``limit``: the most the ratio may be (None: not gated). ``pass``
+    and ``exceeded`` need the whole interval at or under, or above, the limit; otherwise (or
+    held by a busy machine or two disagreeing measurements) ``inconclusive``."""
 
     name: str
     limit: float | None
@@ -65,9 +55,7 @@ class RatioVerdict:
     def ratio(self) -> float:
         return self.decision.ratio * (self.limit or 1.0)
 
-    @property
-    def measured_ratio(self) -> float:
-        return self.ratio
+    measured_ratio = ratio
 
     @property
     def past_limit(self) -> bool:
@@ -85,8 +73,7 @@ class RatioVerdict:
         return self.limit is not None and self.low > self.limit
 
     def held(self, *measured: "RatioVerdict") -> "RatioVerdict":
-        """The same evidence, held at inconclusive (see :func:`confirmation.confirm`), its interval
-        spanning those of the ``measured`` verdicts it pools (:func:`busy.held_between`)."""
+        """See :meth:`confirmation.Judged.held` (:func:`busy.held_between`)."""
         return replace(self, decision=held_between(self.decision, *(m.decision for m in measured)))
 
     @property
@@ -116,27 +103,17 @@ def ratio_verdict(
     untold: bool = False,
     source: str = "host",
 ) -> RatioVerdict:
-    """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`);
-    ``reason`` (why the evidence cannot be trusted) holds it at inconclusive, unless
-    ``busy`` (the per-round CPU waits of a busy machine) bounds what the load could have
-    done: then the interval widened by them decides (:func:`busy_widened_decision`), and a
-    ratio far past its limit is ``exceeded``. ``untold``: a side's run time cannot be told
-    (judge/own_time.py): the interval every round's wait allows, those past the run share
-    included (:func:`busy.untold_decision`)."""
-    scale = limit or 1.0
-    scaled = [r / scale for r in ratios]
+    """Judge paired per-round ratios against ``limit`` (see :class:`RatioVerdict`); ``reason``
+    (why the evidence cannot be trusted) holds it at inconclusive, unless ``busy`` (a busy
+    machine's per-round CPU waits) bounds what the load could have done: then the widened
+    interval decides (:func:`busy_widened_decision`; ``untold``, a side's run time cannot be
+    told: :func:`busy.untold_decision`), and a ratio far past its limit is ``exceeded``."""
+    scaled = [r / (limit or 1.0) for r in ratios]
     if reason and busy is not None and len(busy) == len(scaled):
         widen = untold_decision if untold else busy_widened_decision
         decision = widen(scaled, None, busy, 0.0, alpha, noise, "a/b", allow_pass=True)
-        return RatioVerdict(
-            name,
-            limit,
-            decision,
-            numerator_s,
-            denominator_s,
-            reason if decision.status == Verdict.INCONCLUSIVE else "",
-            widened_note(busy, source),
-        )
+        reason = reason if decision.status == Verdict.INCONCLUSIVE else ""
+        return RatioVerdict(name, limit, decision, numerator_s, denominator_s, reason, widened_note(busy, source))
     # a pass needs the whole interval at or under the limit (``2.65x [2.26-3.10]`` against 3
     # is no pass), as ``exceeded`` needs it wholly above
     decision = decide(scaled, None, 0.0, alpha, noise, "a/b", "interval")
@@ -164,16 +141,8 @@ def _side_ratio(
     if reason and screened.source == "host":
         own = own_times(samples, (numerator, denominator))
         if own is not None and not own.lost:
-            scale = limit or 1.0
-            decision = decide(
-                [r / scale for r in own.ratios(numerator, denominator)],
-                None,
-                0.0,
-                alpha,
-                math.hypot(noise, own.allowance),
-                "a/b",
-                "interval",
-            )
+            scaled = [r / (limit or 1.0) for r in own.ratios(numerator, denominator)]
+            decision = decide(scaled, None, 0.0, alpha, math.hypot(noise, own.allowance), "a/b", "interval")
             decision = replace(decision, estimate=OWN_RUN_TIME)
             # an inconclusive ratio carries no reason: more rounds (the confirmation) can decide it
             return RatioVerdict(
@@ -181,18 +150,10 @@ def _side_ratio(
             )
         if own is not None:  # a side whose run time cannot be told: held with that reason, widened by every wait
             reason, untold = f"{reason}; {own.lost}", True
+    ratios, denominator_s = samples.ratios(numerator, denominator), float(np.median(samples.series(denominator)))
+    source = screened.source if screened is not None else "host"
     return ratio_verdict(
-        name,
-        samples.ratios(numerator, denominator),
-        samples.median,
-        float(np.median(samples.series(denominator))),
-        limit,
-        alpha,
-        noise,
-        reason,
-        waits,
-        untold,
-        screened.source if screened is not None else "host",
+        name, ratios, samples.median, denominator_s, limit, alpha, noise, reason, waits, untold, source
     )
 
 

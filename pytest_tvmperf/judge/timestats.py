@@ -90,25 +90,12 @@ def decide(
     mode: str,
     pass_rule: Literal["one-sided", "interval"] = "one-sided",
 ) -> TimeDecision:
-    """Decide from raw samples.
-
-    now, base
-        Samples of the current run and the baseline, in the same unit (seconds, or
-        seconds over the reference kernel). With ``base=None``, ``now`` holds paired
-        ratios current/baseline measured side by side (a/b mode).
-    threshold
-        Minimum slowdown worth failing for, as a fraction (0.05 for 5%).
-    alpha
-        Two-sided false-alarm probability of this one comparison (already divided by
-        the number of comparisons in the run when correcting for multiple tests).
-    noise
-        Extra standard deviation of the log ratio that the samples cannot show
-        (process-to-process or machine-to-machine variation).
-    pass_rule
-        ``one-sided``: a pass rules the slowdown out at one-sided 90% and is shown with
-        that interval (80% two-sided); ``interval``: a pass needs the (1 - alpha)
-        interval at or under ``1 + threshold``, the interval shown with every verdict.
-    """
+    """Decide from raw samples: ``now`` and ``base`` in the same unit (seconds, or seconds
+    over the reference kernel), or, ``base=None``, ``now`` the paired ratios current/baseline
+    (a/b). ``threshold``: the least slowdown worth failing for (0.05 for 5%); ``alpha``: the
+    two-sided false-alarm probability of this one comparison (already divided over the run's
+    comparisons); ``noise``: the extra standard deviation of the log ratio the samples cannot
+    show (process to process, machine to machine); ``pass_rule``: see the module docstring."""
     if not now or (base is not None and not base):
         raise ValueError("decide() needs samples on both sides")
     if not 0 < alpha < 1:
@@ -120,6 +107,7 @@ def decide(
     z = NormalDist().inv_cdf(1 - alpha / 2)
     ratio, low, high = math.exp(log_ratio), math.exp(log_ratio - z * se), math.exp(log_ratio + z * se)
     upper90 = math.exp(log_ratio + Z_RULE_OUT * se)
+    confidence = 1 - alpha
     if low > 1 and ratio > 1 + threshold:
         status: TimeStatus = Verdict.REGRESSED
     elif high < 1 and ratio < 1 / (1 + threshold):
@@ -128,16 +116,8 @@ def decide(
         status = Verdict.PASS if high <= 1 + threshold else Verdict.INCONCLUSIVE
     elif upper90 <= 1 + threshold:
         # shown with the interval that decided it: its upper end is the one-sided 90% bound
-        return TimeDecision(
-            Verdict.PASS,
-            ratio,
-            math.exp(log_ratio - Z_RULE_OUT * se),
-            upper90,
-            1 - 2 * (1 - NormalDist().cdf(Z_RULE_OUT)),
-            mode,
-            noise,
-            rounds=len(now),
-        )
+        status, low, high = Verdict.PASS, math.exp(log_ratio - Z_RULE_OUT * se), upper90
+        confidence = 1 - 2 * (1 - NormalDist().cdf(Z_RULE_OUT))
     else:
         status = Verdict.INCONCLUSIVE
-    return TimeDecision(status, ratio, low, high, 1 - alpha, mode, noise, rounds=len(now))
+    return TimeDecision(status, ratio, low, high, confidence, mode, noise, rounds=len(now))
