@@ -314,7 +314,18 @@ def compare_time(
     # side by side: the baseline shown is the one timed in this run, the stored one beside it
     shown, stored = (stored, None) if side_by_side is None else (side_by_side, stored)
     status, bound = decision.status, 1 + threshold
-    return MetricVerdict(TIME_METRIC, status, shown, current, limit.describe(), where, decision, reason, bound, stored)
+    return MetricVerdict(
+        TIME_METRIC,
+        status,
+        shown,
+        current,
+        limit.describe(),
+        note=where,
+        decision=decision,
+        reason=reason,
+        bound=bound,
+        stored_baseline=stored,
+    )
 
 
 def _own_time_decision(

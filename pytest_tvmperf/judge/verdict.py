@@ -64,8 +64,17 @@ class Verdict(str, Enum):
 
 #: the verdicts that fail a test
 FAILING = frozenset(
-    (Verdict.REGRESSED, Verdict.EXCEEDED, Verdict.WRONG, Verdict.ERROR, Verdict.NO_BASELINE, Verdict.SLOWER_THAN_PEER)
-) | {Verdict.UNAPPROVED_CHANGE, Verdict.UNVERIFIED_CHANGE}
+    {
+        Verdict.REGRESSED,
+        Verdict.EXCEEDED,
+        Verdict.WRONG,
+        Verdict.ERROR,
+        Verdict.NO_BASELINE,
+        Verdict.SLOWER_THAN_PEER,
+        Verdict.UNAPPROVED_CHANGE,
+        Verdict.UNVERIFIED_CHANGE,
+    }
+)
 
 #: a time decision from the samples (``timestats.decide``)
 TimeStatus = Literal[Verdict.PASS, Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE]
