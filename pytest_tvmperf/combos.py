@@ -7,8 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_tvmperf.config.markers import MARKER
-
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.workload import Workload
 
@@ -35,11 +33,6 @@ def combo_of(item: Any) -> Combo | None:
     tvmperf test (or one whose test has no combination left: its skipped ``none``)."""
     param = getattr(getattr(item, "callspec", None), "params", {}).get(FIXTURE)
     return param if isinstance(param, Combo) else None
-
-
-def asks_for_tvmperf(item: Any) -> bool:
-    """Does a collected test use the ``tvmperf`` fixture or marker?"""
-    return FIXTURE in getattr(item, "fixturenames", ()) or item.get_closest_marker(MARKER) is not None
 
 
 @dataclass(frozen=True)
