@@ -47,9 +47,8 @@ class Variant:
     def describe(self, default_executor: str) -> str:
         if self.label:
             return self.label
-        return f"{self.workload.name}" + (
-            f" [{self.executor}]" if self.executor and self.executor != default_executor else ""
-        )
+        other = self.executor and self.executor != default_executor
+        return f"{self.workload.name} [{self.executor}]" if other else f"{self.workload.name}"
 
 
 class TvmperfInconclusive(UserWarning):

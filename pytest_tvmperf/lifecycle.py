@@ -70,12 +70,10 @@ class TvmperfPlugin:
             state.close_sandbox()
         for item in session.items:  # the skipped "none" of a test with no combination left counts too
             params = getattr(getattr(item, "callspec", None), "params", {})
-            if "tvmperf" in params:
-                combo = params["tvmperf"]
+            if FIXTURE in params:
+                combo_id = params[FIXTURE].id if isinstance(params[FIXTURE], Combo) else "none"
                 path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
-                state.store.collected.setdefault(path, set()).update(
-                    producible_ids(test_id(item.nodeid), combo.id if isinstance(combo, Combo) else "none")
-                )
+                state.store.collected.setdefault(path, set()).update(producible_ids(test_id(item.nodeid), combo_id))
         if config.option.keyword or config.option.markexpr or any("::" in str(a) for a in config.args):
             state.store.partial_run = True
 
