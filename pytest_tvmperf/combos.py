@@ -7,8 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_tvmperf.config.markers import MARKER
-
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.workload import Workload
 
@@ -37,11 +35,6 @@ def combo_of(item: Any) -> Combo | None:
     return param if isinstance(param, Combo) else None
 
 
-def asks_for_tvmperf(item: Any) -> bool:
-    """Does a collected test use the ``tvmperf`` fixture or marker?"""
-    return FIXTURE in getattr(item, "fixturenames", ()) or item.get_closest_marker(MARKER) is not None
-
-
 @dataclass(frozen=True)
 class Variant:
     """One side of ``tvmperf.assert_ratio``: a workload, under another executor than
@@ -54,9 +47,8 @@ class Variant:
     def describe(self, default_executor: str) -> str:
         if self.label:
             return self.label
-        return f"{self.workload.name}" + (
-            f" [{self.executor}]" if self.executor and self.executor != default_executor else ""
-        )
+        other = self.executor and self.executor != default_executor
+        return f"{self.workload.name} [{self.executor}]" if other else f"{self.workload.name}"
 
 
 class TvmperfInconclusive(UserWarning):

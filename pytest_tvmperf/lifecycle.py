@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_tvmperf.report import outputs
-from pytest_tvmperf.report import workers
+from pytest_tvmperf.report import outputs, workers
 from pytest_tvmperf.config.markers import marker_settings
 from pytest_tvmperf.result.outcome import producible_ids
 from pytest_tvmperf.values.run_notes import Note
@@ -25,9 +24,11 @@ class TvmperfPlugin:
         self.session = session
         self.left_out = None  # never_run.LeftOut of this collection
 
-    def _quiet_logs(self, item: pytest.Item):
-        """Third-party DEBUG/INFO logging kept out of a tvmperf test's captured output
-        (report/third_party_logs.py), unless the user set pytest's log level."""
+    # innermost (trylast): pytest's logging plugin has put its capture handlers in place
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_setup(self, item: pytest.Item):
+        """Third-party DEBUG/INFO logging kept out of a tvmperf test's captured output (setup, call
+        and teardown; report/third_party_logs.py), unless the user set pytest's log level."""
         from pytest_tvmperf.report.third_party_logs import quiet_third_party, user_asked_for_logs
 
         if FIXTURE not in getattr(item, "fixturenames", ()) or user_asked_for_logs(item.config):
@@ -35,18 +36,7 @@ class TvmperfPlugin:
         with quiet_third_party():
             return (yield)
 
-    # innermost (trylast): pytest's logging plugin has put its capture handlers in place
-    @pytest.hookimpl(wrapper=True, trylast=True)
-    def pytest_runtest_setup(self, item: pytest.Item):
-        return (yield from self._quiet_logs(item))
-
-    @pytest.hookimpl(wrapper=True, trylast=True)
-    def pytest_runtest_call(self, item: pytest.Item):
-        return (yield from self._quiet_logs(item))
-
-    @pytest.hookimpl(wrapper=True, trylast=True)
-    def pytest_runtest_teardown(self, item: pytest.Item):
-        return (yield from self._quiet_logs(item))
+    pytest_runtest_call = pytest_runtest_teardown = pytest_runtest_setup
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:
@@ -80,12 +70,10 @@ class TvmperfPlugin:
             state.close_sandbox()
         for item in session.items:  # the skipped "none" of a test with no combination left counts too
             params = getattr(getattr(item, "callspec", None), "params", {})
-            if "tvmperf" in params:
-                combo = params["tvmperf"]
+            if FIXTURE in params:
+                combo_id = params[FIXTURE].id if isinstance(params[FIXTURE], Combo) else "none"
                 path = baseline_path(state.settings.baseline_dir, state.rootpath, item.path)
-                state.store.collected.setdefault(path, set()).update(
-                    producible_ids(test_id(item.nodeid), combo.id if isinstance(combo, Combo) else "none")
-                )
+                state.store.collected.setdefault(path, set()).update(producible_ids(test_id(item.nodeid), combo_id))
         if config.option.keyword or config.option.markexpr or any("::" in str(a) for a in config.args):
             state.store.partial_run = True
 
@@ -118,7 +106,7 @@ class TvmperfPlugin:
         state.cleanup()
         if workeroutput is not None:
             workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], int(state.store.unwritten))
-        if workeroutput is None:
+        else:
             s, report = state.settings, state.report
             entries = report.result_entries()  # built once, for the report files and the annotations
             for line in outputs.annotations(entries):

@@ -76,7 +76,7 @@ def left_out_items(session, items: list) -> tuple[list, LeftOut]:
     """``items`` without the combinations that can never run, judged from each module's
     baseline file (an unreadable file leaves everything in: its tests report it)."""
     from pytest_tvmperf.combos import combo_of
-    from pytest_tvmperf.values.node_ids import test_id as test_id_of
+    from pytest_tvmperf.values.node_ids import test_id
     from pytest_tvmperf.store.files import BaselineError, baseline_path
 
     kept, relax_prim, prim_vm = [], 0, 0
@@ -93,13 +93,11 @@ def left_out_items(session, items: list) -> tuple[list, LeftOut]:
             except BaselineError:
                 records = {}
             kinds_of[path] = recorded_kinds({tid: r.executor for tid, r in records.items()})
-        test_id = test_id_of(item.nodeid)
-        kinds = kinds_of[path].get(without_combo(test_id), frozenset())
-        if never_runs(combo.executor, kinds):
-            if combo.executor in PRIM_EXECUTORS:
-                relax_prim += 1
-            else:
-                prim_vm += 1
-            continue
-        kept.append(item)
+        kinds = kinds_of[path].get(without_combo(test_id(item.nodeid)), frozenset())
+        if not never_runs(combo.executor, kinds):
+            kept.append(item)
+        elif combo.executor in PRIM_EXECUTORS:
+            relax_prim += 1
+        else:
+            prim_vm += 1
     return kept, LeftOut(relax_prim, prim_vm)

@@ -9,6 +9,8 @@ meets the first tvmperf test. A run without either pays for the options only."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 import sys
 import uuid
 from typing import TYPE_CHECKING
@@ -17,7 +19,7 @@ import pytest
 
 from pytest_tvmperf.config import options
 from pytest_tvmperf.config.markers import MARKER, MarkerError, marker_settings
-from pytest_tvmperf.combos import FIXTURE, Combo, asks_for_tvmperf, combo_of
+from pytest_tvmperf.combos import FIXTURE, Combo, combo_of
 from pytest_tvmperf.startup import RunSetup, configure
 from pytest_tvmperf.values.node_ids import test_id
 from pytest_tvmperf.values.remote_names import base_of
@@ -37,7 +39,6 @@ SETUP_KEY = pytest.StashKey[RunSetup]()
 #: ``--tvmperf-against-tvm``'s side of each test (against/gate.py, or against/export.py in the other
 #: version's own run), handed to each ``tvmperf`` fixture; absent otherwise
 AGAINST_KEY = pytest.StashKey["AgainstSide"]()
-#: the name the session's plugin object is registered under
 PLUGIN_NAME = "tvmperf-run"
 
 
@@ -60,52 +61,42 @@ def _configured_for_tvmperf(config: pytest.Config) -> bool:
     """A tvmperf option set (command line, ini or environment), the other TVM version's
     child run, or an xdist run: its controller collects no test (it cannot wait for one)
     and expects every worker's results (so a worker registers from the start too)."""
-    import os
-
     from pytest_tvmperf.against.export import ENV_EXPORT
 
     for opt in options.OPTIONS:
         given = config.getoption(opt.dest, None)
-        if (given is True) if opt.switch else (given is not None):  # a switch is False unless given
+        on_command_line = (given is True) if opt.switch else (given is not None)  # a switch is False unless given
+        if on_command_line or (opt.ini and config.getini(opt.dest)) or (opt.env and os.environ.get(opt.env)):
             return True
-        if opt.ini and config.getini(opt.dest):
-            return True
-        if opt.env and os.environ.get(opt.env):
-            return True
-    if os.environ.get(ENV_EXPORT) or hasattr(config, "workerinput"):
-        return True
-    return bool(getattr(config.option, "numprocesses", None) or getattr(config.option, "tx", None))
-
-
-def active_session(config: pytest.Config) -> "TvmperfSession | None":
-    """The run's session, None while the run is not (yet) a tvmperf run."""
-    return config.stash.get(SESSION_KEY, None)
+    xdist = getattr(config.option, "numprocesses", None) or getattr(config.option, "tx", None)
+    return bool(os.environ.get(ENV_EXPORT) or hasattr(config, "workerinput") or xdist)
 
 
 def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession":
     """Make the run's session and register its plugin object (once); ``collecting``: the
     first tvmperf test was met while collecting, after pytest_collection began."""
-    state = active_session(config)
+    state = config.stash.get(SESSION_KEY, None)  # None while the run is not (yet) a tvmperf run
     if state is not None:
         return state
+    from pytest_tvmperf.against.gate import configure as configure_against
     from pytest_tvmperf.lifecycle import TvmperfPlugin
     from pytest_tvmperf.session import TvmperfSession
+    from pytest_tvmperf.store import sweep
 
     setup = config.stash[SETUP_KEY]
-    settings, history, ref_baselines = setup.settings, setup.history, setup.ref_baselines
+    settings, ref_baselines = setup.settings, setup.ref_baselines
     run_id = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
     state = TvmperfSession(settings, config.rootpath, run_id=run_id, ref_view=setup.ref_view)
-    state.report.history = history
+    state.report.history = setup.history
     if ref_baselines is not None:
         state.report.note(ref_baselines.summary())  # one summary line
         if not hasattr(config, "workerinput"):  # settings of this change that can loosen its gate: named
+            from pytest_tvmperf.report.baseline_changes import section_maker
             from pytest_tvmperf.store.ref_config import loosening_lines
             from pytest_tvmperf.values.run_notes import Note
 
             for line in loosening_lines(config, ref_baselines):
                 state.report.note(line, Note.CONFIG)
-            from pytest_tvmperf.report.baseline_changes import section_maker
-
             state.report.section_makers.append(
                 section_maker(  # the change's re-recorded baselines
                     settings.baseline_dir,
@@ -118,61 +109,47 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
     config.stash[SESSION_KEY] = state
     plugin = TvmperfPlugin(state)
     config.pluginmanager.register(plugin, PLUGIN_NAME)
-    from pytest_tvmperf.against.gate import configure as configure_against
-
     against = configure_against(config, state)  # --tvmperf-against-tvm=VERSION (and that version's own run)
     if against is not None:
         config.stash[AGAINST_KEY] = against
-    from pytest_tvmperf.store import sweep
-
     sweep.sweep()  # the temporary directories of runs that are over, only those provably made by one (store/sweep.py)
     state.private_cache_if_needed()  # a cache directory that cannot be made: a private one for this run
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir
     state.verbosity = int(config.getoption("verbose", 0) or 0)
-    state.last_words = _last_words(config)
-    state.store.notify = _notice(config)
+    state.last_words = functools.partial(_last_words, config)
+    state.store.notify = functools.partial(_notice, config)
     if collecting:  # its pytest_collection has passed: start the early child now
         plugin.start_early_child(config)
     return state
 
 
-def _last_words(config: pytest.Config):
+def _last_words(config: pytest.Config, message: str) -> None:
     """Write a line to the terminal (pytest's own writer, outside any capture), else stderr."""
-
-    def write(message: str) -> None:
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is None:
-            import os
-
-            os.write(2, ("\n" + message + "\n").encode("utf-8", "replace"))
-            return
-        capture = config.pluginmanager.get_plugin("capturemanager")
-        if capture is not None:  # the test's output is captured: the terminal is behind it
-            capture.suspend_global_capture(in_=False)
-        reporter.ensure_newline()
-        reporter.write_line(message, red=True)
-        reporter.flush()
-
-    return write
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        os.write(2, ("\n" + message + "\n").encode("utf-8", "replace"))
+        return
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if capture is not None:  # the test's output is captured: the terminal is behind it
+        capture.suspend_global_capture(in_=False)
+    reporter.ensure_newline()
+    reporter.write_line(message, red=True)
+    reporter.flush()
 
 
-def _notice(config: pytest.Config):
+def _notice(config: pytest.Config, message: str) -> None:
     """Write one line to the terminal now, even while a test's output is captured (the
     capture resumes after it), else to stderr: a wait for a busy lock."""
-
-    def write(message: str) -> None:
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        capture = config.pluginmanager.get_plugin("capturemanager")
-        if reporter is None:
-            print(message, file=sys.stderr, flush=True)
-            return
-        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
-            reporter.ensure_newline()
-            reporter.write_line(message, yellow=True)
-            reporter.flush()
-
-    return write
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        print(message, file=sys.stderr, flush=True)
+        return
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        reporter.ensure_newline()
+        reporter.write_line(message, yellow=True)
+        reporter.flush()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -208,7 +185,9 @@ def _skip_all(metafunc: pytest.Metafunc, reason: str) -> None:
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     """A test with the tvmperf marker (or fixture) makes the run a tvmperf run."""
-    if active_session(item.config) is None and asks_for_tvmperf(item):
+    if SESSION_KEY not in item.config.stash and (
+        FIXTURE in getattr(item, "fixturenames", ()) or item.get_closest_marker(MARKER) is not None
+    ):
         activate(item.config, collecting=True)
 
 
@@ -218,7 +197,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     error under pytest's and pluggy's traceback: pytest_generate_tests cannot raise one itself
     (an exception there becomes a CollectError of the module)."""
     errors = list(session.config.stash.get(MARKER_ERRORS, []))
-    if active_session(session.config) is None:  # no tvmperf test: no tvmperf parameter either
+    if SESSION_KEY not in session.config.stash:  # no tvmperf test: no tvmperf parameter either
         return
     for item in session.items:  # a parameter's own marker (pytest.param(..., marks=...))
         if combo_of(item) is not None:
@@ -263,10 +242,7 @@ def _tuning_io(config: pytest.Config, tuner: "TunerChoice") -> "TuningIO":
     from pytest_tvmperf.builder.tuning_display import TuningIO, display_for
 
     capman = config.pluginmanager.getplugin("capturemanager")
-
-    def uncaptured():
-        return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
-
+    uncaptured = capman.global_and_fixture_disabled if capman is not None else contextlib.nullcontext
     return TuningIO(
         display=lambda workload: display_for(workload, lambda: sys.stderr, uncaptured),
         tuner=tuner,

@@ -8,7 +8,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -91,10 +91,6 @@ class TvmperfSession:
     #: --tvmperf-baselines-ref: the work tree's baseline files (:attr:`pr_store`)
     _pr_store: BaselineStore | None = field(default=None, init=False)
 
-    def notice(self, line: str) -> None:
-        """One line on the terminal while a test runs (its output captured): a busy lock's wait."""
-        self.store.say(line)
-
     @property
     def warns_inconclusive(self) -> bool:
         """Does each inconclusive test warn (``--tvmperf-inconclusive=warn``) on its own?"""
@@ -115,10 +111,8 @@ class TvmperfSession:
         """The work tree's baseline files under ``--tvmperf-baselines-ref``: read only, to
         show and verify what the pull request changed (never written)."""
         if self._pr_store is None:
-            import dataclasses
-
             assert self.ref_view is not None and self.ref_view.worktree is not None
-            settings = dataclasses.replace(self.settings, baseline_dir=self.ref_view.worktree)
+            settings = replace(self.settings, baseline_dir=self.ref_view.worktree)
             self._pr_store = BaselineStore(settings, self.rootpath, [])
         return self._pr_store
 
@@ -128,8 +122,7 @@ class TvmperfSession:
         return display_path(path, self.rootpath, self.ref_view)
 
     def accept_command(self, nodeid: str | None, first: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
-        """The command that records ``nodeid``'s baseline, runnable as printed from
-        where this run was started."""
+        """The command that records ``nodeid``'s baseline, runnable from where this run was started."""
         from pytest_tvmperf.result.text import update_command
 
         if nodeid and self.invocation_dir is not None and self.invocation_dir.resolve() != self.rootpath.resolve():
@@ -148,34 +141,30 @@ class TvmperfSession:
             self._sandbox.close()
             self._sandbox = None
 
-    def private_cache_if_needed(self) -> str | None:
+    def private_cache_if_needed(self) -> None:
         """Where the plugin's cache directory cannot be made (a read-only home, as in many CI
         containers), a private temporary one (mode 0700, removed at the run's end) takes its
-        place, so a missing cache never turns a gate off. Returns the summary line saying
-        so, None when the cache directory is usable."""
+        place, so a missing cache never turns a gate off; a summary line says so."""
         from pytest_tvmperf.store import user_cache
 
         problem = user_cache.root_problem()
         if problem is None:
-            return None
+            return
         try:
             self._private_cache = sweep.make_owned("cache")
         except OSError as exc:  # no temporary directory either: said, never silent
-            line = (
+            self.report.note(
                 f"{problem}, nor a private temporary one ({type(exc).__name__}: {exc.strerror or exc}): the "
                 f"baseline's IR cannot be rebuilt here, so a/b timing cannot run; set ${user_cache.ENV_CACHE_DIR} "
                 f"to a writable directory of your own"
             )
-            self.report.note(line)
-            return line
+            return
         self._cache_env = os.environ.get(user_cache.ENV_CACHE_DIR)
         os.environ[user_cache.ENV_CACHE_DIR] = str(self._private_cache.path)
-        line = (
+        self.report.note(
             f"{problem}: this run keeps its builds in a private temporary directory (mode 700), removed at its "
             f"end; set ${user_cache.ENV_CACHE_DIR} to a writable directory of your own to keep them between runs"
         )
-        self.report.note(line)
-        return line
 
     def scratch_dir(self) -> Path:
         """A temporary directory for this run's exported artifacts (removed at the end)."""
@@ -216,8 +205,7 @@ class TvmperfSession:
             self._private_cache = None
 
     def time_policy(self) -> TimePolicy:
-        """The time verdict's policy; the run's false-alarm rate is split evenly over its
-        timed tests (Bonferroni), so a suite of many cases does not fail by chance."""
+        """The time verdict's policy, the run's false-alarm rate split over its timed tests."""
         return self.settings.time_policy(self.timed_tests)
 
     def release_device(self, name: str) -> None:
@@ -247,25 +235,21 @@ class TvmperfSession:
         where = str(self.rootpath.resolve())
         if target is not None and is_remote(target):
             where = f"rpc {self.target(target).remote.server}"
+        message = None
         with contextlib.ExitStack() as held:
             try:
+                timeout = float(self.settings.lock_timeout)
                 held.enter_context(
-                    file_lock(
-                        timing_lock_path(where),
-                        float(self.settings.lock_timeout),
-                        f"timing lock of {where}",
-                        self.notice,
-                    )
+                    file_lock(timing_lock_path(where), timeout, f"timing lock of {where}", self.store.say)
                 )
-                message = None
             except LockError as exc:
                 message = lock_timeout_message(exc, where)
-            if message is None:
+            else:  # the test's own errors pass through
                 yield
-                return
-        import pytest
+        if message is not None:
+            import pytest
 
-        pytest.fail(message, pytrace=False)  # outside the except: no chained traceback
+            pytest.fail(message, pytrace=False)  # outside the except: no chained traceback
 
     def claim_tuning(self, key: tuple[str, str, str]) -> bool:
         """True the first time this run (any xdist worker) asks to tune ``key`` (workload,

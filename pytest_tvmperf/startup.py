@@ -199,6 +199,5 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
 
 def _inside(path, directory) -> bool:
     """Is ``path`` ``directory`` or below it (``..`` and links resolved)?"""
-
     path, directory = os.path.realpath(path), os.path.realpath(directory)
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)

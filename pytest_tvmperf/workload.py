@@ -149,8 +149,7 @@ class Workload:
                 )
 
     def tolerance_note(self) -> str:
-        """'tolerance rtol=0.0001, atol=0.0001 (|got - expected| <= atol + rtol * |expected|); to change
-        it: torch_workload(..., rtol=..., atol=...)'."""
+        """The tolerance, as a correctness failure states it, and the call that sets it."""
         return (
             f"tolerance rtol={self.rtol:g}, atol={self.atol:g} (|got - expected| <= atol + rtol * |expected|, "
             f"against the {self.reference_name} reference); to change it: "

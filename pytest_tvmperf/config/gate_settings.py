@@ -75,12 +75,10 @@ def _as_text(value: Any) -> str:
 
 
 def _same(here: str, there: str, parse: Callable[[Any], Any] | None) -> bool:
-    if here.strip() == there.strip():
-        return True
-    if parse is None or not here.strip() or not there.strip():
-        return False
+    if here == there or parse is None or not (here and there):
+        return here == there
     try:
-        return parse(here.strip()) == parse(there.strip())
+        return parse(here) == parse(there)
     except (ValueError, TypeError):
         return False
 

@@ -78,8 +78,6 @@ def parse_limit(metric: str, text: str) -> Limit:
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r} in threshold; known metrics: {', '.join(METRICS)}")
     value, text = _as_written(text)
-    if "nan" in value or "inf" in value:
-        value = "?"  # not a finite number: rejected below with the usual hint
     if value == "off":
         return Limit(enabled=False)
     try:

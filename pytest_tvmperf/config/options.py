@@ -1,10 +1,7 @@
 """The plugin's options, declared once in :data:`OPTIONS`: each row generates its
 ``--tvmperf-*`` flag (:func:`addoption`), its ``tvmperf_*`` ini key and its
-:class:`~pytest_tvmperf.config.settings.Settings` field. A value comes from the closest
-place that sets it: command line > marker > ini > default; a test's marker sets those
-of ``marker_role="sets"`` (config/per_test.py), its ``executors``/``targets`` narrow the
-run's selection instead (markers.py). The value parsers live in parsing.py and limits.py.
-"""
+:class:`~pytest_tvmperf.config.settings.Settings` field (which source wins: config/per_test.py;
+a marker's role: :attr:`Option.marker_role`). The value parsers live in parsing.py and limits.py."""
 
 from __future__ import annotations
 
@@ -583,19 +580,17 @@ def addoption(parser) -> None:
             parser.addini(opt.dest, opt.help, default="")
 
 
-#: options an accept command repeats: they decide which tests exist and where baselines go
 PASSTHROUGH: tuple[str, ...] = tuple(opt.flag for opt in OPTIONS if opt.passthrough)
 
 
 def passthrough_args(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """The PASSTHROUGH options of a command line, each as one ``--option=value``."""
     out: list[str] = []
-    args = list(argv)
-    for i, arg in enumerate(args):
+    for i, arg in enumerate(argv):
         name, eq, value = str(arg).partition("=")
         if name in PASSTHROUGH:
             if eq:
                 out.append(f"{name}={value}")
-            elif i + 1 < len(args):
-                out.append(f"{name}={args[i + 1]}")
+            elif i + 1 < len(argv):
+                out.append(f"{name}={argv[i + 1]}")
     return tuple(out)

@@ -166,8 +166,7 @@ SWITCH_WORDS = "on or off (also true/false, yes/no, 1/0)"
 
 
 def parse_switch(value: Any) -> bool:
-    """An on/off setting: ``on``/``off``, ``true``/``false``, ``yes``/``no``, ``1``/``0``
-    (any case), or a bool."""
+    """An on/off setting: a word of :data:`SWITCH_ON` or :data:`SWITCH_OFF` (any case), or a bool."""
     if isinstance(value, bool):
         return value
     word = str(value).strip().lower()
@@ -250,60 +249,53 @@ def argparse_type(parser: Callable[[str], Any]) -> Callable[[str], Any]:
     return convert
 
 
+def _one_mode(modes: tuple[str, ...], expected: str, name: str) -> Callable[[Any], str]:
+    """A parser (named ``name``) of one of ``modes`` (any case, outer white space ignored)."""
+
+    def parse(text: Any) -> str:
+        value = str(text).strip().lower()
+        if value not in modes:
+            raise ValueError(f"{text!r} is not {expected}")
+        return value
+
+    parse.__name__ = name
+    return parse
+
+
 #: ``--tvmperf-tuned``: which tuning records a tuned build takes (builder/tuning_choice.py)
 TUNED_MODES = ("any", "exact")
-
-
-def parse_tuned(text: str) -> str:
-    return _one_mode(
-        text,
-        TUNED_MODES,
-        "a tuned mode; expected any (records of other CPUs or GPUs of the same kind apply where they can) "
-        "or exact (this target's own records only)",
-    )
-
-
+parse_tuned = _one_mode(
+    TUNED_MODES,
+    "a tuned mode; expected any (records of other CPUs or GPUs of the same kind apply where they can) "
+    "or exact (this target's own records only)",
+    "parse_tuned",
+)
 #: ``--tvmperf-same-program``: what a gate does when this build's program is the baseline's own
 SAME_PROGRAM_MODES = ("skip", "time")
-
-
-def parse_same_program(text: str) -> str:
-    return _one_mode(
-        text,
-        SAME_PROGRAM_MODES,
-        "a same-program mode; expected skip (an unchanged program is not timed against its baseline) "
-        "or time (it is timed side by side all the same)",
-    )
-
-
-def _one_mode(text: str, modes: tuple[str, ...], expected: str) -> str:
-    """``text`` as one of ``modes`` (any case, outer white space ignored)."""
-    value = str(text).strip().lower()
-    if value not in modes:
-        raise ValueError(f"{text!r} is not {expected}")
-    return value
+parse_same_program = _one_mode(
+    SAME_PROGRAM_MODES,
+    "a same-program mode; expected skip (an unchanged program is not timed against its baseline) "
+    "or time (it is timed side by side all the same)",
+    "parse_same_program",
+)
 
 
 #: the forms a duration takes, as every message about one lists them
 DURATION_FORMS = "90s, 30m, 1.5h, 1h30m, or a number of seconds (90)"
-_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_UNITS = (3600.0, 60.0, 1.0)  # h, m, s
 
 
 def parse_duration(text: str) -> float:
     """A positive wall-clock duration in seconds from ``90s``, ``30m``, ``1.5h``, ``1h30m`` or ``90``."""
     raw = str(text).strip().lower().replace(" ", "")
-    parts = re.fullmatch(r"((?:\d+(?:\.\d+)?[hms])+|\d+(?:\.\d+)?)", raw)
-    if not parts:
-        raise ValueError(f"{text!r} is not a duration; accepted forms: {DURATION_FORMS}")
-    if raw[-1].isdigit():
+    # the units in this order, each once
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?", raw)
+    if re.fullmatch(r"\d+(?:\.\d+)?", raw):
         seconds = float(raw)
+    elif parts and raw:
+        seconds = sum(float(n) * unit for n, unit in zip(parts.groups(), _DURATION_UNITS) if n is not None)
     else:
-        units = re.findall(r"(\d+(?:\.\d+)?)([hms])", raw)
-        if len({unit for _, unit in units}) != len(units) or [u for _, u in units] != sorted(
-            (u for _, u in units), key="hms".index
-        ):
-            raise ValueError(f"{text!r} is not a duration; accepted forms: {DURATION_FORMS}")
-        seconds = sum(float(n) * _DURATION_UNITS[unit] for n, unit in units)
+        raise ValueError(f"{text!r} is not a duration; accepted forms: {DURATION_FORMS}")
     if not seconds > 0:
         raise ValueError(f"{text!r}: a duration must be more than 0; accepted forms: {DURATION_FORMS}")
     return seconds

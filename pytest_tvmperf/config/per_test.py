@@ -42,8 +42,7 @@ class TestSettings:
 
 
 def settings_for_test(settings: Settings, marker: MarkerSettings | None = None) -> TestSettings:
-    """The run's ``settings`` merged with one test's ``marker`` by the precedence of the module
-    doc, the thresholds metric by metric."""
+    """The run's ``settings`` merged with one test's ``marker`` (module doc), thresholds metric by metric."""
     marker = marker or MarkerSettings()
 
     def closest(name: str, own: Any) -> Any:
