@@ -6,6 +6,7 @@ an error naming the field (``"exact.instructions: missing"``), never a gate sile
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
@@ -54,8 +55,7 @@ def _each(value: Any, field: str, check: Callable[[Any, str], Any]) -> None:
         check(item, f"{field}.{key}")
 
 
-def _counts_map(value: Any, field: str) -> None:
-    _each(value, field, _count)
+_counts_map = partial(_each, check=_count)
 
 
 def _samples(value: Any, field: str) -> None:
@@ -95,11 +95,8 @@ def check_machine(data: Any, field: str) -> Machine:
     for key, kind in Machine.__dataclass_fields__.items():
         if key == "gpu" and key not in machine:  # stored only for a GPU
             continue
-        value = _require(machine, key, f"{field}.")
-        if kind.type in ("int", int):
-            _count(value, f"{field}.{key}")
-        else:
-            _str(value, f"{field}.{key}")
+        check = _count if kind.type in ("int", int) else _str
+        check(_require(machine, key, f"{field}."), f"{field}.{key}")
     return Machine.from_json(machine)
 
 
@@ -201,16 +198,12 @@ def _timings(value: Any, field: str) -> None:
         check_timing(timing, f"{field}.{fp}", fp)
 
 
-#: the fields of a kernel's identity (values/kernel_id.py), all strings; ``layer`` optional
-_KERNEL_ID_FIELDS = ("key", "op", "shapes")
-
-
 def _kernel_ids(value: Any, field: str) -> None:
     """``kernels``: {kernel: {"key": hex, "op": str, "shapes": str[, "layer": str]}}, each under
     its identity key (values/kernel_keys.py), which it must carry, or (an older file) its TVM name."""
     for name, ident in _object(value, field).items():
         ident = _object(ident, f"{field}.{name}")
-        for key in _KERNEL_ID_FIELDS:
+        for key in ("key", "op", "shapes"):  # a kernel's identity (values/kernel_id.py): strings, ``layer`` optional
             _str(_require(ident, key, f"{field}.{name}."), f"{field}.{name}.{key}")
         _optional(ident.get("layer"), f"{field}.{name}.layer", _str)
         if (problem := key_problem(name, KernelId.from_json(ident))) is not None:
@@ -309,7 +302,7 @@ _CHECKS: Mapping[FieldCheck, Callable[[Any, str], Any]] = {
     FieldCheck.TIMINGS: _timings,
     FieldCheck.SECONDS: _seconds,
     FieldCheck.LINES: _lines_map,
-    FieldCheck.TIMES: lambda value, field: _each(value, field, _seconds),
+    FieldCheck.TIMES: partial(_each, check=_seconds),
     FieldCheck.IR: _ir,
     FieldCheck.KERNELS: _kernel_ids,
 }
