@@ -92,9 +92,6 @@ def problem(path: Path, sha256: str | None, shown: str | None = None) -> str | N
     return None
 
 
-# ----------------------------------------------------------------- which artifacts are still named
-
-
 def _named(data: Any) -> Iterable[str]:
     """Every string in ``data``, and the kernel files an entry's ``ir`` names by its ``functions``
     lines (values/ir_function.py): ``<the IR file's directory>/<24 hex digits of the sha256>.json.gz``."""
@@ -114,15 +111,18 @@ def _named(data: Any) -> Iterable[str]:
             yield from _named(value)
 
 
-def _stem(candidate: str) -> str:
-    return candidate.rsplit("/", 1)[-1].split(".", 1)[0]
-
-
-def named_anywhere(candidates: set[str], baseline_dir: Path, skip: Iterable[Path] = ()) -> set[str]:
-    """The ``candidates`` (artifact paths relative to ``baseline_dir``) that some JSON file
-    under ``baseline_dir`` still names: in any entry (a kernel file by its ``ir.functions``
-    line), or anywhere in the text of a file that cannot be parsed. A file that cannot be
-    read at all keeps every candidate."""
+def delete_unnamed(
+    candidates: set[str], baseline_dir: Path, artifact_dir: Path | None, skip: Iterable[Path] = ()
+) -> list[str]:
+    """Delete the ``candidates`` (artifact paths relative to ``baseline_dir``) that no JSON
+    file under ``baseline_dir`` names any more (hold the baseline lock): a candidate is kept
+    when an entry names it (a kernel file by its ``ir.functions`` line), or the text of a file
+    that cannot be parsed holds it; a file that cannot be read at all keeps every candidate.
+    Only files inside ``artifact_dir`` are ever deleted. Returns them."""
+    if artifact_dir is None or not candidates:
+        return []
+    root = artifact_dir.resolve()
+    inside = {c for c in candidates if root in (baseline_dir / c).resolve().parents}
     skip = [Path(p).resolve() for p in skip]
     named: set[str] = set()
     for path in sorted(baseline_dir.rglob("*.json")) if baseline_dir.is_dir() else []:
@@ -132,26 +132,14 @@ def named_anywhere(candidates: set[str], baseline_dir: Path, skip: Iterable[Path
         try:
             text = read_regular_text(path)
         except (OSError, UnicodeDecodeError):
-            return set(candidates)
+            return []
         try:
-            data = json.loads(text)
-            named |= candidates & set(_named(data))
+            named |= inside & set(_named(json.loads(text)))
         except (ValueError, RecursionError):  # kept where its name or its content hash appears at all
-            named |= {c for c in candidates if c in text or json.dumps(c)[1:-1] in text or _stem(c) in text}
-    return named
-
-
-def delete_unnamed(
-    candidates: set[str], baseline_dir: Path, artifact_dir: Path | None, skip: Iterable[Path] = ()
-) -> list[str]:
-    """Delete the candidate artifacts that no baseline file names any more (hold the
-    baseline lock); only files inside ``artifact_dir`` are ever deleted. Returns them."""
-    if artifact_dir is None or not candidates:
-        return []
-    root = artifact_dir.resolve()
-    inside = {c for c in candidates if root in (baseline_dir / c).resolve().parents}
+            stems = {c: c.rsplit("/", 1)[-1].split(".", 1)[0] for c in inside}
+            named |= {c for c in inside if c in text or json.dumps(c)[1:-1] in text or stems[c] in text}
     deleted = []
-    for rel in sorted(inside - named_anywhere(inside, baseline_dir, skip)):
+    for rel in sorted(inside - named):
         with contextlib.suppress(FileNotFoundError):
             (baseline_dir / rel).unlink()
             deleted.append(rel)

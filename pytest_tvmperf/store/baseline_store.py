@@ -64,11 +64,9 @@ class BaselineStore:
                 self._baselines[path] = load_baselines(path)
             except BaselineError as exc:  # a git revision's copy: named as that revision's file
                 shown = display_path(path, self.rootpath, self.ref_view)
-                self._baselines[path] = (
-                    exc
-                    if shown == display_path(path, self.rootpath)
-                    else BaselineError(str(exc).replace(str(path), shown))
-                )
+                if shown != display_path(path, self.rootpath):
+                    exc = BaselineError(str(exc).replace(str(path), shown))
+                self._baselines[path] = exc
         cached = self._baselines[path]
         if isinstance(cached, BaselineError):
             raise cached
@@ -172,8 +170,8 @@ class BaselineStore:
         base_dir = self.settings.baseline_dir
         candidates: set[str] = set()
         for path, names in unused.items():
-            for record in remove_entries(path, set(names), base_dir, float(self.settings.lock_timeout), self.say):
-                candidates.update(_named_files([record]))
+            with self.lock():
+                candidates.update(_named_files(remove_entries(path, set(names))))
             self.pruned.extend(f"{display_path(path, self.rootpath)}::{n}" for n in names)
         with self.lock():
             artifacts.delete_unnamed(candidates, base_dir, self.settings.artifact_dir, self._not_baselines())

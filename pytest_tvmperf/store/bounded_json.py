@@ -16,12 +16,10 @@ _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|([\[{])|([\]}])')
 
 
 class TooDeep(ValueError):
-    """The text nests deeper than allowed; ``depth`` is where the scan stopped."""
+    """The text nests deeper than allowed."""
 
-    def __init__(self, depth: int, limit: int) -> None:
+    def __init__(self, limit: int) -> None:
         super().__init__(f"nested more than {limit} levels deep (the files the plugin writes nest a few levels)")
-        self.depth = depth
-        self.limit = limit
 
 
 def nesting_depth(text: str, limit: int) -> int:
@@ -32,7 +30,7 @@ def nesting_depth(text: str, limit: int) -> int:
         if match.lastindex == 1:
             depth += 1
             if depth > limit:
-                raise TooDeep(depth, limit)
+                raise TooDeep(limit)
             deepest = max(deepest, depth)
         elif match.lastindex == 2:
             depth -= 1
@@ -48,4 +46,4 @@ def loads(text: str | bytes, limit: int) -> Any:
     try:
         return json.loads(text)
     except RecursionError:  # not reached after the scan; kept so no caller ever sees one
-        raise TooDeep(limit + 1, limit) from None
+        raise TooDeep(limit) from None

@@ -161,15 +161,10 @@ def load_baselines(path: Path) -> dict[str, Record]:
     except UnicodeDecodeError as exc:  # the bytes are damaged: the file is no baseline any more
         raise BaselineError(f"baseline file {path} cannot be read ({exc}); {_fix_hint(path)}") from None
     except OSError as exc:  # the file may be fine: it is left alone, and so is the advice
-        raise BaselineError(
-            f"baseline file {path} cannot be read ({_os_error(exc)}); {_read_hint(path, exc)}"
-        ) from None
+        # "Permission denied" rather than "[Errno 13] Permission denied: '/the/same/path'"
+        reason = exc.strerror if exc.strerror and exc.filename is not None else str(exc)
+        raise BaselineError(f"baseline file {path} cannot be read ({reason}); {_read_hint(path, exc)}") from None
     return parse_baselines(text, path)
-
-
-def _os_error(exc: OSError) -> str:
-    """``Permission denied`` rather than ``[Errno 13] Permission denied: '/the/same/path'``."""
-    return exc.strerror if exc.strerror and exc.filename is not None else str(exc)
 
 
 def _read_hint(path: Path, exc: OSError) -> str:
@@ -275,20 +270,13 @@ def save_updates(
         return merge_updates(path, updates, place)
 
 
-def remove_entries(
-    path: Path,
-    test_ids: set[str],
-    lock_dir: Path | None = None,
-    timeout_s: float | None = DEFAULT_BASELINES_LOCK_S,
-    on_wait: Callable[[str], None] | None = None,
-) -> list[Record]:
-    """Remove ``test_ids`` from the file at ``path`` (the file itself when nothing is
-    left); returns the removed records (their artifacts can then be deleted)."""
-    with baselines_lock(lock_dir or path.parent, timeout_s, on_wait):
-        records = load_baselines(path)
-        removed = [records.pop(t) for t in sorted(test_ids) if t in records]
-        if records:
-            atomic_write(path, dump_baselines(records))
-        elif path.exists():
-            path.unlink()
-        return removed
+def remove_entries(path: Path, test_ids: set[str]) -> list[Record]:
+    """Remove ``test_ids`` from the file at ``path`` (hold :func:`baselines_lock`; the file
+    itself when nothing is left); returns the removed records (their artifacts can then be deleted)."""
+    records = load_baselines(path)
+    removed = [records.pop(t) for t in sorted(test_ids) if t in records]
+    if records:
+        atomic_write(path, dump_baselines(records))
+    elif path.exists():
+        path.unlink()
+    return removed

@@ -35,13 +35,12 @@ class RefBaselines:
     directory: Path
     inside: str
     found: bool
-    root: Path | None = None
-    #: the run's hold on ``directory`` (store/sweep.py ``OwnedDir``); None for a given ``into``
-    owner: Any = field(default=None, compare=False, repr=False)
+    root: Path
+    #: the run's hold on ``directory`` (store/sweep.py ``OwnedDir``)
+    owner: Any = field(compare=False, repr=False)
 
     def remove(self) -> None:
-        if self.owner is not None:
-            self.owner.remove()
+        self.owner.remove()
 
     def summary(self) -> str:
         where = f"{self.inside}/ at {self.ref} (commit {self.commit[:12]})"
@@ -73,8 +72,8 @@ def _first_line(text: str | bytes) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "no message")
 
 
-def read_baselines(ref: str, baseline_dir: Path, into: Path | None = None) -> RefBaselines:
-    """Copy ``baseline_dir`` as it is at ``ref`` into a new temporary directory (or ``into``);
+def read_baselines(ref: str, baseline_dir: Path) -> RefBaselines:
+    """Copy ``baseline_dir`` as it is at ``ref`` into a new temporary directory;
     :class:`RefError` outside a git work tree, for a ``ref`` naming no commit, or when git fails."""
     baseline_dir = Path(os.path.realpath(baseline_dir))
     probe = baseline_dir
@@ -100,22 +99,19 @@ def read_baselines(ref: str, baseline_dir: Path, into: Path | None = None) -> Re
             f"clone, fetch it first, e.g. git fetch origin main; a CI checkout may need fetch-depth: 0)"
         )
     sha = commit.stdout.strip()
-    owner = make_owned("ref") if into is None else None
-    directory = into if owner is None else owner.path / "baselines"
+    owner = make_owned("ref")
+    directory = owner.path / "baselines"
     try:
         directory.mkdir(exist_ok=True)
         found = _extract(root, sha, inside, directory)
     except BaseException:
-        if owner is not None:
-            owner.remove()
+        owner.remove()
         raise
     return RefBaselines(ref, sha, directory, inside or ".", found, root, owner)
 
 
 def text_at(ref: RefBaselines, path: Path) -> str | None:
     """The text of the work tree's file ``path`` at the ref's commit (None: no such file there)."""
-    if ref.root is None:
-        return None
     try:
         rel = Path(os.path.realpath(path)).relative_to(ref.root).as_posix()
     except ValueError:

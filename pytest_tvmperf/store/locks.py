@@ -55,7 +55,6 @@ class LockTimeout(LockError):
     """The lock was not free in time; ``holder`` holds it (None when it cannot be told)."""
 
     def __init__(self, lock: Path, timeout_s: float, holder: LockHolder | None) -> None:
-        self.lock = lock
         self.timeout_s = timeout_s
         self.holder = holder
         who = holder.described() if holder is not None else "another process"
@@ -140,15 +139,6 @@ def _write_holder(lock: Path) -> None:
             raise
 
 
-def waiting_message(
-    lock: Path, what: str, timeout_s: float | None, holder: LockHolder | None, option: str = "--tvmperf-lock-timeout"
-) -> str:
-    """The line printed once, when a wait for a lock begins."""
-    who = holder.described() if holder is not None else "another process"
-    bound = f"up to {timeout_s:g} s ({option})" if timeout_s is not None else "until it is free"
-    return f"tvmperf: waiting {bound} for the {what} ({lock}), held by {who}"
-
-
 def _unusable(lock: Path, what: str, exc: OSError) -> LockError:
     reason = exc.strerror or str(exc)
     try:
@@ -172,8 +162,8 @@ def file_lock(
     option: str = "--tvmperf-lock-timeout",
 ) -> Iterator[None]:
     """Hold an exclusive lock on the file ``lock`` (created if missing, left in place)
-    across processes (``filelock``); not re-entrant. A busy lock gives ``on_wait`` one line
-    (:func:`waiting_message`); :class:`LockTimeout` past ``timeout_s`` (None: no bound)."""
+    across processes (``filelock``); not re-entrant. A busy lock gives ``on_wait`` one line,
+    once, when the wait begins; :class:`LockTimeout` past ``timeout_s`` (None: no bound)."""
     from filelock import FileLock, Timeout
 
     held = FileLock(lock)
@@ -182,7 +172,10 @@ def file_lock(
             held.acquire(blocking=False)
         except Timeout:
             if on_wait is not None:
-                on_wait(waiting_message(lock, what, timeout_s, lock_holder(lock), option))
+                holder = lock_holder(lock)
+                who = holder.described() if holder is not None else "another process"
+                bound = f"up to {timeout_s:g} s ({option})" if timeout_s is not None else "until it is free"
+                on_wait(f"tvmperf: waiting {bound} for the {what} ({lock}), held by {who}")
             try:
                 held.acquire(timeout=-1 if timeout_s is None else timeout_s)
             except Timeout:

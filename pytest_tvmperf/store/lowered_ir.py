@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tvmperf.store import bounded_json, ir_check
-from pytest_tvmperf.store.artifacts import PendingArtifact, file_sha256
+from pytest_tvmperf.store.artifacts import PendingArtifact, discard, file_sha256
 from pytest_tvmperf.store.files import file_mode, temp_prefix
 from pytest_tvmperf.store.inflate import TooLarge, inflate, max_ir_bytes
 from pytest_tvmperf.values.printable import safe
@@ -98,19 +98,12 @@ def decode(data: bytes) -> Any:
             f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
             f"nothing of it was built or run)"
         )
-    if _unfilled(text):
-        raise IRLoadError(_UNFILLED)
-    return _load_json(text)
-
-
-def _unfilled(text: str) -> bool:
-    """Does the IR text hold a tensor stored without its data (store/seeded.py)?"""
     from pytest_tvmperf.store import seeded
 
-    try:
-        return bool(seeded.unfilled(json.loads(text)))
-    except (ValueError, RecursionError):
-        return False
+    with contextlib.suppress(ValueError, RecursionError):  # a tensor stored without its data (store/seeded.py)
+        if seeded.unfilled(json.loads(text)):
+            raise IRLoadError(_UNFILLED)
+    return _load_json(text)
 
 
 def _refusal(text: str) -> tuple[Any, Exception] | None:
@@ -134,21 +127,8 @@ def encode_split(module: Any) -> tuple[bytes, list]:
     from pytest_tvmperf.store import weights
 
     graph = json.loads(tvm.ir.save_json(module))
-    taken = weights.split(graph)
+    taken = [weights.take(*t) for t in weights.tensors(graph, weights.MIN_BYTES) if t[3].nbytes >= weights.MIN_BYTES]
     return _gzip(json.dumps(graph, separators=(",", ":"))), taken
-
-
-def encode_seeded(module: Any) -> tuple[bytes, list, list[SeededWeight]]:
-    """``module`` as :func:`encode` writes it, without its weights' values: its
-    floating-point weights described only (store/seeded.py), its other large tensors
-    taken out as weight files (store/weights.py ``Weight``)."""
-    import tvm
-
-    from pytest_tvmperf.store import seeded
-
-    graph = json.loads(tvm.ir.save_json(module))
-    files, described = seeded.split_seeded(graph)
-    return _gzip(json.dumps(graph, separators=(",", ":"))), files, described
 
 
 #: the name of the one function in a kernel's own file
@@ -183,11 +163,17 @@ def split_functions(module: Any) -> tuple[Any, list[tuple[str, bytes]]]:
 
 def encode_stored(module: Any) -> tuple[bytes, list, list[SeededWeight], list[tuple[str, bytes]]]:
     """``module`` as the default (seeded) form stores it: its kernels in files of their own
-    (:func:`split_functions`), the rest with its weights described only
-    (:func:`encode_seeded`): (IR bytes, weight files, seeded weights, kernel files)."""
+    (:func:`split_functions`), the rest without its weights' values: its floating-point
+    weights described only (store/seeded.py), its other large tensors taken out as weight
+    files (store/weights.py ``Weight``): (IR bytes, weight files, seeded weights, kernel files)."""
+    import tvm
+
+    from pytest_tvmperf.store import seeded
+
     rest, pieces = split_functions(module)
-    data, files, described = encode_seeded(rest)
-    return data, files, described, pieces
+    graph = json.loads(tvm.ir.save_json(rest))
+    files, described = seeded.split_seeded(graph)
+    return _gzip(json.dumps(graph, separators=(",", ":"))), files, described, pieces
 
 
 @dataclass(frozen=True)
@@ -211,7 +197,6 @@ class PendingIR(PendingArtifact):
 
     @property
     def parts(self) -> tuple[PendingArtifact, ...]:
-        """The files written with the IR file (committed with it)."""
         return tuple(w for _, w in self.weights) + tuple(f for _, f in self.functions)
 
 
@@ -265,8 +250,7 @@ def save_pending(module: Any, artifact_dir: Path, seeded: bool = False) -> Pendi
         ir = ir_file(data)
     except BaseException:
         for _, pending in pending_weights + pending_functions:
-            with contextlib.suppress(OSError):
-                os.unlink(pending.temp)
+            discard(pending)
         raise
     return PendingIR(ir.temp, ir.final, ir.sha256, tuple(pending_weights), tuple(described), tuple(pending_functions))
 
@@ -278,40 +262,38 @@ def _fix(test_id: str) -> str:
 def check_file(path: Path, ref: IRRef, shown: str, test_id: str, baseline_file: str) -> None:
     """Raise IRFileError when the file at ``path`` is not the one ``ref`` records,
     naming the file, the test, the baseline's field and the fix."""
-    where = f"named by field {IR_FIELD}.path of entry {test_id!r} in {baseline_file}"
-    shown = safe(shown)  # the entry's path: data
+    # safe(): the entry's path is data
+    what = f"baseline IR {safe(shown)} (named by field {IR_FIELD}.path of entry {test_id!r} in {baseline_file})"
     if not path.exists():
-        raise IRFileError(f"baseline IR {shown} ({where}) is missing; {_fix(test_id)}")
+        raise IRFileError(f"{what} is missing; {_fix(test_id)}")
     if not stat.S_ISREG(path.stat().st_mode):
-        raise IRFileError(f"baseline IR {shown} ({where}) is not a regular file; {_fix(test_id)}")
+        raise IRFileError(f"{what} is not a regular file; {_fix(test_id)}")
     actual = file_sha256(path)
     if actual != ref.sha256:
         raise IRFileError(
-            f"baseline IR {shown} ({where}) does not match field {IR_FIELD}.sha256 of that entry "
-            f"(file {actual[:16]}..., recorded {ref.sha256[:16]}...): the file was changed or "
-            f"damaged; {_fix(test_id)}"
+            f"{what} does not match field {IR_FIELD}.sha256 of that entry (file {actual[:16]}..., recorded "
+            f"{ref.sha256[:16]}...): the file was changed or damaged; {_fix(test_id)}"
         )
-    check_safe(path.read_bytes(), f"baseline IR {shown} ({where})", test_id)
+    check_safe(path.read_bytes(), what, test_id)
     base = _baseline_dir(path, ref)
     for i, weight in enumerate(ref.weights):
         file = base / weight.path
-        what = (
+        part = (
             f"baseline weights {safe(weight.path)} (named by field {IR_FIELD}.weights[{i}].path of entry {test_id!r} "
             f"in {baseline_file})"
         )
         if base.resolve() not in file.resolve().parents:
-            raise IRFileError(f"{what} lie outside the baseline directory; {_fix(test_id)}")
-        _check_part(file, weight.sha256, what, ("are", "do"), f"field {IR_FIELD}.weights[{i}].sha256", test_id)
+            raise IRFileError(f"{part} lie outside the baseline directory; {_fix(test_id)}")
+        _check_part(file, weight.sha256, part, ("are", "do"), f"field {IR_FIELD}.weights[{i}].sha256", test_id)
     for i, function in enumerate(ref.functions):
         rel = function.path(ref.path)
-        file = base / rel
-        what = (
+        part = (
             f"baseline kernel {safe(rel)} (named by field {IR_FIELD}.functions[{i}] of entry {test_id!r} "
             f"in {baseline_file})"
         )
-        _check_part(file, function.sha256, what, ("is", "does"), "that field's sha256", test_id)
-        check_safe(file.read_bytes(), what, test_id)
-    _check_seeded(path, ref, f"baseline IR {shown} ({where})", test_id, baseline_file)
+        _check_part(base / rel, function.sha256, part, ("is", "does"), "that field's sha256", test_id)
+        check_safe((base / rel).read_bytes(), part, test_id)
+    _check_seeded(path, ref, what, test_id, baseline_file)
 
 
 def _check_part(file: Path, recorded: str, what: str, verbs: tuple[str, str], field: str, test_id: str) -> None:

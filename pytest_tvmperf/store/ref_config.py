@@ -20,7 +20,7 @@ def _ref_ini(ref: RefBaselines, candidates: list[Path]) -> tuple[str | None, dic
             continue
         values = ini_values(path.name, text)
         if values is not None:
-            return os.path.relpath(path, ref.root) if ref.root is not None else path.name, values
+            return os.path.relpath(path, ref.root), values
     return None, {}
 
 

@@ -6,6 +6,7 @@ an error naming the field (``"exact.instructions: missing"``), never a gate sile
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
@@ -21,14 +22,20 @@ from pytest_tvmperf.values.seeded_weight import MAX_WEIGHTS, SeededWeight
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def _str(value: Any, field: str) -> None:
-    if not isinstance(value, str):
-        fail_field(field, "a string", value)
+def _checker(ok: Callable[[Any], bool], expected: str) -> Callable[[Any, str], None]:
+    """A check of one value: ``fail_field`` saying ``expected`` unless ``ok(value)``."""
+
+    def check(value: Any, field: str) -> None:
+        if not ok(value):
+            fail_field(field, expected, value)
+
+    return check
 
 
-def _count(value: Any, field: str) -> None:
-    if not is_int(value) or value < 0:
-        fail_field(field, "a whole number >= 0", value)
+_str = _checker(lambda value: isinstance(value, str), "a string")
+_count = _checker(lambda value: is_int(value) and value >= 0, "a whole number >= 0")
+_sha256 = _checker(lambda value: isinstance(value, str) and bool(_SHA256.match(value)), "64 lowercase hex digits")
+_seconds = _checker(lambda value: is_number(value) and value >= 0, "a number of seconds")
 
 
 def _object(value: Any, field: str) -> Mapping[str, Any]:
@@ -48,8 +55,7 @@ def _each(value: Any, field: str, check: Callable[[Any, str], Any]) -> None:
         check(item, f"{field}.{key}")
 
 
-def _counts_map(value: Any, field: str) -> None:
-    _each(value, field, _count)
+_counts_map = partial(_each, check=_count)
 
 
 def _samples(value: Any, field: str) -> None:
@@ -58,11 +64,6 @@ def _samples(value: Any, field: str) -> None:
     for i, s in enumerate(value):
         if not is_number(s) or s <= 0:
             fail_field(f"{field}[{i}]", "a positive number of seconds", s)
-
-
-def _sha256(value: Any, field: str) -> None:
-    if not (isinstance(value, str) and _SHA256.match(value)):
-        fail_field(field, "64 lowercase hex digits", value)
 
 
 def _require(data: Mapping[str, Any], key: str, field: str) -> Any:
@@ -94,11 +95,8 @@ def check_machine(data: Any, field: str) -> Machine:
     for key, kind in Machine.__dataclass_fields__.items():
         if key == "gpu" and key not in machine:  # stored only for a GPU
             continue
-        value = _require(machine, key, f"{field}.")
-        if kind.type in ("int", int):
-            _count(value, f"{field}.{key}")
-        else:
-            _str(value, f"{field}.{key}")
+        check = _count if kind.type in ("int", int) else _str
+        check(_require(machine, key, f"{field}."), f"{field}.{key}")
     return Machine.from_json(machine)
 
 
@@ -143,15 +141,6 @@ def _lines_map(value: Any, field: str) -> None:
     for key, lines in _object(value, field).items():
         if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
             fail_field(f"{field}.{key}", "a list of strings", lines)
-
-
-def _times_map(value: Any, field: str) -> None:
-    _each(value, field, _seconds)
-
-
-def _seconds(value: Any, field: str) -> None:
-    if not is_number(value) or value < 0:
-        fail_field(field, "a number of seconds", value)
 
 
 #: The exact metrics each executor always measures (null there is an edit, not "n/a"),
@@ -209,16 +198,12 @@ def _timings(value: Any, field: str) -> None:
         check_timing(timing, f"{field}.{fp}", fp)
 
 
-#: the fields of a kernel's identity (values/kernel_id.py), all strings; ``layer`` optional
-_KERNEL_ID_FIELDS = ("key", "op", "shapes")
-
-
 def _kernel_ids(value: Any, field: str) -> None:
     """``kernels``: {kernel: {"key": hex, "op": str, "shapes": str[, "layer": str]}}, each under
     its identity key (values/kernel_keys.py), which it must carry, or (an older file) its TVM name."""
     for name, ident in _object(value, field).items():
         ident = _object(ident, f"{field}.{name}")
-        for key in _KERNEL_ID_FIELDS:
+        for key in ("key", "op", "shapes"):  # a kernel's identity (values/kernel_id.py): strings, ``layer`` optional
             _str(_require(ident, key, f"{field}.{name}."), f"{field}.{name}.{key}")
         _optional(ident.get("layer"), f"{field}.{name}.layer", _str)
         if (problem := key_problem(name, KernelId.from_json(ident))) is not None:
@@ -250,14 +235,12 @@ def check_entry(test_id: str, data: Any) -> None:
     executor ``vm-bytecode``, target kind ``llvm``; an entry edited to say otherwise would
     be read as another kind of test), then the exact metrics its executor measures."""
     check_record(data)
-    check_id(test_id, data)
+    if (combo := combo_of(test_id)) is not None:
+        _check_id(data, *combo)
     check_exact_for(data["executor"], data["exact"])
 
 
-def check_id(test_id: str, data: Mapping[str, Any]) -> None:
-    if (combo := combo_of(test_id)) is None:
-        return
-    shown, target, executor = combo
+def _check_id(data: Mapping[str, Any], shown: str, target: str, executor: str) -> None:
     fix = (
         f"the test id's [{shown}] part names the executor and target the entry was recorded under: set the "
         f"field back to {{want!r}}, or record the other combination under its own test id with "
@@ -319,7 +302,7 @@ _CHECKS: Mapping[FieldCheck, Callable[[Any, str], Any]] = {
     FieldCheck.TIMINGS: _timings,
     FieldCheck.SECONDS: _seconds,
     FieldCheck.LINES: _lines_map,
-    FieldCheck.TIMES: _times_map,
+    FieldCheck.TIMES: partial(_each, check=_seconds),
     FieldCheck.IR: _ir,
     FieldCheck.KERNELS: _kernel_ids,
 }

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pytest_tvmperf.store.weights import MIN_BYTES as FILE_MIN_BYTES
-from pytest_tvmperf.store.weights import Weight, WeightError, parse_header_only, take, tensors
+from pytest_tvmperf.store.weights import Weight, WeightError, parse_header, take, tensors
 from pytest_tvmperf.values.seeded_weight import DTYPES, SeededWeight
 
 #: floating-point tensors from this size on are seeded (smaller ones: scalars, a few
@@ -46,11 +46,6 @@ SEED = 47
 #: the smallest scale of a weight: float16's smallest normal number is 2^-14
 MIN_SCALE = 2.0**-10
 _NAMES = {f"f{size}": name for name, size in DTYPES.items()}
-
-
-def digest(raw: bytes) -> str:
-    """The sha256 of a tensor's little-endian bytes (as TVM serializes them)."""
-    return hashlib.sha256(raw).hexdigest()
 
 
 def seeded_values(weight: SeededWeight, position: int) -> np.ndarray:
@@ -73,7 +68,8 @@ def split_seeded(graph: dict[str, Any]) -> tuple[list[Weight], list[SeededWeight
     seeded: list[SeededWeight] = []
     for index, node, raw, head in tensors(graph, MIN_BYTES):
         if head.dtype in _NAMES and head.nbytes >= MIN_BYTES:
-            seeded.append(SeededWeight(_NAMES[head.dtype], head.shape, digest(raw[head.size :])))
+            sha = hashlib.sha256(raw[head.size :]).hexdigest()  # of its little-endian bytes, as TVM serializes them
+            seeded.append(SeededWeight(_NAMES[head.dtype], head.shape, sha))
             node["data"] = base64.b64encode(raw[: head.size]).decode("ascii")
         elif head.nbytes >= FILE_MIN_BYTES:
             files.append(take(index, node, raw, head))
@@ -93,8 +89,8 @@ def unfilled(graph: dict[str, Any]) -> list[tuple[int, str, tuple[int, ...], int
             raw = base64.b64decode(node["data"], validate=True)
         except ValueError:
             continue
-        head = parse_header_only(raw)
-        if head is not None:
+        head = parse_header(raw, with_data=False)
+        if head is not None and head.nbytes > 0:
             out.append((index, _NAMES.get(head.dtype, head.dtype), head.shape, head.nbytes))
     return out
 

@@ -238,9 +238,9 @@ def drop(path: Path) -> None:
             p.unlink()
 
 
-def trim(folder: Path, limit: int, keep: Path | None = None) -> list[Path]:
+def trim(folder: Path, limit: int, keep: Path) -> None:
     """Remove the least recently used builds under ``folder`` until they take at most
-    ``limit`` bytes (never ``keep``, the build just made). Returns what was removed."""
+    ``limit`` bytes (never ``keep``, the build just made)."""
     builds = []
     for p in folder.rglob("*"):
         if p.is_file() and not p.name.endswith((".sha256", ".tmp")) and ".tmp." not in p.name:
@@ -248,13 +248,9 @@ def trim(folder: Path, limit: int, keep: Path | None = None) -> list[Path]:
                 st = p.stat()
                 builds.append((st.st_mtime, st.st_size, p))
     total = sum(size for _, size, _ in builds)
-    removed = []
     for _, size, p in sorted(builds, key=lambda b: b[0]):
         if total <= limit:
             break
-        if keep is not None and p == keep:
-            continue
-        drop(p)
-        total -= size
-        removed.append(p)
-    return removed
+        if p != keep:
+            drop(p)
+            total -= size

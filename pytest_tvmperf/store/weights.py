@@ -54,20 +54,10 @@ class TensorHeader:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
 
 
-def parse_header(raw: bytes) -> TensorHeader | None:
+def parse_header(raw: bytes, with_data: bool = True) -> TensorHeader | None:
     """The header of a serialized tensor, or None for one kept in the IR (another dtype, a
-    vector type, a size that does not add up)."""
-    return _parse(raw, with_data=True)
-
-
-def parse_header_only(raw: bytes) -> TensorHeader | None:
-    """The header of a tensor stored without its data (a seeded weight, store/seeded.py):
-    the header alone, of a tensor of more than zero bytes; else None."""
-    head = _parse(raw, with_data=False)
-    return head if head is not None and head.nbytes > 0 else None
-
-
-def _parse(raw: bytes, with_data: bool) -> TensorHeader | None:
+    vector type, a size that does not add up); ``with_data`` False: the header alone (a
+    tensor stored without its data, a seeded weight: store/seeded.py)."""
     if len(raw) < _HEAD.size:
         return None
     magic, _, _, _, ndim, code, bits, lanes = _HEAD.unpack_from(raw)
@@ -119,12 +109,6 @@ def take(index: int, node: dict, raw: bytes, head: TensorHeader) -> Weight:
     data = encode_weight(array)
     node["data"] = base64.b64encode(raw[: head.size] + bytes(head.nbytes)).decode("ascii")
     return Weight(index, data, hashlib.sha256(data).hexdigest())
-
-
-def split(graph: dict[str, Any], min_bytes: int = MIN_BYTES) -> list[Weight]:
-    """Take the large tensors out of a ``save_json`` graph (in place): each node's data
-    becomes its header and zeros; returns the weights, in node order."""
-    return [take(*tensor) for tensor in tensors(graph, min_bytes) if tensor[3].nbytes >= min_bytes]
 
 
 def read_weight(data: bytes, head: TensorHeader, what: str) -> bytes:
