@@ -66,16 +66,13 @@ def entries_differ(ref: Record | None, pr: Record | None) -> bool:
 def change_lines(ref: Record | None, pr: Record | None) -> list[str]:
     """What the entry changes: per metric (``instructions 120 -> 131 (+11)`` and what is
     behind it), the kernels, the time per machine both recorded, workload and TVM version."""
-    if ref is None and pr is None:
-        return []
+    if pr is None:
+        return [] if ref is None else ["  entry removed (the test has no baseline in the change)"]
     if ref is None:
-        assert pr is not None
         shown = ", ".join(
             f"{m} {fmt_number(pr.exact.scalar(m))}" for m in _metrics(pr, pr) if pr.exact.scalar(m) is not None
         )
         return [f"  new entry: {shown or 'no exact metrics'}"]
-    if pr is None:
-        return ["  entry removed (the test has no baseline in the change)"]
     lines: list[str] = []
     match = kernel_match(pr, ref)
     for metric in _metrics(ref, pr):
@@ -166,9 +163,8 @@ def markdown(entries: Sequence[ChangedEntry], ref_name: str, approved: bool) -> 
         icon = {ChangeState.VERIFIED: "✅", ChangeState.MISMATCH: "❌", ChangeState.UNAPPROVED: "⏸️"}.get(e.state, "")
         out.append(f"- {icon} {md_code(e.test_id)} in {md_code(e.file)}: {md_text(state)}")
         out.extend(f"  - {md_text(line.strip())}" for line in e.lines)
-    out.append("")
-    if not approved:
-        out.append(f"**To approve:** {md_text(HOW_TO_APPROVE)}.")
+    if approved:
+        out += ["", "Approved: each changed entry was re-measured here against its re-recorded numbers."]
     else:
-        out.append("Approved: each changed entry was re-measured here against its re-recorded numbers.")
+        out += ["", f"**To approve:** {md_text(HOW_TO_APPROVE)}."]
     return "\n".join(out) + "\n"

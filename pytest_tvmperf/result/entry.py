@@ -31,19 +31,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from pytest_tvmperf.judge.layer_match import LayerTable
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.schema import check_record
-from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, is_int, loads
+from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, dotted, find_long_int
+from pytest_tvmperf.values.json_fields import is_int, loads, long_int_problem
 from pytest_tvmperf.store.files import read_regular_text
 from pytest_tvmperf.judge.compare import MetricVerdict, same_program_cell
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
+from pytest_tvmperf.result.kernel_match import match_kernels
+from pytest_tvmperf.result.kernel_names import renamed
+from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.values.resources import COMPILE_S
-
-if TYPE_CHECKING:
-    from pytest_tvmperf.result.outcome import Outcome
 
 RESULTS_SCHEMA_VERSION = 1
 RESULTS_KIND = "pytest-tvmperf-results"
@@ -176,14 +177,9 @@ class ResultEntry:
             base_timing = baseline.timings.get(record.timing.machine.fingerprint) if baseline is not None else None
             time = TimeCell(
                 # the median the verdict's ratio was judged with (under load: today's own run time)
-                median_s=verdict.current
-                if verdict is not None and verdict.current is not None
-                else record.timing.samples.median,
+                median_s=verdict.current if verdict and verdict.current is not None else record.timing.samples.median,
                 baseline_s=verdict.baseline if verdict is not None else None,
-                **{
-                    k: getattr(decision, k) if decision else None
-                    for k in ("ratio", "low", "high", "confidence", "estimate")
-                },
+                **{k: getattr(decision, k, None) for k in ("ratio", "low", "high", "confidence", "estimate")},
                 mode=decision.mode if decision else (same_program_cell(outcome.comparison) or None),
                 samples_s=tuple(record.timing.samples.samples),
                 baseline_samples_s=tuple(base_timing.samples.samples) if base_timing else None,
@@ -207,10 +203,7 @@ class ResultEntry:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "nodeid": self.nodeid,
-            "test_id": self.test_id,
-            "executor": self.executor,
-            "target": self.target,
+            **{key: getattr(self, key) for key in ("nodeid", "test_id", "executor", "target")},
             "verdict": str(self.verdict),
             "note": self.note,
             "time": self.time.to_json() if self.time is not None else None,
@@ -269,11 +262,9 @@ def _layers(f: Fields) -> tuple[LayerTable, ...]:
 
 def _location(f: Fields) -> tuple[str, int]:
     value = f.raw("location")
-    if value is None:
-        return ("", 0)
     if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and is_int(value[1]):
         return (value[0], value[1])
-    if f.strict:
+    if f.strict and value is not None:
         raise SchemaProblem(f.path("location"), "expected [path, line]")
     return ("", 0)
 
@@ -296,20 +287,12 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
     """Per-kernel time now and in the baseline, slowest added time first."""
     if record is None or record.kernel_time_s is None:
         return ()
-    from pytest_tvmperf.result.kernel_names import renamed
-
     before = (baseline.kernel_time_s if baseline is not None else None) or {}
     if baseline is not None and baseline.kernels and record.kernels:  # by structure (result/kernel_match.py)
-        from pytest_tvmperf.result.kernel_match import match_kernels
-
         match = match_kernels(baseline.kernels, record.kernels)
-
-        def then(name: str) -> float | None:  # the counterpart's time: a builtin by name, a kernel by structure
-            if match.status_of(name) is None:
-                return before.get(name)
-            return before.get(match.old_of[name]) if name in match.old_of else None
-
-        rows = [KernelTime(_kernel_label(match, name), t, then(name)) for name, t in record.kernel_time_s.items()]
+        # the counterpart's time: a builtin by name, a kernel by structure (a new one has none)
+        old = {n: n if match.status.get(n) is None else match.old_of.get(n) for n in record.kernel_time_s}
+        rows = [KernelTime(_kernel_label(match, n), t, before.get(old[n])) for n, t in record.kernel_time_s.items()]
     else:
         old_of = renamed(before, record.kernel_time_s)  # a renamed kernel is compared with its old self
         rows = [KernelTime(n, t, before.get(n, before.get(old_of.get(n, "")))) for n, t in record.kernel_time_s.items()]
@@ -318,7 +301,7 @@ def kernel_rows(record: Record | None, baseline: Record | None) -> tuple[KernelT
 
 def _kernel_label(match, name: str) -> str:
     """A kernel's bar label: what it is, its name, and (new) or (changed) since the baseline."""
-    status = match.status_of(name)
+    status = match.status.get(name)
     if status is None:
         return name
     tag = f" ({status})" if str(status) in ("new", "changed") else ""
@@ -340,8 +323,6 @@ def results_json(entries: Iterable[ResultEntry], created: str) -> dict[str, Any]
 
 def no_long_int(data: Any, where: str, fix: str) -> None:
     """ResultsError naming ``where`` and the field of a whole number too long to be a value."""
-    from pytest_tvmperf.values.json_fields import dotted, find_long_int, long_int_problem
-
     found = find_long_int(data)
     if found is not None:
         field_path, long_int = found

@@ -9,13 +9,13 @@ kernels. With both sides' :class:`~pytest_tvmperf.values.kernel_id.KernelId`:
    a TVM upgrade);
 3. left over, same op: the kernel of the same layer **changed** shape (a 3x3 conv made
    5x5), the same name first, then so that the pairs share the most parameter shapes
-   (:func:`_op_pairs`: the first layer of two made wider shares its input with its old
+   (:func:`match_kernels`: the first layer of two made wider shares its input with its old
    self, the second its output), then in name order (a baseline keyed by identity sorts
    by code hash, which says nothing of the layer);
 4. the rest: **new** kernels of this build, and kernels **removed** since the baseline.
 
 A baseline recorded before kernels were identified has no identities: kernels are then
-matched by name (a renamed one by its name without the numbering, result/kernels.py), and
+matched by name (a renamed one by its name without the numbering, result/kernel_names.py), and
 :attr:`KernelMatch.note` says so.
 """
 
@@ -24,8 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from typing import Mapping
 
+from pytest_tvmperf.result.kernel_names import renamed
 from pytest_tvmperf.values.kernel_id import KernelId
 from pytest_tvmperf.values.kernel_keys import device_parts, renamed_sites, stable_key, with_suffix
 
@@ -48,8 +50,9 @@ BY_NAME_NOTE = (
 
 @dataclass(frozen=True)
 class KernelMatch:
-    """old_of: {name now: its baseline counterpart's}; status: {name now: KernelStatus}; removed: the
-    baseline's kernels with no counterpart; before/after: the identities (none when matched by name)."""
+    """old_of: {name now: its baseline counterpart's}; status: {name now: KernelStatus} (no entry for a
+    VM builtin); removed: the baseline's kernels with no counterpart; before/after: the identities
+    (none when matched by name)."""
 
     old_of: Mapping[str, str] = field(default_factory=dict)
     status: Mapping[str, KernelStatus] = field(default_factory=dict)
@@ -61,10 +64,6 @@ class KernelMatch:
     @property
     def note(self) -> str:
         return "" if self.by_structure else BY_NAME_NOTE
-
-    def status_of(self, name: str) -> KernelStatus | None:
-        """None for a name that is no kernel of this build (a VM builtin)."""
-        return self.status.get(name)
 
     def listing(self, texts: Mapping[str, str] | None) -> dict[str, str] | None:
         """VM bytecode with each ``call <kernel>`` as :meth:`shown_name` names it (a diff shows changed calls)."""
@@ -118,19 +117,14 @@ class KernelMatch:
             return with_suffix(self.key_name(self.launcher(name)), device_parts(name)[1])
         if status is None or not self.by_structure:
             return name
-        if status == KernelStatus.NEW:
-            return self.new_name(name)
-        return self.old_of[name]
+        return self.new_name(name) if status == KernelStatus.NEW else self.old_of[name]
 
     def shown_name(self, name: str) -> str:
         """This build's kernel under its baseline name (``name [changed]``), a new one as :meth:`new_name`."""
         status = self.status.get(name)
         if status is None or not self.by_structure:
             return name
-        if status == KernelStatus.NEW:
-            return self.new_name(name)
-        old = self.old_of[name]
-        return f"{old} [changed]" if status == KernelStatus.CHANGED else old
+        return self.key_name(name) + (" [changed]" if status == KernelStatus.CHANGED else "")
 
     def baseline_sites(self, parts: Mapping[str, int] | None) -> dict[str, int] | None:
         """A baseline's resource parts (``K``, ``output of K``) with each kernel under the name this
@@ -184,9 +178,14 @@ def match_kernels(
     pair(lambda k: k.key, KernelStatus.SAME)
     pair(lambda k: (k.op, k.shapes), KernelStatus.CHANGED)
     for op in sorted({before[old].op for old in old_left}):
+        # step 3 (above): as many pairs as the shorter side has; among equals, the earliest old kernel
         olds = [old for old in old_left if before[old].op == op]
         news = [new for new in new_left if after[new].op == op]
-        for new, old in _op_pairs(news, olds, after, before):
+        if not news or not olds:
+            continue
+        score = [[_shared(after[n], before[o]) + SAME_NAME * (n == o) for o in olds] for n in news]
+        for i, j in _best_assignment(score):
+            new, old = news[i], olds[j]
             old_of[new], status[new] = old, KernelStatus.CHANGED
             old_left.remove(old)
             new_left.remove(new)
@@ -210,18 +209,6 @@ def _shared(a: KernelId, b: KernelId) -> int:
     return sum(1 for i, j in zip(x[:-1], y[:-1]) if i == j) + (x[-1] == y[-1])
 
 
-def _op_pairs(
-    news: list[str], olds: list[str], after: Mapping[str, KernelId], before: Mapping[str, KernelId]
-) -> list[tuple[str, str]]:
-    """Kernels of one op left over (each side in name order) paired as (new, old), as many as the
-    shorter side has: the same name first, then the most shapes shared in all; among equals,
-    each new kernel with the earliest old one (as the match did before)."""
-    if not news or not olds:
-        return []
-    score = [[_shared(after[n], before[o]) + SAME_NAME * (n == o) for o in olds] for n in news]
-    return [(news[i], olds[j]) for i, j in _best_assignment(score)]
-
-
 def _best_assignment(score: list[list[int]]) -> list[tuple[int, int]]:
     """(row, column) pairs, as many as the shorter side has, of the greatest total score (among equals,
     the earliest columns); beyond :data:`BEST_PAIRING_STATES`, each row takes its best column left."""
@@ -234,7 +221,6 @@ def _best_assignment(score: list[list[int]]) -> list[tuple[int, int]]:
                 left.remove(j)
                 out.append((i, j))
         return out
-    from functools import lru_cache
 
     @lru_cache(maxsize=None)
     def best(i: int, used: int) -> tuple[tuple[int, int], tuple[tuple[int, int], ...]]:
@@ -253,9 +239,7 @@ def _best_assignment(score: list[list[int]]) -> list[tuple[int, int]]:
 
 
 def _by_name(before: tuple[str, ...], after: tuple[str, ...]) -> KernelMatch:
-    """The fallback: equal names, then renamed ones (result/kernels.py's heuristic)."""
-    from pytest_tvmperf.result.kernel_names import renamed
-
+    """The fallback: equal names, then renamed ones (result/kernel_names.py's heuristic)."""
     old_of = {n: n for n in after if n in before}
     old_of.update(renamed({n: 0.0 for n in before}, {n: 0.0 for n in after}))
     status = {n: (KernelStatus.SAME if n in old_of else KernelStatus.NEW) for n in after}

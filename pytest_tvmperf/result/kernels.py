@@ -3,19 +3,17 @@ name, so a kernel that grew by a few ms does not read as a new kernel taking its
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
+from pytest_tvmperf.result.kernel_match import KernelMatch
 from pytest_tvmperf.result.kernel_names import renamed
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pytest_tvmperf.result.kernel_match import KernelMatch
 
 #: per-kernel changes smaller than this are noise of the per-kernel timer, not shown
 MIN_KERNEL_DELTA_S = 1e-6
 
 
 def kernel_changes(
-    before: Mapping[str, float], after: Mapping[str, float], match: "KernelMatch | None" = None
+    before: Mapping[str, float], after: Mapping[str, float], match: KernelMatch | None = None
 ) -> list[tuple[float, str, str, str]]:
     """(added seconds, name, old name or "", tag) per kernel at least :data:`MIN_KERNEL_DELTA_S` slower,
     largest first; tag "new", or "changed" (by a ``match`` by structure); else matched by name."""
@@ -23,7 +21,7 @@ def kernel_changes(
     old_of = dict(match.old_of) if by_structure else renamed(before, after)
     changes = []
     for name, now in after.items():
-        status = match.status_of(name) if by_structure else None
+        status = match.status.get(name) if by_structure else None
         if status is not None:  # a kernel: its counterpart by structure, whatever its name
             old = old_of.get(name) if old_of.get(name) in before else None
             tag = str(status) if str(status) in ("new", "changed") else ""

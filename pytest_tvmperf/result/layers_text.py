@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from pytest_tvmperf.judge.layer_match import LayerRow, LayerTable
+from pytest_tvmperf.result.text import text_table
 
 
 def _ms(seconds: float) -> str:
@@ -24,11 +25,8 @@ def _gf(value: float | None) -> str:
 
 def table_lines(table: LayerTable, limit: int | None = None) -> list[str]:
     """The table as text, the layers that lose the most first (``limit`` of them, the rest summed)."""
-    from pytest_tvmperf.result.text import text_table
-
     losers = table.losers()
-    rest = [r for r in table.rows if r not in losers]
-    shown = losers if limit is None else losers[:limit]
+    shown = losers + [r for r in table.rows if r not in losers] if limit is None else losers[:limit]
     p = table.peer
     header = ["#", "layer", "TVM ms", f"{p} ms", "lost ms", "TVM/peer", "TVM GFLOPS", f"{p} GFLOPS", "TVM kernels"]
     body = [
@@ -43,7 +41,7 @@ def table_lines(table: LayerTable, limit: int | None = None) -> list[str]:
             _gf(row.gflops("peer")),
             ", ".join(dict.fromkeys(c.name for c in row.tvm)) or "-",
         ]
-        for i, row in enumerate(shown + ([] if limit is not None else rest), 1)
+        for i, row in enumerate(shown, 1)
     ]
     lines = [
         f"per layer, TVM against {table.peer} (whole run, timed with the rows: TVM {_ms(table.tvm_total_s)} ms, "
@@ -51,13 +49,12 @@ def table_lines(table: LayerTable, limit: int | None = None) -> list[str]:
         f"every call with its noise, not ranked within it of zero):"
     ]
     lines += ["  " + line for line in text_table(header, body)]
-    if limit is not None:
-        others = [r for r in table.rows if r not in shown]
-        if others:
-            lines.append(
-                f"  ... {len(others)} more row(s): TVM {_ms(sum(r.tvm_s for r in others))} ms, "
-                f"{table.peer} {_ms(sum(r.peer_s for r in others))} ms"
-            )
+    others = [r for r in table.rows if r not in shown] if limit is not None else []
+    if others:
+        lines.append(
+            f"  ... {len(others)} more row(s): TVM {_ms(sum(r.tvm_s for r in others))} ms, "
+            f"{table.peer} {_ms(sum(r.peer_s for r in others))} ms"
+        )
     lines += [f"  note: {n}" for n in table.notes]
     return lines
 
@@ -67,10 +64,7 @@ def loser_line(table: LayerTable, n: int = 3) -> str:
     losers = [r for r in table.losers(n) if r.lost_s > 0]
     if not losers:
         return f"no layer is slower under TVM than under {table.peer}"
-    parts = []
-    for r in losers:
-        ratio = f", {r.ratio:.1f}x" if r.ratio is not None else ""
-        parts.append(f"{r.label}: +{_ms(r.lost_s)} ms{ratio}")
+    parts = (f"{r.label}: +{_ms(r.lost_s)} ms" + (f", {r.ratio:.1f}x" if r.ratio is not None else "") for r in losers)
     return f"layers losing most to {table.peer}: " + "; ".join(parts)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
 from pytest_tvmperf.judge.compare import Comparison
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.record import Record
@@ -46,9 +47,6 @@ class Outcome:
 def producible_ids(test_id: str, combo_id: str) -> set[str]:
     """Every test id a collected test could write a baseline under (its ``combo_id`` swapped for every
     combination), so a run with fewer executors or targets counts the others' baselines as used."""
-    from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
-
-    combos = [f"{t}-{e}" for t in TARGETS for e in EXECUTORS]
     if combo_id not in test_id:
         return {test_id}
-    return {test_id} | {test_id.replace(combo_id, other) for other in combos}
+    return {test_id} | {test_id.replace(combo_id, f"{t}-{e}") for t in TARGETS for e in EXECUTORS}

@@ -4,7 +4,7 @@ bytecode diffs), and a missing baseline's; the other messages are in text.py."""
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
@@ -16,20 +16,17 @@ from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.values.peak_memory import ON_HOST
 from pytest_tvmperf.values.resources import COMPILE_S, PEAK_NAMES, RESOURCE_NAMES, fmt_bytes, parts_diff, resource
 from pytest_tvmperf.result.compile_text import compile_lines
+from pytest_tvmperf.result.kernel_match import KernelMatch, match_kernels
+from pytest_tvmperf.result.kernels import kernel_changes
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pytest_tvmperf.result.kernel_match import KernelMatch
 
-
-def kernel_match(current: Record, baseline: Record) -> "KernelMatch":
+def kernel_match(current: Record, baseline: Record) -> KernelMatch:
     """The kernels of ``current`` matched with ``baseline``'s by structure (result/kernel_match.py)."""
-    from pytest_tvmperf.result.kernel_match import match_kernels
-
     names = lambda r: tuple(sorted(set(r.kernel_time_s or ()) | {k for m in r.exact.per_kernel.values() for k in m}))  # noqa: E731
     return match_kernels(baseline.kernels, current.kernels, names(baseline), names(current))
 
 
-def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None) -> list[str]:
+def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: KernelMatch | None = None) -> list[str]:
     if v.metric == "time":
         return _time_lines(v, current)
     if v.metric in RESOURCE_NAMES:
@@ -64,24 +61,18 @@ def verdict_lines(v: MetricVerdict, current: Record, baseline: Record, match: "K
 
 
 def _if_any(head: str, text: str) -> list[str]:
-    """``[head + text]``, or no line when ``text`` is empty."""
     return [head + text] if text else []
 
 
-def resource_lines(
-    v: MetricVerdict, current: Record, baseline: Record, match: "KernelMatch | None" = None
-) -> list[str]:
+def resource_lines(v: MetricVerdict, current: Record, baseline: Record, match: KernelMatch | None = None) -> list[str]:
     """A resource metric's lines: before, after, the limit and its allowed maximum, and where
     it grew (by site, the baseline's kernels under this build's names, ``match``)."""
     delta = int((v.current or 0) - (v.baseline or 0))
     relative = _relative(v.limit)
-    allowed = (
-        f", at most {fmt_bytes(int(v.baseline * (1 + relative)))}"
-        if relative is not None and v.baseline is not None
-        else ""
-    )
+    most = v.baseline * (1 + relative) if relative is not None and v.baseline is not None else None
     if v.metric in PEAK_NAMES and v.bound is not None:  # the limit's, or the noise floor's (judge/compare.py)
-        allowed = f", at most {fmt_bytes(int(v.bound))}"
+        most = v.bound
+    allowed = f", at most {fmt_bytes(int(most))}" if most is not None else ""
     lines = [f"  {v.metric} {fmt_bytes(v.baseline)} -> {fmt_bytes(v.current)} ({delta:+,} B, limit {v.limit}{allowed})"]
     match = match or kernel_match(current, baseline)
     where = parts_diff(
@@ -168,7 +159,7 @@ def _named(record: Record, per_kernel: Mapping[str, int] | None) -> Mapping[str,
     return {(f"{record.workload} (main)" if name == "main" else name): n for name, n in per_kernel.items()}
 
 
-def _labels(match: "KernelMatch", now: Mapping[str, int] | None = None, then: Mapping[str, int] | None = None):
+def _labels(match: KernelMatch, now: Mapping[str, int] | None = None, then: Mapping[str, int] | None = None):
     """The label of each kernel of a translated map (keyed by baseline names): what it is, and
     whether it changed. ``now``, ``then``: this build's map and the baseline's (:meth:`KernelMatch.translate`)."""
     if not match.by_structure:
@@ -183,7 +174,7 @@ def _labels(match: "KernelMatch", now: Mapping[str, int] | None = None, then: Ma
     return labels.get
 
 
-def _was(match: "KernelMatch", name: str) -> str:
+def _was(match: KernelMatch, name: str) -> str:
     """' (was conv2d_add_relu(...3x3...) [...])'; ' (its code changed)' on the same shapes; a layer
     that reads as it did (its channels changed) by its shapes: ' (computes ..., was ...)'."""
     old = match.old_of[name]
@@ -195,7 +186,7 @@ def _was(match: "KernelMatch", name: str) -> str:
     return f" (was {match.label(old, old=True)})"
 
 
-def kernel_set_line(match: "KernelMatch", limit: int = 6) -> str:
+def kernel_set_line(match: KernelMatch, limit: int = 6) -> str:
     """The kernels added, changed and removed since the baseline: 'new: ...; changed: ... (was ...); removed: ...'."""
     if not match.by_structure:
         return ""
@@ -278,49 +269,34 @@ KERNEL_NOISE_BAND = 0.05
 KERNEL_TOTAL_SHARE = 0.01
 
 
-def slower_kernels(
-    before: Mapping[str, float],
-    after: Mapping[str, float],
-    band: float = KERNEL_NOISE_BAND,
-    match: "KernelMatch | None" = None,
-) -> list[tuple[float, str, str, str]]:
-    """The kernel changes beyond noise: a new kernel, or one that grew by more than ``band`` of
-    its own time and :data:`KERNEL_TOTAL_SHARE` of the baseline's total."""
-    from pytest_tvmperf.result.kernels import kernel_changes
-
-    total = sum(before.values())
-    kept = []
-    for delta, name, old, tag in kernel_changes(before, after, match):
-        was = before.get(old or name)
-        if was is not None and (delta <= band * was or delta <= KERNEL_TOTAL_SHARE * total):
-            continue
-        kept.append((delta, name, old, tag))
-    return kept
-
-
 def kernel_time_diff(
     before: Mapping[str, float] | None,
     after: Mapping[str, float] | None,
     limit: int = 6,
-    match: "KernelMatch | None" = None,
+    match: KernelMatch | None = None,
     band: float = KERNEL_NOISE_BAND,
 ) -> str:
-    """'transpose +1.55 ms (new), fused_add1 (was fused_add) +0.27 ms', slowest first, beyond the noise;
-    with a ``match`` by structure, against its counterpart whatever its name, shown as what it is."""
+    """'transpose +1.55 ms (new), fused_add1 (was fused_add) +0.27 ms', slowest first, beyond the noise
+    (a new kernel, or one grown by more than ``band`` of its own time and :data:`KERNEL_TOTAL_SHARE` of
+    the baseline's total); with a ``match`` by structure, against its counterpart whatever its name,
+    shown as what it is."""
     if before is None or after is None:
         return ""
     by_structure = match is not None and match.by_structure
-    parts = []
-    for delta, name, old, tag in slower_kernels(before, after, band, match)[:limit]:
-        if by_structure and match.status_of(name) is not None:
+    total = sum(before.values())
+    parts: list[str] = []
+    for delta, name, old, tag in kernel_changes(before, after, match):
+        then = before.get(old or name)
+        if then is not None and (delta <= band * then or delta <= KERNEL_TOTAL_SHARE * total):
+            continue  # noise
+        if len(parts) == limit:
+            break
+        if by_structure and match.status.get(name) is not None:
             was = f" (was {match.label(old, old=True)})" if tag == "changed" else (f" (was {old})" if old else "")
-            parts.append(
-                f"{safe(match.label(name))}{safe(was)} +{fmt_time(delta)}{f' ({tag})' if tag and tag != 'changed' else ''}"
-            )
+            label, was, tag = safe(match.label(name)), safe(was), "" if tag == "changed" else tag
         else:
-            parts.append(
-                f"{safe(name)}{f' (was {safe(old)})' if old else ''} +{fmt_time(delta)}{f' ({tag})' if tag else ''}"
-            )
+            label, was = safe(name), f" (was {safe(old)})" if old else ""
+        parts.append(f"{label}{was} +{fmt_time(delta)}{f' ({tag})' if tag else ''}")
     return ", ".join(parts)
 
 

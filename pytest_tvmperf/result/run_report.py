@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.result.text import SummaryRow
 from pytest_tvmperf.values.builtin_types import plain
 from pytest_tvmperf.values.run_notes import Note
-
-if TYPE_CHECKING:
-    from pytest_tvmperf.result.entry import ResultEntry
 
 
 @dataclass(frozen=True)
@@ -43,14 +41,14 @@ class RunReport:
 
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     #: the results entries xdist workers handed over: each of their tests' outcome, once
-    worker_entries: list["ResultEntry"] = field(default_factory=list)
+    worker_entries: list[ResultEntry] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)
     #: what other parts of the run add to the report files, from the run's entries (the
     #: upgrade summary of ``--tvmperf-against-tvm``): asked before the files are written, once
-    section_makers: list[Callable[[Sequence["ResultEntry"]], "ReportSection | None"]] = field(default_factory=list)
+    section_makers: list[Callable[[Sequence[ResultEntry]], ReportSection | None]] = field(default_factory=list)
     _notes: dict[Note, list[str]] = field(default_factory=dict, repr=False)
 
-    def report_sections(self, entries: Sequence["ResultEntry"]) -> list[ReportSection]:
+    def report_sections(self, entries: Sequence[ResultEntry]) -> list[ReportSection]:
         return [s for make in self.section_makers if (s := make(entries)) is not None]
 
     def add(self, outcome: Outcome, notes: Iterable[str] = ()) -> None:
@@ -60,7 +58,6 @@ class RunReport:
             self.note(line)
 
     def note(self, line: str, kind: Note = Note.NOT_MEASURED) -> None:
-        """Keep one of the run's notes, of ``kind``."""
         self._notes.setdefault(kind, []).append(str(line))
 
     def notes(self, kind: Note) -> tuple[str, ...]:
@@ -75,10 +72,8 @@ class RunReport:
             return tuple(lines[-1:])
         return tuple(lines)
 
-    def result_entries(self) -> list["ResultEntry"]:
+    def result_entries(self) -> list[ResultEntry]:
         """Results-JSON entries of this process's tests, then those of xdist workers."""
-        from pytest_tvmperf.result.entry import ResultEntry
-
         return [ResultEntry.of(o) for o in self.outcomes.values()] + self.worker_entries
 
     def summary_rows(self, entries: "Sequence[ResultEntry] | None" = None) -> list[SummaryRow]:
@@ -98,8 +93,6 @@ class RunReport:
 
     def merge(self, payload: Mapping[str, Any]) -> None:
         """Take in an xdist worker's hand-over (:meth:`to_payload`): its entries and notes."""
-        from pytest_tvmperf.result.entry import ResultEntry
-
         self.worker_entries.extend(ResultEntry.from_json(entry) for entry in payload.get("results", ()))
         for kind in _HANDED_OVER:
             lines = payload.get(kind.value, ())

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
 from pytest_tvmperf.judge.ratios import RatioVerdict
@@ -15,10 +16,10 @@ from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.printable import safe
 from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, peer_failures
-
-if TYPE_CHECKING:
-    from pytest_tvmperf.result.entry import ResultEntry
-    from pytest_tvmperf.values.record import Record
+from pytest_tvmperf.measure.metric_sources import fmt_count
+from pytest_tvmperf.result.compile_text import compile_cell
+from pytest_tvmperf.result.entry import ResultEntry, TimeCell
+from pytest_tvmperf.values.record import Record
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -104,11 +105,9 @@ class SummaryRow:
         object.__setattr__(self, "failed", tuple(self.failed))
 
     @classmethod
-    def of(cls, entry: "ResultEntry") -> SummaryRow:
+    def of(cls, entry: ResultEntry) -> SummaryRow:
         """The row of one test's results entry (the one form an outcome is kept and shipped in)."""
-        from pytest_tvmperf.result.entry import TimeCell
-
-        shared = dict(test=entry.test_id, executor=entry.executor, target=entry.target, verdict=entry.verdict)
+        shared = dict(test=entry.test_id, **{k: getattr(entry, k) for k in ("executor", "target", "verdict", "note")})
         if (r := entry.relation) is not None:
             return cls(
                 **shared,
@@ -116,19 +115,18 @@ class SummaryRow:
                 baseline_s=r.denominator_s,
                 instructions=None,
                 baseline_instructions=None,
-                note=entry.note,
                 ratio=r.ratio,
                 low=r.low,
                 high=r.high,
                 mode=f"{limit_sign(r.status)} {r.limit:g}x",
             )
         record, baseline, time = entry.record, entry.baseline, entry.time or TimeCell()
+        c = next((m for m in entry.metrics if m.metric == COMPILE_S), None)  # compile_s's cell
         return cls(
             **shared,
             **{key: getattr(time, key) for key in ("median_s", "baseline_s", "ratio", "low", "high")},
             instructions=record.exact.scalar("instructions") if record is not None else None,
             baseline_instructions=baseline.exact.scalar("instructions") if baseline is not None else None,
-            note=entry.note,
             mode=time.mode or "",
             peers=entry.peers,
             **{m: _count(record, m) for m in ("cpu_instructions", "alloc_bytes", "code_bytes", "peak_bytes")},
@@ -136,7 +134,7 @@ class SummaryRow:
             device_peak_bytes=_count(record, "device_peak_bytes"),
             failed=entry.failed,
             hot=hot_kernels(record.kernel_time_s) if record is not None else "",
-            compile=_compile_cell(entry),
+            compile=compile_cell(c.status, c.current, c.baseline, c.note, c.limit) if c is not None else "",
             estimate=time.estimate or "",
         )
 
@@ -163,8 +161,6 @@ class SummaryRow:
     @property
     def cpu_cell(self) -> str:
         """The simulated instruction count now/base (``5.17 k/4.99 k``), ``n/a`` unmeasured."""
-        from pytest_tvmperf.measure.metric_sources import fmt_count
-
         if self.cpu_instructions is None:
             return "n/a"
         base = "-" if self.baseline_cpu_instructions is None else fmt_count(self.baseline_cpu_instructions)
@@ -182,27 +178,20 @@ class SummaryRow:
         return fmt_kib(self.peak_bytes) + device
 
 
-def _compile_cell(entry: "ResultEntry") -> str:
-    from pytest_tvmperf.result.compile_text import compile_cell
-
-    cell = next((m for m in entry.metrics if m.metric == COMPILE_S), None)
-    return "" if cell is None else compile_cell(cell.status, cell.current, cell.baseline, cell.note, cell.limit)
-
-
 def fmt_kib(value: int | None) -> str:
     """``10.5KiB``, ``512B``; ``n/a`` for None."""
     if value is None:
         return "n/a"
     if value < 1024:
         return f"{value}B"
-    for unit in ("KiB", "MiB", "GiB"):
+    for unit in ("KiB", "MiB"):
         value /= 1024
-        if value < 1024 or unit == "GiB":
+        if value < 1024:
             return f"{value:.3g}{unit}"
-    return "n/a"  # pragma: no cover
+    return f"{value / 1024:.3g}GiB"
 
 
-def _count(record: "Record | None", metric: str) -> int | None:
+def _count(record: Record | None, metric: str) -> int | None:
     value = record.exact.scalar(metric) if record is not None else None
     return None if value is None else int(value)
 
@@ -239,27 +228,20 @@ def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
 
 def peer_lines(verdicts: Iterable[RatioVerdict]) -> list[str]:
     """One line per peer for a test's message: 'TVM 2.00x torch's time (...); limit 1.2x: exceeded'."""
-    lines = []
-    for v in verdicts:
-        gate = "" if v.limit is None else f"; limit {v.limit:g}x: {v.status}"
-        lines.append(
-            f"  TVM {fmt_time(v.numerator_s)} vs {v.name} {fmt_time(v.denominator_s)}: "
-            f"{v.describe()} of {v.name}'s time{gate}"
-        )
-    return lines
+    return [
+        f"  TVM {fmt_time(v.numerator_s)} vs {v.name} {fmt_time(v.denominator_s)}: {v.describe()} of {v.name}'s time"
+        + ("" if v.limit is None else f"; limit {v.limit:g}x: {v.status}")
+        for v in verdicts
+    ]
 
 
 def relation_message(
     label: str, verdict: RatioVerdict, exact_a: ExactMetrics, exact_b: ExactMetrics, notes: Sequence[str] = ()
 ) -> str:
     """The message of ``tvmperf.assert_ratio``: the ratio, its interval and limit, and both sides' exact metrics."""
-    word = {
-        Verdict.EXCEEDED: "is more than",
-        Verdict.PASS: "is within",
-        Verdict.INCONCLUSIVE: "cannot be told against",
-    }[verdict.status]
+    word = {Verdict.EXCEEDED: "is more than", Verdict.PASS: "is within", Verdict.INCONCLUSIVE: "cannot be told against"}
     lines = [
-        f"tvmperf: {label}: time ratio {verdict.describe()} {word} the limit {verdict.limit:g}x",
+        f"tvmperf: {label}: time ratio {verdict.describe()} {word[verdict.status]} the limit {verdict.limit:g}x",
         f"  {fmt_time(verdict.numerator_s)} vs {fmt_time(verdict.denominator_s)} "
         f"({'own run time ' if verdict.by_own_run_time else ''}medians, measured side by side)",
     ]
@@ -274,13 +256,10 @@ def relation_message(
     return "\n".join(lines)
 
 
-#: the ratio cell's mark of a row decided on each side's own run time
-OWN_MARK = f", {OWN_RUN_TIME}"
-
-
 def _ratio_cell(r: SummaryRow) -> str:
-    if r.ratio is not None and r.low is not None and r.high is not None:
-        return f"{r.ratio:.2f}x [{r.low:.2f}-{r.high:.2f}] {r.mode}{OWN_MARK if r.estimate == OWN_RUN_TIME else ''}"
+    if r.ratio is not None and r.low is not None and r.high is not None:  # marked where decided on own run time
+        own = f", {OWN_RUN_TIME}" if r.estimate == OWN_RUN_TIME else ""
+        return f"{r.ratio:.2f}x [{r.low:.2f}-{r.high:.2f}] {r.mode}{own}"
     if r.ratio is None and r.mode == SAME_PROGRAM_CELL:  # no ratio was measured (the baseline's own program): say why
         return r.mode
     if r.median_s and r.baseline_s:
@@ -350,8 +329,6 @@ def inconclusive_line(rows: Iterable[SummaryRow], verbosity: int, policy: str) -
 
 def untuned_line(nodeids: Sequence[str], command: str, invocation_dir=None, rootpath=None) -> str:
     """One line for the tuned tests skipped as their tuning database has other CPUs' records only."""
-    import os
-
     moved = invocation_dir is not None and rootpath is not None
     moved = moved and os.path.realpath(invocation_dir) != os.path.realpath(rootpath)
     shown = []
@@ -413,11 +390,14 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     lines = [f"### pytest-tvmperf: {head}", "", _md_row(columns), "|" + "---|" * len(columns)]
     icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
     for r in rows:
+        # the verdict: ``⚠️ pass (vs numpy inconclusive)`` where a peer gate could not tell
+        mark = icon.get(Verdict.known(str(r.headline_verdict)), "")  # type: ignore[call-overload]
+        held = f" (vs {', '.join(r.held_peers)} inconclusive)" if r.headline_verdict != r.verdict else ""
         cells = [
             *_cells(r),
             *([r.cpu_cell] if sim else []),
             *([f"{r.resources_cell}/{r.peak_cell}"] if res else []),
-            _markdown_verdict(r, icon),
+            f"{mark} {r.verdict_cell}{held}".strip(),
         ]
         lines.append(_md_row([md_code(r.test), *(c.replace("|", "\\|") for c in cells)]))
     notes = summary_legend(rows) + summary_notes(rows)
@@ -429,14 +409,6 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
         lines += [_md_row(head), "|" + "---|" * len(head)]
         lines += [_md_row([md_code(row[0]), *row[1:]]) for row in body]
     return "\n".join(lines) + "\n"
-
-
-def _markdown_verdict(row: SummaryRow, icon: Mapping[Verdict, str]) -> str:
-    """The step summary's verdict: ``⚠️ pass (vs numpy inconclusive)`` where a peer gate could not tell."""
-    cell = row.verdict_cell
-    if row.headline_verdict != row.verdict:
-        cell += f" (vs {', '.join(row.held_peers)} inconclusive)"
-    return f"{icon.get(Verdict.known(str(row.headline_verdict)), '')} {cell}".strip()  # type: ignore[call-overload]
 
 
 #: what Markdown reads as inline syntax (links, images, emphasis, HTML, code, tables), escaped in text
