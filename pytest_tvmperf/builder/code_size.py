@@ -89,31 +89,20 @@ def kernel_names(module: Any) -> tuple[str, ...]:
     return tuple(str(gv.name_hint) for gv, f in module.functions.items() if isinstance(f, tirx.PrimFunc))
 
 
-def _modules(module: Any) -> list[Any]:
-    seen, todo = [], [module]
-    while todo:
-        m = todo.pop(0)
-        seen.append(m)
-        todo.extend(m.imports)
-    return seen
-
-
-def _kind(module: Any) -> str:
-    return str(getattr(module, "kind", None) or getattr(module, "type_key", ""))
-
-
 def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None = None) -> CodeSize | str:
-    """The code size of ``module`` (and its imports) by kernel, or why it cannot be read.
-    ``library``: the module already exported, whose symbols are read instead of
-    generating the code again (a second or so for a network) to write each LLVM module
-    as an object."""
+    """The code size of ``module`` (and its imports) by kernel, or why it cannot be read;
+    ``library``: the module already exported, read instead of generating the code again to
+    write each LLVM module as an object (a second or so for a network)."""
     import tvm
 
-    llvm = [m for m in _modules(module) if _kind(m) == "llvm"]
-    cuda = [m for m in _modules(module) if _kind(m) == "cuda"]
+    modules, todo = [], [module]
+    while todo:  # the module and its imports, breadth first
+        modules.append(todo.pop(0))
+        todo.extend(modules[-1].imports)
+    kinds = [(str(getattr(m, "kind", None) or getattr(m, "type_key", "")), m) for m in modules]
+    llvm, cuda = [m for k, m in kinds if k == "llvm"], [m for k, m in kinds if k == "cuda"]
     if not llvm:
         return "the compiled module has no LLVM code to measure"
-    parts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="tvmperf-code-") as tmp:
         if cuda and not _library_symbols(library):  # its device code is read from an exported library only
             library = Path(tmp) / "exported.so"
@@ -122,8 +111,7 @@ def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None 
             except Exception as exc:  # no host toolchain to link with
                 return f"the CUDA module's size is read from the exported library, which could not be made ({exc})"
         from_library = _library_symbols(library)
-        for name, size in by_kernel(from_library, kernels).items():
-            parts[name] = parts.get(name, 0) + size
+        parts = by_kernel(from_library, kernels)
         for i, m in enumerate(llvm if not from_library else ()):
             path = Path(tmp) / f"code{i}.o"
             try:
@@ -140,7 +128,11 @@ def measure_code_size(module: Any, kernels: Iterable[str], library: Path | None 
             if device is None:
                 return "the exported library holds no serialized CUDA module to measure"
             parts[CUDA_PART] = device
-    return CodeSize(sum(parts.values()), parts, f"tvm {tvm.__version__}, llvm {_llvm_version()}")
+    try:
+        llvm_version = str(tvm.target.codegen.llvm_version_major())
+    except Exception:
+        llvm_version = "?"
+    return CodeSize(sum(parts.values()), parts, f"tvm {tvm.__version__}, llvm {llvm_version}")
 
 
 def _library_symbols(library: Path | None, symbol_type: int = 2) -> dict[str, int]:
@@ -149,12 +141,3 @@ def _library_symbols(library: Path | None, symbol_type: int = 2) -> dict[str, in
         return elf_function_sizes(Path(library).read_bytes(), symbol_type) if library is not None else {}
     except (OSError, NotElf):
         return {}
-
-
-def _llvm_version() -> str:
-    try:
-        import tvm
-
-        return str(tvm.target.codegen.llvm_version_major())
-    except Exception:
-        return "?"

@@ -27,14 +27,6 @@ def _fmt_index(flat: int, shape: tuple[int, ...]) -> str:
     return str(tuple(int(i) for i in np.unravel_index(flat, shape))) if shape else "()"
 
 
-def side_by_side(actual: np.ndarray, expected: np.ndarray, over: np.ndarray, count: int = 5) -> str:
-    """The first few mismatching values, got next to expected."""
-    rows = ["  index            got              expected"]
-    for flat in np.flatnonzero(over)[:count]:
-        rows.append(f"  {_fmt_index(int(flat), actual.shape):16} {actual.flat[flat]:<16.8g} {expected.flat[flat]:.8g}")
-    return "\n".join(rows)
-
-
 def check_outputs(
     actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], rtol: float, atol: float
 ) -> Mismatch | None:
@@ -51,11 +43,7 @@ def check_outputs(
         bad = ~np.isfinite(a64)
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
-            kinds = []
-            if np.isnan(a64).any():
-                kinds.append(f"{int(np.isnan(a64).sum())} NaN")
-            if np.isinf(a64).any():
-                kinds.append(f"{int(np.isinf(a64).sum())} Inf")
+            kinds = [f"{int(n)} {w}" for n, w in ((np.isnan(a64).sum(), "NaN"), (np.isinf(a64).sum(), "Inf")) if n]
             return Mismatch(
                 i,
                 f"{' and '.join(kinds)} of {a.size} values (first at {_fmt_index(first, a.shape)})",
@@ -81,7 +69,11 @@ def check_outputs(
                 f"{int(over.sum())} of {a.size} values differ from the reference beyond rtol={rtol:g}, atol={atol:g}",
                 f"  max abs error {float(diff.max()):.6g}, max rel error {float(rel.max()):.6g}\n"
                 f"  worst at {where}: got {a64.flat[worst]:.8g}, expected {e64.flat[worst]:.8g}\n"
-                + side_by_side(a64, e64, over),
+                + "  index            got              expected"  # the first few mismatching values
+                + "".join(
+                    f"\n  {_fmt_index(int(k), a.shape):16} {a64.flat[k]:<16.8g} {e64.flat[k]:.8g}"
+                    for k in np.flatnonzero(over)[:5]
+                ),
                 tolerance=True,
             )
     return None

@@ -34,22 +34,6 @@ class DeviceCode:
     ptxas_log: str
 
 
-def cuda_sources(module: Any) -> list[str]:
-    """The CUDA C of every ``cuda`` module imported (at any depth) by ``module``."""
-    found: list[str] = []
-    seen: set[int] = set()
-    stack = [module]
-    while stack:
-        mod = stack.pop()
-        if mod is None or id(mod) in seen:
-            continue
-        seen.add(id(mod))
-        if str(mod.kind) == "cuda":
-            found.append(str(mod.inspect_source("cuda")))
-        stack.extend(mod.imports)
-    return [s for s in found if s.strip()]
-
-
 def _run(cmd: list[str], toolchain: CudaToolchain, what: str) -> str:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=toolchain.env(), timeout=TOOL_TIMEOUT_S)
@@ -62,8 +46,24 @@ def _run(cmd: list[str], toolchain: CudaToolchain, what: str) -> str:
     return output
 
 
-def build_device_code(sources: list[str], arch: str, toolchain: CudaToolchain) -> DeviceCode:
-    """nvcc each CUDA source to PTX for ``arch`` and assemble it with ``ptxas -v``."""
+def device_code(compiled: Any, arch: str, toolchain: CudaToolchain) -> DeviceCode | None:
+    """The compiled workload's CUDA kernels (the CUDA C of every ``cuda`` module it imports,
+    at any depth), each nvcc'd to PTX for ``arch`` and assembled with ``ptxas -v``; None when it has none."""
+    holder = getattr(compiled, "executable", None) or getattr(compiled, "lib", None)  # a VM executable, a library
+    found: list[str] = []
+    seen: set[int] = set()
+    stack = [getattr(holder, "mod", holder)]
+    while stack:
+        mod = stack.pop()
+        if mod is None or id(mod) in seen:
+            continue
+        seen.add(id(mod))
+        if str(mod.kind) == "cuda":
+            found.append(str(mod.inspect_source("cuda")))
+        stack.extend(mod.imports)
+    sources = [s for s in found if s.strip()]
+    if not sources:
+        return None
     assert toolchain.nvcc and toolchain.ptxas, toolchain.missing
     ptx_parts, logs = [], []
     with tempfile.TemporaryDirectory(prefix="tvmperf-cuda-") as tmp:
@@ -84,10 +84,3 @@ def build_device_code(sources: list[str], arch: str, toolchain: CudaToolchain) -
             )
             ptx_parts.append(ptx.read_text())
     return DeviceCode(arch, "\n".join(ptx_parts), "\n".join(logs))
-
-
-def device_code(compiled: Any, arch: str, toolchain: CudaToolchain) -> DeviceCode | None:
-    """The compiled workload's CUDA kernels built for ``arch``; None when it has none."""
-    holder = getattr(compiled, "executable", None) or getattr(compiled, "lib", None)  # a VM executable, a library
-    sources = cuda_sources(getattr(holder, "mod", holder))
-    return build_device_code(sources, arch, toolchain) if sources else None

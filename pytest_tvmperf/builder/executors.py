@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -18,10 +19,12 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from pytest_tvmperf.builder.code_size import CodeSize, kernel_names, measure_code_size
+from pytest_tvmperf.builder.pipelines import lower_relax, prim_module, schedule_prim
 from pytest_tvmperf.builder.vm_alloc import AllocCounter, Allocations
 from pytest_tvmperf.builder.vm_metrics import kernel_count, parse_bytecode, planned_storage
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.builder.targets import TargetSpec
+from pytest_tvmperf.builder.timer import SampleFn
 from pytest_tvmperf.workload import Workload
 
 OutSpec = tuple[tuple[int, ...], str]
@@ -39,58 +42,37 @@ class CompileError(Exception):
 
 
 def shorten_tvm_error(exc: BaseException, max_lines: int = 12) -> str:
-    """The useful tail of a TVM error: drop the C++/Python traceback frames."""
+    """The useful tail of a TVM error: drop the C++/Python traceback frames. With
+    ``max_lines=1``, the error's statement on one line: from its last line naming an error
+    (``XError: ...``) or else its first, continuation lines joined, spaces collapsed, at
+    most 240 characters (``Invalid A.shape[0] on argument #0 when calling: `main(A: ...)`, expected 256``)."""
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
     keep = [line for line in lines if not line.lstrip().startswith(("File ", "at ", "0x")) and "frame #" not in line]
-    text = one_line(keep or lines) if max_lines == 1 else "\n".join((keep or lines)[-max_lines:])
-    return f"{type(exc).__name__}: {text}"
-
-
-def one_line(lines: Sequence[str], max_chars: int = 240) -> str:
-    """The error's statement on one line: from its last line naming an error (``XError: ...``)
-    or else from its first line, continuation lines joined, spaces collapsed
-    (``Invalid A.shape[0] on argument #0 when calling: `main(A: ...)`, expected 256``)."""
-    import re
-
-    start = 0
-    for i, line in enumerate(lines):
-        if re.match(r"\s*[\w.]*(Error|Exception|Check failed)\b", line):
-            start = i
-    text = " ".join(" ".join(line.split()) for line in lines[start:])
-    text = re.sub(r"^[\w.]*(Error|Exception):\s*", "", text)
-    return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
+    keep = keep or lines
+    if max_lines != 1:
+        return f"{type(exc).__name__}: " + "\n".join(keep[-max_lines:])
+    start = max((i for i, s in enumerate(keep) if re.match(r"\s*[\w.]*(Error|Exception|Check failed)\b", s)), default=0)
+    text = re.sub(r"^[\w.]*(Error|Exception):\s*", "", " ".join(" ".join(s.split()) for s in keep[start:]))
+    return f"{type(exc).__name__}: " + (text if len(text) <= 240 else text[:237] + "...")
 
 
 class Compiled(Protocol):
+    """A compiled program. ``sampler``: seconds per call, a sample per call (a ``time_evaluator``
+    loop of ``min_repeat_ms``); ``listing``: VM bytecode per function (None in compiled mode,
+    prim); ``call_times``: per run, seconds in each callee (``vm.set_instrument``, bytecode
+    mode); ``export``: a shared library (a/b timing); ``executed_allocations``: one entry
+    call's run-time allocations, or why not (n/a); ``code_size``: by kernel, or why not
+    (``library``: this build exported, read instead of generating the code again)."""
+
     def run(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec]) -> list[np.ndarray]: ...
-
-    def sampler(
-        self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], min_repeat_ms: int
-    ) -> Callable[[], float]:
-        """One sample per call, seconds per call, from a ``time_evaluator`` loop of ``min_repeat_ms``."""
-
+    def sampler(self, args: Sequence[np.ndarray], out_specs: Sequence[OutSpec], min_repeat_ms: int) -> SampleFn: ...
     def static_metrics(self) -> ExactMetrics: ...
-
-    def listing(self) -> dict[str, str] | None:
-        """VM bytecode text per function, or None when there is none (compiled mode, prim)."""
-
-    def call_times(
-        self, args: Sequence[np.ndarray], runs: int, clock: Callable[[], float]
-    ) -> list[dict[str, float]] | None:
-        """Per run, seconds spent in each callee, under ``vm.set_instrument`` (bytecode mode only)."""
-
-    def export(self, path: str) -> None:
-        """Write the compiled artifact as a shared library (for a/b timing later)."""
-
+    def listing(self) -> dict[str, str] | None: ...
+    def call_times(self, args: Sequence[np.ndarray], runs: int, clock: SampleFn) -> list[dict[str, float]] | None: ...
+    def export(self, path: str) -> None: ...
     def executed_calls(self, args: Sequence[np.ndarray]) -> dict[str, int] | None: ...
-
-    def executed_allocations(self, args: Sequence[np.ndarray]) -> "Allocations | str":
-        """What one call of the entry allocates at run time, or why this executor cannot tell (n/a)."""
-
-    def code_size(self, library: Path | None = None) -> "CodeSize | str":
-        """The compiled code's size by kernel (builder/code_size.py), or why it cannot be
-        read; ``library``: this build exported as a shared library, read instead of
-        generating the code again."""
+    def executed_allocations(self, args: Sequence[np.ndarray]) -> "Allocations | str": ...
+    def code_size(self, library: Path | None = None) -> "CodeSize | str": ...
 
 
 class Executor(Protocol):
@@ -272,8 +254,6 @@ def build_vm(workload: Workload, target: TargetSpec, tuning_db: Any, exec_mode: 
     import tvm
     from tvm import relax
 
-    from pytest_tvmperf.builder.pipelines import lower_relax
-
     tvm_target = target.tvm_target()
     try:
         with tvm.transform.PassContext(config=config) if config else contextlib.nullcontext():
@@ -358,8 +338,6 @@ class PrimExecutor:
 
     def compile(self, workload, target, tuning_db=None):
         import tvm
-
-        from pytest_tvmperf.builder.pipelines import prim_module, schedule_prim
 
         program = prim_module(workload.program, workload.entry)
         try:

@@ -1,10 +1,7 @@
-"""Which CPU the kernels are built for: the CPU model LLVM names, less every feature the
-operating system does not enable.
-
-LLVM assumes every feature of the host's model (``znver4``), but a hypervisor may hide
-some: a Zen 4 VM without AVX-512 (GitHub's hosted runners) still reports ``znver4``, and
-code built for it dies with SIGILL. So the model is kept (its scheduling model is worth
-having) and each feature the host does not enable is switched off in ``mattr``.
+"""Which CPU the kernels are built for: the CPU model LLVM names (its scheduling model is
+worth having), less every feature the operating system does not enable, in ``mattr``: a
+hypervisor may hide some, and a Zen 4 VM without AVX-512 (GitHub's hosted runners) still
+reports ``znver4``, whose code dies there with SIGILL.
 
 What the host enables is read from the ``flags`` of ``/proc/cpuinfo`` (:data:`KERNEL_FLAGS`)
 and from LLVM's host detection (CPUID and XCR0; also off Linux and on an RPC device); a
@@ -94,13 +91,9 @@ class HostCpu:
     disabled: tuple[str, ...] = ()
     why: str = ""
 
-    @property
-    def mattr(self) -> tuple[str, ...]:
-        return tuple("-" + f for f in self.disabled)
-
     def fields(self) -> dict[str, object]:
         """``mcpu`` and, where something is switched off, ``mattr``: the target dict's fields."""
-        return {"mcpu": self.mcpu, **({"mattr": list(self.mattr)} if self.disabled else {})}
+        return {"mcpu": self.mcpu, **({"mattr": ["-" + f for f in self.disabled]} if self.disabled else {})}
 
 
 def generic_level(host: HostView) -> str:
@@ -172,9 +165,7 @@ def llvm_host_features() -> dict[str, bool] | None:
     import tvm_ffi
 
     func = tvm_ffi.get_global_func("tvm.codegen.llvm.GetHostCPUFeatures", allow_missing=True)
-    if func is None:
-        return None
-    return {str(k): bool(v) for k, v in dict(func()).items()}
+    return None if func is None else {str(k): bool(v) for k, v in dict(func()).items()}
 
 
 def model_features(model: str, triple: str | None = None) -> frozenset[str] | None:
@@ -194,32 +185,6 @@ def target_features(config: Mapping[str, object]) -> frozenset[str] | None:
 
 def is_x86(triple: str) -> bool:
     return triple.split("-", 1)[0] in ("x86_64", "i386", "i686", "amd64")
-
-
-def describe_target(config: Mapping[str, object]) -> str:
-    """``llvm -mcpu=znver4 -mattr=-avx512f,...`` for messages."""
-    parts = [str(config.get("kind", "llvm"))]
-    if config.get("mcpu"):
-        parts.append(f"-mcpu={config['mcpu']}")
-    mattr = config.get("mattr")
-    if mattr:
-        parts.append("-mattr=" + ",".join(str(a) for a in mattr))  # type: ignore[union-attr]
-    return " ".join(parts)
-
-
-def sigill_advice(config: Mapping[str, object], assumed_not_enabled: tuple[str, ...] | None) -> str:
-    """Why a kernel built for ``config`` may have died of SIGILL here, and what to do."""
-    built = f"it was built for {describe_target(config)}"
-    if assumed_not_enabled:
-        why = f"; that target assumes CPU features this machine's OS does not enable: {', '.join(assumed_not_enabled)}"
-    elif assumed_not_enabled is None:
-        why = "; which CPU features this machine enables could not be told"
-    else:
-        why = "; as far as this machine tells, the OS enables every feature that target assumes"
-    return (
-        f"SIGILL means the CPU met an instruction it does not run: {built}{why}. Build for another CPU with "
-        f"{OVERRIDE_HINT}, e.g. --tvmperf-llvm-target=x86-64-v2 (docs/machines.md, 'Which CPU the kernels are built for')"
-    )
 
 
 def llvm_target_problem(config: Mapping[str, object]) -> str | None:
@@ -247,8 +212,8 @@ def llvm_target_problem(config: Mapping[str, object]) -> str | None:
 
 def crash_note(how: str, target_config: Mapping[str, object], host: HostView | None = None) -> str:
     """What to add to the message of a kernel that crashed with ``how``: for ``SIGILL``
-    the target it was built for, the features it assumes that this machine does not
-    enable, and the option that changes it; else nothing."""
+    the target it was built for (``llvm -mcpu=znver4 -mattr=-avx512f,...``), the features
+    it assumes that this machine does not enable, and the option that changes it; else nothing."""
     if how != "SIGILL":
         return ""
     llvm = target_config.get("host") if target_config.get("kind") != "llvm" else target_config
@@ -256,4 +221,17 @@ def crash_note(how: str, target_config: Mapping[str, object], host: HostView | N
         return ""
     host = host if host is not None else read_host()
     features = target_features(llvm)
-    return "\n" + sigill_advice(llvm, None if features is None or not host.known else host.missing(features))
+    missing = None if features is None or not host.known else host.missing(features)
+    built = "llvm" + (f" -mcpu={llvm['mcpu']}" if llvm.get("mcpu") else "")
+    built += (" -mattr=" + ",".join(str(a) for a in llvm["mattr"])) if llvm.get("mattr") else ""
+    if missing:
+        why = f"; that target assumes CPU features this machine's OS does not enable: {', '.join(missing)}"
+    elif missing is None:
+        why = "; which CPU features this machine enables could not be told"
+    else:
+        why = "; as far as this machine tells, the OS enables every feature that target assumes"
+    return (
+        f"\nSIGILL means the CPU met an instruction it does not run: it was built for {built}{why}. Build for another "
+        f"CPU with {OVERRIDE_HINT}, e.g. --tvmperf-llvm-target=x86-64-v2 (docs/machines.md, 'Which CPU the kernels "
+        f"are built for')"
+    )

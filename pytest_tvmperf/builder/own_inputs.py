@@ -1,17 +1,14 @@
 """Inputs of the baseline program's own signature, for an a/b comparison across a change
-of input shapes.
+of input shapes: the baseline rebuilt from its IR cannot run on today's inputs, so it is
+timed on inputs made for its own entry's parameters (a PrimFunc's buffers, outputs
+included; a Relax function's tensor parameters), side by side with today's program on
+today's inputs, both at the same moment on this machine.
 
-When today's program takes inputs of other shapes than the baseline's, the baseline
-rebuilt from its IR cannot run on them. It is then timed on inputs made for its own
-entry's parameters (a PrimFunc's buffers, outputs included; a Relax function's tensor
-parameters), side by side with today's program on today's inputs: the ratio says how
-much slower today's workload is, both timed at the same moment on this machine.
-
-:func:`plan_own_inputs` is pure: the parameters (read off the stored IR in the session's
-child) to the tensors to make, or None and why not. :func:`own_arrays` makes them:
-floating-point tensors get the seeded weights' values (store/seeded.py: finite, never
-zero), integer and boolean ones zeros (an integer input may index an axis: 0 is in range
-of every non-empty one; the program runs once in the child before the session runs it).
+:func:`plan_own_inputs` (pure): the parameters (read off the stored IR in the session's
+child) to the tensors to make, or None and why not. :func:`own_arrays` makes them: floats
+get the seeded weights' values (store/seeded.py: finite, never zero), integers and
+booleans zeros (an integer input may index an axis: 0 is in range of every non-empty
+one; the program runs once in the child before the session runs it).
 """
 
 from __future__ import annotations
@@ -65,22 +62,6 @@ def shape_text(shape: Sequence[int | None]) -> str:
     return "x".join("?" if d is None else str(d) for d in shape) if len(shape) else "()"
 
 
-def _reason(param: Param, position: int) -> str | None:
-    """Why no tensor can be made for ``param``; None when one can."""
-    what = f"its parameter {param.name} (argument {position})"
-    if param.shape is None and param.dtype is None:
-        return f"{what} is not a tensor"
-    if param.shape is None:
-        return f"{what} has no static shape"
-    if any(d is None for d in param.shape):
-        return f"{what} has a dynamic shape ({shape_text(param.shape)})"
-    if any(d < 0 for d in param.shape if d is not None):
-        return f"{what} has a negative dimension ({shape_text(param.shape)})"
-    if param.dtype not in INPUT_DTYPES:
-        return f"{what} has dtype {param.dtype}, not one inputs are made in ({', '.join(INPUT_DTYPES)})"
-    return None
-
-
 def changes(
     specs: Sequence[TensorSpec], today: Sequence[tuple[Sequence[int], str]], what: str = "argument"
 ) -> list[str]:
@@ -113,9 +94,17 @@ def plan_own_inputs(
         return None, f"its entry takes {len(params)} parameters, more than {MAX_PARAMS}"
     specs: list[TensorSpec] = []
     for i, param in enumerate(params):
-        why = _reason(param, i)
-        if why is not None:
-            return None, why
+        what = f"its parameter {param.name} (argument {i})"
+        if param.shape is None and param.dtype is None:
+            return None, f"{what} is not a tensor"
+        if param.shape is None:
+            return None, f"{what} has no static shape"
+        if any(d is None for d in param.shape):
+            return None, f"{what} has a dynamic shape ({shape_text(param.shape)})"
+        if any(d < 0 for d in param.shape if d is not None):
+            return None, f"{what} has a negative dimension ({shape_text(param.shape)})"
+        if param.dtype not in INPUT_DTYPES:
+            return None, f"{what} has dtype {param.dtype}, not one inputs are made in ({', '.join(INPUT_DTYPES)})"
         assert param.shape is not None and param.dtype is not None
         specs.append(TensorSpec(param.name, tuple(int(d) for d in param.shape if d is not None), param.dtype))
     outputs = len(today_outputs) if kind == "prim" else 0

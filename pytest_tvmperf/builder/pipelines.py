@@ -1,14 +1,10 @@
 """Compile pipelines, a first-class choice of every workload (``Workload.pipeline``):
-
-- ``default``: Relax's default pipeline for the target (legalize, fuse, lower: naive loops
-  on the CPU), what every baseline before pipelines existed was measured with;
-- ``unfused``: what ``tvm.compile`` does on its own: legalize and lower, no fusion;
-- ``dlight``: the default pipeline with dlight's default schedules on the fused kernels;
-- ``tuned``: the default pipeline with a MetaSchedule tuning database's schedules
-  (``pytest_tvmperf.builder.tuning``) on the fused kernels.
-
-Relax modules go through :func:`lower_relax`, PrimFunc programs through
-:func:`schedule_prim`. TVM is imported lazily.
+``default``, Relax's default pipeline for the target (legalize, fuse, lower: naive loops
+on the CPU), what every baseline before pipelines existed was measured with; ``unfused``,
+what ``tvm.compile`` does on its own (legalize and lower, no fusion); ``dlight`` and
+``tuned``, the default pipeline with dlight's default schedules or a MetaSchedule tuning
+database's (builder/tuning.py) on the fused kernels. Relax modules go through
+:func:`lower_relax`, PrimFunc programs through :func:`schedule_prim`.
 """
 
 from __future__ import annotations
@@ -32,13 +28,8 @@ def fuse_relax(mod: Any, target: Any) -> Any:
     from tvm import relax
     from tvm.relax.backend.cpu_generic import pipeline as cpu
 
-    passes = [
-        relax.transform.LegalizeOps(),
-        relax.transform.AnnotateTIROpPattern(),
-        relax.transform.FoldConstant(),
-        relax.transform.FuseOps(),
-        relax.transform.FuseTIR(),
-    ]
+    t = relax.transform
+    passes = [t.LegalizeOps(), t.AnnotateTIROpPattern(), t.FoldConstant(), t.FuseOps(), t.FuseTIR()]
     with target:
         return tvm.transform.Sequential(cpu.library_dispatch_passes(target) + passes)(mod)
 

@@ -12,8 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from pytest_tvmperf.builder.executors import _quiet_native_stderr
+from pytest_tvmperf.builder.targets import _plain
 from pytest_tvmperf.store import user_cache
+from pytest_tvmperf.store.disk import room_problem
 from pytest_tvmperf.store.files import file_mode
+from pytest_tvmperf.store.lowered_ir import IRLoadError
 
 
 def lowered_module(compiled: Any) -> Any | None:
@@ -38,8 +42,6 @@ def generate(module: Any, executor: str, target: Any) -> Any:
 
 def build_library(module: Any, executor: str, target: Any, path: Path) -> None:
     """Generate code for ``module`` on ``target`` (a TargetSpec) and export it to ``path``."""
-    from pytest_tvmperf.builder.executors import _quiet_native_stderr
-
     lib = generate(module, executor, target)
     with _quiet_native_stderr():
         lib.export_library(str(path))
@@ -54,8 +56,6 @@ def build_in_child(sandbox: Any, ir_path: Path, executor: str, target: Any, ref:
     child process, bounded by ``--tvmperf-child-timeout``: a stored IR is data, and one
     that takes minutes to build (or crashes TVM) must not hold or end the session.
     ``ref``: the entry's IRRef (weights stored apart). Raises IRLoadError or RebuildError."""
-    from pytest_tvmperf.builder.targets import _plain
-    from pytest_tvmperf.store.lowered_ir import IRLoadError
 
     def build(temp: Path) -> None:
         weights = ref.as_json() if ref is not None else None
@@ -83,8 +83,6 @@ def cached_library(
     path = user_cache.builds_dir() / "ab" / fingerprint / f"{executor}-{ir_sha256[:32]}.so"
     if not fresh and user_cache.lookup(path):
         return path, True
-    from pytest_tvmperf.store.disk import room_problem
-
     no_room = room_problem(path.parent.parent)  # LLVM ends the process on a failed write: checked first
     if no_room is not None:
         raise OSError(no_room)

@@ -26,10 +26,6 @@ class ArgumentProblem:
     message: str
 
 
-def relax_signature(program: Any, entry: str) -> list[Param]:
-    return [Param(str(getattr(p, "name_hint", None) or p.name)) for p in program[entry].params]
-
-
 def prim_signature(module: Any, entry: str) -> list[Param]:
     """The buffers of a PrimFunc (its parameters in TVM 0.27, ``buffer_map`` in older ones)."""
     import tvm
@@ -53,9 +49,7 @@ def _shape(shape: Sequence[int | None]) -> str:
 
 
 def _fits(param: Param, shape: tuple[int, ...], dtype: str) -> bool:
-    if param.shape is None:
-        return True
-    return (
+    return param.shape is None or (
         len(param.shape) == len(shape)
         and all(p is None or p == s for p, s in zip(param.shape, shape))
         and (param.dtype is None or param.dtype == dtype)

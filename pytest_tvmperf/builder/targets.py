@@ -6,10 +6,12 @@ the :class:`TargetSpec` executors see; a new target is a new kind plus its name 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
+from pytest_tvmperf.builder import host_cpu
 from pytest_tvmperf.values.builtin_types import NOT_SCALAR, builtin_scalar
 
 
@@ -56,9 +58,7 @@ def _plain(value: Any) -> Any:
         return scalar
     if hasattr(value, "items"):
         return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    if hasattr(value, "__iter__"):
-        return [_plain(v) for v in value]
-    return str(value)
+    return [_plain(v) for v in value] if hasattr(value, "__iter__") else str(value)
 
 
 def host_llvm_config(override: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -69,8 +69,6 @@ def host_llvm_config(override: Mapping[str, Any] | None = None) -> dict[str, Any
     if override is not None:
         return {"kind": "llvm", "num-cores": os.cpu_count() or 1, **dict(override)}
     import tvm
-
-    from pytest_tvmperf.builder import host_cpu
 
     model = str(tvm.target.codegen.llvm_get_system_cpu())
     triple = str(tvm.target.codegen.llvm_get_system_triple())
@@ -130,8 +128,6 @@ class CudaKind:
 
 def tvm_cuda_compiler_missing(toolchain) -> str | None:
     """Why TVM cannot compile CUDA kernels here: NVRTC (``cuda-bindings``) unless ``TVM_CUDA_COMPILE_MODE=nvcc``."""
-    import importlib.util
-
     mode = os.environ.get("TVM_CUDA_COMPILE_MODE", "nvrtc").lower()
     if mode == "nvcc":
         return None if toolchain.nvcc else f"target cuda: TVM_CUDA_COMPILE_MODE=nvcc but {toolchain.missing}"

@@ -33,11 +33,8 @@ class TimingTask:
 
     def reloaded(self) -> "TimingTask":
         """The same task with the compiled programs loaded afresh (new memory placements)."""
-
-        def fresh(fn: SampleFn | None) -> SampleFn | None:
-            return fn.reloaded() if fn is not None and hasattr(fn, "reloaded") else fn
-
-        return replace(self, workload=fresh(self.workload), baseline=fresh(self.baseline))
+        sides = {side: getattr(self, side) for side in ("workload", "baseline")}
+        return replace(self, **{side: fn.reloaded() for side, fn in sides.items() if hasattr(fn, "reloaded")})
 
 
 class Timer(Protocol):

@@ -1,26 +1,22 @@
-"""MetaSchedule tuning databases for the ``tuned`` pipeline.
+"""MetaSchedule tuning databases for the ``tuned`` pipeline: a directory holding
+MetaSchedule's two JSON-lines files, ``database_workload.json`` (per tuned kernel:
+structural hash, TIR) and ``database_tuning_record.json`` (per measured schedule: the
+kernel's line number, trace, run times, target, argument shapes), and the runs' summary
+(store/tuning_runs.py); MetaSchedule logs to Python logging only
+(``pytest_tvmperf.builder.tuning.<task>``), so it can be committed next to the baselines.
 
-A tuning database is a directory holding MetaSchedule's two JSON-lines files,
-``database_workload.json`` (per tuned kernel: structural hash, TIR) and
-``database_tuning_record.json`` (per measured schedule: the kernel's line number, trace,
-run times, target, argument shapes). Nothing else is written there (MetaSchedule logs to
-Python logging only, ``pytest_tvmperf.builder.tuning.<task>``), so it can be committed
-next to the baselines.
-
-The *tasks* of a program are its kernels (tuning_tasks.py). A task's record is found by
-the kernel's structure, not its name, so a changed workload has no record and is
-reported ``missing`` by :func:`inspect` until tuned again. Which record applies on this
-target: tuning_choice.py. Kernels with symbolic shapes or already scheduled are
-``untunable`` and keep their untuned form.
-
-:func:`tune` needs ``cloudpickle`` and ``psutil`` (MetaSchedule builds and measures
-candidates in worker processes); :func:`inspect` and :func:`apply` need only TVM,
-imported lazily.
+A task (a kernel, tuning_tasks.py) finds its record by its structure, not its name, so a
+changed workload's is ``missing`` (:func:`inspect`) until tuned again; which record
+applies on this target: tuning_choice.py. :func:`tune` needs ``cloudpickle`` and
+``psutil`` (MetaSchedule's worker processes); :func:`inspect` and :func:`apply` only TVM.
 """
 
 from __future__ import annotations
 
+import datetime
 import importlib.util
+import json
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -34,6 +30,7 @@ from pytest_tvmperf.builder.tuning_ms import RpcDevices, _MetaSchedule
 from pytest_tvmperf.builder.tuning_run import Display, Kernel, NoDisplay, Tuner, run
 from pytest_tvmperf.builder.tuning_choice import record_digest, record_entry, resolve, source_note, target_json
 from pytest_tvmperf.builder.tuning_choice import target_key, target_label
+from pytest_tvmperf.store.tuning_runs import TuningRun, append_run
 
 
 def inspect(
@@ -113,13 +110,12 @@ def tune(
     clock: Callable[[], float] = wall_clock,
     tuner: Callable[[Sequence[Kernel]], Tuner] | None = None,
 ) -> TuningState:
-    """Tune the tasks of ``mod`` into the database at ``db_dir`` (created when missing);
-    returns :func:`inspect` afterwards. ``trials``: ``ceil(trials / tasks)`` per task in
-    all, an earlier or killed tuning's included; ``budget_s``: a wall-clock budget
-    (tuning_budget.py, tuning_run.py). Each record is appended at once, so a killed tuning
-    keeps what it measured. No learned cost model (no xgboost). ``clock`` and ``tuner``:
-    injected by tests (None: MetaSchedule); ``devices``: measure on RPC devices instead
-    (``target`` is then the device's)."""
+    """Tune the tasks of ``mod`` into the database at ``db_dir`` (created when missing), then
+    :func:`inspect` it. ``trials``: ``ceil(trials / tasks)`` per task, an earlier or killed
+    tuning's included; ``budget_s``: wall-clock seconds (tuning_budget.py, tuning_run.py).
+    Each record is appended at once (a killed tuning keeps what it measured); no learned
+    cost model (no xgboost). ``clock``, ``tuner``: for tests (None: MetaSchedule);
+    ``devices``: RPC devices to measure on instead (``target`` is then theirs)."""
     if trials is None and budget_s is None:
         raise ValueError("tune needs trials or a time budget")
     if trials is not None and trials < 1:
@@ -169,11 +165,7 @@ def tune(
 
 def _keep_run(db_dir: Path, workload: str, target: Any, outcome: Any, budget_s: float | None, written: int) -> None:
     """The run's time, trials and records, kept with the records (store/tuning_runs.py)."""
-    import datetime
-
     import tvm
-
-    from pytest_tvmperf.store.tuning_runs import TuningRun, append_run
 
     run = TuningRun(
         workload=workload[:512],
@@ -189,8 +181,6 @@ def _keep_run(db_dir: Path, workload: str, target: Any, outcome: Any, budget_s: 
     try:
         append_run(db_dir, run)
     except OSError as exc:  # the records are written; only their summary is lost
-        import warnings
-
         warnings.warn(f"tvmperf: could not keep the tuning run in {db_dir}: {exc}", stacklevel=2)
 
 
@@ -206,8 +196,6 @@ def _flops(task_mod: Any) -> float:
 
 def measured_counts(db_dir: Path, db: Any, tasks: list[tuple[str, Any]], target: Any) -> dict[str, int]:
     """How many trials (successful or not) each task already has for exactly ``target``."""
-    import json
-
     key = target_key(target)
     index_of = {str(db.commit_workload(m).as_json()[0]): name for name, m in tasks if db.has_workload(m)}
     if not index_of:

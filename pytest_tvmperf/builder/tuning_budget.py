@@ -1,14 +1,12 @@
 """How a tuning's trials and wall-clock budget are shared among a workload's kernels (pure).
 
 Trials: each kernel is to have ``ceil(trials / tasks)`` trials measured for the target,
-those of an earlier or killed tuning included (resume).
-
-Time: each kernel first gets the time of :data:`MIN_TRIALS` trials (one batch, enough for
-a valid schedule), the rest of the budget goes by its share of the program's run time
-(``weight x estimated FLOPs``, :func:`shares`), as trials at the price of the measured
-first batch (:func:`spread`). A budget under :func:`smallest_budget_s` is refused.
-tuning_run.py spreads what is left again before each kernel, so time a kernel leaves
-unused goes to the ones after it.
+those of an earlier or killed tuning included (resume). Time: each kernel first gets the
+time of :data:`MIN_TRIALS` trials (one batch, enough for a valid schedule), the rest goes
+by its share of the program's run time (``weight x estimated FLOPs``, :func:`shares`), as
+trials at the price of the measured first batch (:func:`spread`); a budget under
+:func:`smallest_budget_s` is refused. tuning_run.py spreads what is left again before
+each kernel, so time a kernel leaves unused goes to the ones after it.
 """
 
 from __future__ import annotations
@@ -31,9 +29,7 @@ class TaskPlan:
     @property
     def remaining(self) -> int | None:
         """Trials still to measure; None without a trial budget (the time budget ends it)."""
-        if not self.target_trials:
-            return None
-        return max(0, self.target_trials - self.done_before)
+        return max(0, self.target_trials - self.done_before) if self.target_trials else None
 
 
 def plan_trials(names: Sequence[str], trials: int | None, done_before: Mapping[str, int]) -> list[TaskPlan]:
@@ -124,44 +120,29 @@ def spread(
     return out
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """What a tuning is expected to take, from a measured first batch (printed first)."""
-
-    kernels: int
-    trials: int
-    seconds: float
-    budget_s: float | None
-    #: the measured first batch: its trials and seconds
-    probe_trials: int
-    probe_s: float
-    #: seconds before the first batch (finding the kernels, starting the workers)
-    setup_s: float = 0.0
-
-    def line(self, workload: str) -> str:
-        within = f" of the {describe_budget(self.budget_s)} budget" if self.budget_s is not None else ""
-        setup = f", after {describe_seconds(self.setup_s)} to start" if self.setup_s >= 1 else ""
-        return (
-            f"tvmperf tune {workload}: {self.kernels} kernel(s), {self.trials} trials, about "
-            f"{describe_seconds(self.seconds)}{within} (first batch: {self.probe_trials} trial(s) in "
-            f"{describe_seconds(self.probe_s)}{setup})"
-        )
-
-
-def estimate(
+def estimate_line(
+    workload: str,
     shares_: Sequence[KernelShare],
     trial_s: float,
     budget_s: float | None,
     probe_trials: int,
     probe_s: float,
     setup_s: float = 0.0,
-) -> Estimate:
-    """The estimate of a tuning of ``shares_``, after ``setup_s`` seconds of getting ready."""
+) -> str:
+    """What a tuning of ``shares_`` is expected to take (printed first), from its measured
+    first batch (``probe_trials`` in ``probe_s``) after ``setup_s`` seconds of getting ready
+    (finding the kernels, starting the workers)."""
     trials = sum(k.trials for k in shares_)
     seconds = setup_s + trials * trial_s
     if budget_s is not None:
         seconds = min(seconds, budget_s)
-    return Estimate(len(shares_), trials, seconds, budget_s, probe_trials, probe_s, setup_s)
+    within = f" of the {describe_budget(budget_s)} budget" if budget_s is not None else ""
+    setup = f", after {describe_seconds(setup_s)} to start" if setup_s >= 1 else ""
+    return (
+        f"tvmperf tune {workload}: {len(shares_)} kernel(s), {trials} trials, about "
+        f"{describe_seconds(seconds)}{within} (first batch: {probe_trials} trial(s) in "
+        f"{describe_seconds(probe_s)}{setup})"
+    )
 
 
 def duration_option(seconds: float) -> str:
@@ -179,11 +160,9 @@ def duration_option(seconds: float) -> str:
 def summary_line(workload: str, used_s: float, budget_s: float | None, trials: int, records: int, kernels: int) -> str:
     """The line after a tuning: time used against the budget, records written."""
     against = f" of the {describe_budget(budget_s)} budget" if budget_s is not None else ""
-    over = (
-        f" ({describe_seconds(used_s - budget_s)} over: the last batch)"
-        if budget_s is not None and used_s > budget_s
-        else ""
-    )
+    over = ""
+    if budget_s is not None and used_s > budget_s:
+        over = f" ({describe_seconds(used_s - budget_s)} over: the last batch)"
     return (
         f"tvmperf tune {workload}: {describe_seconds(used_s)} used{against}{over}, {trials} trial(s) on "
         f"{kernels} kernel(s), {records} record(s) written"
@@ -196,13 +175,9 @@ def describe_seconds(seconds: float) -> str:
         return f"{seconds:.0f} s"
     if seconds < 600:
         return f"{seconds / 60:.1f} min"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 def describe_budget(seconds: float) -> str:
     """A budget as given, in words: ``90 s``, ``4 min``, ``2.5 min``, ``1.5 h``."""
-    if 120 <= seconds < 7200 and seconds % 60 == 0:
-        return f"{seconds / 60:g} min"
-    return describe_seconds(seconds)
+    return f"{seconds / 60:g} min" if 120 <= seconds < 7200 and seconds % 60 == 0 else describe_seconds(seconds)

@@ -28,39 +28,19 @@ from pytest_tvmperf.builder.tuning_db import _records_hash
 from pytest_tvmperf.config.parsing import TUNED_MODES  # noqa: E402  (how records match: --tvmperf-tuned)
 
 #: LLVM intrinsic name prefix -> the LLVM target features it needs (first match wins);
-#: the x86 and AArch64 intrinsics TVM's tensor intrinsics call
-LLVM_INTRINSIC_FEATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("llvm.x86.avx512.vpdpbusd", ("avx512vnni",)),
-    ("llvm.x86.avx512.vpdpwssd", ("avx512vnni",)),
-    ("llvm.x86.avx512.pmaddubs.w", ("avx512bw",)),
-    ("llvm.x86.avx512.pmaddw.d", ("avx512bw",)),
-    ("llvm.x86.avx512.", ("avx512f",)),
-    ("llvm.x86.avx2.vpdpbusd", ("avxvnni",)),
-    ("llvm.x86.avx2.", ("avx2",)),
-    ("llvm.x86.avx.", ("avx",)),
-    ("llvm.x86.ssse3.", ("ssse3",)),
-    ("llvm.x86.sse41.", ("sse4.1",)),
-    ("llvm.x86.sse2.", ("sse2",)),
-    ("llvm.x86.tdpb", ("amx-int8", "amx-tile")),
-    ("llvm.x86.tile", ("amx-tile",)),
-    ("llvm.aarch64.neon.sdot", ("dotprod",)),
-    ("llvm.aarch64.neon.udot", ("dotprod",)),
-    ("llvm.aarch64.neon.smmla", ("i8mm",)),
-    ("llvm.aarch64.neon.ummla", ("i8mm",)),
-    ("llvm.aarch64.sme.", ("sme",)),
-    ("llvm.aarch64.sve.", ("sve",)),
-    ("llvm.aarch64.neon.", ("neon",)),
-)
+#: the x86 and AArch64 intrinsics TVM's tensor intrinsics call (``prefix:feature,feature``)
+_INTRINSICS = """
+llvm.x86.avx512.vpdpbusd:avx512vnni llvm.x86.avx512.vpdpwssd:avx512vnni llvm.x86.avx512.pmaddubs.w:avx512bw
+llvm.x86.avx512.pmaddw.d:avx512bw llvm.x86.avx512.:avx512f llvm.x86.avx2.vpdpbusd:avxvnni llvm.x86.avx2.:avx2
+llvm.x86.avx.:avx llvm.x86.ssse3.:ssse3 llvm.x86.sse41.:sse4.1 llvm.x86.sse2.:sse2 llvm.x86.tdpb:amx-int8,amx-tile
+llvm.x86.tile:amx-tile llvm.aarch64.neon.sdot:dotprod llvm.aarch64.neon.udot:dotprod llvm.aarch64.neon.smmla:i8mm
+llvm.aarch64.neon.ummla:i8mm llvm.aarch64.sme.:sme llvm.aarch64.sve.:sve llvm.aarch64.neon.:neon
+"""
+LLVM_INTRINSIC_FEATURES = tuple((p, tuple(f.split(","))) for p, _, f in (w.partition(":") for w in _INTRINSICS.split()))
 
 #: an LLVM intrinsic's architecture (its name's second part) -> the target triple prefixes it runs on
-LLVM_INTRINSIC_ARCHES: Mapping[str, tuple[str, ...]] = {
-    "x86": ("x86_64", "i386", "i686", "x86"),
-    "aarch64": ("aarch64", "arm64"),
-    "arm": ("arm", "thumb"),
-    "riscv": ("riscv",),
-    "amdgcn": ("amdgcn",),
-    "nvvm": ("nvptx",),
-}
+_ARCHES = "x86:x86_64,i386,i686,x86 aarch64:aarch64,arm64 arm:arm,thumb riscv:riscv amdgcn:amdgcn nvvm:nvptx"
+LLVM_INTRINSIC_ARCHES = {a: tuple(t.split(",")) for a, _, t in (w.partition(":") for w in _ARCHES.split())}
 
 
 @dataclass(frozen=True)
@@ -132,10 +112,7 @@ def intrinsic_problem(
 
 def target_label(target_json: Mapping[str, Any]) -> str:
     """A target as a user names a machine: the CPU model, the GPU architecture, else the kind."""
-    for key in ("mcpu", "arch"):
-        if target_json.get(key):
-            return str(target_json[key])
-    return str(target_json.get("kind", "?"))
+    return str(next((target_json[k] for k in ("mcpu", "arch") if target_json.get(k)), target_json.get("kind", "?")))
 
 
 def source_note(chosen: Sequence[Choice], tasks: int, here: str) -> str:
@@ -145,9 +122,7 @@ def source_note(chosen: Sequence[Choice], tasks: int, here: str) -> str:
     if not portable:
         return ""
     sources = sorted({c.source for c in portable})
-    where = ", ".join(sources)
-    if sources == [here]:
-        where = f"{here} with other CPU features or cores"
+    where = f"{here} with other CPU features or cores" if sources == [here] else ", ".join(sources)
     exact = len(chosen) - len(portable)
     own = f" ({exact} with this target's own records)" if exact else ""
     return f"schedules tuned on {where}, applied on {here}: {len(chosen)} of {tasks} kernels{own}"
@@ -169,11 +144,6 @@ def target_json(target: Any) -> dict[str, Any]:
 def target_key(target: Any) -> str:
     """A target as canonical JSON: a record is this target's own only when this is equal."""
     return json.dumps(target_json(target), sort_keys=True)
-
-
-def _trace_tensor_intrinsics(trace: Any) -> list[str]:
-    tensorize = [inst for inst in trace.insts if str(inst.kind.name) == "Tensorize"]
-    return [str(a) for inst in tensorize for a in inst.attrs if isinstance(a, str) or type(a).__name__ == "String"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -240,8 +210,9 @@ def why_not_here(record: Any, task_mod: Any, facts: _TargetFacts) -> str | None:
     if kind != facts.kind:
         return f"a {kind} record, this target is {facts.kind}"
     if facts.kind == "llvm":
-        for intrin in _trace_tensor_intrinsics(record.trace):
-            problem = intrinsic_problem(intrin, _llvm_calls(intrin), facts.triple, facts.features)
+        tensorize = [i for i in record.trace.insts if str(i.kind.name) == "Tensorize"]
+        for name in [str(a) for i in tensorize for a in i.attrs if isinstance(a, str) or type(a).__name__ == "String"]:
+            problem = intrinsic_problem(name, _llvm_calls(name), facts.triple, facts.features)
             if problem:
                 return problem
     try:
@@ -270,14 +241,6 @@ def record_digest(record: Any) -> str:
     return str(_records_hash(record_entry(record)))
 
 
-def task_records(db: Any, task_mod: Any) -> list[Any]:
-    """The successful records of one task, fastest first."""
-    if not db.has_workload(task_mod):
-        return []
-    workload = db.commit_workload(task_mod)  # known: returns it, writes nothing
-    return [r for r in db.get_top_k(workload, max(1, len(db))) if r.target is not None]
-
-
 def resolve(
     db: Any, tasks: Sequence[tuple[str, Any]], target: Any, mode: str = "any", pinned: Mapping[str, str] | None = None
 ) -> Resolution:
@@ -293,7 +256,9 @@ def resolve(
     elsewhere: list[str] = []
     others: set[str] = set()
     for name, task_mod in tasks:
-        records = [(target_key(r.target), r) for r in task_records(db, task_mod)]
+        known = db.commit_workload(task_mod) if db.has_workload(task_mod) else None  # known: returns it, writes nothing
+        top = db.get_top_k(known, max(1, len(db))) if known is not None else []  # fastest first
+        records = [(target_key(r.target), r) for r in top if r.target is not None]  # the successful ones
         pin = (pinned or {}).get(name)
         held = next((r for _, r in records if pin and record_digest(r) == pin), None)
         if held is not None:

@@ -3,13 +3,16 @@ checked before MetaSchedule reads them, repaired, opened, hashed. TVM is importe
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import inspect
 import json
+import shutil
+import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from pytest_tvmperf.store import trace_check
+from pytest_tvmperf.store.files import atomic_write
 
 WORKLOAD_FILE = "database_workload.json"
 RECORD_FILE = "database_tuning_record.json"
@@ -113,8 +116,6 @@ def torn_files(db_dir: Path) -> dict[str, str]:
 
 def repair_torn(db_dir: Path) -> list[str]:
     """Rewrite (atomically) the files a killed tuning cut short; returns their names."""
-    from pytest_tvmperf.store.files import atomic_write
-
     torn = torn_files(db_dir)
     for name, text in torn.items():
         atomic_write(Path(db_dir) / name, text)
@@ -124,9 +125,6 @@ def repair_torn(db_dir: Path) -> list[str]:
 def _open_database(db_dir: Path) -> Any:
     """The JSONDatabase in ``db_dir`` (checked); a last line cut short by a killed tuning
     is left out (read from an intact copy; the next tuning repairs the files)."""
-    import shutil
-    import tempfile
-
     from tvm.s_tir import meta_schedule as ms
 
     def json_database(folder: Any) -> Any:
@@ -172,16 +170,14 @@ def _records_hash(entries: Sequence[Any]) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-@contextlib.contextmanager
-def _fast_tvmscript_parsing() -> Iterator[None]:
-    """Make TVMScript parsing during an import fast: every ``@T.prim_func`` calls
-    ``inspect.stack()``, which for the import machinery's frozen frames (no module file)
-    scans all of ``sys.modules`` -- thousands once ``tvm_ffi`` has imported torch, so the
-    250 functions of ``tvm.s_tir.tensor_intrin`` take 30-40 s instead of 4. Telling
-    ``inspect`` which modules those frames belong to removes the scans."""
-    import inspect as _inspect
-
-    cache = getattr(_inspect, "modulesbyfile", None)
+def load_tensor_intrinsics() -> None:
+    """Import ``tvm.s_tir.tensor_intrin`` (MetaSchedule's CPU rules and tensorized records
+    need its 250 functions) in 4-8 s, not 30-40 s: each ``@T.prim_func`` calls
+    ``inspect.stack()``, which for the import machinery's frozen frames scans all of
+    ``sys.modules`` (thousands once ``tvm_ffi`` has imported torch) unless told their
+    module. TVM cannot import it twice into one process: a test suite whose in-process
+    pytester runs tune should call this once before them, e.g. in ``conftest.py``."""
+    cache = getattr(inspect, "modulesbyfile", None)
     added = []
     if isinstance(cache, dict):
         for module in ("importlib._bootstrap", "importlib._bootstrap_external"):
@@ -190,16 +186,7 @@ def _fast_tvmscript_parsing() -> Iterator[None]:
                 cache[key] = module
                 added.append(key)
     try:
-        yield
+        import tvm.s_tir.tensor_intrin  # noqa: F401
     finally:
         for key in added:
             cache.pop(key, None)
-
-
-def load_tensor_intrinsics() -> None:
-    """Import ``tvm.s_tir.tensor_intrin`` (the tensor intrinsics MetaSchedule's CPU rules
-    and tensorized records need) in 4-8 s instead of 30-40 s. TVM cannot import it twice
-    into one process, so a test suite whose in-process pytester runs tune should call
-    this once before them, e.g. in ``conftest.py``."""
-    with _fast_tvmscript_parsing():
-        import tvm.s_tir.tensor_intrin  # noqa: F401

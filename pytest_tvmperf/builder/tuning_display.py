@@ -50,12 +50,11 @@ class PlainDisplay:
     def estimate(self, line: str) -> None:
         self.write(line)
 
+    summary = estimate
+
     def kernel(self, progress: KernelProgress) -> None:
         if progress.finished or 0 < progress.done < progress.share:
             self.write(kernel_line(self.workload, progress))
-
-    def summary(self, line: str) -> None:
-        self.write(line)
 
 
 class BarDisplay:
@@ -96,7 +95,11 @@ class BarDisplay:
 def display_for(workload: str, stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager[Any]]) -> Display:
     """Bars where the ``stream()`` pytest's capture lets through is a terminal, else lines."""
     with uncaptured():
-        terminal = _isatty(stream())
+        out = stream()
+        try:
+            terminal = bool(out.isatty())
+        except (AttributeError, ValueError):  # no such method, or a closed stream
+            terminal = False
     if terminal:
         return BarDisplay(workload, stream, uncaptured)
     return PlainDisplay(workload, lambda line: _write(stream, uncaptured, f"{line}\n"))
@@ -106,10 +109,3 @@ def _write(stream: Callable[[], TextIO], uncaptured: Callable[[], ContextManager
     with uncaptured():
         stream().write(text)
         stream().flush()
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # no such method, or a closed stream
-        return False

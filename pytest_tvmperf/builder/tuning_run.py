@@ -17,14 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from pytest_tvmperf.builder.tuning_budget import (
-    MIN_TRIALS,
-    KernelShare,
-    duration_option,
-    estimate,
-    smallest_budget_s,
-    spread,
-)
+from pytest_tvmperf.builder.tuning_budget import MIN_TRIALS, KernelShare, duration_option, estimate_line
+from pytest_tvmperf.builder.tuning_budget import smallest_budget_s, spread
 
 #: batches of :data:`~tuning_budget.MIN_TRIALS` more for a kernel whose trials gave no valid
 #: schedule (every candidate failed to build or run), even past its share of the budget
@@ -85,12 +79,8 @@ class Display(Protocol):
     def summary(self, line: str) -> None: ...
 
 
-class NoDisplay:
+class NoDisplay(Display):
     """Shows nothing."""
-
-    def estimate(self, line: str) -> None: ...
-    def kernel(self, progress: KernelProgress) -> None: ...
-    def summary(self, line: str) -> None: ...
 
 
 class BudgetTooSmall(Exception):
@@ -161,15 +151,22 @@ def run(
         smallest = setup_s + smallest_budget_s(n, trial_s, probe_trials, first_batch_s)
         if budget_s < smallest * (1 - 1e-9):  # (not for a float rounding)
             raise BudgetTooSmall(workload, budget_s, smallest, n, probe_s, done[0], setup_s)
-    plan = _plan(None if budget_s is None else budget_s - setup_s, names, shares, trial_s, caps, first_batch_s)
-    display.estimate(estimate(plan, trial_s, budget_s, done[0], probe_s, setup_s).line(workload))
+
+    def plan_from(k: int, budget: float | None) -> list[KernelShare]:
+        """Kernels ``k`` on: their trials and seconds, the budget spread or each one's trial cap at the price."""
+        if budget is None:
+            return [KernelShare(name, int(cap or 0), int(cap or 0) * trial_s) for name, cap in zip(names[k:], caps[k:])]
+        return spread(max(0.0, budget), names[k:], shares[k:], trial_s, caps[k:], first_batch_s=first_batch_s)
+
+    plan = plan_from(0, None if budget_s is None else budget_s - setup_s)
+    display.estimate(estimate_line(workload, plan, trial_s, budget_s, done[0], probe_s, setup_s))
     kernel_start = probe_start
     for k in range(n):
         if k > 0:
             spent = clock() - start
             trial_s = (clock() - probe_start) / max(1, sum(done))  # the price measured so far
             left = None if budget_s is None else budget_s - spent
-            plan[k:] = _plan(left, names[k:], shares[k:], trial_s, caps[k:], first_batch_s)
+            plan[k:] = plan_from(k, left)
             kernel_start = clock()
         share = plan[k]
 
@@ -195,17 +192,3 @@ def run(
                 break
         show(finished=True)
     return RunOutcome(clock() - start, budget_s, sum(done), n)
-
-
-def _plan(
-    budget_s: float | None,
-    names: Sequence[str],
-    shares: Sequence[float],
-    trial_s: float,
-    caps: Sequence[int | None],
-    first_batch_s: float,
-) -> list[KernelShare]:
-    """Each kernel's trials and seconds: the budget spread, or its trial cap at the price."""
-    if budget_s is None:
-        return [KernelShare(name, int(cap or 0), int(cap or 0) * trial_s) for name, cap in zip(names, caps)]
-    return spread(max(0.0, budget_s), names, shares, trial_s, caps, first_batch_s=first_batch_s)

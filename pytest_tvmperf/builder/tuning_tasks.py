@@ -21,12 +21,8 @@ def _tunable(func: Any) -> bool:
 
     if func.attrs is not None and bool(func.attrs.get("tirx.is_scheduled", False)):
         return False
-    for param in func.params:
-        if not isinstance(param.ty, BufferType):  # a scalar: a dynamic kernel's shape variable
-            return False
-        if not all(isinstance(dim, tirx.IntImm) for dim in param.shape):
-            return False
-    return True
+    # (a scalar parameter is a dynamic kernel's shape variable)
+    return all(isinstance(p.ty, BufferType) and all(isinstance(d, tirx.IntImm) for d in p.shape) for p in func.params)
 
 
 def _task_module(func: Any) -> Any:

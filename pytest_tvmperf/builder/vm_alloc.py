@@ -12,14 +12,12 @@ arguments' ``shape``, ``dtype`` and ``same_as``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pytest_tvmperf.values.kernel_keys import OUTPUT_OF
 
-ALLOC_STORAGE = "vm.builtin.alloc_storage"
-ALLOC_TENSOR = "vm.builtin.alloc_tensor"
-BUILTIN_PREFIX = "vm.builtin."
 #: the site of a storage that no kernel was handed (the result, or nothing)
 UNUSED_SITE = "returned or unused"
 
@@ -34,8 +32,6 @@ class Allocations:
 
 def _bytes_of(size: Any, dtype: Any) -> int:
     """``alloc_storage``'s size (a shape, a count of ``dtype`` elements) in bytes."""
-    import re
-
     count = 1
     for dim in size if hasattr(size, "__len__") else [size]:
         count *= int(dim)
@@ -60,26 +56,25 @@ class AllocCounter:
         if self.problem:
             return
         try:
-            self._observe(name, before_run, ret_value, args)
+            if name == "vm.builtin.alloc_storage" and not before_run and len(args) >= 4:
+                self.storages.append([None, _bytes_of(args[1], args[3]), ret_value])
+            elif name == "vm.builtin.alloc_tensor" and not before_run and args:
+                index = next(
+                    (i for i, s in enumerate(self.storages) if s[2] is not None and _same(s[2], args[0])), None
+                )
+                if index is not None:
+                    self.views.append((ret_value, index))
+            elif before_run and not name.startswith("vm.builtin.") and self.views:
+                kept = []
+                for tensor, index in self.views:
+                    if any(_same(tensor, a) for a in args):
+                        if self.storages[index][0] is None:
+                            self.storages[index][0] = f"{OUTPUT_OF}{name}"
+                    else:
+                        kept.append((tensor, index))
+                self.views = kept
         except Exception as exc:  # noqa: BLE001  (any: the program's run must go on)
             self.problem = f"{name}'s arguments could not be read ({type(exc).__name__}: {exc})"
-
-    def _observe(self, name: str, before_run: bool, ret_value: Any, args: tuple) -> None:
-        if name == ALLOC_STORAGE and not before_run and len(args) >= 4:
-            self.storages.append([None, _bytes_of(args[1], args[3]), ret_value])
-        elif name == ALLOC_TENSOR and not before_run and args:
-            index = next((i for i, s in enumerate(self.storages) if s[2] is not None and _same(s[2], args[0])), None)
-            if index is not None:
-                self.views.append((ret_value, index))
-        elif before_run and not name.startswith(BUILTIN_PREFIX) and self.views:
-            kept = []
-            for tensor, index in self.views:
-                if any(_same(tensor, a) for a in args):
-                    if self.storages[index][0] is None:
-                        self.storages[index][0] = f"{OUTPUT_OF}{name}"
-                else:
-                    kept.append((tensor, index))
-            self.views = kept
 
     def result(self) -> "Allocations | str":
         """The allocations, or why they could not be read."""
