@@ -15,16 +15,8 @@ from pytest_tvmperf.check.decide import Decision, Measured, confirm_time, decide
 from pytest_tvmperf.judge.compare import Comparison
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import Plan
-from pytest_tvmperf.result.baseline_change import (
-    ON_A_PULL_REQUEST,
-    STATE_NOTE,
-    ChangeState,
-    change_lines,
-    entries_differ,
-    mismatch_message,
-    unapproved_message,
-    verified_message,
-)
+from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST, STATE_NOTE, ChangeState, change_lines
+from pytest_tvmperf.result.baseline_change import entries_differ, mismatch_message, unapproved_message, verified_message
 from pytest_tvmperf.result.text import fmt_number, fmt_time
 
 if TYPE_CHECKING:

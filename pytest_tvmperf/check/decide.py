@@ -19,15 +19,8 @@ from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
-from pytest_tvmperf.judge.confirmation import (
-    confirm,
-    confirmation_note,
-    held_apart,
-    pipeline_notes,
-    summary_note,
-    WholeVerdict,
-    whole_verdict,
-)
+from pytest_tvmperf.judge.confirmation import WholeVerdict, confirm, confirmation_note, held_apart
+from pytest_tvmperf.judge.confirmation import pipeline_notes, summary_note, whole_verdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import RoundsPlan, precision
 from pytest_tvmperf.measure.plan import Mode, Plan

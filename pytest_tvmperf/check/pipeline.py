@@ -11,17 +11,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from pytest_tvmperf.check.approval import with_change
 from pytest_tvmperf.check.compile_gate import compile_times
 from pytest_tvmperf.check.baseline import BaselineSource
-from pytest_tvmperf.check.decide import (
-    TIMED,
-    Decision,
-    Measured,
-    conclude,
-    confirm_time,
-    decide,
-    judged_peers,
-    no_baseline,
-    recorded,
-)
+from pytest_tvmperf.check.decide import TIMED, Decision, Measured, conclude, confirm_time, decide
+from pytest_tvmperf.check.decide import judged_peers, no_baseline, recorded
 from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.host_machine import current_machine
