@@ -1,9 +1,8 @@
-"""A pull request's re-recorded baselines under ``--tvmperf-baselines-ref``: where the work
-tree's entry differs from the ref's, without ``--tvmperf-approved-change`` the test fails,
-showing the change and how to approve it (the pull request's own baselines decide
-nothing). With it, the same gate judges the test again against the work tree's entry: it
-passes where that entry is what this code measures (no metric regressed or improved, the
-time within its noise), else fails naming the entry and why."""
+"""A pull request's re-recorded baselines under ``--tvmperf-baselines-ref``: where the work tree's entry
+differs from the ref's, without ``--tvmperf-approved-change`` the test fails, showing the change and how
+to approve it (the pull request's own baselines decide nothing). With it, the same gate judges the test
+again against the work tree's entry: it passes where that entry is what this code measures (no metric
+regressed or improved, the time within its noise), else fails naming the entry and why."""
 
 from __future__ import annotations
 
@@ -16,24 +15,13 @@ from pytest_tvmperf.check.decide import Decision, Measured, confirm_time, decide
 from pytest_tvmperf.judge.compare import Comparison
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import Plan
-from pytest_tvmperf.result.baseline_change import (
-    ON_A_PULL_REQUEST,
-    STATE_NOTE,
-    ChangeState,
-    change_lines,
-    entries_differ,
-    mismatch_message,
-    unapproved_message,
-    verified_message,
-)
+from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST, STATE_NOTE, ChangeState, change_lines
+from pytest_tvmperf.result.baseline_change import entries_differ, mismatch_message, unapproved_message, verified_message
 from pytest_tvmperf.result.text import fmt_number, fmt_time
 
 if TYPE_CHECKING:
     from pytest_tvmperf.check.context import CheckContext
     from pytest_tvmperf.values.record import Record
-
-#: the verdicts of a metric that say the change's entry is not what was measured
-_OFF = (Verdict.REGRESSED, Verdict.IMPROVED)
 
 
 def mismatches(comparison: Comparison) -> list[str]:
@@ -41,7 +29,7 @@ def mismatches(comparison: Comparison) -> list[str]:
     number is not what was measured (past its limit either way; a time beyond its noise)."""
     out = []
     for v in comparison.verdicts:
-        if v.status not in _OFF:
+        if v.status not in (Verdict.REGRESSED, Verdict.IMPROVED):
             continue
         show = fmt_time if v.metric == "time" else fmt_number
         word = "higher" if v.status == Verdict.REGRESSED else "lower"
@@ -76,45 +64,36 @@ def with_change(
     changes = change_lines(ref_record, pr_record)
     who = ctx.identity
     if not session.settings.approved_change:
-        before = (
-            decision.message.replace("\n" + ON_A_PULL_REQUEST, "")
-            if decision.fails
-            else (f"tvmperf: {who.nodeid}: {decision.verdict} against {who.shown_file}")
-        )
+        before = f"tvmperf: {who.nodeid}: {decision.verdict} against {who.shown_file}"
+        if decision.fails:
+            before = decision.message.replace("\n" + ON_A_PULL_REQUEST, "")
         message = before + "\n" + unapproved_message(ctx.test_id, shown, ref_name, changes)
         return _settled(decision, Verdict.UNAPPROVED_CHANGE, message, ChangeState.UNAPPROVED, decision.note)
     if pr_record is None:  # the change removed the entry: nothing to verify the test with
-        message = "\n".join(
-            [
-                f"tvmperf: {who.nodeid}: the approved change removes the baseline of {ctx.test_id} "
-                f"from {shown}, and the test still runs: it would have no baseline",
-                *changes,
-            ]
+        head = (
+            f"tvmperf: {who.nodeid}: the approved change removes the baseline of {ctx.test_id} "
+            f"from {shown}, and the test still runs: it would have no baseline"
         )
+        message = "\n".join([head, *changes])
         return _settled(decision, Verdict.UNVERIFIED_CHANGE, message, ChangeState.MISMATCH)
     # the same gate, against the change's own entry: its numbers, no program of it timed
-    own, policy, thresholds = BaselineSource(pr_record), session.time_policy(), ctx.settings.thresholds
+    policy, thresholds = session.time_policy(), ctx.settings.thresholds
     time = None
     if plan.time:
         assert measured is not None
-        time = confirm_time(measured, own, thresholds["time"], policy, session.settings.confirm)
+        time = confirm_time(measured, BaselineSource(pr_record), thresholds["time"], policy, session.settings.confirm)
     rounds = measured.rounds if measured else None
     against = decide(
         record, pr_record, time, thresholds, policy, replace(who, shown_file=shown), plan=plan, rounds=rounds
     )
     off = mismatches(against.comparison) if against.comparison is not None else []
-    # the test's decision, against the change's own entry
-    against_pr = replace(decision, baseline=pr_record, comparison=against.comparison)
+    against_pr = replace(decision, baseline=pr_record, comparison=against.comparison)  # the test's, against the entry
     if off:
         message = mismatch_message(who.nodeid, ctx.test_id, shown, off, changes)
         return _settled(against_pr, Verdict.UNVERIFIED_CHANGE, message, ChangeState.MISMATCH)
     if against.open:  # the time against the entry is unclear: as any inconclusive verdict
-        return replace(
-            against,
-            note=_note(ChangeState.VERIFIED, against.note),
-            peers=decision.peers,
-            message=against.message + "\n" + "\n".join(changes),
-        )
+        message = against.message + "\n" + "\n".join(changes)
+        return replace(against, note=_note(ChangeState.VERIFIED, against.note), peers=decision.peers, message=message)
     message = verified_message(ctx.test_id, shown, ref_name, changes)
     peer_exceeded = any(p.status == Verdict.EXCEEDED for p in decision.peers)
     return _settled(against_pr, Verdict.PASS, message, ChangeState.VERIFIED, fails=peer_exceeded)

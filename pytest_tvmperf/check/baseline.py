@@ -47,7 +47,6 @@ class BaselineSource:
         return verdict
 
     def compare(self, current: "Record", thresholds, policy: TimePolicy, timed: bool = True) -> Comparison:
-        """Every metric of ``current`` against this source's (time by its a/b source when
-        ``timed``; a mode without time compares the rest as stored numbers)."""
+        """Every metric of ``current`` against this source's (time by its a/b source when ``timed``, else stored)."""
         assert self.record is not None
         return compare(current, self.record, thresholds, policy, self.ab if timed else "artifact", self.inputs)

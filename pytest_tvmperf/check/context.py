@@ -1,8 +1,6 @@
-"""What one test's check reads, frozen: :class:`CheckContext`, built once per test by
-:func:`for_test` (the ``tvmperf`` fixture) and handed to the mode that runs (timed.py,
-untimed.py, ratio.py, ``--tvmperf-against-tvm``'s :class:`AgainstSide`), then to
-pipeline.py; ``fail`` and ``inconclusive`` end a test through it. Nothing here calls back
-into the fixture, which only dispatches: fixture -> context -> mode -> decide -> outcome."""
+"""What one test's check reads, frozen: :class:`CheckContext`, built once per test by :func:`for_test`
+(the ``tvmperf`` fixture) and handed to the mode that runs (or ``--tvmperf-against-tvm``'s :class:`AgainstSide`);
+``fail`` and ``inconclusive`` end a test through it. Nothing here calls back into the fixture."""
 
 from __future__ import annotations
 
@@ -18,6 +16,7 @@ from pytest_tvmperf.check.decide import Identity, inconclusive
 from pytest_tvmperf.check.sources import TimingSources
 from pytest_tvmperf.config.per_test import TestSettings
 from pytest_tvmperf.measure.compile_time import CompileTimer
+from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST
 from pytest_tvmperf.result.junit import junit_properties
 from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.store.files import BaselineError
@@ -93,10 +92,10 @@ class CheckContext:
         __tracebackhide__ = True
         inconclusive(self.session.settings.inconclusive, self.session.warns_inconclusive, message)
 
-    def stored_baselines(self, fail: Fail | None = None) -> dict[str, "Record"]:
-        """The entries of the test's baseline file; a broken file fails the test by ``fail``."""
+    def stored_baselines(self) -> dict[str, "Record"]:
+        """The entries of the test's baseline file; a broken file fails the test."""
         __tracebackhide__ = True
-        return stored_baselines(self.session.store, self.baseline_file, fail or self.fail)
+        return stored_baselines(self.session.store, self.baseline_file, self.fail)
 
     def preparer_failing(self, fail: Fail) -> Preparer:
         """The test's preparer (its exported programs shared), failing the test by ``fail``."""
@@ -105,16 +104,14 @@ class CheckContext:
 
 
 class AgainstSide(Protocol):
-    """``--tvmperf-against-tvm``'s side of a test, taking over after compiling: today's
-    run (against/gate.py ``AgainstPlugin``) or the other version's (against/export.py
-    ``Exporter``)."""
+    """``--tvmperf-against-tvm``'s side of a test, taking over after compiling: today's run
+    (against/gate.py ``AgainstPlugin``) or the other version's (against/export.py ``Exporter``)."""
 
     def check(self, ctx: CheckContext, prep: "Prepared") -> Outcome: ...
 
 
 def failing(who: Identity, sink: Sink, shown_id: str) -> Fail:
-    """``fail(verdict, message, **fields)`` for ``who``: the outcome kept by ``sink`` under
-    ``shown_id``, then the test failed."""
+    """``fail(verdict, message, **fields)`` for ``who``: the outcome kept by ``sink`` under ``shown_id``."""
 
     def fail(verdict: str, message: str, **fields) -> NoReturn:
         __tracebackhide__ = True
@@ -140,8 +137,7 @@ def _baseline_tuning(store: "BaselineStore", baseline_file: Path, test_id: str, 
 
 
 def outcome_sink(report: "RunReport", location: tuple[str, int], user_properties: list[tuple[str, object]]) -> Sink:
-    """Keeps an outcome for the summary and reports, and puts its figures on the test's
-    JUnit XML properties."""
+    """Keeps an outcome for the summary and reports, its figures on the test's JUnit XML properties."""
 
     def add(outcome: Outcome) -> Outcome:
         outcome = replace(outcome, location=location)
@@ -169,8 +165,6 @@ def for_test(
     compile_timer: CompileTimer | None = None,
 ) -> CheckContext:
     """The context of one test's check, built once by its ``tvmperf`` fixture."""
-    from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST
-
     advice = ON_A_PULL_REQUEST if session.settings.baselines_ref is not None else ""
     shown, accept = session.shown(baseline_file), session.accept_command(nodeid)
     who = Identity(nodeid, test_id, combo.executor, combo.target, shown, accept, advice)

@@ -1,8 +1,7 @@
-"""The values one check passes from step to step (pipeline.py), and its decision, pure:
-:class:`Measured` -> :func:`confirm_time` (a suspected time failure measured again) ->
-:func:`decide` (a :class:`Decision`, without TVM, files or the fixture) -> :func:`conclude`
-(the outcome kept, then pass, fail or ``--tvmperf-inconclusive``), for every mode and for
-the comparison with another TVM version (against/gate.py)."""
+"""The values one check passes from step to step (pipeline.py), and its decision, pure, for every
+mode and for against/gate.py: :class:`Measured` -> :func:`confirm_time` (a suspected time failure
+measured again) -> :func:`decide` (a :class:`Decision`, without TVM, files or the fixture) ->
+:func:`conclude` (the outcome kept, then pass, fail or ``--tvmperf-inconclusive``)."""
 
 from __future__ import annotations
 
@@ -20,15 +19,8 @@ from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
-from pytest_tvmperf.judge.confirmation import (
-    confirm,
-    confirmation_note,
-    held_apart,
-    pipeline_notes,
-    summary_note,
-    WholeVerdict,
-    whole_verdict,
-)
+from pytest_tvmperf.judge.confirmation import WholeVerdict, confirm, confirmation_note, held_apart
+from pytest_tvmperf.judge.confirmation import pipeline_notes, summary_note, whole_verdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import RoundsPlan, precision
 from pytest_tvmperf.measure.plan import Mode, Plan
@@ -44,11 +36,9 @@ if TYPE_CHECKING:
     from pytest_tvmperf.values.compile_times import CompileTimes
     from pytest_tvmperf.values.record import Record
 
-#: the plan of a test that is timed (measure/plan.py)
 TIMED = Plan(Mode.TIMED)
 #: the verdicts of metrics that were compared with the baseline
 _GATED = (Verdict.PASS, Verdict.IMPROVED, Verdict.REGRESSED)
-NO_BASELINE_NOTE = "no baseline: run pytest --tvmperf-update to create it"
 
 
 @dataclass(frozen=True)
@@ -91,8 +81,7 @@ class Measured:
 
 @dataclass(frozen=True)
 class TimeJudged:
-    """The time verdict after confirmation, the record of the samples that decided it,
-    and the message's note on the re-measure (None when not re-measured)."""
+    """The confirmed time verdict, the record of the samples that decided it, and the re-measure's note."""
 
     record: "Record"
     verdict: MetricVerdict
@@ -101,8 +90,7 @@ class TimeJudged:
 
 @dataclass(frozen=True)
 class Decision:
-    """A test's decided outcome: its verdict, what it shows, and whether it fails or is
-    left to ``--tvmperf-inconclusive``."""
+    """A test's decided outcome: its verdict, what it shows, whether it fails or is left open."""
 
     verdict: Verdict
     record: "Record | None" = None
@@ -122,8 +110,7 @@ class Decision:
 
     @classmethod
     def judged(cls, decided: WholeVerdict, **fields) -> Decision:
-        """The decision of a whole-test verdict: its verdict, what it shows, whether it
-        fails or is left open, with the outcome's ``fields``."""
+        """The decision of a whole-test verdict, with the outcome's ``fields``."""
         return cls(decided.verdict, fails=decided.fails, open=decided.open, shown=decided.shown, **fields)
 
     def outcome(self, who: Identity) -> Outcome:
@@ -183,9 +170,8 @@ def confirm_time(
 def confirm_peers(
     measured: Measured, peer_limits: Mapping[str, float], policy: TimePolicy, notes: list[str]
 ) -> Measured:
-    """A gated peer past its limit (or unclear) is measured again, as a time
-    regression is: the pooled samples decide, and a gate fails only when each
-    measurement alone is past the limit too."""
+    """A gated peer past its limit (or unclear) is measured again, as a time regression is: the
+    pooled samples decide, and a gate fails only when each measurement alone is past the limit too."""
 
     def gated(s: TimeSamples) -> dict[str, RatioVerdict]:
         try:
@@ -203,38 +189,30 @@ def confirm_peers(
                 f"peer {name}: first measurement {v.status} at {v.describe()}, then "
                 f"{checked.second[name].describe()}; the pooled samples decide"
             )
-    return replace(
-        measured,
-        samples=checked.samples,
-        peers_unconfirmed={name: checked.measurements(name) for name in checked.disagreed},
-    )
+    unconfirmed = {name: checked.measurements(name) for name in checked.disagreed}
+    return replace(measured, samples=checked.samples, peers_unconfirmed=unconfirmed)
 
 
 def judged_peers(
     samples: TimeSamples,
     peer_limits: Mapping[str, float],
     policy: TimePolicy,
-    peers_timed: tuple[str, ...] = (),
-    unconfirmed: Mapping[str, tuple[RatioVerdict, ...]] | None = None,
+    peers_timed: tuple[str, ...],
+    unconfirmed: Mapping[str, tuple[RatioVerdict, ...]],
 ) -> tuple[RatioVerdict, ...]:
-    """TVM against each peer timed beside; a gate the confirmation re-measure did not bear
-    out (``unconfirmed``: both verdicts by name) is inconclusive, not failed, shown with the
-    interval spanning both. Raises ValueError when the timer returned no samples of a peer."""
+    """TVM against each peer timed beside; a gate the confirmation re-measure did not bear out (``unconfirmed``:
+    both verdicts by name) is inconclusive, not failed, shown with the interval spanning both. Raises ValueError when
+    the timer returned no samples of a peer."""
     verdicts = peer_verdicts(samples, peer_limits, policy.alpha, policy.noise_ratio, wanted=peers_timed)
-    unconfirmed = unconfirmed or {}
     return tuple(
         held_apart(v, unconfirmed[v.name]) if v.name in unconfirmed and v.status == "exceeded" else v for v in verdicts
     )
 
 
 def no_baseline(record: "Record", who: Identity) -> Decision:
-    return Decision(
-        Verdict.NO_BASELINE,
-        record=record,
-        fails=True,
-        note=NO_BASELINE_NOTE,
-        message=missing_baseline_message(who.nodeid, who.test_id, who.shown_file, who.accept_command, who.advice),
-    )
+    message = missing_baseline_message(who.nodeid, who.test_id, who.shown_file, who.accept_command, who.advice)
+    note = "no baseline: run pytest --tvmperf-update to create it"
+    return Decision(Verdict.NO_BASELINE, record=record, fails=True, note=note, message=message)
 
 
 def decide(
@@ -252,20 +230,14 @@ def decide(
     threads_note: str = "",
     compile_times: "CompileTimes | None" = None,
 ) -> Decision:
-    """Compare ``record`` with ``baseline`` and decide the test, for every mode: a timed
-    record's time verdict comes confirmed (``time``, :func:`confirm_time`; its record
-    replaces ``record``). ``ab``: what the a/b samples timed; ``rounds``: the rounds the
-    budget allowed; ``compile_times``: the builds side by side, judged as ``compile_s``."""
-    notes = list(notes)
-    extra, tuning_note = pipeline_notes(
-        baseline.pipeline,
-        record.pipeline,
-        dict(baseline.target) == dict(record.target),
-        (baseline.tuning or {}).get("records_hash"),
-        (record.tuning or {}).get("records_hash"),
-        (record.tuning or {}).get("source", ""),
-    )
-    notes.extend(extra)
+    """Compare ``record`` with ``baseline`` and decide the test, for every mode: a timed record's time
+    verdict comes confirmed (``time``, :func:`confirm_time`; its record replaces ``record``). ``ab``: what
+    the a/b samples timed; ``rounds``: the budget's; ``compile_times``: the builds side by side, as ``compile_s``."""
+    then, now = baseline.tuning or {}, record.tuning or {}
+    same_target = dict(baseline.target) == dict(record.target)
+    hashes = (then.get("records_hash"), now.get("records_hash"))
+    extra, tuning_note = pipeline_notes(baseline.pipeline, record.pipeline, same_target, *hashes, now.get("source", ""))
+    notes = [*notes, *extra]
     budget_note = ""
     if plan.time:
         assert time is not None
@@ -300,43 +272,28 @@ def decide(
             message += "\nagainst peer frameworks, timed side by side:\n" + "\n".join(peer_lines(peers))
     else:
         word = "slower than its limit against" if decided.fails else "not clearly within its limit against"
-        message = "\n".join(
-            [
-                f"tvmperf: {who.nodeid}: TVM is {word} a peer framework (timed side by side; "
-                f"the baseline comparison passed)",
-                *peer_lines(peers),
-                *(f"  note: {n}" for n in notes),
-            ]
+        head = (
+            f"tvmperf: {who.nodeid}: TVM is {word} a peer framework (timed side by side; "
+            f"the baseline comparison passed)"
         )
-    note = outcome_note or "; ".join(
-        n
-        for n in (
-            budget_note,
-            summary_note(threads_note, time_verdict.status, time_verdict.reason, time_verdict.note, tuning_note),
-            simulated_gate_note(time_verdict.status, comparison),
-        )
-        if n
-    )
+        message = "\n".join([head, *peer_lines(peers), *(f"  note: {n}" for n in notes)])
+    summary = summary_note(threads_note, time_verdict.status, time_verdict.reason, time_verdict.note, tuning_note)
+    timed_notes = (budget_note, summary, simulated_gate_note(time_verdict.status, comparison))
+    note = outcome_note or "; ".join(n for n in timed_notes if n)
     return Decision.judged(
         decided, record=record, baseline=baseline, comparison=comparison, message=message, note=note, peers=peers
     )
 
 
 def recorded(record: "Record", who: Identity, peers: tuple[RatioVerdict, ...] = (), note: str = "") -> Decision:
-    """An update's outcome: the record queued, the verdict ``recorded``; a gated peer past
-    its limit (or unclear) still fails (or is inconclusive) the test, the baseline recorded
-    all the same (the summary's verdict says both: judge/verdict.py ``peer_failures``)."""
+    """An update's outcome, ``recorded``; a gated peer past its limit (or unclear) still fails (or is
+    inconclusive) the test, recorded all the same (the summary says both: judge/verdict.py ``peer_failures``)."""
     message = ""
     if any(p.status in ("exceeded", "inconclusive") for p in peers):
         header = f"tvmperf: {who.nodeid}: TVM against its peer frameworks (baseline recorded all the same)"
         message = "\n".join([header, *peer_lines(peers)])
     exceeded = any(p.status == "exceeded" for p in peers)
+    unclear = not exceeded and any(p.status == "inconclusive" for p in peers)
     return Decision(
-        Verdict.RECORDED,
-        record=record,
-        peers=peers,
-        message=message,
-        note=note,
-        fails=exceeded,
-        open=not exceeded and any(p.status == "inconclusive" for p in peers),
+        Verdict.RECORDED, record=record, peers=peers, message=message, note=note, fails=exceeded, open=unclear
     )

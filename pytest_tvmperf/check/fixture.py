@@ -1,8 +1,5 @@
-"""The ``tvmperf`` fixture object: ``tvmperf.check(workload)`` compiles, checks against
-NumPy (and on Hypothesis-drawn shapes), measures, compares with the baseline and decides,
-in the test's mode; ``tvmperf.assert_ratio`` times two programs side by side (ratio.py).
-It only checks its arguments and dispatches to the mode, with the test's frozen
-``CheckContext``; nothing calls back into this object."""
+"""The ``tvmperf`` fixture object (``check``, ``assert_ratio``, ``variant``): it only checks its
+arguments and dispatches to the test's mode with its frozen ``CheckContext``; nothing calls back into it."""
 
 from __future__ import annotations
 

@@ -11,17 +11,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from pytest_tvmperf.check.approval import with_change
 from pytest_tvmperf.check.compile_gate import compile_times
 from pytest_tvmperf.check.baseline import BaselineSource
-from pytest_tvmperf.check.decide import (
-    TIMED,
-    Decision,
-    Measured,
-    conclude,
-    confirm_time,
-    decide,
-    judged_peers,
-    no_baseline,
-    recorded,
-)
+from pytest_tvmperf.check.decide import TIMED, Decision, Measured, conclude, confirm_time, decide
+from pytest_tvmperf.check.decide import judged_peers, no_baseline, recorded
 from pytest_tvmperf.check.unmeasured import settle
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.measure.host_machine import current_machine
@@ -50,10 +41,9 @@ def build_record(
     kernel_time_s: "dict[str, float] | None" = None,
     kernels: bool = True,
 ) -> Record:
-    """The one place a :class:`Record` of today's build is made, without timing (a timed
-    mode adds ``timings`` and ``ir``). ``tvm_version``: of the machine that runs it (a remote
-    device's); ``kernels``: with the kernels' identities (not in the export of
-    ``--tvmperf-against-tvm``, which predates them)."""
+    """The one place a :class:`Record` of today's build is made, without timing (a timed mode adds
+    ``timings`` and ``ir``). ``tvm_version``: of the machine that runs it (a remote device's);
+    ``kernels``: with the kernels' identities (not in ``--tvmperf-against-tvm``'s export: it predates them)."""
     target_json = prep.target.as_json()
     return Record(
         workload=prep.workload.name,
@@ -78,27 +68,19 @@ def counts(prep: "Prepared", runs: bool = True) -> ExactMetrics:
 def exact_metrics(
     ctx: "CheckContext", prep: "Prepared", runs: bool = True, baseline: "Record | None" = None
 ) -> ExactMetrics:
-    """The exact metrics of a prepared workload, with the metric sources' per-kernel
-    counts; ``runs``: its executed calls are counted; ``baseline``: whose counts are taken
-    when this build is its own program (:func:`same_counts`)."""
+    """The exact metrics of a prepared workload, with the metric sources' per-kernel counts; ``runs``:
+    its executed calls counted; ``baseline``: whose counts are taken for its own program (:func:`same_counts`)."""
     exact = counts(prep, runs)
-    session = ctx.session
     collected = collect_kernel_metrics(
-        session.metric_sources(), prep, ctx.settings, stored=_in_build_names(prep, same_counts(ctx, prep, baseline))
+        ctx.session.metric_sources(), prep, ctx.settings, stored=_in_build_names(prep, same_counts(ctx, prep, baseline))
     )
     for line in collected.skipped:
         ctx.note(line)
     if collected.reused:
         ctx.note(REUSED_LINE.format(sources=", ".join(collected.reused)))
-
-    # kept on update, failed when the tool died
-    def stored() -> "Record | None":  # the entry, its kernels under this build's names (store keys them by identity)
-        return in_build_entry(prep, ctx.stored_baselines().get(ctx.test_id))
-
     exact = replace(exact, per_kernel=collected.per_kernel, measured_with=collected.measured_with)
-    settled = settle(
-        exact, collected, stored, session.settings.update, ctx.note, ctx.fail, ctx.nodeid, ctx.identity.shown_file
-    )
+    # the entry (kept on update, failed when the tool died), its kernels under this build's names
+    settled = settle(ctx, exact, collected, lambda: in_build_entry(prep, ctx.stored_baselines().get(ctx.test_id)))
     export = ctx.preparer.exports.get(id(prep.compiled))
     library = export[1] if export is not None and export[0] is prep.compiled else None
     peak = _peak_in_child(ctx, prep, library)
@@ -121,24 +103,18 @@ def _peak_in_child(ctx: "CheckContext", prep: "Prepared", library) -> "Callable[
 def _in_build_names(prep: "Prepared", exact: ExactMetrics | None) -> ExactMetrics | None:
     """A stored entry's exact metrics with the kernels it keys by identity under the names
     this build gave them (values/kernel_keys.py), so they compare with this build's."""
-    if exact is None or not any(
-        is_keyed(k)
-        for k in (
-            *(exact.by_callee or ()),
-            *(exact.calls or ()),
-            *(k for m in exact.per_kernel.values() for k in m),
-            *(k for m in exact.resource_parts.values() for k in m),
-        )
-    ):
+    if exact is None:
+        return None
+    parts = (*exact.per_kernel.values(), *exact.resource_parts.values())
+    if not any(is_keyed(k) for k in (*(exact.by_callee or ()), *(exact.calls or ()), *(k for m in parts for k in m))):
         return exact
     return in_build_names(exact, kernel_identities(prep.compiled, sources=prep.workload.layers))
 
 
 def same_counts(ctx: "CheckContext", prep: "Prepared", baseline: "Record | None") -> ExactMetrics | None:
-    """The baseline's exact metrics when a gate (not an update) builds the baseline's own
-    program (check/sources.py ``same_program``, under ``--tvmperf-same-program=skip``) and
-    its inputs have fixed shapes (no symbolic dims, no smaller ``simulate_as`` workload):
-    its per-kernel counts are the ones a new count would give."""
+    """The baseline's exact metrics when a gate (not an update) builds the baseline's own program
+    (check/sources.py ``same_program``, under ``--tvmperf-same-program=skip``) on inputs of fixed shapes (no
+    symbolic dims, no smaller ``simulate_as`` workload): its per-kernel counts are the ones a new count would give."""
     settings = ctx.session.settings
     if baseline is None or baseline.ir is None or settings.update or settings.same_program != "skip":
         return None

@@ -1,6 +1,5 @@
-"""The ratio mode, ``tvmperf.assert_ratio(a, b, at_most)``: two programs compiled, checked
-and timed side by side in this process, judged by their time ratio (no baseline),
-confirmed and concluded as every mode is (decide.py)."""
+"""The ratio mode, ``tvmperf.assert_ratio(a, b, at_most)``: judged by the time ratio of the two
+programs (no baseline), confirmed and concluded as every mode is (decide.py)."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, 
     session = ctx.session
     samplers = [ctx.sources.exported_sampler(p, "relation", side=f"ratio{number}.{i}")[1] for i, p in enumerate(preps)]
     task = TimingTask(workload=samplers[0], baseline=samplers[1])
-    policy = session.time_policy()
-    rounds = session.settings.repeat
+    policy, rounds = session.time_policy(), session.settings.repeat
 
     def judge(samples: TimeSamples) -> RatioVerdict:
         if samples.baseline is None:
@@ -67,16 +65,9 @@ def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, 
     exact = [pipeline.counts(p) for p in preps]
     message = relation_message(label, verdict, exact[0], exact[1], notes)
     status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)
-    pipeline.finish(
-        ctx,
-        Decision(
-            Verdict(status),
-            message=message,
-            shown=status != "pass",
-            relation=verdict,
-            shown_id=shown_id,
-            fails=verdict.status == "exceeded",
-            open=verdict.status == "inconclusive",
-        ),
+    shown, fails, unclear = status != "pass", verdict.status == "exceeded", verdict.status == "inconclusive"
+    decision = Decision(
+        Verdict(status), message=message, shown=shown, relation=verdict, shown_id=shown_id, fails=fails, open=unclear
     )
+    pipeline.finish(ctx, decision)
     return verdict

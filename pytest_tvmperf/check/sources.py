@@ -16,12 +16,8 @@ import numpy as np
 import pytest
 
 from pytest_tvmperf.builder import executors
-from pytest_tvmperf.store.artifacts import (
-    PendingArtifact,
-    artifact_relpath,
-    export_pending,
-    problem as artifact_problem,
-)
+from pytest_tvmperf.store.artifacts import PendingArtifact, artifact_relpath, export_pending
+from pytest_tvmperf.store.artifacts import problem as artifact_problem
 from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.builder.executors import shorten_tvm_error
 from pytest_tvmperf.judge.compare import AB_SAME
@@ -84,9 +80,8 @@ def program_check(compiled, baseline) -> ProgramCheck:
             data, files, described, pieces = lowered_ir.encode_stored(module)
             before = [(w.describe(), w.sha256) for w in ref.seeded] + [node(w) for w in ref.weights]
             after = [(w.describe(), w.sha256) for w in described] + [node(w) for w in files]
-            kernels = sorted((f.name, f.sha256) for f in ref.functions) == sorted(
-                (name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces
-            )
+            stored = sorted((f.name, f.sha256) for f in ref.functions)
+            kernels = stored == sorted((name, hashlib.sha256(piece).hexdigest()) for name, piece in pieces)
         else:
             data, files = lowered_ir.encode_split(module)
             before, after = [node(w) for w in ref.weights], [node(w) for w in files]
@@ -94,13 +89,8 @@ def program_check(compiled, baseline) -> ProgramCheck:
         if hashlib.sha256(data).hexdigest() == ref.sha256 and sorted(before) == sorted(after) and kernels:
             return ProgramCheck(same_tvm, weights)
         # an IR recorded before weights were stored apart holds them inline
-        inline = (
-            not ref.seeded
-            and not ref.functions
-            and bool(files)
-            and not ref.weights
-            and hashlib.sha256(lowered_ir.encode(module)).hexdigest() == ref.sha256
-        )
+        old_form = bool(files) and not (ref.seeded or ref.functions or ref.weights)
+        inline = old_form and hashlib.sha256(lowered_ir.encode(module)).hexdigest() == ref.sha256
         return ProgramCheck(inline and same_tvm, weights)
     except Exception:  # noqa: BLE001 - an IR that does not serialize: not known to be the same
         return ProgramCheck()
@@ -185,11 +175,10 @@ class TimingSources:
     def baseline_source(
         self, baseline, fingerprint, target, workload, args, out_specs, notes, compiled=None
     ) -> BaselineSource:
-        """The stored ``baseline`` as what today's program is judged against, with a
-        sampler of its own program where one can run here: its IR rebuilt (``ab``
-        ``rebuilt``), or for an old-form entry the compiled artifact saved on this machine
-        (``artifact``); why not goes into ``notes`` (``ab`` ""). A damaged IR file fails the
-        test. No sampler (``ab`` ``same``) for the baseline's own program
+        """The stored ``baseline`` as what today's program is judged against, with a sampler of its own
+        program where one can run here: its IR rebuilt (``ab`` ``rebuilt``), or for an old-form entry the
+        compiled artifact saved on this machine (``artifact``); why not goes into ``notes`` (``ab`` ""). A damaged
+        IR file fails the test. No sampler (``ab`` ``same``) for the baseline's own program
         (:func:`same_program`) under ``--tvmperf-same-program=skip``."""
         __tracebackhide__ = True
         stored = BaselineSource(baseline)
@@ -216,8 +205,7 @@ class TimingSources:
         return stored
 
     def checked_program(self, compiled, baseline) -> ProgramCheck:
-        """:func:`program_check`, worked out once per build and baseline IR (the simulated
-        cost asks before the timing does)."""
+        """:func:`program_check`, once per build and baseline IR (the simulated cost asks before the timing does)."""
         key = (id(compiled), baseline.ir.sha256 if baseline.ir is not None else None)
         if key not in self._same:
             self._same[key] = (compiled, program_check(compiled, baseline))  # the build kept: its id stays its own
@@ -240,16 +228,14 @@ class TimingSources:
         return None
 
     def try_library(self, copy: Path, target, workload, args, out_specs, what: str, out: list):
-        """Run the library at ``copy`` in the child, then load it here and take one
-        sample; on success the sampler is appended to ``out`` and None returned, else
-        why not."""
+        """Run the library at ``copy`` in the child, then load it here and take one sample:
+        None with the sampler appended to ``out``, else why not."""
         return self._try_library(copy, target, workload, args, out_specs, what, out)[0]
 
     def _try_library(
         self, copy: Path, target, workload, args, out_specs, what: str, out: list, inputs: str = "today's inputs"
     ) -> tuple[str | None, bool]:
-        """:meth:`try_library` on ``args`` (described as ``inputs``): why not (None on
-        success), and whether the library crashed the child."""
+        """:meth:`try_library` on ``args`` (described as ``inputs``), and whether it crashed the child."""
         crash = (
             None
             if target.remote is not None  # an RPC device runs it in its own process
@@ -273,12 +259,8 @@ class TimingSources:
             f"--tvmperf-update, or restore the baseline directory from version control"
         )
         try:
-            sampler = GuardedSampler(
-                self.placed_sampler(copy, target, workload, self.executor, args, out_specs),
-                bound,
-                stop,
-                self.session.last_words,
-            )
+            placed = self.placed_sampler(copy, target, workload, self.executor, args, out_specs)
+            sampler = GuardedSampler(placed, bound, stop, self.session.last_words)
             sampler()  # the old program must accept today's inputs
         except Exception as exc:  # an artifact of another signature or TVM
             return f"{what} cannot time {inputs} ({shorten_tvm_error(exc, 1)})", False
@@ -286,9 +268,8 @@ class TimingSources:
         return None, False
 
     def _check_ir(self, ref) -> tuple[Path, str]:
-        """The baseline's IR file (its path and how it is shown), checked against the
-        entry's sha256; a missing or damaged one fails the test naming the file, the test
-        and the field."""
+        """The baseline's IR file (its path and how it is shown), checked against the entry's
+        sha256; a missing or damaged one fails the test naming the file, the test and the field."""
         __tracebackhide__ = True
         from pytest_tvmperf.store import lowered_ir
 
@@ -296,17 +277,15 @@ class TimingSources:
         shown = self.session.shown(path)
         try:
             lowered_ir.check_file(path, ref, shown, self.test_id, self.session.shown(self.baseline_file))
-            problem = None
         except lowered_ir.IRFileError as exc:
             problem = str(exc)
-        if problem is not None:  # outside the except: no chained traceback
-            self.fail("error", f"tvmperf: {self.nodeid}: {problem}")
-        return path, shown
+        else:
+            return path, shown
+        self.fail("error", f"tvmperf: {self.nodeid}: {problem}")  # outside the except: no chained traceback
 
     def _rebuilt_sampler(self, ref, fingerprint, target, workload, args, out_specs, notes):
-        """The baseline's IR rebuilt for this machine (cached by IR hash and host), and its
-        sampler: on today's inputs, else (the inputs changed shape) on inputs of its own
-        signature, with what changed; (None, "") with the note why not."""
+        """The baseline's IR rebuilt for this machine (cached by IR hash and host), and its sampler: on
+        today's inputs, else (they changed shape) on its own signature's, with what changed; (None, "") and why not."""
         __tracebackhide__ = True
         from pytest_tvmperf.builder import rebuild
         from pytest_tvmperf.store import lowered_ir, user_cache
@@ -321,16 +300,13 @@ class TimingSources:
                 )
             except lowered_ir.IRLoadError as exc:
                 problem = f"baseline IR {shown} cannot be loaded: {exc}"
-                break
             except user_cache.UnsafeCache as exc:  # never built into, nor loaded from, a directory of others'
                 problem = f"the baseline is not rebuilt: {exc}"
-                break
             except OSError as exc:  # the cache cannot be written (a full disk): no fault of TVM's
                 problem = (
                     f"baseline IR {shown} is not rebuilt: its build cannot be written in the plugin's cache "
                     f"{user_cache.cache_root()} ({type(exc).__name__}: {exc.strerror or exc})"
                 )
-                break
             except Exception as exc:  # code generation failed: TVM's own error, shortened
                 import tvm
 
@@ -338,24 +314,24 @@ class TimingSources:
                     f"baseline IR {shown} cannot be rebuilt by TVM {tvm.__version__} for {self.target_name} "
                     f"({shorten_tvm_error(exc, 2)})"
                 )
-                break
-            copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{library.name}"
-            shutil.copyfile(library, copy)
-            got: list = []
-            what = f"the baseline rebuilt from IR {shown}"
-            problem, crashed = self._try_library(copy, target, workload, args, out_specs, what, got)
-            if problem is None:
-                return got[0], ""
-            if not crashed:  # another signature (the inputs changed shape): timed on inputs of its own
-                sampler, changed, why = self._own_inputs_sampler(
-                    path, ref, copy, target, workload, args, out_specs, what
-                )
-                if sampler is not None:
-                    return sampler, changed
-                problem = f"{problem}; {why}"
-            if cached:  # a cached library is only a shortcut: drop it, build again once
-                rebuild.drop(library)
-                continue
+            else:
+                copy = self.session.scratch_dir() / f"baseline-{next(FILE_NUMBERS)}-{library.name}"
+                shutil.copyfile(library, copy)
+                got: list = []
+                what = f"the baseline rebuilt from IR {shown}"
+                problem, crashed = self._try_library(copy, target, workload, args, out_specs, what, got)
+                if problem is None:
+                    return got[0], ""
+                if not crashed:  # another signature (the inputs changed shape): timed on inputs of its own
+                    sampler, changed, why = self._own_inputs_sampler(
+                        path, ref, copy, target, workload, args, out_specs, what
+                    )
+                    if sampler is not None:
+                        return sampler, changed
+                    problem = f"{problem}; {why}"
+                if cached:  # a cached library is only a shortcut: drop it, build again once
+                    rebuild.drop(library)
+                    continue
             break
         notes.append(
             f"{problem}; a/b timing is off for this test; the time falls back to the comparison with stored "
@@ -366,9 +342,8 @@ class TimingSources:
     def _own_inputs_sampler(
         self, ir_path: Path, ref, copy: Path, target, workload, args, out_specs, what: str
     ) -> tuple[Any, str, str]:
-        """The rebuilt baseline at ``copy`` timed on inputs of its own entry's signature
-        (builder/own_inputs.py), read off its IR in the child and run there first:
-        (sampler, what changed, "") or (None, "", why not)."""
+        """The rebuilt baseline at ``copy`` timed on inputs of its own entry's signature (builder/own_inputs.py),
+        read off its IR in the child and run there first: (sampler, what changed, "") or (None, "", why not)."""
         from pytest_tvmperf.builder import own_inputs
         from pytest_tvmperf.store.inflate import max_ir_bytes
 
@@ -445,8 +420,7 @@ class TimingSources:
         return executors.placed_sampler(path, executor, workload.entry, target, args, out_specs, ms, scratch)
 
     def exported_sampler(self, prep, fingerprint: str, side: str | None = None) -> tuple[PendingArtifact | None, Any]:
-        """``prep``'s build exported (:meth:`export`) and its sampler over the library
-        loaded back, as a baseline's is; in memory where it cannot be exported."""
+        """``prep``'s build exported and its sampler over the library loaded back, as a baseline's (else in memory)."""
         pending = self.export(prep.compiled, fingerprint, side)
         if pending is None:
             return None, prep.compiled.sampler(prep.args, prep.out_specs, self.session.settings.min_repeat_ms)
@@ -454,9 +428,8 @@ class TimingSources:
         return pending, self.placed_sampler(pending.temp, *args)
 
     def export(self, compiled, fingerprint: str, side: str | None = None) -> PendingArtifact | None:
-        """Export the compiled artifact: to its place among the baselines when updating
-        (renamed into place at session end), else to the run's scratch directory.
-        ``side`` names one side of an ``assert_ratio``: always scratch."""
+        """Export the compiled artifact: to its place among the baselines when updating (renamed
+        into place at session end), else (and for ``side``, of an ``assert_ratio``) to scratch."""
         settings = self.session.settings
         module_key = str(self.baseline_file.relative_to(settings.baseline_dir).with_suffix(""))
         relpath = artifact_relpath(fingerprint, module_key, self.test_id + (f"::{side}" if side else ""))

@@ -1,8 +1,5 @@
-"""The timed mode (the default): today's build (exported and loaded back), the reference
-kernel, the program it is judged against and the peers, timed side by side in rounds;
-then recorded (``--tvmperf-update``) or gated (pipeline.py). :func:`measure_time` is the
-time measurement of every timed mode, the comparison with another TVM version's build
-(against/gate.py) included."""
+"""The timed mode (the default): measured by :func:`measure_time` (the time measurement of every
+timed mode, against/gate.py's included), then recorded (``--tvmperf-update``) or gated (pipeline.py)."""
 
 from __future__ import annotations
 
@@ -94,10 +91,9 @@ def measure_time(
     notes: list[str],
     peers: Mapping | None = None,
 ) -> Measured:
-    """The time measurement of every timed mode: today's build, the reference kernel and
-    the program it is judged against (``source_for(machine)``: the baseline's, another TVM
-    version's, or none) timed side by side in rounds, in looks that stop at a decisive pass
-    (sequential sampling), at fewer threads on a machine too busy for the asked ones."""
+    """Today's build, the reference kernel and the program it is judged against (``source_for(machine)``:
+    the baseline's, another TVM version's, or none) timed side by side in rounds, in looks that stop at a
+    decisive pass (sequential sampling), at fewer threads on a machine too busy for the asked ones."""
     session, settings = ctx.session, ctx.session.settings
     compiled, target, args = prep.compiled, prep.target, prep.args
     with session.timing_lock(ctx.target):  # a network of seconds: its per-kernel times from one run
@@ -112,9 +108,8 @@ def measure_time(
     ) -> Record:
         relpath = str(artifact.final.relative_to(settings.baseline_dir)) if artifact else None
         timing = Timing(machine, samples, relpath, artifact.sha256 if artifact else None)
-        return replace(
-            built, timings={machine.fingerprint: timing}, ir=ir_ref(ir, settings.baseline_dir) if ir else None
-        )
+        ir_field = ir_ref(ir, settings.baseline_dir) if ir else None
+        return replace(built, timings={machine.fingerprint: timing}, ir=ir_field)
 
     pending, workload_sampler = ctx.sources.exported_sampler(prep, machine.fingerprint)
     source = source_for(machine)
@@ -159,10 +154,9 @@ def measure_time(
 def _settled(
     ctx: "CheckContext", source: BaselineSource, make_record: Callable[..., Record]
 ) -> Callable[[TimeSamples], bool] | None:
-    """When the time samples so far already decide the test (a pass: a slowdown of the
-    threshold is ruled out, or time is not gated), for sequential sampling
-    (judge/confirmation.py :func:`sample_in_looks`); None when every round is needed: a
-    recording run, no baseline, or peers to gate (their ratios need every round)."""
+    """When the samples so far already decide the test (a pass: a slowdown of the threshold is ruled
+    out, or time is not gated), for sequential sampling (judge/confirmation.py :func:`sample_in_looks`);
+    None when every round is needed: a recording run, no baseline, or peers to gate (their ratios)."""
     if ctx.session.settings.update or source.record is None or ctx.settings.peer_limits:
         return None
     policy, limit = ctx.session.time_policy(), ctx.settings.thresholds["time"]

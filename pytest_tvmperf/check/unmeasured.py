@@ -4,43 +4,37 @@ measuring a test fails that test's counts with the reason instead of passing ung
 
 from __future__ import annotations
 
-from typing import Callable, NoReturn
+from typing import TYPE_CHECKING, Callable
 
 from pytest_tvmperf.measure.metric_sources import KEPT_LINE, Collected, keep_unmeasured
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.record import Record
 
+if TYPE_CHECKING:
+    from pytest_tvmperf.check.context import CheckContext
+
 
 def settle(
-    exact: ExactMetrics,
-    collected: Collected,
-    baseline: Callable[[], Record | None],
-    update: bool,
-    note: Callable[[str], None],
-    fail: Callable[..., NoReturn],
-    nodeid: str,
-    shown_file: str,
+    ctx: "CheckContext", exact: ExactMetrics, collected: Collected, baseline: Callable[[], Record | None]
 ) -> ExactMetrics:
     """``exact`` as it is recorded or gated, given what the sources did not measure:
-    ``baseline()`` reads the test's stored entry (only when something was not measured),
-    ``note`` takes the run's summary line, ``fail(verdict, message)`` fails the
-    test, ``shown_file`` is its baseline file as shown."""
+    ``baseline()`` reads the test's stored entry (only when something was not measured)."""
     __tracebackhide__ = True
     if not collected.missing:
         return exact
     stored_record = baseline()
     stored = {} if stored_record is None else stored_record.exact.per_kernel
-    if update:
+    if ctx.session.settings.update:
         exact, kept = keep_unmeasured(exact, None if stored_record is None else stored_record.exact, collected.missing)
         if kept:
-            note(KEPT_LINE.format(metrics=", ".join(kept)))
+            ctx.note(KEPT_LINE.format(metrics=", ".join(kept)))
         return exact
     lost = [m for m in collected.died if m in stored]
     if lost:
         why = collected.died[lost[0]]
-        fail(
+        ctx.fail(
             "error",
-            f"tvmperf: {nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "
-            f"{shown_file} has them, so the test fails rather than pass with them ungated; run it again",
+            f"tvmperf: {ctx.nodeid}: {', '.join(lost)} could not be measured: {why}. The baseline in "
+            f"{ctx.identity.shown_file} has them, so the test fails rather than pass with them ungated; run it again",
         )
     return exact
