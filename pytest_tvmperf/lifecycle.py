@@ -24,11 +24,9 @@ class TvmperfPlugin:
         self.session = session
         self.left_out = None  # never_run.LeftOut of this collection
 
-    # innermost (trylast): pytest's logging plugin has put its capture handlers in place
-    @pytest.hookimpl(wrapper=True, trylast=True)
-    def pytest_runtest_setup(self, item: pytest.Item):
-        """Third-party DEBUG/INFO logging kept out of a tvmperf test's captured output (setup, call
-        and teardown; report/third_party_logs.py), unless the user set pytest's log level."""
+    def _quiet_logs(self, item: pytest.Item):
+        """Third-party DEBUG/INFO logging kept out of a tvmperf test's captured output
+        (report/third_party_logs.py), unless the user set pytest's log level."""
         from pytest_tvmperf.report.third_party_logs import quiet_third_party, user_asked_for_logs
 
         if FIXTURE not in getattr(item, "fixturenames", ()) or user_asked_for_logs(item.config):
@@ -36,7 +34,18 @@ class TvmperfPlugin:
         with quiet_third_party():
             return (yield)
 
-    pytest_runtest_call = pytest_runtest_teardown = pytest_runtest_setup
+    # innermost (trylast): pytest's logging plugin has put its capture handlers in place
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_setup(self, item: pytest.Item):
+        return (yield from self._quiet_logs(item))
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        return (yield from self._quiet_logs(item))
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item):
+        return (yield from self._quiet_logs(item))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:

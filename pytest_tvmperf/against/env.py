@@ -77,8 +77,9 @@ def _read(path: Path) -> OtherEnv | None:
         data = json.loads((path / MARKER).read_text())
     except (OSError, ValueError):
         return None
-    found = OtherEnv(path, str(data.get("version")), str(data.get("tvm_version")))
-    return found if found.python.exists() else None
+    if not (path / "bin" / "python").exists():
+        return None
+    return OtherEnv(path, str(data.get("version")), str(data.get("tvm_version")))
 
 
 def _tail(text: str, lines: int = 8) -> str:

@@ -135,10 +135,16 @@ class AgainstPlugin:
             if (out / "results.json").exists():
                 self._builds = read_pass(out, self.other)
             else:
-                opts = child_options(session.settings, self.config)
-                bound_s = pass_bound_s(len(self.nodeids), session.settings.lock_timeout)
-                args = (self.nodeids, session.rootpath, self.config.inipath, opts, out)
-                self._builds = run_pass(self.env, *args, bound_s, session.store.say)
+                self._builds = run_pass(
+                    self.env,
+                    self.nodeids,
+                    session.rootpath,
+                    self.config.inipath,
+                    child_options(session.settings, self.config),
+                    out,
+                    bound_s=pass_bound_s(len(self.nodeids), session.settings.lock_timeout),
+                    on_wait=session.store.say,
+                )
         return self._builds
 
     def check(self, ctx: "CheckContext", prep: "Prepared"):

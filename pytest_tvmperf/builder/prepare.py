@@ -152,13 +152,12 @@ class Preparer:
     def _check_signature(self, workload: Workload, inputs, out_specs, where: str) -> None:
         """A call the entry function cannot take fails here, naming the arguments."""
         __tracebackhide__ = True
-        from pytest_tvmperf.builder.own_inputs import relax_params
         from pytest_tvmperf.builder.pipelines import prim_module
-        from pytest_tvmperf.builder.signature import prim_signature, signature_problem
+        from pytest_tvmperf.builder.signature import prim_signature, relax_signature, signature_problem
 
         try:
             params = (
-                relax_params(workload.program, workload.entry)
+                relax_signature(workload.program, workload.entry)
                 if workload.kind == "relax"
                 else prim_signature(prim_module(workload.program, workload.entry), workload.entry)
             )
@@ -235,23 +234,7 @@ class Preparer:
             with self.session.timing_lock():
                 wants_tuning = bool(settings.tune_trials or settings.tune_budget_s)
                 if wants_tuning and self.session.claim_tuning((workload.name, self.target_name, str(db))):
-                    devices = None
-                    if target.remote is not None:  # measured on the key's devices (README, "Tuning on the farm")
-                        devices = tuning.RpcDevices(target.remote.tracker, target.remote.name.key)
-                        self.session.release_device(self.target_name)  # the runner asks the tracker for it
-                    label = workload.name + (f" on rpc:{devices.key}" if devices else "")
-                    tuning.tune(
-                        module,
-                        tvm_target,
-                        db,
-                        settings.tune_trials,
-                        budget_s=settings.tune_budget_s,
-                        display=self.tuning_io.display(label),
-                        devices=devices,
-                        workload=label,
-                        clock=self.tuning_io.tuner.clock,
-                        tuner=self.tuning_io.tuner.make,
-                    )
+                    self._tune(module, tvm_target, db, workload, target)
                     tuned_now = True
                 pinned = None if tuned_now else self._pinned()
                 state = tuning.inspect(module, tvm_target, db, settings.tuned, pinned)
@@ -282,25 +265,8 @@ class Preparer:
             from pytest_tvmperf.builder.tuning_choice import left_out_line
 
             self.session.report.note(left_out_line(shown, state.left_out, state.here), Note.TUNING)
-        if settings.tuned == "exact":  # every kernel needs a record of this exact target
-            if state.missing and set(state.missing) <= set(state.elsewhere):
-                # tuned, but on another machine or for another target: like a time baseline of
-                # another machine, shown (a skip with the reason), neither failed nor gated
-                self.session.report.note(self.nodeid, Note.UNTUNED)  # the summary says what to run
-                pytest.skip(
-                    f"the tuning database {shown} has no records for this target ({target.name}: "
-                    f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
-                    f"but has some for {len(state.other_targets)} other target(s) (--tvmperf-tuned=exact); "
-                    f"tune here with: {tune_here}"
-                )
-            if state.missing:
-                self.fail(
-                    "error",
-                    f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
-                    f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
-                    f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
-                    f"or it was never tuned for this target.\nre-tune with: {tune_here}",
-                )
+        if settings.tuned == "exact":
+            self._exact_only(state, shown, target, tvm_target, where, tune_here)
         elif state.missing and state.records_hash is None and state.tasks:
             # no record applies to any kernel: gated untuned, said once in the summary and in the test's note
             self.session.report.note(
@@ -324,6 +290,51 @@ class Preparer:
             return None
         records = (stored or {}).get("records") if isinstance(stored, dict) else None
         return {str(k): str(v) for k, v in records.items()} if isinstance(records, dict) else None
+
+    def _tune(self, module, tvm_target, db: Path, workload: Workload, target) -> None:
+        """Tune ``module`` into ``db`` (``--tvmperf-tune`` / ``--tvmperf-tune-budget``)."""
+        from pytest_tvmperf.builder import tuning
+
+        settings = self.session.settings
+        devices = None
+        if target.remote is not None:  # measured on the key's devices (README, "Tuning on the farm")
+            devices = tuning.RpcDevices(target.remote.tracker, target.remote.name.key)
+            self.session.release_device(self.target_name)  # the runner asks the tracker for it
+        label = workload.name + (f" on rpc:{devices.key}" if devices else "")
+        tuning.tune(
+            module,
+            tvm_target,
+            db,
+            settings.tune_trials,
+            budget_s=settings.tune_budget_s,
+            display=self.tuning_io.display(label),
+            devices=devices,
+            workload=label,
+            clock=self.tuning_io.tuner.clock,
+            tuner=self.tuning_io.tuner.make,
+        )
+
+    def _exact_only(self, state, shown: str, target, tvm_target, where: str, tune_here: str) -> None:
+        """``--tvmperf-tuned=exact``: every kernel needs a record of this exact target."""
+        __tracebackhide__ = True
+        if state.missing and set(state.missing) <= set(state.elsewhere):
+            # tuned, but on another machine or for another target: like a time baseline of
+            # another machine, shown (a skip with the reason), neither failed nor gated
+            self.session.report.note(self.nodeid, Note.UNTUNED)  # the summary says what to run
+            pytest.skip(
+                f"the tuning database {shown} has no records for this target ({target.name}: "
+                f"{tvm_target.export().get('mcpu', '')}, {len(state.missing)} of {len(state.tasks)} kernel(s)) "
+                f"but has some for {len(state.other_targets)} other target(s) (--tvmperf-tuned=exact); "
+                f"tune here with: {tune_here}"
+            )
+        if state.missing:
+            self.fail(
+                "error",
+                f"tvmperf: {where}: the tuning database {shown} is stale: {len(state.missing)} of "
+                f"{len(state.tasks)} kernel(s) have no tuning record ({', '.join(state.missing[:6])}"
+                f"{', ...' if len(state.missing) > 6 else ''}); the workload changed since it was tuned, "
+                f"or it was never tuned for this target.\nre-tune with: {tune_here}",
+            )
 
     def _check_symbolic(self, compiled, workload: Workload, where: str) -> None:
         """Run the artifact on Hypothesis-drawn shapes and values (derandomized: CI is reproducible)."""

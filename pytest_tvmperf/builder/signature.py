@@ -26,6 +26,10 @@ class ArgumentProblem:
     message: str
 
 
+def relax_signature(program: Any, entry: str) -> list[Param]:
+    return [Param(str(getattr(p, "name_hint", None) or p.name)) for p in program[entry].params]
+
+
 def prim_signature(module: Any, entry: str) -> list[Param]:
     """The buffers of a PrimFunc (its parameters in TVM 0.27, ``buffer_map`` in older ones)."""
     import tvm

@@ -28,19 +28,39 @@ from pytest_tvmperf.builder.tuning_db import _records_hash
 from pytest_tvmperf.config.parsing import TUNED_MODES  # noqa: E402  (how records match: --tvmperf-tuned)
 
 #: LLVM intrinsic name prefix -> the LLVM target features it needs (first match wins);
-#: the x86 and AArch64 intrinsics TVM's tensor intrinsics call (``prefix:feature,feature``)
-_INTRINSICS = """
-llvm.x86.avx512.vpdpbusd:avx512vnni llvm.x86.avx512.vpdpwssd:avx512vnni llvm.x86.avx512.pmaddubs.w:avx512bw
-llvm.x86.avx512.pmaddw.d:avx512bw llvm.x86.avx512.:avx512f llvm.x86.avx2.vpdpbusd:avxvnni llvm.x86.avx2.:avx2
-llvm.x86.avx.:avx llvm.x86.ssse3.:ssse3 llvm.x86.sse41.:sse4.1 llvm.x86.sse2.:sse2 llvm.x86.tdpb:amx-int8,amx-tile
-llvm.x86.tile:amx-tile llvm.aarch64.neon.sdot:dotprod llvm.aarch64.neon.udot:dotprod llvm.aarch64.neon.smmla:i8mm
-llvm.aarch64.neon.ummla:i8mm llvm.aarch64.sme.:sme llvm.aarch64.sve.:sve llvm.aarch64.neon.:neon
-"""
-LLVM_INTRINSIC_FEATURES = tuple((p, tuple(f.split(","))) for p, _, f in (w.partition(":") for w in _INTRINSICS.split()))
+#: the x86 and AArch64 intrinsics TVM's tensor intrinsics call
+LLVM_INTRINSIC_FEATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("llvm.x86.avx512.vpdpbusd", ("avx512vnni",)),
+    ("llvm.x86.avx512.vpdpwssd", ("avx512vnni",)),
+    ("llvm.x86.avx512.pmaddubs.w", ("avx512bw",)),
+    ("llvm.x86.avx512.pmaddw.d", ("avx512bw",)),
+    ("llvm.x86.avx512.", ("avx512f",)),
+    ("llvm.x86.avx2.vpdpbusd", ("avxvnni",)),
+    ("llvm.x86.avx2.", ("avx2",)),
+    ("llvm.x86.avx.", ("avx",)),
+    ("llvm.x86.ssse3.", ("ssse3",)),
+    ("llvm.x86.sse41.", ("sse4.1",)),
+    ("llvm.x86.sse2.", ("sse2",)),
+    ("llvm.x86.tdpb", ("amx-int8", "amx-tile")),
+    ("llvm.x86.tile", ("amx-tile",)),
+    ("llvm.aarch64.neon.sdot", ("dotprod",)),
+    ("llvm.aarch64.neon.udot", ("dotprod",)),
+    ("llvm.aarch64.neon.smmla", ("i8mm",)),
+    ("llvm.aarch64.neon.ummla", ("i8mm",)),
+    ("llvm.aarch64.sme.", ("sme",)),
+    ("llvm.aarch64.sve.", ("sve",)),
+    ("llvm.aarch64.neon.", ("neon",)),
+)
 
 #: an LLVM intrinsic's architecture (its name's second part) -> the target triple prefixes it runs on
-_ARCHES = "x86:x86_64,i386,i686,x86 aarch64:aarch64,arm64 arm:arm,thumb riscv:riscv amdgcn:amdgcn nvvm:nvptx"
-LLVM_INTRINSIC_ARCHES = {a: tuple(t.split(",")) for a, _, t in (w.partition(":") for w in _ARCHES.split())}
+LLVM_INTRINSIC_ARCHES: Mapping[str, tuple[str, ...]] = {
+    "x86": ("x86_64", "i386", "i686", "x86"),
+    "aarch64": ("aarch64", "arm64"),
+    "arm": ("arm", "thumb"),
+    "riscv": ("riscv",),
+    "amdgcn": ("amdgcn",),
+    "nvvm": ("nvptx",),
+}
 
 
 @dataclass(frozen=True)

@@ -118,26 +118,27 @@ SEARCH_ROUNDS = 1
 
 
 class _MetaSchedule:
-    """The :class:`~tuning_run.Tuner` of MetaSchedule (the module says how); its builder and
-    runner (the runner's worker process) are made once, in :meth:`start`, for all calls."""
+    """The :class:`~tuning_run.Tuner` of MetaSchedule: one ``tune_tasks`` call per kernel
+    and share, ended after a batch by the run (:func:`batch_callback`). The
+    builder and the runner (its worker process) are made once and kept for all calls."""
 
     def __init__(
         self, tasks: list, target: Any, database: Any, devices: RpcDevices | None, seed: int, db_dir: Path
     ) -> None:
         self.tasks, self.target, self.database, self.devices = tasks, target, database, devices
         self.seed, self.db_dir, self.calls = seed, db_dir, 0
+        self._builder: Any = None
+        self._runner: Any = None
 
     def start(self) -> None:
         """Load the tensor intrinsics (the schedule rules for CPU targets use them) while
         the runner's worker process starts (it imports TVM): both take seconds, and the
         worker's import runs on another core."""
-        from tvm.s_tir import meta_schedule as ms
-
         made: dict[str, Any] = {}
 
         def make_runner() -> None:
             try:
-                made["runner"] = self.devices.runner() if self.devices is not None else ms.runner.LocalRunner()
+                made["runner"] = self._new_runner()
             except BaseException as exc:  # noqa: BLE001 - raised below, in this thread
                 made["error"] = exc
 
@@ -149,7 +150,20 @@ class _MetaSchedule:
             worker.join()
         if "error" in made:
             raise made["error"]
-        self._runner, self._builder = made["runner"], _in_process_builder()
+        self._runner = made["runner"]
+        self._measure()
+
+    def _new_runner(self) -> Any:
+        from tvm.s_tir import meta_schedule as ms
+
+        return self.devices.runner() if self.devices is not None else ms.runner.LocalRunner()
+
+    def _measure(self) -> tuple[Any, Any]:
+        if self._builder is None:
+            self._builder = _in_process_builder()
+        if self._runner is None:
+            self._runner = self._new_runner()
+        return self._builder, self._runner
 
     def tune(self, kernel: int, trials: int, on_batch: Callable[[int, int], bool]) -> None:
         from tvm.s_tir import meta_schedule as ms
@@ -173,6 +187,7 @@ class _MetaSchedule:
             logger=logging.getLogger(f"{LOGGER}.{name}"),
         ).clone()
         callback = batch_callback(on_batch)
+        builder, runner = self._measure()
         with tempfile.TemporaryDirectory(prefix="tvmperf-tune-") as work_dir:  # unused: the database is given
             try:
                 ms.tune_tasks(
@@ -182,8 +197,8 @@ class _MetaSchedule:
                     max_trials_global=trials,
                     max_trials_per_task=trials,
                     num_trials_per_iter=max(1, min(trials, MAX_TRIALS_PER_ITER)),
-                    builder=self._builder,
-                    runner=self._runner,
+                    builder=builder,
+                    runner=runner,
                     database=self.database,
                     cost_model="random",
                     # the first one adds each record to the database

@@ -79,8 +79,12 @@ class Display(Protocol):
     def summary(self, line: str) -> None: ...
 
 
-class NoDisplay(Display):
+class NoDisplay:
     """Shows nothing."""
+
+    def estimate(self, line: str) -> None: ...
+    def kernel(self, progress: KernelProgress) -> None: ...
+    def summary(self, line: str) -> None: ...
 
 
 class BudgetTooSmall(Exception):
@@ -151,14 +155,7 @@ def run(
         smallest = setup_s + smallest_budget_s(n, trial_s, probe_trials, first_batch_s)
         if budget_s < smallest * (1 - 1e-9):  # (not for a float rounding)
             raise BudgetTooSmall(workload, budget_s, smallest, n, probe_s, done[0], setup_s)
-
-    def plan_from(k: int, budget: float | None) -> list[KernelShare]:
-        """Kernels ``k`` on: their trials and seconds, the budget spread or each one's trial cap at the price."""
-        if budget is None:
-            return [KernelShare(name, int(cap or 0), int(cap or 0) * trial_s) for name, cap in zip(names[k:], caps[k:])]
-        return spread(max(0.0, budget), names[k:], shares[k:], trial_s, caps[k:], first_batch_s=first_batch_s)
-
-    plan = plan_from(0, None if budget_s is None else budget_s - setup_s)
+    plan = _plan(None if budget_s is None else budget_s - setup_s, names, shares, trial_s, caps, first_batch_s)
     display.estimate(estimate_line(workload, plan, trial_s, budget_s, done[0], probe_s, setup_s))
     kernel_start = probe_start
     for k in range(n):
@@ -166,7 +163,7 @@ def run(
             spent = clock() - start
             trial_s = (clock() - probe_start) / max(1, sum(done))  # the price measured so far
             left = None if budget_s is None else budget_s - spent
-            plan[k:] = plan_from(k, left)
+            plan[k:] = _plan(left, names[k:], shares[k:], trial_s, caps[k:], first_batch_s)
             kernel_start = clock()
         share = plan[k]
 
@@ -192,3 +189,17 @@ def run(
                 break
         show(finished=True)
     return RunOutcome(clock() - start, budget_s, sum(done), n)
+
+
+def _plan(
+    budget_s: float | None,
+    names: Sequence[str],
+    shares: Sequence[float],
+    trial_s: float,
+    caps: Sequence[int | None],
+    first_batch_s: float,
+) -> list[KernelShare]:
+    """Each kernel's trials and seconds: the budget spread, or its trial cap at the price."""
+    if budget_s is None:
+        return [KernelShare(name, int(cap or 0), int(cap or 0) * trial_s) for name, cap in zip(names, caps)]
+    return spread(max(0.0, budget_s), names, shares, trial_s, caps, first_batch_s=first_batch_s)

@@ -61,7 +61,8 @@ def compile_times(ctx: "CheckContext", prep: "Prepared | None", baseline: "Recor
     except Exception as exc:  # noqa: BLE001 - n/a with the reason, never a failed test
         return CompileTimes(skipped=f"the baseline's IR {shown} was not built here ({shorten_tvm_error(exc, 1)})")
     # each side's code generation (the library is dropped: its time is all)
-    build_stored, build_today = (partial(rebuild.generate, m, ctx.executor, prep.target) for m in (stored, module))
+    build_stored = partial(rebuild.generate, stored, ctx.executor, prep.target)
+    build_today = partial(rebuild.generate, module, ctx.executor, prep.target)
     try:
         return side_by_side(build_stored, build_today, ctx.compile_timer, DEFAULT_BUILDS)
     except Exception as exc:  # noqa: BLE001 - a build TVM refuses here: n/a with the reason

@@ -71,7 +71,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     baseline_file = a.path if a.kind == "baseline" else b.path if b.kind == "baseline" else None
     rows: list[SummaryRow] = []
-    messages, regressed, counts = [], set(), {}
+    messages: list[str] = []
+    regressed: set[str] = set()
+    counts: dict[str, int] = {}
     for key, fp, current in jobs:
         baseline = a_records[key]
         comparison = compare(current, baseline, thresholds, policy)

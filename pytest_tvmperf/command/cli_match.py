@@ -62,11 +62,7 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
     exact = record.exact
     compile_s = fmt_seconds(record.compile_s) if record.compile_s is not None else "-"  # its whole build, as recorded
     counts = [fmt_number(exact.scalar(metric)) for metric in ("instructions", "kernels", "storage_bytes")]
-    # a resource metric: n/a where it could not be read, - in a record from before it existed
-    resources = [
-        fmt_number(v) if (v := exact.scalar(m)) is not None else "-" if m in exact.predates else "n/a"
-        for m in _RESOURCES
-    ]
+    resources = [_resource_cell(exact, metric) for metric in _RESOURCES]
     first = [test, executor, target, record.workload, compile_s, *counts, *resources]
     blank = [""] * len(first)
     timings = sorted(record.timings.items())
@@ -78,6 +74,15 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
         + (list(extra) if i == 0 else [""] * len(extra))
         for i, (fp, timing) in enumerate(timings)
     ]
+
+
+def _resource_cell(exact, metric: str) -> str:
+    """A resource metric's value; ``n/a`` where it could not be read, ``-`` in a record
+    from before it existed."""
+    value = exact.scalar(metric)
+    if value is not None:
+        return fmt_number(value)
+    return "-" if metric in exact.predates else "n/a"
 
 
 def show_lines(loaded: Loaded) -> list[str]:
@@ -157,8 +162,12 @@ def keyed(a: Loaded, b: Loaded) -> tuple[dict[str, Record], dict[str, Record], l
     """The records of A and B under the keys they are matched by, and notes on what was left out."""
     if a.kind == b.kind:
         return a.records, b.records, []
-    records, note = _by_test_id(a, b) if a.kind == "results" else _by_test_id(b, a)
-    a_records, b_records = (records, b.records) if a.kind == "results" else (a.records, records)
+    if a.kind == "results":
+        a_records, note = _by_test_id(a, b)
+        b_records = b.records
+    else:
+        b_records, note = _by_test_id(b, a)
+        a_records = a.records
     return a_records, b_records, [note] if note else []
 
 

@@ -57,15 +57,17 @@ def busy_widened_decision(
     allow_pass: bool = False,
 ) -> TimeDecision:
     """A verdict on a busy machine from wall times: the interval widened by the most each
-    round's CPU wait could have moved it (:func:`wait_bounds`) and by the load's allowance.
-    ``regressed`` when the whole widened interval lies above the limit ``1 + threshold`` (no
-    load explains it: 38x against a limit of 3x fails), ``improved`` when below ``1 / limit``,
-    ``pass`` (``allow_pass``, a ratio's verdict) when at or under the limit, else
-    inconclusive; the ratio shown is the measured one. No round told: :func:`untold_decision`."""
-    bounds = wait_bounds(now, preempted)
-    return untold_decision(
-        now, base, preempted, threshold, alpha, noise, mode, allow_pass, bounds if bounds[0] else None
-    )
+    round's CPU wait could have moved it (its low end from every round's value less its
+    wait, its high end from every value over its run time: :func:`wait_bounds`), and by the
+    allowance the load adds. ``regressed`` when the whole widened interval lies above the
+    limit ``1 + threshold`` (no load explains it: 38x against a limit of 3x fails),
+    ``improved`` when it lies below ``1 / limit``, ``pass`` (``allow_pass``, a ratio's
+    verdict) when it lies at or under the limit, otherwise inconclusive. The ratio shown is
+    the measured one."""
+    low_side, high_side = wait_bounds(now, preempted)
+    if not low_side:  # no round whose run time can be told: nothing bounds it
+        return untold_decision(now, base, preempted, threshold, alpha, noise, mode, allow_pass)
+    return _widened(now, base, low_side, high_side, preempted, threshold, alpha, noise, mode, allow_pass)
 
 
 #: the least share of its wall time a round's run time is taken to be where its wait passes the
@@ -82,20 +84,37 @@ def untold_decision(
     noise: float,
     mode: str,
     allow_pass: bool = False,
-    bounds: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> TimeDecision:
-    """A verdict whose run time cannot be told (a side waited for a CPU past its run share on
-    too many rounds): shown with the interval every round's wait allows, the rounds past the
-    run share included (their wait at most ``1 - UNTOLD_RUN_SHARE``), never the wall times'
-    own interval, which can lie wholly past the limit by the load alone. Decided as
-    :func:`busy_widened_decision`, whose per-round low and high sides ``bounds`` are."""
-    if bounds is None:
-        shares = [min(p, 1 - UNTOLD_RUN_SHARE) for p in preempted]
-        bounds = tuple(x * (1 - p) for x, p in zip(now, shares)), tuple(x / (1 - p) for x, p in zip(now, shares))
+    """A verdict whose run time cannot be told (a side waited for a CPU past its run share
+    on too many rounds): shown with the interval every round's wait allows, the rounds past
+    the run share included with their own wait (at most ``1 - UNTOLD_RUN_SHARE``): so the
+    interval printed beside ``inconclusive`` is what the samples support whatever the load
+    did, never the wall times' own interval, which can lie wholly past the limit by the
+    load alone. Decided only where even that interval lies wholly past the limit (or under
+    ``1 / limit``, or, ``allow_pass``, at or under it): no load explains such a ratio."""
+    shares = [min(p, 1 - UNTOLD_RUN_SHARE) for p in preempted]
+    low_side = tuple(x * (1 - p) for x, p in zip(now, shares))
+    high_side = tuple(x / (1 - p) for x, p in zip(now, shares))
+    return _widened(now, base, low_side, high_side, preempted, threshold, alpha, noise, mode, allow_pass)
+
+
+def _widened(
+    now: Sequence[float],
+    base: Sequence[float] | None,
+    low_side: Sequence[float],
+    high_side: Sequence[float],
+    preempted: Sequence[float],
+    threshold: float,
+    alpha: float,
+    noise: float,
+    mode: str,
+    allow_pass: bool,
+) -> TimeDecision:
+    """The decision on the interval from ``low_side``'s low end to ``high_side``'s high end."""
     wider = math.hypot(noise, load_noise(preempted))
     plain = decide(now, base, threshold, alpha, wider, mode, "interval")  # type: ignore[arg-type]
-    low = decide(bounds[0], base, threshold, alpha, wider, mode, "interval").low  # type: ignore[arg-type]
-    high = decide(bounds[1], base, threshold, alpha, wider, mode, "interval").high  # type: ignore[arg-type]
+    low = decide(low_side, base, threshold, alpha, wider, mode, "interval").low  # type: ignore[arg-type]
+    high = decide(high_side, base, threshold, alpha, wider, mode, "interval").high  # type: ignore[arg-type]
     limit = 1 + threshold
     if low > limit:
         status = Verdict.REGRESSED

@@ -346,18 +346,20 @@ def match(tvm: SideProfile, peer: SideProfile) -> LayerTable:
             assert anchor is not None and tg.anchor is not None
             flops = anchor.flops if anchor.flops is not None else tg.anchor.flops
             label = f"{anchor.name} ({anchor.op}{' ' + anchor.attrs if anchor.attrs else ''})"
-            rows.append(LayerRow(label, tuple(tg.calls), tuple(pg.calls), flops))
+            rows.append(LayerRow(label=label, tvm=tuple(tg.calls), peer=tuple(pg.calls), flops=flops))
         else:
             first = tg.calls[0]
             flops = first.flops if tg.anchor is not None else None
-            rows.append(LayerRow(f"(TVM only) {first.name}", tuple(tg.calls), flops=flops))
+            rows.append(LayerRow(label=f"(TVM only) {first.name}", tvm=tuple(tg.calls), flops=flops))
     for pi, pg in enumerate(peer_groups):
         if pi not in pairs:
             flops = pg.anchor.flops if pg.anchor is not None else None
-            rows.append(LayerRow(f"({peer.label} only) {pg.calls[0].name}", peer=tuple(pg.calls), flops=flops))
+            rows.append(LayerRow(label=f"({peer.label} only) {pg.calls[0].name}", peer=tuple(pg.calls), flops=flops))
     tvm_label = "(outside kernels) TVM: VM builtins, allocation, dispatch"
-    rows.append(LayerRow(tvm_label, outside="tvm", tvm_outside_s=tvm.outside, noise_s=tvm.outside_noise_s))
+    rows.append(LayerRow(label=tvm_label, outside="tvm", tvm_outside_s=tvm.outside, noise_s=tvm.outside_noise_s))
     peer_label = f"(outside layers) {peer.label}: between its layers (functional ops, framework overhead)"
-    rows.append(LayerRow(peer_label, outside="peer", peer_outside_s=peer.outside, noise_s=peer.outside_noise_s))
+    rows.append(LayerRow(label=peer_label, outside="peer", peer_outside_s=peer.outside, noise_s=peer.outside_noise_s))
     notes = tuple(n for n in (tvm.note, peer.note) if n)
-    return LayerTable(peer.label, tuple(rows), tvm.total_s, peer.total_s, notes)
+    return LayerTable(
+        peer=peer.label, rows=tuple(rows), tvm_total_s=tvm.total_s, peer_total_s=peer.total_s, notes=notes
+    )

@@ -150,10 +150,18 @@ def _side_ratio(
             )
         if own is not None:  # a side whose run time cannot be told: held with that reason, widened by every wait
             reason, untold = f"{reason}; {own.lost}", True
-    ratios, denominator_s = samples.ratios(numerator, denominator), float(np.median(samples.series(denominator)))
-    source = screened.source if screened is not None else "host"
     return ratio_verdict(
-        name, ratios, samples.median, denominator_s, limit, alpha, noise, reason, waits, untold, source
+        name,
+        ratios=samples.ratios(numerator, denominator),
+        numerator_s=samples.median,
+        denominator_s=float(np.median(samples.series(denominator))),
+        limit=limit,
+        alpha=alpha,
+        noise=noise,
+        reason=reason,
+        busy=waits,
+        untold=untold,
+        source=screened.source if screened is not None else "host",
     )
 
 

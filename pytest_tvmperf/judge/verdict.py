@@ -85,9 +85,20 @@ MetricStatus = Literal[
 #: a ratio against its limit (``ratios.RatioVerdict``: a peer framework, an ``assert_ratio`` relation)
 RatioStatus = Literal[Verdict.PASS, Verdict.EXCEEDED, Verdict.INCONCLUSIVE, Verdict.NOT_GATED]
 
-#: the verdicts a test as a whole can get (the summary table's last column): all but a
-#: metric's and a ratio's own words, in the members' order
-TEST_VERDICTS = tuple(v for v in Verdict if v not in (Verdict.NOT_GATED, Verdict.NA, Verdict.EXCEEDED))
+#: the verdicts a test as a whole can get (the summary table's last column)
+TEST_VERDICTS = (
+    Verdict.PASS,
+    Verdict.REGRESSED,
+    Verdict.IMPROVED,
+    Verdict.INCONCLUSIVE,
+    Verdict.RECORDED,
+    Verdict.NO_BASELINE,
+    Verdict.ERROR,
+    Verdict.WRONG,
+    Verdict.SLOWER_THAN_PEER,
+    Verdict.UNAPPROVED_CHANGE,
+    Verdict.UNVERIFIED_CHANGE,
+)
 
 
 def read_verdict(fields: Fields, key: str) -> Verdict | str:

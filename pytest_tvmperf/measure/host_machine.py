@@ -16,6 +16,16 @@ def gpu_description(name: Any, driver: Any, cuda_version: Any) -> str:
     return ", ".join([str(name or "unknown GPU"), *filter(None, extra)])
 
 
+def current_gpu(target_json: Mapping[str, Any]) -> str:
+    """The GPU of a ``cuda`` target, asked of the driver only when a GPU exists."""
+    import tvm
+
+    if target_json.get("kind") != "cuda":
+        return ""
+    dev = tvm.cuda(0)
+    return gpu_description(dev.device_name, dev.driver_version, dev.api_version) if dev.exist else ""
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
@@ -41,8 +51,5 @@ def current_machine(target_json: Mapping[str, Any]) -> Machine:
         tvm_version=str(tvm.__version__),
         llvm_version=llvm,
         target=json.dumps(dict(target_json), sort_keys=True),
-        # the GPU of a ``cuda`` target, asked of the driver only when a GPU exists
-        gpu=gpu_description(dev.device_name, dev.driver_version, dev.api_version)
-        if target_json.get("kind") == "cuda" and (dev := tvm.cuda(0)).exist
-        else "",
+        gpu=current_gpu(target_json),
     )

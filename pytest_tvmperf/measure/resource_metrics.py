@@ -38,29 +38,13 @@ def with_resources(
     parts: dict[str, dict[str, int]] = {}
     reasons: dict[str, str] = {}
     setups = dict(exact.measured_with)
-    reply: list[dict] = []  # the isolation child's peaks of one call, asked for once for both metrics
-
-    def peak_reading(name: str) -> PeakReading | str:
-        if name == DEVICE_PEAK_BYTES and getattr(target, "device_type", "cpu") == "cpu":
-            return peak_memory.ON_HOST
-        if not runs:
-            return peak_memory.NOT_RUN
-        if getattr(compiled, "is_remote", False):
-            return peak_memory.REMOTE
-        if peak is None:
-            return peak_memory.NOT_EXPORTED
-        if not reply:
-            reply.append(peak())
-        if "na" in reply[0] and "host" not in reply[0]:  # the child could not run it at all
-            return PeakReading.from_reply(reply[0])
-        return PeakReading.from_reply(reply[0].get("host" if name == PEAK_BYTES else "device"))
-
+    peaks = _Peaks(peak, compiled, runs, getattr(target, "device_type", "cpu"))
     for name in RESOURCE_NAMES:
         if name not in wanted:
             reasons[name] = LEFT_OUT
             continue
         is_peak = name in (PEAK_BYTES, DEVICE_PEAK_BYTES)
-        value = peak_reading(name) if is_peak else _measure(name, compiled, args, runs, library)
+        value = peaks.reading(name) if is_peak else _measure(name, compiled, args, runs, library)
         if isinstance(value, str):
             reasons[name] = value
             continue
@@ -86,6 +70,30 @@ def _measure(
         return method(library) if method is not None else "this executor has no compiled module to measure"
     except Exception as exc:  # a module TVM cannot write: n/a, never a failed test
         return f"the compiled module could not be measured ({type(exc).__name__}: {exc})"
+
+
+class _Peaks:
+    """The isolation child's peaks of one call, asked for once for both metrics."""
+
+    def __init__(self, ask: Callable[[], dict] | None, compiled: Any, runs: bool, device_type: str) -> None:
+        self.ask, self.compiled, self.runs, self.device_type = ask, compiled, runs, device_type
+        self._reply: dict | None = None
+
+    def reading(self, name: str) -> PeakReading | str:
+        if name == DEVICE_PEAK_BYTES and self.device_type == "cpu":
+            return peak_memory.ON_HOST
+        if not self.runs:
+            return peak_memory.NOT_RUN
+        if getattr(self.compiled, "is_remote", False):
+            return peak_memory.REMOTE
+        if self.ask is None:
+            return peak_memory.NOT_EXPORTED
+        if self._reply is None:
+            self._reply = self.ask()
+        reply = self._reply
+        if "na" in reply and "host" not in reply:  # the child could not run it at all
+            return PeakReading.from_reply(reply)
+        return PeakReading.from_reply(reply.get("host" if name == PEAK_BYTES else "device"))
 
 
 def _target_text(target: Any) -> str:

@@ -19,7 +19,13 @@ class GuardedSampler:
     """``sampler`` (of baseline code), each call bounded by ``timeout_s``: past it, ``last_words(message)``
     (by default to stderr) and the process ends."""
 
-    def __init__(self, sampler: Callable[[], float], timeout_s: float, message: str, last_words=None) -> None:
+    def __init__(
+        self,
+        sampler: Callable[[], float],
+        timeout_s: float,
+        message: str,
+        last_words: Callable[[str], None] | None = None,
+    ) -> None:
         self._sampler = sampler
         self.timeout_s = timeout_s
         self.message = message

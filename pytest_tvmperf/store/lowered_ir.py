@@ -98,12 +98,19 @@ def decode(data: bytes) -> Any:
             f"TVM {tvm.__version__} cannot load it (it was saved by TVM {saved}, and {exc}; "
             f"nothing of it was built or run)"
         )
+    if _unfilled(text):
+        raise IRLoadError(_UNFILLED)
+    return _load_json(text)
+
+
+def _unfilled(text: str) -> bool:
+    """Does the IR text hold a tensor stored without its data (store/seeded.py)?"""
     from pytest_tvmperf.store import seeded
 
-    with contextlib.suppress(ValueError, RecursionError):  # a tensor stored without its data (store/seeded.py)
-        if seeded.unfilled(json.loads(text)):
-            raise IRLoadError(_UNFILLED)
-    return _load_json(text)
+    try:
+        return bool(seeded.unfilled(json.loads(text)))
+    except (ValueError, RecursionError):
+        return False
 
 
 def _refusal(text: str) -> tuple[Any, Exception] | None:

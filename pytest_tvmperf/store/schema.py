@@ -6,7 +6,6 @@ an error naming the field (``"exact.instructions: missing"``), never a gate sile
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
@@ -22,20 +21,14 @@ from pytest_tvmperf.values.seeded_weight import MAX_WEIGHTS, SeededWeight
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def _checker(ok: Callable[[Any], bool], expected: str) -> Callable[[Any, str], None]:
-    """A check of one value: ``fail_field`` saying ``expected`` unless ``ok(value)``."""
-
-    def check(value: Any, field: str) -> None:
-        if not ok(value):
-            fail_field(field, expected, value)
-
-    return check
+def _str(value: Any, field: str) -> None:
+    if not isinstance(value, str):
+        fail_field(field, "a string", value)
 
 
-_str = _checker(lambda value: isinstance(value, str), "a string")
-_count = _checker(lambda value: is_int(value) and value >= 0, "a whole number >= 0")
-_sha256 = _checker(lambda value: isinstance(value, str) and bool(_SHA256.match(value)), "64 lowercase hex digits")
-_seconds = _checker(lambda value: is_number(value) and value >= 0, "a number of seconds")
+def _count(value: Any, field: str) -> None:
+    if not is_int(value) or value < 0:
+        fail_field(field, "a whole number >= 0", value)
 
 
 def _object(value: Any, field: str) -> Mapping[str, Any]:
@@ -55,7 +48,8 @@ def _each(value: Any, field: str, check: Callable[[Any, str], Any]) -> None:
         check(item, f"{field}.{key}")
 
 
-_counts_map = partial(_each, check=_count)
+def _counts_map(value: Any, field: str) -> None:
+    _each(value, field, _count)
 
 
 def _samples(value: Any, field: str) -> None:
@@ -64,6 +58,11 @@ def _samples(value: Any, field: str) -> None:
     for i, s in enumerate(value):
         if not is_number(s) or s <= 0:
             fail_field(f"{field}[{i}]", "a positive number of seconds", s)
+
+
+def _sha256(value: Any, field: str) -> None:
+    if not (isinstance(value, str) and _SHA256.match(value)):
+        fail_field(field, "64 lowercase hex digits", value)
 
 
 def _require(data: Mapping[str, Any], key: str, field: str) -> Any:
@@ -141,6 +140,15 @@ def _lines_map(value: Any, field: str) -> None:
     for key, lines in _object(value, field).items():
         if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
             fail_field(f"{field}.{key}", "a list of strings", lines)
+
+
+def _times_map(value: Any, field: str) -> None:
+    _each(value, field, _seconds)
+
+
+def _seconds(value: Any, field: str) -> None:
+    if not is_number(value) or value < 0:
+        fail_field(field, "a number of seconds", value)
 
 
 #: The exact metrics each executor always measures (null there is an edit, not "n/a"),
@@ -302,7 +310,7 @@ _CHECKS: Mapping[FieldCheck, Callable[[Any, str], Any]] = {
     FieldCheck.TIMINGS: _timings,
     FieldCheck.SECONDS: _seconds,
     FieldCheck.LINES: _lines_map,
-    FieldCheck.TIMES: partial(_each, check=_seconds),
+    FieldCheck.TIMES: _times_map,
     FieldCheck.IR: _ir,
     FieldCheck.KERNELS: _kernel_ids,
 }

@@ -40,8 +40,15 @@ class ExactMetrics:
         """These metrics less the resource metrics: what says the code is the same (a
         record's timings are kept across updates while it is; code_bytes also moves with
         the target's CPU)."""
-        code = (self.instructions, self.by_callee, self.calls, self.kernels, self.storage_bytes, self.per_kernel)
-        return ExactMetrics(*code, {k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES})
+        return ExactMetrics(
+            instructions=self.instructions,
+            by_callee=self.by_callee,
+            calls=self.calls,
+            kernels=self.kernels,
+            storage_bytes=self.storage_bytes,
+            per_kernel=self.per_kernel,
+            measured_with={k: v for k, v in self.measured_with.items() if k not in RESOURCE_NAMES},
+        )
 
     def scalar(self, metric: str) -> int | None:
         """The gated number for ``metric`` (totals of the per-function/callee maps)."""

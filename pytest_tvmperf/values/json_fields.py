@@ -64,8 +64,13 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
     obj = dict(pairs)
     if len(obj) == len(pairs):
         return obj
-    marked, seen = DuplicateKeys(obj), set()
-    marked.duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))  # the first key seen twice
+    marked = DuplicateKeys(obj)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            marked.duplicate = key
+            break
+        seen.add(key)
     return marked
 
 
