@@ -70,6 +70,8 @@ def verdicts(output: str) -> dict[str, str]:
                 continue
             if line.startswith(("=", "-")) or "test(s):" in line:
                 break
+            if "[" not in line.split()[0]:  # a line after the rows (compile_s of a changed program, notes)
+                continue
             cell = re.sub(r" \([a-z_, ]+\)$", "", line.rstrip())  # 'regressed (time)': the metrics that failed
             for verdict in VERDICTS:
                 if cell.endswith(verdict):
