@@ -431,28 +431,46 @@ def main() -> None:
                                         if s == 0 and result.ratio is not None:
                                             spread[(criterion, load, thread)].append(abs(result.ratio - 1))
             print(f"# round {i + 1} done, {time.time() - started:.0f} s", flush=True)
-        criteria = [c for tool in tools_of[threads[0]] for c in tool.criteria]
-        print(
-            f"\n{'tool (failed when)':28} {'load':>4} {'thr':>3} "
-            + " ".join(f"{f'+{s:g}%':>7}" for s in slowdowns)
-            + f" {'A/A spread':>10} {'s/kernel':>8}"
-        )
-        for name in criteria:
-            for load in loads:
-                for thread in threads:
-                    cells = " ".join(
-                        f"{sum(c):>3}/{len(c):<3}" for c in (caught[(name, load, thread, s)] for s in slowdowns)
-                    )
-                    worst = max(spread[(name, load, thread)], default=float("nan"))
-                    wall = statistics.median(walls[(name, load, thread)])
-                    print(f"{name:28} {load:>4} {thread:>3} {cells} {worst:>9.1%} {wall:8.1f}", flush=True)
-        print(
-            f"# failed / runs at each slowdown, per kernel (+0% = false failures); A/A spread = largest |ratio - 1| "
-            f"over the A/A runs; s/kernel = median wall of a run / its {len(KERNEL_NAMES)} kernels; load = CPU-bound "
-            "jobs beside it; loadavg during the runs: "
-            + ", ".join(f"load {n}: {min(v):.1f}-{max(v):.1f}" for n, v in loadavg.items())
-            + f"; {(time.time() - started) / 60:.0f} min in all"
-        )
+            # the table after every round: a run stopped early still reports what it measured
+            criteria = [c for tool in tools_of[threads[0]] for c in tool.criteria]
+            table(criteria, loads, threads, slowdowns, caught, spread, walls, loadavg, started)
+
+
+def table(
+    criteria: list[str],
+    loads: list[int],
+    threads: list[str],
+    slowdowns: list[float],
+    caught: dict[tuple, list[bool]],
+    spread: dict[tuple, list[float]],
+    walls: dict[tuple, list[float]],
+    loadavg: dict[int, list[float]],
+    started: float,
+) -> None:
+    print(
+        f"\n{'tool (failed when)':28} {'load':>4} {'thr':>3} "
+        + " ".join(f"{f'+{s:g}%':>7}" for s in slowdowns)
+        + f" {'A/A spread':>10} {'s/kernel':>8}"
+    )
+    for name in criteria:
+        for load in loads:
+            for thread in threads:
+                if not walls[(name, load, thread)]:
+                    continue
+                cells = " ".join(
+                    f"{sum(c):>3}/{len(c):<3}" for c in (caught[(name, load, thread, s)] for s in slowdowns)
+                )
+                worst = max(spread[(name, load, thread)], default=float("nan"))
+                wall = statistics.median(walls[(name, load, thread)])
+                print(f"{name:28} {load:>4} {thread:>3} {cells} {worst:>9.1%} {wall:8.1f}", flush=True)
+    print(
+        f"# failed / runs at each slowdown, per kernel (+0% = false failures); A/A spread = largest |ratio - 1| "
+        f"over the A/A runs; s/kernel = median wall of a run / its {len(KERNEL_NAMES)} kernels; load = CPU-bound "
+        "jobs beside it; loadavg during the runs: "
+        + ", ".join(f"load {n}: {min(v):.1f}-{max(v):.1f}" for n, v in loadavg.items())
+        + f"; {(time.time() - started) / 60:.0f} min in all",
+        flush=True,
+    )
 
 
 def _cpu() -> str:
