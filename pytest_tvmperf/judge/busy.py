@@ -32,7 +32,7 @@ def held_between(decision: TimeDecision, *measured: TimeDecision) -> TimeDecisio
     return replace(decision, status=Verdict.INCONCLUSIVE, low=min(lows), high=max(highs))
 
 
-def busy_paired_decision(decision: TimeDecision, threshold: float, lean: float) -> TimeDecision:
+def busy_paired_decision(decision: TimeDecision, lean: float) -> TimeDecision:
     """On a busy machine the pairs' ratios can lean a few percent either way beyond what
     their spread shows (the side preempted more often also refills its caches more often),
     so a verdict there asks more than on a quiet one: ``regressed`` only when the interval

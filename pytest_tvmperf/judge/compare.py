@@ -344,7 +344,7 @@ def _own_time_decision(
         now, base, side = own.series("time"), series[1], None
     decision = decide(now, base, threshold, alpha, noise, mode)  # type: ignore[arg-type]
     if mode.startswith("a/b"):
-        decision = busy_paired_decision(decision, threshold, own.allowance)
+        decision = busy_paired_decision(decision, own.allowance)
     return replace(decision, estimate=OWN_RUN_TIME), own.median("time"), side
 
 

@@ -287,18 +287,15 @@ def test_under_load_regressed_needs_the_interval_to_clear_one_by_the_loads_lean(
     from pytest_tvmperf.judge.timestats import TimeDecision
 
     leaning = TimeDecision("regressed", 1.08, 1.02, 1.14, 0.95, "a/b", 0.06)
-    assert busy_paired_decision(leaning, 0.05, 0.03).status == "inconclusive"
+    assert busy_paired_decision(leaning, 0.03).status == "inconclusive"
     past = TimeDecision("regressed", 1.2, 1.04, 1.38, 0.95, "a/b", 0.06)  # clears 1.03, though not the limit
-    assert busy_paired_decision(past, 0.05, 0.03).status == "regressed"
-    assert busy_paired_decision(past, 0.05, 0.05).status == "inconclusive"
+    assert busy_paired_decision(past, 0.03).status == "regressed"
+    assert busy_paired_decision(past, 0.05).status == "inconclusive"
     assert (
-        busy_paired_decision(TimeDecision("improved", 0.93, 0.88, 0.98, 0.95, "a/b", 0.06), 0.05, 0.03).status
+        busy_paired_decision(TimeDecision("improved", 0.93, 0.88, 0.98, 0.95, "a/b", 0.06), 0.03).status
         == "inconclusive"
     )
-    assert (
-        busy_paired_decision(TimeDecision("improved", 0.8, 0.7, 0.95, 0.95, "a/b", 0.06), 0.05, 0.03).status
-        == "improved"
-    )
+    assert busy_paired_decision(TimeDecision("improved", 0.8, 0.7, 0.95, 0.95, "a/b", 0.06), 0.03).status == "improved"
     ratios = [1.08 * (1 + 0.01 * ((i % 5) - 2)) for i in range(15)]
     verdict = compare_time(_busy(ratios, [(0.6, 0.62)] * 15), _baseline(), Limit(relative=0.05))
     assert verdict.status == "inconclusive" and "saw 1.08x" in verdict.note, verdict
