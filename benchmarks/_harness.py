@@ -90,3 +90,8 @@ def tally(all_verdicts: list[dict[str, str]]) -> Counter:
     for v in all_verdicts:
         counts.update(v.values())
     return counts
+
+
+def time_status(entry: dict) -> str:
+    """The verdict of the time metric alone (not an exact metric that a change moved too)."""
+    return next((m["status"] for m in entry.get("metrics") or [] if m["metric"] == "time"), "missing")

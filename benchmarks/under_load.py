@@ -44,7 +44,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from _harness import BUSY_WORKLOAD, run_pytest
+from _harness import BUSY_WORKLOAD, run_pytest, time_status
 from _load import cpu_load
 
 TESTS = (
@@ -113,11 +113,6 @@ def save(path: Path, got: dict[str, list[dict]], **where: object) -> None:
                 time_cell = next((m for m in entry.get("metrics") or [] if m["metric"] == "time"), None)
                 cells = {"time": time_cell, "peers": entry.get("peers") or []}
                 f.write(json.dumps({**where, "test": name, "copy": copy, **cells}) + "\n")
-
-
-def time_status(entry: dict) -> str:
-    """The verdict of the time metric alone (not an exact metric that a change moved too)."""
-    return next((m["status"] for m in entry.get("metrics") or [] if m["metric"] == "time"), "missing")
 
 
 def peer_ratio(entry: dict) -> tuple[float, str] | None:

@@ -58,7 +58,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from _harness import BUSY_WORKLOAD, ROOT, run_pytest, verdicts
+from _harness import BUSY_WORKLOAD, ROOT, run_pytest, time_status, verdicts
 from _load import cpu_load
 
 KERNEL_NAMES = ("reduction", "rgb2yuv", "mlp")
@@ -237,8 +237,7 @@ class Tvmperf:
             name = entry["test_id"].split("[")[0].removeprefix("test_")
             ratio = (entry.get("time") or {}).get("ratio")
             whole[name] = Result(entry["verdict"] == "regressed", ratio)
-            time_cell = next((m for m in entry.get("metrics") or [] if m["metric"] == "time"), {})
-            timed[name] = Result(time_cell.get("status") == "regressed", ratio)
+            timed[name] = Result(time_status(entry) == "regressed", ratio)
         return {"tvmperf": whole, "tvmperf time": timed}
 
 
