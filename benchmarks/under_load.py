@@ -128,6 +128,12 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=10, help="runs per slowdown, load and thread count")
     parser.add_argument("--slowdowns", default="10,25,50")
     parser.add_argument(
+        "--threshold",
+        type=float,
+        default=10,
+        help="the time limit in percent (tvmperf_threshold = time=N%%): a slowdown is only a failure past it",
+    )
+    parser.add_argument(
         "--copies",
         type=int,
         default=1,
@@ -172,7 +178,9 @@ def main() -> None:
         project = Path(tmp)
         (project / "test_load.py").write_text(TESTS)
         # the time verdict alone: the simulated cost (which a compute change moves too) is off
-        (project / "pytest.ini").write_text("[pytest]\ntvmperf_threshold = time=10%\ntvmperf_simulate = off\n")
+        (project / "pytest.ini").write_text(
+            f"[pytest]\ntvmperf_threshold = time={args.threshold:g}%\ntvmperf_simulate = off\n"
+        )
         envs = {}
         for t in threads:
             env = dict(os.environ, TVM_NUM_THREADS=t, BUSY_SLOWDOWN_PCT="0", UNDER_LOAD_COPIES=str(args.copies))
@@ -226,6 +234,7 @@ def main() -> None:
     print(
         f"command: python benchmarks/under_load.py --loads {args.loads} --threads {args.threads} "
         f"--aa {args.aa} --trials {args.trials} --slowdowns {args.slowdowns} --copies {args.copies}"
+        + (f" --threshold {args.threshold:g}" if args.threshold != 10 else "")
         + (f" --minutes {args.minutes:g}" if args.minutes else "")
     )
     print(f"{(time.time() - start) / 60:.1f} min, {done} of {len(slowdowns)} rounds; machine at end: {machine_state()}")
