@@ -114,6 +114,7 @@ def activate(config: pytest.Config, collecting: bool = False) -> "TvmperfSession
         config.stash[AGAINST_KEY] = against
     sweep.sweep()  # the temporary directories of runs that are over, only those provably made by one (store/sweep.py)
     state.private_cache_if_needed()  # a cache directory that cannot be made: a private one for this run
+    state.bound_pool_spin()  # before the first parallel kernel: TVM reads it once
     state.update_options = options.passthrough_args(config.invocation_params.args)
     state.invocation_dir = config.invocation_params.dir
     state.verbosity = int(config.getoption("verbose", 0) or 0)

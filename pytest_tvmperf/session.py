@@ -24,6 +24,7 @@ from pytest_tvmperf.values.node_ids import RefView, display_path
 from pytest_tvmperf.values.remote_names import is_remote
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.metric_sources import MetricSource, load_sources
+from pytest_tvmperf.measure.threads import POOL_SPIN, POOL_SPIN_ENV, bound_pool_spin
 
 if TYPE_CHECKING:
     from pytest_tvmperf.farm.remote import Farm
@@ -68,6 +69,8 @@ class TvmperfSession:
     #: ``$TVMPERF_CACHE_DIR`` it replaced for the run
     _private_cache: sweep.OwnedDir | None = None
     _cache_env: str | None = None
+    #: ``$TVM_THREAD_POOL_SPIN_COUNT`` was set by this run (measure/threads.py), undone at its end
+    _pool_spin_set: bool = False
     _tuning_markers: list[Path] = field(default_factory=list)
     #: this run's id, shared by its xdist workers (their ``testrunuid``)
     run_id: str = ""
@@ -166,6 +169,10 @@ class TvmperfSession:
             f"end; set ${user_cache.ENV_CACHE_DIR} to a writable directory of your own to keep them between runs"
         )
 
+    def bound_pool_spin(self) -> None:
+        """TVM's pool workers spin a bounded time after each task (measure/threads.py)."""
+        self._pool_spin_set = bound_pool_spin(os.environ)
+
     def scratch_dir(self) -> Path:
         """A temporary directory for this run's exported artifacts (removed at the end)."""
         if self._scratch is None:
@@ -193,6 +200,9 @@ class TvmperfSession:
         if self._scratch is not None:
             self._scratch.remove()
             self._scratch = None
+        if self._pool_spin_set and os.environ.get(POOL_SPIN_ENV) == POOL_SPIN:
+            os.environ.pop(POOL_SPIN_ENV)
+            self._pool_spin_set = False
         if self._private_cache is not None:
             from pytest_tvmperf.store.user_cache import ENV_CACHE_DIR
 
