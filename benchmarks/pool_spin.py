@@ -1,7 +1,7 @@
 """TVM's thread-pool spin (``TVM_THREAD_POOL_SPIN_COUNT``) at 2 TVM threads: what the plugin's
 bound (1,000, measure/threads.py) changes against TVM's default (300,000), each in fresh processes.
 
-1. ``times``: back-to-back calls, idle: the seed's rgb2yuv (``parallel``, about 1 ms) and a
+1. ``times``: back-to-back calls, idle (and with no spin at all, 0): the seed's rgb2yuv (``parallel``, about 1 ms) and a
    small parallel kernel (about 1 us), median of 15 repeats (``time_evaluator``).
 2. ``exit``: a process that ran a parallel kernel, beside ``--jobs`` CPU-bound jobs: seconds
    from its last line to its exit (TVM joins its pool's workers at exit, and a worker spins
@@ -74,6 +74,8 @@ def test_second(tvmperf):
 """
 
 SETTINGS = {"TVM default (300,000)": "300000", "tvmperf (1,000)": "1000"}
+#: the times part also shows no spin at all: a worker woken for every call
+TIME_SETTINGS = {**SETTINGS, "no spin (0)": "0"}
 
 
 def env_for(spin: str) -> dict:
@@ -102,9 +104,9 @@ def main() -> None:
     parts = args.parts.split(",")
     print(f"# {os.cpu_count()} cores; load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}; {time.ctime()}")
     if "times" in parts:
-        got: dict[str, list[tuple[float, float]]] = {name: [] for name in SETTINGS}
-        for _ in range(args.runs):  # the settings alternate, so a drift touches both
-            for name, spin in SETTINGS.items():
+        got: dict[str, list[tuple[float, float]]] = {name: [] for name in TIME_SETTINGS}
+        for _ in range(args.runs):  # the settings alternate, so a drift touches each alike
+            for name, spin in TIME_SETTINGS.items():
                 big, small = child("times", spin, args.cap)[0].split()
                 got[name].append((float(big), float(small)))
         for name, runs in got.items():
