@@ -238,6 +238,13 @@ class Tvmperf:
             ratio = (entry.get("time") or {}).get("ratio")
             whole[name] = Result(entry["verdict"] == "regressed", ratio)
             timed[name] = Result(time_status(entry) == "regressed", ratio)
+            if whole[name].failed:  # which kernel, how far and why: a false failure can be read back from the log
+                time_cell = entry.get("time") or {}
+                where = f"slowdown {env.get('BUSY_SLOWDOWN_PCT', '0')}%, threads {env.get('TVM_NUM_THREADS', '-')}"
+                shown = {k: time_cell.get(k) for k in ("ratio", "low", "high")}
+                failing = [m for m in entry.get("metrics") or [] if m.get("status") == "regressed"]
+                shown["regressed"] = {m["metric"]: m.get("note") or m.get("current") for m in failing}
+                print(f"# tvmperf failed {name} ({where}): {json.dumps(shown)}", file=sys.stderr, flush=True)
         return {"tvmperf": whole, "tvmperf time": timed}
 
 
