@@ -83,7 +83,8 @@ def env_for(spin: str) -> dict:
 
 
 def child(mode: str, spin: str, cap: float) -> tuple[str, float]:
-    """The child's printed line and the seconds from it to the child's exit (capped)."""
+    """The child's printed line and, for ``exit``, the seconds from it to the child's exit
+    (capped); a child that printed nothing (it failed) stops the script with its status."""
     proc = subprocess.Popen([sys.executable, "-c", CHILD, mode], stdout=subprocess.PIPE, text=True, env=env_for(spin))
     line = proc.stdout.readline()
     try:
@@ -91,7 +92,9 @@ def child(mode: str, spin: str, cap: float) -> tuple[str, float]:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    return line, time.time() - (float(line) if mode == "exit" and line.strip() else time.time())
+    if not line.strip():
+        raise SystemExit(f"pool_spin: the {mode} child printed nothing (exit status {proc.returncode})")
+    return line, time.time() - float(line) if mode == "exit" else 0.0
 
 
 def main() -> None:
