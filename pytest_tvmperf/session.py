@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
+import pytest
+
 from pytest_tvmperf.store import artifacts, sweep
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.sandbox.child import Sandbox
@@ -24,7 +26,7 @@ from pytest_tvmperf.values.node_ids import RefView, display_path
 from pytest_tvmperf.values.remote_names import is_remote
 from pytest_tvmperf.builder.targets import TargetSpec, resolve_target
 from pytest_tvmperf.measure.metric_sources import MetricSource, load_sources
-from pytest_tvmperf.measure.threads import POOL_SPIN, POOL_SPIN_ENV, bound_pool_spin
+from pytest_tvmperf.measure.threads import POOL_SPIN, POOL_SPIN_ENV
 
 if TYPE_CHECKING:
     from pytest_tvmperf.farm.remote import Farm
@@ -65,12 +67,11 @@ class TvmperfSession:
     timed_tests: int = 1
     _references: dict[str, Callable[[], float]] = field(default_factory=dict)
     _scratch: sweep.OwnedDir | None = None
-    #: the private cache of a run whose cache directory cannot be made, and the
-    #: ``$TVMPERF_CACHE_DIR`` it replaced for the run
+    #: the private cache of a run whose cache directory cannot be made
     _private_cache: sweep.OwnedDir | None = None
-    _cache_env: str | None = None
-    #: ``$TVM_THREAD_POOL_SPIN_COUNT`` was set by this run (measure/threads.py), undone at its end
-    _pool_spin_set: bool = False
+    #: the environment variables this run set (``$TVMPERF_CACHE_DIR`` to that private cache,
+    #: ``$TVM_THREAD_POOL_SPIN_COUNT``), put back as they were at its end
+    _env: pytest.MonkeyPatch = field(default_factory=pytest.MonkeyPatch)
     _tuning_markers: list[Path] = field(default_factory=list)
     #: this run's id, shared by its xdist workers (their ``testrunuid``)
     run_id: str = ""
@@ -162,16 +163,17 @@ class TvmperfSession:
                 f"to a writable directory of your own"
             )
             return
-        self._cache_env = os.environ.get(user_cache.ENV_CACHE_DIR)
-        os.environ[user_cache.ENV_CACHE_DIR] = str(self._private_cache.path)
+        self._env.setenv(user_cache.ENV_CACHE_DIR, str(self._private_cache.path))
         self.report.note(
             f"{problem}: this run keeps its builds in a private temporary directory (mode 700), removed at its "
             f"end; set ${user_cache.ENV_CACHE_DIR} to a writable directory of your own to keep them between runs"
         )
 
     def bound_pool_spin(self) -> None:
-        """TVM's pool workers spin a bounded time after each task (measure/threads.py)."""
-        self._pool_spin_set = bound_pool_spin(os.environ)
+        """TVM's pool workers spin a bounded time after each task (measure/threads.py), unless
+        the user set how long."""
+        if POOL_SPIN_ENV not in os.environ:
+            self._env.setenv(POOL_SPIN_ENV, POOL_SPIN)
 
     def scratch_dir(self) -> Path:
         """A temporary directory for this run's exported artifacts (removed at the end)."""
@@ -200,17 +202,8 @@ class TvmperfSession:
         if self._scratch is not None:
             self._scratch.remove()
             self._scratch = None
-        if self._pool_spin_set and os.environ.get(POOL_SPIN_ENV) == POOL_SPIN:
-            os.environ.pop(POOL_SPIN_ENV)
-            self._pool_spin_set = False
+        self._env.undo()
         if self._private_cache is not None:
-            from pytest_tvmperf.store.user_cache import ENV_CACHE_DIR
-
-            if os.environ.get(ENV_CACHE_DIR) == str(self._private_cache.path):
-                if self._cache_env is None:
-                    os.environ.pop(ENV_CACHE_DIR, None)
-                else:
-                    os.environ[ENV_CACHE_DIR] = self._cache_env
             self._private_cache.remove()
             self._private_cache = None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from pytest_tvmperf.measure.threads import POOL_SPIN_ENV, bound_pool_spin
+from pytest_tvmperf.measure.threads import POOL_SPIN_ENV
 
 SEEN = """
 import os
@@ -37,10 +37,3 @@ def test_the_users_own_pool_spin_is_kept(project):
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*spin seen: 300000*"])
     assert os.environ[POOL_SPIN_ENV] == "300000"
-
-
-def test_bound_pool_spin_sets_only_an_unset_variable():
-    environ: dict[str, str] = {}
-    assert bound_pool_spin(environ) and environ == {POOL_SPIN_ENV: "1000"}
-    assert not bound_pool_spin(environ)
-    assert not bound_pool_spin({POOL_SPIN_ENV: "0"})

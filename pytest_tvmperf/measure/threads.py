@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Iterator, MutableMapping
+from typing import Iterator
 
 #: after each parallel task, a TVM pool worker calls sched_yield this many times before it
 #: sleeps, read once per process (TVM's default: 300,000). On a busy machine each yield waits
@@ -23,14 +23,6 @@ from typing import Iterator, MutableMapping
 #: and its waits flag the machine busy. 1,000 yields keep the workers awake between
 #: back-to-back calls (the times are TVM's default's: ``benchmarks/pool_spin.py``)
 POOL_SPIN_ENV, POOL_SPIN = "TVM_THREAD_POOL_SPIN_COUNT", "1000"
-
-
-def bound_pool_spin(environ: MutableMapping[str, str]) -> bool:
-    """Set TVM's pool spin to :data:`POOL_SPIN` unless the user set it; True when set here."""
-    if POOL_SPIN_ENV in environ:
-        return False
-    environ[POOL_SPIN_ENV] = POOL_SPIN
-    return True
 
 
 def tvm_threads() -> int:
