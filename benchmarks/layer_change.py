@@ -11,9 +11,15 @@ metrics (``exact.per_kernel``'s ``..._kernel`` entries).
 Three compiles of DLA-34 per change: too slow for the test suite, which shows the same on a
 small torch net (tests/test_layer_change.py).
 
+``--net conv5`` takes a user-sized torch net instead (five 3x3 convs, 64 channels at 56x56), timed
+(timing on, as a user records it), and one 1x1 conv inserted after the third (``inserted``):
+it prints the re-record's ``git diff --numstat`` of ``baselines/`` (issue 59: the entry a
+reviewer reads is the change, not its raw samples).
+
     python benchmarks/layer_change.py                      # size 32, width 0.25 (the CI size)
     python benchmarks/layer_change.py --size 64 --width 0.5
     python benchmarks/layer_change.py --target cuda        # built for cuda (no GPU needed: nvcc, ptxas)
+    python benchmarks/layer_change.py --net conv5          # a 5-conv torch net, timed: the numstat
     PYTHONPATH=<another checkout> python benchmarks/layer_change.py   # another version of the plugin
 """
 
@@ -55,6 +61,30 @@ def changed(net, change):
 def test_dla34(tvmperf):
     net = changed(dla34_module(width={width}), os.environ.get("DLA_CHANGE", ""))
     tvmperf.check(torch_workload(net, (torch.zeros(1, 3, {size}, {size}),), name="dla34 (one layer changed)"))
+'''
+
+CONV5 = '''
+import os
+import pytest
+import torch
+from pytest_tvmperf.workloads import torch_workload
+
+
+def conv5(inserted):
+    """Five 3x3 convs with ReLU (64 channels); ``inserted``: a 1x1 conv after the third."""
+    torch.manual_seed(0)
+    layers = [torch.nn.Conv2d(3, 64, 3, padding=1), torch.nn.ReLU()]
+    for i in range(4):
+        layers += [torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.ReLU()]
+        if inserted and i == 1:
+            layers += [torch.nn.Conv2d(64, 64, 1), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers).eval()
+
+
+@pytest.mark.tvmperf(executors=["vm-bytecode"])
+def test_dla34(tvmperf):  # the file's name is the DLA one's: one harness
+    net = conv5(os.environ.get("DLA_CHANGE") == "inserted")
+    tvmperf.check(torch_workload(net, (torch.zeros(1, 3, {size}, {size}),), name="conv5"))
 '''
 
 CONFTEST = """
@@ -103,7 +133,10 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=32)
     parser.add_argument("--width", type=float, default=0.25)
     parser.add_argument("--target", default="llvm", help="llvm (default) or cuda (built only without a GPU)")
+    parser.add_argument("--net", choices=("dla34", "conv5"), default="dla34")
     args = parser.parse_args()
+    if args.net == "conv5":
+        return conv5_numstat(56 if args.size == 32 else args.size)
     import pytest_tvmperf
 
     print(
@@ -140,6 +173,40 @@ def main() -> int:
                 for line in gpu_grew:
                     print(f"  {line}")
                 print(f"  GPU per-kernel lines in the baseline diff: {len(gpu_lines)}")
+    return 0
+
+
+def conv5_numstat(size: int) -> int:
+    """The 5-conv net timed: recorded, committed, one conv inserted, re-recorded; the numstat."""
+    import pytest_tvmperf
+
+    print(f"plugin: {Path(pytest_tvmperf.__file__).parent}; conv5 at {size}x{size}, timed, one 1x1 conv inserted")
+    with tempfile.TemporaryDirectory(prefix="tvmperf-layer-change-") as tmp:
+        cwd = Path(tmp)
+        (cwd / "test_dla34.py").write_text(CONV5.format(size=size))
+        (cwd / "conftest.py").write_text(CONFTEST)
+        (cwd / ".gitignore").write_text(".cache/\n__pycache__/\n")
+        out = pytest(cwd, "--tvmperf-update")
+        if "1 passed" not in out:
+            print(out)
+            return 1
+        git(cwd, "init", "-q")
+        git(cwd, "add", "-A")
+        git(cwd, "commit", "-qm", "baseline")
+        out = pytest(cwd, change="inserted")
+        kernels = next((x.strip() for x in out.splitlines() if "kernels since the baseline" in x), "(none)")
+        print(f"gate: {kernels}\n  bytecode diff: {len(bytecode_changes(out))} changed lines")
+        out = pytest(cwd, "--tvmperf-update", change="inserted")
+        summary = next((x.strip() for x in out.splitlines() if x.startswith("baselines written")), "?")
+        print(f"  re-record: {summary}")
+        git(cwd, "add", "-A")
+        numstat = git(cwd, "diff", "--cached", "--numstat", "--", "baselines").splitlines()
+        print("  git diff --numstat -- baselines (added, removed, file):")
+        for line in numstat:
+            print(f"    {line}")
+        text = [x for x in numstat if x.split("\t")[-1].endswith(".json") and x[:1] != "-"]
+        total = sum(int(a) + int(b) for a, b, _ in (x.split("\t") for x in text))
+        print(f"  changed lines in the baseline JSON: {total}")
     return 0
 
 

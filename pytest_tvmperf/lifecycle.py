@@ -114,7 +114,8 @@ class TvmperfPlugin:
                 state.store.stop_writing()
         state.cleanup()
         if workeroutput is not None:
-            workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], int(state.store.unwritten))
+            store = state.store
+            workeroutput["tvmperf_write_errors"] = ([str(e) for e in state.write_errors], store.unwritten, store.kept)
         else:
             s, report = state.settings, state.report
             entries = report.result_entries()  # built once, for the report files and the annotations
@@ -150,9 +151,10 @@ class TvmperfPlugin:
         set of report files; a worker whose results did not arrive fails the run."""
         state = self.session
         output = getattr(node, "workeroutput", None) or {}
-        errors, unwritten = output.get("tvmperf_write_errors", ([], 0))
+        errors, unwritten, kept = output.get("tvmperf_write_errors", ([], 0, 0))
         state.write_errors.extend(errors)
-        state.store.unwritten += unwritten
+        state.store.unwritten += int(unwritten)
+        state.store.kept += int(kept)
         payload, lost = workers.received(node, error)
         if lost is not None:
             state.write_errors.append(lost)

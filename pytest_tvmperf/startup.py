@@ -100,6 +100,8 @@ def _run_problem(config: pytest.Config, settings: Settings) -> str | None:
             return problem
     if settings.prune and not settings.update:
         return "--tvmperf-prune removes baselines while updating: use it with --tvmperf-update"
+    if settings.retime and not settings.update:
+        return "--tvmperf-retime re-records the measurements of unchanged programs: use it with --tvmperf-update"
     return None
 
 

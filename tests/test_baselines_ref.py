@@ -308,3 +308,53 @@ def test_the_change_report_under_xdist_lists_every_workers_changed_entry(project
     for text in (md.read_text(), summary.read_text()):
         assert "(2 approved, verified)" in text
         assert "test_mlp[llvm-vm-bytecode-1]" in text and "test_mlp[llvm-vm-bytecode-2]" in text
+
+
+UNSCALED = """
+
+@pytest.fixture(autouse=True)
+def _unscaled(monkeypatch):  # the fake clock's slowdown is test_mlp's alone
+    monkeypatch.setenv("TVMPERF_FAKE_SCALE", "1")
+"""
+
+
+def test_the_intended_change_flow_with_timing_on_rerecords_only_the_change_and_goes_green(project, tmp_path):
+    """issue 59: a pull request makes one of two test files slower on purpose (time 3x, more
+    instructions) and re-records the whole suite. The untouched file stays byte for byte (its
+    samples moved, nothing the gate judges did); against the base only the changed test fails;
+    approved, its entry is verified against its own stored time (not the base's program, which
+    takes a third of the time) and passes; a hand-edited time in the entry fails."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=MLP_TEST, test_other=TWO_TESTS + UNSCALED)
+    project.run("--tvmperf-update").assert_outcomes(passed=3)
+    _first_commit(root, "baselines")
+    untouched = project.baseline_file("test_other").read_bytes()
+    _git(root, "checkout", "-qb", "pr")
+    project.set_env("MLP_BIND", "0")  # the change: more instructions ...
+    project.set_env("TVMPERF_FAKE_SCALE", "3")  # ... and its time 3x (the fake clock scales today's code only)
+    project.set_env("TVMPERF_FAKE_SPREAD", "0.02")  # every test's samples move by noise
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*baselines written for 3 test(s)*(1 rewritten, 2 kept as they were*"])
+    assert project.baseline_file("test_other").read_bytes() == untouched
+    _git(root, "commit", "-qam", "re-record")
+
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["test_mlp[[]llvm-vm-bytecode[]]*unapproved change*"])
+
+    summary = tmp_path / "summary.md"
+    project.set_env("GITHUB_STEP_SUMMARY", str(summary))
+    result = project.run("--tvmperf-baselines-ref=main", "--tvmperf-approved-change=on")
+    result.assert_outcomes(passed=3)
+    assert "(1 approved, verified)" in summary.read_text()
+
+    data = project.baselines()  # by hand: the entry's time put back to the base's
+    timing = next(iter(data["tests"]["test_mlp[llvm-vm-bytecode]"]["timings"].values()))
+    timing["samples_s"] = [s / 3 for s in timing["samples_s"]]
+    timing["median_s"] /= 3
+    project.baseline_file().write_text(json.dumps(data))
+    _git(root, "commit", "-qam", "edited by hand")
+    result = project.run("--tvmperf-baselines-ref=main", "--tvmperf-approved-change=on")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*time: the entry says 1.0* ms, this code measures 3.0* ms (higher*"])

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.store.rerecord import dump_text
 
 MLP_TEST = """
 import os
@@ -156,12 +157,20 @@ def test_update_rewrites_only_the_tests_that_ran(project):
     project.run("--tvmperf-update").assert_outcomes(passed=2)
     before = project.baselines()["tests"]
     project.set_env("TVMPERF_FAKE_SCALE", "7")
-    project.run("--tvmperf-update", "-k", "test_a").assert_outcomes(passed=1, deselected=1)
+    text = project.baseline_file().read_text()
+    # the same program timed 7x slower: its entry is kept byte for byte (only measurements moved)
+    result = project.run("--tvmperf-update", "-k", "test_a")
+    result.assert_outcomes(passed=1, deselected=1)
+    result.stdout.fnmatch_lines(["*baselines written for 1 test(s)*(0 rewritten, 1 kept as they were*"])
+    assert project.baseline_file().read_text() == text
+    # asked for: --tvmperf-retime rewrites the measurements of the tests that ran, and only those
+    project.run("--tvmperf-update", "--tvmperf-retime", "-k", "test_a").assert_outcomes(passed=1, deselected=1)
     after = project.baselines()["tests"]
     assert after["test_b[llvm-prim]"] == before["test_b[llvm-prim]"]
     assert after["test_a[llvm-prim]"] != before["test_a[llvm-prim]"]
     (timing,) = after["test_a[llvm-prim]"]["timings"].values()
     assert timing["median_s"] == 0.00707
+    project.run("--tvmperf-retime").stderr.fnmatch_lines(["*--tvmperf-retime*use it with --tvmperf-update*"])
 
 
 def test_baseline_file_is_stable_and_sorted(project):
@@ -170,7 +179,8 @@ def test_baseline_file_is_stable_and_sorted(project):
     text = project.baseline_file().read_text()
     data = json.loads(text)
     assert data["schema_version"] == 1
-    assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
+    assert text == dump_text(data)  # sorted, two-space indent, each list of numbers on one line
+    assert '"samples_s": [' in text and '"samples_s": [\n' not in text
     assert list(data["tests"]) == ["test_a[llvm-prim]", "test_b[llvm-prim]"]
 
 

@@ -24,6 +24,18 @@ if TYPE_CHECKING:
     from pytest_tvmperf.values.record import Record
 
 
+def own_times(measured: Measured) -> Measured:
+    """``measured`` as judged against the change's own entry: the a/b samples it holds timed the base
+    branch's program, not the entry's, so they are left out, and today's time is compared with the
+    entry's stored time for this machine (the entry's program is this code's when it is honest)."""
+    make = measured.make_record
+
+    def without_base(samples, *args, **kwargs):
+        return make(replace(samples, baseline=None), *args, **kwargs)
+
+    return replace(measured, make_record=without_base)
+
+
 def mismatches(comparison: Comparison) -> list[str]:
     """Pure: one line per metric of a comparison against the change's own entry whose
     number is not what was measured (past its limit either way; a time beyond its noise)."""
@@ -81,7 +93,9 @@ def with_change(
     time = None
     if plan.time:
         assert measured is not None
-        time = confirm_time(measured, BaselineSource(pr_record), thresholds["time"], policy, session.settings.confirm)
+        time = confirm_time(
+            own_times(measured), BaselineSource(pr_record), thresholds["time"], policy, session.settings.confirm
+        )
     rounds = measured.rounds if measured else None
     against = decide(
         record, pr_record, time, thresholds, policy, replace(who, shown_file=shown), plan=plan, rounds=rounds

@@ -75,6 +75,7 @@ OPT_JSON = "tvmperf_json"
 OPT_HTML = "tvmperf_html"
 OPT_HISTORY = "tvmperf_history"
 OPT_PRUNE = "tvmperf_prune"
+OPT_RETIME = "tvmperf_retime"
 OPT_TUNING_DB = "tvmperf_tuning_db"
 OPT_TUNE = "tvmperf_tune"
 OPT_TUNE_BUDGET = "tvmperf_tune_budget"
@@ -295,6 +296,13 @@ OPTIONS: tuple[Option, ...] = (
         **_REPORT_FILE,
     ),
     Option(OPT_PRUNE, "prune", "with --tvmperf-update in a full run: remove baselines that no test used", **_SWITCH),
+    Option(
+        OPT_RETIME,
+        "retime",
+        "with --tvmperf-update: rewrite the entry of every test that ran, its measurements too (default: "
+        "an entry whose program and metrics are unchanged is kept byte for byte)",
+        **_SWITCH,
+    ),
     Option(
         OPT_TUNING_DB,
         "tuning_db",

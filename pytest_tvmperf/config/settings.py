@@ -38,6 +38,7 @@ class Settings:
     html_path: Path | None = None
     history_path: Path | None = None
     prune: bool = False
+    retime: bool = False
     tuning_db: Path = Path("baselines/tuning")
     tune_trials: int | None = None
     tune_budget_s: float | None = None

@@ -65,6 +65,7 @@ class EndOfRun:
     writing_interrupted: bool = False
     run_interrupted: bool = False
     unwritten: int = 0
+    kept: int = 0
 
     @classmethod
     def of(cls, session: "TvmperfSession", left_out: str = "", run_interrupted: bool = False) -> "EndOfRun":
@@ -79,7 +80,7 @@ class EndOfRun:
             rootpath=session.rootpath,
             verbosity=int(session.warns_inconclusive),
             left_out=left_out,
-            **{key: getattr(store, key) for key in ("orphans_pruned", "pruned", "unused", "unwritten")},
+            **{key: getattr(store, key) for key in ("orphans_pruned", "pruned", "unused", "unwritten", "kept")},
             prune_command=session.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
             **{key: getattr(settings, key) for key in ("inconclusive", "update", "baseline_dir")},
             writing_interrupted=store.interrupted,
@@ -139,6 +140,12 @@ def end_of_run(run: EndOfRun) -> list[Line]:
     if run.run_interrupted:
         return [*lines, Line("run interrupted: no baseline file was changed")]
     text = f"baselines written for {written} test(s) under {run.baseline_dir}"
+    if run.kept:  # of which unchanged: their entries stay byte for byte
+        rewritten = written - run.kept
+        text += (
+            f" ({rewritten} rewritten, {run.kept} kept as they were: same program and metrics, "
+            f"only their measurements moved)"
+        )
     return [*lines, Line(text + (f"; {not_written}" if run.unwritten else ""), ("red",) if run.unwritten else ())]
 
 

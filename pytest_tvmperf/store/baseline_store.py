@@ -27,6 +27,8 @@ class BaselineStore:
     write_errors: list[str] = field(default_factory=list)
     #: queued updates that could not be written (their file is named in write_errors)
     unwritten: int = 0
+    #: queued updates whose old entry was kept as it was (nothing the gate judges changed)
+    kept: int = 0
     updates: dict[Path, dict[str, Record]] = field(default_factory=dict)
     pending_artifacts: list[artifacts.PendingArtifact] = field(default_factory=list)
     #: the test ids each baseline file's collected tests can write (for unused entries)
@@ -107,8 +109,13 @@ class BaselineStore:
                 with self.lock():
                     if (linked := symlink_problem(base_dir)) is not None:  # made during the run: never written through
                         raise BaselineError(linked)
-                    before = merge_updates(path, records, place)
+                    merged = merge_updates(path, records, place, keep_unchanged=not self.settings.retime)
                     self.written.append(path)
+                    self.kept += len(merged.kept)
+                    if not merged.written:  # every entry kept: this run's copies of its artifacts go
+                        for pending in mine:
+                            artifacts.discard(pending)
+                    before = merged.before
                     superseded = set(_named_files(before[t] for t in records if t in before)) - set(named)
                     artifacts.delete_unnamed(superseded, base_dir, self.settings.artifact_dir, self._not_baselines())
             except (BaselineError, LockError, OSError) as exc:

@@ -13,11 +13,13 @@ import json
 import os
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.values.kernel_keys import keyed_by_identity
+from pytest_tvmperf.store.rerecord import dump_text, unchanged
 from pytest_tvmperf.store.schema import check_entry
 from pytest_tvmperf.store.locks import file_lock, lock_dir
 from pytest_tvmperf.values.json_fields import SchemaProblem, check_schema_version, dotted, find_duplicate_key
@@ -184,7 +186,7 @@ def dump_baselines(records: Mapping[str, Record]) -> str:
         "schema_version": SCHEMA_VERSION,
         "tests": {test_id: rec.as_json() for test_id, rec in sorted(records.items())},
     }
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    return dump_text(data)
 
 
 def file_mode(executable: bool = False) -> int:
@@ -245,20 +247,40 @@ def baselines_lock(
         yield
 
 
+@dataclass(frozen=True)
+class Merged:
+    """What :func:`merge_updates` found and did: the file's records before, and the test ids whose
+    entry was kept as it was (nothing the gate judges changed: store/rerecord.py)."""
+
+    before: dict[str, Record]
+    kept: frozenset[str] = frozenset()
+    #: the file was replaced (False: every entry kept, the file untouched byte for byte)
+    written: bool = True
+
+
 def merge_updates(
-    path: Path, updates: Mapping[str, Record], place: Callable[[], None] | None = None
-) -> dict[str, Record]:
+    path: Path, updates: Mapping[str, Record], place: Callable[[], None] | None = None, keep_unchanged: bool = True
+) -> Merged:
     """Merge ``updates`` into the file at ``path`` (hold :func:`baselines_lock`): read and
-    check it, ``place()`` the new entries' artifacts, replace it; returns its old records."""
+    check it, keep each entry whose program and gated metrics are unchanged (store/rerecord.py;
+    not with ``keep_unchanged=False``: ``--tvmperf-retime``), ``place()`` the new entries'
+    artifacts, replace it (not when every entry was kept: then nothing is placed)."""
     records = load_baselines(path)
     before = dict(records)
+    kept: set[str] = set()
     for test_id, rec in updates.items():  # stored keyed by kernel identity (values/kernel_keys.py)
         old = records.get(test_id)
-        records[test_id] = keyed_by_identity(rec).merged_over(None if old is None else keyed_by_identity(old))
+        new = keyed_by_identity(rec).merged_over(None if old is None else keyed_by_identity(old))
+        if keep_unchanged and old is not None and unchanged(old.as_json(), new.as_json()):
+            kept.add(test_id)
+            continue
+        records[test_id] = new
+    if updates and len(kept) == len(updates) and path.exists():
+        return Merged(before, frozenset(kept), written=False)
     if place is not None:
         place()
     atomic_write(path, dump_baselines(records))
-    return before
+    return Merged(before, frozenset(kept))
 
 
 def save_updates(
@@ -267,7 +289,7 @@ def save_updates(
     """:func:`merge_updates` under the lock of ``lock_dir`` (the baseline directory;
     default the file's directory)."""
     with baselines_lock(lock_dir or path.parent):
-        return merge_updates(path, updates, place)
+        return merge_updates(path, updates, place).before
 
 
 def remove_entries(path: Path, test_ids: set[str]) -> list[Record]:

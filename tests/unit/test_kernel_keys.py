@@ -87,7 +87,9 @@ def test_a_re_record_after_an_added_layer_changes_the_lines_of_what_changed():
     old, new = network(LAYERS), network(ADDED)
     by_name = changed_lines(dump_baselines({TEST: old}), dump_baselines({TEST: new}))
     by_identity = changed_lines(stored(old), stored(new))
-    assert len(by_name) >= 80, len(by_name)  # what a network's re-record was (432 lines for ResNet-18)
+    assert len(by_name) >= 60, len(
+        by_name
+    )  # what a network's re-record was (432 lines for ResNet-18; kernel times one line)
     # the bound: the new kernel's own lines (2 in the bytecode, 1 in each of by_callee, calls,
     # per_kernel's one metric and kernel_time_s, 6 in kernels: 12); the totals it moves
     # (alloc_tensor in by_callee and calls, the function's instructions, the kernel count: 4, each
@@ -95,7 +97,8 @@ def test_a_re_record_after_an_added_layer_changes_the_lines_of_what_changed():
     # (5 maps, 2 lines each: 10). By name it grows with every kernel after the added one.
     assert len(by_identity) <= 12 + 8 + 10, "\n".join(by_identity)
     unchanged = {stable_key(k) for k in LAYERS}
-    touched = [line for line in by_identity if any(key in line for key in unchanged)]
+    # kernel_time_s is one line (store/rerecord.py): the new kernel changes that line only
+    touched = [line for line in by_identity if any(key in line for key in unchanged) and "kernel_time_s" not in line]
     bare = lambda line: line[1:].rstrip(",")  # noqa: E731
     for line in touched:  # an unchanged kernel's line changes only by a comma: its value is the same
         assert any(bare(other) == bare(line) and other[0] != line[0] for other in touched), line

@@ -458,7 +458,9 @@ def test_dump_baselines_sorted_and_stable():
     assert data["schema_version"] == SCHEMA_VERSION
     assert list(data["tests"]) == ["test_a", "test_b", "test_c[x]"]
     assert text.index('"test_a"') < text.index('"test_b"') < text.index('"test_c[x]"')
-    assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
+    # two-space JSON, each list of numbers and each stats map on one line (a re-record's diff: a line a measurement)
+    assert '"samples_s": [0.001, 0.0011, 0.0009],' in text and '"stats": {"iqr": ' in text
+    assert all(not line.strip().startswith(("0.", "1e")) for line in text.splitlines())
     # insertion order does not matter and a re-dump is byte-identical
     assert dump_baselines(dict(reversed(list(records.items())))) == text
     assert dump_baselines(parse_baselines(text, PATH)) == text
@@ -602,11 +604,16 @@ def test_save_updates_merges_timings_of_other_machines(tmp_path):
     save_updates(path, {"t": record((2e-3,), mach=b)})
     timings = load_baselines(path)["t"].timings
     assert set(timings) == {a.fingerprint, b.fingerprint}
-    # a re-record on machine a replaces only a's timing
+    # a re-record on machine a of the same program keeps the entry as it was, byte for byte
+    text = path.read_text()
     save_updates(path, {"t": record((3e-3,), mach=a)})
+    assert path.read_text() == text
+    # a change the gate judges (here the compile pipeline) rewrites it, with only a's new timing
+    save_updates(path, {"t": dataclasses.replace(record((3e-3,), mach=a), pipeline="unfused")})
     timings = load_baselines(path)["t"].timings
+    assert set(timings) == {a.fingerprint}
     assert timings[a.fingerprint].samples.samples == (3e-3,)
-    assert timings[b.fingerprint].samples.samples == (2e-3,)
+    save_updates(path, {"t": record((2e-3,), mach=b)})
     # changed exact metrics drop the other machines' timings
     save_updates(path, {"t": record((4e-3,), mach=a, metrics=exact(kernels=9))})
     assert set(load_baselines(path)["t"].timings) == {a.fingerprint}
@@ -1015,3 +1022,33 @@ def test_atomic_write_respects_the_umask(tmp_path):
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o600
+
+
+# --------------------------------------------------------------------------- what a re-record keeps
+
+
+def test_a_rerecord_keeps_an_entry_whose_gated_content_is_unchanged():
+    """store/rerecord.unchanged: measurements moving (samples, median, stats, compile seconds,
+    per-kernel times, resource numbers) keep the old entry; a gated field changed, a metric
+    newly measured, another machine or peer, rewrite it."""
+    from pytest_tvmperf.store.rerecord import unchanged
+
+    old = dataclasses.replace(record((1e-3, 2e-3)), compile_s=1.0, kernel_time_s={"k": 1e-4}).as_json()
+    moved = dataclasses.replace(record((5e-3,)), compile_s=2.5, kernel_time_s={"k": 3e-4}).as_json()
+    assert unchanged(old, moved)
+    assert not unchanged(
+        old,
+        dataclasses.replace(record((1e-3,)), compile_s=1.0, kernel_time_s={"k": 1e-4}, pipeline="unfused").as_json(),
+    )
+    assert not unchanged(old, dataclasses.replace(record((1e-3,)), compile_s=1.0).as_json())  # kernel times gone
+    assert not unchanged(
+        old,
+        dataclasses.replace(record((1e-3,)), compile_s=1.0, kernel_time_s={"k": 1e-4}, tvm_version="0.28.0").as_json(),
+    )
+    other = dataclasses.replace(record((1e-3,), mach=machine("b")), compile_s=1.0, kernel_time_s={"k": 1e-4})
+    assert not unchanged(old, other.as_json())  # no timing of that machine in the old entry
+    more = dict(moved, exact=dict(moved["exact"], instructions={"main": 99}))
+    assert not unchanged(old, more)
+    with_peak = dict(moved, exact=dict(moved["exact"], peak_bytes=4096))
+    assert not unchanged(old, with_peak)  # a metric the old entry predates: recorded
+    assert unchanged(with_peak, dict(moved, exact=dict(moved["exact"], peak_bytes=8192)))
