@@ -86,6 +86,12 @@ class BaselineStore:
         self.pending_artifacts.clear()
         self.updates.clear()
 
+    def _intact(self, record: Record) -> bool:
+        """Every artifact ``record`` names is in place and matches its sha256 (a kept entry
+        must name files that exist: else it is rewritten with this run's)."""
+        base_dir = self.settings.baseline_dir
+        return all(artifacts.problem(base_dir / rel, sha) is None for rel, sha in _files_with_sha(record))
+
     def flush_updates(self) -> None:
         """Write queued baselines (once, at session end): per file, under the lock, read
         and check it, put the new entries' artifacts in place, replace it, and delete the
@@ -109,7 +115,9 @@ class BaselineStore:
                 with self.lock():
                     if (linked := symlink_problem(base_dir)) is not None:  # made during the run: never written through
                         raise BaselineError(linked)
-                    merged = merge_updates(path, records, place, keep_unchanged=not self.settings.retime)
+                    merged = merge_updates(
+                        path, records, place, keep_unchanged=not self.settings.retime, intact=self._intact
+                    )
                     self.written.append(path)
                     self.kept += len(merged.kept)
                     if not merged.written:  # every entry kept: this run's copies of its artifacts go
@@ -215,6 +223,17 @@ def lock_error_text(exc: Exception) -> str:
         f"waited {exc.timeout_s:g} s (--tvmperf-lock-timeout) for the baselines lock: {exc}; {kill}"
         f"or wait for it to finish, then run the update again (or give a larger --tvmperf-lock-timeout)"
     )
+
+
+def _files_with_sha(record: Record) -> list[tuple[str, str | None]]:
+    """The files (relative to the baseline directory) ``record`` names, each with the sha256
+    it records for it."""
+    out: list[tuple[str, str | None]] = [(t.artifact, t.artifact_sha256) for t in record.timings.values() if t.artifact]
+    if record.ir is not None:
+        out.append((record.ir.path, record.ir.sha256))
+        out.extend((w.path, w.sha256) for w in record.ir.weights)
+        out.extend((f.path(record.ir.path), f.sha256) for f in record.ir.functions)
+    return out
 
 
 def _named_files(records) -> list[str]:

@@ -259,19 +259,30 @@ class Merged:
 
 
 def merge_updates(
-    path: Path, updates: Mapping[str, Record], place: Callable[[], None] | None = None, keep_unchanged: bool = True
+    path: Path,
+    updates: Mapping[str, Record],
+    place: Callable[[], None] | None = None,
+    keep_unchanged: bool = True,
+    intact: Callable[[Record], bool] | None = None,
 ) -> Merged:
     """Merge ``updates`` into the file at ``path`` (hold :func:`baselines_lock`): read and
     check it, keep each entry whose program and gated metrics are unchanged (store/rerecord.py;
     not with ``keep_unchanged=False``: ``--tvmperf-retime``), ``place()`` the new entries'
-    artifacts, replace it (not when every entry was kept: then nothing is placed)."""
+    artifacts, replace it (not when every entry was kept: then nothing is placed). An entry
+    ``intact`` says has a missing or damaged artifact is rewritten, never kept: re-recording
+    repairs it."""
     records = load_baselines(path)
     before = dict(records)
     kept: set[str] = set()
     for test_id, rec in updates.items():  # stored keyed by kernel identity (values/kernel_keys.py)
         old = records.get(test_id)
         new = keyed_by_identity(rec).merged_over(None if old is None else keyed_by_identity(old))
-        if keep_unchanged and old is not None and unchanged(old.as_json(), new.as_json()):
+        if (
+            keep_unchanged
+            and old is not None
+            and unchanged(old.as_json(), new.as_json())
+            and (intact is None or intact(old))
+        ):
             kept.add(test_id)
             continue
         records[test_id] = new

@@ -25,6 +25,7 @@ from pytest_tvmperf.store.files import (
     baseline_path,
     dump_baselines,
     load_baselines,
+    merge_updates,
     parse_baselines,
     save_updates,
 )
@@ -1052,3 +1053,17 @@ def test_a_rerecord_keeps_an_entry_whose_gated_content_is_unchanged():
     with_peak = dict(moved, exact=dict(moved["exact"], peak_bytes=4096))
     assert not unchanged(old, with_peak)  # a metric the old entry predates: recorded
     assert unchanged(with_peak, dict(moved, exact=dict(moved["exact"], peak_bytes=8192)))
+
+
+def test_a_rerecord_rewrites_an_unchanged_entry_whose_artifacts_are_not_intact(tmp_path):
+    """merge_updates: an unchanged entry is kept (the file untouched) unless ``intact`` says a
+    file it names is missing or damaged: then it is rewritten, and its artifacts placed."""
+    path = tmp_path / "t.json"
+    save_updates(path, {"t": record((1e-3,))})
+    text = path.read_text()
+    placed: list[int] = []
+    merged = merge_updates(path, {"t": record((5e-3,))}, lambda: placed.append(1), intact=lambda r: True)
+    assert (merged.kept, merged.written, placed, path.read_text()) == (frozenset({"t"}), False, [], text)
+    merged = merge_updates(path, {"t": record((5e-3,))}, lambda: placed.append(1), intact=lambda r: False)
+    assert (merged.kept, merged.written, placed) == (frozenset(), True, [1])
+    assert load_baselines(path)["t"].timings[next(iter(load_baselines(path)["t"].timings))].samples.samples == (5e-3,)
