@@ -358,3 +358,53 @@ def test_the_intended_change_flow_with_timing_on_rerecords_only_the_change_and_g
     result = project.run("--tvmperf-baselines-ref=main", "--tvmperf-approved-change=on")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*time: the entry says 1.0* ms, this code measures 3.0* ms (higher*"])
+
+
+SCALED = """
+import os
+
+import pytest
+from tvm import te
+
+from pytest_tvmperf import Workload
+
+
+def scale(k):
+    a = te.placeholder((256,), name="A")
+    b = te.compute((256,), lambda i: a[i] * k, name="B")
+    return Workload(name="scale", program=te.create_prim_func([a, b]),
+                    make_inputs=lambda rng, d: [rng.uniform(size=256).astype("float32")],
+                    reference=lambda x: x * k)
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_scale(tvmperf):
+    tvmperf.check(scale(float(os.environ.get("SCALE_K", "2"))))
+"""
+
+
+def test_an_approved_entry_recorded_from_other_code_is_unverified_naming_its_program(project):
+    """issue 59, bad input: the pull request's entry was recorded from code other than the code
+    the approved run builds (here a constant differs: the same counts, the same time), so its
+    numbers are not this code's: `unverified change`, naming the entry's IR, never a pass."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=SCALED)
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    _first_commit(root, "baselines")
+    _git(root, "checkout", "-qb", "pr")
+    project.set_env("SCALE_K", "3")  # the change the entry was recorded from ...
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    _git(root, "commit", "-qam", "re-record")
+    project.run("--tvmperf-baselines-ref=main", "--tvmperf-approved-change=on").assert_outcomes(passed=1)
+    project.set_env("SCALE_K", "4")  # ... not the code this run builds
+    result = project.run("--tvmperf-baselines-ref=main", "--tvmperf-approved-change=on")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the approved baseline of test_scale[[]llvm-prim[]] in baselines/test_perf.json does not match what "
+            "this code measures here*",
+            "*program: the entry's IR (artifacts/ir/*, field ir.sha256 *...) is not the program this code builds "
+            "here: its numbers were recorded from other code*",
+        ]
+    )
+    result.stdout.fnmatch_lines(["test_scale[[]llvm-prim[]]*unverified change*"])

@@ -173,6 +173,51 @@ def test_update_rewrites_only_the_tests_that_ran(project):
     project.run("--tvmperf-retime").stderr.fnmatch_lines(["*--tvmperf-retime*use it with --tvmperf-update*"])
 
 
+BUSY_CHANGE = """
+import os
+
+import pytest
+from tvm import te
+
+from pytest_tvmperf import Workload, workloads
+
+
+def scale(k):
+    a = te.placeholder((256,), name="A")
+    b = te.compute((256,), lambda i: a[i] * k, name="B")
+    return Workload(name="scale", program=te.create_prim_func([a, b]),
+                    make_inputs=lambda rng, d: [rng.uniform(size=256).astype("float32")],
+                    reference=lambda x: x * k)
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_a(tvmperf):
+    tvmperf.check(workloads.multiply(m=8, n=8))
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_b(tvmperf):
+    tvmperf.check(scale(float(os.environ.get("B_K", "2"))))
+"""
+
+
+def test_a_busy_rerecord_keeps_the_unchanged_entry_and_says_how_the_changed_one_was_timed(project):
+    """issue 59, bad input: a whole-suite re-record on a machine too busy to time well keeps the
+    unchanged program's entry as it was (its busy samples are not stored, and not noted) and writes
+    the changed one, saying it was recorded on a busy machine."""
+    project.pytester.makepyfile(test_perf=BUSY_CHANGE)
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    before = project.baselines()["tests"]
+    project.set_env("TVMPERF_FAKE_PREEMPTED", "0.6")  # every sample waited 60% of its time for a CPU
+    project.set_env("B_K", "3")  # test_b's program changed
+    result = project.run("--tvmperf-update")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*1 test(s): recorded on a busy machine*", "*(1 rewritten, 1 kept as they were*"])
+    after = project.baselines()["tests"]
+    assert after["test_a[llvm-prim]"] == before["test_a[llvm-prim]"]
+    assert after["test_b[llvm-prim]"]["ir"] != before["test_b[llvm-prim]"]["ir"]
+
+
 def test_baseline_file_is_stable_and_sorted(project):
     project.pytester.makepyfile(test_perf=TWO_TESTS)
     project.run("--tvmperf-update").assert_outcomes(passed=2)

@@ -21,6 +21,7 @@ from pytest_tvmperf.result.text import fmt_number, fmt_time
 
 if TYPE_CHECKING:
     from pytest_tvmperf.check.context import CheckContext
+    from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.values.record import Record
 
 
@@ -34,6 +35,29 @@ def own_times(measured: Measured) -> Measured:
         return make(replace(samples, baseline=None), *args, **kwargs)
 
     return replace(measured, make_record=without_base)
+
+
+def program_mismatch(prep: "Prepared | None", pr_record: "Record") -> str | None:
+    """Why the change's entry is not this code's program (its stored IR is not what this code builds
+    here, or another TVM version recorded it), or None when it is, or nothing is known to check
+    (no build, an entry without IR). Its stored times are this code's only when its program is."""
+    if prep is None or pr_record.ir is None:
+        return None
+    import tvm
+
+    from pytest_tvmperf.check.sources import program_check
+
+    if program_check(prep.compiled, pr_record).same:
+        return None
+    if str(pr_record.tvm_version) != str(tvm.__version__):
+        return (
+            f"  program: the entry was recorded by TVM {pr_record.tvm_version}, this is TVM {tvm.__version__} "
+            f"(field tvm_version): its numbers cannot be verified here"
+        )
+    return (
+        f"  program: the entry's IR ({pr_record.ir.path}, field ir.sha256 {pr_record.ir.sha256[:16]}...) is not "
+        f"the program this code builds here: its numbers were recorded from other code"
+    )
 
 
 def mismatches(comparison: Comparison) -> list[str]:
@@ -59,6 +83,7 @@ def with_change(
     decision: Decision,
     measured: Measured | None,
     plan: Plan,
+    prep: "Prepared | None" = None,
 ) -> Decision:
     """``decision`` (against the ref) as the change's own entry makes it (module doc)."""
     __tracebackhide__ = True
@@ -101,6 +126,8 @@ def with_change(
         record, pr_record, time, thresholds, policy, replace(who, shown_file=shown), plan=plan, rounds=rounds
     )
     off = mismatches(against.comparison) if against.comparison is not None else []
+    if (why := program_mismatch(prep, pr_record)) is not None:  # its numbers are not this code's
+        off = [why, *off]
     against_pr = replace(decision, baseline=pr_record, comparison=against.comparison)  # the test's, against the entry
     if off:
         message = mismatch_message(who.nodeid, ctx.test_id, shown, off, changes)

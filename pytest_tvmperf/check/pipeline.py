@@ -169,7 +169,7 @@ def gate(
     __tracebackhide__ = True
     who = ctx.identity
     if source.record is None:
-        return finish(ctx, with_change(ctx, record, source, no_baseline(record, who), measured, plan))
+        return finish(ctx, with_change(ctx, record, source, no_baseline(record, who), measured, plan, prep))
     session = ctx.session
     predates = predates_line(source.record.exact.predates & set(ctx.settings.resources))
     if predates:  # one line for the run (not one per test and metric), and a note on this test's message
@@ -187,7 +187,7 @@ def gate(
     decision = decide(
         record, source.record, time, thresholds, policy, who, notes, plan, peers, source.ab, rounds, threads, builds
     )
-    return finish(ctx, with_change(ctx, record, source, with_layer_tables(ctx, prep, decision), measured, plan))
+    return finish(ctx, with_change(ctx, record, source, with_layer_tables(ctx, prep, decision), measured, plan, prep))
 
 
 def record(
@@ -199,8 +199,12 @@ def record(
     prep: "Prepared | None" = None,
 ) -> Outcome:
     """``--tvmperf-update``: queue ``record`` as the test's baseline (written at the
-    session's end); a gated peer past its limit still fails."""
+    session's end; an unchanged entry is kept, and ``note``, on how it was measured, dropped);
+    a gated peer past its limit still fails."""
     __tracebackhide__ = True
-    ctx.session.store.queue_update(ctx.baseline_file, ctx.test_id, record)
+    store = ctx.session.store
+    if store.would_keep(ctx.baseline_file, ctx.test_id, record):  # its measurements are not stored: no note on them
+        note = ""
+    store.queue_update(ctx.baseline_file, ctx.test_id, record)
     peers = peers_of(ctx, record, measured) if plan.time else ()
     return finish(ctx, with_layer_tables(ctx, prep, recorded(record, ctx.identity, peers, note)))

@@ -12,7 +12,7 @@ from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.files import BaselineError, baselines_lock, load_baselines
-from pytest_tvmperf.store.files import merge_updates, module_of, remove_entries
+from pytest_tvmperf.store.files import keeps, merge_updates, module_of, remove_entries
 from pytest_tvmperf.store.links import symlink_problem
 from pytest_tvmperf.store.locks import LockError, LockTimeout
 from pytest_tvmperf.values.node_ids import RefView, display_path
@@ -85,6 +85,17 @@ class BaselineStore:
             artifacts.discard(pending)
         self.pending_artifacts.clear()
         self.updates.clear()
+
+    def would_keep(self, path: Path, test_id: str, record: Record) -> bool:
+        """Will the update of ``test_id`` with ``record`` keep its entry in ``path`` as it is
+        (store/files.py ``keeps``; never with --tvmperf-retime), as the file read this run says."""
+        if self.settings.retime:
+            return False
+        try:
+            old = self.baselines(path).get(test_id)
+        except BaselineError:
+            return False
+        return keeps(old, record, self._intact)
 
     def _intact(self, record: Record) -> bool:
         """Every artifact ``record`` names is in place and matches its sha256 (a kept entry

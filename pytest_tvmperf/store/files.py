@@ -258,6 +258,20 @@ class Merged:
     written: bool = True
 
 
+def stored_form(record: Record, old: Record | None) -> Record:
+    """``record`` as an update stores it over ``old``: keyed by kernel identity (values/kernel_keys.py),
+    with the timings of other machines kept."""
+    return keyed_by_identity(record).merged_over(None if old is None else keyed_by_identity(old))
+
+
+def keeps(old: Record | None, record: Record, intact: Callable[[Record], bool] | None = None) -> bool:
+    """Does an update of ``old`` with ``record`` keep ``old`` as it is: nothing the gate judges
+    changed (store/rerecord.py), and every file it names is ``intact``."""
+    if old is None or not unchanged(old.as_json(), stored_form(record, old).as_json()):
+        return False
+    return intact is None or intact(old)
+
+
 def merge_updates(
     path: Path,
     updates: Mapping[str, Record],
@@ -274,18 +288,12 @@ def merge_updates(
     records = load_baselines(path)
     before = dict(records)
     kept: set[str] = set()
-    for test_id, rec in updates.items():  # stored keyed by kernel identity (values/kernel_keys.py)
+    for test_id, rec in updates.items():
         old = records.get(test_id)
-        new = keyed_by_identity(rec).merged_over(None if old is None else keyed_by_identity(old))
-        if (
-            keep_unchanged
-            and old is not None
-            and unchanged(old.as_json(), new.as_json())
-            and (intact is None or intact(old))
-        ):
+        if keep_unchanged and keeps(old, rec, intact):
             kept.add(test_id)
             continue
-        records[test_id] = new
+        records[test_id] = stored_form(rec, old)
     if updates and len(kept) == len(updates) and path.exists():
         return Merged(before, frozenset(kept), written=False)
     if place is not None:
