@@ -10,7 +10,7 @@ import pytest
 
 from gitrepo import first_commit as _first_commit
 from gitrepo import git as _git
-from test_gate import MLP_TEST, TWO_TESTS
+from test_gate import MLP_TEST, SCALE_WORKLOAD, TWO_TESTS
 
 
 def test_a_pull_request_is_judged_against_the_baselines_of_a_git_ref(project, tmp_path, monkeypatch):
@@ -360,27 +360,15 @@ def test_the_intended_change_flow_with_timing_on_rerecords_only_the_change_and_g
     result.stdout.fnmatch_lines(["*time: the entry says 1.0* ms, this code measures 3.0* ms (higher*"])
 
 
-SCALED = """
-import os
-
-import pytest
-from tvm import te
-
-from pytest_tvmperf import Workload
-
-
-def scale(k):
-    a = te.placeholder((256,), name="A")
-    b = te.compute((256,), lambda i: a[i] * k, name="B")
-    return Workload(name="scale", program=te.create_prim_func([a, b]),
-                    make_inputs=lambda rng, d: [rng.uniform(size=256).astype("float32")],
-                    reference=lambda x: x * k)
-
+SCALED = (
+    SCALE_WORKLOAD
+    + """
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_scale(tvmperf):
     tvmperf.check(scale(float(os.environ.get("SCALE_K", "2"))))
 """
+)
 
 
 def test_an_approved_entry_recorded_from_other_code_is_unverified_naming_its_program(project):

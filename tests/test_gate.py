@@ -173,7 +173,9 @@ def test_update_rewrites_only_the_tests_that_ran(project):
     project.run("--tvmperf-retime").stderr.fnmatch_lines(["*--tvmperf-retime*use it with --tvmperf-update*"])
 
 
-BUSY_CHANGE = """
+#: a TE workload whose program is its constant, ``k`` (os.environ: the test picks it): another
+#: k is another program with the same counts and time
+SCALE_WORKLOAD = """
 import os
 
 import pytest
@@ -188,7 +190,11 @@ def scale(k):
     return Workload(name="scale", program=te.create_prim_func([a, b]),
                     make_inputs=lambda rng, d: [rng.uniform(size=256).astype("float32")],
                     reference=lambda x: x * k)
+"""
 
+BUSY_CHANGE = (
+    SCALE_WORKLOAD
+    + """
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_a(tvmperf):
@@ -199,6 +205,7 @@ def test_a(tvmperf):
 def test_b(tvmperf):
     tvmperf.check(scale(float(os.environ.get("B_K", "2"))))
 """
+)
 
 
 def test_a_busy_rerecord_keeps_the_unchanged_entry_and_says_how_the_changed_one_was_timed(project):

@@ -14,7 +14,9 @@ Four outcomes, with ``t`` the threshold (the smallest slowdown worth failing for
   decided on (80% two-sided, whose upper end is that bound), so that no line prints
   ``pass`` beside an interval reaching past its limit. With ``pass_rule="interval"`` (a
   ratio against a user's limit) a pass needs the whole (1 - alpha) interval at or under
-  ``1 + t`` instead;
+  ``1 + t`` instead. With ``fail_rule="wholly"`` (compile time) ``regressed`` needs the whole
+  interval past ``1 + t`` (``improved``: wholly under ``1 / (1 + t)``), and a pass the whole
+  interval at or under ``1 + t``: an interval straddling the limit decides nothing;
 - ``inconclusive``: otherwise: the noise is larger than the threshold, so such a
   slowdown can be neither shown nor ruled out.
 
@@ -89,13 +91,14 @@ def decide(
     noise: float,
     mode: str,
     pass_rule: Literal["one-sided", "interval"] = "one-sided",
+    fail_rule: Literal["significant", "wholly"] = "significant",
 ) -> TimeDecision:
     """Decide from raw samples: ``now`` and ``base`` in the same unit (seconds, or seconds
     over the reference kernel), or, ``base=None``, ``now`` the paired ratios current/baseline
     (a/b). ``threshold``: the least slowdown worth failing for (0.05 for 5%); ``alpha``: the
     two-sided false-alarm probability of this one comparison (already divided over the run's
     comparisons); ``noise``: the extra standard deviation of the log ratio the samples cannot
-    show (process to process, machine to machine); ``pass_rule``: see the module docstring."""
+    show (process to process, machine to machine); ``pass_rule``, ``fail_rule``: see the module docstring."""
     if not now or (base is not None and not base):
         raise ValueError("decide() needs samples on both sides")
     if not 0 < alpha < 1:
@@ -108,8 +111,17 @@ def decide(
     ratio, low, high = math.exp(log_ratio), math.exp(log_ratio - z * se), math.exp(log_ratio + z * se)
     upper90 = math.exp(log_ratio + Z_RULE_OUT * se)
     confidence = 1 - alpha
+    status: TimeStatus
+    if fail_rule == "wholly":
+        if low > 1 + threshold:
+            status = Verdict.REGRESSED
+        elif high < 1 / (1 + threshold):
+            status = Verdict.IMPROVED
+        else:
+            status = Verdict.PASS if high <= 1 + threshold else Verdict.INCONCLUSIVE
+        return TimeDecision(status, ratio, low, high, confidence, mode, noise, rounds=len(now))
     if low > 1 and ratio > 1 + threshold:
-        status: TimeStatus = Verdict.REGRESSED
+        status = Verdict.REGRESSED
     elif high < 1 and ratio < 1 / (1 + threshold):
         status = Verdict.IMPROVED
     elif pass_rule == "interval":

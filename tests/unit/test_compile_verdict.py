@@ -137,3 +137,14 @@ def test_html_section_and_benchmark_extra_info():
         "tvmperf_compile_s_verdict": "regressed",
     }
     assert compile_extra(na) == {"tvmperf_compile_s_na": "no IR"}
+
+
+def test_a_compile_time_interval_straddling_its_limit_decides_nothing():
+    """issue 60: a renamed tensor's A/A builds gave 1.58x (95% CI 1.02-2.45x) against +25%, and
+    the whole verdict failed on compile_s. Past the limit only when the whole interval is: an
+    interval reaching under the limit is shown, not gated; one wholly past it still regresses."""
+    wide = compile_verdict(CompileTimes((1.0, 1.0, 1.0, 1.0), (1.1, 1.4, 1.8, 2.3)), LIMIT, 0.05)
+    assert wide.decision.ratio > 1.25 and 1.0 < wide.decision.low < 1.25
+    assert wide.status == Verdict.NOT_GATED and "noise is larger than the threshold" in wide.note
+    tight = compile_verdict(CompileTimes((1.0,) * 4, (1.58,) * 4), LIMIT, 0.05)
+    assert tight.decision.low > 1.25 and tight.status == Verdict.REGRESSED
