@@ -16,8 +16,6 @@ re-record's summary and ``git diff --numstat``, and the verdict lines.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -51,14 +49,8 @@ def pytest_configure(config):  # the simulated cost off: the gate's verdicts, in
 
 MLP_ID = "test_mlp[llvm-vm-bytecode]"
 
-
-def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(list(args), cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})})
-    return done.stdout + done.stderr
-
-
-def git(cwd: Path, *args: str) -> str:
-    return run(cwd, "git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", *args)
+sys.path.insert(0, str(Path(__file__).parent))
+from layer_change import git, run  # noqa: E402 - the same fresh-process harness
 
 
 def pytest(cwd: Path, *args: str, change: bool = False) -> str:
