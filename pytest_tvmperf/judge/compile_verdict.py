@@ -38,7 +38,7 @@ def compile_verdict(times: CompileTimes | None, limit: Limit, alpha: float) -> M
     threshold = limit.relative if limit.relative is not None else 0.0
     # past the limit only when the whole interval is (the one rule issue 60 asks of every timed verdict):
     # 1.58x (95% CI 1.02-2.45x) against +25% decides nothing (issue 60)
-    decision = decide(times.ratios, None, threshold, alpha, COMPILE_NOISE, COMPILE_MODE, "interval", "wholly")  # type: ignore[arg-type]
+    decision = decide(times.ratios, None, threshold, alpha, COMPILE_NOISE, COMPILE_MODE, fail_rule="wholly")  # type: ignore[arg-type]
     status, note = decision.status, f"{len(times.ratios)} build(s) of each side, interleaved"
     if status == Verdict.INCONCLUSIVE:
         status, note = Verdict.NOT_GATED, f"{note}; the builds' noise is larger than the threshold: shown, not gated"

@@ -12,7 +12,7 @@ from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.files import BaselineError, baselines_lock, load_baselines
-from pytest_tvmperf.store.files import keeps, merge_updates, module_of, remove_entries
+from pytest_tvmperf.store.files import keeps, merge_updates, module_of, remove_entries, stored_form
 from pytest_tvmperf.store.links import symlink_problem
 from pytest_tvmperf.store.locks import LockError, LockTimeout
 from pytest_tvmperf.values.node_ids import RefView, display_path
@@ -95,7 +95,7 @@ class BaselineStore:
             old = self.baselines(path).get(test_id)
         except BaselineError:
             return False
-        return keeps(old, record, self._intact)
+        return keeps(old, stored_form(record, old), self._intact)
 
     def _intact(self, record: Record) -> bool:
         """Every artifact ``record`` names is in place and matches its sha256 (a kept entry
@@ -250,11 +250,4 @@ def _files_with_sha(record: Record) -> list[tuple[str, str | None]]:
 def _named_files(records) -> list[str]:
     """The files (relative to the baseline directory) the records name: compiled
     artifacts of their timings, and their IR."""
-    out: list[str] = []
-    for record in records:
-        out.extend(t.artifact for t in record.timings.values() if t.artifact)
-        if record.ir is not None:
-            out.append(record.ir.path)
-            out.extend(w.path for w in record.ir.weights)
-            out.extend(f.path(record.ir.path) for f in record.ir.functions)
-    return out
+    return [rel for record in records for rel, _ in _files_with_sha(record)]

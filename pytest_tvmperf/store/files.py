@@ -264,10 +264,10 @@ def stored_form(record: Record, old: Record | None) -> Record:
     return keyed_by_identity(record).merged_over(None if old is None else keyed_by_identity(old))
 
 
-def keeps(old: Record | None, record: Record, intact: Callable[[Record], bool] | None = None) -> bool:
-    """Does an update of ``old`` with ``record`` keep ``old`` as it is: nothing the gate judges
-    changed (store/rerecord.py), and every file it names is ``intact``."""
-    if old is None or not unchanged(old.as_json(), stored_form(record, old).as_json()):
+def keeps(old: Record | None, new: Record, intact: Callable[[Record], bool] | None = None) -> bool:
+    """Does an update of ``old`` to ``new`` (its :func:`stored_form`) keep ``old`` as it is: nothing
+    the gate judges changed (store/rerecord.py), and every file it names is ``intact``."""
+    if old is None or not unchanged(old.as_json(), new.as_json()):
         return False
     return intact is None or intact(old)
 
@@ -290,10 +290,11 @@ def merge_updates(
     kept: set[str] = set()
     for test_id, rec in updates.items():
         old = records.get(test_id)
-        if keep_unchanged and keeps(old, rec, intact):
+        new = stored_form(rec, old)
+        if keep_unchanged and keeps(old, new, intact):
             kept.add(test_id)
             continue
-        records[test_id] = stored_form(rec, old)
+        records[test_id] = new
     if updates and len(kept) == len(updates) and path.exists():
         return Merged(before, frozenset(kept), written=False)
     if place is not None:
