@@ -3,7 +3,7 @@
 In a fresh project in a temporary git repository with two test files (an MLP, and a TE
 multiply beside it), the suite is recorded on ``main`` and committed. A pull request makes the
 MLP slower on purpose (its weights passed at run time instead of bound as constants: more VM
-instructions, about 1.7x the time), re-records the whole suite, commits, and is gated against
+instructions, about 2.1-2.3x the time), re-records the whole suite, commits, and is gated against
 ``main`` as CI gates it: without the approval, then with ``--tvmperf-approved-change=on``; last,
 the changed entry's time edited by hand. Each step is a fresh pytest process timed by the real
 clock (the project's own tests use a fake timer). It prints each step's outcome line, the

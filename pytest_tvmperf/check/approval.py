@@ -132,12 +132,17 @@ def with_change(
     if off:
         message = mismatch_message(who.nodeid, ctx.test_id, shown, off, changes)
         return _settled(against_pr, Verdict.UNVERIFIED_CHANGE, message, ChangeState.MISMATCH)
-    if against.open:  # the time against the entry is unclear: as any inconclusive verdict
-        message = against.message + "\n" + "\n".join(changes)
-        return replace(against, note=_note(ChangeState.VERIFIED, against.note), peers=decision.peers, message=message)
+    within = ""
+    if against.open:  # no number refuted: the time is within its noise, but that noise is wider than its limit
+        v = against.comparison.get("time") if against.comparison is not None else None
+        d = v.decision if v is not None else None
+        shown = f" ({d.describe()})" if d is not None else ""
+        within = f"its time within its noise{shown}, not to its limit {thresholds['time'].describe()}"
     message = verified_message(ctx.test_id, shown, ref_name, changes)
+    if within:
+        message = f"{message}\n  {within}"
     peer_exceeded = any(p.status == Verdict.EXCEEDED for p in decision.peers)
-    return _settled(against_pr, Verdict.PASS, message, ChangeState.VERIFIED, fails=peer_exceeded)
+    return _settled(against_pr, Verdict.PASS, message, ChangeState.VERIFIED, note=within, fails=peer_exceeded)
 
 
 def _note(state: ChangeState, note: str) -> str:

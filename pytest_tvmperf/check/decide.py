@@ -19,7 +19,8 @@ from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
-from pytest_tvmperf.judge.confirmation import WholeVerdict, confirm, confirmation_note, held_apart
+from pytest_tvmperf.config.time_policy import DecideBudget
+from pytest_tvmperf.judge.confirmation import Settling, WholeVerdict, confirm, confirmation_note, held_apart, settle
 from pytest_tvmperf.judge.confirmation import pipeline_notes, summary_note, whole_verdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.budget import RoundsPlan, precision
@@ -77,6 +78,12 @@ class Measured:
     peers_unconfirmed: Mapping[str, tuple[RatioVerdict, ...]] = field(default_factory=dict)
     #: what the samples were judged against (the program timed beside today's, if any)
     source: BaselineSource = BaselineSource(None)
+    #: measuring a borderline time verdict until it is decided (judge/confirmation.py :func:`settle`):
+    #: ``measure_batch(n)`` times ``n`` more rounds with both programs loaded anew, ``batch_rounds`` at a
+    #: time, within ``decide_budget``; None: not measured on (an interval that straddles stays inconclusive)
+    measure_batch: Callable[[int], TimeSamples] | None = None
+    batch_rounds: int = 0
+    decide_budget: DecideBudget = DecideBudget(0.0, 0)
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,8 @@ class TimeJudged:
     record: "Record"
     verdict: MetricVerdict
     note: str | None = None
+    #: how a verdict that straddled its limit was measured on (None: it did not straddle)
+    settling: Settling | None = None
 
 
 @dataclass(frozen=True)
@@ -164,7 +173,35 @@ def confirm_time(
         return {"time": source.judge_time(measured.make_record(samples), limit, policy)}
 
     checked = confirm(measured.samples, judge, measured.remeasure, enabled)
-    return TimeJudged(measured.make_record(checked.samples), checked.verdicts["time"], confirmation_note(checked))
+    note = confirmation_note(checked)
+    if not enabled or measured.measure_batch is None:
+        return TimeJudged(measured.make_record(checked.samples), checked.verdicts["time"], note)
+
+    def judge_look(samples: TimeSamples, look: int, batches: int) -> dict[str, MetricVerdict]:
+        at = policy.at_look(look, batches) if look else policy
+        return {"time": source.judge_time(measured.make_record(samples), limit, at)}
+
+    checked, settling = settle(
+        checked, judge_look, measured.measure_batch, measured.decide_budget, measured.batch_rounds, timed_s, straddles
+    )
+    if settling is not None:
+        note = "; ".join(n for n in (note, settling.note(checked.verdicts["time"])) if n)
+    return TimeJudged(measured.make_record(checked.samples), checked.verdicts["time"], note, settling)
+
+
+def straddles(verdict: MetricVerdict) -> bool:
+    """A time verdict more rounds can decide: inconclusive with no reason holding it (a busy machine
+    whose run times cannot be told, a baseline from another CPU model), on a side-by-side interval,
+    whose process-level allowances shrink as measurements with both programs loaded anew pool."""
+    d = verdict.decision
+    return verdict.status == Verdict.INCONCLUSIVE and not verdict.reason and d is not None and d.mode.startswith("a/b")
+
+
+def timed_s(samples: TimeSamples) -> float:
+    """The seconds of timing in ``samples``: every series' samples summed (today's, the baseline
+    program's, the reference kernel's, each peer's)."""
+    series = (samples.samples, samples.baseline or (), samples.reference or (), *(v for _, v in samples.peers))
+    return float(sum(sum(s) for s in series))
 
 
 def confirm_peers(
@@ -278,7 +315,8 @@ def decide(
         )
         message = "\n".join([head, *peer_lines(peers), *(f"  note: {n}" for n in notes)])
     summary = summary_note(threads_note, time_verdict.status, time_verdict.reason, time_verdict.note, tuning_note)
-    timed_notes = (budget_note, summary, simulated_gate_note(time_verdict.status, comparison))
+    settled = time.settling.word() if time is not None and time.settling is not None else ""
+    timed_notes = (budget_note, summary, settled, simulated_gate_note(time_verdict.status, comparison))
     note = outcome_note or "; ".join(n for n in timed_notes if n)
     return Decision.judged(
         decided, record=record, baseline=baseline, comparison=comparison, message=message, note=note, peers=peers

@@ -148,7 +148,19 @@ def measure_time(
         threads_note = f"timed at {threads[0]} TVM thread(s): machine busy"
         samples = sample_in_looks(measure, rounds, settled).samples
     remeasure, peers_timed = partial(measure, 2 * rounds, fresh=True), tuple(sorted(peers or {}))
-    return Measured(samples, make_record, remeasure, pending, rounds_plan, threads_note, peers_timed, source=source)
+    return Measured(
+        samples,
+        make_record,
+        remeasure,
+        pending,
+        rounds_plan,
+        threads_note,
+        peers_timed,
+        source=source,
+        measure_batch=None if unjudged else partial(measure, fresh=True),
+        batch_rounds=rounds,
+        decide_budget=ctx.settings.decide_budget,
+    )
 
 
 def _settled(

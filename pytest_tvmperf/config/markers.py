@@ -16,6 +16,7 @@ import pytest
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.config import parsing
 from pytest_tvmperf.config.limits import Limit, peer_limits_from_marker, thresholds_from_marker
+from pytest_tvmperf.config.time_policy import DecideBudget, parse_decide_budget
 
 MARKER = "tvmperf"
 MARKER_KEYS: tuple[str, ...] = tuple(key for opt in OPTIONS for key in opt.marker_keys)
@@ -35,6 +36,7 @@ class MarkerSettings:
     simulate: str | None = None
     timing: bool | None = None
     time_budget: float | None = None
+    decide_budget: DecideBudget | None = None
     resources: tuple[str, ...] | None = None
     baseline_weights: str | None = None
 
@@ -49,6 +51,7 @@ class MarkerSettings:
             simulate=_keyword(kwargs, "simulate", parsing.parse_simulate),
             timing=_keyword(kwargs, "timing", parsing.parse_switch),
             time_budget=_keyword(kwargs, "time_budget", parsing.parse_duration),
+            decide_budget=_keyword(kwargs, "decide_budget", parse_decide_budget),
             resources=_keyword(kwargs, "resources", parsing.parse_resources),
             baseline_weights=_keyword(kwargs, "baseline_weights", parsing.parse_baseline_weights),
         )

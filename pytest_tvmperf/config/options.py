@@ -15,6 +15,7 @@ from pytest_tvmperf.config import parsing
 from pytest_tvmperf.values.remote_names import parse_rpc_address
 from pytest_tvmperf.values.resources import RESOURCE_ALIASES
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, THRESHOLD_HELP, parse_thresholds
+from pytest_tvmperf.config.time_policy import DecideBudget, parse_decide_budget
 
 
 def parse_llvm_target(text: Any) -> dict[str, Any]:
@@ -83,6 +84,7 @@ OPT_TUNED = "tvmperf_tuned"
 OPT_PEERS = "tvmperf_peers"
 OPT_SIMULATE = "tvmperf_simulate"
 OPT_TIME_BUDGET = "tvmperf_time_budget"
+OPT_DECIDE_BUDGET = "tvmperf_decide_budget"
 OPT_RPC = "tvmperf_rpc"
 OPT_RPC_TIMEOUT = "tvmperf_rpc_timeout"
 OPT_BASELINE_PROGRAM = "tvmperf_baseline_program"
@@ -424,6 +426,20 @@ OPTIONS: tuple[Option, ...] = (
         parsing.parse_duration,
         metavar="DURATION",
         marker_keys=("time_budget",),
+        marker_role="sets",
+    ),
+    Option(
+        OPT_DECIDE_BUDGET,
+        "decide_budget",
+        "what measuring a borderline time verdict until it is decided may add to one test: a duration of "
+        "timing and, after a comma, a number of rounds, whichever is spent first (default 60s,1000; off: "
+        "inconclusive after the confirmation). An a/b interval that straddles its limit after the confirmation "
+        "gets more rounds, each batch with both programs loaded anew, until it lies wholly on one side; a clear "
+        "pass or failure spends none; marker decide_budget=",
+        DecideBudget(),
+        parse_decide_budget,
+        metavar="DURATION[,ROUNDS]|off",
+        marker_keys=("decide_budget",),
         marker_role="sets",
     ),
     Option(

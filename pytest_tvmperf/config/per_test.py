@@ -17,6 +17,7 @@ from pytest_tvmperf.config.markers import MarkerSettings
 from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S
 from pytest_tvmperf.config.parsing import RESOURCE_METRICS
 from pytest_tvmperf.config.settings import Settings
+from pytest_tvmperf.config.time_policy import DecideBudget
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class TestSettings:
     timing: bool = True
     #: seconds the test's time measurement may take
     time_budget_s: float = DEFAULT_TIME_BUDGET_S
+    #: what measuring a borderline time verdict until it is decided may add (issue 60)
+    decide_budget: DecideBudget = DecideBudget()
     #: the simulated cost: "on", "off", or "auto" (on where valgrind is installed)
     simulate: Literal["on", "off", "auto"] = "auto"
     #: the resource metrics measured (values/resources.py)
@@ -55,6 +58,7 @@ def settings_for_test(settings: Settings, marker: MarkerSettings | None = None) 
         peer_limits=dict(marker.peer_limits),
         timing=bool(closest("timing", marker.timing)),
         time_budget_s=float(closest("time_budget", marker.time_budget)),
+        decide_budget=closest("decide_budget", marker.decide_budget),
         simulate=closest("simulate", marker.simulate) or "auto",
         resources=tuple(closest("resources", marker.resources)),
         baseline_weights=str(closest("baseline_weights", marker.baseline_weights)),

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from pytest_tvmperf.config import options
 from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_EXECUTORS, DEFAULT_NOISE, RESOURCE_METRICS
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
-from pytest_tvmperf.config.time_policy import TimePolicy, time_policy
+from pytest_tvmperf.config.time_policy import DecideBudget, TimePolicy, time_policy
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ class Settings:
     simulate: str | None = None
     #: seconds one test's time measurement may take
     time_budget: float = options.DEFAULT_TIME_BUDGET_S
+    decide_budget: DecideBudget = DecideBudget()
     rpc: tuple[str, int] | None = None
     rpc_timeout: int = options.DEFAULT_RPC_TIMEOUT_S
     baseline_program: str = "ir"

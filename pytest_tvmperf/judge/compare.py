@@ -217,7 +217,7 @@ def compare_time(
     series: Series
     if ab_source == "rebuilt" and now.ab_ratios is not None and now.baseline:
         mode = ab_rebuilt_mode(ab_inputs)
-        series = (now.ab_ratios, None, policy.noise_ab)
+        series = (now.ab_ratios, None, policy.shrink(policy.noise_ab))
         where = (
             f"{mode}: the baseline's IR rebuilt for this machine and timed on inputs of its own signature "
             f"(seeded values), side by side with this build on today's inputs; the ratio compares the two "
@@ -254,7 +254,7 @@ def compare_time(
                 f"carry across instruction sets"
             )
     elif now.ab_ratios is not None:
-        mode, series = "a/b", (now.ab_ratios, None, policy.noise_ab)
+        mode, series = "a/b", (now.ab_ratios, None, policy.shrink(policy.noise_ab))
         where = "the baseline's artifact timed side by side"
         side_by_side = float(np.median(now.baseline))
     elif (
@@ -267,7 +267,7 @@ def compare_time(
     else:
         mode, series = "raw", (now.samples, base_timing.samples.samples, policy.noise_raw)
         where = "raw times (no common reference kernel)"
-    decision = decide(series[0], series[1], threshold, policy.alpha, series[2], mode)
+    decision = decide(series[0], series[1], threshold, policy.alpha, series[2], mode, fail_rule=policy.fail_rule)
     if reason:  # another CPU model or target: shown, never failed
         decision = held_decision(decision, allow_pass=True)
     current = now.median
@@ -280,12 +280,12 @@ def compare_time(
             own = own_times(timing.samples, sides.get("a/b" if mode.startswith("a/b") else mode, ("time",)))
         if own is not None and not own.lost:
             # each side by its own run time: what the load took from it is out of its samples
-            decision, current, side = _own_time_decision(own, series, threshold, policy.alpha, mode)
+            decision, current, side = _own_time_decision(own, series, threshold, policy, mode)
             side_by_side = side if side is not None else side_by_side
             where = f"{where}; {own.describe()}"
             if decision.status == Verdict.INCONCLUSIVE:  # no reason held it: more rounds can decide it
                 # the least ratio whose interval would clear 1 (a/b: by the load's lean) past the limit
-                lean = own.allowance if mode.startswith("a/b") else 0.0
+                lean = policy.shrink(own.allowance) if mode.startswith("a/b") else 0.0
                 tell = max(1 + threshold, (1 + lean) * math.sqrt(decision.high / decision.low))
                 where = f"{where}; could tell a slowdown of {tell - 1:.0%} or more, saw {decision.ratio:.2f}x"
         elif own is not None and now.preempted is not None:
@@ -329,22 +329,24 @@ def compare_time(
 
 
 def _own_time_decision(
-    own: OwnTimes, series: Series, threshold: float, alpha: float, mode: str
+    own: OwnTimes, series: Series, threshold: float, policy: TimePolicy, mode: str
 ) -> tuple[TimeDecision, float, float | None]:
     """The decision from each side's own run time, with the allowance the load adds (an a/b
     one also asks :func:`busy_paired_decision`'s lean; a normalized or raw interval already
     carries the process noise). Returns it, today's median run time, and the baseline
     program's (a/b; None otherwise), from the same rounds as the ratio."""
-    noise = math.hypot(series[2], own.allowance)
+    # a/b: both sides loaded anew in each pooled measurement, so the load's allowance shrinks with them
+    allowance = policy.shrink(own.allowance) if mode.startswith("a/b") else own.allowance
+    noise = math.hypot(series[2], allowance)
     if mode.startswith("a/b"):
         now, base, side = own.ratios("time", "baseline"), None, own.median("baseline")
     elif mode == "normalized":
         now, base, side = own.ratios("time", "reference"), series[1], None
     else:
         now, base, side = own.series("time"), series[1], None
-    decision = decide(now, base, threshold, alpha, noise, mode)  # type: ignore[arg-type]
+    decision = decide(now, base, threshold, policy.alpha, noise, mode, fail_rule=policy.fail_rule)  # type: ignore[arg-type]
     if mode.startswith("a/b"):
-        decision = busy_paired_decision(decision, own.allowance)
+        decision = busy_paired_decision(decision, allowance)
     return replace(decision, estimate=OWN_RUN_TIME), own.median("time"), side
 
 

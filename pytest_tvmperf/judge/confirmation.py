@@ -120,6 +120,126 @@ def _suspected(first: Judged) -> bool:
     return Verdict(first.status).fails or (by_own_run_time and first.status == Verdict.INCONCLUSIVE)
 
 
+# --- measuring a borderline verdict until it is decided (issue 60) -----------------------
+
+#: :attr:`Settling.stopped` of a verdict that left its limit's straddle
+DECIDED = "decided"
+
+
+class Budget(Protocol):
+    """What measuring until decided may add (config/time_policy.py ``DecideBudget``)."""
+
+    @property
+    def seconds(self) -> float: ...
+
+    @property
+    def rounds(self) -> int: ...
+
+    @property
+    def enabled(self) -> bool: ...
+
+    def describe(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Settling:
+    """How a verdict that straddled its limit after its confirmation was measured on (:func:`settle`)."""
+
+    #: the later looks taken (each judged on every sample so far, at the alpha it spends)
+    looks: int
+    #: the rounds added, in :attr:`batches` fresh measurements (both programs loaded anew in each)
+    rounds: int
+    batches: int
+    #: the seconds of timing the added rounds took (the sum of their samples)
+    seconds: float
+    #: :data:`DECIDED`, or why it stopped undecided (the budget spent, a reason that holds it)
+    stopped: str
+    budget: str
+
+    @property
+    def decided(self) -> bool:
+        return self.stopped == DECIDED
+
+    def note(self, verdict: Judged) -> str:
+        """The message's note: what was added, and how it ended."""
+        ended = (
+            f"{verdict.status} at {verdict.describe()}"
+            if self.decided
+            else f"still inconclusive at {verdict.describe()}: {self.stopped}"
+        )
+        return (
+            f"measured until decided: {self.rounds} more rounds in {self.batches} fresh measurements, "
+            f"{self.looks} more look(s), {self.seconds:.3g} s of timing (budget {self.budget}, "
+            f"--tvmperf-decide-budget): {ended}"
+        )
+
+    def word(self) -> str:
+        """The summary's word: 'decided after 315 more rounds' or 'undecided after 990 more rounds: ...'."""
+        if self.decided:
+            return f"decided after {self.rounds} more rounds"
+        return f"undecided after {self.rounds} more rounds ({self.stopped})"
+
+
+def settle(
+    checked: Confirmed[J],
+    judge_look: Callable[[TimeSamples, int, int], Mapping[str, J]],
+    measure_batch: Callable[[int], TimeSamples],
+    budget: Budget,
+    batch_rounds: int,
+    cost: Callable[[TimeSamples], float],
+    straddles: Callable[[J], bool],
+    name: str = "time",
+) -> tuple[Confirmed[J], Settling | None]:
+    """Measure a verdict that still straddles its limit after its confirmation until it is decided.
+
+    Look ``k`` (1, 2, ...) adds ``3 * 2**(k-1)`` fresh measurements of ``batch_rounds`` rounds (both
+    programs loaded anew in each, so each is a new draw of what a process's placement adds) and judges
+    every sample so far by ``judge_look(samples, k, batches)``: at the alpha look ``k`` spends
+    (config/time_policy.py :func:`spent_alpha`), with the process-level allowances over the pooled
+    measurements, and a failure only wholly past the limit. A failure also needs the measurements to
+    agree: more than half of them alone past the limit (``judge_look(batch, 0, 1)``: each judged as a
+    first measurement is); else it is held and the looks go on. It stops when the verdict leaves the
+    straddle (``straddles``), or before a batch that would pass ``budget``'s rounds, or once its
+    seconds (``cost`` of the batches) are spent. Returns the confirmed verdicts with ``name``'s
+    replaced, and how it went (None: nothing to settle)."""
+    verdict = checked.verdicts[name]
+    if not budget.enabled or verdict.status != Verdict.INCONCLUSIVE or not straddles(verdict):
+        return checked, None
+    alone = list(checked.measurements(name))
+    pooled, batches, rounds, seconds, look, stopped = checked.samples, len(alone), 0, 0.0, 0, ""
+    while not stopped:
+        added = 0
+        for _ in range(3 * 2**look):
+            if rounds + batch_rounds > budget.rounds:
+                stopped = f"its budget's {budget.rounds} rounds spent"
+            elif seconds >= budget.seconds:
+                stopped = f"its budget's {budget.seconds:g} s spent"
+            if stopped:
+                break
+            got = measure_batch(batch_rounds)
+            alone.append(judge_look(got, 0, 1)[name])
+            pooled, batches, rounds, seconds = pooled + got, batches + 1, rounds + batch_rounds, seconds + cost(got)
+            added += 1
+        if not added:
+            break
+        look += 1
+        verdict = judge_look(pooled, look, batches)[name]
+        if Verdict(verdict.status).fails and not 2 * sum(v.past_limit for v in alone) > len(alone):
+            verdict = verdict.held()  # the pooled samples fail, most measurements alone do not: look on
+        elif verdict.status != Verdict.INCONCLUSIVE:
+            stopped = DECIDED
+        elif not straddles(verdict):
+            stopped = f"held: {getattr(verdict, 'reason', '') or 'not a side-by-side interval'}"
+    if not look:  # the budget did not allow one batch: the confirmed verdict stands
+        return checked, Settling(0, 0, 0, 0.0, stopped, budget.describe())
+    final = {**checked.verdicts, name: verdict}
+    disagreed = checked.disagreed - {name} if stopped == DECIDED else checked.disagreed
+    settled = Confirmed(pooled, checked.first, checked.second, final, disagreed)
+    return settled, Settling(
+        look, rounds, batches - len(checked.measurements(name)), seconds, stopped, budget.describe()
+    )
+
+
 # --- sequential sampling: stop when the answer is already a pass ----------------------
 
 

@@ -101,12 +101,29 @@ def decide(
     show (process to process, machine to machine); ``pass_rule``, ``fail_rule``: see the module docstring."""
     if not now or (base is not None and not base):
         raise ValueError("decide() needs samples on both sides")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     log_ratio = math.log(float(np.median(now)))
     if base is not None:
         log_ratio -= math.log(float(np.median(base)))
-    se = math.hypot(bootstrap_se_log_ratio(now, base), noise)
+    se = bootstrap_se_log_ratio(now, base)
+    return decide_from(log_ratio, se, threshold, alpha, noise, mode, pass_rule, fail_rule, rounds=len(now))
+
+
+def decide_from(
+    log_ratio: float,
+    se: float,
+    threshold: float,
+    alpha: float,
+    noise: float,
+    mode: str,
+    pass_rule: Literal["one-sided", "interval"] = "one-sided",
+    fail_rule: Literal["significant", "wholly"] = "significant",
+    rounds: int = 0,
+) -> TimeDecision:
+    """:func:`decide` from the log ratio and its sampling standard error ``se`` (the samples'
+    own; ``noise`` is added to it): the rule alone, for the sequential rule's simulations."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    se = math.hypot(se, noise)
     z = NormalDist().inv_cdf(1 - alpha / 2)
     ratio, low, high = math.exp(log_ratio), math.exp(log_ratio - z * se), math.exp(log_ratio + z * se)
     upper90 = math.exp(log_ratio + Z_RULE_OUT * se)
@@ -119,7 +136,7 @@ def decide(
             status = Verdict.IMPROVED
         else:
             status = Verdict.PASS if high <= 1 + threshold else Verdict.INCONCLUSIVE
-        return TimeDecision(status, ratio, low, high, confidence, mode, noise, rounds=len(now))
+        return TimeDecision(status, ratio, low, high, confidence, mode, noise, rounds=rounds)
     if low > 1 and ratio > 1 + threshold:
         status = Verdict.REGRESSED
     elif high < 1 and ratio < 1 / (1 + threshold):
@@ -132,4 +149,4 @@ def decide(
         confidence = 1 - 2 * (1 - NormalDist().cdf(Z_RULE_OUT))
     else:
         status = Verdict.INCONCLUSIVE
-    return TimeDecision(status, ratio, low, high, confidence, mode, noise, rounds=len(now))
+    return TimeDecision(status, ratio, low, high, confidence, mode, noise, rounds=rounds)

@@ -66,6 +66,7 @@ SAMPLES = {
     options.OPT_RESOURCES: "code",
     options.OPT_APPROVED_CHANGE: "on",
     options.OPT_CHANGES_MD: "out/changes.md",
+    options.OPT_DECIDE_BUDGET: "30s,200",
 }
 #: a command-line value other than the ini's sample, for options whose default is None
 OTHER_CLI = {
@@ -234,6 +235,7 @@ def test_marker_keys_come_from_the_table():
         "baseline_weights",
         "timing",
         "time_budget",
+        "decide_budget",
         "resources",
     )
 
@@ -256,6 +258,8 @@ def test_marker_settings_from_kwargs():
         ({"targets": "rocm"}, "unknown target 'rocm'"),
         ({"executors": []}, "no executor given"),
         ({"vs_numpy": 0}, "bad vs_numpy=0"),
+        ({"decide_budget": "0"}, "decide_budget='0': '0': a duration must be more than 0"),
+        ({"decide_budget": "60s,0"}, "decide_budget='60s,0': '60s,0': the rounds must be a whole number"),
     ],
 )
 def test_marker_settings_reject_bad_values_naming_the_keyword(kwargs, message):
