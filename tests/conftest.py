@@ -100,7 +100,7 @@ def tvmperf_timer():
 @pytest.fixture
 def tvmperf_compile_timer():
     """compile_s side by side on a fake clock: a baseline build takes 1 s, today's
-    TVMPERF_FAKE_COMPILE_SCALE s (default 1). The builds themselves run only under
+    TVMPERF_FAKE_COMPILE_SCALE s (default 1), spread by TVMPERF_FAKE_COMPILE_SPREAD. The builds themselves run only under
     TVMPERF_FAKE_COMPILE_BUILD=1 (each one then logged, side by side, to the file
     TVMPERF_COMPILE_LOG names): the other tests pay for no builds."""
     from pytest_tvmperf.measure.compile_time import CompileTimer
@@ -114,7 +114,12 @@ def tvmperf_compile_timer():
                     with open(log, "a") as f:
                         f.write(side + "\\n")
             self.builds.append(side)
-            return float(os.environ.get("TVMPERF_FAKE_COMPILE_SCALE", "1")) if side == "current" else 1.0
+            if side != "current":
+                return 1.0
+            # TVMPERF_FAKE_COMPILE_SPREAD: today's builds -spread, 0, +spread in turn around the scale
+            spread = float(os.environ.get("TVMPERF_FAKE_COMPILE_SPREAD", "0"))
+            turn = (self.builds.count("current") - 1) % 3 - 1
+            return float(os.environ.get("TVMPERF_FAKE_COMPILE_SCALE", "1")) * (1 + spread * turn)
 
     return FakeCompileTimer()
 '''

@@ -106,3 +106,38 @@ def test_compile_time_is_gated_side_by_side_and_an_unchanged_program_is_not_buil
     cell = _compile_cell(_entry(project))
     assert cell["status"] == "n/a" and cell["note"].startswith("the baseline stores no IR") and cell["current"] is None
     assert len(log.read_text().split()) == 8
+
+
+def test_builds_straddling_the_limit_get_more_builds_and_are_inconclusive_once_the_budget_is_spent(project):
+    """issue 60, one rule for every timed metric: builds around 1.05x the baseline's (-30%, 0, +30% in
+    turn) against +25% straddle it; they get 2, then 4 more pairs within a budget of 6 rounds, and are
+    inconclusive (the test passes, counted as inconclusive), as a time interval straddling its limit
+    after the budget is; with the budget off, after the first 4 builds. Builds that agree, 1.25x: more
+    of them cannot decide, none are added, and the verdict says so."""
+    project.pytester.makepyfile(test_perf=TESTS.replace('code="off"', 'code="off", decide_budget="60s,6"'))
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    log = project.pytester.path / "builds.log"
+    project.set_env("TVMPERF_FAKE_COMPILE_BUILD", "1")
+    project.set_env("TVMPERF_COMPILE_LOG", str(log))
+    project.set_env("SCALE_UNROLL", "1")
+    project.set_env("TVMPERF_FAKE_COMPILE_SCALE", "1.05")
+    project.set_env("TVMPERF_FAKE_COMPILE_SPREAD", "0.3")
+    result = project.run("--tvmperf-json=results.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*compile_s*limit +25%): inconclusive", "tvmperf: 1 test(s) inconclusive*"])
+    assert len(log.read_text().split()) == 2 * (4 + 2 + 4)
+    cell = _compile_cell(_entry(project))
+    assert cell["status"] == "inconclusive"
+    assert cell["note"].startswith(
+        "10 build(s) of each side, interleaved (2 more look(s): its budget's 6 rounds spent)"
+    )
+    log.unlink()
+    off = project.run("--tvmperf-json=results.json", "--tvmperf-decide-budget=off")
+    off.assert_outcomes(passed=1)
+    assert len(log.read_text().split()) == 2 * 4 and _compile_cell(_entry(project))["status"] == "inconclusive"
+    log.unlink()
+    project.set_env("TVMPERF_FAKE_COMPILE_SCALE", "1.25")
+    project.set_env("TVMPERF_FAKE_COMPILE_SPREAD", "0")
+    project.run("--tvmperf-json=results.json").assert_outcomes(passed=1)
+    assert len(log.read_text().split()) == 2 * 4
+    assert "more builds cannot decide it" in _compile_cell(_entry(project))["note"]

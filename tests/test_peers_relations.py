@@ -262,7 +262,10 @@ def test_a_gate_past_its_limit_only_once_is_inconclusive(project):
     project.run("--tvmperf-update", "-k", "gated").assert_outcomes(passed=1)
     project.set_env("TVMPERF_FAKE_PEER_SCALE", "0.69")  # first measurement: TVM 1.45x NumPy, not clearly within 1.5
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.173")  # the re-measure: 1.70x, past the limit on its own
-    result = project.run("-k", "gated", "--tvmperf-threshold=time=off", "-W", "default", "-v")
+    # the confirmation's rule alone (with its budget, later looks decide it: the next tests)
+    result = project.run(
+        "-k", "gated", "--tvmperf-threshold=time=off", "--tvmperf-decide-budget=off", "-W", "default", "-v"
+    )
     result.assert_outcomes(passed=1)
     # one test and its gated peer: two comparisons share the run's alpha of 5%
     result.stdout.fnmatch_lines(["*peer numpy: first measurement inconclusive at 1.45x (97.5% CI*then 1.70x*"])
@@ -279,7 +282,9 @@ def test_the_step_summary_headline_counts_an_inconclusive_peer_gate_as_inconclus
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.173")  # the re-measure: 1.70x, the two disagree
     summary = tmp_path / "step-summary.md"
     project.set_env("GITHUB_STEP_SUMMARY", str(summary))
-    project.run("-k", "gated", "--tvmperf-threshold=time=off").assert_outcomes(passed=1)
+    project.run("-k", "gated", "--tvmperf-threshold=time=off", "--tvmperf-decide-budget=off").assert_outcomes(
+        passed=1
+    )
     markdown = summary.read_text(encoding="utf-8")
     assert markdown.startswith("### pytest-tvmperf: 1 inconclusive\n"), markdown
     assert "⚠️ pass (vs numpy inconclusive)" in markdown
@@ -306,7 +311,8 @@ def test_relation_measurements_that_disagree_are_inconclusive(project):
     project.pytester.makepyfile(test_perf=RELATION_TEST)
     project.set_env("TVMPERF_FAKE_SCALE", "1.45")  # within 1.5 but not clearly: re-measured
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "2")  # the re-measure is past the limit alone
-    result = project.run("-k", "dynamic", "-W", "default", "-v")
+    # the confirmation's rule alone (later looks would decide it: the borderline ratio's test)
+    result = project.run("-k", "dynamic", "-W", "default", "-v", "--tvmperf-decide-budget=off")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*the measurements disagree (1.45x, then 2.00x): inconclusive*"])
 
@@ -324,3 +330,49 @@ def test_peers_and_relations_under_xdist(project):
     result.stdout.fnmatch_lines(["*TVM time / peer framework time*"])
     result.stdout.fnmatch_lines(["test_gated[[]llvm-prim[]]*1.00x [[]*[]] <= 1.5 pass*"])
     result.stdout.fnmatch_lines(["*tvmperf: peer torch not timed: no module named 'fancyfw'*"])
+
+
+def test_a_borderline_ratio_is_measured_until_decided_within_the_budget(project):
+    """issue 60, one rule: an assert_ratio straddling its limit after the confirmation (the left side
+    1.12x the right, -10%, 0, +10% in turn, against at_most=1.05) gets more rounds in fresh measurements
+    until its interval lies wholly past the limit; with the budget off it stays inconclusive."""
+    project.pytester.makepyfile(
+        test_perf=RELATION_TEST.split("@pytest.mark.tvmperf")[0]
+        + '@pytest.mark.tvmperf(executors=["prim"])\ndef test_k(tvmperf):\n'
+        + "    tvmperf.assert_ratio(workloads.multiply(m=8, n=8), workloads.multiply(m=8, n=8), at_most=1.05)\n"
+    )
+    project.set_env("TVMPERF_FAKE_SCALE", "1.12")
+    project.set_env("TVMPERF_FAKE_SPREAD", "0.1")
+    off = project.run("-v", "--tvmperf-decide-budget=off")
+    off.assert_outcomes(passed=1, warnings=1)
+    off.stdout.fnmatch_lines(["*test_k*ratio*inconclusive*"])
+    decided = project.run("-v")
+    decided.assert_outcomes(failed=1)
+    decided.stdout.fnmatch_lines(
+        [
+            "*time ratio 1.12x (*CI*) is more than the limit 1.05x*",
+            "*measured until decided: * more rounds in * fresh measurements, * more look(s), * s (budget 60 s or "
+            "1000 rounds, --tvmperf-decide-budget): exceeded at 1.12x*",
+        ]
+    )
+
+
+def test_a_borderline_peer_gate_is_measured_until_decided(project):
+    """issue 60, one rule: TVM 1.12x NumPy (TVM's rounds -10%, 0, +10% in turn) against vs_numpy=1.05
+    straddles it after the confirmation; more rounds in fresh measurements decide it past the limit."""
+    project.pytester.makepyfile(test_perf=PEER_TEST.replace("vs_numpy=1.5", "vs_numpy=1.05"))
+    project.run("--tvmperf-update", "-k", "gated").assert_outcomes(passed=1)
+    project.set_env("TVMPERF_FAKE_PEER_SCALE", str(1 / 1.12))
+    project.set_env("TVMPERF_FAKE_SPREAD", "0.1")
+    off = project.run("-k", "gated", "--tvmperf-decide-budget=off", "-v")
+    off.assert_outcomes(passed=1, warnings=1)
+    off.stdout.fnmatch_lines(["test_gated[[]llvm-prim[]]*1.12x [[]*[]] vs 1.05 inconclusive*"])
+    decided = project.run("-k", "gated", "-v")
+    decided.assert_outcomes(failed=1)
+    decided.stdout.fnmatch_lines(
+        [
+            "*TVM 1.01 ms vs numpy 902 us: 1.12x (99.*% CI *) of numpy's time; limit 1.05x: exceeded",
+            "*peer numpy: measured until decided: * more rounds in * fresh measurements*: exceeded at 1.12x*",
+            "test_gated[[]llvm-prim[]]*1.12x [[]*[]] > 1.05 exceeded*",
+        ]
+    )

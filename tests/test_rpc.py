@@ -354,9 +354,12 @@ def test_c(tvmperf):
     )
     pytester.makeconftest(STOP_BEFORE_TIMING)
     monkeypatch.setenv("TVMPERF_TEST_KILL_PGID", str(hung.pid))
-    try:  # a bounded child: waiting 600 s per later test would run past it and fail this test
+    # the call timeout well above what uploading and running the workload take on a loaded 2-core CI
+    # runner (at 5 s, test_a's first call ran past it before the server was stopped, so test_b got the
+    # server and hung in its place); a bounded child: waiting 600 s per later test would run past it
+    try:
         stuck = pytester.runpytest_subprocess(
-            *FAST, *remote, "--tvmperf-rpc-timeout=5", "--tvmperf-update", timeout=240
+            *FAST, *remote, "--tvmperf-rpc-timeout=30", "--tvmperf-update", timeout=400
         )
     finally:
         rpc_farm.kill(hung)
@@ -365,11 +368,11 @@ def test_c(tvmperf):
     stuck.stdout.fnmatch_lines(
         [
             "*_ test_a?rpc:wedged-llvm-prim? _*",
-            "*the RPC device rpc:wedged (server 127.0.0.1:*) stopped answering while *(no answer within 5 s*",
+            "*the RPC device rpc:wedged (server 127.0.0.1:*) stopped answering while *(no answer within 30 s*",
             "*_ test_b?rpc:wedged-llvm-prim? _*",
-            "*no device with key 'wedged' became free at the RPC tracker * within 5 s (all busy)*",
+            "*no device with key 'wedged' became free at the RPC tracker * within 30 s (all busy)*",
             "*no device of key 'wedged' after an earlier test of this run: the RPC device rpc:wedged*stopped answering*"
-            "waited at most 5 s (--tvmperf-rpc-timeout)*every later test of this key fails at once*",
+            "waited at most 30 s (--tvmperf-rpc-timeout)*every later test of this key fails at once*",
             "*_ test_c?rpc:wedged-llvm-prim? _*",
             "tvmperf: target llvm@rpc:wedged: no device of key 'wedged' after an earlier test of this run*",
         ]

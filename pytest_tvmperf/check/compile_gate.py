@@ -6,10 +6,13 @@ generation of the lowered module (``rebuild.generate``), without the pipeline th
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import TYPE_CHECKING
 
 from pytest_tvmperf.builder.executors import shorten_tvm_error
+from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS
+from pytest_tvmperf.judge.compile_verdict import build_until_decided
 from pytest_tvmperf.measure.compile_time import side_by_side
 from pytest_tvmperf.measure.host_machine import current_machine
 from pytest_tvmperf.values.compile_times import DEFAULT_BUILDS, CompileTimes
@@ -18,6 +21,7 @@ from pytest_tvmperf.values.resources import COMPILE_S
 if TYPE_CHECKING:
     from pytest_tvmperf.builder.prepare import Prepared
     from pytest_tvmperf.check.context import CheckContext
+    from pytest_tvmperf.config.time_policy import DecideBudget
     from pytest_tvmperf.values.record import Record
 
 NO_IR = (
@@ -26,10 +30,13 @@ NO_IR = (
 )
 
 
-def compile_times(ctx: "CheckContext", prep: "Prepared | None", baseline: "Record | None") -> CompileTimes | None:
+def compile_times(
+    ctx: "CheckContext", prep: "Prepared | None", baseline: "Record | None", budget: "DecideBudget"
+) -> CompileTimes | None:
     """The compile times of today's build beside the baseline's, for a gate: None where the test leaves
     ``compile_s`` out (or records, or has no baseline); ``same`` for the baseline's own program (nothing
-    built); ``skipped`` with the reason where nothing can be built side by side."""
+    built); ``skipped`` with the reason where nothing can be built side by side. Builds that straddle
+    the limit are built on within ``budget`` (what the test's decide budget has left)."""
     __tracebackhide__ = True
     settings = ctx.session.settings
     if COMPILE_S not in ctx.settings.resources or settings.update or baseline is None or prep is None:
@@ -63,7 +70,10 @@ def compile_times(ctx: "CheckContext", prep: "Prepared | None", baseline: "Recor
     # each side's code generation (the library is dropped: its time is all)
     build_stored = partial(rebuild.generate, stored, ctx.executor, prep.target)
     build_today = partial(rebuild.generate, module, ctx.executor, prep.target)
+    more = partial(side_by_side, build_stored, build_today, ctx.compile_timer)
+    limit = ctx.settings.thresholds.get(COMPILE_S) or DEFAULT_THRESHOLDS[COMPILE_S]
     try:
-        return side_by_side(build_stored, build_today, ctx.compile_timer, DEFAULT_BUILDS)
+        times = more(DEFAULT_BUILDS)
+        return build_until_decided(times, more, limit, session.time_policy().alpha, budget, time.monotonic)
     except Exception as exc:  # noqa: BLE001 - a build TVM refuses here: n/a with the reason
         return CompileTimes(skipped=f"the builds side by side failed ({shorten_tvm_error(exc, 1)})")

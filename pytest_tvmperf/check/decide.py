@@ -5,6 +5,7 @@ measured again) -> :func:`decide` (a :class:`Decision`, without TVM, files or th
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
@@ -19,6 +20,7 @@ from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
+from pytest_tvmperf.judge.ratios import straddles as ratio_straddles
 from pytest_tvmperf.config.time_policy import DecideBudget
 from pytest_tvmperf.judge.confirmation import Settling, WholeVerdict, confirm, confirmation_note, held_apart, settle
 from pytest_tvmperf.judge.confirmation import pipeline_notes, summary_note, whole_verdict
@@ -76,6 +78,8 @@ class Measured:
     #: gated peers whose two measurements disagreed (:func:`confirm_peers`): held, not failed,
     #: by name with each measurement's verdict (the held interval spans them: gate.held_apart)
     peers_unconfirmed: Mapping[str, tuple[RatioVerdict, ...]] = field(default_factory=dict)
+    #: gated peers measured on until decided (:func:`confirm_peers`): the verdict of their last look
+    peers_settled: Mapping[str, RatioVerdict] = field(default_factory=dict)
     #: what the samples were judged against (the program timed beside today's, if any)
     source: BaselineSource = BaselineSource(None)
     #: measuring a borderline time verdict until it is decided (judge/confirmation.py :func:`settle`):
@@ -182,11 +186,18 @@ def confirm_time(
         return {"time": source.judge_time(measured.make_record(samples), limit, at)}
 
     checked, settling = settle(
-        checked, judge_look, measured.measure_batch, measured.decide_budget, measured.batch_rounds, timed_s, straddles
+        checked,
+        judge_look,
+        measured.measure_batch,
+        measured.decide_budget,
+        measured.batch_rounds,
+        time.monotonic,
+        straddles,
     )
     if settling is not None:
         note = "; ".join(n for n in (note, settling.note(checked.verdicts["time"])) if n)
-    return TimeJudged(measured.make_record(checked.samples), checked.verdicts["time"], note, settling)
+    verdict = checked.verdicts["time"] if settling is None else replace(checked.verdicts["time"], settled=settling)
+    return TimeJudged(measured.make_record(checked.samples), verdict, note, settling)
 
 
 def straddles(verdict: MetricVerdict) -> bool:
@@ -197,27 +208,21 @@ def straddles(verdict: MetricVerdict) -> bool:
     return verdict.status == Verdict.INCONCLUSIVE and not verdict.reason and d is not None and d.mode.startswith("a/b")
 
 
-def timed_s(samples: TimeSamples) -> float:
-    """The seconds of timing in ``samples``: every series' samples summed (today's, the baseline
-    program's, the reference kernel's, each peer's)."""
-    series = (samples.samples, samples.baseline or (), samples.reference or (), *(v for _, v in samples.peers))
-    return float(sum(sum(s) for s in series))
-
-
 def confirm_peers(
     measured: Measured, peer_limits: Mapping[str, float], policy: TimePolicy, notes: list[str]
 ) -> Measured:
     """A gated peer past its limit (or unclear) is measured again, as a time regression is: the
     pooled samples decide, and a gate fails only when each measurement alone is past the limit too."""
 
-    def gated(s: TimeSamples) -> dict[str, RatioVerdict]:
+    def gated_at(s: TimeSamples, at: TimePolicy) -> dict[str, RatioVerdict]:
         try:
-            verdicts = peer_verdicts(s, peer_limits, policy.alpha, policy.noise_ratio, wanted=measured.peers_timed)
+            noise = at.shrink(policy.noise_ratio)
+            verdicts = peer_verdicts(s, peer_limits, at.alpha, noise, wanted=measured.peers_timed)
         except ValueError:
             return {}  # reported by judged_peers
         return {v.name: v for v in verdicts if v.limit is not None}
 
-    checked = confirm(measured.samples, gated, measured.remeasure)
+    checked = confirm(measured.samples, lambda s: gated_at(s, policy), measured.remeasure)
     if checked.second is None:
         return measured
     for name, v in checked.first.items():
@@ -226,8 +231,35 @@ def confirm_peers(
                 f"peer {name}: first measurement {v.status} at {v.describe()}, then "
                 f"{checked.second[name].describe()}; the pooled samples decide"
             )
-    unconfirmed = {name: checked.measurements(name) for name in checked.disagreed}
-    return replace(measured, samples=checked.samples, peers_unconfirmed=unconfirmed)
+    # a gate still straddling its limit is measured on, as a time verdict is (judge/confirmation.py
+    # settle), within what is left of the test's budget; its verdict is the one its last look decided
+    settled: dict[str, RatioVerdict] = {}
+    budget = measured.decide_budget
+    for name in sorted(checked.verdicts):
+        if measured.measure_batch is None or not ratio_straddles(checked.verdicts[name]):
+            continue
+
+        def judge_look(s: TimeSamples, look: int, loads: int) -> dict[str, RatioVerdict]:
+            return gated_at(s, policy.at_look(look, loads) if look else policy)
+
+        done, how = settle(
+            checked,
+            judge_look,
+            measured.measure_batch,
+            budget,
+            measured.batch_rounds,
+            time.monotonic,
+            ratio_straddles,
+            name,
+        )
+        if how is not None:
+            settled[name] = done.verdicts[name]
+            notes.append(f"peer {name}: {how.note(done.verdicts[name])}")
+            budget = budget.less(how.seconds, how.rounds)
+    unconfirmed = {name: checked.measurements(name) for name in checked.disagreed if name not in settled}
+    return replace(
+        measured, samples=checked.samples, peers_unconfirmed=unconfirmed, peers_settled=settled, decide_budget=budget
+    )
 
 
 def judged_peers(
@@ -236,13 +268,20 @@ def judged_peers(
     policy: TimePolicy,
     peers_timed: tuple[str, ...],
     unconfirmed: Mapping[str, tuple[RatioVerdict, ...]],
+    settled: Mapping[str, RatioVerdict] | None = None,
 ) -> tuple[RatioVerdict, ...]:
     """TVM against each peer timed beside; a gate the confirmation re-measure did not bear out (``unconfirmed``:
     both verdicts by name) is inconclusive, not failed, shown with the interval spanning both. Raises ValueError when
     the timer returned no samples of a peer."""
     verdicts = peer_verdicts(samples, peer_limits, policy.alpha, policy.noise_ratio, wanted=peers_timed)
+    settled = settled or {}
     return tuple(
-        held_apart(v, unconfirmed[v.name]) if v.name in unconfirmed and v.status == "exceeded" else v for v in verdicts
+        settled[v.name]
+        if v.name in settled
+        else held_apart(v, unconfirmed[v.name])
+        if v.name in unconfirmed and v.status == "exceeded"
+        else v
+        for v in verdicts
     )
 
 

@@ -127,9 +127,10 @@ def peers_of(ctx: "CheckContext", record: "Record", measured: Measured | None) -
     """TVM against the peers timed beside (a timer that left one out fails the test)."""
     __tracebackhide__ = True
     timed, unconfirmed = (measured.peers_timed, measured.peers_unconfirmed) if measured else ((), {})
+    settled = measured.peers_settled if measured else {}
     try:
         return judged_peers(
-            record.timing.samples, ctx.settings.peer_limits, ctx.session.time_policy(), timed, unconfirmed
+            record.timing.samples, ctx.settings.peer_limits, ctx.session.time_policy(), timed, unconfirmed, settled
         )
     except ValueError as exc:
         ctx.fail("error", f"tvmperf: {ctx.nodeid}: {exc}")
@@ -182,7 +183,10 @@ def gate(
         time = confirm_time(measured, source, ctx.settings.thresholds["time"], policy, session.settings.confirm)
         peers = peers_of(ctx, time.record, measured)
     rounds, threads = (measured.rounds, measured.threads_note) if measured else (None, "")
-    builds = compile_times(ctx, prep, source.record)
+    budget = measured.decide_budget if measured is not None else ctx.settings.decide_budget
+    if time is not None and time.settling is not None:  # one budget for the test: what time's looks left
+        budget = budget.less(time.settling.seconds, time.settling.rounds)
+    builds = compile_times(ctx, prep, source.record, budget)
     thresholds, peers = ctx.settings.thresholds, peers or ()
     decision = decide(
         record, source.record, time, thresholds, policy, who, notes, plan, peers, source.ab, rounds, threads, builds

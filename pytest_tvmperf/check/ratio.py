@@ -3,6 +3,8 @@ programs (no baseline), confirmed and concluded as every mode is (decide.py)."""
 
 from __future__ import annotations
 
+import time
+from functools import partial
 from typing import TYPE_CHECKING, Sequence
 
 import pytest
@@ -10,8 +12,8 @@ import pytest
 from pytest_tvmperf.check import pipeline
 from pytest_tvmperf.check.decide import Decision
 from pytest_tvmperf.combos import Variant
-from pytest_tvmperf.judge.ratios import RatioVerdict, relation_verdict
-from pytest_tvmperf.judge.confirmation import confirm, confirmation_note
+from pytest_tvmperf.judge.ratios import RatioVerdict, relation_verdict, straddles
+from pytest_tvmperf.judge.confirmation import confirm, confirmation_note, settle
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import UNTIMED_NOTE
 from pytest_tvmperf.builder.timer import TimeSamples, TimingTask
@@ -60,8 +62,20 @@ def assert_ratio(ctx: "CheckContext", sides: Sequence[Variant], at_most: float, 
     checked = confirm(
         measure(rounds), lambda s: {label: judge(s)}, lambda: measure(2 * rounds, fresh=True), session.settings.confirm
     )
-    verdict = checked.verdicts[label]
     notes = [n for n in (confirmation_note(checked, label),) if n is not None]
+    if session.settings.confirm:  # a ratio straddling its limit is measured on, as a time verdict is
+
+        def judge_look(samples: TimeSamples, look: int, loads: int) -> dict[str, RatioVerdict]:
+            at = policy.at_look(look, loads) if look else policy
+            return {label: relation_verdict(label, samples, float(at_most), at.alpha, at.shrink(policy.noise_ratio))}
+
+        batch = partial(measure, fresh=True)
+        checked, settling = settle(
+            checked, judge_look, batch, ctx.settings.decide_budget, rounds, time.monotonic, straddles, name=label
+        )
+        if settling is not None:
+            notes.append(settling.note(checked.verdicts[label]))
+    verdict = checked.verdicts[label]
     exact = [pipeline.counts(p) for p in preps]
     message = relation_message(label, verdict, exact[0], exact[1], notes)
     status = {"exceeded": "regressed"}.get(verdict.status, verdict.status)

@@ -431,8 +431,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         OPT_DECIDE_BUDGET,
         "decide_budget",
-        "what measuring a borderline time verdict until it is decided may add to one test: a duration of "
-        "timing and, after a comma, a number of rounds, whichever is spent first (default 60s,1000; off: "
+        "what measuring a borderline time verdict until it is decided may add to one test: a wall-clock "
+        "duration and, after a comma, a number of rounds, whichever is spent first (default 60s,1000; off: "
         "inconclusive after the confirmation). An a/b interval that straddles its limit after the confirmation "
         "gets more rounds, each batch with both programs loaded anew, until it lies wholly on one side; a clear "
         "pass or failure spends none; marker decide_budget=",

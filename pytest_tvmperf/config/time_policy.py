@@ -65,7 +65,7 @@ DECIDE_BUDGET_FORMS = "a duration (60s, 2m), a duration and a number of rounds (
 @dataclass(frozen=True)
 class DecideBudget:
     """What measuring a borderline time verdict until it is decided may add to one test
-    (``--tvmperf-decide-budget``, marker ``decide_budget=``): the seconds of timing and the
+    (``--tvmperf-decide-budget``, marker ``decide_budget=``): the wall-clock seconds and the
     rounds, whichever is spent first; ``rounds=0``: off (a borderline verdict is inconclusive
     after its confirmation, as before)."""
 
@@ -78,6 +78,13 @@ class DecideBudget:
 
     def describe(self) -> str:
         return f"{self.seconds:g} s or {self.rounds} rounds" if self.enabled else "off"
+
+    def less(self, seconds: float, rounds: int) -> "DecideBudget":
+        """What is left once ``seconds`` and ``rounds`` are spent (one budget for a test's verdicts);
+        off once its rounds are; the description stays the budget's own."""
+        if not self.enabled:
+            return self
+        return DecideBudget(max(0.0, self.seconds - seconds), max(0, self.rounds - rounds))
 
 
 def parse_decide_budget(text: str | float | int) -> DecideBudget:

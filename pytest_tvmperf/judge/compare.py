@@ -18,6 +18,7 @@ from pytest_tvmperf.values.peak_memory import allowed_peak, floor_text
 from pytest_tvmperf.values.resources import PEAK_NAMES, RESOURCE_NAMES
 from pytest_tvmperf.config.time_policy import TimePolicy
 from pytest_tvmperf.values.record import Record, Timing
+from pytest_tvmperf.judge.confirmation import Settling
 from pytest_tvmperf.judge.busy import (
     busy_paired_decision,
     busy_widened_decision,
@@ -53,6 +54,9 @@ class MetricVerdict:
     #: run (the numbers that agree with the verdict); this is the median stored with the
     #: baseline, shown beside it. None in the other modes (``baseline`` is then the stored one)
     stored_baseline: float | None = None
+    #: a time verdict measured on until it was decided (judge/confirmation.py :func:`settle`): the
+    #: rounds it added and why it stopped; None where it straddled nothing after its confirmation
+    settled: Settling | None = None
 
     @property
     def ratio(self) -> float | None:

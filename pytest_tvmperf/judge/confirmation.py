@@ -141,6 +141,10 @@ class Budget(Protocol):
     def describe(self) -> str: ...
 
 
+#: :class:`Settling`'s fields, in the order a results file writes them (result/entry.py)
+SETTLING_FIELDS = ("looks", "rounds", "batches", "seconds", "stopped", "budget")
+
+
 @dataclass(frozen=True)
 class Settling:
     """How a verdict that straddled its limit after its confirmation was measured on (:func:`settle`)."""
@@ -150,7 +154,7 @@ class Settling:
     #: the rounds added, in :attr:`batches` fresh measurements (both programs loaded anew in each)
     rounds: int
     batches: int
-    #: the seconds of timing the added rounds took (the sum of their samples)
+    #: the wall-clock seconds the added measurements took (loading both programs anew, timing them)
     seconds: float
     #: :data:`DECIDED`, or why it stopped undecided (the budget spent, a reason that holds it)
     stopped: str
@@ -159,6 +163,9 @@ class Settling:
     @property
     def decided(self) -> bool:
         return self.stopped == DECIDED
+
+    def to_json(self) -> dict[str, object]:
+        return {f: getattr(self, f) for f in SETTLING_FIELDS}
 
     def note(self, verdict: Judged) -> str:
         """The message's note: what was added, and how it ended."""
@@ -169,7 +176,7 @@ class Settling:
         )
         return (
             f"measured until decided: {self.rounds} more rounds in {self.batches} fresh measurements, "
-            f"{self.looks} more look(s), {self.seconds:.3g} s of timing (budget {self.budget}, "
+            f"{self.looks} more look(s), {self.seconds:.3g} s (budget {self.budget}, "
             f"--tvmperf-decide-budget): {ended}"
         )
 
@@ -186,7 +193,7 @@ def settle(
     measure_batch: Callable[[int], TimeSamples],
     budget: Budget,
     batch_rounds: int,
-    cost: Callable[[TimeSamples], float],
+    clock: Callable[[], float],
     straddles: Callable[[J], bool],
     name: str = "time",
 ) -> tuple[Confirmed[J], Settling | None]:
@@ -200,13 +207,15 @@ def settle(
     agree: more than half of them alone past the limit (``judge_look(batch, 0, 1)``: each judged as a
     first measurement is); else it is held and the looks go on. It stops when the verdict leaves the
     straddle (``straddles``), or before a batch that would pass ``budget``'s rounds, or once its
-    seconds (``cost`` of the batches) are spent. Returns the confirmed verdicts with ``name``'s
+    seconds are spent (wall clock, by ``clock``: loading the programs anew counts, not only their
+    samples). Returns the confirmed verdicts with ``name``'s
     replaced, and how it went (None: nothing to settle)."""
     verdict = checked.verdicts[name]
     if not budget.enabled or verdict.status != Verdict.INCONCLUSIVE or not straddles(verdict):
         return checked, None
     alone = list(checked.measurements(name))
     pooled, batches, rounds, seconds, look, stopped = checked.samples, len(alone), 0, 0.0, 0, ""
+    started = clock()
     while not stopped:
         added = 0
         for _ in range(3 * 2**look):
@@ -218,7 +227,7 @@ def settle(
                 break
             got = measure_batch(batch_rounds)
             alone.append(judge_look(got, 0, 1)[name])
-            pooled, batches, rounds, seconds = pooled + got, batches + 1, rounds + batch_rounds, seconds + cost(got)
+            pooled, batches, rounds, seconds = pooled + got, batches + 1, rounds + batch_rounds, clock() - started
             added += 1
         if not added:
             break

@@ -90,6 +90,12 @@ class RatioVerdict:
         return f"{self.ratio:.2f}x ({self.decision.confidence * 100:.3g}% CI {self.low:.2f}-{self.high:.2f}x{widened})"
 
 
+def straddles(verdict: RatioVerdict) -> bool:
+    """A ratio more rounds can decide: inconclusive with no reason holding it (a busy machine whose
+    run times cannot be told holds it: more rounds of the same cannot)."""
+    return verdict.status == Verdict.INCONCLUSIVE and not verdict.reason
+
+
 def ratio_verdict(
     name: str,
     ratios: tuple[float, ...],

@@ -40,6 +40,7 @@ from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schem
 from pytest_tvmperf.values.json_fields import is_int, loads, long_int_problem
 from pytest_tvmperf.store.files import read_regular_text
 from pytest_tvmperf.judge.compare import MetricVerdict, same_program_cell
+from pytest_tvmperf.judge.confirmation import Settling
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
 from pytest_tvmperf.result.kernel_match import match_kernels
 from pytest_tvmperf.result.kernel_names import renamed
@@ -70,11 +71,15 @@ class TimeCell:
     #: what median_s, baseline_s and the ratio measured: "wall time", or "own run time" (each
     #: side's wall time less its own threads' CPU wait, on a busy machine)
     estimate: str | None = None
+    #: a borderline verdict measured on until decided: the rounds, batches, looks and wall-clock
+    #: seconds it added, and why it stopped ("decided", or the budget spent)
+    settled: Settling | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         for key in ("samples_s", "baseline_samples_s"):
             data[key] = None if data[key] is None else list(data[key])
+        data["settled"] = None if self.settled is None else self.settled.to_json()
         return data
 
     @classmethod
@@ -85,7 +90,20 @@ class TimeCell:
             samples_s=f.numbers("samples_s"),
             baseline_samples_s=f.numbers("baseline_samples_s"),
             estimate=f.text("estimate", None, nullable=True),
+            settled=read_settling(f.obj("settled")),
         )
+
+
+def read_settling(f: Fields | None) -> Settling | None:
+    if f is None:
+        return None
+    numbers = {k: f.number(k, required=True) for k in ("looks", "rounds", "batches", "seconds")}
+    if any(v is None for v in numbers.values()):  # read leniently: a bad field already named
+        return None
+    counts = {k: int(v) for k, v in numbers.items() if k != "seconds"}
+    return Settling(
+        **counts, seconds=float(numbers["seconds"]), stopped=f.text("stopped", required=True), budget=f.text("budget")
+    )
 
 
 @dataclass(frozen=True)
@@ -183,6 +201,7 @@ class ResultEntry:
                 mode=decision.mode if decision else (same_program_cell(outcome.comparison) or None),
                 samples_s=tuple(record.timing.samples.samples),
                 baseline_samples_s=tuple(base_timing.samples.samples) if base_timing else None,
+                settled=verdict.settled if verdict is not None else None,
             )
         return cls(
             **{key: getattr(outcome, key) for key in ("nodeid", "verdict", "test_id", "executor", "target", "note")},

@@ -27,12 +27,20 @@ class CompileTimes:
     current_s: tuple[float, ...] = ()
     same: bool = False
     skipped: str = ""
+    #: builds added because the first ones straddled the limit (judge/compile_verdict.py
+    #: :func:`build_until_decided`): the later looks taken, and why they stopped ("" when none)
+    looks: int = 0
+    stopped: str = ""
 
     def __post_init__(self) -> None:
         if len(self.baseline_s) != len(self.current_s):
             raise ValueError("compile times come in pairs: one baseline build beside each of today's")
         if any(not s > 0 for s in (*self.baseline_s, *self.current_s)):
             raise ValueError("a build time is a positive number of seconds")
+
+    def __add__(self, more: "CompileTimes") -> "CompileTimes":
+        """These builds and ``more``'s, paired as they were built."""
+        return CompileTimes(self.baseline_s + more.baseline_s, self.current_s + more.current_s, looks=self.looks)
 
     @property
     def measured(self) -> bool:

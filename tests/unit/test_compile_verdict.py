@@ -4,11 +4,15 @@ same program or a noisy build, never held), its threshold and selection, and its
 
 from __future__ import annotations
 
+import math
+import random
+
 import pytest
 
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit, parse_thresholds
 from pytest_tvmperf.config.parsing import parse_resources
-from pytest_tvmperf.judge.compile_verdict import compile_verdict, versions_verdict
+from pytest_tvmperf.config.time_policy import DecideBudget
+from pytest_tvmperf.judge.compile_verdict import CANNOT_DECIDE, build_until_decided, compile_verdict, versions_verdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.compile_time import CompileTimer, side_by_side
 from pytest_tvmperf.result.compile_text import compile_cell, compile_lines, compile_properties, stored_compile_cell
@@ -58,9 +62,9 @@ def test_the_verdict_from_the_paired_ratios():
     assert same_speed.status == Verdict.PASS
     faster = compile_verdict(CompileTimes((1.0,) * 3, (0.5,) * 3), LIMIT, 0.01)
     assert faster.status == Verdict.IMPROVED
-    # noise larger than the threshold: shown, not gated (never holds the test)
+    # noise larger than the threshold: inconclusive, as a time interval straddling its limit is (issue 60)
     noisy = compile_verdict(CompileTimes((1.0, 1.0, 1.0), (0.6, 1.3, 2.4)), Limit(relative=0.05), 0.01)
-    assert noisy.status == Verdict.NOT_GATED and "noise is larger than the threshold" in noisy.note
+    assert noisy.status == Verdict.INCONCLUSIVE and "noise is larger than the threshold" in noisy.note
     off = compile_verdict(CompileTimes((1.0,) * 3, (3.0,) * 3), Limit(enabled=False), 0.01)
     assert off.status == Verdict.NOT_GATED and off.limit == "off"
 
@@ -142,9 +146,68 @@ def test_html_section_and_benchmark_extra_info():
 def test_a_compile_time_interval_straddling_its_limit_decides_nothing():
     """issue 60: a renamed tensor's A/A builds gave 1.58x (95% CI 1.02-2.45x) against +25%, and
     the whole verdict failed on compile_s. Past the limit only when the whole interval is: an
-    interval reaching under the limit is shown, not gated; one wholly past it still regresses."""
+    interval reaching under the limit is inconclusive (as time's is); one wholly past it regresses."""
     wide = compile_verdict(CompileTimes((1.0, 1.0, 1.0, 1.0), (1.1, 1.4, 1.8, 2.3)), LIMIT, 0.05)
     assert wide.decision.ratio > 1.25 and 1.0 < wide.decision.low < 1.25
-    assert wide.status == Verdict.NOT_GATED and "noise is larger than the threshold" in wide.note
+    assert wide.status == Verdict.INCONCLUSIVE and "noise is larger than the threshold" in wide.note
     tight = compile_verdict(CompileTimes((1.0,) * 4, (1.58,) * 4), LIMIT, 0.05)
     assert tight.decision.low > 1.25 and tight.status == Verdict.REGRESSED
+
+
+class _Builds:
+    """Pairs of builds on a fake clock: today's take ``ratio`` times the baseline's, spread by
+    ``sigma`` (log-normal, seeded), each pair ``seconds`` of wall clock."""
+
+    def __init__(self, ratio: float, sigma: float = 0.2, seconds: float = 1.0) -> None:
+        self.rng, self.ratio, self.sigma, self.seconds = random.Random(3), ratio, sigma, seconds
+        self.now, self.asked = 0.0, []
+
+    def __call__(self, pairs: int) -> CompileTimes:
+        self.asked.append(pairs)
+        self.now += self.seconds * pairs
+        got = tuple(self.ratio * math.exp(self.rng.gauss(0.0, self.sigma)) for _ in range(pairs))
+        return CompileTimes((1.0,) * pairs, got)
+
+
+def test_builds_straddling_the_limit_are_built_on_until_decided():
+    """An A/A whose 4 builds straddle +25% (spread 20% each): more pairs (2, 4, 8, ...) until the
+    interval lies wholly under the limit; the verdict says how many builds and looks it took."""
+    more = _Builds(1.0)
+    first = more(4)
+    assert compile_verdict(first, LIMIT, 0.05).status == Verdict.INCONCLUSIVE
+    times = build_until_decided(first, more, LIMIT, 0.05, DecideBudget(60, 1000), lambda: more.now)
+    v = compile_verdict(times, LIMIT, 0.05)
+    assert v.status == Verdict.PASS and times.stopped == "decided" and times.looks >= 2
+    assert more.asked == [4] + [2**k for k in range(1, times.looks + 1)]
+    assert f"{len(times.ratios)} build(s) of each side, interleaved ({times.looks} more look(s): decided)" in v.note
+    # a slowdown past the limit, noisier: decided the other way, in more builds (the allowance for what
+    # one process cannot show, 5%, does not shrink with them; the looks' alpha does)
+    more = _Builds(1.8, sigma=0.7, seconds=0.05)
+    first = more(4)
+    assert compile_verdict(first, LIMIT, 0.05).status == Verdict.INCONCLUSIVE
+    times = build_until_decided(first, more, LIMIT, 0.05, DecideBudget(60, 1000), lambda: more.now)
+    assert compile_verdict(times, LIMIT, 0.05).status == Verdict.REGRESSED and times.stopped == "decided"
+
+
+def test_the_budget_bounds_the_builds_and_a_clear_verdict_spends_none():
+    more = _Builds(1.25, sigma=0.4)  # at the limit, noisy: never decided
+    times = build_until_decided(more(4), more, LIMIT, 0.05, DecideBudget(60, 14), lambda: more.now)
+    assert times.stopped == "its budget's 14 rounds spent" and times.looks == 3 and len(times.ratios) == 4 + 14
+    assert compile_verdict(times, LIMIT, 0.05).status == Verdict.INCONCLUSIVE
+    more = _Builds(1.25, sigma=0.4, seconds=10.0)
+    times = build_until_decided(more(4), more, LIMIT, 0.05, DecideBudget(30, 1000), lambda: more.now)
+    assert times.stopped == "its budget's 30 s spent" and more.asked == [4, 2, 4]
+    # builds that agree (the pairs' own error under the allowance) within 5% of the limit: more of them
+    # cannot move the interval past it, so none are added, and the verdict says why
+    more = _Builds(1.25, sigma=0.0)
+    times = build_until_decided(more(4), more, LIMIT, 0.05, DecideBudget(), lambda: more.now)
+    assert times.stopped == CANNOT_DECIDE and more.asked == [4] and times.looks == 0
+    assert compile_verdict(times, LIMIT, 0.05).note.endswith(
+        f"({CANNOT_DECIDE}); the interval straddles the limit: the builds' noise is larger than the threshold can tell"
+    )
+    more = _Builds(1.25)
+    off = more(4)
+    assert build_until_decided(off, more, LIMIT, 0.05, DecideBudget(0, 0), lambda: 0.0) is off
+    clear = _Builds(1.0, sigma=0.0)
+    first = clear(4)
+    assert build_until_decided(first, clear, LIMIT, 0.05, DecideBudget(), lambda: 0.0) is first

@@ -54,7 +54,7 @@ def run(sim: Simulated, alpha: float, threshold: float, budget: DecideBudget) ->
     judge_look = judge_for(TimePolicy(alpha=alpha), threshold, sim.tau)
     checked = confirm(sim.measure(ROUNDS), lambda s: judge_look(s, 0, 1), lambda: sim.measure(2 * ROUNDS))
     straddles = lambda v: v.status == Verdict.INCONCLUSIVE  # noqa: E731
-    settled, how = settle(checked, judge_look, sim.measure, budget, ROUNDS, lambda s: 0.0, straddles)
+    settled, how = settle(checked, judge_look, sim.measure, budget, ROUNDS, lambda: 0.0, straddles)
     return settled.verdicts["time"].status, how.looks if how is not None else 0
 
 
@@ -96,12 +96,14 @@ def test_the_budget_bounds_the_looks_and_says_why_it_stopped():
     straddles = lambda v: v.status == Verdict.INCONCLUSIVE  # noqa: E731
     calls = []
     measure = lambda n: calls.append(n) or sim.measure(n)  # noqa: E731
-    _, how = settle(checked, judge_look, measure, DecideBudget(60, 100), ROUNDS, lambda s: 0.0, straddles)
+    _, how = settle(checked, judge_look, measure, DecideBudget(60, 100), ROUNDS, lambda: 0.0, straddles)
     assert how is not None and not how.decided and how.stopped == "its budget's 100 rounds spent"
     assert calls == [ROUNDS] * 6 and how.rounds == 90 and how.batches == 6 and how.looks == 2
-    _, how = settle(checked, judge_look, sim.measure, DecideBudget(0.25, 1000), ROUNDS, lambda s: 0.1, straddles)
+    clock = [0.0]  # each measurement takes 0.1 s of wall clock
+    timed = lambda n: clock.__setitem__(0, clock[0] + 0.1) or sim.measure(n)  # noqa: E731
+    _, how = settle(checked, judge_look, timed, DecideBudget(0.25, 1000), ROUNDS, lambda: clock[0], straddles)
     assert how is not None and how.stopped == "its budget's 0.25 s spent" and how.batches == 3
-    off = settle(checked, judge_look, measure, DecideBudget(0, 0), ROUNDS, lambda s: 0.0, straddles)
+    off = settle(checked, judge_look, measure, DecideBudget(0, 0), ROUNDS, lambda: 0.0, straddles)
     assert off == (checked, None)
 
 
@@ -110,7 +112,7 @@ def test_a_clear_verdict_spends_nothing():
     judge_look = judge_for(TimePolicy(alpha=0.01), 0.05, 0.0)
     checked = confirm(sim.measure(ROUNDS), lambda s: judge_look(s, 0, 1), lambda: sim.measure(2 * ROUNDS))
     assert checked.verdicts["time"].status == Verdict.PASS
-    assert settle(checked, judge_look, sim.measure, DecideBudget(), ROUNDS, lambda s: 0.0, lambda v: True)[1] is None
+    assert settle(checked, judge_look, sim.measure, DecideBudget(), ROUNDS, lambda: 0.0, lambda v: True)[1] is None
 
 
 def test_the_looks_spend_at_most_half_the_alpha_however_many():
