@@ -119,6 +119,17 @@ def test_bad_ini_is_a_usage_error(project, ini, message):
         ),
         ('executors="vm-graph"', "*test_a: @pytest.mark.tvmperf: executors='vm-graph': unknown executor 'vm-graph'*"),
         ('"5%"', "*test_a: @pytest.mark.tvmperf takes keywords only*"),
+        # issue 66: values of the wrong type, once a plugin traceback at collection
+        (
+            "executors=None",
+            "*test_a: @pytest.mark.tvmperf: executors=None: None (of type NoneType): executors "
+            "takes a name or a list of names (strings), e.g. executors=?'prim'?*",
+        ),
+        ("executors=5", "*test_a: @pytest.mark.tvmperf: executors=5: 5 (of type int): executors takes a name*"),
+        ("resources=5", "*test_a: @pytest.mark.tvmperf: resources=5: 5 (of type int): resources takes a name*"),
+        ('targets=["llvm", 3]', "*test_a: @pytest.mark.tvmperf: targets=?'llvm', 3?: 3 (of type int): targets takes*"),
+        ("timing=None", "*test_a: @pytest.mark.tvmperf: timing=None: a value of type NoneType: timing takes a string*"),
+        ("time_budget=[60]", "*test_a: @pytest.mark.tvmperf: time_budget=[[]60[]]: a value of type list*"),
     ],
 )
 def test_bad_marker_is_an_error_at_collection(project, marker, message):

@@ -57,15 +57,52 @@ class MarkerSettings:
         )
 
 
+#: the keywords that take a list of names (or one name, or comma-separated names), and an example
+_NAME_LISTS = {
+    "executors": "executors=['prim'] or executors='vm-bytecode,vm-compiled'",
+    "targets": "targets=['llvm'] or targets='llvm,cuda'",
+    "resources": "resources=['alloc_bytes'], resources='all' or resources=False",
+}
+#: the types every other keyword takes (its value as written, or as a Python value)
+_SCALARS = (str, int, float, bool)
+
+
+def _checked_type(key: str, value: Any) -> Any:
+    """``value`` when its type is one ``key`` takes; else ValueError saying which it takes: a wrong
+    type is a usage error naming the keyword, never a traceback from deep in a parser (issue 66)."""
+    if key in _NAME_LISTS:
+        names_ok = isinstance(value, str) or (
+            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        )
+        if names_ok or (key == "resources" and isinstance(value, bool)):
+            return value
+        wrong = next((v for v in value if not isinstance(v, str)), value) if isinstance(value, (list, tuple)) else value
+        raise ValueError(
+            f"{wrong!r} (of type {type(wrong).__name__}): {key} takes a name or a list of names (strings), "
+            f"e.g. {_NAME_LISTS[key]}"
+        )
+    if not isinstance(value, _SCALARS):
+        raise ValueError(
+            f"a value of type {type(value).__name__}: {key} takes a string (or a number or a bool) as "
+            f"docs/reference.md lists it"
+        )
+    return value
+
+
 def _keyword(kwargs: Mapping[str, Any], key: str, parse) -> Any:
-    """``parse(kwargs[key])``, None where the keyword is not given; a bad value raises
-    ValueError naming the keyword and the value as written (``timing='of': ...``)."""
+    """``parse(kwargs[key])``, None where the keyword is not given; a bad value (or one of a type
+    the keyword does not take) raises ValueError naming the keyword and the value as written
+    (``timing='of': ...``)."""
     if key not in kwargs:
         return None
     try:
-        return parse(kwargs[key])
+        return parse(_checked_type(key, kwargs[key]))
     except ValueError as exc:
         raise ValueError(f"{key}={kwargs[key]!r}: {exc}") from None
+    except (TypeError, AttributeError):  # a type _checked_type let through that the parser cannot read
+        raise ValueError(
+            f"{key}={kwargs[key]!r}: a value of type {type(kwargs[key]).__name__} is not one of {key}"
+        ) from None
 
 
 class MarkerError(pytest.UsageError, pytest.Collector.CollectError):
