@@ -157,9 +157,17 @@ def test_prune_removes_artifact_files_no_entry_names_and_only_prune_does(project
     project.run().assert_outcomes(passed=2)
 
 
-def test_a_read_only_ir_directory_fails_the_update_clearly_and_changes_nothing(project):
+@pytest.mark.parametrize(
+    "code, advice",
+    [
+        ("EACCES", "make that directory writable by this user"),
+        # issue 66: a full disk got the advice for a permission error
+        ("ENOSPC", "the disk holding that directory is full (or past its quota or file size limit): free space there"),
+    ],
+)
+def test_a_read_only_ir_directory_fails_the_update_clearly_and_changes_nothing(project, code, advice):
     """issue 23: a read-only artifacts/ir was a PermissionError traceback. (Emulated where
-    the directory is: a root user writes into a read-only directory.)"""
+    the directory is: a root user writes into a read-only directory; a full disk alike.)"""
     import errno
     import os
     import tempfile
@@ -171,10 +179,11 @@ def test_a_read_only_ir_directory_fails_the_update_clearly_and_changes_nothing(p
     before = project.baseline_file().read_bytes()
     ir_dir = project.pytester.path / "baselines" / "artifacts" / "ir"
     real = tempfile.mkstemp
+    number = getattr(errno, code)
 
     def mkstemp(*args, dir=None, **kwargs):
         if dir is not None and os.path.samefile(dir, ir_dir):
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(dir))
+            raise OSError(number, os.strerror(number), str(dir))
         return real(*args, dir=dir, **kwargs)
 
     project.monkeypatch.setattr(lowered_ir.tempfile, "mkstemp", mkstemp)
@@ -184,11 +193,11 @@ def test_a_read_only_ir_directory_fails_the_update_clearly_and_changes_nothing(p
     result.stdout.fnmatch_lines(
         [
             "*tvmperf: test_perf.py::test_a[[]llvm-prim[]]: cannot write the program's IR into "
-            "baselines/artifacts/ir (Permission denied): make that directory writable*; "
+            f"baselines/artifacts/ir ({os.strerror(number)}): {advice}*; "
             "this test writes no baseline*"
         ]
     )
-    assert "Traceback" not in result.stdout.str() and "PermissionError" not in result.stdout.str()
+    assert not any(word in result.stdout.str() for word in ("Traceback", "PermissionError", "OSError"))
     assert project.baseline_file().read_bytes() == before
     assert [p.name for p in ir_dir.iterdir() if p.name.startswith(".")] == []
 

@@ -18,6 +18,7 @@ import pytest
 from pytest_tvmperf.builder import executors
 from pytest_tvmperf.store.artifacts import PendingArtifact, artifact_relpath, export_pending
 from pytest_tvmperf.store.artifacts import problem as artifact_problem
+from pytest_tvmperf.store.files import write_advice
 from pytest_tvmperf.builder.correctness import check_outputs, mismatch_text
 from pytest_tvmperf.builder.executors import shorten_tvm_error
 from pytest_tvmperf.judge.compare import AB_SAME
@@ -392,7 +393,7 @@ class TimingSources:
             where = display_path(s.artifact_dir / lowered_ir.IR_DIR, self.session.rootpath)
             problem = (
                 f"tvmperf: {self.nodeid}: cannot write the program's IR into {where} "
-                f"({exc.strerror or exc}): make that directory writable (or give another with "
+                f"({exc.strerror or exc}): {write_advice(exc, 'that directory')} (or give another with "
                 f"--tvmperf-artifacts=DIR); this test writes no baseline, the others keep theirs"
             )
         except lowered_ir.UnstorableIR as exc:  # recorded, the gate would refuse it: no baseline nobody can use

@@ -13,7 +13,7 @@ from pytest_tvmperf.result.text import SummaryRow, github_annotation, markdown_s
 from pytest_tvmperf.report.history import history_line, read_runs, torn_tail
 from pytest_tvmperf.result.entry import ResultEntry, ResultsError, results_json
 from pytest_tvmperf.result.run_report import ReportSection
-from pytest_tvmperf.store.files import atomic_write, read_regular_text
+from pytest_tvmperf.store.files import atomic_write, read_regular_text, write_advice
 from pytest_tvmperf.judge.verdict import FAILING, peer_failures
 
 
@@ -28,7 +28,8 @@ def check_writable(path: Path, option: str) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise ValueError(
-            f"{option}={path}: cannot write there ({exc.strerror or exc}); choose a writable path"
+            f"{option}={path}: cannot write there ({exc.strerror or exc}); {write_advice(exc, str(path.parent))}, "
+            f"or choose another path"
         ) from None
 
 
@@ -88,7 +89,7 @@ def write_reports(
             if done:
                 shown.append(done)
         except OSError as exc:
-            errors.append(f"{what} {path} not written: {exc.strerror or exc}")
+            errors.append(f"{what} {path} not written: {exc.strerror or exc} ({write_advice(exc, 'its directory')})")
 
     results = results_json(entries, created)
     for section in sections:

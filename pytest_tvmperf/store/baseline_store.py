@@ -12,7 +12,7 @@ from pytest_tvmperf.store import artifacts
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.store.files import BaselineError, baselines_lock, load_baselines
-from pytest_tvmperf.store.files import keeps, merge_updates, module_of, remove_entries, stored_form
+from pytest_tvmperf.store.files import keeps, merge_updates, module_of, remove_entries, stored_form, write_advice
 from pytest_tvmperf.store.links import symlink_problem
 from pytest_tvmperf.store.locks import LockError, LockTimeout
 from pytest_tvmperf.values.node_ids import RefView, display_path
@@ -227,6 +227,9 @@ class BaselineStore:
 
 def lock_error_text(exc: Exception) -> str:
     """A write error's text; a lock still held after the bound says what to do."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        where = exc.filename if isinstance(exc.filename, str) else "the baseline directory"
+        return f"{exc.strerror or exc}: {write_advice(exc, where)}"
     if not isinstance(exc, LockTimeout):
         return str(exc)
     kill = f"end it (kill {exc.holder.pid}) if it is stopped or hung, " if exc.holder is not None else ""

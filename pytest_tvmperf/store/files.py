@@ -8,6 +8,7 @@ path is an error, not a hang); every entry is checked (``schema.py``) before it 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -152,6 +153,24 @@ def _no_duplicate_key(data: Any, path: Path) -> None:
     raise BaselineError(
         f"baseline file {path}: key {key!r} is written twice in {dotted(where) or 'the top level'}; {fix}"
     )
+
+
+#: a write that failed for want of room: a full disk, a quota, a file size limit (``ulimit -f``)
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+#: a write that failed for want of permission: the mode, the owner, a read-only file system
+NO_PERMISSION = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+
+
+def write_advice(exc: OSError, where: str) -> str:
+    """What to do about a write into ``where`` that failed with ``exc``, by its cause (issue 66: a
+    full disk once got the advice for a permission error)."""
+    if exc.errno in DISK_FULL:
+        return (
+            f"the disk holding {where} is full (or past its quota or file size limit): free space there, then run again"
+        )
+    if exc.errno in NO_PERMISSION:
+        return f"make {where} writable by this user"
+    return f"check {where} and the disk it is on"
 
 
 def load_baselines(path: Path) -> dict[str, Record]:

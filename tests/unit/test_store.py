@@ -1067,3 +1067,19 @@ def test_a_rerecord_rewrites_an_unchanged_entry_whose_artifacts_are_not_intact(t
     merged = merge_updates(path, {"t": record((5e-3,))}, lambda: placed.append(1), intact=lambda r: False)
     assert (merged.kept, merged.written, placed) == (frozenset(), True, [1])
     assert load_baselines(path)["t"].timings[next(iter(load_baselines(path)["t"].timings))].samples.samples == (5e-3,)
+
+
+def test_write_advice_follows_the_cause():
+    """issue 66: ENOSPC, EDQUOT and EFBIG get the full disk's advice, EACCES, EPERM and EROFS the
+    permission's, anything else to check the place."""
+    import errno
+
+    from pytest_tvmperf.store.files import write_advice
+
+    for code in ("ENOSPC", "EDQUOT", "EFBIG"):
+        assert write_advice(OSError(getattr(errno, code), "x"), "baselines/").startswith(
+            "the disk holding baselines/ is full"
+        )
+    for code in ("EACCES", "EPERM", "EROFS"):
+        assert write_advice(OSError(getattr(errno, code), "x"), "baselines/") == "make baselines/ writable by this user"
+    assert write_advice(OSError(errno.EIO, "x"), "baselines/") == "check baselines/ and the disk it is on"
