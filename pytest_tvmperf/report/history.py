@@ -81,18 +81,6 @@ class HistoryRun:
         return cls(f.text("created", None, nullable=True), points, f.text("commit", None, nullable=True), baselines)
 
 
-def torn_tail(text: str) -> str | None:
-    """The last line when a write was cut short (no line end, not JSON); None when the file ends whole."""
-    if not text or text.endswith("\n"):
-        return None
-    last = text.rsplit("\n", 1)[-1]
-    try:
-        loads(last)
-    except (ValueError, RecursionError):
-        return last
-    return None
-
-
 def _not_a_history(text: str, path: Path) -> ResultsError:
     """A file that is no history at all (a baseline file, another tool's): left alone."""
     try:
@@ -109,17 +97,10 @@ def _not_a_history(text: str, path: Path) -> ResultsError:
 
 
 def read_runs(text: str, path: Path) -> tuple[list[dict[str, Any]], str | None]:
-    """The runs of a history file, oldest first, and a warning when its last line was torn (left out,
-    replaced by this run's); ResultsError names the file and the line of any other problem."""
-    torn = torn_tail(text)
-    warning = None
-    if torn is not None:
-        text = text[: len(text) - len(torn)]
-        warning = (
-            f"history file {path}: its last line was cut short (a write that did not finish, e.g. on a full "
-            f"disk) and is left out ({len(torn)} characters); this run's line replaces it"
-        )
-    runs = []
+    """The runs of a history file, oldest first, and a warning naming the lines that are no JSON (a
+    write cut short, e.g. on a full disk: skipped, kept in the file as they are); ResultsError names the
+    file and the line of any other problem."""
+    runs, skipped = [], []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -127,9 +108,10 @@ def read_runs(text: str, path: Path) -> tuple[list[dict[str, Any]], str | None]:
         try:
             run = loads(line)
         except json.JSONDecodeError:
-            if not runs:
+            if not runs and number == 1:
                 raise _not_a_history(text, path) from None
-            raise ResultsError(f"history file {path}, line {number}, is not valid JSON; {fix}") from None
+            skipped.append(number)
+            continue
         except (ValueError, RecursionError) as exc:
             raise ResultsError(f"history file {path}, line {number}, cannot be read as JSON ({exc}); {fix}") from None
         no_long_int(run, f"history file {path}, line {number}", fix)
@@ -144,4 +126,10 @@ def read_runs(text: str, path: Path) -> tuple[list[dict[str, Any]], str | None]:
                 f"at a new file"
             )
         runs.append(run)
+    warning = None
+    if skipped:
+        warning = (
+            f"history file {path}: line(s) {', '.join(map(str, skipped))} cannot be read as JSON (a write cut "
+            f"short, e.g. on a full disk, or an edit) and are skipped; they are kept in the file as they are"
+        )
     return runs, warning

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_tvmperf.result.text import SummaryRow, github_annotation, markdown_summary
-from pytest_tvmperf.report.history import history_line, read_runs, torn_tail
+from pytest_tvmperf.report.history import history_line, read_runs
 from pytest_tvmperf.result.entry import ResultEntry, ResultsError, results_json
 from pytest_tvmperf.result.run_report import ReportSection
-from pytest_tvmperf.store.files import atomic_write, read_regular_text, write_advice
+from pytest_tvmperf.store.files import append_line, atomic_write, read_regular_text, write_advice
 from pytest_tvmperf.judge.verdict import FAILING, peer_failures
 
 
@@ -50,17 +50,9 @@ def read_history_warned(path: Path) -> tuple[list[dict[str, Any]], str | None]:
 
 
 def append_history(path: Path, line: dict[str, Any]) -> None:
-    """Add one run's line to the history file, atomically (never a torn line), replacing a torn one."""
-    try:
-        text = read_regular_text(path)
-    except FileNotFoundError:
-        text = ""
-    torn = torn_tail(text)
-    if torn is not None:
-        text = text[: len(text) - len(torn)]
-    if text and not text.endswith("\n"):
-        text += "\n"
-    atomic_write(path, text + json.dumps(line, sort_keys=True) + "\n")
+    """Add one run's line to the history file: appended whole or not at all, under the file's lock
+    (two runs at once both land; a torn line is kept, and skipped by the reader)."""
+    append_line(path, json.dumps(line, sort_keys=True))
 
 
 def write_reports(

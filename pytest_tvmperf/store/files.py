@@ -231,6 +231,37 @@ def fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+def append_line(path: Path, line: str) -> None:
+    """Append ``line`` and its line end to ``path``, whole or not at all, under an exclusive lock of
+    the file, so two runs appending at once both land (never read, add, replace: issue 66). A last
+    line without its end (a write cut short) is kept, as its own line; a write that fails (a full
+    disk, Ctrl-C) is cut back to the file as it was. A link at ``path`` is refused."""
+    import fcntl
+
+    data = line.rstrip("\n").encode("utf-8") + b"\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, file_mode())
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the file is closed
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so a reader sees the old file or the new one, never half;
     it keeps its permission bits, as with ``open(path, "w")`` (a new file: the umask's)."""

@@ -1,8 +1,9 @@
 """The tuning runs of a MetaSchedule database: one JSON line per finished run in
 ``tuning_runs.jsonl`` beside ``database_tuning_record.json``, so a reviewer reads what a
 committed database cost to make (``tvmperf tune`` and ``--tvmperf-tune*`` write it;
-MetaSchedule never reads it). Lines not as :func:`append_run` writes them are skipped
-(the file comes from the repository: untrusted)."""
+MetaSchedule never reads it). Append-only: a run adds its line and never rewrites the others;
+lines not as :func:`append_run` writes them are skipped by the reader and kept in the file (it
+comes from the repository: untrusted)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from pytest_tvmperf.store.files import atomic_write
+from pytest_tvmperf.store.files import append_line
 
 RUNS_FILE = "tuning_runs.jsonl"
-#: the most lines kept (the oldest go first) and the longest line read
+#: the most runs read (the latest; the file keeps every line) and the longest line read
 MAX_RUNS = 1000
 MAX_LINE = 4096
 
@@ -62,21 +63,34 @@ def _parse(line: str) -> TuningRun | None:
     return TuningRun(**data)
 
 
-def read_runs(db_dir: Path) -> list[TuningRun]:
-    """The runs recorded in ``db_dir`` (none where the file is missing, a link or unreadable)."""
+def read_runs(db_dir: Path) -> tuple[list[TuningRun], int]:
+    """The last :data:`MAX_RUNS` runs recorded in ``db_dir`` (none where the file is missing, a link
+    or unreadable), and how many lines were skipped (not as :func:`append_run` writes them: another
+    field, a byte that is no UTF-8); a skipped line stays in the file as it is."""
     path = Path(db_dir) / RUNS_FILE
     if path.is_symlink() or not path.is_file():
-        return []
+        return [], 0
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [run for run in map(_parse, text.splitlines()) if run is not None]
+        raw = path.read_bytes()
+    except OSError:
+        return [], 0
+    runs, skipped = [], 0
+    for line in raw.splitlines():
+        try:
+            run = _parse(line.decode("utf-8")) if line.strip() else None
+        except UnicodeDecodeError:
+            run = None
+        if run is None:
+            skipped += bool(line.strip())
+        else:
+            runs.append(run)
+    return runs[-MAX_RUNS:], skipped
 
 
 def append_run(db_dir: Path, run: TuningRun) -> None:
-    """Add ``run`` to ``db_dir``'s runs (the file rewritten atomically: a crash leaves the
-    old one), keeping the last :data:`MAX_RUNS`."""
-    runs = [*read_runs(db_dir), run][-MAX_RUNS:]
-    text = "".join(json.dumps(asdict(r), sort_keys=True) + "\n" for r in runs)
-    atomic_write(Path(db_dir) / RUNS_FILE, text)
+    """Append ``run`` to ``db_dir``'s runs: one line, whole or not at all, under the file's lock (two
+    tuning runs at once both land); the lines before are never rewritten, even those the reader skips."""
+    path = Path(db_dir) / RUNS_FILE
+    if path.is_symlink():  # never written through: the link goes, a file of the plugin's own takes its place
+        path.unlink()
+    append_line(path, json.dumps(asdict(run), sort_keys=True))
