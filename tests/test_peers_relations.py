@@ -282,9 +282,7 @@ def test_the_step_summary_headline_counts_an_inconclusive_peer_gate_as_inconclus
     project.set_env("TVMPERF_FAKE_CONFIRM_SCALE", "1.173")  # the re-measure: 1.70x, the two disagree
     summary = tmp_path / "step-summary.md"
     project.set_env("GITHUB_STEP_SUMMARY", str(summary))
-    project.run("-k", "gated", "--tvmperf-threshold=time=off", "--tvmperf-decide-budget=off").assert_outcomes(
-        passed=1
-    )
+    project.run("-k", "gated", "--tvmperf-threshold=time=off", "--tvmperf-decide-budget=off").assert_outcomes(passed=1)
     markdown = summary.read_text(encoding="utf-8")
     assert markdown.startswith("### pytest-tvmperf: 1 inconclusive\n"), markdown
     assert "⚠️ pass (vs numpy inconclusive)" in markdown

@@ -399,7 +399,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
             *([f"{r.resources_cell}/{r.peak_cell}"] if res else []),
             f"{mark} {r.verdict_cell}{held}".strip(),
         ]
-        lines.append(_md_row([md_code(r.test), *(c.replace("|", "\\|") for c in cells)]))
+        lines.append(_md_row([md_code(r.test), *(md_cell(c) for c in cells)]))
     notes = summary_legend(rows) + summary_notes(rows)
     if notes:
         lines += [""] + [f"- {md_text(n)}" for n in notes]
@@ -407,7 +407,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     if body:
         lines += ["", "#### TVM time / peer framework time (side by side; below 1: TVM is faster)", ""]
         lines += [_md_row(head), "|" + "---|" * len(head)]
-        lines += [_md_row([md_code(row[0]), *row[1:]]) for row in body]
+        lines += [_md_row([md_code(row[0]), *(md_cell(c) for c in row[1:])]) for row in body]
     return "\n".join(lines) + "\n"
 
 
@@ -415,11 +415,41 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
 _MARKDOWN_PUNCTUATION = frozenset("\\`*_[]<|!~&")
 
 
+#: what GitHub turns into a link, a mention or a reference by itself, with no Markdown syntax: a URL
+#: (``https://``, ``www.``; trailing punctuation left out, as GitHub leaves it), an e-mail address,
+#: ``owner/repo#1``, ``@name``, ``#1``, ``GH-1``
+_GITHUB_AUTOLINKS = re.compile(
+    r"(?i)\b[a-z][a-z0-9+.-]*://\S*[^\s.,;:!?)'\"\]]|\bwww\.\S*[^\s.,;:!?)'\"\]]|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[\w.-]+/[\w.-]+#\d+"
+    r"|(?<![\w`])@[\w-]+|(?<![\w&])#\d+\b|\bGH-\d+\b"
+)
+
+
 def md_text(text: object) -> str:
-    """Text for a Markdown list item: through :func:`safe`, then every character Markdown reads as
-    inline syntax escaped, and a leading ``#+->`` (data cannot make a link, HTML, a heading...)."""
-    shown = "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in safe(text))
-    return "\\" + shown if shown[:1] in ("#", "+", "-", ">") else shown
+    """Text for a Markdown list item or table cell: through :func:`safe`, every character Markdown
+    reads as inline syntax escaped, a leading ``#+->`` escaped, and whatever GitHub links by itself
+    (a URL, ``www.``, an e-mail address, ``@mention``, ``#1``) put in a code span, where it renders as
+    text: data cannot make a link, a mention, a reference, HTML or a heading (issue 66)."""
+    out = _defused(safe(text), _escaped)
+    return "\\" + out if out[:1] in ("#", "+", "-", ">") else out
+
+
+def md_cell(text: object) -> str:
+    """A table cell of the plugin's own words and numbers (``2.00x [1.90-2.10] > 1.2 exceeded``): ``|``
+    escaped, and whatever GitHub links by itself in a code span, as :func:`md_text` does."""
+    return _defused(safe(text), lambda part: part.replace("|", "\\|"))
+
+
+def _defused(shown: str, escape) -> str:
+    """``shown`` with every autolink in a code span and the rest through ``escape``."""
+    parts, at = [], 0
+    for found in _GITHUB_AUTOLINKS.finditer(shown):
+        parts += [escape(shown[at : found.start()]), md_code(found.group())]
+        at = found.end()
+    return "".join(parts) + escape(shown[at:])
+
+
+def _escaped(text: str) -> str:
+    return "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in text)
 
 
 def md_code(text: object) -> str:

@@ -59,6 +59,30 @@ def test_a_note_from_data_renders_as_itself():
 
     note = "baseline from another CPU model (Evil [x](http://e.x) <img src=x> `code` *b* | c)"
     page = render(f"- {md_text(note)}\n")
-    assert "<a " not in page and "<img" not in page and "<code>" not in page and "<em>" not in page
-    assert html.escape(note, quote=False) in page
+    assert "<a " not in page and "<img" not in page and "<em>" not in page
+    assert page.count("<code>") == 1 and "<code>http://e.x</code>" in page  # the URL: text in a code span
+    assert note in html.unescape(_text_of(page))
     assert "<h1>" not in render(f"- {md_text('# heading')}\n")
+
+
+def _text_of(page: str) -> str:
+    import re
+
+    return html.escape(html.unescape(re.sub(r"<[^>]+>", "", page)), quote=False)
+
+
+def test_what_github_links_by_itself_is_put_in_code_spans():
+    """issue 66: a PR entry's text reached the change report and the step summary with a bare URL, a
+    www. host, an @mention and #1 intact, which GitHub renders as links, a mention and a reference
+    (with no Markdown syntax: CommonMark leaves them as text, so each must be in a code span)."""
+    from pytest_tvmperf.result.text import md_text
+
+    note = "perf reviewed at https://evil.example/login?next=approve cc @octocat, see #1, www.evil.example, a/b#2"
+    page = render(f"- {md_text(note)}\n")
+    for token in ("https://evil.example/login?next=approve", "@octocat", "#1", "www.evil.example", "a/b#2"):
+        assert f"<code>{html.escape(token, quote=False)}</code>" in page, token
+    assert html.unescape(_text_of(page)).strip() == note
+    # the same in a summary table's cell (a note that reaches a verdict cell, a peer cell)
+    rows = [SummaryRow("test_a", "prim", "llvm", 2e-3, 1e-3, None, None, "regressed", note=note)]
+    table = markdown_summary(rows)
+    assert "`@octocat`" in table and "`https://evil.example/login?next=approve`" in table
