@@ -145,6 +145,13 @@ def _check_approval(config: pytest.Config, settings: Settings) -> None:
             "by the workflow), never from the project's configuration, which the pull request can "
             "change; remove it from addopts"
         )
+    if settings.approved_change and not hasattr(config, "workerinput") and not _approval_from_the_job(config):
+        raise ValueError(
+            "--tvmperf-approved-change=on reached this run through pytest's configuration (addopts, or an "
+            "argument file @FILE, whose contents the pull request can change), not from the CI job's own "
+            "command line, $PYTEST_ADDOPTS or $TVMPERF_APPROVED_CHANGE: a pull request cannot approve itself; "
+            "pass it on the command line of the job that reads the maintainers' label"
+        )
     if settings.baselines_ref is None:
         for flag, given in (
             ("--tvmperf-approved-change", settings.approved_change),
@@ -155,6 +162,25 @@ def _check_approval(config: pytest.Config, settings: Settings) -> None:
                     f"{flag} is for a pull request's gate against its base branch: give "
                     "--tvmperf-baselines-ref=origin/<base> too"
                 )
+
+
+def _approval_from_the_job(config: pytest.Config) -> bool:
+    """Whether ``--tvmperf-approved-change`` came from the CI job itself: written out on pytest's own
+    command line (not inside an argument file, ``@FILE``, which pytest expands from a file the pull
+    request may hold), in ``$PYTEST_ADDOPTS``, or as ``$TVMPERF_APPROVED_CHANGE`` (issue 66: decided
+    from where pytest read it, never from a text match on the configuration)."""
+    import shlex
+
+    from pytest_tvmperf.config.parsing import SWITCH_ON
+
+    if os.environ.get("TVMPERF_APPROVED_CHANGE", "").strip().lower() in SWITCH_ON:
+        return True
+    try:
+        from_env = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    except ValueError:
+        from_env = []
+    given = [*map(str, config.invocation_params.args), *from_env]
+    return any(a == "--tvmperf-approved-change" or a.startswith("--tvmperf-approved-change=") for a in given)
 
 
 def _baselines_at_ref(config: pytest.Config, settings: Settings):

@@ -245,6 +245,31 @@ def test_approval_belongs_to_a_pull_requests_gate_and_never_to_its_configuration
             "request's baselines comes from the CI job*"
         ]
     )
+    # issue 66: through an argument file, in addopts or on the job's command line (the file is the
+    # pull request's): decided from where pytest read it, not from the text of addopts
+    (root / "ci.args").write_text("--tvmperf-approved-change=on\n")
+    for ini, args in (("[pytest]\naddopts = @ci.args\n", ()), ("[pytest]\n", ("@ci.args",))):
+        (root / "pytest.ini").write_text(ini)
+        result = project.run("--tvmperf-baselines-ref=main", *args)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+        result.stderr.fnmatch_lines(
+            [
+                "*--tvmperf-approved-change=on reached this run through pytest's configuration (addopts, or "
+                "an argument file @FILE*a pull request cannot approve itself*"
+            ]
+        )
+    # from the job itself: its command line, $PYTEST_ADDOPTS, $TVMPERF_APPROVED_CHANGE (the tests then run)
+    def runs(*args: str) -> None:
+        result = project.run("--tvmperf-baselines-ref=main", *args)
+        assert result.ret != pytest.ExitCode.USAGE_ERROR and "approve itself" not in result.stderr.str()
+        assert sum(result.parseoutcomes().get(k, 0) for k in ("passed", "failed")) == 2
+
+    runs("--tvmperf-approved-change=on")
+    project.set_env("PYTEST_ADDOPTS", "--tvmperf-approved-change=on")
+    runs()
+    project.monkeypatch.delenv("PYTEST_ADDOPTS")
+    project.set_env("TVMPERF_APPROVED_CHANGE", "on")
+    runs()
 
 
 def test_a_changes_unreadable_baselines_fail_as_they_would_without_a_ref(project):
