@@ -258,6 +258,7 @@ def test_approval_belongs_to_a_pull_requests_gate_and_never_to_its_configuration
                 "an argument file @FILE*a pull request cannot approve itself*"
             ]
         )
+
     # from the job itself: its command line, $PYTEST_ADDOPTS, $TVMPERF_APPROVED_CHANGE (the tests then run)
     def runs(*args: str) -> None:
         result = project.run("--tvmperf-baselines-ref=main", *args)
@@ -436,3 +437,25 @@ def test_an_approved_entry_recorded_from_other_code_is_unverified_naming_its_pro
         ]
     )
     result.stdout.fnmatch_lines(["test_scale[[]llvm-prim[]]*unverified change*"])
+
+
+def test_a_deselect_in_the_changes_addopts_is_named_against_the_ref(project):
+    """issue 66 case 5: ``addopts = --deselect test_perf.py::test_b`` in the pull request's own
+    pytest.ini hid a regressed test (1 passed, 1 deselected, exit 0) and no line named it: only an
+    addopts holding "tvmperf" was compared with the ref's. Every key that decides what runs is."""
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=TWO_TESTS)
+    (root / "pytest.ini").write_text("[pytest]\n")
+    project.run("--tvmperf-update").assert_outcomes(passed=2)
+    _first_commit(root, "baselines")
+    (root / "pytest.ini").write_text(
+        "[pytest]\naddopts = --deselect test_perf.py::test_b[llvm-prim]\npython_functions = test_a\n"
+    )
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.stdout.fnmatch_lines_random(
+        [
+            "*pytest.ini sets addopts = '--deselect test_perf.py::test_b[[]llvm-prim[]]', pytest.ini at main leaves "
+            "addopts unset (its default): a setting of this change that can loosen the gate*",
+            "*pytest.ini sets python_functions = 'test_a', pytest.ini at main leaves python_functions unset*",
+        ]
+    )

@@ -1,9 +1,9 @@
 """Configuration is code: the tvmperf settings of a change that can loosen its own gate,
 named in the run's summary (pure: text in, lines out). With ``--tvmperf-baselines-ref``
 the pull request's pytest configuration is part of the change (``tvmperf_artifacts =
-off``, a larger threshold...): :func:`differences` names every tvmperf ini key (and an
-``addopts`` passing tvmperf options) whose value differs from the ref's, but those that
-cannot loosen a verdict. Without a ref, :func:`ab_off_line` says when the configuration
+off``, a larger threshold...): :func:`differences` names every tvmperf ini key, and every
+pytest key that decides which tests run (``addopts``, ``testpaths``, ``python_files``...), whose
+value differs from the ref's, but those that cannot loosen a verdict. Without a ref, :func:`ab_off_line` says when the configuration
 switched a/b timing off for tests that then had no time gate at all.
 """
 
@@ -20,6 +20,12 @@ NEVER_LOOSENS = frozenset(
     "tvmperf_layers tvmperf_rpc_timeout tvmperf_child_timeout tvmperf_lock_timeout tvmperf_rpc "
     "tvmperf_against_tvm tvmperf_against_tvm_packages".split()
 )
+
+
+#: pytest's own ini keys that decide which tests run (or pass options that can): any difference from
+#: the ref's is named, whatever it holds (issue 66: only an addopts holding "tvmperf" was, so
+#: ``addopts = --deselect test_perf.py::test_b`` hid a regressed test without a line)
+COLLECTION_KEYS = ("addopts", "testpaths", "python_files", "python_classes", "python_functions", "norecursedirs")
 
 
 @dataclass(frozen=True)
@@ -86,8 +92,8 @@ def _same(here: str, there: str, parse: Callable[[Any], Any] | None) -> bool:
 def differences(
     here: Mapping[str, str], there: Mapping[str, str], keys: Sequence[tuple[str, Callable[[Any], Any] | None]]
 ) -> list[Difference]:
-    """The ``keys`` (ini key, its parser) whose value here differs from the ref's, and
-    ``addopts`` where either side passes a tvmperf option through it."""
+    """The ``keys`` (ini key, its parser) whose value here differs from the ref's, and the
+    :data:`COLLECTION_KEYS` that differ."""
     found = []
     for key, parse in keys:
         if key in NEVER_LOOSENS:
@@ -95,9 +101,10 @@ def differences(
         a, b = str(here.get(key, "") or "").strip(), str(there.get(key, "") or "").strip()
         if not _same(a, b, parse):
             found.append(Difference(key, a, b))
-    a, b = str(here.get("addopts", "") or "").strip(), str(there.get("addopts", "") or "").strip()
-    if a != b and ("tvmperf" in a or "tvmperf" in b):
-        found.append(Difference("addopts", a, b))
+    for key in COLLECTION_KEYS:  # what runs at all: a --deselect in addopts hides a regressed test
+        a, b = str(here.get(key, "") or "").strip(), str(there.get(key, "") or "").strip()
+        if a != b:
+            found.append(Difference(key, a, b))
     return found
 
 

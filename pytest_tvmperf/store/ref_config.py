@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_tvmperf.config.gate_settings import INI_FILES, differences, ini_values
+from pytest_tvmperf.config.gate_settings import COLLECTION_KEYS, INI_FILES, differences, ini_values
 from pytest_tvmperf.config.options import OPTIONS
 from pytest_tvmperf.store.git_ref import RefBaselines, text_at
 
@@ -33,7 +33,13 @@ def loosening_lines(config: Any, ref: RefBaselines) -> list[str]:
     ]
     there_file, there = _ref_ini(ref, candidates)
     keys = [(opt.dest, opt.parse) for opt in OPTIONS if opt.ini]
-    here = {key: config.getini(key) for key in [*(k for k, _ in keys), "addopts"]}
+    here = {key: config.getini(key) for key, _ in keys}
     here = {key: " ".join(v) if isinstance(v, list) else str(v or "") for key, v in here.items()}
+    # pytest's own keys as the file writes them (getini gives their defaults where unset), read as the ref's are
+    try:
+        written = ini_values(inipath.name, inipath.read_text(encoding="utf-8")) if inipath is not None else None
+    except (OSError, UnicodeDecodeError):
+        written = None
+    here |= {key: (written or {}).get(key, "") for key in COLLECTION_KEYS}
     here_file = os.path.relpath(inipath, rootpath) if inipath is not None else "this run (no pytest configuration file)"
     return [d.line(here_file, ref.ref, there_file) for d in differences(here, there, keys)]

@@ -32,7 +32,15 @@ def test_every_setting_that_differs_is_named_and_only_those_that_can_loosen():
         Difference("tvmperf_artifacts", "off", ""),
         Difference("addopts", "--tvmperf-timing=off", ""),
     ]
-    assert differences({"addopts": "-q"}, {}, KEYS) == []  # no tvmperf option in it
+    # issue 66: whatever addopts holds (a --deselect hides a regressed test), and the keys that decide
+    # which tests run at all
+    assert differences({"addopts": "--deselect test_perf.py::test_b"}, {}, KEYS) == [
+        Difference("addopts", "--deselect test_perf.py::test_b", "")
+    ]
+    assert differences({"python_functions": "check_*", "testpaths": "tests"}, {"testpaths": "tests"}, KEYS) == [
+        Difference("python_functions", "check_*", "")
+    ]
+    assert differences({"addopts": "-q"}, {"addopts": "-q"}, KEYS) == []
     line = Difference("tvmperf_inconclusive", "pass", "fail").line("pytest.ini", "origin/main", "pytest.ini")
     assert line == (
         "pytest.ini sets tvmperf_inconclusive = 'pass', pytest.ini at origin/main sets "
