@@ -459,3 +459,32 @@ def test_a_deselect_in_the_changes_addopts_is_named_against_the_ref(project):
             "*pytest.ini sets python_functions = 'test_a', pytest.ini at main leaves python_functions unset*",
         ]
     )
+
+
+def test_an_approved_entry_whose_time_this_machine_cannot_check_is_never_called_verified(project, tmp_path):
+    """issue 66 case 4: an approved entry whose timings were put back by hand (so the change list
+    showed no time change) read `approved baseline change, verified here` on a runner with another
+    timing key, although the unapproved run measured a/b 1.96x: its time was never compared. Its
+    exact metrics are verified, its time is said not to be, with the a/b ratio against the base."""
+    from test_gate import _move_timings_to_another_machine
+
+    root = project.pytester.path
+    project.pytester.makepyfile(test_perf=MLP_TEST)
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    _first_commit(root, "baselines")
+    _git(root, "checkout", "-qb", "pr")
+    project.set_env("MLP_BIND", "0")
+    project.run("--tvmperf-update").assert_outcomes(passed=1)
+    _move_timings_to_another_machine(project, tvm_threads=7)  # the entry's time: another runner's key only
+    _git(root, "commit", "-qam", "re-record, on another runner")
+    md = tmp_path / "changes.md"
+    result = project.run("--tvmperf-baselines-ref=main", "--tvmperf-approved-change=on", f"--tvmperf-changes-md={md}")
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "verified here: its exact metrics" not in out and "approved baseline change, verified here" not in out
+    result.stdout.fnmatch_lines(
+        [
+            "*approved baseline change, its exact metrics verified here, its time not verified here; against the base, a/b*"
+        ]
+    )
+    assert "(1 approved, time not verified here)" in md.read_text() and "⚠️" in md.read_text()

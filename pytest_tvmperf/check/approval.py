@@ -17,6 +17,7 @@ from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import Plan
 from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST, STATE_NOTE, ChangeState, change_lines
 from pytest_tvmperf.result.baseline_change import entries_differ, mismatch_message, unapproved_message, verified_message
+from pytest_tvmperf.result.baseline_change import time_unverified_message
 from pytest_tvmperf.result.text import fmt_number, fmt_time
 
 if TYPE_CHECKING:
@@ -132,6 +133,16 @@ def with_change(
     if off:
         message = mismatch_message(who.nodeid, ctx.test_id, shown, off, changes)
         return _settled(against_pr, Verdict.UNVERIFIED_CHANGE, message, ChangeState.MISMATCH)
+    if plan.time and record.timing is not None and pr_record.timings.get(record.timing.machine.fingerprint) is None:
+        # the entry holds no time of this machine: its time cannot be compared here (issue 66: an entry whose
+        # timings were put back by hand read "verified" on such a runner, its a/b against the base 1.96x)
+        v = decision.comparison.get("time") if decision.comparison is not None else None
+        ab = f"; against the base, a/b {v.describe()}" if v is not None and v.decision is not None else ""
+        why = f"time not verified here (the entry holds no time of this machine{ab})"
+        message = time_unverified_message(ctx.test_id, shown, ref_name, why, changes)
+        peer_exceeded = any(p.status == Verdict.EXCEEDED for p in decision.peers)
+        note = ab.removeprefix("; ")
+        return _settled(against_pr, Verdict.PASS, message, ChangeState.TIME_UNVERIFIED, note=note, fails=peer_exceeded)
     within = ""
     if against.open:  # no number refuted: the time is within its noise, but that noise is wider than its limit
         v = against.comparison.get("time") if against.comparison is not None else None

@@ -35,6 +35,8 @@ class ChangeState(str, Enum):
 
     UNAPPROVED = "not approved"
     VERIFIED = "approved, verified"
+    #: its exact metrics verified here, its time not: the entry holds no time of this machine
+    TIME_UNVERIFIED = "approved, time not verified here"
     MISMATCH = "does not match what was measured"
 
     __str__ = str.__str__
@@ -44,6 +46,7 @@ class ChangeState(str, Enum):
 STATE_NOTE = {
     ChangeState.UNAPPROVED: "baseline re-recorded by this change, not approved",
     ChangeState.VERIFIED: "approved baseline change, verified here",
+    ChangeState.TIME_UNVERIFIED: "approved baseline change, its exact metrics verified here, its time not verified here",
     ChangeState.MISMATCH: "approved baseline change does not match what was measured",
 }
 
@@ -127,6 +130,15 @@ def verified_message(test_id: str, pr_file: str, ref_name: str, changes: Sequenc
     return "\n".join([head, *changes])
 
 
+def time_unverified_message(test_id: str, pr_file: str, ref_name: str, why: str, changes: Sequence[str]) -> str:
+    """An approved entry whose exact metrics are this code's but whose time this machine cannot check."""
+    head = (
+        f"tvmperf: approved baseline change of {test_id} in {pr_file} (against {ref_name}): its exact metrics "
+        f"are what this code measures; {why}"
+    )
+    return "\n".join([head, *changes])
+
+
 def mismatch_message(nodeid: str, test_id: str, pr_file: str, why: Sequence[str], changes: Sequence[str]) -> str:
     head = (
         f"tvmperf: {nodeid}: the approved baseline of {test_id} in {pr_file} does not match what this "
@@ -160,7 +172,12 @@ def markdown(entries: Sequence[ChangedEntry], ref_name: str, approved: bool) -> 
     ]
     for e in entries:
         state = str(e.state) if e.state is not None else "not judged in this run"
-        icon = {ChangeState.VERIFIED: "✅", ChangeState.MISMATCH: "❌", ChangeState.UNAPPROVED: "⏸️"}.get(e.state, "")
+        icon = {
+            ChangeState.VERIFIED: "✅",
+            ChangeState.TIME_UNVERIFIED: "⚠️",
+            ChangeState.MISMATCH: "❌",
+            ChangeState.UNAPPROVED: "⏸️",
+        }.get(e.state, "")
         out.append(f"- {icon} {md_code(e.test_id)} in {md_code(e.file)}: {md_text(state)}")
         out.extend(f"  - {md_text(line.strip())}" for line in e.lines)
     if approved:
