@@ -609,3 +609,35 @@ def test_an_artifact_directory_outside_the_baselines_is_a_usage_error(project, v
     assert "the artifact directory must be inside the baseline directory" in result.stderr.str()
     assert "Traceback" not in result.stderr.str()
     assert not project.baseline_file().exists()
+
+
+def test_a_test_whose_workload_no_longer_runs_under_its_entries_executors_fails_naming_them(project):
+    """issue 66 case 3: a test recorded as a Relax MLP whose workload became a PrimFunc (computing
+    something else) ran nothing: its VM combinations skipped (its prim one is not generated: its
+    entries are Relax, never_run.py), and the run passed. A combination with a baseline entry that
+    can no longer run fails, naming the entry and the re-record that generates every combination."""
+    project.pytester.makepyfile(
+        test_perf="""
+import os
+import pytest
+from pytest_tvmperf import workloads
+
+@pytest.mark.tvmperf(executors=["vm-bytecode", "prim"])
+def test_k(tvmperf):
+    if os.environ.get("AS_PRIM") == "1":
+        tvmperf.check(workloads.multiply(m=8, n=8))
+    else:
+        tvmperf.check(workloads.mlp(batch=1))
+"""
+    )
+    recorded = project.run("--tvmperf-update", "-rs")
+    recorded.assert_outcomes(passed=1, skipped=1)  # the MLP under the VM; prim runs no Relax model
+    project.set_env("AS_PRIM", "1")
+    result = project.run("-rs")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_k[[]llvm-vm-bytecode[]]: baselines/test_perf.json holds a baseline of this test under vm-bytecode, "
+            "but the workload no longer runs there (*); skipped, the test would leave the gate silently*"
+        ]
+    )

@@ -65,6 +65,8 @@ class Preparer:
     exports: dict[int, tuple[Any, Path]] = field(default_factory=dict)
     #: the tuning state the test's baseline was measured with (its ``records`` are kept)
     baseline_tuning: Callable[[], Any] = lambda: None
+    #: the baseline file that holds an entry of this test, as shown (None: no entry)
+    baseline_entry: Callable[[], str | None] = lambda: None
 
     def prepare(self, workload: Workload, executor_name: str, where: str) -> Prepared:
         """Compile ``workload`` and check it against its reference, also on Hypothesis-drawn shapes."""
@@ -74,7 +76,18 @@ class Preparer:
         executor = get_executor(executor_name)
         target = self.session.target(self.target_name)
         on_target = getattr(executor, "unsupported_on", None)  # an executor for some targets only
-        reason = executor.unsupported(workload) or (on_target(target) if on_target else None) or target.skip_reason
+        unrunnable = executor.unsupported(workload)
+        if unrunnable and not self.session.settings.update and (shown := self.baseline_entry()) is not None:
+            # the workload changed under its entry (a Relax model become a PrimFunc): skipping would take the
+            # test out of the gate without a word (issue 66); a machine that cannot run a target still skips
+            self.fail(
+                "error",
+                f"tvmperf: {self.nodeid}: {shown} holds a baseline of this test under {executor_name}, but the "
+                f"workload no longer runs there ({unrunnable}); skipped, the test would leave the gate silently: "
+                f"re-record the test's baselines with --tvmperf-update (and remove this entry with "
+                f"--tvmperf-prune), or give the test executors= that name only those it runs under",
+            )
+        reason = unrunnable or (on_target(target) if on_target else None) or target.skip_reason
         if reason:
             pytest.skip(reason)
         tuning_db, tuning_state = self._tuning(workload, target, where)

@@ -136,6 +136,15 @@ def _baseline_tuning(store: "BaselineStore", baseline_file: Path, test_id: str, 
     return lambda: getattr(stored_baselines(store, baseline_file, fail).get(test_id), "tuning", None)
 
 
+def _baseline_entry(
+    session: "TvmperfSession", baseline_file: Path, test_id: str, fail: Fail
+) -> Callable[[], str | None]:
+    """The baseline file holding an entry of the test, as shown; None where it holds none."""
+    return lambda: (
+        session.shown(baseline_file) if test_id in stored_baselines(session.store, baseline_file, fail) else None
+    )
+
+
 def outcome_sink(report: "RunReport", location: tuple[str, int], user_properties: list[tuple[str, object]]) -> Sink:
     """Keeps an outcome for the summary and reports, its figures on the test's JUnit XML properties."""
 
@@ -177,6 +186,7 @@ def for_test(
         fail,
         tuning_io or TuningIO(),
         baseline_tuning=_baseline_tuning(session.store, baseline_file, test_id, fail),
+        baseline_entry=_baseline_entry(session, baseline_file, test_id, fail),
     )
     where = (combo.executor, combo.target, baseline_file, settings.peer_limits, fail, preparer.exports)
     sources = TimingSources(session, nodeid, test_id, *where, baseline_weights=settings.baseline_weights)
