@@ -202,3 +202,50 @@ def test_a_kernel_that_never_returns_fails_its_test_within_the_child_timeout(pro
         ]
     )
     assert sorted(project.baselines()["tests"]) == ["test_scale[llvm-prim]"]
+
+
+SECOND_CALL_LOOPS = """
+import numpy as np
+import pytest
+from tvm.script import tirx as T
+
+from pytest_tvmperf import Workload
+
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    while A[0] > T.float32(5):  # true from the second call on: the first one wrote A[0]
+        B[1] = B[1] + T.float32(1)
+    for i in range(64):
+        B[i] = A[i] * T.float32(2)
+    A[0] = T.float32(7)
+
+
+@pytest.mark.tvmperf(executors=["prim"])
+def test_loops(tvmperf):
+    tvmperf.check(Workload(name="loops", program=main, reference=lambda a: a * 2,
+                           make_inputs=lambda rng, dims: [rng.uniform(size=64).astype("float32")]))
+"""
+
+
+def test_todays_kernel_that_loops_from_its_second_call_stops_the_run_naming_the_test(project):
+    """issue 66 case 8: today's kernel that returns on its first call (in the child) and loops from its
+    second hung the session in the timing code, past --tvmperf-child-timeout, with nothing printed
+    after the test id (only the baseline's program had a watchdog). Now every call is bounded alike."""
+    project.pytester.makepyfile(test_perf=SECOND_CALL_LOOPS)
+    # the real clock (today's program is called); no simulated cost
+    project.pytester.makeconftest(
+        "from pytest_tvmperf.measure import metric_sources\n\n\ndef pytest_configure(config):\n"
+        "    metric_sources.SOURCES = tuple(s for s in metric_sources.SOURCES if not s.endswith(':SimulatedCost'))\n"
+    )
+    result = project.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--tvmperf-update", "--tvmperf-child-timeout=5", timeout=300
+    )  # before the fix: hung until this timeout
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "tvmperf: test_perf.py::test_loops[[]llvm-prim[]]: today's program did not return within 5 s "
+            "(--tvmperf-child-timeout) when timed in the session*"
+        ]
+    )
+    assert not project.baseline_file().exists()

@@ -424,9 +424,28 @@ class TimingSources:
         """``prep``'s build exported and its sampler over the library loaded back, as a baseline's (else in memory)."""
         pending = self.export(prep.compiled, fingerprint, side)
         if pending is None:
-            return None, prep.compiled.sampler(prep.args, prep.out_specs, self.session.settings.min_repeat_ms)
-        args = (prep.target, prep.workload, prep.executor, prep.args, prep.out_specs)
-        return pending, self.placed_sampler(pending.temp, *args)
+            sampler = prep.compiled.sampler(prep.args, prep.out_specs, self.session.settings.min_repeat_ms)
+        else:
+            args = (prep.target, prep.workload, prep.executor, prep.args, prep.out_specs)
+            sampler = self.placed_sampler(pending.temp, *args)
+        if prep.target.remote is not None:  # an RPC device's calls have their own deadline (farm/remote.py)
+            return pending, sampler
+        return pending, self.guarded(sampler, "today's program" + (f" ({side})" if side else ""))
+
+    def guarded(self, sampler, what: str):
+        """``sampler`` with each call bounded by ``--tvmperf-child-timeout``, as the baseline's program is
+        (sandbox/watchdog.py): a program that returns on its first call (in the child) and loops from its
+        second would otherwise hang the session in native code, past Ctrl-C (issue 66)."""
+        from pytest_tvmperf.sandbox.watchdog import GuardedSampler
+
+        bound = float(self.session.settings.child_timeout)
+        stop = (
+            f"tvmperf: {self.nodeid}: {what} did not return within {bound:g} s (--tvmperf-child-timeout) when "
+            f"timed in the session (its first run, in the child process, returned): the run is stopped here "
+            f"rather than hang until the CI job's time-out. A call that loops only from its second run: state "
+            f"the kernel keeps between calls; a program this slow: give a larger --tvmperf-child-timeout"
+        )
+        return GuardedSampler(sampler, bound, stop, self.session.last_words)
 
     def export(self, compiled, fingerprint: str, side: str | None = None) -> PendingArtifact | None:
         """Export the compiled artifact: to its place among the baselines when updating (renamed
