@@ -210,18 +210,11 @@ def _baselines_at_ref(config: pytest.Config, settings: Settings):
         return ref.directory / os.path.relpath(os.path.realpath(path), os.path.realpath(settings.baseline_dir))
 
     artifact_dir = in_copy(settings.artifact_dir) if settings.artifact_dir is not None else None
-    # the tuning database is what the baseline side was tuned with: read from the ref too
-    tuning_db = settings.tuning_db
-    copies = [(ref.directory, ref.inside)]
-    if _inside(tuning_db, settings.baseline_dir):
-        tuning_db = in_copy(tuning_db)
-    else:
-        db_ref = read_baselines(settings.baselines_ref, tuning_db)
-        config.add_cleanup(db_ref.remove)
-        tuning_db = db_ref.directory
-        copies.append((db_ref.directory, db_ref.inside))
-    view = RefView(settings.baselines_ref, tuple(copies), worktree=settings.baseline_dir)
-    settings = dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir, tuning_db=tuning_db)
+    # only the baseline side comes from the ref (its stored IR was built with the ref's tuning records): today's
+    # build uses the work tree's tuning database, so a change to it is a program change, timed a/b and listed
+    # (issue 66: under the ref's database a pull request that deleted it passed, an honest re-tune failed)
+    view = RefView(settings.baselines_ref, ((ref.directory, ref.inside),), worktree=settings.baseline_dir)
+    settings = dataclasses.replace(settings, baseline_dir=ref.directory, artifact_dir=artifact_dir)
     return settings, ref, view
 
 

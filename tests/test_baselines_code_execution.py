@@ -130,8 +130,9 @@ def test_tuned(tvmperf):
 
 def test_planted_tuning_records_are_refused_and_the_ref_side_reads_the_database_from_the_ref(project):
     """Cases 5 and 18: a record whose trace annotates pragma_import_llvm, and a deeply
-    nested line, are refused naming the file and the line before MetaSchedule reads them;
-    with --tvmperf-baselines-ref the database comes from the ref, not the work tree."""
+    nested line, are refused naming the file and the line before MetaSchedule reads them, with
+    --tvmperf-baselines-ref too: today's build reads the work tree's database (issue 66), and a pull
+    request that deletes it fails under the ref as it would once merged."""
     root = project.pytester.path
     project.pytester.makepyfile(test_perf=TUNED)
     db = root / "baselines" / "tuning"
@@ -156,10 +157,11 @@ def test_planted_tuning_records_are_refused_and_the_ref_side_reads_the_database_
         ]
     )
 
-    result = project.run("--tvmperf-baselines-ref=main")  # the database of main: not refused
-    out = result.stdout.str()
-    assert "pragma_import_llvm" not in out and "database_tuning_record.json, line" not in out, out[-3000:]
-    assert result.ret in (0, 1) and "error" not in out.splitlines()[-1], out[-3000:]
+    # issue 66 case 2: under a ref only the baseline side comes from it; today's build reads the work tree's
+    # database (the ref's hid a deleted or re-tuned one), checked and refused alike
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*baselines/tuning/database_tuning_record.json, line 1: refused*pragma_import_llvm*"])
 
     lines[0] = original
     lines.insert(1, "[0, " + "[" * 50_000 + "]" * 50_000 + "]")
@@ -168,3 +170,8 @@ def test_planted_tuning_records_are_refused_and_the_ref_side_reads_the_database_
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*database_tuning_record.json, line 2: *nested more than 32 levels deep*"])
     assert "RecursionError" not in result.stdout.str()
+
+    shutil.rmtree(db)  # the pull request deletes the database: it passed under the ref, and failed once merged
+    result = project.run("--tvmperf-baselines-ref=main")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*tuning database*baselines/tuning*does not exist*"])
