@@ -32,7 +32,9 @@ def dynamic():
                     make_inputs=lambda rng, dims: [rng.standard_normal(dims["n"]).astype(dtype)],
                     reference=lambda x: x + x, dims={"n": 256})
 
-@pytest.mark.tvmperf(executors=["prim"])
+# code="off": the code size of n=1024 against n=2048 depends on the CPU (on znver4 the larger one's is
+# smaller, 3192 -> 2298 B: "improved"); this test is about the time's mode
+@pytest.mark.tvmperf(executors=["prim"], code="off")
 def test_shape(tvmperf):
     tvmperf.check(static())
 
