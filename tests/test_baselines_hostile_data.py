@@ -356,9 +356,9 @@ def test_a_stored_ir_that_takes_minutes_to_build_is_stopped_and_the_gate_goes_on
 
 # ---------------------------------------------------------------- 8. a stored IR that loops forever on its second call
 
-SECOND_CALL_LOOPS = """
-import sys
-import tvm
+#: a PrimFunc that returns on its first call and loops from its second (also today's program in
+#: tests/test_host_target.py)
+LOOPS_FROM_SECOND_CALL = """
 from tvm.script import tirx as T
 
 @T.prim_func
@@ -368,9 +368,13 @@ def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     for i in range(64):
         B[i] = A[i] * T.float32(2)
     A[0] = T.float32(7)
-
-sys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())
 """
+
+SECOND_CALL_LOOPS = (
+    "import sys\nimport tvm\n"
+    + LOOPS_FROM_SECOND_CALL
+    + '\nsys.stdout.buffer.write(tvm.ir.save_json(tvm.IRModule({"main": main})).encode())\n'
+)
 
 
 def _stored_ir(project, script_text: str) -> None:

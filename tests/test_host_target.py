@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tvmperf.builder import host_cpu
+from test_baselines_hostile_data import LOOPS_FROM_SECOND_CALL
 
 PRIM_TEST = """
 import numpy as np
@@ -204,28 +205,17 @@ def test_a_kernel_that_never_returns_fails_its_test_within_the_child_timeout(pro
     assert sorted(project.baselines()["tests"]) == ["test_scale[llvm-prim]"]
 
 
-SECOND_CALL_LOOPS = """
-import numpy as np
-import pytest
-from tvm.script import tirx as T
-
-from pytest_tvmperf import Workload
-
-
-@T.prim_func
-def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
-    while A[0] > T.float32(5):  # true from the second call on: the first one wrote A[0]
-        B[1] = B[1] + T.float32(1)
-    for i in range(64):
-        B[i] = A[i] * T.float32(2)
-    A[0] = T.float32(7)
-
+SECOND_CALL_LOOPS = (
+    "import pytest\nfrom pytest_tvmperf import Workload\n"
+    + LOOPS_FROM_SECOND_CALL
+    + """
 
 @pytest.mark.tvmperf(executors=["prim"])
 def test_loops(tvmperf):
     tvmperf.check(Workload(name="loops", program=main, reference=lambda a: a * 2,
                            make_inputs=lambda rng, dims: [rng.uniform(size=64).astype("float32")]))
 """
+)
 
 
 def test_todays_kernel_that_loops_from_its_second_call_stops_the_run_naming_the_test(project):

@@ -250,8 +250,6 @@ class TimingSources:
                 f"ignored, nothing of it was loaded in the session (re-record with --tvmperf-update)"
                 + crash_note(crash.how, target.config)
             ), True
-        from pytest_tvmperf.sandbox.watchdog import GuardedSampler
-
         bound = float(self.session.settings.child_timeout)
         stop = (
             f"tvmperf: {self.nodeid}: {what} did not return within {bound:g} s (--tvmperf-child-timeout) when "
@@ -260,8 +258,7 @@ class TimingSources:
             f"--tvmperf-update, or restore the baseline directory from version control"
         )
         try:
-            placed = self.placed_sampler(copy, target, workload, self.executor, args, out_specs)
-            sampler = GuardedSampler(placed, bound, stop, self.session.last_words)
+            sampler = self._bounded(self.placed_sampler(copy, target, workload, self.executor, args, out_specs), stop)
             sampler()  # the old program must accept today's inputs
         except Exception as exc:  # an artifact of another signature or TVM
             return f"{what} cannot time {inputs} ({shorten_tvm_error(exc, 1)})", False
@@ -436,8 +433,6 @@ class TimingSources:
         """``sampler`` with each call bounded by ``--tvmperf-child-timeout``, as the baseline's program is
         (sandbox/watchdog.py): a program that returns on its first call (in the child) and loops from its
         second would otherwise hang the session in native code, past Ctrl-C (issue 66)."""
-        from pytest_tvmperf.sandbox.watchdog import GuardedSampler
-
         bound = float(self.session.settings.child_timeout)
         stop = (
             f"tvmperf: {self.nodeid}: {what} did not return within {bound:g} s (--tvmperf-child-timeout) when "
@@ -445,7 +440,13 @@ class TimingSources:
             f"rather than hang until the CI job's time-out. A call that loops only from its second run: state "
             f"the kernel keeps between calls; a program this slow: give a larger --tvmperf-child-timeout"
         )
-        return GuardedSampler(sampler, bound, stop, self.session.last_words)
+        return self._bounded(sampler, stop)
+
+    def _bounded(self, sampler, stop: str):
+        """``sampler``, each call within ``--tvmperf-child-timeout``; past it ``stop`` is printed and the run ends."""
+        from pytest_tvmperf.sandbox.watchdog import GuardedSampler
+
+        return GuardedSampler(sampler, float(self.session.settings.child_timeout), stop, self.session.last_words)
 
     def export(self, compiled, fingerprint: str, side: str | None = None) -> PendingArtifact | None:
         """Export the compiled artifact: to its place among the baselines when updating (renamed
