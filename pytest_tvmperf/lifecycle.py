@@ -101,7 +101,7 @@ class TvmperfPlugin:
             try:
                 if state.store.updates:
                     state.store.flush_updates()
-                if workeroutput is None:
+                if workeroutput is None and state.settings.baselines_ref is None:  # not the ref's copy's
                     state.store.unused = state.store.find_unused()
                     try:
                         if state.settings.prune and state.store.unused:
@@ -121,6 +121,8 @@ class TvmperfPlugin:
             entries = report.result_entries()  # built once, for the report files and the annotations
             for line in outputs.annotations(entries):
                 report.note(line, Note.ANNOTATION)
+            if s.baselines_ref is not None:  # the ref's entries whose tests did not run: not gated (issue 66)
+                state.store.not_run_at_ref = state.store.not_judged(_judged(entries, s.baseline_dir, state.rootpath))
             ab_off = _ab_off_by_configuration(session.config, s, entries)
             if ab_off:
                 report.note(ab_off, Note.CONFIG)
@@ -174,6 +176,15 @@ class TvmperfPlugin:
 
         left_out = self.left_out.line() if self.left_out is not None else ""
         return EndOfRun.of(self.session, left_out, run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+
+
+def _judged(entries, baseline_dir, rootpath) -> dict:
+    """Baseline file -> the test ids with a result in this run (xdist workers' included)."""
+    judged: dict = {}
+    for e in entries:
+        module = rootpath / e.nodeid.split("::")[0]
+        judged.setdefault(baseline_path(baseline_dir, rootpath, module), set()).add(e.test_id or test_id(e.nodeid))
+    return judged
 
 
 def _ab_off_by_configuration(config: pytest.Config, settings, entries) -> str | None:

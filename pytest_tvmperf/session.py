@@ -269,6 +269,9 @@ class TvmperfSession:
         """The registered per-kernel metric sources (``measure/metric_sources.py``)."""
         if self._metric_sources is None:
             self._metric_sources = load_sources()
+            for source in self._metric_sources:  # a source that waits long says so on the terminal
+                if hasattr(source, "notify") and self.store.notify is not None:
+                    source.notify = self.store.notify
         return self._metric_sources
 
     def target(self, name: str) -> TargetSpec:

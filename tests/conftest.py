@@ -86,6 +86,13 @@ def tvmperf_timer():
         peer = float(os.environ.get("TVMPERF_FAKE_PEER_SCALE", "1"))  # peers take peer x 1 ms
         # an emulated busy machine: every sample waited this share of its wall time for a CPU
         wait = os.environ.get("TVMPERF_FAKE_PREEMPTED")
+        # TVMPERF_FAKE_WAITS: every side's own threads waited this share of each sample for a CPU, so
+        # the verdict judges each side's own run time (wall time less that wait), as on a busy runner
+        own = os.environ.get("TVMPERF_FAKE_WAITS")
+        sides = ["time", *(s for s, on in (("reference", task.reference), ("baseline", task.baseline)) if on is not None)]
+        sides += [f"peer:{name}" for name in sorted(task.peers)]
+        if own is not None:
+            wait = wait or own
         return TimeSamples(
             tuple(scale * b * (1 + spread * ((i % 3) - 1)) for i, b in enumerate(base)),
             tuple(base) if task.reference is not None else None,
@@ -93,6 +100,7 @@ def tvmperf_timer():
             tuple(base) if task.baseline is not None else None,
             tuple((name, tuple(peer * b for b in base)) for name in sorted(task.peers)),
             preempted=None if wait is None else (float(wait),) * rounds,
+            waits=() if own is None else tuple((side, (float(own),) * rounds) for side in sides),
         )
     return timer
 
@@ -154,6 +162,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
         "TVMPERF_FAKE_CONFIRM_SCALE",
         "TVMPERF_FAKE_PEER_SCALE",
         "TVMPERF_FAKE_PREEMPTED",
+        "TVMPERF_FAKE_WAITS",
         "TVMPERF_FAKE_COMPILE_SCALE",
         "TVMPERF_FAKE_COMPILE_BUILD",
         "TVMPERF_COMPILE_LOG",

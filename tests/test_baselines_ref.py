@@ -457,8 +457,18 @@ def test_a_deselect_in_the_changes_addopts_is_named_against_the_ref(project):
             "*pytest.ini sets addopts = '--deselect test_perf.py::test_b[[]llvm-prim[]]', pytest.ini at main leaves "
             "addopts unset (its default): a setting of this change that can loosen the gate*",
             "*pytest.ini sets python_functions = 'test_a', pytest.ini at main leaves python_functions unset*",
+            # and the base's entry the deselection hid is listed as not gated, by name
+            "tvmperf: 1 baseline entry of the base not gated: their tests did not run in this job*",
+            "  baselines/test_perf.json at main: test_b[[]llvm-prim[]]",
         ]
     )
+    # the same under -n 2: the controller reads what the workers judged
+    distributed = project.run("--tvmperf-baselines-ref=main", "-n", "2")
+    distributed.stdout.fnmatch_lines(["  baselines/test_perf.json at main: test_b[[]llvm-prim[]]"])
+    listing = distributed.stdout.str().split("not gated: their tests")[-1].split("tvmperf summary")[0]
+    assert "test_b[llvm-prim]" in listing and "test_a[llvm-prim]" not in listing
+    # the listing of unused entries (and its prune command) is the work tree's, never the ref's copy
+    assert "no test used" not in result.stdout.str() and "/tmp" not in result.stdout.str().split("not gated")[1]
 
 
 def test_an_approved_entry_whose_time_this_machine_cannot_check_is_never_called_verified(project, tmp_path):

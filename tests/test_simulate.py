@@ -218,6 +218,55 @@ def test_a_valgrind_killed_during_a_gate_fails_the_test_naming_its_log(sim_proje
     assert counts(sim_project) == recorded
 
 
+SILENT_VALGRIND = """
+import subprocess
+import sys
+
+from pytest_tvmperf.measure import simulate
+
+# the measuring process answers its start and never a request (a kernel that runs for ever under
+# valgrind); it ends at the end of its input, as the harness does
+SILENT = "import json, sys; print(json.dumps({'on_valgrind': True}), flush=True); [None for _ in sys.stdin]"
+
+
+def start(self):
+    self._proc = subprocess.Popen([sys.executable, "-c", SILENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+    (self.workdir / "valgrind.log").write_text("")
+    self._read(simulate.STARTUP_TIMEOUT_S, "starting")
+
+
+simulate.SimProcess.start = start
+simulate.WAIT_NOTICE_S = 1.0
+"""
+
+
+@needs_valgrind
+def test_a_simulation_that_never_answers_is_stopped_at_the_child_timeout_and_says_it_waits(sim_project):
+    """issue 66 case 8: with valgrind on, a hung kernel sat silent for 150 s under a fixed 600 s
+    request deadline. The request's deadline is --tvmperf-child-timeout, and a long wait says so."""
+    sim_project.pytester.makepyfile(conftest_silent=SILENT_VALGRIND)
+    result = sim_project.pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "conftest_silent",
+        "--tvmperf-update",
+        "--tvmperf-simulate=on",
+        "--tvmperf-child-timeout=4",
+        *GATE,
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "tvmperf: simulating scale of scale under valgrind: still waiting after 1 s; it is stopped at 4 s "
+            "(--tvmperf-child-timeout)",
+            "*simulated cost: the measuring process (valgrind) took longer than 4s while simulating scale of scale*",
+        ],
+        consecutive=False,
+    )
+    assert "took longer than 600s" not in result.stdout.str()
+
+
 def test_switched_off_by_the_marker(sim_project):
     sim_project.pytester.makepyfile(
         test_perf=SMALL_KERNEL.replace('executors=["prim"]', 'executors=["prim"], simulate="off"')

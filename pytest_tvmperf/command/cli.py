@@ -16,19 +16,23 @@ Tests only in A are listed as removed, only in B as added; neither fails. Each m
 timing of B is judged on its own (``replace(B, timings={fp: timing})``), as the gate
 judges one machine's timing against the baseline's of the same fingerprint (else
 another's, normalized), and ``--alpha`` is split (Bonferroni) over all these comparisons.
-A results file keeps no side-by-side a/b samples: where the gate judged a/b, the diff
-judges normalized (or raw) and may differ from the gate's verdict.
+A test of a results file that the run judged against the very record A holds for it (the
+baseline file the run read, or a results file of that run) is shown as the run judged it: its
+median, ratio, interval and message, the same numbers as the run's summary, JSON and HTML. Any
+other pair is judged here from the stored samples (a results file keeps no side-by-side a/b
+samples, so where the gate judged a/b this judges normalized or raw, and says so).
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import sys
 
 from pytest_tvmperf.command.cli_devices import add_devices_command
 from pytest_tvmperf.command.cli_files import accept_command, load_file
 from pytest_tvmperf.command.cli_history import add_parser as add_history
-from pytest_tvmperf.command.cli_match import CliError, diff_row, keyed, nodeids, show_lines, variants
+from pytest_tvmperf.command.cli_match import CliError, diff_row, keyed, nodeids, run_verdicts, show_lines, variants
 from pytest_tvmperf.judge.compare import compare
 from pytest_tvmperf.config.parsing import DEFAULT_ALPHA, DEFAULT_NOISE, DURATION_FORMS, argparse_type
 from pytest_tvmperf.config.parsing import parse_alpha, parse_duration, parse_noise
@@ -74,8 +78,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     messages: list[str] = []
     regressed: set[str] = set()
     counts: dict[str, int] = {}
+    judged_by_run = run_verdicts(a_records, b, node_of)
+    if judged_by_run:
+        notes.append(
+            f"{len(judged_by_run)} test(s) shown as their run judged them: it read this very baseline "
+            "(the same median, ratio and interval as its summary, JSON and HTML)"
+        )
     for key, fp, current in jobs:
         baseline = a_records[key]
+        entry = judged_by_run.get(key) if fp is None else None
+        if entry is not None:  # the run judged this very baseline: its verdict, as the run said it
+            rows.append(replace(SummaryRow.of(entry), test=key))
+            counts[entry.verdict] = counts.get(entry.verdict, 0) + 1
+            if entry.verdict == Verdict.REGRESSED:
+                messages.append(entry.message)
+                regressed.add(key)
+            continue
         comparison = compare(current, baseline, thresholds, policy)
         test = key if fp is None else f"{key} @{fp}"
         rows.append(diff_row(test, current, baseline, comparison))

@@ -56,7 +56,16 @@ def results_records(entries: Sequence[ResultEntry], path: Path) -> dict[str, Rec
 _RESOURCES = ("alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes")
 
 
-def _show_rows(test: str, executor: str, target: str, record: Record | None, extra: Sequence[str]) -> list[list[str]]:
+def _show_rows(
+    test: str,
+    executor: str,
+    target: str,
+    record: Record | None,
+    extra: Sequence[str],
+    judged: ResultEntry | None = None,
+) -> list[list[str]]:
+    """``judged``: a results entry whose run timed it: its median is the one the run judged (own run
+    time on a busy machine, labelled so), as its summary, JSON and HTML show it."""
     if record is None:
         return [[test, executor, target, *["-"] * 13, *extra]]
     exact = record.exact
@@ -68,6 +77,12 @@ def _show_rows(test: str, executor: str, target: str, record: Record | None, ext
     timings = sorted(record.timings.items())
     if not timings:
         return [first + ["-", "-", "-", "-", *extra]]
+    time = judged.time if judged is not None else None
+    if time is not None and time.median_s is not None and len(timings) == 1:
+        fp, timing = timings[0]
+        label = f" ({time.estimate})" if time.estimate and time.estimate != "wall time" else ""
+        count = str(len(time.samples_s)) if time.samples_s else str(len(timing.samples.samples))
+        return [first + [fmt_time(time.median_s) + label, count, fp, timing.machine.cpu_model, *extra]]
     return [
         (first if i == 0 else blank)
         + [fmt_time(timing.samples.median), str(len(timing.samples.samples)), fp, timing.machine.cpu_model]
@@ -108,7 +123,7 @@ def show_lines(loaded: Loaded) -> list[str]:
             record = loaded.records.get(entry.nodeid)
             executor, verdict = entry.executor or (record.executor if record else "-"), str(entry.verdict or "-")
             target = entry.target or (str(record.target.get("kind", "?")) if record is not None else "-")
-            rows.extend(_show_rows(entry.nodeid, executor, target, record, (verdict,)))
+            rows.extend(_show_rows(entry.nodeid, executor, target, record, (verdict,), judged=entry))
             for table in entry.layers:
                 layers += ["", f"{entry.nodeid}:", *table_lines(table, 5)]
         head = f"{loaded.label}: {len(loaded.entries)} test(s), {len(loaded.records)} with measurements"
@@ -179,6 +194,20 @@ def nodeids(a: Loaded, b: Loaded) -> dict[str, str]:
     out: dict[str, str] = {}
     for nodeid in results.records:
         out.setdefault(nodeid.split("::", 1)[-1], nodeid)
+    return out
+
+
+def run_verdicts(a_records: dict[str, Record], b: Loaded, node_of: dict[str, str]) -> dict[str, ResultEntry]:
+    """Compared key -> B's results entry, for the tests whose run judged the very record A holds
+    for them (its stored ``baseline`` is A's record): the diff shows the run's own verdict there."""
+    if b.kind != "results":
+        return {}
+    by_nodeid = {e.nodeid: e for e in b.entries if e.record is not None and e.relation is None}
+    out: dict[str, ResultEntry] = {}
+    for key, record in a_records.items():
+        entry = by_nodeid.get(node_of.get(key, key))
+        if entry is not None and entry.baseline is not None and entry.baseline.as_json() == record.as_json():
+            out[key] = entry
     return out
 
 

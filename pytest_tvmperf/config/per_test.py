@@ -14,7 +14,7 @@ from typing import Any, Literal, Mapping
 
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.config.markers import MarkerSettings
-from pytest_tvmperf.config.options import DEFAULT_TIME_BUDGET_S
+from pytest_tvmperf.config.options import DEFAULT_CHILD_TIMEOUT_S, DEFAULT_TIME_BUDGET_S
 from pytest_tvmperf.config.parsing import RESOURCE_METRICS
 from pytest_tvmperf.config.settings import Settings
 from pytest_tvmperf.config.time_policy import DecideBudget
@@ -40,6 +40,8 @@ class TestSettings:
     #: the resource metrics measured (values/resources.py)
     resources: tuple[str, ...] = RESOURCE_METRICS
     baseline_weights: str = "seeded"
+    #: --tvmperf-child-timeout: the most one call of the user's program may take (the simulated cost's too)
+    child_timeout_s: float = float(DEFAULT_CHILD_TIMEOUT_S)
     #: the settings the command line fixed for every test (:attr:`Settings.pinned`), as messages name it
     pinned: frozenset[str] = frozenset()
 
@@ -62,5 +64,6 @@ def settings_for_test(settings: Settings, marker: MarkerSettings | None = None) 
         simulate=closest("simulate", marker.simulate) or "auto",
         resources=tuple(closest("resources", marker.resources)),
         baseline_weights=str(closest("baseline_weights", marker.baseline_weights)),
+        child_timeout_s=float(settings.child_timeout),
         pinned=settings.pinned,
     )

@@ -57,6 +57,11 @@ class MetricVerdict:
     #: a time verdict measured on until it was decided (judge/confirmation.py :func:`settle`): the
     #: rounds it added and why it stopped; None where it straddled nothing after its confirmation
     settled: Settling | None = None
+    #: the samples ``current`` and ``baseline`` are the medians of (time: today's, and the side-by-side
+    #: baseline's or the stored one's; each side's own run time where the verdict judged that), so that
+    #: every view shows the same numbers from the same samples; None where not told
+    current_samples: tuple[float, ...] | None = None
+    baseline_samples: tuple[float, ...] | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -274,7 +279,8 @@ def compare_time(
     decision = decide(series[0], series[1], threshold, policy.alpha, series[2], mode, fail_rule=policy.fail_rule)
     if reason:  # another CPU model or target: shown, never failed
         decision = held_decision(decision, allow_pass=True)
-    current = now.median
+    current, current_samples = now.median, tuple(now.samples)
+    side_samples = tuple(now.baseline) if side_by_side is not None and now.baseline else None
     if screened is not None and screened.describe():
         where = f"{where}; {screened.describe()}"
         own = None
@@ -286,6 +292,8 @@ def compare_time(
             # each side by its own run time: what the load took from it is out of its samples
             decision, current, side = _own_time_decision(own, series, threshold, policy, mode)
             side_by_side = side if side is not None else side_by_side
+            current_samples = own.series("time")
+            side_samples = own.series("baseline") if side is not None else side_samples
             where = f"{where}; {own.describe()}"
             if decision.status == Verdict.INCONCLUSIVE:  # no reason held it: more rounds can decide it
                 # the least ratio whose interval would clear 1 (a/b: by the load's lean) past the limit
@@ -317,6 +325,8 @@ def compare_time(
     stored = base_timing.samples.median if base_timing is not None else None
     # side by side: the baseline shown is the one timed in this run, the stored one beside it
     shown, stored = (stored, None) if side_by_side is None else (side_by_side, stored)
+    if side_samples is None and base_timing is not None and side_by_side is None:
+        side_samples = tuple(base_timing.samples.samples)  # the stored median's own samples
     status, bound = decision.status, 1 + threshold
     return MetricVerdict(
         TIME_METRIC,
@@ -329,6 +339,8 @@ def compare_time(
         reason=reason,
         bound=bound,
         stored_baseline=stored,
+        current_samples=current_samples,
+        baseline_samples=side_samples,
     )
 
 

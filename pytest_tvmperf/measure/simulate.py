@@ -19,7 +19,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from pytest_tvmperf.measure import callgrind
 from pytest_tvmperf.measure.metric_sources import SourceDied, SourceFailed
@@ -36,9 +36,12 @@ if TYPE_CHECKING:  # pragma: no cover
 PINNED_TARGET: Mapping[str, Any] = {"kind": "llvm", "mcpu": "haswell", "num-cores": 1}
 METRICS = tuple(m for m in KERNEL_METRICS if m.name in ("cpu_instructions", "est_cycles"))
 EXECUTORS = ("prim", "vm-bytecode", "vm-compiled")
-#: bounded waits: the measuring process's start-up, and one kernel's simulation
+#: bounded waits: the measuring process's start-up, and one kernel's simulation (where the
+#: test's settings give none: a request's deadline is --tvmperf-child-timeout)
 STARTUP_TIMEOUT_S = 600.0
 REQUEST_TIMEOUT_S = 600.0
+#: a wait for the measuring process longer than this says so, once, with its deadline
+WAIT_NOTICE_S = 30.0
 #: one call's time under callgrind with cache simulation, in native run times (one TVM
 #: thread, the pinned build): measured 50-100x (docs/gate.md); the prediction takes the top
 SLOWDOWN = 100.0
@@ -145,8 +148,18 @@ class SimProcess:
             raise SourceFailed("the measuring process did not run under valgrind")
         self.startup_s = time.monotonic() - started
 
-    def measure(self, library: Path, func: str, inputs: Sequence[Path], vm: bool) -> Path:
-        """Run ``func`` of ``library`` once on ``inputs`` (.npy files) instrumented; the dump's path."""
+    def measure(
+        self,
+        library: Path,
+        func: str,
+        inputs: Sequence[Path],
+        vm: bool,
+        timeout: float = REQUEST_TIMEOUT_S,
+        notify: Callable[[str], None] | None = None,
+        test: str = "",
+    ) -> Path:
+        """Run ``func`` of ``library`` once on ``inputs`` (.npy files) instrumented; the dump's path.
+        ``timeout``: the request's deadline; a wait past :data:`WAIT_NOTICE_S` is said to ``notify``."""
         if self._proc is None:
             self.start()
         request = dict(id=next(self._ids), lib=str(library), func=func, inputs=[str(p) for p in inputs], vm=vm)
@@ -159,7 +172,8 @@ class SimProcess:
             raise SourceDied(
                 f"the measuring process (valgrind) is gone{self._how}; {self._kept_log()}; {WHAT_TO_DO}"
             ) from None
-        answer = self._read(REQUEST_TIMEOUT_S, f"simulating {func}")
+        doing = f"simulating {func}" + (f" of {test}" if test else "")  # the workload's name
+        answer = self._read(timeout, doing, notify, "--tvmperf-child-timeout")
         if not answer.get("ok"):
             raise RequestFailed(f"simulating {func} failed: {answer.get('error')}")
         dumps = answer.get("dump") or []
@@ -167,9 +181,19 @@ class SimProcess:
             raise RequestFailed(f"simulating {func}: callgrind wrote no dump")
         return Path(dumps[-1])
 
-    def _read(self, timeout: float, doing: str) -> dict:
+    def _read(
+        self, timeout: float, doing: str, notify: Callable[[str], None] | None = None, bound_by: str = ""
+    ) -> dict:
         assert self._proc is not None and self._proc.stdout is not None
-        ready, _, _ = select.select([self._proc.stdout], [], [], timeout)
+        first = min(timeout, WAIT_NOTICE_S) if notify is not None else timeout
+        ready, _, _ = select.select([self._proc.stdout], [], [], first)
+        if not ready and first < timeout and notify is not None:  # a long wait says what it waits for
+            by = f" ({bound_by})" if bound_by else ""
+            notify(
+                f"tvmperf: {doing} under valgrind: still waiting after {first:.0f} s; "
+                f"it is stopped at {timeout:.0f} s{by}"
+            )
+            ready, _, _ = select.select([self._proc.stdout], [], [], timeout - first)
         line = self._proc.stdout.readline() if ready else ""
         if not line:
             self.close()
@@ -237,6 +261,8 @@ class SimulatedCost:
     _broken: str | None = None  # the measuring process failed: no further test tries it
     _requests: Any = field(default_factory=lambda: itertools.count())
     _setup: str | None = None
+    #: writes one line to the terminal now (the session's, set by session.metric_sources)
+    notify: Callable[[str], None] | None = None
 
     def unavailable(self, prepared, settings) -> str | None:
         choice, where = simulate_choice(settings)
@@ -302,7 +328,15 @@ class SimulatedCost:
         try:
             if self._process is None:
                 self._process = SimProcess(self.workdir())
-            dump = self._process.measure(library, workload.entry, inputs, vm=vm)
+            dump = self._process.measure(
+                library,
+                workload.entry,
+                inputs,
+                vm=vm,
+                timeout=float(getattr(settings, "child_timeout_s", REQUEST_TIMEOUT_S)),
+                notify=self.notify,
+                test=workload.name,
+            )
         except RequestFailed:
             raise  # this test's request only: the process serves the next ones from the same state
         except SourceFailed as exc:

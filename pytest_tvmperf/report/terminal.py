@@ -59,6 +59,8 @@ class EndOfRun:
     #: baseline file -> names of its entries no test used
     unused: Mapping[Path, Sequence[str]] = field(default_factory=dict)
     prune_command: str = ""
+    #: --tvmperf-baselines-ref: the ref's baseline file (as shown) -> its entries whose tests did not run
+    not_run_at_ref: Mapping[str, Sequence[str]] = field(default_factory=dict)
     #: ``--tvmperf-update``: where the baselines go, and what became of them
     update: bool = False
     baseline_dir: Path | None = None
@@ -82,10 +84,38 @@ class EndOfRun:
             left_out=left_out,
             **{key: getattr(store, key) for key in ("orphans_pruned", "pruned", "unused", "unwritten", "kept")},
             prune_command=session.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
+            not_run_at_ref={
+                display_path(path, session.rootpath, store.ref_view): names
+                for path, names in store.not_run_at_ref.items()
+            },
             **{key: getattr(settings, key) for key in ("inconclusive", "update", "baseline_dir")},
             writing_interrupted=store.interrupted,
             run_interrupted=run_interrupted,
         )
+
+
+#: the most entry names shown per file in the not-gated listing (then a count)
+SHOWN_NAMES = 20
+
+
+def not_run_lines(not_run: Mapping[str, Sequence[str]]) -> list[Line]:
+    """``--tvmperf-baselines-ref``: the base's entries whose tests did not run in this job (deselected,
+    filtered, skipped, no longer collected): nothing judged them, so the gate let them through unseen."""
+    if not not_run:
+        return []
+    count = sum(len(names) for names in not_run.values())
+    lines = [
+        Line(
+            f"tvmperf: {count} baseline entr{'y' if count == 1 else 'ies'} of the base not gated: their tests "
+            "did not run in this job (deselected, filtered by -k/-m or the configuration, skipped, or no longer "
+            "collected):",
+            ("yellow",),
+        )
+    ]
+    for shown, names in not_run.items():
+        more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+        lines.append(Line(f"  {safe(shown)}: {safe(', '.join(names[:SHOWN_NAMES]))}{more}", ("yellow",)))
+    return lines
 
 
 def end_of_run(run: EndOfRun) -> list[Line]:
@@ -96,6 +126,7 @@ def end_of_run(run: EndOfRun) -> list[Line]:
     if untuned:
         lines.append(Line(untuned_line(untuned, run.tune_command, run.invocation_dir, run.rootpath), ("yellow",)))
     lines += _plain(report.notes(Note.TUNING), "yellow")
+    lines += not_run_lines(run.not_run_at_ref)
     entries = report.result_entries()
     rows = [SummaryRow.of(e) for e in entries]
     if not rows:

@@ -199,8 +199,11 @@ class ResultEntry:
                 baseline_s=verdict.baseline if verdict is not None else None,
                 **{k: getattr(decision, k, None) for k in ("ratio", "low", "high", "confidence", "estimate")},
                 mode=decision.mode if decision else (same_program_cell(outcome.comparison) or None),
-                samples_s=tuple(record.timing.samples.samples),
-                baseline_samples_s=tuple(base_timing.samples.samples) if base_timing else None,
+                # the samples the medians above are of (own run time where the verdict judged that)
+                samples_s=(verdict.current_samples if verdict and verdict.current_samples else None)
+                or tuple(record.timing.samples.samples),
+                baseline_samples_s=(verdict.baseline_samples if verdict and verdict.baseline_samples else None)
+                or (tuple(base_timing.samples.samples) if base_timing else None),
                 settled=verdict.settled if verdict is not None else None,
             )
         return cls(

@@ -36,6 +36,8 @@ class BaselineStore:
     #: -k, -m, node ids or deselection: unused entries are not listed
     partial_run: bool = False
     unused: dict[Path, list[str]] = field(default_factory=dict)
+    #: --tvmperf-baselines-ref: the ref's entries whose tests did not run here (not gated)
+    not_run_at_ref: dict[Path, list[str]] = field(default_factory=dict)
     pruned: list[str] = field(default_factory=list)
     #: the baseline files flush_updates has replaced so far
     written: list[Path] = field(default_factory=list)
@@ -189,6 +191,26 @@ class BaselineStore:
             if names := sorted(n for n in records if n not in used and local_test_id(n) not in used):
                 unused[path] = names
         return unused
+
+    def not_judged(self, judged: dict[Path, set[str]]) -> dict[Path, list[str]]:
+        """Every entry of every baseline file (the ref's copy under ``--tvmperf-baselines-ref``)
+        that no test of this run judged: ``judged`` maps a baseline file to the test ids that
+        have a result. Unlike :meth:`find_unused` it reads a partial run too (a ``--deselect`` in
+        the pull request's addopts, a changed ``testpaths``): these entries were not gated."""
+        out: dict[Path, list[str]] = {}
+        base_dir = self.settings.baseline_dir
+        for path in sorted(base_dir.rglob("*.json")) if base_dir.is_dir() else []:
+            if self.settings.artifact_dir is not None and self.settings.artifact_dir in path.parents:
+                continue
+            if path.is_symlink():
+                continue
+            try:
+                records = self.baselines(path)
+            except BaselineError:
+                continue
+            if names := sorted(n for n in records if n not in judged.get(path, set())):
+                out[path] = names
+        return out
 
     def prune(self, unused: dict[Path, list[str]]) -> None:
         """Remove unused entries (``--tvmperf-update --tvmperf-prune``), then their
