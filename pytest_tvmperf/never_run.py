@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
+from pytest_tvmperf.values.executor_rows import is_prim
 
-VM_EXECUTORS = frozenset(e for e in EXECUTORS if e.startswith("vm-"))
+VM_EXECUTORS = frozenset(e for e in EXECUTORS if not is_prim(e))
 PRIM_EXECUTORS = frozenset(e for e in EXECUTORS if e not in VM_EXECUTORS)
 
 

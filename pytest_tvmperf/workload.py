@@ -8,6 +8,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from pytest_tvmperf.values.source_layer import SourceLayer
+from pytest_tvmperf.values.executor_rows import PRIM_KIND
 
 InputMaker = Callable[[np.random.Generator, Mapping[str, int]], Sequence[np.ndarray]]
 Reference = Callable[..., "np.ndarray | Sequence[np.ndarray]"]
@@ -137,7 +138,7 @@ class Workload:
                 f"{w}: simulate_as must be a Workload (a scaled-down one), got {type(self.simulate_as).__name__}"
             )
         kind = self.kind  # validates the program type
-        if kind == "prim" and self.pipeline == "unfused":
+        if kind == PRIM_KIND and self.pipeline == "unfused":
             raise WorkloadError(
                 f"{w}: pipeline 'unfused' applies to Relax programs (a PrimFunc has nothing to fuse); use 'default'"
             )

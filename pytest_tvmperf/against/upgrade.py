@@ -13,6 +13,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from pytest_tvmperf.values.resources import ABSOLUTE_CHANGES
+
 #: the mode word of a time decision against another TVM version (``a/b vs TVM 0.26.0``)
 MODE_PREFIX = "a/b vs TVM "
 #: the summary's classes, in the order they are counted
@@ -63,7 +65,7 @@ class Change:
     kernel: str = ""  #: the kernel that moved most (per-kernel metrics)
 
     def describe(self) -> str:
-        if self.metric in ("instructions", "kernels", "calls", "storage_bytes", "alloc_bytes"):
+        if self.metric in ("instructions", "kernels", "calls", "storage_bytes") or self.metric in ABSOLUTE_CHANGES:
             text = f"{self.metric} {self.then:g} -> {self.now:g}"
         else:
             text = f"{self.metric} {_pct(self.now, self.then)}"

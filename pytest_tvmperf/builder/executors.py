@@ -26,6 +26,7 @@ from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.builder.timer import SampleFn
 from pytest_tvmperf.workload import Workload
+from pytest_tvmperf.values.executor_rows import PRIM_KIND, is_prim
 
 OutSpec = tuple[tuple[int, ...], str]
 
@@ -330,7 +331,7 @@ class PrimExecutor:
     name: str = "prim"
 
     def unsupported(self, workload):
-        if workload.kind != "prim":
+        if workload.kind != PRIM_KIND:
             return (
                 f"executor prim runs TE/TIR PrimFuncs; {workload.name} is a Relax IRModule "
                 "(run it under vm-bytecode or vm-compiled)"
@@ -370,7 +371,7 @@ def load_artifact(path: str, executor: str, entry: str, target: TargetSpec) -> C
 
     module = _load_library(path, lambda loaded: loaded)
     dev = target.device()
-    if executor == "prim":
+    if is_prim(executor):
         return _PrimCompiled(tvm.runtime.Executable(module), None, entry, dev)
     exec_mode = "bytecode" if executor == "vm-cudagraph" else executor.removeprefix("vm-")
     return _VMCompiled(relax.VMExecutable(module), None, entry, exec_mode, dev)

@@ -22,6 +22,7 @@ import numpy as np
 from pytest_tvmperf.builder.signature import Param
 from pytest_tvmperf.store.seeded import seeded_values
 from pytest_tvmperf.values.seeded_weight import DTYPES, SeededWeight
+from pytest_tvmperf.values.executor_rows import PRIM_KIND
 
 #: the dtypes an input of the baseline's own may be made in (their byte sizes)
 INPUT_DTYPES = {**DTYPES, **{f"{u}int{bits}": bits // 8 for u in ("", "u") for bits in (8, 16, 32, 64)}, "bool": 1}
@@ -107,8 +108,8 @@ def plan_own_inputs(
             return None, f"{what} has dtype {param.dtype}, not one inputs are made in ({', '.join(INPUT_DTYPES)})"
         assert param.shape is not None and param.dtype is not None
         specs.append(TensorSpec(param.name, tuple(int(d) for d in param.shape if d is not None), param.dtype))
-    outputs = len(today_outputs) if kind == "prim" else 0
-    if kind == "prim" and len(specs) <= outputs:
+    outputs = len(today_outputs) if kind == PRIM_KIND else 0
+    if kind == PRIM_KIND and len(specs) <= outputs:
         return None, f"its entry takes {len(specs)} buffer(s), no more than the {outputs} output(s) it writes"
     args, outs = (specs[: len(specs) - outputs], specs[len(specs) - outputs :]) if outputs else (specs, [])
     total = sum(t.nbytes for t in specs)
@@ -117,7 +118,7 @@ def plan_own_inputs(
             f"its inputs would take {total / 2**20:.1f} MiB, more than the {max_bytes / 2**20:g} MiB a stored "
             f"program may (raise $TVMPERF_MAX_IR_MB if this is your own program)"
         )
-    today_outputs = today_outputs if kind == "prim" else ()  # a Relax function returns its outputs
+    today_outputs = today_outputs if kind == PRIM_KIND else ()  # a Relax function returns its outputs
     changed = changes(args, today_args) + changes(outs, today_outputs, "output")
     if not changed:
         return None, "its entry takes the shapes and dtypes of today's inputs"

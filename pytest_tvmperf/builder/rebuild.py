@@ -18,6 +18,7 @@ from pytest_tvmperf.store import user_cache
 from pytest_tvmperf.store.disk import room_problem
 from pytest_tvmperf.store.files import file_mode
 from pytest_tvmperf.store.lowered_ir import IRLoadError
+from pytest_tvmperf.values.executor_rows import is_prim
 
 
 def lowered_module(compiled: Any) -> Any | None:
@@ -35,7 +36,7 @@ def generate(module: Any, executor: str, target: Any) -> Any:
     from tvm import relax
 
     tvm_target = target.tvm_target()
-    if executor == "prim":
+    if is_prim(executor):
         return tvm.compile(module, target=tvm_target)
     return relax.build(module, tvm_target, relax_pipeline=None, exec_mode=executor.removeprefix("vm-"))
 

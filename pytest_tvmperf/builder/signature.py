@@ -5,6 +5,8 @@ comparison (``signature_problem``) is pure."""
 
 from __future__ import annotations
 
+from pytest_tvmperf.values.executor_rows import PRIM_KIND
+
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -73,7 +75,7 @@ def signature_problem(
     ``weights`` (by name), and for a PrimFunc the ``outputs`` (shape, dtype of each
     result of the reference) after them; None when the call fits."""
     names = ", ".join(p.name for p in params)
-    given = len(inputs) + len(weights) + (len(outputs) if kind == "prim" else 0)
+    given = len(inputs) + len(weights) + (len(outputs) if kind == PRIM_KIND else 0)
     if kind == "relax" and given != len(params):
         head = (
             f"workload {name}: its entry function {entry!r} takes {len(params)} argument(s) ({names}), but it is "
@@ -92,7 +94,7 @@ def signature_problem(
             f"{head}: {given - len(params)} too many; make_inputs returns the run-time "
             f"inputs only, params the weights the function takes after them",
         )
-    if kind != "prim":
+    if kind != PRIM_KIND:
         return None
     if given != len(params):
         return ArgumentProblem(

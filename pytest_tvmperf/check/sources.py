@@ -30,6 +30,7 @@ from pytest_tvmperf.values.node_ids import display_path
 from pytest_tvmperf.values.run_notes import Note
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.workload import PeerUnavailable, Workload
+from pytest_tvmperf.values.executor_rows import PRIM_KIND, kind_of
 
 if TYPE_CHECKING:
     from pytest_tvmperf.session import TvmperfSession
@@ -355,12 +356,12 @@ class TimingSources:
         except ValueError as exc:
             return None, "", f"its own signature cannot be read ({exc})"
         today_args = [(np.shape(a), str(np.asarray(a).dtype)) for a in args]
-        kind = "prim" if self.executor == "prim" else "relax"
+        kind = kind_of(self.executor)
         plan, why = own_inputs.plan_own_inputs(checked, kind, today_args, out_specs, max_ir_bytes())
         if plan is None:
             return None, "", f"no inputs of its own signature are made: {why}"
         got: list = []
-        own_args, own_specs = own_inputs.own_arrays(plan.args), plan.out_specs() if kind == "prim" else out_specs
+        own_args, own_specs = own_inputs.own_arrays(plan.args), plan.out_specs() if kind == PRIM_KIND else out_specs
         inputs = f"inputs of its own signature ({plan.changed})"
         problem, _ = self._try_library(copy, target, workload, own_args, own_specs, what, got, inputs)
         if problem is not None:

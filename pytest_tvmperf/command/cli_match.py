@@ -15,6 +15,7 @@ from pytest_tvmperf.result.entry import ResultEntry, ResultsError
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.result.compile_text import stored_compile_cell
 from pytest_tvmperf.values.compile_times import fmt_seconds
+from pytest_tvmperf.values.resources import RESOURCE_NAMES
 
 
 class CliError(Exception):
@@ -53,7 +54,7 @@ def results_records(entries: Sequence[ResultEntry], path: Path) -> dict[str, Rec
 
 
 #: the resource metrics a row shows, each in its own column
-_RESOURCES = ("alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes")
+_RESOURCES = RESOURCE_NAMES
 
 
 def _show_rows(
@@ -234,6 +235,6 @@ def diff_row(test: str, current: Record, baseline: Record, comparison: Compariso
         verdict=comparison.status,
         note=note,
         **({key: getattr(decision, key) for key in ("ratio", "low", "high", "mode")} if decision else {}),
-        **{metric: current.exact.scalar(metric) for metric in _RESOURCES},
+        resources={metric: current.exact.scalar(metric) for metric in _RESOURCES},
         compile=stored_compile_cell(baseline.compile_s, current.compile_s),
     )

@@ -13,8 +13,9 @@ from typing import Any, Callable, Mapping
 
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS
 from pytest_tvmperf.values.resources import RESOURCE_ALIASES, SELECTABLE_NAMES
+from pytest_tvmperf.values.executor_rows import EXECUTOR_NAMES
 
-EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim", "vm-cudagraph")
+EXECUTORS: tuple[str, ...] = EXECUTOR_NAMES
 #: what a run selects unless told: vm-cudagraph (cuda only) is asked for by name
 DEFAULT_EXECUTORS: tuple[str, ...] = ("vm-bytecode", "vm-compiled", "prim")
 TARGETS: tuple[str, ...] = ("llvm", "cuda")

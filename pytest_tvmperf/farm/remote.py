@@ -25,6 +25,7 @@ from pytest_tvmperf.farm.connection import DeviceHung, deadline, shut_connection
 from pytest_tvmperf.values.remote_names import RemoteName, format_address, split_remote
 from pytest_tvmperf.builder.targets import TargetSpec
 from pytest_tvmperf.values.machine import Machine
+from pytest_tvmperf.values.executor_rows import is_prim
 
 #: how long a test waits for a device of its key to be free (other workers hold them)
 DEFAULT_WAIT_S = 600.0
@@ -246,7 +247,7 @@ class RemoteCompiled:
 
         dev = self.device.dev()
         inputs = [tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in args]
-        if self.executor != "prim":
+        if not is_prim(self.executor):
             return inputs, []
         outs = [tvm.runtime.empty(shape, dtype, dev) for shape, dtype in out_specs]
         return inputs + outs, outs
@@ -257,7 +258,7 @@ class RemoteCompiled:
         def call():
             module = self._module()
             all_args, outs = self._args(args, out_specs)
-            if self.executor == "prim":
+            if is_prim(self.executor):
                 module[self.entry](*all_args)
                 return [o.numpy() for o in outs]
             from tvm import relax
@@ -273,7 +274,7 @@ class RemoteCompiled:
             module = self._module()
             all_args, _ = self._args(args, out_specs)
             dev = self.device.dev()
-            if self.executor == "prim":
+            if is_prim(self.executor):
                 evaluator = module.time_evaluator(self.entry, dev, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
                 return lambda: float(evaluator(*all_args).results[0])
             from tvm import relax

@@ -28,6 +28,7 @@ from pytest_tvmperf.measure.metric_sources import SourceDied, SourceFailed
 from pytest_tvmperf.measure.sim_env import PINNED_DESCRIPTION, describe_setup, harness_env, host_problem
 from pytest_tvmperf.measure.sim_env import valgrind_command, valgrind_version
 from pytest_tvmperf.values.kernel_metrics import KERNEL_METRICS, KernelMetric
+from pytest_tvmperf.values.executor_rows import is_prim, simulated_executors
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.config.per_test import TestSettings
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: the target the simulated build is compiled for, on every machine
 PINNED_TARGET: Mapping[str, Any] = {"kind": "llvm", "mcpu": "haswell", "num-cores": 1}
 METRICS = tuple(m for m in KERNEL_METRICS if m.name in ("cpu_instructions", "est_cycles"))
-EXECUTORS = ("prim", "vm-bytecode", "vm-compiled")
+EXECUTORS = simulated_executors()
 #: bounded waits: the measuring process's start-up, and one kernel's simulation (where the
 #: test's settings give none: a request's deadline is --tvmperf-child-timeout)
 STARTUP_TIMEOUT_S = 600.0
@@ -243,7 +244,7 @@ def _write_inputs(prepared, folder: Path) -> list[Path]:
         inputs = smaller.inputs()
         args, out_specs = smaller.call_args(inputs), output_specs(smaller.expected(inputs))
     arrays = [np.ascontiguousarray(a) for a in args]
-    if prepared.executor == "prim":
+    if is_prim(prepared.executor):
         arrays += [np.zeros(shape, dtype) for shape, dtype in out_specs]
     for i, array in enumerate(arrays):
         np.save(folder / f"arg{i}.npy", array)
@@ -317,7 +318,7 @@ class SimulatedCost:
             ) from None
         from pytest_tvmperf.measure import sim_cache
 
-        vm = prepared.executor != "prim"
+        vm = not is_prim(prepared.executor)
         digest = None
         if sim_cache.enabled():
             digest = sim_cache.key(library, inputs, workload.entry, vm, self.setup(prepared, settings))

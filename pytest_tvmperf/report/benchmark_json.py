@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from pytest_tvmperf.result.entry import ResultEntry
-from pytest_tvmperf.values.resources import COMPILE_S
+from pytest_tvmperf.values.resources import COMPILE_S, RESOURCE_NAMES
 
 
 def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
@@ -46,7 +46,7 @@ def benchmark_entry(entry: ResultEntry) -> dict[str, Any] | None:
         extra["tvmperf_failed_metrics"] = list(entry.failed)
     for record, prefix in ((entry.record, ""), (entry.baseline, "baseline_")):
         # the resources: values/resources.py
-        for metric in ("cpu_instructions", "alloc_bytes", "code_bytes", "peak_bytes", "device_peak_bytes"):
+        for metric in ("cpu_instructions", *RESOURCE_NAMES):
             count = record.exact.scalar(metric) if record is not None else None
             if count is not None:
                 extra[f"tvmperf_{prefix}{metric}"] = int(count)

@@ -6,7 +6,7 @@ from pytest_tvmperf.result.compile_text import compile_properties
 from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.result.outcome import Outcome
 from pytest_tvmperf.result.text import SummaryRow
-from pytest_tvmperf.values.resources import COMPILE_S
+from pytest_tvmperf.values.resources import COMPILE_S, RESOURCE_NAMES
 
 
 def summary_row(outcome: Outcome) -> SummaryRow:
@@ -32,8 +32,8 @@ def junit_properties(outcome: Outcome) -> list[tuple[str, object]]:
     if outcome.failed_metrics:
         props.append(("tvmperf_failed_metrics", ",".join(outcome.failed_metrics)))
     if outcome.record is not None:
-        counts = ("kernels", "storage_bytes", "calls", "cpu_instructions", "est_cycles", "alloc_bytes", "code_bytes")
-        for metric in (*counts, "peak_bytes", "device_peak_bytes"):
+        counts = ("kernels", "storage_bytes", "calls", "cpu_instructions", "est_cycles")
+        for metric in (*counts, *RESOURCE_NAMES):
             value = outcome.record.exact.scalar(metric)
             if value is not None:
                 props.append((f"tvmperf_{metric}", value))

@@ -18,6 +18,7 @@ from pytest_tvmperf.values.resources import COMPILE_S, PEAK_NAMES, RESOURCE_NAME
 from pytest_tvmperf.result.compile_text import compile_lines
 from pytest_tvmperf.result.kernel_match import KernelMatch, match_kernels
 from pytest_tvmperf.result.kernels import kernel_changes
+from pytest_tvmperf.values.executor_rows import is_prim
 
 
 def kernel_match(current: Record, baseline: Record) -> KernelMatch:
@@ -154,7 +155,7 @@ def _time_lines(v: MetricVerdict, current: Record) -> list[str]:
 
 def _named(record: Record, per_kernel: Mapping[str, int] | None) -> Mapping[str, int] | None:
     """A PrimFunc test's kernel under its workload's name (every TE test's kernel is ``main``)."""
-    if per_kernel is None or record.executor != "prim" or "main" not in per_kernel:
+    if per_kernel is None or not is_prim(record.executor) or "main" not in per_kernel:
         return per_kernel
     return {(f"{record.workload} (main)" if name == "main" else name): n for name, n in per_kernel.items()}
 

@@ -6,7 +6,7 @@ import os
 import re
 import shlex
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from pytest_tvmperf.judge.compare import SAME_PROGRAM_CELL
@@ -14,7 +14,7 @@ from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.printable import safe
-from pytest_tvmperf.values.resources import COMPILE_S
+from pytest_tvmperf.values.resources import COMPILE_S, RESOURCE_METRICS, RESOURCE_NAMES
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, peer_failures
 from pytest_tvmperf.measure.metric_sources import fmt_count
 from pytest_tvmperf.result.compile_text import compile_cell
@@ -89,12 +89,9 @@ class SummaryRow:
     failed: tuple[str, ...] = ()
     #: where the time goes: ``conv2d14 26%, conv2d9 23%, ...`` (:func:`hot_kernels`), "" unknown
     hot: str = ""
-    #: the resource metrics of this run (values/resources.py): run-time allocations and code size
-    alloc_bytes: int | None = None
-    code_bytes: int | None = None
-    #: the peak memory of one call, on the host and on a GPU (values/peak_memory.py)
-    peak_bytes: int | None = None
-    device_peak_bytes: int | None = None
+    #: the resource metrics of this run, by name (the rows of values/resources.py: run-time
+    #: allocations, code size, the peak memory of one call on the host and on a GPU); None not read
+    resources: Mapping[str, int | None] = field(default_factory=dict)
     #: compile_s side by side, one phrase (result/compile_text.py); "" where not measured
     compile: str = ""
     #: what the medians and the ratio measured: "wall time", or "own run time" (each side's
@@ -129,9 +126,9 @@ class SummaryRow:
             baseline_instructions=baseline.exact.scalar("instructions") if baseline is not None else None,
             mode=time.mode or "",
             peers=entry.peers,
-            **{m: _count(record, m) for m in ("cpu_instructions", "alloc_bytes", "code_bytes", "peak_bytes")},
+            cpu_instructions=_count(record, "cpu_instructions"),
             baseline_cpu_instructions=_count(baseline, "cpu_instructions"),
-            device_peak_bytes=_count(record, "device_peak_bytes"),
+            resources={m: _count(record, m) for m in RESOURCE_NAMES},
             failed=entry.failed,
             hot=hot_kernels(record.kernel_time_s) if record is not None else "",
             compile=compile_cell(c.status, c.current, c.baseline, c.note, c.limit) if c is not None else "",
@@ -166,16 +163,29 @@ class SummaryRow:
         base = "-" if self.baseline_cpu_instructions is None else fmt_count(self.baseline_cpu_instructions)
         return f"{fmt_count(self.cpu_instructions)}/{base}".replace(" ", "")
 
+    def column_cells(self, column: str) -> list[str]:
+        """The cells of the resources shown in ``column`` (values/resources.py), in their order:
+        ``n/a`` for one not read, but a prefixed one (``gpu ...``) only where it was."""
+        cells = []
+        for metric in RESOURCE_METRICS:
+            value = self.resources.get(metric.name)
+            if metric.column == column and (value is not None or not metric.cell_prefix):
+                cells.append(metric.cell_prefix + fmt_kib(value))
+        return cells
+
+    def shows(self, column: str) -> bool:
+        """Some resource of ``column`` was read for this row."""
+        return any(self.resources.get(m.name) is not None for m in RESOURCE_METRICS if m.column == column)
+
     @property
     def resources_cell(self) -> str:
         """Run-time allocations and code size, ``10.5KiB/13.6KiB`` (``n/a`` for one not read)."""
-        return f"{fmt_kib(self.alloc_bytes)}/{fmt_kib(self.code_bytes)}"
+        return "/".join(self.column_cells("alloc/code"))
 
     @property
     def peak_cell(self) -> str:
         """The peak memory of one call, ``4.01MiB`` (``gpu 12MiB`` added where a GPU's was read)."""
-        device = f" gpu {fmt_kib(self.device_peak_bytes)}" if self.device_peak_bytes is not None else ""
-        return fmt_kib(self.peak_bytes) + device
+        return " ".join(self.column_cells("peak"))
 
 
 def fmt_kib(value: int | None) -> str:
@@ -281,8 +291,8 @@ def _cells(r: SummaryRow) -> list[str]:
 def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     """The end-of-run table (optional columns where some row has them), then each row's compile_s."""
     sim = any(r.cpu_instructions is not None for r in rows)
-    res = any(r.alloc_bytes is not None or r.code_bytes is not None for r in rows)
-    peak = any(r.peak_bytes is not None or r.device_peak_bytes is not None for r in rows)
+    res = any(r.shows("alloc/code") for r in rows)
+    peak = any(r.shows("peak") for r in rows)
     optional = ((sim, "cpu_instr now/base"), (res, "alloc/code"), (peak, "peak"))
     header = (
         *("test", "executor", "target", "median", "baseline", "ratio [CI]", "instr now/base"),
@@ -380,7 +390,7 @@ def markdown_summary(rows: Sequence[SummaryRow]) -> str:
     counts = Counter(str(r.headline_verdict) for r in rows)
     head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
     sim = any(r.cpu_instructions is not None for r in rows)
-    res = any(r.alloc_bytes is not None or r.code_bytes is not None or r.peak_bytes is not None for r in rows)
+    res = any(r.shows("alloc/code") or r.shows("peak") for r in rows)
     columns = [
         *("test", "executor", "target", "median", "baseline", "ratio [CI]", "instructions now/base"),
         *(["simulated instructions now/base"] if sim else []),

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_tvmperf.values.peak_memory import MMAP_THRESHOLD
+from pytest_tvmperf.values.executor_rows import is_prim
 
 #: the child's stderr, last lines kept in a crash message
 STDERR_LINES = 6
@@ -287,7 +288,7 @@ def _on_ir(request: dict) -> dict:
 
     try:
         entry = request["entry"]
-        params = prim_signature(module, entry) if request["executor"] == "prim" else relax_params(module, entry)
+        params = prim_signature(module, entry) if is_prim(request["executor"]) else relax_params(module, entry)
     except Exception as exc:  # no such entry, or not a function of the executor's kind
         return {"error": shorten_tvm_error(exc, 1)}
     return {"params": params_as_json(params)}

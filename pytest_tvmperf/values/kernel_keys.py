@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Mapping, TypeVar
 
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.values.kernel_id import KernelId
+from pytest_tvmperf.values.executor_rows import is_prim
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_tvmperf.values.record import Record
@@ -153,7 +154,7 @@ def keyed_bytecode(bytecode: Mapping[str, str] | None, names: Mapping[str, str])
 def keyed_by_identity(record: "Record") -> "Record":
     """``record`` as a baseline file stores it: keyed by kernel identity (module docstring);
     unchanged where it has no identities or is a PrimFunc test (its one kernel, ``main``)."""
-    if not record.kernels or record.executor == "prim":
+    if not record.kernels or is_prim(record.executor):
         return record
     names = stable_names(record.kernels)
     return replace(

@@ -19,6 +19,12 @@ class ResourceMetric:
     default_limit: str
     alias: str
     parts: str
+    #: the summary table's column it shows in ("alloc/code", "peak"; "" in none)
+    column: str = ""
+    #: its cell's prefix there (``gpu 12MiB``); shown only where read when it has one
+    cell_prefix: str = ""
+    #: a change between two versions reads "before -> after" (exact) rather than a percentage
+    absolute_change: bool = False
 
 
 ALLOC_BYTES = "alloc_bytes"
@@ -28,14 +34,16 @@ DEVICE_PEAK_BYTES = "device_peak_bytes"
 
 RESOURCE_METRICS: tuple[ResourceMetric, ...] = (
     # bytes the VM allocates in one call of the entry (its alloc_storage calls as executed); exact on every machine
-    ResourceMetric(ALLOC_BYTES, "B", "0", "", "by allocation site"),
+    ResourceMetric(ALLOC_BYTES, "B", "0", "", "by allocation site", "alloc/code", absolute_change=True),
     # the function symbols of the object LLVM emits (the CUDA module's size for cuda); exact for a TVM, LLVM, target
-    ResourceMetric(CODE_BYTES, "B", "1%", "code", "by kernel"),
+    ResourceMetric(CODE_BYTES, "B", "1%", "code", "by kernel", "alloc/code"),
     # the host's peak resident growth over one call, median of 3 in the isolation child (values/peak_memory.py)
-    ResourceMetric(PEAK_BYTES, "B", "10%", "memory", ""),
+    ResourceMetric(PEAK_BYTES, "B", "10%", "memory", "", "peak"),
     # a GPU's peak allocated bytes in one call (the VM's pool, read as its free memory); n/a where no GPU runs it
-    ResourceMetric(DEVICE_PEAK_BYTES, "B", "10%", "", ""),
+    ResourceMetric(DEVICE_PEAK_BYTES, "B", "10%", "", "", "peak", cell_prefix="gpu "),
 )
+#: the resources whose change reads "before -> after" (exact counts of bytes)
+ABSOLUTE_CHANGES: frozenset[str] = frozenset(m.name for m in RESOURCE_METRICS if m.absolute_change)
 RESOURCE_NAMES: tuple[str, ...] = tuple(m.name for m in RESOURCE_METRICS)
 #: measured, not counted: gated with a noise floor (values/peak_memory.py)
 PEAK_NAMES: tuple[str, ...] = (PEAK_BYTES, DEVICE_PEAK_BYTES)

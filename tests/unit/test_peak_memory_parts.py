@@ -182,14 +182,14 @@ def test_summary_step_summary_and_show():
     from pytest_tvmperf.judge.verdict import Verdict
     from pytest_tvmperf.result.text import SummaryRow, markdown_summary, summary_table
 
-    row = SummaryRow("test_w", "vm-bytecode", "llvm", None, None, 16, 16, Verdict.PASS, alloc_bytes=240)
-    peaked = replace(row, peak_bytes=2 * MIB, code_bytes=1024)
+    row = SummaryRow("test_w", "vm-bytecode", "llvm", None, None, 16, 16, Verdict.PASS, resources={"alloc_bytes": 240})
+    peaked = replace(row, resources={"alloc_bytes": 240, "peak_bytes": 2 * MIB, "code_bytes": 1024})
     assert "peak" not in summary_table([row])[0].split() and "alloc/code/peak" not in markdown_summary(
-        [replace(row, alloc_bytes=None)]
+        [replace(row, resources={})]
     )
     table = summary_table([peaked])
     assert table[0].split()[-2:] == ["peak", "verdict"] and table[1].split()[-2:] == ["2MiB", "pass"]
-    assert replace(peaked, device_peak_bytes=3 * MIB).peak_cell == "2MiB gpu 3MiB"
+    assert replace(peaked, resources={**peaked.resources, "device_peak_bytes": 3 * MIB}).peak_cell == "2MiB gpu 3MiB"
     assert "| 240B/1KiB/2MiB |" in markdown_summary([peaked])
     measured = ExactMetrics(resources={"peak_bytes": 2 * MIB}, not_measured={"device_peak_bytes": "why"})
     (first,) = _show_rows("t", "vm-bytecode", "llvm", Record("w", "vm-bytecode", {}, "0.27", measured), ())
