@@ -157,7 +157,7 @@ class AgainstPlugin:
         from pytest_tvmperf.check.decide import Decision, conclude, confirm_time
         from pytest_tvmperf.check.timed import measure_time
         from pytest_tvmperf.store.artifacts import discard
-        from pytest_tvmperf.judge.compare import Comparison
+        from pytest_tvmperf.judge.metric_verdict import Comparison
         from pytest_tvmperf.judge.compile_verdict import versions_verdict
         from pytest_tvmperf.judge.confirmation import whole_verdict
         from pytest_tvmperf.values.resources import COMPILE_S

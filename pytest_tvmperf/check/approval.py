@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pytest_tvmperf.check.baseline import BaselineSource
 from pytest_tvmperf.check.context import stored_baselines
 from pytest_tvmperf.check.decide import Decision, Measured, confirm_time, decide
-from pytest_tvmperf.judge.compare import Comparison
+from pytest_tvmperf.judge.metric_verdict import Comparison
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.plan import Plan
 from pytest_tvmperf.result.baseline_change import ON_A_PULL_REQUEST, STATE_NOTE, ChangeState, change_lines

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy, compare, compare_time
+from pytest_tvmperf.judge.compare import TimePolicy, compare, compare_time
+from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.config.limits import Limit
 
 if TYPE_CHECKING:

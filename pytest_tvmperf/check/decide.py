@@ -18,7 +18,8 @@ from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.judge.compile_verdict import compile_verdict
 from pytest_tvmperf.values.resources import COMPILE_S
 from pytest_tvmperf.config.parsing import TIME_METRIC
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, TimePolicy
+from pytest_tvmperf.judge.compare import TimePolicy
+from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.judge.ratios import RatioVerdict, peer_verdicts
 from pytest_tvmperf.judge.ratios import straddles as ratio_straddles
 from pytest_tvmperf.config.time_policy import DecideBudget

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from pytest_tvmperf.judge.compare import Comparison
+from pytest_tvmperf.judge.metric_verdict import Comparison
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.result.text import SummaryRow, fmt_number, fmt_time, text_table
 from pytest_tvmperf.values.printable import safe

@@ -16,7 +16,7 @@ from typing import Callable
 from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.config.time_policy import DecideBudget, spent_alpha
 from pytest_tvmperf.judge.confirmation import DECIDED
-from pytest_tvmperf.judge.compare import MetricVerdict
+from pytest_tvmperf.judge.metric_verdict import MetricVerdict
 from pytest_tvmperf.judge.timestats import bootstrap_se_log_ratio, decide, decide_from
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.values.compile_times import SAME_PROGRAM_COMPILE, CompileTimes, side_by_side_line

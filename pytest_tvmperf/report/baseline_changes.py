@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 from pytest_tvmperf.result.baseline_change import ChangedEntry, change_lines, entries_differ, markdown, state_of_note
 from pytest_tvmperf.result.entry import ResultEntry
 from pytest_tvmperf.result.run_report import ReportSection
-from pytest_tvmperf.result.text import md_code
+from pytest_tvmperf.result.markdown import md_code
 from pytest_tvmperf.store.files import BaselineError, baseline_path, load_baselines
 from pytest_tvmperf.values.node_ids import display_path
 

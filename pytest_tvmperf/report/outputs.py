@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
-from pytest_tvmperf.result.text import SummaryRow, github_annotation, markdown_summary
+from pytest_tvmperf.result.markdown import github_annotation, markdown_summary
+from pytest_tvmperf.result.text import SummaryRow
 from pytest_tvmperf.report.history import history_line, read_runs
 from pytest_tvmperf.result.entry import ResultEntry, ResultsError, results_json
 from pytest_tvmperf.result.run_report import ReportSection

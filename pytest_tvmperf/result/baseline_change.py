@@ -10,10 +10,11 @@ from typing import Sequence
 
 from pytest_tvmperf.values.resources import RESOURCE_NAMES
 from pytest_tvmperf.config.parsing import EXACT_METRICS
-from pytest_tvmperf.judge.compare import MetricVerdict
+from pytest_tvmperf.judge.metric_verdict import MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.result.regression import kernel_match, kernel_set_line, verdict_lines
-from pytest_tvmperf.result.text import fmt_number, fmt_time, md_code, md_text, safe
+from pytest_tvmperf.result.markdown import md_code, md_text
+from pytest_tvmperf.result.text import fmt_number, fmt_time, safe
 from pytest_tvmperf.values.record import Record
 
 #: the option that approves, and how the example workflow gives it

@@ -8,7 +8,7 @@ from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.values.compile_times import fmt_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pytest_tvmperf.judge.compare import MetricVerdict
+    from pytest_tvmperf.judge.metric_verdict import MetricVerdict
 
 
 def compile_lines(v: "MetricVerdict") -> list[str]:

@@ -39,7 +39,8 @@ from pytest_tvmperf.store.schema import check_record
 from pytest_tvmperf.values.json_fields import Fields, SchemaProblem, check_schema_version, dotted, find_long_int
 from pytest_tvmperf.values.json_fields import is_int, loads, long_int_problem
 from pytest_tvmperf.store.files import read_regular_text
-from pytest_tvmperf.judge.compare import MetricVerdict, same_program_cell
+from pytest_tvmperf.judge.compare import same_program_cell
+from pytest_tvmperf.judge.metric_verdict import MetricVerdict
 from pytest_tvmperf.judge.confirmation import Settling
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict, read_verdict
 from pytest_tvmperf.result.kernel_match import match_kernels

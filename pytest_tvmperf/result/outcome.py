@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_tvmperf.config.parsing import EXECUTORS, TARGETS
-from pytest_tvmperf.judge.compare import Comparison
+from pytest_tvmperf.judge.metric_verdict import Comparison
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.values.record import Record
 from pytest_tvmperf.judge.layer_match import LayerTable

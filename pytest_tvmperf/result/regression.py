@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from typing import Mapping, Sequence
 
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
+from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.metric_sources import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass, field
@@ -219,7 +218,7 @@ def _peer_cell(p: PeerCell | None) -> str:
     return f"{p.ratio:.2f}x [{p.low:.2f}-{p.high:.2f}]{gate}"
 
 
-def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+def peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """Header and body of the peer ratio table: one row per test with peers, one column per peer."""
     with_peers = [r for r in rows if r.peers]
     names = sorted({p.name for r in with_peers for p in r.peers})
@@ -232,7 +231,7 @@ def _peer_cells(rows: Sequence[SummaryRow]) -> tuple[tuple[str, ...], list[tuple
 
 def peer_table(rows: Sequence[SummaryRow]) -> list[str]:
     """TVM time over each peer framework's, timed side by side: one row per test, one column per peer."""
-    header, body = _peer_cells(rows)
+    header, body = peer_cells(rows)
     return text_table(header, body) if body else []
 
 
@@ -283,7 +282,7 @@ def _instr_cell(r: SummaryRow) -> str:
     return f"{r.instructions}/{'-' if r.baseline_instructions is None else r.baseline_instructions}"
 
 
-def _cells(r: SummaryRow) -> list[str]:
+def row_cells(r: SummaryRow) -> list[str]:
     """The cells from executor to instructions, of the summary table and of the step summary."""
     return [r.executor, r.target, fmt_time(r.median_s), fmt_time(r.baseline_s), _ratio_cell(r), _instr_cell(r)]
 
@@ -302,7 +301,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     body = []
     for r in rows:
         extra = (cell for cell, shown in ((r.cpu_cell, sim), (r.resources_cell, res), (r.peak_cell, peak)) if shown)
-        body.append((r.test, *_cells(r), *extra, r.verdict_cell))
+        body.append((r.test, *row_cells(r), *extra, r.verdict_cell))
     return text_table(header, body) + [f"compile_s {r.test}: {r.compile}" for r in rows if r.compile]
 
 
@@ -379,104 +378,3 @@ def summary_notes(rows: Iterable[SummaryRow]) -> list[str]:
     """One line per distinct note (e.g. why time was not gated), with its count."""
     counts = Counter(r.note for r in rows if r.note)
     return [f"{n} test(s): {note}" for note, n in sorted(counts.items())]
-
-
-def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
-def markdown_summary(rows: Sequence[SummaryRow]) -> str:
-    """The summary table as Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
-    counts = Counter(str(r.headline_verdict) for r in rows)
-    head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    sim = any(r.cpu_instructions is not None for r in rows)
-    res = any(r.shows("alloc/code") or r.shows("peak") for r in rows)
-    columns = [
-        *("test", "executor", "target", "median", "baseline", "ratio [CI]", "instructions now/base"),
-        *(["simulated instructions now/base"] if sim else []),
-        *(["alloc/code/peak"] if res else []),
-        "verdict",
-    ]
-    lines = [f"### pytest-tvmperf: {head}", "", _md_row(columns), "|" + "---|" * len(columns)]
-    icon = {Verdict.REGRESSED: "❌", Verdict.INCONCLUSIVE: "⚠️", Verdict.IMPROVED: "✅", Verdict.PASS: "✔️"}
-    for r in rows:
-        # the verdict: ``⚠️ pass (vs numpy inconclusive)`` where a peer gate could not tell
-        mark = icon.get(Verdict.known(str(r.headline_verdict)), "")  # type: ignore[call-overload]
-        held = f" (vs {', '.join(r.held_peers)} inconclusive)" if r.headline_verdict != r.verdict else ""
-        cells = [
-            *_cells(r),
-            *([r.cpu_cell] if sim else []),
-            *([f"{r.resources_cell}/{r.peak_cell}"] if res else []),
-            f"{mark} {r.verdict_cell}{held}".strip(),
-        ]
-        lines.append(_md_row([md_code(r.test), *(md_cell(c) for c in cells)]))
-    notes = summary_legend(rows) + summary_notes(rows)
-    if notes:
-        lines += [""] + [f"- {md_text(n)}" for n in notes]
-    head, body = _peer_cells(rows)
-    if body:
-        lines += ["", "#### TVM time / peer framework time (side by side; below 1: TVM is faster)", ""]
-        lines += [_md_row(head), "|" + "---|" * len(head)]
-        lines += [_md_row([md_code(row[0]), *(md_cell(c) for c in row[1:])]) for row in body]
-    return "\n".join(lines) + "\n"
-
-
-#: what Markdown reads as inline syntax (links, images, emphasis, HTML, code, tables), escaped in text
-_MARKDOWN_PUNCTUATION = frozenset("\\`*_[]<|!~&")
-
-
-#: what GitHub turns into a link, a mention or a reference by itself, with no Markdown syntax: a URL
-#: (``https://``, ``www.``; trailing punctuation left out, as GitHub leaves it), an e-mail address,
-#: ``owner/repo#1``, ``@name``, ``#1``, ``GH-1``
-_GITHUB_AUTOLINKS = re.compile(
-    r"(?i)\b[a-z][a-z0-9+.-]*://\S*[^\s.,;:!?)'\"\]]|\bwww\.\S*[^\s.,;:!?)'\"\]]|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[\w.-]+/[\w.-]+#\d+"
-    r"|(?<![\w`])@[\w-]+|(?<![\w&])#\d+\b|\bGH-\d+\b"
-)
-
-
-def md_text(text: object) -> str:
-    """Text for a Markdown list item or table cell: through :func:`safe`, every character Markdown
-    reads as inline syntax escaped, a leading ``#+->`` escaped, and whatever GitHub links by itself
-    (a URL, ``www.``, an e-mail address, ``@mention``, ``#1``) put in a code span, where it renders as
-    text: data cannot make a link, a mention, a reference, HTML or a heading (issue 66)."""
-    out = _defused(safe(text), _escaped)
-    return "\\" + out if out[:1] in ("#", "+", "-", ">") else out
-
-
-def md_cell(text: object) -> str:
-    """A table cell of the plugin's own words and numbers (``2.00x [1.90-2.10] > 1.2 exceeded``): ``|``
-    escaped, and whatever GitHub links by itself in a code span, as :func:`md_text` does."""
-    return _defused(safe(text), lambda part: part.replace("|", "\\|"))
-
-
-def _defused(shown: str, escape) -> str:
-    """``shown`` with every autolink in a code span and the rest through ``escape``."""
-    parts, at = [], 0
-    for found in _GITHUB_AUTOLINKS.finditer(shown):
-        parts += [escape(shown[at : found.start()]), md_code(found.group())]
-        at = found.end()
-    return "".join(parts) + escape(shown[at:])
-
-
-def _escaped(text: str) -> str:
-    return "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in text)
-
-
-def md_code(text: object) -> str:
-    """Text as a Markdown code span in a table cell: a fence longer than any run of backticks in
-    it (padded where it starts or ends with one), ``|`` escaped (a table reads it first)."""
-    shown = safe(text)
-    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) else ""
-    return f"{fence}{pad}{shown.replace('|', chr(92) + '|')}{pad}{fence}"
-
-
-def github_annotation(path: str, line: int, verdict: str, message: str) -> str:
-    """A ``::error`` workflow command that GitHub Actions shows on the test's line."""
-
-    def escape(text: str) -> str:
-        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-    props = f"file={escape(path).replace(',', '%2C').replace(':', '%3A')},line={line},title=tvmperf {verdict}"
-    return f"::error {props}::{escape(message)}"

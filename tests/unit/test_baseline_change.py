@@ -7,7 +7,7 @@ from __future__ import annotations
 from _factories import exact, record
 
 from pytest_tvmperf.check.approval import mismatches
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
+from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import FAILING, Verdict
 from pytest_tvmperf.result.baseline_change import (
     STATE_NOTE,

@@ -271,7 +271,7 @@ def test_a_registered_class_is_one_source_per_session(monkeypatch):
 
 
 def test_the_summary_says_the_simulated_cost_was_gated_when_the_time_was_not():
-    from pytest_tvmperf.judge.compare import MetricVerdict
+    from pytest_tvmperf.judge.metric_verdict import MetricVerdict
     from pytest_tvmperf.judge.verdict import Verdict
     from pytest_tvmperf.measure.simulate import simulated_gate_note
 

@@ -11,7 +11,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_tvmperf.config.time_policy import TimePolicy
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare, compare_exact, compare_time
+from pytest_tvmperf.judge.compare import compare, compare_exact, compare_time
+from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.config.parsing import EXACT_METRICS
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.judge.timestats import Z_RULE_OUT, decide

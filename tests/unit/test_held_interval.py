@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pytest_tvmperf.check.decide import judged_peers
 from pytest_tvmperf.config.time_policy import TimePolicy
-from pytest_tvmperf.judge.compare import MetricVerdict
+from pytest_tvmperf.judge.metric_verdict import MetricVerdict
 from pytest_tvmperf.judge.confirmation import confirm, confirmation_note
 from pytest_tvmperf.judge.ratios import RatioVerdict
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME, TimeDecision

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from _factories import exact, record
 
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
+from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.values.kernel_id import KernelId, op_of
 from pytest_tvmperf.result.kernel_match import BY_NAME_NOTE, KernelStatus, match_kernels

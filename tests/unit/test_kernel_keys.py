@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from _factories import exact, machine, record, with_timings, timing
 
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict
+from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.result.regression import regression_message
 from pytest_tvmperf.store.files import dump_baselines, load_baselines, merge_updates, parse_baselines

@@ -11,7 +11,8 @@ import pytest
 from _factories import machine, with_timings
 
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS
-from pytest_tvmperf.judge.compare import MetricVerdict, compare
+from pytest_tvmperf.judge.compare import compare
+from pytest_tvmperf.judge.metric_verdict import MetricVerdict
 from pytest_tvmperf.judge.timestats import TimeDecision
 from pytest_tvmperf.report.benchmark_json import benchmark_entry
 from pytest_tvmperf.report.html_report import render_html

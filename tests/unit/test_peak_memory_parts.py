@@ -49,7 +49,7 @@ def test_failure_lines_show_the_most_allowed():
         "limit +1.04858e+06, growth up to 256 KiB passes, at most 11,534,336 B)"
     )
     # the device peak of a host target is n/a as expected: in the JSON and JUnit, not in every failure
-    from pytest_tvmperf.judge.compare import Comparison
+    from pytest_tvmperf.judge.metric_verdict import Comparison
     from pytest_tvmperf.result.regression import _not_measured_lines
 
     here = replace(after, exact=replace(after.exact, not_measured={"device_peak_bytes": peak_memory.ON_HOST}))
@@ -180,7 +180,8 @@ def test_html_has_a_peak_column_and_none_for_a_host_targets_device_peak():
 def test_summary_step_summary_and_show():
     from pytest_tvmperf.command.cli_match import _show_rows
     from pytest_tvmperf.judge.verdict import Verdict
-    from pytest_tvmperf.result.text import SummaryRow, markdown_summary, summary_table
+    from pytest_tvmperf.result.markdown import markdown_summary
+    from pytest_tvmperf.result.text import SummaryRow, summary_table
 
     row = SummaryRow("test_w", "vm-bytecode", "llvm", None, None, 16, 16, Verdict.PASS, resources={"alloc_bytes": 240})
     peaked = replace(row, resources={"alloc_bytes": 240, "peak_bytes": 2 * MIB, "code_bytes": 1024})

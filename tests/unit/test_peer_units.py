@@ -157,7 +157,7 @@ def test_relation_message_shows_both_sides():
 
 
 def test_markdown_summary_has_the_peer_table():
-    from pytest_tvmperf.result.text import markdown_summary
+    from pytest_tvmperf.result.markdown import markdown_summary
 
     rows = [
         SummaryRow(
@@ -182,7 +182,7 @@ def test_markdown_summary_has_the_peer_table():
 
 
 def test_the_markdown_headline_counts_an_inconclusive_peer_gate_as_inconclusive():
-    from pytest_tvmperf.result.text import markdown_summary
+    from pytest_tvmperf.result.markdown import markdown_summary
 
     held = PeerCell("torch", 1.1, 0.9, 1.3, Verdict.INCONCLUSIVE, 1.2)
     shown = PeerCell("numpy", 1.1, 0.9, 1.3, Verdict.INCONCLUSIVE, None)  # not gated: only shown

@@ -13,9 +13,9 @@ from pytest_tvmperf.judge.compare import compare
 from pytest_tvmperf.values.exact_metrics import ExactMetrics
 from pytest_tvmperf.config.limits import DEFAULT_THRESHOLDS, Limit
 from pytest_tvmperf.result.regression import missing_baseline_message, regression_message
+from pytest_tvmperf.result.markdown import markdown_summary
 from pytest_tvmperf.result.text import (
     SummaryRow,
-    markdown_summary,
     count_diff,
     fmt_number,
     fmt_time,

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from _factories import record
 
-from pytest_tvmperf.judge.compare import Comparison, MetricVerdict, compare_exact
+from pytest_tvmperf.judge.compare import compare_exact
+from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.judge.ratios import ratio_verdict
 from pytest_tvmperf.config.limits import Limit
 from pytest_tvmperf.result.junit import junit_properties, summary_row

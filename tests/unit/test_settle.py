@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_tvmperf.config.parsing import TIME_METRIC
 from pytest_tvmperf.config.time_policy import DecideBudget, TimePolicy, spent_alpha
-from pytest_tvmperf.judge.compare import MetricVerdict
+from pytest_tvmperf.judge.metric_verdict import MetricVerdict
 from pytest_tvmperf.judge.confirmation import DECIDED, confirm, settle
 from pytest_tvmperf.judge.timestats import decide_from
 from pytest_tvmperf.judge.verdict import Verdict

@@ -10,7 +10,8 @@ import html
 import pytest
 
 from pytest_tvmperf.judge.verdict import PeerCell, Verdict
-from pytest_tvmperf.result.text import SummaryRow, markdown_summary
+from pytest_tvmperf.result.markdown import markdown_summary
+from pytest_tvmperf.result.text import SummaryRow
 
 markdown_it = pytest.importorskip("markdown_it", reason="a CommonMark renderer checks the Markdown")
 
@@ -55,7 +56,7 @@ def test_a_test_id_renders_as_itself_in_a_code_span(test_id):
 
 
 def test_a_note_from_data_renders_as_itself():
-    from pytest_tvmperf.result.text import md_text
+    from pytest_tvmperf.result.markdown import md_text
 
     note = "baseline from another CPU model (Evil [x](http://e.x) <img src=x> `code` *b* | c)"
     page = render(f"- {md_text(note)}\n")
@@ -75,7 +76,7 @@ def test_what_github_links_by_itself_is_put_in_code_spans():
     """issue 66: a PR entry's text reached the change report and the step summary with a bare URL, a
     www. host, an @mention and #1 intact, which GitHub renders as links, a mention and a reference
     (with no Markdown syntax: CommonMark leaves them as text, so each must be in a code span)."""
-    from pytest_tvmperf.result.text import md_text
+    from pytest_tvmperf.result.markdown import md_text
 
     note = "perf reviewed at https://evil.example/login?next=approve cc @octocat, see #1, www.evil.example, a/b#2"
     page = render(f"- {md_text(note)}\n")
