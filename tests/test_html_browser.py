@@ -417,3 +417,29 @@ def test_all_tests_shows_the_verdict_at_a_laptops_width(chromium: Path, tmp_path
     assert verdict_right <= window, f"the verdict column ends at {verdict_right} px"
     marks = [anc for tag, a, anc in parsed.found if tag == "g" and a.get("class") == "tvmperf-rerecord"]
     assert len(marks) == 1 and any(a.get("data-test") == TESTS[0]["test_id"] for _, a in marks[0]), marks
+
+
+def test_the_time_chart_puts_a_regression_right_of_one_in_chromium(chromium: Path, tmp_path: Path):
+    """issue 61: the HTML's "Time now vs baseline" chart put two ~3x regressions on the faster side.
+    As Chromium lays the page out, a 3x regression's dot lies right of the 1.0x line, an improvement's
+    left of it, and each row's ratio and interval read as the results file holds them."""
+    tests = [
+        _entry("test_slow[llvm-vm-bytecode]", "regressed", 3.02, 2.85, 3.2, 3.0e-3, 1.0e-3),
+        _entry("test_fast[llvm-vm-bytecode]", "improved", 0.5, 0.47, 0.53, 0.5e-3, 1.0e-3),
+        _entry("test_same[llvm-vm-bytecode]", "pass", 1.0, 0.97, 1.03, 1.0e-3, 1.0e-3),
+    ]
+    page = tmp_path / "chart.html"
+    data = {"schema_version": 1, "kind": "pytest-tvmperf-results", "created": "2025-06-01T12:00:00+00:00"}
+    page.write_text(render_html({**data, "tests": tests}, []), encoding="utf-8")
+    dom = run_chromium(chromium, tmp_path / "profile-chart", "--dump-dom", page.as_uri()).stdout.decode("utf-8")
+    parsed = Elements()
+    parsed.feed(dom)
+    (unity,) = [float(a["x1"]) for tag, a, _ in parsed.found if tag == "line" and a.get("class") == "tvmperf-unity"]
+    dots = {}
+    for tag, a, ancestors in parsed.found:
+        if tag == "circle" and a.get("class") == "tvmperf-marker":
+            row = next(attrs for t, attrs in reversed(ancestors) if t == "g" and "data-verdict" in attrs)
+            dots[row["data-verdict"]] = float(a["cx"])
+    assert dots["regressed"] > unity > dots["improved"], (dots, unity)
+    assert abs(dots["pass"] - unity) < 1.0
+    assert "3.02x [2.85\u20133.20]" in dom and "0.50x [0.47\u20130.53]" in dom
