@@ -63,11 +63,16 @@ def test_record_pass_regress_update_pass(project):
         [
             "*instructions*regressed against the baseline in baselines/test_perf.json*",
             "*instructions 17 -> 28 (+11, limit no increase)*",
-            "*by callee:*transpose*",
+            "*kernels since the baseline*new: transpose*",
             "*workload was mlp(batch=1, bind_params=True), now mlp(batch=1, bind_params=False)*",
             "*to accept these values as the new baseline: pytest --tvmperf-update*test_perf.py::test_mlp*",
+            "details:",  # the head's 12 lines are full: the callees follow
+            "*by callee:*transpose*",
         ]
     )
+    out = slower.stdout.lines
+    first = next(i for i, line in enumerate(out) if line.startswith("tvmperf: instructions"))
+    assert out.index("details:") - first <= 12
 
     project.run("--tvmperf-update").assert_outcomes(passed=1)
     assert project.baselines()["tests"]["test_mlp[llvm-vm-bytecode]"]["exact"]["instructions"] == {"forward": 28}

@@ -194,7 +194,7 @@ def grown_kernels(
         if new <= old or (within is not None and name in before and new <= old * (1 + within)):
             continue
         shown = (label(name) if label is not None else None) or name
-        grew = f"{fmt_count(old)} -> {fmt_count(new)} {unit} ({(new - old) / old * 100 if old else 0:+.1f}%)"
+        grew = f"{fmt_count(old)} -> {fmt_count(new)} {unit}" + (f" ({fmt_growth(old, new)})" if old else "")
         changes.append((new - old, f"{shown}: {grew}" if name in before else f"{shown}: {fmt_count(new)} {unit} (new)"))
     changes.sort(key=lambda c: -c[0])
     return ", ".join(text for _, text in changes[:limit])
@@ -207,8 +207,21 @@ def runtime_change(before: Mapping[str, int] | None, after: Mapping[str, int] | 
     old, new = before[RUNTIME_LINE], after[RUNTIME_LINE]
     if old == new:
         return ""
-    change = f" ({(new - old) / old * 100:+.1f}%)" if old else ""
+    change = f" ({fmt_growth(old, new)})" if old else ""
     return f"{fmt_count(old)} -> {fmt_count(new)} {unit}{change}"
+
+
+#: from this many times its old value on, a change reads as a factor (``3525x``), not a percentage
+FACTOR_FROM = 10.0
+
+
+def fmt_growth(old: float, new: float) -> str:
+    """``+10.4%``, ``-3.0%``; ``3.53e+03x`` reads ``3525x`` (issue 61: ``+352442.6%`` said nothing a
+    reader could take in). ``old`` must be positive."""
+    ratio = new / old
+    if ratio >= FACTOR_FROM:
+        return f"{ratio:.0f}x"
+    return f"{(ratio - 1) * 100:+.1f}%"
 
 
 def fmt_count(value: float) -> str:

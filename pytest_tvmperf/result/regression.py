@@ -10,6 +10,7 @@ from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
 from pytest_tvmperf.judge.timestats import OWN_RUN_TIME
 from pytest_tvmperf.judge.verdict import Verdict
 from pytest_tvmperf.measure.metric_sources import RUNTIME_LINE, grown_kernels, metric_unit, runtime_change
+from pytest_tvmperf.measure.sim_env import PINNED_DESCRIPTION
 from pytest_tvmperf.result.text import count_diff, fmt_number, fmt_time, safe, update_command
 from pytest_tvmperf.values.kernel_keys import without_numbers
 from pytest_tvmperf.values.record import Record
@@ -203,6 +204,20 @@ def kernel_set_line(match: KernelMatch, limit: int = 6) -> str:
     return "; ".join(parts)
 
 
+#: the metrics the simulated cost counts (on the pinned build, not this machine's)
+SIMULATED = ("cpu_instructions", "est_cycles")
+#: a failure's head: at most this many lines (the verdict, each regressed metric before -> after and its
+#: limit, the kernel at fault, what changed, the accept command); the details follow it
+HEAD_LINES = 12
+#: the line between the head and the details
+DETAILS = "details:"
+
+
+def _is_change(note: str) -> bool:
+    """A note that says what changed since the baseline (the pipeline, the tuning records): the head's."""
+    return "changed" in note
+
+
 def regression_message(
     nodeid: str,
     path: str,
@@ -213,52 +228,83 @@ def regression_message(
     command: str | None = None,
     advice: str = "",
 ) -> str:
-    """``advice``: a line after the accept command (what to do on a pull request, under a ref)."""
+    """A failed (or inconclusive) comparison's text: a head of at most :data:`HEAD_LINES` lines
+    (the verdict, each regressed metric before -> after and its limit with the kernels or callees
+    that moved, the kernels since the baseline, what changed: the pipeline, the tuning records, the
+    workload, TVM; the accept command), then the details under :data:`DETAILS` (how each metric was
+    compared, the other metrics' verdicts, what could not be measured, the VM bytecode diff).
+    ``advice``: a line after the accept command (what to do on a pull request, under a ref)."""
     names = ", ".join(v.metric for v in comparison.regressions)
     time_verdict = comparison.get("time")
     if names:
-        lines = [f"tvmperf: {names} regressed against the baseline in {path}"]
+        head = [f"tvmperf: {names} regressed against the baseline in {path}"]
     else:
         why = (time_verdict.reason if time_verdict is not None else "") or "the noise is larger than the threshold"
-        lines = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
+        head = [f"tvmperf: time inconclusive against the baseline in {path}: {why}"]
+    details: list[str] = []
     match = kernel_match(current, baseline)
+    # the head's lines with their rank: 0 always (each regressed metric before -> after, what changed),
+    # 1 the kernels at fault, 2 a metric's own sub-lines (by callee, by kernel); how it was compared: details
+    ranked: list[tuple[int, str]] = []
     for v in comparison.regressions:
-        lines.extend(verdict_lines(v, current, baseline, match))
-    lines += _if_any("  kernels since the baseline (matched by structure, not by name): ", kernel_set_line(match))
+        first, *rest = verdict_lines(v, current, baseline, match)
+        ranked.append((0, first))
+        for line in rest:
+            if line.lstrip().startswith("compared:"):
+                details.append(line)
+            else:
+                ranked.append((2, line))
+    kernels = _if_any("  kernels since the baseline (matched by structure, not by name): ", kernel_set_line(match))
     band = time_verdict.bound - 1 if time_verdict is not None and time_verdict.bound is not None else KERNEL_NOISE_BAND
     slower = kernel_time_diff(baseline.kernel_time_s, current.kernel_time_s, match=match, band=band)
-    lines += _if_any("  kernels that take longer than in the baseline: ", slower)
+    kernels += _if_any("  kernels that take longer than in the baseline: ", slower)
+    ranked += [(1, line) for line in kernels]
+    ranked += [(0, f"  note: {note}") for note in notes if _is_change(note)]
+    if current.workload != baseline.workload:
+        ranked.append((0, f"  workload was {safe(baseline.workload)}, now {safe(current.workload)}"))
+    if current.tvm_version != baseline.tvm_version:
+        ranked.append((0, f"  TVM was {safe(baseline.tvm_version)}, now {safe(current.tvm_version)}"))
+    accept = [f"to accept these values as the new baseline: {command or update_command(nodeid)}"]
+    if advice:
+        accept.append(advice)
+    room = HEAD_LINES - len(head) - len(accept)
+    kept: set[int] = set()
+    for rank in (0, 1, 2):  # the lowest ranks first, each in its order, while there is room
+        for i, (r, _) in enumerate(ranked):
+            if r == rank and (len(kept) < room or rank == 0):
+                kept.add(i)
+    head += [line for i, (_, line) in enumerate(ranked) if i in kept]
+    details[:0] = [line for i, (_, line) in enumerate(ranked) if i not in kept]  # nothing is dropped
     if match.note and current.kernels:
-        lines.append(f"  note: {match.note}")
-    lines += [f"  note: {note}" for note in notes]
-    lines.extend(_not_measured_lines(comparison))
+        details.append(f"  note: {match.note}")
+    details += [f"  note: {note}" for note in notes if not _is_change(note)]
+    details.extend(_not_measured_lines(comparison))
     if time_verdict is not None and time_verdict.status != Verdict.REGRESSED and time_verdict.current is not None:
         first, *rest = verdict_lines(time_verdict, current, baseline, match)
-        lines.append(f"{first} [{time_verdict.status}]")
-        lines.extend(rest)
+        details.append(f"{first} [{time_verdict.status}]")
+        details.extend(rest)
+        simulated = [v.metric for v in comparison.regressions if v.metric in SIMULATED]
+        if simulated and time_verdict.status in (Verdict.PASS, Verdict.IMPROVED):
+            details.append(
+                f"  ({', '.join(simulated)} counted the build for {PINNED_DESCRIPTION} under callgrind's cache "
+                "model, time this machine's own build on its own caches: the two can move apart)"
+            )
     compiled = comparison.get(COMPILE_S)
     if compiled is not None and compiled.status not in (Verdict.REGRESSED, Verdict.NA):
         first, *rest = compile_lines(compiled) or [""]
-        lines.extend([f"{first} [{compiled.status}]", *rest] if first else [])
-    lines += [
+        details.extend([f"{first} [{compiled.status}]", *rest] if first else [])
+    details += [
         f"  (improved: {v.metric} {fmt_number(v.baseline)} -> {fmt_number(v.current)})"
         for v in comparison.improvements
         if v.metric != "time"
     ]
-    if current.workload != baseline.workload:
-        lines.append(f"  workload was {safe(baseline.workload)}, now {safe(current.workload)}")
-    if current.tvm_version != baseline.tvm_version:
-        lines.append(f"  TVM was {safe(baseline.tvm_version)}, now {safe(current.tvm_version)}")
-    lines.append(f"to accept these values as the new baseline: {command or update_command(nodeid)}")
-    if advice:
-        lines.append(advice)
     diff = bytecode_diff(baseline.bytecode, match.listing(current.bytecode))
     if diff:
-        lines.append("VM bytecode, baseline -> now:")
+        details.append("VM bytecode, baseline -> now:")
         if match.by_structure and any(str(s) != "same" or match.old_of.get(n) != n for n, s in match.status.items()):
-            lines.append("  (each kernel called under its baseline counterpart's name; [new], [changed]: see above)")
-        lines.extend(f"  {safe(line)}" for line in diff)
-    return "\n".join(lines)
+            details.append("  (each kernel called under its baseline counterpart's name; [new], [changed]: see above)")
+        details.extend(f"  {safe(line)}" for line in diff)
+    return "\n".join([*head, *accept, *([DETAILS, *details] if details else [])])
 
 
 #: a kernel that kept its place is listed as taking longer only when it grew by more than

@@ -254,3 +254,16 @@ def test_a_kernel_that_moved_within_the_metrics_limit_is_not_listed_as_grown():
     got = grown_kernels(before, after, "cycles", within=0.01)
     assert got == "conv2d7: 100 M -> 150 M cycles (+50.0%), new: 5 cycles (new)"
     assert "conv2d6" in grown_kernels(before, after, "cycles")  # without a limit every growth is listed
+
+
+def test_a_kernel_grown_many_times_over_reads_as_a_factor():
+    """issue 61: ``kernels that grew: ... 2.3 k -> 8.09 M cycles (+352442.6%)``."""
+    from pytest_tvmperf.measure.metric_sources import fmt_growth
+
+    assert grown_kernels({"k": 2300}, {"k": 8_090_000}, "cycles") == "k: 2.3 k -> 8.09 M cycles (3517x)"
+    assert (fmt_growth(100, 110), fmt_growth(100, 90), fmt_growth(100, 999), fmt_growth(100, 1000)) == (
+        "+10.0%",
+        "-10.0%",
+        "+899.0%",
+        "10x",
+    )

@@ -157,7 +157,8 @@ def test_regression_message_instructions_and_calls():
     assert "    executed calls by callee: +3 fused_add, +1 transpose" in lines
     assert "  TVM was 0.27, now 0.28" in lines
     assert not any(line.startswith("  workload was") for line in lines)
-    assert lines[-1] == "to accept these values as the new baseline: pytest --tvmperf-update tests/t.py::test_a"
+    accept = lines.index("to accept these values as the new baseline: pytest --tvmperf-update tests/t.py::test_a")
+    assert lines[accept + 1] == "details:" and lines[accept + 2].startswith("  time 1 ms -> 1 ms")  # not regressed
 
 
 def test_regression_message_time_with_improvement_and_workload_change():
@@ -169,10 +170,11 @@ def test_regression_message_time_with_improvement_and_workload_change():
     assert text.splitlines() == [
         "tvmperf: time regressed against the baseline in p.json",
         "  time 1 ms -> 2.5 ms (stored median -> this run's); raw ratio 2.50x (95% CI 1.79-3.49x), limit +50%, 3 samples",
-        "    compared: raw times (no common reference kernel)",
-        "  (improved: kernels 3 -> 2)",
         "  workload was mlp-v1, now mlp-v2",
         "to accept these values as the new baseline: pytest --tvmperf-update n",
+        "details:",
+        "    compared: raw times (no common reference kernel)",
+        "  (improved: kernels 3 -> 2)",
     ]
 
 
@@ -184,10 +186,11 @@ def test_regression_message_time_improvement_uses_time_format():
     assert text.splitlines() == [
         "tvmperf: storage_bytes regressed against the baseline in p.json",
         "  storage_bytes 100 -> 200 (+100, limit no increase)",
+        "to accept these values as the new baseline: pytest --tvmperf-update n",
+        "details:",
         "  time 4 ms -> 1 ms (stored median -> this run's); raw ratio 0.25x (95% CI 0.19-0.34x), limit +50%, 1 samples "
         "[improved]",
         "    compared: raw times (no common reference kernel)",
-        "to accept these values as the new baseline: pytest --tvmperf-update n",
     ]
     assert "(improved: time" not in text
 
@@ -204,12 +207,13 @@ def test_regression_message_inconclusive_time_with_notes():
     text = regression_message("t.py::a", "p.json", now, base, comparison, notes=notes)
     assert text.splitlines() == [
         "tvmperf: time inconclusive against the baseline in p.json: the noise is larger than the threshold",
+        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
+        "details:",
         "  note: first measurement inconclusive at 1.00x; re-measured",
         "  note: baseline artifact gone",
         "  time 1 ms -> 1 ms (stored median -> this run's); normalized ratio 1.00x (95% CI 0.82-1.22x), limit +5%, "
         "10 samples [inconclusive]",
         "    compared: normalized by the reference kernel",
-        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
     ]
 
 
@@ -225,9 +229,10 @@ def test_regression_message_regressed_time_and_instructions_with_a_note():
         "    by function: +1 main",
         "  time 1 ms -> 2 ms (medians, side by side); a/b ratio 2.00x (95% CI 1.92-2.08x), limit +5%, 10 samples; "
         "the ratio is the median of 10 paired rounds' ratios",
+        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
+        "details:",
         "    compared: the baseline's artifact timed side by side",
         "  note: re-measured: confirmed",
-        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
     ]
 
 
@@ -242,7 +247,8 @@ def test_ab_headline_leads_with_the_side_by_side_medians_not_the_stored_one():
     assert time_verdict.status == "regressed"
     lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
     assert lines[4].startswith("  time 47.5 ms -> 51.3 ms (medians, side by side); a/b ratio 1.08x (")
-    assert lines[5] == (
+    assert lines[5:7] == ["to accept these values as the new baseline: pytest --tvmperf-update t.py::a", "details:"]
+    assert lines[7] == (
         "    compared: the baseline's artifact timed side by side (the baseline's stored median, "
         "95.5 ms, was measured in another run: not compared)"
     )
@@ -269,11 +275,29 @@ def test_regression_message_time_not_gated_on_another_machine():
     comparison = compare(now, base, DEFAULT_THRESHOLDS)
     lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
     assert lines[0] == "tvmperf: instructions regressed against the baseline in p.json"
-    assert lines[4:6] == [
+    assert lines[4:8] == ["to accept these values as the new baseline: pytest --tvmperf-update t.py::a", "details:"] + [
         "  time - -> 2 ms (this run's median); limit +5%, median of 1 samples [not gated]",
         f"    compared: no time baseline for this machine (fingerprint {here.fingerprint}); "
         "this run has no reference-kernel samples to normalize by",
     ]
+
+
+def test_a_failures_head_names_every_regressed_metric_what_changed_and_the_accept_command():
+    """issue 61: the fact a user needed (``note: compile pipeline changed: default -> unfused``) sat in
+    the middle of 128 lines. The first 12 lines name every regressed metric, the changed pipeline and
+    the accept command; how each metric was compared and the other notes follow as details."""
+    now = record((2e-3,) * 10, ab=QUIET, metrics=_metrics({"main": 12, "helper": 1}, {"fused_add": 5}))
+    base = with_timings([timing(QUIET)], metrics=_metrics({"main": 10}, {"fused_add": 2}))
+    comparison = compare(now, base, DEFAULT_THRESHOLDS)
+    notes = [f"note {i} of a long run" for i in range(20)] + ["compile pipeline changed: default -> unfused"]
+    lines = regression_message("t.py::a", "p.json", now, base, comparison, notes=notes).splitlines()
+    head = lines[: lines.index("details:")]
+    assert len(head) <= 12
+    for metric in ("instructions", "calls", "time"):
+        assert any(line.startswith(f"  {metric} ") and "->" in line for line in head), metric
+    assert "  note: compile pipeline changed: default -> unfused" in head
+    assert head[-1] == "to accept these values as the new baseline: pytest --tvmperf-update t.py::a"
+    assert "  note: note 19 of a long run" in lines[len(head) :]  # nothing is dropped: it follows
 
 
 def test_regression_message_time_off_has_no_decision_and_no_note():
@@ -282,9 +306,10 @@ def test_regression_message_time_off_has_no_decision_and_no_note():
     comparison = compare(now, base, {**DEFAULT_THRESHOLDS, "time": Limit(enabled=False)})
     lines = regression_message("t.py::a", "p.json", now, base, comparison).splitlines()
     assert lines[4:] == [
+        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
+        "details:",
         "  time 1 ms -> 2 ms (stored median -> this run's); ratio of medians 2.00x, limit off, median of 1 samples "
         "[not gated]",
-        "to accept these values as the new baseline: pytest --tvmperf-update t.py::a",
     ]
 
 
@@ -426,3 +451,19 @@ def test_summary_notes_counts_distinct_notes():
     rows = [*ROWS, SummaryRow("u", "prim", "llvm", None, None, None, None, "pass", note="a first note")]
     assert summary_notes(rows) == ["1 test(s): a first note", "2 test(s): no time baseline"]
     assert summary_notes(ROWS[:1]) == []
+
+
+def test_a_simulated_count_regressed_beside_an_improved_time_says_why_both_can_hold():
+    """issue 61: est_cycles "regressed" beside a time that read 0.91x [improved], with nothing saying why."""
+    from pytest_tvmperf.judge.metric_verdict import Comparison, MetricVerdict
+
+    comparison = Comparison(
+        (
+            MetricVerdict("est_cycles", "regressed", 100.0, 200.0, "1%"),
+            MetricVerdict("time", "improved", 1e-3, 0.91e-3, "+5%"),
+        )
+    )
+    now, base = record((0.91e-3,)), record((1e-3,))
+    text = regression_message("t.py::a", "p.json", now, base, comparison)
+    assert "est_cycles counted the build for llvm -mcpu=haswell, 1 thread under callgrind's cache model" in text
+    assert "the two can move apart" in text.split("details:")[1]
