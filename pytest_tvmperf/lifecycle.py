@@ -23,6 +23,8 @@ class TvmperfPlugin:
     def __init__(self, session: TvmperfSession) -> None:
         self.session = session
         self.left_out = None  # never_run.LeftOut of this collection
+        #: --tvmperf-baselines-ref: the ref's baseline file -> its entries whose tests did not run (not gated)
+        self.not_run_at_ref: dict = {}
 
     def _quiet_logs(self, item: pytest.Item):
         """Third-party DEBUG/INFO logging kept out of a tvmperf test's captured output
@@ -122,7 +124,7 @@ class TvmperfPlugin:
             for line in outputs.annotations(entries):
                 report.note(line, Note.ANNOTATION)
             if s.baselines_ref is not None:  # the ref's entries whose tests did not run: not gated (issue 66)
-                state.store.not_run_at_ref = state.store.not_judged(_judged(entries, s.baseline_dir, state.rootpath))
+                self.not_run_at_ref = state.store.not_judged(_judged(entries, s.baseline_dir, state.rootpath))
             ab_off = _ab_off_by_configuration(session.config, s, entries)
             if ab_off:
                 report.note(ab_off, Note.CONFIG)
@@ -175,7 +177,12 @@ class TvmperfPlugin:
         from pytest_tvmperf.report.terminal import EndOfRun
 
         left_out = self.left_out.line() if self.left_out is not None else ""
-        return EndOfRun.of(self.session, left_out, run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        return EndOfRun.of(
+            self.session,
+            left_out,
+            run_interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            not_run=self.not_run_at_ref,
+        )
 
 
 def _judged(entries, baseline_dir, rootpath) -> dict:

@@ -70,7 +70,13 @@ class EndOfRun:
     kept: int = 0
 
     @classmethod
-    def of(cls, session: "TvmperfSession", left_out: str = "", run_interrupted: bool = False) -> "EndOfRun":
+    def of(
+        cls,
+        session: "TvmperfSession",
+        left_out: str = "",
+        run_interrupted: bool = False,
+        not_run: Mapping | None = None,
+    ) -> "EndOfRun":
         """The end of ``session``'s run: its report, baseline store and settings."""
         report, store, settings = session.report, session.store, session.settings
         untuned = report.notes(Note.UNTUNED)
@@ -85,8 +91,7 @@ class EndOfRun:
             **{key: getattr(store, key) for key in ("orphans_pruned", "pruned", "unused", "unwritten", "kept")},
             prune_command=session.accept_command(None, extra=("--tvmperf-prune",)) if store.unused else "",
             not_run_at_ref={
-                display_path(path, session.rootpath, store.ref_view): names
-                for path, names in store.not_run_at_ref.items()
+                display_path(path, session.rootpath, store.ref_view): names for path, names in (not_run or {}).items()
             },
             **{key: getattr(settings, key) for key in ("inconclusive", "update", "baseline_dir")},
             writing_interrupted=store.interrupted,

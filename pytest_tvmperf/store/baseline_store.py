@@ -36,8 +36,6 @@ class BaselineStore:
     #: -k, -m, node ids or deselection: unused entries are not listed
     partial_run: bool = False
     unused: dict[Path, list[str]] = field(default_factory=dict)
-    #: --tvmperf-baselines-ref: the ref's entries whose tests did not run here (not gated)
-    not_run_at_ref: dict[Path, list[str]] = field(default_factory=dict)
     pruned: list[str] = field(default_factory=list)
     #: the baseline files flush_updates has replaced so far
     written: list[Path] = field(default_factory=list)
