@@ -111,7 +111,8 @@ def save(path: Path, got: dict[str, list[dict]], **where: object) -> None:
         for name, entries in got.items():
             for copy, entry in enumerate(entries):
                 time_cell = next((m for m in entry.get("metrics") or [] if m["metric"] == "time"), None)
-                cells = {"time": time_cell, "peers": entry.get("peers") or []}
+                settled = (entry.get("time") or {}).get("settled")  # the later looks a borderline verdict took
+                cells = {"time": time_cell, "settled": settled, "peers": entry.get("peers") or []}
                 f.write(json.dumps({**where, "test": name, "copy": copy, **cells}) + "\n")
 
 
