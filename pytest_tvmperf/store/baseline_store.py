@@ -167,6 +167,12 @@ class BaselineStore:
             f"update again to record the rest"
         )
 
+    def _baseline_files(self) -> list[Path]:
+        """The baseline directory's JSON files, sorted, its artifacts' directory left out."""
+        base_dir, artifact_dir = self.settings.baseline_dir, self.settings.artifact_dir
+        found = sorted(base_dir.rglob("*.json")) if base_dir.is_dir() else []
+        return [p for p in found if artifact_dir is None or artifact_dir not in p.parents]
+
     def find_unused(self) -> dict[Path, list[str]]:
         """Baseline entries no collected test uses: in the files of collected modules,
         and every entry of files whose test module no longer exists. A partial run
@@ -175,9 +181,7 @@ class BaselineStore:
             return {}
         unused: dict[Path, list[str]] = {}
         base_dir = self.settings.baseline_dir
-        for path in sorted(base_dir.rglob("*.json")) if base_dir.is_dir() else []:
-            if self.settings.artifact_dir is not None and self.settings.artifact_dir in path.parents:
-                continue
+        for path in self._baseline_files():
             module_gone = not module_of(path, base_dir, self.rootpath).exists()
             if path not in self.collected and not module_gone:
                 continue
@@ -196,10 +200,7 @@ class BaselineStore:
         have a result. Unlike :meth:`find_unused` it reads a partial run too (a ``--deselect`` in
         the pull request's addopts, a changed ``testpaths``): these entries were not gated."""
         out: dict[Path, list[str]] = {}
-        base_dir = self.settings.baseline_dir
-        for path in sorted(base_dir.rglob("*.json")) if base_dir.is_dir() else []:
-            if self.settings.artifact_dir is not None and self.settings.artifact_dir in path.parents:
-                continue
+        for path in self._baseline_files():
             if path.is_symlink():
                 continue
             try:
